@@ -1,0 +1,72 @@
+use std::fmt;
+
+/// Why a payload could not be decoded. Small and `Copy`: peers that send bad data are counted,
+/// not reported with allocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The payload ended before the value did.
+    Truncated { needed: usize, remaining: usize },
+    /// The encapsulation identifier is not plain or parameter-list CDR.
+    UnsupportedEncapsulation(u16),
+    /// A string length of zero (the NUL must be counted) or a missing NUL terminator.
+    MalformedString,
+    /// String bytes are not UTF-8.
+    InvalidUtf8,
+    /// A bool byte other than 0 or 1.
+    InvalidBool(u8),
+    /// A sequence or string longer than the bound its type declares.
+    BoundExceeded { len: usize, bound: usize },
+    /// An enumerated or otherwise constrained value out of range (e.g. a UTF-16 surrogate).
+    InvalidValue,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated { needed, remaining } => {
+                write!(f, "payload truncated: needed {needed} bytes, {remaining} remain")
+            }
+            Self::UnsupportedEncapsulation(id) => {
+                write!(f, "unsupported encapsulation 0x{id:04x} (expected CDR_BE/CDR_LE)")
+            }
+            Self::MalformedString => f.write_str("malformed string (zero length or missing NUL)"),
+            Self::InvalidUtf8 => f.write_str("string is not valid UTF-8"),
+            Self::InvalidBool(b) => write!(f, "invalid bool byte 0x{b:02x}"),
+            Self::BoundExceeded { len, bound } => {
+                write!(f, "length {len} exceeds the declared bound {bound}")
+            }
+            Self::InvalidValue => f.write_str("value out of range for its type"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Why a value could not be encoded. These are API misuse, reported to the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A bounded string or sequence holds more than its bound.
+    BoundExceeded { len: usize, bound: usize },
+    /// A length does not fit the 32-bit CDR length field.
+    TooLong(usize),
+    /// A string contains an interior NUL, which CDR strings cannot carry.
+    InteriorNul,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BoundExceeded { len, bound } => write!(
+                f,
+                "length {len} exceeds the declared bound {bound}; shorten the field or raise \
+                 the bound in the interface definition"
+            ),
+            Self::TooLong(len) => write!(f, "length {len} does not fit a 32-bit CDR length"),
+            Self::InteriorNul => f.write_str("string contains a NUL byte, which CDR cannot carry"),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}

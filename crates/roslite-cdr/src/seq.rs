@@ -1,0 +1,246 @@
+//! Primitive sequences that may borrow from a received buffer.
+//!
+//! Ownership: a [`SharedBuf`] is a reference-counted window onto bytes some transport received
+//! (a heap buffer today, a shared-memory chunk later). A [`Seq`] decoded from it holds a clone
+//! of that handle, so the bytes stay alive as long as any message still points into them, and
+//! the message type itself carries no lifetime.
+
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+use crate::Endianness;
+
+/// Memory that can back a [`SharedBuf`].
+///
+/// Contract: `bytes()` returns the same slice (same address, same length) on every call for
+/// the life of the value. Views decoded from it check alignment once, at decode time.
+pub trait Backing: Send + Sync + 'static {
+    fn bytes(&self) -> &[u8];
+}
+
+impl Backing for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl Backing for Box<[u8]> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A cheaply clonable window onto received bytes.
+#[derive(Clone)]
+pub struct SharedBuf {
+    backing: Arc<dyn Backing>,
+    range: Range<usize>,
+}
+
+impl SharedBuf {
+    pub fn new(backing: impl Backing) -> Self {
+        let len = backing.bytes().len();
+        Self { backing: Arc::new(backing), range: 0..len }
+    }
+
+    pub fn from_vec(bytes: Vec<u8>) -> Self {
+        Self::new(bytes)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.backing
+            .bytes()
+            .get(self.range.clone())
+            .expect("Backing contract broken: bytes() changed length")
+    }
+
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+
+    /// A sub-window, or `None` if `range` is outside this window.
+    pub fn slice(&self, range: Range<usize>) -> Option<SharedBuf> {
+        if range.start > range.end || range.end > self.len() {
+            return None;
+        }
+        let start = self.range.start + range.start;
+        Some(Self { backing: self.backing.clone(), range: start..start + range.len() })
+    }
+}
+
+impl fmt::Debug for SharedBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedBuf({} bytes)", self.len())
+    }
+}
+
+/// A CDR primitive that can be viewed in place: fixed size, any bit pattern valid.
+/// (`bool` is not one: only 0 and 1 are valid.)
+pub trait Prim:
+    bytemuck::Pod + Default + PartialEq + PartialOrd + fmt::Debug + Send + Sync + 'static
+{
+    const SIZE: usize;
+    fn from_bytes(chunk: &[u8], endianness: Endianness) -> Self;
+    /// Appends the value in the byte order opposite to the machine's.
+    fn write_swapped(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! prim {
+    ($($t:ty),*) => {$(
+        impl Prim for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn from_bytes(chunk: &[u8], endianness: Endianness) -> Self {
+                let mut bytes = [0u8; std::mem::size_of::<$t>()];
+                bytes.copy_from_slice(chunk);
+                match endianness {
+                    Endianness::Little => <$t>::from_le_bytes(bytes),
+                    Endianness::Big => <$t>::from_be_bytes(bytes),
+                }
+            }
+            #[inline]
+            fn write_swapped(&self, out: &mut Vec<u8>) {
+                let mut bytes = self.to_ne_bytes();
+                bytes.reverse();
+                out.extend_from_slice(&bytes);
+            }
+        }
+    )*};
+}
+
+prim!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// A sequence of primitives: either owned, or a view into a received [`SharedBuf`].
+///
+/// Dereferences to `[T]` either way. Mutation through [`Seq::to_mut`] copies a view first.
+pub struct Seq<T: Prim>(Repr<T>);
+
+enum Repr<T: Prim> {
+    Owned(Vec<T>),
+    /// Invariant: `buf.bytes()[offset..offset + len * T::SIZE]` exists and is aligned for `T`
+    /// (checked in [`Seq::view`]; `Backing` promises the bytes never move).
+    View {
+        buf: SharedBuf,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl<T: Prim> Seq<T> {
+    pub const fn new() -> Self {
+        Self(Repr::Owned(Vec::new()))
+    }
+
+    /// A view of `len` elements at byte `offset` of `buf`, if they are in range and aligned.
+    pub fn view(buf: &SharedBuf, offset: usize, len: usize) -> Option<Self> {
+        let end = offset.checked_add(len.checked_mul(T::SIZE)?)?;
+        let bytes = buf.bytes().get(offset..end)?;
+        bytemuck::try_cast_slice::<u8, T>(bytes).ok()?;
+        Some(Self(Repr::View { buf: buf.clone(), offset, len }))
+    }
+
+    /// True if this sequence points into a received buffer rather than owning its elements.
+    pub fn is_view(&self) -> bool {
+        matches!(self.0, Repr::View { .. })
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        match &self.0 {
+            Repr::Owned(v) => v,
+            Repr::View { buf, offset, len } => {
+                let bytes = &buf.bytes()[*offset..*offset + *len * T::SIZE];
+                // Alignment and range were checked in `view` and the backing never moves.
+                bytemuck::cast_slice(bytes)
+            }
+        }
+    }
+
+    /// Mutable access; a view is copied into an owned vector first.
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
+        if let Repr::View { .. } = self.0 {
+            self.0 = Repr::Owned(self.as_slice().to_vec());
+        }
+        match &mut self.0 {
+            Repr::Owned(v) => v,
+            Repr::View { .. } => unreachable!("internal bug: view was just replaced"),
+        }
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        match self.0 {
+            Repr::Owned(v) => v,
+            Repr::View { .. } => self.as_slice().to_vec(),
+        }
+    }
+}
+
+impl<T: Prim> Deref for Seq<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: Prim> Default for Seq<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Prim> Clone for Seq<T> {
+    fn clone(&self) -> Self {
+        match &self.0 {
+            Repr::Owned(v) => Self(Repr::Owned(v.clone())),
+            Repr::View { buf, offset, len } => {
+                Self(Repr::View { buf: buf.clone(), offset: *offset, len: *len })
+            }
+        }
+    }
+}
+
+impl<T: Prim> fmt::Debug for Seq<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_slice(), f)
+    }
+}
+
+impl<T: Prim> PartialEq for Seq<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Prim> PartialEq<[T]> for Seq<T> {
+    fn eq(&self, other: &[T]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl<T: Prim> PartialEq<Vec<T>> for Seq<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Prim> From<Vec<T>> for Seq<T> {
+    fn from(v: Vec<T>) -> Self {
+        Self(Repr::Owned(v))
+    }
+}
+
+impl<T: Prim> From<&[T]> for Seq<T> {
+    fn from(v: &[T]) -> Self {
+        Self(Repr::Owned(v.to_vec()))
+    }
+}
+
+impl<T: Prim> FromIterator<T> for Seq<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Self(Repr::Owned(iter.into_iter().collect()))
+    }
+}

@@ -1,0 +1,168 @@
+use super::*;
+
+fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+// ../shared/reference/ros2-wire.md §1.6: vectors produced by rclpy `serialize_message`.
+#[test]
+fn golden_int16() {
+    let mut w = CdrWriter::new(Endianness::Little);
+    w.write_i16(1000);
+    assert_eq!(w.finish(), hex("00010000 e803"));
+    // Fast DDS pads the stream to 4 bytes; the reader ignores trailing padding.
+    let padded = hex("00010000 e8030000");
+    let mut r = CdrReader::new(&padded).unwrap();
+    assert_eq!(r.read_i16().unwrap(), 1000);
+}
+
+#[test]
+fn golden_empty_struct_ignores_garbage_padding() {
+    let bytes = hex("00010000 00 550000");
+    let mut r = CdrReader::new(&bytes).unwrap();
+    r.read_empty_struct().unwrap();
+    let mut w = CdrWriter::new(Endianness::Little);
+    w.write_empty_struct();
+    assert_eq!(w.finish(), hex("00010000 00"));
+}
+
+#[test]
+fn golden_setbool_response_with_garbage_padding() {
+    let bytes = hex("00010000 01 550000 0e000000 4d6f746f727320617265206f6e00");
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert!(r.read_bool().unwrap());
+    assert_eq!(r.read_string().unwrap(), "Motors are on");
+    assert_eq!(r.remaining(), 0);
+    let mut w = CdrWriter::new(Endianness::Little);
+    w.write_bool(true);
+    w.write_string("Motors are on").unwrap();
+    assert_eq!(w.finish(), hex("00010000 01 000000 0e000000 4d6f746f727320617265206f6e00"));
+}
+
+#[test]
+fn golden_twist() {
+    let expected = hex(&format!("00010000 7b14ae47e17ab43f {} 333333333333d3bf", "00".repeat(32)));
+    let mut w = CdrWriter::new(Endianness::Little);
+    for v in [0.08, 0.0, 0.0, 0.0, 0.0, -0.3] {
+        w.write_f64(v);
+    }
+    assert_eq!(w.finish(), expected);
+}
+
+#[test]
+fn golden_twist_stamped_alignment_from_after_header() {
+    let bytes = hex(&format!(
+        "00010000 01000000 02000000 05000000 6261736500 04f0140b0b02f0 7b14ae47e17ab43f {} \
+         9a9999999999e93f",
+        "00".repeat(32)
+    ));
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert_eq!(r.read_i32().unwrap(), 1);
+    assert_eq!(r.read_u32().unwrap(), 2);
+    assert_eq!(r.read_string().unwrap(), "base");
+    // Seven garbage padding bytes precede the first float64 at offset 24 from the origin.
+    assert_eq!(r.read_f64().unwrap(), 0.08);
+    for _ in 0..4 {
+        assert_eq!(r.read_f64().unwrap(), 0.0);
+    }
+    assert_eq!(r.read_f64().unwrap(), 0.8);
+    assert_eq!(r.remaining(), 0);
+}
+
+#[test]
+fn golden_string_with_and_without_trailing_padding() {
+    for bytes in [hex("00010000 09000000 68656c6c6f20313500 000000"), hex("00010000 09000000 68656c6c6f20313500")] {
+        let mut r = CdrReader::new(&bytes).unwrap();
+        assert_eq!(r.read_string().unwrap(), "hello 15");
+    }
+}
+
+#[test]
+fn big_endian_round_trip() {
+    let mut w = CdrWriter::new(Endianness::Big);
+    w.write_u8(7);
+    w.write_u32(0x0102_0304);
+    w.write_f64(1.5);
+    let bytes = w.finish();
+    assert_eq!(&bytes[..8], &hex("00000000 07 000000")[..]);
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert_eq!(r.read_u8().unwrap(), 7);
+    assert_eq!(r.read_u32().unwrap(), 0x0102_0304);
+    assert_eq!(r.read_f64().unwrap(), 1.5);
+}
+
+#[test]
+fn huge_sequence_length_is_rejected_before_allocation() {
+    let bytes = hex("00010000 ffffffff 01020304");
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert!(matches!(r.read_len(1), Err(DecodeError::Truncated { .. })));
+    assert!(matches!(from_bytes::<Vec<String>>(&bytes), Err(DecodeError::Truncated { .. })));
+    assert!(matches!(from_bytes::<Seq<u64>>(&bytes), Err(DecodeError::Truncated { .. })));
+}
+
+#[test]
+fn malformed_strings() {
+    for bytes in [hex("00010000 00000000"), hex("00010000 02000000 4142"), hex("00010000 03000000 ff fe 00")] {
+        assert!(from_bytes::<String>(&bytes).is_err(), "{bytes:02x?}");
+    }
+}
+
+#[test]
+fn shared_decode_is_a_view_into_the_buffer() {
+    let data: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let payload = to_vec(&Seq::from(data.clone()), Endianness::NATIVE).unwrap();
+    let shared = SharedBuf::from_vec(payload);
+    let seq: Seq<u8> = from_shared(&shared).unwrap();
+    assert!(seq.is_view());
+    assert_eq!(seq.as_ptr(), shared.bytes()[8..].as_ptr());
+    assert_eq!(seq, data);
+    let copied: Seq<u8> = from_bytes(shared.bytes()).unwrap();
+    assert!(!copied.is_view());
+}
+
+#[test]
+fn random_round_trips() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5eed);
+    for _ in 0..500 {
+        let endianness = if rng.gen() { Endianness::Big } else { Endianness::Little };
+        let a: u8 = rng.gen();
+        let b: i64 = rng.gen();
+        let s: String = (0..rng.gen_range(0..40)).map(|_| rng.gen_range('a'..='z')).collect();
+        let f: Vec<f32> = (0..rng.gen_range(0..50)).map(|_| rng.gen()).collect();
+        let u: Vec<u16> = (0..rng.gen_range(0..50)).map(|_| rng.gen()).collect();
+        let mut w = CdrWriter::new(endianness);
+        w.write_u8(a);
+        w.write_i64(b);
+        w.write_string(&s).unwrap();
+        Seq::from(f.clone()).encode(&mut w).unwrap();
+        w.write_u8(a);
+        Seq::from(u.clone()).encode(&mut w).unwrap();
+        let bytes = w.finish();
+        let mut r = CdrReader::new(&bytes).unwrap();
+        assert_eq!(r.read_u8().unwrap(), a);
+        assert_eq!(r.read_i64().unwrap(), b);
+        assert_eq!(r.read_string().unwrap(), s);
+        assert_eq!(Seq::<f32>::decode(&mut r).unwrap(), f);
+        assert_eq!(r.read_u8().unwrap(), a);
+        assert_eq!(Seq::<u16>::decode(&mut r).unwrap(), u);
+        assert_eq!(r.remaining(), 0);
+        // Every truncation of a valid stream fails cleanly.
+        for cut in 0..bytes.len() {
+            let mut r = match CdrReader::new(&bytes[..cut]) {
+                Ok(r) => r,
+                Err(_) => continue,
+            };
+            let _ = (|| -> Result<(), DecodeError> {
+                r.read_u8()?;
+                r.read_i64()?;
+                r.read_string()?;
+                Seq::<f32>::decode(&mut r)?;
+                r.read_u8()?;
+                Seq::<u16>::decode(&mut r)?;
+                Ok(())
+            })();
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Reads ROS 2 interface definitions and turns them into what roslite needs.
+//!
+//! Layers:
+//! - [`ast`]: the resolved model of `.msg`/`.srv`/`.action` files.
+//! - `parse`: the grammar of `ros2/design` article 116, with errors that name file, line and
+//!   what was expected.
+//! - `hash`: REP-2011 type descriptions and RIHS01 hashes, as `rosidl_generator_type_description`.
+//! - `rust`: Rust code generation against `roslite-msgs`' traits, for checked-in packages and
+//!   for user crates' `build.rs`.
+//! - `dynamic`: encode/decode of any known type from its definition, for tools.
+
+pub mod ast;

@@ -1,0 +1,2 @@
+//! Filled by `cargo xtask codegen`.
+pub static INTERFACE_FILES: &[crate::InterfaceFile] = &[];
