@@ -1,1 +1,22 @@
-//! placeholder
+//! Time, timers and the executor that runs roslite callbacks.
+//!
+//! Layers:
+//! - [`clock`]: [`Instant`] on `CLOCK_MONOTONIC`, the [`Clock`] trait, and a [`VirtualClock`]
+//!   for deterministic tests.
+//! - [`parker`]: the executor's sleep, woken by deadlines or by entities with new work.
+//! - [`timer`]: drift-free periodic [`Schedule`]s and the [`Timer`] entity.
+//! - [`executor`]: [`CallbackGroup`]s of [`Waitable`] entities and the [`Executor`] that runs
+//!   them, timers first.
+//!
+//! Nothing here knows about messages or transports: subscriptions, services and clients are
+//! `Waitable`s defined by the `roslite` crate.
+
+pub mod clock;
+pub mod executor;
+pub mod parker;
+pub mod timer;
+
+pub use clock::{Clock, Instant, SteadyClock, VirtualClock};
+pub use executor::{CallbackGroup, Executor, ShutdownSignal, SpinError, Waitable};
+pub use parker::Parker;
+pub use timer::{Firing, Schedule, Timer, TimerCall};

@@ -1,0 +1,326 @@
+//! The single-threaded executor: runs the callbacks of the entities in its callback groups.
+//!
+//! Ownership: entities (subscriptions, timers, later services and clients) are owned by the
+//! user's handles; callback groups hold only `Weak` references, so dropping a handle removes the
+//! entity. An entity that gets work calls [`CallbackGroup::notify`], which unparks the executor
+//! the group is attached to.
+//!
+//! Order of work, checked again after every callback:
+//! 1. the due timer with the earliest deadline (so message traffic never delays a timer by more
+//!    than the one callback already running);
+//! 2. otherwise one unit of work from the next ready non-timer entity, round robin, so one busy
+//!    subscription cannot starve the others;
+//! 3. otherwise sleep until the earliest timer deadline or a notification.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use std::time::Duration;
+
+use crate::clock::{Clock, Instant, SteadyClock};
+use crate::parker::Parker;
+
+/// Something with callbacks to run.
+pub trait Waitable: Send + Sync {
+    /// The next instant at which this entity becomes ready by time alone.
+    fn next_deadline(&self) -> Option<Instant> {
+        None
+    }
+
+    /// Whether [`Self::execute`] would run a callback now.
+    fn is_ready(&self, now: Instant) -> bool;
+
+    /// Runs at most one callback; returns whether one ran.
+    fn execute(&self) -> bool;
+
+    /// Timers are served before other work.
+    fn is_timer(&self) -> bool {
+        false
+    }
+}
+
+/// A set of entities scheduled together; every node has a default one.
+#[derive(Default)]
+pub struct CallbackGroup {
+    entities: Mutex<Vec<Weak<dyn Waitable>>>,
+    executor: Mutex<Option<Arc<Parker>>>,
+}
+
+impl CallbackGroup {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds an entity; the group keeps only a weak reference.
+    pub fn add(&self, entity: Weak<dyn Waitable>) {
+        self.lock_entities().push(entity);
+        self.notify();
+    }
+
+    /// Tells the executor this group is attached to that there may be work.
+    pub fn notify(&self) {
+        if let Some(parker) = &*self.executor.lock().unwrap_or_else(PoisonError::into_inner) {
+            parker.unpark();
+        }
+    }
+
+    fn attach(&self, parker: Arc<Parker>) {
+        *self.executor.lock().unwrap_or_else(PoisonError::into_inner) = Some(parker);
+    }
+
+    fn live_entities(&self, out: &mut Vec<Arc<dyn Waitable>>) {
+        let mut entities = self.lock_entities();
+        entities.retain(|weak| match weak.upgrade() {
+            Some(entity) => {
+                out.push(entity);
+                true
+            }
+            None => false,
+        });
+    }
+
+    fn lock_entities(&self) -> std::sync::MutexGuard<'_, Vec<Weak<dyn Waitable>>> {
+        self.entities.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Why [`Executor::spin_until_complete`] returned without a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpinError {
+    /// The timeout passed first.
+    Timeout,
+    /// The executor (or its context) was shut down first.
+    Shutdown,
+}
+
+impl std::fmt::Display for SpinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Timeout => f.write_str("timed out before the future completed"),
+            Self::Shutdown => f.write_str("shut down before the future completed"),
+        }
+    }
+}
+
+impl std::error::Error for SpinError {}
+
+/// A flag that stops spinning executors; shared with the context so that `shutdown()` or
+/// Ctrl-C ends `spin()`.
+#[derive(Default)]
+pub struct ShutdownSignal {
+    stopped: AtomicBool,
+    parkers: Mutex<Vec<Weak<Parker>>>,
+}
+
+impl ShutdownSignal {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    pub fn is_shutdown(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    pub fn shutdown(&self) {
+        self.stopped.store(true, Ordering::Release);
+        for parker in self.parkers.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            if let Some(parker) = parker.upgrade() {
+                parker.unpark();
+            }
+        }
+    }
+
+    fn subscribe(&self, parker: &Arc<Parker>) {
+        let mut parkers = self.parkers.lock().unwrap_or_else(PoisonError::into_inner);
+        parkers.retain(|p| p.strong_count() > 0);
+        parkers.push(Arc::downgrade(parker));
+    }
+}
+
+/// Runs callbacks on the calling thread.
+pub struct Executor {
+    clock: Arc<dyn Clock>,
+    parker: Arc<Parker>,
+    shutdown: Arc<ShutdownSignal>,
+    groups: Mutex<Vec<Arc<CallbackGroup>>>,
+    /// Round-robin position among non-timer entities.
+    next_index: Mutex<usize>,
+}
+
+impl Executor {
+    /// An executor on `CLOCK_MONOTONIC` with its own shutdown signal.
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SteadyClock), ShutdownSignal::new())
+    }
+
+    pub fn with_clock(clock: Arc<dyn Clock>, shutdown: Arc<ShutdownSignal>) -> Self {
+        let parker = Arc::new(Parker::new());
+        shutdown.subscribe(&parker);
+        Self {
+            clock,
+            parker,
+            shutdown,
+            groups: Mutex::new(Vec::new()),
+            next_index: Mutex::new(0),
+        }
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn shutdown_signal(&self) -> &Arc<ShutdownSignal> {
+        &self.shutdown
+    }
+
+    /// Schedules the group's entities on this executor.
+    pub fn add_callback_group(&self, group: Arc<CallbackGroup>) {
+        group.attach(self.parker.clone());
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner).push(group);
+        self.parker.unpark();
+    }
+
+    /// Runs callbacks until shutdown.
+    pub fn spin(&self) {
+        while !self.shutdown.is_shutdown() {
+            self.spin_once(None);
+        }
+    }
+
+    /// Runs callbacks until `duration` has passed on this executor's clock, or shutdown.
+    pub fn spin_for(&self, duration: Duration) {
+        let end = self.clock.now() + duration;
+        while !self.shutdown.is_shutdown() {
+            let now = self.clock.now();
+            if now >= end {
+                return;
+            }
+            self.spin_once(Some(end - now));
+        }
+    }
+
+    /// Runs every callback that is ready now, without waiting.
+    pub fn spin_some(&self) {
+        while !self.shutdown.is_shutdown() && self.run_one_ready(self.clock.now()) {}
+    }
+
+    /// Waits up to `timeout` (forever if `None`) for work, then runs one callback.
+    /// Returns whether a callback ran.
+    pub fn spin_once(&self, timeout: Option<Duration>) -> bool {
+        let wait_end = timeout.map(|t| self.clock.now() + t);
+        loop {
+            if self.shutdown.is_shutdown() {
+                return false;
+            }
+            let now = self.clock.now();
+            if self.run_one_ready(now) {
+                return true;
+            }
+            if wait_end.is_some_and(|end| now >= end) {
+                return false;
+            }
+            let deadline = match (self.next_timer_deadline(), wait_end) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            self.clock.wait_until(&self.parker, deadline);
+        }
+    }
+
+    /// Spins until `future` completes, `timeout` passes, or shutdown.
+    ///
+    /// # Errors
+    /// [`SpinError::Timeout`], [`SpinError::Shutdown`].
+    pub fn spin_until_complete<F: Future>(
+        &self,
+        future: F,
+        timeout: Option<Duration>,
+    ) -> Result<F::Output, SpinError> {
+        let waker = Waker::from(Arc::new(ParkerWaker(self.parker.clone())));
+        let mut task = TaskContext::from_waker(&waker);
+        let mut future = pin!(future);
+        let end = timeout.map(|t| self.clock.now() + t);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut task) {
+                return Ok(output);
+            }
+            if self.shutdown.is_shutdown() {
+                return Err(SpinError::Shutdown);
+            }
+            let now = self.clock.now();
+            match end {
+                Some(end) if now >= end => return Err(SpinError::Timeout),
+                Some(end) => {
+                    self.spin_once(Some(end - now));
+                }
+                None => {
+                    self.spin_once(None);
+                }
+            }
+        }
+    }
+
+    fn snapshot(&self) -> Vec<Arc<dyn Waitable>> {
+        let mut entities = Vec::new();
+        for group in self.groups.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            group.live_entities(&mut entities);
+        }
+        entities
+    }
+
+    fn next_timer_deadline(&self) -> Option<Instant> {
+        self.snapshot().iter().filter_map(|e| e.next_deadline()).min()
+    }
+
+    fn run_one_ready(&self, now: Instant) -> bool {
+        let entities = self.snapshot();
+        let due_timer = entities
+            .iter()
+            .filter(|e| e.is_timer())
+            .filter_map(|e| e.next_deadline().filter(|d| *d <= now).map(|d| (d, e)))
+            .min_by_key(|(deadline, _)| *deadline);
+        if let Some((_, timer)) = due_timer {
+            if timer.execute() {
+                return true;
+            }
+        }
+        let others: Vec<&Arc<dyn Waitable>> = entities.iter().filter(|e| !e.is_timer()).collect();
+        if others.is_empty() {
+            return false;
+        }
+        let start = *self.next_index.lock().unwrap_or_else(PoisonError::into_inner) % others.len();
+        for offset in 0..others.len() {
+            let index = (start + offset) % others.len();
+            let entity = others[index];
+            if entity.is_ready(now) && entity.execute() {
+                *self.next_index.lock().unwrap_or_else(PoisonError::into_inner) = index + 1;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl Default for Executor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct ParkerWaker(Arc<Parker>);
+
+impl Wake for ParkerWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+#[cfg(test)]
+mod tests;

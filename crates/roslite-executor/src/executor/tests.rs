@@ -1,0 +1,171 @@
+//! Executor behaviour on a virtual clock: deterministic, no sleeps.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::*;
+use crate::{Timer, VirtualClock};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn virtual_executor() -> (Arc<VirtualClock>, Executor, Arc<CallbackGroup>) {
+    let clock = Arc::new(VirtualClock::new(Instant::from_nanos(1_000_000_000)));
+    let executor = Executor::with_clock(clock.clone(), ShutdownSignal::new());
+    let group = CallbackGroup::new();
+    executor.add_callback_group(group.clone());
+    (clock, executor, group)
+}
+
+/// A stand-in for a subscription: a queue of work items, each taking `cost` of virtual time.
+struct BusyQueue {
+    clock: Arc<VirtualClock>,
+    cost: Duration,
+    queue: Mutex<VecDeque<u32>>,
+    ran: AtomicUsize,
+}
+
+impl Waitable for BusyQueue {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !self.queue.lock().unwrap().is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        if self.queue.lock().unwrap().pop_front().is_none() {
+            return false;
+        }
+        self.clock.advance(self.cost);
+        self.ran.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+}
+
+#[test]
+fn timers_run_in_deadline_order() {
+    let (clock, executor, group) = virtual_executor();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut timers = Vec::new();
+    for (name, period_ms) in [("a", 30u64), ("b", 20), ("c", 50)] {
+        let log = log.clone();
+        let timer: Arc<dyn Waitable> =
+            Arc::new(Timer::new(clock.clone(), MS * period_ms as u32, move |call| {
+                log.lock().unwrap().push((call.expected.as_nanos() / 1_000_000, name));
+            }));
+        group.add(Arc::downgrade(&timer));
+        timers.push(timer);
+    }
+    executor.spin_for(95 * MS);
+    let log = log.lock().unwrap().clone();
+    let times: Vec<u64> = log.iter().map(|(t, _)| *t - 1000).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in deadline order: {log:?}");
+    let names: Vec<&str> = log.iter().map(|(_, n)| *n).collect();
+    // b every 20 ms, a every 30, c every 50; the tie at t=60 goes to the timer added first.
+    assert_eq!(times, [20, 30, 40, 50, 60, 60, 80, 90]);
+    assert_eq!(names, ["b", "a", "b", "c", "a", "b", "b", "a"]);
+}
+
+#[test]
+fn no_drift_over_many_periods() {
+    let (clock, executor, group) = virtual_executor();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let calls2 = calls.clone();
+    let clock2 = clock.clone();
+    let timer: Arc<dyn Waitable> = Arc::new(Timer::new(clock.clone(), 10 * MS, move |call| {
+        calls2.lock().unwrap().push(*call);
+        // Each callback takes 3 ms: with relative sleeps the period would stretch to 13 ms.
+        clock2.advance(3 * MS);
+    }));
+    group.add(Arc::downgrade(&timer));
+    executor.spin_for(Duration::from_secs(100));
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls.len(), 10_000);
+    let start = 1_000_000_000u64;
+    for (n, call) in calls.iter().enumerate() {
+        assert_eq!(call.expected.as_nanos(), start + (n as u64 + 1) * 10_000_000);
+        assert_eq!(call.latency(), Duration::ZERO);
+        assert_eq!(call.skipped, 0);
+    }
+}
+
+#[test]
+fn overrun_does_not_cause_a_catch_up_burst() {
+    let (clock, executor, group) = virtual_executor();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let calls2 = calls.clone();
+    let clock2 = clock.clone();
+    let timer: Arc<dyn Waitable> = Arc::new(Timer::new(clock.clone(), 10 * MS, move |call| {
+        calls2.lock().unwrap().push(*call);
+        if calls2.lock().unwrap().len() == 2 {
+            clock2.advance(35 * MS);
+        }
+    }));
+    group.add(Arc::downgrade(&timer));
+    executor.spin_for(95 * MS);
+    let expected: Vec<u64> =
+        calls.lock().unwrap().iter().map(|c| (c.expected.as_nanos() - 1_000_000_000) / 1_000_000).collect();
+    // Call 2 (t=20) overran to t=55: the t=30 call runs once, late, then 40 and 50 are
+    // skipped rather than replayed back to back, and the grid resumes at 60.
+    assert_eq!(expected, [10, 20, 30, 60, 70, 80, 90]);
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls[2].skipped, 2);
+    assert_eq!(calls[2].latency(), 25 * MS);
+    assert_eq!(calls[3].latency(), Duration::ZERO);
+}
+
+#[test]
+fn busy_subscription_does_not_starve_a_timer() {
+    let (clock, executor, group) = virtual_executor();
+    let busy = Arc::new(BusyQueue {
+        clock: clock.clone(),
+        cost: Duration::from_micros(700),
+        queue: Mutex::new((0..100_000).collect()),
+        ran: AtomicUsize::new(0),
+    });
+    let busy_dyn: Arc<dyn Waitable> = busy.clone();
+    group.add(Arc::downgrade(&busy_dyn));
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let latencies2 = latencies.clone();
+    let timer: Arc<dyn Waitable> = Arc::new(Timer::new(clock.clone(), 10 * MS, move |call| {
+        latencies2.lock().unwrap().push(call.latency());
+    }));
+    group.add(Arc::downgrade(&timer));
+    executor.spin_for(Duration::from_millis(1005));
+    let latencies = latencies.lock().unwrap();
+    assert_eq!(latencies.len(), 100);
+    // A due timer waits at most for the one subscription callback already running.
+    assert!(latencies.iter().all(|l| *l < Duration::from_micros(700)), "{latencies:?}");
+    assert!(busy.ran.load(Ordering::SeqCst) > 1000);
+}
+
+#[test]
+fn dropped_entities_leave_the_executor() {
+    let (clock, executor, group) = virtual_executor();
+    let count = Arc::new(AtomicUsize::new(0));
+    let count2 = count.clone();
+    let timer: Arc<dyn Waitable> =
+        Arc::new(Timer::new(clock.clone(), 10 * MS, move |_| {
+            count2.fetch_add(1, Ordering::SeqCst);
+        }));
+    group.add(Arc::downgrade(&timer));
+    executor.spin_for(25 * MS);
+    drop(timer);
+    executor.spin_for(100 * MS);
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn spin_until_complete_and_timeout() {
+    let (_clock, executor, _group) = virtual_executor();
+    assert_eq!(executor.spin_until_complete(async { 7 }, None), Ok(7));
+    let never = std::future::pending::<()>();
+    assert_eq!(executor.spin_until_complete(never, Some(50 * MS)), Err(SpinError::Timeout));
+}
+
+#[test]
+fn shutdown_stops_spin() {
+    let (_clock, executor, _group) = virtual_executor();
+    executor.shutdown_signal().shutdown();
+    executor.spin();
+    assert!(!executor.spin_once(None));
+}
