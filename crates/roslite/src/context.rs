@@ -1,0 +1,299 @@
+//! The context: one per process (or per independent ROS "world" inside a process), holding what
+//! nodes share — domain, command-line arguments, the local topic bus, and shutdown.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use roslite_executor::ShutdownSignal;
+
+use crate::intra::LocalBus;
+use crate::log::Severity;
+use crate::names::{self, NameError, RemapRule};
+use crate::node::{Node, NodeError};
+
+/// Highest `ROS_DOMAIN_ID` whose RTPS ports still fit in 16 bits (7400 + 250 * 232 + ...).
+pub const MAX_DOMAIN_ID: u32 = 232;
+
+/// Why a context could not be created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InitError {
+    InvalidDomainId(String),
+    /// A `--ros-args` argument that is malformed or unknown.
+    InvalidRosArg { arg: String, reason: &'static str },
+}
+
+impl fmt::Display for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidDomainId(value) => write!(
+                f,
+                "ROS_DOMAIN_ID '{value}' is invalid: use an integer from 0 to {MAX_DOMAIN_ID}, or \
+                 unset it for domain 0"
+            ),
+            Self::InvalidRosArg { arg, reason } => {
+                write!(f, "invalid ROS argument '{arg}': {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InitError {}
+
+/// The ROS-specific command-line arguments (`--ros-args ... [--]`), parsed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RosArgs {
+    pub remaps: Vec<RemapRule>,
+    /// `-p name:=value` overrides, kept as text until parameters parse them.
+    pub params: Vec<(Option<String>, String, String)>,
+    pub params_files: Vec<String>,
+    pub log_level: Option<Severity>,
+    pub enclave: Option<String>,
+    /// Everything outside `--ros-args` sections, in order (the program name first).
+    pub unparsed: Vec<String>,
+}
+
+impl RosArgs {
+    /// Parses a full argument vector, as rcl does.
+    ///
+    /// # Errors
+    /// [`InitError::InvalidRosArg`] for a malformed or unknown ROS argument.
+    pub fn parse<I, S>(args: I) -> Result<Self, InitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut out = RosArgs::default();
+        let mut args = args.into_iter().map(Into::into);
+        let invalid = |arg: &str, reason| InitError::InvalidRosArg { arg: arg.to_owned(), reason };
+        while let Some(arg) = args.next() {
+            if arg != "--ros-args" {
+                out.unparsed.push(arg);
+                continue;
+            }
+            while let Some(arg) = args.next() {
+                let mut value = |flag: &str| {
+                    args.next().ok_or_else(|| invalid(flag, "expects a value after it"))
+                };
+                match arg.as_str() {
+                    "--" => break,
+                    "--ros-args" => {}
+                    "-r" | "--remap" => {
+                        let rule = value(&arg)?;
+                        let parsed = RemapRule::parse(&rule)
+                            .ok_or_else(|| invalid(&rule, "a remap rule is 'from:=to' or 'node:from:=to'"))?;
+                        out.remaps.push(parsed);
+                    }
+                    "-p" | "--param" => {
+                        let text = value(&arg)?;
+                        let (lhs, v) = text
+                            .split_once(":=")
+                            .ok_or_else(|| invalid(&text, "a parameter is 'name:=value'"))?;
+                        let (node, name) = match lhs.split_once(':') {
+                            Some((node, name)) => (Some(node.to_owned()), name),
+                            None => (None, lhs),
+                        };
+                        out.params.push((node, name.to_owned(), v.to_owned()));
+                    }
+                    "--params-file" => out.params_files.push(value(&arg)?),
+                    "--log-level" => {
+                        let level = value(&arg)?;
+                        let parsed = Severity::parse(&level).ok_or_else(|| {
+                            invalid(&level, "log levels are debug, info, warn, error, fatal")
+                        })?;
+                        out.log_level = Some(parsed);
+                    }
+                    "-e" | "--enclave" => out.enclave = Some(value(&arg)?),
+                    _ => {
+                        return Err(invalid(
+                            &arg,
+                            "unknown ROS argument; supported: -r/--remap, -p/--param, \
+                             --params-file, --log-level, -e/--enclave (end the section with --)",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// How to build a [`Context`] other than from the process environment.
+#[derive(Clone, Debug, Default)]
+pub struct ContextOptions {
+    pub domain_id: u32,
+    pub args: RosArgs,
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) domain_id: u32,
+    pub(crate) args: RosArgs,
+    pub(crate) shutdown: Arc<ShutdownSignal>,
+    pub(crate) bus: LocalBus,
+    next_entity_id: AtomicU64,
+}
+
+impl ContextInner {
+    pub(crate) fn next_entity_id(&self) -> u64 {
+        self.next_entity_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Shared state of all nodes created from it. Cheap to clone.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl Context {
+    /// A context from `ROS_DOMAIN_ID` and the process arguments.
+    ///
+    /// # Errors
+    /// [`InitError`] for a bad domain id or ROS argument.
+    pub fn from_env() -> Result<Self, InitError> {
+        let domain_id = match std::env::var("ROS_DOMAIN_ID") {
+            Ok(text) if !text.trim().is_empty() => text
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|d| *d <= MAX_DOMAIN_ID)
+                .ok_or(InitError::InvalidDomainId(text))?,
+            _ => 0,
+        };
+        let args = RosArgs::parse(std::env::args())?;
+        Self::new(ContextOptions { domain_id, args })
+    }
+
+    /// A context with explicit options.
+    ///
+    /// # Errors
+    /// [`InitError::InvalidDomainId`] if the domain id is out of range.
+    pub fn new(options: ContextOptions) -> Result<Self, InitError> {
+        if options.domain_id > MAX_DOMAIN_ID {
+            return Err(InitError::InvalidDomainId(options.domain_id.to_string()));
+        }
+        if let Some(level) = options.args.log_level {
+            crate::log::set_min_severity(level);
+        }
+        Ok(Self {
+            inner: Arc::new(ContextInner {
+                domain_id: options.domain_id,
+                args: options.args,
+                shutdown: ShutdownSignal::new(),
+                bus: LocalBus::default(),
+                next_entity_id: AtomicU64::new(1),
+            }),
+        })
+    }
+
+    pub fn domain_id(&self) -> u32 {
+        self.inner.domain_id
+    }
+
+    pub fn args(&self) -> &RosArgs {
+        &self.inner.args
+    }
+
+    /// A node named `name` in the root namespace (both subject to `__node`/`__ns` remapping).
+    ///
+    /// # Errors
+    /// [`NodeError::Name`] naming the rule a name breaks.
+    pub fn create_node(&self, name: &str) -> Result<Node, NodeError> {
+        self.create_node_with_namespace(name, "/")
+    }
+
+    /// A node in `namespace`; a relative namespace is taken from the root.
+    ///
+    /// # Errors
+    /// [`NodeError::Name`] naming the rule a name breaks.
+    pub fn create_node_with_namespace(&self, name: &str, namespace: &str) -> Result<Node, NodeError> {
+        let mut name = name.to_owned();
+        let mut namespace = if namespace.is_empty() || namespace.starts_with('/') {
+            namespace.to_owned()
+        } else {
+            format!("/{namespace}")
+        };
+        if namespace.is_empty() {
+            namespace.push('/');
+        }
+        let original_name = name.clone();
+        for rule in &self.inner.args.remaps {
+            if rule.node.as_deref().is_some_and(|n| n != original_name) {
+                continue;
+            }
+            match rule.from.as_str() {
+                "__node" | "__name" => name = rule.to.clone(),
+                "__ns" => namespace = rule.to.clone(),
+                _ => {}
+            }
+        }
+        names::validate_node_name(&name)?;
+        names::validate_namespace(&namespace)?;
+        Ok(Node::new(self.clone(), name, namespace))
+    }
+
+    /// Stops every executor spinning nodes of this context.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.shutdown();
+    }
+
+    /// False once [`Self::shutdown`] was called.
+    pub fn ok(&self) -> bool {
+        !self.inner.shutdown.is_shutdown()
+    }
+
+    pub fn shutdown_signal(&self) -> &Arc<ShutdownSignal> {
+        &self.inner.shutdown
+    }
+}
+
+impl From<NameError> for NodeError {
+    fn from(e: NameError) -> Self {
+        NodeError::Name(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ros_args_sections() {
+        let args = RosArgs::parse([
+            "prog", "--flag", "--ros-args", "-r", "chatter:=talk", "-p", "rate:=5",
+            "--log-level", "warn", "--", "user", "--ros-args", "-r", "__node:=renamed",
+        ])
+        .unwrap();
+        assert_eq!(args.unparsed, ["prog", "--flag", "user"]);
+        assert_eq!(args.remaps.len(), 2);
+        assert_eq!(args.params, [(None, "rate".to_owned(), "5".to_owned())]);
+        assert_eq!(args.log_level, Some(Severity::Warn));
+    }
+
+    #[test]
+    fn bad_ros_args_are_explained() {
+        let e = RosArgs::parse(["p", "--ros-args", "-r", "nonsense"]).unwrap_err();
+        assert!(e.to_string().contains("'from:=to'"), "{e}");
+        let e = RosArgs::parse(["p", "--ros-args", "--frobnicate"]).unwrap_err();
+        assert!(e.to_string().contains("unknown ROS argument"), "{e}");
+        let e = RosArgs::parse(["p", "--ros-args", "-r"]).unwrap_err();
+        assert!(e.to_string().contains("expects a value"), "{e}");
+    }
+
+    #[test]
+    fn node_name_and_namespace_remapping() {
+        let args = RosArgs::parse(["p", "--ros-args", "-r", "__ns:=/robot", "-r", "talker:__node:=speaker"]).unwrap();
+        let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
+        let node = ctx.create_node("talker").unwrap();
+        assert_eq!(node.fully_qualified_name(), "/robot/speaker");
+        let other = ctx.create_node("listener").unwrap();
+        assert_eq!(other.fully_qualified_name(), "/robot/listener");
+    }
+
+    #[test]
+    fn invalid_domain() {
+        let e = Context::new(ContextOptions { domain_id: 300, ..Default::default() }).err().unwrap();
+        assert!(e.to_string().contains("from 0 to 232"), "{e}");
+    }
+}

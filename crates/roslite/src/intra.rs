@@ -1,0 +1,182 @@
+//! The local topic bus: matching of publishers and subscriptions inside one context.
+//!
+//! This is the registry every transport hangs off. Today it links endpoints in the same process
+//! (intra-process delivery by `Arc`, no serialization); remote matches will be recorded beside
+//! the local ones without changing the publish/subscribe API.
+//!
+//! Ownership: the bus holds type-erased `Arc`s of every live endpoint, keyed by topic. A
+//! publisher keeps its own list of matched subscriptions (typed), so publishing takes one read
+//! lock and no lookup. Endpoints unregister themselves when their handle is dropped.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::events::IncompatibleQos;
+use crate::log::Logger;
+use crate::qos::{check_compatible, QosProfile};
+
+/// What the bus knows about one endpoint.
+#[derive(Clone)]
+pub(crate) struct EndpointRecord {
+    pub id: u64,
+    pub type_name: &'static str,
+    pub qos: QosProfile,
+    pub node: String,
+    pub events: Arc<IncompatibleQos>,
+    pub logger: Logger,
+    /// An `Arc<PublisherShared<T>>` or `Arc<SubscriptionShared<T>>`.
+    pub link: Arc<dyn Any + Send + Sync>,
+}
+
+/// A publisher as seen by the bus: it accepts subscriptions of its own message type.
+pub(crate) trait PublisherLink: Send + Sync {
+    /// Links a subscription; false if it is not of this publisher's Rust type.
+    fn connect(&self, subscription: &Arc<dyn Any + Send + Sync>, transient_local: bool) -> bool;
+    fn disconnect(&self, subscription_id: u64);
+}
+
+/// Endpoints of one topic, with their type so publishers can be linked again later.
+#[derive(Default)]
+struct TopicEndpoints {
+    publishers: Vec<(EndpointRecord, Arc<dyn PublisherLink>)>,
+    subscriptions: Vec<EndpointRecord>,
+}
+
+/// Information about an endpoint for `topic info -v`-style introspection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointInfo {
+    pub node: String,
+    pub type_name: String,
+    pub qos: QosProfile,
+}
+
+#[derive(Default)]
+pub(crate) struct LocalBus {
+    topics: Mutex<HashMap<String, TopicEndpoints>>,
+}
+
+impl LocalBus {
+    pub(crate) fn add_publisher(
+        &self,
+        topic: &str,
+        record: EndpointRecord,
+        link: Arc<dyn PublisherLink>,
+    ) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        let endpoints = topics.entry(topic.to_owned()).or_default();
+        for subscription in &endpoints.subscriptions {
+            Self::try_match(topic, &record, &link, subscription);
+        }
+        endpoints.publishers.push((record, link));
+    }
+
+    pub(crate) fn add_subscription(&self, topic: &str, record: EndpointRecord) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        let endpoints = topics.entry(topic.to_owned()).or_default();
+        for (publisher, link) in &endpoints.publishers {
+            Self::try_match(topic, publisher, link, &record);
+        }
+        endpoints.subscriptions.push(record);
+    }
+
+    fn try_match(
+        topic: &str,
+        publisher: &EndpointRecord,
+        link: &Arc<dyn PublisherLink>,
+        subscription: &EndpointRecord,
+    ) {
+        if publisher.type_name != subscription.type_name {
+            subscription.logger.warn(format_args!(
+                "topic '{topic}' has a publisher of type '{}' (node '{}') but this subscription \
+                 expects '{}'; they will not communicate",
+                publisher.type_name, publisher.node, subscription.type_name
+            ));
+            return;
+        }
+        if let Err(policy) = check_compatible(&publisher.qos, &subscription.qos) {
+            publisher.events.record(policy);
+            subscription.events.record(policy);
+            publisher.logger.warn(format_args!(
+                "New subscription discovered on topic '{topic}', requesting incompatible QoS. \
+                 No messages will be sent to it. Last incompatible policy: {policy}"
+            ));
+            subscription.logger.warn(format_args!(
+                "New publisher discovered on topic '{topic}', offering incompatible QoS. No \
+                 messages will be received from it. Last incompatible policy: {policy}"
+            ));
+            return;
+        }
+        let transient_local = subscription.qos.durability == crate::qos::Durability::TransientLocal;
+        if !link.connect(&subscription.link, transient_local) {
+            subscription.logger.warn(format_args!(
+                "topic '{topic}': publisher and subscription both use type '{}' but from \
+                 different generated Rust types; regenerate both from one interface package",
+                subscription.type_name
+            ));
+        }
+    }
+
+    pub(crate) fn remove_publisher(&self, topic: &str, id: u64) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(endpoints) = topics.get_mut(topic) {
+            endpoints.publishers.retain(|(record, _)| record.id != id);
+            if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
+                topics.remove(topic);
+            }
+        }
+    }
+
+    pub(crate) fn remove_subscription(&self, topic: &str, id: u64) {
+        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(endpoints) = topics.get_mut(topic) {
+            endpoints.subscriptions.retain(|record| record.id != id);
+            for (_, link) in &endpoints.publishers {
+                link.disconnect(id);
+            }
+            if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
+                topics.remove(topic);
+            }
+        }
+    }
+
+    /// Topic names with their types, sorted, as `ros2 topic list -t` shows them.
+    pub(crate) fn topic_names_and_types(&self) -> Vec<(String, Vec<String>)> {
+        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out: Vec<(String, Vec<String>)> = topics
+            .iter()
+            .map(|(name, endpoints)| {
+                let mut types: Vec<String> = endpoints
+                    .publishers
+                    .iter()
+                    .map(|(r, _)| r)
+                    .chain(&endpoints.subscriptions)
+                    .map(|r| r.type_name.to_owned())
+                    .collect();
+                types.sort();
+                types.dedup();
+                (name.clone(), types)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub(crate) fn publishers_info(&self, topic: &str) -> Vec<EndpointInfo> {
+        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        topics.get(topic).map_or_else(Vec::new, |e| e.publishers.iter().map(|(r, _)| info(r)).collect())
+    }
+
+    pub(crate) fn subscriptions_info(&self, topic: &str) -> Vec<EndpointInfo> {
+        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        topics.get(topic).map_or_else(Vec::new, |e| e.subscriptions.iter().map(info).collect())
+    }
+}
+
+fn info(record: &EndpointRecord) -> EndpointInfo {
+    EndpointInfo {
+        node: record.node.clone(),
+        type_name: record.type_name.to_owned(),
+        qos: record.qos,
+    }
+}

@@ -1,0 +1,358 @@
+//! Publishers and subscriptions.
+//!
+//! Intra-process delivery is zero-copy: `publish` moves the message into one `Arc` and every
+//! matched subscription's queue gets a clone of that `Arc`. A callback that takes the message
+//! by value gets the original back when it holds the last reference (the usual case with one
+//! subscription), and a copy only when others still share it.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::Message;
+
+use crate::events::{IncompatibleQos, IncompatibleQosStatus};
+use crate::intra::PublisherLink;
+use crate::node::NodeShared;
+use crate::qos::{Durability, History, QosProfile};
+
+/// What a subscription callback may learn about a message besides its content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageInfo {
+    /// When `publish` was called, on `CLOCK_MONOTONIC`.
+    pub source_timestamp: Instant,
+    /// When the message reached the subscription's queue.
+    pub received_timestamp: Instant,
+    /// The publisher's sequence number for this message, from 1.
+    pub publication_sequence_number: u64,
+    /// Process-local id of the publisher.
+    pub publisher_id: u64,
+    pub from_intra_process: bool,
+}
+
+/// Counters of a subscription's queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubscriptionStats {
+    /// Messages that reached the queue.
+    pub received: u64,
+    /// Messages pushed out of a full KEEP_LAST queue before a callback took them.
+    pub overwritten: u64,
+    /// Messages discarded because their lifespan had passed.
+    pub expired: u64,
+}
+
+type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
+
+pub(crate) struct SubscriptionShared<T: Message> {
+    pub(crate) id: u64,
+    qos: QosProfile,
+    queue: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
+    stats: Mutex<SubscriptionStats>,
+    callback: Mutex<BoxedCallback<T>>,
+    group: Arc<CallbackGroup>,
+    pub(crate) events: Arc<IncompatibleQos>,
+}
+
+impl<T: Message> SubscriptionShared<T> {
+    fn deliver(&self, message: Arc<T>, mut info: MessageInfo) {
+        info.received_timestamp = Instant::monotonic_now();
+        {
+            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+            if let History::KeepLast(depth) = self.qos.history {
+                while queue.len() >= depth {
+                    queue.pop_front();
+                    stats.overwritten += 1;
+                }
+            }
+            queue.push_back((message, info));
+            stats.received += 1;
+        }
+        self.group.notify();
+    }
+
+    fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(lifespan) = self.qos.lifespan else { return queue.pop_front() };
+        let now = Instant::monotonic_now();
+        while let Some((message, info)) = queue.pop_front() {
+            if now - info.source_timestamp <= lifespan {
+                return Some((message, info));
+            }
+            self.stats.lock().unwrap_or_else(PoisonError::into_inner).expired += 1;
+        }
+        None
+    }
+}
+
+impl<T: Message> Waitable for SubscriptionShared<T> {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !self.queue.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        let Some((message, info)) = self.take() else { return false };
+        let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
+        callback(message, &info);
+        true
+    }
+}
+
+/// Receives messages of type `T` on one topic; its callback runs in the executor spinning its
+/// node. Dropping it unsubscribes.
+pub struct Subscription<T: Message> {
+    pub(crate) shared: Arc<SubscriptionShared<T>>,
+    topic: String,
+    node: Arc<NodeShared>,
+}
+
+impl<T: Message> Subscription<T> {
+    pub(crate) fn new(
+        node: Arc<NodeShared>,
+        topic: String,
+        qos: QosProfile,
+        callback: BoxedCallback<T>,
+    ) -> Self {
+        let shared = Arc::new(SubscriptionShared {
+            id: node.context.next_entity_id(),
+            qos,
+            queue: Mutex::new(VecDeque::new()),
+            stats: Mutex::default(),
+            callback: Mutex::new(callback),
+            group: node.default_group.clone(),
+            events: Arc::default(),
+        });
+        let waitable: Arc<dyn Waitable> = shared.clone();
+        node.default_group.add(Arc::downgrade(&waitable));
+        Self { shared, topic, node }
+    }
+
+    /// The fully qualified topic name (after expansion and remapping).
+    pub fn topic_name(&self) -> &str {
+        &self.topic
+    }
+
+    pub fn qos(&self) -> &QosProfile {
+        &self.shared.qos
+    }
+
+    pub fn stats(&self) -> SubscriptionStats {
+        *self.shared.stats.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `REQUESTED_INCOMPATIBLE_QOS`: publishers this subscription could not match.
+    pub fn incompatible_qos_status(&self) -> IncompatibleQosStatus {
+        self.shared.events.take()
+    }
+
+    /// Calls `callback` whenever an incompatible publisher is found (on the thread that
+    /// created the publisher).
+    pub fn on_incompatible_qos(&self, callback: impl FnMut(IncompatibleQosStatus) + Send + 'static) {
+        self.shared.events.set_callback(Box::new(callback));
+    }
+}
+
+impl<T: Message> Drop for Subscription<T> {
+    fn drop(&mut self) {
+        self.node.context.bus.remove_subscription(&self.topic, self.shared.id);
+    }
+}
+
+/// The callback shapes a subscription accepts, like rclcpp's: by value (takes ownership), by
+/// reference, or as a shared `Arc`, each optionally with [`MessageInfo`].
+///
+/// Closures must name their parameter type (`|msg: String| ...`) so the shape can be chosen.
+pub trait SubscriptionCallback<T, Shape>: Send + 'static {
+    #[doc(hidden)]
+    fn into_boxed(self) -> BoxedCallback<T>;
+}
+
+/// Markers for [`SubscriptionCallback`] shapes.
+pub mod shape {
+    pub struct Owned;
+    pub struct OwnedWithInfo;
+    pub struct Borrowed;
+    pub struct BorrowedWithInfo;
+    pub struct Shared;
+    pub struct SharedWithInfo;
+}
+
+fn into_owned<T: Clone>(message: Arc<T>) -> T {
+    Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
+}
+
+impl<T: Message, F: FnMut(T) + Send + 'static> SubscriptionCallback<T, shape::Owned> for F {
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, _| self(into_owned(message)))
+    }
+}
+
+impl<T: Message, F: FnMut(T, &MessageInfo) + Send + 'static>
+    SubscriptionCallback<T, shape::OwnedWithInfo> for F
+{
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, info| self(into_owned(message), info))
+    }
+}
+
+impl<T: Message, F: FnMut(&T) + Send + 'static> SubscriptionCallback<T, shape::Borrowed> for F {
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, _| self(&message))
+    }
+}
+
+impl<T: Message, F: FnMut(&T, &MessageInfo) + Send + 'static>
+    SubscriptionCallback<T, shape::BorrowedWithInfo> for F
+{
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, info| self(&message, info))
+    }
+}
+
+impl<T: Message, F: FnMut(Arc<T>) + Send + 'static> SubscriptionCallback<T, shape::Shared> for F {
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, _| self(message))
+    }
+}
+
+impl<T: Message, F: FnMut(Arc<T>, &MessageInfo) + Send + 'static>
+    SubscriptionCallback<T, shape::SharedWithInfo> for F
+{
+    fn into_boxed(mut self) -> BoxedCallback<T> {
+        Box::new(move |message, info| self(message, info))
+    }
+}
+
+pub(crate) struct PublisherShared<T: Message> {
+    pub(crate) id: u64,
+    qos: QosProfile,
+    sequence: AtomicU64,
+    matched: RwLock<Vec<Arc<SubscriptionShared<T>>>>,
+    /// The last `depth` messages, kept for late-joining transient-local subscriptions.
+    history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
+    pub(crate) events: Arc<IncompatibleQos>,
+}
+
+impl<T: Message> PublisherLink for PublisherShared<T> {
+    fn connect(&self, subscription: &Arc<dyn Any + Send + Sync>, transient_local: bool) -> bool {
+        let Ok(subscription) = subscription.clone().downcast::<SubscriptionShared<T>>() else {
+            return false;
+        };
+        if transient_local {
+            for (message, info) in self.history.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+                subscription.deliver(message.clone(), *info);
+            }
+        }
+        self.matched.write().unwrap_or_else(PoisonError::into_inner).push(subscription);
+        true
+    }
+
+    fn disconnect(&self, subscription_id: u64) {
+        self.matched
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|s| s.id != subscription_id);
+    }
+}
+
+/// Publishes messages of type `T` on one topic. Dropping it unadvertises.
+pub struct Publisher<T: Message> {
+    shared: Arc<PublisherShared<T>>,
+    topic: String,
+    node: Arc<NodeShared>,
+    _type: PhantomData<fn(T)>,
+}
+
+impl<T: Message> Publisher<T> {
+    pub(crate) fn new(node: Arc<NodeShared>, topic: String, qos: QosProfile) -> Self {
+        let shared = Arc::new(PublisherShared {
+            id: node.context.next_entity_id(),
+            qos,
+            sequence: AtomicU64::new(0),
+            matched: RwLock::default(),
+            history: Mutex::default(),
+            events: Arc::default(),
+        });
+        Self { shared, topic, node, _type: PhantomData }
+    }
+
+    pub(crate) fn link(&self) -> (Arc<dyn Any + Send + Sync>, Arc<dyn PublisherLink>) {
+        (self.shared.clone(), self.shared.clone())
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    pub(crate) fn events(&self) -> Arc<IncompatibleQos> {
+        self.shared.events.clone()
+    }
+
+    /// Sends `message` to every matched subscription. Local subscriptions receive this very
+    /// message (no serialization, no copy of its buffers).
+    pub fn publish(&self, message: T) {
+        self.publish_shared(Arc::new(message));
+    }
+
+    /// Sends a message that is already shared; subscriptions taking ownership get a copy only
+    /// if the caller (or another subscription) still holds it when their callback runs.
+    pub fn publish_shared(&self, message: Arc<T>) {
+        let shared = &self.shared;
+        let info = MessageInfo {
+            source_timestamp: Instant::monotonic_now(),
+            received_timestamp: Instant::ZERO,
+            publication_sequence_number: shared.sequence.fetch_add(1, Ordering::Relaxed) + 1,
+            publisher_id: shared.id,
+            from_intra_process: true,
+        };
+        if shared.qos.durability == Durability::TransientLocal {
+            let mut history = shared.history.lock().unwrap_or_else(PoisonError::into_inner);
+            if let History::KeepLast(depth) = shared.qos.history {
+                while history.len() >= depth {
+                    history.pop_front();
+                }
+            }
+            history.push_back((message.clone(), info));
+        }
+        let matched = shared.matched.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some((last, others)) = matched.split_last() {
+            for subscription in others {
+                subscription.deliver(message.clone(), info);
+            }
+            last.deliver(message, info);
+        }
+    }
+
+    pub fn topic_name(&self) -> &str {
+        &self.topic
+    }
+
+    pub fn qos(&self) -> &QosProfile {
+        &self.shared.qos
+    }
+
+    /// Subscriptions currently matched.
+    pub fn subscription_count(&self) -> usize {
+        self.shared.matched.read().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// `OFFERED_INCOMPATIBLE_QOS`: subscriptions this publisher could not match.
+    pub fn incompatible_qos_status(&self) -> IncompatibleQosStatus {
+        self.shared.events.take()
+    }
+
+    /// Calls `callback` whenever an incompatible subscription is found (on the thread that
+    /// created the subscription).
+    pub fn on_incompatible_qos(&self, callback: impl FnMut(IncompatibleQosStatus) + Send + 'static) {
+        self.shared.events.set_callback(Box::new(callback));
+    }
+}
+
+impl<T: Message> Drop for Publisher<T> {
+    fn drop(&mut self) {
+        self.node.context.bus.remove_publisher(&self.topic, self.shared.id);
+    }
+}
