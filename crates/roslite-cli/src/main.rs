@@ -1,1 +1,39 @@
-fn main() {}
+//! `roslite`: the command-line tool.
+
+mod bench;
+mod demo;
+mod interface;
+mod stats;
+
+use clap::{Parser, Subcommand};
+
+/// roslite: a lightweight ROS 2 runtime.
+#[derive(Parser)]
+#[command(name = "roslite", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the demo: a talker and a listener in one process, exchanging messages over
+    /// intra-process delivery and printing the latency of each; exits on its own.
+    Demo(demo::DemoArgs),
+    /// Measure roslite against the machine's own floors; prints a table (or JSON).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Inspect the interface definitions roslite knows (built in, and under
+    /// $AMENT_PREFIX_PATH/share/<pkg>/{msg,srv,action}).
+    #[command(subcommand)]
+    Interface(interface::InterfaceCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Demo(args) => demo::run(&args),
+        Command::Bench(command) => bench::run(command),
+        Command::Interface(command) => interface::run(command),
+    }
+}

@@ -1,0 +1,104 @@
+//! Intra-process one-way latency across message sizes.
+//!
+//! A publisher thread sends `std_msgs/UInt8MultiArray` messages one at a time to a subscription
+//! spun by an executor on another thread, waiting for each to arrive before the next. The
+//! latency is callback start minus the `publish` call, both on `CLOCK_MONOTONIC`, so it includes
+//! the executor's wake-up. Message buffers are allocated before the clock starts: what is
+//! measured is delivery, which moves the message and never copies its data.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use roslite::msgs::std_msgs::msg::UInt8MultiArray;
+use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo};
+
+use crate::stats::Summary;
+
+#[derive(clap::Args)]
+pub struct IntraArgs {
+    /// Samples per size (the 64 MiB size uses a quarter of them).
+    #[arg(long, default_value_t = 400)]
+    samples: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+const SIZES: [(usize, &str); 3] = [(64, "64 B"), (4 << 20, "4 MiB"), (64 << 20, "64 MiB")];
+
+pub fn run(args: &IntraArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.samples >= 4, "--samples must be at least 4");
+    let mut rows = Vec::new();
+    for (size, label) in SIZES {
+        let samples = if size >= 64 << 20 { (args.samples / 4).max(4) } else { args.samples };
+        let latencies = measure(size, samples)?;
+        let summary = Summary::of(&latencies).ok_or_else(|| anyhow::anyhow!("no samples"))?;
+        rows.push((size, label, summary));
+    }
+    let base = rows[0].2.p50_us;
+    if args.json {
+        let results: Vec<String> = rows
+            .iter()
+            .map(|(size, _, s)| {
+                format!(
+                    "{{\"size_bytes\":{size},\"samples\":{},\"min_us\":{:.3},\"mean_us\":{:.3},\
+                     \"p50_us\":{:.3},\"p99_us\":{:.3},\"max_us\":{:.3},\"p50_ratio_to_64b\":{:.3}}}",
+                    s.count, s.min_us, s.mean_us, s.p50_us, s.p99_us, s.max_us, s.p50_us / base
+                )
+            })
+            .collect();
+        println!("{{\"bench\":\"intra\",\"results\":[{}]}}", results.join(","));
+        return Ok(());
+    }
+    println!("intra-process one-way latency (publish -> subscription callback start)");
+    println!("{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>14}", "size", "samples", "min us", "p50 us", "p99 us", "max us", "p50 vs 64 B");
+    for (_, label, s) in &rows {
+        println!(
+            "{:>8} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x",
+            label, s.count, s.min_us, s.p50_us, s.p99_us, s.max_us, s.p50_us / base
+        );
+    }
+    let worst = rows[1..].iter().map(|(_, _, s)| s.p50_us / base).fold(0.0, f64::max);
+    println!(
+        "goal: 4 MiB and 64 MiB p50 within 3x of 64 B -> {} (worst {:.2}x)",
+        if worst <= 3.0 { "met" } else { "NOT met" },
+        worst
+    );
+    Ok(())
+}
+
+fn measure(size: usize, samples: usize) -> anyhow::Result<Vec<Duration>> {
+    let ctx = Context::new(ContextOptions::default())?;
+    let node = ctx.create_node("bench_intra")?;
+    let (done_tx, done_rx) = mpsc::channel::<(Duration, usize)>();
+    let _subscription = node.create_subscription(
+        "bench",
+        roslite::QosProfile::keep_last(1),
+        move |msg: UInt8MultiArray, info: &MessageInfo| {
+            let latency = Instant::monotonic_now() - info.source_timestamp;
+            // Ignoring a send error: the publisher side has finished.
+            let _ = done_tx.send((latency, msg.data.len()));
+        },
+    )?;
+    let publisher = node.create_publisher::<UInt8MultiArray>("bench", roslite::QosProfile::keep_last(1))?;
+    let spinner = {
+        let ctx = ctx.clone();
+        let node = node.clone();
+        std::thread::spawn(move || {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let mut latencies = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let message = UInt8MultiArray { data: vec![0xa5u8; size].into(), ..Default::default() };
+        publisher.publish(message);
+        let (latency, len) = done_rx.recv_timeout(Duration::from_secs(10))?;
+        anyhow::ensure!(len == size, "received {len} bytes, sent {size}");
+        latencies.push(latency);
+    }
+    ctx.shutdown();
+    spinner.join().map_err(|_| anyhow::anyhow!("executor thread panicked"))?;
+    Ok(latencies)
+}

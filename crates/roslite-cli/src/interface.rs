@@ -1,0 +1,181 @@
+//! `roslite interface list|show|hash`, shaped like `ros2 interface`.
+
+use anyhow::{bail, Context as _};
+use roslite_msg_gen::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
+use roslite_msg_gen::registry::InterfaceSet;
+
+#[derive(clap::Subcommand)]
+pub enum InterfaceCommand {
+    /// List every known message, service and action type.
+    List {
+        /// Only messages.
+        #[arg(short = 'm', long = "only-msgs")]
+        only_msgs: bool,
+        /// Only services.
+        #[arg(short = 's', long = "only-srvs")]
+        only_srvs: bool,
+        /// Only actions.
+        #[arg(short = 'a', long = "only-actions")]
+        only_actions: bool,
+    },
+    /// List the packages that provide interfaces.
+    Packages,
+    /// Show a definition with nested types expanded, like `ros2 interface show`.
+    Show {
+        /// e.g. geometry_msgs/msg/Twist or std_srvs/srv/SetBool
+        type_name: String,
+        /// Drop comments and blank lines everywhere.
+        #[arg(long)]
+        no_comments: bool,
+    },
+    /// Print the RIHS01 type hash (REP-2011) of a type.
+    Hash {
+        /// e.g. std_msgs/msg/String, std_srvs/srv/SetBool_Request
+        type_name: String,
+    },
+}
+
+/// Built-in definitions first, then every `$AMENT_PREFIX_PATH` entry's share directory; the
+/// first definition of a name wins, so built-ins match the types roslite was compiled with.
+pub fn load_interfaces() -> anyhow::Result<InterfaceSet> {
+    let mut set = InterfaceSet::new();
+    for file in roslite_msgs::INTERFACE_FILES {
+        let kind = InterfaceKind::from_extension(file.kind)
+            .with_context(|| format!("built-in file of unknown kind '{}'", file.kind))?;
+        let path = format!("{}/{}/{}.{}", file.package, file.kind, file.name, file.kind);
+        set.add_source(file.package, kind, file.name, file.text, &path)?;
+    }
+    if let Ok(prefixes) = std::env::var("AMENT_PREFIX_PATH") {
+        if let Err(e) = set.add_ament_prefix_path(&prefixes) {
+            eprintln!("warning: while reading $AMENT_PREFIX_PATH: {e}");
+        }
+    }
+    Ok(set)
+}
+
+pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
+    let set = load_interfaces()?;
+    match command {
+        InterfaceCommand::List { only_msgs, only_srvs, only_actions } => {
+            let all = !(only_msgs || only_srvs || only_actions);
+            let sections = [
+                ("Messages", InterfaceKind::Msg, only_msgs),
+                ("Services", InterfaceKind::Srv, only_srvs),
+                ("Actions", InterfaceKind::Action, only_actions),
+            ];
+            for (title, kind, wanted) in sections {
+                if !(all || wanted) {
+                    continue;
+                }
+                println!("{title}:");
+                for interface in set.interfaces().filter(|i| i.name().kind == kind) {
+                    println!("    {}", interface.name());
+                }
+            }
+        }
+        InterfaceCommand::Packages => {
+            for package in set.packages() {
+                println!("{package}");
+            }
+        }
+        InterfaceCommand::Show { type_name, no_comments } => {
+            let name = parse_type_name(&type_name)?;
+            print!("{}", show(&set, &name, no_comments)?);
+        }
+        InterfaceCommand::Hash { type_name } => {
+            let name = parse_type_name(&type_name)?;
+            let hash = roslite_msg_gen::hash::type_hash(&set, &name)
+                .map_err(|e| anyhow::anyhow!("cannot hash '{name}': {e}"))?;
+            println!("{hash}");
+        }
+    }
+    Ok(())
+}
+
+fn parse_type_name(text: &str) -> anyhow::Result<TypeName> {
+    match TypeName::parse(text) {
+        Some(name) if text.matches('/').count() == 2 => Ok(name),
+        _ => bail!(
+            "'{text}' is not a full interface type name; write it as <package>/<msg|srv|action>/<Name>, \
+             e.g. geometry_msgs/msg/Twist"
+        ),
+    }
+}
+
+/// The text `ros2 interface show` prints: the file itself, and under each field of a nested
+/// type, that type's fields and constants indented by one tab per level.
+pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::Result<String> {
+    let Some(interface) = set.interface(name) else {
+        if let Some(message) = set.message(name) {
+            // A service or action part such as std_srvs/srv/SetBool_Request.
+            let mut out = String::new();
+            expand_fields(set, message, 0, &mut out);
+            return Ok(out);
+        }
+        bail!("unknown interface type '{name}'; `roslite interface list` shows the known ones");
+    };
+    let source = set.source(name).with_context(|| format!("no source text for '{name}'"))?;
+    let parts: Vec<&MessageSpec> = match interface {
+        Interface::Message(m) => vec![m],
+        Interface::Service(s) => vec![&s.request, &s.response],
+        Interface::Action(a) => vec![&a.goal, &a.result, &a.feedback],
+    };
+    let mut out = String::new();
+    let mut part = 0;
+    for (index, line) in source.lines().enumerate() {
+        let line_no = index + 1;
+        if line.trim() == "---" {
+            part += 1;
+            out.push_str("---\n");
+            continue;
+        }
+        let code = strip_comment(line);
+        if no_comments && code.trim().is_empty() {
+            continue;
+        }
+        out.push_str(if no_comments { code.trim_end() } else { line });
+        out.push('\n');
+        let field = parts.get(part).and_then(|m| m.fields.iter().find(|f| f.line == line_no));
+        if let Some(BaseType::Named(nested)) = field.map(|f| &f.ty.base) {
+            if let Some(nested) = set.message(nested) {
+                expand_fields(set, nested, 1, &mut out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Fields and constants of a nested message, comment-free, as ros2 prints them.
+fn expand_fields(set: &InterfaceSet, message: &MessageSpec, depth: usize, out: &mut String) {
+    let Some(source) = set.source(&message.name) else { return };
+    let indent = "\t".repeat(depth);
+    for (index, line) in source.lines().enumerate() {
+        let code = strip_comment(line).trim_end();
+        if code.trim().is_empty() {
+            continue;
+        }
+        out.push_str(&indent);
+        out.push_str(code);
+        out.push('\n');
+        let field = message.fields.iter().find(|f| f.line == index + 1);
+        if let Some(BaseType::Named(nested)) = field.map(|f| &f.ty.base) {
+            if let Some(nested) = set.message(nested) {
+                expand_fields(set, nested, depth + 1, out);
+            }
+        }
+    }
+}
+
+/// The line without a trailing `#` comment; a `#` inside a quoted default is kept.
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '#') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}

@@ -1,0 +1,124 @@
+//! The `roslite` binary as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn roslite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args(args)
+        .env_remove("AMENT_PREFIX_PATH")
+        .output()
+        .expect("run roslite")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "roslite failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn interface_show_twist_expands_nested_types_like_ros2() {
+    let out = stdout(&roslite(&["interface", "show", "geometry_msgs/msg/Twist"]));
+    let expected = "\
+# This expresses velocity in free space broken into its linear and angular parts.
+
+Vector3  linear
+\tfloat64 x
+\tfloat64 y
+\tfloat64 z
+Vector3  angular
+\tfloat64 x
+\tfloat64 y
+\tfloat64 z
+";
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn interface_show_service() {
+    let out = stdout(&roslite(&["interface", "show", "std_srvs/srv/SetBool"]));
+    assert!(out.contains("bool data"), "{out}");
+    assert!(out.contains("\n---\n"), "{out}");
+    assert!(out.contains("string message"), "{out}");
+}
+
+#[test]
+fn interface_hash_matches_ros2() {
+    let out = stdout(&roslite(&["interface", "hash", "std_msgs/msg/String"]));
+    assert_eq!(out.trim(), "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18");
+    let out = stdout(&roslite(&["interface", "hash", "std_srvs/srv/SetBool_Request"]));
+    assert_eq!(out.trim(), "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e");
+}
+
+#[test]
+fn interface_list_has_all_builtin_packages() {
+    let out = stdout(&roslite(&["interface", "list"]));
+    for name in [
+        "builtin_interfaces/msg/Time",
+        "example_interfaces/srv/AddTwoInts",
+        "example_interfaces/action/Fibonacci",
+        "raspimouse_msgs/msg/LightSensors",
+        "rmw_dds_common/msg/ParticipantEntitiesInfo",
+        "sensor_msgs/msg/PointCloud2",
+        "type_description_interfaces/srv/GetTypeDescription",
+    ] {
+        assert!(out.contains(&format!("    {name}\n")), "{name} missing");
+    }
+    let packages = stdout(&roslite(&["interface", "packages"]));
+    assert_eq!(packages.lines().count(), 16, "{packages}");
+}
+
+#[test]
+fn bad_type_names_get_a_clear_error() {
+    let out = roslite(&["interface", "show", "geometry_msgs/Twist"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<package>/<msg|srv|action>/<Name>"));
+    let out = roslite(&["interface", "show", "nope_msgs/msg/Nothing"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown interface type"));
+}
+
+#[test]
+fn definitions_under_ament_prefix_path_are_found() {
+    let prefix = std::env::temp_dir().join(format!("roslite-ament-{}", std::process::id()));
+    let msg_dir: PathBuf = prefix.join("share/my_robot_msgs/msg");
+    std::fs::create_dir_all(&msg_dir).unwrap();
+    std::fs::write(msg_dir.join("Status.msg"), "# robot status\nstd_msgs/Header header\nuint8 level\n")
+        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args(["interface", "show", "my_robot_msgs/msg/Status"])
+        .env("AMENT_PREFIX_PATH", format!("/nonexistent:{}", prefix.display()))
+        .output()
+        .unwrap();
+    let out = stdout(&output);
+    assert!(out.starts_with("# robot status\nstd_msgs/Header header\n\tbuiltin_interfaces/Time stamp\n\t\tint32 sec"), "{out}");
+    let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args(["interface", "hash", "my_robot_msgs/msg/Status"])
+        .env("AMENT_PREFIX_PATH", prefix.display().to_string())
+        .output()
+        .unwrap();
+    assert!(stdout(&output).starts_with("RIHS01_"));
+    std::fs::remove_dir_all(&prefix).unwrap();
+}
+
+#[test]
+fn demo_runs_and_exits_on_its_own() {
+    let out = stdout(&roslite(&["demo", "--duration", "0.6", "--rate", "20"]));
+    assert!(out.contains("[listener] I heard: 'Hello World: 1'"), "{out}");
+    assert!(out.contains("messages over intra-process delivery"), "{out}");
+}
+
+#[test]
+fn bench_intra_json_has_raw_figures() {
+    let out = stdout(&roslite(&["bench", "intra", "--samples", "8", "--json"]));
+    let line = out.trim();
+    assert!(line.starts_with("{\"bench\":\"intra\""), "{line}");
+    for key in ["\"size_bytes\":64,", "\"size_bytes\":4194304,", "\"size_bytes\":67108864,", "\"p50_us\":", "\"p99_us\":"] {
+        assert!(line.contains(key), "{key} missing in {line}");
+    }
+}
