@@ -238,6 +238,9 @@ pub struct ActionSpec {
 }
 
 /// Anything one interface file defines.
+// An `Interface` is built once per file and then lives in a map, so the unboxed action variant
+// costs memory only, never copies on a hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Interface {
     Message(MessageSpec),
