@@ -30,7 +30,10 @@ fn main() -> Result<()> {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_owned()
 }
 
 fn test(root: &Path) -> Result<()> {
@@ -44,7 +47,17 @@ fn test(root: &Path) -> Result<()> {
         );
     }
     step("rustfmt", cargo(&["fmt", "--all", "--check"]))?;
-    step("clippy", cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    step(
+        "clippy",
+        cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     step("tests", cargo(&["test", "--workspace", "--no-fail-fast"]))?;
     println!("xtask: all checks passed");
     Ok(())
@@ -54,16 +67,19 @@ fn test(root: &Path) -> Result<()> {
 /// the real ROS 2 peers here, so a clean machine needs nothing but `cargo xtask test`.
 fn install_prerequisites() -> Result<()> {
     for component in ["rustfmt", "clippy"] {
-        let probe = if component == "rustfmt" { "fmt" } else { "clippy" };
+        let probe = if component == "rustfmt" {
+            "fmt"
+        } else {
+            "clippy"
+        };
         let present = Command::new("cargo")
             .args([probe, "--version"])
             .output()
             .is_ok_and(|o| o.status.success());
         if !present {
-            step(
-                &format!("rustup component add {component}"),
-                Command::new("rustup").args(["component", "add", component]),
-            )?;
+            let mut rustup = Command::new("rustup");
+            rustup.args(["component", "add", component]);
+            step(&format!("rustup component add {component}"), rustup)?;
         }
     }
     Ok(())
@@ -75,7 +91,11 @@ fn codegen(root: &Path) -> Result<()> {
     let written = roslite_msg_gen::build::regenerate_builtin(&interfaces, &out)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("regenerating roslite-msgs")?;
-    println!("xtask: wrote {} files under {}", written.len(), out.display());
+    println!(
+        "xtask: wrote {} files under {}",
+        written.len(),
+        out.display()
+    );
     Ok(())
 }
 
@@ -87,7 +107,9 @@ fn cargo(args: &[&str]) -> Command {
 
 fn step(name: &str, mut command: Command) -> Result<()> {
     println!("xtask: == {name} ==");
-    let status = command.status().with_context(|| format!("starting {name}"))?;
+    let status = command
+        .status()
+        .with_context(|| format!("starting {name}"))?;
     if !status.success() {
         bail!("{name} failed ({status})");
     }

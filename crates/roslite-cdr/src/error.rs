@@ -25,10 +25,16 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Truncated { needed, remaining } => {
-                write!(f, "payload truncated: needed {needed} bytes, {remaining} remain")
+                write!(
+                    f,
+                    "payload truncated: needed {needed} bytes, {remaining} remain"
+                )
             }
             Self::UnsupportedEncapsulation(id) => {
-                write!(f, "unsupported encapsulation 0x{id:04x} (expected CDR_BE/CDR_LE)")
+                write!(
+                    f,
+                    "unsupported encapsulation 0x{id:04x} (expected CDR_BE/CDR_LE)"
+                )
             }
             Self::MalformedString => f.write_str("malformed string (zero length or missing NUL)"),
             Self::InvalidUtf8 => f.write_str("string is not valid UTF-8"),

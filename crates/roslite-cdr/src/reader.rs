@@ -60,7 +60,13 @@ impl<'a> CdrReader<'a> {
 
     /// A reader with no encapsulation header (the caller already parsed it).
     pub fn without_header(data: &'a [u8], endianness: Endianness) -> Self {
-        Self { data, origin: 0, pos: 0, endianness, shared: None }
+        Self {
+            data,
+            origin: 0,
+            pos: 0,
+            endianness,
+            shared: None,
+        }
     }
 
     fn parse_header(payload: &[u8]) -> Result<Endianness, DecodeError> {
@@ -105,7 +111,10 @@ impl<'a> CdrReader<'a> {
     #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.remaining() {
-            return Err(DecodeError::Truncated { needed: n, remaining: self.remaining() });
+            return Err(DecodeError::Truncated {
+                needed: n,
+                remaining: self.remaining(),
+            });
         }
         let bytes = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -154,7 +163,10 @@ impl<'a> CdrReader<'a> {
         let len = self.read_u32()? as usize;
         let needed = len.saturating_mul(min_element_size);
         if needed > self.remaining() {
-            return Err(DecodeError::Truncated { needed, remaining: self.remaining() });
+            return Err(DecodeError::Truncated {
+                needed,
+                remaining: self.remaining(),
+            });
         }
         Ok(len)
     }
@@ -196,7 +208,10 @@ impl<'a> CdrReader<'a> {
     pub fn read_bounded_string(&mut self, bound: usize) -> Result<&'a str, DecodeError> {
         let s = self.read_string()?;
         if s.len() > bound {
-            return Err(DecodeError::BoundExceeded { len: s.len(), bound });
+            return Err(DecodeError::BoundExceeded {
+                len: s.len(),
+                bound,
+            });
         }
         Ok(s)
     }
@@ -223,10 +238,15 @@ impl<'a> CdrReader<'a> {
     /// # Errors
     /// [`DecodeError::Truncated`].
     pub fn read_prim_seq<T: Prim>(&mut self, len: usize) -> Result<Seq<T>, DecodeError> {
+        if len == 0 {
+            // Writers emit no alignment padding for an empty body.
+            return Ok(Seq::new());
+        }
         self.align(T::SIZE)?;
-        let byte_len = len
-            .checked_mul(T::SIZE)
-            .ok_or(DecodeError::Truncated { needed: usize::MAX, remaining: self.remaining() })?;
+        let byte_len = len.checked_mul(T::SIZE).ok_or(DecodeError::Truncated {
+            needed: usize::MAX,
+            remaining: self.remaining(),
+        })?;
         let start = self.pos;
         let bytes = self.take(byte_len)?;
         if self.endianness == Endianness::NATIVE {
@@ -244,10 +264,14 @@ impl<'a> CdrReader<'a> {
     /// # Errors
     /// [`DecodeError::Truncated`].
     pub fn read_prim_vec<T: Prim>(&mut self, len: usize) -> Result<Vec<T>, DecodeError> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
         self.align(T::SIZE)?;
-        let byte_len = len
-            .checked_mul(T::SIZE)
-            .ok_or(DecodeError::Truncated { needed: usize::MAX, remaining: self.remaining() })?;
+        let byte_len = len.checked_mul(T::SIZE).ok_or(DecodeError::Truncated {
+            needed: usize::MAX,
+            remaining: self.remaining(),
+        })?;
         let bytes = self.take(byte_len)?;
         Ok(self.copy_prims(bytes))
     }
@@ -272,7 +296,10 @@ impl<'a> CdrReader<'a> {
                 return aligned.to_vec();
             }
         }
-        bytes.chunks_exact(T::SIZE).map(|chunk| T::from_bytes(chunk, self.endianness)).collect()
+        bytes
+            .chunks_exact(T::SIZE)
+            .map(|chunk| T::from_bytes(chunk, self.endianness))
+            .collect()
     }
 
     /// Reads raw bytes with no alignment.

@@ -41,7 +41,10 @@ pub struct SharedBuf {
 impl SharedBuf {
     pub fn new(backing: impl Backing) -> Self {
         let len = backing.bytes().len();
-        Self { backing: Arc::new(backing), range: 0..len }
+        Self {
+            backing: Arc::new(backing),
+            range: 0..len,
+        }
     }
 
     pub fn from_vec(bytes: Vec<u8>) -> Self {
@@ -69,7 +72,10 @@ impl SharedBuf {
             return None;
         }
         let start = self.range.start + range.start;
-        Some(Self { backing: self.backing.clone(), range: start..start + range.len() })
+        Some(Self {
+            backing: self.backing.clone(),
+            range: start..start + range.len(),
+        })
     }
 }
 
@@ -141,7 +147,11 @@ impl<T: Prim> Seq<T> {
         let end = offset.checked_add(len.checked_mul(T::SIZE)?)?;
         let bytes = buf.bytes().get(offset..end)?;
         bytemuck::try_cast_slice::<u8, T>(bytes).ok()?;
-        Some(Self(Repr::View { buf: buf.clone(), offset, len }))
+        Some(Self(Repr::View {
+            buf: buf.clone(),
+            offset,
+            len,
+        }))
     }
 
     /// True if this sequence points into a received buffer rather than owning its elements.
@@ -196,9 +206,11 @@ impl<T: Prim> Clone for Seq<T> {
     fn clone(&self) -> Self {
         match &self.0 {
             Repr::Owned(v) => Self(Repr::Owned(v.clone())),
-            Repr::View { buf, offset, len } => {
-                Self(Repr::View { buf: buf.clone(), offset: *offset, len: *len })
-            }
+            Repr::View { buf, offset, len } => Self(Repr::View {
+                buf: buf.clone(),
+                offset: *offset,
+                len: *len,
+            }),
         }
     }
 }

@@ -2,7 +2,10 @@ use super::*;
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 // ../shared/reference/ros2-wire.md §1.6: vectors produced by rclpy `serialize_message`.
@@ -37,12 +40,18 @@ fn golden_setbool_response_with_garbage_padding() {
     let mut w = CdrWriter::new(Endianness::Little);
     w.write_bool(true);
     w.write_string("Motors are on").unwrap();
-    assert_eq!(w.finish(), hex("00010000 01 000000 0e000000 4d6f746f727320617265206f6e00"));
+    assert_eq!(
+        w.finish(),
+        hex("00010000 01 000000 0e000000 4d6f746f727320617265206f6e00")
+    );
 }
 
 #[test]
 fn golden_twist() {
-    let expected = hex(&format!("00010000 7b14ae47e17ab43f {} 333333333333d3bf", "00".repeat(32)));
+    let expected = hex(&format!(
+        "00010000 7b14ae47e17ab43f {} 333333333333d3bf",
+        "00".repeat(32)
+    ));
     let mut w = CdrWriter::new(Endianness::Little);
     for v in [0.08, 0.0, 0.0, 0.0, 0.0, -0.3] {
         w.write_f64(v);
@@ -72,7 +81,10 @@ fn golden_twist_stamped_alignment_from_after_header() {
 
 #[test]
 fn golden_string_with_and_without_trailing_padding() {
-    for bytes in [hex("00010000 09000000 68656c6c6f20313500 000000"), hex("00010000 09000000 68656c6c6f20313500")] {
+    for bytes in [
+        hex("00010000 09000000 68656c6c6f20313500 000000"),
+        hex("00010000 09000000 68656c6c6f20313500"),
+    ] {
         let mut r = CdrReader::new(&bytes).unwrap();
         assert_eq!(r.read_string().unwrap(), "hello 15");
     }
@@ -97,13 +109,23 @@ fn huge_sequence_length_is_rejected_before_allocation() {
     let bytes = hex("00010000 ffffffff 01020304");
     let mut r = CdrReader::new(&bytes).unwrap();
     assert!(matches!(r.read_len(1), Err(DecodeError::Truncated { .. })));
-    assert!(matches!(from_bytes::<Vec<String>>(&bytes), Err(DecodeError::Truncated { .. })));
-    assert!(matches!(from_bytes::<Seq<u64>>(&bytes), Err(DecodeError::Truncated { .. })));
+    assert!(matches!(
+        from_bytes::<Vec<String>>(&bytes),
+        Err(DecodeError::Truncated { .. })
+    ));
+    assert!(matches!(
+        from_bytes::<Seq<u64>>(&bytes),
+        Err(DecodeError::Truncated { .. })
+    ));
 }
 
 #[test]
 fn malformed_strings() {
-    for bytes in [hex("00010000 00000000"), hex("00010000 02000000 4142"), hex("00010000 03000000 ff fe 00")] {
+    for bytes in [
+        hex("00010000 00000000"),
+        hex("00010000 02000000 4142"),
+        hex("00010000 03000000 ff fe 00"),
+    ] {
         assert!(from_bytes::<String>(&bytes).is_err(), "{bytes:02x?}");
     }
 }
@@ -126,10 +148,16 @@ fn random_round_trips() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5eed);
     for _ in 0..500 {
-        let endianness = if rng.gen() { Endianness::Big } else { Endianness::Little };
+        let endianness = if rng.gen() {
+            Endianness::Big
+        } else {
+            Endianness::Little
+        };
         let a: u8 = rng.gen();
         let b: i64 = rng.gen();
-        let s: String = (0..rng.gen_range(0..40)).map(|_| rng.gen_range('a'..='z')).collect();
+        let s: String = (0..rng.gen_range(0..40))
+            .map(|_| rng.gen_range('a'..='z'))
+            .collect();
         let f: Vec<f32> = (0..rng.gen_range(0..50)).map(|_| rng.gen()).collect();
         let u: Vec<u16> = (0..rng.gen_range(0..50)).map(|_| rng.gen()).collect();
         let mut w = CdrWriter::new(endianness);
@@ -165,4 +193,20 @@ fn random_round_trips() {
             })();
         }
     }
+}
+
+#[test]
+fn empty_eight_byte_sequence_has_no_alignment_padding() {
+    // uint8 flag, float64[] empty, uint8 flag: Fast CDR writes 01 | 00000000 len (aligned to 4) |
+    // nothing for the body | 02, i.e. no padding to 8 for the empty body.
+    let mut w = CdrWriter::new(Endianness::Little);
+    w.write_u8(1);
+    Seq::<f64>::new().encode(&mut w).unwrap();
+    w.write_u8(2);
+    let bytes = w.finish();
+    assert_eq!(bytes, hex("00010000 01000000 00000000 02"));
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert_eq!(r.read_u8().unwrap(), 1);
+    assert!(Seq::<f64>::decode(&mut r).unwrap().is_empty());
+    assert_eq!(r.read_u8().unwrap(), 2);
 }

@@ -38,14 +38,22 @@ impl CdrWriter {
         buf.extend_from_slice(&id.to_be_bytes());
         buf.extend_from_slice(&[0, 0]);
         let origin = buf.len();
-        Self { buf, origin, endianness }
+        Self {
+            buf,
+            origin,
+            endianness,
+        }
     }
 
     /// A writer with no encapsulation header whose alignment origin is the end of `buf`; used
     /// for nested encodings such as parameter lists.
     pub fn without_header(buf: Vec<u8>, endianness: Endianness) -> Self {
         let origin = buf.len();
-        Self { buf, origin, endianness }
+        Self {
+            buf,
+            origin,
+            endianness,
+        }
     }
 
     pub fn endianness(&self) -> Endianness {
@@ -139,7 +147,10 @@ impl CdrWriter {
     /// As [`Self::write_string`], plus [`EncodeError::BoundExceeded`].
     pub fn write_bounded_string(&mut self, s: &str, bound: usize) -> Result<(), EncodeError> {
         if s.len() > bound {
-            return Err(EncodeError::BoundExceeded { len: s.len(), bound });
+            return Err(EncodeError::BoundExceeded {
+                len: s.len(),
+                bound,
+            });
         }
         self.write_string(s)
     }
@@ -159,8 +170,13 @@ impl CdrWriter {
     }
 
     /// Writes the elements of a primitive array or sequence body (no length), aligned once.
-    /// Same-endianness data is one `memcpy`.
+    /// Same-endianness data is one `memcpy`. No elements means no bytes at all, not even
+    /// alignment padding, as Fast CDR (`serializeArray` returns early for zero elements) and
+    /// Cyclone write empty sequences.
     pub fn write_prim_slice<T: Prim>(&mut self, values: &[T]) {
+        if values.is_empty() {
+            return;
+        }
         self.align(T::SIZE);
         if self.endianness == crate::Endianness::NATIVE {
             self.buf.extend_from_slice(bytemuck::cast_slice(values));

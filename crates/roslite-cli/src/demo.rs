@@ -23,19 +23,31 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         args.duration.is_finite() && args.duration > 0.0,
         "--duration must be a positive number of seconds"
     );
-    anyhow::ensure!(args.rate.is_finite() && args.rate > 0.0, "--rate must be a positive number of Hz");
+    anyhow::ensure!(
+        args.rate.is_finite() && args.rate > 0.0,
+        "--rate must be a positive number of Hz"
+    );
     let ctx = Context::from_env()?;
     let talker = ctx.create_node("talker")?;
     let listener = ctx.create_node("listener")?;
 
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let sink = latencies.clone();
-    let _subscription =
-        listener.create_subscription("chatter", 10, move |msg: &StringMsg, info: &MessageInfo| {
+    let _subscription = listener.create_subscription(
+        "chatter",
+        10,
+        move |msg: &StringMsg, info: &MessageInfo| {
             let latency = Instant::monotonic_now() - info.source_timestamp;
-            println!("[listener] I heard: '{}'  latency {:.1} us", msg.data, latency.as_secs_f64() * 1e6);
-            sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(latency);
-        })?;
+            println!(
+                "[listener] I heard: '{}'  latency {:.1} us",
+                msg.data,
+                latency.as_secs_f64() * 1e6
+            );
+            sink.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(latency);
+        },
+    )?;
 
     let publisher = talker.create_publisher::<StringMsg>("chatter", 10)?;
     let mut count = 0u64;
@@ -51,12 +63,14 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     executor.add_node(&listener);
     executor.spin_for(Duration::from_secs_f64(args.duration));
 
-    let latencies = latencies.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let latencies = latencies
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     match Summary::of(&latencies) {
         Some(s) => println!(
             "\n{} messages over intra-process delivery; latency publish -> callback start: \
-             min {:.1} us, mean {:.1} us, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-            s.count, s.min_us, s.mean_us, s.p50_us, s.p99_us, s.max_us
+             min {:.1} us, mean {:.1} us (stddev {:.1}), p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+            s.count, s.min_us, s.mean_us, s.stddev_us, s.p50_us, s.p99_us, s.max_us
         ),
         None => println!("\nno messages were received"),
     }

@@ -56,7 +56,11 @@ pub fn load_interfaces() -> anyhow::Result<InterfaceSet> {
 pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
     let set = load_interfaces()?;
     match command {
-        InterfaceCommand::List { only_msgs, only_srvs, only_actions } => {
+        InterfaceCommand::List {
+            only_msgs,
+            only_srvs,
+            only_actions,
+        } => {
             let all = !(only_msgs || only_srvs || only_actions);
             let sections = [
                 ("Messages", InterfaceKind::Msg, only_msgs),
@@ -78,7 +82,10 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
                 println!("{package}");
             }
         }
-        InterfaceCommand::Show { type_name, no_comments } => {
+        InterfaceCommand::Show {
+            type_name,
+            no_comments,
+        } => {
             let name = parse_type_name(&type_name)?;
             print!("{}", show(&set, &name, no_comments)?);
         }
@@ -114,7 +121,9 @@ pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::R
         }
         bail!("unknown interface type '{name}'; `roslite interface list` shows the known ones");
     };
-    let source = set.source(name).with_context(|| format!("no source text for '{name}'"))?;
+    let source = set
+        .source(name)
+        .with_context(|| format!("no source text for '{name}'"))?;
     let parts: Vec<&MessageSpec> = match interface {
         Interface::Message(m) => vec![m],
         Interface::Service(s) => vec![&s.request, &s.response],
@@ -135,7 +144,9 @@ pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::R
         }
         out.push_str(if no_comments { code.trim_end() } else { line });
         out.push('\n');
-        let field = parts.get(part).and_then(|m| m.fields.iter().find(|f| f.line == line_no));
+        let field = parts
+            .get(part)
+            .and_then(|m| m.fields.iter().find(|f| f.line == line_no));
         if let Some(BaseType::Named(nested)) = field.map(|f| &f.ty.base) {
             if let Some(nested) = set.message(nested) {
                 expand_fields(set, nested, 1, &mut out);
@@ -147,7 +158,9 @@ pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::R
 
 /// Fields and constants of a nested message, comment-free, as ros2 prints them.
 fn expand_fields(set: &InterfaceSet, message: &MessageSpec, depth: usize, out: &mut String) {
-    let Some(source) = set.source(&message.name) else { return };
+    let Some(source) = set.source(&message.name) else {
+        return;
+    };
     let indent = "\t".repeat(depth);
     for (index, line) in source.lines().enumerate() {
         let code = strip_comment(line).trim_end();

@@ -47,7 +47,10 @@ mod tests {
     fn percentiles_are_nearest_rank() {
         let samples: Vec<Duration> = (1..=100).map(Duration::from_micros).collect();
         let s = Summary::of(&samples).unwrap();
-        assert_eq!((s.min_us, s.p50_us, s.p99_us, s.max_us), (1.0, 50.0, 99.0, 100.0));
+        assert_eq!(
+            (s.min_us, s.p50_us, s.p99_us, s.max_us),
+            (1.0, 50.0, 99.0, 100.0)
+        );
         assert!((s.mean_us - 50.5).abs() < 1e-9);
         assert!(Summary::of(&[]).is_none());
     }

@@ -50,9 +50,19 @@ fn interface_show_service() {
 #[test]
 fn interface_hash_matches_ros2() {
     let out = stdout(&roslite(&["interface", "hash", "std_msgs/msg/String"]));
-    assert_eq!(out.trim(), "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18");
-    let out = stdout(&roslite(&["interface", "hash", "std_srvs/srv/SetBool_Request"]));
-    assert_eq!(out.trim(), "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e");
+    assert_eq!(
+        out.trim(),
+        "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18"
+    );
+    let out = stdout(&roslite(&[
+        "interface",
+        "hash",
+        "std_srvs/srv/SetBool_Request",
+    ]));
+    assert_eq!(
+        out.trim(),
+        "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e"
+    );
 }
 
 #[test]
@@ -88,11 +98,17 @@ fn definitions_under_ament_prefix_path_are_found() {
     let prefix = std::env::temp_dir().join(format!("roslite-ament-{}", std::process::id()));
     let msg_dir: PathBuf = prefix.join("share/my_robot_msgs/msg");
     std::fs::create_dir_all(&msg_dir).unwrap();
-    std::fs::write(msg_dir.join("Status.msg"), "# robot status\nstd_msgs/Header header\nuint8 level\n")
-        .unwrap();
+    std::fs::write(
+        msg_dir.join("Status.msg"),
+        "# robot status\nstd_msgs/Header header\nuint8 level\n",
+    )
+    .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
         .args(["interface", "show", "my_robot_msgs/msg/Status"])
-        .env("AMENT_PREFIX_PATH", format!("/nonexistent:{}", prefix.display()))
+        .env(
+            "AMENT_PREFIX_PATH",
+            format!("/nonexistent:{}", prefix.display()),
+        )
         .output()
         .unwrap();
     let out = stdout(&output);
@@ -109,8 +125,14 @@ fn definitions_under_ament_prefix_path_are_found() {
 #[test]
 fn demo_runs_and_exits_on_its_own() {
     let out = stdout(&roslite(&["demo", "--duration", "0.6", "--rate", "20"]));
-    assert!(out.contains("[listener] I heard: 'Hello World: 1'"), "{out}");
-    assert!(out.contains("messages over intra-process delivery"), "{out}");
+    assert!(
+        out.contains("[listener] I heard: 'Hello World: 1'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("messages over intra-process delivery"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -118,7 +140,13 @@ fn bench_intra_json_has_raw_figures() {
     let out = stdout(&roslite(&["bench", "intra", "--samples", "8", "--json"]));
     let line = out.trim();
     assert!(line.starts_with("{\"bench\":\"intra\""), "{line}");
-    for key in ["\"size_bytes\":64,", "\"size_bytes\":4194304,", "\"size_bytes\":67108864,", "\"p50_us\":", "\"p99_us\":"] {
+    for key in [
+        "\"size_bytes\":64,",
+        "\"size_bytes\":4194304,",
+        "\"size_bytes\":67108864,",
+        "\"p50_us\":",
+        "\"p99_us\":",
+    ] {
         assert!(line.contains(key), "{key} missing in {line}");
     }
 }

@@ -45,7 +45,10 @@ impl Instant {
 impl Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
+        Instant(
+            self.0
+                .saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        )
     }
 }
 
@@ -59,13 +62,24 @@ impl Sub for Instant {
 
 impl fmt::Display for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:09}", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+        write!(
+            f,
+            "{}.{:09}",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
     }
 }
 
 /// A source of monotonic time that also knows how to wait for it.
 pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> Instant;
+
+    /// True if this clock advances with the executor's own clock, so the executor can sleep
+    /// until a deadline on it; false for simulated time, which only messages advance.
+    fn is_steady(&self) -> bool {
+        true
+    }
 
     /// Blocks until `deadline` (or forever if `None`) or until `parker` is unparked, whichever
     /// comes first.
@@ -95,7 +109,9 @@ pub struct VirtualClock {
 
 impl VirtualClock {
     pub fn new(start: Instant) -> Self {
-        Self { now: AtomicU64::new(start.as_nanos()) }
+        Self {
+            now: AtomicU64::new(start.as_nanos()),
+        }
     }
 
     /// Moves time forward (never backward), as if a callback had taken this long.

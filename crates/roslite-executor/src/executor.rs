@@ -24,9 +24,16 @@ use crate::parker::Parker;
 
 /// Something with callbacks to run.
 pub trait Waitable: Send + Sync {
-    /// The next instant at which this entity becomes ready by time alone.
+    /// The next instant, on the executor's clock, at which this entity becomes ready by time
+    /// alone; the executor sleeps no longer than that. `None` if only a notification can make
+    /// it ready (including timers on simulated time, which `/clock` messages advance).
     fn next_deadline(&self) -> Option<Instant> {
         None
+    }
+
+    /// For due timers: the deadline being served, used to run the most overdue timer first.
+    fn due_key(&self) -> Option<Instant> {
+        self.next_deadline()
     }
 
     /// Whether [`Self::execute`] would run a callback now.
@@ -41,16 +48,55 @@ pub trait Waitable: Send + Sync {
     }
 }
 
+/// How the callbacks of one group may run relative to each other (rclcpp's callback group
+/// types). Only matters for a multi-threaded executor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallbackGroupKind {
+    /// At most one callback of the group runs at a time.
+    #[default]
+    MutuallyExclusive,
+    /// Callbacks of different entities in the group may run in parallel.
+    Reentrant,
+}
+
 /// A set of entities scheduled together; every node has a default one.
 #[derive(Default)]
 pub struct CallbackGroup {
+    kind: CallbackGroupKind,
+    /// Held while a callback of a mutually exclusive group runs.
+    busy: AtomicBool,
     entities: Mutex<Vec<Weak<dyn Waitable>>>,
     executor: Mutex<Option<Arc<Parker>>>,
 }
 
 impl CallbackGroup {
+    /// A mutually exclusive group.
     pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
+        Self::with_kind(CallbackGroupKind::MutuallyExclusive)
+    }
+
+    pub fn with_kind(kind: CallbackGroupKind) -> Arc<Self> {
+        Arc::new(Self {
+            kind,
+            ..Self::default()
+        })
+    }
+
+    pub fn kind(&self) -> CallbackGroupKind {
+        self.kind
+    }
+
+    /// Claims the right to run one callback of this group; `None` if a mutually exclusive
+    /// group is already running one.
+    fn try_claim(&self) -> Option<GroupClaim<'_>> {
+        match self.kind {
+            CallbackGroupKind::Reentrant => Some(GroupClaim(None)),
+            CallbackGroupKind::MutuallyExclusive => self
+                .busy
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
+                .map(|_| GroupClaim(Some(&self.busy))),
+        }
     }
 
     /// Adds an entity; the group keeps only a weak reference.
@@ -70,11 +116,11 @@ impl CallbackGroup {
         *self.executor.lock().unwrap_or_else(PoisonError::into_inner) = Some(parker);
     }
 
-    fn live_entities(&self, out: &mut Vec<Arc<dyn Waitable>>) {
+    fn live_entities(self: &Arc<Self>, out: &mut Vec<Entry>) {
         let mut entities = self.lock_entities();
         entities.retain(|weak| match weak.upgrade() {
             Some(entity) => {
-                out.push(entity);
+                out.push((self.clone(), entity));
                 true
             }
             None => false,
@@ -83,6 +129,20 @@ impl CallbackGroup {
 
     fn lock_entities(&self) -> std::sync::MutexGuard<'_, Vec<Weak<dyn Waitable>>> {
         self.entities.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// An entity with the group it belongs to.
+type Entry = (Arc<CallbackGroup>, Arc<dyn Waitable>);
+
+/// Releases a mutually exclusive group when the callback is done (even if it panics).
+struct GroupClaim<'a>(Option<&'a AtomicBool>);
+
+impl Drop for GroupClaim<'_> {
+    fn drop(&mut self) {
+        if let Some(busy) = self.0 {
+            busy.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -126,7 +186,12 @@ impl ShutdownSignal {
 
     pub fn shutdown(&self) {
         self.stopped.store(true, Ordering::Release);
-        for parker in self.parkers.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        for parker in self
+            .parkers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
             if let Some(parker) = parker.upgrade() {
                 parker.unpark();
             }
@@ -140,7 +205,7 @@ impl ShutdownSignal {
     }
 }
 
-/// Runs callbacks on the calling thread.
+/// Runs callbacks on the calling thread, or on several threads with [`Self::spin_threads`].
 pub struct Executor {
     clock: Arc<dyn Clock>,
     parker: Arc<Parker>,
@@ -148,6 +213,8 @@ pub struct Executor {
     groups: Mutex<Vec<Arc<CallbackGroup>>>,
     /// Round-robin position among non-timer entities.
     next_index: Mutex<usize>,
+    /// Set while worker threads share this executor, so they pass wake-ups on.
+    multi_threaded: AtomicBool,
 }
 
 impl Executor {
@@ -165,7 +232,62 @@ impl Executor {
             shutdown,
             groups: Mutex::new(Vec::new()),
             next_index: Mutex::new(0),
+            multi_threaded: AtomicBool::new(false),
         }
+    }
+
+    /// Tells sleeping executor threads to look for work again.
+    pub fn wake(&self) {
+        self.parker.unpark();
+    }
+
+    /// Runs callbacks on `threads` threads (the calling one included) until shutdown. Callbacks
+    /// of a mutually exclusive group never overlap; those of a reentrant group may.
+    ///
+    /// `on_thread_start` runs first on every thread (e.g. to apply real-time settings); if it
+    /// fails on any thread, spinning is shut down and the first error returned.
+    ///
+    /// # Errors
+    /// The first error of `on_thread_start`.
+    pub fn spin_threads<E: Send>(
+        &self,
+        threads: usize,
+        on_thread_start: impl Fn(usize) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        let threads = threads.max(1);
+        self.multi_threaded.store(threads > 1, Ordering::Release);
+        let result = std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads)
+                .map(|index| {
+                    let on_thread_start = &on_thread_start;
+                    scope.spawn(move || {
+                        let started = on_thread_start(index);
+                        if started.is_ok() {
+                            self.spin();
+                        } else {
+                            self.shutdown.shutdown();
+                        }
+                        started
+                    })
+                })
+                .collect();
+            let mut first = on_thread_start(0);
+            if first.is_ok() {
+                self.spin();
+            } else {
+                self.shutdown.shutdown();
+            }
+            for worker in workers {
+                match worker.join() {
+                    Ok(Err(e)) if first.is_ok() => first = Err(e),
+                    Ok(_) => {}
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            first
+        });
+        self.multi_threaded.store(false, Ordering::Release);
+        result
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
@@ -179,7 +301,10 @@ impl Executor {
     /// Schedules the group's entities on this executor.
     pub fn add_callback_group(&self, group: Arc<CallbackGroup>) {
         group.attach(self.parker.clone());
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner).push(group);
+        self.groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(group);
         self.parker.unpark();
     }
 
@@ -263,40 +388,76 @@ impl Executor {
         }
     }
 
-    fn snapshot(&self) -> Vec<Arc<dyn Waitable>> {
+    fn snapshot(&self) -> Vec<Entry> {
         let mut entities = Vec::new();
-        for group in self.groups.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        for group in self
+            .groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
             group.live_entities(&mut entities);
         }
         entities
     }
 
     fn next_timer_deadline(&self) -> Option<Instant> {
-        self.snapshot().iter().filter_map(|e| e.next_deadline()).min()
+        self.snapshot()
+            .iter()
+            .filter_map(|(_, e)| e.next_deadline())
+            .min()
+    }
+
+    /// Runs `entity` under its group's claim; false if the group is busy or nothing ran.
+    fn run(&self, group: &CallbackGroup, entity: &dyn Waitable) -> bool {
+        let Some(_claim) = group.try_claim() else {
+            return false;
+        };
+        if self.multi_threaded.load(Ordering::Acquire) {
+            // Let another thread look for the rest of the work while this one is busy.
+            self.parker.unpark();
+        }
+        let ran = entity.execute();
+        drop(_claim);
+        if self.multi_threaded.load(Ordering::Acquire)
+            && group.kind == CallbackGroupKind::MutuallyExclusive
+        {
+            // Work of this group may have been skipped while it was busy.
+            self.parker.unpark();
+        }
+        ran
     }
 
     fn run_one_ready(&self, now: Instant) -> bool {
         let entities = self.snapshot();
-        let due_timer = entities
+        let mut due_timers: Vec<(Instant, &Entry)> = entities
             .iter()
-            .filter(|e| e.is_timer())
-            .filter_map(|e| e.next_deadline().filter(|d| *d <= now).map(|d| (d, e)))
-            .min_by_key(|(deadline, _)| *deadline);
-        if let Some((_, timer)) = due_timer {
-            if timer.execute() {
+            .filter(|(_, e)| e.is_timer() && e.is_ready(now))
+            .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
+            .collect();
+        due_timers.sort_by_key(|(key, _)| *key);
+        for (_, (group, timer)) in due_timers {
+            if self.run(group, timer.as_ref()) {
                 return true;
             }
         }
-        let others: Vec<&Arc<dyn Waitable>> = entities.iter().filter(|e| !e.is_timer()).collect();
+        let others: Vec<&Entry> = entities.iter().filter(|(_, e)| !e.is_timer()).collect();
         if others.is_empty() {
             return false;
         }
-        let start = *self.next_index.lock().unwrap_or_else(PoisonError::into_inner) % others.len();
+        let start = *self
+            .next_index
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            % others.len();
         for offset in 0..others.len() {
             let index = (start + offset) % others.len();
-            let entity = others[index];
-            if entity.is_ready(now) && entity.execute() {
-                *self.next_index.lock().unwrap_or_else(PoisonError::into_inner) = index + 1;
+            let (group, entity) = others[index];
+            if entity.is_ready(now) && self.run(group, entity.as_ref()) {
+                *self
+                    .next_index
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = index + 1;
                 return true;
             }
         }

@@ -37,7 +37,10 @@ impl Schedule {
     /// If `period` is zero (callers validate user input first).
     pub fn new(start: Instant, period: Duration) -> Self {
         assert!(!period.is_zero(), "internal bug: zero timer period");
-        Self { period, next: start + period }
+        Self {
+            period,
+            next: start + period,
+        }
     }
 
     pub fn period(&self) -> Duration {
@@ -148,11 +151,19 @@ impl Timer {
 
 impl Waitable for Timer {
     fn next_deadline(&self) -> Option<Instant> {
+        if self.is_cancelled() || !self.clock.is_steady() {
+            return None;
+        }
+        Some(self.lock_schedule().next_deadline())
+    }
+
+    fn due_key(&self) -> Option<Instant> {
         (!self.is_cancelled()).then(|| self.lock_schedule().next_deadline())
     }
 
-    fn is_ready(&self, now: Instant) -> bool {
-        !self.is_cancelled() && self.lock_schedule().is_due(now)
+    /// Due by the timer's own clock (simulated time may differ from the executor's).
+    fn is_ready(&self, _now: Instant) -> bool {
+        !self.is_cancelled() && self.lock_schedule().is_due(self.clock.now())
     }
 
     fn is_timer(&self) -> bool {
@@ -168,7 +179,11 @@ impl Waitable for Timer {
             }
             schedule.fire(now)
         };
-        let call = TimerCall { expected: firing.scheduled, actual: now, skipped: firing.skipped };
+        let call = TimerCall {
+            expected: firing.scheduled,
+            actual: now,
+            skipped: firing.skipped,
+        };
         let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
         callback(&call);
         true
@@ -201,7 +216,13 @@ mod tests {
     fn overrun_skips_missed_deadlines_without_burst() {
         let mut s = Schedule::new(at(0), 10 * MS);
         let firing = s.fire(at(45));
-        assert_eq!(firing, Firing { scheduled: at(10), skipped: 3 });
+        assert_eq!(
+            firing,
+            Firing {
+                scheduled: at(10),
+                skipped: 3
+            }
+        );
         assert_eq!(s.next_deadline(), at(50));
         assert!(!s.is_due(at(49)));
     }

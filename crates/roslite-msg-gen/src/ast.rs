@@ -49,7 +49,11 @@ pub struct TypeName {
 
 impl TypeName {
     pub fn new(package: &str, kind: InterfaceKind, name: &str) -> Self {
-        Self { package: package.to_owned(), kind, name: name.to_owned() }
+        Self {
+            package: package.to_owned(),
+            kind,
+            name: name.to_owned(),
+        }
     }
 
     /// Parses `pkg/msg/Name`, `pkg/srv/Name_Request`, or the short form `pkg/Name` (taken as a
@@ -66,7 +70,12 @@ impl TypeName {
 
     /// The DDS type name ROS 2 RMWs use on the wire: `std_msgs::msg::dds_::String_`.
     pub fn dds_name(&self) -> String {
-        format!("{}::{}::dds_::{}_", self.package, self.kind.as_str(), self.name)
+        format!(
+            "{}::{}::dds_::{}_",
+            self.package,
+            self.kind.as_str(),
+            self.name
+        )
     }
 }
 
@@ -149,9 +158,13 @@ impl Primitive {
 pub enum BaseType {
     Primitive(Primitive),
     /// `string` or `string<=N` (bound in bytes, excluding the NUL).
-    String { bound: Option<usize> },
+    String {
+        bound: Option<usize>,
+    },
     /// `wstring` or `wstring<=N`.
-    WString { bound: Option<usize> },
+    WString {
+        bound: Option<usize>,
+    },
     /// Another message type, already resolved to its full name (`Header` becomes
     /// `std_msgs/msg/Header`, a same-package `Foo` becomes `pkg/msg/Foo`).
     Named(TypeName),

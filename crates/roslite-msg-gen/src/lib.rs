@@ -10,3 +10,9 @@
 //! - `dynamic`: encode/decode of any known type from its definition, for tools.
 
 pub mod ast;
+pub mod build;
+pub mod dynamic;
+pub mod hash;
+pub mod parse;
+pub mod registry;
+pub mod rust;

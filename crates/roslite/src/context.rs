@@ -21,7 +21,10 @@ pub const MAX_DOMAIN_ID: u32 = 232;
 pub enum InitError {
     InvalidDomainId(String),
     /// A `--ros-args` argument that is malformed or unknown.
-    InvalidRosArg { arg: String, reason: &'static str },
+    InvalidRosArg {
+        arg: String,
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for InitError {
@@ -66,7 +69,10 @@ impl RosArgs {
     {
         let mut out = RosArgs::default();
         let mut args = args.into_iter().map(Into::into);
-        let invalid = |arg: &str, reason| InitError::InvalidRosArg { arg: arg.to_owned(), reason };
+        let invalid = |arg: &str, reason| InitError::InvalidRosArg {
+            arg: arg.to_owned(),
+            reason,
+        };
         while let Some(arg) = args.next() {
             if arg != "--ros-args" {
                 out.unparsed.push(arg);
@@ -74,15 +80,17 @@ impl RosArgs {
             }
             while let Some(arg) = args.next() {
                 let mut value = |flag: &str| {
-                    args.next().ok_or_else(|| invalid(flag, "expects a value after it"))
+                    args.next()
+                        .ok_or_else(|| invalid(flag, "expects a value after it"))
                 };
                 match arg.as_str() {
                     "--" => break,
                     "--ros-args" => {}
                     "-r" | "--remap" => {
                         let rule = value(&arg)?;
-                        let parsed = RemapRule::parse(&rule)
-                            .ok_or_else(|| invalid(&rule, "a remap rule is 'from:=to' or 'node:from:=to'"))?;
+                        let parsed = RemapRule::parse(&rule).ok_or_else(|| {
+                            invalid(&rule, "a remap rule is 'from:=to' or 'node:from:=to'")
+                        })?;
                         out.remaps.push(parsed);
                     }
                     "-p" | "--param" => {
@@ -207,7 +215,11 @@ impl Context {
     ///
     /// # Errors
     /// [`NodeError::Name`] naming the rule a name breaks.
-    pub fn create_node_with_namespace(&self, name: &str, namespace: &str) -> Result<Node, NodeError> {
+    pub fn create_node_with_namespace(
+        &self,
+        name: &str,
+        namespace: &str,
+    ) -> Result<Node, NodeError> {
         let mut name = name.to_owned();
         let mut namespace = if namespace.is_empty() || namespace.starts_with('/') {
             namespace.to_owned()
@@ -261,8 +273,20 @@ mod tests {
     #[test]
     fn ros_args_sections() {
         let args = RosArgs::parse([
-            "prog", "--flag", "--ros-args", "-r", "chatter:=talk", "-p", "rate:=5",
-            "--log-level", "warn", "--", "user", "--ros-args", "-r", "__node:=renamed",
+            "prog",
+            "--flag",
+            "--ros-args",
+            "-r",
+            "chatter:=talk",
+            "-p",
+            "rate:=5",
+            "--log-level",
+            "warn",
+            "--",
+            "user",
+            "--ros-args",
+            "-r",
+            "__node:=renamed",
         ])
         .unwrap();
         assert_eq!(args.unparsed, ["prog", "--flag", "user"]);
@@ -283,7 +307,15 @@ mod tests {
 
     #[test]
     fn node_name_and_namespace_remapping() {
-        let args = RosArgs::parse(["p", "--ros-args", "-r", "__ns:=/robot", "-r", "talker:__node:=speaker"]).unwrap();
+        let args = RosArgs::parse([
+            "p",
+            "--ros-args",
+            "-r",
+            "__ns:=/robot",
+            "-r",
+            "talker:__node:=speaker",
+        ])
+        .unwrap();
         let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
         let node = ctx.create_node("talker").unwrap();
         assert_eq!(node.fully_qualified_name(), "/robot/speaker");
@@ -293,7 +325,12 @@ mod tests {
 
     #[test]
     fn invalid_domain() {
-        let e = Context::new(ContextOptions { domain_id: 300, ..Default::default() }).err().unwrap();
+        let e = Context::new(ContextOptions {
+            domain_id: 300,
+            ..Default::default()
+        })
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("from 0 to 232"), "{e}");
     }
 }

@@ -164,12 +164,16 @@ impl LocalBus {
 
     pub(crate) fn publishers_info(&self, topic: &str) -> Vec<EndpointInfo> {
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        topics.get(topic).map_or_else(Vec::new, |e| e.publishers.iter().map(|(r, _)| info(r)).collect())
+        topics.get(topic).map_or_else(Vec::new, |e| {
+            e.publishers.iter().map(|(r, _)| info(r)).collect()
+        })
     }
 
     pub(crate) fn subscriptions_info(&self, topic: &str) -> Vec<EndpointInfo> {
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        topics.get(topic).map_or_else(Vec::new, |e| e.subscriptions.iter().map(info).collect())
+        topics
+            .get(topic)
+            .map_or_else(Vec::new, |e| e.subscriptions.iter().map(info).collect())
     }
 }
 

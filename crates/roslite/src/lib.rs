@@ -69,7 +69,8 @@ impl Executor {
     }
 
     pub fn add_node(&self, node: &Node) {
-        self.inner.add_callback_group(node.default_callback_group().clone());
+        self.inner
+            .add_callback_group(node.default_callback_group().clone());
     }
 
     /// Runs callbacks until the context is shut down.

@@ -68,7 +68,9 @@ impl Logger {
         if !self.enabled(severity) {
             return;
         }
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         let line = format!(
             "[{}] [{}.{:09}] [{}]: {}\n",
             severity.label(),

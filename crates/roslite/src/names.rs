@@ -59,7 +59,9 @@ pub struct NameError {
 
 impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Self { kind, name, index, .. } = self;
+        let Self {
+            kind, name, index, ..
+        } = self;
         write!(f, "invalid {kind} '{name}': ")?;
         match self.rule {
             NameRule::Empty => write!(f, "must not be empty"),
@@ -95,7 +97,12 @@ impl fmt::Display for NameError {
 impl std::error::Error for NameError {}
 
 fn error(kind: NameKind, name: &str, rule: NameRule, index: usize) -> NameError {
-    NameError { kind, name: name.to_owned(), rule, index }
+    NameError {
+        kind,
+        name: name.to_owned(),
+        rule,
+        index,
+    }
 }
 
 /// A node name: letters, digits and `_`, not starting with a digit, at most 255 characters.
@@ -107,7 +114,9 @@ pub fn validate_node_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
         return Err(error(kind, name, NameRule::Empty, 0));
     }
-    if let Some((i, c)) = name.char_indices().find(|(_, c)| !c.is_ascii_alphanumeric() && *c != '_')
+    if let Some((i, c)) = name
+        .char_indices()
+        .find(|(_, c)| !c.is_ascii_alphanumeric() && *c != '_')
     {
         return Err(error(kind, name, NameRule::InvalidCharacter(c), i));
     }
@@ -115,7 +124,14 @@ pub fn validate_node_name(name: &str) -> Result<(), NameError> {
         return Err(error(kind, name, NameRule::StartsWithDigit, 0));
     }
     if name.len() > NODE_NAME_MAX_LEN {
-        return Err(error(kind, name, NameRule::TooLong { max: NODE_NAME_MAX_LEN }, 0));
+        return Err(error(
+            kind,
+            name,
+            NameRule::TooLong {
+                max: NODE_NAME_MAX_LEN,
+            },
+            0,
+        ));
     }
     Ok(())
 }
@@ -135,7 +151,14 @@ pub fn validate_namespace(ns: &str) -> Result<(), NameError> {
 pub fn validate_full_topic_name(name: &str) -> Result<(), NameError> {
     validate_absolute(NameKind::Topic, name)?;
     if name.len() > TOPIC_NAME_MAX_LEN {
-        return Err(error(NameKind::Topic, name, NameRule::TooLong { max: TOPIC_NAME_MAX_LEN }, 0));
+        return Err(error(
+            NameKind::Topic,
+            name,
+            NameRule::TooLong {
+                max: TOPIC_NAME_MAX_LEN,
+            },
+            0,
+        ));
     }
     Ok(())
 }
@@ -188,7 +211,12 @@ pub fn expand_topic_name(name: &str, node: &str, namespace: &str) -> Result<Stri
     if name.is_empty() {
         return Err(error(kind, name, NameRule::Empty, 0));
     }
-    if let Some(i) = name.char_indices().skip(1).find(|(_, c)| *c == '~').map(|(i, _)| i) {
+    if let Some(i) = name
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '~')
+        .map(|(i, _)| i)
+    {
         return Err(error(kind, name, NameRule::MisplacedTilde, i));
     }
     if name.starts_with('~') && !(name.len() == 1 || name[1..].starts_with('/')) {
@@ -227,17 +255,32 @@ fn substitute(name: &str, node: &str, namespace: &str) -> Result<String, NameErr
     let mut offset = 0;
     while let Some(open) = rest.find(['{', '}']) {
         if rest.as_bytes()[open] == b'}' {
-            return Err(error(NameKind::Topic, name, NameRule::UnbalancedBrace, offset + open));
+            return Err(error(
+                NameKind::Topic,
+                name,
+                NameRule::UnbalancedBrace,
+                offset + open,
+            ));
         }
         let Some(close) = rest[open..].find('}').map(|c| c + open) else {
-            return Err(error(NameKind::Topic, name, NameRule::UnbalancedBrace, offset + open));
+            return Err(error(
+                NameKind::Topic,
+                name,
+                NameRule::UnbalancedBrace,
+                offset + open,
+            ));
         };
         out.push_str(&rest[..open]);
         match &rest[open + 1..close] {
             "node" => out.push_str(node),
             "ns" | "namespace" => out.push_str(namespace.trim_end_matches('/')),
             _ => {
-                return Err(error(NameKind::Topic, name, NameRule::UnknownSubstitution, offset + open))
+                return Err(error(
+                    NameKind::Topic,
+                    name,
+                    NameRule::UnknownSubstitution,
+                    offset + open,
+                ))
             }
         }
         offset += close + 1;
@@ -275,7 +318,11 @@ impl RemapRule {
         if from.is_empty() || to.is_empty() {
             return None;
         }
-        Some(Self { node, from: from.to_owned(), to: to.to_owned() })
+        Some(Self {
+            node,
+            from: from.to_owned(),
+            to: to.to_owned(),
+        })
     }
 }
 
@@ -294,7 +341,9 @@ pub fn remap_topic(
         if rule.from.starts_with("__") || rule.node.as_deref().is_some_and(|n| n != node) {
             continue;
         }
-        let Ok(from) = expand_topic_name(&rule.from, node, namespace) else { continue };
+        let Ok(from) = expand_topic_name(&rule.from, node, namespace) else {
+            continue;
+        };
         if from == expanded {
             return expand_topic_name(&rule.to, node, namespace);
         }
@@ -310,7 +359,10 @@ mod tests {
     fn node_names() {
         assert!(validate_node_name("talker_1").is_ok());
         assert_eq!(validate_node_name("").unwrap_err().rule, NameRule::Empty);
-        assert_eq!(validate_node_name("1talker").unwrap_err().rule, NameRule::StartsWithDigit);
+        assert_eq!(
+            validate_node_name("1talker").unwrap_err().rule,
+            NameRule::StartsWithDigit
+        );
         let e = validate_node_name("my-node").unwrap_err();
         assert_eq!((e.rule, e.index), (NameRule::InvalidCharacter('-'), 2));
         assert!(e.to_string().contains("'-' at index 2"), "{e}");
@@ -321,10 +373,22 @@ mod tests {
     fn namespaces() {
         assert!(validate_namespace("/").is_ok());
         assert!(validate_namespace("/robot1/arm").is_ok());
-        assert_eq!(validate_namespace("robot").unwrap_err().rule, NameRule::NotAbsolute);
-        assert_eq!(validate_namespace("/robot/").unwrap_err().rule, NameRule::EndsWithSlash);
-        assert_eq!(validate_namespace("/a//b").unwrap_err().rule, NameRule::RepeatedSlash);
-        assert_eq!(validate_namespace("/a/2b").unwrap_err().rule, NameRule::StartsWithDigit);
+        assert_eq!(
+            validate_namespace("robot").unwrap_err().rule,
+            NameRule::NotAbsolute
+        );
+        assert_eq!(
+            validate_namespace("/robot/").unwrap_err().rule,
+            NameRule::EndsWithSlash
+        );
+        assert_eq!(
+            validate_namespace("/a//b").unwrap_err().rule,
+            NameRule::RepeatedSlash
+        );
+        assert_eq!(
+            validate_namespace("/a/2b").unwrap_err().rule,
+            NameRule::StartsWithDigit
+        );
     }
 
     #[test]
@@ -341,7 +405,11 @@ mod tests {
             ("foo/bar", "/ns", "/ns/foo/bar"),
         ];
         for (name, ns, want) in cases {
-            assert_eq!(expand_topic_name(name, "node", ns).unwrap(), want, "{name} in {ns}");
+            assert_eq!(
+                expand_topic_name(name, "node", ns).unwrap(),
+                want,
+                "{name} in {ns}"
+            );
         }
     }
 

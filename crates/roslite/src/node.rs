@@ -4,7 +4,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roslite_executor::{CallbackGroup, Clock, Instant, SteadyClock, Timer as TimerEntity, TimerCall, Waitable};
+use roslite_executor::{
+    CallbackGroup, Clock, Instant, SteadyClock, Timer as TimerEntity, TimerCall, Waitable,
+};
 use roslite_msgs::Message;
 
 use crate::context::{Context, ContextInner};
@@ -65,7 +67,10 @@ impl Node {
         let logger = Logger::new(if namespace == "/" {
             name.clone()
         } else {
-            format!("{}.{name}", namespace.trim_start_matches('/').replace('/', "."))
+            format!(
+                "{}.{name}",
+                namespace.trim_start_matches('/').replace('/', ".")
+            )
         });
         let shared = Arc::new(NodeShared {
             context: context.inner.clone(),
@@ -118,9 +123,19 @@ impl Node {
     /// # Errors
     /// [`NodeError::Name`] naming the rule broken.
     pub fn resolve_topic_name(&self, topic: &str) -> Result<String, NodeError> {
-        let NodeShared { name, namespace, context, .. } = &*self.shared;
+        let NodeShared {
+            name,
+            namespace,
+            context,
+            ..
+        } = &*self.shared;
         let expanded = names::expand_topic_name(topic, name, namespace)?;
-        Ok(names::remap_topic(&context.args.remaps, &expanded, name, namespace)?)
+        Ok(names::remap_topic(
+            &context.args.remaps,
+            &expanded,
+            name,
+            namespace,
+        )?)
     }
 
     /// A publisher on `topic` (relative names resolve in the node's namespace).
@@ -160,8 +175,12 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let subscription =
-            Subscription::new(self.shared.clone(), topic.clone(), qos, callback.into_boxed());
+        let subscription = Subscription::new(
+            self.shared.clone(),
+            topic.clone(),
+            qos,
+            callback.into_boxed(),
+        );
         let record = self.record::<T>(
             subscription.shared.id,
             qos,
@@ -185,10 +204,17 @@ impl Node {
         if period.is_zero() {
             return Err(NodeError::ZeroPeriod);
         }
-        let entity = Arc::new(TimerEntity::new(self.shared.clock.clone(), period, callback.into_fn()));
+        let entity = Arc::new(TimerEntity::new(
+            self.shared.clock.clone(),
+            period,
+            callback.into_fn(),
+        ));
         let waitable: Arc<dyn Waitable> = entity.clone();
         self.shared.default_group.add(Arc::downgrade(&waitable));
-        Ok(Timer { entity, _node: self.shared.clone() })
+        Ok(Timer {
+            entity,
+            _node: self.shared.clone(),
+        })
     }
 
     /// Topics known to this context with their types, sorted.

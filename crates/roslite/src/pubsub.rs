@@ -76,13 +76,18 @@ impl<T: Message> SubscriptionShared<T> {
 
     fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(lifespan) = self.qos.lifespan else { return queue.pop_front() };
+        let Some(lifespan) = self.qos.lifespan else {
+            return queue.pop_front();
+        };
         let now = Instant::monotonic_now();
         while let Some((message, info)) = queue.pop_front() {
             if now - info.source_timestamp <= lifespan {
                 return Some((message, info));
             }
-            self.stats.lock().unwrap_or_else(PoisonError::into_inner).expired += 1;
+            self.stats
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .expired += 1;
         }
         None
     }
@@ -90,11 +95,17 @@ impl<T: Message> SubscriptionShared<T> {
 
 impl<T: Message> Waitable for SubscriptionShared<T> {
     fn is_ready(&self, _now: Instant) -> bool {
-        !self.queue.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+        !self
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
     }
 
     fn execute(&self) -> bool {
-        let Some((message, info)) = self.take() else { return false };
+        let Some((message, info)) = self.take() else {
+            return false;
+        };
         let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
         callback(message, &info);
         true
@@ -127,7 +138,11 @@ impl<T: Message> Subscription<T> {
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         node.default_group.add(Arc::downgrade(&waitable));
-        Self { shared, topic, node }
+        Self {
+            shared,
+            topic,
+            node,
+        }
     }
 
     /// The fully qualified topic name (after expansion and remapping).
@@ -140,7 +155,11 @@ impl<T: Message> Subscription<T> {
     }
 
     pub fn stats(&self) -> SubscriptionStats {
-        *self.shared.stats.lock().unwrap_or_else(PoisonError::into_inner)
+        *self
+            .shared
+            .stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `REQUESTED_INCOMPATIBLE_QOS`: publishers this subscription could not match.
@@ -150,14 +169,20 @@ impl<T: Message> Subscription<T> {
 
     /// Calls `callback` whenever an incompatible publisher is found (on the thread that
     /// created the publisher).
-    pub fn on_incompatible_qos(&self, callback: impl FnMut(IncompatibleQosStatus) + Send + 'static) {
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl FnMut(IncompatibleQosStatus) + Send + 'static,
+    ) {
         self.shared.events.set_callback(Box::new(callback));
     }
 }
 
 impl<T: Message> Drop for Subscription<T> {
     fn drop(&mut self) {
-        self.node.context.bus.remove_subscription(&self.topic, self.shared.id);
+        self.node
+            .context
+            .bus
+            .remove_subscription(&self.topic, self.shared.id);
     }
 }
 
@@ -242,11 +267,19 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
             return false;
         };
         if transient_local {
-            for (message, info) in self.history.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            for (message, info) in self
+                .history
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+            {
                 subscription.deliver(message.clone(), *info);
             }
         }
-        self.matched.write().unwrap_or_else(PoisonError::into_inner).push(subscription);
+        self.matched
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(subscription);
         true
     }
 
@@ -276,7 +309,12 @@ impl<T: Message> Publisher<T> {
             history: Mutex::default(),
             events: Arc::default(),
         });
-        Self { shared, topic, node, _type: PhantomData }
+        Self {
+            shared,
+            topic,
+            node,
+            _type: PhantomData,
+        }
     }
 
     pub(crate) fn link(&self) -> (Arc<dyn Any + Send + Sync>, Arc<dyn PublisherLink>) {
@@ -309,7 +347,10 @@ impl<T: Message> Publisher<T> {
             from_intra_process: true,
         };
         if shared.qos.durability == Durability::TransientLocal {
-            let mut history = shared.history.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut history = shared
+                .history
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if let History::KeepLast(depth) = shared.qos.history {
                 while history.len() >= depth {
                     history.pop_front();
@@ -317,7 +358,10 @@ impl<T: Message> Publisher<T> {
             }
             history.push_back((message.clone(), info));
         }
-        let matched = shared.matched.read().unwrap_or_else(PoisonError::into_inner);
+        let matched = shared
+            .matched
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some((last, others)) = matched.split_last() {
             for subscription in others {
                 subscription.deliver(message.clone(), info);
@@ -336,7 +380,11 @@ impl<T: Message> Publisher<T> {
 
     /// Subscriptions currently matched.
     pub fn subscription_count(&self) -> usize {
-        self.shared.matched.read().unwrap_or_else(PoisonError::into_inner).len()
+        self.shared
+            .matched
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// `OFFERED_INCOMPATIBLE_QOS`: subscriptions this publisher could not match.
@@ -346,13 +394,19 @@ impl<T: Message> Publisher<T> {
 
     /// Calls `callback` whenever an incompatible subscription is found (on the thread that
     /// created the subscription).
-    pub fn on_incompatible_qos(&self, callback: impl FnMut(IncompatibleQosStatus) + Send + 'static) {
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl FnMut(IncompatibleQosStatus) + Send + 'static,
+    ) {
         self.shared.events.set_callback(Box::new(callback));
     }
 }
 
 impl<T: Message> Drop for Publisher<T> {
     fn drop(&mut self) {
-        self.node.context.bus.remove_publisher(&self.topic, self.shared.id);
+        self.node
+            .context
+            .bus
+            .remove_publisher(&self.topic, self.shared.id);
     }
 }

@@ -68,16 +68,20 @@ impl QosProfile {
     pub const SERVICES_DEFAULT: QosProfile = Self::DEFAULT;
 
     /// `rmw_qos_profile_parameters`: keep last 1000, reliable, volatile.
-    pub const PARAMETERS: QosProfile =
-        QosProfile { history: History::KeepLast(1000), ..Self::DEFAULT };
+    pub const PARAMETERS: QosProfile = QosProfile {
+        history: History::KeepLast(1000),
+        ..Self::DEFAULT
+    };
 
     /// `rmw_qos_profile_parameter_events`: keep last 1000, reliable, volatile.
     pub const PARAMETER_EVENTS: QosProfile = Self::PARAMETERS;
 
     /// `rmw_qos_profile_system_default`. ROS leaves these to the middleware; roslite's
     /// middleware defaults are the DDS writer defaults: keep last 1, reliable, volatile.
-    pub const SYSTEM_DEFAULT: QosProfile =
-        QosProfile { history: History::KeepLast(1), ..Self::DEFAULT };
+    pub const SYSTEM_DEFAULT: QosProfile = QosProfile {
+        history: History::KeepLast(1),
+        ..Self::DEFAULT
+    };
 
     /// rosout's profile (`ros2/rcl: logging_rosout.h`): keep last 1000, reliable,
     /// transient local, lifespan 10 s.
@@ -90,7 +94,10 @@ impl QosProfile {
 
     /// `rclcpp::QoS(depth)`: the default profile with another depth.
     pub const fn keep_last(depth: usize) -> Self {
-        QosProfile { history: History::KeepLast(depth), ..Self::DEFAULT }
+        QosProfile {
+            history: History::KeepLast(depth),
+            ..Self::DEFAULT
+        }
     }
 
     /// The standard profiles by the names the `ros2` CLI accepts for `--qos-profile`.
@@ -255,12 +262,12 @@ pub fn check_compatible(offered: &QosProfile, requested: &QosProfile) -> Result<
     }
     // A finite requested period needs an offered period at most as long; infinite offers
     // nothing.
-    let shorter = |requested: Option<Duration>, offered: Option<Duration>| match (requested, offered)
-    {
-        (Some(_), None) => true,
-        (Some(r), Some(o)) => r < o,
-        (None, _) => false,
-    };
+    let shorter =
+        |requested: Option<Duration>, offered: Option<Duration>| match (requested, offered) {
+            (Some(_), None) => true,
+            (Some(r), Some(o)) => r < o,
+            (None, _) => false,
+        };
     if shorter(requested.deadline, offered.deadline) {
         return Err(QosPolicyKind::Deadline);
     }
@@ -296,20 +303,41 @@ mod tests {
     fn request_vs_offered() {
         let d = QosProfile::DEFAULT;
         assert_eq!(check_compatible(&d, &d), Ok(()));
-        assert_eq!(check_compatible(&d.best_effort(), &d), Err(QosPolicyKind::Reliability));
+        assert_eq!(
+            check_compatible(&d.best_effort(), &d),
+            Err(QosPolicyKind::Reliability)
+        );
         assert_eq!(check_compatible(&d, &d.best_effort()), Ok(()));
-        assert_eq!(check_compatible(&d, &d.transient_local()), Err(QosPolicyKind::Durability));
+        assert_eq!(
+            check_compatible(&d, &d.transient_local()),
+            Err(QosPolicyKind::Durability)
+        );
         assert_eq!(check_compatible(&d.transient_local(), &d), Ok(()));
-        assert_eq!(check_compatible(&d, &d.deadline(S)), Err(QosPolicyKind::Deadline));
-        assert_eq!(check_compatible(&d.deadline(2 * S), &d.deadline(S)), Err(QosPolicyKind::Deadline));
+        assert_eq!(
+            check_compatible(&d, &d.deadline(S)),
+            Err(QosPolicyKind::Deadline)
+        );
+        assert_eq!(
+            check_compatible(&d.deadline(2 * S), &d.deadline(S)),
+            Err(QosPolicyKind::Deadline)
+        );
         assert_eq!(check_compatible(&d.deadline(S), &d.deadline(2 * S)), Ok(()));
         assert_eq!(check_compatible(&d.deadline(S), &d), Ok(()));
         let manual = d.liveliness(Liveliness::ManualByTopic, None);
-        assert_eq!(check_compatible(&d, &manual), Err(QosPolicyKind::Liveliness));
+        assert_eq!(
+            check_compatible(&d, &manual),
+            Err(QosPolicyKind::Liveliness)
+        );
         assert_eq!(check_compatible(&manual, &d), Ok(()));
         let lease = |s| d.liveliness(Liveliness::Automatic, Some(s));
-        assert_eq!(check_compatible(&d, &lease(S)), Err(QosPolicyKind::Liveliness));
-        assert_eq!(check_compatible(&lease(2 * S), &lease(S)), Err(QosPolicyKind::Liveliness));
+        assert_eq!(
+            check_compatible(&d, &lease(S)),
+            Err(QosPolicyKind::Liveliness)
+        );
+        assert_eq!(
+            check_compatible(&lease(2 * S), &lease(S)),
+            Err(QosPolicyKind::Liveliness)
+        );
         assert_eq!(check_compatible(&lease(S), &lease(2 * S)), Ok(()));
     }
 
@@ -317,7 +345,10 @@ mod tests {
     fn invalid_profiles_say_how_to_fix() {
         let e = QosProfile::keep_last(0).validate().unwrap_err();
         assert!(e.to_string().contains("depth of at least 1"));
-        let e = QosProfile::DEFAULT.deadline(Duration::ZERO).validate().unwrap_err();
+        let e = QosProfile::DEFAULT
+            .deadline(Duration::ZERO)
+            .validate()
+            .unwrap_err();
         assert!(e.to_string().starts_with("DEADLINE of zero"), "{e}");
     }
 }

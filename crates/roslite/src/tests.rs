@@ -25,7 +25,9 @@ impl CdrEncode for Blob {
 impl CdrDecode for Blob {
     fn decode(r: &mut CdrReader<'_>) -> Result<Self, DecodeError> {
         let len = r.read_len(1)?;
-        Ok(Self { data: r.read_bytes(len)?.to_vec() })
+        Ok(Self {
+            data: r.read_bytes(len)?.to_vec(),
+        })
     }
 }
 
@@ -75,15 +77,23 @@ fn collector<T: Send + 'static>() -> (Arc<Mutex<Vec<T>>>, impl Fn(T) + Send + Cl
 fn owned_message_to_one_subscription_is_moved_not_copied() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<Blob>();
-    let _sub = node.create_subscription("blob", 10, move |msg: Blob| push(msg)).unwrap();
+    let _sub = node
+        .create_subscription("blob", 10, move |msg: Blob| push(msg))
+        .unwrap();
     let publisher = node.create_publisher::<Blob>("blob", 10).unwrap();
-    let message = Blob { data: vec![7; 4 << 20] };
+    let message = Blob {
+        data: vec![7; 4 << 20],
+    };
     let sent_ptr = message.data.as_ptr();
     publisher.publish(message);
     executor.spin_some();
     let got = got.lock().unwrap();
     assert_eq!(got.len(), 1);
-    assert_eq!(got[0].data.as_ptr(), sent_ptr, "the subscription must get the very same buffer");
+    assert_eq!(
+        got[0].data.as_ptr(),
+        sent_ptr,
+        "the subscription must get the very same buffer"
+    );
 }
 
 #[test]
@@ -91,12 +101,18 @@ fn several_shared_subscriptions_see_one_instance() {
     let (_ctx, node, executor) = setup();
     let (a, push_a) = collector::<Arc<Blob>>();
     let (b, push_b) = collector::<usize>();
-    let _sa = node.create_subscription("blob", 10, move |msg: Arc<Blob>| push_a(msg)).unwrap();
+    let _sa = node
+        .create_subscription("blob", 10, move |msg: Arc<Blob>| push_a(msg))
+        .unwrap();
     let _sb = node
-        .create_subscription("blob", 10, move |msg: &Blob| push_b(msg.data.as_ptr() as usize))
+        .create_subscription("blob", 10, move |msg: &Blob| {
+            push_b(msg.data.as_ptr() as usize)
+        })
         .unwrap();
     let publisher = node.create_publisher::<Blob>("blob", 10).unwrap();
-    let message = Arc::new(Blob { data: vec![1, 2, 3] });
+    let message = Arc::new(Blob {
+        data: vec![1, 2, 3],
+    });
     let sent = message.clone();
     publisher.publish_shared(message);
     executor.spin_some();
@@ -110,16 +126,26 @@ fn ownership_taking_subscription_gets_a_copy_only_when_others_share() {
     let (_ctx, node, executor) = setup();
     let (shared, push_shared) = collector::<Arc<Blob>>();
     let (owned, push_owned) = collector::<Blob>();
-    let _s = node.create_subscription("blob", 10, move |m: Arc<Blob>| push_shared(m)).unwrap();
-    let _o = node.create_subscription("blob", 10, move |m: Blob| push_owned(m)).unwrap();
+    let _s = node
+        .create_subscription("blob", 10, move |m: Arc<Blob>| push_shared(m))
+        .unwrap();
+    let _o = node
+        .create_subscription("blob", 10, move |m: Blob| push_owned(m))
+        .unwrap();
     let publisher = node.create_publisher::<Blob>("blob", 10).unwrap();
-    let message = Blob { data: vec![9; 1000] };
+    let message = Blob {
+        data: vec![9; 1000],
+    };
     let sent_ptr = message.data.as_ptr();
     publisher.publish(message);
     executor.spin_some();
     assert_eq!(shared.lock().unwrap()[0].data.as_ptr(), sent_ptr);
     let owned = owned.lock().unwrap();
-    assert_ne!(owned[0].data.as_ptr(), sent_ptr, "shared instance must not be handed out mutably");
+    assert_ne!(
+        owned[0].data.as_ptr(),
+        sent_ptr,
+        "shared instance must not be handed out mutably"
+    );
     assert_eq!(owned[0].data, vec![9; 1000]);
 }
 
@@ -133,9 +159,15 @@ fn many_publishers_and_subscriptions_of_several_types() {
     let mut subs_blob = Vec::new();
     for i in 0..3u32 {
         let push = push_blob.clone();
-        subs_blob.push(other.create_subscription("a", 100, move |m: Blob| push((i, m.data.len()))).unwrap());
+        subs_blob.push(
+            other
+                .create_subscription("a", 100, move |m: Blob| push((i, m.data.len())))
+                .unwrap(),
+        );
     }
-    let _sc = node.create_subscription("b", 100, move |m: Count| push_count(m.0)).unwrap();
+    let _sc = node
+        .create_subscription("b", 100, move |m: Count| push_count(m.0))
+        .unwrap();
     let pa1 = node.create_publisher::<Blob>("a", 10).unwrap();
     let pa2 = other.create_publisher::<Blob>("/a", 10).unwrap();
     let pb = node.create_publisher::<Count>("b", 10).unwrap();
@@ -152,14 +184,19 @@ fn many_publishers_and_subscriptions_of_several_types() {
     drop(subs_blob);
     assert_eq!(pa1.subscription_count(), 0);
     let topics = node.topic_names_and_types();
-    assert!(topics.contains(&("/a".to_owned(), vec!["test_msgs/msg/Blob".to_owned()])), "{topics:?}");
+    assert!(
+        topics.contains(&("/a".to_owned(), vec!["test_msgs/msg/Blob".to_owned()])),
+        "{topics:?}"
+    );
 }
 
 #[test]
 fn keep_last_overwrites_oldest_for_a_slow_subscription() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();
-    let sub = node.create_subscription("n", 3, move |m: Count| push(m.0)).unwrap();
+    let sub = node
+        .create_subscription("n", 3, move |m: Count| push(m.0))
+        .unwrap();
     let publisher = node.create_publisher::<Count>("n", 10).unwrap();
     for i in 0..10 {
         publisher.publish(Count(i));
@@ -173,9 +210,14 @@ fn keep_last_overwrites_oldest_for_a_slow_subscription() {
 fn keep_all_keeps_everything_in_order() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();
-    let _sub =
-        node.create_subscription("n", QosProfile::DEFAULT.keep_all(), move |m: Count| push(m.0)).unwrap();
-    let publisher = node.create_publisher::<Count>("n", QosProfile::DEFAULT.keep_all()).unwrap();
+    let _sub = node
+        .create_subscription("n", QosProfile::DEFAULT.keep_all(), move |m: Count| {
+            push(m.0)
+        })
+        .unwrap();
+    let publisher = node
+        .create_publisher::<Count>("n", QosProfile::DEFAULT.keep_all())
+        .unwrap();
     for i in 0..1000 {
         publisher.publish(Count(i));
     }
@@ -193,9 +235,13 @@ fn transient_local_late_joiner_gets_last_samples() {
     }
     let (got, push) = collector::<u32>();
     let late_qos = QosProfile::keep_last(10).transient_local();
-    let _late = node.create_subscription("latched", late_qos, move |m: Count| push(m.0)).unwrap();
+    let _late = node
+        .create_subscription("latched", late_qos, move |m: Count| push(m.0))
+        .unwrap();
     let (volatile, push_v) = collector::<u32>();
-    let _vol = node.create_subscription("latched", 10, move |m: Count| push_v(m.0)).unwrap();
+    let _vol = node
+        .create_subscription("latched", 10, move |m: Count| push_v(m.0))
+        .unwrap();
     publisher.publish(Count(5));
     executor.spin_some();
     assert_eq!(*got.lock().unwrap(), [3, 4, 5]);
@@ -205,12 +251,16 @@ fn transient_local_late_joiner_gets_last_samples() {
 #[test]
 fn incompatible_qos_is_an_observable_event_and_blocks_delivery() {
     let (_ctx, node, executor) = setup();
-    let publisher = node.create_publisher::<Count>("q", QosProfile::SENSOR_DATA).unwrap();
+    let publisher = node
+        .create_publisher::<Count>("q", QosProfile::SENSOR_DATA)
+        .unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
     let events2 = events.clone();
     publisher.on_incompatible_qos(move |status| events2.lock().unwrap().push(status));
     let (got, push) = collector::<u32>();
-    let sub = node.create_subscription("q", QosProfile::DEFAULT, move |m: Count| push(m.0)).unwrap();
+    let sub = node
+        .create_subscription("q", QosProfile::DEFAULT, move |m: Count| push(m.0))
+        .unwrap();
     publisher.publish(Count(1));
     executor.spin_some();
     assert!(got.lock().unwrap().is_empty());
@@ -219,10 +269,15 @@ fn incompatible_qos_is_an_observable_event_and_blocks_delivery() {
     assert_eq!(status.last_policy, Some(QosPolicyKind::Reliability));
     assert_eq!(sub.incompatible_qos_status().total_count_change, 0);
     assert_eq!(events.lock().unwrap().len(), 1);
-    assert_eq!(publisher.incompatible_qos_status().last_policy, Some(QosPolicyKind::Reliability));
+    assert_eq!(
+        publisher.incompatible_qos_status().last_policy,
+        Some(QosPolicyKind::Reliability)
+    );
     // A best-effort subscription is compatible with a best-effort publisher.
     let (got_be, push_be) = collector::<u32>();
-    let _be = node.create_subscription("q", QosProfile::SENSOR_DATA, move |m: Count| push_be(m.0)).unwrap();
+    let _be = node
+        .create_subscription("q", QosProfile::SENSOR_DATA, move |m: Count| push_be(m.0))
+        .unwrap();
     publisher.publish(Count(2));
     executor.spin_some();
     assert_eq!(*got_be.lock().unwrap(), [2]);
@@ -233,7 +288,9 @@ fn lifespan_drops_stale_messages() {
     let (_ctx, node, executor) = setup();
     let qos = QosProfile::keep_last(10).lifespan(Duration::from_millis(20));
     let (got, push) = collector::<u32>();
-    let sub = node.create_subscription("l", qos, move |m: Count| push(m.0)).unwrap();
+    let sub = node
+        .create_subscription("l", qos, move |m: Count| push(m.0))
+        .unwrap();
     let publisher = node.create_publisher::<Count>("l", qos).unwrap();
     publisher.publish(Count(1));
     std::thread::sleep(Duration::from_millis(40));
@@ -247,7 +304,9 @@ fn lifespan_drops_stale_messages() {
 fn different_types_on_one_topic_do_not_match() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();
-    let _sub = node.create_subscription("t", 10, move |m: Count| push(m.0)).unwrap();
+    let _sub = node
+        .create_subscription("t", 10, move |m: Count| push(m.0))
+        .unwrap();
     let publisher = node.create_publisher::<Blob>("t", 10).unwrap();
     publisher.publish(Blob::default());
     executor.spin_some();
@@ -271,24 +330,39 @@ fn names_resolve_with_namespace_private_and_remapping() {
 #[test]
 fn bad_user_input_gets_clear_errors() {
     let ctx = Context::new(ContextOptions::default()).unwrap();
-    let Err(NodeError::Name(e)) = ctx.create_node("bad-name") else { panic!("expected error") };
+    let Err(NodeError::Name(e)) = ctx.create_node("bad-name") else {
+        panic!("expected error")
+    };
     assert_eq!(e.rule, NameRule::InvalidCharacter('-'));
     let node = ctx.create_node("ok").unwrap();
-    let Err(e) = node.create_publisher::<Count>("a//b", 10) else { panic!("expected error") };
+    let Err(e) = node.create_publisher::<Count>("a//b", 10) else {
+        panic!("expected error")
+    };
     assert!(e.to_string().contains("repeated '/'"), "{e}");
-    let Err(e) = node.create_publisher::<Count>("a", 0) else { panic!("expected error") };
+    let Err(e) = node.create_publisher::<Count>("a", 0) else {
+        panic!("expected error")
+    };
     assert!(e.to_string().contains("depth"), "{e}");
-    assert!(matches!(node.create_timer(Duration::ZERO, || {}), Err(NodeError::ZeroPeriod)));
+    assert!(matches!(
+        node.create_timer(Duration::ZERO, || {}),
+        Err(NodeError::ZeroPeriod)
+    ));
 }
 
 #[test]
 fn timers_fire_from_a_node_and_can_be_cancelled() {
     let (ctx, node, executor) = setup();
     let (calls, push) = collector::<TimerCall>();
-    let timer = node.create_timer(Duration::from_millis(5), move |call: &TimerCall| push(*call)).unwrap();
+    let timer = node
+        .create_timer(Duration::from_millis(5), move |call: &TimerCall| {
+            push(*call)
+        })
+        .unwrap();
     let n = Arc::new(Mutex::new(0));
     let n2 = n.clone();
-    let _plain = node.create_timer(Duration::from_millis(5), move || *n2.lock().unwrap() += 1).unwrap();
+    let _plain = node
+        .create_timer(Duration::from_millis(5), move || *n2.lock().unwrap() += 1)
+        .unwrap();
     while calls.lock().unwrap().len() < 3 {
         executor.spin_once(Some(Duration::from_secs(5)));
     }
@@ -325,7 +399,9 @@ fn spin_returns_when_the_context_shuts_down_from_another_thread() {
 fn cross_thread_publish_wakes_a_sleeping_executor() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();
-    let _sub = node.create_subscription("x", 10, move |m: Count| push(m.0)).unwrap();
+    let _sub = node
+        .create_subscription("x", 10, move |m: Count| push(m.0))
+        .unwrap();
     let publisher = node.create_publisher::<Count>("x", 10).unwrap();
     let sender = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(10));

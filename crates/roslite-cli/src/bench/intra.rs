@@ -30,7 +30,11 @@ pub fn run(args: &IntraArgs) -> anyhow::Result<()> {
     anyhow::ensure!(args.samples >= 4, "--samples must be at least 4");
     let mut rows = Vec::new();
     for (size, label) in SIZES {
-        let samples = if size >= 64 << 20 { (args.samples / 4).max(4) } else { args.samples };
+        let samples = if size >= 64 << 20 {
+            (args.samples / 4).max(4)
+        } else {
+            args.samples
+        };
         let latencies = measure(size, samples)?;
         let summary = Summary::of(&latencies).ok_or_else(|| anyhow::anyhow!("no samples"))?;
         rows.push((size, label, summary));
@@ -47,18 +51,33 @@ pub fn run(args: &IntraArgs) -> anyhow::Result<()> {
                 )
             })
             .collect();
-        println!("{{\"bench\":\"intra\",\"results\":[{}]}}", results.join(","));
+        println!(
+            "{{\"bench\":\"intra\",\"results\":[{}]}}",
+            results.join(",")
+        );
         return Ok(());
     }
     println!("intra-process one-way latency (publish -> subscription callback start)");
-    println!("{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>14}", "size", "samples", "min us", "p50 us", "p99 us", "max us", "p50 vs 64 B");
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>14}",
+        "size", "samples", "min us", "p50 us", "p99 us", "max us", "p50 vs 64 B"
+    );
     for (_, label, s) in &rows {
         println!(
             "{:>8} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>13.2}x",
-            label, s.count, s.min_us, s.p50_us, s.p99_us, s.max_us, s.p50_us / base
+            label,
+            s.count,
+            s.min_us,
+            s.p50_us,
+            s.p99_us,
+            s.max_us,
+            s.p50_us / base
         );
     }
-    let worst = rows[1..].iter().map(|(_, _, s)| s.p50_us / base).fold(0.0, f64::max);
+    let worst = rows[1..]
+        .iter()
+        .map(|(_, _, s)| s.p50_us / base)
+        .fold(0.0, f64::max);
     println!(
         "goal: 4 MiB and 64 MiB p50 within 3x of 64 B -> {} (worst {:.2}x)",
         if worst <= 3.0 { "met" } else { "NOT met" },
@@ -80,7 +99,8 @@ fn measure(size: usize, samples: usize) -> anyhow::Result<Vec<Duration>> {
             let _ = done_tx.send((latency, msg.data.len()));
         },
     )?;
-    let publisher = node.create_publisher::<UInt8MultiArray>("bench", roslite::QosProfile::keep_last(1))?;
+    let publisher =
+        node.create_publisher::<UInt8MultiArray>("bench", roslite::QosProfile::keep_last(1))?;
     let spinner = {
         let ctx = ctx.clone();
         let node = node.clone();
@@ -92,13 +112,18 @@ fn measure(size: usize, samples: usize) -> anyhow::Result<Vec<Duration>> {
     };
     let mut latencies = Vec::with_capacity(samples);
     for _ in 0..samples {
-        let message = UInt8MultiArray { data: vec![0xa5u8; size].into(), ..Default::default() };
+        let message = UInt8MultiArray {
+            data: vec![0xa5u8; size].into(),
+            ..Default::default()
+        };
         publisher.publish(message);
         let (latency, len) = done_rx.recv_timeout(Duration::from_secs(10))?;
         anyhow::ensure!(len == size, "received {len} bytes, sent {size}");
         latencies.push(latency);
     }
     ctx.shutdown();
-    spinner.join().map_err(|_| anyhow::anyhow!("executor thread panicked"))?;
+    spinner
+        .join()
+        .map_err(|_| anyhow::anyhow!("executor thread panicked"))?;
     Ok(latencies)
 }

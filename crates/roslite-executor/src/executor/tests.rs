@@ -48,17 +48,25 @@ fn timers_run_in_deadline_order() {
     let mut timers = Vec::new();
     for (name, period_ms) in [("a", 30u64), ("b", 20), ("c", 50)] {
         let log = log.clone();
-        let timer: Arc<dyn Waitable> =
-            Arc::new(Timer::new(clock.clone(), MS * period_ms as u32, move |call| {
-                log.lock().unwrap().push((call.expected.as_nanos() / 1_000_000, name));
-            }));
+        let timer: Arc<dyn Waitable> = Arc::new(Timer::new(
+            clock.clone(),
+            MS * period_ms as u32,
+            move |call| {
+                log.lock()
+                    .unwrap()
+                    .push((call.expected.as_nanos() / 1_000_000, name));
+            },
+        ));
         group.add(Arc::downgrade(&timer));
         timers.push(timer);
     }
     executor.spin_for(95 * MS);
     let log = log.lock().unwrap().clone();
     let times: Vec<u64> = log.iter().map(|(t, _)| *t - 1000).collect();
-    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in deadline order: {log:?}");
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "not in deadline order: {log:?}"
+    );
     let names: Vec<&str> = log.iter().map(|(_, n)| *n).collect();
     // b every 20 ms, a every 30, c every 50; the tie at t=60 goes to the timer added first.
     assert_eq!(times, [20, 30, 40, 50, 60, 60, 80, 90]);
@@ -82,7 +90,10 @@ fn no_drift_over_many_periods() {
     assert_eq!(calls.len(), 10_000);
     let start = 1_000_000_000u64;
     for (n, call) in calls.iter().enumerate() {
-        assert_eq!(call.expected.as_nanos(), start + (n as u64 + 1) * 10_000_000);
+        assert_eq!(
+            call.expected.as_nanos(),
+            start + (n as u64 + 1) * 10_000_000
+        );
         assert_eq!(call.latency(), Duration::ZERO);
         assert_eq!(call.skipped, 0);
     }
@@ -102,8 +113,12 @@ fn overrun_does_not_cause_a_catch_up_burst() {
     }));
     group.add(Arc::downgrade(&timer));
     executor.spin_for(95 * MS);
-    let expected: Vec<u64> =
-        calls.lock().unwrap().iter().map(|c| (c.expected.as_nanos() - 1_000_000_000) / 1_000_000).collect();
+    let expected: Vec<u64> = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| (c.expected.as_nanos() - 1_000_000_000) / 1_000_000)
+        .collect();
     // Call 2 (t=20) overran to t=55: the t=30 call runs once, late, then 40 and 50 are
     // skipped rather than replayed back to back, and the grid resumes at 60.
     assert_eq!(expected, [10, 20, 30, 60, 70, 80, 90]);
@@ -134,7 +149,10 @@ fn busy_subscription_does_not_starve_a_timer() {
     let latencies = latencies.lock().unwrap();
     assert_eq!(latencies.len(), 100);
     // A due timer waits at most for the one subscription callback already running.
-    assert!(latencies.iter().all(|l| *l < Duration::from_micros(700)), "{latencies:?}");
+    assert!(
+        latencies.iter().all(|l| *l < Duration::from_micros(700)),
+        "{latencies:?}"
+    );
     assert!(busy.ran.load(Ordering::SeqCst) > 1000);
 }
 
@@ -143,10 +161,9 @@ fn dropped_entities_leave_the_executor() {
     let (clock, executor, group) = virtual_executor();
     let count = Arc::new(AtomicUsize::new(0));
     let count2 = count.clone();
-    let timer: Arc<dyn Waitable> =
-        Arc::new(Timer::new(clock.clone(), 10 * MS, move |_| {
-            count2.fetch_add(1, Ordering::SeqCst);
-        }));
+    let timer: Arc<dyn Waitable> = Arc::new(Timer::new(clock.clone(), 10 * MS, move |_| {
+        count2.fetch_add(1, Ordering::SeqCst);
+    }));
     group.add(Arc::downgrade(&timer));
     executor.spin_for(25 * MS);
     drop(timer);
@@ -159,7 +176,10 @@ fn spin_until_complete_and_timeout() {
     let (_clock, executor, _group) = virtual_executor();
     assert_eq!(executor.spin_until_complete(async { 7 }, None), Ok(7));
     let never = std::future::pending::<()>();
-    assert_eq!(executor.spin_until_complete(never, Some(50 * MS)), Err(SpinError::Timeout));
+    assert_eq!(
+        executor.spin_until_complete(never, Some(50 * MS)),
+        Err(SpinError::Timeout)
+    );
 }
 
 #[test]
@@ -168,4 +188,122 @@ fn shutdown_stops_spin() {
     executor.shutdown_signal().shutdown();
     executor.spin();
     assert!(!executor.spin_once(None));
+}
+
+/// A one-shot entity whose callback runs `body` once.
+struct OneShot<F: Fn() + Send + Sync> {
+    pending: std::sync::atomic::AtomicBool,
+    body: F,
+}
+
+impl<F: Fn() + Send + Sync> Waitable for OneShot<F> {
+    fn is_ready(&self, _now: Instant) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    fn execute(&self) -> bool {
+        if !self.pending.swap(false, Ordering::SeqCst) {
+            return false;
+        }
+        (self.body)();
+        true
+    }
+}
+
+fn one_shot(body: impl Fn() + Send + Sync + 'static) -> Arc<dyn Waitable> {
+    Arc::new(OneShot {
+        pending: std::sync::atomic::AtomicBool::new(true),
+        body,
+    })
+}
+
+/// Per callback, in completion order: whether the other callback had started meanwhile.
+type Meetings = Arc<Mutex<Vec<bool>>>;
+
+/// Two callbacks that each wait (up to 2 s) for the other to start: they finish together only
+/// if they run in parallel.
+fn rendezvous_pair(group: &Arc<CallbackGroup>) -> (Vec<Arc<dyn Waitable>>, Meetings) {
+    let met = Arc::new(Mutex::new(Vec::new()));
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let entities: Vec<Arc<dyn Waitable>> = (0..2)
+        .map(|_| {
+            let arrived = arrived.clone();
+            let met = met.clone();
+            one_shot(move || {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                let start = std::time::Instant::now();
+                while arrived.load(Ordering::SeqCst) < 2 && start.elapsed() < Duration::from_secs(2)
+                {
+                    std::thread::yield_now();
+                }
+                met.lock()
+                    .unwrap()
+                    .push(arrived.load(Ordering::SeqCst) == 2);
+            })
+        })
+        .collect();
+    for entity in &entities {
+        group.add(Arc::downgrade(entity));
+    }
+    (entities, met)
+}
+
+fn spin_two_threads_until(executor: &Executor, done: impl Fn() -> bool + Sync) {
+    let shutdown = executor.shutdown_signal().clone();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            shutdown.shutdown();
+        });
+        executor.spin_threads(2, |_| Ok::<(), ()>(())).unwrap();
+    });
+}
+
+#[test]
+fn reentrant_group_runs_callbacks_in_parallel() {
+    let executor = Executor::new();
+    let group = CallbackGroup::with_kind(CallbackGroupKind::Reentrant);
+    executor.add_callback_group(group.clone());
+    let (_entities, met) = rendezvous_pair(&group);
+    spin_two_threads_until(&executor, || met.lock().unwrap().len() == 2);
+    assert_eq!(*met.lock().unwrap(), [true, true]);
+}
+
+#[test]
+fn mutually_exclusive_group_never_overlaps() {
+    let executor = Executor::new();
+    let group = CallbackGroup::with_kind(CallbackGroupKind::MutuallyExclusive);
+    executor.add_callback_group(group.clone());
+    let (_entities, met) = rendezvous_pair(&group);
+    spin_two_threads_until(&executor, || met.lock().unwrap().len() == 2);
+    // The first callback waited in vain for the second, which could not start.
+    assert_eq!(*met.lock().unwrap(), [false, true]);
+}
+
+#[test]
+fn two_exclusive_groups_run_in_parallel() {
+    let executor = Executor::new();
+    let a = CallbackGroup::new();
+    let b = CallbackGroup::new();
+    executor.add_callback_group(a.clone());
+    executor.add_callback_group(b.clone());
+    let (mut entities, met) = rendezvous_pair(&a);
+    // Move the second entity into group b.
+    let second = entities.pop().unwrap();
+    *a.entities.lock().unwrap() = vec![Arc::downgrade(&entities[0])];
+    b.add(Arc::downgrade(&second));
+    spin_two_threads_until(&executor, || met.lock().unwrap().len() == 2);
+    assert_eq!(*met.lock().unwrap(), [true, true]);
+}
+
+#[test]
+fn failing_thread_setup_stops_all_threads_and_reports() {
+    let executor = Executor::new();
+    let result = executor.spin_threads(
+        3,
+        |index| if index == 2 { Err("no rtprio") } else { Ok(()) },
+    );
+    assert_eq!(result, Err("no rtprio"));
 }
