@@ -242,7 +242,7 @@ impl Context {
         }
         names::validate_node_name(&name)?;
         names::validate_namespace(&namespace)?;
-        Ok(Node::new(self.clone(), name, namespace))
+        Node::new(self.clone(), name, namespace)
     }
 
     /// Stops every executor spinning nodes of this context.

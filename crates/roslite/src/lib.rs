@@ -28,6 +28,7 @@ pub mod names;
 pub mod node;
 pub mod pubsub;
 pub mod qos;
+pub mod time;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -40,42 +41,77 @@ pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
 pub use pubsub::{MessageInfo, Publisher, Subscription, SubscriptionStats};
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
-pub use roslite_executor::{Clock, Instant, SpinError, TimerCall, VirtualClock};
+pub use roslite_executor::{
+    CallbackGroup, CallbackGroupKind, Clock, Instant, Rate, RealtimeOptions, RtError, SpinError,
+    TimerCall, VirtualClock,
+};
 pub use roslite_msgs as msgs;
 pub use roslite_msgs::{Message, Service};
+pub use time::Time;
 
-/// Runs the callbacks of the nodes added to it on the calling thread, until the context shuts
-/// down.
+/// Runs the callbacks of the nodes added to it, until the context shuts down: on the calling
+/// thread ([`Self::spin`]) or on several ([`Self::spin_threads`], rclcpp's
+/// `MultiThreadedExecutor`).
 pub struct Executor {
-    inner: roslite_executor::Executor,
+    inner: Arc<roslite_executor::Executor>,
+    realtime: RealtimeOptions,
 }
 
 impl Executor {
     /// An executor stopped by `ctx.shutdown()`.
     pub fn new(ctx: &Context) -> Self {
-        Self {
-            inner: roslite_executor::Executor::with_clock(
-                Arc::new(roslite_executor::SteadyClock),
-                ctx.shutdown_signal().clone(),
-            ),
-        }
+        Self::with_clock(ctx, Arc::new(roslite_executor::SteadyClock))
     }
 
-    /// An executor on a virtual clock, for deterministic tests.
+    /// An executor on another clock (a `VirtualClock` for deterministic tests).
     pub fn with_clock(ctx: &Context, clock: Arc<dyn Clock>) -> Self {
         Self {
-            inner: roslite_executor::Executor::with_clock(clock, ctx.shutdown_signal().clone()),
+            inner: Arc::new(roslite_executor::Executor::with_clock(
+                clock,
+                ctx.shutdown_signal().clone(),
+            )),
+            realtime: RealtimeOptions::default(),
         }
     }
 
+    /// An executor whose threads run with real-time settings (SCHED_FIFO priority, CPU
+    /// affinity, `mlockall`, timer slack). They are applied to the calling thread now, and to
+    /// every worker thread of [`Self::spin_threads`].
+    ///
+    /// # Errors
+    /// [`RtError`] saying which setting the system refused and what it lacks.
+    pub fn with_realtime(ctx: &Context, realtime: RealtimeOptions) -> Result<Self, RtError> {
+        realtime.apply_to_current_thread()?;
+        Ok(Self {
+            realtime,
+            ..Self::new(ctx)
+        })
+    }
+
+    /// Schedules the node's callbacks (in all its callback groups, also those created later).
     pub fn add_node(&self, node: &Node) {
-        self.inner
-            .add_callback_group(node.default_callback_group().clone());
+        node.attach_executor(&self.inner);
     }
 
     /// Runs callbacks until the context is shut down.
     pub fn spin(&self) {
         self.inner.spin();
+    }
+
+    /// Runs callbacks on `threads` threads until the context is shut down. Callbacks of one
+    /// mutually exclusive group never overlap; reentrant groups' callbacks may.
+    ///
+    /// # Errors
+    /// [`RtError`] if a worker thread could not take the real-time settings; all threads stop.
+    pub fn spin_threads(&self, threads: usize) -> Result<(), RtError> {
+        let realtime = &self.realtime;
+        self.inner.spin_threads(threads, |index| {
+            if index == 0 || realtime.is_empty() {
+                Ok(())
+            } else {
+                realtime.apply_to_current_thread()
+            }
+        })
     }
 
     /// Runs callbacks for `duration`.

@@ -1,20 +1,23 @@
 //! Nodes: named groups of publishers, subscriptions and timers.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use roslite_executor::{
-    CallbackGroup, Clock, Instant, SteadyClock, Timer as TimerEntity, TimerCall, Waitable,
+    CallbackGroup, CallbackGroupKind, Clock, Instant, Notify, Rate, SimClock, SteadyClock,
+    Timer as TimerEntity, TimerCall, Waitable,
 };
 use roslite_msgs::Message;
 
 use crate::context::{Context, ContextInner};
 use crate::intra::{EndpointInfo, EndpointRecord};
 use crate::log::Logger;
+use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 use crate::names::{self, NameError};
 use crate::pubsub::{Publisher, Subscription, SubscriptionCallback};
 use crate::qos::{QosError, QosProfile};
+use crate::time::{sim_instant, RosClockSource, Time};
 
 /// Why a node or one of its entities could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,8 +27,14 @@ pub enum NodeError {
     Name(NameError),
     /// The QoS profile is invalid.
     Qos(QosError),
-    /// A timer period of zero.
+    /// A timer or rate period of zero.
     ZeroPeriod,
+    /// A parameter override (`-p name:=value`) with a value of the wrong type.
+    Parameter {
+        name: String,
+        value: String,
+        expected: &'static str,
+    },
 }
 
 impl fmt::Display for NodeError {
@@ -34,6 +43,16 @@ impl fmt::Display for NodeError {
             Self::Name(e) => e.fmt(f),
             Self::Qos(e) => e.fmt(f),
             Self::ZeroPeriod => f.write_str("timer period must be greater than zero"),
+            Self::Parameter {
+                name,
+                value,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "parameter '{name}' has value '{value}', expected {expected}"
+                )
+            }
         }
     }
 }
@@ -51,7 +70,13 @@ pub(crate) struct NodeShared {
     pub(crate) name: String,
     pub(crate) namespace: String,
     pub(crate) default_group: Arc<CallbackGroup>,
-    pub(crate) clock: Arc<dyn Clock>,
+    /// Every group of this node, the default one first.
+    groups: Mutex<Vec<Arc<CallbackGroup>>>,
+    /// Executors this node was added to, so groups created later join them too.
+    executors: Mutex<Vec<Weak<roslite_executor::Executor>>>,
+    /// Steady time, or simulated time under `use_sim_time`: what timers and rates run on.
+    timer_clock: Arc<dyn Clock>,
+    ros_clock: RosClockSource,
     pub(crate) logger: Logger,
 }
 
@@ -60,10 +85,16 @@ pub(crate) struct NodeShared {
 pub struct Node {
     pub(crate) shared: Arc<NodeShared>,
     context: Context,
+    /// The `/clock` subscription under `use_sim_time`.
+    _clock_subscription: Option<Arc<Subscription<ClockMsg>>>,
 }
 
 impl Node {
-    pub(crate) fn new(context: Context, name: String, namespace: String) -> Self {
+    pub(crate) fn new(
+        context: Context,
+        name: String,
+        namespace: String,
+    ) -> Result<Self, NodeError> {
         let logger = Logger::new(if namespace == "/" {
             name.clone()
         } else {
@@ -72,15 +103,105 @@ impl Node {
                 namespace.trim_start_matches('/').replace('/', ".")
             )
         });
+        let sim_clock = Self::use_sim_time_override(&context, &name)?.then(SimClock::new);
+        let (timer_clock, ros_clock): (Arc<dyn Clock>, _) = match &sim_clock {
+            Some(sim) => (sim.clone(), RosClockSource::Simulated(sim.clone())),
+            None => (Arc::new(SteadyClock), RosClockSource::System),
+        };
+        let default_group = CallbackGroup::new();
         let shared = Arc::new(NodeShared {
             context: context.inner.clone(),
             name,
             namespace,
-            default_group: CallbackGroup::new(),
-            clock: Arc::new(SteadyClock),
+            default_group: default_group.clone(),
+            groups: Mutex::new(vec![default_group.clone()]),
+            executors: Mutex::default(),
+            timer_clock,
+            ros_clock,
             logger,
         });
-        Self { shared, context }
+        let mut node = Self {
+            shared,
+            context,
+            _clock_subscription: None,
+        };
+        if let Some(sim) = sim_clock {
+            node.listen_to_sim_clock(&default_group);
+            // rclcpp's ClockQoS: keep last 1, best effort, so any /clock publisher matches.
+            let subscription = node.create_subscription(
+                "/clock",
+                QosProfile::keep_last(1).best_effort(),
+                move |msg: &ClockMsg| sim.set(sim_instant(&msg.clock)),
+            )?;
+            node._clock_subscription = Some(Arc::new(subscription));
+        }
+        Ok(node)
+    }
+
+    /// `use_sim_time` from `--ros-args -p [node:]use_sim_time:=true`.
+    fn use_sim_time_override(context: &Context, node: &str) -> Result<bool, NodeError> {
+        let mut value = None;
+        for (target, name, text) in &context.args().params {
+            if name == "use_sim_time" && target.as_deref().is_none_or(|t| t == node) {
+                value = Some(text.trim());
+            }
+        }
+        match value {
+            None | Some("false" | "False" | "FALSE") => Ok(false),
+            Some("true" | "True" | "TRUE") => Ok(true),
+            Some(other) => Err(NodeError::Parameter {
+                name: "use_sim_time".into(),
+                value: other.into(),
+                expected: "true or false",
+            }),
+        }
+    }
+
+    fn listen_to_sim_clock(&self, group: &Arc<CallbackGroup>) {
+        if let RosClockSource::Simulated(sim) = &self.shared.ros_clock {
+            let listener: Arc<dyn Notify> = group.clone();
+            sim.add_listener(Arc::downgrade(&listener));
+        }
+    }
+
+    /// Joins `executor`, now and for callback groups created later.
+    pub(crate) fn attach_executor(&self, executor: &Arc<roslite_executor::Executor>) {
+        for group in self
+            .shared
+            .groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            executor.add_callback_group(group.clone());
+        }
+        let mut executors = self
+            .shared
+            .executors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        executors.push(Arc::downgrade(executor));
+    }
+
+    /// A new callback group; a multi-threaded executor runs its entities' callbacks one at a
+    /// time (mutually exclusive) or in parallel (reentrant).
+    pub fn create_callback_group(&self, kind: CallbackGroupKind) -> Arc<CallbackGroup> {
+        let group = CallbackGroup::with_kind(kind);
+        self.listen_to_sim_clock(&group);
+        self.shared
+            .groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(group.clone());
+        let executors = self
+            .shared
+            .executors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for executor in executors.iter().filter_map(Weak::upgrade) {
+            executor.add_callback_group(group.clone());
+        }
+        group
     }
 
     pub fn name(&self) -> &str {
@@ -104,16 +225,41 @@ impl Node {
         &self.shared.logger
     }
 
-    /// The node's clock (steady time).
+    /// The clock timers and rates of this node run on: steady time, or simulated time under
+    /// `use_sim_time`.
     pub fn clock(&self) -> &Arc<dyn Clock> {
-        &self.shared.clock
+        &self.shared.timer_clock
     }
 
-    pub fn now(&self) -> Instant {
-        self.shared.clock.now()
+    /// ROS time: the system clock, or the last `/clock` under `use_sim_time`.
+    pub fn now(&self) -> Time {
+        self.shared.ros_clock.now()
     }
 
-    /// The callback group that holds this node's entities.
+    /// `CLOCK_MONOTONIC`, for measuring intervals.
+    pub fn steady_now(&self) -> Instant {
+        Instant::monotonic_now()
+    }
+
+    pub fn uses_sim_time(&self) -> bool {
+        self.shared.ros_clock.is_simulated()
+    }
+
+    /// A loop rate on the node's timer clock (simulated under `use_sim_time`).
+    ///
+    /// # Errors
+    /// [`NodeError::ZeroPeriod`].
+    pub fn create_rate(&self, period: Duration) -> Result<Rate, NodeError> {
+        if period.is_zero() {
+            return Err(NodeError::ZeroPeriod);
+        }
+        Ok(match &self.shared.ros_clock {
+            RosClockSource::Simulated(sim) => Rate::on_sim_clock(sim.clone(), period),
+            RosClockSource::System => Rate::new(self.shared.timer_clock.clone(), period),
+        })
+    }
+
+    /// The callback group that holds this node's entities unless another is given.
     pub fn default_callback_group(&self) -> &Arc<CallbackGroup> {
         &self.shared.default_group
     }
@@ -172,11 +318,27 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl SubscriptionCallback<T, Shape>,
     ) -> Result<Subscription<T>, NodeError> {
+        let group = self.shared.default_group.clone();
+        self.create_subscription_in(&group, topic, qos, callback)
+    }
+
+    /// As [`Self::create_subscription`], in a group from [`Self::create_callback_group`].
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile.
+    pub fn create_subscription_in<T: Message, Shape>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        topic: &str,
+        qos: impl Into<QosProfile>,
+        callback: impl SubscriptionCallback<T, Shape>,
+    ) -> Result<Subscription<T>, NodeError> {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
         let subscription = Subscription::new(
             self.shared.clone(),
+            group.clone(),
             topic.clone(),
             qos,
             callback.into_boxed(),
@@ -191,8 +353,9 @@ impl Node {
         Ok(subscription)
     }
 
-    /// A timer calling `callback` every `period` on the node's clock, on absolute deadlines.
-    /// The callback takes no argument or a `&TimerCall` (expected and actual call time).
+    /// A timer calling `callback` every `period` on the node's clock (steady time, or simulated
+    /// time under `use_sim_time`), on absolute deadlines. The callback takes no argument or a
+    /// `&TimerCall` (expected and actual call time).
     ///
     /// # Errors
     /// [`NodeError::ZeroPeriod`].
@@ -201,16 +364,49 @@ impl Node {
         period: Duration,
         callback: impl TimerCallback<Shape>,
     ) -> Result<Timer, NodeError> {
+        let group = self.shared.default_group.clone();
+        self.create_timer_in(&group, period, callback)
+    }
+
+    /// As [`Self::create_timer`], in a group from [`Self::create_callback_group`].
+    ///
+    /// # Errors
+    /// [`NodeError::ZeroPeriod`].
+    pub fn create_timer_in<Shape>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        period: Duration,
+        callback: impl TimerCallback<Shape>,
+    ) -> Result<Timer, NodeError> {
+        self.make_timer(group, self.shared.timer_clock.clone(), period, callback)
+    }
+
+    /// A timer on steady time even under `use_sim_time` (rclcpp's wall timer).
+    ///
+    /// # Errors
+    /// [`NodeError::ZeroPeriod`].
+    pub fn create_wall_timer<Shape>(
+        &self,
+        period: Duration,
+        callback: impl TimerCallback<Shape>,
+    ) -> Result<Timer, NodeError> {
+        let group = self.shared.default_group.clone();
+        self.make_timer(&group, Arc::new(SteadyClock), period, callback)
+    }
+
+    fn make_timer<Shape>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        clock: Arc<dyn Clock>,
+        period: Duration,
+        callback: impl TimerCallback<Shape>,
+    ) -> Result<Timer, NodeError> {
         if period.is_zero() {
             return Err(NodeError::ZeroPeriod);
         }
-        let entity = Arc::new(TimerEntity::new(
-            self.shared.clock.clone(),
-            period,
-            callback.into_fn(),
-        ));
+        let entity = Arc::new(TimerEntity::new(clock, period, callback.into_fn()));
         let waitable: Arc<dyn Waitable> = entity.clone();
-        self.shared.default_group.add(Arc::downgrade(&waitable));
+        group.add(Arc::downgrade(&waitable));
         Ok(Timer {
             entity,
             _node: self.shared.clone(),

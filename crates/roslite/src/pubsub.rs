@@ -123,6 +123,7 @@ pub struct Subscription<T: Message> {
 impl<T: Message> Subscription<T> {
     pub(crate) fn new(
         node: Arc<NodeShared>,
+        group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
         callback: BoxedCallback<T>,
@@ -133,11 +134,11 @@ impl<T: Message> Subscription<T> {
             queue: Mutex::new(VecDeque::new()),
             stats: Mutex::default(),
             callback: Mutex::new(callback),
-            group: node.default_group.clone(),
+            group: group.clone(),
             events: Arc::default(),
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
-        node.default_group.add(Arc::downgrade(&waitable));
+        group.add(Arc::downgrade(&waitable));
         Self {
             shared,
             topic,

@@ -412,3 +412,130 @@ fn cross_thread_publish_wakes_a_sleeping_executor() {
     assert_eq!(*got.lock().unwrap(), [42]);
     drop(sender.join().unwrap());
 }
+
+fn sim_time_context() -> Context {
+    let args = RosArgs::parse(["p", "--ros-args", "-p", "use_sim_time:=true"]).unwrap();
+    Context::new(ContextOptions { domain_id: 0, args }).unwrap()
+}
+
+fn clock_msg(nanos: i64) -> crate::msgs::rosgraph_msgs::msg::Clock {
+    crate::msgs::rosgraph_msgs::msg::Clock {
+        clock: Time::from_nanos(nanos).to_msg(),
+    }
+}
+
+#[test]
+fn sim_time_drives_now_and_timers() {
+    let ctx = sim_time_context();
+    let node = ctx.create_node("sim_user").unwrap();
+    assert!(node.uses_sim_time());
+    let sim = ctx.create_node("simulator").unwrap();
+    let clock_pub = sim
+        .create_publisher::<crate::msgs::rosgraph_msgs::msg::Clock>("/clock", 10)
+        .unwrap();
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    executor.add_node(&sim);
+    let (calls, push) = collector::<TimerCall>();
+    // One simulated second per call, however fast or slow /clock advances in real time.
+    let _timer = node
+        .create_timer(Duration::from_secs(1), move |call: &TimerCall| push(*call))
+        .unwrap();
+    assert_eq!(node.now(), Time::from_nanos(0));
+    clock_pub.publish(clock_msg(500_000_000));
+    executor.spin_some();
+    assert_eq!(node.now(), Time::from_nanos(500_000_000));
+    assert!(calls.lock().unwrap().is_empty());
+    // Jump 3.2 simulated seconds ahead: the timer fires once (no burst), for its t=1 s deadline.
+    clock_pub.publish(clock_msg(4_200_000_000));
+    executor.spin_some();
+    {
+        let calls = calls.lock().unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].expected.as_nanos(), 1_000_000_000);
+        assert_eq!(calls[0].skipped, 3);
+    }
+    for step in 1..=10 {
+        clock_pub.publish(clock_msg(4_200_000_000 + step * 100_000_000));
+        executor.spin_some();
+    }
+    let expected: Vec<u64> = calls
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c.expected.as_nanos())
+        .collect();
+    assert_eq!(expected, [1_000_000_000, 5_000_000_000]);
+}
+
+#[test]
+fn wall_timers_ignore_sim_time_and_steady_nodes_use_system_time() {
+    let ctx = sim_time_context();
+    let node = ctx.create_node("sim_user").unwrap();
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    let (calls, push) = collector::<()>();
+    let _wall = node
+        .create_wall_timer(Duration::from_millis(2), move || push(()))
+        .unwrap();
+    // No /clock at all: only a steady-time timer can fire.
+    while calls.lock().unwrap().len() < 2 {
+        executor.spin_once(Some(Duration::from_secs(5)));
+    }
+    let plain = Context::new(ContextOptions::default())
+        .unwrap()
+        .create_node("plain")
+        .unwrap();
+    assert!(!plain.uses_sim_time());
+    let before = Time::system_now();
+    let now = plain.now();
+    assert!(now >= before && now.saturating_since(before) < Duration::from_secs(60));
+}
+
+#[test]
+fn bad_use_sim_time_value_is_explained() {
+    let args = RosArgs::parse(["p", "--ros-args", "-p", "use_sim_time:=yes please"]).unwrap();
+    let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
+    let Err(e) = ctx.create_node("n") else {
+        panic!("expected an error")
+    };
+    assert!(e.to_string().contains("expected true or false"), "{e}");
+}
+
+#[test]
+fn callback_groups_created_after_add_node_are_spun() {
+    let (ctx, node, executor) = setup();
+    let group = node.create_callback_group(CallbackGroupKind::Reentrant);
+    let (got, push) = collector::<u32>();
+    let _sub = node
+        .create_subscription_in(&group, "g", 10, move |m: Count| push(m.0))
+        .unwrap();
+    let publisher = node.create_publisher::<Count>("g", 10).unwrap();
+    publisher.publish(Count(3));
+    let stopper = {
+        let ctx = ctx.clone();
+        let got = got.clone();
+        std::thread::spawn(move || {
+            while got.lock().unwrap().is_empty() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            ctx.shutdown();
+        })
+    };
+    executor.spin_threads(2).unwrap();
+    stopper.join().unwrap();
+    assert_eq!(*got.lock().unwrap(), [3]);
+}
+
+#[test]
+fn rate_from_a_node_keeps_the_grid() {
+    let (_ctx, node, _executor) = setup();
+    let mut rate = node.create_rate(Duration::from_millis(2)).unwrap();
+    let first = rate.sleep();
+    let second = rate.sleep();
+    assert_eq!(
+        (second.scheduled - first.scheduled).as_nanos() % 2_000_000,
+        0
+    );
+    assert!(node.create_rate(Duration::ZERO).is_err());
+}
