@@ -37,7 +37,7 @@ fn workspace_root() -> PathBuf {
 }
 
 fn test(root: &Path) -> Result<()> {
-    install_prerequisites()?;
+    install_prerequisites(root)?;
     let shared = root.join("../shared/ros2-wire-captures");
     if !shared.is_dir() {
         bail!(
@@ -63,9 +63,54 @@ fn test(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Rust components the checks need. Later stages add Debian packages and the Python venv with
-/// the real ROS 2 peers here, so a clean machine needs nothing but `cargo xtask test`.
-fn install_prerequisites() -> Result<()> {
+/// The real ROS 2 (Kilted, rclpy over Fast DDS) and Cyclone DDS peers, from PyPI.
+const PYTHON_PEERS: &[&str] = &[
+    "ros-rclpy",
+    "ros-rmw-fastrtps-cpp",
+    "ros-std-msgs",
+    "ros-geometry-msgs",
+    "ros-std-srvs",
+    "ros-sensor-msgs",
+    "ros-rosgraph-msgs",
+    "cyclonedds",
+];
+
+/// What the checks and benchmarks need, so a clean machine needs nothing but
+/// `cargo xtask test`: rustfmt and clippy, and `./.venv` with the real ROS 2 and Cyclone peers
+/// (used as baselines by `roslite bench ...`).
+fn install_prerequisites(root: &Path) -> Result<()> {
+    ensure_rust_components()?;
+    ensure_python_peers(root)
+}
+
+fn ensure_python_peers(root: &Path) -> Result<()> {
+    let python = root.join(".venv/bin/python");
+    let probe = "import rclpy, std_msgs.msg, rosgraph_msgs.msg, cyclonedds";
+    let ready = || {
+        Command::new(&python)
+            .args(["-c", probe])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if ready() {
+        return Ok(());
+    }
+    if !python.exists() {
+        let mut venv = Command::new("python3");
+        venv.args(["-m", "venv"]).arg(root.join(".venv"));
+        step("python3 -m venv .venv", venv)?;
+    }
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--quiet"])
+        .args(PYTHON_PEERS);
+    step("pip install the ROS 2 and Cyclone DDS peers", pip)?;
+    if !ready() {
+        bail!("the venv at .venv was set up but `{probe}` still fails");
+    }
+    Ok(())
+}
+
+fn ensure_rust_components() -> Result<()> {
     for component in ["rustfmt", "clippy"] {
         let probe = if component == "rustfmt" {
             "fmt"

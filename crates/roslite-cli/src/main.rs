@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod interface;
 mod stats;
+mod svg;
 
 use clap::{Parser, Subcommand};
 

@@ -150,3 +150,55 @@ fn bench_intra_json_has_raw_figures() {
         assert!(line.contains(key), "{key} missing in {line}");
     }
 }
+
+#[test]
+fn bench_timer_runs_every_variant_and_writes_a_histogram() {
+    let svg = std::env::temp_dir().join(format!("roslite-timer-{}.svg", std::process::id()));
+    let svg_arg = svg.display().to_string();
+    let out = stdout(&roslite(&[
+        "bench",
+        "timer",
+        "--period",
+        "2ms",
+        "--duration",
+        "100ms",
+        "--no-rclpy",
+        "--json",
+        "--svg",
+        &svg_arg,
+    ]));
+    let line = out.trim();
+    for variant in [
+        "clock_nanosleep",
+        "futex wait",
+        "roslite timer",
+        "roslite timer + busy sub",
+    ] {
+        assert!(
+            line.contains(&format!("\"variant\":\"{variant}\",\"samples\":")),
+            "{variant}: {line}"
+        );
+    }
+    assert!(!line.contains("\"samples\":0"), "{line}");
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.contains("roslite timer + busy sub"));
+    std::fs::remove_file(&svg).unwrap();
+}
+
+#[test]
+fn bench_timer_rejects_bad_durations_and_refused_settings_clearly() {
+    let out = roslite(&["bench", "timer", "--period", "10 parsecs"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown unit"));
+    let out = roslite(&[
+        "bench",
+        "timer",
+        "--duration",
+        "10ms",
+        "--no-rclpy",
+        "--cpus",
+        "1000",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("CPU affinity [1000] refused"));
+}

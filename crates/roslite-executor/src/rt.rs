@@ -53,6 +53,8 @@ pub enum RtError {
     },
     /// Setting the timer slack was refused.
     TimerSlack { errno: i32 },
+    /// `mlockall` only locks the calling process's own memory.
+    MlockallOtherProcess,
 }
 
 fn limit_text(limit: Option<u64>) -> String {
@@ -104,6 +106,9 @@ impl fmt::Display for RtError {
                  /etc/security/limits.conf",
                 std::io::Error::from_raw_os_error(*errno),
                 limit_text(*memlock_limit)
+            ),
+            Self::MlockallOtherProcess => f.write_str(
+                "mlockall cannot be applied to another process; have that process call it",
             ),
             Self::TimerSlack { errno } => write!(
                 f,
@@ -207,13 +212,59 @@ impl RealtimeOptions {
     }
 }
 
+impl RealtimeOptions {
+    /// Applies the settings to another process's main thread (threads it creates afterwards
+    /// inherit them): priority, affinity and timer slack (`/proc/<pid>/timerslack_ns`).
+    ///
+    /// # Errors
+    /// The first setting the system refuses; [`RtError::MlockallOtherProcess`] if `mlockall` is
+    /// requested.
+    pub fn apply_to_process(&self, pid: u32) -> Result<(), RtError> {
+        if self.mlockall {
+            return Err(RtError::MlockallOtherProcess);
+        }
+        if let Some(slack) = self.timer_slack_ns {
+            std::fs::write(format!("/proc/{pid}/timerslack_ns"), slack.to_string()).map_err(
+                |e| RtError::TimerSlack {
+                    errno: e.raw_os_error().unwrap_or(0),
+                },
+            )?;
+        }
+        if let Some(cpus) = &self.cpus {
+            let mut set = rustix::thread::CpuSet::new();
+            for &cpu in cpus
+                .iter()
+                .filter(|c| **c < rustix::thread::CpuSet::MAX_CPU)
+            {
+                set.set(cpu);
+            }
+            let target = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw);
+            rustix::thread::sched_setaffinity(target, &set).map_err(|e| RtError::Affinity {
+                cpus: cpus.clone(),
+                errno: e.raw_os_error(),
+                available: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            })?;
+        }
+        if let Some(priority) = self.fifo_priority {
+            set_fifo_priority_of(i32::try_from(pid).unwrap_or(-1), priority)?;
+        }
+        Ok(())
+    }
+}
+
 fn set_fifo_priority(priority: u8) -> Result<(), RtError> {
+    set_fifo_priority_of(0, priority)
+}
+
+/// `pid` 0 is the calling thread.
+fn set_fifo_priority_of(pid: i32, priority: u8) -> Result<(), RtError> {
     let param = libc::sched_param {
         sched_priority: i32::from(priority),
     };
-    // SAFETY: sched_setscheduler reads `param` only during the call; pid 0 is the calling
-    // thread. rustix has no wrapper for it.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    // SAFETY: sched_setscheduler reads `param` only during the call. rustix has no wrapper.
+    let rc = unsafe { libc::sched_setscheduler(pid, libc::SCHED_FIFO, &param) };
     if rc == 0 {
         return Ok(());
     }
