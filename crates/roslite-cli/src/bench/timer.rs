@@ -1,5 +1,6 @@
 //! Timer wake-up latency, seed 004's experiment: when does a periodic callback start, relative
-//! to when it was due? Measured in one run, one after another, with the same scheduling settings:
+//! to when it was due? Measured in one run, with the same scheduling settings, the in-process
+//! variants interleaved in one-second slices:
 //! - `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` in a loop (the kernel's floor),
 //! - a futex wait with an absolute timeout (what executors sleep on),
 //! - a roslite timer on a single-threaded executor,
@@ -106,28 +107,41 @@ pub fn run(args: &TimerArgs) -> anyhow::Result<()> {
     realtime
         .apply_to_current_thread()
         .context("applying the scheduling settings")?;
-    let mut variants = vec![
-        Variant {
-            name: "clock_nanosleep",
-            latencies: nanosleep_loop(args.period, args.duration)?,
-            note: None,
-        },
-        Variant {
-            name: "futex wait",
-            latencies: futex_loop(args.period, args.duration),
-            note: None,
-        },
-        Variant {
-            name: "roslite timer",
-            latencies: roslite_timer(args.period, args.duration, false)?,
-            note: None,
-        },
-        Variant {
-            name: "roslite timer + busy sub",
-            latencies: roslite_timer(args.period, args.duration, true)?,
-            note: None,
-        },
+    // The in-process variants take turns in slices of about a second, so background load on a
+    // shared machine falls on all of them alike instead of on whichever ran at the time.
+    let slice = Duration::from_secs(1)
+        .max(args.period * 10)
+        .min(args.duration);
+    let slices = (args.duration.as_secs_f64() / slice.as_secs_f64())
+        .ceil()
+        .max(1.0) as u32;
+    let slice = args.duration / slices;
+    let names = [
+        "clock_nanosleep",
+        "futex wait",
+        "roslite timer",
+        "roslite timer + busy sub",
     ];
+    let mut variants: Vec<Variant> = names
+        .iter()
+        .map(|name| Variant {
+            name,
+            latencies: Vec::new(),
+            note: None,
+        })
+        .collect();
+    for _ in 0..slices {
+        variants[0]
+            .latencies
+            .extend(nanosleep_loop(args.period, slice)?);
+        variants[1].latencies.extend(futex_loop(args.period, slice));
+        variants[2]
+            .latencies
+            .extend(roslite_timer(args.period, slice, false)?);
+        variants[3]
+            .latencies
+            .extend(roslite_timer(args.period, slice, true)?);
+    }
     if !args.no_rclpy {
         match rclpy_timer(args, &realtime) {
             Ok(latencies) => variants.push(Variant {
