@@ -1,0 +1,64 @@
+//! Sans-IO RTPS 2.5 (DDSI-RTPS, OMG formal/22-04-01): the wire layer and the message receiver.
+//!
+//! Layers, bottom up:
+//! - [`types`]: GUIDs, entity ids, sequence numbers and their bitmap sets, locators,
+//!   `Time_t`/`Duration_t` (RTPS 2.5 §8.2, §9.3).
+//! - [`wire`]: the RTPS header, the submessage header and one module per submessage kind,
+//!   each a validated `Repr` with `parse`, `emit` and `buffer_len` (RTPS 2.5 §9.4).
+//! - [`parameter_list`]: PL_CDR parameter lists and the parameter id table (RTPS 2.5
+//!   §9.4.2.11, §9.6.2.2), used for inline QoS and discovery data.
+//! - [`discovery`]: SPDP participant data and SEDP endpoint data decoded from, and encoded
+//!   to, parameter lists with the side-specific DDS defaults.
+//! - [`receiver`]: the message receiver of RTPS 2.5 §8.3.4, which walks a datagram, keeps the
+//!   INFO_* state and counts every malformed input in [`ReceiveStats`].
+//! - [`message`]: [`MessageBuilder`], which writes outgoing datagrams.
+//! - [`quirks`]: every vendor-specific deviation, as a named predicate.
+//!
+//! Nothing here performs I/O, reads a clock, spawns a thread or draws randomness (enforced by
+//! this crate's `clippy.toml`). Parsing never panics and never allocates more than the input
+//! can describe: lengths from the wire are checked against the remaining bytes and against the
+//! caps in [`discovery::limits`] before anything is reserved, and ranges from the wire
+//! (HEARTBEAT, GAP) stay intervals that are never iterated.
+//!
+//! State machines (stateful writer/reader, SPDP/SEDP behaviour) build on this crate; they
+//! receive [`ReceivedSubmessage`]s from [`parse_message`] and write with [`MessageBuilder`].
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::todo,
+        clippy::unimplemented,
+        clippy::arithmetic_side_effects
+    )
+)]
+
+mod bytes;
+pub mod discovery;
+mod error;
+pub mod message;
+pub mod parameter_list;
+pub mod quirks;
+pub mod receiver;
+pub mod types;
+pub mod wire;
+
+pub use roslite_cdr::Endianness;
+
+pub use discovery::{EndpointData, EndpointKind, ParticipantData, SenderInfo};
+pub use error::{BuildError, EmitError, ParseError};
+pub use message::MessageBuilder;
+pub use parameter_list::{
+    pid, Parameter, ParameterId, ParameterList, ParameterListWriter, ValueWriter,
+};
+pub use receiver::{parse_message, ReceiveStats, ReceivedSubmessage, ReceiverState};
+pub use types::{
+    BuiltinEndpointSet, Count, Duration, EntityId, FragmentNumber, FragmentNumberSet, Guid,
+    GuidPrefix, Locator, LocatorKind, ProtocolVersion, SampleIdentity, SequenceNumber,
+    SequenceNumberSet, Time, VendorId,
+};
+pub use wire::Submessage;

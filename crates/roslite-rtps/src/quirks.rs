@@ -1,0 +1,75 @@
+//! Vendor quirks: each one a named predicate with the vendor it concerns and why it exists
+//! (STYLE.md §8.2). Code elsewhere calls these instead of comparing vendor ids inline, so every
+//! deviation from the spec is listed here.
+
+use crate::types::VendorId;
+use crate::wire::{AckNackRepr, SubmessageId};
+
+/// Whether a vendor-specific parameter id or submessage defined by `owner` may be interpreted
+/// in a message from `sender`.
+///
+/// RTPS 2.5 §9.6.2.2.1: the vendor-specific range (bit 15) is private to each vendor, and ids
+/// collide: 0x8007 is Fast DDS `PID_NETWORK_CONFIGURATION_SET` but Cyclone's participant
+/// version info (Fast-DDS#2285, PR #4291). `VENDORID_UNKNOWN` owns nothing.
+pub fn interprets_vendor_pid(sender: VendorId, owner: VendorId) -> bool {
+    sender == owner && sender != VendorId::UNKNOWN
+}
+
+/// Fast DDS (eProsima 0x010f) and RTI send "pre-emptive" ACKNACKs with `bitmapBase = 0,
+/// numBits = 0` before they have seen a HEARTBEAT, although RTPS 2.5 §8.3.5.5 requires
+/// `bitmapBase ≥ 1`. Cyclone patches them to base 1 in non-strict mode; this crate accepts them
+/// from any vendor and keeps base 0, so a writer sees "acknowledges nothing, requests nothing"
+/// and should answer with a HEARTBEAT.
+pub fn is_preemptive_acknack(ack: &AckNackRepr) -> bool {
+    ack.reader_sn_state.base().0 == 0 && ack.reader_sn_state.num_bits() == 0
+}
+
+/// Fast DDS 3 (eProsima) appends a vendor-specific submessage with id 0x80 and a 56-byte body to
+/// almost every datagram. It carries nothing a non-Fast-DDS peer needs; the receiver skips it by
+/// length like any vendor-specific submessage.
+pub const FASTDDS_TRAILER_SUBMESSAGE: SubmessageId = SubmessageId(0x80);
+
+/// Fast DDS writes string-like USER_DATA (`enclave=/;`) with a trailing NUL (11 bytes), Cyclone
+/// without (10 bytes) (ros2-wire.md §1.3). Returns the bytes without one trailing NUL.
+pub fn user_data_without_nul(bytes: &[u8]) -> &[u8] {
+    bytes.strip_suffix(&[0]).unwrap_or(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Count, EntityId, SequenceNumber, SequenceNumberSet};
+
+    #[test]
+    fn vendor_pid_ownership() {
+        assert!(interprets_vendor_pid(
+            VendorId::EPROSIMA,
+            VendorId::EPROSIMA
+        ));
+        assert!(!interprets_vendor_pid(
+            VendorId::ECLIPSE_CYCLONE,
+            VendorId::EPROSIMA
+        ));
+        assert!(!interprets_vendor_pid(VendorId::UNKNOWN, VendorId::UNKNOWN));
+    }
+
+    #[test]
+    fn preemptive_acknack_shape() {
+        let mut ack = AckNackRepr {
+            reader_id: EntityId::SEDP_PUBLICATIONS_DETECTOR,
+            writer_id: EntityId::SEDP_PUBLICATIONS_ANNOUNCER,
+            reader_sn_state: SequenceNumberSet::empty(SequenceNumber(0)),
+            count: Count(1),
+            final_flag: false,
+        };
+        assert!(is_preemptive_acknack(&ack));
+        ack.reader_sn_state = SequenceNumberSet::empty(SequenceNumber(1));
+        assert!(!is_preemptive_acknack(&ack));
+    }
+
+    #[test]
+    fn strips_one_nul() {
+        assert_eq!(user_data_without_nul(b"enclave=/;\0"), b"enclave=/;");
+        assert_eq!(user_data_without_nul(b"enclave=/;"), b"enclave=/;");
+    }
+}
