@@ -58,7 +58,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         publisher.publish(StringMsg { data });
     })?;
 
-    let executor = Executor::new(&ctx);
+    // ROSLITE_RT_PRIORITY, ROSLITE_CPU_AFFINITY, ROSLITE_MLOCKALL, ROSLITE_TIMER_SLACK_NS apply.
+    let executor = Executor::from_env(&ctx)?;
     executor.add_node(&talker);
     executor.add_node(&listener);
     executor.spin_for(Duration::from_secs_f64(args.duration));

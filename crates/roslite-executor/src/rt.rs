@@ -133,11 +133,15 @@ impl RealtimeOptions {
     /// # Errors
     /// [`RtError::Invalid`] naming the variable and the expected form.
     pub fn from_env() -> Result<Self, RtError> {
-        let var = |name| {
-            std::env::var(name)
-                .ok()
-                .filter(|v: &String| !v.trim().is_empty())
-        };
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// As [`Self::from_env`], reading variables through `get`.
+    ///
+    /// # Errors
+    /// [`RtError::Invalid`] naming the variable and the expected form.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self, RtError> {
+        let var = |name| get(name).filter(|v: &String| !v.trim().is_empty());
         let mut options = Self::default();
         if let Some(v) = var(ENV_PRIORITY) {
             options.fifo_priority = Some(parse_priority(ENV_PRIORITY, &v)?);
@@ -323,6 +327,43 @@ pub fn parse_cpu_list(setting: &'static str, text: &str) -> Result<Vec<usize>, R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_from_variables() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(RealtimeOptions::from_vars(vars(&[])).unwrap().is_empty());
+        let options = RealtimeOptions::from_vars(vars(&[
+            (ENV_PRIORITY, "80"),
+            (ENV_CPUS, "1"),
+            (ENV_MLOCKALL, "true"),
+            (ENV_TIMER_SLACK, "1000"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            options,
+            RealtimeOptions {
+                fifo_priority: Some(80),
+                cpus: Some(vec![1]),
+                mlockall: true,
+                timer_slack_ns: Some(1000)
+            }
+        );
+        let e = RealtimeOptions::from_vars(vars(&[(ENV_MLOCKALL, "maybe")])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("ROSLITE_MLOCKALL='maybe' is invalid"),
+            "{e}"
+        );
+        let e = RealtimeOptions::from_vars(vars(&[(ENV_PRIORITY, "high")])).unwrap_err();
+        assert!(e.to_string().contains("1 to 99"), "{e}");
+    }
 
     #[test]
     fn cpu_lists() {

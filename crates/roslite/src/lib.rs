@@ -88,6 +88,16 @@ impl Executor {
         })
     }
 
+    /// An executor with the real-time settings of the environment (`ROSLITE_RT_PRIORITY`,
+    /// `ROSLITE_CPU_AFFINITY`, `ROSLITE_MLOCKALL`, `ROSLITE_TIMER_SLACK_NS`); none set gives
+    /// [`Self::new`].
+    ///
+    /// # Errors
+    /// [`RtError`] for a malformed variable or a setting the system refuses.
+    pub fn from_env(ctx: &Context) -> Result<Self, RtError> {
+        Self::with_realtime(ctx, RealtimeOptions::from_env()?)
+    }
+
     /// Schedules the node's callbacks (in all its callback groups, also those created later).
     pub fn add_node(&self, node: &Node) {
         node.attach_executor(&self.inner);
