@@ -55,7 +55,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         count += 1;
         let data = format!("Hello World: {count}");
         println!("[talker] Publishing: '{data}'");
-        publisher.publish(StringMsg { data });
+        if let Err(e) = publisher.publish(StringMsg { data }) {
+            eprintln!("[talker] publish failed: {e}");
+        }
     })?;
 
     // ROSLITE_RT_PRIORITY, ROSLITE_CPU_AFFINITY, ROSLITE_MLOCKALL, ROSLITE_TIMER_SLACK_NS apply.

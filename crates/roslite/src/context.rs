@@ -245,6 +245,12 @@ impl Context {
         Node::new(self.clone(), name, namespace)
     }
 
+    /// Registers a transport that carries messages to and from other processes; it is told
+    /// about existing endpoints at once and about every later one.
+    pub fn add_transport(&self, transport: Arc<dyn crate::transport::Transport>) {
+        self.inner.bus.add_observer(transport);
+    }
+
     /// Stops every executor spinning nodes of this context.
     pub fn shutdown(&self) {
         self.inner.shutdown.shutdown();

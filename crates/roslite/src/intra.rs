@@ -14,19 +14,27 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::events::IncompatibleQos;
 use crate::log::Logger;
+use crate::pubsub::SerializedSink;
 use crate::qos::{check_compatible, QosProfile};
+use crate::transport::{
+    EndpointDescription, LocalPublisher, LocalSubscription, Outlet as RemoteOutlet, Transport,
+};
 
 /// What the bus knows about one endpoint.
 #[derive(Clone)]
 pub(crate) struct EndpointRecord {
     pub id: u64,
     pub type_name: &'static str,
+    pub dds_type_name: &'static str,
+    pub type_hash: &'static str,
     pub qos: QosProfile,
     pub node: String,
     pub events: Arc<IncompatibleQos>,
     pub logger: Logger,
     /// An `Arc<PublisherShared<T>>` or `Arc<SubscriptionShared<T>>`.
     pub link: Arc<dyn Any + Send + Sync>,
+    /// For subscriptions: where transports deliver serialized messages.
+    pub sink: Option<Arc<dyn SerializedSink>>,
 }
 
 /// A publisher as seen by the bus: it accepts subscriptions of its own message type.
@@ -34,7 +42,15 @@ pub(crate) trait PublisherLink: Send + Sync {
     /// Links a subscription; false if it is not of this publisher's Rust type.
     fn connect(&self, subscription: &Arc<dyn Any + Send + Sync>, transient_local: bool) -> bool;
     fn disconnect(&self, subscription_id: u64);
+    /// Adds an outlet to other processes (a transport's writer for this topic).
+    fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>);
+    fn detach_remote(&self, id: u64);
 }
+
+type TopicSnapshot = (
+    Vec<(EndpointRecord, Arc<dyn PublisherLink>)>,
+    Vec<EndpointRecord>,
+);
 
 /// Endpoints of one topic, with their type so publishers can be linked again later.
 #[derive(Default)]
@@ -54,6 +70,7 @@ pub struct EndpointInfo {
 #[derive(Default)]
 pub(crate) struct LocalBus {
     topics: Mutex<HashMap<String, TopicEndpoints>>,
+    observers: Mutex<Vec<Arc<dyn Transport>>>,
 }
 
 impl LocalBus {
@@ -63,21 +80,71 @@ impl LocalBus {
         record: EndpointRecord,
         link: Arc<dyn PublisherLink>,
     ) {
-        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        let endpoints = topics.entry(topic.to_owned()).or_default();
-        for subscription in &endpoints.subscriptions {
-            Self::try_match(topic, &record, &link, subscription);
+        {
+            let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+            let endpoints = topics.entry(topic.to_owned()).or_default();
+            for subscription in &endpoints.subscriptions {
+                Self::try_match(topic, &record, &link, subscription);
+            }
+            endpoints.publishers.push((record.clone(), link.clone()));
         }
-        endpoints.publishers.push((record, link));
+        for observer in self.observers() {
+            observer.publisher_added(local_publisher(topic, &record, &link));
+        }
     }
 
     pub(crate) fn add_subscription(&self, topic: &str, record: EndpointRecord) {
-        let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        let endpoints = topics.entry(topic.to_owned()).or_default();
-        for (publisher, link) in &endpoints.publishers {
-            Self::try_match(topic, publisher, link, &record);
+        {
+            let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+            let endpoints = topics.entry(topic.to_owned()).or_default();
+            for (publisher, link) in &endpoints.publishers {
+                Self::try_match(topic, publisher, link, &record);
+            }
+            endpoints.subscriptions.push(record.clone());
         }
-        endpoints.subscriptions.push(record);
+        for observer in self.observers() {
+            if let Some(subscription) = local_subscription(topic, &record) {
+                observer.subscription_added(subscription);
+            }
+        }
+    }
+
+    /// Registers a transport; it is told about the endpoints that already exist, then about
+    /// every change.
+    pub(crate) fn add_observer(&self, observer: Arc<dyn Transport>) {
+        let existing: Vec<(String, TopicSnapshot)> = {
+            let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+            topics
+                .iter()
+                .map(|(name, e)| {
+                    (
+                        name.clone(),
+                        (e.publishers.clone(), e.subscriptions.clone()),
+                    )
+                })
+                .collect()
+        };
+        self.observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(observer.clone());
+        for (topic, (publishers, subscriptions)) in existing {
+            for (record, link) in &publishers {
+                observer.publisher_added(local_publisher(&topic, record, link));
+            }
+            for record in &subscriptions {
+                if let Some(subscription) = local_subscription(&topic, record) {
+                    observer.subscription_added(subscription);
+                }
+            }
+        }
+    }
+
+    fn observers(&self) -> Vec<Arc<dyn Transport>> {
+        self.observers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn try_match(
@@ -118,6 +185,9 @@ impl LocalBus {
     }
 
     pub(crate) fn remove_publisher(&self, topic: &str, id: u64) {
+        for observer in self.observers() {
+            observer.publisher_removed(topic, id);
+        }
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
             endpoints.publishers.retain(|(record, _)| record.id != id);
@@ -128,6 +198,9 @@ impl LocalBus {
     }
 
     pub(crate) fn remove_subscription(&self, topic: &str, id: u64) {
+        for observer in self.observers() {
+            observer.subscription_removed(topic, id);
+        }
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
             endpoints.subscriptions.retain(|record| record.id != id);
@@ -175,6 +248,37 @@ impl LocalBus {
             .get(topic)
             .map_or_else(Vec::new, |e| e.subscriptions.iter().map(info).collect())
     }
+}
+
+fn description(topic: &str, record: &EndpointRecord) -> EndpointDescription {
+    EndpointDescription {
+        id: record.id,
+        topic: topic.to_owned(),
+        type_name: record.type_name,
+        dds_type_name: record.dds_type_name,
+        type_hash: record.type_hash,
+        qos: record.qos,
+        node: record.node.clone(),
+    }
+}
+
+fn local_publisher(
+    topic: &str,
+    record: &EndpointRecord,
+    link: &Arc<dyn PublisherLink>,
+) -> LocalPublisher {
+    LocalPublisher {
+        description: description(topic, record),
+        link: link.clone(),
+    }
+}
+
+fn local_subscription(topic: &str, record: &EndpointRecord) -> Option<LocalSubscription> {
+    let sink = record.sink.clone()?;
+    Some(LocalSubscription {
+        description: description(topic, record),
+        sink,
+    })
 }
 
 fn info(record: &EndpointRecord) -> EndpointInfo {

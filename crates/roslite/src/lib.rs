@@ -29,6 +29,7 @@ pub mod node;
 pub mod pubsub;
 pub mod qos;
 pub mod time;
+pub mod transport;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ pub use events::IncompatibleQosStatus;
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
-pub use pubsub::{MessageInfo, Publisher, Subscription, SubscriptionStats};
+pub use pubsub::{MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats};
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
 pub use roslite_executor::{
     CallbackGroup, CallbackGroupKind, Clock, Instant, Rate, RealtimeOptions, RtError, SpinError,

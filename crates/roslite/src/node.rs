@@ -300,7 +300,7 @@ impl Node {
         let topic = self.resolve_topic_name(topic)?;
         let publisher = Publisher::<T>::new(self.shared.clone(), topic.clone(), qos);
         let (link_any, link) = publisher.link();
-        let record = self.record::<T>(publisher.id(), qos, publisher.events(), link_any);
+        let record = self.record::<T>(publisher.id(), qos, publisher.events(), link_any, None);
         self.shared.context.bus.add_publisher(&topic, record, link);
         Ok(publisher)
     }
@@ -348,6 +348,7 @@ impl Node {
             qos,
             subscription.shared.events.clone(),
             subscription.shared.clone(),
+            Some(subscription.shared.clone()),
         );
         self.shared.context.bus.add_subscription(&topic, record);
         Ok(subscription)
@@ -434,15 +435,19 @@ impl Node {
         qos: QosProfile,
         events: Arc<crate::events::IncompatibleQos>,
         link: Arc<dyn std::any::Any + Send + Sync>,
+        sink: Option<Arc<dyn crate::pubsub::SerializedSink>>,
     ) -> EndpointRecord {
         EndpointRecord {
             id,
             type_name: T::TYPE_NAME,
+            dds_type_name: T::DDS_TYPE_NAME,
+            type_hash: T::TYPE_HASH,
             qos,
             node: self.fully_qualified_name(),
             events,
             logger: self.shared.logger.clone(),
             link,
+            sink,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use roslite_cdr::{EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
@@ -18,6 +19,7 @@ use crate::events::{IncompatibleQos, IncompatibleQosStatus};
 use crate::intra::PublisherLink;
 use crate::node::NodeShared;
 use crate::qos::{Durability, History, QosProfile};
+use crate::transport::Outlet as RemoteOutlet;
 
 /// What a subscription callback may learn about a message besides its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +44,34 @@ pub struct SubscriptionStats {
     pub overwritten: u64,
     /// Messages discarded because their lifespan had passed.
     pub expired: u64,
+    /// Serialized messages from other processes that did not decode as this type; dropped.
+    pub malformed: u64,
+}
+
+/// Why a message could not be published.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// The message could not be serialized for a subscriber in another process (a bounded
+    /// string or sequence is longer than its bound).
+    Serialize(EncodeError),
+}
+
+impl std::fmt::Display for PublishError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Serialize(e) => write!(f, "cannot serialize the message: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+/// A subscription as seen by transports: it takes serialized messages (CDR with the
+/// encapsulation header) and decodes them into its own type.
+pub(crate) trait SerializedSink: Send + Sync {
+    /// Decodes and queues one message; false (and counted) if it does not decode.
+    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
 }
 
 type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
@@ -90,6 +120,31 @@ impl<T: Message> SubscriptionShared<T> {
                 .expired += 1;
         }
         None
+    }
+}
+
+impl<T: Message> SerializedSink for SubscriptionShared<T> {
+    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
+        // `from_shared`: large primitive sequences stay views into the received buffer.
+        match roslite_cdr::from_shared::<T>(payload) {
+            Ok(message) => {
+                self.deliver(
+                    Arc::new(message),
+                    MessageInfo {
+                        from_intra_process: false,
+                        ..info
+                    },
+                );
+                true
+            }
+            Err(_) => {
+                self.stats
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .malformed += 1;
+                false
+            }
+        }
     }
 }
 
@@ -259,6 +314,8 @@ pub(crate) struct PublisherShared<T: Message> {
     matched: RwLock<Vec<Arc<SubscriptionShared<T>>>>,
     /// The last `depth` messages, kept for late-joining transient-local subscriptions.
     history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
+    /// Outlets to other processes, by an id the transport chose.
+    remote: RwLock<Vec<(u64, Arc<dyn RemoteOutlet>)>>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
@@ -290,6 +347,20 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|s| s.id != subscription_id);
     }
+
+    fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>) {
+        self.remote
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, outlet));
+    }
+
+    fn detach_remote(&self, id: u64) {
+        self.remote
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(i, _)| *i != id);
+    }
 }
 
 /// Publishes messages of type `T` on one topic. Dropping it unadvertises.
@@ -308,6 +379,7 @@ impl<T: Message> Publisher<T> {
             sequence: AtomicU64::new(0),
             matched: RwLock::default(),
             history: Mutex::default(),
+            remote: RwLock::default(),
             events: Arc::default(),
         });
         Self {
@@ -331,14 +403,22 @@ impl<T: Message> Publisher<T> {
     }
 
     /// Sends `message` to every matched subscription. Local subscriptions receive this very
-    /// message (no serialization, no copy of its buffers).
-    pub fn publish(&self, message: T) {
-        self.publish_shared(Arc::new(message));
+    /// message (no serialization, no copy of its buffers); subscribers in other processes get
+    /// it serialized once for all of them.
+    ///
+    /// # Errors
+    /// [`PublishError::Serialize`] if it must be serialized and cannot be; local subscriptions
+    /// have received it even then.
+    pub fn publish(&self, message: T) -> Result<(), PublishError> {
+        self.publish_shared(Arc::new(message))
     }
 
     /// Sends a message that is already shared; subscriptions taking ownership get a copy only
     /// if the caller (or another subscription) still holds it when their callback runs.
-    pub fn publish_shared(&self, message: Arc<T>) {
+    ///
+    /// # Errors
+    /// As [`Self::publish`].
+    pub fn publish_shared(&self, message: Arc<T>) -> Result<(), PublishError> {
         let shared = &self.shared;
         let info = MessageInfo {
             source_timestamp: Instant::monotonic_now(),
@@ -359,6 +439,16 @@ impl<T: Message> Publisher<T> {
             }
             history.push_back((message.clone(), info));
         }
+        // Serialize before the local hand-off, which may move the last reference away.
+        let serialized = {
+            let remote = shared.remote.read().unwrap_or_else(PoisonError::into_inner);
+            if remote.is_empty() {
+                Ok(None)
+            } else {
+                roslite_cdr::to_vec(&*message, Endianness::Little)
+                    .map(|bytes| Some((Arc::<[u8]>::from(bytes), remote.clone())))
+            }
+        };
         let matched = shared
             .matched
             .read()
@@ -369,6 +459,17 @@ impl<T: Message> Publisher<T> {
             }
             last.deliver(message, info);
         }
+        drop(matched);
+        if let Some((payload, outlets)) = serialized.map_err(PublishError::Serialize)? {
+            let info = MessageInfo {
+                from_intra_process: false,
+                ..info
+            };
+            for (_, outlet) in &outlets {
+                outlet.send(&payload, &info);
+            }
+        }
+        Ok(())
     }
 
     pub fn topic_name(&self) -> &str {

@@ -85,7 +85,7 @@ fn owned_message_to_one_subscription_is_moved_not_copied() {
         data: vec![7; 4 << 20],
     };
     let sent_ptr = message.data.as_ptr();
-    publisher.publish(message);
+    publisher.publish(message).unwrap();
     executor.spin_some();
     let got = got.lock().unwrap();
     assert_eq!(got.len(), 1);
@@ -114,7 +114,7 @@ fn several_shared_subscriptions_see_one_instance() {
         data: vec![1, 2, 3],
     });
     let sent = message.clone();
-    publisher.publish_shared(message);
+    publisher.publish_shared(message).unwrap();
     executor.spin_some();
     let a = a.lock().unwrap();
     assert!(Arc::ptr_eq(&a[0], &sent));
@@ -137,7 +137,7 @@ fn ownership_taking_subscription_gets_a_copy_only_when_others_share() {
         data: vec![9; 1000],
     };
     let sent_ptr = message.data.as_ptr();
-    publisher.publish(message);
+    publisher.publish(message).unwrap();
     executor.spin_some();
     assert_eq!(shared.lock().unwrap()[0].data.as_ptr(), sent_ptr);
     let owned = owned.lock().unwrap();
@@ -171,10 +171,10 @@ fn many_publishers_and_subscriptions_of_several_types() {
     let pa1 = node.create_publisher::<Blob>("a", 10).unwrap();
     let pa2 = other.create_publisher::<Blob>("/a", 10).unwrap();
     let pb = node.create_publisher::<Count>("b", 10).unwrap();
-    pa1.publish(Blob { data: vec![0; 1] });
-    pa2.publish(Blob { data: vec![0; 2] });
-    pb.publish(Count(5));
-    pb.publish(Count(6));
+    pa1.publish(Blob { data: vec![0; 1] }).unwrap();
+    pa2.publish(Blob { data: vec![0; 2] }).unwrap();
+    pb.publish(Count(5)).unwrap();
+    pb.publish(Count(6)).unwrap();
     executor.spin_some();
     let mut blobs = blobs.lock().unwrap().clone();
     blobs.sort();
@@ -199,7 +199,7 @@ fn keep_last_overwrites_oldest_for_a_slow_subscription() {
         .unwrap();
     let publisher = node.create_publisher::<Count>("n", 10).unwrap();
     for i in 0..10 {
-        publisher.publish(Count(i));
+        publisher.publish(Count(i)).unwrap();
     }
     executor.spin_some();
     assert_eq!(*got.lock().unwrap(), [7, 8, 9]);
@@ -219,7 +219,7 @@ fn keep_all_keeps_everything_in_order() {
         .create_publisher::<Count>("n", QosProfile::DEFAULT.keep_all())
         .unwrap();
     for i in 0..1000 {
-        publisher.publish(Count(i));
+        publisher.publish(Count(i)).unwrap();
     }
     executor.spin_some();
     assert_eq!(*got.lock().unwrap(), (0..1000).collect::<Vec<_>>());
@@ -231,7 +231,7 @@ fn transient_local_late_joiner_gets_last_samples() {
     let qos = QosProfile::keep_last(2).transient_local();
     let publisher = node.create_publisher::<Count>("latched", qos).unwrap();
     for i in 0..5 {
-        publisher.publish(Count(i));
+        publisher.publish(Count(i)).unwrap();
     }
     let (got, push) = collector::<u32>();
     let late_qos = QosProfile::keep_last(10).transient_local();
@@ -242,7 +242,7 @@ fn transient_local_late_joiner_gets_last_samples() {
     let _vol = node
         .create_subscription("latched", 10, move |m: Count| push_v(m.0))
         .unwrap();
-    publisher.publish(Count(5));
+    publisher.publish(Count(5)).unwrap();
     executor.spin_some();
     assert_eq!(*got.lock().unwrap(), [3, 4, 5]);
     assert_eq!(*volatile.lock().unwrap(), [5]);
@@ -261,7 +261,7 @@ fn incompatible_qos_is_an_observable_event_and_blocks_delivery() {
     let sub = node
         .create_subscription("q", QosProfile::DEFAULT, move |m: Count| push(m.0))
         .unwrap();
-    publisher.publish(Count(1));
+    publisher.publish(Count(1)).unwrap();
     executor.spin_some();
     assert!(got.lock().unwrap().is_empty());
     let status = sub.incompatible_qos_status();
@@ -278,7 +278,7 @@ fn incompatible_qos_is_an_observable_event_and_blocks_delivery() {
     let _be = node
         .create_subscription("q", QosProfile::SENSOR_DATA, move |m: Count| push_be(m.0))
         .unwrap();
-    publisher.publish(Count(2));
+    publisher.publish(Count(2)).unwrap();
     executor.spin_some();
     assert_eq!(*got_be.lock().unwrap(), [2]);
 }
@@ -292,9 +292,9 @@ fn lifespan_drops_stale_messages() {
         .create_subscription("l", qos, move |m: Count| push(m.0))
         .unwrap();
     let publisher = node.create_publisher::<Count>("l", qos).unwrap();
-    publisher.publish(Count(1));
+    publisher.publish(Count(1)).unwrap();
     std::thread::sleep(Duration::from_millis(40));
-    publisher.publish(Count(2));
+    publisher.publish(Count(2)).unwrap();
     executor.spin_some();
     assert_eq!(*got.lock().unwrap(), [2]);
     assert_eq!(sub.stats().expired, 1);
@@ -308,7 +308,7 @@ fn different_types_on_one_topic_do_not_match() {
         .create_subscription("t", 10, move |m: Count| push(m.0))
         .unwrap();
     let publisher = node.create_publisher::<Blob>("t", 10).unwrap();
-    publisher.publish(Blob::default());
+    publisher.publish(Blob::default()).unwrap();
     executor.spin_some();
     assert!(got.lock().unwrap().is_empty());
     assert_eq!(publisher.subscription_count(), 0);
@@ -405,7 +405,7 @@ fn cross_thread_publish_wakes_a_sleeping_executor() {
     let publisher = node.create_publisher::<Count>("x", 10).unwrap();
     let sender = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(10));
-        publisher.publish(Count(42));
+        publisher.publish(Count(42)).unwrap();
         publisher
     });
     assert!(executor.spin_once(Some(Duration::from_secs(10))));
@@ -442,12 +442,12 @@ fn sim_time_drives_now_and_timers() {
         .create_timer(Duration::from_secs(1), move |call: &TimerCall| push(*call))
         .unwrap();
     assert_eq!(node.now(), Time::from_nanos(0));
-    clock_pub.publish(clock_msg(500_000_000));
+    clock_pub.publish(clock_msg(500_000_000)).unwrap();
     executor.spin_some();
     assert_eq!(node.now(), Time::from_nanos(500_000_000));
     assert!(calls.lock().unwrap().is_empty());
     // Jump 3.2 simulated seconds ahead: the timer fires once (no burst), for its t=1 s deadline.
-    clock_pub.publish(clock_msg(4_200_000_000));
+    clock_pub.publish(clock_msg(4_200_000_000)).unwrap();
     executor.spin_some();
     {
         let calls = calls.lock().unwrap();
@@ -456,7 +456,9 @@ fn sim_time_drives_now_and_timers() {
         assert_eq!(calls[0].skipped, 3);
     }
     for step in 1..=10 {
-        clock_pub.publish(clock_msg(4_200_000_000 + step * 100_000_000));
+        clock_pub
+            .publish(clock_msg(4_200_000_000 + step * 100_000_000))
+            .unwrap();
         executor.spin_some();
     }
     let expected: Vec<u64> = calls
@@ -511,7 +513,7 @@ fn callback_groups_created_after_add_node_are_spun() {
         .create_subscription_in(&group, "g", 10, move |m: Count| push(m.0))
         .unwrap();
     let publisher = node.create_publisher::<Count>("g", 10).unwrap();
-    publisher.publish(Count(3));
+    publisher.publish(Count(3)).unwrap();
     let stopper = {
         let ctx = ctx.clone();
         let got = got.clone();
@@ -538,4 +540,191 @@ fn rate_from_a_node_keeps_the_grid() {
         0
     );
     assert!(node.create_rate(Duration::ZERO).is_err());
+}
+
+/// A transport joining two contexts in this process as if they were two processes: every local
+/// publisher of one gets an outlet delivering serialized messages to the other's matching
+/// subscriptions.
+mod pipe {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::transport::{LocalPublisher, LocalSubscription, Outlet, Transport};
+
+    #[derive(Default)]
+    pub struct Pipe {
+        pub peer_subscriptions: Mutex<Vec<LocalSubscription>>,
+        pub sends: AtomicUsize,
+        pub payload_ptrs: Mutex<Vec<usize>>,
+    }
+
+    /// The receiving side: collects the other context's subscriptions.
+    pub struct Receiver(pub Arc<Pipe>);
+
+    impl Transport for Receiver {
+        fn publisher_added(&self, _: LocalPublisher) {}
+        fn publisher_removed(&self, _: &str, _: u64) {}
+        fn subscription_added(&self, subscription: LocalSubscription) {
+            self.0.peer_subscriptions.lock().unwrap().push(subscription);
+        }
+        fn subscription_removed(&self, _: &str, id: u64) {
+            self.0
+                .peer_subscriptions
+                .lock()
+                .unwrap()
+                .retain(|s| s.description.id != id);
+        }
+    }
+
+    /// The sending side: attaches an outlet to every publisher.
+    pub struct Sender(pub Arc<Pipe>);
+
+    struct PipeOutlet {
+        pipe: Arc<Pipe>,
+        topic: String,
+        type_name: &'static str,
+    }
+
+    impl Outlet for PipeOutlet {
+        fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+            self.pipe
+                .sends
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.pipe
+                .payload_ptrs
+                .lock()
+                .unwrap()
+                .push(payload.as_ptr() as usize);
+            // Crossing a process boundary: the receiver owns its own copy of the bytes.
+            let received = roslite_cdr::SharedBuf::from_vec(payload.to_vec());
+            for sub in self.pipe.peer_subscriptions.lock().unwrap().iter() {
+                if sub.description.topic == self.topic
+                    && sub.description.type_name == self.type_name
+                {
+                    sub.deliver(&received, *info);
+                }
+            }
+        }
+    }
+
+    impl Transport for Sender {
+        fn publisher_added(&self, publisher: LocalPublisher) {
+            let outlet = PipeOutlet {
+                pipe: self.0.clone(),
+                topic: publisher.description.topic.clone(),
+                type_name: publisher.description.type_name,
+            };
+            publisher.attach(1, Arc::new(outlet));
+        }
+        fn publisher_removed(&self, _: &str, _: u64) {}
+        fn subscription_added(&self, _: LocalSubscription) {}
+        fn subscription_removed(&self, _: &str, _: u64) {}
+    }
+}
+
+#[test]
+fn transports_get_serialized_messages_once_and_deliver_them_decoded() {
+    use crate::msgs::sensor_msgs::msg::Image;
+    let pipe = Arc::new(pipe::Pipe::default());
+    let (ctx_a, node_a, exec_a) = setup();
+    let (ctx_b, node_b, exec_b) = setup();
+    ctx_b.add_transport(Arc::new(pipe::Receiver(pipe.clone())));
+    let (remote, push_remote) = collector::<(Image, bool, bool)>();
+    let _remote_sub = node_b
+        .create_subscription("camera", 10, move |m: Image, info: &MessageInfo| {
+            let view = m.data.is_view();
+            push_remote((m, view, info.from_intra_process))
+        })
+        .unwrap();
+    // A transport added after endpoints exist is told about them.
+    let publisher = node_a.create_publisher::<Image>("camera", 10).unwrap();
+    ctx_a.add_transport(Arc::new(pipe::Sender(pipe.clone())));
+    let (local, push_local) = collector::<usize>();
+    let _local_sub = node_a
+        .create_subscription("camera", 10, move |m: Image| {
+            push_local(m.data.as_ptr() as usize)
+        })
+        .unwrap();
+    let image = Image {
+        height: 2,
+        width: 3,
+        encoding: "rgb8".into(),
+        step: 9,
+        data: (0u8..18).collect::<Vec<u8>>().into(),
+        ..Default::default()
+    };
+    let sent = image.clone();
+    let local_ptr = sent.data.as_ptr() as usize;
+    publisher.publish(sent).unwrap();
+    exec_a.spin_some();
+    exec_b.spin_some();
+    assert_eq!(
+        *local.lock().unwrap(),
+        [local_ptr],
+        "local subscription still gets the original"
+    );
+    assert_eq!(pipe.sends.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let remote = remote.lock().unwrap();
+    assert_eq!(remote.len(), 1);
+    let (received, was_view, intra) = &remote[0];
+    assert_eq!(*received, image);
+    assert!(
+        *was_view,
+        "uint8[] data must be a view into the received buffer"
+    );
+    assert!(!intra);
+}
+
+#[test]
+fn malformed_remote_payloads_are_counted_and_dropped() {
+    let pipe = Arc::new(pipe::Pipe::default());
+    let (ctx, node, executor) = setup();
+    ctx.add_transport(Arc::new(pipe::Receiver(pipe.clone())));
+    let (got, push) = collector::<u32>();
+    let sub = node
+        .create_subscription("n", 10, move |m: Count| push(m.0))
+        .unwrap();
+    let info = MessageInfo {
+        source_timestamp: Instant::monotonic_now(),
+        received_timestamp: Instant::ZERO,
+        publication_sequence_number: 1,
+        publisher_id: 0,
+        from_intra_process: false,
+    };
+    let sinks = pipe.peer_subscriptions.lock().unwrap().clone();
+    assert_eq!(sinks.len(), 1);
+    assert!(!sinks[0].deliver(&roslite_cdr::SharedBuf::from_vec(vec![0, 1, 0, 0, 7]), info));
+    assert!(!sinks[0].deliver(&roslite_cdr::SharedBuf::from_vec(vec![9, 9]), info));
+    assert!(sinks[0].deliver(
+        &roslite_cdr::SharedBuf::from_vec(vec![0, 1, 0, 0, 7, 0, 0, 0]),
+        info
+    ));
+    executor.spin_some();
+    assert_eq!(*got.lock().unwrap(), [7]);
+    assert_eq!(sub.stats().malformed, 2);
+    drop(sub);
+    assert!(
+        pipe.peer_subscriptions.lock().unwrap().is_empty(),
+        "removal reaches the transport"
+    );
+}
+
+#[test]
+fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
+    use crate::msgs::rmw_dds_common::msg::NodeEntitiesInfo;
+    let pipe = Arc::new(pipe::Pipe::default());
+    let (ctx, node, _executor) = setup();
+    ctx.add_transport(Arc::new(pipe::Sender(pipe.clone())));
+    let publisher = node
+        .create_publisher::<NodeEntitiesInfo>("graph", 10)
+        .unwrap();
+    let too_long = NodeEntitiesInfo {
+        node_name: "n".repeat(300),
+        ..Default::default()
+    };
+    let e = publisher.publish(too_long).unwrap_err();
+    assert!(
+        e.to_string().contains("exceeds the declared bound 256"),
+        "{e}"
+    );
 }

@@ -123,7 +123,7 @@ fn measure(size: usize, samples: usize) -> anyhow::Result<Vec<Duration>> {
     let mut latencies = Vec::with_capacity(samples);
     for _ in 0..samples {
         std::thread::sleep(PACING);
-        publisher.publish(message);
+        publisher.publish(message)?;
         let (latency, returned) = back_rx.recv_timeout(Duration::from_secs(10))?;
         anyhow::ensure!(
             returned.data.as_ptr() == buffer && returned.data.len() == size,

@@ -249,7 +249,7 @@ fn roslite_timer(
             let publisher = publisher?;
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
-                publisher.publish(UInt64 { data: n });
+                publisher.publish(UInt64 { data: n })?;
                 n += 1;
                 std::thread::sleep(BUSY_INTERVAL);
             }
