@@ -1,0 +1,610 @@
+//! The UDPv4 transport: one participant's sockets, a poll loop over them, and a waker.
+//!
+//! Ownership and invariants:
+//! - A [`UdpTransport`] owns three or four file descriptors: the metatraffic unicast socket
+//!   (SPDP unicast, SEDP, WLP), the user unicast socket (user DATA, HEARTBEAT, ACKNACK), the
+//!   SPDP multicast socket when the range uses multicast, and the [`Waker`]'s eventfd.
+//! - Unicast sockets are bound *without* `SO_REUSEADDR`/`SO_REUSEPORT`, so a bind failing with
+//!   `EADDRINUSE` means another participant owns that participant id (RTPS 2.5 §9.6.1.1: try
+//!   ids upward). Only the SPDP multicast socket shares its port.
+//! - Every socket is non-blocking. [`UdpTransport::recv`] returns at most one datagram per call;
+//!   it remembers which sockets `poll` reported readable and drains them round-robin before it
+//!   polls again, so a busy socket costs one `recvfrom` per datagram.
+//! - Nothing here allocates per datagram: the caller lends the receive buffer.
+//! - All methods take `&self` and the transport is `Send + Sync`: share it in an `Arc` with one
+//!   thread in `recv` and any number sending. (Several threads may call `recv`; each datagram
+//!   goes to one of them.)
+//! - Addresses advertised in [`Locators`] are never `0.0.0.0`.
+//!
+//! Linux only (eventfd, `IP_MULTICAST_ALL`, `SO_REUSEPORT` semantics).
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags};
+use socket2::Socket;
+
+use crate::config::{ConfigError, DiscoveryConfig, DiscoveryRange};
+use crate::ports::{self, SPDP_MULTICAST_GROUP};
+use crate::waker::Waker;
+
+mod error;
+mod setup;
+
+pub use error::{BindError, RecvError, SendError, TransportNote};
+
+/// The largest UDP payload over IPv4: 65535 − 20 (IP header) − 8 (UDP header).
+pub const MAX_UDP_PAYLOAD: usize = 65_507;
+/// A receive buffer of this size never truncates a datagram.
+pub const RECV_BUFFER_LEN: usize = 65_536;
+/// Participant ids `0..120` are tried by default.
+pub const DEFAULT_PARTICIPANT_ID_LIMIT: u32 = 120;
+/// Requested `SO_RCVBUF`: 4 MiB absorbs bursts of fragmented samples.
+pub const DEFAULT_RECV_BUFFER_BYTES: usize = 4 << 20;
+/// Requested `SO_SNDBUF`.
+pub const DEFAULT_SEND_BUFFER_BYTES: usize = 1 << 20;
+
+/// How to open a [`UdpTransport`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransportConfig {
+    pub discovery: DiscoveryConfig,
+    /// Participant ids `0..participant_id_limit` are tried in order (fewer if the ports of the
+    /// larger ids would exceed 65535).
+    pub participant_id_limit: u32,
+    /// Requested `SO_RCVBUF` for every socket; 0 keeps the kernel default. A kernel cap
+    /// (`net.core.rmem_max`) is reported as a [`TransportNote`], never as an error.
+    pub recv_buffer_bytes: usize,
+    /// Requested `SO_SNDBUF` for the unicast sockets; 0 keeps the kernel default.
+    pub send_buffer_bytes: usize,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig::new(DiscoveryConfig::default())
+    }
+}
+
+impl TransportConfig {
+    /// `discovery` with the default id limit and buffer sizes.
+    pub fn new(discovery: DiscoveryConfig) -> Self {
+        TransportConfig {
+            discovery,
+            participant_id_limit: DEFAULT_PARTICIPANT_ID_LIMIT,
+            recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
+            send_buffer_bytes: DEFAULT_SEND_BUFFER_BYTES,
+        }
+    }
+
+    /// [`DiscoveryConfig::from_env`] with the defaults above.
+    ///
+    /// # Errors
+    /// See [`DiscoveryConfig::from_env`].
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Ok(TransportConfig::new(DiscoveryConfig::from_env()?))
+    }
+}
+
+/// Which socket a datagram arrived on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SocketKind {
+    /// The metatraffic unicast socket (port `7410 + 250d + 2·pid`).
+    Metatraffic,
+    /// The SPDP multicast socket (239.255.0.1, port `7400 + 250d`).
+    Multicast,
+    /// The user unicast socket (port `7411 + 250d + 2·pid`).
+    User,
+}
+
+impl fmt::Display for SocketKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SocketKind::Metatraffic => "metatraffic unicast",
+            SocketKind::Multicast => "SPDP multicast",
+            SocketKind::User => "user unicast",
+        })
+    }
+}
+
+/// The locators a participant advertises in SPDP (RTPS 2.5 §8.5.3.2 `ParticipantProxy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Locators {
+    /// `PID_METATRAFFIC_UNICAST_LOCATOR`.
+    pub metatraffic_unicast: SocketAddrV4,
+    /// `PID_METATRAFFIC_MULTICAST_LOCATOR`: 239.255.0.1:7400+250d when the range uses
+    /// multicast.
+    pub metatraffic_multicast: Option<SocketAddrV4>,
+    /// `PID_DEFAULT_UNICAST_LOCATOR`.
+    pub default_unicast: SocketAddrV4,
+    /// `PID_DEFAULT_MULTICAST_LOCATOR`: always `None`; no user-traffic multicast socket is
+    /// opened, writers send user data by unicast to each reader.
+    pub default_multicast: Option<SocketAddrV4>,
+}
+
+impl Locators {
+    /// Every advertised address.
+    pub fn iter(&self) -> impl Iterator<Item = SocketAddrV4> {
+        [
+            Some(self.metatraffic_unicast),
+            self.metatraffic_multicast,
+            Some(self.default_unicast),
+            self.default_multicast,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// A datagram now in the first `len` bytes of the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub len: usize,
+    pub source: SocketAddrV4,
+    pub kind: SocketKind,
+}
+
+/// What ended a [`UdpTransport::recv`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecvEvent {
+    Datagram(Received),
+    /// The deadline passed with nothing to receive.
+    DeadlineReached,
+    /// [`Waker::wake`] was called (possibly several times) since the last `Woken`.
+    Woken,
+}
+
+/// Counters since [`UdpTransport::bind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportStats {
+    pub datagrams_received: u64,
+    pub bytes_received: u64,
+    pub datagrams_sent: u64,
+    pub bytes_sent: u64,
+    /// Failed sends (every [`SendError`]).
+    pub send_errors: u64,
+    /// Datagrams dropped because they were larger than the caller's buffer.
+    pub truncated: u64,
+    /// Datagrams dropped for a transient receive error (e.g. an ICMP error report).
+    pub recv_errors: u64,
+}
+
+/// Socket buffer sizes, as `getsockopt` reports them. Linux reports twice the usable size it
+/// accounts for (socket(7) `SO_RCVBUF`), so `granted == 2 * requested` means "not capped".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketBufferSizes {
+    pub recv_requested: usize,
+    pub recv_granted: usize,
+    pub send_requested: usize,
+    pub send_granted: usize,
+}
+
+/// The current `CLOCK_MONOTONIC` time in nanoseconds, the clock of `recv` deadlines.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    // CLOCK_MONOTONIC is never negative.
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    datagrams_received: AtomicU64,
+    bytes_received: AtomicU64,
+    datagrams_sent: AtomicU64,
+    bytes_sent: AtomicU64,
+    send_errors: AtomicU64,
+    truncated: AtomicU64,
+    recv_errors: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Relaxed);
+}
+
+/// Socket index in the `ready` bit set and round-robin order.
+const METATRAFFIC: usize = 0;
+const USER: usize = 1;
+const MULTICAST: usize = 2;
+
+enum Attempt {
+    Datagram(Received),
+    /// A datagram was consumed but not returned (truncated, transient error).
+    Dropped,
+    /// Nothing to read (EAGAIN).
+    Empty,
+}
+
+/// One participant's UDPv4 sockets.
+#[derive(Debug)]
+pub struct UdpTransport {
+    domain_id: u32,
+    range: DiscoveryRange,
+    participant_id: u32,
+    interface: Ipv4Addr,
+    metatraffic: Socket,
+    user: Socket,
+    multicast: Option<Socket>,
+    waker: Waker,
+    locators: Locators,
+    spdp_destinations: Vec<SocketAddrV4>,
+    buffers: SocketBufferSizes,
+    notes: Vec<TransportNote>,
+    counters: Counters,
+    /// Bit `i` set: socket `i` may have datagrams queued (`poll` said so or nothing tried yet).
+    /// Atomic only so that `recv` can take `&self`; a bit lost to a race between two receiving
+    /// threads costs one extra `poll`, which is level-triggered, so no datagram waits.
+    ready: AtomicU8,
+    /// Where the round-robin scan starts.
+    next: AtomicUsize,
+}
+
+impl UdpTransport {
+    /// Binds the metatraffic and user unicast sockets at the first participant id whose two
+    /// ports are free (RTPS 2.5 §9.6.1.1), and, when the range uses multicast, the SPDP
+    /// multicast socket: `SO_REUSEADDR` + `SO_REUSEPORT` on 239.255.0.1:7400+250d so every
+    /// participant on the host shares the port, `IP_MULTICAST_ALL` off, joined on the
+    /// interface.
+    ///
+    /// The interface (the unicast address bound and advertised) is
+    /// `config.discovery.interface` if set; otherwise 127.0.0.1 for `LOCALHOST` and for `OFF`
+    /// without static peers, and otherwise the source address of the kernel's route to
+    /// 239.255.0.1 (`SUBNET`) or to the first non-loopback static peer (found with `connect(2)`
+    /// on a UDP socket, which sends nothing), falling back to 127.0.0.1 with a
+    /// [`TransportNote`]. A loopback interface is bound as is; any other is bound as 0.0.0.0
+    /// (so same-host peers reach us on 127.0.0.1 too) and advertised as itself.
+    ///
+    /// Unicast sockets send multicast with `IP_MULTICAST_IF` = interface, TTL 1 and
+    /// `IP_MULTICAST_LOOP` on, so participants in other processes on this host hear our SPDP.
+    /// Our own multicast socket hears it too: the RTPS layer must ignore datagrams carrying its
+    /// own GUID prefix. (When the interface is `lo`, the kernel delivers multicast to every
+    /// member through `lo` whatever `IP_MULTICAST_LOOP` says.)
+    ///
+    /// # Errors
+    /// [`BindError`]; a capped socket buffer is a [`TransportNote`], not an error.
+    pub fn bind(config: &TransportConfig) -> Result<Self, BindError> {
+        let discovery = &config.discovery;
+        let domain_id = discovery.domain_id;
+        let spdp_port = ports::spdp_multicast_port(domain_id)?;
+        if config.participant_id_limit == 0 {
+            return Err(BindError::InvalidConfig {
+                reason: "participant_id_limit is 0, so no participant id can be tried; use at \
+                         least 1 (default 120)"
+                    .into(),
+            });
+        }
+        let mut notes = Vec::new();
+        let interface = setup::choose_interface(discovery, spdp_port, &mut notes)?;
+        let uses_multicast = discovery.range.uses_multicast();
+        let options = setup::UnicastOptions {
+            config,
+            interface,
+            uses_multicast,
+        };
+        let (participant_id, metatraffic, user) = setup::bind_unicast(&options)?;
+        let multicast = if uses_multicast {
+            Some(setup::open_multicast(config, interface, spdp_port)?)
+        } else {
+            None
+        };
+        let buffers = setup::buffer_sizes(config, &metatraffic, &mut notes)?;
+        let waker = Waker::new().map_err(|source| BindError::Waker { source })?;
+
+        let metatraffic_unicast = SocketAddrV4::new(
+            interface,
+            ports::metatraffic_unicast_port(domain_id, participant_id)?,
+        );
+        let locators = Locators {
+            metatraffic_unicast,
+            metatraffic_multicast: uses_multicast
+                .then_some(SocketAddrV4::new(SPDP_MULTICAST_GROUP, spdp_port)),
+            default_unicast: SocketAddrV4::new(
+                interface,
+                ports::user_unicast_port(domain_id, participant_id)?,
+            ),
+            default_multicast: None,
+        };
+        let own_port = metatraffic_unicast.port();
+        let spdp_destinations = discovery
+            .spdp_destinations()?
+            .into_iter()
+            .filter(|d| !(d.port() == own_port && (*d.ip() == interface || d.ip().is_loopback())))
+            .collect();
+        let ready = if multicast.is_some() { 0b111 } else { 0b011 };
+        Ok(UdpTransport {
+            domain_id,
+            range: discovery.range,
+            participant_id,
+            interface,
+            metatraffic,
+            user,
+            multicast,
+            waker,
+            locators,
+            spdp_destinations,
+            buffers,
+            notes,
+            counters: Counters::default(),
+            ready: AtomicU8::new(ready),
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn domain_id(&self) -> u32 {
+        self.domain_id
+    }
+
+    pub fn range(&self) -> DiscoveryRange {
+        self.range
+    }
+
+    /// The participant id whose ports this transport holds.
+    pub fn participant_id(&self) -> u32 {
+        self.participant_id
+    }
+
+    /// The unicast address advertised in every unicast locator.
+    pub fn interface(&self) -> Ipv4Addr {
+        self.interface
+    }
+
+    /// The addresses to advertise in SPDP; never 0.0.0.0.
+    pub fn local_locators(&self) -> Locators {
+        self.locators
+    }
+
+    /// Where to send SPDP announcements ([`DiscoveryConfig::spdp_destinations`] without this
+    /// participant's own metatraffic port). Send them with [`Self::send_metatraffic`].
+    pub fn spdp_destinations(&self) -> &[SocketAddrV4] {
+        &self.spdp_destinations
+    }
+
+    /// Socket buffer sizes requested and granted.
+    pub fn socket_buffers(&self) -> SocketBufferSizes {
+        self.buffers
+    }
+
+    /// Non-fatal findings of [`Self::bind`], for the caller to log.
+    pub fn notes(&self) -> &[TransportNote] {
+        &self.notes
+    }
+
+    /// A handle that wakes a blocked [`Self::recv`] from any thread.
+    pub fn waker(&self) -> Waker {
+        self.waker.clone()
+    }
+
+    pub fn stats(&self) -> TransportStats {
+        let c = &self.counters;
+        TransportStats {
+            datagrams_received: c.datagrams_received.load(Relaxed),
+            bytes_received: c.bytes_received.load(Relaxed),
+            datagrams_sent: c.datagrams_sent.load(Relaxed),
+            bytes_sent: c.bytes_sent.load(Relaxed),
+            send_errors: c.send_errors.load(Relaxed),
+            truncated: c.truncated.load(Relaxed),
+            recv_errors: c.recv_errors.load(Relaxed),
+        }
+    }
+
+    /// Sends one datagram from the user unicast socket (user traffic).
+    ///
+    /// # Errors
+    /// [`SendError`]; the datagram was not sent.
+    pub fn send(&self, destination: SocketAddrV4, datagram: &[u8]) -> Result<(), SendError> {
+        self.send_on(&self.user, destination, datagram)
+    }
+
+    /// Sends one datagram from the metatraffic unicast socket (SPDP, SEDP, WLP).
+    ///
+    /// # Errors
+    /// [`SendError`]; the datagram was not sent.
+    pub fn send_metatraffic(
+        &self,
+        destination: SocketAddrV4,
+        datagram: &[u8],
+    ) -> Result<(), SendError> {
+        self.send_on(&self.metatraffic, destination, datagram)
+    }
+
+    fn send_on(
+        &self,
+        socket: &Socket,
+        destination: SocketAddrV4,
+        datagram: &[u8],
+    ) -> Result<(), SendError> {
+        let result = self.try_send(socket, destination, datagram);
+        match &result {
+            Ok(()) => {
+                bump(&self.counters.datagrams_sent, 1);
+                bump(&self.counters.bytes_sent, datagram.len() as u64);
+            }
+            Err(_) => bump(&self.counters.send_errors, 1),
+        }
+        result
+    }
+
+    fn try_send(
+        &self,
+        socket: &Socket,
+        destination: SocketAddrV4,
+        datagram: &[u8],
+    ) -> Result<(), SendError> {
+        if destination.ip().is_unspecified() || destination.port() == 0 {
+            return Err(SendError::InvalidDestination { destination });
+        }
+        if destination.ip().is_multicast() && !self.range.uses_multicast() {
+            return Err(SendError::MulticastDisabled {
+                destination,
+                range: self.range,
+            });
+        }
+        if datagram.len() > MAX_UDP_PAYLOAD {
+            return Err(SendError::TooLarge {
+                len: datagram.len(),
+            });
+        }
+        loop {
+            match rustix::net::sendto(socket, datagram, SendFlags::empty(), &destination) {
+                Ok(_) => return Ok(()),
+                Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => return Err(SendError::WouldBlock { destination }),
+                Err(e) => {
+                    return Err(SendError::Io {
+                        destination,
+                        source: e.into(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Waits for one datagram, for `deadline` (absolute `CLOCK_MONOTONIC` nanoseconds, see
+    /// [`monotonic_ns`]; `None` waits forever), or for a [`Waker::wake`], whichever comes
+    /// first. A pending wake is reported before queued datagrams (checked with one atomic load
+    /// per call, so a busy socket cannot delay it); the datagrams are returned by the next
+    /// calls.
+    ///
+    /// The datagram is written to the start of `buf`. Datagrams longer than `buf` are dropped
+    /// and counted in [`TransportStats::truncated`]; a buffer of [`RECV_BUFFER_LEN`] bytes never
+    /// truncates. Sockets are served round-robin.
+    ///
+    /// # Errors
+    /// [`RecvError`] if `poll` or `recvfrom` fails for a reason other than a signal (retried)
+    /// or a transient per-datagram error (counted in [`TransportStats::recv_errors`]).
+    pub fn recv(&self, buf: &mut [u8], deadline: Option<u64>) -> Result<RecvEvent, RecvError> {
+        let count = if self.multicast.is_some() { 3 } else { 2 };
+        loop {
+            if self.waker.is_pending() && self.waker.take() {
+                return Ok(RecvEvent::Woken);
+            }
+            loop {
+                let ready = self.ready.load(Relaxed);
+                if ready == 0 {
+                    break;
+                }
+                let next = self.next.load(Relaxed);
+                let Some(index) = (0..count)
+                    .map(|k| (next + k) % count)
+                    .find(|i| ready & (1 << i) != 0)
+                else {
+                    debug_assert!(
+                        false,
+                        "internal bug: ready bit for a socket that does not exist"
+                    );
+                    self.ready.store(0, Relaxed);
+                    break;
+                };
+                match self.recv_on(index, buf)? {
+                    Attempt::Datagram(received) => {
+                        self.next.store((index + 1) % count, Relaxed);
+                        return Ok(RecvEvent::Datagram(received));
+                    }
+                    Attempt::Dropped => {}
+                    Attempt::Empty => {
+                        self.ready.fetch_and(!(1 << index), Relaxed);
+                    }
+                }
+            }
+
+            let timeout = match deadline {
+                None => None,
+                Some(deadline) => {
+                    let now = monotonic_ns();
+                    if now >= deadline {
+                        return Ok(RecvEvent::DeadlineReached);
+                    }
+                    let left = deadline - now;
+                    Some(Timespec {
+                        tv_sec: (left / 1_000_000_000) as i64,
+                        tv_nsec: (left % 1_000_000_000) as i64,
+                    })
+                }
+            };
+
+            let (readable, woken) = {
+                let waker = self.waker.as_fd();
+                let multicast = self.multicast.as_ref().map(|s| s.as_fd());
+                // Sockets at their indices, the waker right after them (slot `count`).
+                let mut fds = [
+                    PollFd::from_borrowed_fd(self.metatraffic.as_fd(), PollFlags::IN),
+                    PollFd::from_borrowed_fd(self.user.as_fd(), PollFlags::IN),
+                    PollFd::from_borrowed_fd(multicast.unwrap_or(waker), PollFlags::IN),
+                    PollFd::from_borrowed_fd(waker, PollFlags::IN),
+                ];
+                let used = &mut fds[..=count];
+                match rustix::event::poll(used, timeout.as_ref()) {
+                    Ok(_) => {}
+                    Err(Errno::INTR) => continue,
+                    Err(e) => return Err(RecvError::Poll { source: e.into() }),
+                }
+                let wakeable = PollFlags::IN | PollFlags::ERR | PollFlags::HUP;
+                let readable = used[..count]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, fd)| fd.revents().intersects(wakeable))
+                    .fold(0u8, |bits, (i, _)| bits | (1 << i));
+                (readable, used[count].revents().contains(PollFlags::IN))
+            };
+            self.ready.fetch_or(readable, Relaxed);
+            // A readable eventfd whose wake was already taken (see `Waker::take`) only
+            // needs draining.
+            if woken && self.waker.take() {
+                return Ok(RecvEvent::Woken);
+            }
+        }
+    }
+
+    fn recv_on(&self, index: usize, buf: &mut [u8]) -> Result<Attempt, RecvError> {
+        let (socket, kind) = match index {
+            METATRAFFIC => (&self.metatraffic, SocketKind::Metatraffic),
+            USER => (&self.user, SocketKind::User),
+            MULTICAST => match &self.multicast {
+                Some(socket) => (socket, SocketKind::Multicast),
+                None => return Ok(Attempt::Empty),
+            },
+            _ => return Ok(Attempt::Empty),
+        };
+        let capacity = buf.len();
+        loop {
+            match rustix::net::recvfrom(socket, &mut *buf, RecvFlags::TRUNC | RecvFlags::DONTWAIT) {
+                Ok((_, len, source)) => {
+                    // With MSG_TRUNC, `len` is the datagram's real length.
+                    if len > capacity {
+                        bump(&self.counters.truncated, 1);
+                        return Ok(Attempt::Dropped);
+                    }
+                    let Some(source) = source.and_then(|a| SocketAddrV4::try_from(a).ok()) else {
+                        bump(&self.counters.recv_errors, 1);
+                        return Ok(Attempt::Dropped);
+                    };
+                    bump(&self.counters.datagrams_received, 1);
+                    bump(&self.counters.bytes_received, len as u64);
+                    return Ok(Attempt::Datagram(Received { len, source, kind }));
+                }
+                Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => return Ok(Attempt::Empty),
+                // Asynchronous ICMP reports about an earlier send; the next datagram is fine.
+                Err(
+                    Errno::CONNREFUSED
+                    | Errno::HOSTUNREACH
+                    | Errno::NETUNREACH
+                    | Errno::HOSTDOWN
+                    | Errno::MSGSIZE,
+                ) => {
+                    bump(&self.counters.recv_errors, 1);
+                    return Ok(Attempt::Dropped);
+                }
+                Err(e) => {
+                    return Err(RecvError::Recv {
+                        kind,
+                        source: e.into(),
+                    })
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! LOCALHOST discovery range on the host's own `lo`, outside any namespace: unicast probes to
+//! 127.0.0.1 only, no multicast socket. Needs no privileges.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use roslite_transport::{
+    monotonic_ns, DiscoveryConfig, DiscoveryRange, RecvEvent, SendError, SocketKind,
+    TransportConfig, UdpTransport, RECV_BUFFER_LEN, SPDP_MULTICAST_GROUP,
+};
+
+/// A domain in 0..=101 (below the ephemeral port range) unlikely to be used by another test run
+/// on this machine at the same time.
+fn test_domain() -> u32 {
+    40 + std::process::id() % 60
+}
+
+fn localhost(domain_id: u32) -> TransportConfig {
+    TransportConfig::new(DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..DiscoveryConfig::default()
+    })
+}
+
+/// Waits up to 2 s for a datagram from `from`, skipping strangers (another participant that
+/// happens to use the same domain on this host).
+fn receive_from(t: &UdpTransport, from: SocketAddrV4, payload: &[u8]) {
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    let deadline = monotonic_ns() + 2_000_000_000;
+    loop {
+        match t.recv(&mut buf, Some(deadline)).unwrap() {
+            RecvEvent::Datagram(r) if r.source == from => {
+                assert_eq!(r.kind, SocketKind::Metatraffic);
+                assert_eq!(&buf[..r.len], payload);
+                return;
+            }
+            RecvEvent::Datagram(_) => {}
+            other => panic!(
+                "participant {} heard nothing from {from}: {other:?}",
+                t.participant_id()
+            ),
+        }
+    }
+}
+
+#[test]
+fn two_participants_find_each_other_by_unicast_probes() {
+    let config = localhost(test_domain());
+    let a = UdpTransport::bind(&config).unwrap_or_else(|e| panic!("{e}"));
+    let b = UdpTransport::bind(&config).unwrap_or_else(|e| panic!("{e}"));
+    for t in [&a, &b] {
+        let probes = config.discovery.localhost_probe_count;
+        assert!(
+            t.participant_id() < probes,
+            "id {} is beyond the probes",
+            t.participant_id()
+        );
+        assert_eq!(t.interface(), Ipv4Addr::LOCALHOST);
+        let locators = t.local_locators();
+        assert_eq!(
+            locators.metatraffic_multicast, None,
+            "LOCALHOST must not join multicast"
+        );
+        assert_eq!(locators.default_multicast, None);
+        for address in locators.iter() {
+            assert_eq!(*address.ip(), Ipv4Addr::LOCALHOST, "{locators:?}");
+        }
+        // Every probe goes to 127.0.0.1, one per other participant id.
+        assert_eq!(t.spdp_destinations().len(), probes as usize - 1);
+        assert!(t
+            .spdp_destinations()
+            .iter()
+            .all(|d| *d.ip() == Ipv4Addr::LOCALHOST));
+        assert!(!t
+            .spdp_destinations()
+            .contains(&locators.metatraffic_unicast));
+        assert!(
+            t.notes()
+                .iter()
+                .all(|n| !n.to_string().contains("interface")),
+            "{:?}",
+            t.notes()
+        );
+    }
+
+    for destination in a.spdp_destinations() {
+        a.send_metatraffic(*destination, b"SPDP a").unwrap();
+    }
+    receive_from(&b, a.local_locators().metatraffic_unicast, b"SPDP a");
+    for destination in b.spdp_destinations() {
+        b.send_metatraffic(*destination, b"SPDP b").unwrap();
+    }
+    receive_from(&a, b.local_locators().metatraffic_unicast, b"SPDP b");
+}
+
+#[test]
+fn localhost_range_refuses_multicast_sends() {
+    let t = UdpTransport::bind(&localhost(test_domain() + 1)).unwrap_or_else(|e| panic!("{e}"));
+    let group = SocketAddrV4::new(SPDP_MULTICAST_GROUP, 7400);
+    let err = t.send_metatraffic(group, b"x").unwrap_err();
+    assert!(
+        matches!(err, SendError::MulticastDisabled { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "cannot send to multicast 239.255.0.1:7400: ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST does \
+         not use multicast; send to the peer's unicast locators instead"
+    );
+    let err = t
+        .send(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 7410), b"x")
+        .unwrap_err();
+    assert!(
+        matches!(err, SendError::InvalidDestination { .. }),
+        "{err:?}"
+    );
+    let stats = t.stats();
+    assert_eq!((stats.send_errors, stats.datagrams_sent), (2, 0));
+}
+
+#[test]
+fn socket_buffers_are_reported() {
+    let t = UdpTransport::bind(&localhost(test_domain() + 2)).unwrap_or_else(|e| panic!("{e}"));
+    let sizes = t.socket_buffers();
+    eprintln!("socket buffers: {sizes:?}; notes: {:?}", t.notes());
+    assert_eq!(sizes.recv_requested, 4 << 20);
+    assert_eq!(sizes.send_requested, 1 << 20);
+    assert!(sizes.recv_granted > 0 && sizes.send_granted > 0);
+    let capped = t
+        .notes()
+        .iter()
+        .any(|n| n.to_string().starts_with("receive buffer capped"));
+    assert_eq!(
+        capped,
+        sizes.recv_granted < 2 * sizes.recv_requested,
+        "{:?}",
+        t.notes()
+    );
+}
