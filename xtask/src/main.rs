@@ -80,7 +80,37 @@ const PYTHON_PEERS: &[&str] = &[
 /// (used as baselines by `roslite bench ...`).
 fn install_prerequisites(root: &Path) -> Result<()> {
     ensure_rust_components()?;
+    ensure_debian_packages()?;
     ensure_python_peers(root)
+}
+
+/// Programs the network tests run, with the Debian package that provides each: `ip` creates
+/// the test network namespaces, `nft` drops packets inside them.
+const DEBIAN_TOOLS: &[(&str, &str)] = &[("ip", "iproute2"), ("nft", "nftables")];
+
+fn ensure_debian_packages() -> Result<()> {
+    let missing: Vec<&str> = DEBIAN_TOOLS
+        .iter()
+        .filter(|(program, _)| !on_path(program))
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut update = Command::new("apt-get");
+    update.args(["update", "-q"]);
+    step("apt-get update", update)?;
+    let mut install = Command::new("apt-get");
+    install
+        .args(["install", "-y", "-q"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    step(&format!("apt-get install {}", missing.join(" ")), install)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 fn ensure_python_peers(root: &Path) -> Result<()> {
