@@ -39,21 +39,34 @@
 
 mod bytes;
 pub mod discovery;
+pub mod endpoint;
 mod error;
+pub mod instant;
 pub mod message;
 pub mod parameter_list;
+pub mod participant;
 pub mod quirks;
 pub mod receiver;
+pub mod sim;
 pub mod types;
 pub mod wire;
 
 pub use roslite_cdr::Endianness;
 
 pub use discovery::{EndpointData, EndpointKind, ParticipantData, SenderInfo};
+pub use endpoint::{
+    HistoryKind, Reader, ReaderConfig, ReaderProxyInfo, ReaderStats, ReceivedSample, Transmit,
+    WriteError, Writer, WriterConfig, WriterProxyInfo, WriterStats,
+};
 pub use error::{BuildError, EmitError, ParseError};
+pub use instant::Instant;
 pub use message::MessageBuilder;
 pub use parameter_list::{
     pid, Parameter, ParameterId, ParameterList, ParameterListWriter, ValueWriter,
+};
+pub use participant::{
+    Datagram, EndpointOptions, EndpointQos, Event, Participant, ParticipantConfig, ReaderId,
+    WriterId,
 };
 pub use receiver::{parse_message, ReceiveStats, ReceivedSubmessage, ReceiverState};
 pub use types::{

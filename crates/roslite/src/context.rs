@@ -25,6 +25,8 @@ pub enum InitError {
         arg: String,
         reason: &'static str,
     },
+    /// The network could not be started (ports, discovery settings).
+    Network(String),
 }
 
 impl fmt::Display for InitError {
@@ -38,6 +40,7 @@ impl fmt::Display for InitError {
             Self::InvalidRosArg { arg, reason } => {
                 write!(f, "invalid ROS argument '{arg}': {reason}")
             }
+            Self::Network(e) => write!(f, "{e} (set ROSLITE_NETWORK=off to run without one)"),
         }
     }
 }
@@ -127,11 +130,22 @@ impl RosArgs {
     }
 }
 
+/// Whether and how a context talks to other processes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NetworkMode {
+    /// Only intra-process delivery: no sockets.
+    #[default]
+    Off,
+    /// RTPS over UDP with this configuration (discovery range, static peers, buffers).
+    Rtps(roslite_transport::TransportConfig),
+}
+
 /// How to build a [`Context`] other than from the process environment.
 #[derive(Clone, Debug, Default)]
 pub struct ContextOptions {
     pub domain_id: u32,
     pub args: RosArgs,
+    pub network: NetworkMode,
 }
 
 pub(crate) struct ContextInner {
@@ -140,6 +154,8 @@ pub(crate) struct ContextInner {
     pub(crate) shutdown: Arc<ShutdownSignal>,
     pub(crate) bus: LocalBus,
     next_entity_id: AtomicU64,
+    /// Declared last: dropped after the bus, it stops its driver thread.
+    network: Option<crate::net::RtpsNetwork>,
 }
 
 impl ContextInner {
@@ -170,7 +186,22 @@ impl Context {
             _ => 0,
         };
         let args = RosArgs::parse(std::env::args())?;
-        Self::new(ContextOptions { domain_id, args })
+        let network = match std::env::var("ROSLITE_NETWORK")
+            .ok()
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("off" | "0" | "false") => NetworkMode::Off,
+            _ => NetworkMode::Rtps(
+                roslite_transport::TransportConfig::from_env()
+                    .map_err(|e| InitError::Network(e.to_string()))?,
+            ),
+        };
+        Self::new(ContextOptions {
+            domain_id,
+            args,
+            network,
+        })
     }
 
     /// A context with explicit options.
@@ -184,19 +215,42 @@ impl Context {
         if let Some(level) = options.args.log_level {
             crate::log::set_min_severity(level);
         }
-        Ok(Self {
+        let network = match &options.network {
+            NetworkMode::Off => None,
+            NetworkMode::Rtps(config) => {
+                let mut config = config.clone();
+                config.discovery.domain_id = options.domain_id;
+                let network = crate::net::RtpsNetwork::start(
+                    &config,
+                    crate::log::Logger::new("roslite.rtps"),
+                )
+                .map_err(|e| InitError::Network(e.to_string()))?;
+                Some(network)
+            }
+        };
+        let context = Self {
             inner: Arc::new(ContextInner {
                 domain_id: options.domain_id,
                 args: options.args,
                 shutdown: ShutdownSignal::new(),
                 bus: LocalBus::default(),
                 next_entity_id: AtomicU64::new(1),
+                network,
             }),
-        })
+        };
+        if let Some(network) = &context.inner.network {
+            context.inner.bus.add_observer(network.transport());
+        }
+        Ok(context)
     }
 
     pub fn domain_id(&self) -> u32 {
         self.inner.domain_id
+    }
+
+    /// The RTPS network, if this context has one.
+    pub fn network(&self) -> Option<&crate::net::RtpsNetwork> {
+        self.inner.network.as_ref()
     }
 
     pub fn args(&self) -> &RosArgs {

@@ -25,6 +25,7 @@ pub mod events;
 mod intra;
 pub mod log;
 pub mod names;
+pub mod net;
 pub mod node;
 pub mod pubsub;
 pub mod qos;
@@ -35,7 +36,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use context::{Context, ContextOptions, InitError, RosArgs};
+pub use context::{Context, ContextOptions, InitError, NetworkMode, RosArgs};
 pub use events::IncompatibleQosStatus;
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};

@@ -16,7 +16,11 @@
 //!   negative duration or an out-of-range enum is [`ParseError::Malformed`].
 
 mod endpoint;
+pub mod matching;
 mod participant;
+pub mod ros;
+pub mod sedp;
+pub mod spdp;
 
 use roslite_cdr::Endianness;
 

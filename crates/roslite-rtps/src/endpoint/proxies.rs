@@ -1,0 +1,332 @@
+//! Per-peer state: the writer's `ReaderProxy` (RTPS 2.5 §8.4.7.5, driven by §8.4.9.2) and the
+//! reader's `WriterProxy` (§8.4.10.4, driven by §8.4.12.2), plus [`RangeSet`], the interval set
+//! both use so that ranges from the wire are stored as intervals and never expanded.
+//!
+//! The spec describes a proxy as a list of `ChangeForReader`/`ChangeFromWriter` entries, one
+//! per sequence number. Stored literally that is proportional to whatever sequence numbers a
+//! peer names (CVE-2025-64438), so both proxies compact it, as §8.4.15.1 suggests:
+//! - `ReaderProxy`: `acked_below` (every change below is acknowledged or irrelevant, i.e.
+//!   `highestAckedSeqNum + 1`), the catch-up range of unsent changes, and the requested
+//!   changes, each requested number validated against the writer's own range.
+//! - `WriterProxy`: `next_expected` (everything below is received, delivered or irrelevant),
+//!   a bounded map of out-of-order samples, an interval set of irrelevant numbers (GAP,
+//!   HEARTBEAT `firstSN`) and the highest number the writer announced.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use crate::instant::Instant;
+use crate::types::{Count, SequenceNumber};
+
+use super::fragments::Reassembler;
+use super::reader::{ReceivedSample, WriterProxyInfo};
+use super::writer::ReaderProxyInfo;
+
+/// Disjoint, non-adjacent half-open intervals `[start, end)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RangeSet<K> {
+    map: BTreeMap<K, K>,
+}
+
+impl<K> Default for RangeSet<K> {
+    fn default() -> Self {
+        RangeSet {
+            map: BTreeMap::new(),
+        }
+    }
+}
+
+impl<K: Ord + Copy> RangeSet<K> {
+    /// Adds `[start, end)`, merging with overlapping and adjacent intervals. `O(log n)` per
+    /// interval merged away.
+    pub(crate) fn insert(&mut self, start: K, end: K) {
+        if start >= end {
+            return;
+        }
+        let (mut s, mut e) = (start, end);
+        if let Some((&ps, &pe)) = self.map.range(..=s).next_back() {
+            if pe >= s {
+                s = ps;
+                e = e.max(pe);
+            }
+        }
+        // Each iteration removes one interval.
+        while let Some((&k, &v)) = self.map.range(s..=e).next() {
+            self.map.remove(&k);
+            e = e.max(v);
+        }
+        self.map.insert(s, e);
+    }
+
+    /// The interval containing `k`.
+    pub(crate) fn containing(&self, k: K) -> Option<(K, K)> {
+        self.map
+            .range(..=k)
+            .next_back()
+            .filter(|(_, e)| **e > k)
+            .map(|(s, e)| (*s, *e))
+    }
+
+    pub(crate) fn contains(&self, k: K) -> bool {
+        self.containing(k).is_some()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of intervals.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (K, K)> + '_ {
+        self.map.iter().map(|(s, e)| (*s, *e))
+    }
+
+    /// Forgets everything below `k`.
+    pub(crate) fn remove_below(&mut self, k: K) {
+        while let Some((&s, &e)) = self.map.iter().next() {
+            if s >= k {
+                break;
+            }
+            self.map.remove(&s);
+            if e > k {
+                self.map.insert(k, e);
+                break;
+            }
+        }
+    }
+
+    /// Drops the highest intervals until at most `max` remain.
+    pub(crate) fn truncate(&mut self, max: usize) {
+        while self.map.len() > max {
+            self.map.pop_last();
+        }
+    }
+}
+
+/// Where a reader proxy is in the repair cycle of RTPS 2.5 §8.4.9.2 (Figure 8.19: reliable
+/// StatefulWriter behaviour with respect to each matched reader).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RepairState {
+    /// No requested changes.
+    Waiting,
+    /// An ACKNACK/NACK_FRAG requested changes (T8/T10); repair at `at`, after
+    /// `nackResponseDelay` (T11).
+    MustRepair { at: Instant },
+    /// Sending the requested changes (T12) until none are left (T13).
+    Repairing,
+}
+
+impl fmt::Display for RepairState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Waiting => f.write_str("waiting"),
+            Self::MustRepair { at } => write!(f, "must_repair (at {at})"),
+            Self::Repairing => f.write_str("repairing"),
+        }
+    }
+}
+
+/// The writer's view of one matched reader.
+#[derive(Clone, Debug)]
+pub(crate) struct ReaderProxy {
+    pub info: ReaderProxyInfo,
+    /// Every sequence number below is acknowledged or irrelevant to this reader.
+    pub acked_below: SequenceNumber,
+    /// The highest `readerSNState.base` this reader itself sent, to spot lowered bases.
+    pub reader_acked: SequenceNumber,
+    /// Volatile readers start at the writer's next sequence number at match time; earlier
+    /// ones are irrelevant to them (answered with GAP).
+    pub first_relevant: SequenceNumber,
+    /// Changes still to push to this reader alone: the history a transient-local reader
+    /// joined too late to receive with everyone else, `[unsent.0, unsent.1)`.
+    pub unsent: (SequenceNumber, SequenceNumber),
+    /// Changes the reader asked for (`requested_changes`), all within the writer's range.
+    pub requested: BTreeSet<SequenceNumber>,
+    /// Fragments the reader asked for, per sequence number.
+    pub requested_frags: BTreeMap<SequenceNumber, RangeSet<u32>>,
+    pub last_acknack: Option<Count>,
+    pub last_nack_frag: Option<Count>,
+    pub repair: RepairState,
+    /// A directed HEARTBEAT is due (new reader, pre-emptive ACKNACK, periodic timer).
+    pub heartbeat_wanted: bool,
+}
+
+impl ReaderProxy {
+    pub(crate) fn new(info: ReaderProxyInfo, first_relevant: SequenceNumber) -> Self {
+        ReaderProxy {
+            info,
+            acked_below: first_relevant,
+            reader_acked: SequenceNumber::ZERO,
+            first_relevant,
+            unsent: (first_relevant, first_relevant),
+            requested: BTreeSet::new(),
+            requested_frags: BTreeMap::new(),
+            last_acknack: None,
+            last_nack_frag: None,
+            repair: RepairState::Waiting,
+            heartbeat_wanted: false,
+        }
+    }
+
+    /// Whether the reader still has to acknowledge something up to `last`.
+    pub(crate) fn has_unacked(&self, last: SequenceNumber) -> bool {
+        self.info.reliable && self.acked_below <= last
+    }
+
+    pub(crate) fn has_requests(&self) -> bool {
+        !self.requested.is_empty() || !self.requested_frags.is_empty()
+    }
+
+    /// Schedules a repair at `at` unless one is already scheduled or running.
+    pub(crate) fn schedule_repair(&mut self, at: Instant) {
+        if self.repair == RepairState::Waiting {
+            self.repair = RepairState::MustRepair { at };
+        }
+    }
+
+    /// Forgets requests below the acknowledged point.
+    pub(crate) fn prune_requests(&mut self) {
+        let keep = self.acked_below;
+        self.requested = self.requested.split_off(&keep);
+        self.requested_frags = self.requested_frags.split_off(&keep);
+        if !self.has_requests() {
+            self.repair = RepairState::Waiting;
+        }
+    }
+}
+
+/// Where a writer proxy is in the acknowledgement cycle of RTPS 2.5 §8.4.12.2 (Figure 8.26:
+/// reliable StatefulReader behaviour with respect to each matched writer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AckState {
+    Waiting,
+    /// A HEARTBEAT without the Final flag, or a new match (pre-emptive ACKNACK): an ACKNACK
+    /// is owed at `at`, `heartbeatResponseDelay` later (T2, T5).
+    MustSendAck {
+        at: Instant,
+    },
+    /// A Final HEARTBEAT while data is missing: at `at` an ACKNACK goes out if data is still
+    /// missing (T4 → T5), else nothing (T3).
+    MaySendAck {
+        at: Instant,
+    },
+}
+
+impl AckState {
+    pub(crate) fn deadline(self) -> Option<Instant> {
+        match self {
+            Self::Waiting => None,
+            Self::MustSendAck { at } | Self::MaySendAck { at } => Some(at),
+        }
+    }
+}
+
+impl fmt::Display for AckState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Waiting => f.write_str("waiting"),
+            Self::MustSendAck { at } => write!(f, "must_send_ack (at {at})"),
+            Self::MaySendAck { at } => write!(f, "may_send_ack (at {at})"),
+        }
+    }
+}
+
+/// The reader's view of one matched writer.
+#[derive(Clone, Debug)]
+pub(crate) struct WriterProxy {
+    pub info: WriterProxyInfo,
+    /// Every sequence number below has been delivered or is irrelevant
+    /// (`available_changes_max + 1` of §8.4.10.4, when everything is in order).
+    pub next_expected: SequenceNumber,
+    /// Received out of order, waiting for `next_expected` (reliable only; bounded).
+    pub pending: BTreeMap<SequenceNumber, ReceivedSample>,
+    /// Payload bytes in `pending`.
+    pub pending_bytes: usize,
+    /// Irrelevant numbers at or above `next_expected` (GAP), as intervals.
+    pub irrelevant: RangeSet<SequenceNumber>,
+    /// The highest `lastSN` announced by a HEARTBEAT (just a number: never iterated).
+    pub max_available: SequenceNumber,
+    pub last_heartbeat: Option<Count>,
+    pub last_heartbeat_frag: Option<Count>,
+    pub heartbeat_seen: bool,
+    pub ack: AckState,
+    pub acknack_count: Count,
+    pub nack_frag_count: Count,
+    pub reassembly: Reassembler,
+}
+
+impl WriterProxy {
+    pub(crate) fn new(info: WriterProxyInfo) -> Self {
+        WriterProxy {
+            info,
+            next_expected: SequenceNumber::FIRST,
+            pending: BTreeMap::new(),
+            pending_bytes: 0,
+            irrelevant: RangeSet::default(),
+            max_available: SequenceNumber::ZERO,
+            last_heartbeat: None,
+            last_heartbeat_frag: None,
+            heartbeat_seen: false,
+            ack: AckState::Waiting,
+            acknack_count: Count(0),
+            nack_frag_count: Count(0),
+            reassembly: Reassembler::default(),
+        }
+    }
+
+    /// Whether some announced sequence number has not been received.
+    pub(crate) fn has_missing(&self) -> bool {
+        self.next_expected <= self.max_available
+    }
+
+    /// Asks for an ACKNACK at `at`: `must` (T2 without Final), or only if data is still
+    /// missing then (T3/T4). An earlier deadline already set is kept.
+    pub(crate) fn schedule_ack(&mut self, at: Instant, must: bool) {
+        self.ack = match self.ack {
+            AckState::Waiting if must => AckState::MustSendAck { at },
+            AckState::Waiting => AckState::MaySendAck { at },
+            AckState::MaySendAck { at: old } if must => AckState::MustSendAck { at: old.min(at) },
+            other => other,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_set_merges_and_trims() {
+        let mut r: RangeSet<u32> = RangeSet::default();
+        r.insert(5, 7);
+        r.insert(1, 2);
+        r.insert(10, 12);
+        assert_eq!(r.len(), 3);
+        r.insert(2, 5); // adjacent on both sides
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(1, 7), (10, 12)]);
+        r.insert(0, 100);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(0, 100)]);
+        assert_eq!(r.containing(99), Some((0, 100)));
+        assert_eq!(r.containing(100), None);
+        r.remove_below(50);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(50, 100)]);
+        r.insert(200, 201);
+        r.truncate(1);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(50, 100)]);
+        r.insert(7, 7);
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn huge_sequence_ranges_are_one_interval() {
+        let mut r: RangeSet<SequenceNumber> = RangeSet::default();
+        r.insert(SequenceNumber(1), SequenceNumber(1 << 40));
+        r.insert(SequenceNumber(1 << 20), SequenceNumber(1 << 62));
+        assert_eq!(r.len(), 1);
+        assert!(r.contains(SequenceNumber(1 << 50)));
+    }
+}

@@ -1,0 +1,727 @@
+//! The stateful reader (RTPS 2.5 §8.4.10–§8.4.12): best-effort and reliable.
+//!
+//! Ownership: the [`Reader`] owns one `WriterProxy` per matched writer and the queue of
+//! samples ready for the application ([`Reader::poll_sample`]).
+//!
+//! - Best effort (§8.4.12.1): a sample is delivered if its sequence number is above every one
+//!   delivered from that writer (T2); HEARTBEAT and GAP are ignored (a GAP cannot change what
+//!   a best-effort reader accepts) and nothing is ever requested.
+//! - Reliable (§8.4.12): samples are delivered strictly in order per writer, each once.
+//!   Out-of-order samples wait in a bounded buffer; GAPs and a HEARTBEAT's `firstSN` mark
+//!   numbers irrelevant as intervals, so a GAP of 2^40 numbers is one jump
+//!   (CVE-2025-64438). A HEARTBEAT without the Final flag, or one announcing data we lack, is
+//!   answered after `heartbeat_response_delay` with an ACKNACK (at most 256 numbers) and
+//!   NACK_FRAGs for partly received samples.
+//!
+//! Bounds on what a writer can make us hold (per writer): [`Reader::MAX_OUT_OF_ORDER`] samples
+//! and `max_sample_size` bytes of out-of-order samples, `max_samples_in_reassembly_per_writer`
+//! reassemblies sharing `max_sample_size` bytes, [`Reader::MAX_IRRELEVANT_RANGES`] GAP
+//! intervals. A sample that does not fit is dropped unacknowledged, so a reliable writer sends
+//! it again later.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use roslite_cdr::Endianness;
+
+use crate::instant::Instant;
+use crate::parameter_list::ParameterList;
+use crate::types::{Guid, Locator, SequenceNumber, SequenceNumberSet, Time};
+use crate::wire::{
+    AckNackRepr, DataFragRepr, DataRepr, GapRepr, HeartbeatFragRepr, HeartbeatRepr, NackFragRepr,
+    PayloadKind, Submessage,
+};
+
+use super::fragments::{FragOutcome, ReassemblyLimits};
+use super::history::HistoryKind;
+use super::proxies::{AckState, WriterProxy};
+use super::{
+    count_is_newer, count_next, directed_locators, sn_add, sn_next, Transmit, TransmitBuilder,
+};
+
+/// Reader configuration (DDS QoS mapped onto RTPS 2.5 §8.4.10.1 attributes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReaderConfig {
+    pub guid: Guid,
+    pub reliable: bool,
+    pub transient_local: bool,
+    /// Bounds the queue of samples not yet taken with [`Reader::poll_sample`]: KEEP_LAST
+    /// drops the oldest; KEEP_ALL stops delivering (reliable samples stay unacknowledged so
+    /// the writer holds them; best-effort ones are dropped).
+    pub history: HistoryKind,
+    /// `heartbeatResponseDelay` (§8.4.10.1); default 5 ms.
+    pub heartbeat_response_delay: Duration,
+    /// Concurrent DATA_FRAG reassemblies per writer; 16 reliable / 4 best effort (Cyclone).
+    pub max_samples_in_reassembly_per_writer: usize,
+    /// Largest `sampleSize` accepted; default 256 MiB. Also the byte budget of one writer's
+    /// reassemblies and of its out-of-order samples.
+    pub max_sample_size: usize,
+    /// A reassembly without a new fragment for this long is dropped; default 10 s.
+    pub reassembly_timeout: Duration,
+}
+
+impl ReaderConfig {
+    /// Volatile, KEEP_LAST 10, with the defaults documented on each field.
+    pub fn new(guid: Guid, reliable: bool) -> Self {
+        ReaderConfig {
+            guid,
+            reliable,
+            transient_local: false,
+            history: HistoryKind::default(),
+            heartbeat_response_delay: Duration::from_millis(5),
+            max_samples_in_reassembly_per_writer: if reliable { 16 } else { 4 },
+            max_sample_size: 256 << 20,
+            reassembly_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A matched writer as discovery reports it (SEDP `DATA(w)`, §8.5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterProxyInfo {
+    pub guid: Guid,
+    pub unicast: Vec<Locator>,
+    pub multicast: Vec<Locator>,
+    pub reliable: bool,
+}
+
+impl WriterProxyInfo {
+    /// A reliable writer reachable at `unicast`.
+    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
+        WriterProxyInfo {
+            guid,
+            unicast,
+            multicast: Vec::new(),
+            reliable: true,
+        }
+    }
+}
+
+/// A sample delivered to the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedSample {
+    pub writer: Guid,
+    pub sequence_number: SequenceNumber,
+    /// Serialized payload including the encapsulation header; empty for a dispose/unregister
+    /// (DATA without the D flag). A DATA payload may end in up to 3 padding bytes (RTPS 2.5
+    /// §9.4.5.3 pads submessages to 4; the encapsulation options say how many); a reassembled
+    /// one is exactly `sampleSize` bytes.
+    pub payload: Vec<u8>,
+    /// The inline QoS parameter list as received (sentinel included), in
+    /// `inline_qos_endianness`.
+    pub inline_qos: Option<Vec<u8>>,
+    pub inline_qos_endianness: Endianness,
+    pub source_timestamp: Option<Time>,
+    /// `PID_KEY_HASH` from the inline QoS.
+    pub key_hash: Option<[u8; 16]>,
+    /// `PID_STATUS_INFO` from the inline QoS (bit 0 disposed, bit 1 unregistered).
+    pub status_info: Option<u32>,
+}
+
+impl ReceivedSample {
+    fn payload_len(&self) -> usize {
+        self.payload.len()
+    }
+}
+
+/// What a reader received, delivered and dropped. Writer misbehaviour is counted here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReaderStats {
+    /// Samples put in the queue for [`Reader::poll_sample`].
+    pub samples_delivered: u64,
+    /// Samples already delivered, already buffered or irrelevant.
+    pub duplicates: u64,
+    /// Samples too far ahead of the next expected one, or over the out-of-order byte budget.
+    pub out_of_window: u64,
+    /// Submessages from a writer that is not matched.
+    pub unknown_writer: u64,
+    /// Submessages addressed to another reader.
+    pub not_for_us: u64,
+    pub heartbeats_received: u64,
+    /// HEARTBEAT/HEARTBEAT_FRAG with a count not newer than the last one.
+    pub heartbeats_stale: u64,
+    pub heartbeat_frags_received: u64,
+    pub gaps_received: u64,
+    /// Sequence numbers skipped as irrelevant (GAP, or below a HEARTBEAT's `firstSN`).
+    pub irrelevant_skipped: u64,
+    /// Best effort: sequence numbers never received before a later one was delivered.
+    pub samples_lost: u64,
+    pub acknacks_sent: u64,
+    pub nack_frags_sent: u64,
+    /// DATA_FRAG submessages received.
+    pub data_frags_received: u64,
+    /// DATA_FRAG whose `sampleSize`, `fragmentSize` or key flag contradict earlier fragments.
+    pub fragments_inconsistent: u64,
+    /// DATA_FRAG with `sampleSize` above `max_sample_size`.
+    pub samples_too_large: u64,
+    /// DATA_FRAG dropped for lack of a reassembly slot or byte budget.
+    pub reassembly_no_room: u64,
+    /// Reassemblies dropped to make room for a more urgent one.
+    pub reassembly_evicted: u64,
+    pub reassembly_timed_out: u64,
+    /// Best-effort samples dropped because a KEEP_ALL queue was full.
+    pub samples_rejected: u64,
+    /// Undelivered samples dropped from a full KEEP_LAST queue.
+    pub samples_overwritten: u64,
+    /// Inline QoS whose key hash or status info could not be read (sample still delivered).
+    pub invalid_inline_qos: u64,
+}
+
+/// The application-side queue and its policy.
+#[derive(Clone, Debug)]
+struct Delivery {
+    ready: VecDeque<ReceivedSample>,
+    history: HistoryKind,
+    /// A KEEP_ALL queue filled up and in-order samples are waiting.
+    blocked: bool,
+}
+
+impl Delivery {
+    fn has_room(&self) -> bool {
+        !self.history.is_keep_all() || self.ready.len() < self.history.capacity()
+    }
+
+    fn push(&mut self, sample: ReceivedSample, stats: &mut ReaderStats) {
+        if self.ready.len() >= self.history.capacity() {
+            if self.history.is_keep_all() {
+                stats.samples_rejected = stats.samples_rejected.saturating_add(1);
+                return;
+            }
+            self.ready.pop_front();
+            stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
+        }
+        self.ready.push_back(sample);
+        stats.samples_delivered = stats.samples_delivered.saturating_add(1);
+    }
+}
+
+/// A best-effort or reliable stateful reader. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Reader {
+    config: ReaderConfig,
+    writers: BTreeMap<Guid, WriterProxy>,
+    delivery: Delivery,
+    stats: ReaderStats,
+}
+
+impl Reader {
+    /// Out-of-order samples buffered per writer.
+    pub const MAX_OUT_OF_ORDER: i64 = 1024;
+    /// Disjoint irrelevant intervals (from GAPs) remembered per writer; further ones are
+    /// forgotten and answered again by the writer when requested.
+    pub const MAX_IRRELEVANT_RANGES: usize = 1024;
+    /// NACK_FRAG bitmaps (of up to 256 fragments) sent per writer in one response.
+    pub const MAX_NACK_FRAG_WINDOWS: usize = 32;
+
+    pub fn new(config: ReaderConfig) -> Self {
+        let delivery = Delivery {
+            ready: VecDeque::new(),
+            history: config.history,
+            blocked: false,
+        };
+        Reader {
+            config,
+            writers: BTreeMap::new(),
+            delivery,
+            stats: ReaderStats::default(),
+        }
+    }
+
+    pub fn guid(&self) -> Guid {
+        self.config.guid
+    }
+
+    pub fn config(&self) -> &ReaderConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> ReaderStats {
+        self.stats
+    }
+
+    pub fn matched_writers(&self) -> impl Iterator<Item = &Guid> {
+        self.writers.keys()
+    }
+
+    /// Samples waiting in the queue.
+    pub fn ready_len(&self) -> usize {
+        self.delivery.ready.len()
+    }
+
+    /// Matches a writer (§8.4.12.2 T1; the proxy as in §8.4.10.4). A reliable reader sends a
+    /// pre-emptive ACKNACK after `heartbeat_response_delay` so the writer announces itself.
+    /// Adding a known writer updates its locators only.
+    pub fn add_writer(&mut self, now: Instant, writer: WriterProxyInfo) {
+        if let Some(p) = self.writers.get_mut(&writer.guid) {
+            p.info = writer;
+            return;
+        }
+        let mut proxy = WriterProxy::new(writer);
+        if self.config.reliable {
+            proxy.schedule_ack(
+                now.saturating_add(self.config.heartbeat_response_delay),
+                true,
+            );
+        }
+        self.writers.insert(proxy.info.guid, proxy);
+    }
+
+    /// Unmatches a writer; its buffered and partly reassembled samples are dropped.
+    pub fn remove_writer(&mut self, guid: &Guid) {
+        self.writers.remove(guid);
+    }
+
+    /// Looks up the proxy of `writer` and checks that `reader_id` addresses this reader.
+    fn proxy(
+        &mut self,
+        writer: Guid,
+        reader_id: crate::types::EntityId,
+    ) -> Option<&mut WriterProxy> {
+        if !reader_id.is_unknown() && reader_id != self.config.guid.entity_id {
+            self.stats.not_for_us = self.stats.not_for_us.saturating_add(1);
+            return None;
+        }
+        let p = self.writers.get_mut(&writer);
+        if p.is_none() {
+            self.stats.unknown_writer = self.stats.unknown_writer.saturating_add(1);
+        }
+        p
+    }
+
+    /// Processes a DATA from `writer` (§8.4.12.1 T2 best effort, §8.4.12.2 T8 reliable).
+    pub fn handle_data(
+        &mut self,
+        _now: Instant,
+        writer: Guid,
+        data: &DataRepr<'_>,
+        source_timestamp: Option<Time>,
+    ) {
+        let reliable = self.config.reliable;
+        let Reader {
+            writers,
+            delivery,
+            stats,
+            config,
+        } = self;
+        if !data.reader_id.is_unknown() && data.reader_id != config.guid.entity_id {
+            stats.not_for_us = stats.not_for_us.saturating_add(1);
+            return;
+        }
+        let Some(p) = writers.get_mut(&writer) else {
+            stats.unknown_writer = stats.unknown_writer.saturating_add(1);
+            return;
+        };
+        if !accepts(p, data.writer_sn, reliable, stats) {
+            return;
+        }
+        let payload = match data.payload {
+            Some(pl) if pl.kind == PayloadKind::Data => pl.bytes.to_vec(),
+            _ => Vec::new(),
+        };
+        let qos = data.inline_qos.map(|q| {
+            let mut bytes = Vec::with_capacity(q.buffer_len());
+            q.emit(&mut bytes);
+            (bytes, q.endianness())
+        });
+        let sample = make_sample(
+            writer,
+            data.writer_sn,
+            payload,
+            qos,
+            source_timestamp,
+            stats,
+        );
+        on_sample(p, sample, reliable, config, delivery, stats);
+    }
+
+    /// Processes a DATA_FRAG from `writer` (§8.4.14.1): stores its fragments and delivers the
+    /// sample once complete.
+    pub fn handle_data_frag(
+        &mut self,
+        now: Instant,
+        writer: Guid,
+        frag: &DataFragRepr<'_>,
+        source_timestamp: Option<Time>,
+    ) {
+        let reliable = self.config.reliable;
+        let limits = ReassemblyLimits {
+            max_samples: self.config.max_samples_in_reassembly_per_writer,
+            max_sample_size: self.config.max_sample_size,
+            max_bytes: self.config.max_sample_size,
+            keep_oldest: reliable,
+        };
+        let Reader {
+            writers,
+            delivery,
+            stats,
+            config,
+        } = self;
+        stats.data_frags_received = stats.data_frags_received.saturating_add(1);
+        if !frag.reader_id.is_unknown() && frag.reader_id != config.guid.entity_id {
+            stats.not_for_us = stats.not_for_us.saturating_add(1);
+            return;
+        }
+        let Some(p) = writers.get_mut(&writer) else {
+            stats.unknown_writer = stats.unknown_writer.saturating_add(1);
+            return;
+        };
+        if !accepts(p, frag.writer_sn, reliable, stats) {
+            return;
+        }
+        let outcome = p.reassembly.insert(
+            now,
+            frag,
+            source_timestamp,
+            &limits,
+            &mut stats.reassembly_evicted,
+        );
+        let counter = match outcome {
+            FragOutcome::Complete(done) => {
+                let payload = if done.key { Vec::new() } else { done.payload };
+                let sample = make_sample(
+                    writer,
+                    frag.writer_sn,
+                    payload,
+                    done.inline_qos,
+                    done.source_timestamp,
+                    stats,
+                );
+                on_sample(p, sample, reliable, config, delivery, stats);
+                return;
+            }
+            FragOutcome::Incomplete => return,
+            FragOutcome::Inconsistent => &mut stats.fragments_inconsistent,
+            FragOutcome::NoRoom => &mut stats.reassembly_no_room,
+            FragOutcome::TooLarge => &mut stats.samples_too_large,
+        };
+        *counter = counter.saturating_add(1);
+    }
+
+    /// Processes a HEARTBEAT (§8.4.12.2 T2, T7): `firstSN` marks older unreceived numbers lost,
+    /// `lastSN` is remembered as a number (never expanded), and an ACKNACK is scheduled.
+    pub fn handle_heartbeat(&mut self, now: Instant, writer: Guid, hb: &HeartbeatRepr) {
+        self.stats.heartbeats_received = self.stats.heartbeats_received.saturating_add(1);
+        if !self.config.reliable {
+            return;
+        }
+        let delay = self.config.heartbeat_response_delay;
+        let Some(p) = self.proxy(writer, hb.reader_id) else {
+            return;
+        };
+        if !count_is_newer(hb.count, p.last_heartbeat) {
+            self.stats.heartbeats_stale = self.stats.heartbeats_stale.saturating_add(1);
+            return;
+        }
+        p.last_heartbeat = Some(hb.count);
+        p.heartbeat_seen = true;
+        p.max_available = p.max_available.max(hb.last_sn);
+        if hb.first_sn > p.next_expected {
+            let start = p.next_expected;
+            p.irrelevant.insert(start, hb.first_sn);
+            p.reassembly.discard_range(start, hb.first_sn);
+        }
+        let at = now.saturating_add(delay);
+        if !hb.final_flag {
+            p.schedule_ack(at, true);
+        } else if p.has_missing() {
+            p.schedule_ack(at, false);
+        }
+        self.advance(writer);
+    }
+
+    /// Processes a HEARTBEAT_FRAG (§8.4.14.1): the writer has fragments up to
+    /// `lastFragmentNum` of one sample; missing ones are requested with NACK_FRAG.
+    pub fn handle_heartbeat_frag(&mut self, now: Instant, writer: Guid, hb: &HeartbeatFragRepr) {
+        self.stats.heartbeat_frags_received = self.stats.heartbeat_frags_received.saturating_add(1);
+        if !self.config.reliable {
+            return;
+        }
+        let delay = self.config.heartbeat_response_delay;
+        let Some(p) = self.proxy(writer, hb.reader_id) else {
+            return;
+        };
+        if !count_is_newer(hb.count, p.last_heartbeat_frag) {
+            self.stats.heartbeats_stale = self.stats.heartbeats_stale.saturating_add(1);
+            return;
+        }
+        p.last_heartbeat_frag = Some(hb.count);
+        if hb.writer_sn >= p.next_expected
+            && p.reassembly.announce(hb.writer_sn, hb.last_fragment_num.0)
+        {
+            p.schedule_ack(now.saturating_add(delay), false);
+        }
+    }
+
+    /// Processes a GAP (§8.4.12.2 T9): `gapStart .. gapList.base` as one interval plus the
+    /// (at most 256) members of `gapList`.
+    pub fn handle_gap(&mut self, _now: Instant, writer: Guid, gap: &GapRepr) {
+        self.stats.gaps_received = self.stats.gaps_received.saturating_add(1);
+        if !self.config.reliable {
+            return;
+        }
+        let Some(p) = self.proxy(writer, gap.reader_id) else {
+            return;
+        };
+        let range = gap.irrelevant_range();
+        let start = range.start.max(p.next_expected);
+        if start < range.end {
+            p.irrelevant.insert(start, range.end);
+            p.reassembly.discard_range(start, range.end);
+        }
+        for sn in gap.gap_list.iter() {
+            if sn >= p.next_expected {
+                p.irrelevant.insert(sn, sn_next(sn));
+                p.reassembly.discard(sn);
+            }
+        }
+        p.irrelevant.truncate(Self::MAX_IRRELEVANT_RANGES);
+        self.advance(writer);
+    }
+
+    /// Delivers what became deliverable from `writer`.
+    fn advance(&mut self, writer: Guid) {
+        if let Some(p) = self.writers.get_mut(&writer) {
+            advance(p, &mut self.delivery, &mut self.stats);
+        }
+    }
+
+    /// Expires stale reassemblies.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let timeout = self.config.reassembly_timeout;
+        for p in self.writers.values_mut() {
+            let n = p.reassembly.expire(now, timeout);
+            let n = u64::try_from(n).unwrap_or(u64::MAX);
+            self.stats.reassembly_timed_out = self.stats.reassembly_timed_out.saturating_add(n);
+        }
+    }
+
+    /// The next ACKNACK deadline or reassembly expiry.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let timeout = self.config.reassembly_timeout;
+        self.writers
+            .values()
+            .flat_map(|p| {
+                p.ack
+                    .deadline()
+                    .into_iter()
+                    .chain(p.reassembly.next_expiry(timeout))
+            })
+            .min()
+    }
+
+    /// The next ACKNACK (with NACK_FRAGs) to send, if one is due. Call until `None`.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let reader_id = self.config.guid.entity_id;
+        for p in self.writers.values_mut() {
+            let must = match p.ack {
+                AckState::MustSendAck { at } if at <= now => true,
+                AckState::MaySendAck { at } if at <= now => false,
+                _ => continue,
+            };
+            p.ack = AckState::Waiting;
+            let set = missing_set(p);
+            let windows = nack_frag_windows(p);
+            if !must && set.is_empty() && windows.is_empty() {
+                continue;
+            }
+            let writer_id = p.info.guid.entity_id;
+            let mut tx = TransmitBuilder::default();
+            p.acknack_count = count_next(p.acknack_count);
+            tx.push(&Submessage::AckNack(AckNackRepr {
+                reader_id,
+                writer_id,
+                // Before any HEARTBEAT the ACKNACK is pre-emptive and asks for one (F = 0).
+                final_flag: set.is_empty() && p.heartbeat_seen,
+                reader_sn_state: set,
+                count: p.acknack_count,
+            }));
+            self.stats.acknacks_sent = self.stats.acknacks_sent.saturating_add(1);
+            for (sn, fragment_number_state) in windows {
+                p.nack_frag_count = count_next(p.nack_frag_count);
+                tx.push(&Submessage::NackFrag(NackFragRepr {
+                    reader_id,
+                    writer_id,
+                    writer_sn: sn,
+                    fragment_number_state,
+                    count: p.nack_frag_count,
+                }));
+                self.stats.nack_frags_sent = self.stats.nack_frags_sent.saturating_add(1);
+            }
+            let destinations = directed_locators(&p.info.unicast, &p.info.multicast);
+            if let Some(t) = tx.finish(destinations, Some(p.info.guid.prefix)) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// The next sample for the application: in order per writer, each once.
+    pub fn poll_sample(&mut self) -> Option<ReceivedSample> {
+        let sample = self.delivery.ready.pop_front()?;
+        if self.delivery.blocked {
+            self.delivery.blocked = false;
+            for p in self.writers.values_mut() {
+                advance(p, &mut self.delivery, &mut self.stats);
+            }
+        }
+        Some(sample)
+    }
+}
+
+/// Whether a sample (or fragment) numbered `sn` is new and within bounds.
+fn accepts(p: &WriterProxy, sn: SequenceNumber, reliable: bool, stats: &mut ReaderStats) -> bool {
+    let counter = if sn < p.next_expected
+        || (reliable && (p.pending.contains_key(&sn) || p.irrelevant.contains(sn)))
+    {
+        &mut stats.duplicates
+    } else if reliable && sn >= sn_add(p.next_expected, Reader::MAX_OUT_OF_ORDER) {
+        &mut stats.out_of_window
+    } else {
+        return true;
+    };
+    *counter = counter.saturating_add(1);
+    false
+}
+
+fn make_sample(
+    writer: Guid,
+    sn: SequenceNumber,
+    payload: Vec<u8>,
+    qos: Option<(Vec<u8>, Endianness)>,
+    source_timestamp: Option<Time>,
+    stats: &mut ReaderStats,
+) -> ReceivedSample {
+    let (mut key_hash, mut status_info) = (None, None);
+    if let Some((bytes, e)) = &qos {
+        let parsed =
+            ParameterList::parse(bytes, *e).and_then(|l| Ok((l.key_hash()?, l.status_info()?)));
+        match parsed {
+            Ok((k, s)) => (key_hash, status_info) = (k, s),
+            Err(_) => stats.invalid_inline_qos = stats.invalid_inline_qos.saturating_add(1),
+        }
+    }
+    let inline_qos_endianness = qos.as_ref().map_or(Endianness::Little, |(_, e)| *e);
+    ReceivedSample {
+        writer,
+        sequence_number: sn,
+        payload,
+        inline_qos: qos.map(|(b, _)| b),
+        inline_qos_endianness,
+        source_timestamp,
+        key_hash,
+        status_info,
+    }
+}
+
+/// A complete sample from `p` that [`accepts`] let through.
+fn on_sample(
+    p: &mut WriterProxy,
+    sample: ReceivedSample,
+    reliable: bool,
+    config: &ReaderConfig,
+    delivery: &mut Delivery,
+    stats: &mut ReaderStats,
+) {
+    let sn = sample.sequence_number;
+    if !reliable {
+        // §8.4.11.1: best effort keeps order by dropping anything older.
+        let skipped = sn.0.saturating_sub(p.next_expected.0);
+        stats.samples_lost = stats
+            .samples_lost
+            .saturating_add(u64::try_from(skipped).unwrap_or(0));
+        p.next_expected = sn_next(sn);
+        p.reassembly
+            .discard_range(SequenceNumber(i64::MIN), p.next_expected);
+        if delivery.has_room() {
+            delivery.push(sample, stats);
+        } else {
+            stats.samples_rejected = stats.samples_rejected.saturating_add(1);
+        }
+        return;
+    }
+    let len = sample.payload_len();
+    if sn != p.next_expected && p.pending_bytes.saturating_add(len) > config.max_sample_size {
+        stats.out_of_window = stats.out_of_window.saturating_add(1);
+        return;
+    }
+    p.pending_bytes = p.pending_bytes.saturating_add(len);
+    p.reassembly.discard(sn);
+    p.pending.insert(sn, sample);
+    advance(p, delivery, stats);
+}
+
+/// Delivers in-order samples and skips irrelevant intervals (§8.4.12.2: "changes ... are made
+/// available to the application in order"). Each iteration delivers one buffered sample or
+/// jumps over one interval, so the loop is bounded by what is stored, not by the numbers.
+fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats) {
+    loop {
+        let next = p.next_expected;
+        if p.pending.first_key_value().is_some_and(|(k, _)| *k == next) {
+            if !delivery.has_room() {
+                delivery.blocked = true;
+                break;
+            }
+            if let Some(sample) = p.pending.remove(&next) {
+                p.pending_bytes = p.pending_bytes.saturating_sub(sample.payload_len());
+                delivery.push(sample, stats);
+            }
+            p.next_expected = sn_next(next);
+            continue;
+        }
+        if let Some((_, end)) = p.irrelevant.containing(next) {
+            let stop = p
+                .pending
+                .range(next..)
+                .next()
+                .map_or(end, |(k, _)| (*k).min(end));
+            let skipped = u64::try_from(stop.0.saturating_sub(next.0)).unwrap_or(0);
+            stats.irrelevant_skipped = stats.irrelevant_skipped.saturating_add(skipped);
+            p.next_expected = stop;
+            continue;
+        }
+        break;
+    }
+    p.irrelevant.remove_below(p.next_expected);
+    p.reassembly
+        .discard_range(SequenceNumber(i64::MIN), p.next_expected);
+}
+
+/// The ACKNACK `readerSNState` (§8.4.12.2 T5): base = the first number not yet delivered or
+/// irrelevant; bits for announced numbers neither buffered, irrelevant nor partly reassembled
+/// (§8.4.14.1: "negatively acknowledged only when all fragments are missing"; those get
+/// NACK_FRAG). At most 256 numbers, the lowest, as T5 asks.
+fn missing_set(p: &WriterProxy) -> SequenceNumberSet {
+    let base = p.next_expected;
+    if p.max_available < base {
+        return SequenceNumberSet::empty(base);
+    }
+    let end = p.max_available.min(sn_add(base, 255));
+    let span = u32::try_from(end.0.saturating_sub(base.0).saturating_add(1)).unwrap_or(256);
+    let mut set = SequenceNumberSet::with_num_bits(base, span.min(256))
+        .unwrap_or_else(|| SequenceNumberSet::empty(base));
+    let mut sn = base;
+    while sn <= end {
+        if !p.pending.contains_key(&sn) && !p.irrelevant.contains(sn) && !p.reassembly.contains(sn)
+        {
+            set.insert(sn);
+        }
+        sn = sn_next(sn);
+    }
+    set
+}
+
+/// NACK_FRAG bitmaps for partly reassembled samples the writer announced.
+fn nack_frag_windows(p: &WriterProxy) -> Vec<(SequenceNumber, crate::types::FragmentNumberSet)> {
+    let mut out = Vec::new();
+    for sn in p.reassembly.sequence_numbers() {
+        let left = Reader::MAX_NACK_FRAG_WINDOWS.saturating_sub(out.len());
+        if left == 0 {
+            break;
+        }
+        let whole = sn <= p.max_available;
+        for w in p.reassembly.missing(sn, whole, left) {
+            out.push((sn, w));
+        }
+    }
+    out
+}

@@ -1,0 +1,253 @@
+//! Reliable delivery: every sample exactly once, in order, whatever the network does.
+
+use std::time::Duration;
+
+use super::*;
+use crate::endpoint::WriteError;
+use crate::sim::LinkConfig;
+
+/// Writes `count` samples of `len` bytes, one every `interval`, blocking on a full history,
+/// then runs until the reader has them all (or a minute of virtual time passed).
+fn write_and_drain(pair: &mut Pair, count: u32, len: usize, interval: Duration) {
+    for i in 0..count {
+        pair.write_blocking(payload(i, len), Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("write {i} failed: {e}"));
+        pair.run_for(interval);
+    }
+    let all = pair.run_while_not(Duration::from_secs(60), |p| {
+        p.readers[0].received.len() >= count as usize
+    });
+    let got = pair.readers[0].received.len();
+    assert!(all, "only {got} of {count} samples arrived by {}", pair.now);
+    // Let the last repairs and duplicates settle, then check nothing more arrives.
+    pair.run_for(Duration::from_secs(2));
+}
+
+#[test]
+fn keep_all_small_samples_at_20_percent_loss() {
+    for seed in [1, 2, 3] {
+        let mut pair = rough_pair(seed, 0.2, 256);
+        write_and_drain(&mut pair, 1000, 64, MS);
+        let received = &pair.readers[0].received;
+        assert_eq!(sns(received), (1..=1000).collect::<Vec<_>>(), "seed {seed}");
+        assert_in_order_and_intact(received, 64);
+        let ws = pair.writer.stats();
+        let rs = pair.readers[0].reader.stats();
+        assert!(
+            ws.samples_resent > 0,
+            "seed {seed}: loss must cause repairs"
+        );
+        assert!(
+            rs.duplicates > 0,
+            "seed {seed}: duplication must be filtered"
+        );
+        assert!(pair.writer.is_acked_by_all(sn(1000)), "seed {seed}");
+        assert_eq!(
+            pair.writer.history_len(),
+            0,
+            "volatile KEEP_ALL releases acked samples"
+        );
+        assert_eq!(
+            pair.writer.poll_timeout(),
+            None,
+            "heartbeats stop once all is acked"
+        );
+    }
+}
+
+#[test]
+fn keep_all_fragmented_samples_at_20_percent_loss() {
+    for seed in [11, 12, 13] {
+        let mut pair = rough_pair(seed, 0.2, 8);
+        write_and_drain(&mut pair, 20, 300_000, 5 * MS);
+        let received = &pair.readers[0].received;
+        assert_eq!(sns(received), (1..=20).collect::<Vec<_>>(), "seed {seed}");
+        assert_in_order_and_intact(received, 300_000);
+        let ws = pair.writer.stats();
+        assert!(
+            ws.fragments_resent > 0 || ws.samples_resent > 0,
+            "seed {seed}"
+        );
+        assert!(
+            pair.readers[0].reader.stats().nack_frags_sent > 0,
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn several_fragments_per_submessage_at_20_percent_loss() {
+    // 300 KB in 1000-byte fragments, 64 per DATA_FRAG: a lost datagram loses a run of them.
+    let mut pair = rough_pair(21, 0.2, 8);
+    let mut config = pair.writer.config().clone();
+    config.fragment_size = 1000;
+    pair.writer = crate::endpoint::Writer::new(config);
+    let mut proxy = crate::endpoint::ReaderProxyInfo::new(
+        pair.readers[0].reader.guid(),
+        vec![pair.readers[0].locator],
+    );
+    proxy.reliable = true;
+    pair.writer.add_reader(pair.now, proxy);
+    write_and_drain(&mut pair, 20, 300_000, 5 * MS);
+    let received = &pair.readers[0].received;
+    assert_eq!(sns(received), (1..=20).collect::<Vec<_>>());
+    assert_in_order_and_intact(received, 300_000);
+    assert!(pair.readers[0].reader.stats().data_frags_received >= 20 * 5);
+}
+
+#[test]
+fn no_retransmissions_without_loss() {
+    for (count, len) in [(1000u32, 64usize), (20, 300_000)] {
+        let mut pair = rough_pair(5, 0.0, 256);
+        pair.set_links(0, LinkConfig::PERFECT, LinkConfig::PERFECT);
+        write_and_drain(&mut pair, count, len, MS);
+        let received = &pair.readers[0].received;
+        assert_eq!(received.len(), count as usize);
+        assert_in_order_and_intact(received, len);
+        let ws = pair.writer.stats();
+        assert_eq!(ws.samples_resent, 0, "{ws:?}");
+        assert_eq!(ws.fragments_resent, 0, "{ws:?}");
+        assert_eq!(ws.gaps_sent, 0, "{ws:?}");
+        let rs = pair.readers[0].reader.stats();
+        assert_eq!(rs.duplicates, 0, "{rs:?}");
+        assert_eq!(rs.nack_frags_sent, 0, "{rs:?}");
+        assert_eq!(ws.acknacks_stale, 0);
+    }
+}
+
+#[test]
+fn keep_last_writer_with_slow_lossy_reader_gaps_overwritten_samples() {
+    for seed in [31, 32] {
+        let mut pair = Pair::new(
+            seed,
+            writer_config(true, HistoryKind::KeepLast(5)),
+            reader_config(0, true, HistoryKind::KeepLast(1000)),
+        );
+        pair.set_links(0, LinkConfig::rough(0.4), LinkConfig::rough(0.4));
+        // Faster than repairs can keep up with: 200 samples, one every 0.2 ms.
+        for i in 0..200 {
+            pair.write(payload(i, 32)).unwrap();
+            pair.run_for(Duration::from_micros(200));
+        }
+        let done = pair.run_while_not(Duration::from_secs(30), |p| {
+            p.readers[0].received.last().map(|s| s.sequence_number) == Some(sn(200))
+        });
+        assert!(done, "the newest sample must arrive (seed {seed})");
+        let received = &pair.readers[0].received;
+        assert_in_order_and_intact(received, 32);
+        assert!(received.len() < 200, "some samples were overwritten");
+        let rs = pair.readers[0].reader.stats();
+        assert!(rs.irrelevant_skipped > 0, "{rs:?}");
+        let ws = pair.writer.stats();
+        assert!(ws.overwritten_unacked > 0 || ws.gaps_sent > 0, "{ws:?}");
+        let count = received.len();
+        pair.run_for(Duration::from_secs(1));
+        assert_eq!(
+            pair.readers[0].received.len(),
+            count,
+            "nothing after the last"
+        );
+    }
+}
+
+#[test]
+fn keep_all_write_fails_when_reader_never_acknowledges() {
+    let mut pair = Pair::new(
+        41,
+        writer_config(true, HistoryKind::KeepAll { max_samples: 10 }),
+        reader_config(0, true, HistoryKind::KeepAll { max_samples: 100 }),
+    );
+    // Data flows, ACKNACKs never come back.
+    pair.set_links(0, LinkConfig::PERFECT, LinkConfig::lossy(1.0));
+    for i in 0..10 {
+        pair.write(payload(i, 16)).unwrap();
+        pair.run_for(MS);
+    }
+    pair.run_for(Duration::from_millis(500));
+    assert_eq!(pair.write(payload(10, 16)), Err(WriteError::Full));
+    assert_eq!(pair.writer.stats().write_full, 1);
+    assert_eq!(
+        pair.readers[0].received.len(),
+        10,
+        "the reader did get the data"
+    );
+    assert!(
+        pair.writer.stats().heartbeats_sent > 3,
+        "it keeps asking for acks"
+    );
+    // Once ACKNACKs get through, the history drains and writing resumes.
+    pair.set_links(0, LinkConfig::PERFECT, LinkConfig::PERFECT);
+    let sn11 = pair
+        .write_blocking(payload(10, 16), Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(sn11, sn(11));
+}
+
+#[test]
+fn nack_response_delay_coalesces_and_repairs_promptly() {
+    // Scripted: sample 2 of 3 is lost; the Final HEARTBEAT after sample 3 makes the reader NACK
+    // it after heartbeat_response_delay, and the writer repairs it nack_response_delay later.
+    let mut pair = rough_pair(51, 0.0, 16);
+    pair.set_links(0, LinkConfig::PERFECT, LinkConfig::PERFECT);
+    pair.run_for(Duration::from_millis(50)); // matching traffic settles
+    pair.write(payload(0, 16)).unwrap();
+    pair.write(payload(1, 16)).unwrap();
+    let mut first = true;
+    let writer_locator = pair.writer_locator;
+    let dropped = pair.network.drop_in_flight(|from, _, _| {
+        let hit = from == writer_locator && !first;
+        first = false;
+        hit
+    });
+    assert_eq!(dropped, 1);
+    pair.write(payload(2, 16)).unwrap();
+    let t0 = pair.now;
+    let done = pair.run_while_not(Duration::from_secs(1), |p| p.readers[0].received.len() == 3);
+    assert!(done);
+    // latency 1 ms + response delay 5 ms + latency 1 ms + nack delay 10 ms + latency 1 ms.
+    let took = pair.now - t0;
+    assert!(took <= Duration::from_millis(20), "repair took {took:?}");
+    assert_eq!(pair.writer.stats().samples_resent, 1);
+    assert_in_order_and_intact(&pair.readers[0].received, 16);
+}
+
+#[test]
+fn reliable_and_best_effort_readers_of_one_writer() {
+    // The best-effort reader neither acknowledges nor holds the KEEP_ALL writer back.
+    let mut pair = rough_pair(91, 0.2, 20);
+    let be = pair.add_reader(reader_config(1, false, HistoryKind::KeepLast(1000)));
+    let slow = pair.add_reader(reader_config(
+        2,
+        true,
+        HistoryKind::KeepAll { max_samples: 1000 },
+    ));
+    pair.set_links(be, LinkConfig::rough(0.2), LinkConfig::rough(0.2));
+    pair.set_links(slow, LinkConfig::rough(0.4), LinkConfig::rough(0.4));
+    write_and_drain(&mut pair, 100, 100, Duration::from_micros(500));
+    for r in [0, slow] {
+        assert_eq!(
+            sns(&pair.readers[r].received),
+            (1..=100).collect::<Vec<_>>()
+        );
+    }
+    let got = &pair.readers[be].received;
+    assert_in_order_and_intact(got, 100);
+    assert!(got.len() < 100);
+    assert_eq!(pair.readers[be].reader.stats().acknacks_sent, 0);
+}
+
+#[test]
+fn same_seed_same_run() {
+    let run = |seed| {
+        let mut pair = rough_pair(seed, 0.2, 32);
+        write_and_drain(&mut pair, 200, 64, MS);
+        (
+            pair.now,
+            pair.writer.stats(),
+            pair.readers[0].reader.stats(),
+            pair.network.stats(),
+        )
+    };
+    assert_eq!(run(7), run(7));
+    assert_ne!(run(7).3, run(8).3);
+}

@@ -1,0 +1,793 @@
+//! The stateful writer (RTPS 2.5 §8.4.7–§8.4.9): best-effort and reliable.
+//!
+//! Ownership: the [`Writer`] owns its history cache and one `ReaderProxy` per matched reader.
+//! Samples are `Arc`s shared with the caller; submessages are emitted only when polled.
+//!
+//! Sending:
+//! - New samples are pushed once to every matched reader (§8.4.9.1.1 "pushing"): to one
+//!   multicast locator if all readers share one, else to each reader's unicast locators
+//!   (deduplicated), with `readerId = ENTITYID_UNKNOWN`. A reliable writer appends a Final
+//!   HEARTBEAT, so readers that lost the last sample ask for it without waiting for the
+//!   period.
+//! - Everything aimed at one reader (the history a transient-local late joiner missed, repairs,
+//!   GAPs, its HEARTBEATs) is directed: INFO_DST + that reader's locators and entity id.
+//! - While some reliable reader has unacknowledged samples, every `heartbeat_period` each such
+//!   reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
+//!
+//! Receiving (§8.4.9.2.8, hardening.md §1.3): ACKNACKs with stale counts are dropped; bases
+//! beyond the last written sequence number are clamped; a lowered base never un-acknowledges;
+//! requested numbers outside the writer's range are ignored; the Fast DDS pre-emptive ACKNACK
+//! (`bitmapBase = 0, numBits = 0`) is answered with a HEARTBEAT. Repairs wait
+//! `nack_response_delay` (so several NACKs coalesce) and numbers no longer in the history, or
+//! irrelevant to a volatile reader, are answered with one GAP interval.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roslite_cdr::Endianness;
+
+use crate::instant::Instant;
+use crate::parameter_list::ParameterList;
+use crate::quirks;
+use crate::types::{Count, EntityId, Guid, Locator, SequenceNumber, SequenceNumberSet, Time};
+use crate::wire::{
+    AckNackRepr, DataRepr, GapRepr, HeartbeatRepr, NackFragRepr, PayloadKind, SerializedPayload,
+    Submessage,
+};
+
+use super::fragments::{push_data_frags, FragmentLayout};
+use super::history::{CacheChange, HistoryKind, WriterHistory};
+use super::proxies::{RangeSet, ReaderProxy, RepairState};
+use super::{
+    count_is_newer, count_next, directed_locators, push_unique, sn_next, Transmit, TransmitBuilder,
+    WriteError, MAX_INLINE_QOS,
+};
+
+/// Payload bytes a single [`Transmit`] aims for; at least one whole sample is always included.
+const TRANSMIT_BUDGET: usize = 1 << 20;
+
+/// Writer configuration (DDS QoS mapped onto RTPS 2.5 §8.4.7.1 attributes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterConfig {
+    pub guid: Guid,
+    pub reliable: bool,
+    /// Keep the history for late-joining transient-local readers.
+    pub transient_local: bool,
+    pub history: HistoryKind,
+    /// `heartbeatPeriod` (§8.4.7.1); default 100 ms like Cyclone.
+    pub heartbeat_period: Duration,
+    /// `nackResponseDelay`; default 10 ms.
+    pub nack_response_delay: Duration,
+    /// How long the runtime lets `write` wait on a full KEEP_ALL history before giving up
+    /// (this crate returns [`WriteError::Full`] at once; it never blocks).
+    pub max_blocking_time: Duration,
+    /// DATA_FRAG fragment size, at most 65535 (a 16-bit field) and at most `max_data_size`;
+    /// default 64000.
+    pub fragment_size: usize,
+    /// Largest payload sent unfragmented in one DATA, and the payload bytes per DATA_FRAG
+    /// submessage (which packs `max_data_size / fragment_size` fragments); default 64000.
+    pub max_data_size: usize,
+    /// `pushMode` (§8.4.7.1): send new samples at once. If false, only HEARTBEATs announce
+    /// them and readers pull with ACKNACK.
+    pub push_mode: bool,
+}
+
+impl WriterConfig {
+    /// Reliable, volatile, KEEP_LAST 10 (the ROS 2 default profile) with the timer and size
+    /// defaults documented on each field.
+    pub fn new(guid: Guid) -> Self {
+        WriterConfig {
+            guid,
+            reliable: true,
+            transient_local: false,
+            history: HistoryKind::default(),
+            heartbeat_period: Duration::from_millis(100),
+            nack_response_delay: Duration::from_millis(10),
+            max_blocking_time: Duration::from_millis(100),
+            fragment_size: 64_000,
+            max_data_size: 64_000,
+            push_mode: true,
+        }
+    }
+}
+
+/// A matched reader as discovery reports it (SEDP `DATA(r)`, §8.5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReaderProxyInfo {
+    pub guid: Guid,
+    pub unicast: Vec<Locator>,
+    pub multicast: Vec<Locator>,
+    pub reliable: bool,
+    pub transient_local: bool,
+    pub expects_inline_qos: bool,
+}
+
+impl ReaderProxyInfo {
+    /// A reliable, volatile reader reachable at `unicast`.
+    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
+        ReaderProxyInfo {
+            guid,
+            unicast,
+            multicast: Vec::new(),
+            reliable: true,
+            transient_local: false,
+            expects_inline_qos: false,
+        }
+    }
+}
+
+/// What a writer did and what its readers did wrong. Peer misbehaviour is counted here and
+/// otherwise ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    pub samples_written: u64,
+    /// DATA submessages sent (new, catch-up and repairs).
+    pub data_sent: u64,
+    /// DATA_FRAG submessages sent (new, catch-up and repairs).
+    pub data_frag_sent: u64,
+    /// Whole samples sent again because an ACKNACK requested them.
+    pub samples_resent: u64,
+    /// DATA_FRAG submessages sent because a NACK_FRAG requested fragments.
+    pub fragments_resent: u64,
+    pub heartbeats_sent: u64,
+    pub gaps_sent: u64,
+    /// `write` calls refused with [`WriteError::Full`].
+    pub write_full: u64,
+    /// KEEP_LAST samples overwritten before every reliable reader acknowledged them.
+    pub overwritten_unacked: u64,
+    pub acknacks_received: u64,
+    /// ACKNACKs whose count was not newer than the last one (duplicates, reordering).
+    pub acknacks_stale: u64,
+    /// ACKNACK/NACK_FRAG from a reader that is not matched.
+    pub unknown_reader: u64,
+    /// ACKNACKs acknowledging or requesting beyond the last written sequence number (clamped).
+    pub acknacks_beyond_max: u64,
+    /// ACKNACKs whose base was lower than the reader's earlier base (not un-acknowledged).
+    pub acknacks_lowered_base: u64,
+    /// Fast DDS/RTI pre-emptive ACKNACKs (`bitmapBase = 0`), answered with a HEARTBEAT.
+    pub acknacks_preemptive: u64,
+    pub nack_frags_received: u64,
+    pub nack_frags_stale: u64,
+    /// NACK_FRAGs naming a sample or fragments that do not exist (ignored).
+    pub nack_frags_invalid: u64,
+    /// ACKNACK/NACK_FRAG addressed to another writer.
+    pub not_for_us: u64,
+}
+
+/// A best-effort or reliable stateful writer. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Writer {
+    config: WriterConfig,
+    fragment_size: u16,
+    history: WriterHistory,
+    readers: BTreeMap<Guid, ReaderProxy>,
+    /// The first sequence number not yet pushed to the matched readers.
+    next_push: SequenceNumber,
+    heartbeat_count: Count,
+    /// Periodic HEARTBEAT timer, armed while a reliable reader has unacknowledged samples.
+    next_heartbeat: Option<Instant>,
+    stats: WriterStats,
+}
+
+impl Writer {
+    /// A writer with no readers and an empty history. `max_data_size` is raised to at least 1
+    /// and `fragment_size` clamped to `1 ..= min(65535, max_data_size)` (RTPS 2.5 §8.4.14.1:
+    /// "fragment size <= 65536"; a DATA_FRAG carries at least one fragment); see
+    /// [`Writer::config`] for the values in use.
+    pub fn new(config: WriterConfig) -> Self {
+        let max_data_size = config.max_data_size.max(1);
+        let fragment_size = config.fragment_size.clamp(1, max_data_size);
+        let fragment_size = u16::try_from(fragment_size).unwrap_or(u16::MAX);
+        let config = WriterConfig {
+            max_data_size,
+            fragment_size: usize::from(fragment_size),
+            ..config
+        };
+        Writer {
+            config,
+            fragment_size,
+            history: WriterHistory::new(),
+            readers: BTreeMap::new(),
+            next_push: SequenceNumber::FIRST,
+            heartbeat_count: Count(0),
+            next_heartbeat: None,
+            stats: WriterStats::default(),
+        }
+    }
+
+    pub fn guid(&self) -> Guid {
+        self.config.guid
+    }
+
+    pub fn config(&self) -> &WriterConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> WriterStats {
+        self.stats
+    }
+
+    /// The last sequence number written (0 before the first write).
+    pub fn last_sequence_number(&self) -> SequenceNumber {
+        self.history.last_sn()
+    }
+
+    /// Samples currently held in the history cache.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    pub fn matched_readers(&self) -> impl Iterator<Item = &Guid> {
+        self.readers.keys()
+    }
+
+    /// Adds a new sample (RTPS 2.5 §8.4.7.1 `new_change`, §8.2.2 `add_change`; §8.4.9.2 T14).
+    ///
+    /// `payload` is the serialized payload including its 4-byte encapsulation header; it may
+    /// be empty only when `inline_qos` (a little-endian parameter list with sentinel) carries a
+    /// dispose/unregister. KEEP_LAST overwrites the oldest sample even when unacknowledged.
+    ///
+    /// # Errors
+    /// [`WriteError::Full`] if KEEP_ALL holds `max_samples` unacknowledged samples; the other
+    /// variants for an unusable payload or inline QoS. Nothing is stored on error.
+    pub fn write(
+        &mut self,
+        now: Instant,
+        payload: Arc<[u8]>,
+        inline_qos: Option<Arc<[u8]>>,
+        source_timestamp: Option<Time>,
+    ) -> Result<SequenceNumber, WriteError> {
+        let len = payload.len();
+        if len < 4 && !(len == 0 && inline_qos.is_some()) {
+            return Err(WriteError::PayloadTooShort { len });
+        }
+        let max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
+        if len > max {
+            return Err(WriteError::PayloadTooLarge { len, max });
+        }
+        if let Some(q) = &inline_qos {
+            if q.len() > MAX_INLINE_QOS || ParameterList::parse(q, Endianness::Little).is_err() {
+                return Err(WriteError::InvalidInlineQos);
+            }
+        }
+        self.make_room()?;
+        let sn = self.history.push(payload, inline_qos, source_timestamp);
+        self.stats.samples_written = self.stats.samples_written.saturating_add(1);
+        let pull = !self.config.push_mode && self.config.reliable;
+        if pull || self.readers.is_empty() {
+            self.next_push = self.history.next_sn();
+        }
+        if pull {
+            // §8.4.9.2.4: without push mode new changes are only announced.
+            for p in self.readers.values_mut().filter(|p| p.info.reliable) {
+                p.heartbeat_wanted = true;
+            }
+        }
+        self.release_acked();
+        self.arm_heartbeat(now);
+        Ok(sn)
+    }
+
+    /// Frees a slot in the history for one more sample, per the history kind.
+    fn make_room(&mut self) -> Result<(), WriteError> {
+        let capacity = self.config.history.capacity();
+        while self.history.len() >= capacity {
+            let Some(front) = self.history.front_sn() else {
+                break;
+            };
+            let acked = self.is_acked_by_all(front);
+            match self.config.history {
+                HistoryKind::KeepAll { .. } if !acked || front >= self.next_push => {
+                    self.stats.write_full = self.stats.write_full.saturating_add(1);
+                    return Err(WriteError::Full);
+                }
+                _ => {
+                    if !acked {
+                        self.stats.overwritten_unacked =
+                            self.stats.overwritten_unacked.saturating_add(1);
+                    }
+                    self.history.pop_front();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Volatile writers drop samples once every reliable reader acknowledged them (and they
+    /// were pushed); transient-local writers keep them for late joiners.
+    fn release_acked(&mut self) {
+        if self.config.transient_local {
+            return;
+        }
+        while let Some(front) = self.history.front_sn() {
+            if front >= self.next_push || !self.is_acked_by_all(front) {
+                break;
+            }
+            self.history.pop_front();
+        }
+    }
+
+    fn arm_heartbeat(&mut self, now: Instant) {
+        let last = self.history.last_sn();
+        if self.config.reliable
+            && self.next_heartbeat.is_none()
+            && self.readers.values().any(|p| p.has_unacked(last))
+        {
+            self.next_heartbeat = Some(now.saturating_add(self.config.heartbeat_period));
+        }
+    }
+
+    /// Whether every matched reliable reader acknowledged `sn` (vacuously true without any).
+    pub fn is_acked_by_all(&self, sn: SequenceNumber) -> bool {
+        self.readers
+            .values()
+            .filter(|p| p.info.reliable)
+            .all(|p| p.acked_below > sn)
+    }
+
+    /// Matches a reader (RTPS 2.5 §8.4.9.2 T1; the proxy as in §8.4.7.5). A reliable reader
+    /// gets a HEARTBEAT at once. A transient-local reader of a transient-local writer is sent the
+    /// whole history (in push mode) and the HEARTBEAT covers it; a volatile reader starts at
+    /// the next sample. Adding a known reader updates its locators and flags only.
+    pub fn add_reader(&mut self, now: Instant, reader: ReaderProxyInfo) {
+        if let Some(p) = self.readers.get_mut(&reader.guid) {
+            p.info = reader;
+            return;
+        }
+        let late_joiner = self.config.transient_local && reader.transient_local;
+        let first_relevant = if late_joiner {
+            SequenceNumber::FIRST
+        } else {
+            self.next_push
+        };
+        let mut proxy = ReaderProxy::new(reader, first_relevant);
+        if late_joiner {
+            // Older numbers are gone: the HEARTBEAT's firstSN tells the reader so.
+            proxy.acked_below = self.history.first_sn();
+            if self.config.push_mode {
+                proxy.unsent = (self.history.first_sn(), self.next_push);
+            }
+        }
+        proxy.heartbeat_wanted = self.config.reliable && proxy.info.reliable;
+        self.readers.insert(proxy.info.guid, proxy);
+        self.arm_heartbeat(now);
+    }
+
+    /// Unmatches a reader (§8.4.9.2 T16); samples only it had not
+    /// acknowledged may then be released.
+    pub fn remove_reader(&mut self, guid: &Guid) {
+        if self.readers.remove(guid).is_some() {
+            self.release_acked();
+        }
+    }
+
+    /// Processes an ACKNACK from `reader` (RTPS 2.5 §8.4.9.2.8, transition T8: acknowledge
+    /// `base − 1`, request the set members), validated as described in the module docs.
+    pub fn handle_acknack(&mut self, now: Instant, reader: Guid, acknack: &AckNackRepr) {
+        let stats = &mut self.stats;
+        stats.acknacks_received = stats.acknacks_received.saturating_add(1);
+        if acknack.writer_id != self.config.guid.entity_id && !acknack.writer_id.is_unknown() {
+            stats.not_for_us = stats.not_for_us.saturating_add(1);
+            return;
+        }
+        let last = self.history.last_sn();
+        let Some(p) = self.readers.get_mut(&reader) else {
+            stats.unknown_reader = stats.unknown_reader.saturating_add(1);
+            return;
+        };
+        if !self.config.reliable || !p.info.reliable {
+            return;
+        }
+        if !count_is_newer(acknack.count, p.last_acknack) {
+            stats.acknacks_stale = stats.acknacks_stale.saturating_add(1);
+            return;
+        }
+        let first_acknack = p.last_acknack.is_none();
+        p.last_acknack = Some(acknack.count);
+        if quirks::is_preemptive_acknack(acknack) {
+            stats.acknacks_preemptive = stats.acknacks_preemptive.saturating_add(1);
+            p.heartbeat_wanted = true;
+            return;
+        }
+        let set = &acknack.reader_sn_state;
+        let mut base = set.base();
+        let mut beyond = false;
+        // Cyclone: "Prevent a reader from ACKing future samples".
+        if base > sn_next(last) {
+            beyond = true;
+            base = sn_next(last);
+        }
+        // Cyclone: "Prevent a malicious reader from lowering the min. sequence number
+        // retained in the WHC".
+        if base < p.reader_acked {
+            stats.acknacks_lowered_base = stats.acknacks_lowered_base.saturating_add(1);
+        } else {
+            p.reader_acked = base;
+        }
+        p.acked_below = p.acked_below.max(base);
+        // At most 256 members.
+        for sn in set.iter() {
+            if sn > last {
+                beyond = true;
+            } else if sn >= p.acked_below {
+                p.requested.insert(sn);
+            }
+        }
+        if beyond {
+            stats.acknacks_beyond_max = stats.acknacks_beyond_max.saturating_add(1);
+        }
+        p.prune_requests();
+        if p.has_requests() {
+            p.schedule_repair(now.saturating_add(self.config.nack_response_delay));
+        } else if !acknack.final_flag && (first_acknack || p.acked_below <= last) {
+            // §8.4.9.2.8: a non-Final ACKNACK asks for a HEARTBEAT. Only answered while the
+            // reader lags (or on first contact) so two peers cannot ping-pong forever.
+            p.heartbeat_wanted = true;
+        }
+        self.release_acked();
+    }
+
+    /// Processes a NACK_FRAG from `reader` (RTPS 2.5 §8.4.14.1): requested fragments of a sample
+    /// in the history are resent after `nack_response_delay`; fragments and samples that do not
+    /// exist are ignored and counted (Cyclone `ddsi_transmit.c`).
+    pub fn handle_nack_frag(&mut self, now: Instant, reader: Guid, nack_frag: &NackFragRepr) {
+        let stats = &mut self.stats;
+        stats.nack_frags_received = stats.nack_frags_received.saturating_add(1);
+        if nack_frag.writer_id != self.config.guid.entity_id && !nack_frag.writer_id.is_unknown() {
+            stats.not_for_us = stats.not_for_us.saturating_add(1);
+            return;
+        }
+        let last = self.history.last_sn();
+        let Some(p) = self.readers.get_mut(&reader) else {
+            stats.unknown_reader = stats.unknown_reader.saturating_add(1);
+            return;
+        };
+        if !self.config.reliable || !p.info.reliable {
+            return;
+        }
+        if !count_is_newer(nack_frag.count, p.last_nack_frag) {
+            stats.nack_frags_stale = stats.nack_frags_stale.saturating_add(1);
+            return;
+        }
+        p.last_nack_frag = Some(nack_frag.count);
+        let sn = nack_frag.writer_sn;
+        if sn > last || sn < p.acked_below {
+            stats.nack_frags_invalid = stats.nack_frags_invalid.saturating_add(1);
+            return;
+        }
+        let change = self.history.get(sn).filter(|_| sn >= p.first_relevant);
+        let Some(change) = change else {
+            // Gone or irrelevant to this reader: a GAP answers it.
+            p.requested.insert(sn);
+            p.schedule_repair(now.saturating_add(self.config.nack_response_delay));
+            return;
+        };
+        let max_data_size = self.config.max_data_size;
+        let layout =
+            FragmentLayout::if_needed(change.payload.len(), self.fragment_size, max_data_size);
+        let Some(layout) = layout else {
+            stats.nack_frags_invalid = stats.nack_frags_invalid.saturating_add(1);
+            return;
+        };
+        let mut invalid = false;
+        let mut wanted = RangeSet::default();
+        for f in nack_frag.fragment_number_state.iter() {
+            if (1..=layout.total).contains(&f.0) {
+                wanted.insert(f.0, f.0.saturating_add(1));
+            } else {
+                invalid = true;
+            }
+        }
+        if invalid {
+            stats.nack_frags_invalid = stats.nack_frags_invalid.saturating_add(1);
+        }
+        if wanted.is_empty() {
+            return;
+        }
+        let entry = p.requested_frags.entry(sn).or_default();
+        for (a, b) in wanted.iter() {
+            entry.insert(a, b);
+        }
+        p.schedule_repair(now.saturating_add(self.config.nack_response_delay));
+    }
+
+    /// Fires due timers: the periodic HEARTBEAT (§8.4.9.2.7, T7; sent per reader, directed, so
+    /// each gets the `firstSN` that suits it) and repairs whose `nackResponseDelay` elapsed
+    /// (§8.4.9.2.11, T11).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.next_heartbeat.is_some_and(|t| t <= now) {
+            let last = self.history.last_sn();
+            let mut any = false;
+            for p in self.readers.values_mut().filter(|p| p.has_unacked(last)) {
+                p.heartbeat_wanted = true;
+                any = true;
+            }
+            self.next_heartbeat = any.then(|| now.saturating_add(self.config.heartbeat_period));
+        }
+        for p in self.readers.values_mut() {
+            if let RepairState::MustRepair { at } = p.repair {
+                if at <= now {
+                    p.repair = RepairState::Repairing;
+                }
+            }
+        }
+    }
+
+    /// The next instant [`Writer::handle_timeout`] has work.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let repairs = self.readers.values().filter_map(|p| match p.repair {
+            RepairState::MustRepair { at } => Some(at),
+            _ => None,
+        });
+        self.next_heartbeat.into_iter().chain(repairs).min()
+    }
+
+    /// The next datagram content to send, if any. Call until `None` after every input.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.handle_timeout(now);
+        if let Some(t) = self.poll_new_data() {
+            return Some(t);
+        }
+        let guids: Vec<Guid> = self.readers.keys().copied().collect();
+        guids.into_iter().find_map(|g| self.poll_directed(g))
+    }
+
+    /// Pushes samples written since the last poll to every matched reader (§8.4.9.2.4, T4, with
+    /// `readerId = ENTITYID_UNKNOWN` as §8.4.15.5 encourages) and piggybacks a HEARTBEAT
+    /// (§8.4.15.4).
+    fn poll_new_data(&mut self) -> Option<Transmit> {
+        while self.next_push < self.history.next_sn() {
+            let mut tx = TransmitBuilder::default();
+            let ids = (EntityId::UNKNOWN, self.config.guid.entity_id);
+            let mut sn = self.next_push;
+            while sn < self.history.next_sn() && (tx.is_empty() || tx.bytes() < TRANSMIT_BUDGET) {
+                if let Some(change) = self.history.get(sn) {
+                    self.push_sample(&mut tx, change.clone(), ids);
+                }
+                sn = sn_next(sn);
+            }
+            self.next_push = sn;
+            if let Some(first) = self.broadcast_heartbeat_first() {
+                let hb = self.heartbeat(EntityId::UNKNOWN, first, true);
+                tx.push(&Submessage::Heartbeat(hb));
+            }
+            if let Some(t) = tx.finish(self.broadcast_destinations(), None) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Everything for one reader: catch-up, repairs, GAPs and its HEARTBEAT.
+    fn poll_directed(&mut self, guid: Guid) -> Option<Transmit> {
+        let mut tx = TransmitBuilder::default();
+        let mut p = self.readers.remove(&guid)?;
+        let ids = (p.info.guid.entity_id, self.config.guid.entity_id);
+        let mut repaired = false;
+        // Catch-up of a transient-local late joiner.
+        while p.unsent.0 < p.unsent.1 && tx.bytes() < TRANSMIT_BUDGET {
+            let sn = p.unsent.0;
+            match self.history.get(sn) {
+                Some(change) => {
+                    self.push_sample(&mut tx, change.clone(), ids);
+                    p.unsent.0 = sn_next(sn);
+                }
+                None => {
+                    let end = self.history.first_sn().clamp(sn_next(sn), p.unsent.1);
+                    self.push_gap(&mut tx, ids, sn, end);
+                    p.unsent.0 = end;
+                }
+            }
+        }
+        if p.repair == RepairState::Repairing {
+            repaired = true;
+            self.push_repairs(&mut tx, &mut p, ids);
+        }
+        let wants_hb = p.heartbeat_wanted || (repaired && p.repair == RepairState::Waiting);
+        if wants_hb && self.config.reliable && p.info.reliable {
+            let last = self.history.last_sn();
+            let first = self
+                .history
+                .first_sn()
+                .max(p.acked_below)
+                .min(sn_next(last));
+            // Final only for the HEARTBEAT that closes a repair round.
+            let hb = self.heartbeat(ids.0, first, !p.heartbeat_wanted);
+            tx.push(&Submessage::Heartbeat(hb));
+        }
+        p.heartbeat_wanted = false;
+        let destinations = directed_locators(&p.info.unicast, &p.info.multicast);
+        let prefix = p.info.guid.prefix;
+        self.readers.insert(guid, p);
+        tx.finish(destinations, Some(prefix))
+    }
+
+    /// Sends requested samples and fragments (§8.4.9.2.12, T12), GAP for those not available
+    /// ("efficient implementations will combine multiple irrelevant sequence numbers as much as
+    /// possible into a single GAP").
+    fn push_repairs(
+        &mut self,
+        tx: &mut TransmitBuilder,
+        p: &mut ReaderProxy,
+        ids: (EntityId, EntityId),
+    ) {
+        while tx.bytes() < TRANSMIT_BUDGET {
+            let Some(sn) = p.requested.pop_first() else {
+                break;
+            };
+            p.requested_frags.remove(&sn);
+            let change = self.history.get(sn).filter(|_| sn >= p.first_relevant);
+            if let Some(change) = change {
+                self.push_sample(tx, change.clone(), ids);
+                self.stats.samples_resent = self.stats.samples_resent.saturating_add(1);
+                continue;
+            }
+            // Irrelevant to this reader: everything up to where samples become available
+            // again, as one interval (never iterated).
+            let mut end = sn_next(sn);
+            if sn < self.history.first_sn() {
+                end = end.max(self.history.first_sn());
+            }
+            if sn < p.first_relevant {
+                end = end.max(p.first_relevant);
+            }
+            let end = end.min(sn_next(self.history.last_sn())).max(sn_next(sn));
+            // Drop requests the GAP covers, and extend over requested irrelevant neighbours.
+            p.requested = p.requested.split_off(&end);
+            let doomed: Vec<SequenceNumber> =
+                p.requested_frags.range(..end).map(|(k, _)| *k).collect();
+            for k in doomed {
+                p.requested_frags.remove(&k);
+            }
+            self.push_gap(tx, ids, sn, end);
+        }
+        while tx.bytes() < TRANSMIT_BUDGET {
+            let Some((sn, frags)) = p.requested_frags.pop_first() else {
+                break;
+            };
+            let Some(change) = self
+                .history
+                .get(sn)
+                .filter(|_| sn >= p.first_relevant)
+                .cloned()
+            else {
+                self.push_gap(tx, ids, sn, sn_next(sn));
+                continue;
+            };
+            let max_data_size = self.config.max_data_size;
+            let len = change.payload.len();
+            let Some(layout) = FragmentLayout::if_needed(len, self.fragment_size, max_data_size)
+            else {
+                continue;
+            };
+            for (a, b) in frags.iter() {
+                let n = push_data_frags(tx, ids, &change, &layout, a, b);
+                self.stats.data_frag_sent = self.stats.data_frag_sent.saturating_add(n);
+                self.stats.fragments_resent = self.stats.fragments_resent.saturating_add(n);
+            }
+        }
+        if !p.has_requests() {
+            p.repair = RepairState::Waiting;
+        }
+    }
+
+    /// Appends one sample as DATA, or as DATA_FRAGs if larger than `max_data_size`.
+    fn push_sample(
+        &mut self,
+        tx: &mut TransmitBuilder,
+        change: CacheChange,
+        ids: (EntityId, EntityId),
+    ) {
+        let len = change.payload.len();
+        let layout = FragmentLayout::if_needed(len, self.fragment_size, self.config.max_data_size);
+        if let Some(layout) = layout {
+            let n = push_data_frags(tx, ids, &change, &layout, 1, layout.total.saturating_add(1));
+            self.stats.data_frag_sent = self.stats.data_frag_sent.saturating_add(n);
+            return;
+        }
+        let qos = change
+            .inline_qos
+            .as_deref()
+            .and_then(|q| ParameterList::parse(q, Endianness::Little).ok());
+        let payload = (!change.payload.is_empty()).then_some(SerializedPayload {
+            kind: PayloadKind::Data,
+            bytes: &change.payload,
+        });
+        tx.set_timestamp(change.source_timestamp);
+        tx.push(&Submessage::Data(DataRepr {
+            extra_flags: 0,
+            reader_id: ids.0,
+            writer_id: ids.1,
+            writer_sn: change.sn,
+            inline_qos: qos,
+            payload,
+            non_standard_payload: false,
+        }));
+        self.stats.data_sent = self.stats.data_sent.saturating_add(1);
+    }
+
+    /// Appends a GAP marking `start .. end` irrelevant (§8.3.8.4: `gapStart` and a
+    /// `gapList` with base `end` and no bits).
+    fn push_gap(
+        &mut self,
+        tx: &mut TransmitBuilder,
+        ids: (EntityId, EntityId),
+        start: SequenceNumber,
+        end: SequenceNumber,
+    ) {
+        if start >= end || !start.is_valid_sample() {
+            return;
+        }
+        tx.push(&Submessage::Gap(GapRepr {
+            reader_id: ids.0,
+            writer_id: ids.1,
+            gap_start: start,
+            gap_list: SequenceNumberSet::empty(end),
+        }));
+        self.stats.gaps_sent = self.stats.gaps_sent.saturating_add(1);
+    }
+
+    /// A HEARTBEAT for `first ..= last_sn` with the next count (§8.3.8.5).
+    fn heartbeat(
+        &mut self,
+        reader_id: EntityId,
+        first: SequenceNumber,
+        final_flag: bool,
+    ) -> HeartbeatRepr {
+        self.heartbeat_count = count_next(self.heartbeat_count);
+        self.stats.heartbeats_sent = self.stats.heartbeats_sent.saturating_add(1);
+        let last = self.history.last_sn();
+        HeartbeatRepr {
+            reader_id,
+            writer_id: self.config.guid.entity_id,
+            // firstSN ≥ 1 and lastSN ≥ firstSN − 1 (§8.3.8.5.3).
+            first_sn: first.clamp(SequenceNumber::FIRST, sn_next(last)),
+            last_sn: last,
+            count: self.heartbeat_count,
+            final_flag,
+            liveliness_flag: false,
+        }
+    }
+
+    /// `firstSN` of a HEARTBEAT to all readers: nothing below what every reliable reader
+    /// acknowledged needs announcing (so volatile late joiners do not ask for samples from
+    /// before their time). `None` if no reliable reader is matched.
+    fn broadcast_heartbeat_first(&self) -> Option<SequenceNumber> {
+        if !self.config.reliable {
+            return None;
+        }
+        let min_acked = self
+            .readers
+            .values()
+            .filter(|p| p.info.reliable)
+            .map(|p| p.acked_below)
+            .min()?;
+        Some(self.history.first_sn().max(min_acked))
+    }
+
+    /// Where samples for every reader go: one multicast locator shared by all readers, else
+    /// the union of their directed locators.
+    fn broadcast_destinations(&self) -> Vec<Locator> {
+        let mut readers = self.readers.values();
+        if self.readers.len() > 1 {
+            if let Some(first) = readers.next() {
+                let shared = first
+                    .info
+                    .multicast
+                    .iter()
+                    .find(|m| self.readers.values().all(|p| p.info.multicast.contains(m)));
+                if let Some(m) = shared {
+                    return vec![*m];
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for p in self.readers.values() {
+            for l in directed_locators(&p.info.unicast, &p.info.multicast) {
+                push_unique(&mut out, l);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,544 @@
+//! The participant's side of SPDP and SEDP: the remote participant and endpoint tables,
+//! their caps, builtin-endpoint matching and user-endpoint matching.
+
+use crate::discovery::matching::{
+    check_compatible, endpoint_locators, filter_locators, same_topic, PeerHost,
+};
+use crate::discovery::sedp::{self, SedpMessage, ANNOUNCERS, DETECTORS};
+use crate::discovery::spdp::{RemoteParticipant, SpdpMessage, SpdpRejection};
+use crate::discovery::{
+    DurabilityKind, EndpointData, EndpointKind, ParticipantData, ReliabilityKind, SenderInfo,
+};
+use crate::endpoint::{ReaderProxyInfo, WriterProxyInfo};
+use crate::instant::Instant;
+use crate::receiver::ReceiverState;
+use crate::types::{EntityId, Guid, GuidPrefix, Locator};
+use crate::wire::DataRepr;
+
+use super::{
+    spdp_reply_locators, EndpointRef, Event, Participant, ReaderId, RemoteEndpoint, WriterId,
+};
+
+fn bump(c: &mut u64) {
+    *c = c.saturating_add(1);
+}
+
+impl Participant {
+    /// A DATA from a remote SPDP announcer (RTPS 2.5 §8.5.3.3).
+    pub(super) fn handle_spdp(
+        &mut self,
+        now: Instant,
+        source: Option<Locator>,
+        data: &DataRepr<'_>,
+        rx: &ReceiverState,
+    ) {
+        let msg = match self.spdp_filter.classify(data, rx) {
+            Ok(m) => m,
+            Err(e) => {
+                let s = &mut self.stats.spdp;
+                bump(match e {
+                    SpdpRejection::Malformed => &mut s.malformed,
+                    SpdpRejection::PrefixMismatch => &mut s.prefix_mismatch,
+                    SpdpRejection::Own => &mut s.own,
+                    SpdpRejection::ForeignDomain => &mut s.foreign_domain,
+                });
+                return;
+            }
+        };
+        match msg {
+            SpdpMessage::Dispose(prefix) => {
+                bump(&mut self.stats.spdp.disposals);
+                if self.remotes.contains_key(&prefix) {
+                    bump(&mut self.stats.participants_disposed);
+                    self.remove_participant(now, prefix);
+                }
+            }
+            SpdpMessage::Announce(pd) => {
+                bump(&mut self.stats.spdp.announcements);
+                self.announce_participant(now, source, *pd);
+            }
+        }
+    }
+
+    fn announce_participant(&mut self, now: Instant, source: Option<Locator>, pd: ParticipantData) {
+        let prefix = pd.guid.prefix;
+        let host = PeerHost::classify(source.as_ref(), &self.own_locators);
+        let reply_interval = self.config.initial_announce_period;
+        if let Some(r) = self.remotes.get_mut(&prefix) {
+            r.last_seen = now;
+            let old_host = r.host;
+            if source.is_some() {
+                r.source = source;
+                // A datagram from loopback (or from one of our addresses) proves the peer is
+                // on this host; later ones arriving over another interface do not disprove it.
+                if r.host != PeerHost::Local {
+                    r.host = host;
+                }
+            }
+            let mut reroute = r.host != old_host;
+            if r.data != pd {
+                reroute |= !same_locators(&r.data, &pd);
+                r.data = pd;
+                self.graph_changed = true;
+            }
+            if reroute {
+                self.reroute(now, prefix);
+            }
+            let Some(r) = self.remotes.get_mut(&prefix) else {
+                return;
+            };
+            // It may not have our announcement yet (a lost reply): answer it directly until
+            // it talks to us, at most once per initial announce period.
+            let due = r
+                .last_reply
+                .map_or(true, |t| now.saturating_duration_since(t) >= reply_interval);
+            if !r.verified && due {
+                r.last_reply = Some(now);
+                let dests = spdp_reply_locators(r);
+                self.queue_spdp(dests);
+            }
+            return;
+        }
+        if self.remotes.len() >= self.config.max_remote_participants && !self.evict_one(now) {
+            bump(&mut self.stats.participants_rejected);
+            return;
+        }
+        let remote = RemoteParticipant {
+            data: pd,
+            last_seen: now,
+            discovered_at: now,
+            source,
+            host,
+            verified: false,
+            last_reply: Some(now),
+        };
+        let guid = remote.guid();
+        // Answer at once with our SPDP, so the newcomer does not wait for our next period
+        // (ros2-wire.md §2.5 pitfall 12); our SEDP follows as soon as the builtin endpoints
+        // are matched below.
+        let dests = spdp_reply_locators(&remote);
+        self.remotes.insert(prefix, remote);
+        self.queue_spdp(dests);
+        bump(&mut self.stats.participants_discovered);
+        self.push_event(Event::ParticipantDiscovered(guid));
+        self.graph_changed = true;
+        self.match_builtin(now, prefix);
+    }
+
+    fn queue_spdp(&mut self, dests: Vec<Locator>) {
+        if !dests.is_empty() {
+            bump(&mut self.stats.spdp.replies);
+            self.pending_spdp.push(dests);
+        }
+    }
+
+    /// Makes room for a new participant by dropping the unverified one (SPDP only, never
+    /// talked to us) heard from least recently. Returns whether one was dropped.
+    fn evict_one(&mut self, now: Instant) -> bool {
+        let victim = self
+            .remotes
+            .values()
+            .filter(|r| !r.verified)
+            .min_by_key(|r| (r.last_seen, r.guid_prefix()))
+            .map(|r| r.guid_prefix());
+        match victim {
+            Some(prefix) => {
+                bump(&mut self.stats.participants_evicted);
+                self.remove_participant(now, prefix);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Matches our builtin SEDP endpoints with those the remote announced
+    /// (RTPS 2.5 §8.5.4.3, via `PID_BUILTIN_ENDPOINT_SET`).
+    fn match_builtin(&mut self, now: Instant, prefix: GuidPrefix) {
+        let Some(r) = self.remotes.get(&prefix) else {
+            return;
+        };
+        let set = r.data.builtin_endpoints;
+        let host = r.host;
+        let unicast = filter_locators(&r.data.metatraffic_unicast_locators, host);
+        let multicast = filter_locators(&r.data.metatraffic_multicast_locators, host);
+        for pair in ANNOUNCERS {
+            if !set.contains(pair.remote_bit) {
+                continue;
+            }
+            if let Some(w) = self.sedp_writers.get_mut(&pair.local) {
+                w.writer.add_reader(
+                    now,
+                    ReaderProxyInfo {
+                        guid: Guid::new(prefix, pair.remote),
+                        unicast: unicast.clone(),
+                        multicast: multicast.clone(),
+                        reliable: true,
+                        transient_local: true,
+                        expects_inline_qos: false,
+                    },
+                );
+            }
+        }
+        for pair in DETECTORS {
+            if !set.contains(pair.remote_bit) {
+                continue;
+            }
+            if let Some(rd) = self.sedp_readers.get_mut(&pair.local) {
+                rd.add_writer(
+                    now,
+                    WriterProxyInfo {
+                        guid: Guid::new(prefix, pair.remote),
+                        unicast: unicast.clone(),
+                        multicast: multicast.clone(),
+                        reliable: true,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Updates the locators of every proxy of a participant whose announced locators (or
+    /// host classification) changed. Adding a known proxy only updates its locators.
+    fn reroute(&mut self, now: Instant, prefix: GuidPrefix) {
+        self.match_builtin(now, prefix);
+        let endpoints: Vec<Guid> = self
+            .remote_endpoints
+            .range(Guid::new(prefix, EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+            .map(|(g, _)| *g)
+            .collect();
+        for remote in endpoints {
+            let locals: Vec<EntityId> = self
+                .writers
+                .iter()
+                .filter(|(_, w)| w.matched.contains(&remote))
+                .map(|(id, _)| *id)
+                .chain(
+                    self.readers
+                        .iter()
+                        .filter(|(_, r)| r.matched.contains(&remote))
+                        .map(|(id, _)| *id),
+                )
+                .collect();
+            for local in locals {
+                self.add_proxy(now, local, remote);
+            }
+        }
+    }
+
+    /// Forgets a remote participant: unmatches and removes its endpoints, unmatches the
+    /// builtin endpoints, reports `ParticipantLost`.
+    pub(super) fn remove_participant(&mut self, _now: Instant, prefix: GuidPrefix) {
+        let Some(r) = self.remotes.remove(&prefix) else {
+            return;
+        };
+        let endpoints: Vec<Guid> = self
+            .remote_endpoints
+            .range(Guid::new(prefix, EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+            .map(|(g, _)| *g)
+            .collect();
+        for guid in endpoints {
+            self.remove_remote_endpoint(guid);
+        }
+        for pair in ANNOUNCERS {
+            if let Some(w) = self.sedp_writers.get_mut(&pair.local) {
+                w.writer.remove_reader(&Guid::new(prefix, pair.remote));
+            }
+        }
+        for pair in DETECTORS {
+            if let Some(rd) = self.sedp_readers.get_mut(&pair.local) {
+                rd.remove_writer(&Guid::new(prefix, pair.remote));
+            }
+        }
+        self.push_event(Event::ParticipantLost(r.guid()));
+        self.graph_changed = true;
+    }
+
+    /// Drains the SEDP detectors and applies what they received.
+    pub(super) fn process_sedp_samples(&mut self, now: Instant) {
+        for pair in DETECTORS {
+            while let Some(sample) = self
+                .sedp_readers
+                .get_mut(&pair.local)
+                .and_then(|rd| rd.poll_sample())
+            {
+                let prefix = sample.writer.prefix;
+                let Some(r) = self.remotes.get(&prefix) else {
+                    continue;
+                };
+                let sender = SenderInfo {
+                    vendor_id: r.data.vendor_id,
+                    version: r.data.protocol_version,
+                };
+                match sedp::parse_sample(
+                    pair.topic,
+                    &sample.payload,
+                    sample.status_info,
+                    sample.key_hash,
+                    sender,
+                ) {
+                    Ok(SedpMessage::Announce(d)) if d.guid.prefix == prefix => {
+                        self.upsert_remote_endpoint(now, *d);
+                    }
+                    Ok(SedpMessage::Dispose(g)) if g.prefix == prefix => {
+                        bump(&mut self.stats.sedp.disposals);
+                        if self.remote_endpoints.contains_key(&g) {
+                            self.remove_remote_endpoint(g);
+                        }
+                    }
+                    Ok(_) => bump(&mut self.stats.sedp.prefix_mismatch),
+                    Err(_) => bump(&mut self.stats.sedp.malformed),
+                }
+            }
+        }
+    }
+
+    fn upsert_remote_endpoint(&mut self, now: Instant, data: EndpointData) {
+        let guid = data.guid;
+        match self.remote_endpoints.get_mut(&guid) {
+            Some(e) if e.data == data => {
+                bump(&mut self.stats.sedp.unchanged);
+                return;
+            }
+            Some(e) => e.data = data,
+            None => {
+                if self.remote_endpoints.len() >= self.config.max_remote_endpoints {
+                    bump(&mut self.stats.endpoints_rejected);
+                    return;
+                }
+                self.remote_endpoints.insert(
+                    guid,
+                    RemoteEndpoint {
+                        data,
+                        discovered_at: now,
+                    },
+                );
+            }
+        }
+        bump(&mut self.stats.sedp.announcements);
+        self.graph_changed = true;
+        self.match_remote(now, guid);
+    }
+
+    /// Removes a remote endpoint and unmatches it from every local endpoint.
+    fn remove_remote_endpoint(&mut self, guid: Guid) {
+        let Some(e) = self.remote_endpoints.remove(&guid) else {
+            return;
+        };
+        self.graph_changed = true;
+        let locals: Vec<EntityId> = match e.data.kind {
+            EndpointKind::Writer => self.readers.keys().copied().collect(),
+            EndpointKind::Reader => self.writers.keys().copied().collect(),
+        };
+        for local in locals {
+            self.unmatch(local, guid);
+            self.clear_incompatible(local, guid);
+        }
+    }
+
+    /// Evaluates a (new or changed) remote endpoint against every local endpoint.
+    fn match_remote(&mut self, now: Instant, guid: Guid) {
+        let Some(kind) = self.remote_endpoints.get(&guid).map(|e| e.data.kind) else {
+            return;
+        };
+        let locals: Vec<EntityId> = match kind {
+            EndpointKind::Writer => self.readers.keys().copied().collect(),
+            EndpointKind::Reader => self.writers.keys().copied().collect(),
+        };
+        for local in locals {
+            self.evaluate_pair(now, local, guid);
+        }
+    }
+
+    /// Evaluates a new local endpoint against every known remote endpoint.
+    pub(super) fn match_local(&mut self, now: Instant, local: EntityId) {
+        let want = if local.is_writer() {
+            EndpointKind::Reader
+        } else {
+            EndpointKind::Writer
+        };
+        let remotes: Vec<Guid> = self
+            .remote_endpoints
+            .values()
+            .filter(|e| e.data.kind == want)
+            .map(|e| e.data.guid)
+            .collect();
+        for remote in remotes {
+            self.evaluate_pair(now, local, remote);
+        }
+    }
+
+    /// Matches, unmatches or reports incompatibility between a local and a remote endpoint
+    /// according to their current data.
+    fn evaluate_pair(&mut self, now: Instant, local: EntityId, remote: Guid) {
+        let Some(re) = self.remote_endpoints.get(&remote) else {
+            return;
+        };
+        let local_data = if local.is_writer() {
+            self.writers.get(&local).map(|w| &w.data)
+        } else {
+            self.readers.get(&local).map(|r| &r.data)
+        };
+        let Some(ld) = local_data else {
+            return;
+        };
+        let (w, r) = match re.data.kind {
+            EndpointKind::Writer => (&re.data, ld),
+            EndpointKind::Reader => (ld, &re.data),
+        };
+        if w.kind == r.kind {
+            return;
+        }
+        let verdict = same_topic(w, r).then(|| check_compatible(w, r));
+        match verdict {
+            Some(Ok(())) => self.matched_pair(now, local, remote),
+            Some(Err(policy)) => {
+                self.unmatch(local, remote);
+                let newly = if local.is_writer() {
+                    self.writers
+                        .get_mut(&local)
+                        .is_some_and(|w| w.incompatible.insert(remote))
+                } else {
+                    self.readers
+                        .get_mut(&local)
+                        .is_some_and(|r| r.incompatible.insert(remote))
+                };
+                if newly {
+                    let local = if local.is_writer() {
+                        EndpointRef::Writer(WriterId(local))
+                    } else {
+                        EndpointRef::Reader(ReaderId(local))
+                    };
+                    self.push_event(Event::IncompatibleQos {
+                        local,
+                        remote,
+                        policy,
+                    });
+                }
+            }
+            None => {
+                self.unmatch(local, remote);
+                self.clear_incompatible(local, remote);
+            }
+        }
+    }
+
+    fn clear_incompatible(&mut self, local: EntityId, remote: Guid) {
+        if let Some(w) = self.writers.get_mut(&local) {
+            w.incompatible.remove(&remote);
+        }
+        if let Some(r) = self.readers.get_mut(&local) {
+            r.incompatible.remove(&remote);
+        }
+    }
+
+    /// Adds the proxy for a compatible pair and reports it (no-op if already matched).
+    fn matched_pair(&mut self, now: Instant, local: EntityId, remote: Guid) {
+        self.clear_incompatible(local, remote);
+        let newly = if local.is_writer() {
+            self.writers
+                .get_mut(&local)
+                .is_some_and(|w| w.matched.insert(remote))
+        } else {
+            self.readers
+                .get_mut(&local)
+                .is_some_and(|r| r.matched.insert(remote))
+        };
+        if !newly {
+            return;
+        }
+        self.add_proxy(now, local, remote);
+        if local.is_writer() {
+            self.push_event(Event::ReaderMatched {
+                writer: WriterId(local),
+                remote,
+            });
+        } else {
+            self.readers_of_writer
+                .entry(remote)
+                .or_default()
+                .insert(local);
+            self.push_event(Event::WriterMatched {
+                reader: ReaderId(local),
+                remote,
+            });
+        }
+    }
+
+    /// Gives the local endpoint a proxy of `remote` with its current locators (RTPS 2.5
+    /// §8.4.7.5 `matched_reader_add`, §8.4.10.4 `matched_writer_add`).
+    fn add_proxy(&mut self, now: Instant, local: EntityId, remote: Guid) {
+        let Some(re) = self.remote_endpoints.get(&remote) else {
+            return;
+        };
+        let Some(rp) = self.remotes.get(&remote.prefix) else {
+            return;
+        };
+        let (unicast, multicast) = endpoint_locators(
+            &re.data,
+            &rp.data.default_unicast_locators,
+            &rp.data.default_multicast_locators,
+            rp.host,
+        );
+        let reliable = re.data.reliability.kind == ReliabilityKind::Reliable;
+        if let Some(w) = self.writers.get_mut(&local) {
+            w.writer.add_reader(
+                now,
+                ReaderProxyInfo {
+                    guid: remote,
+                    unicast,
+                    multicast,
+                    reliable,
+                    transient_local: re.data.durability >= DurabilityKind::TransientLocal,
+                    expects_inline_qos: re.data.expects_inline_qos,
+                },
+            );
+        } else if let Some(r) = self.readers.get_mut(&local) {
+            r.reader.add_writer(
+                now,
+                WriterProxyInfo {
+                    guid: remote,
+                    unicast,
+                    multicast,
+                    reliable,
+                },
+            );
+        }
+    }
+
+    /// Removes the proxy of a matched pair and reports it (no-op if not matched).
+    fn unmatch(&mut self, local: EntityId, remote: Guid) {
+        if let Some(w) = self.writers.get_mut(&local) {
+            if w.matched.remove(&remote) {
+                w.writer.remove_reader(&remote);
+                self.push_event(Event::ReaderUnmatched {
+                    writer: WriterId(local),
+                    remote,
+                });
+            }
+        } else if let Some(r) = self.readers.get_mut(&local) {
+            if r.matched.remove(&remote) {
+                r.reader.remove_writer(&remote);
+                if let Some(set) = self.readers_of_writer.get_mut(&remote) {
+                    set.remove(&local);
+                    if set.is_empty() {
+                        self.readers_of_writer.remove(&remote);
+                    }
+                }
+                self.push_event(Event::WriterUnmatched {
+                    reader: ReaderId(local),
+                    remote,
+                });
+            }
+        }
+    }
+}
+
+/// Whether two announcements of one participant have the same locators.
+fn same_locators(a: &ParticipantData, b: &ParticipantData) -> bool {
+    a.metatraffic_unicast_locators == b.metatraffic_unicast_locators
+        && a.metatraffic_multicast_locators == b.metatraffic_multicast_locators
+        && a.default_unicast_locators == b.default_unicast_locators
+        && a.default_multicast_locators == b.default_multicast_locators
+}

@@ -1,0 +1,857 @@
+//! The DDS domain participant as a sans-IO state machine: discovery (SPDP, SEDP), matching,
+//! and the routing of datagrams to the writers and readers of [`crate::endpoint`].
+//!
+//! Inputs are [`Participant::handle_datagram`] (one UDP payload, with its source address if
+//! the transport knows it), [`Participant::handle_timeout`] and the API calls
+//! (`create_*`, `delete_*`, `write`). Outputs are [`Participant::poll_transmit`] (complete
+//! RTPS messages with their destinations), [`Participant::poll_event`] (discovery events and
+//! samples) and [`Participant::poll_timeout`] (when to call `handle_timeout` next). Time is
+//! always an argument; nothing here reads a clock, opens a socket or draws randomness.
+//!
+//! Ownership and invariants:
+//! - Local endpoints live in `writers`/`readers`, keyed by entity id; ids are allocated from
+//!   a counter and never reused. The two SEDP announcers and two SEDP detectors are ordinary
+//!   [`Writer`]s/[`Reader`]s kept apart in `sedp_writers`/`sedp_readers`.
+//! - `remotes` holds one [`RemoteParticipant`] per GUID prefix, `remote_endpoints` one
+//!   [`RemoteEndpoint`] per endpoint GUID. Every remote endpoint belongs to a known remote
+//!   participant: removing a participant removes its endpoints first.
+//! - A local endpoint's `matched` set and the proxies inside its writer/reader always agree;
+//!   `readers_of_writer` indexes the same relation by remote writer, for DATA addressed to
+//!   `ENTITYID_UNKNOWN`.
+//! - All maps are `BTreeMap`s: iteration order, and therefore output, is deterministic.
+//!
+//! See `discovery.rs` for SPDP/SEDP handling and matching, `dispatch.rs` for the receive and
+//! transmit paths.
+
+mod config;
+mod discovery;
+mod dispatch;
+mod events;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use crate::discovery::sedp::{self, ANNOUNCERS, DETECTORS};
+use crate::discovery::spdp::{RemoteParticipant, SpdpAnnouncer, SpdpFilter, BUILTIN_ENDPOINTS};
+use crate::discovery::{
+    DurabilityKind, EndpointData, EndpointKind, History, Liveliness, ParticipantData, Reliability,
+    ReliabilityKind,
+};
+use crate::endpoint::Reader;
+use crate::endpoint::{
+    HistoryKind, ReaderConfig, ReaderStats, ReceivedSample, Writer, WriterConfig, WriterStats,
+    DATAGRAM_OVERHEAD, MAX_INLINE_QOS,
+};
+use crate::instant::Instant;
+use crate::types::{Duration, EntityId, Guid, GuidPrefix, Locator, SequenceNumber, Time};
+use crate::wire::HeaderRepr;
+
+pub use config::{
+    ports, EndpointOptions, EndpointQos, ParticipantConfig, ReaderDefaults, WriterDefaults,
+    SPDP_MULTICAST_GROUP,
+};
+pub use events::{
+    ConfigError, CreateError, EndpointRef, Event, ParticipantStats, ReaderId, SedpStats, SpdpStats,
+    WriteError, WriterId,
+};
+
+/// One RTPS message ready for `sendto`, to every destination.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    pub destinations: Vec<Locator>,
+    pub bytes: Vec<u8>,
+}
+
+/// A remote writer or reader as announced in SEDP, for graph queries (`ros2 topic list`,
+/// `ros2 topic info -v`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteEndpoint {
+    pub(crate) data: EndpointData,
+    pub(crate) discovered_at: Instant,
+}
+
+impl RemoteEndpoint {
+    pub fn guid(&self) -> Guid {
+        self.data.guid
+    }
+
+    pub fn kind(&self) -> EndpointKind {
+        self.data.kind
+    }
+
+    /// The participant it belongs to.
+    pub fn participant(&self) -> Guid {
+        self.data.participant_guid
+    }
+
+    pub fn topic_name(&self) -> &str {
+        &self.data.topic_name
+    }
+
+    pub fn type_name(&self) -> &str {
+        &self.data.type_name
+    }
+
+    /// Everything announced: QoS, USER_DATA (`typehash=…;`), locators, vendor.
+    pub fn data(&self) -> &EndpointData {
+        &self.data
+    }
+
+    pub fn discovered_at(&self) -> Instant {
+        self.discovered_at
+    }
+}
+
+/// A local user writer and what discovery knows about it.
+struct LocalWriter {
+    writer: Writer,
+    data: EndpointData,
+    matched: BTreeSet<Guid>,
+    incompatible: BTreeSet<Guid>,
+}
+
+/// A local user reader.
+struct LocalReader {
+    reader: Reader,
+    data: EndpointData,
+    matched: BTreeSet<Guid>,
+    incompatible: BTreeSet<Guid>,
+}
+
+/// A SEDP announcer: a transient-local KEEP_LAST writer plus the current announcement of
+/// every live local endpoint.
+///
+/// The writer's history is not keyed, so it keeps the newest `depth` samples of all
+/// endpoints together. Invariant: the newest announcement of every live endpoint is among
+/// them, so a late-joining reader receives every live endpoint. Before a write would evict a
+/// live announcement, that announcement is written again (`depth` exceeds the number of
+/// live endpoints, so this ends).
+struct SedpWriter {
+    writer: Writer,
+    depth: usize,
+    /// Samples written so far (the history is full once this reaches `depth`).
+    written: u64,
+    /// Sequence number of the newest sample.
+    last_sn: SequenceNumber,
+    /// Live endpoint → its current announcement.
+    live: BTreeMap<Guid, Announcement>,
+    /// Writes the writer refused (cannot happen with KEEP_LAST; counted, not hidden).
+    failed: u64,
+}
+
+/// The current SEDP sample of one live local endpoint: sequence number, payload, inline QoS.
+type Announcement = (SequenceNumber, Arc<[u8]>, Arc<[u8]>);
+
+/// A DDS domain participant. See the module documentation.
+pub struct Participant {
+    config: ParticipantConfig,
+    prefix: GuidPrefix,
+    header: HeaderRepr,
+    /// Our own locators, to recognise peers on this host by source address.
+    own_locators: Vec<Locator>,
+    local_data: ParticipantData,
+    spdp: SpdpAnnouncer,
+    spdp_filter: SpdpFilter,
+    /// Destination sets of SPDP announcements to send at the next `poll_transmit`.
+    pending_spdp: Vec<Vec<Locator>>,
+    /// SPDP disposals to send (shutdown).
+    pending_spdp_dispose: Vec<Vec<Locator>>,
+    sedp_writers: BTreeMap<EntityId, SedpWriter>,
+    sedp_readers: BTreeMap<EntityId, Reader>,
+    writers: BTreeMap<EntityId, LocalWriter>,
+    readers: BTreeMap<EntityId, LocalReader>,
+    next_entity_key: u32,
+    remotes: BTreeMap<GuidPrefix, RemoteParticipant>,
+    remote_endpoints: BTreeMap<Guid, RemoteEndpoint>,
+    /// Remote writer → local readers matched with it.
+    readers_of_writer: BTreeMap<Guid, BTreeSet<EntityId>>,
+    events: VecDeque<Event>,
+    graph_changed: bool,
+    /// Datagrams built but not yet handed out.
+    out: VecDeque<Datagram>,
+    /// Round-robin position of sample delivery in `poll_event`.
+    sample_cursor: Option<EntityId>,
+    /// Reused routing buffer.
+    scratch: Vec<EntityId>,
+    stats: ParticipantStats,
+}
+
+impl Participant {
+    /// The smallest `max_datagram_size` accepted: room for the framing, a full inline QoS and
+    /// 1 KiB of payload.
+    pub const MIN_DATAGRAM_SIZE: usize = MAX_INLINE_QOS + DATAGRAM_OVERHEAD + 1024;
+
+    /// A participant that starts announcing itself at `now`.
+    ///
+    /// # Errors
+    /// [`ConfigError`] for a datagram size below [`Participant::MIN_DATAGRAM_SIZE`] or
+    /// participant data that cannot be encoded.
+    pub fn new(config: ParticipantConfig, now: Instant) -> Result<Self, ConfigError> {
+        if config.max_datagram_size < Self::MIN_DATAGRAM_SIZE {
+            return Err(ConfigError::DatagramTooSmall {
+                size: config.max_datagram_size,
+                min: Self::MIN_DATAGRAM_SIZE,
+            });
+        }
+        let prefix = config.guid_prefix;
+        let mut local_data = ParticipantData::new(prefix);
+        local_data.domain_id = Some(config.domain_id);
+        local_data.domain_tag.clone_from(&config.domain_tag);
+        local_data
+            .metatraffic_unicast_locators
+            .clone_from(&config.metatraffic_unicast);
+        local_data
+            .metatraffic_multicast_locators
+            .clone_from(&config.metatraffic_multicast);
+        local_data
+            .default_unicast_locators
+            .clone_from(&config.default_unicast);
+        local_data
+            .default_multicast_locators
+            .clone_from(&config.default_multicast);
+        local_data.lease_duration = Duration::from_std(config.lease_duration);
+        local_data.builtin_endpoints = BUILTIN_ENDPOINTS;
+        local_data.user_data.clone_from(&config.user_data);
+        local_data.entity_name.clone_from(&config.entity_name);
+        let spdp = SpdpAnnouncer::new(
+            &local_data,
+            now,
+            config.announce_period,
+            config.initial_announcements,
+            config.initial_announce_period,
+        )
+        .map_err(ConfigError::Encode)?;
+        let own_locators = config
+            .metatraffic_unicast
+            .iter()
+            .chain(&config.default_unicast)
+            .copied()
+            .collect();
+        let mut p = Participant {
+            prefix,
+            header: HeaderRepr::new(prefix),
+            own_locators,
+            spdp_filter: SpdpFilter {
+                own: prefix,
+                domain_id: config.domain_id,
+                domain_tag: config.domain_tag.clone(),
+            },
+            local_data,
+            spdp,
+            pending_spdp: Vec::new(),
+            pending_spdp_dispose: Vec::new(),
+            sedp_writers: BTreeMap::new(),
+            sedp_readers: BTreeMap::new(),
+            writers: BTreeMap::new(),
+            readers: BTreeMap::new(),
+            next_entity_key: 1,
+            remotes: BTreeMap::new(),
+            remote_endpoints: BTreeMap::new(),
+            readers_of_writer: BTreeMap::new(),
+            events: VecDeque::new(),
+            graph_changed: false,
+            out: VecDeque::new(),
+            sample_cursor: None,
+            scratch: Vec::new(),
+            stats: ParticipantStats::default(),
+            config,
+        };
+        let depth = p.config.max_local_endpoints.saturating_add(32);
+        for pair in ANNOUNCERS {
+            let cfg = p.writer_config(
+                Guid::new(prefix, pair.local),
+                true,
+                true,
+                HistoryKind::KeepLast(depth),
+            );
+            p.sedp_writers.insert(
+                pair.local,
+                SedpWriter {
+                    writer: Writer::new(cfg),
+                    depth,
+                    written: 0,
+                    last_sn: SequenceNumber::ZERO,
+                    live: BTreeMap::new(),
+                    failed: 0,
+                },
+            );
+        }
+        for pair in DETECTORS {
+            let cfg = p.reader_config(
+                Guid::new(prefix, pair.local),
+                true,
+                true,
+                HistoryKind::KeepAll {
+                    max_samples: p.config.reader_defaults.keep_all_max_samples,
+                },
+            );
+            p.sedp_readers.insert(pair.local, Reader::new(cfg));
+        }
+        // The first announcement goes out with the first `poll_transmit`.
+        if p.spdp.due(now) {
+            let dests = p.spdp_all_destinations();
+            p.pending_spdp.push(dests);
+        }
+        Ok(p)
+    }
+
+    pub fn guid_prefix(&self) -> GuidPrefix {
+        self.prefix
+    }
+
+    /// Our participant GUID (`<prefix>:000001c1`), the `gid` of `ros_discovery_info`.
+    pub fn guid(&self) -> Guid {
+        Guid::new(self.prefix, EntityId::PARTICIPANT)
+    }
+
+    pub fn config(&self) -> &ParticipantConfig {
+        &self.config
+    }
+
+    /// What we announce in SPDP.
+    pub fn participant_data(&self) -> &ParticipantData {
+        &self.local_data
+    }
+
+    /// Creates a writer and announces it in SEDP; it is matched with every compatible remote
+    /// reader already known, and with later ones as they are discovered.
+    ///
+    /// # Errors
+    /// [`CreateError`]: too many endpoints, empty or unencodable names.
+    pub fn create_writer(
+        &mut self,
+        now: Instant,
+        options: EndpointOptions,
+    ) -> Result<WriterId, CreateError> {
+        let kind = if options.keyed {
+            EntityId::KIND_WRITER_WITH_KEY
+        } else {
+            EntityId::KIND_WRITER_NO_KEY
+        };
+        let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Writer, kind, &options)?;
+        let history = self.history_kind(options.qos.history, true);
+        let cfg = self.writer_config(
+            guid,
+            options.qos.reliable,
+            options.qos.transient_local,
+            history,
+        );
+        self.writers.insert(
+            guid.entity_id,
+            LocalWriter {
+                writer: Writer::new(cfg),
+                data,
+                matched: BTreeSet::new(),
+                incompatible: BTreeSet::new(),
+            },
+        );
+        self.sedp_publish(now, EndpointKind::Writer, guid, payload);
+        self.match_local(now, guid.entity_id);
+        self.finish_input();
+        Ok(WriterId(guid.entity_id))
+    }
+
+    /// Creates a reader and announces it in SEDP.
+    ///
+    /// # Errors
+    /// As [`Participant::create_writer`].
+    pub fn create_reader(
+        &mut self,
+        now: Instant,
+        options: EndpointOptions,
+    ) -> Result<ReaderId, CreateError> {
+        let kind = if options.keyed {
+            EntityId::KIND_READER_WITH_KEY
+        } else {
+            EntityId::KIND_READER_NO_KEY
+        };
+        let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Reader, kind, &options)?;
+        let history = self.history_kind(options.qos.history, false);
+        let cfg = self.reader_config(
+            guid,
+            options.qos.reliable,
+            options.qos.transient_local,
+            history,
+        );
+        self.readers.insert(
+            guid.entity_id,
+            LocalReader {
+                reader: Reader::new(cfg),
+                data,
+                matched: BTreeSet::new(),
+                incompatible: BTreeSet::new(),
+            },
+        );
+        self.sedp_publish(now, EndpointKind::Reader, guid, payload);
+        self.match_local(now, guid.entity_id);
+        self.finish_input();
+        Ok(ReaderId(guid.entity_id))
+    }
+
+    /// Deletes a writer: its SEDP announcement is disposed, so remote readers unmatch it.
+    /// Unacknowledged samples are dropped. Unknown ids are ignored.
+    pub fn delete_writer(&mut self, now: Instant, id: WriterId) {
+        let Some(w) = self.writers.remove(&id.0) else {
+            return;
+        };
+        drop(w);
+        self.sedp_dispose(now, EndpointKind::Writer, Guid::new(self.prefix, id.0));
+        self.finish_input();
+    }
+
+    /// Deletes a reader; remote writers unmatch it. Undelivered samples are dropped.
+    pub fn delete_reader(&mut self, now: Instant, id: ReaderId) {
+        let Some(r) = self.readers.remove(&id.0) else {
+            return;
+        };
+        for remote in &r.matched {
+            if let Some(set) = self.readers_of_writer.get_mut(remote) {
+                set.remove(&id.0);
+                if set.is_empty() {
+                    self.readers_of_writer.remove(remote);
+                }
+            }
+        }
+        if self.sample_cursor == Some(id.0) {
+            self.sample_cursor = None;
+        }
+        self.sedp_dispose(now, EndpointKind::Reader, Guid::new(self.prefix, id.0));
+        self.finish_input();
+    }
+
+    /// Writes a sample (serialized payload with its 4-byte encapsulation header) without a
+    /// source timestamp.
+    ///
+    /// # Errors
+    /// [`WriteError::UnknownWriter`], or the writer's refusal.
+    pub fn write(
+        &mut self,
+        now: Instant,
+        writer: WriterId,
+        payload: Arc<[u8]>,
+        inline_qos: Option<Arc<[u8]>>,
+    ) -> Result<SequenceNumber, WriteError> {
+        self.write_with_timestamp(now, writer, payload, inline_qos, None)
+    }
+
+    /// Writes a sample with a source timestamp (wall clock, sent as INFO_TS). `inline_qos`
+    /// is a little-endian parameter list with sentinel (e.g. `PID_RELATED_SAMPLE_IDENTITY`
+    /// for service replies).
+    ///
+    /// # Errors
+    /// As [`Participant::write`].
+    pub fn write_with_timestamp(
+        &mut self,
+        now: Instant,
+        writer: WriterId,
+        payload: Arc<[u8]>,
+        inline_qos: Option<Arc<[u8]>>,
+        source_timestamp: Option<Time>,
+    ) -> Result<SequenceNumber, WriteError> {
+        let w = self
+            .writers
+            .get_mut(&writer.0)
+            .ok_or(WriteError::UnknownWriter)?;
+        w.writer
+            .write(now, payload, inline_qos, source_timestamp)
+            .map_err(WriteError::Writer)
+    }
+
+    /// Stops announcing: queues an SPDP disposal to every destination and every known
+    /// participant, so peers drop us at once instead of after our lease. Send what
+    /// `poll_transmit` returns, then drop the participant.
+    pub fn shutdown(&mut self, _now: Instant) {
+        let dests = self.spdp_all_destinations();
+        self.pending_spdp_dispose.push(dests);
+    }
+
+    /// The next event: discovery events first, then samples, round-robin over readers.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        let start = self.sample_cursor;
+        let ids: Vec<EntityId> = match start {
+            Some(s) => self
+                .readers
+                .range(s..)
+                .chain(self.readers.range(..s))
+                .map(|(id, _)| *id)
+                .collect(),
+            None => self.readers.keys().copied().collect(),
+        };
+        for id in ids {
+            let Some(r) = self.readers.get_mut(&id) else {
+                continue;
+            };
+            if let Some(sample) = r.reader.poll_sample() {
+                // Next time, start after this reader.
+                self.sample_cursor = self
+                    .readers
+                    .range((std::ops::Bound::Excluded(id), std::ops::Bound::Unbounded))
+                    .next()
+                    .map(|(k, _)| *k);
+                return Some(Event::Sample {
+                    reader: ReaderId(id),
+                    sample,
+                });
+            }
+        }
+        None
+    }
+
+    /// The next sample of one reader, bypassing [`Participant::poll_event`].
+    pub fn poll_sample(&mut self, reader: ReaderId) -> Option<ReceivedSample> {
+        self.readers.get_mut(&reader.0)?.reader.poll_sample()
+    }
+
+    pub fn stats(&self) -> &ParticipantStats {
+        &self.stats
+    }
+
+    pub fn writer_stats(&self, id: WriterId) -> Option<WriterStats> {
+        self.writers.get(&id.0).map(|w| w.writer.stats())
+    }
+
+    pub fn reader_stats(&self, id: ReaderId) -> Option<ReaderStats> {
+        self.readers.get(&id.0).map(|r| r.reader.stats())
+    }
+
+    /// The remote readers a local writer is matched with.
+    pub fn writer_matches(&self, id: WriterId) -> impl Iterator<Item = Guid> + '_ {
+        self.writers
+            .get(&id.0)
+            .into_iter()
+            .flat_map(|w| w.matched.iter().copied())
+    }
+
+    /// The remote writers a local reader is matched with.
+    pub fn reader_matches(&self, id: ReaderId) -> impl Iterator<Item = Guid> + '_ {
+        self.readers
+            .get(&id.0)
+            .into_iter()
+            .flat_map(|r| r.matched.iter().copied())
+    }
+
+    /// What we announce in SEDP for a local writer.
+    pub fn writer_data(&self, id: WriterId) -> Option<&EndpointData> {
+        self.writers.get(&id.0).map(|w| &w.data)
+    }
+
+    pub fn reader_data(&self, id: ReaderId) -> Option<&EndpointData> {
+        self.readers.get(&id.0).map(|r| &r.data)
+    }
+
+    /// Every known remote participant.
+    pub fn remote_participants(&self) -> impl Iterator<Item = &RemoteParticipant> {
+        self.remotes.values()
+    }
+
+    pub fn remote_participant(&self, prefix: GuidPrefix) -> Option<&RemoteParticipant> {
+        self.remotes.get(&prefix)
+    }
+
+    /// Every known remote endpoint.
+    pub fn remote_endpoints(&self) -> impl Iterator<Item = &RemoteEndpoint> {
+        self.remote_endpoints.values()
+    }
+
+    pub fn remote_endpoint(&self, guid: Guid) -> Option<&RemoteEndpoint> {
+        self.remote_endpoints.get(&guid)
+    }
+
+    /// When `handle_timeout` must be called next: the next SPDP announcement, the earliest
+    /// lease expiry, or an endpoint timer. Always `Some` (SPDP is periodic).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = self.spdp.deadline();
+        let mut consider = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = t.min(x);
+            }
+        };
+        for r in self.remotes.values() {
+            consider(r.lease_expiry());
+        }
+        for w in self.sedp_writers.values() {
+            consider(w.writer.poll_timeout());
+        }
+        for r in self.sedp_readers.values() {
+            consider(r.poll_timeout());
+        }
+        for w in self.writers.values() {
+            consider(w.writer.poll_timeout());
+        }
+        for r in self.readers.values() {
+            consider(r.reader.poll_timeout());
+        }
+        Some(t)
+    }
+
+    /// Runs every timer due at `now`: SPDP announcements, lease expiry, endpoint heartbeats,
+    /// ACKNACK delays and repairs.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.spdp.due(now) {
+            let dests = self.spdp_all_destinations();
+            self.pending_spdp.push(dests);
+        }
+        let expired: Vec<GuidPrefix> = self
+            .remotes
+            .values()
+            .filter(|r| r.lease_expiry().is_some_and(|t| t <= now))
+            .map(|r| r.guid_prefix())
+            .collect();
+        for prefix in expired {
+            self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
+            self.remove_participant(now, prefix);
+        }
+        for w in self.sedp_writers.values_mut() {
+            w.writer.handle_timeout(now);
+        }
+        for r in self.sedp_readers.values_mut() {
+            r.handle_timeout(now);
+        }
+        for w in self.writers.values_mut() {
+            w.writer.handle_timeout(now);
+        }
+        for r in self.readers.values_mut() {
+            r.reader.handle_timeout(now);
+        }
+        self.process_sedp_samples(now);
+        self.finish_input();
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Helpers
+
+    fn writer_config(
+        &self,
+        guid: Guid,
+        reliable: bool,
+        transient_local: bool,
+        history: HistoryKind,
+    ) -> WriterConfig {
+        let d = &self.config.writer_defaults;
+        let max_data_size = self
+            .config
+            .max_datagram_size
+            .saturating_sub(MAX_INLINE_QOS)
+            .saturating_sub(DATAGRAM_OVERHEAD);
+        WriterConfig {
+            guid,
+            reliable,
+            transient_local,
+            history,
+            heartbeat_period: d.heartbeat_period,
+            nack_response_delay: d.nack_response_delay,
+            max_blocking_time: d.max_blocking_time,
+            fragment_size: d.fragment_size.min(max_data_size).max(1),
+            max_data_size,
+            push_mode: d.push_mode,
+        }
+    }
+
+    fn reader_config(
+        &self,
+        guid: Guid,
+        reliable: bool,
+        transient_local: bool,
+        history: HistoryKind,
+    ) -> ReaderConfig {
+        let d = &self.config.reader_defaults;
+        ReaderConfig {
+            guid,
+            reliable,
+            transient_local,
+            history,
+            heartbeat_response_delay: d.heartbeat_response_delay,
+            max_samples_in_reassembly_per_writer: d.max_samples_in_reassembly_per_writer,
+            max_sample_size: d.max_sample_size,
+            reassembly_timeout: d.reassembly_timeout,
+        }
+    }
+
+    fn history_kind(&self, history: History, writer: bool) -> HistoryKind {
+        match history {
+            History::KeepLast { depth } => {
+                HistoryKind::KeepLast(usize::try_from(depth).unwrap_or(usize::MAX))
+            }
+            History::KeepAll => HistoryKind::KeepAll {
+                max_samples: if writer {
+                    self.config.writer_defaults.keep_all_max_samples
+                } else {
+                    self.config.reader_defaults.keep_all_max_samples
+                },
+            },
+        }
+    }
+
+    /// Allocates an entity id and builds the SEDP data of a new local endpoint.
+    fn prepare_endpoint(
+        &mut self,
+        side: EndpointKind,
+        entity_kind: u8,
+        options: &EndpointOptions,
+    ) -> Result<(Guid, EndpointData, Vec<u8>), CreateError> {
+        if options.topic_name.is_empty() || options.type_name.is_empty() {
+            return Err(CreateError::EmptyName);
+        }
+        let max = self.config.max_local_endpoints;
+        if self.writers.len().saturating_add(self.readers.len()) >= max {
+            return Err(CreateError::TooManyEndpoints { max });
+        }
+        let key = self.next_entity_key;
+        if key >= 1 << 24 {
+            return Err(CreateError::EntityIdsExhausted);
+        }
+        let [_, a, b, c] = key.to_be_bytes();
+        let guid = Guid::new(self.prefix, EntityId::new([a, b, c], entity_kind));
+        let q = &options.qos;
+        let mut data = EndpointData::new(side, guid, &options.topic_name, &options.type_name);
+        data.reliability = Reliability {
+            kind: if q.reliable {
+                ReliabilityKind::Reliable
+            } else {
+                ReliabilityKind::BestEffort
+            },
+            max_blocking_time: Duration::from_std(self.config.writer_defaults.max_blocking_time),
+        };
+        data.durability = if q.transient_local {
+            DurabilityKind::TransientLocal
+        } else {
+            DurabilityKind::Volatile
+        };
+        data.history = q.history;
+        let dur = |d: Option<StdDuration>| d.map_or(Duration::INFINITE, Duration::from_std);
+        data.deadline = dur(q.deadline);
+        data.lifespan = dur(q.lifespan);
+        data.liveliness = Liveliness {
+            kind: q.liveliness,
+            lease_duration: dur(q.liveliness_lease),
+        };
+        data.user_data.clone_from(&options.user_data);
+        let payload = sedp::announcement(&data).map_err(CreateError::Encode)?;
+        self.next_entity_key = key.saturating_add(1);
+        Ok((guid, data, payload))
+    }
+
+    /// Writes (or re-writes) the SEDP announcement of local endpoint `guid`.
+    fn sedp_publish(&mut self, now: Instant, side: EndpointKind, guid: Guid, payload: Vec<u8>) {
+        let Some(w) = self.sedp_writers.get_mut(&sedp::announcer_for(side)) else {
+            return;
+        };
+        let payload: Arc<[u8]> = Arc::from(payload);
+        let qos: Arc<[u8]> = Arc::from(sedp::announcement_inline_qos(guid));
+        w.make_room(now);
+        if let Some(sn) = w.write(now, payload.clone(), qos.clone()) {
+            w.live.insert(guid, (sn, payload, qos));
+        }
+    }
+
+    /// Disposes the SEDP announcement of local endpoint `guid`.
+    fn sedp_dispose(&mut self, now: Instant, side: EndpointKind, guid: Guid) {
+        let Some(w) = self.sedp_writers.get_mut(&sedp::announcer_for(side)) else {
+            return;
+        };
+        w.live.remove(&guid);
+        w.make_room(now);
+        let qos: Arc<[u8]> = Arc::from(sedp::disposal(guid));
+        w.write(now, Arc::from(Vec::new()), qos);
+    }
+
+    /// Queues an event, dropping the oldest beyond `max_pending_events`.
+    fn push_event(&mut self, e: Event) {
+        if self.events.len() >= self.config.max_pending_events.max(1) {
+            self.events.pop_front();
+            self.stats.events_dropped = self.stats.events_dropped.saturating_add(1);
+        }
+        self.events.push_back(e);
+    }
+
+    /// Ends an input: reports a graph change once.
+    fn finish_input(&mut self) {
+        if std::mem::take(&mut self.graph_changed) {
+            self.push_event(Event::RemoteEndpointChanged);
+        }
+    }
+
+    /// Every SPDP destination: the configured ones plus the metatraffic unicast locators of
+    /// every known participant.
+    fn spdp_all_destinations(&self) -> Vec<Locator> {
+        let mut dests = self.config.spdp_destinations.clone();
+        for r in self.remotes.values() {
+            dests.extend(spdp_reply_locators(r));
+        }
+        dests.sort();
+        dests.dedup();
+        dests
+    }
+}
+
+impl SedpWriter {
+    /// Before a write: re-announces live endpoints whose current sample would fall out of
+    /// the history (see the type's invariant).
+    fn make_room(&mut self, now: Instant) {
+        loop {
+            let depth = u64::try_from(self.depth).unwrap_or(u64::MAX);
+            if self.written < depth {
+                return;
+            }
+            // The oldest sample still held, which the next write evicts.
+            let oldest = SequenceNumber(
+                self.last_sn
+                    .0
+                    .saturating_sub(i64::try_from(depth).unwrap_or(i64::MAX))
+                    .saturating_add(1),
+            );
+            let Some((guid, _)) = self.live.iter().find(|(_, (sn, _, _))| *sn == oldest) else {
+                return;
+            };
+            let guid = *guid;
+            let Some((_, payload, qos)) = self.live.get(&guid).cloned() else {
+                return;
+            };
+            match self.write(now, payload.clone(), qos.clone()) {
+                Some(sn) => {
+                    self.live.insert(guid, (sn, payload, qos));
+                }
+                None => return,
+            }
+        }
+    }
+
+    fn write(
+        &mut self,
+        now: Instant,
+        payload: Arc<[u8]>,
+        qos: Arc<[u8]>,
+    ) -> Option<SequenceNumber> {
+        match self.writer.write(now, payload, Some(qos), None) {
+            Ok(sn) => {
+                self.written = self.written.saturating_add(1);
+                self.last_sn = sn;
+                Some(sn)
+            }
+            Err(_) => {
+                self.failed = self.failed.saturating_add(1);
+                None
+            }
+        }
+    }
+}
+
+/// Where to send SPDP (and SEDP) to a remote participant: its usable metatraffic unicast
+/// locators, else its metatraffic multicast ones.
+fn spdp_reply_locators(r: &RemoteParticipant) -> Vec<Locator> {
+    use crate::discovery::matching::filter_locators;
+    let host = r.host();
+    let unicast = filter_locators(&r.data().metatraffic_unicast_locators, host);
+    if unicast.is_empty() {
+        filter_locators(&r.data().metatraffic_multicast_locators, host)
+    } else {
+        unicast
+    }
+}

@@ -1,0 +1,401 @@
+//! ROS 2 on the wire: the RTPS transport that makes a context's endpoints visible to, and
+//! able to talk with, other processes (roslite, rclpy/rclcpp over Fast DDS or Cyclone DDS).
+//!
+//! Ownership and threads: [`RtpsNetwork`] owns one RTPS [`Participant`] (the sans-IO protocol
+//! core) and one [`UdpTransport`], both behind [`NetShared`]. Three kinds of caller drive them:
+//! - the bus, through the [`Transport`] trait, when local endpoints come and go (an RTPS writer
+//!   or reader is created and announced at once);
+//! - publishers, through an [`Outlet`] per local publisher: `publish` hands the serialized
+//!   message to the participant and sends the resulting datagrams on the publishing thread,
+//!   so a message costs no thread hop;
+//! - one driver thread, which receives datagrams, runs the protocol's timers (heartbeats,
+//!   announcements, lease expiry) and delivers samples into subscription queues.
+//!
+//! Everything protocol-related happens under the one `state` mutex; the UDP socket calls are
+//! thread-safe on their own and also run under it only to keep datagram order per writer.
+
+use std::collections::HashMap;
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::thread::JoinHandle;
+
+use roslite_cdr::SharedBuf;
+use roslite_executor::Instant as MonoInstant;
+use roslite_rtps::discovery::ros::{topic_to_dds, typehash_user_data};
+use roslite_rtps::discovery::{History as RtpsHistory, LivelinessKind};
+use roslite_rtps::participant::{
+    EndpointOptions, EndpointQos, EndpointRef, Event, Participant, ParticipantConfig, ReaderId,
+    WriterId,
+};
+use roslite_rtps::types::{GuidPrefix, Locator};
+use roslite_rtps::Instant;
+use roslite_transport::{RecvEvent, TransportConfig, UdpTransport, RECV_BUFFER_LEN};
+
+use crate::log::Logger;
+use crate::pubsub::MessageInfo;
+use crate::qos::{Durability, History, Liveliness, QosProfile, Reliability};
+use crate::transport::{LocalPublisher, LocalSubscription, Outlet, Transport};
+
+/// Why the network could not be started.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum NetError {
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE`, `ROS_STATIC_PEERS` or `ROS_DOMAIN_ID` is malformed.
+    Config(roslite_transport::ConfigError),
+    /// No UDP ports could be bound.
+    Bind(roslite_transport::BindError),
+    /// The RTPS participant refused the configuration.
+    Participant(roslite_rtps::participant::ConfigError),
+    /// The operating system has no randomness for a GUID prefix.
+    Random(std::io::Error),
+}
+
+impl std::fmt::Display for NetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "network configuration: {e}"),
+            Self::Bind(e) => write!(f, "cannot open the RTPS UDP sockets: {e}"),
+            Self::Participant(e) => write!(f, "RTPS participant: {e:?}"),
+            Self::Random(e) => write!(f, "no randomness for the participant GUID: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NetError {}
+
+fn now() -> Instant {
+    Instant::from_nanos(MonoInstant::monotonic_now().as_nanos())
+}
+
+fn to_locator(addr: SocketAddrV4) -> Locator {
+    Locator::udpv4(*addr.ip(), addr.port())
+}
+
+/// A fresh GUID prefix: never reused across runs (ros2-wire.md §2.5 pitfall 7).
+fn random_prefix() -> Result<GuidPrefix, NetError> {
+    let mut bytes = [0u8; 12];
+    rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
+        .map_err(|e| NetError::Random(e.into()))?;
+    Ok(GuidPrefix(bytes))
+}
+
+/// ROS QoS in the RTPS layer's terms.
+fn endpoint_qos(qos: &QosProfile) -> EndpointQos {
+    EndpointQos {
+        reliable: qos.reliability == Reliability::Reliable,
+        transient_local: qos.durability == Durability::TransientLocal,
+        history: match qos.history {
+            History::KeepLast(depth) => RtpsHistory::KeepLast {
+                depth: u32::try_from(depth).unwrap_or(u32::MAX),
+            },
+            History::KeepAll => RtpsHistory::KeepAll,
+        },
+        deadline: qos.deadline,
+        lifespan: qos.lifespan,
+        liveliness: match qos.liveliness {
+            Liveliness::Automatic => LivelinessKind::Automatic,
+            Liveliness::ManualByTopic => LivelinessKind::ManualByTopic,
+        },
+        liveliness_lease: qos.liveliness_lease,
+    }
+}
+
+struct NetState {
+    participant: Participant,
+    /// Local subscriptions by the RTPS reader that feeds them.
+    subscriptions: HashMap<ReaderId, LocalSubscription>,
+    readers_by_local: HashMap<u64, ReaderId>,
+    writers_by_local: HashMap<u64, WriterId>,
+}
+
+pub(crate) struct NetShared {
+    state: Mutex<NetState>,
+    udp: UdpTransport,
+    stop: AtomicBool,
+    logger: Logger,
+}
+
+impl NetShared {
+    fn lock(&self) -> MutexGuard<'_, NetState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends everything the participant has queued.
+    fn flush(&self, state: &mut NetState, now: Instant) {
+        while let Some(datagram) = state.participant.poll_transmit(now) {
+            for destination in &datagram.destinations {
+                let Some(std::net::SocketAddr::V4(addr)) = destination.to_socket_addr() else {
+                    continue;
+                };
+                if let Err(e) = self.udp.send(addr, &datagram.bytes) {
+                    self.logger.debug(format_args!("sending to {addr}: {e}"));
+                }
+            }
+        }
+    }
+
+    /// Hands samples to subscriptions and reports what users should see.
+    fn process_events(&self, state: &mut NetState) {
+        while let Some(event) = state.participant.poll_event() {
+            match event {
+                Event::Sample { reader, sample } => {
+                    let Some(subscription) = state.subscriptions.get(&reader) else {
+                        continue;
+                    };
+                    if sample.payload.is_empty() {
+                        continue; // dispose/unregister: ROS topics are keyless
+                    }
+                    let info = MessageInfo {
+                        source_timestamp: MonoInstant::monotonic_now(),
+                        received_timestamp: MonoInstant::ZERO,
+                        publication_sequence_number: u64::try_from(sample.sequence_number.0)
+                            .unwrap_or(0),
+                        publisher_id: 0,
+                        from_intra_process: false,
+                    };
+                    subscription.deliver(&SharedBuf::from_vec(sample.payload), info);
+                }
+                Event::IncompatibleQos {
+                    local,
+                    remote,
+                    policy,
+                } => {
+                    let topic = match local {
+                        EndpointRef::Reader(id) => state
+                            .subscriptions
+                            .get(&id)
+                            .map(|s| s.description.topic.clone()),
+                        EndpointRef::Writer(_) => None,
+                    };
+                    self.logger.warn(format_args!(
+                        "remote endpoint {remote:?} on topic '{}' has incompatible QoS; no \
+                         messages will flow between them. Last incompatible policy: {policy:?}",
+                        topic.as_deref().unwrap_or("?")
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Carries one local publisher's messages into its RTPS writer.
+struct RtpsOutlet {
+    shared: Weak<NetShared>,
+    writer: WriterId,
+}
+
+impl Outlet for RtpsOutlet {
+    fn send(&self, payload: &Arc<[u8]>, _info: &MessageInfo) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let now = now();
+        let mut state = shared.lock();
+        if let Err(e) = state
+            .participant
+            .write(now, self.writer, payload.clone(), None)
+        {
+            shared.logger.warn(format_args!("RTPS write failed: {e:?}"));
+        }
+        shared.flush(&mut state, now);
+    }
+}
+
+/// The transport handle the bus holds.
+struct NetTransport(Arc<NetShared>);
+
+impl Transport for NetTransport {
+    fn publisher_added(&self, publisher: LocalPublisher) {
+        let d = &publisher.description;
+        let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
+            .with_qos(endpoint_qos(&d.qos))
+            .with_user_data(typehash_user_data(d.type_hash));
+        let now = now();
+        let mut state = self.0.lock();
+        match state.participant.create_writer(now, options) {
+            Ok(writer) => {
+                state.writers_by_local.insert(d.id, writer);
+                publisher.attach(
+                    d.id,
+                    Arc::new(RtpsOutlet {
+                        shared: Arc::downgrade(&self.0),
+                        writer,
+                    }),
+                );
+            }
+            Err(e) => self.0.logger.warn(format_args!(
+                "publisher on '{}' stays local: cannot create its RTPS writer: {e:?}",
+                d.topic
+            )),
+        }
+        self.0.flush(&mut state, now);
+    }
+
+    fn publisher_removed(&self, _topic: &str, id: u64) {
+        let now = now();
+        let mut state = self.0.lock();
+        if let Some(writer) = state.writers_by_local.remove(&id) {
+            state.participant.delete_writer(now, writer);
+            self.0.flush(&mut state, now);
+        }
+    }
+
+    fn subscription_added(&self, subscription: LocalSubscription) {
+        let d = &subscription.description;
+        let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
+            .with_qos(endpoint_qos(&d.qos))
+            .with_user_data(typehash_user_data(d.type_hash));
+        let now = now();
+        let mut state = self.0.lock();
+        match state.participant.create_reader(now, options) {
+            Ok(reader) => {
+                state.readers_by_local.insert(d.id, reader);
+                state.subscriptions.insert(reader, subscription.clone());
+            }
+            Err(e) => self.0.logger.warn(format_args!(
+                "subscription on '{}' stays local: cannot create its RTPS reader: {e:?}",
+                d.topic
+            )),
+        }
+        self.0.flush(&mut state, now);
+    }
+
+    fn subscription_removed(&self, _topic: &str, id: u64) {
+        let now = now();
+        let mut state = self.0.lock();
+        if let Some(reader) = state.readers_by_local.remove(&id) {
+            state.subscriptions.remove(&reader);
+            state.participant.delete_reader(now, reader);
+            self.0.flush(&mut state, now);
+        }
+    }
+}
+
+/// The running RTPS network of one context; stops its driver thread when dropped.
+pub struct RtpsNetwork {
+    shared: Arc<NetShared>,
+    driver: Option<JoinHandle<()>>,
+}
+
+impl RtpsNetwork {
+    /// Binds the UDP ports, starts the participant and its driver thread.
+    ///
+    /// # Errors
+    /// [`NetError`] if no ports can be bound or the configuration is refused.
+    pub(crate) fn start(config: &TransportConfig, logger: Logger) -> Result<Self, NetError> {
+        let udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
+        let locators = udp.local_locators();
+        let mut participant_config = ParticipantConfig::new(
+            random_prefix()?,
+            config.discovery.domain_id,
+            udp.participant_id(),
+        );
+        participant_config.metatraffic_unicast = vec![to_locator(locators.metatraffic_unicast)];
+        participant_config.metatraffic_multicast = locators
+            .metatraffic_multicast
+            .map(to_locator)
+            .into_iter()
+            .collect();
+        participant_config.default_unicast = vec![to_locator(locators.default_unicast)];
+        participant_config.spdp_destinations = udp
+            .spdp_destinations()
+            .iter()
+            .copied()
+            .map(to_locator)
+            .collect();
+        let participant =
+            Participant::new(participant_config, now()).map_err(NetError::Participant)?;
+        let shared = Arc::new(NetShared {
+            state: Mutex::new(NetState {
+                participant,
+                subscriptions: HashMap::new(),
+                readers_by_local: HashMap::new(),
+                writers_by_local: HashMap::new(),
+            }),
+            udp,
+            stop: AtomicBool::new(false),
+            logger,
+        });
+        let driver = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("roslite-rtps".into())
+                .spawn(move || drive(&shared))
+                .map_err(|e| NetError::Random(e))?
+        };
+        Ok(Self {
+            shared,
+            driver: Some(driver),
+        })
+    }
+
+    pub(crate) fn transport(&self) -> Arc<dyn Transport> {
+        Arc::new(NetTransport(self.shared.clone()))
+    }
+
+    /// The participant's GUID prefix, as other participants see it.
+    pub fn guid_prefix(&self) -> GuidPrefix {
+        self.shared.lock().participant.guid_prefix()
+    }
+
+    /// Remote topics (ROS names) with their ROS type names, from SEDP.
+    pub fn remote_topics(&self) -> Vec<(String, String)> {
+        let state = self.shared.lock();
+        let mut topics: Vec<(String, String)> = state
+            .participant
+            .remote_endpoints()
+            .filter_map(|e| {
+                let (_, ros_name) = roslite_rtps::discovery::ros::dds_to_ros(e.topic_name())?;
+                let ros_type = roslite_rtps::discovery::ros::dds_to_type(e.type_name())?;
+                Some((ros_name, ros_type))
+            })
+            .collect();
+        topics.sort();
+        topics.dedup();
+        topics
+    }
+}
+
+impl Drop for RtpsNetwork {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.udp.waker().wake();
+        if let Some(driver) = self.driver.take() {
+            let _ = driver.join();
+        }
+    }
+}
+
+/// The driver thread: receive, run timers, deliver, send; until stopped.
+fn drive(shared: &NetShared) {
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    while !shared.stop.load(Ordering::Acquire) {
+        let deadline = shared
+            .lock()
+            .participant
+            .poll_timeout()
+            .map(Instant::as_nanos);
+        let event = shared.udp.recv(&mut buf, deadline);
+        let now = now();
+        let mut state = shared.lock();
+        match event {
+            Ok(RecvEvent::Datagram(received)) => {
+                let source = to_locator(received.source);
+                state
+                    .participant
+                    .handle_datagram(now, Some(source), &buf[..received.len]);
+            }
+            Ok(RecvEvent::DeadlineReached | RecvEvent::Woken) => {}
+            Err(e) => shared.logger.debug(format_args!("receiving: {e}")),
+        }
+        state.participant.handle_timeout(now);
+        shared.process_events(&mut state);
+        shared.flush(&mut state, now);
+    }
+    let now = now();
+    let mut state = shared.lock();
+    state.participant.shutdown(now);
+    shared.flush(&mut state, now);
+}
