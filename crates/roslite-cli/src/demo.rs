@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, Executor, Instant, MessageInfo};
+use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo, NetworkMode, RosArgs};
 
 use crate::stats::Summary;
 
@@ -27,7 +27,12 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         args.rate.is_finite() && args.rate > 0.0,
         "--rate must be a positive number of Hz"
     );
-    let ctx = Context::from_env()?;
+    // Intra-process only: the demo opens no sockets, so nothing leaves this process.
+    let ctx = Context::new(ContextOptions {
+        args: RosArgs::parse(std::env::args())?,
+        network: NetworkMode::Off,
+        ..Default::default()
+    })?;
     let talker = ctx.create_node("talker")?;
     let listener = ctx.create_node("listener")?;
 

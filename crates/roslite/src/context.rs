@@ -376,7 +376,12 @@ mod tests {
             "talker:__node:=speaker",
         ])
         .unwrap();
-        let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
+        let ctx = Context::new(ContextOptions {
+            domain_id: 0,
+            args,
+            ..Default::default()
+        })
+        .unwrap();
         let node = ctx.create_node("talker").unwrap();
         assert_eq!(node.fully_qualified_name(), "/robot/speaker");
         let other = ctx.create_node("listener").unwrap();

@@ -29,6 +29,7 @@ pub(crate) struct EndpointRecord {
     pub type_hash: &'static str,
     pub qos: QosProfile,
     pub node: String,
+    pub node_id: u64,
     pub events: Arc<IncompatibleQos>,
     pub logger: Logger,
     /// An `Arc<PublisherShared<T>>` or `Arc<SubscriptionShared<T>>`.
@@ -71,6 +72,8 @@ pub struct EndpointInfo {
 pub(crate) struct LocalBus {
     topics: Mutex<HashMap<String, TopicEndpoints>>,
     observers: Mutex<Vec<Arc<dyn Transport>>>,
+    /// Live nodes: id, namespace, name.
+    nodes: Mutex<Vec<(u64, String, String)>>,
 }
 
 impl LocalBus {
@@ -137,6 +140,26 @@ impl LocalBus {
                     observer.subscription_added(subscription);
                 }
             }
+        }
+    }
+
+    pub(crate) fn node_added(&self, id: u64, namespace: &str, name: &str) {
+        self.nodes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, namespace.to_owned(), name.to_owned()));
+        for observer in self.observers() {
+            observer.node_added(id, namespace, name);
+        }
+    }
+
+    pub(crate) fn node_removed(&self, id: u64) {
+        self.nodes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(i, _, _)| *i != id);
+        for observer in self.observers() {
+            observer.node_removed(id);
         }
     }
 
@@ -259,6 +282,7 @@ fn description(topic: &str, record: &EndpointRecord) -> EndpointDescription {
         type_hash: record.type_hash,
         qos: record.qos,
         node: record.node.clone(),
+        node_id: record.node_id,
     }
 }
 

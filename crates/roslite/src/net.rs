@@ -22,13 +22,16 @@ use std::thread::JoinHandle;
 
 use roslite_cdr::SharedBuf;
 use roslite_executor::Instant as MonoInstant;
-use roslite_rtps::discovery::ros::{topic_to_dds, typehash_user_data};
+use roslite_msgs::Message as _;
+use roslite_rtps::discovery::ros::{
+    topic_to_dds, typehash_user_data, NodeEntitiesInfo, ParticipantEntitiesInfo, WireDistro,
+};
 use roslite_rtps::discovery::{History as RtpsHistory, LivelinessKind};
 use roslite_rtps::participant::{
     EndpointOptions, EndpointQos, EndpointRef, Event, Participant, ParticipantConfig, ReaderId,
     WriterId,
 };
-use roslite_rtps::types::{GuidPrefix, Locator};
+use roslite_rtps::types::{Guid, GuidPrefix, Locator};
 use roslite_rtps::Instant;
 use roslite_transport::{RecvEvent, TransportConfig, UdpTransport, RECV_BUFFER_LEN};
 
@@ -49,6 +52,8 @@ pub enum NetError {
     Participant(roslite_rtps::participant::ConfigError),
     /// The operating system has no randomness for a GUID prefix.
     Random(std::io::Error),
+    /// The driver thread could not be started.
+    Spawn(std::io::Error),
 }
 
 impl std::fmt::Display for NetError {
@@ -58,6 +63,7 @@ impl std::fmt::Display for NetError {
             Self::Bind(e) => write!(f, "cannot open the RTPS UDP sockets: {e}"),
             Self::Participant(e) => write!(f, "RTPS participant: {e:?}"),
             Self::Random(e) => write!(f, "no randomness for the participant GUID: {e}"),
+            Self::Spawn(e) => write!(f, "cannot start the RTPS driver thread: {e}"),
         }
     }
 }
@@ -101,12 +107,70 @@ fn endpoint_qos(qos: &QosProfile) -> EndpointQos {
     }
 }
 
+/// The `ros_discovery_info` topic (rmw_dds_common), which maps DDS endpoints to ROS nodes.
+const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";
+type DiscoveryInfoMsg = roslite_msgs::rmw_dds_common::msg::ParticipantEntitiesInfo;
+
 struct NetState {
     participant: Participant,
     /// Local subscriptions by the RTPS reader that feeds them.
     subscriptions: HashMap<ReaderId, LocalSubscription>,
     readers_by_local: HashMap<u64, ReaderId>,
     writers_by_local: HashMap<u64, WriterId>,
+    /// Local nodes by id: namespace, name.
+    nodes: HashMap<u64, (String, String)>,
+    /// Which node each local endpoint (by local id) belongs to.
+    endpoint_nodes: HashMap<u64, u64>,
+    discovery_info_writer: Option<WriterId>,
+    discovery_info_reader: Option<ReaderId>,
+    /// The latest `ros_discovery_info` of each remote participant.
+    remote_graph: HashMap<GuidPrefix, ParticipantEntitiesInfo>,
+}
+
+impl NetState {
+    /// Republishes this participant's full node/endpoint list, as every ROS 2 participant
+    /// does on any change (ros2/design article 170).
+    fn publish_graph(&mut self, now: Instant) {
+        let Some(writer) = self.discovery_info_writer else {
+            return;
+        };
+        let prefix = self.participant.guid_prefix();
+        let mut nodes: Vec<(u64, NodeEntitiesInfo)> = self
+            .nodes
+            .iter()
+            .map(|(id, (namespace, name))| {
+                let info = NodeEntitiesInfo {
+                    node_namespace: namespace.clone(),
+                    node_name: name.clone(),
+                    ..Default::default()
+                };
+                (*id, info)
+            })
+            .collect();
+        nodes.sort_by(|a, b| {
+            (&a.1.node_namespace, &a.1.node_name).cmp(&(&b.1.node_namespace, &b.1.node_name))
+        });
+        for (local_id, node_id) in &self.endpoint_nodes {
+            let Some((_, node)) = nodes.iter_mut().find(|(id, _)| id == node_id) else {
+                continue;
+            };
+            if let Some(reader) = self.readers_by_local.get(local_id) {
+                node.reader_gids.push(reader.guid(prefix));
+            }
+            if let Some(writer) = self.writers_by_local.get(local_id) {
+                node.writer_gids.push(writer.guid(prefix));
+            }
+        }
+        let info = ParticipantEntitiesInfo {
+            gid: Guid::new(prefix, roslite_rtps::types::EntityId::PARTICIPANT),
+            nodes: nodes.into_iter().map(|(_, n)| n).collect(),
+        };
+        if let Ok(payload) = info.to_payload(WireDistro::IronOrLater) {
+            let _ = self
+                .participant
+                .write(now, writer, Arc::from(payload), None);
+        }
+    }
 }
 
 pub(crate) struct NetShared {
@@ -140,6 +204,16 @@ impl NetShared {
         while let Some(event) = state.participant.poll_event() {
             match event {
                 Event::Sample { reader, sample } => {
+                    if Some(reader) == state.discovery_info_reader {
+                        // Fast DDS pads payloads; Humble peers use 24-byte gids.
+                        if let Ok((info, _)) = ParticipantEntitiesInfo::from_payload_any(
+                            &sample.payload,
+                            WireDistro::IronOrLater,
+                        ) {
+                            state.remote_graph.insert(sample.writer.prefix, info);
+                        }
+                        continue;
+                    }
                     let Some(subscription) = state.subscriptions.get(&reader) else {
                         continue;
                     };
@@ -174,6 +248,9 @@ impl NetShared {
                         topic.as_deref().unwrap_or("?")
                     ));
                 }
+                Event::ParticipantLost(guid) => {
+                    state.remote_graph.remove(&guid.prefix);
+                }
                 _ => {}
             }
         }
@@ -207,6 +284,24 @@ impl Outlet for RtpsOutlet {
 struct NetTransport(Arc<NetShared>);
 
 impl Transport for NetTransport {
+    fn node_added(&self, id: u64, namespace: &str, name: &str) {
+        let now = now();
+        let mut state = self.0.lock();
+        state
+            .nodes
+            .insert(id, (namespace.to_owned(), name.to_owned()));
+        state.publish_graph(now);
+        self.0.flush(&mut state, now);
+    }
+
+    fn node_removed(&self, id: u64) {
+        let now = now();
+        let mut state = self.0.lock();
+        state.nodes.remove(&id);
+        state.publish_graph(now);
+        self.0.flush(&mut state, now);
+    }
+
     fn publisher_added(&self, publisher: LocalPublisher) {
         let d = &publisher.description;
         let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
@@ -238,6 +333,8 @@ impl Transport for NetTransport {
         let mut state = self.0.lock();
         if let Some(writer) = state.writers_by_local.remove(&id) {
             state.participant.delete_writer(now, writer);
+            state.endpoint_nodes.remove(&id);
+            state.publish_graph(now);
             self.0.flush(&mut state, now);
         }
     }
@@ -252,7 +349,9 @@ impl Transport for NetTransport {
         match state.participant.create_reader(now, options) {
             Ok(reader) => {
                 state.readers_by_local.insert(d.id, reader);
+                state.endpoint_nodes.insert(d.id, d.node_id);
                 state.subscriptions.insert(reader, subscription.clone());
+                state.publish_graph(now);
             }
             Err(e) => self.0.logger.warn(format_args!(
                 "subscription on '{}' stays local: cannot create its RTPS reader: {e:?}",
@@ -268,6 +367,8 @@ impl Transport for NetTransport {
         if let Some(reader) = state.readers_by_local.remove(&id) {
             state.subscriptions.remove(&reader);
             state.participant.delete_reader(now, reader);
+            state.endpoint_nodes.remove(&id);
+            state.publish_graph(now);
             self.0.flush(&mut state, now);
         }
     }
@@ -305,14 +406,31 @@ impl RtpsNetwork {
             .copied()
             .map(to_locator)
             .collect();
-        let participant =
-            Participant::new(participant_config, now()).map_err(NetError::Participant)?;
+        let now = now();
+        let mut participant =
+            Participant::new(participant_config, now).map_err(NetError::Participant)?;
+        let graph_options = |qos| {
+            EndpointOptions::new(DISCOVERY_INFO_TOPIC, DiscoveryInfoMsg::DDS_TYPE_NAME)
+                .with_qos(qos)
+                .with_user_data(typehash_user_data(DiscoveryInfoMsg::TYPE_HASH))
+        };
+        let discovery_info_writer = participant
+            .create_writer(now, graph_options(EndpointQos::discovery_info_writer()))
+            .ok();
+        let discovery_info_reader = participant
+            .create_reader(now, graph_options(EndpointQos::discovery_info_reader()))
+            .ok();
         let shared = Arc::new(NetShared {
             state: Mutex::new(NetState {
                 participant,
                 subscriptions: HashMap::new(),
                 readers_by_local: HashMap::new(),
                 writers_by_local: HashMap::new(),
+                nodes: HashMap::new(),
+                endpoint_nodes: HashMap::new(),
+                discovery_info_writer,
+                discovery_info_reader,
+                remote_graph: HashMap::new(),
             }),
             udp,
             stop: AtomicBool::new(false),
@@ -323,7 +441,7 @@ impl RtpsNetwork {
             std::thread::Builder::new()
                 .name("roslite-rtps".into())
                 .spawn(move || drive(&shared))
-                .map_err(|e| NetError::Random(e))?
+                .map_err(NetError::Spawn)?
         };
         Ok(Self {
             shared,
@@ -338,6 +456,22 @@ impl RtpsNetwork {
     /// The participant's GUID prefix, as other participants see it.
     pub fn guid_prefix(&self) -> GuidPrefix {
         self.shared.lock().participant.guid_prefix()
+    }
+
+    /// Nodes known on the network (remote ones from their `ros_discovery_info`, plus this
+    /// context's own), as `(namespace, name)`, sorted.
+    pub fn node_names(&self) -> Vec<(String, String)> {
+        let state = self.shared.lock();
+        let mut nodes: Vec<(String, String)> = state
+            .remote_graph
+            .values()
+            .flat_map(|info| info.nodes.iter())
+            .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
+            .chain(state.nodes.values().cloned())
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        nodes
     }
 
     /// Remote topics (ROS names) with their ROS type names, from SEDP.

@@ -67,6 +67,8 @@ impl From<QosError> for NodeError {
 
 pub(crate) struct NodeShared {
     pub(crate) context: Arc<ContextInner>,
+    /// Process-local id, as transports know the node.
+    pub(crate) id: u64,
     pub(crate) name: String,
     pub(crate) namespace: String,
     pub(crate) default_group: Arc<CallbackGroup>,
@@ -78,6 +80,12 @@ pub(crate) struct NodeShared {
     timer_clock: Arc<dyn Clock>,
     ros_clock: RosClockSource,
     pub(crate) logger: Logger,
+}
+
+impl Drop for NodeShared {
+    fn drop(&mut self) {
+        self.context.bus.node_removed(self.id);
+    }
 }
 
 /// A ROS 2 node. Cheap to clone; entities created from it keep it alive.
@@ -109,8 +117,11 @@ impl Node {
             None => (Arc::new(SteadyClock), RosClockSource::System),
         };
         let default_group = CallbackGroup::new();
+        let id = context.inner.next_entity_id();
+        context.inner.bus.node_added(id, &namespace, &name);
         let shared = Arc::new(NodeShared {
             context: context.inner.clone(),
+            id,
             name,
             namespace,
             default_group: default_group.clone(),
@@ -444,6 +455,7 @@ impl Node {
             type_hash: T::TYPE_HASH,
             qos,
             node: self.fully_qualified_name(),
+            node_id: self.shared.id,
             events,
             logger: self.shared.logger.clone(),
             link,

@@ -317,7 +317,12 @@ fn different_types_on_one_topic_do_not_match() {
 #[test]
 fn names_resolve_with_namespace_private_and_remapping() {
     let args = RosArgs::parse(["p", "--ros-args", "-r", "chatter:=/remapped"]).unwrap();
-    let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
+    let ctx = Context::new(ContextOptions {
+        domain_id: 0,
+        args,
+        ..Default::default()
+    })
+    .unwrap();
     let node = ctx.create_node_with_namespace("talker", "/robot").unwrap();
     let p = node.create_publisher::<Count>("chatter", 10).unwrap();
     assert_eq!(p.topic_name(), "/remapped");
@@ -415,7 +420,12 @@ fn cross_thread_publish_wakes_a_sleeping_executor() {
 
 fn sim_time_context() -> Context {
     let args = RosArgs::parse(["p", "--ros-args", "-p", "use_sim_time:=true"]).unwrap();
-    Context::new(ContextOptions { domain_id: 0, args }).unwrap()
+    Context::new(ContextOptions {
+        domain_id: 0,
+        args,
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 fn clock_msg(nanos: i64) -> crate::msgs::rosgraph_msgs::msg::Clock {
@@ -497,7 +507,12 @@ fn wall_timers_ignore_sim_time_and_steady_nodes_use_system_time() {
 #[test]
 fn bad_use_sim_time_value_is_explained() {
     let args = RosArgs::parse(["p", "--ros-args", "-p", "use_sim_time:=yes please"]).unwrap();
-    let ctx = Context::new(ContextOptions { domain_id: 0, args }).unwrap();
+    let ctx = Context::new(ContextOptions {
+        domain_id: 0,
+        args,
+        ..Default::default()
+    })
+    .unwrap();
     let Err(e) = ctx.create_node("n") else {
         panic!("expected an error")
     };

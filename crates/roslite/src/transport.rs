@@ -24,6 +24,9 @@ pub trait Outlet: Send + Sync {
 
 /// Learns about local endpoints so it can announce them and carry their data.
 pub trait Transport: Send + Sync {
+    /// A node was created (`namespace` `/`, `name` `talker`); `id` is process-local.
+    fn node_added(&self, _id: u64, _namespace: &str, _name: &str) {}
+    fn node_removed(&self, _id: u64) {}
     fn publisher_added(&self, publisher: LocalPublisher);
     fn publisher_removed(&self, topic: &str, id: u64);
     fn subscription_added(&self, subscription: LocalSubscription);
@@ -46,6 +49,8 @@ pub struct EndpointDescription {
     pub qos: QosProfile,
     /// Fully qualified name of the owning node.
     pub node: String,
+    /// Process-local id of the owning node, as given to [`Transport::node_added`].
+    pub node_id: u64,
 }
 
 /// A local publisher, as a transport sees it.
