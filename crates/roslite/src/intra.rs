@@ -40,8 +40,9 @@ pub(crate) struct EndpointRecord {
 
 /// A publisher as seen by the bus: it accepts subscriptions of its own message type.
 pub(crate) trait PublisherLink: Send + Sync {
-    /// Links a subscription; false if it is not of this publisher's Rust type.
-    fn connect(&self, subscription: &Arc<dyn Any + Send + Sync>, transient_local: bool) -> bool;
+    /// Links a matched subscription: directly if it has this publisher's Rust type, else
+    /// through serialization. False if neither is possible.
+    fn connect(&self, subscription: &EndpointRecord) -> bool;
     fn disconnect(&self, subscription_id: u64);
     /// Adds an outlet to other processes (a transport's writer for this topic).
     fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>);
@@ -197,11 +198,9 @@ impl LocalBus {
             ));
             return;
         }
-        let transient_local = subscription.qos.durability == crate::qos::Durability::TransientLocal;
-        if !link.connect(&subscription.link, transient_local) {
+        if !link.connect(subscription) {
             subscription.logger.warn(format_args!(
-                "topic '{topic}': publisher and subscription both use type '{}' but from \
-                 different generated Rust types; regenerate both from one interface package",
+                "topic '{topic}': cannot connect a publisher and a subscription of type '{}'",
                 subscription.type_name
             ));
         }

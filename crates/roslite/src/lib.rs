@@ -29,6 +29,7 @@ pub mod net;
 pub mod node;
 pub mod pubsub;
 pub mod qos;
+pub mod serialized;
 pub mod time;
 pub mod transport;
 
@@ -49,6 +50,7 @@ pub use roslite_executor::{
 };
 pub use roslite_msgs as msgs;
 pub use roslite_msgs::{Message, Service};
+pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 pub use time::Time;
 
 /// Runs the callbacks of the nodes added to it, until the context shuts down: on the calling

@@ -15,9 +15,12 @@ use crate::intra::{EndpointInfo, EndpointRecord};
 use crate::log::Logger;
 use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 use crate::names::{self, NameError};
+use crate::pubsub::MessageInfo;
 use crate::pubsub::{Publisher, Subscription, SubscriptionCallback};
 use crate::qos::{QosError, QosProfile};
+use crate::serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 use crate::time::{sim_instant, RosClockSource, Time};
+use roslite_cdr::SharedBuf;
 
 /// Why a node or one of its entities could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -311,7 +314,14 @@ impl Node {
         let topic = self.resolve_topic_name(topic)?;
         let publisher = Publisher::<T>::new(self.shared.clone(), topic.clone(), qos);
         let (link_any, link) = publisher.link();
-        let record = self.record::<T>(publisher.id(), qos, publisher.events(), link_any, None);
+        let record = self.record(
+            TypeInfo::of::<T>(),
+            publisher.id(),
+            qos,
+            publisher.events(),
+            link_any,
+            None,
+        );
         self.shared.context.bus.add_publisher(&topic, record, link);
         Ok(publisher)
     }
@@ -354,7 +364,8 @@ impl Node {
             qos,
             callback.into_boxed(),
         );
-        let record = self.record::<T>(
+        let record = self.record(
+            TypeInfo::of::<T>(),
             subscription.shared.id,
             qos,
             subscription.shared.events.clone(),
@@ -440,8 +451,9 @@ impl Node {
         self.shared.context.bus.subscriptions_info(topic)
     }
 
-    fn record<T: Message>(
+    fn record(
         &self,
+        ty: TypeInfo,
         id: u64,
         qos: QosProfile,
         events: Arc<crate::events::IncompatibleQos>,
@@ -450,9 +462,9 @@ impl Node {
     ) -> EndpointRecord {
         EndpointRecord {
             id,
-            type_name: T::TYPE_NAME,
-            dds_type_name: T::DDS_TYPE_NAME,
-            type_hash: T::TYPE_HASH,
+            type_name: ty.type_name,
+            dds_type_name: ty.dds_type_name,
+            type_hash: ty.type_hash,
             qos,
             node: self.fully_qualified_name(),
             node_id: self.shared.id,
@@ -461,6 +473,67 @@ impl Node {
             link,
             sink,
         }
+    }
+
+    /// A publisher of serialized messages whose type is known only at run time (tools).
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile.
+    pub fn create_serialized_publisher(
+        &self,
+        topic: &str,
+        ty: TypeInfo,
+        qos: impl Into<QosProfile>,
+    ) -> Result<SerializedPublisher, NodeError> {
+        let qos = qos.into();
+        qos.validate()?;
+        let topic = self.resolve_topic_name(topic)?;
+        let publisher = SerializedPublisher::new(self.shared.clone(), topic.clone(), qos);
+        let shared = publisher.shared.clone();
+        let record = self.record(
+            ty,
+            shared.id,
+            qos,
+            shared.events.clone(),
+            shared.clone(),
+            None,
+        );
+        self.shared
+            .context
+            .bus
+            .add_publisher(&topic, record, shared);
+        Ok(publisher)
+    }
+
+    /// A subscription to serialized messages whose type is known only at run time (tools);
+    /// `callback` gets each message's bytes (CDR with the encapsulation header).
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile.
+    pub fn create_serialized_subscription(
+        &self,
+        topic: &str,
+        ty: TypeInfo,
+        qos: impl Into<QosProfile>,
+        callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
+    ) -> Result<SerializedSubscription, NodeError> {
+        let qos = qos.into();
+        qos.validate()?;
+        let topic = self.resolve_topic_name(topic)?;
+        let group = self.shared.default_group.clone();
+        let subscription =
+            SerializedSubscription::new(self.shared.clone(), group, topic.clone(), qos, callback);
+        let shared = subscription.shared.clone();
+        let record = self.record(
+            ty,
+            shared.id,
+            qos,
+            shared.events.clone(),
+            shared.clone(),
+            Some(shared),
+        );
+        self.shared.context.bus.add_subscription(&topic, record);
+        Ok(subscription)
     }
 }
 

@@ -5,7 +5,6 @@
 //! by value gets the original back when it holds the last reference (the usual case with one
 //! subscription), and a copy only when others still share it.
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +15,7 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
 use crate::events::{IncompatibleQos, IncompatibleQosStatus};
-use crate::intra::PublisherLink;
+use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, History, QosProfile};
 use crate::transport::Outlet as RemoteOutlet;
@@ -55,12 +54,17 @@ pub enum PublishError {
     /// The message could not be serialized for a subscriber in another process (a bounded
     /// string or sequence is longer than its bound).
     Serialize(EncodeError),
+    /// A serialized message shorter than its 4-byte encapsulation header.
+    NotSerialized,
 }
 
 impl std::fmt::Display for PublishError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Serialize(e) => write!(f, "cannot serialize the message: {e}"),
+            Self::NotSerialized => f.write_str(
+                "a serialized message must start with the 4-byte CDR encapsulation header",
+            ),
         }
     }
 }
@@ -120,6 +124,17 @@ impl<T: Message> SubscriptionShared<T> {
                 .expired += 1;
         }
         None
+    }
+}
+
+/// Delivers serialized messages to a subscription in this process.
+pub(crate) struct SinkOutlet(pub(crate) Arc<dyn SerializedSink>);
+
+impl RemoteOutlet for SinkOutlet {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+        // One copy into a buffer the subscription may keep views into.
+        self.0
+            .deliver_serialized(&SharedBuf::from_vec(payload.to_vec()), *info);
     }
 }
 
@@ -320,24 +335,34 @@ pub(crate) struct PublisherShared<T: Message> {
 }
 
 impl<T: Message> PublisherLink for PublisherShared<T> {
-    fn connect(&self, subscription: &Arc<dyn Any + Send + Sync>, transient_local: bool) -> bool {
-        let Ok(subscription) = subscription.clone().downcast::<SubscriptionShared<T>>() else {
+    fn connect(&self, record: &EndpointRecord) -> bool {
+        let transient_local = record.qos.durability == Durability::TransientLocal;
+        let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Ok(subscription) = record.link.clone().downcast::<SubscriptionShared<T>>() {
+            if transient_local {
+                for (message, info) in history.iter() {
+                    subscription.deliver(message.clone(), *info);
+                }
+            }
+            self.matched
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(subscription);
+            return true;
+        }
+        // Another Rust type for the same ROS type (a tool's dynamic subscription, or a second
+        // generated crate): deliver through CDR, like to another process.
+        let Some(sink) = record.sink.clone() else {
             return false;
         };
         if transient_local {
-            for (message, info) in self
-                .history
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-            {
-                subscription.deliver(message.clone(), *info);
+            for (message, info) in history.iter() {
+                if let Ok(bytes) = roslite_cdr::to_vec(&**message, Endianness::Little) {
+                    sink.deliver_serialized(&SharedBuf::from_vec(bytes), *info);
+                }
             }
         }
-        self.matched
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(subscription);
+        self.attach_remote(record.id, Arc::new(SinkOutlet(sink)));
         true
     }
 
@@ -346,6 +371,7 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|s| s.id != subscription_id);
+        self.detach_remote(subscription_id);
     }
 
     fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>) {
@@ -390,7 +416,7 @@ impl<T: Message> Publisher<T> {
         }
     }
 
-    pub(crate) fn link(&self) -> (Arc<dyn Any + Send + Sync>, Arc<dyn PublisherLink>) {
+    pub(crate) fn link(&self) -> (Arc<dyn std::any::Any + Send + Sync>, Arc<dyn PublisherLink>) {
         (self.shared.clone(), self.shared.clone())
     }
 

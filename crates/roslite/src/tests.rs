@@ -743,3 +743,73 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
         "{e}"
     );
 }
+
+#[test]
+fn serialized_endpoints_talk_to_typed_ones_in_both_directions() {
+    use crate::msgs::std_msgs::msg::String as StringMsg;
+    let (_ctx, node, executor) = setup();
+    let ty = TypeInfo::new("std_msgs/msg/String", StringMsg::TYPE_HASH).unwrap();
+    assert_eq!(ty, TypeInfo::of::<StringMsg>());
+    // serialized -> typed
+    let (typed, push_typed) = collector::<String>();
+    let _typed_sub = node
+        .create_subscription("s", 10, move |m: StringMsg| push_typed(m.data))
+        .unwrap();
+    let raw_pub = node.create_serialized_publisher("s", ty, 10).unwrap();
+    let bytes = roslite_cdr::to_vec(
+        &StringMsg {
+            data: "raw in".into(),
+        },
+        roslite_cdr::Endianness::Little,
+    )
+    .unwrap();
+    raw_pub.publish(&bytes).unwrap();
+    assert!(matches!(
+        raw_pub.publish(&[0, 1]),
+        Err(PublishError::NotSerialized)
+    ));
+    // typed -> serialized, including transient-local history
+    let typed_pub = node
+        .create_publisher::<StringMsg>("t", QosProfile::keep_last(5).transient_local())
+        .unwrap();
+    typed_pub
+        .publish(StringMsg {
+            data: "before".into(),
+        })
+        .unwrap();
+    let (raw, push_raw) = collector::<Vec<u8>>();
+    let _raw_sub = node
+        .create_serialized_subscription(
+            "t",
+            ty,
+            QosProfile::keep_last(5).transient_local(),
+            move |b: &roslite_cdr::SharedBuf, _: &MessageInfo| push_raw(b.bytes().to_vec()),
+        )
+        .unwrap();
+    typed_pub
+        .publish(StringMsg {
+            data: "after".into(),
+        })
+        .unwrap();
+    executor.spin_some();
+    assert_eq!(*typed.lock().unwrap(), ["raw in"]);
+    let raw: Vec<String> = raw
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|b| roslite_cdr::from_bytes::<StringMsg>(b).unwrap().data)
+        .collect();
+    assert_eq!(raw, ["before", "after"]);
+    // A malformed serialized message is counted by the typed subscription and dropped.
+    let (got, push) = collector::<u32>();
+    let counted = node
+        .create_subscription("c", 10, move |m: Count| push(m.0))
+        .unwrap();
+    let count_ty = TypeInfo::of::<Count>();
+    let raw_count = node.create_serialized_publisher("c", count_ty, 10).unwrap();
+    raw_count.publish(&[0, 1, 0, 0, 9]).unwrap();
+    executor.spin_some();
+    assert!(got.lock().unwrap().is_empty());
+    assert_eq!(counted.stats().malformed, 1);
+    assert!(TypeInfo::new("not a type", "x").is_none());
+}

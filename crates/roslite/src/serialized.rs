@@ -1,0 +1,337 @@
+//! Publishers and subscriptions of types known only at run time, carrying serialized messages
+//! (CDR with the encapsulation header): what tools such as `roslite topic echo` and
+//! `roslite topic pub` use, with `roslite_msg_gen::dynamic` to turn bytes into values.
+//!
+//! They join the same topics as typed endpoints: a typed publisher serializes once for them,
+//! and their messages reach typed subscriptions through the same decode path as messages from
+//! other processes.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+
+use roslite_cdr::SharedBuf;
+use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::Message;
+
+use crate::events::IncompatibleQos;
+use crate::intra::{EndpointRecord, PublisherLink};
+use crate::node::NodeShared;
+use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
+use crate::qos::{Durability, History, QosProfile};
+use crate::transport::Outlet;
+
+/// The names of a message type, as the graph and the wire know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TypeInfo {
+    /// `std_msgs/msg/String`.
+    pub type_name: &'static str,
+    /// `std_msgs::msg::dds_::String_`.
+    pub dds_type_name: &'static str,
+    /// `RIHS01_...`.
+    pub type_hash: &'static str,
+}
+
+/// Keeps one copy of each distinct run-time type name for the life of the process, so
+/// endpoints can hold `&'static str` like generated types do; bounded by the number of
+/// distinct types a process uses.
+fn intern(text: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(existing) = names.get(text) {
+        return existing;
+    }
+    let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+impl TypeInfo {
+    /// The names of a generated type.
+    pub fn of<T: Message>() -> Self {
+        Self {
+            type_name: T::TYPE_NAME,
+            dds_type_name: T::DDS_TYPE_NAME,
+            type_hash: T::TYPE_HASH,
+        }
+    }
+
+    /// A type by name (`pkg/msg/Name`) and hash; `None` if the name is not of that form.
+    pub fn new(type_name: &str, type_hash: &str) -> Option<Self> {
+        let mut parts = type_name.split('/');
+        let (Some(package), Some(kind), Some(name), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        if package.is_empty() || kind.is_empty() || name.is_empty() {
+            return None;
+        }
+        Some(Self {
+            type_name: intern(type_name),
+            dds_type_name: intern(&format!("{package}::{kind}::dds_::{name}_")),
+            type_hash: intern(type_hash),
+        })
+    }
+}
+
+type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
+
+pub(crate) struct SerializedSubscriptionShared {
+    pub(crate) id: u64,
+    qos: QosProfile,
+    queue: Mutex<VecDeque<(SharedBuf, MessageInfo)>>,
+    callback: Mutex<SerializedCallback>,
+    group: Arc<CallbackGroup>,
+    pub(crate) events: Arc<IncompatibleQos>,
+}
+
+impl SerializedSink for SerializedSubscriptionShared {
+    fn deliver_serialized(&self, payload: &SharedBuf, mut info: MessageInfo) -> bool {
+        info.received_timestamp = Instant::monotonic_now();
+        {
+            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if let History::KeepLast(depth) = self.qos.history {
+                while queue.len() >= depth {
+                    queue.pop_front();
+                }
+            }
+            queue.push_back((payload.clone(), info));
+        }
+        self.group.notify();
+        true
+    }
+}
+
+impl Waitable for SerializedSubscriptionShared {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !self
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        let next = self
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front();
+        let Some((payload, info)) = next else {
+            return false;
+        };
+        let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
+        callback(&payload, &info);
+        true
+    }
+}
+
+/// Receives serialized messages of a run-time type. Dropping it unsubscribes.
+pub struct SerializedSubscription {
+    pub(crate) shared: Arc<SerializedSubscriptionShared>,
+    topic: String,
+    node: Arc<NodeShared>,
+}
+
+impl SerializedSubscription {
+    pub(crate) fn new(
+        node: Arc<NodeShared>,
+        group: Arc<CallbackGroup>,
+        topic: String,
+        qos: QosProfile,
+        callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
+    ) -> Self {
+        let shared = Arc::new(SerializedSubscriptionShared {
+            id: node.context.next_entity_id(),
+            qos,
+            queue: Mutex::default(),
+            callback: Mutex::new(Box::new(callback)),
+            group: group.clone(),
+            events: Arc::default(),
+        });
+        let waitable: Arc<dyn Waitable> = shared.clone();
+        group.add(Arc::downgrade(&waitable));
+        Self {
+            shared,
+            topic,
+            node,
+        }
+    }
+
+    pub fn topic_name(&self) -> &str {
+        &self.topic
+    }
+}
+
+impl Drop for SerializedSubscription {
+    fn drop(&mut self) {
+        self.node
+            .context
+            .bus
+            .remove_subscription(&self.topic, self.shared.id);
+    }
+}
+
+pub(crate) struct SerializedPublisherShared {
+    pub(crate) id: u64,
+    qos: QosProfile,
+    sequence: AtomicU64,
+    /// Local subscriptions (any Rust type), by subscription id.
+    sinks: RwLock<Vec<(u64, Arc<dyn SerializedSink>)>>,
+    remote: RwLock<Vec<(u64, Arc<dyn Outlet>)>>,
+    /// The last `depth` payloads for late-joining transient-local subscriptions.
+    history: Mutex<VecDeque<(SharedBuf, MessageInfo)>>,
+    pub(crate) events: Arc<IncompatibleQos>,
+}
+
+impl PublisherLink for SerializedPublisherShared {
+    fn connect(&self, record: &EndpointRecord) -> bool {
+        let Some(sink) = record.sink.clone() else {
+            return false;
+        };
+        if record.qos.durability == Durability::TransientLocal {
+            for (payload, info) in self
+                .history
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+            {
+                sink.deliver_serialized(payload, *info);
+            }
+        }
+        self.sinks
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((record.id, sink));
+        true
+    }
+
+    fn disconnect(&self, subscription_id: u64) {
+        self.sinks
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(id, _)| *id != subscription_id);
+    }
+
+    fn attach_remote(&self, id: u64, outlet: Arc<dyn Outlet>) {
+        self.remote
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, outlet));
+    }
+
+    fn detach_remote(&self, id: u64) {
+        self.remote
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(i, _)| *i != id);
+    }
+}
+
+/// Publishes serialized messages of a run-time type. Dropping it unadvertises.
+pub struct SerializedPublisher {
+    pub(crate) shared: Arc<SerializedPublisherShared>,
+    topic: String,
+    node: Arc<NodeShared>,
+}
+
+impl SerializedPublisher {
+    pub(crate) fn new(node: Arc<NodeShared>, topic: String, qos: QosProfile) -> Self {
+        let shared = Arc::new(SerializedPublisherShared {
+            id: node.context.next_entity_id(),
+            qos,
+            sequence: AtomicU64::new(0),
+            sinks: RwLock::default(),
+            remote: RwLock::default(),
+            history: Mutex::default(),
+            events: Arc::default(),
+        });
+        Self {
+            shared,
+            topic,
+            node,
+        }
+    }
+
+    pub fn topic_name(&self) -> &str {
+        &self.topic
+    }
+
+    /// Sends one serialized message (CDR with its 4-byte encapsulation header) to every
+    /// matched subscription, local or remote.
+    ///
+    /// # Errors
+    /// [`PublishError::NotSerialized`] if `payload` is too short to hold the header.
+    pub fn publish(&self, payload: &[u8]) -> Result<(), PublishError> {
+        if payload.len() < roslite_cdr::Encapsulation::HEADER_LEN {
+            return Err(PublishError::NotSerialized);
+        }
+        let shared = &self.shared;
+        let info = MessageInfo {
+            source_timestamp: Instant::monotonic_now(),
+            received_timestamp: Instant::ZERO,
+            publication_sequence_number: shared.sequence.fetch_add(1, Ordering::Relaxed) + 1,
+            publisher_id: shared.id,
+            from_intra_process: true,
+        };
+        let local = SharedBuf::from_vec(payload.to_vec());
+        if shared.qos.durability == Durability::TransientLocal {
+            let mut history = shared
+                .history
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let History::KeepLast(depth) = shared.qos.history {
+                while history.len() >= depth {
+                    history.pop_front();
+                }
+            }
+            history.push_back((local.clone(), info));
+        }
+        for (_, sink) in shared
+            .sinks
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            sink.deliver_serialized(&local, info);
+        }
+        let remote = shared
+            .remote
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if !remote.is_empty() {
+            let bytes: Arc<[u8]> = Arc::from(payload);
+            let info = MessageInfo {
+                from_intra_process: false,
+                ..info
+            };
+            for (_, outlet) in &remote {
+                outlet.send(&bytes, &info);
+            }
+        }
+        Ok(())
+    }
+
+    /// Local subscriptions currently matched (remote ones are counted by the transport).
+    pub fn local_subscription_count(&self) -> usize {
+        self.shared
+            .sinks
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+impl Drop for SerializedPublisher {
+    fn drop(&mut self) {
+        self.node
+            .context
+            .bus
+            .remove_publisher(&self.topic, self.shared.id);
+    }
+}

@@ -1,0 +1,268 @@
+//! roslite against a plain Cyclone DDS 11 peer (PyPI `cyclonedds` in ./.venv, which `cargo xtask
+//! test` installs; no ROS on that side) that follows the ROS 2 wire conventions for `/chatter`
+//! (`interop/python/cyclone_chatter.py`). Each test runs in a network namespace made for it: only
+//! `lo`, with multicast, and Cyclone is pinned to `lo`, so nothing can leave the machine.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::{Context, ContextOptions, Executor, NetworkMode};
+use roslite_transport::netns::NetNs;
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+const DOMAIN: u32 = 0;
+
+/// How many messages each side must hear.
+const COUNT: usize = 5;
+
+/// Longest a test waits for its peer (the peer's own limits are shorter).
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Cyclone on `lo` only, with multicast (SPDP to 239.255.0.1 works inside the namespace).
+const CYCLONEDDS_URI: &str = r#"<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General></Domain></CycloneDDS>"#;
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python() -> PathBuf {
+    let python = workspace().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test`, which installs the Cyclone DDS peer",
+        python.display()
+    );
+    python
+}
+
+fn cyclone(ns: &NetNs, args: &[&str]) -> Command {
+    let mut command = ns.command(python());
+    command
+        .arg(workspace().join("interop/python/cyclone_chatter.py"))
+        .args(args)
+        .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// A running peer: its output is drained on threads (so it can never block on a full pipe) and
+/// it is killed and reaped when dropped, even if the test panics first.
+struct Peer {
+    child: Child,
+    stdout: Option<JoinHandle<String>>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+struct Finished {
+    success: bool,
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> Option<JoinHandle<String>> {
+    pipe.map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    })
+}
+
+impl Peer {
+    fn spawn(mut command: Command) -> Peer {
+        let mut child = command.spawn().expect("start the Cyclone DDS peer");
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        Peer {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Waits for the peer to exit by itself until `deadline`, then kills it.
+    fn finish(mut self, deadline: Instant) -> Finished {
+        let mut timed_out = false;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("poll the peer") {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                timed_out = true;
+                let _ = self.child.kill();
+                break self.child.wait().expect("reap the peer");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let join = |h: Option<JoinHandle<String>>| h.map(|h| h.join().unwrap()).unwrap_or_default();
+        Finished {
+            success: status.success() && !timed_out,
+            timed_out,
+            stdout: join(self.stdout.take()),
+            stderr: join(self.stderr.take()),
+        }
+    }
+
+    /// Stops the peer now (it is expected to be still running).
+    fn stop(self) -> Finished {
+        self.finish(Instant::now())
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A context whose sockets live in `ns` (created on a thread that entered it).
+fn networked_in(ns: &NetNs) -> Context {
+    ns.run(|| {
+        let discovery = DiscoveryConfig {
+            domain_id: DOMAIN,
+            range: DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        Context::new(ContextOptions {
+            domain_id: DOMAIN,
+            network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
+
+/// The counters `n` of messages `"<prefix><n>"`; panics on any other content.
+fn counters(messages: &[String], prefix: &str) -> Vec<u64> {
+    messages
+        .iter()
+        .map(|m| {
+            m.strip_prefix(prefix)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("unexpected message {m:?} in {messages:?}"))
+        })
+        .collect()
+}
+
+/// Reliable and in order: once the first message arrived, none may be lost, repeated or
+/// reordered.
+fn assert_consecutive(counters: &[u64], messages: &[String]) {
+    assert!(
+        counters.windows(2).all(|w| w[1] == w[0] + 1),
+        "messages lost, repeated or out of order: {messages:?}"
+    );
+}
+
+#[test]
+fn cyclone_listener_hears_a_roslite_talker() {
+    let ns = NetNs::create("cyclone-listen")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = networked_in(&ns);
+    let node = ctx.create_node("roslite_talker").unwrap();
+    let publisher = node.create_publisher::<StringMsg>("chatter", 10).unwrap();
+    let start = Instant::now();
+    let listener = Peer::spawn(cyclone(&ns, &["listen", "15", &COUNT.to_string()]));
+    let stop = Arc::new(AtomicBool::new(false));
+    let talker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                n += 1;
+                publisher
+                    .publish(StringMsg {
+                        data: format!("from roslite {n}"),
+                    })
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let out = listener.finish(start + DEADLINE);
+    stop.store(true, Ordering::Relaxed);
+    talker.join().unwrap();
+    assert!(
+        out.success,
+        "Cyclone listener failed (timed out: {}):\n{}\n{}",
+        out.timed_out, out.stdout, out.stderr
+    );
+    let heard: Vec<String> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("HEARD "))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        out.stdout.lines().any(|l| l == format!("RESULT {COUNT}")),
+        "Cyclone heard {} of {COUNT} messages:\n{}\n{}",
+        heard.len(),
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(heard.len(), COUNT, "{}", out.stdout);
+    let counters = counters(&heard, "from roslite ");
+    assert_consecutive(&counters, &heard);
+    assert!(
+        out.stdout.lines().any(|l| l == "MATCHED 1"),
+        "Cyclone's reader should match exactly the roslite writer:\n{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn roslite_listener_hears_a_cyclone_talker() {
+    let ns = NetNs::create("cyclone-talk")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = networked_in(&ns);
+    let node = ctx.create_node("roslite_listener").unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let _sub = node
+        .create_subscription("chatter", 10, move |m: StringMsg| {
+            sink.lock().unwrap().push(m.data)
+        })
+        .unwrap();
+    let start = Instant::now();
+    // Runs longer than we wait: stopping it is our job.
+    let talker = Peer::spawn(cyclone(&ns, &["talk", "30"]));
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    while heard.lock().unwrap().len() < COUNT && start.elapsed() < DEADLINE {
+        executor.spin_once(Some(Duration::from_millis(100)));
+    }
+    let topics = ctx.network().unwrap().remote_topics();
+    let out = talker.stop();
+    assert!(
+        out.timed_out,
+        "the Cyclone talker exited early:\n{}\n{}",
+        out.stdout, out.stderr
+    );
+    let heard = heard.lock().unwrap().clone();
+    assert!(
+        heard.len() >= COUNT,
+        "heard only {heard:?} in {:?}; SEDP topics {topics:?}; Cyclone stderr:\n{}",
+        start.elapsed(),
+        out.stderr
+    );
+    let counters = counters(&heard, "from cyclone ");
+    assert_consecutive(&counters, &heard);
+    assert!(
+        topics.contains(&("/chatter".to_owned(), "std_msgs/msg/String".to_owned())),
+        "SEDP did not show the Cyclone writer as /chatter std_msgs/msg/String: {topics:?}"
+    );
+}
