@@ -1,0 +1,74 @@
+"""Plain Cyclone DDS 11 peer (PyPI `cyclonedds`, no ROS) that follows the ROS 2 wire conventions
+for /chatter: DDS topic `rt/chatter`, type `std_msgs::msg::dds_::String_` (one `string data`,
+plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclonedds sends it.
+
+    cyclone_chatter.py listen <seconds> <count>
+        prints `HEARD <data>` per sample, `MATCHED <n>` (writers matched at the end) and
+        `RESULT <count>`; exits after `count` samples or `seconds`.
+    cyclone_chatter.py talk <seconds>
+        publishes `from cyclone <n>` at 10 Hz for `seconds`.
+
+Configure the network with CYCLONEDDS_URI (the tests pin it to `lo`).
+"""
+import sys
+import time
+from dataclasses import dataclass
+
+from cyclonedds.core import Qos, Policy
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+@dataclass
+class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+    data: str
+
+
+def endpoint_qos():
+    return Qos(
+        Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100)),
+        Policy.Durability.Volatile,
+        Policy.History.KeepLast(10),
+        # ROS 2 user data is plain CDR (XCDR1) only.
+        Policy.DataRepresentation(use_cdrv0_representation=True),
+    )
+
+
+def main():
+    mode = sys.argv[1]
+    participant = DomainParticipant(0, qos=Qos(Policy.Userdata(data=b"enclave=/;")))
+    topic = Topic(participant, "rt/chatter", String_)
+    if mode == "listen":
+        seconds, count = float(sys.argv[2]), int(sys.argv[3])
+        reader = DataReader(participant, topic, qos=endpoint_qos())
+        got = []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and len(got) < count:
+            for sample in reader.take(N=16):
+                # take() also returns invalid samples (state changes) with no payload.
+                if isinstance(sample, String_):
+                    got.append(sample.data)
+            time.sleep(0.02)
+        for data in got:
+            print("HEARD", data, flush=True)
+        print("MATCHED", len(reader.get_matched_publications()), flush=True)
+        print("RESULT", len(got), flush=True)
+    elif mode == "talk":
+        seconds = float(sys.argv[2])
+        writer = DataWriter(participant, topic, qos=endpoint_qos())
+        end = time.monotonic() + seconds
+        n = 0
+        while time.monotonic() < end:
+            n += 1
+            writer.write(String_(data=f"from cyclone {n}"))
+            time.sleep(0.1)
+    else:
+        sys.exit(f"unknown mode {mode!r}: use `listen <seconds> <count>` or `talk <seconds>`")
+
+
+if __name__ == "__main__":
+    main()
