@@ -3,8 +3,10 @@
 mod bench;
 mod demo;
 mod interface;
+mod node;
 mod stats;
 mod svg;
+mod topic;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +30,12 @@ enum Command {
     /// $AMENT_PREFIX_PATH/share/<pkg>/{msg,srv,action}).
     #[command(subcommand)]
     Interface(interface::InterfaceCommand),
+    /// Inspect and use the topics of the ROS graph (list, info, echo, pub), like `ros2 topic`.
+    #[command(subcommand)]
+    Topic(topic::TopicCommand),
+    /// Inspect the nodes of the ROS graph, like `ros2 node`.
+    #[command(subcommand)]
+    Node(node::NodeCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,5 +44,7 @@ fn main() -> anyhow::Result<()> {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(command) => bench::run(command),
         Command::Interface(command) => interface::run(command),
+        Command::Topic(command) => topic::run(command),
+        Command::Node(command) => node::run(command),
     }
 }

@@ -26,12 +26,14 @@ use roslite_msgs::Message as _;
 use roslite_rtps::discovery::ros::{
     topic_to_dds, typehash_user_data, NodeEntitiesInfo, ParticipantEntitiesInfo, WireDistro,
 };
-use roslite_rtps::discovery::{History as RtpsHistory, LivelinessKind};
+use roslite_rtps::discovery::{
+    EndpointData, EndpointKind as RtpsEndpointKind, History as RtpsHistory, LivelinessKind,
+};
 use roslite_rtps::participant::{
     EndpointOptions, EndpointQos, EndpointRef, Event, Participant, ParticipantConfig, ReaderId,
     WriterId,
 };
-use roslite_rtps::types::{Guid, GuidPrefix, Locator};
+use roslite_rtps::types::{Guid, GuidPrefix, Locator, VendorId};
 use roslite_rtps::Instant;
 use roslite_transport::{RecvEvent, TransportConfig, UdpTransport, RECV_BUFFER_LEN};
 
@@ -106,6 +108,11 @@ fn endpoint_qos(qos: &QosProfile) -> EndpointQos {
         liveliness_lease: qos.liveliness_lease,
     }
 }
+
+/// Largest serialized message a subscription accepts from the network. The RTPS layer's
+/// default (64 MiB) would drop a 64 MiB image or point cloud, whose CDR payload is the data plus
+/// its header; bigger samples are dropped and counted (`samples_too_large`).
+const MAX_SAMPLE_SIZE: usize = 256 << 20;
 
 /// The `ros_discovery_info` topic (rmw_dds_common), which maps DDS endpoints to ROS nodes.
 const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";
@@ -312,6 +319,8 @@ impl Transport for NetTransport {
         match state.participant.create_writer(now, options) {
             Ok(writer) => {
                 state.writers_by_local.insert(d.id, writer);
+                state.endpoint_nodes.insert(d.id, d.node_id);
+                state.publish_graph(now);
                 publisher.attach(
                     d.id,
                     Arc::new(RtpsOutlet {
@@ -406,6 +415,7 @@ impl RtpsNetwork {
             .copied()
             .map(to_locator)
             .collect();
+        participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
         let now = now();
         let mut participant =
             Participant::new(participant_config, now).map_err(NetError::Participant)?;
@@ -532,4 +542,233 @@ fn drive(shared: &NetShared) {
     let mut state = shared.lock();
     state.participant.shutdown(now);
     shared.flush(&mut state, now);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph queries (`roslite topic list/info`, `roslite node list`)
+
+pub use roslite_rtps::discovery::ros::RosTopicKind;
+
+/// Which side of a topic an endpoint is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GraphEndpointKind {
+    Publisher,
+    Subscription,
+}
+
+/// The QoS an endpoint announced, in ROS terms. `None` marks what ROS reports as `UNKNOWN`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphQos {
+    pub reliability: Reliability,
+    /// `None` for DDS TRANSIENT and PERSISTENT, which ROS has no names for.
+    pub durability: Option<Durability>,
+    /// `None` when the endpoint's vendor does not announce its history (see
+    /// [`announces_history`]).
+    pub history: Option<History>,
+    /// `None`: infinite.
+    pub deadline: Option<std::time::Duration>,
+    /// `None`: infinite.
+    pub lifespan: Option<std::time::Duration>,
+    /// `None` for DDS MANUAL_BY_PARTICIPANT, which ROS no longer has.
+    pub liveliness: Option<Liveliness>,
+    /// `None`: infinite.
+    pub liveliness_lease: Option<std::time::Duration>,
+}
+
+/// One publisher or subscription of the ROS graph, local or remote, as `ros2 topic info -v`
+/// shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphEndpoint {
+    pub kind: GraphEndpointKind,
+    /// Whether `topic` is a topic or one half of a service.
+    pub topic_kind: RosTopicKind,
+    /// Fully qualified ROS name: `/chatter` (for service halves, the service's name).
+    pub topic: String,
+    /// ROS type name: `std_msgs/msg/String`.
+    pub type_name: String,
+    /// `RIHS01_…` from the endpoint's USER_DATA; `None` if it announced none (Humble peers).
+    pub type_hash: Option<String>,
+    /// The endpoint's GUID, which ROS calls its GID.
+    pub gid: [u8; 16],
+    /// `(namespace, name)` of the node owning it, from `ros_discovery_info`; `None` until that
+    /// arrives, and for plain DDS endpoints.
+    pub node: Option<(String, String)>,
+    pub qos: GraphQos,
+    /// Created by this context rather than discovered.
+    pub local: bool,
+}
+
+/// Whether a vendor's SEDP announcements carry HISTORY. Fast DDS leaves it out unless
+/// `fastdds.serialize_optional_qos` is set, so the decoder's default (KEEP_LAST 1) would be a
+/// guess; rmw_fastrtps reports such endpoints' history as UNKNOWN, and so do we.
+pub fn announces_history(vendor: VendorId) -> bool {
+    vendor != VendorId::EPROSIMA
+}
+
+fn graph_qos(data: &EndpointData) -> GraphQos {
+    use roslite_rtps::discovery::{DurabilityKind, ReliabilityKind};
+    GraphQos {
+        reliability: match data.reliability.kind {
+            ReliabilityKind::BestEffort => Reliability::BestEffort,
+            ReliabilityKind::Reliable => Reliability::Reliable,
+        },
+        durability: match data.durability {
+            DurabilityKind::Volatile => Some(Durability::Volatile),
+            DurabilityKind::TransientLocal => Some(Durability::TransientLocal),
+            DurabilityKind::Transient | DurabilityKind::Persistent => None,
+        },
+        history: announces_history(data.vendor_id).then_some(match data.history {
+            RtpsHistory::KeepLast { depth } => {
+                History::KeepLast(usize::try_from(depth).unwrap_or(usize::MAX))
+            }
+            RtpsHistory::KeepAll => History::KeepAll,
+        }),
+        deadline: data.deadline.to_std(),
+        lifespan: data.lifespan.to_std(),
+        liveliness: match data.liveliness.kind {
+            LivelinessKind::Automatic => Some(Liveliness::Automatic),
+            LivelinessKind::ManualByTopic => Some(Liveliness::ManualByTopic),
+            LivelinessKind::ManualByParticipant => None,
+        },
+        liveliness_lease: data.liveliness.lease_duration.to_std(),
+    }
+}
+
+/// `data` in ROS terms; `None` for DDS topics outside the ROS naming conventions
+/// (`ros_discovery_info`, plain DDS applications).
+fn graph_endpoint(
+    data: &EndpointData,
+    node: Option<(String, String)>,
+    local: bool,
+) -> Option<GraphEndpoint> {
+    let (topic_kind, topic) = roslite_rtps::discovery::ros::dds_to_ros(&data.topic_name)?;
+    let type_name = roslite_rtps::discovery::ros::dds_to_type(&data.type_name)?;
+    Some(GraphEndpoint {
+        kind: match data.kind {
+            RtpsEndpointKind::Writer => GraphEndpointKind::Publisher,
+            RtpsEndpointKind::Reader => GraphEndpointKind::Subscription,
+        },
+        topic_kind,
+        topic,
+        type_name,
+        type_hash: roslite_rtps::discovery::ros::parse_typehash(&data.user_data).map(str::to_owned),
+        gid: data.guid.to_bytes(),
+        node,
+        qos: graph_qos(data),
+        local,
+    })
+}
+
+impl RtpsNetwork {
+    /// Every ROS publisher and subscription known: remote ones from SEDP (with their node from
+    /// `ros_discovery_info`), then this context's own; sorted by topic, then kind.
+    pub fn endpoints(&self) -> Vec<GraphEndpoint> {
+        let state = self.shared.lock();
+        let remote_node = |guid: Guid| {
+            let info = state.remote_graph.get(&guid.prefix)?;
+            info.nodes
+                .iter()
+                .find(|n| n.writer_gids.contains(&guid) || n.reader_gids.contains(&guid))
+                .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
+        };
+        let mut out: Vec<GraphEndpoint> = state
+            .participant
+            .remote_endpoints()
+            .filter_map(|e| graph_endpoint(e.data(), remote_node(e.guid()), false))
+            .collect();
+        let local_node = |local_id: &u64| {
+            let node_id = state.endpoint_nodes.get(local_id)?;
+            state.nodes.get(node_id).cloned()
+        };
+        for (local_id, writer) in &state.writers_by_local {
+            if let Some(data) = state.participant.writer_data(*writer) {
+                out.extend(graph_endpoint(data, local_node(local_id), true));
+            }
+        }
+        for (local_id, reader) in &state.readers_by_local {
+            if let Some(data) = state.participant.reader_data(*reader) {
+                out.extend(graph_endpoint(data, local_node(local_id), true));
+            }
+        }
+        out.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
+        out
+    }
+
+    /// How many remote participants (ROS processes, or DDS applications) are known.
+    pub fn remote_participant_count(&self) -> usize {
+        self.shared.lock().participant.remote_participants().count()
+    }
+
+    /// Remote subscriptions matched with this context's publishers on `topic` (a fully
+    /// qualified ROS name), summed over those publishers: what `get_subscription_count`
+    /// adds to the local count for a tool with one publisher.
+    pub fn matched_remote_subscriptions(&self, topic: &str) -> usize {
+        let dds_topic = topic_to_dds(topic);
+        let state = self.shared.lock();
+        state
+            .writers_by_local
+            .values()
+            .filter(|w| {
+                state
+                    .participant
+                    .writer_data(**w)
+                    .is_some_and(|d| d.topic_name == dds_topic)
+            })
+            .map(|w| state.participant.writer_matches(*w).count())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod graph_tests {
+    use roslite_transport::{DiscoveryConfig, DiscoveryRange};
+
+    use super::*;
+    use crate::context::{Context, ContextOptions, NetworkMode};
+
+    #[test]
+    fn local_endpoints_are_listed_with_their_node_and_qos() {
+        // Loopback only; the domain keeps parallel test processes apart.
+        let domain_id = 150 + std::process::id() % 50;
+        let discovery = DiscoveryConfig {
+            domain_id,
+            range: DiscoveryRange::Localhost,
+            ..Default::default()
+        };
+        let ctx = Context::new(ContextOptions {
+            domain_id,
+            network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+            ..Default::default()
+        })
+        .unwrap();
+        let node = ctx.create_node_with_namespace("talker", "/robot").unwrap();
+        let qos = QosProfile::keep_last(7).transient_local();
+        let _publisher = node
+            .create_publisher::<roslite_msgs::std_msgs::msg::String>("chatter", qos)
+            .unwrap();
+        let endpoints: Vec<GraphEndpoint> = ctx
+            .network()
+            .unwrap()
+            .endpoints()
+            .into_iter()
+            .filter(|e| e.local)
+            .collect();
+        assert_eq!(endpoints.len(), 1, "{endpoints:?}");
+        let e = &endpoints[0];
+        assert_eq!(e.kind, GraphEndpointKind::Publisher);
+        assert_eq!(e.topic_kind, RosTopicKind::Topic);
+        assert_eq!(e.topic, "/robot/chatter");
+        assert_eq!(e.type_name, "std_msgs/msg/String");
+        assert_eq!(
+            e.type_hash.as_deref(),
+            Some(<roslite_msgs::std_msgs::msg::String as roslite_msgs::Message>::TYPE_HASH)
+        );
+        assert_eq!(e.node, Some(("/robot".to_owned(), "talker".to_owned())));
+        assert_eq!(e.qos.history, Some(History::KeepLast(7)));
+        assert_eq!(e.qos.durability, Some(Durability::TransientLocal));
+        assert_eq!(e.qos.reliability, Reliability::Reliable);
+        assert_eq!(e.qos.deadline, None);
+        let prefix = ctx.network().unwrap().guid_prefix();
+        assert_eq!(e.gid[..12], prefix.0);
+    }
 }

@@ -1,0 +1,160 @@
+//! `roslite topic pub`: ros2topic's `pub` verb over a serialized publisher and the dynamic
+//! codec.
+
+use std::io::Read as _;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use roslite_cdr::Endianness;
+use roslite_msg_gen::dynamic;
+
+use super::{pyrepr, QosArgs};
+
+/// How long `--once`/`--times` wait for a subscription unless `--max-wait-time-secs` says
+/// otherwise. ros2 waits forever; a script that publishes into an empty graph should learn
+/// about it instead.
+const DEFAULT_MAX_WAIT: f64 = 10.0;
+/// How often the subscription count is checked while waiting.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+#[derive(clap::Args)]
+pub struct PubArgs {
+    /// Name of the ROS topic to publish to (e.g. '/chatter')
+    topic_name: String,
+    /// Type of the ROS message (e.g. 'std_msgs/msg/String')
+    message_type: String,
+    /// Values to fill the message with in YAML format (e.g. 'data: Hello World'); by default
+    /// the message is published with default values
+    #[arg(default_value = "{}", conflicts_with = "stdin")]
+    values: String,
+    /// Read values from standard input
+    #[arg(long)]
+    stdin: bool,
+    /// Publishing rate in Hz
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 1.0,
+          value_parser = super::positive_float)]
+    rate: f64,
+    /// Only print every N-th published message (0: none)
+    #[arg(short = 'p', long = "print", value_name = "N", default_value_t = 1)]
+    print_nth: u64,
+    /// Publish one message and exit
+    #[arg(short = '1', long, conflicts_with = "times")]
+    once: bool,
+    /// Publish this number of times and then exit (0: until interrupted)
+    #[arg(short = 't', long, default_value_t = 0)]
+    times: u64,
+    /// Wait until finding this number of matching subscriptions; defaults to 1 with --once or
+    /// --times, otherwise 0
+    #[arg(short = 'w', long, value_name = "N")]
+    wait_matching_subscriptions: Option<usize>,
+    /// The longest wait in seconds for those subscriptions (default: 10)
+    #[arg(long, value_name = "S", value_parser = super::positive_float)]
+    max_wait_time_secs: Option<f64>,
+    /// Keep the publishing node alive for N seconds after the last message
+    #[arg(long, value_name = "N", default_value_t = 0.1, value_parser = non_negative_float)]
+    keep_alive: f64,
+    /// Name of the created publishing node; by default, a hidden node name
+    #[arg(short = 'n', long)]
+    node_name: Option<String>,
+    #[command(flatten)]
+    qos: QosArgs,
+}
+
+fn non_negative_float(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a number of seconds of at least 0")),
+    }
+}
+
+pub fn run(args: &PubArgs) -> anyhow::Result<()> {
+    let topic = super::resolve_topic(&args.topic_name)?;
+    let set = crate::interface::load_interfaces()?;
+    let ty = super::parse_message_type(&args.message_type)?;
+    let type_info = super::type_info(&set, &ty)?;
+    let qos = args.qos.profile("default")?;
+    let values = if args.stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the message values from standard input")?;
+        text
+    } else {
+        args.values.clone()
+    };
+    // `from_yaml` errors name the field and what is wrong with it; they are shown as they are.
+    let value = dynamic::from_yaml(&set, &ty, &values).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let payload = dynamic::encode(&set, &ty, &value, Endianness::Little)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let shown = pyrepr::message_repr(&set, &ty, &value);
+
+    let times = if args.once { 1 } else { args.times };
+    let wait_for = args
+        .wait_matching_subscriptions
+        .unwrap_or(usize::from(times != 0));
+    if wait_for == 0 && args.max_wait_time_secs.is_some() {
+        bail!(
+            "--max-wait-time-secs option is only effective with --wait-matching-subscriptions, \
+             --once or --times"
+        );
+    }
+
+    let ctx = super::networked_context()?;
+    let net = super::network(&ctx);
+    let node_name = args
+        .node_name
+        .clone()
+        .unwrap_or_else(super::default_node_name);
+    let node = ctx
+        .create_node(&node_name)
+        .with_context(|| format!("cannot create node '{node_name}'"))?;
+    let publisher = node
+        .create_serialized_publisher(&topic, type_info, qos)
+        .with_context(|| format!("cannot publish on '{topic}'"))?;
+    let matched =
+        || publisher.local_subscription_count() + net.matched_remote_subscriptions(&topic);
+
+    let max_wait = Duration::from_secs_f64(args.max_wait_time_secs.unwrap_or(DEFAULT_MAX_WAIT));
+    let wait_start = Instant::now();
+    let mut polls = 0u32;
+    while matched() < wait_for {
+        if polls.is_multiple_of(10) {
+            println!("Waiting for at least {wait_for} matching subscription(s)...");
+        }
+        if wait_start.elapsed() >= max_wait {
+            bail!(
+                "Timed out waiting for subscribers: expected {wait_for} matching \
+                 subscription(s) on '{topic}' within {} s but found {}; start the \
+                 subscriber, raise --max-wait-time-secs, or pass -w 0 to publish without \
+                 waiting",
+                max_wait.as_secs_f64(),
+                matched()
+            );
+        }
+        polls += 1;
+        std::thread::sleep(WAIT_POLL);
+    }
+
+    println!("publisher: beginning loop");
+    let period = Duration::from_secs_f64(1.0 / args.rate);
+    let start = Instant::now();
+    let mut count: u64 = 0;
+    loop {
+        count += 1;
+        if args.print_nth != 0 && count.is_multiple_of(args.print_nth) {
+            println!("publishing #{count}: {shown}\n");
+        }
+        publisher
+            .publish(&payload)
+            .with_context(|| format!("cannot publish on '{topic}'"))?;
+        if times != 0 && count >= times {
+            break;
+        }
+        // Drift-free: message n goes out at start + n * period.
+        let next = start + period.mul_f64(count as f64);
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    // Give the last messages time to reach the wire (and be repaired) before exiting.
+    std::thread::sleep(Duration::from_secs_f64(args.keep_alive));
+    Ok(())
+}

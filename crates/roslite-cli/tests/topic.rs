@@ -1,0 +1,405 @@
+//! `roslite topic` and `roslite node` between processes, as a user runs them.
+//!
+//! Every process a test starts uses LOCALHOST discovery (loopback only) and a domain of its own,
+//! so parallel tests and other test binaries do not see each other. The rclpy interop test runs
+//! inside a network namespace it creates (`unshare -n`), where nothing can leave the machine.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A domain for one test of this process, in 100..200.
+fn test_domain(offset: u32) -> u32 {
+    100 + (std::process::id() % 20) * 5 + offset
+}
+
+/// `roslite <args>` on loopback in `domain`.
+fn roslite(domain: u32, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_roslite"));
+    command
+        .args(args)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROSLITE_NETWORK")
+        .env_remove("AMENT_PREFIX_PATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits for a child, killing it after `limit`.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().expect("poll child").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("collect child output")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn success(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "roslite failed: {}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+}
+
+/// Runs `roslite <args>` until it succeeds with a stdout that satisfies `done` (discovery of a
+/// process that just started can take a moment on a loaded machine), at most 20 s; returns the
+/// last stdout, failing the test if that run failed.
+fn until(domain: u32, args: &[&str], done: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let output = roslite(domain, args).output().expect("run roslite");
+        if output.status.success() && done(&text(&output.stdout))
+            || start.elapsed() > Duration::from_secs(20)
+        {
+            return success(&output);
+        }
+    }
+}
+
+/// `roslite topic pub` of std_msgs/String on /chatter at 5 Hz until killed.
+fn background_talker(domain: u32, node: &str, extra: &[&str]) -> Background {
+    let mut args = vec![
+        "topic",
+        "pub",
+        "-n",
+        node,
+        "-r",
+        "5",
+        "/chatter",
+        "std_msgs/msg/String",
+        "data: hello",
+    ];
+    args.extend_from_slice(extra);
+    background(roslite(domain, &args))
+}
+
+/// Starts `command` with its output going nowhere (errors to the test's stderr).
+fn background(mut command: Command) -> Background {
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start roslite");
+    Background(child)
+}
+
+#[test]
+fn pub_times_and_echo_once_exchange_a_message() {
+    let domain = test_domain(0);
+    let publisher = roslite(
+        domain,
+        &[
+            "topic",
+            "pub",
+            "--times",
+            "3",
+            "--rate",
+            "10",
+            "--max-wait-time-secs",
+            "30",
+            "/cmd_vel",
+            "geometry_msgs/msg/Twist",
+            "{linear: {x: 2.0}, angular: {z: -1.5}}",
+        ],
+    )
+    .spawn()
+    .expect("start roslite topic pub");
+    // The type comes from discovery: echo waits for the publisher to appear.
+    let echo = roslite(
+        domain,
+        &[
+            "topic",
+            "echo",
+            "--once",
+            "--spin-time",
+            "20",
+            "--timeout",
+            "30",
+            "/cmd_vel",
+        ],
+    )
+    .output()
+    .expect("run roslite topic echo");
+    let published = finish(publisher, Duration::from_secs(40));
+    assert_eq!(
+        success(&echo),
+        "\
+linear:
+  x: 2.0
+  y: 0.0
+  z: 0.0
+angular:
+  x: 0.0
+  y: 0.0
+  z: -1.5
+---
+"
+    );
+    let published = success(&published);
+    let shown = "geometry_msgs.msg.Twist(linear=geometry_msgs.msg.Vector3(x=2.0, y=0.0, \
+                 z=0.0), angular=geometry_msgs.msg.Vector3(x=0.0, y=0.0, z=-1.5))";
+    assert!(
+        published.contains(&format!(
+            "publisher: beginning loop\npublishing #1: {shown}\n\npublishing #2: {shown}\n\n\
+             publishing #3: {shown}\n\n"
+        )),
+        "{published}"
+    );
+    assert!(!published.contains("publishing #4"), "{published}");
+}
+
+#[test]
+fn topic_list_shows_a_topic_published_by_another_process() {
+    let domain = test_domain(1);
+    let _talker = background_talker(domain, "list_talker", &[]);
+    let out = until(domain, &["topic", "list", "-t"], |out| {
+        out.contains("/chatter")
+    });
+    assert_eq!(out, "/chatter [std_msgs/msg/String]\n");
+    let out = success(&roslite(domain, &["topic", "list"]).output().unwrap());
+    assert_eq!(out, "/chatter\n");
+    let out = success(&roslite(domain, &["topic", "list", "-v"]).output().unwrap());
+    assert_eq!(
+        out,
+        "Published topics:\n * /chatter [std_msgs/msg/String] 1 publisher\n\n\
+         Subscribed topics:\n\n"
+    );
+}
+
+#[test]
+fn topic_info_verbose_shows_the_publisher_with_its_node_and_qos() {
+    let domain = test_domain(2);
+    let _talker = background_talker(
+        domain,
+        "info_talker",
+        &["--qos-depth", "7", "--qos-durability", "transient_local"],
+    );
+    let out = until(domain, &["topic", "info", "-v", "/chatter"], |out| {
+        out.contains("Node name: info_talker")
+    });
+    // The GID is the publisher's random GUID: check its shape, then the rest exactly.
+    let gid_line = out
+        .lines()
+        .find(|l| l.starts_with("GID: "))
+        .unwrap_or_else(|| panic!("no GID line in {out}"));
+    let gid: Vec<&str> = gid_line["GID: ".len()..].split('.').collect();
+    assert!(
+        gid.len() == 16
+            && gid
+                .iter()
+                .all(|b| b.len() == 2 && b.bytes().all(|c| c.is_ascii_hexdigit())),
+        "{gid_line}"
+    );
+    let expected = format!(
+        "\
+Type: std_msgs/msg/String
+
+Publisher count: 1
+
+Node name: info_talker
+Node namespace: /
+Topic type: std_msgs/msg/String
+Topic type hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18
+Endpoint type: PUBLISHER
+{gid_line}
+QoS profile:
+  Reliability: RELIABLE
+  History (Depth): KEEP_LAST (7)
+  Durability: TRANSIENT_LOCAL
+  Lifespan: Infinite
+  Deadline: Infinite
+  Liveliness: AUTOMATIC
+  Liveliness lease duration: Infinite
+
+Subscription count: 0
+
+"
+    );
+    assert_eq!(out, expected);
+    let out = success(
+        &roslite(domain, &["topic", "info", "chatter"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        out,
+        "Type: std_msgs/msg/String\nPublisher count: 1\nSubscription count: 0\n"
+    );
+}
+
+#[test]
+fn node_list_shows_the_publishing_process_node() {
+    let domain = test_domain(3);
+    let _talker = background_talker(domain, "node_talker", &[]);
+    let _hidden = background(roslite(
+        domain,
+        &["topic", "pub", "-r", "5", "/other", "std_msgs/msg/Empty"],
+    ));
+    let out = until(domain, &["node", "list", "-a"], |out| {
+        out.lines().count() >= 2
+    });
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("/_roslite_cli_"), "{out}");
+    assert_eq!(lines[1], "/node_talker");
+    // The tool's own nodes are hidden, like ros2cli's `_ros2cli_<pid>`.
+    let out = success(&roslite(domain, &["node", "list"]).output().unwrap());
+    assert_eq!(out, "/node_talker\n");
+    let out = success(&roslite(domain, &["node", "list", "-c"]).output().unwrap());
+    assert_eq!(out, "1\n");
+}
+
+#[test]
+fn unknown_topics_types_and_fields_are_explained() {
+    let domain = test_domain(4);
+    let out = roslite(domain, &["topic", "info", "/nobody", "--spin-time", "0.3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Unknown topic '/nobody'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = roslite(domain, &["topic", "echo", "/nobody", "--spin-time", "0.3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Pass the type"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Values are checked before anything touches the network; the codec's message is shown.
+    let out = roslite(
+        domain,
+        &[
+            "topic",
+            "pub",
+            "--once",
+            "/x",
+            "std_msgs/msg/String",
+            "dta: 1",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("(did you mean `data`?)"), "{stderr}");
+    let out = roslite(
+        domain,
+        &["topic", "pub", "--once", "/x", "std_msgs/msg/Nope", "{}"],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("unknown message type 'std_msgs/msg/Nope'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = roslite(
+        domain,
+        &[
+            "topic",
+            "pub",
+            "--once",
+            "-w",
+            "1",
+            "--max-wait-time-secs",
+            "0.3",
+            "/x",
+            "std_msgs/msg/String",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Timed out waiting for subscribers"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `topic echo --once` hears rclpy's talker (Fast DDS), both inside a network namespace made
+/// for the test: only `lo`, with multicast, so default discovery works and stays inside.
+#[test]
+fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
+    let python = workspace().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test`, which installs the ROS 2 peers",
+        python.display()
+    );
+    let talker = workspace().join("interop/python/chatter_talker.py");
+    let script = format!(
+        "set -e\n\
+         ip link set lo up\n\
+         ip link set lo multicast on\n\
+         ip route add 224.0.0.0/4 dev lo\n\
+         '{python}' '{talker}' 30 >/dev/null 2>&1 &\n\
+         talker=$!\n\
+         '{roslite}' topic echo --once --spin-time 20 --timeout 30 /chatter\n\
+         '{roslite}' topic info -v /chatter\n\
+         kill $talker\n",
+        python = python.display(),
+        talker = talker.display(),
+        roslite = env!("CARGO_BIN_EXE_roslite"),
+    );
+    let child = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .env("ROS_DOMAIN_ID", "0")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROSLITE_NETWORK")
+        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+        .env_remove("AMENT_PREFIX_PATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run unshare (util-linux) to make a network namespace");
+    let out = success(&finish(child, Duration::from_secs(60)));
+    let (echo, info) = out
+        .split_once("---\n")
+        .unwrap_or_else(|| panic!("no message echoed: {out}"));
+    assert!(echo.starts_with("data: from rclpy "), "{out}");
+    assert_eq!(echo.lines().count(), 1, "{out}");
+    assert!(info.starts_with("Type: std_msgs/msg/String\n"), "{out}");
+    assert!(info.contains("\nNode name: py_talker\n"), "{out}");
+    // Fast DDS does not announce its history, and rclpy says UNKNOWN as well.
+    assert!(info.contains("\n  History (Depth): UNKNOWN\n"), "{out}");
+}
