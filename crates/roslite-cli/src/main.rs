@@ -39,6 +39,14 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
+    // Bench helper processes whose memory is measured start before clap builds its parser.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(result) = bench::run_helper_before_clap(&args) {
+        return result;
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Demo(args) => demo::run(&args),

@@ -1,7 +1,9 @@
 //! `roslite bench ...`: figures, not tests. Each prints a table, or one JSON object with
 //! `--json`.
 
+mod footprint;
 mod intra;
+mod rtt;
 pub mod timer;
 
 #[derive(clap::Subcommand)]
@@ -12,11 +14,33 @@ pub enum BenchCommand {
     /// Timer wake-up latency (callback start minus scheduled time) of a roslite timer, next to
     /// clock_nanosleep, a futex wait and an rclpy timer measured in the same run (seed 004).
     Timer(timer::TimerArgs),
+    /// Round-trip time between two roslite processes over RTPS/UDP on 127.0.0.1 for 64 B to
+    /// 4 MiB, next to Cyclone DDS's ddsperf ping/pong measured in the same run when installed.
+    Rtt(rtt::RttArgs),
+    /// VmRSS and VmHWM of a minimal roslite publisher (std_msgs/String at 10 Hz, one matched
+    /// subscriber in another process), next to Cyclone DDS and rclpy/Fast DDS when installed.
+    Footprint(footprint::FootprintArgs),
+    /// Helper for `bench rtt`: the echoing process.
+    #[command(hide = true)]
+    RttPong(rtt::PongArgs),
+    /// Helper for `bench footprint`: the measured publisher or its subscriber.
+    #[command(hide = true)]
+    FootprintPeer(footprint::PeerArgs),
+}
+
+/// Helper processes that must start lean run from here, before clap parses anything (see
+/// `footprint::peer_before_clap`); `None` for every other command line.
+pub fn run_helper_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
+    footprint::peer_before_clap(args)
 }
 
 pub fn run(command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Intra(args) => intra::run(&args),
         BenchCommand::Timer(args) => timer::run(&args),
+        BenchCommand::Rtt(args) => rtt::run(&args),
+        BenchCommand::Footprint(args) => footprint::run(&args),
+        BenchCommand::RttPong(args) => rtt::pong(&args),
+        BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }
 }

@@ -1,0 +1,757 @@
+//! Memory footprint of a minimal publisher: `std_msgs/String` on `/chatter` at 10 Hz, with one
+//! matched subscriber in another process, after a few seconds of steady state.
+//!
+//! Each stack runs as a pair of fresh processes, one after the other, all confined to
+//! 127.0.0.1 and to a domain of its own:
+//! - roslite (CLI binary): this binary as the hidden `roslite bench footprint-peer --role
+//!   talker|listener`, dispatched before any argument parsing (see [`peer_before_clap`]): a
+//!   networked context with LOCALHOST discovery, one node, a reliable depth-10 publisher driven
+//!   by a 100 ms timer on a single-threaded executor (what `examples/talker.rs` does, without
+//!   the logging). Its resident code is the CLI's, which carries far more than a publisher;
+//! - roslite (`examples/talker`), when that binary was built next to this one (`cargo build
+//!   --release -p roslite --example talker`): the same publisher as a program of its own;
+//! - Cyclone DDS: `ddsperf pub 10Hz size 32` with `ddsperf sub` (ddsperf also creates its
+//!   ping/pong endpoints and a statistics writer, so this is a little above a bare C
+//!   publisher);
+//! - rclpy over Fast DDS (`./.venv`, ROS 2 Kilted from PyPI): a Python talker and listener,
+//!   with data sharing off and UDP on 127.0.0.1 only. This is Python plus rclpy plus Fast DDS,
+//!   not Fast DDS alone; Debian's Fast DDS 2.9 ships no ready publisher binary to compare.
+//!
+//! The publisher's `/proc/<pid>/status` gives VmRSS, VmHWM and their anonymous / file / shmem
+//! split, `/proc/<pid>/smaps_rollup` its PSS (shared pages divided among the processes mapping
+//! them), and `/proc/<pid>/smaps` summed by what each mapping is shows where the RSS goes.
+//! Kernel socket buffers are not part of any of these.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::bail;
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::{Executor, Instant};
+
+use super::rtt::{
+    cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, localhost_context, mb,
+    self_command, Helper, ProcMemory,
+};
+use super::timer::{find_python, parse_duration};
+
+#[derive(clap::Args)]
+pub struct FootprintArgs {
+    /// Steady state after the subscriber heard the first message, before measuring.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    steady: Duration,
+    /// ROS domain of the roslite pair; Cyclone uses the next one, rclpy the one after.
+    #[arg(long, default_value_t = 214)]
+    domain: u32,
+    /// Python interpreter with rclpy (default: $ROSLITE_PYTHON, else ./.venv/bin/python).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Skip Cyclone even if `ddsperf` is installed.
+    #[arg(long)]
+    no_cyclone: bool,
+    /// Skip the rclpy (Fast DDS) reference.
+    #[arg(long)]
+    no_rclpy: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    Talker,
+    Listener,
+}
+
+/// The hidden `roslite bench footprint-peer`.
+#[derive(clap::Args)]
+pub struct PeerArgs {
+    #[arg(long, value_enum)]
+    role: Role,
+    #[arg(long)]
+    domain: u32,
+}
+
+const TOPIC: &str = "chatter";
+const PERIOD: Duration = Duration::from_millis(100);
+/// The issue's goal for roslite's publisher, in MB (10^6 bytes).
+const GOAL_MB: f64 = 3.0;
+/// How long to wait for the first message to cross.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs a talker or a listener until killed (or its parent ends). The listener prints one line
+/// per message, which is how the bench knows the pair is matched and data flows.
+pub fn peer(args: &PeerArgs) -> anyhow::Result<()> {
+    die_with_parent();
+    let ctx = localhost_context(args.domain)?;
+    let executor = Executor::new(&ctx);
+    match args.role {
+        Role::Talker => {
+            let node = ctx.create_node("talker")?;
+            let publisher = node.create_publisher::<StringMsg>(TOPIC, 10)?;
+            let mut count = 0u64;
+            let _timer = node.create_timer(PERIOD, move || {
+                count += 1;
+                // Ignoring an error: the listener's count shows whether messages flow.
+                let _ = publisher.publish(StringMsg {
+                    data: format!("Hello World: {count}"),
+                });
+            })?;
+            executor.add_node(&node);
+            executor.spin();
+        }
+        Role::Listener => {
+            let node = ctx.create_node("listener")?;
+            let _subscription = node.create_subscription(TOPIC, 10, |msg: &StringMsg| {
+                println!("heard {}", msg.data);
+            })?;
+            executor.add_node(&node);
+            executor.spin();
+        }
+    }
+    Ok(())
+}
+
+/// `roslite bench footprint-peer --role talker|listener --domain D` exactly, recognised before
+/// clap parses anything: the measured publisher then maps only the code a minimal publisher
+/// runs, not the argument parser of the whole CLI (about 1 MB more resident code pages).
+/// `None` for any other command line.
+pub fn peer_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
+    let [bench, command, role_flag, role, domain_flag, domain] = args else {
+        return None;
+    };
+    if bench != "bench" || command != "footprint-peer" || role_flag != "--role" {
+        return None;
+    }
+    let role = match role.as_str() {
+        "talker" => Role::Talker,
+        "listener" => Role::Listener,
+        _ => return None,
+    };
+    if domain_flag != "--domain" {
+        return None;
+    }
+    let domain = domain.parse().ok()?;
+    Some(peer(&PeerArgs { role, domain }))
+}
+
+/// Resident memory of one kind of mapping.
+#[derive(Clone, Debug, PartialEq)]
+struct Part {
+    name: String,
+    rss_kib: u64,
+}
+
+/// One stack's measured publisher.
+struct Measured {
+    memory: ProcMemory,
+    /// Proportional set size (shared pages divided among the processes mapping them).
+    pss_kib: Option<u64>,
+    /// Messages the subscriber received during the steady state.
+    received: usize,
+    breakdown: Vec<Part>,
+}
+
+struct Stack {
+    name: String,
+    result: Result<Measured, String>,
+}
+
+pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.domain + 2 <= roslite::context::MAX_DOMAIN_ID,
+        "--domain must be at most {} (Cyclone and rclpy use the next two)",
+        roslite::context::MAX_DOMAIN_ID - 2
+    );
+    let mut stacks = vec![Stack {
+        name: "roslite (CLI binary)".to_owned(),
+        result: Ok(measure_roslite(args, None)?),
+    }];
+    if let Some((path, talker)) = example_talker(args) {
+        stacks.push(Stack {
+            name: format!("roslite ({})", path.display()),
+            result: measure_roslite(args, Some(talker)).map_err(|e| format!("{e:#}")),
+        });
+    }
+    let cyclone_name = match cyclone_version() {
+        Some(v) => format!("Cyclone {v} (ddsperf pub)"),
+        None => "Cyclone (ddsperf pub)".to_owned(),
+    };
+    stacks.push(Stack {
+        result: if args.no_cyclone {
+            Err("skipped (--no-cyclone)".to_owned())
+        } else {
+            match find_ddsperf() {
+                Some(ddsperf) => measure_cyclone(args, &ddsperf).map_err(|e| format!("{e:#}")),
+                None => Err(
+                    "not installed (ddsperf from Debian cyclonedds-tools not on PATH)".to_owned(),
+                ),
+            }
+        },
+        name: cyclone_name,
+    });
+    if !args.no_rclpy {
+        let python = find_python(args.python.as_deref());
+        let name = match python.as_ref().ok().and_then(|p| fastdds_version(p)) {
+            Some(v) => format!("rclpy (Fast DDS {v})"),
+            None => "rclpy (Fast DDS)".to_owned(),
+        };
+        stacks.push(Stack {
+            name,
+            result: python
+                .and_then(|p| measure_rclpy(args, &p))
+                .map_err(|e| format!("{e:#}")),
+        });
+    }
+    if args.json {
+        print_json(args, &stacks);
+    } else {
+        print_table(args, &stacks);
+    }
+    Ok(())
+}
+
+/// `examples/talker` built next to this binary (`cargo build --release -p roslite --example
+/// talker`), if there is one: the same publisher as a program of its own, without the CLI's
+/// code. It reads its settings from the environment, so they are set to LOCALHOST discovery in
+/// the bench's domain here.
+fn example_talker(args: &FootprintArgs) -> Option<(PathBuf, Command)> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.join("examples").join("talker");
+    if !path.is_file() {
+        return None;
+    }
+    let mut command = Command::new(&path);
+    command
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DOMAIN_ID", args.domain.to_string())
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .env_remove("ROSLITE_NETWORK")
+        // It logs every message; only its memory is of interest.
+        .stderr(Stdio::null())
+        // A safety net: it ends on its own even if this process is killed.
+        .env(
+            "TALKER_SECONDS",
+            format!("{:.0}", args.steady.as_secs_f64() + 60.0),
+        );
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|dir| path.strip_prefix(dir).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.clone());
+    Some((shown, command))
+}
+
+/// Waits until `lines` has at least one line, while `helpers` keep running.
+fn wait_for_first_line(
+    lines: &Mutex<Vec<String>>,
+    what: &str,
+    helpers: &mut [&mut Helper],
+) -> anyhow::Result<()> {
+    let start = Instant::monotonic_now();
+    loop {
+        if !lines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            return Ok(());
+        }
+        for helper in helpers.iter_mut() {
+            helper.check_running()?;
+        }
+        if Instant::monotonic_now() - start > MATCH_TIMEOUT {
+            bail!("{what} within {MATCH_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn line_count(lines: &Arc<Mutex<Vec<String>>>) -> usize {
+    lines.lock().unwrap_or_else(PoisonError::into_inner).len()
+}
+
+/// `talker` is the publisher to measure (by default this binary's `footprint-peer` role).
+fn measure_roslite(args: &FootprintArgs, talker: Option<Command>) -> anyhow::Result<Measured> {
+    let domain = args.domain.to_string();
+    let peer = |role: &str| {
+        self_command(&[
+            "bench",
+            "footprint-peer",
+            "--role",
+            role,
+            "--domain",
+            &domain,
+        ])
+    };
+    let mut talker = match talker {
+        Some(command) => command,
+        None => peer("talker")?,
+    };
+    let (mut listener, heard) = Helper::spawn_reading(
+        "the roslite listener",
+        peer("listener")?.stdin(Stdio::null()),
+    )?;
+    let mut talker = Helper::spawn(
+        "the roslite talker",
+        talker.stdin(Stdio::null()).stdout(Stdio::null()),
+    )?;
+    wait_for_first_line(
+        &heard,
+        "the roslite listener heard nothing from the talker",
+        &mut [&mut listener, &mut talker],
+    )?;
+    let before = line_count(&heard);
+    std::thread::sleep(args.steady);
+    talker.check_running()?;
+    let memory = ProcMemory::of(Some(talker.pid()))?;
+    let pss_kib = read_pss_kib(talker.pid());
+    let breakdown = smaps_breakdown(talker.pid()).unwrap_or_default();
+    Ok(Measured {
+        memory,
+        pss_kib,
+        received: line_count(&heard) - before,
+        breakdown,
+    })
+}
+
+fn measure_cyclone(args: &FootprintArgs, ddsperf: &Path) -> anyhow::Result<Measured> {
+    let domain = args.domain + 1;
+    // A safety net: both end on their own even if this process is killed.
+    let seconds = format!("{:.0}", args.steady.as_secs_f64() + 60.0);
+    let mut sub = ddsperf_command(ddsperf, domain);
+    sub.args(["-D", &seconds, "sub"]).stdin(Stdio::null());
+    let (mut sub, lines) = Helper::spawn_reading("ddsperf sub", &mut sub)?;
+    let mut publisher = ddsperf_command(ddsperf, domain);
+    publisher
+        .args(["-D", &seconds, "pub", "10Hz", "size", "32"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    let mut publisher = Helper::spawn("ddsperf pub", &mut publisher)?;
+    // `ddsperf sub` prints "... size 32 total N lost L delta ..." each second data arrived.
+    let data_lines = Arc::new(Mutex::new(Vec::new()));
+    let start = Instant::monotonic_now();
+    while data_lines
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_empty()
+    {
+        *data_lines.lock().unwrap_or_else(PoisonError::into_inner) = received_totals(&lines);
+        sub.check_running()?;
+        publisher.check_running()?;
+        if Instant::monotonic_now() - start > MATCH_TIMEOUT {
+            bail!("ddsperf sub received nothing from ddsperf pub within {MATCH_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = received_totals(&lines).last().copied().unwrap_or(0);
+    std::thread::sleep(args.steady);
+    publisher.check_running()?;
+    let memory = ProcMemory::of(Some(publisher.pid()))?;
+    let pss_kib = read_pss_kib(publisher.pid());
+    let after = received_totals(&lines).last().copied().unwrap_or(0);
+    Ok(Measured {
+        memory,
+        pss_kib,
+        received: usize::try_from(after.saturating_sub(before)).unwrap_or(usize::MAX),
+        breakdown: smaps_breakdown(publisher.pid()).unwrap_or_default(),
+    })
+}
+
+/// The running totals `ddsperf sub` printed so far.
+fn received_totals(lines: &Arc<Mutex<Vec<String>>>) -> Vec<u64> {
+    lines
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(|line| {
+            let mut tokens = line.split_whitespace();
+            tokens.find(|t| *t == "total")?;
+            tokens.next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// The Fast DDS profile that keeps rclpy's traffic on 127.0.0.1 and off shared memory (see
+/// shared/reference/ros2-wire.md §0.3).
+const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns="http://www.eprosima.com"><profiles>
+  <transport_descriptors><transport_descriptor>
+    <transport_id>udp_lo</transport_id><type>UDPv4</type>
+    <interfaceWhiteList><address>127.0.0.1</address></interfaceWhiteList>
+  </transport_descriptor></transport_descriptors>
+  <participant profile_name="lo_only" is_default_profile="true"><rtps>
+    <useBuiltinTransports>false</useBuiltinTransports>
+    <userTransports><transport_id>udp_lo</transport_id></userTransports>
+    <builtin><initialPeersList><locator><udpv4><address>127.0.0.1</address></udpv4></locator></initialPeersList></builtin>
+  </rtps></participant>
+  <data_writer profile_name="dw" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_writer>
+  <data_reader profile_name="dr" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_reader>
+</profiles></dds>
+"#;
+
+/// The rclpy talker and listener: a standard ROS 2 talker (depth 10, 100 ms timer).
+const RCLPY_PEER: &str = r#"import ctypes, sys
+# Die with the bench (PR_SET_PDEATHSIG = 1, SIGKILL = 9).
+ctypes.CDLL(None).prctl(1, 9)
+import rclpy
+from std_msgs.msg import String
+
+role = sys.argv[1]
+rclpy.init()
+node = rclpy.create_node(role)
+if role == "talker":
+    publisher = node.create_publisher(String, "chatter", 10)
+    count = 0
+
+    def tick():
+        global count
+        count += 1
+        publisher.publish(String(data=f"Hello World: {count}"))
+
+    node.create_timer(0.1, tick)
+else:
+    node.create_subscription(String, "chatter", lambda m: print("heard " + m.data, flush=True), 10)
+rclpy.spin(node)
+"#;
+
+fn measure_rclpy(args: &FootprintArgs, python: &Path) -> anyhow::Result<Measured> {
+    let dir = std::env::temp_dir().join(format!("roslite-bench-footprint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let script = dir.join("rclpy_peer.py");
+    std::fs::write(&script, RCLPY_PEER)?;
+    let profile = dir.join("fastdds-loopback.xml");
+    std::fs::write(&profile, FASTDDS_LOOPBACK_PROFILE)?;
+    let result = (|| {
+        let domain = (args.domain + 2).to_string();
+        let command = |role: &str| {
+            let mut command = Command::new(python);
+            command
+                .arg(&script)
+                .arg(role)
+                .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+                .env("FASTDDS_DEFAULT_PROFILES_FILE", &profile)
+                .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+                .env("ROS_DOMAIN_ID", &domain)
+                .env_remove("ROS_STATIC_PEERS")
+                .env_remove("ROS_LOCALHOST_ONLY")
+                .stdin(Stdio::null());
+            command
+        };
+        let (mut listener, heard) =
+            Helper::spawn_reading("the rclpy listener", &mut command("listener"))?;
+        let mut talker =
+            Helper::spawn("the rclpy talker", command("talker").stdout(Stdio::null()))?;
+        wait_for_first_line(
+            &heard,
+            "the rclpy listener heard nothing from the rclpy talker",
+            &mut [&mut listener, &mut talker],
+        )?;
+        let before = line_count(&heard);
+        std::thread::sleep(args.steady);
+        talker.check_running()?;
+        let memory = ProcMemory::of(Some(talker.pid()))?;
+        let pss_kib = read_pss_kib(talker.pid());
+        Ok(Measured {
+            memory,
+            pss_kib,
+            received: line_count(&heard) - before,
+            breakdown: smaps_breakdown(talker.pid()).unwrap_or_default(),
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// The Fast DDS version in the interpreter's environment, from its `ros_fastdds` wheel.
+fn fastdds_version(python: &Path) -> Option<String> {
+    let root = python.parent()?.parent()?;
+    for lib in std::fs::read_dir(root.join("lib")).ok()?.flatten() {
+        let Ok(entries) = std::fs::read_dir(lib.path().join("site-packages")) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(version) = name
+                .strip_prefix("ros_fastdds-")
+                .and_then(|rest| rest.strip_suffix(".dist-info"))
+            {
+                return Some(version.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// One mapping of `/proc/<pid>/smaps`.
+#[derive(Clone, Debug, PartialEq)]
+struct Mapping {
+    start: u64,
+    end: u64,
+    perms: String,
+    path: String,
+    rss_kib: u64,
+}
+
+fn parse_smaps(text: &str) -> Vec<Mapping> {
+    let mut mappings: Vec<Mapping> = Vec::new();
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        let Some(first) = fields.next() else {
+            continue;
+        };
+        if let Some((start, end)) = first.split_once('-').and_then(|(s, e)| {
+            Some((
+                u64::from_str_radix(s, 16).ok()?,
+                u64::from_str_radix(e, 16).ok()?,
+            ))
+        }) {
+            let perms = fields.next().unwrap_or("").to_owned();
+            // offset, dev, inode, then the path (which may contain spaces).
+            let path = fields.skip(3).collect::<Vec<_>>().join(" ");
+            mappings.push(Mapping {
+                start,
+                end,
+                perms,
+                path,
+                rss_kib: 0,
+            });
+        } else if first == "Rss:" {
+            if let (Some(mapping), Some(value)) = (mappings.last_mut(), fields.next()) {
+                mapping.rss_kib = value.parse().unwrap_or(0);
+            }
+        }
+    }
+    mappings
+}
+
+/// Sums resident memory by what each mapping is. Anonymous read-write mappings are told apart
+/// by their neighbours, as glibc lays them out: a thread stack sits right above its
+/// inaccessible guard page; a malloc arena's heap is the accessible start of a 64 MiB
+/// reservation whose inaccessible rest follows it.
+fn classify(mappings: &[Mapping], exe: &str) -> Vec<Part> {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut add = |name: String, kib: u64| {
+        if kib == 0 {
+            return;
+        }
+        match parts.iter_mut().find(|p| p.name == name) {
+            Some(part) => part.rss_kib += kib,
+            None => parts.push(Part { name, rss_kib: kib }),
+        }
+    };
+    let inaccessible = |m: Option<&Mapping>| m.is_some_and(|m| m.perms.starts_with("---"));
+    for (i, m) in mappings.iter().enumerate() {
+        let below = i.checked_sub(1).and_then(|j| mappings.get(j));
+        let above = mappings.get(i + 1);
+        let name = match m.path.as_str() {
+            "[heap]" => "heap (brk: main arena)".to_owned(),
+            "[stack]" => "main thread stack".to_owned(),
+            "[vdso]" | "[vvar]" | "[vsyscall]" | "[vvar_vclock]" => "vdso/vvar".to_owned(),
+            "" if inaccessible(below) && below.is_some_and(|b| b.end == m.start) => {
+                "thread stacks".to_owned()
+            }
+            "" if inaccessible(above) && above.is_some_and(|a| a.start == m.end) => {
+                "malloc arenas (threads)".to_owned()
+            }
+            "" => "other anonymous mmap".to_owned(),
+            path if path == exe => format!("binary {}", file_name(path)),
+            path => format!("file {}", file_name(path)),
+        };
+        add(name, m.rss_kib);
+    }
+    parts.sort_by(|a, b| b.rss_kib.cmp(&a.rss_kib).then(a.name.cmp(&b.name)));
+    parts
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `Pss` from `/proc/<pid>/smaps_rollup`.
+fn read_pss_kib(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+}
+
+fn smaps_breakdown(pid: u32) -> anyhow::Result<Vec<Part>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps"))?;
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe"))?;
+    Ok(classify(&parse_smaps(&text), &exe.to_string_lossy()))
+}
+
+fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
+    println!(
+        "footprint of a minimal publisher (std_msgs/String on /chatter at 10 Hz, one matched \
+         subscriber in another process), after {:?} of steady state; MB = 10^6 bytes",
+        args.steady
+    );
+    println!(
+        "{:<40} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}",
+        "publisher", "VmRSS", "VmHWM", "anon", "file", "shmem", "PSS", "threads", "received"
+    );
+    for stack in stacks {
+        match &stack.result {
+            Ok(m) => println!(
+                "{:<40} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7} {:>7} {:>8}",
+                stack.name,
+                mb(m.memory.vm_rss_kib),
+                mb(m.memory.vm_hwm_kib),
+                mb(m.memory.rss_anon_kib),
+                mb(m.memory.rss_file_kib),
+                mb(m.memory.rss_shmem_kib),
+                m.pss_kib
+                    .map_or("?".to_owned(), |p| format!("{:.2}", mb(p))),
+                m.memory.threads,
+                m.received
+            ),
+            Err(why) => println!("{:<40} {why}", stack.name),
+        }
+    }
+    for stack in stacks {
+        let Ok(m) = &stack.result else { continue };
+        if m.breakdown.is_empty() {
+            continue;
+        }
+        let parts: Vec<String> = m
+            .breakdown
+            .iter()
+            .take(8)
+            .map(|p| format!("{} {:.2}", p.name, mb(p.rss_kib)))
+            .collect();
+        let rest: u64 = m.breakdown.iter().skip(8).map(|p| p.rss_kib).sum();
+        println!(
+            "{} VmRSS by mapping (MB, /proc/<pid>/smaps): {}{}",
+            stack.name,
+            parts.join(", "),
+            if rest > 0 {
+                format!(", rest {:.2}", mb(rest))
+            } else {
+                String::new()
+            }
+        );
+    }
+    for stack in stacks.iter().filter(|s| s.name.starts_with("roslite")) {
+        if let Ok(m) = &stack.result {
+            let rss = mb(m.memory.vm_rss_kib);
+            println!(
+                "goal: {} publisher VmRSS at most {GOAL_MB} MB -> {} ({rss:.2} MB)",
+                stack.name,
+                if rss <= GOAL_MB { "met" } else { "NOT met" }
+            );
+        }
+    }
+}
+
+fn json_string(text: &str) -> String {
+    format!(
+        "\"{}\"",
+        text.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', " ")
+    )
+}
+
+fn print_json(args: &FootprintArgs, stacks: &[Stack]) {
+    let results: Vec<String> = stacks
+        .iter()
+        .map(|stack| match &stack.result {
+            Ok(m) => {
+                let parts: Vec<String> = m
+                    .breakdown
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{{\"part\":{},\"rss_kib\":{}}}",
+                            json_string(&p.name),
+                            p.rss_kib
+                        )
+                    })
+                    .collect();
+                let goal = if stack.name.starts_with("roslite") {
+                    format!(",\"goal_met\":{}", mb(m.memory.vm_rss_kib) <= GOAL_MB)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{{\"publisher\":{},\"vm_rss_kib\":{},\"vm_hwm_kib\":{},\"vm_rss_mb\":{:.3},\
+                     \"vm_hwm_mb\":{:.3},\"rss_anon_kib\":{},\"rss_file_kib\":{},\
+                     \"rss_shmem_kib\":{},\"pss_kib\":{},\"threads\":{},\"messages_received\":{}{goal},\
+                     \"breakdown\":[{}]}}",
+                    json_string(&stack.name),
+                    m.memory.vm_rss_kib,
+                    m.memory.vm_hwm_kib,
+                    mb(m.memory.vm_rss_kib),
+                    mb(m.memory.vm_hwm_kib),
+                    m.memory.rss_anon_kib,
+                    m.memory.rss_file_kib,
+                    m.memory.rss_shmem_kib,
+                    m.pss_kib.map_or("null".to_owned(), |p| p.to_string()),
+                    m.memory.threads,
+                    m.received,
+                    parts.join(",")
+                )
+            }
+            Err(why) => format!(
+                "{{\"publisher\":{},\"skipped\":{}}}",
+                json_string(&stack.name),
+                json_string(why)
+            ),
+        })
+        .collect();
+    let goal = match stacks.first().map(|s| &s.result) {
+        Some(Ok(m)) => (mb(m.memory.vm_rss_kib) <= GOAL_MB).to_string(),
+        _ => "null".to_owned(),
+    };
+    println!(
+        "{{\"bench\":\"footprint\",\"rate_hz\":10,\"steady_s\":{},\"goal_vm_rss_mb\":{GOAL_MB},\
+         \"goal_met\":{goal},\"results\":[{}]}}",
+        args.steady.as_secs_f64(),
+        results.join(",")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smaps_mappings_are_classified_by_neighbours() {
+        let smaps = "\
+55d0a0000000-55d0a0100000 r-xp 00000000 08:01 123 /usr/bin/roslite
+Rss:                 900 kB
+55d0a1000000-55d0a1021000 rw-p 00000000 00:00 0 [heap]
+Rss:                 132 kB
+7f0000000000-7f0000021000 rw-p 00000000 00:00 0
+Rss:                  40 kB
+7f0000021000-7f0004000000 ---p 00000000 00:00 0
+Rss:                   0 kB
+7f1000000000-7f1000001000 ---p 00000000 00:00 0
+Rss:                   0 kB
+7f1000001000-7f1000201000 rw-p 00000000 00:00 0
+Rss:                  16 kB
+7f2000000000-7f2000010000 rw-p 00000000 00:00 0
+Rss:                   8 kB
+7f3000000000-7f3000100000 r-xp 00000000 08:01 456 /usr/lib/x86_64-linux-gnu/libc.so.6
+Rss:                 700 kB
+7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]
+Rss:                  12 kB
+";
+        let mappings = parse_smaps(smaps);
+        assert_eq!(mappings.len(), 9);
+        let parts = classify(&mappings, "/usr/bin/roslite");
+        let kib = |name: &str| parts.iter().find(|p| p.name == name).map(|p| p.rss_kib);
+        assert_eq!(kib("binary roslite"), Some(900));
+        assert_eq!(kib("file libc.so.6"), Some(700));
+        assert_eq!(kib("heap (brk: main arena)"), Some(132));
+        assert_eq!(kib("malloc arenas (threads)"), Some(40));
+        assert_eq!(kib("thread stacks"), Some(16));
+        assert_eq!(kib("other anonymous mmap"), Some(8));
+        assert_eq!(kib("main thread stack"), Some(12));
+        assert_eq!(parts[0].name, "binary roslite");
+    }
+}
