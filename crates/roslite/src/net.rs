@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 
@@ -184,6 +184,9 @@ pub(crate) struct NetShared {
     state: Mutex<NetState>,
     udp: UdpTransport,
     stop: AtomicBool,
+    /// The deadline (monotonic nanoseconds, `u64::MAX` for none) the driver thread sleeps
+    /// until; written under `state`, see [`NetShared::flush_and_notify`].
+    driver_deadline: AtomicU64,
     logger: Logger,
 }
 
@@ -202,6 +205,20 @@ impl NetShared {
                 if let Err(e) = self.udp.send(addr, &datagram.bytes) {
                     self.logger.debug(format_args!("sending to {addr}: {e}"));
                 }
+            }
+        }
+    }
+
+    /// [`Self::flush`] for callers other than the driver thread (publishers, the bus). Their
+    /// input may have armed a timer earlier than the deadline the driver sleeps until (a write
+    /// arms the HEARTBEAT that repairs a lost sample 100 ms later; the driver may be waiting for
+    /// the next SPDP announcement, seconds away): then the driver is woken to re-plan.
+    fn flush_and_notify(&self, state: &mut NetState, now: Instant) {
+        self.flush(state, now);
+        let sleeping_until = self.driver_deadline.load(Ordering::Acquire);
+        if let Some(t) = state.participant.poll_timeout() {
+            if t.as_nanos() < sleeping_until {
+                self.udp.waker().wake();
             }
         }
     }
@@ -247,7 +264,11 @@ impl NetShared {
                             .subscriptions
                             .get(&id)
                             .map(|s| s.description.topic.clone()),
-                        EndpointRef::Writer(_) => None,
+                        EndpointRef::Writer(id) => state
+                            .participant
+                            .writer_data(id)
+                            .and_then(|d| roslite_rtps::discovery::ros::dds_to_ros(&d.topic_name))
+                            .map(|(_, ros_name)| ros_name),
                     };
                     self.logger.warn(format_args!(
                         "remote endpoint {remote:?} on topic '{}' has incompatible QoS; no \
@@ -283,7 +304,7 @@ impl Outlet for RtpsOutlet {
         {
             shared.logger.warn(format_args!("RTPS write failed: {e:?}"));
         }
-        shared.flush(&mut state, now);
+        shared.flush_and_notify(&mut state, now);
     }
 }
 
@@ -298,7 +319,7 @@ impl Transport for NetTransport {
             .nodes
             .insert(id, (namespace.to_owned(), name.to_owned()));
         state.publish_graph(now);
-        self.0.flush(&mut state, now);
+        self.0.flush_and_notify(&mut state, now);
     }
 
     fn node_removed(&self, id: u64) {
@@ -306,7 +327,7 @@ impl Transport for NetTransport {
         let mut state = self.0.lock();
         state.nodes.remove(&id);
         state.publish_graph(now);
-        self.0.flush(&mut state, now);
+        self.0.flush_and_notify(&mut state, now);
     }
 
     fn publisher_added(&self, publisher: LocalPublisher) {
@@ -334,7 +355,7 @@ impl Transport for NetTransport {
                 d.topic
             )),
         }
-        self.0.flush(&mut state, now);
+        self.0.flush_and_notify(&mut state, now);
     }
 
     fn publisher_removed(&self, _topic: &str, id: u64) {
@@ -344,7 +365,7 @@ impl Transport for NetTransport {
             state.participant.delete_writer(now, writer);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
-            self.0.flush(&mut state, now);
+            self.0.flush_and_notify(&mut state, now);
         }
     }
 
@@ -367,7 +388,7 @@ impl Transport for NetTransport {
                 d.topic
             )),
         }
-        self.0.flush(&mut state, now);
+        self.0.flush_and_notify(&mut state, now);
     }
 
     fn subscription_removed(&self, _topic: &str, id: u64) {
@@ -378,7 +399,7 @@ impl Transport for NetTransport {
             state.participant.delete_reader(now, reader);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
-            self.0.flush(&mut state, now);
+            self.0.flush_and_notify(&mut state, now);
         }
     }
 }
@@ -444,6 +465,7 @@ impl RtpsNetwork {
             }),
             udp,
             stop: AtomicBool::new(false),
+            driver_deadline: AtomicU64::new(0),
             logger,
         });
         let driver = {
@@ -516,11 +538,15 @@ impl Drop for RtpsNetwork {
 fn drive(shared: &NetShared) {
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
     while !shared.stop.load(Ordering::Acquire) {
-        let deadline = shared
-            .lock()
-            .participant
-            .poll_timeout()
-            .map(Instant::as_nanos);
+        let deadline = {
+            let state = shared.lock();
+            let deadline = state.participant.poll_timeout().map(Instant::as_nanos);
+            // Published under the lock, so an input after it sees it and wakes us if needed.
+            shared
+                .driver_deadline
+                .store(deadline.unwrap_or(u64::MAX), Ordering::Release);
+            deadline
+        };
         let event = shared.udp.recv(&mut buf, deadline);
         let now = now();
         let mut state = shared.lock();

@@ -17,7 +17,9 @@
 //! and `max_sample_size` bytes of out-of-order samples, `max_samples_in_reassembly_per_writer`
 //! reassemblies sharing `max_sample_size` bytes, [`Reader::MAX_IRRELEVANT_RANGES`] GAP
 //! intervals. A sample that does not fit is dropped unacknowledged, so a reliable writer sends
-//! it again later.
+//! it again later. A sample whose `sampleSize` exceeds `max_sample_size` can never fit: it is
+//! lost, and a reliable reader treats its number as irrelevant (acknowledged, never requested)
+//! so the writer's later samples still flow.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -152,7 +154,8 @@ pub struct ReaderStats {
     pub data_frags_received: u64,
     /// DATA_FRAG whose `sampleSize`, `fragmentSize` or key flag contradict earlier fragments.
     pub fragments_inconsistent: u64,
-    /// DATA_FRAG with `sampleSize` above `max_sample_size`.
+    /// DATA_FRAG with `sampleSize` above `max_sample_size` (a reliable reader sees only the
+    /// first of such a sample: it then skips the sample as lost).
     pub samples_too_large: u64,
     /// DATA_FRAG dropped for lack of a reassembly slot or byte budget.
     pub reassembly_no_room: u64,
@@ -392,7 +395,20 @@ impl Reader {
             FragOutcome::Incomplete => return,
             FragOutcome::Inconsistent => &mut stats.fragments_inconsistent,
             FragOutcome::NoRoom => &mut stats.reassembly_no_room,
-            FragOutcome::TooLarge => &mut stats.samples_too_large,
+            FragOutcome::TooLarge => {
+                // This reader can never accept the sample: it is lost (DDS SAMPLE_LOST), not
+                // missing. A reliable reader marks it irrelevant, as if GAPped, so the
+                // ACKNACK base moves past it: otherwise the writer resends the whole sample
+                // at every HEARTBEAT and every later sample waits behind it forever.
+                stats.samples_too_large = stats.samples_too_large.saturating_add(1);
+                if reliable {
+                    let sn = frag.writer_sn;
+                    p.irrelevant.insert(sn, sn_next(sn));
+                    p.irrelevant.truncate(Self::MAX_IRRELEVANT_RANGES);
+                    advance(p, delivery, stats);
+                }
+                return;
+            }
         };
         *counter = counter.saturating_add(1);
     }

@@ -68,3 +68,41 @@ fn samples_larger_than_max_sample_size_are_rejected() {
     assert!(pair.readers[0].received.is_empty());
     assert!(pair.readers[0].reader.stats().samples_too_large > 0);
 }
+
+/// A reliable reader that can never accept a sample (over `max_sample_size`) must not stall
+/// the stream behind it nor make the writer resend it forever: the sample is lost (counted),
+/// acknowledged as irrelevant, and later samples flow. Before the fix the reader requested
+/// the whole sample at every HEARTBEAT, so a 64 MiB image was resent every 100 ms and nothing
+/// after it was ever delivered.
+#[test]
+fn oversize_sample_is_skipped_not_requested_forever() {
+    let mut pair = rough_pair(84, 0.0, 16);
+    pair.set_links(0, LinkConfig::PERFECT, LinkConfig::PERFECT);
+    let mut config = pair.readers[0].reader.config().clone();
+    config.max_sample_size = 1 << 20;
+    pair.readers[0].reader = crate::endpoint::Reader::new(config);
+    let mut wp =
+        crate::endpoint::WriterProxyInfo::new(pair.writer.guid(), vec![pair.writer_locator]);
+    wp.reliable = true;
+    pair.readers[0].reader.add_writer(pair.now, wp);
+    pair.write(payload(0, 2 << 20)).unwrap();
+    pair.write(payload(1, 100)).unwrap();
+    let delivered = pair.run_while_not(Duration::from_secs(2), |p| {
+        !p.readers[0].received.is_empty()
+    });
+    assert!(delivered, "the sample after the oversize one never arrived");
+    assert_eq!(sns(&pair.readers[0].received), [2]);
+    assert_in_order_and_intact(&pair.readers[0].received, 100);
+    let done = pair.run_while_not(Duration::from_secs(2), |p| p.writer.is_acked_by_all(sn(2)));
+    assert!(done, "the writer must learn both samples are done with");
+    let sent = pair.writer.stats().data_frag_sent;
+    pair.run_for(Duration::from_secs(5));
+    let ws = pair.writer.stats();
+    assert_eq!(
+        ws.data_frag_sent, sent,
+        "nothing resent once acknowledged: {ws:?}"
+    );
+    assert_eq!(ws.samples_resent, 0, "{ws:?}");
+    let rs = pair.readers[0].reader.stats();
+    assert!(rs.samples_too_large > 0, "{rs:?}");
+}
