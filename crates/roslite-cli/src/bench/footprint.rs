@@ -31,11 +31,12 @@ use anyhow::bail;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Executor, Instant};
 
+use super::find_python;
 use super::rtt::{
     cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, localhost_context, mb,
     self_command, Helper, ProcMemory,
 };
-use super::timer::{find_python, parse_duration};
+use super::timer::parse_duration;
 
 #[derive(clap::Args)]
 pub struct FootprintArgs {
@@ -374,24 +375,6 @@ fn received_totals(lines: &Arc<Mutex<Vec<String>>>) -> Vec<u64> {
         .collect()
 }
 
-/// The Fast DDS profile that keeps rclpy's traffic on 127.0.0.1 and off shared memory (see
-/// shared/reference/ros2-wire.md §0.3).
-const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<dds xmlns="http://www.eprosima.com"><profiles>
-  <transport_descriptors><transport_descriptor>
-    <transport_id>udp_lo</transport_id><type>UDPv4</type>
-    <interfaceWhiteList><address>127.0.0.1</address></interfaceWhiteList>
-  </transport_descriptor></transport_descriptors>
-  <participant profile_name="lo_only" is_default_profile="true"><rtps>
-    <useBuiltinTransports>false</useBuiltinTransports>
-    <userTransports><transport_id>udp_lo</transport_id></userTransports>
-    <builtin><initialPeersList><locator><udpv4><address>127.0.0.1</address></udpv4></locator></initialPeersList></builtin>
-  </rtps></participant>
-  <data_writer profile_name="dw" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_writer>
-  <data_reader profile_name="dr" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_reader>
-</profiles></dds>
-"#;
-
 /// The rclpy talker and listener: a standard ROS 2 talker (depth 10, 100 ms timer).
 const RCLPY_PEER: &str = r#"import ctypes, sys
 # Die with the bench (PR_SET_PDEATHSIG = 1, SIGKILL = 9).
@@ -423,7 +406,7 @@ fn measure_rclpy(args: &FootprintArgs, python: &Path) -> anyhow::Result<Measured
     let script = dir.join("rclpy_peer.py");
     std::fs::write(&script, RCLPY_PEER)?;
     let profile = dir.join("fastdds-loopback.xml");
-    std::fs::write(&profile, FASTDDS_LOOPBACK_PROFILE)?;
+    std::fs::write(&profile, super::FASTDDS_LOOPBACK_PROFILE)?;
     let result = (|| {
         let domain = (args.domain + 2).to_string();
         let command = |role: &str| {

@@ -1,6 +1,8 @@
 //! `roslite bench ...`: figures, not tests. Each prints a table, or one JSON object with
 //! `--json`.
 
+use std::path::{Path, PathBuf};
+
 mod footprint;
 mod intra;
 mod rtt;
@@ -43,4 +45,37 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::RttPong(args) => rtt::pong(&args),
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }
+}
+
+/// The Fast DDS profile that keeps rclpy's traffic on 127.0.0.1 and off shared memory (see
+/// shared/reference/ros2-wire.md §0.3); the rclpy baselines run with it.
+pub(crate) const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns="http://www.eprosima.com"><profiles>
+  <transport_descriptors><transport_descriptor>
+    <transport_id>udp_lo</transport_id><type>UDPv4</type>
+    <interfaceWhiteList><address>127.0.0.1</address></interfaceWhiteList>
+  </transport_descriptor></transport_descriptors>
+  <participant profile_name="lo_only" is_default_profile="true"><rtps>
+    <useBuiltinTransports>false</useBuiltinTransports>
+    <userTransports><transport_id>udp_lo</transport_id></userTransports>
+    <builtin><initialPeersList><locator><udpv4><address>127.0.0.1</address></udpv4></locator></initialPeersList></builtin>
+  </rtps></participant>
+  <data_writer profile_name="dw" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_writer>
+  <data_reader profile_name="dr" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_reader>
+</profiles></dds>
+"#;
+
+/// The Python to run rclpy with: the flag, `$ROSLITE_PYTHON`, or `./.venv/bin/python`.
+pub(crate) fn find_python(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path.to_owned());
+    }
+    if let Some(path) = std::env::var_os("ROSLITE_PYTHON") {
+        return Ok(PathBuf::from(path));
+    }
+    let venv = PathBuf::from(".venv/bin/python");
+    if venv.exists() {
+        return Ok(venv);
+    }
+    anyhow::bail!("no Python with rclpy: pass --python, set ROSLITE_PYTHON, or run `cargo xtask test` once to create ./.venv")
 }

@@ -8,7 +8,7 @@
 //! - an rclpy timer (real ROS 2), when a Python with rclpy is available.
 
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -273,47 +273,14 @@ fn roslite_timer(
     Ok(latencies)
 }
 
-/// The Fast DDS profile that keeps the reference node's traffic on 127.0.0.1 (see
-/// shared/reference/ros2-wire.md §0.3).
-const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<dds xmlns="http://www.eprosima.com"><profiles>
-  <transport_descriptors><transport_descriptor>
-    <transport_id>udp_lo</transport_id><type>UDPv4</type>
-    <interfaceWhiteList><address>127.0.0.1</address></interfaceWhiteList>
-  </transport_descriptor></transport_descriptors>
-  <participant profile_name="lo_only" is_default_profile="true"><rtps>
-    <useBuiltinTransports>false</useBuiltinTransports>
-    <userTransports><transport_id>udp_lo</transport_id></userTransports>
-    <builtin><initialPeersList><locator><udpv4><address>127.0.0.1</address></udpv4></locator></initialPeersList></builtin>
-  </rtps></participant>
-  <data_writer profile_name="dw" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_writer>
-  <data_reader profile_name="dr" is_default_profile="true"><qos><data_sharing><kind>OFF</kind></data_sharing></qos></data_reader>
-</profiles></dds>
-"#;
-
-/// The Python to run rclpy with: the flag, `$ROSLITE_PYTHON`, or `./.venv/bin/python`.
-pub fn find_python(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(path) = explicit {
-        return Ok(path.to_owned());
-    }
-    if let Some(path) = std::env::var_os("ROSLITE_PYTHON") {
-        return Ok(PathBuf::from(path));
-    }
-    let venv = PathBuf::from(".venv/bin/python");
-    if venv.exists() {
-        return Ok(venv);
-    }
-    bail!("no Python with rclpy: pass --python, set ROSLITE_PYTHON, or run `cargo xtask test` once to create ./.venv")
-}
-
 fn rclpy_timer(args: &TimerArgs, realtime: &RealtimeOptions) -> anyhow::Result<Vec<Duration>> {
-    let python = find_python(args.python.as_deref())?;
+    let python = super::find_python(args.python.as_deref())?;
     let dir = std::env::temp_dir().join(format!("roslite-bench-timer-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let script = dir.join("rclpy_timer.py");
     std::fs::write(&script, include_str!("python/rclpy_timer.py"))?;
     let profile = dir.join("fastdds-loopback.xml");
-    std::fs::write(&profile, FASTDDS_LOOPBACK_PROFILE)?;
+    std::fs::write(&profile, super::FASTDDS_LOOPBACK_PROFILE)?;
     let child = Command::new(&python)
         .arg(&script)
         .arg(args.period.as_secs_f64().to_string())
