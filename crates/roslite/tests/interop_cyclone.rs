@@ -4,7 +4,6 @@
 //! `lo`, with multicast, and Cyclone is pinned to `lo`, so nothing can leave the machine.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +11,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Executor, NetworkMode};
+use roslite::Executor;
 use roslite_transport::netns::NetNs;
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+mod common;
 
 const DOMAIN: u32 = 0;
 
@@ -27,24 +27,10 @@ const DEADLINE: Duration = Duration::from_secs(20);
 /// Cyclone on `lo` only, with multicast (SPDP to 239.255.0.1 works inside the namespace).
 const CYCLONEDDS_URI: &str = r#"<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General></Domain></CycloneDDS>"#;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    let python = workspace().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask test`, which installs the Cyclone DDS peer",
-        python.display()
-    );
-    python
-}
-
 fn cyclone(ns: &NetNs, args: &[&str]) -> Command {
-    let mut command = ns.command(python());
+    let mut command = ns.command(common::python());
     command
-        .arg(workspace().join("interop/python/cyclone_chatter.py"))
+        .arg(common::workspace().join("interop/python/cyclone_chatter.py"))
         .args(args)
         .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
         .env("PYTHONUNBUFFERED", "1")
@@ -129,24 +115,6 @@ impl Drop for Peer {
     }
 }
 
-/// A context whose sockets live in `ns` (created on a thread that entered it).
-fn networked_in(ns: &NetNs) -> Context {
-    ns.run(|| {
-        let discovery = DiscoveryConfig {
-            domain_id: DOMAIN,
-            range: DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        Context::new(ContextOptions {
-            domain_id: DOMAIN,
-            network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
-}
-
 /// The counters `n` of messages `"<prefix><n>"`; panics on any other content.
 fn counters(messages: &[String], prefix: &str) -> Vec<u64> {
     messages
@@ -172,7 +140,7 @@ fn assert_consecutive(counters: &[u64], messages: &[String]) {
 fn cyclone_listener_hears_a_roslite_talker() {
     let ns = NetNs::create("cyclone-listen")
         .expect("create a network namespace (needs root and iproute2)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_talker").unwrap();
     let publisher = node.create_publisher::<StringMsg>("chatter", 10).unwrap();
     let start = Instant::now();
@@ -228,7 +196,7 @@ fn cyclone_listener_hears_a_roslite_talker() {
 fn roslite_listener_hears_a_cyclone_talker() {
     let ns = NetNs::create("cyclone-talk")
         .expect("create a network namespace (needs root and iproute2)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_listener").unwrap();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = heard.clone();

@@ -2,69 +2,27 @@
 //! `cargo xtask test` installs), inside a network namespace made for the test: only `lo`, with
 //! multicast, so default (SUBNET) discovery works and nothing can leave the machine.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Executor, NetworkMode};
+use roslite::Executor;
 use roslite_transport::netns::NetNs;
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+mod common;
 
 const DOMAIN: u32 = 0;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    let python = workspace().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask test`, which installs the ROS 2 peers",
-        python.display()
-    );
-    python
-}
-
 fn rclpy(ns: &NetNs, script: &str, args: &[&str]) -> Command {
-    let mut command = ns.command(python());
-    command
-        .arg(workspace().join("interop/python").join(script))
-        .args(args)
-        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-/// A context whose sockets live in `ns` (created on a thread that entered it).
-fn networked_in(ns: &NetNs) -> Context {
-    ns.run(|| {
-        let discovery = DiscoveryConfig {
-            domain_id: DOMAIN,
-            range: DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        Context::new(ContextOptions {
-            domain_id: DOMAIN,
-            network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
+    common::rclpy_script(ns, DOMAIN, script, args)
 }
 
 #[test]
 fn rclpy_listener_hears_a_roslite_talker_and_sees_its_node() {
     let ns = NetNs::create("rclpy-listen")
         .expect("create a network namespace (needs root and iproute2)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_talker").unwrap();
     let publisher = node.create_publisher::<StringMsg>("chatter", 10).unwrap();
     let listener = rclpy(&ns, "chatter_listener.py", &["20", "5"])
@@ -111,7 +69,7 @@ fn rclpy_listener_hears_a_roslite_talker_and_sees_its_node() {
 fn roslite_listener_hears_an_rclpy_talker_and_sees_its_node() {
     let ns =
         NetNs::create("rclpy-talk").expect("create a network namespace (needs root and iproute2)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_listener").unwrap();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = heard.clone();

@@ -18,7 +18,6 @@
 //!   images (230 KB, DATA_FRAG from Fast DDS) reach roslite intact, and roslite's 1 MB images
 //!   reach rclpy intact (rclpy prints zlib CRC-32s).
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -28,6 +27,8 @@ use roslite::msgs::sensor_msgs::msg::Image;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Context, ContextOptions, Executor, NetworkMode, Node, QosProfile};
 use roslite_transport::netns::NetNs;
+
+mod common;
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig, UdpTransport};
 
 // -------------------------------------------------------------------------------------------
@@ -708,8 +709,8 @@ fn dropped_context_disappears_from_the_peer_within_seconds() {
 #[test]
 fn spdp_dispose_alone_removes_the_peer() {
     let ns = NetNs::create("dispose").expect("create a network namespace (needs root)");
-    let observer_ctx = networked_in(&ns);
-    let mortal_ctx = networked_in(&ns);
+    let observer_ctx = common::networked_in(&ns, INTEROP_DOMAIN);
+    let mortal_ctx = common::networked_in(&ns, INTEROP_DOMAIN);
     peer_death(&observer_ctx, mortal_ctx, || {
         let spdp_port = 7400 + 250 * INTEROP_DOMAIN;
         ns.nft(&format!(
@@ -726,51 +727,14 @@ fn spdp_dispose_alone_removes_the_peer() {
 
 const INTEROP_DOMAIN: u32 = 0;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn rclpy(ns: &NetNs, args: &[&str]) -> Command {
-    let python = workspace().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask test`, which installs the ROS 2 peers",
-        python.display()
-    );
-    let mut command = ns.command(python);
-    command
-        .arg(workspace().join("interop/python/image_peer.py"))
-        .args(args)
-        .env("ROS_DOMAIN_ID", INTEROP_DOMAIN.to_string())
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-fn networked_in(ns: &NetNs) -> Context {
-    ns.run(|| {
-        let discovery = DiscoveryConfig {
-            domain_id: INTEROP_DOMAIN,
-            range: DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        Context::new(ContextOptions {
-            domain_id: INTEROP_DOMAIN,
-            network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
+    common::rclpy_script(ns, INTEROP_DOMAIN, "image_peer.py", args)
 }
 
 #[test]
 fn roslite_receives_rclpy_images_intact() {
     let ns = NetNs::create("img-talk").expect("create a network namespace (needs root)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, INTEROP_DOMAIN);
     let node = ctx.create_node("roslite_image_listener").unwrap();
     let received: Arc<Mutex<Vec<ImageDigest>>> = Arc::default();
     let sink = received.clone();
@@ -803,7 +767,7 @@ fn roslite_receives_rclpy_images_intact() {
 #[test]
 fn rclpy_receives_roslite_images_intact() {
     let ns = NetNs::create("img-listen").expect("create a network namespace (needs root)");
-    let ctx = networked_in(&ns);
+    let ctx = common::networked_in(&ns, INTEROP_DOMAIN);
     let node = ctx.create_node("roslite_image_talker").unwrap();
     let publisher = node.create_publisher::<Image>("image", 10).unwrap();
     let listener = rclpy(&ns, &["listen", "25", "3"]).spawn().unwrap();
