@@ -27,6 +27,8 @@ pub enum InitError {
     },
     /// The network could not be started (ports, discovery settings).
     Network(String),
+    /// `ROSLITE_ROS_DISTRO` names no known distribution.
+    UnknownDistro(String),
 }
 
 impl fmt::Display for InitError {
@@ -41,6 +43,11 @@ impl fmt::Display for InitError {
                 write!(f, "invalid ROS argument '{arg}': {reason}")
             }
             Self::Network(e) => write!(f, "{e} (set ROSLITE_NETWORK=off to run without one)"),
+            Self::UnknownDistro(name) => write!(
+                f,
+                "ROSLITE_ROS_DISTRO='{name}' is not a ROS 2 distribution roslite knows; use \
+                 humble, iron, jazzy, kilted or rolling (default: kilted)"
+            ),
         }
     }
 }
@@ -140,12 +147,38 @@ pub enum NetworkMode {
     Rtps(roslite_transport::TransportConfig),
 }
 
+/// The ROS 2 distribution whose wire conventions to follow where they differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RosDistro {
+    /// Humble: `ros_discovery_info` gids are 24 bytes.
+    Humble,
+    /// Iron, Jazzy, Kilted, Rolling: 16-byte gids (rmw_dds_common#68).
+    #[default]
+    IronOrLater,
+}
+
+impl RosDistro {
+    /// Environment variable naming the target distribution.
+    pub const ENV: &'static str = "ROSLITE_ROS_DISTRO";
+
+    /// Parses a distribution name (`humble`, `iron`, `jazzy`, `kilted`, `rolling`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "humble" => Some(Self::Humble),
+            "iron" | "jazzy" | "kilted" | "rolling" => Some(Self::IronOrLater),
+            _ => None,
+        }
+    }
+}
+
 /// How to build a [`Context`] other than from the process environment.
 #[derive(Clone, Debug, Default)]
 pub struct ContextOptions {
     pub domain_id: u32,
     pub args: RosArgs,
     pub network: NetworkMode,
+    /// Wire conventions of the ROS distribution the peers run.
+    pub ros_distro: RosDistro,
 }
 
 pub(crate) struct ContextInner {
@@ -197,10 +230,17 @@ impl Context {
                     .map_err(|e| InitError::Network(e.to_string()))?,
             ),
         };
+        let ros_distro = match std::env::var(RosDistro::ENV) {
+            Ok(name) if !name.trim().is_empty() => {
+                RosDistro::parse(&name).ok_or(InitError::UnknownDistro(name))?
+            }
+            _ => RosDistro::default(),
+        };
         Self::new(ContextOptions {
             domain_id,
             args,
             network,
+            ros_distro,
         })
     }
 
@@ -222,6 +262,7 @@ impl Context {
                 config.discovery.domain_id = options.domain_id;
                 let network = crate::net::RtpsNetwork::start(
                     &config,
+                    options.ros_distro,
                     crate::log::Logger::new("roslite.rtps"),
                 )
                 .map_err(|e| InitError::Network(e.to_string()))?;
@@ -386,6 +427,19 @@ mod tests {
         assert_eq!(node.fully_qualified_name(), "/robot/speaker");
         let other = ctx.create_node("listener").unwrap();
         assert_eq!(other.fully_qualified_name(), "/robot/listener");
+    }
+
+    #[test]
+    fn distro_names() {
+        assert_eq!(RosDistro::parse("Humble"), Some(RosDistro::Humble));
+        assert_eq!(RosDistro::parse("kilted"), Some(RosDistro::IronOrLater));
+        assert_eq!(RosDistro::parse("foxy"), None);
+        let e = InitError::UnknownDistro("foxy".into());
+        assert!(
+            e.to_string()
+                .contains("humble, iron, jazzy, kilted or rolling"),
+            "{e}"
+        );
     }
 
     #[test]

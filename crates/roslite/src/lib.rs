@@ -37,7 +37,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use context::{Context, ContextOptions, InitError, NetworkMode, RosArgs};
+pub use context::{Context, ContextOptions, InitError, NetworkMode, RosArgs, RosDistro};
 pub use events::IncompatibleQosStatus;
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};

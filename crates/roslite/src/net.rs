@@ -132,6 +132,9 @@ struct NetState {
     discovery_info_reader: Option<ReaderId>,
     /// The latest `ros_discovery_info` of each remote participant.
     remote_graph: HashMap<GuidPrefix, ParticipantEntitiesInfo>,
+    /// Layout of our `ros_discovery_info` (Humble: 24-byte gids); peers' samples are read in
+    /// either layout.
+    wire_distro: WireDistro,
 }
 
 impl NetState {
@@ -172,7 +175,7 @@ impl NetState {
             gid: Guid::new(prefix, roslite_rtps::types::EntityId::PARTICIPANT),
             nodes: nodes.into_iter().map(|(_, n)| n).collect(),
         };
-        if let Ok(payload) = info.to_payload(WireDistro::IronOrLater) {
+        if let Ok(payload) = info.to_payload(self.wire_distro) {
             let _ = self
                 .participant
                 .write(now, writer, Arc::from(payload), None);
@@ -232,7 +235,7 @@ impl NetShared {
                         // Fast DDS pads payloads; Humble peers use 24-byte gids.
                         if let Ok((info, _)) = ParticipantEntitiesInfo::from_payload_any(
                             &sample.payload,
-                            WireDistro::IronOrLater,
+                            state.wire_distro,
                         ) {
                             state.remote_graph.insert(sample.writer.prefix, info);
                         }
@@ -415,7 +418,11 @@ impl RtpsNetwork {
     ///
     /// # Errors
     /// [`NetError`] if no ports can be bound or the configuration is refused.
-    pub(crate) fn start(config: &TransportConfig, logger: Logger) -> Result<Self, NetError> {
+    pub(crate) fn start(
+        config: &TransportConfig,
+        distro: crate::context::RosDistro,
+        logger: Logger,
+    ) -> Result<Self, NetError> {
         let udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
         let locators = udp.local_locators();
         let mut participant_config = ParticipantConfig::new(
@@ -462,6 +469,10 @@ impl RtpsNetwork {
                 discovery_info_writer,
                 discovery_info_reader,
                 remote_graph: HashMap::new(),
+                wire_distro: match distro {
+                    crate::context::RosDistro::Humble => WireDistro::Humble,
+                    crate::context::RosDistro::IronOrLater => WireDistro::IronOrLater,
+                },
             }),
             udp,
             stop: AtomicBool::new(false),

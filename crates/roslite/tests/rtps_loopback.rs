@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Executor, NetworkMode, QosProfile};
+use roslite::{Context, ContextOptions, Executor, NetworkMode, QosProfile, RosDistro};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
 /// A domain of its own per test process, so parallel runs do not discover each other.
@@ -14,6 +14,10 @@ fn test_domain(offset: u32) -> u32 {
 }
 
 fn networked(domain_id: u32) -> Context {
+    networked_as(domain_id, RosDistro::default())
+}
+
+fn networked_as(domain_id: u32, ros_distro: RosDistro) -> Context {
     let discovery = DiscoveryConfig {
         domain_id,
         range: DiscoveryRange::Localhost,
@@ -22,6 +26,7 @@ fn networked(domain_id: u32) -> Context {
     Context::new(ContextOptions {
         domain_id,
         network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        ros_distro,
         ..Default::default()
     })
     .expect("start an RTPS network on loopback")
@@ -105,4 +110,29 @@ fn reliable_messages_cross_between_participants_over_udp() {
         topics.contains(&("/chatter".to_owned(), "std_msgs/msg/String".to_owned())),
         "{topics:?}"
     );
+}
+
+#[test]
+fn humble_and_iron_graph_layouts_understand_each_other() {
+    let domain = test_domain(1);
+    let humble = networked_as(domain, RosDistro::Humble);
+    let kilted = networked_as(domain, RosDistro::IronOrLater);
+    let _old = humble.create_node("humble_node").unwrap();
+    let _new = kilted.create_node("kilted_node").unwrap();
+    let knows = |ctx: &Context, name: &str| {
+        ctx.network()
+            .unwrap()
+            .node_names()
+            .contains(&("/".to_owned(), name.to_owned()))
+    };
+    let start = Instant::now();
+    while !(knows(&humble, "kilted_node") && knows(&kilted, "humble_node")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "humble sees {:?}, kilted sees {:?}",
+            humble.network().unwrap().node_names(),
+            kilted.network().unwrap().node_names()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
