@@ -418,12 +418,16 @@ fn late_joiner_gets_the_last_three_then_live_data() {
         )
         .unwrap();
     let _volatile_spinner = Spinner::new(&volatile_ctx, &volatile);
-    await_discovery(
-        &talker_ctx,
-        &volatile_ctx,
-        "/latched",
-        "std_msgs/msg/String",
-    );
+    // The talker already knows the topic from the first listener: wait until its writer has
+    // matched the new reader too, or a volatile reader rightly misses what is sent before.
+    let matched = wait_until(Duration::from_secs(10), || {
+        talker_ctx
+            .network()
+            .unwrap()
+            .matched_remote_subscriptions("/latched")
+            >= 2
+    });
+    assert!(matched, "the talker never matched the volatile late joiner");
     for n in 6..=7 {
         publisher
             .publish(StringMsg {
