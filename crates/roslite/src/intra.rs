@@ -293,6 +293,7 @@ fn local_publisher(
     LocalPublisher {
         description: description(topic, record),
         link: link.clone(),
+        events: record.events.clone(),
     }
 }
 
@@ -301,6 +302,7 @@ fn local_subscription(topic: &str, record: &EndpointRecord) -> Option<LocalSubsc
     Some(LocalSubscription {
         description: description(topic, record),
         sink,
+        events: record.events.clone(),
     })
 }
 

@@ -88,6 +88,21 @@ fn random_prefix() -> Result<GuidPrefix, NetError> {
     Ok(GuidPrefix(bytes))
 }
 
+/// The RTPS layer's policy id as the user API names it.
+fn policy_kind(policy: roslite_rtps::discovery::matching::QosPolicy) -> crate::qos::QosPolicyKind {
+    use crate::qos::QosPolicyKind as Kind;
+    use roslite_rtps::discovery::matching::QosPolicy as Wire;
+    match policy {
+        Wire::Durability => Kind::Durability,
+        Wire::Deadline => Kind::Deadline,
+        Wire::Liveliness => Kind::Liveliness,
+        Wire::Reliability => Kind::Reliability,
+        Wire::Ownership => Kind::Ownership,
+        Wire::DataRepresentation => Kind::DataRepresentation,
+        _ => Kind::Other,
+    }
+}
+
 /// ROS QoS in the RTPS layer's terms.
 fn endpoint_qos(qos: &QosProfile) -> EndpointQos {
     EndpointQos {
@@ -124,6 +139,8 @@ struct NetState {
     subscriptions: HashMap<ReaderId, LocalSubscription>,
     readers_by_local: HashMap<u64, ReaderId>,
     writers_by_local: HashMap<u64, WriterId>,
+    /// Local publishers by the RTPS writer that carries them (for status reports).
+    publishers: HashMap<WriterId, LocalPublisher>,
     /// Local nodes by id: namespace, name.
     nodes: HashMap<u64, (String, String)>,
     /// Which node each local endpoint (by local id) belongs to.
@@ -257,11 +274,7 @@ impl NetShared {
                     };
                     subscription.deliver(&SharedBuf::from_vec(sample.payload), info);
                 }
-                Event::IncompatibleQos {
-                    local,
-                    remote,
-                    policy,
-                } => {
+                Event::IncompatibleQos { local, policy, .. } => {
                     let topic = match local {
                         EndpointRef::Reader(id) => state
                             .subscriptions
@@ -273,11 +286,33 @@ impl NetShared {
                             .and_then(|d| roslite_rtps::discovery::ros::dds_to_ros(&d.topic_name))
                             .map(|(_, ros_name)| ros_name),
                     };
-                    self.logger.warn(format_args!(
-                        "remote endpoint {remote:?} on topic '{}' has incompatible QoS; no \
-                         messages will flow between them. Last incompatible policy: {policy:?}",
-                        topic.as_deref().unwrap_or("?")
-                    ));
+                    let topic = topic.as_deref().unwrap_or("?");
+                    let kind = policy_kind(policy);
+                    // rclcpp's wording, so the message is the one users search for.
+                    match local {
+                        EndpointRef::Reader(_) => self.logger.warn(format_args!(
+                            "New publisher discovered on topic '{topic}', offering incompatible \
+                             QoS. No messages will be received from it. Last incompatible \
+                             policy: {kind}"
+                        )),
+                        EndpointRef::Writer(_) => self.logger.warn(format_args!(
+                            "New subscription discovered on topic '{topic}', requesting \
+                             incompatible QoS. No messages will be sent to it. Last \
+                             incompatible policy: {kind}"
+                        )),
+                    }
+                    match local {
+                        EndpointRef::Reader(id) => {
+                            if let Some(subscription) = state.subscriptions.get(&id) {
+                                subscription.report_incompatible_qos(kind);
+                            }
+                        }
+                        EndpointRef::Writer(id) => {
+                            if let Some(publisher) = state.publishers.get(&id) {
+                                publisher.report_incompatible_qos(kind);
+                            }
+                        }
+                    }
                 }
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
@@ -343,6 +378,7 @@ impl Transport for NetTransport {
         match state.participant.create_writer(now, options) {
             Ok(writer) => {
                 state.writers_by_local.insert(d.id, writer);
+                state.publishers.insert(writer, publisher.clone());
                 state.endpoint_nodes.insert(d.id, d.node_id);
                 state.publish_graph(now);
                 publisher.attach(
@@ -365,6 +401,7 @@ impl Transport for NetTransport {
         let now = now();
         let mut state = self.0.lock();
         if let Some(writer) = state.writers_by_local.remove(&id) {
+            state.publishers.remove(&writer);
             state.participant.delete_writer(now, writer);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
@@ -464,6 +501,7 @@ impl RtpsNetwork {
                 subscriptions: HashMap::new(),
                 readers_by_local: HashMap::new(),
                 writers_by_local: HashMap::new(),
+                publishers: HashMap::new(),
                 nodes: HashMap::new(),
                 endpoint_nodes: HashMap::new(),
                 discovery_info_writer,

@@ -227,21 +227,31 @@ impl std::error::Error for QosError {}
 
 /// A QoS policy, as named in incompatibility reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QosPolicyKind {
+    /// Only from remote peers: they announce a data representation we do not speak.
+    DataRepresentation,
     Deadline,
     Durability,
     Lifespan,
     Liveliness,
+    /// A policy the RTPS layer reports that has no name here yet.
+    Other,
+    /// Only from remote peers: EXCLUSIVE ownership on one side.
+    Ownership,
     Reliability,
 }
 
 impl fmt::Display for QosPolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::DataRepresentation => "DATA_REPRESENTATION",
             Self::Deadline => "DEADLINE",
             Self::Durability => "DURABILITY",
             Self::Lifespan => "LIFESPAN",
             Self::Liveliness => "LIVELINESS",
+            Self::Other => "UNKNOWN",
+            Self::Ownership => "OWNERSHIP",
             Self::Reliability => "RELIABILITY",
         })
     }

@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use roslite_cdr::SharedBuf;
 
+use crate::events::IncompatibleQos;
 use crate::intra::PublisherLink;
 use crate::pubsub::{MessageInfo, SerializedSink};
-use crate::qos::QosProfile;
+use crate::qos::{QosPolicyKind, QosProfile};
 
 /// Receives the serialized messages of one local publisher.
 pub trait Outlet: Send + Sync {
@@ -58,6 +59,7 @@ pub struct EndpointDescription {
 pub struct LocalPublisher {
     pub description: EndpointDescription,
     pub(crate) link: Arc<dyn PublisherLink>,
+    pub(crate) events: Arc<IncompatibleQos>,
 }
 
 impl LocalPublisher {
@@ -70,6 +72,12 @@ impl LocalPublisher {
     pub fn detach(&self, outlet_id: u64) {
         self.link.detach_remote(outlet_id);
     }
+
+    /// Reports a remote subscription this publisher cannot serve (`OFFERED_INCOMPATIBLE_QOS`):
+    /// counted in its `incompatible_qos_status` and passed to its callback.
+    pub fn report_incompatible_qos(&self, policy: QosPolicyKind) {
+        self.events.record(policy);
+    }
 }
 
 /// A local subscription, as a transport sees it.
@@ -77,6 +85,7 @@ impl LocalPublisher {
 pub struct LocalSubscription {
     pub description: EndpointDescription,
     pub(crate) sink: Arc<dyn SerializedSink>,
+    pub(crate) events: Arc<IncompatibleQos>,
 }
 
 impl LocalSubscription {
@@ -84,5 +93,11 @@ impl LocalSubscription {
     /// a valid message of this type (the subscription counts it as malformed and drops it).
     pub fn deliver(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
         self.sink.deliver_serialized(payload, info)
+    }
+
+    /// Reports a remote publisher this subscription cannot use (`REQUESTED_INCOMPATIBLE_QOS`):
+    /// counted in its `incompatible_qos_status` and passed to its callback.
+    pub fn report_incompatible_qos(&self, policy: QosPolicyKind) {
+        self.events.record(policy);
     }
 }

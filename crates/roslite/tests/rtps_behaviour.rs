@@ -653,7 +653,9 @@ fn reliable_subscription_ignores_best_effort_publisher() {
         "both sides must log the incompatibility:\n{stderr}"
     );
     assert!(
-        warnings.iter().all(|l| l.contains("Reliability")),
+        warnings
+            .iter()
+            .all(|l| l.contains("Last incompatible policy: RELIABILITY")),
         "{warnings:?}"
     );
 }

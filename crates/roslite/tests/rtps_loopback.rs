@@ -136,3 +136,40 @@ fn humble_and_iron_graph_layouts_understand_each_other() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn remote_qos_incompatibility_is_reported_on_both_local_endpoints() {
+    let domain = test_domain(2);
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let publisher = talker_ctx
+        .create_node("be_talker")
+        .unwrap()
+        .create_publisher::<StringMsg>("mismatch", QosProfile::SENSOR_DATA)
+        .unwrap();
+    let subscription = listener_ctx
+        .create_node("reliable_listener")
+        .unwrap()
+        .create_subscription("mismatch", QosProfile::DEFAULT, |_: StringMsg| {})
+        .unwrap();
+    let start = Instant::now();
+    let (mut sub_status, mut pub_status) = (Default::default(), Default::default());
+    while start.elapsed() < Duration::from_secs(20) {
+        sub_status = subscription.incompatible_qos_status();
+        pub_status = publisher.incompatible_qos_status();
+        if sub_status.total_count >= 1 && pub_status.total_count >= 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        sub_status.last_policy,
+        Some(roslite::QosPolicyKind::Reliability),
+        "{sub_status:?}"
+    );
+    assert_eq!(
+        pub_status.last_policy,
+        Some(roslite::QosPolicyKind::Reliability),
+        "{pub_status:?}"
+    );
+}
