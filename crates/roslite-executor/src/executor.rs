@@ -329,7 +329,9 @@ impl Executor {
 
     /// Runs every callback that is ready now, without waiting.
     pub fn spin_some(&self) {
-        while !self.shutdown.is_shutdown() && self.run_one_ready(self.clock.now()) {}
+        while !self.shutdown.is_shutdown() && self.run_one_ready(&self.snapshot(), self.clock.now())
+        {
+        }
     }
 
     /// Waits up to `timeout` (forever if `None`) for work, then runs one callback.
@@ -341,13 +343,18 @@ impl Executor {
                 return false;
             }
             let now = self.clock.now();
-            if self.run_one_ready(now) {
+            // One snapshot serves both the run and, when nothing was ready, the sleep deadline:
+            // an entity added meanwhile notifies the parker, so the sleep cannot miss it.
+            let entities = self.snapshot();
+            if self.run_one_ready(&entities, now) {
                 return true;
             }
             if wait_end.is_some_and(|end| now >= end) {
                 return false;
             }
-            let deadline = match (self.next_timer_deadline(), wait_end) {
+            let next_timer = entities.iter().filter_map(|(_, e)| e.next_deadline()).min();
+            drop(entities);
+            let deadline = match (next_timer, wait_end) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
@@ -401,13 +408,6 @@ impl Executor {
         entities
     }
 
-    fn next_timer_deadline(&self) -> Option<Instant> {
-        self.snapshot()
-            .iter()
-            .filter_map(|(_, e)| e.next_deadline())
-            .min()
-    }
-
     /// Runs `entity` under its group's claim; false if the group is busy or nothing ran.
     fn run(&self, group: &CallbackGroup, entity: &dyn Waitable) -> bool {
         let Some(_claim) = group.try_claim() else {
@@ -428,8 +428,7 @@ impl Executor {
         ran
     }
 
-    fn run_one_ready(&self, now: Instant) -> bool {
-        let entities = self.snapshot();
+    fn run_one_ready(&self, entities: &[Entry], now: Instant) -> bool {
         let mut due_timers: Vec<(Instant, &Entry)> = entities
             .iter()
             .filter(|(_, e)| e.is_timer() && e.is_ready(now))
