@@ -31,6 +31,13 @@ impl Backing for Box<[u8]> {
     }
 }
 
+/// Lets one serialized message be shared by several receivers without a copy.
+impl Backing for Arc<[u8]> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 /// A cheaply clonable window onto received bytes.
 #[derive(Clone)]
 pub struct SharedBuf {

@@ -132,9 +132,9 @@ pub(crate) struct SinkOutlet(pub(crate) Arc<dyn SerializedSink>);
 
 impl RemoteOutlet for SinkOutlet {
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
-        // One copy into a buffer the subscription may keep views into.
+        // The subscription may keep views into the payload; sharing it keeps it alive.
         self.0
-            .deliver_serialized(&SharedBuf::from_vec(payload.to_vec()), *info);
+            .deliver_serialized(&SharedBuf::new(payload.clone()), *info);
     }
 }
 

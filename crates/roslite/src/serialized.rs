@@ -278,7 +278,9 @@ impl SerializedPublisher {
             publisher_id: shared.id,
             from_intra_process: true,
         };
-        let local = SharedBuf::from_vec(payload.to_vec());
+        // One copy of the caller's bytes, shared by local and remote receivers.
+        let bytes: Arc<[u8]> = Arc::from(payload);
+        let local = SharedBuf::new(bytes.clone());
         if shared.qos.durability == Durability::TransientLocal {
             let mut history = shared
                 .history
@@ -305,7 +307,6 @@ impl SerializedPublisher {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if !remote.is_empty() {
-            let bytes: Arc<[u8]> = Arc::from(payload);
             let info = MessageInfo {
                 from_intra_process: false,
                 ..info
