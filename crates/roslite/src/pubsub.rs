@@ -17,7 +17,7 @@ use roslite_msgs::Message;
 use crate::events::{IncompatibleQos, IncompatibleQosStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
-use crate::qos::{Durability, History, QosProfile};
+use crate::qos::{Durability, QosProfile};
 use crate::transport::Outlet as RemoteOutlet;
 
 /// What a subscription callback may learn about a message besides its content.
@@ -96,13 +96,7 @@ impl<T: Message> SubscriptionShared<T> {
         {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
-            if let History::KeepLast(depth) = self.qos.history {
-                while queue.len() >= depth {
-                    queue.pop_front();
-                    stats.overwritten += 1;
-                }
-            }
-            queue.push_back((message, info));
+            stats.overwritten += self.qos.history.push(&mut queue, (message, info));
             stats.received += 1;
         }
         self.group.notify();
@@ -458,12 +452,10 @@ impl<T: Message> Publisher<T> {
                 .history
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            if let History::KeepLast(depth) = shared.qos.history {
-                while history.len() >= depth {
-                    history.pop_front();
-                }
-            }
-            history.push_back((message.clone(), info));
+            shared
+                .qos
+                .history
+                .push(&mut history, (message.clone(), info));
         }
         // Serialize before the local hand-off, which may move the last reference away.
         let serialized = {

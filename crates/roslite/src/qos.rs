@@ -15,6 +15,22 @@ pub enum History {
     KeepAll,
 }
 
+impl History {
+    /// Appends `item`, first dropping the oldest entries a KEEP_LAST queue has no room for;
+    /// returns how many were dropped.
+    pub(crate) fn push<T>(self, queue: &mut std::collections::VecDeque<T>, item: T) -> u64 {
+        let mut dropped = 0;
+        if let History::KeepLast(depth) = self {
+            while queue.len() >= depth {
+                queue.pop_front();
+                dropped += 1;
+            }
+        }
+        queue.push_back(item);
+        dropped
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reliability {
     BestEffort,

@@ -18,7 +18,7 @@ use crate::events::IncompatibleQos;
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
-use crate::qos::{Durability, History, QosProfile};
+use crate::qos::{Durability, QosProfile};
 use crate::transport::Outlet;
 
 /// The names of a message type, as the graph and the wire know it.
@@ -94,12 +94,7 @@ impl SerializedSink for SerializedSubscriptionShared {
         info.received_timestamp = Instant::monotonic_now();
         {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            if let History::KeepLast(depth) = self.qos.history {
-                while queue.len() >= depth {
-                    queue.pop_front();
-                }
-            }
-            queue.push_back((payload.clone(), info));
+            self.qos.history.push(&mut queue, (payload.clone(), info));
         }
         self.group.notify();
         true
@@ -286,12 +281,7 @@ impl SerializedPublisher {
                 .history
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            if let History::KeepLast(depth) = shared.qos.history {
-                while history.len() >= depth {
-                    history.pop_front();
-                }
-            }
-            history.push_back((local.clone(), info));
+            shared.qos.history.push(&mut history, (local.clone(), info));
         }
         for (_, sink) in shared
             .sinks
