@@ -186,6 +186,8 @@ pub(crate) struct ContextInner {
     pub(crate) args: RosArgs,
     pub(crate) shutdown: Arc<ShutdownSignal>,
     pub(crate) bus: LocalBus,
+    /// This context's services, for in-process calls.
+    pub(crate) services: crate::service::LocalServices,
     next_entity_id: AtomicU64,
     /// Declared last: dropped after the bus, it stops its driver thread.
     network: Option<crate::net::RtpsNetwork>,
@@ -194,6 +196,10 @@ pub(crate) struct ContextInner {
 impl ContextInner {
     pub(crate) fn next_entity_id(&self) -> u64 {
         self.next_entity_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn network(&self) -> Option<&crate::net::RtpsNetwork> {
+        self.network.as_ref()
     }
 }
 
@@ -275,6 +281,7 @@ impl Context {
                 args: options.args,
                 shutdown: ShutdownSignal::new(),
                 bus: LocalBus::default(),
+                services: crate::service::LocalServices::default(),
                 next_entity_id: AtomicU64::new(1),
                 network,
             }),

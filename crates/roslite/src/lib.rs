@@ -30,6 +30,7 @@ pub mod node;
 pub mod pubsub;
 pub mod qos;
 pub mod serialized;
+pub mod service;
 pub mod time;
 pub mod transport;
 
@@ -49,8 +50,10 @@ pub use roslite_executor::{
     TimerCall, VirtualClock,
 };
 pub use roslite_msgs as msgs;
-pub use roslite_msgs::{Message, Service};
+/// The service *type* trait (request/response pair); [`Service`] is a running server.
+pub use roslite_msgs::{Message, Service as ServiceType};
 pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
+pub use service::{CallError, Client, ClientStats, ResponseFuture, Service, ServiceStats};
 pub use time::Time;
 
 /// Runs the callbacks of the nodes added to it, until the context shuts down: on the calling

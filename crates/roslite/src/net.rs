@@ -152,6 +152,7 @@ struct NetState {
     /// Layout of our `ros_discovery_info` (Humble: 24-byte gids); peers' samples are read in
     /// either layout.
     wire_distro: WireDistro,
+    services: ServiceState,
 }
 
 impl NetState {
@@ -177,6 +178,18 @@ impl NetState {
         nodes.sort_by(|a, b| {
             (&a.1.node_namespace, &a.1.node_name).cmp(&(&b.1.node_namespace, &b.1.node_name))
         });
+        for server in self.services.servers.values() {
+            if let Some((_, node)) = nodes.iter_mut().find(|(id, _)| *id == server.node_id) {
+                node.reader_gids.push(server.request_reader.guid(prefix));
+                node.writer_gids.push(server.reply_writer.guid(prefix));
+            }
+        }
+        for client in self.services.clients.values() {
+            if let Some((_, node)) = nodes.iter_mut().find(|(id, _)| *id == client.node_id) {
+                node.writer_gids.push(client.request_writer.guid(prefix));
+                node.reader_gids.push(client.reply_reader.guid(prefix));
+            }
+        }
         for (local_id, node_id) in &self.endpoint_nodes {
             let Some((_, node)) = nodes.iter_mut().find(|(id, _)| id == node_id) else {
                 continue;
@@ -208,6 +221,8 @@ pub(crate) struct NetShared {
     /// until; written under `state`, see [`NetShared::flush_and_notify`].
     driver_deadline: AtomicU64,
     logger: Logger,
+    /// This, for reply channels that outlive a lock guard.
+    me: Weak<NetShared>,
 }
 
 impl NetShared {
@@ -256,6 +271,14 @@ impl NetShared {
                         ) {
                             state.remote_graph.insert(sample.writer.prefix, info);
                         }
+                        continue;
+                    }
+                    if let Some(&local_id) = state.services.server_by_reader.get(&reader) {
+                        self.handle_request(state, local_id, sample);
+                        continue;
+                    }
+                    if let Some(&local_id) = state.services.client_by_reader.get(&reader) {
+                        handle_reply(state, local_id, sample);
                         continue;
                     }
                     let Some(subscription) = state.subscriptions.get(&reader) else {
@@ -316,6 +339,11 @@ impl NetShared {
                 }
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
+                }
+                Event::ReaderMatched { writer, .. } => {
+                    if state.services.server_by_reply_writer.contains_key(&writer) {
+                        self.send_parked_replies(state, now());
+                    }
                 }
                 _ => {}
             }
@@ -495,7 +523,7 @@ impl RtpsNetwork {
         let discovery_info_reader = participant
             .create_reader(now, graph_options(EndpointQos::discovery_info_reader()))
             .ok();
-        let shared = Arc::new(NetShared {
+        let shared = Arc::new_cyclic(|me| NetShared {
             state: Mutex::new(NetState {
                 participant,
                 subscriptions: HashMap::new(),
@@ -507,6 +535,7 @@ impl RtpsNetwork {
                 discovery_info_writer,
                 discovery_info_reader,
                 remote_graph: HashMap::new(),
+                services: ServiceState::default(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
                     crate::context::RosDistro::IronOrLater => WireDistro::IronOrLater,
@@ -516,6 +545,7 @@ impl RtpsNetwork {
             stop: AtomicBool::new(false),
             driver_deadline: AtomicU64::new(0),
             logger,
+            me: me.clone(),
         });
         let driver = {
             let shared = shared.clone();
@@ -765,6 +795,24 @@ impl RtpsNetwork {
                 out.extend(graph_endpoint(data, local_node(local_id), true));
             }
         }
+        for server in state.services.servers.values() {
+            let node = state.nodes.get(&server.node_id).cloned();
+            if let Some(data) = state.participant.reader_data(server.request_reader) {
+                out.extend(graph_endpoint(data, node.clone(), true));
+            }
+            if let Some(data) = state.participant.writer_data(server.reply_writer) {
+                out.extend(graph_endpoint(data, node, true));
+            }
+        }
+        for client in state.services.clients.values() {
+            let node = state.nodes.get(&client.node_id).cloned();
+            if let Some(data) = state.participant.writer_data(client.request_writer) {
+                out.extend(graph_endpoint(data, node.clone(), true));
+            }
+            if let Some(data) = state.participant.reader_data(client.reply_reader) {
+                out.extend(graph_endpoint(data, node, true));
+            }
+        }
         out.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
         out
     }
@@ -845,5 +893,662 @@ mod graph_tests {
         assert_eq!(e.qos.deadline, None);
         let prefix = ctx.network().unwrap().guid_prefix();
         assert_eq!(e.gid[..12], prefix.0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Services (ros2-wire.md §1.4)
+//
+// A request and its reply are correlated in one of two styles, chosen by what the other side
+// speaks:
+// - Fast DDS (and roslite): the request carries inline QoS `related_sample_identity` = {the
+//   client's reply-reader GUID, SN unknown}; the reply carries {that GUID, the request's SN}.
+//   Sent under both the standard PID 0x0083 and Fast DDS's legacy 0x800f (Humble's Fast DDS
+//   2.6 reads only the latter); either is accepted.
+// - Cyclone: request and reply payloads start with a 16-byte header {u64 client id, i64
+//   sequence} after the encapsulation header; the server copies it into the reply.
+// A server recognises the style per request (inline QoS present, else the sender's vendor); a
+// client uses Cyclone's only when every matched server is Cyclone.
+
+use crate::service::{
+    ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink, ServiceEndpointDescription,
+};
+use roslite_rtps::parameter_list::{pid, ParameterList, ParameterListWriter};
+use roslite_rtps::types::{SampleIdentity, SequenceNumber};
+use roslite_rtps::Endianness as RtpsEndianness;
+
+/// Replies waiting for the client's reply reader to match, per server, at most.
+const MAX_PARKED_REPLIES: usize = 256;
+/// A parked reply whose reader never matched is dropped after this long.
+const PARKED_REPLY_LIFETIME_NS: u64 = 30_000_000_000;
+/// Length of Cyclone's request header.
+const CYCLONE_HEADER_LEN: usize = 16;
+
+#[derive(Default)]
+struct ServiceState {
+    servers: HashMap<u64, NetServer>,
+    server_by_reader: HashMap<ReaderId, u64>,
+    server_by_reply_writer: HashMap<WriterId, u64>,
+    clients: HashMap<u64, NetClient>,
+    client_by_reader: HashMap<ReaderId, u64>,
+    parked_replies: Vec<ParkedReply>,
+    stats: ServiceNetStats,
+}
+
+/// Service traffic the network dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceNetStats {
+    /// Requests or replies too short for the Cyclone header they should carry.
+    pub malformed: u64,
+    /// Replies addressed to another client of the same service (every client's reply reader
+    /// receives every reply; each keeps its own).
+    pub replies_for_other_clients: u64,
+    /// Replies whose client reader never matched before [`PARKED_REPLY_LIFETIME_NS`], or that
+    /// overflowed the parking space.
+    pub replies_abandoned: u64,
+}
+
+struct NetServer {
+    node_id: u64,
+    request_reader: ReaderId,
+    reply_writer: WriterId,
+    sink: Arc<dyn RequestSink>,
+}
+
+struct NetClient {
+    node_id: u64,
+    request_writer: WriterId,
+    reply_reader: ReaderId,
+    sink: Arc<dyn ReplySink>,
+    /// Our id in Cyclone's request header.
+    cyclone_client_id: u64,
+    next_cyclone_seq: i64,
+}
+
+/// Where a reply goes and how it is marked.
+#[derive(Clone, Debug)]
+enum ReplyRoute {
+    /// Reply with `related_sample_identity` = `related`; wait for `related.writer_guid` to match
+    /// when it names a reader.
+    SampleIdentity { related: SampleIdentity },
+    /// Copy `header` into the reply; wait for the reply reader whose Cyclone `clientid` equals
+    /// the request writer's.
+    CycloneHeader {
+        header: [u8; CYCLONE_HEADER_LEN],
+        request_writer: Guid,
+    },
+}
+
+struct ParkedReply {
+    server: u64,
+    route: ReplyRoute,
+    payload: Vec<u8>,
+    parked_at: Instant,
+}
+
+/// The `related_sample_identity` inline QoS, under both PIDs (little-endian, with sentinel).
+fn related_identity_inline_qos(identity: SampleIdentity) -> Arc<[u8]> {
+    let mut value = Vec::with_capacity(24);
+    value.extend_from_slice(&identity.writer_guid.to_bytes());
+    value.extend_from_slice(&identity.sequence_number.high().to_le_bytes());
+    value.extend_from_slice(&identity.sequence_number.low().to_le_bytes());
+    let mut buf = Vec::with_capacity(64);
+    let mut w = ParameterListWriter::new(&mut buf, RtpsEndianness::Little);
+    // 24 bytes never exceed a parameter's maximum length.
+    let _ = w.raw(pid::RELATED_SAMPLE_IDENTITY, &value);
+    let _ = w.raw(pid::FASTDDS_RELATED_SAMPLE_IDENTITY, &value);
+    w.finish();
+    Arc::from(buf)
+}
+
+fn sample_related_identity(
+    state: &NetState,
+    sample: &roslite_rtps::endpoint::ReceivedSample,
+) -> Option<SampleIdentity> {
+    let qos = sample.inline_qos.as_deref()?;
+    let list = ParameterList::parse(qos, sample.inline_qos_endianness).ok()?;
+    let vendor = state
+        .participant
+        .remote_participant(sample.writer.prefix)
+        .map_or(VendorId::UNKNOWN, |p| p.vendor_id());
+    list.related_sample_identity(vendor).ok().flatten()
+}
+
+/// Whether `payload` (with encapsulation header) is big-endian CDR.
+fn payload_is_big_endian(payload: &[u8]) -> bool {
+    payload.get(1).is_some_and(|b| b & 1 == 0)
+}
+
+fn cyclone_header_fields(payload: &[u8]) -> Option<(u64, i64)> {
+    let header = payload.get(4..4 + CYCLONE_HEADER_LEN)?;
+    let (id, seq) = header.split_at(8);
+    let id: [u8; 8] = id.try_into().ok()?;
+    let seq: [u8; 8] = seq.try_into().ok()?;
+    Some(if payload_is_big_endian(payload) {
+        (u64::from_be_bytes(id), i64::from_be_bytes(seq))
+    } else {
+        (u64::from_le_bytes(id), i64::from_le_bytes(seq))
+    })
+}
+
+/// `payload` without the Cyclone header: encapsulation header, then the message.
+fn strip_cyclone_header(payload: &[u8]) -> Option<Vec<u8>> {
+    let body = payload.get(4 + CYCLONE_HEADER_LEN..)?;
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(payload.get(..4)?);
+    out.extend_from_slice(body);
+    Some(out)
+}
+
+/// `payload` (encapsulation header, message) with `header` inserted after the encapsulation
+/// header. The header is 16 bytes, so the message keeps its 8-byte alignment.
+fn insert_cyclone_header(payload: &[u8], header: &[u8; CYCLONE_HEADER_LEN]) -> Vec<u8> {
+    let split = payload.len().min(4);
+    let mut out = Vec::with_capacity(payload.len() + CYCLONE_HEADER_LEN);
+    out.extend_from_slice(&payload[..split]);
+    out.extend_from_slice(header);
+    out.extend_from_slice(&payload[split..]);
+    out
+}
+
+/// A 64-bit id for Cyclone's request header, from the request writer's GUID (FNV-1a).
+fn cyclone_client_id(guid: Guid) -> u64 {
+    guid.to_bytes().iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn user_data_with(type_hash: &str, extra: &[u8]) -> Vec<u8> {
+    let mut data = typehash_user_data(type_hash);
+    data.extend_from_slice(extra);
+    data
+}
+
+fn is_reader(guid: Guid) -> bool {
+    guid.entity_id.kind & 0x04 != 0
+}
+
+impl NetShared {
+    /// A request for local server `local_id`: work out the reply route and queue it.
+    fn handle_request(
+        &self,
+        state: &mut NetState,
+        local_id: u64,
+        sample: roslite_rtps::endpoint::ReceivedSample,
+    ) {
+        if sample.payload.is_empty() {
+            return;
+        }
+        let Some(server) = state.services.servers.get(&local_id) else {
+            return;
+        };
+        let sink = server.sink.clone();
+        let vendor = state
+            .participant
+            .remote_participant(sample.writer.prefix)
+            .map_or(VendorId::UNKNOWN, |p| p.vendor_id());
+        let (route, payload) = match sample_related_identity(state, &sample) {
+            Some(identity) if identity.writer_guid != Guid::UNKNOWN => (
+                ReplyRoute::SampleIdentity {
+                    related: SampleIdentity {
+                        writer_guid: identity.writer_guid,
+                        sequence_number: sample.sequence_number,
+                    },
+                },
+                sample.payload,
+            ),
+            _ if vendor == VendorId::ECLIPSE_CYCLONE => {
+                let header = sample
+                    .payload
+                    .get(4..4 + CYCLONE_HEADER_LEN)
+                    .and_then(|h| <[u8; CYCLONE_HEADER_LEN]>::try_from(h).ok());
+                let (Some(header), Some(body)) = (header, strip_cyclone_header(&sample.payload))
+                else {
+                    state.services.stats.malformed += 1;
+                    return;
+                };
+                (
+                    ReplyRoute::CycloneHeader {
+                        header,
+                        request_writer: sample.writer,
+                    },
+                    body,
+                )
+            }
+            // No identity from a non-Cyclone peer: answer the request writer itself, which
+            // rmw_fastrtps clients also accept.
+            _ => (
+                ReplyRoute::SampleIdentity {
+                    related: SampleIdentity {
+                        writer_guid: sample.writer,
+                        sequence_number: sample.sequence_number,
+                    },
+                },
+                sample.payload,
+            ),
+        };
+        let reply = Box::new(NetReply {
+            shared: self.weak_self(),
+            server: local_id,
+            route,
+        });
+        sink.deliver_request(&SharedBuf::from_vec(payload), reply);
+    }
+
+    fn weak_self(&self) -> Weak<NetShared> {
+        self.me.clone()
+    }
+
+    /// Whether the client that sent the request behind `route` can receive the reply from
+    /// `reply_writer` yet (rmw_fastrtps and rmw_cyclonedds both wait for this, to survive the
+    /// race between discovering the client's two endpoints).
+    fn reply_reader_matched(state: &NetState, reply_writer: WriterId, route: &ReplyRoute) -> bool {
+        match route {
+            ReplyRoute::SampleIdentity { related } => {
+                !is_reader(related.writer_guid)
+                    || state
+                        .participant
+                        .writer_matches(reply_writer)
+                        .any(|g| g == related.writer_guid)
+            }
+            ReplyRoute::CycloneHeader { request_writer, .. } => {
+                use roslite_rtps::discovery::ros::{parse_cyclone_service_id, CycloneServiceRole};
+                let Some(client_id) =
+                    state
+                        .participant
+                        .remote_endpoint(*request_writer)
+                        .and_then(|e| {
+                            parse_cyclone_service_id(
+                                &e.data().user_data,
+                                CycloneServiceRole::Client,
+                            )
+                        })
+                else {
+                    return true;
+                };
+                state.participant.writer_matches(reply_writer).any(|g| {
+                    state.participant.remote_endpoint(g).is_some_and(|e| {
+                        parse_cyclone_service_id(&e.data().user_data, CycloneServiceRole::Client)
+                            == Some(client_id)
+                    })
+                })
+            }
+        }
+    }
+
+    fn write_reply(
+        &self,
+        state: &mut NetState,
+        now: Instant,
+        reply_writer: WriterId,
+        route: &ReplyRoute,
+        payload: &[u8],
+    ) {
+        let (payload, inline_qos) = match route {
+            ReplyRoute::SampleIdentity { related } => (
+                Arc::from(payload),
+                Some(related_identity_inline_qos(*related)),
+            ),
+            ReplyRoute::CycloneHeader { header, .. } => {
+                (Arc::from(insert_cyclone_header(payload, header)), None)
+            }
+        };
+        if let Err(e) = state
+            .participant
+            .write(now, reply_writer, payload, inline_qos)
+        {
+            self.logger
+                .warn(format_args!("cannot send a service reply: {e:?}"));
+        }
+    }
+
+    fn send_reply(&self, server: u64, route: ReplyRoute, payload: Vec<u8>) {
+        let now = now();
+        let mut state = self.lock();
+        let Some(reply_writer) = state.services.servers.get(&server).map(|s| s.reply_writer) else {
+            return;
+        };
+        if Self::reply_reader_matched(&state, reply_writer, &route) {
+            self.write_reply(&mut state, now, reply_writer, &route, &payload);
+        } else {
+            let parked = &mut state.services.parked_replies;
+            if parked.iter().filter(|p| p.server == server).count() >= MAX_PARKED_REPLIES {
+                state.services.stats.replies_abandoned += 1;
+            } else {
+                parked.push(ParkedReply {
+                    server,
+                    route,
+                    payload,
+                    parked_at: now,
+                });
+            }
+        }
+        self.flush_and_notify(&mut state, now);
+    }
+
+    /// Sends the parked replies whose readers have matched; drops expired ones.
+    fn send_parked_replies(&self, state: &mut NetState, now: Instant) {
+        let parked = std::mem::take(&mut state.services.parked_replies);
+        for reply in parked {
+            let Some(reply_writer) = state
+                .services
+                .servers
+                .get(&reply.server)
+                .map(|s| s.reply_writer)
+            else {
+                continue;
+            };
+            if Self::reply_reader_matched(state, reply_writer, &reply.route) {
+                self.write_reply(state, now, reply_writer, &reply.route, &reply.payload);
+            } else if now.as_nanos().saturating_sub(reply.parked_at.as_nanos())
+                > PARKED_REPLY_LIFETIME_NS
+            {
+                state.services.stats.replies_abandoned += 1;
+            } else {
+                state.services.parked_replies.push(reply);
+            }
+        }
+    }
+}
+
+/// A reply for one client of local client `local_id`: find its call and complete it.
+fn handle_reply(
+    state: &mut NetState,
+    local_id: u64,
+    sample: roslite_rtps::endpoint::ReceivedSample,
+) {
+    if sample.payload.is_empty() {
+        return;
+    }
+    let related = sample_related_identity(state, &sample);
+    let prefix = state.participant.guid_prefix();
+    let Some(client) = state.services.clients.get(&local_id) else {
+        return;
+    };
+    let sink = client.sink.clone();
+    let (key, payload) = match related {
+        Some(identity) => {
+            let ours = identity.writer_guid == client.reply_reader.guid(prefix)
+                || identity.writer_guid == client.request_writer.guid(prefix);
+            if !ours {
+                state.services.stats.replies_for_other_clients += 1;
+                return;
+            }
+            (
+                RequestKey::WriterSn(identity.sequence_number.0),
+                sample.payload,
+            )
+        }
+        None => {
+            let (Some((client_id, seq)), Some(body)) = (
+                cyclone_header_fields(&sample.payload),
+                strip_cyclone_header(&sample.payload),
+            ) else {
+                state.services.stats.malformed += 1;
+                return;
+            };
+            if client_id != client.cyclone_client_id {
+                state.services.stats.replies_for_other_clients += 1;
+                return;
+            }
+            (RequestKey::CycloneSeq(seq), body)
+        }
+    };
+    let _: ReplyOutcome = sink.deliver_reply(key, &SharedBuf::from_vec(payload));
+}
+
+/// Sends a server's reply back over RTPS.
+struct NetReply {
+    shared: Weak<NetShared>,
+    server: u64,
+    route: ReplyRoute,
+}
+
+impl ReplyChannel for NetReply {
+    fn send(self: Box<Self>, payload: Vec<u8>) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.send_reply(self.server, self.route, payload);
+        }
+    }
+}
+
+impl RtpsNetwork {
+    /// Announces a local server's request reader and reply writer.
+    pub(crate) fn add_service_server(
+        &self,
+        d: &ServiceEndpointDescription,
+        sink: Arc<dyn RequestSink>,
+    ) {
+        use roslite_rtps::discovery::ros::{
+            cyclone_service_id_user_data, service_reply_to_dds, service_request_to_dds,
+            CycloneServiceRole,
+        };
+        let now = now();
+        let mut state = self.shared.lock();
+        let qos = endpoint_qos(&d.qos);
+        // Cyclone's `serviceid=` names the server in both endpoints' USER_DATA; any unique
+        // 16 bytes do, so the GUID the next endpoint will get serves.
+        let service_id = cyclone_service_id_user_data(
+            CycloneServiceRole::Service,
+            state.participant.next_writer_guid(false).to_bytes(),
+        );
+        let reader_options =
+            EndpointOptions::new(&service_request_to_dds(&d.service), d.request_dds_type)
+                .with_qos(qos)
+                .with_user_data(user_data_with(d.request_type_hash, &service_id));
+        let writer_options =
+            EndpointOptions::new(&service_reply_to_dds(&d.service), d.response_dds_type)
+                .with_qos(qos)
+                .with_user_data(user_data_with(d.response_type_hash, &service_id));
+        let endpoints = state
+            .participant
+            .create_reader(now, reader_options)
+            .and_then(|r| Ok((r, state.participant.create_writer(now, writer_options)?)));
+        match endpoints {
+            Ok((request_reader, reply_writer)) => {
+                let s = &mut state.services;
+                s.server_by_reader.insert(request_reader, d.local_id);
+                s.server_by_reply_writer.insert(reply_writer, d.local_id);
+                s.servers.insert(
+                    d.local_id,
+                    NetServer {
+                        node_id: d.node_id,
+                        request_reader,
+                        reply_writer,
+                        sink,
+                    },
+                );
+                state.publish_graph(now);
+            }
+            Err(e) => self.shared.logger.warn(format_args!(
+                "service '{}' stays local: cannot create its RTPS endpoints: {e:?}",
+                d.service
+            )),
+        }
+        self.shared.flush_and_notify(&mut state, now);
+    }
+
+    pub(crate) fn remove_service_server(&self, local_id: u64) {
+        let now = now();
+        let mut state = self.shared.lock();
+        let Some(server) = state.services.servers.remove(&local_id) else {
+            return;
+        };
+        state
+            .services
+            .server_by_reader
+            .remove(&server.request_reader);
+        state
+            .services
+            .server_by_reply_writer
+            .remove(&server.reply_writer);
+        state
+            .services
+            .parked_replies
+            .retain(|p| p.server != local_id);
+        state.participant.delete_reader(now, server.request_reader);
+        state.participant.delete_writer(now, server.reply_writer);
+        state.publish_graph(now);
+        self.shared.flush_and_notify(&mut state, now);
+    }
+
+    /// Announces a local client's request writer and reply reader.
+    pub(crate) fn add_service_client(
+        &self,
+        d: &ServiceEndpointDescription,
+        sink: Arc<dyn ReplySink>,
+    ) {
+        use roslite_rtps::discovery::ros::{
+            cyclone_service_id_user_data, service_reply_to_dds, service_request_to_dds,
+            CycloneServiceRole,
+        };
+        let now = now();
+        let mut state = self.shared.lock();
+        let qos = endpoint_qos(&d.qos);
+        // Cyclone's `clientid=` is the request writer's GUID (rmw_cyclonedds `rmw_init_cs`).
+        let prefix = state.participant.guid_prefix();
+        let client_id_bytes = state.participant.next_writer_guid(false).to_bytes();
+        let client_id = cyclone_service_id_user_data(CycloneServiceRole::Client, client_id_bytes);
+        let writer_options =
+            EndpointOptions::new(&service_request_to_dds(&d.service), d.request_dds_type)
+                .with_qos(qos)
+                .with_user_data(user_data_with(d.request_type_hash, &client_id));
+        let reader_options =
+            EndpointOptions::new(&service_reply_to_dds(&d.service), d.response_dds_type)
+                .with_qos(qos)
+                .with_user_data(user_data_with(d.response_type_hash, &client_id));
+        let endpoints = state
+            .participant
+            .create_writer(now, writer_options)
+            .and_then(|w| Ok((w, state.participant.create_reader(now, reader_options)?)));
+        match endpoints {
+            Ok((request_writer, reply_reader)) => {
+                let cyclone_client_id = cyclone_client_id(request_writer.guid(prefix));
+                state
+                    .services
+                    .client_by_reader
+                    .insert(reply_reader, d.local_id);
+                state.services.clients.insert(
+                    d.local_id,
+                    NetClient {
+                        node_id: d.node_id,
+                        request_writer,
+                        reply_reader,
+                        sink,
+                        cyclone_client_id,
+                        next_cyclone_seq: 0,
+                    },
+                );
+                state.publish_graph(now);
+            }
+            Err(e) => self.shared.logger.warn(format_args!(
+                "client of '{}' stays local: cannot create its RTPS endpoints: {e:?}",
+                d.service
+            )),
+        }
+        self.shared.flush_and_notify(&mut state, now);
+    }
+
+    pub(crate) fn remove_service_client(&self, local_id: u64) {
+        let now = now();
+        let mut state = self.shared.lock();
+        let Some(client) = state.services.clients.remove(&local_id) else {
+            return;
+        };
+        state.services.client_by_reader.remove(&client.reply_reader);
+        state.participant.delete_writer(now, client.request_writer);
+        state.participant.delete_reader(now, client.reply_reader);
+        state.publish_graph(now);
+        self.shared.flush_and_notify(&mut state, now);
+    }
+
+    /// Whether a remote server has matched both of the client's endpoints.
+    pub(crate) fn service_client_ready(&self, local_id: u64) -> bool {
+        let state = self.shared.lock();
+        let Some(client) = state.services.clients.get(&local_id) else {
+            return false;
+        };
+        state
+            .participant
+            .writer_matches(client.request_writer)
+            .next()
+            .is_some()
+            && state
+                .participant
+                .reader_matches(client.reply_reader)
+                .next()
+                .is_some()
+    }
+
+    /// Sends a request (`payload`: CDR with encapsulation header) for local client
+    /// `local_id`. `register` runs with the request's key under the network lock, before any
+    /// reply can be handled; it is not called if the request could not be written.
+    pub(crate) fn send_service_request(
+        &self,
+        local_id: u64,
+        payload: Vec<u8>,
+        register: impl FnOnce(RequestKey),
+    ) {
+        let now = now();
+        let mut state = self.shared.lock();
+        let prefix = state.participant.guid_prefix();
+        let Some(client) = state.services.clients.get(&local_id) else {
+            return;
+        };
+        let (request_writer, reply_reader) = (client.request_writer, client.reply_reader);
+        let matched: Vec<Guid> = state.participant.writer_matches(request_writer).collect();
+        let all_cyclone = !matched.is_empty()
+            && matched.iter().all(|g| {
+                state
+                    .participant
+                    .remote_participant(g.prefix)
+                    .is_some_and(|p| p.vendor_id() == VendorId::ECLIPSE_CYCLONE)
+            });
+        let result = if all_cyclone {
+            let Some(client) = state.services.clients.get_mut(&local_id) else {
+                return;
+            };
+            client.next_cyclone_seq += 1;
+            let seq = client.next_cyclone_seq;
+            let mut header = [0u8; CYCLONE_HEADER_LEN];
+            header[..8].copy_from_slice(&client.cyclone_client_id.to_le_bytes());
+            header[8..].copy_from_slice(&seq.to_le_bytes());
+            state
+                .participant
+                .write(
+                    now,
+                    request_writer,
+                    Arc::from(insert_cyclone_header(&payload, &header)),
+                    None,
+                )
+                .map(|_| RequestKey::CycloneSeq(seq))
+        } else {
+            let identity = SampleIdentity {
+                writer_guid: reply_reader.guid(prefix),
+                sequence_number: SequenceNumber::UNKNOWN,
+            };
+            state
+                .participant
+                .write(
+                    now,
+                    request_writer,
+                    Arc::from(payload),
+                    Some(related_identity_inline_qos(identity)),
+                )
+                .map(|sn| RequestKey::WriterSn(sn.0))
+        };
+        match result {
+            Ok(key) => register(key),
+            Err(e) => self
+                .shared
+                .logger
+                .warn(format_args!("cannot send a service request: {e:?}")),
+        }
+        self.shared.flush_and_notify(&mut state, now);
+    }
+
+    /// What the network dropped of service traffic.
+    pub fn service_stats(&self) -> ServiceNetStats {
+        self.shared.lock().services.stats
     }
 }

@@ -317,6 +317,18 @@ impl Participant {
         &self.local_data
     }
 
+    /// The GUID the next created writer gets (`keyed` as in its options), for USER_DATA that
+    /// must name the endpoint itself (Cyclone's service `clientid`/`serviceid`).
+    pub fn next_writer_guid(&self, keyed: bool) -> Guid {
+        let [_, a, b, c] = self.next_entity_key.to_be_bytes();
+        let kind = if keyed {
+            EntityId::KIND_WRITER_WITH_KEY
+        } else {
+            EntityId::KIND_WRITER_NO_KEY
+        };
+        Guid::new(self.prefix, EntityId::new([a, b, c], kind))
+    }
+
     /// Creates a writer and announces it in SEDP; it is matched with every compatible remote
     /// reader already known, and with later ones as they are discovered.
     ///

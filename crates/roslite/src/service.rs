@@ -1,0 +1,735 @@
+//! Services and clients: ROS 2 request/reply.
+//!
+//! A [`Service`] queues requests and answers them from its callback on the executor spinning
+//! its node. A [`Client`] sends requests and completes each call when the reply arrives, on
+//! whichever thread receives it (the RTPS driver thread for remote servers, the server's
+//! executor thread for a server in this process), so [`Client::call`] blocks without anyone
+//! spinning the client's node.
+//!
+//! Paths: a client whose context has a server of the same name and type calls it directly,
+//! without serialization (as intra-process topics do). Otherwise the request goes over RTPS on
+//! `rq/<service>Request` and the reply comes back on `rr/<service>Reply`, correlated in the
+//! style of whoever is on the other side (see `net.rs`: Fast DDS's related-sample-identity
+//! inline QoS, or Cyclone's 16-byte header in the payload).
+
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::{Duration, Instant as StdInstant};
+
+use roslite_cdr::{Endianness, SharedBuf};
+use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::{Message, Service as ServiceType};
+
+use crate::node::NodeShared;
+use crate::qos::QosProfile;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// rmw's `rmw_qos_profile_services_default`: reliable, volatile, keep last 10.
+pub fn services_default_qos() -> QosProfile {
+    QosProfile::keep_last(10)
+}
+
+/// Why a call produced no response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No reply within the timeout. `server_available` tells whether any server was matched
+    /// when the request was sent: if not, the request was lost and
+    /// [`Client::wait_for_service`] before calling is the fix.
+    Timeout {
+        service: String,
+        timeout: Duration,
+        server_available: bool,
+    },
+    /// This context has no network and no server of this service, so nothing could answer.
+    NoServer { service: String },
+    /// The request could not be serialized (a bounded string or sequence over its bound).
+    Serialize(roslite_cdr::EncodeError),
+    /// The reply did not decode as this service's response type.
+    MalformedResponse { service: String },
+    /// The context shut down, or the client was dropped, before the reply arrived.
+    Cancelled,
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Timeout {
+                service,
+                timeout,
+                server_available: true,
+            } => write!(
+                f,
+                "no reply from service '{service}' within {timeout:?} (a server was matched; \
+                 it may be slow or its executor not spinning)"
+            ),
+            Self::Timeout {
+                service, timeout, ..
+            } => write!(
+                f,
+                "no reply from service '{service}' within {timeout:?}: no server was available \
+                 when the request was sent; call wait_for_service() first, and check the \
+                 service name and type"
+            ),
+            Self::NoServer { service } => write!(
+                f,
+                "service '{service}' has no server in this process and the network is off \
+                 (ROSLITE_NETWORK=off): nothing can answer"
+            ),
+            Self::Serialize(e) => write!(f, "cannot serialize the request: {e}"),
+            Self::MalformedResponse { service } => write!(
+                f,
+                "the reply from service '{service}' is not a valid response of its type"
+            ),
+            Self::Cancelled => f.write_str("the call was cancelled before a reply arrived"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Correlates a reply with its request, per path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RequestKey {
+    /// In-process call number.
+    Local(u64),
+    /// The RTPS sequence number of the request sample (Fast DDS style, and roslite peers).
+    WriterSn(i64),
+    /// The sequence number in Cyclone's request header.
+    CycloneSeq(i64),
+}
+
+/// What became of a reply handed to a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplyOutcome {
+    Completed,
+    /// Addressed to this client but no call is waiting for it (timed out, or a duplicate).
+    NoPendingRequest,
+    Malformed,
+}
+
+/// Counters of a client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    pub requests_sent: u64,
+    pub replies_received: u64,
+    /// Replies addressed to this client that matched no waiting call; dropped.
+    pub unmatched_replies: u64,
+    /// Replies that did not decode; dropped.
+    pub malformed_replies: u64,
+    /// Calls that ended in a timeout.
+    pub timeouts: u64,
+}
+
+/// Counters of a service.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceStats {
+    pub requests_received: u64,
+    pub replies_sent: u64,
+    /// Requests from other processes that did not decode; dropped.
+    pub malformed_requests: u64,
+    /// Requests pushed out of a full queue (KEEP_LAST) before the callback took them.
+    pub overwritten_requests: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pending calls
+
+struct CallSlot<R> {
+    result: Option<Result<R, CallError>>,
+    waker: Option<Waker>,
+}
+
+/// One outstanding call: completed by whoever receives the reply.
+pub(crate) struct PendingCall<R> {
+    slot: Mutex<CallSlot<R>>,
+    done: Condvar,
+}
+
+impl<R> PendingCall<R> {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            slot: Mutex::new(CallSlot {
+                result: None,
+                waker: None,
+            }),
+            done: Condvar::new(),
+        })
+    }
+
+    fn complete(&self, result: Result<R, CallError>) {
+        let waker = {
+            let mut slot = lock(&self.slot);
+            if slot.result.is_some() {
+                return;
+            }
+            slot.result = Some(result);
+            slot.waker.take()
+        };
+        self.done.notify_all();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transport-facing traits
+
+/// Sends one serialized reply back the way its request came.
+pub(crate) trait ReplyChannel: Send {
+    /// `payload`: the response, CDR with its encapsulation header.
+    fn send(self: Box<Self>, payload: Vec<u8>);
+}
+
+/// A service as the network sees it: takes serialized requests.
+pub(crate) trait RequestSink: Send + Sync {
+    /// Decodes and queues one request; false (and counted) if it does not decode.
+    fn deliver_request(&self, payload: &SharedBuf, reply: Box<dyn ReplyChannel>) -> bool;
+}
+
+/// A client as the network sees it: takes serialized replies.
+pub(crate) trait ReplySink: Send + Sync {
+    fn deliver_reply(&self, key: RequestKey, payload: &SharedBuf) -> ReplyOutcome;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+
+enum Responder<S: ServiceType> {
+    /// Completes the calling client's call in this process.
+    Local(Box<dyn FnOnce(S::Response) + Send>),
+    Remote(Box<dyn ReplyChannel>),
+}
+
+type ServiceCallback<S> =
+    Box<dyn FnMut(<S as ServiceType>::Request) -> <S as ServiceType>::Response + Send + 'static>;
+
+pub(crate) struct ServiceShared<S: ServiceType> {
+    id: u64,
+    qos: QosProfile,
+    queue: Mutex<VecDeque<(S::Request, Responder<S>)>>,
+    callback: Mutex<ServiceCallback<S>>,
+    group: Arc<CallbackGroup>,
+    stats: Mutex<ServiceStats>,
+}
+
+impl<S: ServiceType> ServiceShared<S> {
+    fn enqueue(&self, request: S::Request, responder: Responder<S>) {
+        {
+            let mut queue = lock(&self.queue);
+            let mut stats = lock(&self.stats);
+            stats.requests_received += 1;
+            stats.overwritten_requests += self.qos.history.push(&mut queue, (request, responder));
+        }
+        self.group.notify();
+    }
+}
+
+impl<S: ServiceType> RequestSink for ServiceShared<S> {
+    fn deliver_request(&self, payload: &SharedBuf, reply: Box<dyn ReplyChannel>) -> bool {
+        match roslite_cdr::from_shared::<S::Request>(payload) {
+            Ok(request) => {
+                self.enqueue(request, Responder::Remote(reply));
+                true
+            }
+            Err(_) => {
+                lock(&self.stats).malformed_requests += 1;
+                false
+            }
+        }
+    }
+}
+
+impl<S: ServiceType> Waitable for ServiceShared<S> {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !lock(&self.queue).is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        let Some((request, responder)) = lock(&self.queue).pop_front() else {
+            return false;
+        };
+        let response = {
+            let mut callback = lock(&self.callback);
+            callback(request)
+        };
+        match responder {
+            Responder::Local(complete) => complete(response),
+            Responder::Remote(channel) => {
+                match roslite_cdr::to_vec(&response, Endianness::Little) {
+                    Ok(bytes) => channel.send(bytes),
+                    Err(e) => {
+                        // The caller times out; the server's log says why.
+                        crate::log::Logger::new("roslite.service")
+                            .error(format_args!("cannot serialize a response: {e}"));
+                        return true;
+                    }
+                }
+            }
+        }
+        lock(&self.stats).replies_sent += 1;
+        true
+    }
+}
+
+/// Serves one ROS 2 service; its callback runs in the executor spinning its node. Dropping it
+/// stops serving.
+pub struct Service<S: ServiceType> {
+    shared: Arc<ServiceShared<S>>,
+    name: String,
+    node: Arc<NodeShared>,
+}
+
+impl<S: ServiceType> Service<S> {
+    pub(crate) fn new(
+        node: Arc<NodeShared>,
+        group: &Arc<CallbackGroup>,
+        name: String,
+        qos: QosProfile,
+        callback: ServiceCallback<S>,
+    ) -> Self {
+        let shared = Arc::new(ServiceShared::<S> {
+            id: node.context.next_entity_id(),
+            qos,
+            queue: Mutex::new(VecDeque::new()),
+            callback: Mutex::new(callback),
+            group: group.clone(),
+            stats: Mutex::default(),
+        });
+        let waitable: Arc<dyn Waitable> = shared.clone();
+        group.add(Arc::downgrade(&waitable));
+        let any: Arc<dyn Any + Send + Sync> = shared.clone();
+        node.context
+            .services
+            .add(&name, S::TYPE_NAME, shared.id, Arc::downgrade(&any));
+        if let Some(network) = node.context.network() {
+            network.add_service_server(
+                &endpoint_description::<S>(&node, shared.id, &name, qos),
+                shared.clone(),
+            );
+        }
+        Self { shared, name, node }
+    }
+
+    /// The fully qualified service name (after expansion and remapping).
+    pub fn service_name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn stats(&self) -> ServiceStats {
+        *lock(&self.shared.stats)
+    }
+}
+
+impl<S: ServiceType> Drop for Service<S> {
+    fn drop(&mut self) {
+        self.node
+            .context
+            .services
+            .remove(&self.name, self.shared.id);
+        if let Some(network) = self.node.context.network() {
+            network.remove_service_server(self.shared.id);
+        }
+    }
+}
+
+/// What the network needs to announce a service's or client's two endpoints.
+pub(crate) struct ServiceEndpointDescription {
+    pub local_id: u64,
+    pub node_id: u64,
+    /// Fully qualified ROS service name.
+    pub service: String,
+    pub request_dds_type: &'static str,
+    pub response_dds_type: &'static str,
+    /// The request and response *message* hashes: what rmw announces on each half.
+    pub request_type_hash: &'static str,
+    pub response_type_hash: &'static str,
+    pub qos: QosProfile,
+}
+
+fn endpoint_description<S: ServiceType>(
+    node: &NodeShared,
+    local_id: u64,
+    name: &str,
+    qos: QosProfile,
+) -> ServiceEndpointDescription {
+    ServiceEndpointDescription {
+        local_id,
+        node_id: node.id,
+        service: name.to_owned(),
+        request_dds_type: <S::Request as Message>::DDS_TYPE_NAME,
+        response_dds_type: <S::Response as Message>::DDS_TYPE_NAME,
+        request_type_hash: <S::Request as Message>::TYPE_HASH,
+        response_type_hash: <S::Response as Message>::TYPE_HASH,
+        qos,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The context's registry of its own services (for in-process calls)
+
+#[derive(Default)]
+pub(crate) struct LocalServices {
+    by_name: Mutex<HashMap<String, Vec<LocalServiceEntry>>>,
+}
+
+struct LocalServiceEntry {
+    id: u64,
+    type_name: &'static str,
+    service: Weak<dyn Any + Send + Sync>,
+}
+
+impl LocalServices {
+    fn add(
+        &self,
+        name: &str,
+        type_name: &'static str,
+        id: u64,
+        service: Weak<dyn Any + Send + Sync>,
+    ) {
+        lock(&self.by_name)
+            .entry(name.to_owned())
+            .or_default()
+            .push(LocalServiceEntry {
+                id,
+                type_name,
+                service,
+            });
+    }
+
+    fn remove(&self, name: &str, id: u64) {
+        let mut by_name = lock(&self.by_name);
+        if let Some(entries) = by_name.get_mut(name) {
+            entries.retain(|e| e.id != id);
+            if entries.is_empty() {
+                by_name.remove(name);
+            }
+        }
+    }
+
+    /// The first live server of `name` with type `S`.
+    fn find<S: ServiceType>(&self, name: &str) -> Option<Arc<ServiceShared<S>>> {
+        let by_name = lock(&self.by_name);
+        by_name
+            .get(name)?
+            .iter()
+            .filter(|e| e.type_name == S::TYPE_NAME)
+            .filter_map(|e| e.service.upgrade())
+            .find_map(|any| any.downcast::<ServiceShared<S>>().ok())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clients
+
+pub(crate) struct ClientShared<S: ServiceType> {
+    id: u64,
+    service: String,
+    pending: Mutex<HashMap<RequestKey, Arc<PendingCall<S::Response>>>>,
+    next_local: AtomicU64,
+    stats: Mutex<ClientStats>,
+}
+
+impl<S: ServiceType> ReplySink for ClientShared<S> {
+    fn deliver_reply(&self, key: RequestKey, payload: &SharedBuf) -> ReplyOutcome {
+        let Some(call) = lock(&self.pending).remove(&key) else {
+            lock(&self.stats).unmatched_replies += 1;
+            return ReplyOutcome::NoPendingRequest;
+        };
+        match roslite_cdr::from_shared::<S::Response>(payload) {
+            Ok(response) => {
+                lock(&self.stats).replies_received += 1;
+                call.complete(Ok(response));
+                ReplyOutcome::Completed
+            }
+            Err(_) => {
+                lock(&self.stats).malformed_replies += 1;
+                call.complete(Err(CallError::MalformedResponse {
+                    service: self.service.clone(),
+                }));
+                ReplyOutcome::Malformed
+            }
+        }
+    }
+}
+
+/// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
+pub struct Client<S: ServiceType> {
+    shared: Arc<ClientShared<S>>,
+    node: Arc<NodeShared>,
+}
+
+impl<S: ServiceType> Client<S> {
+    pub(crate) fn new(node: Arc<NodeShared>, name: String, qos: QosProfile) -> Self {
+        let shared = Arc::new(ClientShared::<S> {
+            id: node.context.next_entity_id(),
+            service: name,
+            pending: Mutex::new(HashMap::new()),
+            next_local: AtomicU64::new(1),
+            stats: Mutex::default(),
+        });
+        if let Some(network) = node.context.network() {
+            network.add_service_client(
+                &endpoint_description::<S>(&node, shared.id, &shared.service, qos),
+                shared.clone(),
+            );
+        }
+        Self { shared, node }
+    }
+
+    /// The fully qualified service name (after expansion and remapping).
+    pub fn service_name(&self) -> &str {
+        &self.shared.service
+    }
+
+    pub fn stats(&self) -> ClientStats {
+        *lock(&self.shared.stats)
+    }
+
+    /// Whether a server can be called now: one in this process, or a remote one whose request
+    /// reader and reply writer have both matched this client (rclcpp's `service_is_ready`).
+    pub fn service_is_ready(&self) -> bool {
+        self.node
+            .context
+            .services
+            .find::<S>(&self.shared.service)
+            .is_some()
+            || self
+                .node
+                .context
+                .network()
+                .is_some_and(|n| n.service_client_ready(self.shared.id))
+    }
+
+    /// Waits up to `timeout` for [`Self::service_is_ready`]; false if it never was.
+    pub fn wait_for_service(&self, timeout: Duration) -> bool {
+        let start = StdInstant::now();
+        loop {
+            if self.service_is_ready() {
+                return true;
+            }
+            let elapsed = start.elapsed();
+            if elapsed >= timeout || self.node.context.shutdown.is_shutdown() {
+                return false;
+            }
+            // Discovery completes in milliseconds at best; a short poll costs nothing real.
+            std::thread::sleep((timeout - elapsed).min(Duration::from_millis(5)));
+        }
+    }
+
+    /// Sends `request`; the future resolves with the response. Dropping the future forgets
+    /// the call (a late reply is then counted as unmatched).
+    ///
+    /// # Errors
+    /// [`CallError::NoServer`] when no server can ever answer (network off and none in this
+    /// process); [`CallError::Serialize`].
+    pub fn call_async(&self, request: S::Request) -> Result<ResponseFuture<S>, CallError> {
+        let call = PendingCall::new();
+        let context = &self.node.context;
+        let key = if let Some(server) = context.services.find::<S>(&self.shared.service) {
+            let n = self.shared.next_local.fetch_add(1, Ordering::Relaxed);
+            let key = RequestKey::Local(n);
+            lock(&self.shared.pending).insert(key, call.clone());
+            let client = Arc::downgrade(&self.shared);
+            let complete = move |response| {
+                let Some(client) = client.upgrade() else {
+                    return;
+                };
+                // Gone from `pending`: the caller timed out or dropped its future.
+                let Some(call) = lock(&client.pending).remove(&key) else {
+                    lock(&client.stats).unmatched_replies += 1;
+                    return;
+                };
+                lock(&client.stats).replies_received += 1;
+                call.complete(Ok(response));
+            };
+            server.enqueue(request, Responder::Local(Box::new(complete)));
+            key
+        } else if let Some(network) = context.network() {
+            let payload =
+                roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
+            let pending = &self.shared.pending;
+            let mut sent = None;
+            network.send_service_request(self.shared.id, payload, |key| {
+                // Runs under the network lock, before any reply can be processed.
+                lock(pending).insert(key, call.clone());
+                sent = Some(key);
+            });
+            match sent {
+                Some(key) => key,
+                // The network refused it (the client's endpoints could not be created): the
+                // call stays pending until its timeout, as a lost request would.
+                None => RequestKey::Local(u64::MAX),
+            }
+        } else {
+            return Err(CallError::NoServer {
+                service: self.shared.service.clone(),
+            });
+        };
+        lock(&self.shared.stats).requests_sent += 1;
+        Ok(ResponseFuture {
+            call,
+            client: Arc::downgrade(&self.shared),
+            key,
+            _service: PhantomData,
+        })
+    }
+
+    /// Sends `request` and waits up to `timeout` for the response. Must not be called from a
+    /// callback of the single-threaded executor that also runs the server, which could then
+    /// never answer.
+    ///
+    /// # Errors
+    /// [`CallError::Timeout`] (saying whether a server was there), or as
+    /// [`Self::call_async`].
+    pub fn call(&self, request: S::Request, timeout: Duration) -> Result<S::Response, CallError> {
+        let server_available = self.service_is_ready();
+        let future = self.call_async(request)?;
+        let deadline = StdInstant::now() + timeout;
+        let mut slot = lock(&future.call.slot);
+        loop {
+            if let Some(result) = slot.result.take() {
+                return result;
+            }
+            let now = StdInstant::now();
+            if now >= deadline {
+                break;
+            }
+            slot = future
+                .call
+                .done
+                .wait_timeout(slot, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        drop(slot);
+        lock(&self.shared.stats).timeouts += 1;
+        Err(CallError::Timeout {
+            service: self.shared.service.clone(),
+            timeout,
+            server_available,
+        })
+    }
+}
+
+impl<S: ServiceType> Drop for Client<S> {
+    fn drop(&mut self) {
+        if let Some(network) = self.node.context.network() {
+            network.remove_service_client(self.shared.id);
+        }
+        for (_, call) in lock(&self.shared.pending).drain() {
+            call.complete(Err(CallError::Cancelled));
+        }
+    }
+}
+
+/// The response of one [`Client::call_async`].
+pub struct ResponseFuture<S: ServiceType> {
+    call: Arc<PendingCall<S::Response>>,
+    client: Weak<ClientShared<S>>,
+    key: RequestKey,
+    _service: PhantomData<fn() -> S>,
+}
+
+impl<S: ServiceType> Future for ResponseFuture<S> {
+    type Output = Result<S::Response, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let mut slot = lock(&self.call.slot);
+        match slot.result.take() {
+            Some(result) => Poll::Ready(result),
+            None => {
+                slot.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<S: ServiceType> Drop for ResponseFuture<S> {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.upgrade() {
+            lock(&client.pending).remove(&self.key);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node API
+
+impl crate::Node {
+    /// A server of service `name` (relative names resolve in the node's namespace; ROS
+    /// remapping applies) whose `callback` answers each request on the executor spinning this
+    /// node. Keep the returned [`Service`] alive to keep serving.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_service<S: ServiceType, F>(
+        &self,
+        name: &str,
+        callback: F,
+    ) -> Result<Service<S>, crate::NodeError>
+    where
+        F: FnMut(S::Request) -> S::Response + Send + 'static,
+    {
+        let group = self.shared.default_group.clone();
+        self.create_service_in(&group, name, services_default_qos(), callback)
+    }
+
+    /// As [`Self::create_service`], in a callback group and with a QoS profile of choice.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_service_in<S: ServiceType, F>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        name: &str,
+        qos: QosProfile,
+        callback: F,
+    ) -> Result<Service<S>, crate::NodeError>
+    where
+        F: FnMut(S::Request) -> S::Response + Send + 'static,
+    {
+        qos.validate()?;
+        let name = self.resolve_topic_name(name)?;
+        Ok(Service::new(
+            self.shared.clone(),
+            group,
+            name,
+            qos,
+            Box::new(callback),
+        ))
+    }
+
+    /// A client of service `name`.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, crate::NodeError> {
+        self.create_client_with_qos(name, services_default_qos())
+    }
+
+    /// As [`Self::create_client`] with a QoS profile of choice.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_client_with_qos<S: ServiceType>(
+        &self,
+        name: &str,
+        qos: QosProfile,
+    ) -> Result<Client<S>, crate::NodeError> {
+        qos.validate()?;
+        let name = self.resolve_topic_name(name)?;
+        Ok(Client::new(self.shared.clone(), name, qos))
+    }
+}

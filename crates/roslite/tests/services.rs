@@ -1,0 +1,205 @@
+//! Services and clients: in one process (no network), and between two RTPS participants on
+//! loopback with LOCALHOST discovery, as two processes would.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
+use roslite::msgs::std_srvs::srv::{SetBool, SetBool_Request, SetBool_Response};
+use roslite::{CallError, Context, ContextOptions, Executor, NetworkMode};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+/// A domain of its own per test process (other suites use 40..100 and 100..230 in steps).
+fn test_domain(offset: u32) -> u32 {
+    200 + (std::process::id() % 6) * 5 + offset
+}
+
+fn networked(domain_id: u32) -> Context {
+    let discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        ..Default::default()
+    })
+    .expect("start an RTPS network on loopback")
+}
+
+fn offline() -> Context {
+    Context::new(ContextOptions {
+        network: NetworkMode::Off,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn spin_in_background(ctx: &Context, node: &roslite::Node) -> std::thread::JoinHandle<()> {
+    let ctx = ctx.clone();
+    let node = node.clone();
+    std::thread::spawn(move || {
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        executor.spin();
+    })
+}
+
+fn add(a: i64, b: i64) -> AddTwoInts_Request {
+    AddTwoInts_Request { a, b }
+}
+
+#[test]
+fn in_process_call_reaches_the_local_server_without_a_network() {
+    let ctx = offline();
+    let server_node = ctx.create_node("adder").unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
+    let counter = served.clone();
+    let service = server_node
+        .create_service::<AddTwoInts, _>("add_two_ints", move |req: AddTwoInts_Request| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            AddTwoInts_Response { sum: req.a + req.b }
+        })
+        .unwrap();
+    assert_eq!(service.service_name(), "/add_two_ints");
+    let client_node = ctx.create_node("caller").unwrap();
+    let client = client_node
+        .create_client::<AddTwoInts>("/add_two_ints")
+        .unwrap();
+    assert!(client.service_is_ready());
+    let spinner = spin_in_background(&ctx, &server_node);
+    for i in 0..20 {
+        let response = client.call(add(i, 2 * i), Duration::from_secs(5)).unwrap();
+        assert_eq!(response.sum, 3 * i);
+    }
+    assert_eq!(served.load(Ordering::Relaxed), 20);
+    assert_eq!(client.stats().replies_received, 20);
+    assert_eq!(service.stats().replies_sent, 20);
+    ctx.shutdown();
+    spinner.join().unwrap();
+}
+
+#[test]
+fn async_calls_resolve_through_spin_until_complete() {
+    let ctx = offline();
+    let node = ctx.create_node("both").unwrap();
+    let _service = node
+        .create_service::<SetBool, _>("motor_power", |req: SetBool_Request| SetBool_Response {
+            success: req.data,
+            message: if req.data { "on" } else { "off" }.into(),
+        })
+        .unwrap();
+    let client = node.create_client::<SetBool>("motor_power").unwrap();
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    let future = client.call_async(SetBool_Request { data: true }).unwrap();
+    // The server runs on this executor, so the future completes while it spins.
+    let response = executor
+        .spin_until_complete(future, Some(Duration::from_secs(5)))
+        .expect("completes")
+        .expect("a response");
+    assert!(response.success);
+    assert_eq!(response.message, "on");
+}
+
+#[test]
+fn without_a_network_or_local_server_a_call_fails_at_once() {
+    let ctx = offline();
+    let node = ctx.create_node("lonely").unwrap();
+    let client = node.create_client::<SetBool>("nobody").unwrap();
+    assert!(!client.service_is_ready());
+    assert!(!client.wait_for_service(Duration::from_millis(20)));
+    let err = client
+        .call(SetBool_Request { data: true }, Duration::from_secs(1))
+        .unwrap_err();
+    assert!(matches!(err, CallError::NoServer { .. }), "{err:?}");
+    assert!(err.to_string().contains("/nobody"), "{err}");
+}
+
+#[test]
+fn a_call_to_a_service_nobody_serves_times_out_with_a_clear_error() {
+    let ctx = networked(test_domain(0));
+    let node = ctx.create_node("caller").unwrap();
+    let client = node.create_client::<SetBool>("no_such_service").unwrap();
+    assert!(!client.wait_for_service(Duration::from_millis(300)));
+    let err = client
+        .call(SetBool_Request { data: true }, Duration::from_millis(300))
+        .unwrap_err();
+    match &err {
+        CallError::Timeout {
+            service,
+            server_available,
+            ..
+        } => {
+            assert_eq!(service, "/no_such_service");
+            assert!(!server_available);
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(err.to_string().contains("wait_for_service"), "{err}");
+    assert_eq!(client.stats().timeouts, 1);
+}
+
+#[test]
+fn calls_cross_between_participants_and_every_client_gets_its_own_replies() {
+    let domain = test_domain(1);
+    let server_ctx = networked(domain);
+    let client_ctx = networked(domain);
+    let server_node = server_ctx.create_node("adder").unwrap();
+    let _service = server_node
+        .create_service::<AddTwoInts, _>("add_two_ints", |req: AddTwoInts_Request| {
+            AddTwoInts_Response { sum: req.a + req.b }
+        })
+        .unwrap();
+    let spinner = spin_in_background(&server_ctx, &server_node);
+    let client_node = client_ctx.create_node("caller").unwrap();
+    // Two clients of one service: each reply reaches both reply readers, and each client
+    // must keep only its own.
+    let first = client_node
+        .create_client::<AddTwoInts>("add_two_ints")
+        .unwrap();
+    let second = client_node
+        .create_client::<AddTwoInts>("add_two_ints")
+        .unwrap();
+    assert!(first.wait_for_service(Duration::from_secs(10)));
+    assert!(second.wait_for_service(Duration::from_secs(10)));
+    for i in 0..25 {
+        let a = first.call(add(i, 1), Duration::from_secs(5)).unwrap();
+        let b = second.call(add(i, 1000), Duration::from_secs(5)).unwrap();
+        assert_eq!(a.sum, i + 1);
+        assert_eq!(b.sum, i + 1000);
+    }
+    // Concurrent calls from several threads on one client.
+    let first = Arc::new(first);
+    let workers: Vec<_> = (0..4)
+        .map(|t| {
+            let client = first.clone();
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let r = client.call(add(t, i), Duration::from_secs(5)).unwrap();
+                    assert_eq!(r.sum, t + i);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(first.stats().replies_received, 65);
+    assert_eq!(first.stats().unmatched_replies, 0);
+    assert_eq!(second.stats().replies_received, 25);
+    // Every reply reached the other client's reader too, which dropped it as not its own.
+    let net = client_ctx.network().unwrap().service_stats();
+    assert!(net.replies_for_other_clients >= 25, "{net:?}");
+    // The graph shows both halves of the service, with the server's node.
+    let endpoints = client_ctx.network().unwrap().endpoints();
+    let remote_server: Vec<_> = endpoints
+        .iter()
+        .filter(|e| !e.local && e.topic == "/add_two_ints")
+        .collect();
+    assert_eq!(remote_server.len(), 2, "{endpoints:#?}");
+    server_ctx.shutdown();
+    spinner.join().unwrap();
+}
