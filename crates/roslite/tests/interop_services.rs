@@ -1,0 +1,179 @@
+//! roslite services against real ROS 2 (rclpy over Fast DDS: related-sample-identity
+//! correlation) and against a plain Cyclone DDS peer that speaks rmw_cyclonedds's request
+//! header, both directions, each inside a network namespace made for the test (only `lo`, with
+//! multicast): default discovery works and nothing can leave the machine.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use roslite::msgs::std_srvs::srv::{
+    SetBool, SetBool_Request, SetBool_Response, Trigger, Trigger_Request, Trigger_Response,
+};
+use roslite::{Context, Executor, Node};
+use roslite_transport::netns::NetNs;
+
+mod common;
+
+const DOMAIN: u32 = 0;
+
+const CYCLONEDDS_URI: &str = r#"<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General></Domain></CycloneDDS>"#;
+
+fn cyclone(ns: &NetNs, args: &[&str]) -> Command {
+    let mut command = ns.command(common::python());
+    command
+        .arg(common::workspace().join("interop/python/cyclone_service.py"))
+        .args(args)
+        .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
+        .env("PYTHONUNBUFFERED", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn spin_in_background(ctx: &Context, node: &Node) -> std::thread::JoinHandle<()> {
+    let ctx = ctx.clone();
+    let node = node.clone();
+    std::thread::spawn(move || {
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        executor.spin();
+    })
+}
+
+fn finish(child: std::process::Child, who: &str) -> String {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{who} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// A roslite node serving /motor_power (SetBool) and /trigger (Trigger).
+fn serve_both(node: &Node) -> (roslite::Service<SetBool>, roslite::Service<Trigger>) {
+    let set_bool = node
+        .create_service::<SetBool, _>("motor_power", |req: SetBool_Request| SetBool_Response {
+            success: req.data,
+            message: if req.data { "motor on" } else { "motor off" }.into(),
+        })
+        .unwrap();
+    let mut n = 0;
+    let trigger = node
+        .create_service::<Trigger, _>("trigger", move |_req: Trigger_Request| {
+            n += 1;
+            Trigger_Response {
+                success: true,
+                message: format!("roslite triggered {n}"),
+            }
+        })
+        .unwrap();
+    (set_bool, trigger)
+}
+
+#[test]
+fn rclpy_client_calls_a_roslite_server() {
+    let ns = NetNs::create("srv-rclpy-cli").expect("create a network namespace");
+    let ctx = common::networked_in(&ns, DOMAIN);
+    let node = ctx.create_node("roslite_server").unwrap();
+    let (set_bool, trigger) = serve_both(&node);
+    let spinner = spin_in_background(&ctx, &node);
+    let client = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["call", "40", "3"])
+        .spawn()
+        .unwrap();
+    let stdout = finish(client, "the rclpy client");
+    ctx.shutdown();
+    spinner.join().unwrap();
+    assert!(stdout.contains("RESULT 6"), "{stdout}");
+    assert!(stdout.contains("REPLY /motor_power True motor on"), "{stdout}");
+    assert!(stdout.contains("REPLY /motor_power False motor off"), "{stdout}");
+    assert!(
+        stdout.contains("REPLY /trigger True roslite triggered 3"),
+        "{stdout}"
+    );
+    // rclpy's graph lists the roslite services with their types.
+    let services = stdout
+        .lines()
+        .find(|l| l.starts_with("SERVICES"))
+        .unwrap_or_default();
+    assert!(
+        services.contains("/motor_power std_srvs/srv/SetBool"),
+        "{services}"
+    );
+    assert!(services.contains("/trigger std_srvs/srv/Trigger"), "{services}");
+    assert_eq!(set_bool.stats().replies_sent, 3);
+    assert_eq!(trigger.stats().replies_sent, 3);
+}
+
+#[test]
+fn roslite_client_calls_an_rclpy_server() {
+    let ns = NetNs::create("srv-rclpy-srv").expect("create a network namespace");
+    let server = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["serve", "40", "6"])
+        .spawn()
+        .unwrap();
+    let ctx = common::networked_in(&ns, DOMAIN);
+    let node = ctx.create_node("roslite_client").unwrap();
+    let set_bool = node.create_client::<SetBool>("motor_power").unwrap();
+    let trigger = node.create_client::<Trigger>("trigger").unwrap();
+    assert!(
+        set_bool.wait_for_service(Duration::from_secs(30)),
+        "the rclpy server never appeared"
+    );
+    assert!(trigger.wait_for_service(Duration::from_secs(10)));
+    for i in 0..3 {
+        let on = i % 2 == 0;
+        let r = set_bool
+            .call(SetBool_Request { data: on }, Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(r.success, on);
+        assert_eq!(r.message, if on { "motor on" } else { "motor off" });
+        let t = trigger
+            .call(Trigger_Request::default(), Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(t.message, format!("triggered {}", i + 1));
+    }
+    let stdout = finish(server, "the rclpy server");
+    assert!(stdout.contains("RESULT 6"), "{stdout}");
+    assert_eq!(set_bool.stats().unmatched_replies, 0);
+}
+
+#[test]
+fn cyclone_style_client_calls_a_roslite_server() {
+    let ns = NetNs::create("srv-cyc-cli").expect("create a network namespace");
+    let ctx = common::networked_in(&ns, DOMAIN);
+    let node = ctx.create_node("roslite_server").unwrap();
+    let (set_bool, _trigger) = serve_both(&node);
+    let spinner = spin_in_background(&ctx, &node);
+    let client = cyclone(&ns, &["call", "40", "4"]).spawn().unwrap();
+    let stdout = finish(client, "the Cyclone client");
+    ctx.shutdown();
+    spinner.join().unwrap();
+    assert!(stdout.contains("RESULT 4"), "{stdout}");
+    assert!(stdout.contains("REPLY True motor on"), "{stdout}");
+    assert!(stdout.contains("REPLY False motor off"), "{stdout}");
+    assert_eq!(set_bool.stats().replies_sent, 4);
+}
+
+#[test]
+fn roslite_client_calls_a_cyclone_style_server() {
+    let ns = NetNs::create("srv-cyc-srv").expect("create a network namespace");
+    let server = cyclone(&ns, &["serve", "40", "4"]).spawn().unwrap();
+    let ctx = common::networked_in(&ns, DOMAIN);
+    let node = ctx.create_node("roslite_client").unwrap();
+    let client = node.create_client::<SetBool>("motor_power").unwrap();
+    assert!(
+        client.wait_for_service(Duration::from_secs(30)),
+        "the Cyclone server never appeared"
+    );
+    for i in 0..4 {
+        let on = i % 2 == 0;
+        let r = client
+            .call(SetBool_Request { data: on }, Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(r.success, on);
+        assert_eq!(r.message, if on { "motor on" } else { "motor off" });
+    }
+    let stdout = finish(server, "the Cyclone server");
+    assert!(stdout.contains("RESULT 4"), "{stdout}");
+}
