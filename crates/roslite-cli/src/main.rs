@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod interface;
 mod node;
+mod service;
 mod stats;
 mod svg;
 mod topic;
@@ -36,6 +37,9 @@ enum Command {
     /// Inspect the nodes of the ROS graph, like `ros2 node`.
     #[command(subcommand)]
     Node(node::NodeCommand),
+    /// Inspect and call the services of the ROS graph, like `ros2 service`.
+    #[command(subcommand)]
+    Service(service::ServiceCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -54,5 +58,6 @@ fn main() -> anyhow::Result<()> {
         Command::Interface(command) => interface::run(command),
         Command::Topic(command) => topic::run(command),
         Command::Node(command) => node::run(command),
+        Command::Service(command) => service::run(command),
     }
 }

@@ -10,7 +10,7 @@ pub(crate) mod graph;
 mod info;
 mod list;
 mod publish;
-mod pyrepr;
+pub(crate) mod pyrepr;
 
 use anyhow::{bail, Context as _};
 use roslite::{Context, Durability, History, QosProfile, Reliability};

@@ -53,7 +53,9 @@ pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.
 pub use roslite_msgs::{Message, Service as ServiceType};
 pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
-pub use service::{CallError, Client, ClientStats, ResponseFuture, Service, ServiceStats};
+pub use service::{
+    CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceStats,
+};
 pub use time::Time;
 
 /// Runs the callbacks of the nodes added to it, until the context shuts down: on the calling

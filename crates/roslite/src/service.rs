@@ -432,27 +432,99 @@ impl LocalServices {
 // ---------------------------------------------------------------------------------------------
 // Clients
 
-pub(crate) struct ClientShared<S: ServiceType> {
+/// A client's state, for a typed response `R` or serialized bytes.
+pub(crate) struct ClientShared<R> {
     id: u64,
     service: String,
-    pending: Mutex<HashMap<RequestKey, Arc<PendingCall<S::Response>>>>,
+    pending: Mutex<HashMap<RequestKey, Arc<PendingCall<R>>>>,
     next_local: AtomicU64,
     stats: Mutex<ClientStats>,
+    decode: fn(&SharedBuf) -> Option<R>,
 }
 
-impl<S: ServiceType> ReplySink for ClientShared<S> {
+impl<R: Send + 'static> ClientShared<R> {
+    fn new(id: u64, service: String, decode: fn(&SharedBuf) -> Option<R>) -> Self {
+        Self {
+            id,
+            service,
+            pending: Mutex::new(HashMap::new()),
+            next_local: AtomicU64::new(1),
+            stats: Mutex::default(),
+            decode,
+        }
+    }
+
+    /// Waits up to `timeout` for `call`; a timeout is counted and reported.
+    fn wait(
+        &self,
+        call: &PendingCall<R>,
+        timeout: Duration,
+        server_available: bool,
+    ) -> Result<R, CallError> {
+        let deadline = StdInstant::now() + timeout;
+        let mut slot = lock(&call.slot);
+        loop {
+            if let Some(result) = slot.result.take() {
+                return result;
+            }
+            let now = StdInstant::now();
+            if now >= deadline {
+                break;
+            }
+            slot = call
+                .done
+                .wait_timeout(slot, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        drop(slot);
+        lock(&self.stats).timeouts += 1;
+        Err(CallError::Timeout {
+            service: self.service.clone(),
+            timeout,
+            server_available,
+        })
+    }
+
+    /// Sends a serialized request over the network and registers its call.
+    fn send_remote(
+        &self,
+        network: &crate::net::RtpsNetwork,
+        payload: Vec<u8>,
+        call: &Arc<PendingCall<R>>,
+    ) -> RequestKey {
+        let mut sent = None;
+        network.send_service_request(self.id, payload, |key| {
+            // Runs under the network lock, before any reply can be processed.
+            lock(&self.pending).insert(key, call.clone());
+            sent = Some(key);
+        });
+        lock(&self.stats).requests_sent += 1;
+        // Not sent (the client's endpoints could not be created): the call stays pending
+        // until its timeout, as a lost request would.
+        sent.unwrap_or(RequestKey::Local(u64::MAX))
+    }
+
+    fn cancel_all(&self) {
+        for (_, call) in lock(&self.pending).drain() {
+            call.complete(Err(CallError::Cancelled));
+        }
+    }
+}
+
+impl<R: Send + 'static> ReplySink for ClientShared<R> {
     fn deliver_reply(&self, key: RequestKey, payload: &SharedBuf) -> ReplyOutcome {
         let Some(call) = lock(&self.pending).remove(&key) else {
             lock(&self.stats).unmatched_replies += 1;
             return ReplyOutcome::NoPendingRequest;
         };
-        match roslite_cdr::from_shared::<S::Response>(payload) {
-            Ok(response) => {
+        match (self.decode)(payload) {
+            Some(response) => {
                 lock(&self.stats).replies_received += 1;
                 call.complete(Ok(response));
                 ReplyOutcome::Completed
             }
-            Err(_) => {
+            None => {
                 lock(&self.stats).malformed_replies += 1;
                 call.complete(Err(CallError::MalformedResponse {
                     service: self.service.clone(),
@@ -465,19 +537,17 @@ impl<S: ServiceType> ReplySink for ClientShared<S> {
 
 /// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
 pub struct Client<S: ServiceType> {
-    shared: Arc<ClientShared<S>>,
+    shared: Arc<ClientShared<S::Response>>,
     node: Arc<NodeShared>,
 }
 
 impl<S: ServiceType> Client<S> {
     pub(crate) fn new(node: Arc<NodeShared>, name: String, qos: QosProfile) -> Self {
-        let shared = Arc::new(ClientShared::<S> {
-            id: node.context.next_entity_id(),
-            service: name,
-            pending: Mutex::new(HashMap::new()),
-            next_local: AtomicU64::new(1),
-            stats: Mutex::default(),
-        });
+        let shared = Arc::new(ClientShared::new(
+            node.context.next_entity_id(),
+            name,
+            |payload| roslite_cdr::from_shared::<S::Response>(payload).ok(),
+        ));
         if let Some(network) = node.context.network() {
             network.add_service_client(
                 &endpoint_description::<S>(&node, shared.id, &shared.service, qos),
@@ -554,29 +624,17 @@ impl<S: ServiceType> Client<S> {
                 call.complete(Ok(response));
             };
             server.enqueue(request, Responder::Local(Box::new(complete)));
+            lock(&self.shared.stats).requests_sent += 1;
             key
         } else if let Some(network) = context.network() {
             let payload =
                 roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
-            let pending = &self.shared.pending;
-            let mut sent = None;
-            network.send_service_request(self.shared.id, payload, |key| {
-                // Runs under the network lock, before any reply can be processed.
-                lock(pending).insert(key, call.clone());
-                sent = Some(key);
-            });
-            match sent {
-                Some(key) => key,
-                // The network refused it (the client's endpoints could not be created): the
-                // call stays pending until its timeout, as a lost request would.
-                None => RequestKey::Local(u64::MAX),
-            }
+            self.shared.send_remote(network, payload, &call)
         } else {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });
         };
-        lock(&self.shared.stats).requests_sent += 1;
         Ok(ResponseFuture {
             call,
             client: Arc::downgrade(&self.shared),
@@ -595,30 +653,7 @@ impl<S: ServiceType> Client<S> {
     pub fn call(&self, request: S::Request, timeout: Duration) -> Result<S::Response, CallError> {
         let server_available = self.service_is_ready();
         let future = self.call_async(request)?;
-        let deadline = StdInstant::now() + timeout;
-        let mut slot = lock(&future.call.slot);
-        loop {
-            if let Some(result) = slot.result.take() {
-                return result;
-            }
-            let now = StdInstant::now();
-            if now >= deadline {
-                break;
-            }
-            slot = future
-                .call
-                .done
-                .wait_timeout(slot, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        drop(slot);
-        lock(&self.shared.stats).timeouts += 1;
-        Err(CallError::Timeout {
-            service: self.shared.service.clone(),
-            timeout,
-            server_available,
-        })
+        self.shared.wait(&future.call, timeout, server_available)
     }
 }
 
@@ -627,16 +662,14 @@ impl<S: ServiceType> Drop for Client<S> {
         if let Some(network) = self.node.context.network() {
             network.remove_service_client(self.shared.id);
         }
-        for (_, call) in lock(&self.shared.pending).drain() {
-            call.complete(Err(CallError::Cancelled));
-        }
+        self.shared.cancel_all();
     }
 }
 
 /// The response of one [`Client::call_async`].
 pub struct ResponseFuture<S: ServiceType> {
     call: Arc<PendingCall<S::Response>>,
-    client: Weak<ClientShared<S>>,
+    client: Weak<ClientShared<S::Response>>,
     key: RequestKey,
     _service: PhantomData<fn() -> S>,
 }
@@ -661,6 +694,72 @@ impl<S: ServiceType> Drop for ResponseFuture<S> {
         if let Some(client) = self.client.upgrade() {
             lock(&client.pending).remove(&self.key);
         }
+    }
+}
+
+/// A client whose service type is known only at run time (tools such as `roslite service
+/// call`): requests and responses are CDR bytes with the encapsulation header. It calls over
+/// the network only.
+pub struct SerializedClient {
+    shared: Arc<ClientShared<SharedBuf>>,
+    node: Arc<NodeShared>,
+}
+
+impl SerializedClient {
+    pub fn service_name(&self) -> &str {
+        &self.shared.service
+    }
+
+    pub fn stats(&self) -> ClientStats {
+        *lock(&self.shared.stats)
+    }
+
+    /// Whether a remote server has matched this client.
+    pub fn service_is_ready(&self) -> bool {
+        self.node
+            .context
+            .network()
+            .is_some_and(|n| n.service_client_ready(self.shared.id))
+    }
+
+    /// Waits up to `timeout` for [`Self::service_is_ready`].
+    pub fn wait_for_service(&self, timeout: Duration) -> bool {
+        let start = StdInstant::now();
+        while !self.service_is_ready() {
+            let elapsed = start.elapsed();
+            if elapsed >= timeout {
+                return false;
+            }
+            std::thread::sleep((timeout - elapsed).min(Duration::from_millis(5)));
+        }
+        true
+    }
+
+    /// Sends a serialized request and waits up to `timeout` for the serialized response.
+    ///
+    /// # Errors
+    /// [`CallError::NoServer`] without a network; [`CallError::Timeout`].
+    pub fn call(&self, request: &[u8], timeout: Duration) -> Result<SharedBuf, CallError> {
+        let Some(network) = self.node.context.network() else {
+            return Err(CallError::NoServer {
+                service: self.shared.service.clone(),
+            });
+        };
+        let server_available = self.service_is_ready();
+        let call = PendingCall::new();
+        let key = self.shared.send_remote(network, request.to_vec(), &call);
+        let result = self.shared.wait(&call, timeout, server_available);
+        lock(&self.shared.pending).remove(&key);
+        result
+    }
+}
+
+impl Drop for SerializedClient {
+    fn drop(&mut self) {
+        if let Some(network) = self.node.context.network() {
+            network.remove_service_client(self.shared.id);
+        }
+        self.shared.cancel_all();
     }
 }
 
@@ -717,6 +816,44 @@ impl crate::Node {
     /// [`crate::NodeError`] for an invalid service name.
     pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, crate::NodeError> {
         self.create_client_with_qos(name, services_default_qos())
+    }
+
+    /// A client for a service type known only at run time; `request` and `response` name the
+    /// two message types (`std_srvs/srv/SetBool_Request`, `..._Response`).
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_serialized_client(
+        &self,
+        name: &str,
+        request: crate::TypeInfo,
+        response: crate::TypeInfo,
+    ) -> Result<SerializedClient, crate::NodeError> {
+        let name = self.resolve_topic_name(name)?;
+        let shared = Arc::new(ClientShared::new(
+            self.shared.context.next_entity_id(),
+            name,
+            |payload| Some(payload.clone()),
+        ));
+        if let Some(network) = self.shared.context.network() {
+            network.add_service_client(
+                &ServiceEndpointDescription {
+                    local_id: shared.id,
+                    node_id: self.shared.id,
+                    service: shared.service.clone(),
+                    request_dds_type: request.dds_type_name,
+                    response_dds_type: response.dds_type_name,
+                    request_type_hash: request.type_hash,
+                    response_type_hash: response.type_hash,
+                    qos: services_default_qos(),
+                },
+                shared.clone(),
+            );
+        }
+        Ok(SerializedClient {
+            shared,
+            node: self.shared.clone(),
+        })
     }
 
     /// As [`Self::create_client`] with a QoS profile of choice.

@@ -1,0 +1,214 @@
+//! `roslite service list|call`: ros2service's verbs over the graph and a serialized client.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use roslite::net::RosTopicKind;
+use roslite_cdr::Endianness;
+use roslite_msg_gen::ast::{InterfaceKind, TypeName};
+use roslite_msg_gen::dynamic;
+
+use crate::topic::graph::{self, GraphView};
+use crate::topic::pyrepr;
+
+#[derive(clap::Subcommand)]
+pub enum ServiceCommand {
+    /// Output a list of available services
+    List(ListArgs),
+    /// Call a service
+    Call(CallArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Additionally display the type
+    #[arg(short = 't', long)]
+    show_types: bool,
+    /// Only display the number of services discovered
+    #[arg(short = 'c', long = "count-services")]
+    count_services: bool,
+    /// Consider hidden services as well
+    #[arg(short = 'a', long = "include-hidden-services")]
+    include_hidden_services: bool,
+    /// Longest wait in seconds for discovery (default: 2)
+    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
+    spin_time: Option<f64>,
+}
+
+#[derive(clap::Args)]
+pub struct CallArgs {
+    /// Name of the ROS service to call (e.g. '/add_two_ints')
+    service_name: String,
+    /// Type of the ROS service (e.g. 'std_srvs/srv/Empty')
+    service_type: String,
+    /// Values to fill the request with in YAML format (e.g. '{a: 1, b: 2}'); by default the
+    /// request has default values
+    #[arg(default_value = "{}")]
+    values: String,
+    /// Call the service repeatedly at this rate in Hz
+    #[arg(short = 'r', long, value_name = "N", value_parser = crate::topic::positive_float)]
+    rate: Option<f64>,
+    /// Longest wait in seconds for the service to appear and for each reply (default: 10;
+    /// ros2 waits forever)
+    #[arg(long, value_name = "S", default_value_t = 10.0,
+          value_parser = crate::topic::positive_float)]
+    timeout: f64,
+}
+
+pub fn run(command: ServiceCommand) -> anyhow::Result<()> {
+    match command {
+        ServiceCommand::List(args) => list(&args),
+        ServiceCommand::Call(args) => call(&args),
+    }
+}
+
+/// Service names with their types from every request/reply endpoint (servers and clients
+/// alike, as rcl's `get_service_names_and_types` does), other than the tool's own.
+fn services(view: &GraphView, include_hidden: bool) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in view.endpoints.iter().filter(|e| !e.local) {
+        let suffix = match e.topic_kind {
+            RosTopicKind::ServiceRequest => "_Request",
+            RosTopicKind::ServiceReply => "_Response",
+            RosTopicKind::Topic => continue,
+        };
+        if !include_hidden && graph::is_hidden(&e.topic) {
+            continue;
+        }
+        let ty = e.type_name.strip_suffix(suffix).unwrap_or(&e.type_name);
+        out.entry(e.topic.clone())
+            .or_default()
+            .insert(ty.to_owned());
+    }
+    out
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<()> {
+    let ctx = crate::topic::networked_context()?;
+    let net = crate::topic::network(&ctx);
+    let view = graph::wait_for_graph(
+        net,
+        graph::spin_time(args.spin_time, graph::DEFAULT_SPIN_TIME),
+        |view| view.participants > 0,
+    );
+    let services = services(&view, args.include_hidden_services);
+    if args.count_services {
+        println!("{}", services.len());
+        return Ok(());
+    }
+    for (name, types) in services {
+        if args.show_types {
+            let types: Vec<&str> = types.iter().map(String::as_str).collect();
+            println!("{name} [{}]", types.join(", "));
+        } else {
+            println!("{name}");
+        }
+    }
+    Ok(())
+}
+
+/// A service type name from the command line: `std_srvs/srv/SetBool` or `std_srvs/SetBool`.
+fn parse_service_type(text: &str) -> anyhow::Result<TypeName> {
+    let full = match text.split('/').count() {
+        2 => text.replacen('/', "/srv/", 1),
+        _ => text.to_owned(),
+    };
+    match TypeName::parse(&full) {
+        Some(name) if name.kind == InterfaceKind::Srv => Ok(name),
+        _ => bail!(
+            "'{text}' is not a service type name; write it as <package>/srv/<Name>, e.g. \
+             std_srvs/srv/SetBool"
+        ),
+    }
+}
+
+fn part(ty: &TypeName, suffix: &str) -> anyhow::Result<TypeName> {
+    TypeName::parse(&format!("{ty}{suffix}"))
+        .with_context(|| format!("'{ty}{suffix}' is not a valid type name"))
+}
+
+fn call(args: &CallArgs) -> anyhow::Result<()> {
+    let name = crate::topic::resolve_topic(&args.service_name)?;
+    let set = crate::interface::load_interfaces()?;
+    let ty = parse_service_type(&args.service_type)?;
+    if set.service(&ty).is_none() {
+        bail!(
+            "unknown service type '{ty}': roslite has no definition of it; put its package's \
+             share directory on $AMENT_PREFIX_PATH (`roslite interface list` shows the known \
+             types)"
+        );
+    }
+    let request_ty = part(&ty, "_Request")?;
+    let response_ty = part(&ty, "_Response")?;
+    let request_info = crate::topic::type_info(&set, &request_ty)?;
+    let response_info = crate::topic::type_info(&set, &response_ty)?;
+    // `from_yaml` errors name the field and what is wrong with it.
+    let value =
+        dynamic::from_yaml(&set, &request_ty, &args.values).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let payload = dynamic::encode(&set, &request_ty, &value, Endianness::Little)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let shown = pyrepr::message_repr(&set, &request_ty, &value);
+
+    let ctx = crate::topic::networked_context()?;
+    let node_name = crate::topic::default_node_name();
+    let node = ctx
+        .create_node(&node_name)
+        .with_context(|| format!("cannot create node '{node_name}'"))?;
+    let client = node
+        .create_serialized_client(&name, request_info, response_info)
+        .with_context(|| format!("cannot create a client of '{name}'"))?;
+    let timeout = Duration::from_secs_f64(args.timeout);
+    if !client.service_is_ready() {
+        println!("waiting for service to become available...");
+        if !client.wait_for_service(timeout) {
+            bail!(
+                "service '{name}' did not become available within {} s; check the name with \
+                 `roslite service list`, or raise --timeout",
+                args.timeout
+            );
+        }
+    }
+    let period = args.rate.map(|hz| Duration::from_secs_f64(1.0 / hz));
+    let mut next = Instant::now();
+    loop {
+        println!("requester: making request: {shown}\n");
+        let reply = client
+            .call(&payload, timeout)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let response = dynamic::decode(&set, &response_ty, reply.bytes())
+            .map_err(|e| anyhow::anyhow!("the response does not decode as {response_ty}: {e}"))?;
+        println!(
+            "response:\n{}\n",
+            pyrepr::message_repr(&set, &response_ty, &response)
+        );
+        let Some(period) = period else {
+            return Ok(());
+        };
+        next += period;
+        if let Some(wait) = next.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_types_accept_the_short_form_and_refuse_messages() {
+        assert_eq!(
+            parse_service_type("std_srvs/SetBool").unwrap().to_string(),
+            "std_srvs/srv/SetBool"
+        );
+        assert_eq!(
+            parse_service_type("std_srvs/srv/SetBool")
+                .unwrap()
+                .to_string(),
+            "std_srvs/srv/SetBool"
+        );
+        let err = parse_service_type("std_msgs/msg/String").unwrap_err();
+        assert!(err.to_string().contains("<package>/srv/<Name>"), "{err}");
+    }
+}
