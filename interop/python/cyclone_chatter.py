@@ -8,8 +8,10 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
-Configure the network with CYCLONEDDS_URI (the tests pin it to `lo`).
+The domain is ROS_DOMAIN_ID (default 0). Configure the network with CYCLONEDDS_URI (the tests
+pin it to `lo`).
 """
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -40,7 +42,8 @@ def endpoint_qos():
 
 def main():
     mode = sys.argv[1]
-    participant = DomainParticipant(0, qos=Qos(Policy.Userdata(data=b"enclave=/;")))
+    domain = int(os.environ.get("ROS_DOMAIN_ID") or 0)
+    participant = DomainParticipant(domain, qos=Qos(Policy.Userdata(data=b"enclave=/;")))
     topic = Topic(participant, "rt/chatter", String_)
     if mode == "listen":
         seconds, count = float(sys.argv[2]), int(sys.argv[3])

@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod interface;
 mod node;
+mod param;
 mod service;
 mod stats;
 mod svg;
@@ -40,6 +41,9 @@ enum Command {
     /// Inspect and call the services of the ROS graph, like `ros2 service`.
     #[command(subcommand)]
     Service(service::ServiceCommand),
+    /// Inspect and change the parameters of nodes, like `ros2 param`.
+    #[command(subcommand)]
+    Param(param::ParamCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -59,5 +63,6 @@ fn main() -> anyhow::Result<()> {
         Command::Topic(command) => topic::run(command),
         Command::Node(command) => node::run(command),
         Command::Service(command) => service::run(command),
+        Command::Param(command) => param::run(command),
     }
 }

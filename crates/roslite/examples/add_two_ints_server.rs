@@ -13,7 +13,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _service = node.create_service::<AddTwoInts, _>(
         "add_two_ints",
         move |request: AddTwoInts_Request| {
-            ros_info!(logger, "Incoming request: a: {} b: {}", request.a, request.b);
+            ros_info!(
+                logger,
+                "Incoming request: a: {} b: {}",
+                request.a,
+                request.b
+            );
             AddTwoInts_Response {
                 sum: request.a.wrapping_add(request.b),
             }

@@ -179,6 +179,8 @@ pub struct ContextOptions {
     pub network: NetworkMode,
     /// Wire conventions of the ROS distribution the peers run.
     pub ros_distro: RosDistro,
+    /// Whether nodes serve the parameter services and publish `/parameter_events`.
+    pub parameter_services: crate::params::ParameterServices,
 }
 
 pub(crate) struct ContextInner {
@@ -186,6 +188,7 @@ pub(crate) struct ContextInner {
     pub(crate) args: RosArgs,
     pub(crate) shutdown: Arc<ShutdownSignal>,
     pub(crate) bus: LocalBus,
+    pub(crate) parameter_services: crate::params::ParameterServices,
     /// This context's services, for in-process calls.
     pub(crate) services: crate::service::LocalServices,
     next_entity_id: AtomicU64,
@@ -247,6 +250,7 @@ impl Context {
             args,
             network,
             ros_distro,
+            parameter_services: crate::params::ParameterServices::from_env(),
         })
     }
 
@@ -281,6 +285,7 @@ impl Context {
                 args: options.args,
                 shutdown: ShutdownSignal::new(),
                 bus: LocalBus::default(),
+                parameter_services: options.parameter_services,
                 services: crate::service::LocalServices::default(),
                 next_entity_id: AtomicU64::new(1),
                 network,

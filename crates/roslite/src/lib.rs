@@ -27,6 +27,7 @@ pub mod log;
 pub mod names;
 pub mod net;
 pub mod node;
+pub mod params;
 pub mod pubsub;
 pub mod qos;
 pub mod serialized;
@@ -43,6 +44,11 @@ pub use events::IncompatibleQosStatus;
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
+pub use params::{
+    ListParametersResult, OnSetParametersCallbackHandle, Parameter, ParameterDescriptor,
+    ParameterError, ParameterRange, ParameterServices, ParameterType, ParameterValue,
+    SetParametersResult,
+};
 pub use pubsub::{MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats};
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
 pub use roslite_executor::{

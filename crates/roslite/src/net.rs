@@ -340,10 +340,10 @@ impl NetShared {
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
                 }
-                Event::ReaderMatched { writer, .. } => {
-                    if state.services.server_by_reply_writer.contains_key(&writer) {
-                        self.send_parked_replies(state, now());
-                    }
+                Event::ReaderMatched { writer, .. }
+                    if state.services.server_by_reply_writer.contains_key(&writer) =>
+                {
+                    self.send_parked_replies(state, now());
                 }
                 _ => {}
             }
@@ -874,7 +874,7 @@ mod graph_tests {
             .unwrap()
             .endpoints()
             .into_iter()
-            .filter(|e| e.local)
+            .filter(|e| e.local && e.topic == "/robot/chatter")
             .collect();
         assert_eq!(endpoints.len(), 1, "{endpoints:?}");
         let e = &endpoints[0];

@@ -38,6 +38,8 @@ pub enum NodeError {
         value: String,
         expected: &'static str,
     },
+    /// A `--params-file` or `-p` override that cannot be used.
+    Parameters(crate::params::OverrideError),
 }
 
 impl fmt::Display for NodeError {
@@ -56,6 +58,7 @@ impl fmt::Display for NodeError {
                     "parameter '{name}' has value '{value}', expected {expected}"
                 )
             }
+            Self::Parameters(e) => e.fmt(f),
         }
     }
 }
@@ -98,6 +101,7 @@ pub struct Node {
     context: Context,
     /// The `/clock` subscription under `use_sim_time`.
     _clock_subscription: Option<Arc<Subscription<ClockMsg>>>,
+    pub(crate) parameters: Arc<crate::params::NodeParameters>,
 }
 
 impl Node {
@@ -114,11 +118,21 @@ impl Node {
                 namespace.trim_start_matches('/').replace('/', ".")
             )
         });
-        let sim_clock = Self::use_sim_time_override(&context, &name)?.then(SimClock::new);
+        let fqn = names::join(&namespace, &name);
+        let overrides = crate::params::Overrides::for_node(context.args(), &fqn)
+            .map_err(NodeError::Parameters)?;
+        let use_sim_time = overrides.use_sim_time()?;
+        let sim_clock = use_sim_time.then(SimClock::new);
         let (timer_clock, ros_clock): (Arc<dyn Clock>, _) = match &sim_clock {
             Some(sim) => (sim.clone(), RosClockSource::Simulated(sim.clone())),
             None => (Arc::new(SteadyClock), RosClockSource::System),
         };
+        let parameters = crate::params::NodeParameters::new(
+            overrides,
+            fqn,
+            ros_clock.clone(),
+            context.inner.parameter_services,
+        );
         let default_group = CallbackGroup::new();
         let id = context.inner.next_entity_id();
         context.inner.bus.node_added(id, &namespace, &name);
@@ -138,6 +152,7 @@ impl Node {
             shared,
             context,
             _clock_subscription: None,
+            parameters,
         };
         if let Some(sim) = sim_clock {
             node.listen_to_sim_clock(&default_group);
@@ -149,26 +164,8 @@ impl Node {
             )?;
             node._clock_subscription = Some(Arc::new(subscription));
         }
+        crate::params::NodeParameters::start(&node, use_sim_time)?;
         Ok(node)
-    }
-
-    /// `use_sim_time` from `--ros-args -p [node:]use_sim_time:=true`.
-    fn use_sim_time_override(context: &Context, node: &str) -> Result<bool, NodeError> {
-        let mut value = None;
-        for (target, name, text) in &context.args().params {
-            if name == "use_sim_time" && target.as_deref().is_none_or(|t| t == node) {
-                value = Some(text.trim());
-            }
-        }
-        match value {
-            None | Some("false" | "False" | "FALSE") => Ok(false),
-            Some("true" | "True" | "TRUE") => Ok(true),
-            Some(other) => Err(NodeError::Parameter {
-                name: "use_sim_time".into(),
-                value: other.into(),
-                expected: "true or false",
-            }),
-        }
     }
 
     fn listen_to_sim_clock(&self, group: &Arc<CallbackGroup>) {

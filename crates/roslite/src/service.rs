@@ -263,6 +263,8 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
             let mut callback = lock(&self.callback);
             callback(request)
         };
+        // Counted first: the caller may look at the count as soon as the reply reaches it.
+        lock(&self.stats).replies_sent += 1;
         match responder {
             Responder::Local(complete) => complete(response),
             Responder::Remote(channel) => {
@@ -277,7 +279,6 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
                 }
             }
         }
-        lock(&self.stats).replies_sent += 1;
         true
     }
 }

@@ -1,7 +1,8 @@
 //! roslite against a plain Cyclone DDS 11 peer (PyPI `cyclonedds` in ./.venv, which `cargo xtask
 //! test` installs; no ROS on that side) that follows the ROS 2 wire conventions for `/chatter`
 //! (`interop/python/cyclone_chatter.py`). Each test runs in a network namespace made for it: only
-//! `lo`, with multicast, and Cyclone is pinned to `lo`, so nothing can leave the machine.
+//! `lo`, with multicast, and Cyclone is pinned to `lo`, so nothing can leave the machine; and
+//! in a ROS domain of its own.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -16,8 +17,6 @@ use roslite_transport::netns::NetNs;
 
 mod common;
 
-const DOMAIN: u32 = 0;
-
 /// How many messages each side must hear.
 const COUNT: usize = 5;
 
@@ -27,11 +26,12 @@ const DEADLINE: Duration = Duration::from_secs(20);
 /// Cyclone on `lo` only, with multicast (SPDP to 239.255.0.1 works inside the namespace).
 const CYCLONEDDS_URI: &str = r#"<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General></Domain></CycloneDDS>"#;
 
-fn cyclone(ns: &NetNs, args: &[&str]) -> Command {
+fn cyclone(ns: &NetNs, domain: u32, args: &[&str]) -> Command {
     let mut command = ns.command(common::python());
     command
         .arg(common::workspace().join("interop/python/cyclone_chatter.py"))
         .args(args)
+        .env("ROS_DOMAIN_ID", domain.to_string())
         .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
         .env("PYTHONUNBUFFERED", "1")
         .stdin(Stdio::null())
@@ -138,13 +138,14 @@ fn assert_consecutive(counters: &[u64], messages: &[String]) {
 
 #[test]
 fn cyclone_listener_hears_a_roslite_talker() {
+    let domain = 40;
     let ns = NetNs::create("cyclone-listen")
         .expect("create a network namespace (needs root and iproute2)");
-    let ctx = common::networked_in(&ns, DOMAIN);
+    let ctx = common::networked_in(&ns, domain);
     let node = ctx.create_node("roslite_talker").unwrap();
     let publisher = node.create_publisher::<StringMsg>("chatter", 10).unwrap();
     let start = Instant::now();
-    let listener = Peer::spawn(cyclone(&ns, &["listen", "15", &COUNT.to_string()]));
+    let listener = Peer::spawn(cyclone(&ns, domain, &["listen", "15", &COUNT.to_string()]));
     let stop = Arc::new(AtomicBool::new(false));
     let talker = {
         let stop = stop.clone();
@@ -194,9 +195,10 @@ fn cyclone_listener_hears_a_roslite_talker() {
 
 #[test]
 fn roslite_listener_hears_a_cyclone_talker() {
+    let domain = 41;
     let ns = NetNs::create("cyclone-talk")
         .expect("create a network namespace (needs root and iproute2)");
-    let ctx = common::networked_in(&ns, DOMAIN);
+    let ctx = common::networked_in(&ns, domain);
     let node = ctx.create_node("roslite_listener").unwrap();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = heard.clone();
@@ -207,7 +209,7 @@ fn roslite_listener_hears_a_cyclone_talker() {
         .unwrap();
     let start = Instant::now();
     // Runs longer than we wait: stopping it is our job.
-    let talker = Peer::spawn(cyclone(&ns, &["talk", "30"]));
+    let talker = Peer::spawn(cyclone(&ns, domain, &["talk", "30"]));
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
     while heard.lock().unwrap().len() < COUNT && start.elapsed() < DEADLINE {

@@ -1,0 +1,566 @@
+//! One conformance suite for every transport: delivery, ordering, keep-last, keep-all with
+//! `max_blocking_time`, large samples, and peer death with real processes and SIGKILL.
+//!
+//! A transport takes part by implementing [`Transport`] (this crate does it for [`Shm`] and
+//! [`Uds`]; the runtime can do it for intra-process and RTPS/UDP). The test binary must call
+//! [`run_child_if_requested`] first thing in `main` for every transport it tests: the
+//! peer-death tests re-execute the binary as the peer process (`harness = false`).
+//!
+//! Each test is a plain function that panics on failure; [`tests`] lists them by name.
+
+use std::io::{BufRead, BufReader};
+use std::ops::Deref;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{
+    Endpoint, EndpointAddress, History, ReaderConfig, ReceiveError, SendError, ShmReader,
+    ShmWriter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+};
+
+/// What the suite needs of a transport.
+pub trait Transport: 'static {
+    /// Short lowercase name (`shm`, `uds`); selects the child role.
+    const NAME: &'static str;
+    /// Whether a full reader can have more than `depth` samples in flight (kernel buffers).
+    const BUFFERS_BEYOND_DEPTH: bool;
+    /// One participant.
+    type Node;
+    type Writer: Sync;
+    type Reader: Sync;
+    type Sample: Deref<Target = [u8]>;
+
+    fn node() -> Self::Node;
+    fn writer(node: &Self::Node, key: u64, max_blocking_time: Duration) -> Self::Writer;
+    /// Text that lets a reader in another process find `writer` of `node`.
+    fn locator(node: &Self::Node, key: u64) -> String;
+    /// A reader in participant `node` of the writer `key` found through `locator`.
+    fn reader(node: &Self::Node, locator: &str, key: u64, history: History) -> Self::Reader;
+    fn send(writer: &Self::Writer, payload: &[u8]) -> Result<u64, SendError>;
+    /// Waits up to `timeout`; `Ok(None)` on timeout.
+    fn receive(
+        reader: &Self::Reader,
+        timeout: Duration,
+    ) -> Result<Option<Self::Sample>, ReceiveError>;
+    /// Readers currently attached to `writer`.
+    fn readers(writer: &Self::Writer) -> usize;
+    /// Resources `writer` holds on behalf of readers (chunks in use, queued frames).
+    fn in_use(writer: &Self::Writer) -> usize;
+}
+
+/// Zero-copy shared memory.
+pub struct Shm;
+
+impl Transport for Shm {
+    const NAME: &'static str = "shm";
+    const BUFFERS_BEYOND_DEPTH: bool = false;
+    type Node = Endpoint;
+    type Writer = ShmWriter;
+    type Reader = ShmReader;
+    type Sample = crate::Sample;
+
+    fn node() -> Endpoint {
+        Endpoint::bind().expect("bind endpoint")
+    }
+
+    fn writer(node: &Endpoint, key: u64, max_blocking_time: Duration) -> ShmWriter {
+        let config = WriterConfig {
+            max_blocking_time,
+            ..WriterConfig::default()
+        };
+        ShmWriter::create(node, WriterKey::from(u128::from(key)), config).expect("create writer")
+    }
+
+    fn locator(node: &Endpoint, _key: u64) -> String {
+        node.address().to_string()
+    }
+
+    fn reader(node: &Endpoint, locator: &str, key: u64, history: History) -> ShmReader {
+        let address: EndpointAddress = locator.parse().expect("locator");
+        let config = ReaderConfig {
+            history,
+            max_held: 8,
+            ..ReaderConfig::default()
+        };
+        ShmReader::connect(node, &address, WriterKey::from(u128::from(key)), config)
+            .expect("connect reader")
+    }
+
+    fn send(writer: &ShmWriter, payload: &[u8]) -> Result<u64, SendError> {
+        writer.send_copy(payload, 0)
+    }
+
+    fn receive(
+        reader: &ShmReader,
+        timeout: Duration,
+    ) -> Result<Option<crate::Sample>, ReceiveError> {
+        reader.receive_timeout(timeout)
+    }
+
+    fn readers(writer: &ShmWriter) -> usize {
+        writer.stats().readers
+    }
+
+    fn in_use(writer: &ShmWriter) -> usize {
+        writer.stats().chunks_in_use
+    }
+}
+
+/// Frames on Unix domain sockets.
+pub struct Uds;
+
+impl Transport for Uds {
+    const NAME: &'static str = "uds";
+    const BUFFERS_BEYOND_DEPTH: bool = true;
+    type Node = Endpoint;
+    type Writer = UdsWriter;
+    type Reader = UdsReader;
+    type Sample = crate::UdsSample;
+
+    fn node() -> Endpoint {
+        Endpoint::bind().expect("bind endpoint")
+    }
+
+    fn writer(node: &Endpoint, key: u64, max_blocking_time: Duration) -> UdsWriter {
+        let config = UdsWriterConfig { max_blocking_time };
+        UdsWriter::create(node, WriterKey::from(u128::from(key)), config).expect("create writer")
+    }
+
+    fn locator(node: &Endpoint, _key: u64) -> String {
+        node.address().to_string()
+    }
+
+    fn reader(_node: &Endpoint, locator: &str, key: u64, history: History) -> UdsReader {
+        let address: EndpointAddress = locator.parse().expect("locator");
+        let config = UdsReaderConfig {
+            history,
+            ..UdsReaderConfig::default()
+        };
+        UdsReader::connect(&address, WriterKey::from(u128::from(key)), config)
+            .expect("connect reader")
+    }
+
+    fn send(writer: &UdsWriter, payload: &[u8]) -> Result<u64, SendError> {
+        writer.send(payload, 0)
+    }
+
+    fn receive(
+        reader: &UdsReader,
+        timeout: Duration,
+    ) -> Result<Option<crate::UdsSample>, ReceiveError> {
+        reader.receive_timeout(timeout)
+    }
+
+    fn readers(writer: &UdsWriter) -> usize {
+        writer.stats().readers
+    }
+
+    fn in_use(writer: &UdsWriter) -> usize {
+        writer.stats().queued
+    }
+}
+
+/// Every test of the suite, by name.
+pub fn tests<T: Transport>() -> Vec<(&'static str, fn())> {
+    vec![
+        (
+            "delivery_order_and_contents",
+            delivery_order_and_contents::<T>,
+        ),
+        ("many_writers_many_readers", many_writers_many_readers::<T>),
+        (
+            "keep_last_overwrites_for_a_slow_reader_only",
+            keep_last_overwrites_for_a_slow_reader_only::<T>,
+        ),
+        (
+            "keep_all_blocks_then_times_out",
+            keep_all_blocks_then_times_out::<T>,
+        ),
+        ("large_samples", large_samples::<T>),
+        ("reader_killed_repeatedly", reader_killed_repeatedly::<T>),
+        ("writer_killed_repeatedly", writer_killed_repeatedly::<T>),
+    ]
+}
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A payload whose every byte depends on `seq` and its position.
+pub fn pattern(seq: u64, len: usize) -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..len)
+        .map(|i| (i as u64).wrapping_mul(31).wrapping_add(seq) as u8)
+        .collect();
+    if len >= 8 {
+        bytes[..8].copy_from_slice(&seq.to_le_bytes());
+    }
+    bytes
+}
+
+fn seq_of(payload: &[u8]) -> u64 {
+    u64::from_le_bytes(
+        payload[..8]
+            .try_into()
+            .expect("payload of at least 8 bytes"),
+    )
+}
+
+fn check(payload: &[u8], len: usize) -> u64 {
+    let seq = seq_of(payload);
+    assert_eq!(payload.len(), len, "sample {seq}: length");
+    assert!(
+        payload == pattern(seq, len).as_slice(),
+        "sample {seq}: contents differ"
+    );
+    seq
+}
+
+/// Waits (sleeping in 1 ms steps: the condition lives in another thread or process) until
+/// `condition`, at most [`PATIENCE`]; returns the time it took.
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    start.elapsed()
+}
+
+fn receive_one<T: Transport>(reader: &T::Reader) -> T::Sample {
+    T::receive(reader, PATIENCE)
+        .expect("receive")
+        .expect("a sample within the patience")
+}
+
+pub fn delivery_order_and_contents<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 1, Duration::from_secs(5));
+    let locator = T::locator(&node, 1);
+    let readers = [
+        T::reader(&node, &locator, 1, History::KeepAll(1000)),
+        T::reader(&node, &locator, 1, History::KeepLast(1000)),
+    ];
+    eventually("both readers are attached", || T::readers(&writer) == 2);
+    let sizes = [8usize, 9, 100, 4095, 4096, 4097, 70_000, 300_000];
+    let count = 200u64;
+    for seq in 0..count {
+        let len = sizes[seq as usize % sizes.len()];
+        T::send(&writer, &pattern(seq, len)).expect("send");
+    }
+    for reader in &readers {
+        for seq in 0..count {
+            let len = sizes[seq as usize % sizes.len()];
+            assert_eq!(check(&receive_one::<T>(reader), len), seq, "order");
+        }
+        assert!(T::receive(reader, Duration::from_millis(20))
+            .expect("receive")
+            .is_none());
+    }
+    drop(readers);
+    eventually("the writer forgets closed readers", || {
+        T::readers(&writer) == 0
+    });
+    assert_eq!(
+        T::in_use(&writer),
+        0,
+        "resources held after every reader left"
+    );
+}
+
+pub fn many_writers_many_readers<T: Transport>() {
+    let nodes = [T::node(), T::node()];
+    let writers: Vec<_> = (0..4u64)
+        .map(|k| T::writer(&nodes[k as usize % 2], 10 + k, Duration::from_secs(5)))
+        .collect();
+    // Three subscribers, each reading every writer.
+    let readers: Vec<Vec<_>> = (0..3)
+        .map(|_| {
+            (0..4u64)
+                .map(|k| {
+                    T::reader(
+                        &nodes[0],
+                        &T::locator(&nodes[k as usize % 2], 10 + k),
+                        10 + k,
+                        History::KeepAll(100),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    for writer in &writers {
+        eventually("three readers per writer", || T::readers(writer) == 3);
+    }
+    std::thread::scope(|scope| {
+        for (k, writer) in writers.iter().enumerate() {
+            scope.spawn(move || {
+                for seq in 0..50u64 {
+                    T::send(writer, &pattern(seq * 4 + k as u64, 64)).expect("send");
+                }
+            });
+        }
+    });
+    for subscriber in &readers {
+        for (k, reader) in subscriber.iter().enumerate() {
+            for seq in 0..50u64 {
+                assert_eq!(check(&receive_one::<T>(reader), 64), seq * 4 + k as u64);
+            }
+        }
+    }
+}
+
+pub fn keep_last_overwrites_for_a_slow_reader_only<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 2, Duration::from_secs(5));
+    let locator = T::locator(&node, 2);
+    let depth = 4;
+    let slow = T::reader(&node, &locator, 2, History::KeepLast(depth));
+    let fast = T::reader(&node, &locator, 2, History::KeepAll(1000));
+    eventually("both readers are attached", || T::readers(&writer) == 2);
+    let count = 200u64;
+    let len = 64 << 10;
+    for seq in 1..=count {
+        // Never blocks: the slow reader is keep-last, the fast one has room for everything.
+        T::send(&writer, &pattern(seq, len)).expect("send to a slow keep-last reader");
+    }
+    for seq in 1..=count {
+        assert_eq!(check(&receive_one::<T>(&fast), len), seq);
+    }
+    let mut got = Vec::new();
+    while let Some(sample) = T::receive(&slow, Duration::from_millis(200)).expect("receive") {
+        got.push(check(&sample, len));
+    }
+    assert_eq!(
+        got.last(),
+        Some(&count),
+        "the slow reader gets the newest sample"
+    );
+    assert!(got.windows(2).all(|w| w[0] < w[1]), "in order: {got:?}");
+    assert!(got.len() < count as usize, "older samples were dropped");
+    if !T::BUFFERS_BEYOND_DEPTH {
+        assert_eq!(
+            got,
+            ((count - u64::from(depth) + 1)..=count).collect::<Vec<_>>()
+        );
+    }
+}
+
+pub fn keep_all_blocks_then_times_out<T: Transport>() {
+    let node = T::node();
+    let max_blocking = Duration::from_millis(50);
+    let writer = T::writer(&node, 3, max_blocking);
+    let reader = T::reader(&node, &T::locator(&node, 3), 3, History::KeepAll(3));
+    eventually("the reader is attached", || T::readers(&writer) == 1);
+    let len = 256 << 10;
+    let mut sent = 0u64;
+    let blocked_for = loop {
+        assert!(
+            sent < 1000,
+            "a keep-all reader that never reads must block the writer"
+        );
+        let start = Instant::now();
+        match T::send(&writer, &pattern(sent, len)) {
+            Ok(_) => sent += 1,
+            Err(SendError::Timeout) => break start.elapsed(),
+            Err(e) => panic!("unexpected send error {e}"),
+        }
+    };
+    assert!(
+        blocked_for >= max_blocking,
+        "returned after {blocked_for:?}, before max_blocking_time"
+    );
+    // Room for one more once the reader takes one; the timed-out sample was never delivered.
+    assert_eq!(check(&receive_one::<T>(&reader), len), 0);
+    let resend = sent;
+    eventually("the writer accepts again", || {
+        T::send(&writer, &pattern(resend, len)).is_ok()
+    });
+    for seq in 1..=sent {
+        assert_eq!(
+            check(&receive_one::<T>(&reader), len),
+            seq,
+            "no gap, no timed-out sample"
+        );
+    }
+}
+
+pub fn large_samples<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 4, Duration::from_secs(30));
+    let reader = T::reader(&node, &T::locator(&node, 4), 4, History::KeepAll(4));
+    eventually("the reader is attached", || T::readers(&writer) == 1);
+    // A 55 MB point cloud, and sizes around chunk and packet boundaries.
+    for (seq, len) in [
+        (1u64, 55_000_000usize),
+        (2, (4 << 20) + 1),
+        (3, crate::PACKET - 32),
+        (4, crate::PACKET),
+    ] {
+        let payload = pattern(seq, len);
+        std::thread::scope(|scope| {
+            // The reader runs concurrently: a socket transport needs it to drain.
+            let receiver = scope.spawn(|| check(&receive_one::<T>(&reader), len));
+            T::send(&writer, &payload).expect("send large sample");
+            assert_eq!(receiver.join().expect("receiver"), seq);
+        });
+    }
+}
+
+// ---- peer death --------------------------------------------------------------------------
+
+const CHILD_ENV: &str = "ROSLITE_CONFORMANCE_CHILD";
+const LOCATOR_ENV: &str = "ROSLITE_CONFORMANCE_LOCATOR";
+const KILL_ROUNDS: usize = 5;
+
+/// Runs the peer role this process was started for, then exits; returns if it was not started
+/// as a child for `T`.
+pub fn run_child_if_requested<T: Transport>() {
+    let Ok(role) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    match role.strip_prefix(T::NAME).and_then(|r| r.strip_prefix(':')) {
+        Some("reader") => {
+            let locator = std::env::var(LOCATOR_ENV).expect("locator");
+            let node = T::node();
+            let reader = T::reader(&node, &locator, 7, History::KeepLast(8));
+            // Hold samples and never release them, so the writer has chunks to reclaim.
+            let mut held = Vec::new();
+            while held.len() < 4 {
+                held.push(receive_one::<T>(&reader));
+            }
+            println!("holding {}", held.len());
+            loop {
+                std::thread::park();
+            }
+        }
+        Some("writer") => {
+            let node = T::node();
+            let writer = T::writer(&node, 8, Duration::from_millis(100));
+            println!("{}", T::locator(&node, 8));
+            for seq in 0.. {
+                let _ = T::send(&writer, &pattern(seq, 4096));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        _ => return,
+    }
+    std::process::exit(0);
+}
+
+fn spawn_child<T: Transport>(
+    role: &str,
+    locator: Option<&str>,
+) -> (Child, BufReader<std::process::ChildStdout>) {
+    let mut command = Command::new(std::env::current_exe().expect("current exe"));
+    command
+        .env(CHILD_ENV, format!("{}:{role}", T::NAME))
+        .stdout(Stdio::piped());
+    if let Some(locator) = locator {
+        command.env(LOCATOR_ENV, locator);
+    }
+    let mut child = command.spawn().expect("spawn child");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdout)
+}
+
+fn read_line(stdout: &mut BufReader<std::process::ChildStdout>) -> String {
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read child output");
+    line.trim().to_owned()
+}
+
+fn sigkill(child: &mut Child) {
+    child.kill().expect("SIGKILL child");
+    child.wait().expect("reap child");
+}
+
+fn dev_shm_entries() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A reader process is SIGKILLed while holding samples; the writer reclaims them and keeps
+/// serving a surviving reader. Prints how long the writer took to notice.
+pub fn reader_killed_repeatedly<T: Transport>() {
+    let shm_before = dev_shm_entries();
+    let baseline_fds = crate::open_fd_count();
+    let node = T::node();
+    let writer = T::writer(&node, 7, Duration::from_millis(100));
+    let locator = T::locator(&node, 7);
+    let survivor = T::reader(&node, &locator, 7, History::KeepAll(64));
+    eventually("the survivor is attached", || T::readers(&writer) == 1);
+    let mut seq = 0u64;
+    let mut detection = Vec::new();
+    for _ in 0..KILL_ROUNDS {
+        let (mut child, mut stdout) = spawn_child::<T>("reader", Some(&locator));
+        eventually("the child reader is attached", || T::readers(&writer) == 2);
+        for _ in 0..8 {
+            seq += 1;
+            T::send(&writer, &pattern(seq, 4096)).expect("send");
+            assert_eq!(check(&receive_one::<T>(&survivor), 4096), seq);
+        }
+        assert_eq!(read_line(&mut stdout), "holding 4");
+        let killed = Instant::now();
+        sigkill(&mut child);
+        eventually("the writer drops the killed reader", || {
+            T::readers(&writer) == 1
+        });
+        detection.push(killed.elapsed());
+        // The survivor continues; then nothing is held for anybody.
+        seq += 1;
+        T::send(&writer, &pattern(seq, 4096)).expect("send after the kill");
+        assert_eq!(check(&receive_one::<T>(&survivor), 4096), seq);
+        eventually("every chunk is reclaimed", || T::in_use(&writer) == 0);
+    }
+    println!(
+        "    {}: writer noticed SIGKILLed readers after {detection:?}",
+        T::NAME
+    );
+    drop((survivor, writer, node));
+    assert_eq!(crate::open_fd_count(), baseline_fds, "descriptors leaked");
+    assert_eq!(dev_shm_entries(), shm_before, "files appeared in /dev/shm");
+}
+
+/// A writer process is SIGKILLed mid-stream; the reader drains what arrived, reports the writer
+/// gone, and closing it leaves no descriptor behind.
+pub fn writer_killed_repeatedly<T: Transport>() {
+    let shm_before = dev_shm_entries();
+    let baseline_fds = crate::open_fd_count();
+    let mut detection = Vec::new();
+    for _ in 0..KILL_ROUNDS {
+        let (mut child, mut stdout) = spawn_child::<T>("writer", None);
+        let locator = read_line(&mut stdout);
+        let node = T::node();
+        let reader = T::reader(&node, &locator, 8, History::KeepLast(16));
+        let mut last = None;
+        for _ in 0..5 {
+            let seq = check(&receive_one::<T>(&reader), 4096);
+            assert!(last.is_none_or(|l| seq > l), "in order");
+            last = Some(seq);
+        }
+        let killed = Instant::now();
+        sigkill(&mut child);
+        loop {
+            match T::receive(&reader, PATIENCE) {
+                Ok(Some(sample)) => {
+                    check(&sample, 4096);
+                }
+                Ok(None) => panic!("the reader never noticed the writer died"),
+                Err(ReceiveError::WriterGone) => break,
+                Err(e) => panic!("unexpected receive error {e}"),
+            }
+        }
+        detection.push(killed.elapsed());
+        drop((reader, node));
+    }
+    println!(
+        "    {}: reader noticed SIGKILLed writers after {detection:?}",
+        T::NAME
+    );
+    assert_eq!(crate::open_fd_count(), baseline_fds, "descriptors leaked");
+    assert_eq!(dev_shm_entries(), shm_before, "files appeared in /dev/shm");
+}

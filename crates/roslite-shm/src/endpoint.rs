@@ -1,0 +1,563 @@
+//! A participant's same-host endpoint: one listening abstract Unix socket and one service thread.
+//!
+//! Readers connect to the endpoint of the writer they want and say which writer in their hello
+//! ([`crate::protocol`]). The service thread accepts, checks the peer's uid, hands the
+//! connection to the writer, and from then on watches every connection: a hang-up (the peer
+//! closed it or died, the kernel closes a killed process's sockets at once) makes the writer
+//! reclaim everything that reader held. For Unix-socket writers it also finishes sends that
+//! would have blocked.
+//!
+//! The listening socket lives in the abstract namespace: nothing is created in the file
+//! system, and the name disappears with the socket, even when the process is SIGKILLed.
+//! Abstract sockets have no permission bits, so every accepted connection is checked with
+//! SO_PEERCRED and refused unless it comes from our own uid (and the reader checks the same of
+//! the listener).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rustix::event::PollFlags;
+use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+
+use crate::protocol::{Hello, Kind, Message, RejectReason, WriterKey};
+use crate::sys;
+
+/// Where a participant's endpoint listens: a name in the abstract Unix-socket namespace of its
+/// network namespace. Text form: `@` followed by the name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EndpointAddress(String);
+
+impl EndpointAddress {
+    fn socket_address(&self) -> io::Result<SocketAddrUnix> {
+        Ok(SocketAddrUnix::new_abstract_name(self.0.as_bytes())?)
+    }
+}
+
+impl fmt::Display for EndpointAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "@{}", self.0)
+    }
+}
+
+/// The text is not `@` followed by 1 to 100 printable ASCII characters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadAddress;
+
+impl fmt::Display for BadAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not an endpoint address (expected @ and 1 to 100 printable ASCII characters)")
+    }
+}
+
+impl std::error::Error for BadAddress {}
+
+impl FromStr for EndpointAddress {
+    type Err = BadAddress;
+
+    fn from_str(text: &str) -> Result<Self, BadAddress> {
+        let name = text.strip_prefix('@').ok_or(BadAddress)?;
+        if name.is_empty() || name.len() > 100 || !name.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(BadAddress);
+        }
+        Ok(EndpointAddress(name.to_owned()))
+    }
+}
+
+/// What two participants compare to know they can use each other's endpoints: the same boot of
+/// the same kernel, the same network namespace (abstract sockets are per namespace) and the same
+/// uid (endpoints refuse other users). Text form: `boot_id/netns_inode/uid`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HostId {
+    pub boot_id: String,
+    pub netns_inode: u64,
+    pub uid: u32,
+}
+
+impl HostId {
+    /// This process's identity, from `/proc/sys/kernel/random/boot_id` and `/proc/self/ns/net`.
+    ///
+    /// # Errors
+    /// When /proc is not mounted.
+    pub fn current() -> io::Result<HostId> {
+        use std::os::unix::fs::MetadataExt;
+        let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?
+            .trim()
+            .to_owned();
+        let netns_inode = std::fs::metadata("/proc/self/ns/net")?.ino();
+        Ok(HostId {
+            boot_id,
+            netns_inode,
+            uid: rustix::process::geteuid().as_raw(),
+        })
+    }
+}
+
+impl fmt::Display for HostId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.boot_id, self.netns_inode, self.uid)
+    }
+}
+
+impl FromStr for HostId {
+    type Err = BadAddress;
+
+    fn from_str(text: &str) -> Result<Self, BadAddress> {
+        let mut parts = text.split('/');
+        let (Some(boot_id), Some(netns), Some(uid), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(BadAddress);
+        };
+        if boot_id.is_empty() || boot_id.len() > 64 {
+            return Err(BadAddress);
+        }
+        Ok(HostId {
+            boot_id: boot_id.to_owned(),
+            netns_inode: netns.parse().map_err(|_| BadAddress)?,
+            uid: uid.parse().map_err(|_| BadAddress)?,
+        })
+    }
+}
+
+/// Why [`Endpoint::bind`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BindError {
+    /// Creating, binding or listening on the socket failed.
+    Socket(io::Error),
+    /// The service thread could not be started.
+    Thread(io::Error),
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BindError::Socket(e) => write!(f, "cannot listen on an abstract Unix socket: {e}"),
+            BindError::Thread(e) => write!(f, "cannot start the endpoint service thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BindError {}
+
+/// Counters of the endpoint; peer misbehaviour is counted here, never returned to the user.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Connections refused because they came from another uid.
+    pub foreign_uid_refused: u64,
+    /// Hellos that were malformed or named no writer of that kind.
+    pub hellos_rejected: u64,
+    /// Readers dropped after they hung up (closed or died).
+    pub readers_hung_up: u64,
+}
+
+/// A writer as the service thread sees it (implemented by the shared-memory and Unix-socket
+/// writers).
+pub(crate) trait Attach: Send + Sync {
+    fn kind(&self) -> Kind;
+    /// Takes a connection whose hello named this writer: sends the welcome (and, for shared
+    /// memory, the segments) before the writer publishes to it.
+    fn attach(
+        &self,
+        conn: ConnId,
+        sock: Arc<OwnedFd>,
+        hello: Hello,
+        fds: Vec<OwnedFd>,
+    ) -> Result<(), RejectReason>;
+    /// The peer hung up, misbehaved, or the endpoint is closing.
+    fn detach(&self, conn: ConnId);
+    /// The socket became writable again. The writer calls
+    /// [`EndpointShared::set_wants_write`] itself, under its own lock, so that a concurrent
+    /// send's request is never overwritten by a stale answer.
+    fn flush(&self, _conn: ConnId) {}
+}
+
+/// A local reader whose writer's socket the service thread watches: announcements are processed
+/// as they arrive and a hang-up wakes the reader even while it sleeps on a futex.
+pub(crate) trait Watch: Send + Sync {
+    /// Processes what arrived; false once the writer hung up.
+    fn handle_socket(&self) -> bool;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ConnId(pub(crate) u64);
+
+struct Watched {
+    sock: Arc<OwnedFd>,
+    owner: Weak<dyn Attach>,
+    wants_write: bool,
+}
+
+#[derive(Default)]
+struct Registry {
+    writers: HashMap<WriterKey, Weak<dyn Attach>>,
+    watched: HashMap<ConnId, Watched>,
+    readers: HashMap<ConnId, (Arc<OwnedFd>, Weak<dyn Watch>)>,
+}
+
+pub(crate) struct EndpointShared {
+    address: EndpointAddress,
+    doorbell: OwnedFd,
+    stop: AtomicBool,
+    registry: Mutex<Registry>,
+    next_conn: AtomicU64,
+    foreign_uid_refused: AtomicU64,
+    hellos_rejected: AtomicU64,
+    readers_hung_up: AtomicU64,
+}
+
+impl EndpointShared {
+    pub(crate) fn register(&self, key: WriterKey, writer: Weak<dyn Attach>) -> bool {
+        let mut registry = lock(&self.registry);
+        if registry
+            .writers
+            .get(&key)
+            .is_some_and(|w| w.strong_count() > 0)
+        {
+            return false;
+        }
+        registry.writers.insert(key, writer);
+        true
+    }
+
+    pub(crate) fn deregister(&self, key: WriterKey) {
+        lock(&self.registry).writers.remove(&key);
+    }
+
+    /// Watches a local reader's socket until [`Self::unwatch_reader`].
+    pub(crate) fn watch_reader(&self, sock: Arc<OwnedFd>, reader: Weak<dyn Watch>) -> ConnId {
+        let conn = ConnId(self.next_conn.fetch_add(1, Relaxed));
+        lock(&self.registry).readers.insert(conn, (sock, reader));
+        sys::eventfd_signal(self.doorbell.as_fd());
+        conn
+    }
+
+    pub(crate) fn unwatch_reader(&self, conn: ConnId) {
+        lock(&self.registry).readers.remove(&conn);
+        sys::eventfd_signal(self.doorbell.as_fd());
+    }
+
+    /// Asks the service thread to wait for `conn` to become writable (or to stop waiting).
+    pub(crate) fn set_wants_write(&self, conn: ConnId, wants: bool) {
+        let changed = lock(&self.registry)
+            .watched
+            .get_mut(&conn)
+            .is_some_and(|w| std::mem::replace(&mut w.wants_write, wants) != wants);
+        if changed {
+            sys::eventfd_signal(self.doorbell.as_fd());
+        }
+    }
+}
+
+/// One participant's same-host endpoint (see the module docs).
+pub struct Endpoint {
+    shared: Arc<EndpointShared>,
+    service: Option<JoinHandle<()>>,
+}
+
+impl Endpoint {
+    /// Listens on a fresh abstract name and starts the service thread.
+    ///
+    /// # Errors
+    /// [`BindError`] when the socket or the thread cannot be created.
+    pub fn bind() -> Result<Endpoint, BindError> {
+        let mut random = [0u8; 8];
+        rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())
+            .map_err(|e| BindError::Socket(e.into()))?;
+        let name = format!(
+            "roslite-{}-{:016x}",
+            std::process::id(),
+            u64::from_le_bytes(random)
+        );
+        let address = EndpointAddress(name);
+        let listener = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        )
+        .map_err(|e| BindError::Socket(e.into()))?;
+        let socket_address = address.socket_address().map_err(BindError::Socket)?;
+        rustix::net::bind(&listener, &socket_address).map_err(|e| BindError::Socket(e.into()))?;
+        rustix::net::listen(&listener, 128).map_err(|e| BindError::Socket(e.into()))?;
+        let shared = Arc::new(EndpointShared {
+            address,
+            doorbell: sys::eventfd().map_err(BindError::Socket)?,
+            stop: AtomicBool::new(false),
+            registry: Mutex::new(Registry::default()),
+            next_conn: AtomicU64::new(1),
+            foreign_uid_refused: AtomicU64::new(0),
+            hellos_rejected: AtomicU64::new(0),
+            readers_hung_up: AtomicU64::new(0),
+        });
+        let service_shared = shared.clone();
+        let service = std::thread::Builder::new()
+            .name("roslite-shm".into())
+            .spawn(move || serve(&service_shared, listener))
+            .map_err(BindError::Thread)?;
+        Ok(Endpoint {
+            shared,
+            service: Some(service),
+        })
+    }
+
+    /// The address to advertise in discovery.
+    pub fn address(&self) -> &EndpointAddress {
+        &self.shared.address
+    }
+
+    pub fn stats(&self) -> EndpointStats {
+        EndpointStats {
+            foreign_uid_refused: self.shared.foreign_uid_refused.load(Relaxed),
+            hellos_rejected: self.shared.hellos_rejected.load(Relaxed),
+            readers_hung_up: self.shared.readers_hung_up.load(Relaxed),
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<EndpointShared> {
+        &self.shared
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Relaxed);
+        sys::eventfd_signal(self.shared.doorbell.as_fd());
+        if let Some(service) = self.service.take() {
+            let _ = service.join();
+        }
+    }
+}
+
+/// Connects to a writer's endpoint and exchanges hello and welcome. Returns the socket, the
+/// welcome and its descriptors.
+pub(crate) fn handshake(
+    address: &EndpointAddress,
+    hello: Hello,
+    fds: &[std::os::fd::BorrowedFd<'_>],
+    timeout: Duration,
+) -> Result<(OwnedFd, Message, Vec<OwnedFd>), crate::ConnectError> {
+    use crate::ConnectError;
+    let sock = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| ConnectError::Io(e.into()))?;
+    let socket_address = address.socket_address().map_err(ConnectError::Io)?;
+    sys::retry(|| rustix::net::connect(&sock, &socket_address)).map_err(ConnectError::Io)?;
+    let peer =
+        rustix::net::sockopt::socket_peercred(&sock).map_err(|e| ConnectError::Io(e.into()))?;
+    if peer.uid != rustix::process::geteuid() {
+        return Err(ConnectError::ForeignUid);
+    }
+    rustix::io::ioctl_fionbio(&sock, true).map_err(|e| ConnectError::Io(e.into()))?;
+    sys::send_with_fds(sock.as_fd(), &Message::Hello(hello).encode(), fds)
+        .map_err(ConnectError::Io)?;
+    let revents =
+        sys::poll(&[(sock.as_fd(), PollFlags::IN)], Some(timeout)).map_err(ConnectError::Io)?;
+    if revents.first().is_none_or(|r| r.is_empty()) {
+        return Err(ConnectError::Timeout);
+    }
+    let mut buf = [0u8; crate::protocol::MAX_LEN];
+    let received = sys::recv_with_fds(sock.as_fd(), &mut buf).map_err(ConnectError::Io)?;
+    if received.len == 0 {
+        return Err(ConnectError::Protocol);
+    }
+    match Message::decode(buf.get(..received.len).unwrap_or_default()) {
+        Some(Message::Reject(reason)) => Err(ConnectError::Rejected(reason)),
+        Some(welcome @ Message::Welcome { .. }) if !received.truncated => {
+            Ok((sock, welcome, received.fds))
+        }
+        _ => Err(ConnectError::Protocol),
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding one of our locks leaves plain bookkeeping behind, never a broken
+    // invariant that the next user could trip on worse than the panic did.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The service thread: accept, handshake, watch for hang-ups and writability.
+fn serve(shared: &EndpointShared, listener: OwnedFd) {
+    let mut pending: Vec<OwnedFd> = Vec::new();
+    loop {
+        if shared.stop.load(Relaxed) {
+            break;
+        }
+        let (watched, readers) = {
+            let registry = lock(&shared.registry);
+            let watched: Vec<(ConnId, Arc<OwnedFd>, bool)> = registry
+                .watched
+                .iter()
+                .map(|(id, w)| (*id, w.sock.clone(), w.wants_write))
+                .collect();
+            let readers: Vec<(ConnId, Arc<OwnedFd>, Weak<dyn Watch>)> = registry
+                .readers
+                .iter()
+                .map(|(id, (sock, reader))| (*id, sock.clone(), reader.clone()))
+                .collect();
+            (watched, readers)
+        };
+        let mut fds = vec![
+            (shared.doorbell.as_fd(), PollFlags::IN),
+            (listener.as_fd(), PollFlags::IN),
+        ];
+        fds.extend(pending.iter().map(|s| (s.as_fd(), PollFlags::IN)));
+        for (_, sock, wants_write) in &watched {
+            let mut events = PollFlags::IN | PollFlags::RDHUP;
+            if *wants_write {
+                events |= PollFlags::OUT;
+            }
+            fds.push((sock.as_fd(), events));
+        }
+        for (_, sock, _) in &readers {
+            fds.push((sock.as_fd(), PollFlags::IN | PollFlags::RDHUP));
+        }
+        let Ok(revents) = sys::poll(&fds, None) else {
+            // Only EINVAL/ENOMEM are possible; back off instead of spinning.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        drop(fds);
+        if revents.first().is_some_and(|r| !r.is_empty()) {
+            sys::eventfd_drain(shared.doorbell.as_fd());
+        }
+        let polled_pending = std::mem::take(&mut pending);
+        let offset = 2 + polled_pending.len();
+        for (sock, r) in polled_pending
+            .into_iter()
+            .zip(revents.get(2..offset).unwrap_or_default())
+        {
+            if r.is_empty() {
+                pending.push(sock);
+            } else {
+                handle_hello(shared, sock);
+            }
+        }
+        if revents.get(1).is_some_and(|r| !r.is_empty()) {
+            accept_all(shared, &listener, &mut pending);
+        }
+        let reader_revents = revents
+            .get(revents.len() - readers.len()..)
+            .unwrap_or_default();
+        for ((conn, _, reader), r) in readers.iter().zip(reader_revents) {
+            if !r.is_empty()
+                && !reader
+                    .upgrade()
+                    .is_some_and(|reader| reader.handle_socket())
+            {
+                lock(&shared.registry).readers.remove(conn);
+            }
+        }
+        // `zip` stops at the end of `watched`; the readers' entries follow them.
+        for ((conn, sock, _), r) in watched
+            .iter()
+            .zip(revents.get(offset..).unwrap_or_default())
+        {
+            if r.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::RDHUP | PollFlags::IN) {
+                // After the hello a reader never sends anything: input is EOF or misbehaviour.
+                let mut byte = [0u8; 1];
+                let eof_or_data = !matches!(
+                    rustix::net::recv(sock.as_fd(), &mut byte, rustix::net::RecvFlags::DONTWAIT),
+                    Err(rustix::io::Errno::AGAIN)
+                );
+                if eof_or_data || r.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::RDHUP) {
+                    drop_conn(shared, *conn);
+                    continue;
+                }
+            }
+            if r.contains(PollFlags::OUT) {
+                let owner = lock(&shared.registry)
+                    .watched
+                    .get(conn)
+                    .map(|w| w.owner.clone());
+                if let Some(owner) = owner.and_then(|o| o.upgrade()) {
+                    owner.flush(*conn);
+                }
+            }
+        }
+    }
+    // Closing: every writer forgets its readers; dropping the sockets makes readers see EOF.
+    let all: Vec<ConnId> = lock(&shared.registry).watched.keys().copied().collect();
+    for conn in all {
+        drop_conn(shared, conn);
+    }
+}
+
+fn drop_conn(shared: &EndpointShared, conn: ConnId) {
+    let watched = lock(&shared.registry).watched.remove(&conn);
+    if let Some(watched) = watched {
+        shared.readers_hung_up.fetch_add(1, Relaxed);
+        if let Some(owner) = watched.owner.upgrade() {
+            owner.detach(conn);
+        }
+        let _ = rustix::net::shutdown(watched.sock.as_fd(), rustix::net::Shutdown::Both);
+    }
+}
+
+fn accept_all(shared: &EndpointShared, listener: &OwnedFd, pending: &mut Vec<OwnedFd>) {
+    let me = rustix::process::geteuid();
+    while let Ok(sock) = sys::retry(|| {
+        rustix::net::accept_with(listener, SocketFlags::CLOEXEC | SocketFlags::NONBLOCK)
+    }) {
+        match rustix::net::sockopt::socket_peercred(&sock) {
+            Ok(cred) if cred.uid == me => pending.push(sock),
+            _ => {
+                shared.foreign_uid_refused.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}
+
+fn handle_hello(shared: &EndpointShared, sock: OwnedFd) {
+    let mut buf = [0u8; crate::protocol::MAX_LEN + 1];
+    let Ok(received) = sys::recv_with_fds(sock.as_fd(), &mut buf) else {
+        return;
+    };
+    let hello = match Message::decode(buf.get(..received.len).unwrap_or_default()) {
+        Some(Message::Hello(hello)) if !received.truncated => hello,
+        _ => return reject(shared, &sock, RejectReason::BadHello),
+    };
+    let owner = lock(&shared.registry)
+        .writers
+        .get(&hello.key)
+        .and_then(Weak::upgrade);
+    let Some(owner) = owner else {
+        return reject(shared, &sock, RejectReason::UnknownWriter);
+    };
+    if owner.kind() != hello.kind {
+        return reject(shared, &sock, RejectReason::WrongKind);
+    }
+    let conn = ConnId(shared.next_conn.fetch_add(1, Relaxed));
+    let sock = Arc::new(sock);
+    // Watch first: a hang-up racing with the attach is then still seen.
+    lock(&shared.registry).watched.insert(
+        conn,
+        Watched {
+            sock: sock.clone(),
+            owner: Arc::downgrade(&owner),
+            wants_write: false,
+        },
+    );
+    if let Err(reason) = owner.attach(conn, sock.clone(), hello, received.fds) {
+        lock(&shared.registry).watched.remove(&conn);
+        reject(shared, &sock, reason);
+    }
+}
+
+fn reject(shared: &EndpointShared, sock: &OwnedFd, reason: RejectReason) {
+    shared.hellos_rejected.fetch_add(1, Relaxed);
+    let _ = sys::send_with_fds(sock.as_fd(), &Message::Reject(reason).encode(), &[]);
+}

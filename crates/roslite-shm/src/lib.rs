@@ -1,0 +1,156 @@
+//! Same-host transports for roslite: zero-copy shared memory, and Unix domain sockets.
+//!
+//! Layers, bottom up:
+//! - `sys`: memfd segments (sealed), mappings, futex, eventfd, SCM_RIGHTS. All of the crate's
+//!   `unsafe` is there.
+//! - `protocol`: the control messages on the Unix socket (hello, welcome, segment, retire).
+//! - `channel`: the per-(writer, reader) shared rings: announcements out, releases back.
+//! - [`Endpoint`]: a participant's listening abstract Unix socket and its service thread, which
+//!   hands connections to writers and notices readers that hang up or die.
+//! - [`ShmWriter`]/[`ShmReader`] (zero copy: loan, write in place, send; readers borrow the
+//!   bytes from the writer's read-only segments) and [`UdsWriter`]/[`UdsReader`] (frames on a
+//!   SOCK_SEQPACKET connection).
+//! - [`mod@bench`]: round-trip measurements between two processes, with this machine's floors.
+//! - `conformance` (feature `conformance`): one test suite for every transport.
+//!
+//! A writer is found by its endpoint's [`EndpointAddress`] and a [`WriterKey`] (the runtime
+//! uses the RTPS writer GUID); two participants can use each other's endpoints when their
+//! [`HostId`]s are equal. See `docs/shm.md` for the design.
+//!
+//! Linux only (memfd seals, abstract sockets, SO_PEERCRED).
+
+pub mod bench;
+mod channel;
+#[cfg(feature = "conformance")]
+pub mod conformance;
+mod endpoint;
+mod protocol;
+mod shm;
+mod sys;
+mod uds;
+
+use std::fmt;
+use std::io;
+
+pub use endpoint::{BadAddress, BindError, Endpoint, EndpointAddress, EndpointStats, HostId};
+pub use protocol::{History, RejectReason, WriterKey};
+pub use shm::{
+    Loan, LoanUninit, ReaderConfig, Sample, ShmReader, ShmWriter, WriterConfig, WriterStats,
+    MAX_LOAN,
+};
+pub use sys::open_fd_count;
+pub use uds::{
+    UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig, UdsWriterStats, PACKET,
+};
+
+/// Why a writer could not be created.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CreateError {
+    /// A live writer at this endpoint already has the key.
+    KeyInUse,
+}
+
+impl fmt::Display for CreateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CreateError::KeyInUse => {
+                f.write_str("a writer with this key already exists at the endpoint")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CreateError {}
+
+/// Why a reader could not connect to a writer.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Depth or held-sample quota of 0 or above 65536.
+    BadConfig,
+    /// The endpoint belongs to another user.
+    ForeignUid,
+    /// The writer's endpoint refused the reader.
+    Rejected(RejectReason),
+    /// No welcome within the connect timeout.
+    Timeout,
+    /// The endpoint answered something malformed (wrong sizes, missing or unsealed memfd).
+    Protocol,
+    /// Connecting or a socket operation failed (e.g. no endpoint at that address).
+    Io(io::Error),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::BadConfig => f.write_str("reader depth and quota must be 1..=65536"),
+            ConnectError::ForeignUid => f.write_str("the endpoint belongs to another user"),
+            ConnectError::Rejected(reason) => {
+                write!(f, "the writer's endpoint refused: {reason:?}")
+            }
+            ConnectError::Timeout => f.write_str("the writer's endpoint did not answer in time"),
+            ConnectError::Protocol => {
+                f.write_str("the writer's endpoint answered a malformed welcome")
+            }
+            ConnectError::Io(e) => write!(f, "cannot reach the writer's endpoint: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Why a sample was not sent.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SendError {
+    /// A keep-all reader's queue stayed full for `max_blocking_time`; no reader got the sample.
+    Timeout,
+    /// Larger than [`MAX_LOAN`].
+    TooLarge,
+    /// A segment could not be created or mapped, or polling failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::Timeout => {
+                f.write_str("a keep-all reader stayed full for max_blocking_time")
+            }
+            SendError::TooLarge => f.write_str("sample larger than the largest loan"),
+            SendError::Io(e) => write!(f, "cannot send: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// Why nothing was received.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReceiveError {
+    /// The application holds `max_held` samples; drop one first.
+    HeldLimit,
+    /// The writer closed or died, and every sample it sent has been taken.
+    WriterGone,
+    /// The writer sent something malformed; the connection is unusable.
+    Protocol,
+    /// Polling failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for ReceiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReceiveError::HeldLimit => f.write_str("the reader already holds max_held samples"),
+            ReceiveError::WriterGone => f.write_str("the writer hung up"),
+            ReceiveError::Protocol => {
+                f.write_str("the writer sent a malformed announcement or frame")
+            }
+            ReceiveError::Io(e) => write!(f, "cannot wait: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReceiveError {}

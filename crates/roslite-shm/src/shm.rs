@@ -1,0 +1,1000 @@
+//! Zero-copy shared-memory writer and reader.
+//!
+//! Ownership and invariants:
+//! - The writer owns a pool of *segments*: sealed memfds, each cut into equal chunks of a power
+//!   of two bytes. It maps them read-write; readers receive them over the Unix socket and can only
+//!   map them read-only (`F_SEAL_FUTURE_WRITE`).
+//! - Every chunk has a reference count in the writer's *private* memory: one for an open loan,
+//!   one per reader that was handed the chunk and has not given it back. The writer tracks, per
+//!   reader, exactly which chunks that reader holds, so a release it never handed out is ignored
+//!   and a reader that dies gives back exactly what it held. Readers cannot corrupt the pool.
+//! - Per reader, a [`Channel`] (a small read-write mapping) carries announcements to the reader
+//!   and releases back. A chunk is immutable from `send` until its count drops to zero.
+//! - The reader is woken through an eventfd it passed in its hello, only when it said it is
+//!   going to sleep; the writer sleeps on a futex in the channel when a keep-all reader is full.
+//!
+//! Loans are typed: [`LoanUninit`] (chunk reserved, contents unspecified) becomes [`Loan`] once
+//! written, and `Loan::send` consumes it. A loan dropped unsent returns its chunk.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::io;
+use std::ops::Deref;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::channel::{channel_len, Channel, ChunkRef, Descriptor, Sleep};
+use crate::endpoint::{
+    self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared, Watch,
+};
+use crate::protocol::{Hello, History, Kind, Message, RejectReason, WriterKey, MAX_DEPTH};
+use crate::sys::{self, Mapping, SealCheck};
+use crate::{ConnectError, CreateError, ReceiveError, SendError};
+
+/// Smallest chunk: one page.
+const MIN_CHUNK: usize = 4096;
+/// Segments of small chunks hold this many bytes (fewer, larger segments for big chunks).
+const SEGMENT_TARGET: usize = 2 << 20;
+const MAX_CHUNKS_PER_SEGMENT: usize = 32;
+/// Largest loan: chunks are powers of two and `u64` lengths travel in the channel; 16 GiB is
+/// far beyond any ROS message and keeps the arithmetic trivially in range.
+pub const MAX_LOAN: usize = 1 << 34;
+
+/// Configuration of a [`ShmWriter`].
+#[derive(Clone, Copy, Debug)]
+pub struct WriterConfig {
+    /// How long `send` waits for room in a full keep-all reader's queue.
+    pub max_blocking_time: Duration,
+    /// Fully free segments are kept for reuse up to this many bytes; beyond it they are
+    /// unmapped (and readers told to unmap them).
+    pub retain_free_bytes: usize,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            // Fast DDS's default, and what ROS 2 users meet most often.
+            max_blocking_time: Duration::from_millis(100),
+            retain_free_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Counters and gauges of a writer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    pub readers: usize,
+    pub segments: usize,
+    /// Bytes of all segments (virtual; pages are only allocated when written).
+    pub segment_bytes: usize,
+    /// Chunks loaned or held by at least one reader.
+    pub chunks_in_use: usize,
+    /// Samples overwritten in keep-last readers' queues before they read them.
+    pub overwritten: u64,
+    /// Readers disconnected because they wrote impossible indices into their channel.
+    pub readers_misbehaved: u64,
+    /// Releases of chunks the reader did not hold (ignored).
+    pub bogus_releases: u64,
+}
+
+struct Segment {
+    fd: OwnedFd,
+    map: Arc<Mapping>,
+    chunk_size: usize,
+    refs: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl Segment {
+    fn bytes(&self) -> usize {
+        self.chunk_size * self.refs.len()
+    }
+
+    fn fully_free(&self) -> bool {
+        self.free.len() == self.refs.len()
+    }
+}
+
+struct ReaderSlot {
+    conn: ConnId,
+    sock: Arc<OwnedFd>,
+    channel: Arc<Channel>,
+    wake: OwnedFd,
+    history: History,
+    /// What we pushed at each ring index (modulo capacity): the shared slot is not trusted.
+    mirror: Vec<ChunkRef>,
+    /// Chunks this reader holds (announced and not yet released).
+    holds: HashSet<ChunkRef>,
+    dead: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct WriterState {
+    segments: BTreeMap<u32, Segment>,
+    next_segment: u32,
+    readers: Vec<ReaderSlot>,
+    seq: u64,
+    free_segment_bytes: usize,
+    overwritten: u64,
+    readers_misbehaved: u64,
+    bogus_releases: u64,
+}
+
+pub(crate) struct ShmWriterShared {
+    key: WriterKey,
+    config: WriterConfig,
+    endpoint: Arc<EndpointShared>,
+    state: Mutex<WriterState>,
+}
+
+/// Publishes samples of one writer to every reader attached through its endpoint.
+pub struct ShmWriter {
+    shared: Arc<ShmWriterShared>,
+}
+
+impl ShmWriter {
+    /// Registers a writer under `key` at `endpoint`; readers connect with the same key.
+    ///
+    /// # Errors
+    /// [`CreateError::KeyInUse`] if a live writer already has this key.
+    pub fn create(
+        endpoint: &Endpoint,
+        key: WriterKey,
+        config: WriterConfig,
+    ) -> Result<ShmWriter, CreateError> {
+        let shared = Arc::new(ShmWriterShared {
+            key,
+            config,
+            endpoint: endpoint.shared().clone(),
+            state: Mutex::new(WriterState::default()),
+        });
+        let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
+        if !endpoint.shared().register(key, weak) {
+            return Err(CreateError::KeyInUse);
+        }
+        Ok(ShmWriter { shared })
+    }
+
+    /// Reserves a chunk of `len` bytes. Its contents are unspecified (a reused chunk holds an
+    /// older sample) until written.
+    ///
+    /// # Errors
+    /// [`SendError::TooLarge`] beyond [`MAX_LOAN`]; [`SendError::Io`] when no segment can be
+    /// created (memory or descriptor limits).
+    pub fn loan(&self, len: usize) -> Result<LoanUninit, SendError> {
+        if len > MAX_LOAN {
+            return Err(SendError::TooLarge);
+        }
+        let chunk_size = len.max(1).next_power_of_two().max(MIN_CHUNK);
+        let mut state = lock(&self.shared.state);
+        self.shared.reclaim(&mut state);
+        let found = state
+            .segments
+            .iter()
+            .find(|(_, s)| s.chunk_size == chunk_size && !s.free.is_empty())
+            .map(|(id, _)| *id);
+        let segment_id = match found {
+            Some(id) => id,
+            None => self
+                .shared
+                .new_segment(&mut state, chunk_size)
+                .map_err(SendError::Io)?,
+        };
+        let segment = state
+            .segments
+            .get_mut(&segment_id)
+            .expect("internal bug: segment just found");
+        let was_fully_free = segment.fully_free();
+        let index = segment
+            .free
+            .pop()
+            .expect("internal bug: segment chosen for a free chunk");
+        segment.refs[index as usize] = 1;
+        let map = segment.map.clone();
+        let bytes = segment.bytes();
+        if was_fully_free {
+            state.free_segment_bytes -= bytes;
+        }
+        Ok(LoanUninit {
+            inner: LoanInner {
+                writer: self.shared.clone(),
+                map,
+                chunk: ChunkRef {
+                    segment: segment_id,
+                    index,
+                },
+                offset: index as usize * chunk_size,
+                len,
+                sent: false,
+            },
+        })
+    }
+
+    /// Copies `payload` into a fresh loan and sends it (for callers that already serialized).
+    ///
+    /// # Errors
+    /// As [`ShmWriter::loan`] and [`Loan::send`].
+    pub fn send_copy(&self, payload: &[u8], timestamp_ns: u64) -> Result<u64, SendError> {
+        self.loan(payload.len())?
+            .copy_from(payload)
+            .send(timestamp_ns)
+    }
+
+    pub fn stats(&self) -> WriterStats {
+        let mut state = lock(&self.shared.state);
+        self.shared.reclaim(&mut state);
+        WriterStats {
+            readers: state.readers.len(),
+            segments: state.segments.len(),
+            segment_bytes: state.segments.values().map(Segment::bytes).sum(),
+            chunks_in_use: state
+                .segments
+                .values()
+                .map(|s| s.refs.len() - s.free.len())
+                .sum(),
+            overwritten: state.overwritten,
+            readers_misbehaved: state.readers_misbehaved,
+            bogus_releases: state.bogus_releases,
+        }
+    }
+
+    pub fn key(&self) -> WriterKey {
+        self.shared.key
+    }
+}
+
+impl Drop for ShmWriter {
+    fn drop(&mut self) {
+        self.shared.endpoint.deregister(self.shared.key);
+        let readers = std::mem::take(&mut lock(&self.shared.state).readers);
+        for reader in readers {
+            // Readers see EOF and finish with what is queued; the endpoint forgets the socket
+            // when it sees our side hung up.
+            let _ = rustix::net::shutdown(reader.sock.as_fd(), rustix::net::Shutdown::Both);
+        }
+    }
+}
+
+impl ShmWriterShared {
+    fn new_segment(&self, state: &mut WriterState, chunk_size: usize) -> io::Result<u32> {
+        let chunks = (SEGMENT_TARGET / chunk_size).clamp(1, MAX_CHUNKS_PER_SEGMENT);
+        let len = chunk_size * chunks;
+        let fd = sys::memfd("roslite-shm-segment", len)?;
+        let map = Mapping::map(fd.as_fd(), len, true)?;
+        sys::seal_size_and_future_writes(fd.as_fd())?;
+        let id = state.next_segment;
+        state.next_segment = state
+            .next_segment
+            .checked_add(1)
+            .ok_or(io::ErrorKind::OutOfMemory)?;
+        let announce = Message::Segment {
+            id,
+            chunk_count: chunks as u32,
+            chunk_size: chunk_size as u64,
+        }
+        .encode();
+        let mut failed = Vec::new();
+        for reader in &state.readers {
+            if sys::send_with_fds(reader.sock.as_fd(), &announce, &[fd.as_fd()]).is_err() {
+                failed.push(reader.conn);
+            }
+        }
+        for conn in failed {
+            // Its socket buffer is full of announcements it never read: it cannot follow.
+            self.remove_reader(state, conn);
+        }
+        state.segments.insert(
+            id,
+            Segment {
+                fd,
+                map: Arc::new(map),
+                chunk_size,
+                refs: vec![0; chunks],
+                free: (0..chunks as u32).rev().collect(),
+            },
+        );
+        state.free_segment_bytes += len;
+        Ok(id)
+    }
+
+    /// Takes back what readers released.
+    fn reclaim(&self, state: &mut WriterState) {
+        let mut released = Vec::new();
+        let mut corrupt = Vec::new();
+        for reader in &mut state.readers {
+            let holds = &mut reader.holds;
+            let mut bogus = 0;
+            let result = reader.channel.drain_completions(|chunk| {
+                if holds.remove(&chunk) {
+                    released.push(chunk);
+                } else {
+                    bogus += 1;
+                }
+            });
+            state.bogus_releases += bogus;
+            if result.is_err() {
+                corrupt.push(reader.conn);
+            }
+        }
+        for chunk in released {
+            unref(state, chunk);
+        }
+        for conn in corrupt {
+            state.readers_misbehaved += 1;
+            self.remove_reader(state, conn);
+        }
+        self.retire_free_segments(state);
+    }
+
+    fn retire_free_segments(&self, state: &mut WriterState) {
+        while state.free_segment_bytes > self.config.retain_free_bytes {
+            let Some((&id, _)) = state.segments.iter().find(|(_, s)| s.fully_free()) else {
+                break;
+            };
+            let segment = state
+                .segments
+                .remove(&id)
+                .expect("internal bug: segment just found");
+            state.free_segment_bytes -= segment.bytes();
+            let retire = Message::Retire { id }.encode();
+            for reader in &state.readers {
+                let _ = sys::send_with_fds(reader.sock.as_fd(), &retire, &[]);
+            }
+        }
+    }
+
+    fn remove_reader(&self, state: &mut WriterState, conn: ConnId) {
+        let Some(position) = state.readers.iter().position(|r| r.conn == conn) else {
+            return;
+        };
+        let reader = state.readers.swap_remove(position);
+        reader.dead.store(true, SeqCst);
+        reader.channel.wake_writer();
+        let _ = rustix::net::shutdown(reader.sock.as_fd(), rustix::net::Shutdown::Both);
+        for chunk in reader.holds {
+            unref(state, chunk);
+        }
+        self.retire_free_segments(state);
+    }
+
+    fn send(&self, loan: &mut LoanInner, timestamp_ns: u64) -> Result<u64, SendError> {
+        let deadline = Instant::now() + self.config.max_blocking_time;
+        let mut state = lock(&self.state);
+        self.reclaim(&mut state);
+        // Keep-all readers without room: wait (without the lock, so hang-ups are processed) until
+        // each has room or the deadline passes. Only we push, so room cannot disappear.
+        loop {
+            let full: Vec<(Arc<Channel>, Arc<AtomicBool>)> = state
+                .readers
+                .iter()
+                .filter(|r| matches!(r.history, History::KeepAll(_)))
+                .filter(|r| r.channel.is_full().unwrap_or(false))
+                .map(|r| (r.channel.clone(), r.dead.clone()))
+                .collect();
+            if full.is_empty() {
+                break;
+            }
+            drop(state);
+            let mut timed_out = false;
+            for (channel, dead) in &full {
+                let room = channel.wait_for_room(deadline, || dead.load(SeqCst));
+                timed_out |= room == Ok(false) && !dead.load(SeqCst);
+            }
+            state = lock(&self.state);
+            if timed_out {
+                return Err(SendError::Timeout);
+            }
+        }
+        state.seq += 1;
+        let seq = state.seq;
+        let descriptor = Descriptor {
+            chunk: loan.chunk,
+            len: loan.len as u64,
+            seq,
+            timestamp_ns,
+        };
+        let mut overwritten = Vec::new();
+        let mut corrupt = Vec::new();
+        for reader in &mut state.readers {
+            let capacity = reader.mirror.len() as u64;
+            match reader.channel.is_full() {
+                Ok(false) => {}
+                Ok(true) => match reader.channel.take_oldest() {
+                    Ok(Some(index)) => {
+                        let chunk = reader.mirror[(index % capacity) as usize];
+                        if reader.holds.remove(&chunk) {
+                            overwritten.push(chunk);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(_) => {
+                        corrupt.push(reader.conn);
+                        continue;
+                    }
+                },
+                Err(_) => {
+                    corrupt.push(reader.conn);
+                    continue;
+                }
+            }
+            let index = reader.channel.next_index();
+            reader.mirror[(index % capacity) as usize] = loan.chunk;
+            reader.holds.insert(loan.chunk);
+            reader.channel.push(descriptor);
+            match reader.channel.take_reader_sleeping() {
+                Some(Sleep::Futex) => reader.channel.wake_reader(),
+                Some(Sleep::EventFd) => sys::eventfd_signal(reader.wake.as_fd()),
+                None => {}
+            }
+        }
+        let delivered = state.readers.len() - corrupt.len();
+        state.overwritten += overwritten.len() as u64;
+        for chunk in overwritten {
+            unref(&mut state, chunk);
+        }
+        // The loan's own reference becomes one per reader; with no reader the chunk is free.
+        if let Some(segment) = state.segments.get_mut(&loan.chunk.segment) {
+            segment.refs[loan.chunk.index as usize] += delivered as u32;
+        }
+        unref(&mut state, loan.chunk);
+        loan.sent = true;
+        for conn in corrupt {
+            state.readers_misbehaved += 1;
+            self.remove_reader(&mut state, conn);
+        }
+        Ok(seq)
+    }
+}
+
+/// Drops one reference of `chunk`; the last one frees it.
+fn unref(state: &mut WriterState, chunk: ChunkRef) {
+    let Some(segment) = state.segments.get_mut(&chunk.segment) else {
+        debug_assert!(false, "internal bug: reference to a retired segment");
+        return;
+    };
+    let count = &mut segment.refs[chunk.index as usize];
+    debug_assert!(*count > 0, "internal bug: chunk reference count underflow");
+    *count = count.saturating_sub(1);
+    if *count == 0 {
+        segment.free.push(chunk.index);
+        if segment.fully_free() {
+            state.free_segment_bytes += segment.bytes();
+        }
+    }
+}
+
+impl Attach for ShmWriterShared {
+    fn kind(&self) -> Kind {
+        Kind::SharedMemory
+    }
+
+    fn attach(
+        &self,
+        conn: ConnId,
+        sock: Arc<OwnedFd>,
+        hello: Hello,
+        fds: Vec<OwnedFd>,
+    ) -> Result<(), RejectReason> {
+        let depth = hello.history.depth();
+        if depth == 0 || depth > MAX_DEPTH || hello.max_held > MAX_DEPTH {
+            return Err(RejectReason::BadHello);
+        }
+        let Ok::<[OwnedFd; 1], _>([wake]) = fds.try_into() else {
+            return Err(RejectReason::BadHello);
+        };
+        // Everything the reader can hold at once: its queue, its quota, one in flight.
+        let completion_capacity = depth + hello.max_held + 1;
+        let len = channel_len(depth, completion_capacity);
+        let channel_fd =
+            sys::memfd("roslite-shm-channel", len).map_err(|_| RejectReason::Resources)?;
+        sys::seal_size(channel_fd.as_fd()).map_err(|_| RejectReason::Resources)?;
+        let map =
+            Mapping::map(channel_fd.as_fd(), len, true).map_err(|_| RejectReason::Resources)?;
+        let channel =
+            Channel::new(map, depth, completion_capacity, true).ok_or(RejectReason::Resources)?;
+        let mut state = lock(&self.state);
+        let welcome = Message::Welcome {
+            sub_capacity: depth,
+            completion_capacity,
+            channel_len: len as u64,
+        };
+        sys::send_with_fds(sock.as_fd(), &welcome.encode(), &[channel_fd.as_fd()])
+            .map_err(|_| RejectReason::Resources)?;
+        for (id, segment) in &state.segments {
+            let announce = Message::Segment {
+                id: *id,
+                chunk_count: segment.refs.len() as u32,
+                chunk_size: segment.chunk_size as u64,
+            };
+            sys::send_with_fds(sock.as_fd(), &announce.encode(), &[segment.fd.as_fd()])
+                .map_err(|_| RejectReason::Resources)?;
+        }
+        state.readers.push(ReaderSlot {
+            conn,
+            sock,
+            channel: Arc::new(channel),
+            wake,
+            history: hello.history,
+            mirror: vec![
+                ChunkRef {
+                    segment: 0,
+                    index: 0
+                };
+                depth as usize
+            ],
+            holds: HashSet::new(),
+            dead: Arc::new(AtomicBool::new(false)),
+        });
+        Ok(())
+    }
+
+    fn detach(&self, conn: ConnId) {
+        let mut state = lock(&self.state);
+        self.remove_reader(&mut state, conn);
+    }
+}
+
+struct LoanInner {
+    writer: Arc<ShmWriterShared>,
+    map: Arc<Mapping>,
+    chunk: ChunkRef,
+    offset: usize,
+    len: usize,
+    sent: bool,
+}
+
+impl LoanInner {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the chunk's count is 1 (this loan) until `send`, so nobody else reads or
+        // writes it; the writer's segments are mapped writable.
+        unsafe { self.map.bytes_mut(self.offset, self.len) }
+    }
+}
+
+impl Drop for LoanInner {
+    fn drop(&mut self) {
+        if !self.sent {
+            let mut state = lock(&self.writer.state);
+            unref(&mut state, self.chunk);
+        }
+    }
+}
+
+/// A reserved chunk whose contents are not yet written.
+pub struct LoanUninit {
+    inner: LoanInner,
+}
+
+impl LoanUninit {
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    /// Copies `payload` (exactly [`Self::len`] bytes) into the chunk.
+    ///
+    /// # Panics
+    /// If `payload.len()` differs from the loaned length (API misuse).
+    pub fn copy_from(mut self, payload: &[u8]) -> Loan {
+        assert_eq!(
+            payload.len(),
+            self.inner.len,
+            "copy_from: payload length differs from the loan"
+        );
+        self.inner.bytes_mut().copy_from_slice(payload);
+        Loan { inner: self.inner }
+    }
+
+    /// Lets `write` fill the chunk in place (serialize into it); `write` returns how many bytes
+    /// it used, which becomes the sample's length.
+    ///
+    /// # Errors
+    /// Whatever `write` returns; the chunk goes back to the pool.
+    pub fn write_with<E>(
+        mut self,
+        write: impl FnOnce(&mut [u8]) -> Result<usize, E>,
+    ) -> Result<Loan, E> {
+        let used = write(self.inner.bytes_mut())?;
+        self.inner.len = used.min(self.inner.len);
+        Ok(Loan { inner: self.inner })
+    }
+}
+
+/// A written chunk, ready to send.
+pub struct Loan {
+    inner: LoanInner,
+}
+
+impl Loan {
+    pub fn payload(&self) -> &[u8] {
+        self.inner
+            .map
+            .bytes(self.inner.offset, self.inner.len)
+            .unwrap_or_default()
+    }
+
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        self.inner.bytes_mut()
+    }
+
+    /// Announces the chunk to every reader; returns the sample's sequence number.
+    ///
+    /// Keep-last readers that are `depth` behind lose their oldest unread sample. If a keep-all
+    /// reader's queue stays full for `max_blocking_time`, nothing is sent to anyone.
+    ///
+    /// # Errors
+    /// [`SendError::Timeout`] as above; the chunk goes back to the pool.
+    pub fn send(mut self, timestamp_ns: u64) -> Result<u64, SendError> {
+        let writer = self.inner.writer.clone();
+        writer.send(&mut self.inner, timestamp_ns)
+    }
+}
+
+/// Configuration of a [`ShmReader`].
+#[derive(Clone, Copy, Debug)]
+pub struct ReaderConfig {
+    pub history: History,
+    /// How many samples the application may hold (not yet dropped) at once.
+    pub max_held: u32,
+    pub connect_timeout: Duration,
+}
+
+impl Default for ReaderConfig {
+    fn default() -> Self {
+        ReaderConfig {
+            history: History::KeepLast(10),
+            max_held: 16,
+            connect_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+struct SegmentView {
+    map: Arc<Mapping>,
+    chunk_size: usize,
+    chunk_count: u32,
+}
+
+struct ReaderShared {
+    sock: Arc<OwnedFd>,
+    /// Held while reading the socket, so that a sample's lookup after "process the socket"
+    /// sees whatever the endpoint thread was processing at the same time.
+    control_lock: Mutex<()>,
+    wake: OwnedFd,
+    channel: Channel,
+    segments: Mutex<BTreeMap<u32, SegmentView>>,
+    /// Serialises releases: samples may be dropped on any thread, the ring has one producer.
+    release_lock: Mutex<()>,
+    held: AtomicU32,
+    max_held: u32,
+    closed: AtomicBool,
+    protocol_errors: AtomicU64,
+}
+
+impl ReaderShared {
+    /// Processes control messages queued on the socket (segments, retirements, hang-up).
+    fn process_control(&self) {
+        let _guard = lock(&self.control_lock);
+        loop {
+            let mut buf = [0u8; crate::protocol::MAX_LEN + 1];
+            let received = match sys::recv_with_fds(self.sock.as_fd(), &mut buf) {
+                Ok(received) => received,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.hang_up();
+                    return;
+                }
+            };
+            if received.len == 0 {
+                self.hang_up();
+                return;
+            }
+            match Message::decode(buf.get(..received.len).unwrap_or_default()) {
+                Some(Message::Segment {
+                    id,
+                    chunk_count,
+                    chunk_size,
+                }) if !received.truncated => {
+                    let mapped = (|| {
+                        let len = usize::try_from(chunk_size)
+                            .ok()?
+                            .checked_mul(chunk_count as usize)?;
+                        let [fd]: [OwnedFd; 1] = received.fds.try_into().ok()?;
+                        if chunk_count == 0
+                            || !sys::check_seals(fd.as_fd(), len, SealCheck::ReadOnly)
+                        {
+                            return None;
+                        }
+                        let map = Mapping::map(fd.as_fd(), len, false).ok()?;
+                        Some(SegmentView {
+                            map: Arc::new(map),
+                            chunk_size: chunk_size as usize,
+                            chunk_count,
+                        })
+                    })();
+                    match mapped {
+                        Some(view) => {
+                            lock(&self.segments).insert(id, view);
+                        }
+                        None => {
+                            self.protocol_errors.fetch_add(1, Relaxed);
+                        }
+                    }
+                }
+                Some(Message::Retire { id }) => {
+                    lock(&self.segments).remove(&id);
+                }
+                _ => {
+                    self.protocol_errors.fetch_add(1, Relaxed);
+                }
+            }
+        }
+    }
+
+    fn hang_up(&self) {
+        self.closed.store(true, SeqCst);
+        self.channel.wake_reader();
+    }
+
+    fn release(&self, chunk: ChunkRef) {
+        let _guard = lock(&self.release_lock);
+        if !self.channel.complete(chunk) {
+            self.protocol_errors.fetch_add(1, Relaxed);
+        }
+        self.held.fetch_sub(1, SeqCst);
+    }
+}
+
+impl Watch for ReaderShared {
+    fn handle_socket(&self) -> bool {
+        self.process_control();
+        !self.closed.load(SeqCst)
+    }
+}
+
+/// Receives the samples of one remote (or local) [`ShmWriter`].
+pub struct ShmReader {
+    shared: Arc<ReaderShared>,
+    local: Arc<EndpointShared>,
+    watch: ConnId,
+}
+
+impl Drop for ShmReader {
+    fn drop(&mut self) {
+        self.local.unwatch_reader(self.watch);
+        // The writer reclaims at once; samples still alive keep only their mappings.
+        let _ = rustix::net::shutdown(self.shared.sock.as_fd(), rustix::net::Shutdown::Both);
+    }
+}
+
+impl ShmReader {
+    /// Connects to the writer `key` at `address`. The `local` endpoint (this participant's)
+    /// watches the connection, so that a writer's death wakes a sleeping reader.
+    ///
+    /// # Errors
+    /// See [`ConnectError`].
+    pub fn connect(
+        local: &Endpoint,
+        address: &EndpointAddress,
+        key: WriterKey,
+        config: ReaderConfig,
+    ) -> Result<ShmReader, ConnectError> {
+        let depth = config.history.depth();
+        if depth == 0 || depth > MAX_DEPTH || config.max_held == 0 || config.max_held > MAX_DEPTH {
+            return Err(ConnectError::BadConfig);
+        }
+        let wake = sys::eventfd().map_err(ConnectError::Io)?;
+        let hello = Hello {
+            kind: Kind::SharedMemory,
+            history: config.history,
+            max_held: config.max_held,
+            key,
+        };
+        let (sock, welcome, fds) =
+            endpoint::handshake(address, hello, &[wake.as_fd()], config.connect_timeout)?;
+        let Message::Welcome {
+            sub_capacity,
+            completion_capacity,
+            channel_len: len,
+        } = welcome
+        else {
+            return Err(ConnectError::Protocol);
+        };
+        let Ok::<[OwnedFd; 1], _>([channel_fd]) = fds.try_into() else {
+            return Err(ConnectError::Protocol);
+        };
+        let len = usize::try_from(len).map_err(|_| ConnectError::Protocol)?;
+        if sub_capacity != depth
+            || completion_capacity < depth + config.max_held
+            || len != channel_len(sub_capacity, completion_capacity)
+            || !sys::check_seals(channel_fd.as_fd(), len, SealCheck::SizeOnly)
+        {
+            return Err(ConnectError::Protocol);
+        }
+        let map = Mapping::map(channel_fd.as_fd(), len, true).map_err(ConnectError::Io)?;
+        let channel = Channel::new(map, sub_capacity, completion_capacity, false)
+            .ok_or(ConnectError::Protocol)?;
+        let shared = Arc::new(ReaderShared {
+            sock: Arc::new(sock),
+            control_lock: Mutex::new(()),
+            wake,
+            channel,
+            segments: Mutex::new(BTreeMap::new()),
+            release_lock: Mutex::new(()),
+            held: AtomicU32::new(0),
+            max_held: config.max_held,
+            closed: AtomicBool::new(false),
+            protocol_errors: AtomicU64::new(0),
+        });
+        shared.process_control();
+        let weak: std::sync::Weak<dyn Watch> = Arc::downgrade(&shared) as _;
+        let watch = local.shared().watch_reader(shared.sock.clone(), weak);
+        Ok(ShmReader {
+            shared,
+            local: local.shared().clone(),
+            watch,
+        })
+    }
+
+    /// Takes the oldest unread sample, without blocking.
+    ///
+    /// # Errors
+    /// [`ReceiveError::HeldLimit`] while `max_held` samples are alive;
+    /// [`ReceiveError::WriterGone`] once the writer closed or died and everything it sent was
+    /// taken; [`ReceiveError::Protocol`] if the writer announced a chunk it never mapped for us.
+    pub fn receive(&self) -> Result<Option<Sample>, ReceiveError> {
+        let shared = &self.shared;
+        if shared.held.load(SeqCst) >= shared.max_held {
+            return Err(ReceiveError::HeldLimit);
+        }
+        let descriptor = match shared.channel.pop() {
+            Ok(Some(descriptor)) => descriptor,
+            Ok(None) if shared.closed.load(SeqCst) => return Err(ReceiveError::WriterGone),
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(ReceiveError::Protocol),
+        };
+        shared.held.fetch_add(1, SeqCst);
+        let resolve = || {
+            let segments = lock(&shared.segments);
+            let view = segments.get(&descriptor.chunk.segment)?;
+            let len = usize::try_from(descriptor.len).ok()?;
+            if descriptor.chunk.index >= view.chunk_count || len > view.chunk_size {
+                return None;
+            }
+            let offset = descriptor.chunk.index as usize * view.chunk_size;
+            view.map.bytes(offset, len)?;
+            Some((view.map.clone(), offset, len))
+        };
+        let resolved = resolve().or_else(|| {
+            // The announcement of a new segment is sent before its first sample: read it.
+            shared.process_control();
+            resolve()
+        });
+        let Some((map, offset, len)) = resolved else {
+            shared.release(descriptor.chunk);
+            return Err(ReceiveError::Protocol);
+        };
+        Ok(Some(Sample {
+            reader: self.shared.clone(),
+            map,
+            offset,
+            len,
+            chunk: descriptor.chunk,
+            seq: descriptor.seq,
+            timestamp_ns: descriptor.timestamp_ns,
+        }))
+    }
+
+    /// Blocks until a sample may be available, the writer hangs up, or `timeout`: asleep on a
+    /// futex word in the channel, which the writer (or, on a hang-up, the local endpoint's
+    /// thread) wakes.
+    ///
+    /// # Errors
+    /// None today; kept for symmetry with the socket transport.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<(), ReceiveError> {
+        let shared = &self.shared;
+        shared.channel.set_sleeping(Some(Sleep::Futex));
+        if !shared.channel.has_pending() && !shared.closed.load(SeqCst) {
+            shared
+                .channel
+                .sleep_on_futex(timeout.unwrap_or(Duration::from_secs(3600)));
+        }
+        shared.channel.set_sleeping(None);
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the next sample.
+    ///
+    /// # Errors
+    /// As [`Self::receive`]; `Ok(None)` on timeout.
+    pub fn receive_timeout(&self, timeout: Duration) -> Result<Option<Sample>, ReceiveError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(sample) = self.receive()? {
+                return Ok(Some(sample));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            self.wait(Some(deadline - now))?;
+        }
+    }
+
+    /// Samples the writer overwrote before this reader took them (keep-last).
+    pub fn lost(&self) -> u64 {
+        self.shared.channel.lost()
+    }
+
+    /// Malformed announcements from the writer (dropped).
+    pub fn protocol_errors(&self) -> u64 {
+        self.shared.protocol_errors.load(Relaxed)
+    }
+
+    /// For an external poll loop: the eventfd (readable: samples arrived). Before blocking on
+    /// it, call [`Self::prepare_sleep`], and then `receive` once more; after it was readable,
+    /// call [`Self::handle_wake`]. A writer's hang-up is seen by the local endpoint.
+    pub fn poll_fd(&self) -> BorrowedFd<'_> {
+        self.shared.wake.as_fd()
+    }
+
+    /// Tells the writer this reader is about to block in an external poll loop, so the next
+    /// sample signals the eventfd.
+    pub fn prepare_sleep(&self) {
+        self.shared.channel.set_sleeping(Some(Sleep::EventFd));
+    }
+
+    /// Drains the eventfd and marks the reader awake.
+    pub fn handle_wake(&self) {
+        self.shared.channel.set_sleeping(None);
+        sys::eventfd_drain(self.shared.wake.as_fd());
+    }
+}
+
+/// A received sample: the bytes stay in the writer's shared memory, read in place. Dropping it
+/// (on any thread) releases the chunk.
+pub struct Sample {
+    reader: Arc<ReaderShared>,
+    map: Arc<Mapping>,
+    offset: usize,
+    len: usize,
+    chunk: ChunkRef,
+    seq: u64,
+    timestamp_ns: u64,
+}
+
+impl Sample {
+    /// The writer's sequence number: gaps mean overwritten samples.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    pub fn timestamp_ns(&self) -> u64 {
+        self.timestamp_ns
+    }
+}
+
+impl Deref for Sample {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.map.bytes(self.offset, self.len).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Sample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sample(seq {}, {} bytes)", self.seq, self.len)
+    }
+}
+
+impl Drop for Sample {
+    fn drop(&mut self) {
+        self.reader.release(self.chunk);
+    }
+}

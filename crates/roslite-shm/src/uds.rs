@@ -1,0 +1,583 @@
+//! The Unix-domain-socket transport: samples of any size as frames on a SOCK_SEQPACKET
+//! connection per (writer, reader) pair, for same-host peers when shared memory is disabled.
+//!
+//! Connections are made exactly as for shared memory (hello/welcome at the writer's
+//! [`Endpoint`], same uid check, hang-ups seen by the endpoint's service thread); only the data
+//! path differs. A sample is a 32-byte header followed by the payload, cut into packets of at
+//! most [`PACKET`] bytes:
+//!
+//! ```text
+//! packet 0:  "RLD1" 0:u32 len:u64 seq:u64 timestamp_ns:u64 | payload[..PACKET - 32]
+//! packet k:  payload continued (the reader knows `len`, so no per-packet header)
+//! ```
+//!
+//! The writer never blocks on a slow keep-last reader: it sends without blocking, and what the
+//! socket cannot take waits in a per-reader queue of at most `depth` samples (the oldest
+//! not-yet-started sample is dropped), finished by the endpoint thread when the socket drains.
+//! The kernel's socket buffer holds some more samples on top of `depth`. A keep-all reader whose
+//! queue is full makes `send` wait up to `max_blocking_time`.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, IoSlice};
+use std::ops::Deref;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::buffer::spare_capacity;
+use rustix::event::PollFlags;
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
+
+use crate::endpoint::{self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared};
+use crate::protocol::{Hello, History, Kind, Message, RejectReason, WriterKey, MAX_DEPTH};
+use crate::{ConnectError, CreateError, ReceiveError, SendError};
+
+/// Largest packet; fits the default 208 KiB socket send buffer.
+pub const PACKET: usize = 128 << 10;
+const HEADER: usize = 32;
+const MAGIC: &[u8; 4] = b"RLD1";
+/// Send buffer asked for (the kernel caps it at `net.core.wmem_max`): fewer wake-ups for large
+/// samples.
+const SEND_BUFFER: usize = 1 << 20;
+
+/// Configuration of a [`UdsWriter`].
+#[derive(Clone, Copy, Debug)]
+pub struct UdsWriterConfig {
+    pub max_blocking_time: Duration,
+}
+
+impl Default for UdsWriterConfig {
+    fn default() -> Self {
+        UdsWriterConfig {
+            max_blocking_time: Duration::from_millis(100),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdsWriterStats {
+    pub readers: usize,
+    /// Samples queued for some reader that its socket has not taken yet.
+    pub queued: usize,
+    /// Samples dropped from keep-last readers' queues.
+    pub overwritten: u64,
+}
+
+struct Frame {
+    header: [u8; HEADER],
+    payload: Arc<[u8]>,
+    /// Bytes of header + payload already sent.
+    sent: usize,
+}
+
+struct UdsConn {
+    conn: ConnId,
+    sock: Arc<OwnedFd>,
+    history: History,
+    queue: VecDeque<Frame>,
+    dead: bool,
+}
+
+#[derive(Default)]
+struct UdsState {
+    conns: Vec<UdsConn>,
+    seq: u64,
+    overwritten: u64,
+}
+
+pub(crate) struct UdsWriterShared {
+    key: WriterKey,
+    config: UdsWriterConfig,
+    endpoint: Arc<EndpointShared>,
+    state: Mutex<UdsState>,
+}
+
+/// Sends samples of one writer to every reader attached through its endpoint.
+pub struct UdsWriter {
+    shared: Arc<UdsWriterShared>,
+}
+
+impl UdsWriter {
+    /// Registers a writer under `key` at `endpoint`.
+    ///
+    /// # Errors
+    /// [`CreateError::KeyInUse`] if a live writer already has this key.
+    pub fn create(
+        endpoint: &Endpoint,
+        key: WriterKey,
+        config: UdsWriterConfig,
+    ) -> Result<UdsWriter, CreateError> {
+        let shared = Arc::new(UdsWriterShared {
+            key,
+            config,
+            endpoint: endpoint.shared().clone(),
+            state: Mutex::new(UdsState::default()),
+        });
+        let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
+        if !endpoint.shared().register(key, weak) {
+            return Err(CreateError::KeyInUse);
+        }
+        Ok(UdsWriter { shared })
+    }
+
+    /// Sends `payload` to every reader; returns its sequence number.
+    ///
+    /// # Errors
+    /// [`SendError::Timeout`] when a keep-all reader's queue stayed full for
+    /// `max_blocking_time` (then nobody got the sample).
+    pub fn send(&self, payload: &[u8], timestamp_ns: u64) -> Result<u64, SendError> {
+        let shared = &self.shared;
+        let deadline = Instant::now() + shared.config.max_blocking_time;
+        let mut state = lock(&shared.state);
+        loop {
+            let mut blocked = Vec::new();
+            for conn in &mut state.conns {
+                if let History::KeepAll(depth) = conn.history {
+                    flush(conn);
+                    if !conn.dead && conn.queue.len() >= depth as usize {
+                        blocked.push(conn.sock.clone());
+                    }
+                }
+            }
+            if blocked.is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(SendError::Timeout);
+            }
+            drop(state);
+            let fds: Vec<_> = blocked
+                .iter()
+                .map(|s| (s.as_fd(), PollFlags::OUT))
+                .collect();
+            crate::sys::poll(&fds, Some(deadline - now)).map_err(SendError::Io)?;
+            state = lock(&shared.state);
+        }
+        state.seq += 1;
+        let seq = state.seq;
+        let mut header = [0u8; HEADER];
+        header[..4].copy_from_slice(MAGIC);
+        header[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        header[16..24].copy_from_slice(&seq.to_le_bytes());
+        header[24..32].copy_from_slice(&timestamp_ns.to_le_bytes());
+        let mut owned: Option<Arc<[u8]>> = None;
+        let mut overwritten = 0;
+        let mut want_write = Vec::new();
+        for conn in &mut state.conns {
+            flush(conn);
+            if conn.dead {
+                continue;
+            }
+            let mut sent = 0;
+            if conn.queue.is_empty() {
+                match send_packets(conn.sock.as_fd(), &header, payload, &mut sent) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(_) => {
+                        conn.dead = true;
+                        continue;
+                    }
+                }
+            }
+            let payload = owned.get_or_insert_with(|| Arc::from(payload)).clone();
+            conn.queue.push_back(Frame {
+                header,
+                payload,
+                sent,
+            });
+            if let History::KeepLast(depth) = conn.history {
+                while conn.queue.len() > depth as usize {
+                    // A sample already partly on the wire must be finished.
+                    let oldest_unstarted =
+                        usize::from(conn.queue.front().is_some_and(|f| f.sent > 0));
+                    if conn.queue.remove(oldest_unstarted).is_none() {
+                        break;
+                    }
+                    overwritten += 1;
+                }
+            }
+            want_write.push(conn.conn);
+        }
+        state.overwritten += overwritten;
+        state.conns.retain(|c| !c.dead);
+        // Under our lock, like the endpoint's `flush`: whoever looked at the queue last decides.
+        for conn in want_write {
+            shared.endpoint.set_wants_write(conn, true);
+        }
+        Ok(seq)
+    }
+
+    pub fn stats(&self) -> UdsWriterStats {
+        let state = lock(&self.shared.state);
+        UdsWriterStats {
+            readers: state.conns.len(),
+            queued: state.conns.iter().map(|c| c.queue.len()).sum(),
+            overwritten: state.overwritten,
+        }
+    }
+}
+
+impl Drop for UdsWriter {
+    fn drop(&mut self) {
+        self.shared.endpoint.deregister(self.shared.key);
+        for conn in std::mem::take(&mut lock(&self.shared.state).conns) {
+            let _ = rustix::net::shutdown(conn.sock.as_fd(), rustix::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Sends as many packets of the frame as the socket takes; `Ok(true)` when all are sent.
+fn send_packets(
+    sock: BorrowedFd<'_>,
+    header: &[u8; HEADER],
+    payload: &[u8],
+    sent: &mut usize,
+) -> io::Result<bool> {
+    let total = HEADER + payload.len();
+    while *sent < total {
+        let end = (*sent + PACKET).min(total);
+        let head_part = header.get(*sent..HEADER.min(end)).unwrap_or_default();
+        let body_part = payload
+            .get(sent.saturating_sub(HEADER)..end - HEADER)
+            .unwrap_or_default();
+        let iov = [IoSlice::new(head_part), IoSlice::new(body_part)];
+        let result = crate::sys::retry(|| {
+            rustix::net::sendmsg(
+                sock,
+                &iov,
+                &mut SendAncillaryBuffer::default(),
+                SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
+            )
+        });
+        match result {
+            Ok(n) if n == end - *sent => *sent = end,
+            Ok(_) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// Sends queued frames until the socket is full; marks the connection dead on errors.
+fn flush(conn: &mut UdsConn) {
+    while let Some(frame) = conn.queue.front_mut() {
+        match send_packets(
+            conn.sock.as_fd(),
+            &frame.header,
+            &frame.payload,
+            &mut frame.sent,
+        ) {
+            Ok(true) => {
+                conn.queue.pop_front();
+            }
+            Ok(false) => return,
+            Err(_) => {
+                conn.dead = true;
+                conn.queue.clear();
+                return;
+            }
+        }
+    }
+}
+
+impl Attach for UdsWriterShared {
+    fn kind(&self) -> Kind {
+        Kind::UnixSocket
+    }
+
+    fn attach(
+        &self,
+        conn: ConnId,
+        sock: Arc<OwnedFd>,
+        hello: Hello,
+        fds: Vec<OwnedFd>,
+    ) -> Result<(), RejectReason> {
+        let depth = hello.history.depth();
+        if depth == 0 || depth > MAX_DEPTH || !fds.is_empty() {
+            return Err(RejectReason::BadHello);
+        }
+        let _ = rustix::net::sockopt::set_socket_send_buffer_size(&*sock, SEND_BUFFER);
+        let mut state = lock(&self.state);
+        let welcome = Message::Welcome {
+            sub_capacity: depth,
+            completion_capacity: 1,
+            channel_len: PACKET as u64,
+        };
+        crate::sys::send_with_fds(sock.as_fd(), &welcome.encode(), &[])
+            .map_err(|_| RejectReason::Resources)?;
+        state.conns.push(UdsConn {
+            conn,
+            sock,
+            history: hello.history,
+            queue: VecDeque::new(),
+            dead: false,
+        });
+        Ok(())
+    }
+
+    fn detach(&self, conn: ConnId) {
+        lock(&self.state).conns.retain(|c| c.conn != conn);
+    }
+
+    fn flush(&self, conn: ConnId) {
+        let mut state = lock(&self.state);
+        let Some(c) = state.conns.iter_mut().find(|c| c.conn == conn) else {
+            return;
+        };
+        flush(c);
+        self.endpoint.set_wants_write(conn, !c.queue.is_empty());
+    }
+}
+
+/// Configuration of a [`UdsReader`].
+#[derive(Clone, Copy, Debug)]
+pub struct UdsReaderConfig {
+    pub history: History,
+    /// Larger samples are refused (the connection is dropped): a same-uid peer is trusted with
+    /// our memory only up to this much per sample.
+    pub max_sample: usize,
+    pub connect_timeout: Duration,
+}
+
+impl Default for UdsReaderConfig {
+    fn default() -> Self {
+        UdsReaderConfig {
+            history: History::KeepLast(10),
+            max_sample: 4 << 30,
+            connect_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+struct Partial {
+    len: usize,
+    seq: u64,
+    timestamp_ns: u64,
+    bytes: Vec<u8>,
+}
+
+struct RxState {
+    partial: Option<Partial>,
+    scratch: Vec<u8>,
+}
+
+/// Receives the samples of one [`UdsWriter`].
+pub struct UdsReader {
+    sock: OwnedFd,
+    max_sample: usize,
+    rx: Mutex<RxState>,
+    closed: AtomicBool,
+}
+
+impl UdsReader {
+    /// Connects to the writer `key` at `address`.
+    ///
+    /// # Errors
+    /// See [`ConnectError`].
+    pub fn connect(
+        address: &EndpointAddress,
+        key: WriterKey,
+        config: UdsReaderConfig,
+    ) -> Result<UdsReader, ConnectError> {
+        let depth = config.history.depth();
+        if depth == 0 || depth > MAX_DEPTH {
+            return Err(ConnectError::BadConfig);
+        }
+        let hello = Hello {
+            kind: Kind::UnixSocket,
+            history: config.history,
+            max_held: 0,
+            key,
+        };
+        let (sock, _welcome, fds) =
+            endpoint::handshake(address, hello, &[], config.connect_timeout)?;
+        if !fds.is_empty() {
+            return Err(ConnectError::Protocol);
+        }
+        Ok(UdsReader {
+            sock,
+            max_sample: config.max_sample,
+            rx: Mutex::new(RxState {
+                partial: None,
+                scratch: vec![0; PACKET],
+            }),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// Takes the next complete sample without blocking.
+    ///
+    /// # Errors
+    /// [`ReceiveError::WriterGone`] after the writer hung up; [`ReceiveError::Protocol`] on a
+    /// malformed or oversized frame (the connection is then unusable).
+    pub fn receive(&self) -> Result<Option<UdsSample>, ReceiveError> {
+        if self.closed.load(SeqCst) {
+            return Err(ReceiveError::WriterGone);
+        }
+        let mut rx = lock(&self.rx);
+        let rx = &mut *rx;
+        loop {
+            let result = match rx.partial.as_mut() {
+                None => recv_packet(self.sock.as_fd(), &mut rx.scratch[..]),
+                Some(partial) => {
+                    // Packets of one sample never exceed what is left of it, so receiving straight
+                    // into the sample's spare capacity is exact.
+                    let want = partial.len - partial.bytes.len();
+                    partial.bytes.reserve_exact(want);
+                    crate::sys::retry(|| {
+                        rustix::net::recv(
+                            self.sock.as_fd(),
+                            spare_capacity(&mut partial.bytes),
+                            RecvFlags::DONTWAIT,
+                        )
+                    })
+                    .map(|(n, _)| n)
+                }
+            };
+            let n = match result {
+                Ok(0) => {
+                    self.closed.store(true, SeqCst);
+                    return Err(ReceiveError::WriterGone);
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(_) => {
+                    self.closed.store(true, SeqCst);
+                    return Err(ReceiveError::WriterGone);
+                }
+            };
+            if rx.partial.is_none() {
+                let packet = rx.scratch.get(..n).unwrap_or_default();
+                let (Some(magic), Some(len), Some(seq), Some(ts)) = (
+                    packet.get(..4),
+                    read_u64(packet, 8),
+                    read_u64(packet, 16),
+                    read_u64(packet, 24),
+                ) else {
+                    return self.protocol_error();
+                };
+                let Ok(len) = usize::try_from(len) else {
+                    return self.protocol_error();
+                };
+                if magic != MAGIC || len > self.max_sample || n - HEADER > len {
+                    return self.protocol_error();
+                }
+                let mut bytes = Vec::new();
+                if bytes.try_reserve_exact(len).is_err() {
+                    return self.protocol_error();
+                }
+                bytes.extend_from_slice(packet.get(HEADER..).unwrap_or_default());
+                rx.partial = Some(Partial {
+                    len,
+                    seq,
+                    timestamp_ns: ts,
+                    bytes,
+                });
+            }
+            if rx.partial.as_ref().is_some_and(|p| p.bytes.len() > p.len) {
+                return self.protocol_error();
+            }
+            if rx.partial.as_ref().is_some_and(|p| p.bytes.len() == p.len) {
+                let done = rx.partial.take().expect("internal bug: checked just above");
+                return Ok(Some(UdsSample {
+                    bytes: done.bytes,
+                    seq: done.seq,
+                    timestamp_ns: done.timestamp_ns,
+                }));
+            }
+        }
+    }
+
+    fn protocol_error(&self) -> Result<Option<UdsSample>, ReceiveError> {
+        self.closed.store(true, SeqCst);
+        let _ = rustix::net::shutdown(&self.sock, rustix::net::Shutdown::Both);
+        Err(ReceiveError::Protocol)
+    }
+
+    /// Blocks until data or a hang-up arrives, or `timeout`.
+    ///
+    /// # Errors
+    /// [`ReceiveError::Io`] if polling fails.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<(), ReceiveError> {
+        crate::sys::poll(&[(self.sock.as_fd(), PollFlags::IN)], timeout)
+            .map_err(ReceiveError::Io)?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the next sample.
+    ///
+    /// # Errors
+    /// As [`Self::receive`]; `Ok(None)` on timeout.
+    pub fn receive_timeout(&self, timeout: Duration) -> Result<Option<UdsSample>, ReceiveError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(sample) = self.receive()? {
+                return Ok(Some(sample));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            self.wait(Some(deadline - now))?;
+        }
+    }
+
+    /// For an external poll loop: readable means call [`Self::receive`].
+    pub fn poll_fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    crate::sys::retry(
+        || match rustix::net::recv(sock, &mut *buf, RecvFlags::DONTWAIT) {
+            Ok((n, _)) => Ok(n),
+            Err(Errno::AGAIN) => Err(Errno::AGAIN),
+            Err(e) => Err(e),
+        },
+    )
+}
+
+/// A received sample (owned bytes: the socket copied them).
+pub struct UdsSample {
+    bytes: Vec<u8>,
+    seq: u64,
+    timestamp_ns: u64,
+}
+
+impl UdsSample {
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    pub fn timestamp_ns(&self) -> u64 {
+        self.timestamp_ns
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+impl Deref for UdsSample {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl fmt::Debug for UdsSample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UdsSample(seq {}, {} bytes)", self.seq, self.bytes.len())
+    }
+}
