@@ -85,14 +85,40 @@ fn install_prerequisites(root: &Path) -> Result<()> {
 }
 
 /// Programs the network tests run, with the Debian package that provides each: `ip` creates
-/// the test network namespaces, `nft` drops packets inside them.
-const DEBIAN_TOOLS: &[(&str, &str)] = &[("ip", "iproute2"), ("nft", "nftables")];
+/// the test network namespaces, `nft` drops packets inside them, `ddsperf` is Cyclone's
+/// benchmark (the baseline of `roslite bench rtt`), `cc`/`c++` build the Humble-era peers and
+/// the raspimouse_msgs typesupport for rclpy.
+const DEBIAN_TOOLS: &[(&str, &str)] = &[
+    ("ip", "iproute2"),
+    ("nft", "nftables"),
+    ("ddsperf", "cyclonedds-tools"),
+    ("cc", "gcc"),
+    ("c++", "g++"),
+];
+
+/// Libraries the Humble-era interop peers (tests/interop_humble.rs) are built against:
+/// Cyclone DDS 0.10 and Fast DDS 2.9, as Debian bookworm ships them. Checked with
+/// `dpkg-query`, since they put no program on PATH.
+const DEBIAN_LIBRARIES: &[&str] = &["cyclonedds-dev", "libfastrtps-dev"];
+
+fn debian_package_installed(package: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f", "${Status}", package])
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.ends_with(b"installed"))
+}
 
 fn ensure_debian_packages() -> Result<()> {
     let missing: Vec<&str> = DEBIAN_TOOLS
         .iter()
         .filter(|(program, _)| !on_path(program))
         .map(|(_, package)| *package)
+        .chain(
+            DEBIAN_LIBRARIES
+                .iter()
+                .copied()
+                .filter(|p| !debian_package_installed(p)),
+        )
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -122,22 +148,29 @@ fn ensure_python_peers(root: &Path) -> Result<()> {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if ready() {
-        return Ok(());
+    if !ready() {
+        install_python_peers(root, &python)?;
+        if !ready() {
+            bail!("the venv at .venv was set up but `{probe}` still fails");
+        }
     }
+    // raspimouse_msgs is not on PyPI: generate and build its typesupport into the venv with
+    // the rosidl generators the ROS wheels brought (idempotent; fast when already built).
+    let mut build = Command::new(&python);
+    build.arg(root.join("interop/python/linetrace/build_raspimouse_msgs.py"));
+    step("build raspimouse_msgs for rclpy", build)
+}
+
+fn install_python_peers(root: &Path, python: &Path) -> Result<()> {
     if !python.exists() {
         let mut venv = Command::new("python3");
         venv.args(["-m", "venv"]).arg(root.join(".venv"));
         step("python3 -m venv .venv", venv)?;
     }
-    let mut pip = Command::new(&python);
+    let mut pip = Command::new(python);
     pip.args(["-m", "pip", "install", "--quiet"])
         .args(PYTHON_PEERS);
-    step("pip install the ROS 2 and Cyclone DDS peers", pip)?;
-    if !ready() {
-        bail!("the venv at .venv was set up but `{probe}` still fails");
-    }
-    Ok(())
+    step("pip install the ROS 2 and Cyclone DDS peers", pip)
 }
 
 fn ensure_rust_components() -> Result<()> {

@@ -1,86 +1,138 @@
-//! The demo: talker and listener nodes in one process over intra-process delivery.
+//! The demo: seed 000's application, the Raspberry Pi Mouse line follower. A simulated robot
+//! (`raspimouse`) and the upstream follower logic (`follower`) run as two roslite processes
+//! talking RTPS over 127.0.0.1 (LOCALHOST discovery, a domain of their own); the demo prints
+//! seed 000's Tables 5.2 to 5.4 (per-topic latency, per-process memory) and writes a report.
 
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo, NetworkMode, RosArgs};
+use roslite_linetrace::launch::{self, LaunchOptions, Setup};
+use roslite_linetrace::nodes::NodeOptions;
+use roslite_linetrace::process;
+use roslite_linetrace::report;
 
-use crate::stats::Summary;
+/// The issue's memory goal per roslite process, in MB (10^6 bytes).
+const MEMORY_GOAL_MB: f64 = 2.5;
 
 #[derive(clap::Args)]
 pub struct DemoArgs {
-    /// How long to run, in seconds.
-    #[arg(long, default_value_t = 3.0)]
-    duration: f64,
-    /// Talker publish rate in Hz.
-    #[arg(long, default_value_t = 10.0)]
-    rate: f64,
+    /// Time scale of the application: periods and beeps divided by it (1 = the real robot's
+    /// 100 Hz sensors and 20 Hz control; 1000 /cmd_vel samples then take 50 s).
+    #[arg(long, default_value_t = 4.0)]
+    speed: f64,
+    /// Latency samples per topic.
+    #[arg(long, default_value_t = 1000)]
+    samples: usize,
+    /// Laps the robot must complete before the demo stops.
+    #[arg(long, default_value_t = 2)]
+    laps: u32,
+    /// Seed of the simulated sensors' noise.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// `/cmd_vel` as geometry_msgs/TwistStamped (Jazzy) instead of Twist (Humble).
+    #[arg(long)]
+    twist_stamped: bool,
+    /// Where to write the report (README.md and SVG charts).
+    #[arg(long, default_value = "target/roslite-demo")]
+    out: PathBuf,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+}
+
+/// `roslite linetrace-node ...` (the demo's and the bench's child processes), recognised
+/// before clap builds its parser so the measured processes stay lean; `None` otherwise.
+pub fn node_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
+    let (first, rest) = args.split_first()?;
+    if first != "linetrace-node" {
+        return None;
+    }
+    Some(
+        process::Args::parse(rest)
+            .and_then(|a| process::run(&a))
+            .map_err(anyhow::Error::msg),
+    )
+}
+
+/// A domain for this run's processes: 10..=99 by process id (0..=101 avoids Linux's
+/// ephemeral port range), so concurrent runs rarely meet.
+pub(crate) fn domain_for_run(offset: u32) -> u32 {
+    10 + (std::process::id() + offset) % 90
 }
 
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
-        args.duration.is_finite() && args.duration > 0.0,
-        "--duration must be a positive number of seconds"
+        args.speed.is_finite() && args.speed > 0.0,
+        "--speed must be a positive number"
     );
-    anyhow::ensure!(
-        args.rate.is_finite() && args.rate > 0.0,
-        "--rate must be a positive number of Hz"
-    );
-    // Intra-process only: the demo opens no sockets, so nothing leaves this process.
-    let ctx = Context::new(ContextOptions {
-        args: RosArgs::parse(std::env::args())?,
-        network: NetworkMode::Off,
-        ..Default::default()
-    })?;
-    let talker = ctx.create_node("talker")?;
-    let listener = ctx.create_node("listener")?;
-
-    let latencies = Arc::new(Mutex::new(Vec::new()));
-    let sink = latencies.clone();
-    let _subscription = listener.create_subscription(
-        "chatter",
-        10,
-        move |msg: &StringMsg, info: &MessageInfo| {
-            let latency = Instant::monotonic_now() - info.source_timestamp;
-            println!(
-                "[listener] I heard: '{}'  latency {:.1} us",
-                msg.data,
-                latency.as_secs_f64() * 1e6
-            );
-            sink.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(latency);
+    anyhow::ensure!(args.samples > 0, "--samples must be at least 1");
+    let work_dir = args.out.join("work");
+    let options = LaunchOptions {
+        roslite_exe: std::env::current_exe()?,
+        python: None,
+        work_dir,
+        domain: domain_for_run(0),
+        node: NodeOptions {
+            speed: args.speed,
+            seed: args.seed,
+            twist_stamped: args.twist_stamped,
         },
-    )?;
-
-    let publisher = talker.create_publisher::<StringMsg>("chatter", 10)?;
-    let mut count = 0u64;
-    let _timer = talker.create_timer(Duration::from_secs_f64(1.0 / args.rate), move || {
-        count += 1;
-        let data = format!("Hello World: {count}");
-        println!("[talker] Publishing: '{data}'");
-        if let Err(e) = publisher.publish(StringMsg { data }) {
-            eprintln!("[talker] publish failed: {e}");
-        }
-    })?;
-
-    // ROSLITE_RT_PRIORITY, ROSLITE_CPU_AFFINITY, ROSLITE_MLOCKALL, ROSLITE_TIMER_SLACK_NS apply.
-    let executor = Executor::from_env(&ctx)?;
-    executor.add_node(&talker);
-    executor.add_node(&listener);
-    executor.spin_for(Duration::from_secs_f64(args.duration));
-
-    let latencies = latencies
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match Summary::of(&latencies) {
-        Some(s) => println!(
-            "\n{} messages over intra-process delivery; latency publish -> callback start: \
-             min {:.1} us, mean {:.1} us (stddev {:.1}), p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-            s.count, s.min_us, s.mean_us, s.stddev_us, s.p50_us, s.p99_us, s.max_us
-        ),
-        None => println!("\nno messages were received"),
+        samples: args.samples,
+        min_laps: args.laps,
+        timeout: Duration::from_secs_f64(args.timeout),
+    };
+    println!(
+        "roslite demo: the Raspberry Pi Mouse line follower (seed 000), robot and follower as two \
+         roslite processes over RTPS on 127.0.0.1 (domain {}), {}x speed; running until {} \
+         /cmd_vel samples and {} laps...",
+        options.domain, args.speed, args.samples, args.laps
+    );
+    let result = launch::run(Setup::ROSLITE, &options)?;
+    println!(
+        "\nThe robot completed {:.2} laps of the 2.57 m course; its axle stayed within {:.1} mm \
+         of the line's centre line ({:.1} s).\n",
+        result.laps,
+        result.max_cross_track_m * 1000.0,
+        result.wall_s
+    );
+    println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
+    print!(
+        "{}",
+        report::latency_table(
+            "/light_sensors",
+            &[(&result.label, &result.light_sensors_us)]
+        )
+    );
+    print!(
+        "{}",
+        report::latency_table("/cmd_vel", &[(&result.label, &result.cmd_vel_us)])
+    );
+    println!("\nMemory per process while following (RES = RssAnon, SHR = RssFile + RssShmem, RSS = VmRSS):");
+    print!("{}", report::memory_table(&result.memory));
+    for m in &result.memory {
+        let mb = m.vm_rss as f64 * 1024.0 / 1e6;
+        println!(
+            "  goal <= {MEMORY_GOAL_MB} MB RSS per roslite process: {} {:.2} MB -> {}",
+            m.process,
+            mb,
+            if mb <= MEMORY_GOAL_MB {
+                "met"
+            } else {
+                "NOT met"
+            }
+        );
     }
+    let preface = format!(
+        "`roslite demo`: simulated Raspberry Pi Mouse and the upstream line follower as two roslite \
+         processes over RTPS/UDP on 127.0.0.1, {}x speed, seed {}, {} samples per topic.",
+        args.speed, args.seed, args.samples
+    );
+    report::write_report(
+        &args.out,
+        "roslite line-follower demo",
+        &preface,
+        &[&result],
+    )?;
+    println!("\nReport: {}", args.out.join("README.md").display());
     Ok(())
 }

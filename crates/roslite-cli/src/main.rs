@@ -22,8 +22,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the demo: a talker and a listener in one process, exchanging messages over
-    /// intra-process delivery and printing the latency of each; exits on its own.
+    /// Run the demo: the line-following robot of seed 000 (simulated Raspberry Pi Mouse and
+    /// follower as two roslite processes on 127.0.0.1), printing per-topic latency and
+    /// per-process memory and writing a report; exits on its own.
     Demo(demo::DemoArgs),
     /// Measure roslite against the machine's own floors; prints a table (or JSON).
     #[command(subcommand)]
@@ -53,6 +54,9 @@ fn main() -> anyhow::Result<()> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     if let Some(result) = bench::run_helper_before_clap(&args) {
+        return result;
+    }
+    if let Some(result) = demo::node_before_clap(&args) {
         return result;
     }
     let cli = Cli::parse();

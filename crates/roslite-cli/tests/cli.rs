@@ -124,15 +124,36 @@ fn definitions_under_ament_prefix_path_are_found() {
 
 #[test]
 fn demo_runs_and_exits_on_its_own() {
-    let out = stdout(&roslite(&["demo", "--duration", "0.6", "--rate", "20"]));
-    assert!(
-        out.contains("[listener] I heard: 'Hello World: 1'"),
-        "{out}"
-    );
-    assert!(
-        out.contains("messages over intra-process delivery"),
-        "{out}"
-    );
+    let out_dir = std::env::temp_dir().join(format!("roslite-demo-test-{}", std::process::id()));
+    let out_arg = out_dir.to_string_lossy().into_owned();
+    let out = stdout(&roslite(&[
+        "demo",
+        "--samples",
+        "100",
+        "--laps",
+        "1",
+        "--out",
+        &out_arg,
+    ]));
+    assert!(out.contains("The robot completed 1."), "{out}");
+    for heading in [
+        "/light_sensors",
+        "/cmd_vel",
+        "raspimouse (roslite)",
+        "follower (roslite)",
+    ] {
+        assert!(out.contains(heading), "{heading} missing in {out}");
+    }
+    for file in [
+        "README.md",
+        "light_sensors.svg",
+        "cmd_vel.svg",
+        "memory.svg",
+        "path.svg",
+    ] {
+        assert!(out_dir.join(file).is_file(), "{file} not written");
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
 }
 
 #[test]

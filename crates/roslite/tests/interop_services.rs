@@ -86,8 +86,14 @@ fn rclpy_client_calls_a_roslite_server() {
     ctx.shutdown();
     spinner.join().unwrap();
     assert!(stdout.contains("RESULT 6"), "{stdout}");
-    assert!(stdout.contains("REPLY /motor_power True motor on"), "{stdout}");
-    assert!(stdout.contains("REPLY /motor_power False motor off"), "{stdout}");
+    assert!(
+        stdout.contains("REPLY /motor_power True motor on"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("REPLY /motor_power False motor off"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("REPLY /trigger True roslite triggered 3"),
         "{stdout}"
@@ -101,7 +107,10 @@ fn rclpy_client_calls_a_roslite_server() {
         services.contains("/motor_power std_srvs/srv/SetBool"),
         "{services}"
     );
-    assert!(services.contains("/trigger std_srvs/srv/Trigger"), "{services}");
+    assert!(
+        services.contains("/trigger std_srvs/srv/Trigger"),
+        "{services}"
+    );
     assert_eq!(set_bool.stats().replies_sent, 3);
     assert_eq!(trigger.stats().replies_sent, 3);
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 mod footprint;
 mod intra;
+mod linetrace;
 mod rtt;
 pub mod timer;
 
@@ -22,6 +23,9 @@ pub enum BenchCommand {
     /// VmRSS and VmHWM of a minimal roslite publisher (std_msgs/String at 10 Hz, one matched
     /// subscriber in another process), next to Cyclone DDS and rclpy/Fast DDS when installed.
     Footprint(footprint::FootprintArgs),
+    /// Seed 000's line follower in four configurations (roslite<->roslite, roslite follower<->
+    /// rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and memory.
+    Linetrace(linetrace::LinetraceArgs),
     /// Helper for `bench rtt`: the echoing process.
     #[command(hide = true)]
     RttPong(rtt::PongArgs),
@@ -42,6 +46,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Timer(args) => timer::run(&args),
         BenchCommand::Rtt(args) => rtt::run(&args),
         BenchCommand::Footprint(args) => footprint::run(&args),
+        BenchCommand::Linetrace(args) => linetrace::run(&args),
         BenchCommand::RttPong(args) => rtt::pong(&args),
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }

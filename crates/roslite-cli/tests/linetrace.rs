@@ -1,0 +1,77 @@
+//! The line follower across implementations: a roslite node and an rclpy node (real ROS 2
+//! Kilted from PyPI, Fast DDS) exchange every topic and the `/motor_power` service. Both run
+//! as separate processes on 127.0.0.1 only (roslite: LOCALHOST discovery; Fast DDS: the
+//! loopback-only profile without shared memory), in a domain of their own.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side};
+use roslite_linetrace::nodes::NodeOptions;
+
+fn python() -> PathBuf {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test` once to create the venv with rclpy",
+        python.display()
+    );
+    python
+}
+
+fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
+    let work_dir = std::env::temp_dir().join(format!(
+        "roslite-linetrace-test-{}-{domain}",
+        std::process::id()
+    ));
+    let options = LaunchOptions {
+        roslite_exe: PathBuf::from(env!("CARGO_BIN_EXE_roslite")),
+        python: Some(python()),
+        work_dir,
+        domain,
+        node: NodeOptions {
+            speed: 4.0,
+            seed: 3,
+            twist_stamped,
+        },
+        samples: 100,
+        min_laps: 0,
+        timeout: Duration::from_secs(90),
+    };
+    launch::run(setup, &options).unwrap_or_else(|e| panic!("{}: {e}", setup.label()))
+}
+
+fn assert_every_topic_and_the_service(r: &RunResult) {
+    let count = |name: &str| r.counts.get(name).copied().unwrap_or(0);
+    // Robot -> follower.
+    assert!(count("light_sensors") > 0, "{:?}", r.counts);
+    assert!(count("switches") > 0, "{:?}", r.counts);
+    // Follower -> robot.
+    assert!(count("cmd_vel") > 0, "{:?}", r.counts);
+    assert!(count("leds") > 0, "{:?}", r.counts);
+    assert!(count("buzzer") > 0, "calibration beeps: {:?}", r.counts);
+    // The service, both ways: the robot served the call, the follower saw the reply.
+    assert!(count("motor_power_requests") >= 1, "{:?}", r.counts);
+    assert!(count("motor_power_responses") >= 1, "{:?}", r.counts);
+    assert_eq!(r.light_sensors_us.len(), 100);
+    assert_eq!(r.cmd_vel_us.len(), 100);
+    assert_eq!(r.unmatched, 0, "subscriber records without a publication");
+    assert!(r.laps > 0.2, "the robot hardly moved: {} laps", r.laps);
+}
+
+#[test]
+fn roslite_follower_drives_the_rclpy_robot() {
+    let r = run(Setup::MIXED, 91, false);
+    assert_every_topic_and_the_service(&r);
+}
+
+#[test]
+fn rclpy_follower_drives_the_roslite_robot_with_twist_stamped() {
+    let setup = Setup {
+        robot: Side::Roslite,
+        follower: Side::Rclpy,
+        one_process: false,
+    };
+    let r = run(setup, 93, true);
+    assert_every_topic_and_the_service(&r);
+}

@@ -1,0 +1,22 @@
+//! The Raspberry Pi Mouse line follower, seed 000's evaluation application, on roslite.
+//!
+//! Layers, bottom up:
+//! - [`course`]: the floor and its line (geometry, reflectance);
+//! - [`robot`]: the simulated robot (kinematics, motors, light sensors, switches) and the
+//!   scripted operator who calibrates and starts it;
+//! - [`follower`]: upstream's line-follower logic as a pure state machine;
+//! - [`sim`]: both in one deterministic loop on simulated time (tests);
+//! - [`nodes`]: the two as roslite nodes (`raspimouse`, `follower`) with latency tracing;
+//! - [`launch`]: runs a configuration (roslite or rclpy robot and follower, separate processes
+//!   or one) on loopback and collects its latencies, memory and path;
+//! - [`report`]: tables, Markdown and SVG.
+
+pub mod course;
+pub mod follower;
+pub mod launch;
+pub mod nodes;
+pub mod process;
+pub mod report;
+pub mod rng;
+pub mod robot;
+pub mod sim;
