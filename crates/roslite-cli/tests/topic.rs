@@ -234,6 +234,7 @@ Topic type: std_msgs/msg/String
 Topic type hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18
 Endpoint type: PUBLISHER
 {gid_line}
+Transport: udp
 QoS profile:
   Reliability: RELIABLE
   History (Depth): KEEP_LAST (7)

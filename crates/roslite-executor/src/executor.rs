@@ -112,6 +112,45 @@ impl CallbackGroup {
         }
     }
 
+    /// Runs `entity`'s next callback on the calling thread, if the executor this group is
+    /// attached to is single-threaded, asleep and lends its turn ([`Parker::try_lend`]), and
+    /// the group can be claimed. Returns whether it ran; if not, the caller notifies as usual.
+    ///
+    /// For the thread that brings new work from outside any executor (the RTPS receive thread):
+    /// the callback runs at once instead of after a wake-up of the executor's thread, as a
+    /// DDS listener would, while the executor's guarantees hold (its callbacks never overlap,
+    /// a mutually exclusive group runs one at a time). A panic in the callback is re-raised on
+    /// the executor's thread.
+    pub fn try_run_inline(&self, entity: &dyn Waitable) -> bool {
+        let Some(parker) = self
+            .executor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        else {
+            return false;
+        };
+        if !parker.try_lend() {
+            return false;
+        }
+        let Some(claim) = self.try_claim() else {
+            parker.end_lend(false, None);
+            return false;
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entity.execute()));
+        drop(claim);
+        match outcome {
+            Ok(ran) => {
+                parker.end_lend(ran, None);
+                ran
+            }
+            Err(panic) => {
+                parker.end_lend(true, Some(panic));
+                true
+            }
+        }
+    }
+
     fn attach(&self, parker: Arc<Parker>) {
         *self.executor.lock().unwrap_or_else(PoisonError::into_inner) = Some(parker);
     }
@@ -311,7 +350,7 @@ impl Executor {
     /// Runs callbacks until shutdown.
     pub fn spin(&self) {
         while !self.shutdown.is_shutdown() {
-            self.spin_once(None);
+            self.spin_once_inner(None, false);
         }
     }
 
@@ -323,7 +362,7 @@ impl Executor {
             if now >= end {
                 return;
             }
-            self.spin_once(Some(end - now));
+            self.spin_once_inner(Some(end - now), false);
         }
     }
 
@@ -337,6 +376,12 @@ impl Executor {
     /// Waits up to `timeout` (forever if `None`) for work, then runs one callback.
     /// Returns whether a callback ran.
     pub fn spin_once(&self, timeout: Option<Duration>) -> bool {
+        self.spin_once_inner(timeout, true)
+    }
+
+    /// [`Self::spin_once`]; `report` says whether the caller needs to learn that a callback
+    /// ran on a lent turn (then the lender wakes this thread).
+    fn spin_once_inner(&self, timeout: Option<Duration>, report: bool) -> bool {
         let wait_end = timeout.map(|t| self.clock.now() + t);
         loop {
             if self.shutdown.is_shutdown() {
@@ -358,7 +403,21 @@ impl Executor {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
+            // A single-threaded executor lends its turn while asleep (see `Parker`).
+            let lend = !self.multi_threaded.load(Ordering::Acquire);
+            let runs = self.parker.lent_runs();
+            if lend {
+                self.parker.open_lending(report);
+            }
             self.clock.wait_until(&self.parker, deadline);
+            if lend {
+                if let Some(panic) = self.parker.close_lending() {
+                    std::panic::resume_unwind(panic);
+                }
+                if self.parker.lent_runs() != runs {
+                    return true;
+                }
+            }
         }
     }
 

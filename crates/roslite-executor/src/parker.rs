@@ -8,21 +8,45 @@
 //! mutex sits on the wake path. Several threads (a multi-threaded executor) may sleep on one
 //! parker; callers re-check their conditions after every return.
 
+use std::any::Any;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::{Mutex, PoisonError};
 
 use rustix::thread::futex;
 
 use crate::clock::Instant;
 
+/// Lending states (see [`Parker::try_lend`]).
+const LEND_CLOSED: u8 = 0;
+const LEND_OPEN: u8 = 1;
+const LEND_TAKEN: u8 = 2;
+
 /// A wake-up flag with sleeping sides (executor threads) and any number of waking sides
 /// (publishers, timers being reset, futures completing, shutdown).
+///
+/// It also lets a single-threaded executor *lend its turn* while it sleeps: a thread that
+/// brings new work (the RTPS receive thread) may run that work's callback itself instead of
+/// waking the executor, which saves a thread hop. The executor opens lending right before it
+/// sleeps and closes it when it wakes; closing waits for a lent callback to finish, so the
+/// executor's callbacks still never overlap.
 #[derive(Debug, Default)]
 pub struct Parker {
     epoch: AtomicU32,
     sleepers: AtomicU32,
     /// A notification not yet consumed by a sleeper.
     notified: AtomicBool,
+    /// `LEND_CLOSED`, `LEND_OPEN` (the executor sleeps and lends its turn) or `LEND_TAKEN`.
+    lend: AtomicU8,
+    /// Callbacks run on lent turns so far.
+    lent_runs: AtomicU64,
+    /// Whether a lent run must wake the executor afterwards (its caller waits for "a callback
+    /// ran", as `spin_once` does).
+    wake_after_lend: AtomicBool,
+    /// The executor woke and waits in `close_lending` for its turn back.
+    closing: AtomicBool,
+    /// A panic of a callback run on a lent turn, re-raised on the executor's thread.
+    lent_panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl Parker {
@@ -38,6 +62,71 @@ impl Parker {
             // Nothing useful can be done if the kernel refuses a wake; sleepers still time out.
             let _ = futex::wake(&self.epoch, futex::Flags::PRIVATE, i32::MAX as u32);
         }
+    }
+
+    /// Opens lending before the executor sleeps; `wake_after` makes every lent run wake it.
+    pub fn open_lending(&self, wake_after: bool) {
+        self.wake_after_lend.store(wake_after, SeqCst);
+        self.lend.store(LEND_OPEN, SeqCst);
+    }
+
+    /// Closes lending after the executor woke, waiting for a lent callback still running.
+    /// Returns a panic such a callback raised, for the executor to re-raise.
+    pub fn close_lending(&self) -> Option<Box<dyn Any + Send>> {
+        self.closing.store(true, SeqCst);
+        loop {
+            match self
+                .lend
+                .compare_exchange(LEND_OPEN, LEND_CLOSED, SeqCst, SeqCst)
+            {
+                Ok(_) | Err(LEND_CLOSED) => break,
+                // A lent callback runs; its end unparks us.
+                Err(_) => self.park_until(None),
+            }
+        }
+        self.closing.store(false, SeqCst);
+        self.lent_panic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Takes the sleeping executor's turn. On success the caller runs one callback and then
+    /// calls [`Parker::end_lend`]; meanwhile the executor does not run any.
+    pub fn try_lend(&self) -> bool {
+        self.lend
+            .compare_exchange(LEND_OPEN, LEND_TAKEN, SeqCst, SeqCst)
+            .is_ok()
+    }
+
+    /// Gives the turn back after a lent run; `panic` is what the callback raised, if anything.
+    pub fn end_lend(&self, ran: bool, panic: Option<Box<dyn Any + Send>>) {
+        let failed = panic.is_some();
+        if let Some(p) = panic {
+            *self
+                .lent_panic
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(p);
+        }
+        if ran {
+            self.lent_runs.fetch_add(1, SeqCst);
+        }
+        self.lend.store(LEND_OPEN, SeqCst);
+        // Wake the executor if it waits for its turn back (`close_lending`), if its caller
+        // wants to know that a callback ran, or to re-raise a panic.
+        if failed || self.closing.load(SeqCst) || (ran && self.wake_after_lend.load(SeqCst)) {
+            self.unpark();
+        }
+    }
+
+    /// Whether the executor sleeps and lends its turn now.
+    pub fn is_lending(&self) -> bool {
+        self.lend.load(SeqCst) == LEND_OPEN
+    }
+
+    /// Callbacks run on lent turns so far.
+    pub fn lent_runs(&self) -> u64 {
+        self.lent_runs.load(SeqCst)
     }
 
     /// Consumes a pending notification, if any.

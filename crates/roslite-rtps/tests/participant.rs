@@ -267,6 +267,16 @@ fn cyclone_writer_is_discovered_and_matched() {
         .filter(|e| matches!(e, Event::Sample { reader, .. } if *reader == r))
         .count();
     assert!(samples > 0, "chatter samples from Cyclone");
+    // Cyclone's ParticipantMessageData (WLP, RTPS 2.5 §8.4.13: one AUTOMATIC update, frame
+    // 241) reached our participant-message reader, matched through bits 10/11 of its
+    // PID_BUILTIN_ENDPOINT_SET, and decoded; nothing was counted as malformed.
+    assert_ne!(cyclone.data().builtin_endpoints.0 & (3 << 10), 0);
+    let wlp = p.stats().wlp;
+    assert_eq!(
+        (wlp.automatic, wlp.malformed, wlp.prefix_mismatch),
+        (1, 0, 0),
+        "{wlp:?}"
+    );
 }
 
 /// Every captured datagram, truncated and with flipped bytes, fed to a participant that has

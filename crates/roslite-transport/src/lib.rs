@@ -16,6 +16,7 @@
 //! Linux only.
 
 pub mod config;
+pub mod fault;
 #[cfg(feature = "netns")]
 pub mod netns;
 pub mod ports;

@@ -29,6 +29,8 @@ pub enum InitError {
     Network(String),
     /// `ROSLITE_ROS_DISTRO` names no known distribution.
     UnknownDistro(String),
+    /// `ROSLITE_TRANSPORTS` names an unknown transport.
+    InvalidTransports(String),
 }
 
 impl fmt::Display for InitError {
@@ -48,6 +50,7 @@ impl fmt::Display for InitError {
                 "ROSLITE_ROS_DISTRO='{name}' is not a ROS 2 distribution roslite knows; use \
                  humble, iron, jazzy, kilted or rolling (default: kilted)"
             ),
+            Self::InvalidTransports(reason) => write!(f, "ROSLITE_TRANSPORTS: {reason}"),
         }
     }
 }
@@ -171,6 +174,58 @@ impl RosDistro {
     }
 }
 
+/// Which same-host transports a context offers to other roslite participants on its host.
+/// Between two of them the first transport both offer is used, in the order shared memory,
+/// Unix domain socket; otherwise (and with every other peer) UDP. Intra-process delivery within
+/// one context is always on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalTransports {
+    pub shm: bool,
+    pub uds: bool,
+}
+
+impl Default for LocalTransports {
+    fn default() -> Self {
+        Self {
+            shm: true,
+            uds: true,
+        }
+    }
+}
+
+impl LocalTransports {
+    /// Environment variable restricting the transports: a comma-separated subset of `intra`,
+    /// `shm`, `uds`, `udp` (default: all). UDP stays on for discovery and non-roslite peers.
+    pub const ENV: &'static str = "ROSLITE_TRANSPORTS";
+
+    /// UDP only.
+    pub const UDP_ONLY: Self = Self {
+        shm: false,
+        uds: false,
+    };
+
+    /// Parses the `ROSLITE_TRANSPORTS` syntax.
+    ///
+    /// # Errors
+    /// Names the unknown entry and lists the known ones.
+    pub fn parse(text: &str) -> Result<Self, InitError> {
+        let mut out = Self::UDP_ONLY;
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            match entry.to_ascii_lowercase().as_str() {
+                "shm" => out.shm = true,
+                "uds" => out.uds = true,
+                "udp" | "intra" => {}
+                _ => {
+                    return Err(InitError::InvalidTransports(format!(
+                        "unknown transport '{entry}'; use a comma-separated list of intra, shm,                          uds and udp (e.g. 'uds,udp' to keep same-host traffic off shared                          memory)"
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// How to build a [`Context`] other than from the process environment.
 #[derive(Clone, Debug, Default)]
 pub struct ContextOptions {
@@ -181,6 +236,8 @@ pub struct ContextOptions {
     pub ros_distro: RosDistro,
     /// Whether nodes serve the parameter services and publish `/parameter_events`.
     pub parameter_services: crate::params::ParameterServices,
+    /// Same-host transports offered to other roslite participants.
+    pub local_transports: LocalTransports,
 }
 
 pub(crate) struct ContextInner {
@@ -251,6 +308,10 @@ impl Context {
             network,
             ros_distro,
             parameter_services: crate::params::ParameterServices::from_env(),
+            local_transports: match std::env::var(LocalTransports::ENV) {
+                Ok(text) if !text.trim().is_empty() => LocalTransports::parse(&text)?,
+                _ => LocalTransports::default(),
+            },
         })
     }
 
@@ -273,6 +334,7 @@ impl Context {
                 let network = crate::net::RtpsNetwork::start(
                     &config,
                     options.ros_distro,
+                    options.local_transports,
                     crate::log::Logger::new("roslite.rtps"),
                 )
                 .map_err(|e| InitError::Network(e.to_string()))?;

@@ -30,6 +30,7 @@ pub mod node;
 pub mod params;
 pub mod pubsub;
 pub mod qos;
+pub mod same_host;
 pub mod serialized;
 pub mod service;
 pub mod time;
@@ -39,7 +40,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use context::{Context, ContextOptions, InitError, NetworkMode, RosArgs, RosDistro};
+pub use context::{
+    Context, ContextOptions, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
+};
 pub use events::IncompatibleQosStatus;
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};

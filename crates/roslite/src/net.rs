@@ -35,12 +35,18 @@ use roslite_rtps::participant::{
 };
 use roslite_rtps::types::{Guid, GuidPrefix, Locator, VendorId};
 use roslite_rtps::Instant;
+use roslite_transport::fault::FaultInjector;
 use roslite_transport::{RecvEvent, TransportConfig, UdpTransport, RECV_BUFFER_LEN};
 
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::qos::{Durability, History, Liveliness, QosProfile, Reliability};
 use crate::transport::{LocalPublisher, LocalSubscription, Outlet, Transport};
+
+/// Outgoing-link impairment for tests and benches: when `ROSLITE_FAULT_INJECTION` is set (see
+/// [`roslite_transport::fault`]), every datagram a network sends goes through a
+/// [`FaultInjector`] that delays, drops or duplicates it.
+pub use roslite_transport::fault::{FaultConfig, FaultParseError, FAULT_INJECTION_ENV};
 
 /// Why the network could not be started.
 #[derive(Debug)]
@@ -56,6 +62,8 @@ pub enum NetError {
     Random(std::io::Error),
     /// The driver thread could not be started.
     Spawn(std::io::Error),
+    /// `ROSLITE_FAULT_INJECTION` is malformed.
+    FaultInjection(FaultParseError),
 }
 
 impl std::fmt::Display for NetError {
@@ -66,6 +74,7 @@ impl std::fmt::Display for NetError {
             Self::Participant(e) => write!(f, "RTPS participant: {e:?}"),
             Self::Random(e) => write!(f, "no randomness for the participant GUID: {e}"),
             Self::Spawn(e) => write!(f, "cannot start the RTPS driver thread: {e}"),
+            Self::FaultInjection(e) => write!(f, "{e} (in {FAULT_INJECTION_ENV})"),
         }
     }
 }
@@ -153,6 +162,20 @@ struct NetState {
     /// either layout.
     wire_distro: WireDistro,
     services: ServiceState,
+    /// Shared memory / Unix sockets with roslite peers on this host; `None`: UDP only.
+    same_host: Option<crate::same_host::SameHost>,
+    /// Samples taken from the participant, handed to subscriptions by the driver thread once
+    /// it has released the state lock (a callback may run inline and publish).
+    deliveries: Vec<(LocalSubscription, SharedBuf, MessageInfo)>,
+}
+
+impl NetState {
+    /// Re-plans the same-host reader links after endpoints changed.
+    fn refresh_same_host(&mut self) {
+        if let Some(same_host) = &mut self.same_host {
+            same_host.refresh(&self.participant, &self.subscriptions);
+        }
+    }
 }
 
 impl NetState {
@@ -223,6 +246,9 @@ pub(crate) struct NetShared {
     logger: Logger,
     /// This, for reply channels that outlive a lock guard.
     me: Weak<NetShared>,
+    /// Set by `ROSLITE_FAULT_INJECTION`: outgoing datagrams go through it instead of straight
+    /// to the socket.
+    fault: Option<FaultInjector>,
 }
 
 impl NetShared {
@@ -237,7 +263,9 @@ impl NetShared {
                 let Some(std::net::SocketAddr::V4(addr)) = destination.to_socket_addr() else {
                     continue;
                 };
-                if let Err(e) = self.udp.send(addr, &datagram.bytes) {
+                if let Some(fault) = &self.fault {
+                    fault.submit(addr, &datagram.bytes);
+                } else if let Err(e) = self.udp.send(addr, &datagram.bytes) {
                     self.logger.debug(format_args!("sending to {addr}: {e}"));
                 }
             }
@@ -295,7 +323,12 @@ impl NetShared {
                         publisher_id: 0,
                         from_intra_process: false,
                     };
-                    subscription.deliver(&SharedBuf::from_vec(sample.payload), info);
+                    let subscription = subscription.clone();
+                    state.deliveries.push((
+                        subscription,
+                        SharedBuf::from_vec(sample.payload),
+                        info,
+                    ));
                 }
                 Event::IncompatibleQos { local, policy, .. } => {
                     let topic = match local {
@@ -339,7 +372,21 @@ impl NetShared {
                 }
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
+                    if let Some(same_host) = &mut state.same_host {
+                        same_host.participant_lost(guid.prefix);
+                    }
                 }
+                Event::ParticipantDiscovered(guid) => {
+                    let NetState {
+                        same_host,
+                        participant,
+                        ..
+                    } = &mut *state;
+                    if let Some(same_host) = same_host {
+                        same_host.participant_discovered(participant, now(), guid.prefix);
+                    }
+                }
+                Event::RemoteEndpointChanged => state.refresh_same_host(),
                 Event::ReaderMatched { writer, .. }
                     if state.services.server_by_reply_writer.contains_key(&writer) =>
                 {
@@ -408,6 +455,10 @@ impl Transport for NetTransport {
                 state.writers_by_local.insert(d.id, writer);
                 state.publishers.insert(writer, publisher.clone());
                 state.endpoint_nodes.insert(d.id, d.node_id);
+                let guid = writer.guid(state.participant.guid_prefix());
+                if let Some(same_host) = &mut state.same_host {
+                    same_host.publisher_added(writer, guid, &publisher);
+                }
                 state.publish_graph(now);
                 publisher.attach(
                     d.id,
@@ -430,6 +481,9 @@ impl Transport for NetTransport {
         let mut state = self.0.lock();
         if let Some(writer) = state.writers_by_local.remove(&id) {
             state.publishers.remove(&writer);
+            if let Some(same_host) = &mut state.same_host {
+                same_host.publisher_removed(writer);
+            }
             state.participant.delete_writer(now, writer);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
@@ -449,6 +503,7 @@ impl Transport for NetTransport {
                 state.readers_by_local.insert(d.id, reader);
                 state.endpoint_nodes.insert(d.id, d.node_id);
                 state.subscriptions.insert(reader, subscription.clone());
+                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.0.logger.warn(format_args!(
@@ -464,6 +519,9 @@ impl Transport for NetTransport {
         let mut state = self.0.lock();
         if let Some(reader) = state.readers_by_local.remove(&id) {
             state.subscriptions.remove(&reader);
+            if let Some(same_host) = &mut state.same_host {
+                same_host.subscription_removed(reader);
+            }
             state.participant.delete_reader(now, reader);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
@@ -486,8 +544,10 @@ impl RtpsNetwork {
     pub(crate) fn start(
         config: &TransportConfig,
         distro: crate::context::RosDistro,
+        local_transports: crate::context::LocalTransports,
         logger: Logger,
     ) -> Result<Self, NetError> {
+        let fault_config = FaultConfig::from_env().map_err(NetError::FaultInjection)?;
         let udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
         let locators = udp.local_locators();
         let mut participant_config = ParticipantConfig::new(
@@ -509,6 +569,12 @@ impl RtpsNetwork {
             .map(to_locator)
             .collect();
         participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
+        let same_host = crate::same_host::SameHost::start(local_transports, logger.clone());
+        if let Some(same_host) = &same_host {
+            participant_config
+                .user_data
+                .extend_from_slice(same_host.user_data().as_bytes());
+        }
         let now = now();
         let mut participant =
             Participant::new(participant_config, now).map_err(NetError::Participant)?;
@@ -523,7 +589,25 @@ impl RtpsNetwork {
         let discovery_info_reader = participant
             .create_reader(now, graph_options(EndpointQos::discovery_info_reader()))
             .ok();
-        let shared = Arc::new_cyclic(|me| NetShared {
+        if let Some(fault) = &fault_config {
+            logger.warn(format_args!(
+                "{FAULT_INJECTION_ENV} is set: outgoing datagrams are impaired ({fault})"
+            ));
+        }
+        let mut fault_spawn_error = None;
+        let shared = Arc::new_cyclic(|me: &Weak<NetShared>| NetShared {
+            fault: fault_config.and_then(|fault| {
+                let net = me.clone();
+                let send = move |addr, bytes: &[u8]| {
+                    if let Some(net) = net.upgrade() {
+                        // Ignoring an error: a lost datagram is what the injector emulates.
+                        let _ = net.udp.send(addr, bytes);
+                    }
+                };
+                FaultInjector::spawn(fault, send)
+                    .map_err(|e| fault_spawn_error = Some(e))
+                    .ok()
+            }),
             state: Mutex::new(NetState {
                 participant,
                 subscriptions: HashMap::new(),
@@ -536,6 +620,8 @@ impl RtpsNetwork {
                 discovery_info_reader,
                 remote_graph: HashMap::new(),
                 services: ServiceState::default(),
+                same_host,
+                deliveries: Vec::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
                     crate::context::RosDistro::IronOrLater => WireDistro::IronOrLater,
@@ -547,6 +633,9 @@ impl RtpsNetwork {
             logger,
             me: me.clone(),
         });
+        if let Some(e) = fault_spawn_error {
+            return Err(NetError::Spawn(e));
+        }
         let driver = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -616,6 +705,7 @@ impl Drop for RtpsNetwork {
 /// The driver thread: receive, run timers, deliver, send; until stopped.
 fn drive(shared: &NetShared) {
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    let mut deliveries = Vec::new();
     while !shared.stop.load(Ordering::Acquire) {
         let deadline = {
             let state = shared.lock();
@@ -642,6 +732,14 @@ fn drive(shared: &NetShared) {
         state.participant.handle_timeout(now);
         shared.process_events(&mut state);
         shared.flush(&mut state, now);
+        std::mem::swap(&mut deliveries, &mut state.deliveries);
+        drop(state);
+        // A sleeping executor lets this thread run the callback itself (no thread hop).
+        crate::pubsub::with_inline_dispatch(|| {
+            for (subscription, payload, info) in deliveries.drain(..) {
+                subscription.deliver(&payload, info);
+            }
+        });
     }
     let now = now();
     let mut state = shared.lock();
@@ -701,6 +799,11 @@ pub struct GraphEndpoint {
     pub qos: GraphQos,
     /// Created by this context rather than discovered.
     pub local: bool,
+    /// How this context exchanges user data with the endpoint: `intra` (its own), `shm` or
+    /// `uds` (a roslite participant on this host, volatile topics), else `udp`. The same rule
+    /// holds between any two roslite participants of one host, so it also says what they use
+    /// with each other.
+    pub transport: &'static str,
 }
 
 /// Whether a vendor's SEDP announcements carry HISTORY. Fast DDS leaves it out unless
@@ -761,6 +864,7 @@ fn graph_endpoint(
         node,
         qos: graph_qos(data),
         local,
+        transport: "udp",
     })
 }
 
@@ -776,10 +880,26 @@ impl RtpsNetwork {
                 .find(|n| n.writer_gids.contains(&guid) || n.reader_gids.contains(&guid))
                 .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
         };
+        let transport = |data: &EndpointData| -> &'static str {
+            let carried = data
+                .topic_name
+                .starts_with(crate::same_host::CARRIED_TOPIC_PREFIX)
+                && data.durability == roslite_rtps::discovery::DurabilityKind::Volatile;
+            state
+                .same_host
+                .as_ref()
+                .and_then(|s| s.link_of(data.guid))
+                .filter(|_| carried)
+                .map_or("udp", crate::same_host::LinkKind::name)
+        };
         let mut out: Vec<GraphEndpoint> = state
             .participant
             .remote_endpoints()
-            .filter_map(|e| graph_endpoint(e.data(), remote_node(e.guid()), false))
+            .filter_map(|e| {
+                let mut g = graph_endpoint(e.data(), remote_node(e.guid()), false)?;
+                g.transport = transport(e.data());
+                Some(g)
+            })
             .collect();
         let local_node = |local_id: &u64| {
             let node_id = state.endpoint_nodes.get(local_id)?;
@@ -813,6 +933,9 @@ impl RtpsNetwork {
                 out.extend(graph_endpoint(data, node, true));
             }
         }
+        for e in out.iter_mut().filter(|e| e.local) {
+            e.transport = "intra";
+        }
         out.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
         out
     }
@@ -837,8 +960,43 @@ impl RtpsNetwork {
                     .writer_data(**w)
                     .is_some_and(|d| d.topic_name == dds_topic)
             })
-            .map(|w| state.participant.writer_matches(*w).count())
+            .map(|w| {
+                state.participant.writer_matches(*w).count()
+                    + state
+                        .same_host
+                        .as_ref()
+                        .map_or(0, |s| s.connected_readers(*w))
+            })
             .sum()
+    }
+
+    /// Remote subscriptions of this context's publishers on `topic`, by path: `(over RTPS,
+    /// over a same-host link)`.
+    pub fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
+        let dds_topic = topic_to_dds(topic);
+        let state = self.shared.lock();
+        let writers = state.writers_by_local.values().filter(|w| {
+            state
+                .participant
+                .writer_data(**w)
+                .is_some_and(|d| d.topic_name == dds_topic)
+        });
+        writers.fold((0, 0), |(rtps, local), w| {
+            (
+                rtps + state.participant.writer_matches(*w).count(),
+                local
+                    + state
+                        .same_host
+                        .as_ref()
+                        .map_or(0, |s| s.connected_readers(*w)),
+            )
+        })
+    }
+
+    /// The same-host transport this context uses with the participant of `guid` for volatile
+    /// topics (`None`: UDP, as for every non-roslite or other-host peer).
+    pub fn same_host_link(&self, guid: Guid) -> Option<crate::same_host::LinkKind> {
+        self.shared.lock().same_host.as_ref()?.link_of(guid)
     }
 }
 

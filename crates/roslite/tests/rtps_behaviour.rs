@@ -53,6 +53,8 @@ fn networked(domain_id: u32) -> Context {
     Context::new(ContextOptions {
         domain_id,
         network: NetworkMode::Rtps(loopback_config(domain_id)),
+        // These tests are about RTPS: keep same-host shared memory out of the way.
+        local_transports: roslite::LocalTransports::UDP_ONLY,
         ..Default::default()
     })
     .expect("start an RTPS network on loopback")

@@ -27,6 +27,8 @@ fn networked_as(domain_id: u32, ros_distro: RosDistro) -> Context {
         domain_id,
         network: NetworkMode::Rtps(TransportConfig::new(discovery)),
         ros_distro,
+        // These tests are about RTPS: keep same-host shared memory out of the way.
+        local_transports: roslite::LocalTransports::UDP_ONLY,
         ..Default::default()
     })
     .expect("start an RTPS network on loopback")

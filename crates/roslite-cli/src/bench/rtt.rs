@@ -6,11 +6,14 @@
 //! with LOCALHOST discovery (unicast to 127.0.0.1 only, no multicast, no static peers) in a
 //! domain of their own, with reliable keep-last-1 endpoints, exchanging `std_msgs/UInt8MultiArray`
 //! whose `data` has the requested size; its first 8 bytes carry a sequence number and the rest a
-//! fill pattern the ping side checks. As in `ddsperf ping`, the next ping goes out as soon as
-//! the previous echo arrived; the ping side spins its executor on the measuring thread, and a
-//! round trip is `publish` to the start of the echo's subscription callback: serialization,
-//! fragmentation, both processes' receive threads and executors, and deserialization on both
-//! sides. A ping whose echo has not come back within [`ECHO_TIMEOUT`] is counted as lost.
+//! fill pattern the ping side checks. As in `ddsperf ping` (listener mode, its default), the
+//! next ping goes out from the echo's subscription callback itself; the ping side spins its
+//! executor on the measuring thread, and a round trip is `publish` to the start of the echo's
+//! subscription callback: serialization, fragmentation, both processes' receive threads and
+//! executors, and deserialization on both sides. Both sides use ordinary single-threaded
+//! executors; a callback runs on the receive thread when its executor sleeps (see
+//! `CallbackGroup::try_run_inline`), as a DDS listener does. A ping whose echo has not come
+//! back within [`ECHO_TIMEOUT`] is counted as lost and the next one sent.
 //!
 //! Cyclone: `ddsperf pong` and `ddsperf ping size N` (reliable, keep-last 1) for a fixed time per
 //! size, confined to 127.0.0.1 (ros2-wire.md §0.3) and given the socket buffer sizes roslite
@@ -380,10 +383,71 @@ struct Echo {
     intact: bool,
 }
 
+/// A chain of measured pings, driven by the echo callback (see [`measure_roslite`]).
+struct Chain {
+    message: Arc<UInt8MultiArray>,
+    /// The sequence number of the ping in flight and when it was published.
+    seq: u64,
+    start: Instant,
+    /// Pings still to send after the one in flight.
+    left: usize,
+    /// Echoes still to discard as warm-up.
+    warmup: usize,
+    latencies: Vec<Duration>,
+    /// Awaited echoes received, and pings given up on.
+    echoed: usize,
+    lost: usize,
+    /// The first corrupted echo, if any.
+    error: Option<String>,
+    stale: usize,
+}
+
+impl Chain {
+    /// Stamps the next sequence number into the message and publishes it.
+    fn send_next(&mut self, publisher: &Publisher<UInt8MultiArray>) -> anyhow::Result<()> {
+        self.seq += 1;
+        let data = Arc::make_mut(&mut self.message).data.to_mut();
+        data[..SEQ_LEN].copy_from_slice(&self.seq.to_le_bytes());
+        self.start = Instant::monotonic_now();
+        publisher.publish_shared(self.message.clone())?;
+        Ok(())
+    }
+
+    /// Handles an echo; returns whether it was the awaited one.
+    fn on_echo(&mut self, echo: Echo, publisher: &Publisher<UInt8MultiArray>) -> bool {
+        if echo.seq != self.seq {
+            self.stale += 1;
+            return false;
+        }
+        let size = self.message.data.len();
+        if (echo.len != size || !echo.intact) && self.error.is_none() {
+            self.error = Some(format!(
+                "the echo of a {size}-byte ping came back as {} bytes{}",
+                echo.len,
+                if echo.intact { "" } else { ", corrupted" }
+            ));
+        }
+        self.echoed += 1;
+        if self.warmup > 0 {
+            self.warmup -= 1;
+        } else {
+            self.latencies.push(echo.at - self.start);
+        }
+        if self.left > 0 {
+            self.left -= 1;
+            // Ignoring an error: the measuring thread sees no progress and counts a loss.
+            let _ = self.send_next(publisher);
+        }
+        true
+    }
+}
+
 struct PingSession {
     // Field order is drop order: endpoints, then the context, then the pong process.
     executor: Executor,
-    publisher: Publisher<UInt8MultiArray>,
+    publisher: Arc<Publisher<UInt8MultiArray>>,
+    /// Set while [`measure_roslite`] runs a chain.
+    chain: Arc<Mutex<Option<Chain>>>,
     _subscription: Subscription<UInt8MultiArray>,
     ctx: Context,
     pong: Helper,
@@ -403,9 +467,11 @@ impl PingSession {
         )?;
         let ctx = localhost_context(domain)?;
         let node = ctx.create_node("roslite_bench_rtt_ping")?;
-        let publisher = node.create_publisher::<UInt8MultiArray>(PING_TOPIC, rtt_qos())?;
+        let publisher = Arc::new(node.create_publisher::<UInt8MultiArray>(PING_TOPIC, rtt_qos())?);
         let echo = Arc::new(Mutex::new(None));
         let slot = echo.clone();
+        let chain: Arc<Mutex<Option<Chain>>> = Arc::new(Mutex::new(None));
+        let (chain_slot, chain_publisher) = (chain.clone(), publisher.clone());
         let subscription =
             node.create_subscription(PONG_TOPIC, rtt_qos(), move |msg: &UInt8MultiArray| {
                 let at = Instant::monotonic_now();
@@ -418,18 +484,26 @@ impl PingSession {
                     && data[SEQ_LEN..]
                         .chunks(FILL_BLOCK.len())
                         .all(|chunk| chunk == &FILL_BLOCK[..chunk.len()]);
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(Echo {
+                let echo = Echo {
                     at,
                     seq,
                     len: data.len(),
                     intact,
-                });
+                };
+                let mut chain = chain_slot.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(chain) = chain.as_mut() {
+                    chain.on_echo(echo, &chain_publisher);
+                    return;
+                }
+                drop(chain);
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(echo);
             })?;
         let executor = Executor::new(&ctx);
         executor.add_node(&node);
         Ok(Self {
             executor,
             publisher,
+            chain,
             _subscription: subscription,
             ctx,
             pong,
@@ -532,19 +606,60 @@ fn measure_roslite(
     samples: usize,
 ) -> anyhow::Result<RoslitePoint> {
     let warmup = (samples / 10).clamp(2, 50);
-    let mut message = Arc::new(ping_message(size));
-    let mut latencies = Vec::with_capacity(samples);
-    let mut lost = 0;
-    for i in 0..warmup + samples {
-        match session.round_trip(&mut message, ECHO_TIMEOUT)? {
-            Some(rtt) if i >= warmup => latencies.push(rtt),
-            Some(_) => {}
-            None => {
-                lost += 1;
+    let total = warmup + samples;
+    let chain = Chain {
+        message: Arc::new(ping_message(size)),
+        seq: session.next_seq,
+        start: Instant::monotonic_now(),
+        left: total - 1,
+        warmup,
+        latencies: Vec::with_capacity(samples),
+        echoed: 0,
+        lost: 0,
+        error: None,
+        stale: 0,
+    };
+    {
+        // Stored before the first echo can arrive: the callback waits for this lock.
+        let mut slot = session.chain.lock().unwrap_or_else(PoisonError::into_inner);
+        let chain = slot.insert(chain);
+        chain.send_next(&session.publisher)?;
+    }
+    // The echo callback sends every further ping; this thread spins the executor (which lends
+    // its turn to the receive thread while it sleeps) and gives up on lost pings.
+    loop {
+        {
+            let mut slot = session.chain.lock().unwrap_or_else(PoisonError::into_inner);
+            let chain = slot.as_mut().context("internal bug: no chain")?;
+            if chain.echoed + chain.lost >= total {
+                break;
+            }
+            if Instant::monotonic_now() - chain.start > ECHO_TIMEOUT {
+                chain.lost += 1;
                 session.pong.check_running()?;
+                if chain.left > 0 {
+                    chain.left -= 1;
+                    chain.send_next(&session.publisher)?;
+                } else {
+                    break;
+                }
             }
         }
+        // `spin_for`, not `spin_once`: a callback run on a lent turn need not wake this thread.
+        session.executor.spin_for(Duration::from_millis(50));
     }
+    let chain = session
+        .chain
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .context("internal bug: no chain")?;
+    session.next_seq = chain.seq + 1;
+    session.stale += chain.stale;
+    if let Some(error) = chain.error {
+        bail!(error);
+    }
+    let (latencies, lost) = (chain.latencies, chain.lost);
     Ok(RoslitePoint {
         summary: Summary::of(&latencies),
         lost,

@@ -134,6 +134,7 @@ pub(crate) fn endpoint_text(e: &GraphEndpoint) -> String {
         ),
         format!("Endpoint type: {endpoint_type}"),
         format!("GID: {}", gid.join(".")),
+        format!("Transport: {}", e.transport),
         "QoS profile:".to_owned(),
         format!("  Reliability: {reliability}"),
         format!("  History (Depth): {history}"),
@@ -181,6 +182,7 @@ mod tests {
                 liveliness_lease: None,
             },
             local: false,
+            transport: "shm",
         }
     }
 
@@ -203,6 +205,7 @@ Topic type: std_msgs/msg/String
 Topic type hash: RIHS01_df66
 Endpoint type: PUBLISHER
 GID: 01.0f.ab.00.00.00.00.00.00.00.00.00.00.00.14.03
+Transport: shm
 QoS profile:
   Reliability: RELIABLE
   History (Depth): KEEP_LAST (7)

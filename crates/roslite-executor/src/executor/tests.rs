@@ -307,3 +307,75 @@ fn failing_thread_setup_stops_all_threads_and_reports() {
     );
     assert_eq!(result, Err("no rtprio"));
 }
+
+/// A queue whose callback records the thread it ran on (or panics on request).
+struct ThreadProbe {
+    queue: Mutex<VecDeque<bool>>,
+    ran_on: Mutex<Vec<std::thread::ThreadId>>,
+}
+
+impl Waitable for ThreadProbe {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !self.queue.lock().unwrap().is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        let Some(panic) = self.queue.lock().unwrap().pop_front() else {
+            return false;
+        };
+        self.ran_on
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
+        assert!(!panic, "callback panic on request");
+        true
+    }
+}
+
+/// A sleeping single-threaded executor lends its turn: the notifier runs the callback, the
+/// executor's `spin_once` reports it, and a panic comes out of the executor's `spin_once`.
+/// Real threads, but no timing assertion: every wait ends on an event.
+#[test]
+fn a_sleeping_executor_lends_its_turn_to_the_notifier() {
+    let executor = Arc::new(Executor::new());
+    let group = CallbackGroup::new();
+    executor.add_callback_group(group.clone());
+    let probe = Arc::new(ThreadProbe {
+        queue: Mutex::new(VecDeque::new()),
+        ran_on: Mutex::new(Vec::new()),
+    });
+    let entity: Arc<dyn Waitable> = probe.clone();
+    group.add(Arc::downgrade(&entity));
+    // Not asleep: no lending.
+    probe.queue.lock().unwrap().push_back(false);
+    assert!(!group.try_run_inline(probe.as_ref()));
+    assert!(executor.spin_once(Some(Duration::ZERO)));
+
+    let spinner = {
+        let executor = executor.clone();
+        std::thread::spawn(move || executor.spin_once(Some(Duration::from_secs(60))))
+    };
+    // Once the spinner sleeps and lends its turn, the notifier runs the new work.
+    while !executor.parker.is_lending() {
+        std::thread::yield_now();
+    }
+    probe.queue.lock().unwrap().push_back(false);
+    assert!(group.try_run_inline(probe.as_ref()));
+    assert!(spinner.join().unwrap(), "spin_once saw the lent run");
+    let me = std::thread::current().id();
+    assert_eq!(probe.ran_on.lock().unwrap().last(), Some(&me));
+
+    let spinner = {
+        let executor = executor.clone();
+        std::thread::spawn(move || executor.spin_once(Some(Duration::from_secs(60))))
+    };
+    while !executor.parker.is_lending() {
+        std::thread::yield_now();
+    }
+    probe.queue.lock().unwrap().push_back(true);
+    assert!(group.try_run_inline(probe.as_ref()));
+    assert!(
+        spinner.join().is_err(),
+        "the panic reached the executor's thread"
+    );
+}

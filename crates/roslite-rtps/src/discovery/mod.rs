@@ -21,6 +21,7 @@ mod participant;
 pub mod ros;
 pub mod sedp;
 pub mod spdp;
+pub mod wlp;
 
 use roslite_cdr::Endianness;
 

@@ -32,18 +32,11 @@ pub const STATUS_INFO_DISPOSED: u32 = 0x1;
 /// The instance was unregistered.
 pub const STATUS_INFO_UNREGISTERED: u32 = 0x2;
 
-/// The builtin endpoints this implementation runs: SPDP and the SEDP publications and
-/// subscriptions announcers and detectors. The participant-message (WLP) endpoints are not
-/// implemented, so their bits stay clear: ROS endpoints use AUTOMATIC liveliness, for which
-/// the participant lease suffices, and a peer only matches builtin endpoints we advertise.
-pub const BUILTIN_ENDPOINTS: BuiltinEndpointSet = BuiltinEndpointSet(
-    BuiltinEndpointSet::PARTICIPANT_ANNOUNCER
-        | BuiltinEndpointSet::PARTICIPANT_DETECTOR
-        | BuiltinEndpointSet::PUBLICATIONS_ANNOUNCER
-        | BuiltinEndpointSet::PUBLICATIONS_DETECTOR
-        | BuiltinEndpointSet::SUBSCRIPTIONS_ANNOUNCER
-        | BuiltinEndpointSet::SUBSCRIPTIONS_DETECTOR,
-);
+/// The builtin endpoints this implementation runs: SPDP, the SEDP publications and
+/// subscriptions announcers and detectors, and the participant-message (WLP, RTPS 2.5
+/// §8.4.13) writer and reader, bits 10 and 11, as Fast DDS and Cyclone announce them
+/// (ros2-wire.md §2.2). A peer only matches builtin endpoints we advertise.
+pub const BUILTIN_ENDPOINTS: BuiltinEndpointSet = BuiltinEndpointSet::MINIMAL;
 
 /// Why a received SPDP DATA was not used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -156,6 +156,14 @@ pub(crate) struct ReaderProxy {
 }
 
 impl ReaderProxy {
+    /// Whether the writer has anything to send to this reader alone: catch-up samples, a
+    /// repair round, or a HEARTBEAT (the conditions `Writer::poll_directed` acts on).
+    pub(crate) fn has_directed_work(&self) -> bool {
+        self.unsent.0 < self.unsent.1
+            || self.repair == RepairState::Repairing
+            || self.heartbeat_wanted
+    }
+
     pub(crate) fn new(info: ReaderProxyInfo, first_relevant: SequenceNumber) -> Self {
         ReaderProxy {
             info,

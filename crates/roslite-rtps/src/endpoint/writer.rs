@@ -167,6 +167,9 @@ pub struct Writer {
     heartbeat_count: Count,
     /// Periodic HEARTBEAT timer, armed while a reliable reader has unacknowledged samples.
     next_heartbeat: Option<Instant>,
+    /// [`Writer::assert_liveliness`] was called: the next poll sends a HEARTBEAT with the
+    /// liveliness flag to every matched reader.
+    liveliness_pending: bool,
     stats: WriterStats,
 }
 
@@ -192,8 +195,17 @@ impl Writer {
             next_push: SequenceNumber::FIRST,
             heartbeat_count: Count(0),
             next_heartbeat: None,
+            liveliness_pending: false,
             stats: WriterStats::default(),
         }
+    }
+
+    /// Asserts the writer's liveliness to its matched readers without writing a sample
+    /// (DDS `assert_liveliness` for MANUAL_BY_TOPIC): the next [`Writer::poll_transmit`] sends
+    /// a Final HEARTBEAT with the liveliness flag (RTPS 2.5 §8.3.8.5, §8.4.13.5) to all of
+    /// them, best-effort ones included.
+    pub fn assert_liveliness(&mut self) {
+        self.liveliness_pending = !self.readers.is_empty();
     }
 
     pub fn guid(&self) -> Guid {
@@ -529,8 +541,35 @@ impl Writer {
         if let Some(t) = self.poll_new_data() {
             return Some(t);
         }
-        let guids: Vec<Guid> = self.readers.keys().copied().collect();
-        guids.into_iter().find_map(|g| self.poll_directed(g))
+        if std::mem::take(&mut self.liveliness_pending) {
+            let first = self
+                .broadcast_heartbeat_first()
+                .unwrap_or_else(|| self.history.first_sn());
+            let mut hb = self.heartbeat(EntityId::UNKNOWN, first, true);
+            hb.liveliness_flag = true;
+            let mut tx = TransmitBuilder::default();
+            tx.push(&Submessage::Heartbeat(hb));
+            if let Some(t) = tx.finish(self.broadcast_destinations(), None) {
+                return Some(t);
+            }
+        }
+        // Each reader with directed work once, in GUID order; readers without any are skipped
+        // without touching (or moving) their proxies.
+        let mut after: Option<Guid> = None;
+        loop {
+            let next = match after {
+                None => self.readers.range(..),
+                Some(g) => self
+                    .readers
+                    .range((std::ops::Bound::Excluded(g), std::ops::Bound::Unbounded)),
+            }
+            .find(|(_, p)| p.has_directed_work())
+            .map(|(g, _)| *g)?;
+            if let Some(t) = self.poll_directed(next) {
+                return Some(t);
+            }
+            after = Some(next);
+        }
     }
 
     /// Pushes samples written since the last poll to every matched reader (§8.4.9.2.4, T4, with

@@ -195,6 +195,7 @@ impl Participant {
                 );
             }
         }
+        self.match_wlp(now, prefix, set, &unicast, &multicast);
     }
 
     /// Updates the locators of every proxy of a participant whose announced locators (or
@@ -251,6 +252,7 @@ impl Participant {
                 rd.remove_writer(&Guid::new(prefix, pair.remote));
             }
         }
+        self.unmatch_wlp(prefix);
         self.push_event(Event::ParticipantLost(r.guid()));
         self.graph_changed = true;
     }
@@ -337,6 +339,42 @@ impl Participant {
         }
     }
 
+    /// Hands the user data exchanged with participant `prefix` on topics whose name starts
+    /// with `topic_prefix` to another transport (a runtime's shared memory between processes of
+    /// one host): such endpoint pairs, when both sides are VOLATILE, are not matched here, so no DATA, HEARTBEAT or ACKNACK
+    /// flows between them, while discovery, graph information and incompatible-QoS reports go
+    /// on as before. `None` gives them back to RTPS. Pairs already known are re-evaluated.
+    pub fn set_carried_elsewhere(
+        &mut self,
+        now: Instant,
+        prefix: GuidPrefix,
+        topic_prefix: Option<String>,
+    ) {
+        let changed = match topic_prefix {
+            Some(p) => self.carried_elsewhere.insert(prefix, p.clone()) != Some(p),
+            None => self.carried_elsewhere.remove(&prefix).is_some(),
+        };
+        if !changed {
+            return;
+        }
+        let remotes: Vec<Guid> = self
+            .remote_endpoints
+            .keys()
+            .filter(|g| g.prefix == prefix)
+            .copied()
+            .collect();
+        for remote in remotes {
+            self.match_remote(now, remote);
+        }
+        self.finish_input();
+    }
+
+    fn is_carried_elsewhere(&self, remote: &EndpointData) -> bool {
+        self.carried_elsewhere
+            .get(&remote.guid.prefix)
+            .is_some_and(|p| remote.topic_name.starts_with(p.as_str()))
+    }
+
     /// Evaluates a (new or changed) remote endpoint against every local endpoint.
     fn match_remote(&mut self, now: Instant, guid: Guid) {
         let Some(kind) = self.remote_endpoints.get(&guid).map(|e| e.data.kind) else {
@@ -391,7 +429,16 @@ impl Participant {
             return;
         }
         let verdict = same_topic(w, r).then(|| check_compatible(w, r));
+        // Only volatile pairs leave: a late joiner's history is RTPS's job (the other
+        // transport carries live samples only).
+        let elsewhere = self.is_carried_elsewhere(&re.data)
+            && w.durability == DurabilityKind::Volatile
+            && r.durability == DurabilityKind::Volatile;
         match verdict {
+            Some(Ok(())) if elsewhere => {
+                self.unmatch(local, remote);
+                self.clear_incompatible(local, remote);
+            }
             Some(Ok(())) => self.matched_pair(now, local, remote),
             Some(Err(policy)) => {
                 self.unmatch(local, remote);
@@ -459,6 +506,7 @@ impl Participant {
                 .entry(remote)
                 .or_default()
                 .insert(local);
+            self.track_remote_writer(now, remote);
             self.push_event(Event::WriterMatched {
                 reader: ReaderId(local),
                 remote,
@@ -526,6 +574,7 @@ impl Participant {
                         self.readers_of_writer.remove(&remote);
                     }
                 }
+                self.untrack_remote_writer(remote);
                 self.push_event(Event::WriterUnmatched {
                     reader: ReaderId(local),
                     remote,

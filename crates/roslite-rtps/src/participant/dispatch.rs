@@ -26,6 +26,7 @@ use crate::receiver::{parse_message, ReceivedSubmessage};
 use crate::types::{EntityId, Guid, GuidPrefix, Locator};
 use crate::wire::{Submessage, SubmessageHeader};
 
+use super::liveliness::Assertion;
 use super::{Datagram, Participant};
 
 fn bump(c: &mut u64) {
@@ -36,6 +37,8 @@ fn bump(c: &mut u64) {
 enum Target {
     /// One of our SEDP detectors.
     Builtin(EntityId),
+    /// Our participant-message (WLP) reader.
+    Wlp,
     /// Local user readers, in `Participant::scratch`.
     Users,
 }
@@ -61,6 +64,8 @@ impl Participant {
             bump(&mut self.stats.own_datagrams);
         }
         self.process_sedp_samples(now);
+        self.process_wlp_samples(now);
+        self.refresh_remote_liveliness(now);
         self.finish_input();
     }
 
@@ -99,18 +104,24 @@ impl Participant {
         match sm {
             Submessage::Data(d) => {
                 let writer = Guid::new(src, d.writer_id);
+                self.on_writer_assertion(now, writer, Assertion::Data);
                 self.route_to_readers(writer, d.reader_id, |r| {
                     r.handle_data(now, writer, d, state.timestamp)
                 });
             }
             Submessage::DataFrag(f) => {
                 let writer = Guid::new(src, f.writer_id);
+                self.on_writer_assertion(now, writer, Assertion::Data);
                 self.route_to_readers(writer, f.reader_id, |r| {
                     r.handle_data_frag(now, writer, f, state.timestamp)
                 });
             }
             Submessage::Heartbeat(h) => {
                 let writer = Guid::new(src, h.writer_id);
+                // RTPS 2.5 §8.3.8.5: the L flag asserts the writer's liveliness.
+                if h.liveliness_flag {
+                    self.on_writer_assertion(now, writer, Assertion::LivelinessHeartbeat);
+                }
                 self.route_to_readers(writer, h.reader_id, |r| r.handle_heartbeat(now, writer, h));
             }
             Submessage::HeartbeatFrag(h) => {
@@ -137,6 +148,10 @@ impl Participant {
 
     /// Resolves the local readers of a writer → reader submessage.
     fn resolve_readers(&mut self, writer: Guid, reader_id: EntityId) -> Option<Target> {
+        if writer.entity_id == EntityId::PARTICIPANT_MESSAGE_WRITER {
+            return (reader_id.is_unknown() || reader_id == EntityId::PARTICIPANT_MESSAGE_READER)
+                .then_some(Target::Wlp);
+        }
         if writer.entity_id.is_builtin() {
             let pair = DETECTORS.iter().find(|p| p.remote == writer.entity_id)?;
             return (reader_id.is_unknown() || reader_id == pair.local)
@@ -168,6 +183,7 @@ impl Participant {
                     f(r);
                 }
             }
+            Some(Target::Wlp) => f(&mut self.wlp.reader),
             Some(Target::Users) => {
                 let ids = std::mem::take(&mut self.scratch);
                 for id in &ids {
@@ -184,6 +200,8 @@ impl Participant {
     fn route_to_writer(&mut self, writer_id: EntityId, f: impl FnOnce(&mut Writer)) {
         if let Some(w) = self.sedp_writers.get_mut(&writer_id) {
             f(&mut w.writer);
+        } else if writer_id == EntityId::PARTICIPANT_MESSAGE_WRITER {
+            f(&mut self.wlp.writer);
         } else if let Some(w) = self.writers.get_mut(&writer_id) {
             f(&mut w.writer);
         } else {
@@ -239,6 +257,12 @@ impl Participant {
             while let Some(t) = r.poll_transmit(now) {
                 packer.push(&t);
             }
+        }
+        while let Some(t) = self.wlp.writer.poll_transmit(now) {
+            packer.push(&t);
+        }
+        while let Some(t) = self.wlp.reader.poll_transmit(now) {
+            packer.push(&t);
         }
         for w in self.writers.values_mut() {
             while let Some(t) = w.writer.poll_transmit(now) {

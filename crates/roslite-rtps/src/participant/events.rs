@@ -76,6 +76,22 @@ pub enum Event {
     /// The set of remote endpoints (or remote participants' data) changed: refresh graph
     /// queries such as `ros2 topic list`. Coalesced: at most one per input.
     RemoteEndpointChanged,
+    /// DDS LIVELINESS_CHANGED (DDS 1.4 §2.2.4.1): matched remote writer `writer` of local
+    /// reader `reader` became not alive (its liveliness lease ran out without an assertion)
+    /// or alive again (RTPS 2.5 §8.4.13). The counts are over the writers matched with
+    /// `reader` after the change; a writer counts as alive from its match on, and writers
+    /// with an infinite lease are always alive. Unmatching changes the counts silently.
+    LivelinessChanged {
+        reader: ReaderId,
+        writer: Guid,
+        alive: bool,
+        alive_count: u32,
+        not_alive_count: u32,
+    },
+    /// DDS LIVELINESS_LOST: local MANUAL_BY_PARTICIPANT or MANUAL_BY_TOPIC writer `writer`
+    /// did not assert its liveliness (by writing or `assert_*_liveliness`) within its lease.
+    /// Reported once per lapse.
+    LivelinessLost { writer: WriterId },
 }
 
 /// Why [`Participant::new`](super::Participant::new) refused a configuration.
@@ -186,6 +202,23 @@ pub struct SedpStats {
     pub prefix_mismatch: u64,
 }
 
+/// WLP input and output (RTPS 2.5 §8.4.13), by outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WlpStats {
+    /// AUTOMATIC_LIVELINESS_UPDATE messages received.
+    pub automatic: u64,
+    /// MANUAL_LIVELINESS_UPDATE messages received.
+    pub manual: u64,
+    /// Vendor-specific or unknown kinds, accepted and ignored.
+    pub other_kind: u64,
+    /// Payloads that do not decode.
+    pub malformed: u64,
+    /// A participant asserting another participant's liveliness (ignored).
+    pub prefix_mismatch: u64,
+    /// Our ParticipantMessageData samples written.
+    pub written: u64,
+}
+
 /// Counters of a participant. Peer misbehaviour is counted here and never returned as an
 /// error (STYLE.md §8.5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -203,6 +236,7 @@ pub struct ParticipantStats {
     pub from_unknown_participant: u64,
     pub spdp: SpdpStats,
     pub sedp: SedpStats,
+    pub wlp: WlpStats,
     /// Remote participants added, and removed for each reason.
     pub participants_discovered: u64,
     pub participants_disposed: u64,

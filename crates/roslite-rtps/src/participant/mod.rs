@@ -27,6 +27,7 @@ mod config;
 mod discovery;
 mod dispatch;
 mod events;
+mod liveliness;
 
 #[cfg(test)]
 mod tests;
@@ -56,8 +57,10 @@ pub use config::{
 };
 pub use events::{
     ConfigError, CreateError, EndpointRef, Event, ParticipantStats, ReaderId, SedpStats, SpdpStats,
-    WriteError, WriterId,
+    WlpStats, WriteError, WriterId,
 };
+
+use liveliness::{LocalLiveliness, Wlp};
 
 /// One RTPS message ready for `sendto`, to every destination.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +113,7 @@ impl RemoteEndpoint {
 struct LocalWriter {
     writer: Writer,
     data: EndpointData,
+    liveliness: LocalLiveliness,
     matched: BTreeSet<Guid>,
     incompatible: BTreeSet<Guid>,
 }
@@ -162,11 +166,16 @@ pub struct Participant {
     pending_spdp_dispose: Vec<Vec<Locator>>,
     sedp_writers: BTreeMap<EntityId, SedpWriter>,
     sedp_readers: BTreeMap<EntityId, Reader>,
+    /// The participant-message (WLP) writer and reader, and liveliness bookkeeping.
+    wlp: Wlp,
     writers: BTreeMap<EntityId, LocalWriter>,
     readers: BTreeMap<EntityId, LocalReader>,
     next_entity_key: u32,
     remotes: BTreeMap<GuidPrefix, RemoteParticipant>,
     remote_endpoints: BTreeMap<Guid, RemoteEndpoint>,
+    /// Remote participants whose user data on topics with this name prefix another transport
+    /// carries (see [`Participant::set_carried_elsewhere`]).
+    carried_elsewhere: BTreeMap<GuidPrefix, String>,
     /// Remote writer → local readers matched with it.
     readers_of_writer: BTreeMap<Guid, BTreeSet<EntityId>>,
     events: VecDeque<Event>,
@@ -246,11 +255,23 @@ impl Participant {
             pending_spdp_dispose: Vec::new(),
             sedp_writers: BTreeMap::new(),
             sedp_readers: BTreeMap::new(),
+            // Placeholders, replaced below once the endpoint configurations can be made.
+            wlp: Wlp::new(
+                Writer::new(WriterConfig::new(Guid::new(
+                    prefix,
+                    EntityId::PARTICIPANT_MESSAGE_WRITER,
+                ))),
+                Reader::new(ReaderConfig::new(
+                    Guid::new(prefix, EntityId::PARTICIPANT_MESSAGE_READER),
+                    true,
+                )),
+            ),
             writers: BTreeMap::new(),
             readers: BTreeMap::new(),
             next_entity_key: 1,
             remotes: BTreeMap::new(),
             remote_endpoints: BTreeMap::new(),
+            carried_elsewhere: BTreeMap::new(),
             readers_of_writer: BTreeMap::new(),
             events: VecDeque::new(),
             graph_changed: false,
@@ -291,6 +312,22 @@ impl Participant {
             );
             p.sedp_readers.insert(pair.local, Reader::new(cfg));
         }
+        // RTPS 2.5 §8.4.13.3: reliable, transient-local, KEEP_LAST 1.
+        let wlp_writer = p.writer_config(
+            Guid::new(prefix, EntityId::PARTICIPANT_MESSAGE_WRITER),
+            true,
+            true,
+            HistoryKind::KeepLast(1),
+        );
+        let wlp_reader = p.reader_config(
+            Guid::new(prefix, EntityId::PARTICIPANT_MESSAGE_READER),
+            true,
+            true,
+            HistoryKind::KeepAll {
+                max_samples: p.config.reader_defaults.keep_all_max_samples,
+            },
+        );
+        p.wlp = Wlp::new(Writer::new(wlp_writer), Reader::new(wlp_reader));
         // The first announcement goes out with the first `poll_transmit`.
         if p.spdp.due(now) {
             let dests = p.spdp_all_destinations();
@@ -352,15 +389,19 @@ impl Participant {
             options.qos.transient_local,
             history,
         );
+        let liveliness =
+            LocalLiveliness::new(options.qos.liveliness, options.qos.liveliness_lease, now);
         self.writers.insert(
             guid.entity_id,
             LocalWriter {
                 writer: Writer::new(cfg),
                 data,
+                liveliness,
                 matched: BTreeSet::new(),
                 incompatible: BTreeSet::new(),
             },
         );
+        self.plan_automatic_liveliness(now);
         self.sedp_publish(now, EndpointKind::Writer, guid, payload);
         self.match_local(now, guid.entity_id);
         self.finish_input();
@@ -411,6 +452,7 @@ impl Participant {
             return;
         };
         drop(w);
+        self.plan_automatic_liveliness(now);
         self.sedp_dispose(now, EndpointKind::Writer, Guid::new(self.prefix, id.0));
         self.finish_input();
     }
@@ -468,9 +510,15 @@ impl Participant {
             .writers
             .get_mut(&writer.0)
             .ok_or(WriteError::UnknownWriter)?;
-        w.writer
+        let sn = w
+            .writer
             .write(now, payload, inline_qos, source_timestamp)
-            .map_err(WriteError::Writer)
+            .map_err(WriteError::Writer)?;
+        // DDS 1.4 §2.2.3.11: a write asserts the writer's liveliness.
+        if w.liveliness.is_manual() {
+            self.asserted_by_write(now, writer.0);
+        }
+        Ok(sn)
     }
 
     /// Stops announcing: queues an SPDP disposal to every destination and every known
@@ -486,20 +534,20 @@ impl Participant {
         if let Some(e) = self.events.pop_front() {
             return Some(e);
         }
+        // The first reader with a sample, round robin from the cursor (no allocation: this runs
+        // once per received sample).
         let start = self.sample_cursor;
-        let ids: Vec<EntityId> = match start {
+        let ready = |(id, r): (&EntityId, &LocalReader)| (r.reader.ready_len() > 0).then_some(*id);
+        let found = match start {
             Some(s) => self
                 .readers
                 .range(s..)
                 .chain(self.readers.range(..s))
-                .map(|(id, _)| *id)
-                .collect(),
-            None => self.readers.keys().copied().collect(),
+                .find_map(ready),
+            None => self.readers.iter().find_map(ready),
         };
-        for id in ids {
-            let Some(r) = self.readers.get_mut(&id) else {
-                continue;
-            };
+        if let Some(id) = found {
+            let r = self.readers.get_mut(&id)?;
             if let Some(sample) = r.reader.poll_sample() {
                 // Next time, start after this reader.
                 self.sample_cursor = self
@@ -594,6 +642,9 @@ impl Participant {
         for r in self.sedp_readers.values() {
             consider(r.poll_timeout());
         }
+        consider(self.wlp.writer.poll_timeout());
+        consider(self.wlp.reader.poll_timeout());
+        consider(self.liveliness_timeout());
         for w in self.writers.values() {
             consider(w.writer.poll_timeout());
         }
@@ -626,6 +677,8 @@ impl Participant {
         for r in self.sedp_readers.values_mut() {
             r.handle_timeout(now);
         }
+        self.wlp.writer.handle_timeout(now);
+        self.wlp.reader.handle_timeout(now);
         for w in self.writers.values_mut() {
             w.writer.handle_timeout(now);
         }
@@ -633,6 +686,8 @@ impl Participant {
             r.reader.handle_timeout(now);
         }
         self.process_sedp_samples(now);
+        self.process_wlp_samples(now);
+        self.handle_liveliness_timeout(now);
         self.finish_input();
     }
 

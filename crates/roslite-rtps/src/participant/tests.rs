@@ -780,3 +780,6 @@ fn our_sedp_data_reparses() {
     assert_eq!(d.history, History::KeepLast { depth: 10 });
     assert_eq!(d.vendor_id, crate::VendorId::ROSLITE);
 }
+
+#[path = "liveliness_tests.rs"]
+mod liveliness;

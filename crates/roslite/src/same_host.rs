@@ -1,0 +1,519 @@
+//! Same-host fast paths between roslite participants: shared memory, else a Unix domain socket.
+//!
+//! Discovery stays RTPS. Each roslite participant advertises in its SPDP USER_DATA where its
+//! `roslite_shm::Endpoint` listens, which host it runs on (boot id, network namespace, uid) and
+//! which same-host transports it offers:
+//!
+//! ```text
+//! enclave=/;roslite_host=<boot id>/<netns inode>/<uid>;roslite_local=@<name>;roslite_via=shm,uds;
+//! ```
+//!
+//! Two participants with equal hosts use the first transport both offer (shared memory, then
+//! Unix socket) for their VOLATILE `rt/` topics; the RTPS participant is told to leave those
+//! pairs unmatched (`Participant::set_carried_elsewhere`), so nothing is sent twice. Everything
+//! else (discovery, services, transient-local topics, and every non-roslite peer) stays on UDP.
+//! Both sides decide from the same announcements, so there is nothing to negotiate.
+//!
+//! Writers: each local publisher gets a shared-memory writer and a Unix-socket writer (only the
+//! transports offered), keyed by its RTPS writer GUID; an outlet copies each serialized message
+//! into the one(s) with connected readers. Readers: for each (local subscription, remote writer)
+//! pair that should flow here, a thread connects to the writer's endpoint and delivers what
+//! arrives; shared-memory samples are decoded in place (views into the writer's read-only
+//! segment), never copied.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use roslite_cdr::{Backing, SharedBuf};
+use roslite_executor::Instant as MonoInstant;
+use roslite_rtps::discovery::ros::user_data_value;
+use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
+use roslite_rtps::participant::{Participant, ReaderId, WriterId};
+use roslite_rtps::types::{Guid, GuidPrefix};
+use roslite_shm::{
+    Endpoint, EndpointAddress, HostId, ReaderConfig, ShmReader, ShmWriter, UdsReader,
+    UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+};
+
+use crate::context::LocalTransports;
+use crate::log::Logger;
+use crate::pubsub::MessageInfo;
+use crate::transport::{LocalPublisher, LocalSubscription, Outlet};
+
+/// Which same-host transport carries a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    SharedMemory,
+    UnixSocket,
+}
+
+impl LinkKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SharedMemory => "shm",
+            Self::UnixSocket => "uds",
+        }
+    }
+}
+
+/// The topics whose volatile pairs go over a same-host link: ROS topics, not services.
+pub(crate) const CARRIED_TOPIC_PREFIX: &str = "rt/";
+
+const KEY_HOST: &str = "roslite_host";
+const KEY_ADDRESS: &str = "roslite_local";
+const KEY_VIA: &str = "roslite_via";
+
+/// How often a reader thread looks at its stop flag while no sample arrives.
+const READER_STOP_CHECK: Duration = Duration::from_millis(200);
+/// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
+/// reader waits for one to be released.
+const HELD_SLACK: u32 = 32;
+
+struct Peer {
+    kind: LinkKind,
+    address: EndpointAddress,
+}
+
+/// The writers of one local publisher.
+struct LocalWriter {
+    shm: Option<Arc<ShmWriter>>,
+    uds: Option<Arc<UdsWriter>>,
+    publisher: LocalPublisher,
+}
+
+struct ReaderLink {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for ReaderLink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// The key a writer registers under at its endpoint: its RTPS GUID for shared memory; for
+/// the Unix socket the same with the entity kind's top bit set (user writers are kinds 0x02
+/// and 0x03, so no GUID has that form).
+fn writer_key(guid: Guid, kind: LinkKind) -> WriterKey {
+    let mut key = guid.to_bytes();
+    if kind == LinkKind::UnixSocket {
+        key[15] |= 0x80;
+    }
+    WriterKey(key)
+}
+
+/// Outlet ids must not collide with the RTPS outlet's (the publisher's local id).
+const SHM_OUTLET: u64 = 1 << 62;
+const UDS_OUTLET: u64 = 1 << 61;
+
+pub(crate) struct SameHost {
+    endpoint: Arc<Endpoint>,
+    host: String,
+    offered: LocalTransports,
+    peers: HashMap<GuidPrefix, Peer>,
+    writers: HashMap<WriterId, LocalWriter>,
+    links: HashMap<(ReaderId, Guid), ReaderLink>,
+    logger: Logger,
+}
+
+impl SameHost {
+    /// Binds this participant's endpoint; `None` (with a log line) when same-host transports
+    /// are off or unavailable, and everything stays on UDP.
+    pub(crate) fn start(offered: LocalTransports, logger: Logger) -> Option<Self> {
+        if !offered.shm && !offered.uds {
+            return None;
+        }
+        let host = match HostId::current() {
+            Ok(h) => h.to_string(),
+            Err(e) => {
+                logger.warn(format_args!(
+                    "same-host transports off: cannot read this host's identity: {e}"
+                ));
+                return None;
+            }
+        };
+        match Endpoint::bind() {
+            Ok(endpoint) => Some(Self {
+                endpoint: Arc::new(endpoint),
+                host,
+                offered,
+                peers: HashMap::new(),
+                writers: HashMap::new(),
+                links: HashMap::new(),
+                logger,
+            }),
+            Err(e) => {
+                logger.warn(format_args!(
+                    "same-host transports off: cannot bind the local endpoint: {e}"
+                ));
+                None
+            }
+        }
+    }
+
+    /// What to append to the participant's USER_DATA.
+    pub(crate) fn user_data(&self) -> String {
+        let mut via = Vec::new();
+        if self.offered.shm {
+            via.push("shm");
+        }
+        if self.offered.uds {
+            via.push("uds");
+        }
+        format!(
+            "{KEY_HOST}={};{KEY_ADDRESS}={};{KEY_VIA}={};",
+            self.host,
+            self.endpoint.address(),
+            via.join(",")
+        )
+    }
+
+    /// The link a remote participant gets, from its USER_DATA; `None`: UDP.
+    fn link_for(&self, user_data: &[u8]) -> Option<(LinkKind, EndpointAddress)> {
+        if user_data_value(user_data, KEY_HOST)? != self.host {
+            return None;
+        }
+        let address: EndpointAddress = user_data_value(user_data, KEY_ADDRESS)?.parse().ok()?;
+        let via: HashSet<&str> = user_data_value(user_data, KEY_VIA)?.split(',').collect();
+        let kind = if self.offered.shm && via.contains("shm") {
+            LinkKind::SharedMemory
+        } else if self.offered.uds && via.contains("uds") {
+            LinkKind::UnixSocket
+        } else {
+            return None;
+        };
+        Some((kind, address))
+    }
+
+    /// A remote participant appeared: if it shares our host, its volatile topics move here.
+    pub(crate) fn participant_discovered(
+        &mut self,
+        participant: &mut Participant,
+        now: roslite_rtps::Instant,
+        prefix: GuidPrefix,
+    ) {
+        let Some(user_data) = participant
+            .remote_participant(prefix)
+            .map(|p| p.user_data().to_vec())
+        else {
+            return;
+        };
+        let Some((kind, address)) = self.link_for(&user_data) else {
+            return;
+        };
+        self.peers.insert(prefix, Peer { kind, address });
+        participant.set_carried_elsewhere(now, prefix, Some(CARRIED_TOPIC_PREFIX.to_owned()));
+    }
+
+    pub(crate) fn participant_lost(&mut self, prefix: GuidPrefix) {
+        self.peers.remove(&prefix);
+        self.links.retain(|(_, writer), _| writer.prefix != prefix);
+    }
+
+    /// The link used with the participant of `guid`, if any.
+    pub(crate) fn link_of(&self, guid: Guid) -> Option<LinkKind> {
+        self.peers.get(&guid.prefix).map(|p| p.kind)
+    }
+
+    /// Whether the pair (remote endpoint `remote`, of a same-host peer) is carried here; the
+    /// same rule as the RTPS participant's.
+    fn carried(&self, remote: &EndpointData, local: &EndpointData) -> bool {
+        self.peers.contains_key(&remote.guid.prefix)
+            && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
+            && remote.durability == DurabilityKind::Volatile
+            && local.durability == DurabilityKind::Volatile
+    }
+
+    /// A local publisher got RTPS writer `writer`: give it same-host writers too.
+    pub(crate) fn publisher_added(
+        &mut self,
+        writer: WriterId,
+        guid: Guid,
+        publisher: &LocalPublisher,
+    ) {
+        let max_blocking_time = Duration::from_millis(100);
+        let shm = self
+            .offered
+            .shm
+            .then(|| {
+                ShmWriter::create(
+                    &self.endpoint,
+                    writer_key(guid, LinkKind::SharedMemory),
+                    WriterConfig {
+                        max_blocking_time,
+                        ..WriterConfig::default()
+                    },
+                )
+            })
+            .and_then(|r| {
+                r.map_err(|e| {
+                    self.logger
+                        .warn(format_args!("no shared-memory writer: {e}"))
+                })
+                .ok()
+            })
+            .map(Arc::new);
+        let uds = self
+            .offered
+            .uds
+            .then(|| {
+                UdsWriter::create(
+                    &self.endpoint,
+                    writer_key(guid, LinkKind::UnixSocket),
+                    UdsWriterConfig { max_blocking_time },
+                )
+            })
+            .and_then(|r| {
+                r.map_err(|e| self.logger.warn(format_args!("no Unix-socket writer: {e}")))
+                    .ok()
+            })
+            .map(Arc::new);
+        let id = publisher.description.id;
+        if let Some(w) = &shm {
+            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet(Arc::downgrade(w))));
+        }
+        if let Some(w) = &uds {
+            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet(Arc::downgrade(w))));
+        }
+        self.writers.insert(
+            writer,
+            LocalWriter {
+                shm,
+                uds,
+                publisher: publisher.clone(),
+            },
+        );
+    }
+
+    pub(crate) fn publisher_removed(&mut self, writer: WriterId) {
+        if let Some(w) = self.writers.remove(&writer) {
+            let id = w.publisher.description.id;
+            w.publisher.detach(id | SHM_OUTLET);
+            w.publisher.detach(id | UDS_OUTLET);
+        }
+    }
+
+    pub(crate) fn subscription_removed(&mut self, reader: ReaderId) {
+        self.links.retain(|(r, _), _| *r != reader);
+    }
+
+    /// Readers connected to local writer `writer` over same-host links.
+    pub(crate) fn connected_readers(&self, writer: WriterId) -> usize {
+        self.writers.get(&writer).map_or(0, |w| {
+            w.shm.as_ref().map_or(0, |s| s.stats().readers)
+                + w.uds.as_ref().map_or(0, |u| u.stats().readers)
+        })
+    }
+
+    /// Starts and stops reader links so that every carried (remote writer, local
+    /// subscription) pair has one. Called whenever endpoints change.
+    pub(crate) fn refresh(
+        &mut self,
+        participant: &Participant,
+        subscriptions: &HashMap<ReaderId, LocalSubscription>,
+    ) {
+        let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LocalSubscription)> =
+            HashMap::new();
+        for remote in participant.remote_endpoints() {
+            let data = remote.data();
+            if data.kind != EndpointKind::Writer || !self.peers.contains_key(&data.guid.prefix) {
+                continue;
+            }
+            for (reader, subscription) in subscriptions {
+                let Some(local) = participant.reader_data(*reader) else {
+                    continue;
+                };
+                let compatible = roslite_rtps::discovery::matching::same_topic(data, local)
+                    && roslite_rtps::discovery::matching::check_compatible(data, local).is_ok();
+                if compatible && self.carried(data, local) {
+                    wanted.insert((*reader, data.guid), (local.clone(), subscription.clone()));
+                }
+            }
+        }
+        self.links.retain(|pair, _| wanted.contains_key(pair));
+        for (pair, (local, subscription)) in wanted {
+            if self.links.contains_key(&pair) {
+                continue;
+            }
+            let Some(peer) = self.peers.get(&pair.1.prefix) else {
+                continue;
+            };
+            let stop = Arc::new(AtomicBool::new(false));
+            let link = LinkSpec {
+                endpoint: self.endpoint.clone(),
+                kind: peer.kind,
+                address: peer.address.clone(),
+                writer: pair.1,
+                history: match local.history {
+                    RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(depth.max(1)),
+                    RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
+                },
+                subscription,
+                stop: stop.clone(),
+                logger: self.logger.clone(),
+            };
+            let spawned = std::thread::Builder::new()
+                .name("roslite-local-rx".into())
+                .stack_size(64 << 10)
+                .spawn(move || link.run());
+            match spawned {
+                Ok(_) => {
+                    self.links.insert(pair, ReaderLink { stop });
+                }
+                Err(e) => self
+                    .logger
+                    .warn(format_args!("cannot start a same-host reader: {e}")),
+            }
+        }
+    }
+}
+
+/// A same-host sample as the subscription's buffer: decoded in place.
+struct ShmBacking(roslite_shm::Sample);
+
+impl Backing for ShmBacking {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+struct LinkSpec {
+    endpoint: Arc<Endpoint>,
+    kind: LinkKind,
+    address: EndpointAddress,
+    writer: Guid,
+    history: roslite_shm::History,
+    subscription: LocalSubscription,
+    stop: Arc<AtomicBool>,
+    logger: Logger,
+}
+
+fn info_for(seq: u64, timestamp_ns: u64) -> MessageInfo {
+    MessageInfo {
+        // The publisher's CLOCK_MONOTONIC at publish: meaningful on one host.
+        source_timestamp: MonoInstant::from_nanos(timestamp_ns),
+        received_timestamp: MonoInstant::ZERO,
+        publication_sequence_number: seq,
+        publisher_id: 0,
+        from_intra_process: false,
+    }
+}
+
+impl LinkSpec {
+    fn run(self) {
+        let key = writer_key(self.writer, self.kind);
+        // The writer may be announced before its endpoint registered it: retry briefly.
+        for attempt in 0..20 {
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            let result = match self.kind {
+                LinkKind::SharedMemory => {
+                    let depth = self.history.depth();
+                    ShmReader::connect(
+                        &self.endpoint,
+                        &self.address,
+                        key,
+                        ReaderConfig {
+                            history: self.history,
+                            max_held: depth.saturating_add(HELD_SLACK),
+                            ..ReaderConfig::default()
+                        },
+                    )
+                    .map(|r| self.receive_shm(&r))
+                }
+                LinkKind::UnixSocket => UdsReader::connect(
+                    &self.address,
+                    key,
+                    UdsReaderConfig {
+                        history: self.history,
+                        ..UdsReaderConfig::default()
+                    },
+                )
+                .map(|r| self.receive_uds(&r)),
+            };
+            match result {
+                Ok(()) => return,
+                Err(e) if attempt == 19 => {
+                    self.logger.warn(format_args!(
+                        "same-host link to writer {:?} failed, samples from it are lost: {e}",
+                        self.writer
+                    ));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    fn receive_shm(&self, reader: &ShmReader) {
+        while !self.stop.load(Ordering::Acquire) {
+            match reader.receive() {
+                Ok(Some(sample)) => {
+                    let info = info_for(sample.seq(), sample.timestamp_ns());
+                    let buf = SharedBuf::new(ShmBacking(sample));
+                    crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
+                }
+                Ok(None) => {
+                    if reader.wait(Some(READER_STOP_CHECK)).is_err() {
+                        return;
+                    }
+                }
+                // The subscription holds its quota of samples: wait for callbacks to drop one.
+                Err(roslite_shm::ReceiveError::HeldLimit) => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn receive_uds(&self, reader: &UdsReader) {
+        while !self.stop.load(Ordering::Acquire) {
+            match reader.receive() {
+                Ok(Some(sample)) => {
+                    let info = info_for(sample.seq(), sample.timestamp_ns());
+                    let buf = SharedBuf::from_vec(sample.into_vec());
+                    crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
+                }
+                Ok(None) => {
+                    if reader.wait(Some(READER_STOP_CHECK)).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+struct ShmOutlet(Weak<ShmWriter>);
+
+impl Outlet for ShmOutlet {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+        let Some(writer) = self.0.upgrade() else {
+            return;
+        };
+        if writer.stats().readers == 0 {
+            return;
+        }
+        // A keep-all reader that stays full makes this time out; the sample is then lost for
+        // the same-host readers only, as a reliable DDS writer's max_blocking_time would.
+        let _ = writer.send_copy(payload, info.source_timestamp.as_nanos());
+    }
+}
+
+struct UdsOutlet(Weak<UdsWriter>);
+
+impl Outlet for UdsOutlet {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+        let Some(writer) = self.0.upgrade() else {
+            return;
+        };
+        if writer.stats().readers == 0 {
+            return;
+        }
+        let _ = writer.send(payload, info.source_timestamp.as_nanos());
+    }
+}

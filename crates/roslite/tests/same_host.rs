@@ -1,0 +1,299 @@
+//! Same-host paths chosen per peer: two roslite participants on one host exchange volatile
+//! topics over shared memory (or a Unix socket, or UDP, as configured), never twice; and
+//! survive a peer SIGKILLed mid-stream. Loopback only (LOCALHOST discovery), a domain per test.
+
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::same_host::LinkKind;
+use roslite::{Context, ContextOptions, Executor, LocalTransports, NetworkMode, QosProfile};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+fn test_domain(offset: u32) -> u32 {
+    100 + (std::process::id() % 10) * 9 + offset
+}
+
+fn context(domain_id: u32, local_transports: LocalTransports) -> Context {
+    let discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        local_transports,
+        ..Default::default()
+    })
+    .expect("start an RTPS network on loopback")
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    done()
+}
+
+/// Publishes 50 strings from one context to another and returns what arrived, the path the
+/// publisher's match took `(rtps, same-host)`, and the transport the graph shows.
+fn exchange(
+    domain: u32,
+    talker_transports: LocalTransports,
+    listener_transports: LocalTransports,
+    qos: QosProfile,
+) -> (Vec<String>, (usize, usize), &'static str) {
+    let talker_ctx = context(domain, talker_transports);
+    let listener_ctx = context(domain, listener_transports);
+    let talker = talker_ctx.create_node("talker").unwrap();
+    let listener = listener_ctx.create_node("listener").unwrap();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let sink = received.clone();
+    let _sub = listener
+        .create_subscription("chatter", qos, move |m: StringMsg| {
+            sink.lock().unwrap().push(m.data)
+        })
+        .unwrap();
+    let spinner = {
+        let (ctx, node) = (listener_ctx.clone(), listener.clone());
+        std::thread::spawn(move || {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let publisher = talker
+        .create_publisher::<StringMsg>("chatter", qos)
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let (rtps, local) = net.remote_subscriptions_by_path("/chatter");
+            rtps + local == 1
+        }),
+        "the listener never matched"
+    );
+    let path = net.remote_subscriptions_by_path("/chatter");
+    let transport = net
+        .endpoints()
+        .into_iter()
+        .find(|e| !e.local && e.topic == "/chatter")
+        .map_or("none", |e| e.transport);
+    for i in 0..50 {
+        publisher
+            .publish(StringMsg {
+                data: format!("msg {i}"),
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    wait_until(Duration::from_secs(10), || {
+        received.lock().unwrap().len() >= 50
+    });
+    // Anything sent twice (over both paths) would show up here.
+    std::thread::sleep(Duration::from_millis(100));
+    listener_ctx.shutdown();
+    spinner.join().unwrap();
+    let got = received.lock().unwrap().clone();
+    (got, path, transport)
+}
+
+fn expected() -> Vec<String> {
+    (0..50).map(|i| format!("msg {i}")).collect()
+}
+
+#[test]
+fn same_host_roslite_peers_use_shared_memory_and_not_udp() {
+    let all = LocalTransports::default();
+    let (got, path, transport) = exchange(test_domain(0), all, all, QosProfile::keep_last(100));
+    assert_eq!(got, expected());
+    assert_eq!(path, (0, 1), "expected the match on shared memory only");
+    assert_eq!(transport, "shm");
+}
+
+#[test]
+fn without_shared_memory_on_one_side_they_use_a_unix_socket() {
+    let uds_only = LocalTransports {
+        shm: false,
+        uds: true,
+    };
+    let (got, path, transport) = exchange(
+        test_domain(1),
+        LocalTransports::default(),
+        uds_only,
+        QosProfile::keep_last(100),
+    );
+    assert_eq!(got, expected());
+    assert_eq!(path, (0, 1));
+    assert_eq!(transport, "uds");
+}
+
+#[test]
+fn udp_only_keeps_rtps() {
+    let (got, path, transport) = exchange(
+        test_domain(2),
+        LocalTransports::UDP_ONLY,
+        LocalTransports::default(),
+        QosProfile::keep_last(100),
+    );
+    assert_eq!(got, expected());
+    assert_eq!(path, (1, 0));
+    assert_eq!(transport, "udp");
+}
+
+#[test]
+fn transient_local_topics_stay_on_rtps_for_their_history() {
+    let all = LocalTransports::default();
+    let (got, path, transport) = exchange(
+        test_domain(3),
+        all,
+        all,
+        QosProfile::keep_last(100).transient_local(),
+    );
+    assert_eq!(got, expected());
+    assert_eq!(path, (1, 0));
+    assert_eq!(transport, "udp");
+}
+
+#[test]
+fn a_unix_socket_carries_a_large_message() {
+    use roslite::msgs::sensor_msgs::msg::Image;
+    let uds_only = LocalTransports {
+        shm: false,
+        uds: true,
+    };
+    for (offset, transports) in [(4, uds_only), (5, LocalTransports::default())] {
+        let domain = test_domain(offset);
+        let a = context(domain, transports);
+        let b = context(domain, transports);
+        let pub_node = a.create_node("camera").unwrap();
+        let sub_node = b.create_node("viewer").unwrap();
+        let got = Arc::new(Mutex::new(None));
+        let sink = got.clone();
+        let _sub = sub_node
+            .create_subscription("image", 2, move |m: Image| {
+                *sink.lock().unwrap() = Some(m);
+            })
+            .unwrap();
+        let spinner = {
+            let (ctx, node) = (b.clone(), sub_node.clone());
+            std::thread::spawn(move || {
+                let executor = Executor::new(&ctx);
+                executor.add_node(&node);
+                executor.spin();
+            })
+        };
+        let publisher = pub_node.create_publisher::<Image>("image", 2).unwrap();
+        let net = a.network().unwrap();
+        assert!(wait_until(Duration::from_secs(10), || {
+            net.remote_subscriptions_by_path("/image").1 == 1
+        }));
+        let data: Vec<u8> = (0..8 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let image = Image {
+            height: 2048,
+            width: 1024,
+            encoding: "rgba8".into(),
+            step: 4096,
+            data: data.clone().into(),
+            ..Default::default()
+        };
+        publisher.publish(image).unwrap();
+        assert!(wait_until(Duration::from_secs(20), || got
+            .lock()
+            .unwrap()
+            .is_some()));
+        let image = got.lock().unwrap().take().unwrap();
+        assert_eq!(image.data.as_slice(), &data[..]);
+        b.shutdown();
+        spinner.join().unwrap();
+    }
+}
+
+/// The child role of the crash test: publishes on /crash until killed.
+fn crash_child_publisher(domain: u32) {
+    let ctx = context(domain, LocalTransports::default());
+    let node = ctx.create_node("doomed").unwrap();
+    let publisher = node.create_publisher::<StringMsg>("crash", 10).unwrap();
+    let mut n = 0u64;
+    loop {
+        n += 1;
+        let _ = publisher.publish(StringMsg {
+            data: format!("{n}"),
+        });
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_subscriber_survives_publishers_killed_mid_stream() {
+    if let Ok(domain) = std::env::var("ROSLITE_CRASH_CHILD_DOMAIN") {
+        crash_child_publisher(domain.parse().unwrap());
+        return;
+    }
+    let domain = test_domain(6);
+    let ctx = context(domain, LocalTransports::default());
+    let node = ctx.create_node("survivor").unwrap();
+    let count = Arc::new(Mutex::new(0usize));
+    let sink = count.clone();
+    let _sub = node
+        .create_subscription("crash", 10, move |_: StringMsg| *sink.lock().unwrap() += 1)
+        .unwrap();
+    let spinner = {
+        let (ctx, node) = (ctx.clone(), node.clone());
+        std::thread::spawn(move || {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let net = ctx.network().unwrap();
+    for round in 0..3 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_subscriber_survives_publishers_killed_mid_stream",
+                "--nocapture",
+            ])
+            .env("ROSLITE_CRASH_CHILD_DOMAIN", domain.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let before = *count.lock().unwrap();
+        assert!(
+            wait_until(Duration::from_secs(15), || *count.lock().unwrap()
+                >= before + 20),
+            "round {round}: no samples from the new publisher"
+        );
+        // The child's messages came over shared memory.
+        let link = net
+            .endpoints()
+            .into_iter()
+            .find(|e| !e.local && e.topic == "/crash")
+            .map(|e| e.transport);
+        assert_eq!(link, Some("shm"), "round {round}");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    // The survivor still works for local traffic and nothing is stuck.
+    let publisher = node.create_publisher::<StringMsg>("crash", 10).unwrap();
+    let before = *count.lock().unwrap();
+    publisher
+        .publish(StringMsg {
+            data: "after".into(),
+        })
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(5), || *count
+        .lock()
+        .unwrap()
+        > before));
+    let _ = LinkKind::SharedMemory;
+    ctx.shutdown();
+    spinner.join().unwrap();
+}
