@@ -22,6 +22,9 @@ type Callback = Box<dyn FnMut(IncompatibleQosStatus) + Send>;
 pub(crate) struct IncompatibleQos {
     status: Mutex<IncompatibleQosStatus>,
     callback: Mutex<Option<Callback>>,
+    /// The endpoint's liveliness events (kept here: every transport already holds this).
+    pub(crate) liveliness_changed: StatusEvent<LivelinessChangedStatus>,
+    pub(crate) liveliness_lost: StatusEvent<LivelinessLostStatus>,
 }
 
 impl IncompatibleQos {
@@ -47,6 +50,69 @@ impl IncompatibleQos {
     }
 
     pub(crate) fn set_callback(&self, callback: Callback) {
+        *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
+    }
+}
+
+/// `LIVELINESS_CHANGED` on a subscription: how many matched publishers are alive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LivelinessChangedStatus {
+    /// Matched publishers currently asserting their liveliness within their lease.
+    pub alive_count: u32,
+    /// Matched publishers whose lease ran out.
+    pub not_alive_count: u32,
+    /// Changes since the status was last read.
+    pub alive_count_change: i32,
+    pub not_alive_count_change: i32,
+}
+
+/// `LIVELINESS_LOST` on a publisher: times it failed to assert its liveliness (MANUAL_BY_TOPIC:
+/// by publishing) within its lease.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LivelinessLostStatus {
+    pub total_count: u32,
+    /// Increase since the status was last read.
+    pub total_count_change: u32,
+}
+
+type StatusCallback<S> = Box<dyn FnMut(S) + Send>;
+
+/// A status with an optional user callback.
+pub(crate) struct StatusEvent<S> {
+    status: Mutex<S>,
+    callback: Mutex<Option<StatusCallback<S>>>,
+}
+
+impl<S: Default> Default for StatusEvent<S> {
+    fn default() -> Self {
+        Self {
+            status: Mutex::default(),
+            callback: Mutex::new(None),
+        }
+    }
+}
+
+impl<S: Copy> StatusEvent<S> {
+    pub(crate) fn update(&self, change: impl FnOnce(&mut S)) {
+        let snapshot = {
+            let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+            change(&mut status);
+            *status
+        };
+        if let Some(callback) = &mut *self.callback.lock().unwrap_or_else(PoisonError::into_inner) {
+            callback(snapshot);
+        }
+    }
+
+    /// Reads the status and applies `reset` (clearing its change counts).
+    pub(crate) fn take(&self, reset: impl FnOnce(&mut S)) -> S {
+        let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        let snapshot = *status;
+        reset(&mut status);
+        snapshot
+    }
+
+    pub(crate) fn set_callback(&self, callback: Box<dyn FnMut(S) + Send>) {
         *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
     }
 }

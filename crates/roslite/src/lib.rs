@@ -43,7 +43,7 @@ use std::time::Duration;
 pub use context::{
     Context, ContextOptions, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
 };
-pub use events::IncompatibleQosStatus;
+pub use events::{IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus};
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};

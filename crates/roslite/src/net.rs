@@ -387,6 +387,38 @@ impl NetShared {
                     }
                 }
                 Event::RemoteEndpointChanged => state.refresh_same_host(),
+                Event::LivelinessChanged {
+                    reader,
+                    alive,
+                    alive_count,
+                    not_alive_count,
+                    ..
+                } => {
+                    if let Some(subscription) = state.subscriptions.get(&reader) {
+                        let topic = &subscription.description.topic;
+                        if !alive {
+                            self.logger.warn(format_args!(
+                                "a publisher on '{topic}' missed its liveliness lease"
+                            ));
+                        }
+                        subscription.events.liveliness_changed.update(|s| {
+                            let (a, n) = (i64::from(alive_count), i64::from(not_alive_count));
+                            let change = |new: i64, old: u32| (new - i64::from(old)) as i32;
+                            s.alive_count_change += change(a, s.alive_count);
+                            s.not_alive_count_change += change(n, s.not_alive_count);
+                            s.alive_count = alive_count;
+                            s.not_alive_count = not_alive_count;
+                        });
+                    }
+                }
+                Event::LivelinessLost { writer } => {
+                    if let Some(publisher) = state.publishers.get(&writer) {
+                        publisher.events.liveliness_lost.update(|s| {
+                            s.total_count += 1;
+                            s.total_count_change += 1;
+                        });
+                    }
+                }
                 Event::ReaderMatched { writer, .. }
                     if state.services.server_by_reply_writer.contains_key(&writer) =>
                 {
@@ -884,7 +916,9 @@ impl RtpsNetwork {
             let carried = data
                 .topic_name
                 .starts_with(crate::same_host::CARRIED_TOPIC_PREFIX)
-                && data.durability == roslite_rtps::discovery::DurabilityKind::Volatile;
+                && data.durability == roslite_rtps::discovery::DurabilityKind::Volatile
+                && (data.kind == RtpsEndpointKind::Reader
+                    || data.liveliness.lease_duration.to_std().is_none());
             state
                 .same_host
                 .as_ref()

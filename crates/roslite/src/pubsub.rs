@@ -268,6 +268,25 @@ impl<T: Message> Subscription<T> {
     ) {
         self.shared.events.set_callback(Box::new(callback));
     }
+    /// `LIVELINESS_CHANGED`: matched publishers alive and not alive (tracked for publishers
+    /// in other processes with a finite liveliness lease; QoS `liveliness_lease`).
+    pub fn liveliness_changed_status(&self) -> crate::events::LivelinessChangedStatus {
+        self.shared.events.liveliness_changed.take(|s| {
+            s.alive_count_change = 0;
+            s.not_alive_count_change = 0;
+        })
+    }
+
+    /// Calls `callback` on every liveliness change (on the network thread).
+    pub fn on_liveliness_changed(
+        &self,
+        callback: impl FnMut(crate::events::LivelinessChangedStatus) + Send + 'static,
+    ) {
+        self.shared
+            .events
+            .liveliness_changed
+            .set_callback(Box::new(callback));
+    }
 }
 
 impl<T: Message> Drop for Subscription<T> {
@@ -547,6 +566,25 @@ impl<T: Message> Publisher<T> {
         callback: impl FnMut(IncompatibleQosStatus) + Send + 'static,
     ) {
         self.shared.events.set_callback(Box::new(callback));
+    }
+    /// `LIVELINESS_LOST`: how often this publisher (liveliness MANUAL_BY_TOPIC with a finite
+    /// lease) went a whole lease without publishing.
+    pub fn liveliness_lost_status(&self) -> crate::events::LivelinessLostStatus {
+        self.shared
+            .events
+            .liveliness_lost
+            .take(|s| s.total_count_change = 0)
+    }
+
+    /// Calls `callback` each time liveliness is lost (on the network thread).
+    pub fn on_liveliness_lost(
+        &self,
+        callback: impl FnMut(crate::events::LivelinessLostStatus) + Send + 'static,
+    ) {
+        self.shared
+            .events
+            .liveliness_lost
+            .set_callback(Box::new(callback));
     }
 }
 

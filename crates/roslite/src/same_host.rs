@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Two participants with equal hosts use the first transport both offer (shared memory, then
-//! Unix socket) for their VOLATILE `rt/` topics; the RTPS participant is told to leave those
+//! Unix socket) for their VOLATILE `rt/` topics whose writers have an infinite liveliness
+//! lease (the ROS default); the RTPS participant is told to leave those
 //! pairs unmatched (`Participant::set_carried_elsewhere`), so nothing is sent twice. Everything
 //! else (discovery, services, transient-local topics, and every non-roslite peer) stays on UDP.
 //! Both sides decide from the same announcements, so there is nothing to negotiate.
@@ -224,6 +225,7 @@ impl SameHost {
             && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
             && remote.durability == DurabilityKind::Volatile
             && local.durability == DurabilityKind::Volatile
+            && remote.liveliness.lease_duration.to_std().is_none()
     }
 
     /// A local publisher got RTPS writer `writer`: give it same-host writers too.

@@ -175,3 +175,59 @@ fn remote_qos_incompatibility_is_reported_on_both_local_endpoints() {
         "{pub_status:?}"
     );
 }
+
+#[test]
+fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publishes() {
+    use roslite::Liveliness;
+    let domain = test_domain(3);
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let talker = talker_ctx.create_node("lively_talker").unwrap();
+    let listener = listener_ctx.create_node("lively_listener").unwrap();
+    let lease = Duration::from_millis(300);
+    let qos = QosProfile::keep_last(10).liveliness(Liveliness::ManualByTopic, Some(lease));
+    let changes = Arc::new(Mutex::new(Vec::new()));
+    let sink = changes.clone();
+    let sub = listener
+        .create_subscription("lively", qos, |_: StringMsg| {})
+        .unwrap();
+    sub.on_liveliness_changed(move |s| {
+        sink.lock()
+            .unwrap()
+            .push((s.alive_count, s.not_alive_count))
+    });
+    let publisher = talker.create_publisher::<StringMsg>("lively", qos).unwrap();
+    let net = talker_ctx.network().unwrap();
+    let start = Instant::now();
+    while net.matched_remote_subscriptions("/lively") == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let say = |n: u32| {
+        publisher
+            .publish(StringMsg {
+                data: format!("{n}"),
+            })
+            .unwrap()
+    };
+    say(1);
+    // Quiet for several leases: the listener must see the publisher lapse, and the publisher
+    // must learn it lost its liveliness.
+    let lapsed = || changes.lock().unwrap().iter().any(|&(_, dead)| dead == 1);
+    let start = Instant::now();
+    while !lapsed() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lapsed(), "no lapse seen: {:?}", changes.lock().unwrap());
+    assert!(publisher.liveliness_lost_status().total_count >= 1);
+    // Publishing asserts it again.
+    say(2);
+    let back = || changes.lock().unwrap().last() == Some(&(1, 0));
+    let start = Instant::now();
+    while !back() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(back(), "not alive again: {:?}", changes.lock().unwrap());
+    let status = sub.liveliness_changed_status();
+    assert_eq!((status.alive_count, status.not_alive_count), (1, 0));
+}

@@ -341,7 +341,8 @@ impl Participant {
 
     /// Hands the user data exchanged with participant `prefix` on topics whose name starts
     /// with `topic_prefix` to another transport (a runtime's shared memory between processes of
-    /// one host): such endpoint pairs, when both sides are VOLATILE, are not matched here, so no DATA, HEARTBEAT or ACKNACK
+    /// one host): such endpoint pairs, when both sides are VOLATILE and the writer's liveliness
+    /// lease is infinite, are not matched here, so no DATA, HEARTBEAT or ACKNACK
     /// flows between them, while discovery, graph information and incompatible-QoS reports go
     /// on as before. `None` gives them back to RTPS. Pairs already known are re-evaluated.
     pub fn set_carried_elsewhere(
@@ -431,9 +432,11 @@ impl Participant {
         let verdict = same_topic(w, r).then(|| check_compatible(w, r));
         // Only volatile pairs leave: a late joiner's history is RTPS's job (the other
         // transport carries live samples only).
+        // Likewise a finite liveliness lease, which WLP tracks on matched pairs.
         let elsewhere = self.is_carried_elsewhere(&re.data)
             && w.durability == DurabilityKind::Volatile
-            && r.durability == DurabilityKind::Volatile;
+            && r.durability == DurabilityKind::Volatile
+            && w.liveliness.lease_duration.to_std().is_none();
         match verdict {
             Some(Ok(())) if elsewhere => {
                 self.unmatch(local, remote);
