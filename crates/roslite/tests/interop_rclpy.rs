@@ -15,6 +15,8 @@
 //! - rclpy's graph API lists roslite's node, its topics with their types, and attributes the
 //!   endpoints (with their QoS) to the node;
 //! - sensor_msgs/Image over 1 MiB (DATA_FRAG), both directions, intact (CRC-32).
+//! - one roslite publisher serving a roslite subscription over shared memory and an rclpy one
+//!   over UDP at once.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -766,4 +768,54 @@ fn rclpy_receives_roslite_1mib_images_intact() {
         );
     }
     assert_increasing(&seeds, &out);
+}
+
+/// One roslite publisher serves a roslite subscription in another participant of this host
+/// over shared memory and an rclpy subscription over UDP, on the same topic, at once.
+#[test]
+fn one_publisher_serves_roslite_over_shared_memory_and_rclpy_over_udp() {
+    let domain = 20;
+    let ns = namespace("rclpy-mixed");
+    let talker_ctx = common::networked_in(&ns, domain);
+    let listener_ctx = common::networked_in(&ns, domain);
+    let talker = talker_ctx.create_node("roslite_talker").unwrap();
+    let listener = listener_ctx.create_node("roslite_listener").unwrap();
+    let (heard, sink) = collector();
+    let _sub = listener
+        .create_subscription("chatter", 10, move |m: StringMsg| sink(m.data))
+        .unwrap();
+    let publisher = Arc::new(talker.create_publisher::<StringMsg>("chatter", 10).unwrap());
+    let py = LinePeer::spawn(rclpy(&ns, domain, "chatter_listener.py", &["20", "5"]));
+    let net = talker_ctx.network().unwrap();
+    assert!(
+        common::wait_until(STEP, || net.remote_subscriptions_by_path("/chatter")
+            == (1, 1)),
+        "expected one subscription over RTPS and one over shared memory, got {:?}",
+        net.remote_subscriptions_by_path("/chatter")
+    );
+    // The graph says which path each subscription gets (read while rclpy still runs).
+    let kinds: Vec<&str> = net
+        .endpoints()
+        .into_iter()
+        .filter(|e| !e.local && e.topic == "/chatter")
+        .map(|e| e.transport)
+        .collect();
+    let ticker = Ticker::start(publisher, |n| string(format!("mixed {n}")));
+    let roslite_done = spin_until(&listener_ctx, &listener, STEP, || {
+        heard.lock().unwrap().len() >= 5
+    });
+    let out = py.finish(Instant::now() + STEP);
+    drop(ticker);
+    assert!(out.success, "rclpy failed: {out}");
+    assert!(out.values("RESULT ") == ["5"], "{out}");
+    assert!(
+        roslite_done,
+        "the roslite listener heard {:?}",
+        heard.lock().unwrap()
+    );
+    assert_consecutive(&counters(&heard.lock().unwrap(), "mixed "), &out);
+    assert!(
+        kinds.contains(&"shm") && kinds.contains(&"udp"),
+        "{kinds:?}"
+    );
 }
