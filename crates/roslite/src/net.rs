@@ -601,6 +601,12 @@ impl RtpsNetwork {
             .map(to_locator)
             .collect();
         participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
+        // An impaired link must impair everything: same-host paths would bypass it.
+        let local_transports = if fault_config.is_some() {
+            crate::context::LocalTransports::UDP_ONLY
+        } else {
+            local_transports
+        };
         let same_host = crate::same_host::SameHost::start(local_transports, logger.clone());
         if let Some(same_host) = &same_host {
             participant_config

@@ -7,6 +7,7 @@ mod footprint;
 mod intra;
 mod linetrace;
 mod rtt;
+mod service;
 pub mod timer;
 
 #[derive(clap::Subcommand)]
@@ -26,12 +27,18 @@ pub enum BenchCommand {
     /// Seed 000's line follower in four configurations (roslite<->roslite, roslite follower<->
     /// rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and memory.
     Linetrace(linetrace::LinetraceArgs),
+    /// Service response time and send jitter between two processes (seed 001: AddTwoInts on a
+    /// fixed period), next to an rclpy client and server, optionally over an impaired link.
+    Service(service::ServiceArgs),
     /// Helper for `bench rtt`: the echoing process.
     #[command(hide = true)]
     RttPong(rtt::PongArgs),
     /// Helper for `bench footprint`: the measured publisher or its subscriber.
     #[command(hide = true)]
     FootprintPeer(footprint::PeerArgs),
+    /// Helper for `bench service`: a roslite server or client.
+    #[command(hide = true)]
+    ServicePeer(service::PeerArgs),
 }
 
 /// Helper processes that must start lean run from here, before clap parses anything (see
@@ -47,6 +54,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Rtt(args) => rtt::run(&args),
         BenchCommand::Footprint(args) => footprint::run(&args),
         BenchCommand::Linetrace(args) => linetrace::run(&args),
+        BenchCommand::Service(args) => service::run(&args),
+        BenchCommand::ServicePeer(args) => service::peer(&args),
         BenchCommand::RttPong(args) => rtt::pong(&args),
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }
