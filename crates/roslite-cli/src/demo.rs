@@ -83,7 +83,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     };
     println!(
         "roslite demo: the Raspberry Pi Mouse line follower (seed 000), robot and follower as two \
-         roslite processes over RTPS on 127.0.0.1 (domain {}), {}x speed; running until {} \
+         roslite processes (discovery over RTPS on 127.0.0.1, domain {}; topics over shared \
+         memory between them, ROSLITE_TRANSPORTS to change), {}x speed; running until {} \
          /cmd_vel samples and {} laps...",
         options.domain, args.speed, args.samples, args.laps
     );
