@@ -204,6 +204,25 @@ impl LocalTransports {
         uds: false,
     };
 
+    /// These transports, less those `ROSLITE_TRANSPORTS` leaves out: the environment can
+    /// only restrict what a program allows, so an operator can keep any roslite process off
+    /// shared memory without changing it.
+    ///
+    /// # Errors
+    /// A malformed `ROSLITE_TRANSPORTS`.
+    pub fn restricted_by_env(self) -> Result<Self, InitError> {
+        match std::env::var(Self::ENV) {
+            Ok(text) if !text.trim().is_empty() => {
+                let allowed = Self::parse(&text)?;
+                Ok(Self {
+                    shm: self.shm && allowed.shm,
+                    uds: self.uds && allowed.uds,
+                })
+            }
+            _ => Ok(self),
+        }
+    }
+
     /// Parses the `ROSLITE_TRANSPORTS` syntax.
     ///
     /// # Errors
@@ -236,7 +255,8 @@ pub struct ContextOptions {
     pub ros_distro: RosDistro,
     /// Whether nodes serve the parameter services and publish `/parameter_events`.
     pub parameter_services: crate::params::ParameterServices,
-    /// Same-host transports offered to other roslite participants.
+    /// Same-host transports offered to other roslite participants (further restricted by
+    /// `ROSLITE_TRANSPORTS` when set).
     pub local_transports: LocalTransports,
 }
 
@@ -334,7 +354,7 @@ impl Context {
                 let network = crate::net::RtpsNetwork::start(
                     &config,
                     options.ros_distro,
-                    options.local_transports,
+                    options.local_transports.restricted_by_env()?,
                     crate::log::Logger::new("roslite.rtps"),
                 )
                 .map_err(|e| InitError::Network(e.to_string()))?;

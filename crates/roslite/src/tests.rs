@@ -813,3 +813,25 @@ fn serialized_endpoints_talk_to_typed_ones_in_both_directions() {
     assert_eq!(counted.stats().malformed, 1);
     assert!(TypeInfo::new("not a type", "x").is_none());
 }
+
+#[test]
+fn roslite_transports_parses_lists_and_names_bad_entries() {
+    use crate::context::LocalTransports;
+    assert_eq!(
+        LocalTransports::parse("uds, udp").unwrap(),
+        LocalTransports {
+            shm: false,
+            uds: true
+        }
+    );
+    assert_eq!(
+        LocalTransports::parse("intra,shm,uds,udp").unwrap(),
+        LocalTransports::default()
+    );
+    assert_eq!(
+        LocalTransports::parse("udp").unwrap(),
+        LocalTransports::UDP_ONLY
+    );
+    let err = LocalTransports::parse("shm,tcp").unwrap_err().to_string();
+    assert!(err.contains("'tcp'") && err.contains("intra, shm"), "{err}");
+}
