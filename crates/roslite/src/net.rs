@@ -167,6 +167,8 @@ struct NetState {
     /// Samples taken from the participant, handed to subscriptions by the driver thread once
     /// it has released the state lock (a callback may run inline and publish).
     deliveries: Vec<(LocalSubscription, SharedBuf, MessageInfo)>,
+    /// Service requests, likewise.
+    request_deliveries: Vec<(Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>)>,
 }
 
 impl NetState {
@@ -660,6 +662,7 @@ impl RtpsNetwork {
                 services: ServiceState::default(),
                 same_host,
                 deliveries: Vec::new(),
+                request_deliveries: Vec::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
                     crate::context::RosDistro::IronOrLater => WireDistro::IronOrLater,
@@ -744,6 +747,7 @@ impl Drop for RtpsNetwork {
 fn drive(shared: &NetShared) {
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
     let mut deliveries = Vec::new();
+    let mut requests = Vec::new();
     while !shared.stop.load(Ordering::Acquire) {
         let deadline = {
             let state = shared.lock();
@@ -771,11 +775,15 @@ fn drive(shared: &NetShared) {
         shared.process_events(&mut state);
         shared.flush(&mut state, now);
         std::mem::swap(&mut deliveries, &mut state.deliveries);
+        std::mem::swap(&mut requests, &mut state.request_deliveries);
         drop(state);
         // A sleeping executor lets this thread run the callback itself (no thread hop).
         crate::pubsub::with_inline_dispatch(|| {
             for (subscription, payload, info) in deliveries.drain(..) {
                 subscription.deliver(&payload, info);
+            }
+            for (server, payload, reply) in requests.drain(..) {
+                server.deliver_request(&payload, reply);
             }
         });
     }
@@ -1330,7 +1338,11 @@ impl NetShared {
             server: local_id,
             route,
         });
-        sink.deliver_request(&SharedBuf::from_vec(payload), reply);
+        // Handed to the server after the state lock is released: its callback may run inline
+        // on this thread and reply, which takes the lock.
+        state
+            .request_deliveries
+            .push((sink, SharedBuf::from_vec(payload), reply));
     }
 
     fn weak_self(&self) -> Weak<NetShared> {

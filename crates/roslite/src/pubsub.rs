@@ -94,6 +94,11 @@ pub(crate) fn with_inline_dispatch<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether this thread may run a callback inline (see [`with_inline_dispatch`]).
+pub(crate) fn inline_dispatch_allowed() -> bool {
+    INLINE_DISPATCH.with(Cell::get)
+}
+
 /// A subscription as seen by transports: it takes serialized messages (CDR with the
 /// encapsulation header) and decodes them into its own type.
 pub(crate) trait SerializedSink: Send + Sync {

@@ -231,6 +231,11 @@ impl<S: ServiceType> ServiceShared<S> {
             stats.requests_received += 1;
             stats.overwritten_requests += self.qos.history.push(&mut queue, (request, responder));
         }
+        // From the network's receive thread, a sleeping executor lends its turn: the request
+        // is answered at once, without waking the executor's thread.
+        if crate::pubsub::inline_dispatch_allowed() && self.group.try_run_inline(self) {
+            return;
+        }
         self.group.notify();
     }
 }
