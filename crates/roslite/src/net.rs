@@ -142,6 +142,9 @@ const MAX_SAMPLE_SIZE: usize = 256 << 20;
 const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";
 type DiscoveryInfoMsg = roslite_msgs::rmw_dds_common::msg::ParticipantEntitiesInfo;
 
+/// A service request on its way to its server, with the way back.
+type RequestDelivery = (Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>);
+
 struct NetState {
     participant: Participant,
     /// Local subscriptions by the RTPS reader that feeds them.
@@ -168,7 +171,7 @@ struct NetState {
     /// it has released the state lock (a callback may run inline and publish).
     deliveries: Vec<(LocalSubscription, SharedBuf, MessageInfo)>,
     /// Service requests, likewise.
-    request_deliveries: Vec<(Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>)>,
+    request_deliveries: Vec<RequestDelivery>,
 }
 
 impl NetState {

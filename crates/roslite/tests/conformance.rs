@@ -1,0 +1,1287 @@
+//! One conformance suite for every user-data transport of roslite, run through the public API:
+//! delivery and ordering, keep-last overwrite for a slow subscriber, large samples,
+//! many-to-many, and (for the transports between processes) peer death with SIGKILL.
+//!
+//! Each case is a function taking a [`Transport`]; the `suite!` macro instantiates every case
+//! once per transport, as `<transport>::<case>` (`cargo test -p roslite --test conformance
+//! shm::` runs the shared-memory instantiation).
+//!
+//! How an instantiation gets its transport:
+//! - `intra`: publisher and subscription live in one context (which still has an RTPS network,
+//!   to show that intra-process delivery is chosen anyway);
+//! - `shm`: two contexts of this process with the default same-host transports;
+//! - `uds`: two contexts offering only the Unix socket (`LocalTransports { shm: false, uds:
+//!   true }`);
+//! - `udp`: two contexts with `LocalTransports::UDP_ONLY` (RTPS on loopback).
+//!
+//! Per-transport semantics of the keep-last case are documented on
+//! [`keep_last_slow_subscriber`]; all four give exactly the newest `depth` messages there.
+//!
+//! Every case checks that the data really took that path: `remote_subscriptions_by_path` on
+//! the publishing context (matched over RTPS, connected over a same-host link), the transport
+//! the graph reports for the remote endpoints, and `MessageInfo::from_intra_process` of every
+//! message received.
+//!
+//! Only VOLATILE topics whose writers have an infinite liveliness lease (the ROS defaults) go
+//! over shared memory or a Unix socket; transient-local topics (and pairs with a finite lease)
+//! stay on RTPS/UDP even between roslite peers on one host, so this suite uses volatile topics
+//! with the default liveliness throughout.
+//!
+//! Peer death (`peer_death_publisher_killed`, `peer_death_subscriber_killed`) re-executes this
+//! test binary as the peer process (the role is chosen by `ROSLITE_CONFORMANCE_CHILD`) and
+//! SIGKILLs it mid-stream; those cases run alone (a write lock) because they count this
+//! process's descriptors. It does not apply to `intra` (publisher and subscription share one
+//! process: there is no peer that could die on its own), so `intra` has no peer-death cases.
+//!
+//! Discovery is LOCALHOST (unicast probes of 127.0.0.1) in one domain per process,
+//! `190 + pid % 10`; every topic name carries the pid, the case and the transport, so tests
+//! running in parallel (and other processes in the same domain) never match each other.
+//! Waits have timeouts; nothing asserts on how long something took.
+
+use std::collections::BTreeSet;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use roslite::msgs::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::net::GraphEndpointKind;
+use roslite::{
+    Context, ContextOptions, Executor, LocalTransports, Message, MessageInfo, NetworkMode, Node,
+    Publisher, QosProfile, Subscription,
+};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+// ---- transports ----------------------------------------------------------------------------
+
+/// The user-data path an instantiation of the suite runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Intra,
+    Shm,
+    Uds,
+    Udp,
+}
+
+impl Transport {
+    /// The name `roslite topic info -v` (the graph) gives it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Intra => "intra",
+            Self::Shm => "shm",
+            Self::Uds => "uds",
+            Self::Udp => "udp",
+        }
+    }
+
+    fn parse(name: &str) -> Self {
+        match name {
+            "intra" => Self::Intra,
+            "shm" => Self::Shm,
+            "uds" => Self::Uds,
+            "udp" => Self::Udp,
+            other => panic!("unknown transport {other}"),
+        }
+    }
+
+    /// What each context offers to the other roslite participants of this host.
+    fn local_transports(self) -> LocalTransports {
+        match self {
+            Self::Intra | Self::Shm => LocalTransports::default(),
+            Self::Uds => LocalTransports {
+                shm: false,
+                uds: true,
+            },
+            Self::Udp => LocalTransports::UDP_ONLY,
+        }
+    }
+
+    /// `remote_subscriptions_by_path` of a publishing context whose publisher has `n`
+    /// subscriptions in other contexts: `(over RTPS, over a same-host link)`.
+    fn path(self, n: usize) -> (usize, usize) {
+        match self {
+            Self::Intra => (0, 0),
+            Self::Shm | Self::Uds => (0, n),
+            Self::Udp => (n, 0),
+        }
+    }
+}
+
+// ---- shared helpers ------------------------------------------------------------------------
+
+/// Generous bound for waits (discovery, delivery); never an assertion on speed.
+const PATIENCE: Duration = Duration::from_secs(20);
+/// Participant ids probed on 127.0.0.1: the parallel tests of this binary share one domain.
+const PROBED_PARTICIPANTS: u32 = 32;
+
+/// Peer-death cases count this process's descriptors: they run alone (write lock); every other
+/// case holds a read lock.
+static EXCLUSIVE: RwLock<()> = RwLock::new(());
+
+fn shared_case() -> RwLockReadGuard<'static, ()> {
+    EXCLUSIVE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn exclusive_case() -> RwLockWriteGuard<'static, ()> {
+    EXCLUSIVE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn domain() -> u32 {
+    190 + std::process::id() % 10
+}
+
+/// The topic of one case on one transport (relative; the graph calls it `/<topic>`).
+fn topic(case: &str, transport: Transport) -> String {
+    format!("conf_{}_{case}_{}", std::process::id(), transport.name())
+}
+
+fn context_in(domain_id: u32, transport: Transport) -> Context {
+    let mut discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    discovery.localhost_probe_count = PROBED_PARTICIPANTS;
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        local_transports: transport.local_transports(),
+        ..Default::default()
+    })
+    .expect("start an RTPS network on loopback")
+}
+
+fn context(transport: Transport) -> Context {
+    context_in(domain(), transport)
+}
+
+/// The context for the other side of a pair: the same one for `intra`, a new one otherwise.
+fn peer_of(ctx: &Context, transport: Transport) -> Context {
+    if transport == Transport::Intra {
+        ctx.clone()
+    } else {
+        context(transport)
+    }
+}
+
+/// Waits until `condition` holds, at most `limit`; whether it did.
+fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if condition() {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// An executor spinning `nodes` on a thread until dropped (which shuts the context down).
+struct Spinning {
+    ctx: Context,
+    thread: Option<JoinHandle<()>>,
+}
+
+fn spin_in_background(ctx: &Context, nodes: &[&Node]) -> Spinning {
+    let (context, nodes): (Context, Vec<Node>) =
+        (ctx.clone(), nodes.iter().copied().cloned().collect());
+    let thread = std::thread::spawn(move || {
+        let executor = Executor::new(&context);
+        for node in &nodes {
+            executor.add_node(node);
+        }
+        executor.spin();
+    });
+    Spinning {
+        ctx: ctx.clone(),
+        thread: Some(thread),
+    }
+}
+
+impl Drop for Spinning {
+    fn drop(&mut self) {
+        self.ctx.shutdown();
+        if let Some(thread) = self.thread.take() {
+            let result = thread.join();
+            if !std::thread::panicking() {
+                result.expect("the executor thread panicked");
+            }
+        }
+    }
+}
+
+/// What a collecting subscription received: text and whether it came from this context.
+type Log = Arc<Mutex<Vec<(String, bool)>>>;
+
+fn collecting(node: &Node, topic: &str, qos: QosProfile) -> (Subscription<StringMsg>, Log) {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let subscription = node
+        .create_subscription(topic, qos, move |m: StringMsg, info: &MessageInfo| {
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((m.data, info.from_intra_process));
+        })
+        .expect("create subscription");
+    (subscription, log)
+}
+
+fn snapshot(log: &Log) -> Vec<(String, bool)> {
+    log.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+fn len(log: &Log) -> usize {
+    log.lock().unwrap_or_else(PoisonError::into_inner).len()
+}
+
+/// Waits until `publisher` (in `pub_ctx`) reaches `subscriptions` subscriptions over
+/// `transport`, and checks that the graph reports that transport for them.
+fn await_route<T: Message>(
+    transport: Transport,
+    pub_ctx: &Context,
+    publisher: &Publisher<T>,
+    subscriptions: usize,
+) {
+    let topic = publisher.topic_name().to_owned();
+    let net = pub_ctx
+        .network()
+        .expect("every context of the suite has a network");
+    let expected = transport.path(subscriptions);
+    if transport == Transport::Intra {
+        assert!(
+            wait_until(PATIENCE, || publisher.subscription_count() == subscriptions),
+            "{topic}: {} in-process subscriptions matched, expected {subscriptions}",
+            publisher.subscription_count()
+        );
+    } else {
+        assert_eq!(
+            publisher.subscription_count(),
+            0,
+            "{topic}: the subscriptions are in other contexts"
+        );
+    }
+    let reached = wait_until(PATIENCE, || {
+        net.remote_subscriptions_by_path(&topic) == expected
+    });
+    assert!(
+        reached,
+        "{topic} over {}: remote subscriptions by path (rtps, same-host) = {:?}, expected {:?}",
+        transport.name(),
+        net.remote_subscriptions_by_path(&topic),
+        expected
+    );
+    // The graph comes from SEDP, which may lag a same-host connection (the subscriber
+    // connects as soon as it learns of the writer): wait for it too.
+    let graph = || -> Vec<&'static str> {
+        net.endpoints()
+            .into_iter()
+            .filter(|e| !e.local && e.topic == topic && e.kind == GraphEndpointKind::Subscription)
+            .map(|e| e.transport)
+            .collect()
+    };
+    let want = if transport == Transport::Intra {
+        Vec::new()
+    } else {
+        vec![transport.name(); subscriptions]
+    };
+    let _ = wait_until(PATIENCE, || graph() == want);
+    let remote = graph();
+    if transport == Transport::Intra {
+        assert!(
+            remote.is_empty(),
+            "{topic}: remote subscriptions {remote:?}"
+        );
+    } else {
+        assert_eq!(
+            remote,
+            vec![transport.name(); subscriptions],
+            "{topic}: the graph's transport per remote subscription"
+        );
+    }
+}
+
+/// Checks that the subscribing context sees every remote publisher of `topic` on `transport`.
+fn assert_remote_publishers(transport: Transport, sub_ctx: &Context, topic: &str, n: usize) {
+    if transport == Transport::Intra {
+        return;
+    }
+    let net = sub_ctx.network().expect("network");
+    let graph = || -> Vec<&'static str> {
+        net.endpoints()
+            .into_iter()
+            .filter(|e| !e.local && e.topic == topic && e.kind == GraphEndpointKind::Publisher)
+            .map(|e| e.transport)
+            .collect()
+    };
+    let want = vec![transport.name(); n];
+    let _ = wait_until(PATIENCE, || graph() == want);
+    assert_eq!(
+        graph(),
+        want,
+        "{topic}: the graph's transport per remote publisher, seen by the subscriber"
+    );
+}
+
+/// Message `seq` of publisher `publisher`: a header and a tail whose length and contents
+/// depend on both (0 to ~3 KB).
+fn text(publisher: usize, seq: usize) -> String {
+    let tail_len = (seq * 37 + publisher * 11) % 3000;
+    let tail: String = (0..tail_len)
+        .map(|i| char::from(b'a' + ((i + seq + publisher) % 26) as u8))
+        .collect();
+    format!("{publisher}:{seq}:{tail}")
+}
+
+/// `(publisher, seq)` of a message made by [`text`], after checking its tail.
+fn parse(message: &str) -> (usize, usize) {
+    let mut parts = message.splitn(3, ':');
+    let publisher: usize = parts
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("publisher");
+    let seq: usize = parts.next().and_then(|p| p.parse().ok()).expect("seq");
+    assert!(
+        message == text(publisher, seq),
+        "message {publisher}:{seq}: contents differ"
+    );
+    (publisher, seq)
+}
+
+// ---- the cases -----------------------------------------------------------------------------
+
+/// 1000 messages (0 to 3 KB) from a reliable keep-all publisher reach a reliable keep-all
+/// subscription and a keep-last(1000) one: all of them, each once, in order, intact.
+fn delivery_and_ordering(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("delivery", transport);
+    let count = 1000;
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("listener").unwrap();
+    let (keep_all_sub, all_log) = collecting(&sub_node, &topic, QosProfile::DEFAULT.keep_all());
+    let (keep_last_sub, last_log) = collecting(&sub_node, &topic, QosProfile::keep_last(count));
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let pub_node = pub_ctx.create_node("talker").unwrap();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 2);
+    let full = format!("/{topic}");
+    assert_remote_publishers(transport, &sub_ctx, &full, 1);
+    for seq in 0..count {
+        publisher.publish(StringMsg { data: text(0, seq) }).unwrap();
+    }
+    for (name, log) in [("keep-all", &all_log), ("keep-last(1000)", &last_log)] {
+        let complete = wait_until(PATIENCE, || len(log) >= count);
+        assert!(
+            complete,
+            "{name} subscription over {}: {} of {count} messages arrived",
+            transport.name(),
+            len(log)
+        );
+    }
+    // Give a duplicate (a message sent over two paths) the chance to show up.
+    std::thread::sleep(Duration::from_millis(200));
+    drop(spinning);
+    for (name, log) in [("keep-all", &all_log), ("keep-last(1000)", &last_log)] {
+        let got = snapshot(log);
+        let seqs: Vec<usize> = got.iter().map(|(m, _)| parse(m).1).collect();
+        assert_eq!(
+            seqs,
+            (0..count).collect::<Vec<_>>(),
+            "{name} over {}: every message once, in order",
+            transport.name()
+        );
+        assert!(
+            got.iter()
+                .all(|(_, intra)| *intra == (transport == Transport::Intra)),
+            "{name} over {}: from_intra_process must be {}",
+            transport.name(),
+            transport == Transport::Intra
+        );
+    }
+    for (name, subscription) in [
+        ("keep-all", &keep_all_sub),
+        ("keep-last(1000)", &keep_last_sub),
+    ] {
+        let stats = subscription.stats();
+        assert_eq!(stats.overwritten, 0, "{name}: {stats:?}");
+        assert_eq!(stats.malformed, 0, "{name}: {stats:?}");
+    }
+}
+
+/// A keep-last(5) subscription whose executor does not spin while 50 messages are published,
+/// then spins: it gets at most 5, in order, ending with the last one published. Every
+/// transport is expected to give exactly the last 5 here: each delivers in order and only ever
+/// drops older samples (intra: the subscription queue trims; shm: the ring of depth 5 and the
+/// queue; uds: the writer's per-reader queue of depth 5, the socket buffer, the queue; udp:
+/// reliable RTPS from a keep-last(50) writer, then the queue). Before spinning, the test waits
+/// until all 50 reached the subscription's queue (or, if a transport dropped some on the
+/// way, until the count stops changing for half a second).
+fn keep_last_slow_subscriber(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("keep_last", transport);
+    let (depth, count) = (5usize, 50usize);
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("slow").unwrap();
+    let (subscription, log) = collecting(&sub_node, &topic, QosProfile::keep_last(depth));
+    let executor = Executor::new(&sub_ctx);
+    executor.add_node(&sub_node);
+    let pub_node = pub_ctx.create_node("talker").unwrap();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(count))
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 1);
+    assert_remote_publishers(transport, &sub_ctx, &format!("/{topic}"), 1);
+    for seq in 0..count {
+        publisher.publish(StringMsg { data: text(0, seq) }).unwrap();
+    }
+    // Not spinning: nothing can have run the callback yet.
+    let start = Instant::now();
+    let mut last = (subscription.stats().received, Instant::now());
+    while subscription.stats().received < count as u64 && start.elapsed() < PATIENCE {
+        let received = subscription.stats().received;
+        if received != last.0 {
+            last = (received, Instant::now());
+        } else if received > 0 && last.1.elapsed() > Duration::from_millis(500) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        len(&log),
+        0,
+        "a callback ran while the executor did not spin"
+    );
+    let stats = subscription.stats();
+    executor.spin_some();
+    let got = snapshot(&log);
+    let seqs: Vec<usize> = got.iter().map(|(m, _)| parse(m).1).collect();
+    println!(
+        "{}: slow keep-last({depth}) subscription got {seqs:?}; stats {stats:?}",
+        transport.name()
+    );
+    assert!(
+        !seqs.is_empty() && seqs.len() <= depth,
+        "{}: got {} messages {seqs:?}, expected 1 to {depth}",
+        transport.name(),
+        seqs.len()
+    );
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "{}: out of order {seqs:?}",
+        transport.name()
+    );
+    assert_eq!(
+        seqs.last(),
+        Some(&(count - 1)),
+        "{}: the newest message is kept",
+        transport.name()
+    );
+    assert_eq!(
+        seqs,
+        (count - depth..count).collect::<Vec<_>>(),
+        "{}: exactly the newest {depth} (stats {stats:?})",
+        transport.name()
+    );
+    assert_eq!(
+        stats.received - stats.overwritten,
+        depth as u64,
+        "{}: queue accounting {stats:?}",
+        transport.name()
+    );
+    assert!(
+        got.iter()
+            .all(|(_, intra)| *intra == (transport == Transport::Intra)),
+        "{}: from_intra_process",
+        transport.name()
+    );
+    sub_ctx.shutdown();
+}
+
+/// A checksum of `data` (FNV-1a over 64-bit words), with its length.
+fn checksum(data: &[u8]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ data.len() as u64;
+    let mut words = data.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        hash = (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    for &byte in words.remainder() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// `len` bytes of a sequence seeded by `seed` (xorshift, written a word at a time).
+fn payload(seed: u64, len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut chunks = data.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes());
+    }
+    for byte in chunks.into_remainder() {
+        *byte = x as u8;
+    }
+    data
+}
+
+/// An 8 MiB sensor_msgs/Image, then a 55 MB sensor_msgs/PointCloud2, checksummed on both
+/// sides. Over shared memory the point cloud's data must arrive as a view into the received
+/// buffer (borrowed decode, no copy on the receive side).
+fn large_samples(transport: Transport) {
+    let _case = shared_case();
+    let image_topic = topic("large_image", transport);
+    let cloud_topic = topic("large_cloud", transport);
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("viewer").unwrap();
+    let images: Arc<Mutex<Vec<(Image, bool)>>> = Arc::default();
+    let clouds: Arc<Mutex<Vec<(PointCloud2, bool)>>> = Arc::default();
+    let qos = QosProfile::keep_last(2);
+    let _image_sub = {
+        let sink = images.clone();
+        sub_node
+            .create_subscription(&image_topic, qos, move |m: Image, info: &MessageInfo| {
+                sink.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((m, info.from_intra_process));
+            })
+            .unwrap()
+    };
+    let _cloud_sub = {
+        let sink = clouds.clone();
+        sub_node
+            .create_subscription(
+                &cloud_topic,
+                qos,
+                move |m: PointCloud2, info: &MessageInfo| {
+                    sink.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((m, info.from_intra_process));
+                },
+            )
+            .unwrap()
+    };
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let pub_node = pub_ctx.create_node("camera").unwrap();
+    let image_pub = pub_node
+        .create_publisher::<Image>(&image_topic, qos)
+        .unwrap();
+    let cloud_pub = pub_node
+        .create_publisher::<PointCloud2>(&cloud_topic, qos)
+        .unwrap();
+    await_route(transport, &pub_ctx, &image_pub, 1);
+    await_route(transport, &pub_ctx, &cloud_pub, 1);
+
+    let image_data = payload(1, 8 << 20);
+    let image_sum = checksum(&image_data);
+    image_pub
+        .publish(Image {
+            height: 1024,
+            width: 2048,
+            encoding: "rgba8".into(),
+            step: 2048 * 4,
+            data: image_data.into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let arrived = wait_until(PATIENCE * 2, || {
+        !images
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    });
+    assert!(
+        arrived,
+        "{}: the 8 MiB image never arrived",
+        transport.name()
+    );
+    {
+        let received = std::mem::take(&mut *images.lock().unwrap_or_else(PoisonError::into_inner));
+        assert_eq!(received.len(), 1, "{}: one image", transport.name());
+        let (image, intra) = &received[0];
+        assert_eq!(*intra, transport == Transport::Intra);
+        assert_eq!((image.height, image.width, image.step), (1024, 2048, 8192));
+        assert_eq!(
+            image.data.len(),
+            8 << 20,
+            "{}: image size",
+            transport.name()
+        );
+        assert_eq!(
+            checksum(&image.data),
+            image_sum,
+            "{}: image contents",
+            transport.name()
+        );
+    }
+
+    let points = 55_000_000 / 16;
+    let cloud_data = payload(2, points * 16);
+    let cloud_sum = checksum(&cloud_data);
+    let field = |name: &str, offset: u32| PointField {
+        name: name.into(),
+        offset,
+        datatype: PointField::FLOAT32,
+        count: 1,
+    };
+    cloud_pub
+        .publish(PointCloud2 {
+            height: 1,
+            width: points as u32,
+            fields: vec![
+                field("x", 0),
+                field("y", 4),
+                field("z", 8),
+                field("intensity", 12),
+            ],
+            is_bigendian: false,
+            point_step: 16,
+            row_step: (points * 16) as u32,
+            data: cloud_data.into(),
+            is_dense: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let arrived = wait_until(PATIENCE * 2, || {
+        !clouds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    });
+    assert!(
+        arrived,
+        "{}: the 55 MB point cloud never arrived",
+        transport.name()
+    );
+    let received = std::mem::take(&mut *clouds.lock().unwrap_or_else(PoisonError::into_inner));
+    assert_eq!(received.len(), 1, "{}: one point cloud", transport.name());
+    let (cloud, intra) = &received[0];
+    assert_eq!(*intra, transport == Transport::Intra);
+    assert_eq!(cloud.width as usize, points);
+    assert_eq!(cloud.fields.len(), 4);
+    assert_eq!(cloud.fields[3].name, "intensity");
+    assert_eq!(
+        cloud.data.len(),
+        points * 16,
+        "{}: cloud size",
+        transport.name()
+    );
+    assert_eq!(
+        checksum(&cloud.data),
+        cloud_sum,
+        "{}: cloud contents",
+        transport.name()
+    );
+    println!(
+        "{}: 55 MB point cloud data received as a view into the transport's buffer: {}",
+        transport.name(),
+        cloud.data.is_view()
+    );
+    if transport == Transport::Shm {
+        assert!(
+            cloud.data.is_view(),
+            "shm: the point cloud's data was copied out of shared memory"
+        );
+    }
+    drop(received);
+    drop(spinning);
+}
+
+/// Two publishers (in two contexts) and two subscriptions (in two other contexts), reliable
+/// keep-all: each subscription gets all 300 messages of each publisher, each once, and each
+/// publisher's in order (the two streams interleave in any way).
+fn many_to_many(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("many", transport);
+    let count = 300;
+    let qos = QosProfile::DEFAULT.keep_all();
+    let first = context(transport);
+    let sub_ctxs = [first.clone(), peer_of(&first, transport)];
+    let pub_ctxs = [peer_of(&first, transport), peer_of(&first, transport)];
+    let mut spinning = Vec::new();
+    let mut logs = Vec::new();
+    let mut subscriptions = Vec::new();
+    for (i, ctx) in sub_ctxs.iter().enumerate() {
+        let node = ctx.create_node(&format!("listener{i}")).unwrap();
+        let (subscription, log) = collecting(&node, &topic, qos);
+        subscriptions.push(subscription);
+        logs.push(log);
+        spinning.push(spin_in_background(ctx, &[&node]));
+    }
+    let publishers: Vec<_> = pub_ctxs
+        .iter()
+        .enumerate()
+        .map(|(k, ctx)| {
+            ctx.create_node(&format!("talker{k}"))
+                .unwrap()
+                .create_publisher::<StringMsg>(&topic, qos)
+                .unwrap()
+        })
+        .collect();
+    for (ctx, publisher) in pub_ctxs.iter().zip(&publishers) {
+        await_route(transport, ctx, publisher, 2);
+    }
+    for ctx in &sub_ctxs {
+        assert_remote_publishers(transport, ctx, &format!("/{topic}"), 2);
+    }
+    std::thread::scope(|scope| {
+        for (k, publisher) in publishers.iter().enumerate() {
+            scope.spawn(move || {
+                for seq in 0..count {
+                    publisher.publish(StringMsg { data: text(k, seq) }).unwrap();
+                }
+            });
+        }
+    });
+    for (i, log) in logs.iter().enumerate() {
+        let complete = wait_until(PATIENCE, || len(log) >= 2 * count);
+        assert!(
+            complete,
+            "subscription {i} over {}: {} of {} messages arrived",
+            transport.name(),
+            len(log),
+            2 * count
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    drop(spinning);
+    for (i, log) in logs.iter().enumerate() {
+        let got = snapshot(log);
+        for k in 0..2 {
+            let seqs: Vec<usize> = got
+                .iter()
+                .map(|(m, _)| parse(m))
+                .filter(|(p, _)| *p == k)
+                .map(|(_, s)| s)
+                .collect();
+            assert_eq!(
+                seqs,
+                (0..count).collect::<Vec<_>>(),
+                "subscription {i}, publisher {k} over {}: every message once, in order",
+                transport.name()
+            );
+        }
+        assert_eq!(got.len(), 2 * count);
+        assert!(got
+            .iter()
+            .all(|(_, intra)| *intra == (transport == Transport::Intra)));
+    }
+}
+
+// ---- peer death ----------------------------------------------------------------------------
+
+/// Set in a child process of this binary: `<role>:<transport>:<domain>:<topic>:<round>`, role
+/// `pub` or `sub`.
+const CHILD_ENV: &str = "ROSLITE_CONFORMANCE_CHILD";
+const KILL_ROUNDS: usize = 3;
+
+/// Runs the child role this process was started for, if any (it never returns then).
+fn run_child_if_requested() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let mut parts = spec.splitn(5, ':');
+    let (role, transport, domain, topic, round) = (
+        parts.next().expect("role").to_owned(),
+        Transport::parse(parts.next().expect("transport")),
+        parts.next().and_then(|d| d.parse().ok()).expect("domain"),
+        parts.next().expect("topic").to_owned(),
+        parts.next().expect("round").to_owned(),
+    );
+    let ctx = context_in(domain, transport);
+    let node = ctx.create_node("doomed").unwrap();
+    match role.as_str() {
+        // A publisher of `"<round>:<n>"` every 2 ms until SIGKILLed.
+        "pub" => {
+            let publisher = node
+                .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(10))
+                .unwrap();
+            for n in 0u64.. {
+                let _ = publisher.publish(StringMsg {
+                    data: format!("{round}:{n}"),
+                });
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        // A subscription that is never spun: its queue stays full, so over shared memory it
+        // holds chunks of the publisher's pool when it is killed.
+        "sub" => {
+            let _subscription = node
+                .create_subscription(&topic, QosProfile::keep_last(10), |_: StringMsg| {})
+                .unwrap();
+            loop {
+                std::thread::park();
+            }
+        }
+        other => panic!("unknown child role {other}"),
+    }
+    unreachable!()
+}
+
+fn spawn_child(role: &str, transport: Transport, topic: &str, round: usize, test: &str) -> Child {
+    Command::new(std::env::current_exe().expect("current exe"))
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(
+            CHILD_ENV,
+            format!("{role}:{}:{}:{topic}:{round}", transport.name(), domain()),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn a child process")
+}
+
+fn sigkill(child: &mut Child) {
+    child.kill().expect("SIGKILL the child");
+    child.wait().expect("reap the child");
+}
+
+/// Kills and reaps the child if a failed assertion left it running.
+struct KilledOnDrop(Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn open_fds() -> Vec<String> {
+    let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .expect("read /proc/self/fd")
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let target = std::fs::read_link(e.path())
+                .map(|t| t.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "?".into());
+            format!("{} -> {target}", e.file_name().to_string_lossy())
+        })
+        .collect();
+    fds.sort();
+    fds
+}
+
+/// Entries of /dev/shm, without those of Fast DDS (other programs on this machine, e.g. the
+/// interop suites, create them; roslite creates nothing there).
+fn dev_shm_entries() -> BTreeSet<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    !(n.starts_with("fastdds_")
+                        || n.starts_with("fastrtps_")
+                        || n.starts_with("sem.fastdds")
+                        || n.starts_with("sem.fastrtps"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Descriptors of this process after each kill round, and /dev/shm entries before the first.
+/// A leak per killed peer shows as growth from the first round to the last.
+struct Leaks {
+    shm: BTreeSet<String>,
+    /// With this case's own endpoints up, before any child.
+    initial: usize,
+    /// With a child peer alive (the most seen).
+    during: usize,
+    /// After each round's kill, once the count stopped changing.
+    rounds: Vec<Vec<String>>,
+}
+
+impl Leaks {
+    /// Waits until this process's descriptor count stops changing (300 ms apart, at most 3 s):
+    /// descriptors of earlier cases' contexts (their same-host reader threads look at their
+    /// stop flag every 200 ms) or of a killed peer's link are being closed.
+    fn settle() {
+        let mut last = open_fds().len();
+        let _ = wait_until(Duration::from_secs(3), || {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = open_fds().len();
+            std::mem::replace(&mut last, now) == now
+        });
+    }
+
+    fn start() -> Self {
+        Self {
+            shm: dev_shm_entries(),
+            initial: open_fds().len(),
+            during: 0,
+            rounds: Vec::new(),
+        }
+    }
+
+    fn peer_alive(&mut self) {
+        self.during = self.during.max(open_fds().len());
+    }
+
+    fn round_done(&mut self) {
+        Self::settle();
+        self.rounds.push(open_fds());
+    }
+
+    /// No more descriptors after the last round than after the first (waiting for a killed
+    /// peer's to be closed), and no new /dev/shm entry.
+    fn check(&self, transport: Transport) {
+        let first = &self.rounds[0];
+        let settled = wait_until(PATIENCE, || open_fds().len() <= first.len());
+        let now = open_fds();
+        println!(
+            "{}: descriptors: {} before the first child, {} at most with a child, {:?} after \
+             each kill round, {} at the end",
+            transport.name(),
+            self.initial,
+            self.during,
+            self.rounds.iter().map(Vec::len).collect::<Vec<_>>(),
+            now.len()
+        );
+        assert!(
+            settled,
+            "{}: descriptors grew from {} after the first kill to {} after {} kills; new: {:?}",
+            transport.name(),
+            first.len(),
+            now.len(),
+            self.rounds.len(),
+            now.iter()
+                .filter(|f| !first.contains(f))
+                .collect::<Vec<_>>()
+        );
+        let shm = dev_shm_entries();
+        assert_eq!(
+            shm.difference(&self.shm).collect::<Vec<_>>(),
+            Vec::<&String>::new(),
+            "{}: entries appeared in /dev/shm",
+            transport.name()
+        );
+    }
+}
+
+/// Messages `"<round>:<n>"` of `round` in `log`, as numbers.
+fn of_round(log: &Log, round: &str) -> Vec<u64> {
+    let prefix = format!("{round}:");
+    snapshot(log)
+        .iter()
+        .filter_map(|(m, _)| m.strip_prefix(&prefix).and_then(|n| n.parse().ok()))
+        .collect()
+}
+
+/// A subscriber survives publishers in other processes (this binary, re-executed) SIGKILLed
+/// mid-stream, round after round. Meanwhile a publisher in another context of this process
+/// streams to it over the same transport and must keep arriving after every kill; each new
+/// child publisher reaches it over `transport`, and after the last kill a new publisher does
+/// too. No descriptor of this process and no /dev/shm entry is left behind.
+fn peer_death_publisher_killed(transport: Transport, test: &str) {
+    run_child_if_requested();
+    assert_ne!(
+        transport,
+        Transport::Intra,
+        "peer death needs two processes"
+    );
+    let _case = exclusive_case();
+    Leaks::settle();
+    let topic = topic("publisher_killed", transport);
+    let full = format!("/{topic}");
+    let ctx = context(transport);
+    let node = ctx.create_node("survivor").unwrap();
+    let (subscription, log) = collecting(&node, &topic, QosProfile::keep_last(100));
+    let spinning = spin_in_background(&ctx, &[&node]);
+    let net = ctx.network().expect("network");
+    // The steady publisher: another context of this process, over the same transport.
+    let steady_ctx = context(transport);
+    let steady = steady_ctx
+        .create_node("steady")
+        .unwrap()
+        .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(100))
+        .unwrap();
+    await_route(transport, &steady_ctx, &steady, 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let streaming = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                steady
+                    .publish(StringMsg {
+                        data: format!("steady:{n}"),
+                    })
+                    .unwrap();
+                n += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let mut leaks = Leaks::start();
+    let mut resumed_after = Vec::new();
+    for round in 0..KILL_ROUNDS {
+        let mut child = KilledOnDrop(spawn_child("pub", transport, &topic, round, test));
+        let round_name = round.to_string();
+        let streaming = wait_until(PATIENCE, || of_round(&log, &round_name).len() >= 20);
+        assert!(
+            streaming,
+            "{} round {round}: {} messages from the child publisher",
+            transport.name(),
+            of_round(&log, &round_name).len()
+        );
+        // The child's messages come over the transport under test.
+        let remote: Vec<&'static str> = net
+            .endpoints()
+            .into_iter()
+            .filter(|e| !e.local && e.topic == full && e.kind == GraphEndpointKind::Publisher)
+            .map(|e| e.transport)
+            .collect();
+        assert!(
+            remote.len() >= 2 && remote.iter().all(|t| *t == transport.name()),
+            "{} round {round}: remote publishers' transports {remote:?}",
+            transport.name()
+        );
+        leaks.peer_alive();
+        // SIGKILL mid-stream (the child publishes every 2 ms).
+        let steady_before = of_round(&log, "steady").len();
+        sigkill(&mut child.0);
+        let killed = Instant::now();
+        let resumed = wait_until(PATIENCE, || of_round(&log, "steady").len() > steady_before);
+        resumed_after.push(killed.elapsed());
+        assert!(
+            resumed,
+            "{} round {round}: the survivor stopped receiving from the steady publisher",
+            transport.name()
+        );
+        assert!(
+            wait_until(PATIENCE, || of_round(&log, "steady").len()
+                >= steady_before + 20),
+            "{} round {round}: the steady stream did not continue",
+            transport.name()
+        );
+        let seqs = of_round(&log, &round_name);
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "{} round {round}: the child's messages out of order or duplicated",
+            transport.name()
+        );
+        leaks.round_done();
+    }
+    println!(
+        "{}: first message from the steady publisher after each kill (polled every 5 ms): \
+         {resumed_after:?}",
+        transport.name()
+    );
+    stop.store(true, Ordering::Relaxed);
+    streaming.join().expect("steady publisher thread");
+    let steady_seqs = of_round(&log, "steady");
+    assert!(
+        steady_seqs.windows(2).all(|w| w[0] < w[1]),
+        "{}: the steady stream out of order or duplicated",
+        transport.name()
+    );
+    // A new publisher (another context of this process) reaches the survivor after the kills.
+    let replacement_ctx = context(transport);
+    let replacement = replacement_ctx
+        .create_node("replacement")
+        .unwrap()
+        .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(10))
+        .unwrap();
+    await_route(transport, &replacement_ctx, &replacement, 1);
+    let before = len(&log);
+    let continued = wait_until(PATIENCE, || {
+        replacement
+            .publish(StringMsg {
+                data: "after".into(),
+            })
+            .unwrap();
+        snapshot(&log)[before..].iter().any(|(m, _)| m == "after")
+    });
+    assert!(
+        continued,
+        "{}: the survivor gets nothing from a new publisher after the kills",
+        transport.name()
+    );
+    assert!(snapshot(&log).iter().all(|(_, intra)| !intra));
+    assert_eq!(subscription.stats().malformed, 0);
+    drop(replacement);
+    drop(replacement_ctx);
+    leaks.check(transport);
+    drop(spinning);
+}
+
+/// A publisher survives subscribers in other processes SIGKILLed while they hold samples (the
+/// child never spins, so its keep-last(10) queue stays full): the publisher never fails and a
+/// reliable keep-all subscription in another context of this process gets every message, in
+/// order, across all the kills. Over shm/uds the killed reader is dropped from the publisher's
+/// connected readers; over udp it stays matched until its participant's lease (20 s) expires,
+/// which this case does not wait for (the surviving subscription must get everything anyway).
+fn peer_death_subscriber_killed(transport: Transport, test: &str) {
+    run_child_if_requested();
+    assert_ne!(
+        transport,
+        Transport::Intra,
+        "peer death needs two processes"
+    );
+    let _case = exclusive_case();
+    Leaks::settle();
+    let topic = topic("subscriber_killed", transport);
+    let qos = QosProfile::DEFAULT.keep_all();
+    let sub_ctx = context(transport);
+    let sub_node = sub_ctx.create_node("survivor").unwrap();
+    let (subscription, log) = collecting(&sub_node, &topic, qos);
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let pub_ctx = context(transport);
+    let publisher = pub_ctx
+        .create_node("talker")
+        .unwrap()
+        .create_publisher::<StringMsg>(&topic, qos)
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 1);
+    let net = pub_ctx.network().expect("network");
+    let mut leaks = Leaks::start();
+    let mut n = 0u64;
+    let mut publish = |count: u64| {
+        for _ in 0..count {
+            publisher
+                .publish(StringMsg {
+                    data: format!("0:{n}"),
+                })
+                .expect("publish");
+            n += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    for round in 0..KILL_ROUNDS {
+        let (rtps, local) = net.remote_subscriptions_by_path(publisher.topic_name());
+        let with_child = {
+            let (r, l) = transport.path(1);
+            (rtps + r, local + l)
+        };
+        let mut child = KilledOnDrop(spawn_child("sub", transport, &topic, round, test));
+        let mut matched = false;
+        for _ in 0..(PATIENCE.as_millis() / 20) {
+            publish(10);
+            if net.remote_subscriptions_by_path(publisher.topic_name()) == with_child {
+                matched = true;
+                break;
+            }
+        }
+        assert!(
+            matched,
+            "{} round {round}: the child subscription never connected: {:?}, expected {with_child:?}",
+            transport.name(),
+            net.remote_subscriptions_by_path(publisher.topic_name())
+        );
+        // Stream to both, so the child holds samples, then SIGKILL it mid-stream.
+        publish(50);
+        leaks.peer_alive();
+        sigkill(&mut child.0);
+        publish(50);
+        if transport != Transport::Udp {
+            let mut dropped = false;
+            for _ in 0..(PATIENCE.as_millis() / 20) {
+                publish(10);
+                if net.remote_subscriptions_by_path(publisher.topic_name()) == (rtps, local) {
+                    dropped = true;
+                    break;
+                }
+            }
+            assert!(
+                dropped,
+                "{} round {round}: the killed subscription stays connected: {:?}",
+                transport.name(),
+                net.remote_subscriptions_by_path(publisher.topic_name())
+            );
+        }
+        leaks.round_done();
+    }
+    publish(50);
+    let total = n as usize;
+    let complete = wait_until(PATIENCE, || len(&log) >= total);
+    assert!(
+        complete,
+        "{}: the surviving subscription got {} of {total} messages",
+        transport.name(),
+        len(&log)
+    );
+    let seqs = of_round(&log, "0");
+    assert_eq!(
+        seqs,
+        (0..n).collect::<Vec<_>>(),
+        "{}: the surviving subscription gets every message once, in order",
+        transport.name()
+    );
+    assert_eq!(subscription.stats().malformed, 0);
+    leaks.check(transport);
+    drop(spinning);
+}
+
+// ---- instantiation -------------------------------------------------------------------------
+
+macro_rules! suite {
+    ($module:ident, $transport:expr $(, $peer_death:ident)*) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn delivery_and_ordering() {
+                super::delivery_and_ordering($transport);
+            }
+
+            #[test]
+            fn keep_last_slow_subscriber() {
+                super::keep_last_slow_subscriber($transport);
+            }
+
+            #[test]
+            fn large_samples() {
+                super::large_samples($transport);
+            }
+
+            #[test]
+            fn many_to_many() {
+                super::many_to_many($transport);
+            }
+
+            $(
+                #[test]
+                fn $peer_death() {
+                    super::$peer_death(
+                        $transport,
+                        concat!(stringify!($module), "::", stringify!($peer_death)),
+                    );
+                }
+            )*
+        }
+    };
+}
+
+// Peer death is not applicable within one process: `intra` has no peer-death cases.
+suite!(intra, Transport::Intra);
+suite!(
+    shm,
+    Transport::Shm,
+    peer_death_publisher_killed,
+    peer_death_subscriber_killed
+);
+suite!(
+    uds,
+    Transport::Uds,
+    peer_death_publisher_killed,
+    peer_death_subscriber_killed
+);
+suite!(
+    udp,
+    Transport::Udp,
+    peer_death_publisher_killed,
+    peer_death_subscriber_killed
+);
