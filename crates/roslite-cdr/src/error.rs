@@ -59,6 +59,9 @@ pub enum EncodeError {
     TooLong(usize),
     /// A string contains an interior NUL, which CDR strings cannot carry.
     InteriorNul,
+    /// The caller's buffer (e.g. a loan sized beforehand) holds fewer bytes than the value
+    /// needs.
+    BufferTooSmall { needed: usize, capacity: usize },
 }
 
 impl fmt::Display for EncodeError {
@@ -71,6 +74,10 @@ impl fmt::Display for EncodeError {
             ),
             Self::TooLong(len) => write!(f, "length {len} does not fit a 32-bit CDR length"),
             Self::InteriorNul => f.write_str("string contains a NUL byte, which CDR cannot carry"),
+            Self::BufferTooSmall { needed, capacity } => write!(
+                f,
+                "the value needs {needed} bytes, the buffer holds {capacity}"
+            ),
         }
     }
 }

@@ -3,9 +3,10 @@
 //! Layers, bottom up:
 //! - [`Encapsulation`]: the 4-byte RTPS serialized-payload header (DDSI-RTPS 2.5 §10.5,
 //!   Table 10.3) that selects the representation and byte order.
-//! - [`CdrWriter`] / [`CdrReader`]: primitive encoding with alignment measured from the first
-//!   byte after the encapsulation header (DDS-XTypes 1.3 §7.4.1.1 "alignment is relative to the
-//!   beginning of the serialized stream"), strings with a length that counts the NUL, and
+//! - [`CdrWriter`] / [`CdrReader`]: primitive encoding (into a growable buffer, into a caller's
+//!   slice such as a shared-memory loan, or only counting: [`encoded_len`]) with alignment
+//!   measured from the first byte after the encapsulation header (DDS-XTypes 1.3 §7.4.1.1
+//!   "alignment is relative to the beginning of the serialized stream"), strings with a length that counts the NUL, and
 //!   sequence lengths that are always checked against the bytes that remain.
 //! - [`CdrEncode`] / [`CdrDecode`]: implemented by generated message types.
 //! - [`Seq`] and [`SharedBuf`]: primitive sequences that a decoder can hand out as a view into the
@@ -89,7 +90,7 @@ pub trait CdrEncode {
     ///
     /// # Errors
     /// [`EncodeError::BoundExceeded`] when a bounded string or sequence is longer than its bound.
-    fn encode(&self, w: &mut CdrWriter) -> Result<(), EncodeError>;
+    fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), EncodeError>;
 }
 
 /// A value that reads itself from plain CDR.
@@ -112,6 +113,36 @@ pub fn to_vec<T: CdrEncode + ?Sized>(
     let mut w = CdrWriter::new(endianness);
     value.encode(&mut w)?;
     Ok(w.finish())
+}
+
+/// The length of [`to_vec`]'s result, computed without writing anything (a primitive sequence
+/// costs O(1)): to size a buffer, e.g. a shared-memory loan, before [`to_slice`].
+///
+/// # Errors
+/// As [`CdrEncode::encode`].
+pub fn encoded_len<T: CdrEncode + ?Sized>(
+    value: &T,
+    endianness: Endianness,
+) -> Result<usize, EncodeError> {
+    let mut w = CdrWriter::counting(endianness);
+    value.encode(&mut w)?;
+    w.finish_len()
+}
+
+/// Serializes `value` with an encapsulation header into the start of `buf`; returns the bytes
+/// used (the same bytes [`to_vec`] returns).
+///
+/// # Errors
+/// As [`CdrEncode::encode`]; [`EncodeError::BufferTooSmall`] when `buf` is shorter than
+/// [`encoded_len`].
+pub fn to_slice<T: CdrEncode + ?Sized>(
+    value: &T,
+    endianness: Endianness,
+    buf: &mut [u8],
+) -> Result<usize, EncodeError> {
+    let mut w = CdrWriter::into_slice(buf, endianness);
+    value.encode(&mut w)?;
+    w.finish_len()
 }
 
 /// Deserializes one value from a payload that starts with an encapsulation header.

@@ -99,8 +99,6 @@ pub trait Prim:
 {
     const SIZE: usize;
     fn from_bytes(chunk: &[u8], endianness: Endianness) -> Self;
-    /// Appends the value in the byte order opposite to the machine's.
-    fn write_swapped(&self, out: &mut Vec<u8>);
 }
 
 macro_rules! prim {
@@ -115,12 +113,6 @@ macro_rules! prim {
                     Endianness::Little => <$t>::from_le_bytes(bytes),
                     Endianness::Big => <$t>::from_be_bytes(bytes),
                 }
-            }
-            #[inline]
-            fn write_swapped(&self, out: &mut Vec<u8>) {
-                let mut bytes = self.to_ne_bytes();
-                bytes.reverse();
-                out.extend_from_slice(&bytes);
             }
         }
     )*};

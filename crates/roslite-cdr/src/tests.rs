@@ -210,3 +210,85 @@ fn empty_eight_byte_sequence_has_no_alignment_padding() {
     assert!(Seq::<f64>::decode(&mut r).unwrap().is_empty());
     assert_eq!(r.read_u8().unwrap(), 2);
 }
+
+/// A mixed value: strings, nested sequences, 1-, 2-, 4- and 8-byte primitives in both orders.
+struct Mixed {
+    tag: u8,
+    name: String,
+    names: Vec<String>,
+    floats: Seq<f32>,
+    shorts: Seq<u16>,
+    wide: Seq<f64>,
+    bytes: Seq<u8>,
+    last: i64,
+}
+
+impl CdrEncode for Mixed {
+    fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), EncodeError> {
+        w.write_u8(self.tag);
+        w.write_string(&self.name)?;
+        self.names.encode(w)?;
+        self.floats.encode(w)?;
+        w.write_bool(true);
+        self.shorts.encode(w)?;
+        self.wide.encode(w)?;
+        self.bytes.encode(w)?;
+        w.write_empty_struct();
+        w.write_i64(self.last);
+        Ok(())
+    }
+}
+
+#[test]
+fn counting_and_slice_writers_agree_with_the_vec_writer() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0xc0de);
+    for _ in 0..300 {
+        let endianness = if rng.gen() {
+            Endianness::Big
+        } else {
+            Endianness::Little
+        };
+        let word = |rng: &mut rand::rngs::SmallRng| -> String {
+            (0..rng.gen_range(0..20))
+                .map(|_| rng.gen_range('a'..='z'))
+                .collect()
+        };
+        let value = Mixed {
+            tag: rng.gen(),
+            name: word(&mut rng),
+            names: (0..rng.gen_range(0..4)).map(|_| word(&mut rng)).collect(),
+            floats: (0..rng.gen_range(0..30)).map(|_| rng.gen()).collect(),
+            shorts: (0..rng.gen_range(0..30)).map(|_| rng.gen()).collect(),
+            wide: (0..rng.gen_range(0..30)).map(|_| rng.gen()).collect(),
+            bytes: (0..rng.gen_range(0..30)).map(|_| rng.gen()).collect(),
+            last: rng.gen(),
+        };
+        let expected = to_vec(&value, endianness).unwrap();
+        assert_eq!(encoded_len(&value, endianness).unwrap(), expected.len());
+        // A reused buffer full of garbage: padding must still come out as zeros.
+        let mut buf = vec![0xa5; expected.len() + rng.gen_range(0..16)];
+        let used = to_slice(&value, endianness, &mut buf).unwrap();
+        assert_eq!(&buf[..used], &expected[..]);
+        if !expected.is_empty() {
+            let short = rng.gen_range(0..expected.len());
+            let mut buf = vec![0; short];
+            assert_eq!(
+                to_slice(&value, endianness, &mut buf),
+                Err(EncodeError::BufferTooSmall {
+                    needed: expected.len(),
+                    capacity: short
+                })
+            );
+        }
+    }
+}
+
+#[test]
+fn counting_a_large_swapped_sequence() {
+    // Opposite byte order: counted from the length alone, not element by element.
+    let big: Seq<u64> = vec![7u64; 1 << 20].into();
+    let len = encoded_len(&big, Endianness::Big).unwrap();
+    // Header, length, 4 bytes of padding to align the u64s to 8, the elements.
+    assert_eq!(len, 4 + 4 + 4 + (8 << 20));
+}

@@ -1,14 +1,29 @@
 use crate::{Encapsulation, EncodeError, Endianness, Prim};
 
-/// Appends plain CDR to a byte buffer.
+/// Writes plain CDR into a growable buffer, into a caller's slice (a shared-memory chunk), or
+/// nowhere, only counting (to learn the encoded size before loaning a buffer of that size).
 ///
 /// Alignment is measured from `origin`, the first byte after the encapsulation header, so a
 /// writer can also append to a buffer that already holds other data (an RTPS submessage).
 /// Padding bytes are written as zeros; readers must not depend on that (Fast CDR leaves garbage).
-pub struct CdrWriter {
-    buf: Vec<u8>,
+///
+/// All three outputs go through the same `encode` code, so the count of
+/// [`CdrWriter::counting`] is exactly what the other two write.
+pub struct CdrWriter<'a> {
+    out: Out<'a>,
     origin: usize,
     endianness: Endianness,
+}
+
+enum Out<'a> {
+    Vec(Vec<u8>),
+    /// `pos` is the logical position: it keeps counting past the end of `buf` (nothing more is
+    /// written then) so `finish_len` can say how much was needed.
+    Slice {
+        buf: &'a mut [u8],
+        pos: usize,
+    },
+    Count(usize),
 }
 
 macro_rules! write_num {
@@ -20,12 +35,17 @@ macro_rules! write_num {
                 Endianness::Little => v.to_le_bytes(),
                 Endianness::Big => v.to_be_bytes(),
             };
-            self.buf.extend_from_slice(&bytes);
+            self.put(&bytes);
         }
     )*};
 }
 
-impl CdrWriter {
+fn header(endianness: Endianness) -> [u8; Encapsulation::HEADER_LEN] {
+    let id = (Encapsulation::plain(endianness) as u16).to_be_bytes();
+    [id[0], id[1], 0, 0]
+}
+
+impl<'a> CdrWriter<'a> {
     /// A new buffer starting with the plain-CDR encapsulation header for `endianness`.
     pub fn new(endianness: Endianness) -> Self {
         Self::with_buffer(Vec::new(), endianness)
@@ -34,13 +54,35 @@ impl CdrWriter {
     /// Appends an encapsulation header to `buf` (which may already hold other bytes) and
     /// measures alignment from the byte after it.
     pub fn with_buffer(mut buf: Vec<u8>, endianness: Endianness) -> Self {
-        let id = Encapsulation::plain(endianness) as u16;
-        buf.extend_from_slice(&id.to_be_bytes());
-        buf.extend_from_slice(&[0, 0]);
+        buf.extend_from_slice(&header(endianness));
         let origin = buf.len();
         Self {
-            buf,
+            out: Out::Vec(buf),
             origin,
+            endianness,
+        }
+    }
+
+    /// Writes the encapsulation header and then the value into `buf`, from its first byte (a
+    /// loaned shared-memory chunk sized with [`CdrWriter::counting`]). [`Self::finish_len`]
+    /// says how many bytes were used, or that `buf` was too small.
+    pub fn into_slice(buf: &'a mut [u8], endianness: Endianness) -> Self {
+        let mut w = Self {
+            out: Out::Slice { buf, pos: 0 },
+            origin: 0,
+            endianness,
+        };
+        w.put(&header(endianness));
+        w.origin = Encapsulation::HEADER_LEN;
+        w
+    }
+
+    /// Writes nothing and counts the bytes, encapsulation header included, that the same
+    /// calls would write: [`Self::finish_len`]. Primitive sequences cost O(1) to count.
+    pub fn counting(endianness: Endianness) -> Self {
+        Self {
+            out: Out::Count(Encapsulation::HEADER_LEN),
+            origin: Encapsulation::HEADER_LEN,
             endianness,
         }
     }
@@ -50,7 +92,7 @@ impl CdrWriter {
     pub fn without_header(buf: Vec<u8>, endianness: Endianness) -> Self {
         let origin = buf.len();
         Self {
-            buf,
+            out: Out::Vec(buf),
             origin,
             endianness,
         }
@@ -62,12 +104,56 @@ impl CdrWriter {
 
     /// Bytes written after the origin.
     pub fn position(&self) -> usize {
-        self.buf.len() - self.origin
+        self.end() - self.origin
     }
 
-    /// Reserves capacity for `additional` more bytes.
+    /// Where the next byte goes, from the start of the buffer (logical for a short slice).
+    #[inline]
+    fn end(&self) -> usize {
+        match &self.out {
+            Out::Vec(buf) => buf.len(),
+            Out::Slice { pos, .. } => *pos,
+            Out::Count(n) => *n,
+        }
+    }
+
+    /// Appends `bytes`. Into a slice without room for all of them, writes none and only
+    /// advances the logical position (`finish_len` reports the shortfall).
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        match &mut self.out {
+            Out::Vec(buf) => buf.extend_from_slice(bytes),
+            Out::Slice { buf, pos } => {
+                let end = pos.saturating_add(bytes.len());
+                if let Some(dst) = buf.get_mut(*pos..end) {
+                    dst.copy_from_slice(bytes);
+                }
+                *pos = end;
+            }
+            Out::Count(n) => *n = n.saturating_add(bytes.len()),
+        }
+    }
+
+    #[inline]
+    fn put_zeros(&mut self, count: usize) {
+        match &mut self.out {
+            Out::Vec(buf) => buf.resize(buf.len() + count, 0),
+            Out::Slice { buf, pos } => {
+                let end = pos.saturating_add(count);
+                if let Some(dst) = buf.get_mut(*pos..end) {
+                    dst.fill(0);
+                }
+                *pos = end;
+            }
+            Out::Count(n) => *n = n.saturating_add(count),
+        }
+    }
+
+    /// Reserves capacity for `additional` more bytes (growable buffers only).
     pub fn reserve(&mut self, additional: usize) {
-        self.buf.reserve(additional);
+        if let Out::Vec(buf) = &mut self.out {
+            buf.reserve(additional);
+        }
     }
 
     /// Pads with zeros to a multiple of `alignment` (a power of two) from the origin.
@@ -75,24 +161,23 @@ impl CdrWriter {
     pub fn align(&mut self, alignment: usize) {
         let misalignment = self.position() & (alignment - 1);
         if misalignment != 0 {
-            let pad = alignment - misalignment;
-            self.buf.resize(self.buf.len() + pad, 0);
+            self.put_zeros(alignment - misalignment);
         }
     }
 
     #[inline]
     pub fn write_u8(&mut self, v: u8) {
-        self.buf.push(v);
+        self.put(&[v]);
     }
 
     #[inline]
     pub fn write_i8(&mut self, v: i8) {
-        self.buf.push(v as u8);
+        self.put(&[v as u8]);
     }
 
     #[inline]
     pub fn write_bool(&mut self, v: bool) {
-        self.buf.push(u8::from(v));
+        self.put(&[u8::from(v)]);
     }
 
     write_num! {
@@ -136,8 +221,8 @@ impl CdrWriter {
             return Err(EncodeError::InteriorNul);
         }
         self.write_len(s.len() + 1)?;
-        self.buf.extend_from_slice(s.as_bytes());
-        self.buf.push(0);
+        self.put(s.as_bytes());
+        self.put(&[0]);
         Ok(())
     }
 
@@ -178,29 +263,56 @@ impl CdrWriter {
             return;
         }
         self.align(T::SIZE);
-        if self.endianness == crate::Endianness::NATIVE {
-            self.buf.extend_from_slice(bytemuck::cast_slice(values));
+        if self.endianness == crate::Endianness::NATIVE || T::SIZE == 1 {
+            self.put(bytemuck::cast_slice(values));
+        } else if let Out::Count(n) = &mut self.out {
+            *n = n.saturating_add(std::mem::size_of_val(values));
         } else {
-            self.buf.reserve(std::mem::size_of_val(values));
+            self.reserve(std::mem::size_of_val(values));
             for v in values {
-                v.write_swapped(&mut self.buf);
+                let mut swapped = *v;
+                bytemuck::bytes_of_mut(&mut swapped).reverse();
+                self.put(bytemuck::bytes_of(&swapped));
             }
         }
     }
 
     /// Writes raw bytes with no alignment.
     pub fn write_bytes(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
+        self.put(bytes);
     }
 
     /// The encoding of a struct with no members: one dummy byte (Cyclone and Fast DDS both do
     /// this so that every type has a non-zero size).
     pub fn write_empty_struct(&mut self) {
-        self.buf.push(0);
+        self.put(&[0]);
     }
 
-    /// Ends the stream and returns the whole buffer including the header.
+    /// Ends the stream and returns the whole buffer including the header. Only a writer made
+    /// by [`Self::new`], [`Self::with_buffer`] or [`Self::without_header`] has one; the others
+    /// return an empty vector (use [`Self::finish_len`]).
     pub fn finish(self) -> Vec<u8> {
-        self.buf
+        match self.out {
+            Out::Vec(buf) => buf,
+            Out::Slice { .. } | Out::Count(_) => Vec::new(),
+        }
+    }
+
+    /// Ends the stream and returns its length in bytes from the start of the buffer (header
+    /// included): what was written into the slice, or counted.
+    ///
+    /// # Errors
+    /// [`EncodeError::BufferTooSmall`] when the slice of [`Self::into_slice`] could not hold
+    /// the value (its contents are then unspecified).
+    pub fn finish_len(self) -> Result<usize, EncodeError> {
+        match self.out {
+            Out::Vec(buf) => Ok(buf.len()),
+            Out::Slice { buf, pos } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
+                needed: pos,
+                capacity: buf.len(),
+            }),
+            Out::Slice { pos, .. } => Ok(pos),
+            Out::Count(n) => Ok(n),
+        }
     }
 }

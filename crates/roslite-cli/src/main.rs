@@ -53,6 +53,9 @@ fn main() -> anyhow::Result<()> {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    // The echo processes of `roslite_shm::bench` (`bench rtt`'s transport-only rows and floors)
+    // are this binary too.
+    roslite_shm::bench::run_child_if_requested();
     if let Some(result) = bench::run_helper_before_clap(&args) {
         return result;
     }

@@ -77,6 +77,13 @@ pub struct WriterStats {
     pub readers_misbehaved: u64,
     /// Releases of chunks the reader did not hold (ignored).
     pub bogus_releases: u64,
+    /// Samples sent (to at least one reader or none).
+    pub sent: u64,
+    /// Bytes of all samples sent.
+    pub sent_bytes: u64,
+    /// Of `sent_bytes`, those copied into their chunk from a caller's buffer
+    /// ([`ShmWriter::send_copy`], [`LoanUninit::copy_from`]) rather than written in place.
+    pub copied_bytes: u64,
 }
 
 struct Segment {
@@ -120,6 +127,9 @@ struct WriterState {
     overwritten: u64,
     readers_misbehaved: u64,
     bogus_releases: u64,
+    sent: u64,
+    sent_bytes: u64,
+    copied_bytes: u64,
 }
 
 pub(crate) struct ShmWriterShared {
@@ -208,8 +218,17 @@ impl ShmWriter {
                 offset: index as usize * chunk_size,
                 len,
                 sent: false,
+                copied: false,
             },
         })
+    }
+
+    /// Numbers the next sample `next` (or higher, if samples up to it were already sent), so
+    /// readers see the sequence numbers of the caller's own numbering (a ROS publisher's, whose
+    /// samples reach this writer only while it has readers).
+    pub fn number_from(&self, next: u64) {
+        let mut state = lock(&self.shared.state);
+        state.seq = state.seq.max(next.saturating_sub(1));
     }
 
     /// Copies `payload` into a fresh loan and sends it (for callers that already serialized).
@@ -237,6 +256,9 @@ impl ShmWriter {
             overwritten: state.overwritten,
             readers_misbehaved: state.readers_misbehaved,
             bogus_releases: state.bogus_releases,
+            sent: state.sent,
+            sent_bytes: state.sent_bytes,
+            copied_bytes: state.copied_bytes,
         }
     }
 
@@ -389,6 +411,11 @@ impl ShmWriterShared {
         }
         state.seq += 1;
         let seq = state.seq;
+        state.sent += 1;
+        state.sent_bytes += loan.len as u64;
+        if loan.copied {
+            state.copied_bytes += loan.len as u64;
+        }
         let descriptor = Descriptor {
             chunk: loan.chunk,
             len: loan.len as u64,
@@ -543,6 +570,8 @@ struct LoanInner {
     offset: usize,
     len: usize,
     sent: bool,
+    /// Filled by `copy_from` (counted in [`WriterStats::copied_bytes`]).
+    copied: bool,
 }
 
 impl LoanInner {
@@ -587,6 +616,7 @@ impl LoanUninit {
             "copy_from: payload length differs from the loan"
         );
         self.inner.bytes_mut().copy_from_slice(payload);
+        self.inner.copied = true;
         Loan { inner: self.inner }
     }
 

@@ -123,6 +123,12 @@ impl UdsWriter {
         Ok(UdsWriter { shared })
     }
 
+    /// Numbers the next sample `next` (or higher), as [`crate::ShmWriter::number_from`].
+    pub fn number_from(&self, next: u64) {
+        let mut state = lock(&self.shared.state);
+        state.seq = state.seq.max(next.saturating_sub(1));
+    }
+
     /// Sends `payload` to every reader; returns its sequence number.
     ///
     /// # Errors

@@ -456,6 +456,30 @@ impl Outlet for RtpsOutlet {
         }
         shared.flush_and_notify(&mut state, now);
     }
+
+    fn skipped(&self, _info: &MessageInfo) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.lock().participant.skip_sample(self.writer);
+        }
+    }
+
+    /// A volatile writer with no matched RTPS reader sends nothing and keeps nothing for
+    /// later readers: skip it (same-host readers are carried by their own outlets).
+    fn is_active(&self) -> bool {
+        let Some(shared) = self.shared.upgrade() else {
+            return false;
+        };
+        let state = shared.lock();
+        state
+            .participant
+            .writer_matches(self.writer)
+            .next()
+            .is_some()
+            || state
+                .participant
+                .writer_data(self.writer)
+                .is_some_and(|d| d.durability != roslite_rtps::discovery::DurabilityKind::Volatile)
+    }
 }
 
 /// The transport handle the bus holds.

@@ -4,6 +4,11 @@
 //! matched subscription's queue gets a clone of that `Arc`. A callback that takes the message
 //! by value gets the original back when it holds the last reference (the usual case with one
 //! subscription), and a copy only when others still share it.
+//!
+//! Toward other processes a message is serialized once per publish, and only when some outlet
+//! is active. When an outlet loans memory (a shared-memory chunk), the message is serialized
+//! straight into it: no copy on the send side. The other active outlets (RTPS, a Unix socket)
+//! then get one copy of those bytes.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -19,7 +24,7 @@ use crate::events::{IncompatibleQos, IncompatibleQosStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
-use crate::transport::Outlet as RemoteOutlet;
+use crate::transport::{Outlet as RemoteOutlet, OutletLoan, OutletStats};
 
 /// What a subscription callback may learn about a message besides its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +51,107 @@ pub struct SubscriptionStats {
     pub expired: u64,
     /// Serialized messages from other processes that did not decode as this type; dropped.
     pub malformed: u64,
+}
+
+/// How a publisher's messages left for other processes (see [`Publisher::send_stats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SendStats {
+    /// Publishes serialized (those with at least one active outlet); each was serialized once.
+    pub serialized: u64,
+    /// Of those, serialized straight into memory an outlet loaned (a shared-memory chunk).
+    pub serialized_in_place: u64,
+    /// Bytes copied out of a loan for outlets without one (RTPS, a Unix socket) that were
+    /// active at the same time.
+    pub copied_out_bytes: u64,
+    /// Per attached outlet that keeps counters: what it carried and how.
+    pub outlets: Vec<OutletStats>,
+}
+
+/// Per-publisher counters behind [`SendStats`].
+#[derive(Default)]
+struct SendCounters {
+    serialized: AtomicU64,
+    serialized_in_place: AtomicU64,
+    copied_out_bytes: AtomicU64,
+}
+
+/// One publish's serialized form and where it goes.
+struct Outgoing {
+    /// The message serialized in place, to send through the outlet that loaned it.
+    loan: Option<Box<dyn OutletLoan>>,
+    /// The serialized bytes for `others`; `None` when there are none.
+    payload: Option<Arc<[u8]>>,
+    others: Vec<Arc<dyn RemoteOutlet>>,
+}
+
+impl Outgoing {
+    /// Serializes `message` once for the `active` outlets: into the first loan one offers,
+    /// else into a shared buffer of the exact size.
+    fn serialize<T: Message>(
+        message: &T,
+        mut active: Vec<Arc<dyn RemoteOutlet>>,
+        counters: &SendCounters,
+    ) -> Result<Self, EncodeError> {
+        const ORDER: Endianness = Endianness::Little;
+        let len = roslite_cdr::encoded_len(message, ORDER)?;
+        let mut loan = None;
+        for (i, outlet) in active.iter().enumerate() {
+            if let Some(mut l) = outlet.loan(len) {
+                l.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf))?;
+                loan = Some((i, l));
+                break;
+            }
+        }
+        let loan = loan.map(|(i, l)| {
+            active.remove(i);
+            l
+        });
+        counters.serialized.fetch_add(1, Ordering::Relaxed);
+        if loan.is_some() {
+            counters.serialized_in_place.fetch_add(1, Ordering::Relaxed);
+        }
+        let payload = match (&loan, active.is_empty()) {
+            (_, true) => None,
+            (Some(loan), false) => {
+                let bytes = loan.written();
+                counters
+                    .copied_out_bytes
+                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Some(Arc::from(bytes))
+            }
+            (None, false) => {
+                // Allocated once at its final size (no `Vec` to copy into an `Arc` after).
+                let mut payload: Arc<[u8]> = (0..len).map(|_| 0).collect();
+                match Arc::get_mut(&mut payload) {
+                    Some(buf) => {
+                        let used = roslite_cdr::to_slice(message, ORDER, buf)?;
+                        if used != len {
+                            payload = Arc::from(&payload[..used]);
+                        }
+                    }
+                    // Not reached: a new `Arc` is unique.
+                    None => payload = Arc::from(roslite_cdr::to_vec(message, ORDER)?),
+                }
+                Some(payload)
+            }
+        };
+        Ok(Self {
+            loan,
+            payload,
+            others: active,
+        })
+    }
+
+    fn send(self, info: &MessageInfo) {
+        if let Some(loan) = self.loan {
+            loan.send(info);
+        }
+        if let Some(payload) = &self.payload {
+            for outlet in &self.others {
+                outlet.send(payload, info);
+            }
+        }
+    }
 }
 
 /// Why a message could not be published.
@@ -377,6 +483,7 @@ pub(crate) struct PublisherShared<T: Message> {
     history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
     /// Outlets to other processes, by an id the transport chose.
     remote: RwLock<Vec<(u64, Arc<dyn RemoteOutlet>)>>,
+    send_counters: SendCounters,
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
@@ -452,6 +559,7 @@ impl<T: Message> Publisher<T> {
             matched: RwLock::default(),
             history: Mutex::default(),
             remote: RwLock::default(),
+            send_counters: SendCounters::default(),
             events: Arc::default(),
         });
         Self {
@@ -476,7 +584,8 @@ impl<T: Message> Publisher<T> {
 
     /// Sends `message` to every matched subscription. Local subscriptions receive this very
     /// message (no serialization, no copy of its buffers); subscribers in other processes get
-    /// it serialized once for all of them.
+    /// it serialized once for all of them, straight into shared memory when some are on this
+    /// host.
     ///
     /// # Errors
     /// [`PublishError::Serialize`] if it must be serialized and cannot be; local subscriptions
@@ -510,14 +619,21 @@ impl<T: Message> Publisher<T> {
                 .push(&mut history, (message.clone(), info));
         }
         // Serialize before the local hand-off, which may move the last reference away.
-        let serialized = {
-            let remote = shared.remote.read().unwrap_or_else(PoisonError::into_inner);
-            if remote.is_empty() {
-                Ok(None)
-            } else {
-                roslite_cdr::to_vec(&*message, Endianness::Little)
-                    .map(|bytes| Some((Arc::<[u8]>::from(bytes), remote.clone())))
-            }
+        let active: Vec<Arc<dyn RemoteOutlet>> = shared
+            .remote
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(_, outlet)| outlet.clone())
+            .collect();
+        let (active, idle): (Vec<_>, Vec<_>) = active.into_iter().partition(|o| o.is_active());
+        for outlet in &idle {
+            outlet.skipped(&info);
+        }
+        let outgoing = if active.is_empty() {
+            Ok(None)
+        } else {
+            Outgoing::serialize(&*message, active, &shared.send_counters).map(Some)
         };
         let matched = shared
             .matched
@@ -530,16 +646,32 @@ impl<T: Message> Publisher<T> {
             last.deliver(message, info);
         }
         drop(matched);
-        if let Some((payload, outlets)) = serialized.map_err(PublishError::Serialize)? {
-            let info = MessageInfo {
+        if let Some(outgoing) = outgoing.map_err(PublishError::Serialize)? {
+            outgoing.send(&MessageInfo {
                 from_intra_process: false,
                 ..info
-            };
-            for (_, outlet) in &outlets {
-                outlet.send(&payload, &info);
-            }
+            });
         }
         Ok(())
+    }
+
+    /// How this publisher's messages left for other processes: serializations, how many went
+    /// straight into shared memory, copies made on the send side, and per-outlet counters.
+    pub fn send_stats(&self) -> SendStats {
+        let counters = &self.shared.send_counters;
+        SendStats {
+            serialized: counters.serialized.load(Ordering::Relaxed),
+            serialized_in_place: counters.serialized_in_place.load(Ordering::Relaxed),
+            copied_out_bytes: counters.copied_out_bytes.load(Ordering::Relaxed),
+            outlets: self
+                .shared
+                .remote
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter_map(|(_, outlet)| outlet.stats())
+                .collect(),
+        }
     }
 
     pub fn topic_name(&self) -> &str {

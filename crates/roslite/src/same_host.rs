@@ -16,8 +16,10 @@
 //! Both sides decide from the same announcements, so there is nothing to negotiate.
 //!
 //! Writers: each local publisher gets a shared-memory writer and a Unix-socket writer (only the
-//! transports offered), keyed by its RTPS writer GUID; an outlet copies each serialized message
-//! into the one(s) with connected readers. Readers: for each (local subscription, remote writer)
+//! transports offered), keyed by its RTPS writer GUID, each behind an outlet that is active
+//! while it has connected readers. The shared-memory outlet loans a chunk of the encoded size
+//! and the publisher serializes the message straight into it (no copy on the send side); the
+//! Unix-socket outlet sends the serialized bytes it is handed. Readers: for each (local subscription, remote writer)
 //! pair that should flow here, a thread connects to the writer's endpoint and delivers what
 //! arrives; shared-memory samples are decoded in place (views into the writer's read-only
 //! segment), never copied.
@@ -27,21 +29,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use roslite_cdr::{Backing, SharedBuf};
+use roslite_cdr::{Backing, EncodeError, SharedBuf};
 use roslite_executor::Instant as MonoInstant;
 use roslite_rtps::discovery::ros::user_data_value;
 use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
-    Endpoint, EndpointAddress, HostId, ReaderConfig, ShmReader, ShmWriter, UdsReader,
-    UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+    Endpoint, EndpointAddress, HostId, Loan, LoanUninit, ReaderConfig, ShmReader, ShmWriter,
+    UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
 };
 
 use crate::context::LocalTransports;
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
-use crate::transport::{LocalPublisher, LocalSubscription, Outlet};
+use crate::transport::{LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats};
 
 /// Which same-host transport carries a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -493,6 +495,8 @@ impl LinkSpec {
 struct ShmOutlet(Weak<ShmWriter>);
 
 impl Outlet for ShmOutlet {
+    /// The path taken only when the loan failed (no memory for a segment) or another outlet
+    /// got the loan: the serialized bytes are copied into a chunk.
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
         let Some(writer) = self.0.upgrade() else {
             return;
@@ -502,13 +506,107 @@ impl Outlet for ShmOutlet {
         }
         // A keep-all reader that stays full makes this time out; the sample is then lost for
         // the same-host readers only, as a reliable DDS writer's max_blocking_time would.
+        writer.number_from(info.publication_sequence_number);
         let _ = writer.send_copy(payload, info.source_timestamp.as_nanos());
+    }
+
+    fn is_active(&self) -> bool {
+        self.0.upgrade().is_some_and(|w| w.stats().readers > 0)
+    }
+
+    fn loan(&self, len: usize) -> Option<Box<dyn OutletLoan>> {
+        let writer = self.0.upgrade()?;
+        let loan = writer.loan(len).ok()?;
+        Some(Box::new(NumberedLoan {
+            writer,
+            loan: ShmLoan::Uninit(loan),
+        }))
+    }
+
+    fn stats(&self) -> Option<OutletStats> {
+        let stats = self.0.upgrade()?.stats();
+        Some(OutletStats {
+            transport: LinkKind::SharedMemory.name(),
+            sent: stats.sent,
+            sent_bytes: stats.sent_bytes,
+            in_place_bytes: stats.sent_bytes - stats.copied_bytes,
+            copied_bytes: stats.copied_bytes,
+        })
+    }
+}
+
+/// A loan that numbers its sample as the publisher does (see `ShmWriter::number_from`).
+struct NumberedLoan {
+    writer: Arc<ShmWriter>,
+    loan: ShmLoan,
+}
+
+impl OutletLoan for NumberedLoan {
+    fn write(
+        &mut self,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+    ) -> Result<(), EncodeError> {
+        self.loan.write(write)
+    }
+
+    fn written(&self) -> &[u8] {
+        self.loan.written()
+    }
+
+    fn send(self: Box<Self>, info: &MessageInfo) {
+        self.writer.number_from(info.publication_sequence_number);
+        Box::new(self.loan).send(info);
+    }
+}
+
+/// A shared-memory chunk the publisher serializes into: loaned, then written, then sent.
+enum ShmLoan {
+    Uninit(LoanUninit),
+    Written(Loan),
+    /// Writing failed; the chunk went back to the pool.
+    Failed,
+}
+
+impl OutletLoan for ShmLoan {
+    fn write(
+        &mut self,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+    ) -> Result<(), EncodeError> {
+        match std::mem::replace(self, Self::Failed) {
+            Self::Uninit(loan) => {
+                *self = Self::Written(loan.write_with(write)?);
+                Ok(())
+            }
+            // A second write: keep what the first one wrote.
+            other => {
+                *self = other;
+                Ok(())
+            }
+        }
+    }
+
+    fn written(&self) -> &[u8] {
+        match self {
+            Self::Written(loan) => loan.payload(),
+            Self::Uninit(_) | Self::Failed => &[],
+        }
+    }
+
+    fn send(self: Box<Self>, info: &MessageInfo) {
+        if let Self::Written(loan) = *self {
+            // As in `ShmOutlet::send`: a timeout loses the sample for same-host readers only.
+            let _ = loan.send(info.source_timestamp.as_nanos());
+        }
     }
 }
 
 struct UdsOutlet(Weak<UdsWriter>);
 
 impl Outlet for UdsOutlet {
+    fn is_active(&self) -> bool {
+        self.0.upgrade().is_some_and(|w| w.stats().readers > 0)
+    }
+
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
         let Some(writer) = self.0.upgrade() else {
             return;
@@ -516,6 +614,7 @@ impl Outlet for UdsOutlet {
         if writer.stats().readers == 0 {
             return;
         }
+        writer.number_from(info.publication_sequence_number);
         let _ = writer.send(payload, info.source_timestamp.as_nanos());
     }
 }

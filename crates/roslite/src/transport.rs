@@ -3,14 +3,16 @@
 //! A [`Transport`] registered with [`crate::Context::add_transport`] is told about every local
 //! publisher and subscription. For a publisher it may attach an [`Outlet`]: from then on each
 //! `publish` serializes the message once (CDR with encapsulation header) and hands the bytes to
-//! every outlet. For a subscription it keeps the [`LocalSubscription`] and calls
+//! every outlet that [is active](Outlet::is_active). An outlet with memory of its own (shared
+//! memory) may [loan](Outlet::loan) the buffer: the message is then serialized straight into
+//! it, and the other outlets get a copy of those bytes only if there are any. For a subscription it keeps the [`LocalSubscription`] and calls
 //! [`LocalSubscription::deliver`] with serialized messages it receives; they are decoded (large
 //! primitive arrays as views into the buffer) and queued exactly like local ones. RTPS over UDP,
 //! shared memory and Unix sockets all plug in here; the user API does not change.
 
 use std::sync::Arc;
 
-use roslite_cdr::SharedBuf;
+use roslite_cdr::{EncodeError, SharedBuf};
 
 use crate::events::IncompatibleQos;
 use crate::intra::PublisherLink;
@@ -18,9 +20,72 @@ use crate::pubsub::{MessageInfo, SerializedSink};
 use crate::qos::{QosPolicyKind, QosProfile};
 
 /// Receives the serialized messages of one local publisher.
+///
+/// Per publish, the publisher asks every outlet [`Self::is_active`]; if any is, it computes
+/// the encoded length and asks the active outlets, in attach order, for a [`Self::loan`] of
+/// that length. The first loan is serialized into, in place, and sent with
+/// [`OutletLoan::send`]; every other active outlet gets [`Self::send`] with the same bytes
+/// (copied out of the loan once, only when there is such an outlet).
 pub trait Outlet: Send + Sync {
     /// `payload` is the whole serialized message, shared by every outlet of this publish.
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo);
+
+    /// Whether a message published now would go anywhere through this outlet. `publish` skips
+    /// outlets that say no, and serializes nothing when none says yes. The answer may be stale
+    /// by the time the message is sent (a reader may come or go); the outlet copes either way.
+    fn is_active(&self) -> bool {
+        true
+    }
+
+    /// Told about a publish this outlet sat out because it was not active, so its sequence
+    /// numbers can stay equal to the publisher's count.
+    fn skipped(&self, _info: &MessageInfo) {}
+
+    /// A buffer of exactly `len` bytes in the outlet's own memory (a shared-memory chunk) for
+    /// the publisher to serialize into; `None` (the default): give me the bytes with
+    /// [`Self::send`].
+    fn loan(&self, _len: usize) -> Option<Box<dyn OutletLoan>> {
+        None
+    }
+
+    /// Counters for tests and tools; `None` when the outlet keeps none.
+    fn stats(&self) -> Option<OutletStats> {
+        None
+    }
+}
+
+/// A buffer loaned by an [`Outlet`] for one message. Dropping it unsent gives it back.
+pub trait OutletLoan: Send {
+    /// Lets `write` fill the buffer (exactly the loaned length) in place; `write` returns how
+    /// many bytes it used. Called at most once.
+    ///
+    /// # Errors
+    /// Whatever `write` returns.
+    fn write(
+        &mut self,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+    ) -> Result<(), EncodeError>;
+
+    /// The bytes written so far (empty before [`Self::write`]).
+    fn written(&self) -> &[u8];
+
+    /// Sends the written bytes through the outlet that loaned the buffer.
+    fn send(self: Box<Self>, info: &MessageInfo);
+}
+
+/// What an outlet has carried, by how the bytes reached its own memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutletStats {
+    /// `shm`, `uds`, ...
+    pub transport: &'static str,
+    /// Messages sent.
+    pub sent: u64,
+    /// Bytes of the messages sent.
+    pub sent_bytes: u64,
+    /// Of `sent_bytes`, those serialized straight into the outlet's loaned memory.
+    pub in_place_bytes: u64,
+    /// Of `sent_bytes`, those the outlet copied from a buffer it was handed.
+    pub copied_bytes: u64,
 }
 
 /// Learns about local endpoints so it can announce them and carry their data.

@@ -231,3 +231,54 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
     let status = sub.liveliness_changed_status();
     assert_eq!((status.alive_count, status.not_alive_count), (1, 0));
 }
+
+#[test]
+fn sequence_numbers_count_every_publish_even_those_nobody_received() {
+    let domain = test_domain(4);
+    let talker_ctx = networked(domain);
+    let talker = talker_ctx.create_node("counting_talker").unwrap();
+    let publisher = talker.create_publisher::<StringMsg>("counted", 10).unwrap();
+    let say = |n: u32| {
+        publisher
+            .publish(StringMsg {
+                data: format!("{n}"),
+            })
+            .unwrap()
+    };
+    for n in 1..=5 {
+        say(n); // nobody listens yet
+    }
+    let listener_ctx = networked(domain);
+    let listener = listener_ctx.create_node("counting_listener").unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _sub = listener
+        .create_subscription(
+            "counted",
+            10,
+            move |m: StringMsg, info: &roslite::MessageInfo| {
+                sink.lock()
+                    .unwrap()
+                    .push((m.data, info.publication_sequence_number))
+            },
+        )
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    let start = Instant::now();
+    while net.matched_remote_subscriptions("/counted") == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for n in 6..=8 {
+        say(n);
+    }
+    let executor = Executor::new(&listener_ctx);
+    executor.add_node(&listener);
+    let start = Instant::now();
+    while seen.lock().unwrap().len() < 3 && start.elapsed() < Duration::from_secs(10) {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<(String, u64)> = (6u64..=8).map(|n| (format!("{n}"), n)).collect();
+    assert_eq!(seen, expected);
+}

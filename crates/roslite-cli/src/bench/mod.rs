@@ -7,6 +7,7 @@ mod footprint;
 mod intra;
 mod linetrace;
 mod rtt;
+mod rtt_sweep;
 mod service;
 pub mod timer;
 
@@ -39,6 +40,9 @@ pub enum BenchCommand {
     /// Helper for `bench service`: a roslite server or client.
     #[command(hide = true)]
     ServicePeer(service::PeerArgs),
+    /// Helper for `bench rtt`'s sweep: the echoing process.
+    #[command(hide = true)]
+    RttSweepPong(rtt_sweep::PongArgs),
 }
 
 /// Helper processes that must start lean run from here, before clap parses anything (see
@@ -56,6 +60,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Linetrace(args) => linetrace::run(&args),
         BenchCommand::Service(args) => service::run(&args),
         BenchCommand::ServicePeer(args) => service::peer(&args),
+        BenchCommand::RttSweepPong(args) => rtt_sweep::pong(&args),
         BenchCommand::RttPong(args) => rtt::pong(&args),
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }

@@ -46,19 +46,31 @@ use crate::svg;
 pub enum RttTransport {
     /// RTPS over UDP on 127.0.0.1.
     Udp,
+    /// Sweep (see `rtt_sweep`): both nodes in one process.
+    Intra,
+    /// Sweep: two processes over shared memory (`ROSLITE_TRANSPORTS=shm`).
+    Shm,
+    /// Sweep: two processes over a Unix domain socket (`ROSLITE_TRANSPORTS=uds`).
+    Uds,
+    /// Sweep: intra, shm, uds and udp in one run.
+    All,
 }
 
 #[derive(clap::Args)]
 pub struct RttArgs {
-    /// How the two roslite participants talk (only `udp` so far: RTPS over UDP on 127.0.0.1).
+    /// How the two roslite participants talk: `udp` alone (without `--mode`/`--count`) is the
+    /// long back-to-back RTPS/UDP run; the others run seed 002's sweep through the user API.
     #[arg(long, value_enum, default_value = "udp")]
     transport: RttTransport,
     /// Payload sizes, comma-separated: bytes, or with a k/KiB/M/MiB suffix (powers of 1024).
+    /// Default: 64 B to 4 MiB in 5 steps for the UDP run, 64 B then 256 B to 4 MiB in 9 steps
+    /// for the sweep.
     #[arg(
         long,
         value_delimiter = ',',
         value_parser = parse_size,
-        default_value = "64,1024,65536,1048576,4194304"
+        default_value = "64,1024,65536,1048576,4194304",
+        default_value_ifs = super::rtt_sweep::sweep_defaults(super::rtt_sweep::DEFAULT_SIZES)
     )]
     sizes: Vec<usize>,
     /// Round trips measured per size (sizes of 1 MiB and more use a tenth of them, at least
@@ -74,12 +86,19 @@ pub struct RttArgs {
     /// Skip Cyclone even if `ddsperf` is installed.
     #[arg(long)]
     no_cyclone: bool,
-    /// Where to write the SVG chart of RTT against size.
-    #[arg(long, default_value = "bench-results/rtt.svg")]
+    /// Where to write the SVG chart of RTT against size (the sweep's default:
+    /// target/bench-rtt/rtt.svg).
+    #[arg(
+        long,
+        default_value = "bench-results/rtt.svg",
+        default_value_ifs = super::rtt_sweep::sweep_defaults(super::rtt_sweep::DEFAULT_SVG)
+    )]
     svg: PathBuf,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    sweep: super::rtt_sweep::SweepArgs,
 }
 
 /// The hidden `roslite bench rtt-pong`: the echoing side, started by `bench rtt`.
@@ -144,6 +163,15 @@ pub fn size_label(size: usize) -> String {
 /// multicast socket, sockets bound to 127.0.0.1) and no static peers, whatever the environment
 /// says.
 pub fn localhost_context(domain_id: u32) -> anyhow::Result<Context> {
+    localhost_context_with(domain_id, roslite::LocalTransports::default())
+}
+
+/// [`localhost_context`] with only the given same-host transports (`UDP_ONLY` keeps two
+/// roslite processes on RTPS/UDP, which they would otherwise leave for shared memory).
+pub fn localhost_context_with(
+    domain_id: u32,
+    local_transports: roslite::LocalTransports,
+) -> anyhow::Result<Context> {
     let mut network = NetworkMode::Rtps(Default::default());
     if let NetworkMode::Rtps(config) = &mut network {
         // Spelled through `FromStr`: the CLI reaches the transport's types only through
@@ -160,6 +188,7 @@ pub fn localhost_context(domain_id: u32) -> anyhow::Result<Context> {
     Ok(Context::new(ContextOptions {
         domain_id,
         network,
+        local_transports,
         ..Default::default()
     })?)
 }
@@ -360,7 +389,7 @@ fn rtt_qos() -> QosProfile {
 /// The pong side: echoes every ping until killed (or its parent ends).
 pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     die_with_parent();
-    let ctx = localhost_context(args.domain)?;
+    let ctx = localhost_context_with(args.domain, roslite::LocalTransports::UDP_ONLY)?;
     let node = ctx.create_node("roslite_bench_rtt_pong")?;
     let publisher = node.create_publisher::<UInt8MultiArray>(PONG_TOPIC, rtt_qos())?;
     let _subscription =
@@ -465,7 +494,7 @@ impl PingSession {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null()),
         )?;
-        let ctx = localhost_context(domain)?;
+        let ctx = localhost_context_with(domain, roslite::LocalTransports::UDP_ONLY)?;
         let node = ctx.create_node("roslite_bench_rtt_ping")?;
         let publisher = Arc::new(node.create_publisher::<UInt8MultiArray>(PING_TOPIC, rtt_qos())?);
         let echo = Arc::new(Mutex::new(None));
@@ -673,7 +702,7 @@ fn measure_roslite(
 
 /// One per-second line of `ddsperf ping`, as printed (half round trips).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct DdsperfInterval {
+pub(super) struct DdsperfInterval {
     time_s: f64,
     size: usize,
     mean_us: f64,
@@ -687,7 +716,7 @@ struct DdsperfInterval {
 
 /// Parses `[pid] 2.000  host:pid size 64 mean 14.241us min 10.980us 50% 13.169us 90% 15.103us
 /// 99% 22.141us max 4224.636us cnt 34953`; other lines give `None`.
-fn parse_ddsperf_interval(line: &str) -> Option<DdsperfInterval> {
+pub(super) fn parse_ddsperf_interval(line: &str) -> Option<DdsperfInterval> {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     let time_s = tokens.get(1)?.parse().ok()?;
     let at = tokens.iter().position(|t| *t == "size")?;
@@ -725,20 +754,20 @@ fn weighted_median(mut values: Vec<(f64, u64)>) -> Option<f64> {
 
 /// Cyclone's round trips for one size, already doubled to full round trips.
 #[derive(Clone, Copy, Debug)]
-struct CycloneRtt {
-    intervals: usize,
-    round_trips: u64,
-    min_us: f64,
-    mean_us: f64,
-    p50_us: f64,
-    p99_us: f64,
-    max_us: f64,
+pub(super) struct CycloneRtt {
+    pub(super) intervals: usize,
+    pub(super) round_trips: u64,
+    pub(super) min_us: f64,
+    pub(super) mean_us: f64,
+    pub(super) p50_us: f64,
+    pub(super) p99_us: f64,
+    pub(super) max_us: f64,
 }
 
 impl CycloneRtt {
     /// From `ddsperf ping`'s per-second lines (half round trips); the first interval is
     /// dropped when there are others.
-    fn from_intervals(mut intervals: Vec<DdsperfInterval>) -> Option<Self> {
+    pub(super) fn from_intervals(mut intervals: Vec<DdsperfInterval>) -> Option<Self> {
         intervals.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
         if intervals.len() > 1 {
             intervals.remove(0);
@@ -859,7 +888,26 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
         "--domain must be below {} (Cyclone runs in the next domain)",
         roslite::context::MAX_DOMAIN_ID
     );
-    let RttTransport::Udp = args.transport;
+    let routes = match args.transport {
+        RttTransport::Udp if !args.sweep.requested() => None,
+        RttTransport::Udp => Some(vec![super::rtt_sweep::Route::Udp]),
+        RttTransport::Intra => Some(vec![super::rtt_sweep::Route::Intra]),
+        RttTransport::Shm => Some(vec![super::rtt_sweep::Route::Shm]),
+        RttTransport::Uds => Some(vec![super::rtt_sweep::Route::Uds]),
+        RttTransport::All => Some(super::rtt_sweep::Route::ALL.to_vec()),
+    };
+    if let Some(routes) = routes {
+        return super::rtt_sweep::run(&super::rtt_sweep::Options {
+            routes,
+            sizes: &args.sizes,
+            domain: args.domain,
+            cyclone_duration: args.cyclone_duration,
+            no_cyclone: args.no_cyclone,
+            svg: &args.svg,
+            json: args.json,
+            sweep: &args.sweep,
+        });
+    }
     let ddsperf = if args.no_cyclone {
         Err("skipped (--no-cyclone)".to_owned())
     } else {

@@ -120,6 +120,14 @@ impl WriterHistory {
         sn
     }
 
+    /// Uses up the next sequence number without a change, dropping the cached ones (only for
+    /// a writer nobody reads: the history stays consecutive, and readers that match later are
+    /// told what is gone by HEARTBEAT/GAP).
+    pub(crate) fn skip(&mut self) {
+        self.changes.clear();
+        self.next_sn = sn_next(self.next_sn);
+    }
+
     pub(crate) fn front_sn(&self) -> Option<SequenceNumber> {
         self.changes.front().map(|c| c.sn)
     }

@@ -243,6 +243,17 @@ impl Writer {
     /// # Errors
     /// [`WriteError::Full`] if KEEP_ALL holds `max_samples` unacknowledged samples; the other
     /// variants for an unusable payload or inline QoS. Nothing is stored on error.
+    /// Uses up one sequence number without sending anything, when the application's sample
+    /// went only to readers served elsewhere; a writer with matched readers or non-volatile
+    /// durability ignores it (it must keep and send every sample). Keeps sequence numbers
+    /// equal to the application's publication count.
+    pub fn skip_sample(&mut self) {
+        if self.readers.is_empty() && !self.config.transient_local {
+            self.history.skip();
+            self.next_push = self.history.next_sn();
+        }
+    }
+
     pub fn write(
         &mut self,
         now: Instant,

@@ -492,6 +492,14 @@ impl Participant {
         self.write_with_timestamp(now, writer, payload, inline_qos, None)
     }
 
+    /// Uses up one sequence number of `writer` without a sample (see
+    /// [`crate::endpoint::writer::Writer::skip_sample`]).
+    pub fn skip_sample(&mut self, writer: WriterId) {
+        if let Some(w) = self.writers.get_mut(&writer.0) {
+            w.writer.skip_sample();
+        }
+    }
+
     /// Writes a sample with a source timestamp (wall clock, sent as INFO_TS). `inline_qos`
     /// is a little-endian parameter list with sentinel (e.g. `PID_RELATED_SAMPLE_IDENTITY`
     /// for service replies).

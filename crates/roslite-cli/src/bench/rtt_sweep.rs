@@ -1,0 +1,1432 @@
+//! `roslite bench rtt --transport intra|shm|uds|udp|all`: seed 002's sweep (round-trip time
+//! against payload size, 10 Hz and 100 messages per size, or back to back) for every path the
+//! user API can take between two roslite endpoints on one host, next to this machine's floors
+//! and two DDS implementations, all measured in the same run.
+//!
+//! Series, in the order they are measured (interleaving would restart every peer per size):
+//! - **roslite through the user API**, one per transport: a ping node publishes
+//!   `std_msgs/UInt8MultiArray` (its `uint8[]` is decoded as a view on the receive side), a pong
+//!   node echoes each sample from its subscription callback with `publish_shared`, and the round
+//!   trip is `publish` to the start of the ping node's subscription callback for the echo.
+//!   Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
+//!   each node on its own executor thread. `shm`, `uds`, `udp`: the pong node runs in a second
+//!   process (the hidden `roslite bench rtt-sweep-pong`); both processes get the transport in
+//!   `ROSLITE_TRANSPORTS` (`shm`, `uds` or `udp`; UDP stays on for discovery), use LOCALHOST
+//!   discovery in a domain of their own, and the path the pair really took is read back from
+//!   the ping side's graph (`GraphEndpoint::transport` of the remote pong publisher) and printed:
+//!   a build without the same-host wiring falls back to UDP, and the table says so.
+//! - **transport only** (`roslite_shm::bench::rtt`): the same ping-pong on a bare `ShmWriter`/
+//!   `ShmReader` or `UdsWriter`/`UdsReader` pair, no serialization and no executor.
+//! - **floors** (`roslite_shm::bench`): futex ping-pong through shared memory (no payload),
+//!   a raw SOCK_SEQPACKET socket pair carrying the payload both ways, and one memcpy of the
+//!   payload. Floors always run back to back.
+//! - **Cyclone DDS** `ddsperf ping`/`pong` (see `rtt.rs` for its configuration and the doubling
+//!   of its half round trips), at the same rate in rate mode.
+//! - **Fast DDS 2.9**: `interop/cpp/fastdds_pingpong.cpp`, compiled on first use against
+//!   Debian's `libfastrtps-dev` (embedded in this binary, built under the temp directory), UDP on
+//!   127.0.0.1 only, no shared memory, no multicast; same topics, type, QoS and pacing.
+//!
+//! RSS is the sending (ping) process's VmRSS after each size; in `intra` that one process holds
+//! both nodes. The goals are ratios between series of this run, never absolute times.
+
+use std::fmt::Write as _;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use roslite::msgs::std_msgs::msg::UInt8MultiArray;
+use roslite::net::GraphEndpointKind;
+use roslite::{
+    Context, ContextOptions, Executor, Instant, LocalTransports, NetworkMode, Node, Publisher,
+    QosProfile, Subscription,
+};
+use roslite_shm::bench as shm_bench;
+
+use super::rtt::{
+    self, cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, mb, self_command,
+    size_label, Helper, ProcMemory,
+};
+use crate::stats::Summary;
+use crate::svg;
+
+/// The sweep's sizes when `--sizes` is not given: seed 002's 256 B to 4 MiB, plus 64 B for
+/// the comparison with the floors.
+pub const DEFAULT_SIZES: &str = "64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB";
+/// The sweep's chart when `--svg` is not given.
+pub const DEFAULT_SVG: &str = "target/bench-rtt/rtt.svg";
+
+/// Defaults that apply when `bench rtt` runs the sweep: another transport than `udp`, or
+/// `--mode`/`--count` given.
+pub fn sweep_defaults(
+    value: &'static str,
+) -> Vec<(
+    &'static str,
+    clap::builder::ArgPredicate,
+    Option<&'static str>,
+)> {
+    use clap::builder::ArgPredicate;
+    let mut out: Vec<_> = ["intra", "shm", "uds", "all"]
+        .into_iter()
+        .map(|t| ("transport", ArgPredicate::Equals(t.into()), Some(value)))
+        .collect();
+    for flag in ["mode", "count"] {
+        out.push((flag, ArgPredicate::IsPresent, Some(value)));
+    }
+    out
+}
+
+/// How pings are paced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// `--count` pings per size at `--hz` (seed 002: 100 at 10 Hz).
+    Rate,
+    /// `--count` pings per size, each sent as soon as the previous echo arrived.
+    BackToBack,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Rate => "rate",
+            Mode::BackToBack => "back-to-back",
+        }
+    }
+}
+
+/// The sweep's own flags (`bench rtt` flattens them in).
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// Pacing of the sweep (default: rate). Giving it with `--transport udp` runs the sweep
+    /// instead of the long back-to-back UDP run.
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Round trips measured per size and series in the sweep (default 100, seed 002), after a
+    /// warm-up of a tenth of them (at least 1).
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// Pings per second in `--mode rate`.
+    #[arg(long, default_value_t = 10)]
+    pub hz: u32,
+    /// Skip the Fast DDS ping-pong even if libfastrtps-dev and a C++ compiler are installed.
+    #[arg(long)]
+    pub no_fastdds: bool,
+}
+
+impl SweepArgs {
+    /// Whether `bench rtt` with these flags runs the sweep rather than the UDP run.
+    pub fn requested(&self) -> bool {
+        self.mode.is_some() || self.count.is_some()
+    }
+}
+
+/// Which roslite paths to sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    Intra,
+    Shm,
+    Uds,
+    Udp,
+}
+
+impl Route {
+    pub const ALL: [Route; 4] = [Route::Intra, Route::Shm, Route::Uds, Route::Udp];
+
+    fn name(self) -> &'static str {
+        match self {
+            Route::Intra => "intra",
+            Route::Shm => "shm",
+            Route::Uds => "uds",
+            Route::Udp => "udp",
+        }
+    }
+}
+
+/// What `bench rtt` hands over.
+pub struct Options<'a> {
+    pub routes: Vec<Route>,
+    pub sizes: &'a [usize],
+    pub domain: u32,
+    pub cyclone_duration: Duration,
+    pub no_cyclone: bool,
+    pub svg: &'a Path,
+    pub json: bool,
+    pub sweep: &'a SweepArgs,
+}
+
+/// Domains used from `--domain` on: one per roslite path, then Cyclone, then Fast DDS.
+pub const DOMAINS_USED: u32 = 6;
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+/// One size of one series.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    size: usize,
+    summary: Option<Summary>,
+    lost: usize,
+    /// The sending process's VmRSS after the size, when known.
+    sender_rss_kib: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// roslite through the user API.
+    Api,
+    /// A bare roslite-shm transport.
+    Transport,
+    Floor,
+    /// Another DDS implementation.
+    Peer,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Api => "roslite",
+            Kind::Transport => "transport",
+            Kind::Floor => "floor",
+            Kind::Peer => "peer",
+        }
+    }
+}
+
+struct Series {
+    name: String,
+    kind: Kind,
+    /// For [`Kind::Api`]: the path asked for and the one the pair took.
+    requested: Option<&'static str>,
+    observed: Option<String>,
+    points: Vec<Point>,
+}
+
+impl Series {
+    fn p50(&self, size: usize) -> Option<f64> {
+        self.points
+            .iter()
+            .find(|p| p.size == size)?
+            .summary
+            .map(|s| s.p50_us)
+    }
+
+    /// Whether an API series ran on the path it asked for.
+    fn on_requested_path(&self) -> bool {
+        match (self.requested, &self.observed) {
+            (Some(want), Some(got)) => want == got,
+            _ => true,
+        }
+    }
+}
+
+fn us_summary(s: &shm_bench::Summary) -> Option<Summary> {
+    // roslite_shm reports p50/p99/max only; the other fields stay unknown (NaN is printed as
+    // null in JSON and never compared).
+    (s.samples > 0).then_some(Summary {
+        count: s.samples,
+        min_us: f64::NAN,
+        mean_us: f64::NAN,
+        p50_us: s.p50_us,
+        p99_us: s.p99_us,
+        max_us: s.max_us,
+        stddev_us: f64::NAN,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// roslite through the user API.
+
+const SEQ_LEN: usize = 8;
+const FILL: u8 = 0xa5;
+const FILL_BLOCK: [u8; 4096] = [FILL; 4096];
+const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
+const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
+const PING_TOPIC: &str = "roslite_bench/rtt/ping";
+const PONG_TOPIC: &str = "roslite_bench/rtt/pong";
+
+fn qos() -> QosProfile {
+    QosProfile::keep_last(1)
+}
+
+/// A networked context on 127.0.0.1 only (see `rtt::localhost_context`) offering `transports`.
+fn sweep_context(domain_id: u32, transports: LocalTransports) -> anyhow::Result<Context> {
+    let mut network = NetworkMode::Rtps(Default::default());
+    if let NetworkMode::Rtps(config) = &mut network {
+        config.discovery.range = "LOCALHOST".parse()?;
+        config.discovery.domain_id = domain_id;
+        config.discovery.static_peers.clear();
+        config.discovery.interface = None;
+        anyhow::ensure!(
+            !config.discovery.range.uses_multicast(),
+            "internal bug: LOCALHOST discovery would use multicast"
+        );
+    }
+    Ok(Context::new(ContextOptions {
+        domain_id,
+        network,
+        local_transports: transports,
+        ..Default::default()
+    })?)
+}
+
+/// The hidden `roslite bench rtt-sweep-pong`.
+#[derive(clap::Args)]
+pub struct PongArgs {
+    #[arg(long)]
+    domain: u32,
+}
+
+/// Creates the echoing node: every ping goes straight back from the subscription callback.
+fn echo_node(ctx: &Context, name: &str) -> anyhow::Result<(Node, Subscription<UInt8MultiArray>)> {
+    let node = ctx.create_node(name)?;
+    let publisher = node.create_publisher::<UInt8MultiArray>(PONG_TOPIC, qos())?;
+    let subscription =
+        node.create_subscription(PING_TOPIC, qos(), move |ping: Arc<UInt8MultiArray>| {
+            // Ignoring an error: the ping side counts a missing echo as lost.
+            let _ = publisher.publish_shared(ping);
+        })?;
+    Ok((node, subscription))
+}
+
+/// The pong process: transports from `ROSLITE_TRANSPORTS`, echoes until killed.
+pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
+    die_with_parent();
+    let transports = match std::env::var(LocalTransports::ENV) {
+        Ok(text) if !text.trim().is_empty() => LocalTransports::parse(&text)?,
+        _ => LocalTransports::default(),
+    };
+    let ctx = sweep_context(args.domain, transports)?;
+    let (node, _subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong")?;
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    executor.spin();
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+struct Echo {
+    at: Instant,
+    seq: u64,
+    len: usize,
+    intact: bool,
+}
+
+type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
+
+/// The ping side of one path.
+struct ApiSession {
+    // Field order is drop order.
+    publisher: Publisher<UInt8MultiArray>,
+    _subscription: Subscription<UInt8MultiArray>,
+    _echo_subscription: Option<Subscription<UInt8MultiArray>>,
+    echo: EchoSlot,
+    ctx: Context,
+    spinners: Vec<JoinHandle<()>>,
+    pong: Option<Helper>,
+    next_seq: u64,
+}
+
+fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        executor.spin();
+    })
+}
+
+impl ApiSession {
+    fn start(path: Route, domain: u32) -> anyhow::Result<Self> {
+        let (ctx, pong) = match path {
+            Route::Intra => (
+                Context::new(ContextOptions {
+                    network: NetworkMode::Off,
+                    ..Default::default()
+                })?,
+                None,
+            ),
+            _ => {
+                let pong = Helper::spawn(
+                    "the pong process (roslite bench rtt-sweep-pong)",
+                    self_command(&["bench", "rtt-sweep-pong", "--domain", &domain.to_string()])?
+                        .env(LocalTransports::ENV, path.name())
+                        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null()),
+                )?;
+                let transports = LocalTransports::parse(path.name())?;
+                (sweep_context(domain, transports)?, Some(pong))
+            }
+        };
+        let mut spinners = Vec::new();
+        let echo_subscription = if path == Route::Intra {
+            let (node, subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong")?;
+            spinners.push(spin_on_thread(&ctx, node));
+            Some(subscription)
+        } else {
+            None
+        };
+        let node = ctx.create_node("roslite_bench_rtt_sweep_ping")?;
+        let publisher = node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?;
+        let echo: EchoSlot = Arc::new((Mutex::new(None), Condvar::new()));
+        let slot = echo.clone();
+        let subscription =
+            node.create_subscription(PONG_TOPIC, qos(), move |msg: &UInt8MultiArray| {
+                let at = Instant::monotonic_now();
+                let data = &msg.data[..];
+                let seq = data
+                    .get(..SEQ_LEN)
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(u64::MAX, u64::from_le_bytes);
+                // Block by block (a memcmp): a byte loop over 4 MiB would hold the sample, and a
+                // core, for milliseconds while the next ping is under way.
+                let intact = data.len() >= SEQ_LEN
+                    && data[SEQ_LEN..]
+                        .chunks(FILL_BLOCK.len())
+                        .all(|chunk| chunk == &FILL_BLOCK[..chunk.len()]);
+                let (lock, ready) = &*slot;
+                *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(Echo {
+                    at,
+                    seq,
+                    len: data.len(),
+                    intact,
+                });
+                ready.notify_all();
+            })?;
+        spinners.push(spin_on_thread(&ctx, node));
+        Ok(Self {
+            publisher,
+            _subscription: subscription,
+            _echo_subscription: echo_subscription,
+            echo,
+            ctx,
+            spinners,
+            pong,
+            next_seq: 1,
+        })
+    }
+
+    /// One ping; `Ok(None)` if no echo within `timeout`.
+    fn round_trip(
+        &mut self,
+        message: &mut Arc<UInt8MultiArray>,
+        timeout: Duration,
+    ) -> anyhow::Result<Option<Duration>> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        // Copies only if an earlier sample still holds the message.
+        let data = Arc::make_mut(message).data.to_mut();
+        data[..SEQ_LEN].copy_from_slice(&seq.to_le_bytes());
+        let size = data.len();
+        let (lock, ready) = &*self.echo;
+        let start = Instant::monotonic_now();
+        self.publisher.publish_shared(message.clone())?;
+        let deadline = std::time::Instant::now() + timeout;
+        let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(echo) = slot.take().filter(|e| e.seq == seq) {
+                anyhow::ensure!(
+                    echo.len == size && echo.intact,
+                    "the echo of a {size}-byte ping came back as {} bytes{}",
+                    echo.len,
+                    if echo.intact { "" } else { ", corrupted" }
+                );
+                return Ok(Some(echo.at - start));
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            slot = ready
+                .wait_timeout(slot, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn wait_for_match(&mut self) -> anyhow::Result<()> {
+        let mut probe = Arc::new(ping_message(64));
+        let start = Instant::monotonic_now();
+        while self
+            .round_trip(&mut probe, Duration::from_millis(200))?
+            .is_none()
+        {
+            if let Some(pong) = &mut self.pong {
+                pong.check_running()?;
+            }
+            if Instant::monotonic_now() - start > MATCH_TIMEOUT {
+                bail!("the pong side did not answer within {MATCH_TIMEOUT:?}");
+            }
+        }
+        Ok(())
+    }
+
+    /// The path the remote pong publisher's samples take to this context.
+    fn observed_path(&self) -> String {
+        let Some(network) = self.ctx.network() else {
+            return "intra".to_owned();
+        };
+        let pong_topic = format!("/{PONG_TOPIC}");
+        network
+            .endpoints()
+            .into_iter()
+            .find(|e| e.topic == pong_topic && e.kind == GraphEndpointKind::Publisher && !e.local)
+            .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
+    }
+
+    fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
+        let mut message = Arc::new(ping_message(size));
+        let mut latencies = Vec::with_capacity(pace.count);
+        let mut lost = 0;
+        let mut next = std::time::Instant::now();
+        for i in 0..pace.warmup + pace.count {
+            if let Some(period) = pace.period {
+                let now = std::time::Instant::now();
+                if next > now {
+                    std::thread::sleep(next - now);
+                }
+                next += period;
+            }
+            match self.round_trip(&mut message, ECHO_TIMEOUT)? {
+                Some(rtt) if i >= pace.warmup => latencies.push(rtt),
+                Some(_) => {}
+                None => {
+                    lost += 1;
+                    if let Some(pong) = &mut self.pong {
+                        pong.check_running()?;
+                    }
+                }
+            }
+        }
+        Ok(Point {
+            size,
+            summary: Summary::of(&latencies),
+            lost,
+            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
+        })
+    }
+}
+
+impl Drop for ApiSession {
+    fn drop(&mut self) {
+        self.ctx.shutdown();
+        for spinner in self.spinners.drain(..) {
+            let _ = spinner.join();
+        }
+    }
+}
+
+fn ping_message(size: usize) -> UInt8MultiArray {
+    UInt8MultiArray {
+        data: vec![FILL; size].into(),
+        ..Default::default()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pace {
+    mode: Mode,
+    hz: u32,
+    count: usize,
+    warmup: usize,
+    period: Option<Duration>,
+}
+
+impl Pace {
+    fn shm(self) -> shm_bench::Pace {
+        match self.mode {
+            Mode::Rate => shm_bench::Pace::Rate {
+                hz: self.hz,
+                count: self.count,
+            },
+            Mode::BackToBack => shm_bench::Pace::BackToBack { count: self.count },
+        }
+    }
+}
+
+fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow::Result<Series> {
+    let mut session = ApiSession::start(path, domain)
+        .with_context(|| format!("starting the {} ping-pong", path.name()))?;
+    session
+        .wait_for_match()
+        .with_context(|| format!("{} ping-pong", path.name()))?;
+    let observed = session.observed_path();
+    let mut points = Vec::new();
+    for &size in sizes {
+        points.push(session.measure(size, pace)?);
+    }
+    Ok(Series {
+        name: path.name().to_owned(),
+        kind: Kind::Api,
+        requested: Some(path.name()),
+        observed: Some(observed),
+        points,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// roslite-shm transports and floors.
+
+fn measure_transport(
+    transport: shm_bench::BenchTransport,
+    sizes: &[usize],
+    pace: Pace,
+) -> anyhow::Result<Series> {
+    let rows = shm_bench::rtt(transport, sizes, pace.shm(), pace.warmup)
+        .with_context(|| format!("{} transport ping-pong", transport.name()))?;
+    Ok(Series {
+        name: format!("{} (transport only)", transport.name()),
+        kind: Kind::Transport,
+        requested: None,
+        observed: None,
+        points: rows
+            .iter()
+            .map(|r| Point {
+                size: r.size,
+                summary: us_summary(&r.rtt),
+                lost: 0,
+                sender_rss_kib: Some(r.sender_rss_kib),
+            })
+            .collect(),
+    })
+}
+
+fn measure_floors(sizes: &[usize], count: usize) -> anyhow::Result<Vec<Series>> {
+    let futex = shm_bench::futex_floor(count.max(1000)).context("futex floor")?;
+    let floor = |name: &str, points: Vec<Point>| Series {
+        name: name.to_owned(),
+        kind: Kind::Floor,
+        requested: None,
+        observed: None,
+        points,
+    };
+    let point = |size, s: &shm_bench::Summary| Point {
+        size,
+        summary: us_summary(s),
+        lost: 0,
+        sender_rss_kib: None,
+    };
+    let mut raw = Vec::new();
+    let mut memcpy = Vec::new();
+    for &size in sizes {
+        let uds = shm_bench::raw_uds_floor(size, count.max(200)).context("raw UDS floor")?;
+        raw.push(point(size, &uds));
+        memcpy.push(point(size, &shm_bench::memcpy_floor(size, 200)));
+    }
+    // The futex floor carries no payload: the same figure at every size.
+    let futex_points = sizes.iter().map(|&size| point(size, &futex)).collect();
+    Ok(vec![
+        floor("futex floor", futex_points),
+        floor("raw UDS floor", raw),
+        floor("memcpy", memcpy),
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cyclone's ddsperf.
+
+fn measure_cyclone(
+    ddsperf: &Path,
+    domain: u32,
+    sizes: &[usize],
+    pace: Pace,
+    duration: Duration,
+) -> anyhow::Result<Series> {
+    let mut points = Vec::new();
+    for &size in sizes {
+        let mut pong = ddsperf_command(ddsperf, domain);
+        pong.arg("pong").stdin(Stdio::null()).stdout(Stdio::null());
+        let pong = Helper::spawn("ddsperf pong", &mut pong)?;
+        let size_arg = size.max(12).to_string();
+        // In rate mode: the pings of one series plus the dropped first second.
+        let duration = match pace.mode {
+            Mode::Rate => Duration::from_secs_f64(pace.count as f64 / f64::from(pace.hz) + 1.5),
+            Mode::BackToBack => duration,
+        };
+        let seconds = format!("{:.1}", duration.as_secs_f64().max(2.0));
+        let mut ping = ddsperf_command(ddsperf, domain);
+        ping.args(["-D", &seconds, "ping"]);
+        if pace.mode == Mode::Rate {
+            ping.arg(format!("{}Hz", pace.hz));
+        }
+        ping.args(["size", &size_arg]).stdin(Stdio::null());
+        let (mut ping, lines) = Helper::spawn_reading("ddsperf ping", &mut ping)?;
+        let mut sender = None;
+        let give_up = Instant::monotonic_now() + duration + Duration::from_secs(20);
+        loop {
+            if ping.child.try_wait()?.is_some() {
+                break;
+            }
+            if Instant::monotonic_now() > give_up {
+                bail!("ddsperf ping did not end {duration:?} after it started");
+            }
+            if let Ok(memory) = ProcMemory::of(Some(ping.pid())) {
+                sender = Some(memory.vm_rss_kib);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        drop(pong);
+        std::thread::sleep(Duration::from_millis(50));
+        let lines = lines.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let intervals = lines
+            .iter()
+            .filter_map(|l| rtt::parse_ddsperf_interval(l))
+            .collect();
+        let summary = rtt::CycloneRtt::from_intervals(intervals).map(|c| Summary {
+            count: usize::try_from(c.round_trips).unwrap_or(usize::MAX),
+            min_us: c.min_us,
+            mean_us: c.mean_us,
+            p50_us: c.p50_us,
+            p99_us: c.p99_us,
+            max_us: c.max_us,
+            stddev_us: f64::NAN,
+        });
+        points.push(Point {
+            size,
+            summary,
+            lost: 0,
+            sender_rss_kib: sender,
+        });
+    }
+    let name = match cyclone_version() {
+        Some(v) => format!("Cyclone {v}"),
+        None => "Cyclone".to_owned(),
+    };
+    Ok(Series {
+        name,
+        kind: Kind::Peer,
+        requested: None,
+        observed: None,
+        points,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast DDS.
+
+const FASTDDS_SOURCE: &str = include_str!("../../../../interop/cpp/fastdds_pingpong.cpp");
+const FASTDDS_PACKAGE: &str = "libfastrtps-dev";
+
+fn debian_version(package: &str) -> Option<String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}\t${Version}", package])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (status, version) = text.split_once('\t')?;
+    (out.status.success() && status == "install ok installed").then(|| version.to_owned())
+}
+
+/// FNV-1a, to name the build after its source.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Builds the Fast DDS peer (once per source version); `Err` says why it cannot be.
+fn fastdds_peer() -> Result<(PathBuf, String), String> {
+    let version = debian_version(FASTDDS_PACKAGE)
+        .ok_or_else(|| format!("skipped: Debian {FASTDDS_PACKAGE} is not installed"))?;
+    let upstream = version
+        .split(['+', '-'])
+        .next()
+        .unwrap_or(&version)
+        .to_owned();
+    let dir = std::env::temp_dir().join(format!(
+        "roslite-bench-rtt-{}",
+        rustix::process::getuid().as_raw()
+    ));
+    let binary = dir.join(format!("fastdds_pingpong-{:016x}", fnv1a(FASTDDS_SOURCE)));
+    if binary.is_file() {
+        return Ok((binary, upstream));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("skipped: {}: {e}", dir.display()))?;
+    let source = dir.join("fastdds_pingpong.cpp");
+    std::fs::write(&source, FASTDDS_SOURCE)
+        .map_err(|e| format!("skipped: {}: {e}", source.display()))?;
+    let partial = dir.join(format!("fastdds_pingpong.{}.partial", std::process::id()));
+    let out = Command::new("c++")
+        .args(["-std=c++17", "-O2", "-o"])
+        .arg(&partial)
+        .arg(&source)
+        .args(["-lfastrtps", "-lfastcdr"])
+        .output()
+        .map_err(|e| format!("skipped: no C++ compiler (`c++`: {e})"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
+        return Err(format!("skipped: the peer does not build: {first}"));
+    }
+    std::fs::rename(&partial, &binary).map_err(|e| format!("skipped: {e}"))?;
+    Ok((binary, upstream))
+}
+
+fn measure_fastdds(
+    binary: &Path,
+    version: &str,
+    domain: u32,
+    sizes: &[usize],
+    pace: Pace,
+) -> anyhow::Result<Series> {
+    let max = sizes.iter().copied().max().unwrap_or(64);
+    let env_clear = |command: &mut Command| {
+        command
+            .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+            .env_remove("FASTRTPS_DEFAULT_PROFILES_FILE")
+            .env_remove("ROS_DISCOVERY_SERVER");
+    };
+    let mut pong = Command::new(binary);
+    pong.args(["pong", &domain.to_string(), &max.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    env_clear(&mut pong);
+    let _pong = Helper::spawn("the Fast DDS pong", &mut pong)?;
+    let hz = match pace.mode {
+        Mode::Rate => pace.hz.to_string(),
+        Mode::BackToBack => "0".to_owned(),
+    };
+    let list: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+    let mut ping = Command::new(binary);
+    ping.args([
+        "ping",
+        &domain.to_string(),
+        &hz,
+        &pace.count.to_string(),
+        &pace.warmup.to_string(),
+        &list.join(","),
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped());
+    env_clear(&mut ping);
+    let mut ping = Helper::spawn("the Fast DDS ping", &mut ping)?;
+    let stdout = ping
+        .child
+        .stdout
+        .take()
+        .context("internal bug: no stdout")?;
+    let mut points = Vec::new();
+    let mut current: Option<(usize, Vec<Duration>, usize)> = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line?;
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("SIZE"), Some(n)) => current = Some((n.parse()?, Vec::new(), 0)),
+            (Some("RTT"), Some(us)) => {
+                if let Some((_, series, _)) = &mut current {
+                    series.push(Duration::from_secs_f64(us.parse::<f64>()? / 1e6));
+                }
+            }
+            (Some("LOST"), Some(n)) => {
+                if let Some((_, _, lost)) = &mut current {
+                    *lost = n.parse()?;
+                }
+            }
+            (Some("RSS"), Some(kib)) => {
+                if let Some((size, series, lost)) = current.take() {
+                    points.push(Point {
+                        size,
+                        summary: Summary::of(&series),
+                        lost,
+                        sender_rss_kib: kib.parse().ok(),
+                    });
+                }
+            }
+            (Some("NOMATCH"), _) => bail!("the Fast DDS pair did not match within 30 s"),
+            (Some("DONE"), _) => break,
+            _ => {}
+        }
+    }
+    anyhow::ensure!(
+        points.len() == sizes.len(),
+        "the Fast DDS ping stopped after {} of {} sizes",
+        points.len(),
+        sizes.len()
+    );
+    Ok(Series {
+        name: format!("Fast DDS {version}"),
+        kind: Kind::Peer,
+        requested: None,
+        observed: None,
+        points,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweep.
+
+struct Skipped {
+    name: String,
+    reason: String,
+}
+
+struct Goal {
+    text: String,
+    /// `(measured ratio, limit)`.
+    ratio: Option<(f64, f64)>,
+    /// Why it could not be evaluated.
+    why_not: Option<String>,
+}
+
+impl Goal {
+    fn met(&self) -> Option<bool> {
+        self.ratio.map(|(r, limit)| r <= limit)
+    }
+}
+
+fn find<'a>(series: &'a [Series], name: &str) -> Option<&'a Series> {
+    series.iter().find(|s| s.name == name)
+}
+
+/// `a` at `size_a` over `b` at `size_b`, as a goal with `limit`.
+fn ratio_goal(
+    text: String,
+    limit: f64,
+    a: Option<&Series>,
+    size_a: usize,
+    b: Option<&Series>,
+    size_b: usize,
+) -> Goal {
+    let why_not = match (a, b) {
+        (None, _) | (_, None) => Some("not measured".to_owned()),
+        (Some(a), _) if !a.on_requested_path() => Some(format!(
+            "not measured: {} fell back to {}",
+            a.name,
+            a.observed.as_deref().unwrap_or("?")
+        )),
+        _ => None,
+    };
+    let ratio = (|| Some((a?.p50(size_a)? / b?.p50(size_b)?, limit)))();
+    Goal {
+        text,
+        ratio: if why_not.is_some() { None } else { ratio },
+        why_not: if ratio.is_none() && why_not.is_none() {
+            Some(format!(
+                "not measured (needs {} and {})",
+                size_label(size_a),
+                size_label(size_b)
+            ))
+        } else {
+            why_not
+        },
+    }
+}
+
+fn goals(series: &[Series]) -> Vec<Goal> {
+    let futex = find(series, "futex floor");
+    let raw = find(series, "raw UDS floor");
+    let mut out = Vec::new();
+    for (name, suffix) in [("shm", ""), ("shm (transport only)", " (transport only)")] {
+        let shm = find(series, name);
+        out.push(ratio_goal(
+            format!("shm{suffix} 64 B p50 <= 1.3x futex floor"),
+            1.3,
+            shm,
+            64,
+            futex,
+            64,
+        ));
+        out.push(ratio_goal(
+            format!("shm{suffix} 4 MiB p50 <= 2x shm{suffix} 64 B"),
+            2.0,
+            shm,
+            4 << 20,
+            shm,
+            64,
+        ));
+    }
+    for (name, suffix) in [("uds", ""), ("uds (transport only)", " (transport only)")] {
+        out.push(ratio_goal(
+            format!("uds{suffix} 64 B p50 <= 1.3x raw UDS floor"),
+            1.3,
+            find(series, name),
+            64,
+            raw,
+            64,
+        ));
+    }
+    // Every same-host path through the API beats Cyclone at every size: the worst ratio.
+    let cyclone = series
+        .iter()
+        .find(|s| s.kind == Kind::Peer && s.name.starts_with("Cyclone"));
+    for path in ["intra", "shm", "uds"] {
+        let text = format!("{path} p50 < Cyclone p50 at every size");
+        let Some(ours) = find(series, path) else {
+            continue;
+        };
+        let Some(cyclone) = cyclone else {
+            out.push(Goal {
+                text,
+                ratio: None,
+                why_not: Some("not measured (no Cyclone)".to_owned()),
+            });
+            continue;
+        };
+        if !ours.on_requested_path() {
+            out.push(ratio_goal(text, 1.0, Some(ours), 0, Some(cyclone), 0));
+            continue;
+        }
+        let worst = ours
+            .points
+            .iter()
+            .filter_map(|p| Some(p.summary?.p50_us / cyclone.p50(p.size)?))
+            .fold(None, |w: Option<f64>, r| Some(w.map_or(r, |w| w.max(r))));
+        out.push(Goal {
+            text: format!("{text} (worst ratio shown)"),
+            ratio: worst.map(|r| (r, 0.999_999)),
+            why_not: worst.is_none().then(|| "not measured".to_owned()),
+        });
+    }
+    out
+}
+
+pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
+    let sweep = options.sweep;
+    let mode = sweep.mode.unwrap_or(Mode::Rate);
+    let count = sweep.count.unwrap_or(100);
+    anyhow::ensure!(count >= 1, "--count must be at least 1");
+    anyhow::ensure!(sweep.hz >= 1, "--hz must be at least 1");
+    anyhow::ensure!(!options.sizes.is_empty(), "--sizes is empty");
+    anyhow::ensure!(
+        options.domain + DOMAINS_USED <= roslite::context::MAX_DOMAIN_ID + 1,
+        "--domain must be at most {} (the sweep uses {DOMAINS_USED} domains from it)",
+        roslite::context::MAX_DOMAIN_ID + 1 - DOMAINS_USED
+    );
+    let pace = Pace {
+        mode,
+        hz: sweep.hz,
+        count,
+        warmup: (count / 10).max(1),
+        period: (mode == Mode::Rate).then(|| Duration::from_secs(1) / sweep.hz),
+    };
+    let sizes = options.sizes;
+    let mut series = Vec::new();
+    let mut skipped = Vec::new();
+    for (index, &path) in Route::ALL.iter().enumerate() {
+        if options.routes.contains(&path) {
+            series.push(measure_api(
+                path,
+                options.domain + index as u32,
+                sizes,
+                pace,
+            )?);
+        }
+    }
+    for (path, transport) in [
+        (Route::Shm, shm_bench::BenchTransport::Shm),
+        (Route::Uds, shm_bench::BenchTransport::Uds),
+    ] {
+        if options.routes.contains(&path) {
+            series.push(measure_transport(transport, sizes, pace)?);
+        }
+    }
+    series.extend(measure_floors(sizes, count)?);
+    let cyclone_domain = options.domain + 4;
+    if options.no_cyclone {
+        skipped.push(Skipped {
+            name: "Cyclone".into(),
+            reason: "skipped (--no-cyclone)".into(),
+        });
+    } else if let Some(ddsperf) = find_ddsperf() {
+        match measure_cyclone(
+            &ddsperf,
+            cyclone_domain,
+            sizes,
+            pace,
+            options.cyclone_duration,
+        ) {
+            Ok(s) => series.push(s),
+            Err(e) => skipped.push(Skipped {
+                name: "Cyclone".into(),
+                reason: format!("failed: {e:#}"),
+            }),
+        }
+    } else {
+        skipped.push(Skipped {
+            name: "Cyclone".into(),
+            reason: "not installed (ddsperf from Debian cyclonedds-tools not on PATH)".into(),
+        });
+    }
+    if sweep.no_fastdds {
+        skipped.push(Skipped {
+            name: "Fast DDS".into(),
+            reason: "skipped (--no-fastdds)".into(),
+        });
+    } else {
+        match fastdds_peer() {
+            Ok((binary, version)) => {
+                match measure_fastdds(&binary, &version, options.domain + 5, sizes, pace) {
+                    Ok(s) => series.push(s),
+                    Err(e) => skipped.push(Skipped {
+                        name: "Fast DDS".into(),
+                        reason: format!("failed: {e:#}"),
+                    }),
+                }
+            }
+            Err(reason) => skipped.push(Skipped {
+                name: "Fast DDS".into(),
+                reason,
+            }),
+        }
+    }
+    let goals = goals(&series);
+    write_svg(options.svg, &series, sizes, pace)?;
+    if options.json {
+        println!("{}", json(options, pace, &series, &skipped, &goals));
+    } else {
+        print!("{}", table(options, pace, &series, &skipped, &goals));
+    }
+    Ok(())
+}
+
+fn pace_text(pace: Pace) -> String {
+    match pace.mode {
+        Mode::Rate => format!(
+            "{} pings per size at {} Hz after {} warm-up",
+            pace.count, pace.hz, pace.warmup
+        ),
+        Mode::BackToBack => format!(
+            "{} pings per size back to back after {} warm-up",
+            pace.count, pace.warmup
+        ),
+    }
+}
+
+fn table(
+    options: &Options<'_>,
+    pace: Pace,
+    series: &[Series],
+    skipped: &[Skipped],
+    goals: &[Goal],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "round-trip time against size, same host ({}; floors back to back), reliable \
+         keep-last 1, std_msgs/UInt8MultiArray",
+        pace_text(pace)
+    );
+    for s in series.iter().filter(|s| s.kind == Kind::Api) {
+        let observed = s.observed.as_deref().unwrap_or("?");
+        let note = if s.on_requested_path() {
+            String::new()
+        } else {
+            " (NOT the requested path: the same-host wiring is missing or refused)".to_owned()
+        };
+        let _ = writeln!(
+            out,
+            "path: {} requested, {observed} used{note}",
+            s.requested.unwrap_or("?")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<22} {:>8} {:>7} {:>4} {:>10} {:>10} {:>10} {:>9}",
+        "series", "size", "samples", "lost", "p50 us", "p99 us", "max us", "RSS MB"
+    );
+    for s in series {
+        for p in &s.points {
+            let figures = match p.summary {
+                Some(m) => format!(
+                    "{:>7} {:>4} {:>10.2} {:>10.2} {:>10.2}",
+                    m.count, p.lost, m.p50_us, m.p99_us, m.max_us
+                ),
+                None => format!("{:>7} {:>4} {:>32}", 0, p.lost, "no round trip"),
+            };
+            let rss = p
+                .sender_rss_kib
+                .map_or("-".to_owned(), |k| format!("{:.1}", mb(k)));
+            let _ = writeln!(
+                out,
+                "{:<22} {:>8} {figures} {rss:>9}",
+                s.name,
+                size_label(p.size)
+            );
+        }
+    }
+    // p50 side by side.
+    let _ = write!(out, "\np50 us   {:>8}", "size");
+    for s in series {
+        let _ = write!(out, " {:>14}", short(&s.name));
+    }
+    out.push('\n');
+    for &size in options.sizes {
+        let _ = write!(out, "         {:>8}", size_label(size));
+        for s in series {
+            let cell = s.p50(size).map_or("-".to_owned(), |v| format!("{v:.1}"));
+            let _ = write!(out, " {cell:>14}");
+        }
+        out.push('\n');
+    }
+    for s in skipped {
+        let _ = writeln!(out, "{}: {}", s.name, s.reason);
+    }
+    for g in goals {
+        let verdict = match (g.met(), &g.why_not) {
+            (Some(true), _) => "met".to_owned(),
+            (Some(false), _) => "NOT met".to_owned(),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "not measured".to_owned(),
+        };
+        let ratio = g.ratio.map_or(String::new(), |(r, limit)| {
+            format!(" ({r:.2}x, limit {limit:.2}x)")
+        });
+        let _ = writeln!(out, "goal: {}{ratio} -> {verdict}", g.text);
+    }
+    let _ = writeln!(out, "chart: {}", options.svg.display());
+    out
+}
+
+/// A column heading of at most 14 characters.
+fn short(name: &str) -> String {
+    let name = name.replace(" (transport only)", " tr.");
+    name.chars().take(14).collect()
+}
+
+fn json_string(text: &str) -> String {
+    format!(
+        "\"{}\"",
+        text.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', " ")
+    )
+}
+
+fn json_number(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.3}")
+    } else {
+        "null".to_owned()
+    }
+}
+
+fn json(
+    options: &Options<'_>,
+    pace: Pace,
+    series: &[Series],
+    skipped: &[Skipped],
+    goals: &[Goal],
+) -> String {
+    let series_json: Vec<String> = series
+        .iter()
+        .map(|s| {
+            let points: Vec<String> = s
+                .points
+                .iter()
+                .map(|p| {
+                    let mut text = format!("{{\"size_bytes\":{},\"lost\":{}", p.size, p.lost);
+                    match p.summary {
+                        Some(m) => {
+                            let _ = write!(
+                                text,
+                                ",\"samples\":{},\"p50_us\":{},\"p99_us\":{},\"max_us\":{}",
+                                m.count,
+                                json_number(m.p50_us),
+                                json_number(m.p99_us),
+                                json_number(m.max_us)
+                            );
+                        }
+                        None => text.push_str(",\"samples\":0"),
+                    }
+                    if let Some(kib) = p.sender_rss_kib {
+                        let _ = write!(text, ",\"sender_vm_rss_kib\":{kib}");
+                    }
+                    text.push('}');
+                    text
+                })
+                .collect();
+            let mut text = format!(
+                "{{\"name\":{},\"kind\":\"{}\"",
+                json_string(&s.name),
+                s.kind.name()
+            );
+            if let Some(requested) = s.requested {
+                let _ = write!(
+                    text,
+                    ",\"requested\":\"{requested}\",\"observed\":{}",
+                    json_string(s.observed.as_deref().unwrap_or("unknown"))
+                );
+            }
+            let _ = write!(text, ",\"points\":[{}]}}", points.join(","));
+            text
+        })
+        .collect();
+    let skipped_json: Vec<String> = skipped
+        .iter()
+        .map(|s| {
+            format!(
+                "{{\"name\":{},\"reason\":{}}}",
+                json_string(&s.name),
+                json_string(&s.reason)
+            )
+        })
+        .collect();
+    let goals_json: Vec<String> = goals
+        .iter()
+        .map(|g| {
+            let (ratio, limit) = g
+                .ratio
+                .map_or(("null".to_owned(), "null".to_owned()), |(r, l)| {
+                    (json_number(r), json_number(l))
+                });
+            format!(
+                "{{\"goal\":{},\"ratio\":{ratio},\"limit\":{limit},\"met\":{}}}",
+                json_string(&g.text),
+                g.met().map_or("null".to_owned(), |m| m.to_string())
+            )
+        })
+        .collect();
+    let routes: Vec<String> = options
+        .routes
+        .iter()
+        .map(|p| format!("\"{}\"", p.name()))
+        .collect();
+    let sizes: Vec<String> = options.sizes.iter().map(ToString::to_string).collect();
+    format!(
+        "{{\"bench\":\"rtt\",\"sweep\":true,\"transports\":[{}],\"mode\":\"{}\",\"hz\":{},\
+         \"count\":{},\"warmup\":{},\"domain\":{},\"sizes\":[{}],\"svg\":{},\"series\":[{}],\
+         \"skipped\":[{}],\"goals\":[{}]}}",
+        routes.join(","),
+        pace.mode.name(),
+        pace.hz,
+        pace.count,
+        pace.warmup,
+        options.domain,
+        sizes.join(","),
+        json_string(&options.svg.display().to_string()),
+        series_json.join(","),
+        skipped_json.join(","),
+        goals_json.join(",")
+    )
+}
+
+fn write_svg(path: &Path, series: &[Series], sizes: &[usize], pace: Pace) -> anyhow::Result<()> {
+    // Pairs share a colour (solid, dashed): p50 and p99 of each roslite path and peer, then
+    // the transport-only pair, then the floors.
+    let line = |s: &Series, pick: fn(&Summary) -> f64, label: &str| {
+        let points = s
+            .points
+            .iter()
+            .filter_map(|p| Some((p.size as f64, pick(&p.summary?))))
+            .collect();
+        (format!("{} {label}", s.name), points)
+    };
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for s in series
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Api | Kind::Peer))
+    {
+        let name = match (s.kind, &s.observed) {
+            (Kind::Api, Some(observed)) if !s.on_requested_path() => {
+                format!("{} (took {observed})", s.name)
+            }
+            (Kind::Api, _) => format!("roslite {}", s.name),
+            _ => s.name.clone(),
+        };
+        let mut p50 = line(s, |m| m.p50_us, "p50");
+        let mut p99 = line(s, |m| m.p99_us, "p99");
+        p50.0 = format!("{name} p50");
+        p99.0 = format!("{name} p99");
+        lines.push(p50);
+        lines.push(p99);
+    }
+    let others: Vec<&Series> = series
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Transport | Kind::Floor))
+        .collect();
+    for s in others {
+        lines.push(line(s, |m| m.p50_us, "p50"));
+    }
+    let ticks: Vec<(f64, String)> = sizes.iter().map(|&s| (s as f64, size_label(s))).collect();
+    let chart = svg::log_log_lines(
+        &format!(
+            "Round-trip time on one host ({}), reliable keep-last 1",
+            pace_text(pace)
+        ),
+        "payload size",
+        "round-trip time (us)",
+        &ticks,
+        &lines,
+    );
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, chart).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(name: &str, kind: Kind, observed: Option<&str>, p50: &[(usize, f64)]) -> Series {
+        Series {
+            name: name.to_owned(),
+            kind,
+            requested: observed.map(|_| match name {
+                "shm" => "shm",
+                "uds" => "uds",
+                _ => "intra",
+            }),
+            observed: observed.map(str::to_owned),
+            points: p50
+                .iter()
+                .map(|&(size, us)| Point {
+                    size,
+                    summary: Summary::of(&[Duration::from_secs_f64(us / 1e6)]),
+                    lost: 0,
+                    sender_rss_kib: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn goals_are_ratios_and_fallbacks_are_not_counted() {
+        let all = vec![
+            series(
+                "shm",
+                Kind::Api,
+                Some("shm"),
+                &[(64, 12.0), (4 << 20, 20.0)],
+            ),
+            series("uds", Kind::Api, Some("udp"), &[(64, 30.0)]),
+            series("futex floor", Kind::Floor, None, &[(64, 10.0)]),
+            series("raw UDS floor", Kind::Floor, None, &[(64, 15.0)]),
+            series(
+                "Cyclone 0.10.2",
+                Kind::Peer,
+                None,
+                &[(64, 24.0), (4 << 20, 10.0)],
+            ),
+        ];
+        let goals = goals(&all);
+        let by = |text: &str| goals.iter().find(|g| g.text.starts_with(text)).unwrap();
+        let shm = by("shm 64 B p50 <= 1.3x futex");
+        assert_eq!(shm.met(), Some(true));
+        assert!((shm.ratio.unwrap().0 - 1.2).abs() < 1e-9);
+        assert_eq!(by("shm 4 MiB").met(), Some(true));
+        // uds fell back to UDP: not evaluated.
+        let uds = by("uds 64 B");
+        assert_eq!(uds.met(), None);
+        assert!(uds.why_not.as_deref().unwrap().contains("fell back to udp"));
+        // shm is slower than Cyclone at 4 MiB: 20 / 10.
+        let cyclone = by("shm p50 < Cyclone");
+        assert_eq!(cyclone.met(), Some(false));
+        assert!((cyclone.ratio.unwrap().0 - 2.0).abs() < 1e-9);
+        // No transport-only series in this run.
+        assert_eq!(by("shm (transport only) 64 B").met(), None);
+    }
+
+    #[test]
+    fn default_sizes_parse() {
+        let sizes: Vec<usize> = DEFAULT_SIZES
+            .split(',')
+            .map(|s| rtt::parse_size(s).unwrap())
+            .collect();
+        assert_eq!(sizes, shm_bench::DEFAULT_SIZES);
+    }
+}

@@ -1,0 +1,111 @@
+//! Smoke test of `roslite bench rtt --transport all`, seed 002's sweep: it runs end to end with
+//! tiny counts (every roslite path through the user API, the roslite-shm transports, the floors,
+//! and the DDS peers where installed), prints one JSON object with the documented keys, loses
+//! nothing and writes its chart. Figures are printed, not asserted.
+
+use std::process::Command;
+
+/// Domains of this test process's own (the sweep uses six from it), away from bench_net.rs's.
+fn domain() -> u32 {
+    20 + (std::process::id() % 20) * 6
+}
+
+/// The value after `"key":` in flat JSON text, up to the next `,` or `}`.
+fn values<'a>(line: &'a str, key: &str) -> Vec<&'a str> {
+    let pattern = format!("\"{key}\":");
+    line.match_indices(&pattern)
+        .map(|(at, _)| {
+            let rest = &line[at + pattern.len()..];
+            let end = rest.find([',', '}']).unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
+}
+
+#[test]
+fn sweep_covers_every_path_floor_and_peer() {
+    let svg = std::env::temp_dir().join(format!("roslite-rtt-sweep-{}.svg", std::process::id()));
+    let domain = domain().to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args([
+            "bench",
+            "rtt",
+            "--transport",
+            "all",
+            "--mode",
+            "back-to-back",
+            "--count",
+            "3",
+            "--sizes",
+            "64,65536",
+            "--cyclone-duration",
+            "2s",
+            "--domain",
+            &domain,
+            "--svg",
+        ])
+        .arg(&svg)
+        .arg("--json")
+        .env_remove("ROSLITE_TRANSPORTS")
+        .output()
+        .expect("run roslite");
+    assert!(
+        output.status.success(),
+        "roslite failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    println!("{line}");
+    assert!(
+        line.starts_with('{') && line.ends_with('}') && !line.contains('\n'),
+        "not one JSON object: {line}"
+    );
+    for key in [
+        "\"bench\":\"rtt\"",
+        "\"sweep\":true",
+        "\"transports\":[\"intra\",\"shm\",\"uds\",\"udp\"]",
+        "\"mode\":\"back-to-back\"",
+        "\"count\":3",
+        "\"sizes\":[64,65536]",
+        "\"name\":\"intra\",\"kind\":\"roslite\",\"requested\":\"intra\",\"observed\":\"intra\"",
+        "\"name\":\"shm\",\"kind\":\"roslite\",\"requested\":\"shm\"",
+        "\"name\":\"uds\",\"kind\":\"roslite\",\"requested\":\"uds\"",
+        "\"name\":\"udp\",\"kind\":\"roslite\",\"requested\":\"udp\",\"observed\":\"udp\"",
+        "\"name\":\"shm (transport only)\",\"kind\":\"transport\"",
+        "\"name\":\"uds (transport only)\",\"kind\":\"transport\"",
+        "\"name\":\"futex floor\",\"kind\":\"floor\"",
+        "\"name\":\"raw UDS floor\",\"kind\":\"floor\"",
+        "\"name\":\"memcpy\",\"kind\":\"floor\"",
+        "\"sender_vm_rss_kib\":",
+        "\"goals\":[",
+        "\"goal\":\"shm 64 B p50 <= 1.3x futex floor\"",
+        "\"goal\":\"uds 64 B p50 <= 1.3x raw UDS floor\"",
+    ] {
+        assert!(line.contains(key), "{key} missing in {line}");
+    }
+    // Which path shm and uds took is reported either way (it depends on the build's wiring).
+    assert_eq!(values(&line, "observed").len(), 4, "{line}");
+    // roslite's own series: 3 samples at each size, nothing lost.
+    for name in ["intra", "shm", "uds", "udp"] {
+        let at = line
+            .find(&format!("\"name\":\"{name}\",\"kind\":\"roslite\""))
+            .unwrap();
+        let series = &line[at..line[at..].find("]}").unwrap() + at];
+        assert_eq!(values(series, "samples"), ["3", "3"], "{name}: {series}");
+        assert_eq!(values(series, "lost"), ["0", "0"], "{name}: {series}");
+    }
+    // Each DDS peer is measured or skipped with a reason.
+    for peer in ["Cyclone", "Fast DDS"] {
+        let measured = line.contains(&format!("\"name\":\"{peer} "));
+        let skipped = line.contains(&format!("\"name\":\"{peer}\",\"reason\":"));
+        assert!(measured != skipped, "{peer}: {line}");
+    }
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        chart.contains("roslite intra p50") || chart.contains("intra"),
+        "{chart}"
+    );
+    assert!(chart.contains("futex floor p50"), "{chart}");
+    std::fs::remove_file(&svg).unwrap();
+}

@@ -1,0 +1,247 @@
+//! The send side of shared memory is zero-copy: a publisher with same-host readers serializes
+//! each message once, straight into a loaned chunk, and copies those bytes out only for other
+//! outlets that are active at the same time. Two (or three) contexts of this process, loopback
+//! discovery, a domain per test.
+
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
+use roslite::transport::OutletStats;
+use roslite::{Context, ContextOptions, Executor, LocalTransports, NetworkMode, Publisher};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+fn test_domain(offset: u32) -> u32 {
+    140 + (std::process::id() % 10) * 3 + offset
+}
+
+fn context(domain_id: u32, local_transports: LocalTransports) -> Context {
+    let discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        local_transports,
+        ..Default::default()
+    })
+    .expect("start an RTPS network on loopback")
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    done()
+}
+
+/// An x/y/z/intensity cloud of `bytes` bytes of data; `salt` makes each message different.
+fn cloud(bytes: usize, salt: u8) -> PointCloud2 {
+    let points = (bytes / 16) as u32;
+    let field = |name: &str, offset| PointField {
+        name: name.into(),
+        offset,
+        datatype: 7,
+        count: 1,
+    };
+    PointCloud2 {
+        height: 1,
+        width: points,
+        fields: vec![
+            field("x", 0),
+            field("y", 4),
+            field("z", 8),
+            field("intensity", 12),
+        ],
+        point_step: 16,
+        row_step: points * 16,
+        data: (0..points as usize * 16)
+            .map(|i| (i % 251) as u8 ^ salt)
+            .collect(),
+        is_dense: true,
+        ..Default::default()
+    }
+}
+
+struct Listener {
+    ctx: Context,
+    rx: mpsc::Receiver<(Arc<PointCloud2>, bool)>,
+    spinner: std::thread::JoinHandle<()>,
+    _sub: roslite::Subscription<PointCloud2>,
+}
+
+impl Listener {
+    fn start(domain: u32, transports: LocalTransports) -> Self {
+        let ctx = context(domain, transports);
+        let node = ctx.create_node("consumer").unwrap();
+        let (tx, rx) = mpsc::channel();
+        let sub = node
+            .create_subscription("points", 4, move |m: Arc<PointCloud2>| {
+                let view = m.data.is_view();
+                let _ = tx.send((m, view));
+            })
+            .unwrap();
+        let spinner = {
+            let (ctx, node) = (ctx.clone(), node.clone());
+            std::thread::spawn(move || {
+                let executor = Executor::new(&ctx);
+                executor.add_node(&node);
+                executor.spin();
+            })
+        };
+        Self {
+            ctx,
+            rx,
+            spinner,
+            _sub: sub,
+        }
+    }
+
+    fn expect(&self, sent: &PointCloud2) -> bool {
+        let (got, view) = self
+            .rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a point cloud did not arrive");
+        assert!(*got == *sent, "the point cloud arrived altered");
+        view
+    }
+
+    fn stop(self) {
+        self.ctx.shutdown();
+        self.spinner.join().unwrap();
+    }
+}
+
+fn shm_stats(publisher: &Publisher<PointCloud2>) -> OutletStats {
+    publisher
+        .send_stats()
+        .outlets
+        .into_iter()
+        .find(|o| o.transport == "shm")
+        .expect("the publisher has a shared-memory outlet")
+}
+
+const LARGE: usize = 55_000_000;
+
+#[test]
+fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact() {
+    let domain = test_domain(0);
+    let listener = Listener::start(domain, LocalTransports::default());
+    let talker_ctx = context(domain, LocalTransports::default());
+    let publisher = talker_ctx
+        .create_node("lidar")
+        .unwrap()
+        .create_publisher::<PointCloud2>("points", 4)
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            net.remote_subscriptions_by_path("/points") == (0, 1)
+        }),
+        "the listener never matched over shared memory only"
+    );
+    let before = shm_stats(&publisher);
+    let mut wire_len = 0;
+    for salt in 0..3 {
+        let message = Arc::new(cloud(LARGE, salt));
+        wire_len = roslite_cdr::encoded_len(&*message, roslite_cdr::Endianness::Little).unwrap();
+        publisher.publish_shared(message.clone()).unwrap();
+        assert!(
+            listener.expect(&message),
+            "the receive side decoded the data as a copy, not a view into shared memory"
+        );
+    }
+    let stats = publisher.send_stats();
+    assert_eq!(stats.serialized, 3, "one serialization per publish");
+    assert_eq!(stats.serialized_in_place, 3, "each straight into a loan");
+    let shm = shm_stats(&publisher);
+    assert_eq!(shm.sent - before.sent, 3);
+    assert_eq!(
+        shm.in_place_bytes - before.in_place_bytes,
+        3 * wire_len as u64
+    );
+    assert_eq!(
+        shm.copied_bytes, 0,
+        "no serialized message was copied into shared memory"
+    );
+    listener.stop();
+}
+
+/// With only shared-memory readers, no other outlet is active and nothing is copied out of
+/// the loan either. Needs the RTPS outlet (net.rs) to report itself inactive while its writer
+/// has no matched RTPS reader and is volatile (`Outlet::is_active`); until then the RTPS
+/// outlet takes a copy of every message for its history.
+#[test]
+fn with_only_shared_memory_readers_nothing_is_copied_on_the_send_side() {
+    let domain = test_domain(1);
+    let listener = Listener::start(domain, LocalTransports::default());
+    let talker_ctx = context(domain, LocalTransports::default());
+    let publisher = talker_ctx
+        .create_node("lidar")
+        .unwrap()
+        .create_publisher::<PointCloud2>("points", 4)
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(wait_until(Duration::from_secs(20), || {
+        net.remote_subscriptions_by_path("/points") == (0, 1)
+    }));
+    for salt in 0..2 {
+        let message = Arc::new(cloud(LARGE, salt));
+        publisher.publish_shared(message.clone()).unwrap();
+        listener.expect(&message);
+    }
+    let stats = publisher.send_stats();
+    assert_eq!((stats.serialized, stats.serialized_in_place), (2, 2));
+    assert_eq!(
+        stats.copied_out_bytes, 0,
+        "a full-size copy on the send side"
+    );
+    assert_eq!(shm_stats(&publisher).copied_bytes, 0);
+    listener.stop();
+}
+
+/// A shared-memory reader and a Unix-socket reader of one publisher: one serialization, into
+/// the loan; the Unix socket gets one copy of those bytes; both receive the message intact.
+#[test]
+fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
+    let domain = test_domain(2);
+    let shm_listener = Listener::start(domain, LocalTransports::default());
+    let uds_listener = Listener::start(
+        domain,
+        LocalTransports {
+            shm: false,
+            uds: true,
+        },
+    );
+    let talker_ctx = context(domain, LocalTransports::default());
+    let publisher = talker_ctx
+        .create_node("lidar")
+        .unwrap()
+        .create_publisher::<PointCloud2>("points", 4)
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            net.remote_subscriptions_by_path("/points") == (0, 2)
+        }),
+        "both listeners should match over same-host links"
+    );
+    let message = Arc::new(cloud(1 << 20, 9));
+    let wire_len = roslite_cdr::encoded_len(&*message, roslite_cdr::Endianness::Little).unwrap();
+    publisher.publish_shared(message.clone()).unwrap();
+    assert!(shm_listener.expect(&message));
+    uds_listener.expect(&message);
+    let stats = publisher.send_stats();
+    assert_eq!((stats.serialized, stats.serialized_in_place), (1, 1));
+    // One copy out of the loan, shared by the Unix-socket and RTPS outlets.
+    assert_eq!(stats.copied_out_bytes, wire_len as u64);
+    assert_eq!(shm_stats(&publisher).copied_bytes, 0);
+    shm_listener.stop();
+    uds_listener.stop();
+}
