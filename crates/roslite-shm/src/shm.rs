@@ -620,6 +620,24 @@ impl LoanUninit {
         Loan { inner: self.inner }
     }
 
+    /// Copies `payload` into the chunk after `lead` zero bytes (a loan of `lead +
+    /// payload.len()` bytes), counted as a copy like [`Self::copy_from`].
+    ///
+    /// # Panics
+    /// If the lengths do not add up to the loaned length (API misuse).
+    pub fn copy_from_after(mut self, lead: usize, payload: &[u8]) -> Loan {
+        assert_eq!(
+            lead + payload.len(),
+            self.inner.len,
+            "copy_from_after: lengths differ from the loan"
+        );
+        let bytes = self.inner.bytes_mut();
+        bytes[..lead].fill(0);
+        bytes[lead..].copy_from_slice(payload);
+        self.inner.copied = true;
+        Loan { inner: self.inner }
+    }
+
     /// Lets `write` fill the chunk in place (serialize into it); `write` returns how many bytes
     /// it used, which becomes the sample's length.
     ///

@@ -136,7 +136,7 @@ fn endpoint_qos(qos: &QosProfile) -> EndpointQos {
 /// Largest serialized message a subscription accepts from the network. The RTPS layer's
 /// default (64 MiB) would drop a 64 MiB image or point cloud, whose CDR payload is the data plus
 /// its header; bigger samples are dropped and counted (`samples_too_large`).
-const MAX_SAMPLE_SIZE: usize = 256 << 20;
+pub const MAX_SAMPLE_SIZE: usize = 1 << 30;
 
 /// The `ros_discovery_info` topic (rmw_dds_common), which maps DDS endpoints to ROS nodes.
 const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";

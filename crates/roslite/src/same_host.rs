@@ -68,6 +68,12 @@ const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
 const KEY_VIA: &str = "roslite_via";
 
+/// Bytes before the serialized message in a shared-memory chunk. Chunks start page- or
+/// power-of-two-aligned; the CDR body follows a 4-byte encapsulation header and aligns 8-byte
+/// values from its own start, so a 4-byte lead puts that start on 8 bytes and `uint64[]`/
+/// `float64[]` arrays decode as views in place instead of being copied.
+const SAMPLE_LEAD: usize = 4;
+
 /// How often a reader thread looks at its stop flag while no sample arrives.
 const READER_STOP_CHECK: Duration = Duration::from_millis(200);
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
@@ -456,7 +462,11 @@ impl LinkSpec {
             match reader.receive() {
                 Ok(Some(sample)) => {
                     let info = info_for(sample.seq(), sample.timestamp_ns());
-                    let buf = SharedBuf::new(ShmBacking(sample));
+                    let len = sample.len();
+                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).slice(SAMPLE_LEAD..len)
+                    else {
+                        continue; // shorter than the lead: not from a roslite writer
+                    };
                     crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
                 }
                 Ok(None) => {
@@ -507,7 +517,11 @@ impl Outlet for ShmOutlet {
         // A keep-all reader that stays full makes this time out; the sample is then lost for
         // the same-host readers only, as a reliable DDS writer's max_blocking_time would.
         writer.number_from(info.publication_sequence_number);
-        let _ = writer.send_copy(payload, info.source_timestamp.as_nanos());
+        if let Ok(loan) = writer.loan(SAMPLE_LEAD + payload.len()) {
+            let _ = loan
+                .copy_from_after(SAMPLE_LEAD, payload)
+                .send(info.source_timestamp.as_nanos());
+        }
     }
 
     fn is_active(&self) -> bool {
@@ -516,7 +530,7 @@ impl Outlet for ShmOutlet {
 
     fn loan(&self, len: usize) -> Option<Box<dyn OutletLoan>> {
         let writer = self.0.upgrade()?;
-        let loan = writer.loan(len).ok()?;
+        let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
         Some(Box::new(NumberedLoan {
             writer,
             loan: ShmLoan::Uninit(loan),
@@ -574,7 +588,12 @@ impl OutletLoan for ShmLoan {
     ) -> Result<(), EncodeError> {
         match std::mem::replace(self, Self::Failed) {
             Self::Uninit(loan) => {
-                *self = Self::Written(loan.write_with(write)?);
+                let loan = loan.write_with(|chunk| {
+                    let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
+                    lead.fill(0);
+                    write(rest).map(|used| SAMPLE_LEAD + used)
+                })?;
+                *self = Self::Written(loan);
                 Ok(())
             }
             // A second write: keep what the first one wrote.
@@ -587,7 +606,7 @@ impl OutletLoan for ShmLoan {
 
     fn written(&self) -> &[u8] {
         match self {
-            Self::Written(loan) => loan.payload(),
+            Self::Written(loan) => loan.payload().get(SAMPLE_LEAD..).unwrap_or(&[]),
             Self::Uninit(_) | Self::Failed => &[],
         }
     }

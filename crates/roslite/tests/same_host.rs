@@ -297,3 +297,57 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
     ctx.shutdown();
     spinner.join().unwrap();
 }
+
+#[test]
+fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
+    use roslite::msgs::std_msgs::msg::UInt64MultiArray;
+    let domain = test_domain(7);
+    let all = LocalTransports::default();
+    let a = context(domain, all);
+    let b = context(domain, all);
+    let pub_node = a.create_node("array_pub").unwrap();
+    let sub_node = b.create_node("array_sub").unwrap();
+    let got = Arc::new(Mutex::new(None));
+    let sink = got.clone();
+    let _sub = sub_node
+        .create_subscription("array", 2, move |m: UInt64MultiArray| {
+            *sink.lock().unwrap() = Some(m);
+        })
+        .unwrap();
+    let spinner = {
+        let (ctx, node) = (b.clone(), sub_node.clone());
+        std::thread::spawn(move || {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let publisher = pub_node
+        .create_publisher::<UInt64MultiArray>("array", 2)
+        .unwrap();
+    let net = a.network().unwrap();
+    assert!(wait_until(Duration::from_secs(10), || {
+        net.remote_subscriptions_by_path("/array") == (0, 1)
+    }));
+    let data: Vec<u64> = (0..1_000_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9))
+        .collect();
+    publisher
+        .publish(UInt64MultiArray {
+            data: data.clone().into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || got
+        .lock()
+        .unwrap()
+        .is_some()));
+    let message = got.lock().unwrap().take().unwrap();
+    assert_eq!(message.data.as_slice(), &data[..]);
+    assert!(
+        message.data.is_view(),
+        "the elements were copied out of shared memory"
+    );
+    b.shutdown();
+    spinner.join().unwrap();
+}

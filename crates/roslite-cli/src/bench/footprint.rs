@@ -9,7 +9,9 @@
 //!   by a 100 ms timer on a single-threaded executor (what `examples/talker.rs` does, without
 //!   the logging). Its resident code is the CLI's, which carries far more than a publisher;
 //! - roslite (`examples/talker`), when that binary was built next to this one (`cargo build
-//!   --release -p roslite --example talker`): the same publisher as a program of its own;
+//!   --release -p roslite --example talker`): the same publisher as a program of its own; and
+//!   the same built for small boards (`cargo build --profile release-small -p roslite --example
+//!   talker`: opt-level "s", fat LTO, panic=abort, stripped), when built;
 //! - Cyclone DDS: `ddsperf pub 10Hz size 32` with `ddsperf sub` (ddsperf also creates its
 //!   ping/pong endpoints and a statistics writer, so this is a little above a bare C
 //!   publisher);
@@ -170,7 +172,7 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
         name: "roslite (CLI binary)".to_owned(),
         result: Ok(measure_roslite(args, None)?),
     }];
-    if let Some((path, talker)) = example_talker(args) {
+    for (path, talker) in example_talkers(args) {
         stacks.push(Stack {
             name: format!("roslite ({})", path.display()),
             result: measure_roslite(args, Some(talker)).map_err(|e| format!("{e:#}")),
@@ -218,12 +220,29 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
 /// talker`), if there is one: the same publisher as a program of its own, without the CLI's
 /// code. It reads its settings from the environment, so they are set to LOCALHOST discovery in
 /// the bench's domain here.
-fn example_talker(args: &FootprintArgs) -> Option<(PathBuf, Command)> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe.parent()?.join("examples").join("talker");
-    if !path.is_file() {
-        return None;
+///
+/// Also the same example built with the size-optimised profile for small boards, if there is one
+/// (`cargo build --profile release-small -p roslite --example talker`: opt-level "s", fat LTO,
+/// one codegen unit, panic=abort, stripped).
+fn example_talkers(args: &FootprintArgs) -> Vec<(PathBuf, Command)> {
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    let mut candidates = vec![dir.join("examples").join("talker")];
+    if let Some(target) = dir.parent() {
+        candidates.push(target.join("release-small").join("examples").join("talker"));
     }
+    candidates
+        .into_iter()
+        .filter(|path| path.is_file())
+        .map(|path| example_talker(args, path))
+        .collect()
+}
+
+fn example_talker(args: &FootprintArgs, path: PathBuf) -> (PathBuf, Command) {
     let mut command = Command::new(&path);
     command
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -242,7 +261,7 @@ fn example_talker(args: &FootprintArgs) -> Option<(PathBuf, Command)> {
         .ok()
         .and_then(|dir| path.strip_prefix(dir).ok().map(Path::to_path_buf))
         .unwrap_or_else(|| path.clone());
-    Some((shown, command))
+    (shown, command)
 }
 
 /// Waits until `lines` has at least one line, while `helpers` keep running.
@@ -574,13 +593,13 @@ fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
         args.steady
     );
     println!(
-        "{:<40} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}",
+        "{:<48} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}",
         "publisher", "VmRSS", "VmHWM", "anon", "file", "shmem", "PSS", "threads", "received"
     );
     for stack in stacks {
         match &stack.result {
             Ok(m) => println!(
-                "{:<40} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7} {:>7} {:>8}",
+                "{:<48} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7} {:>7} {:>8}",
                 stack.name,
                 mb(m.memory.vm_rss_kib),
                 mb(m.memory.vm_hwm_kib),
@@ -592,7 +611,7 @@ fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
                 m.memory.threads,
                 m.received
             ),
-            Err(why) => println!("{:<40} {why}", stack.name),
+            Err(why) => println!("{:<48} {why}", stack.name),
         }
     }
     for stack in stacks {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 mod footprint;
 mod intra;
+mod large;
 mod linetrace;
 mod rtt;
 mod rtt_sweep;
@@ -25,24 +26,31 @@ pub enum BenchCommand {
     /// VmRSS and VmHWM of a minimal roslite publisher (std_msgs/String at 10 Hz, one matched
     /// subscriber in another process), next to Cyclone DDS and rclpy/Fast DDS when installed.
     Footprint(footprint::FootprintArgs),
-    /// Seed 000's line follower in four configurations (roslite<->roslite, roslite follower<->
-    /// rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and memory.
-    Linetrace(linetrace::LinetraceArgs),
     /// Service response time and send jitter between two processes (seed 001: AddTwoInts on a
     /// fixed period), next to an rclpy client and server, optionally over an impaired link.
     Service(service::ServiceArgs),
+    /// Seed 000's line follower in four configurations (roslite<->roslite, roslite follower<->
+    /// rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and memory.
+    Linetrace(linetrace::LinetraceArgs),
+    /// Seed 003's very large data: an 800 MB std_msgs/UInt64MultiArray intra-process, between
+    /// two processes (every same-host transport) and between two network namespaces, with
+    /// conversion and transfer times apart; and a 55 MB PointCloud2's one-way latency.
+    Large(large::LargeArgs),
+    /// Helper for `bench large`: the publishing or subscribing process.
+    #[command(hide = true)]
+    LargePeer(large::PeerArgs),
     /// Helper for `bench rtt`: the echoing process.
     #[command(hide = true)]
     RttPong(rtt::PongArgs),
+    /// Helper for `bench rtt`'s sweep: the echoing process.
+    #[command(hide = true)]
+    RttSweepPong(rtt_sweep::PongArgs),
     /// Helper for `bench footprint`: the measured publisher or its subscriber.
     #[command(hide = true)]
     FootprintPeer(footprint::PeerArgs),
     /// Helper for `bench service`: a roslite server or client.
     #[command(hide = true)]
     ServicePeer(service::PeerArgs),
-    /// Helper for `bench rtt`'s sweep: the echoing process.
-    #[command(hide = true)]
-    RttSweepPong(rtt_sweep::PongArgs),
 }
 
 /// Helper processes that must start lean run from here, before clap parses anything (see
@@ -54,15 +62,17 @@ pub fn run_helper_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
 pub fn run(command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Intra(args) => intra::run(&args),
+        BenchCommand::Large(args) => large::run(&args),
+        BenchCommand::LargePeer(args) => large::peer(&args),
         BenchCommand::Timer(args) => timer::run(&args),
         BenchCommand::Rtt(args) => rtt::run(&args),
         BenchCommand::Footprint(args) => footprint::run(&args),
         BenchCommand::Linetrace(args) => linetrace::run(&args),
+        BenchCommand::RttPong(args) => rtt::pong(&args),
+        BenchCommand::RttSweepPong(args) => rtt_sweep::pong(&args),
+        BenchCommand::FootprintPeer(args) => footprint::peer(&args),
         BenchCommand::Service(args) => service::run(&args),
         BenchCommand::ServicePeer(args) => service::peer(&args),
-        BenchCommand::RttSweepPong(args) => rtt_sweep::pong(&args),
-        BenchCommand::RttPong(args) => rtt::pong(&args),
-        BenchCommand::FootprintPeer(args) => footprint::peer(&args),
     }
 }
 
