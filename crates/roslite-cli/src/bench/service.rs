@@ -77,6 +77,11 @@ pub struct ServiceArgs {
     /// which alone puts about 60 us into every wake-up.
     #[arg(long, default_value_t = 1)]
     timer_slack_ns: u64,
+    /// Run the roslite clients (their sending thread and the network thread) under
+    /// SCHED_FIFO with this priority (1..=99; needs root or CAP_SYS_NICE), as a real-time
+    /// robot controller would; the rclpy client keeps normal scheduling.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=99))]
+    rt_priority: Option<u8>,
     /// ROS domain of the roslite pair; the impaired pair uses the next one, rclpy the one
     /// after.
     #[arg(long, default_value_t = 220)]
@@ -118,6 +123,9 @@ pub struct PeerArgs {
     /// Client only: 0 leaves the system default.
     #[arg(long, default_value_t = 0)]
     timer_slack_ns: u64,
+    /// Client only: SCHED_FIFO priority, 0 for normal scheduling.
+    #[arg(long, default_value_t = 0)]
+    rt_priority: u8,
 }
 
 /// A bare number is milliseconds (`500`); otherwise as `parse_duration` (`500us`, `1s`).
@@ -188,10 +196,11 @@ fn call(args: &PeerArgs) -> anyhow::Result<()> {
     // Before the context starts its threads, so they inherit it.
     RealtimeOptions {
         timer_slack_ns: (args.timer_slack_ns > 0).then_some(args.timer_slack_ns),
+        fifo_priority: (args.rt_priority > 0).then_some(args.rt_priority),
         ..Default::default()
     }
     .apply_to_current_thread()
-    .context("setting the timer slack")?;
+    .context("setting the timer slack and scheduling")?;
     let ctx = localhost_context(args.domain)?;
     let node = ctx.create_node("roslite_bench_service_client")?;
     let client = node.create_client::<AddTwoInts>(ROSLITE_SERVICE)?;
@@ -414,6 +423,8 @@ impl Setup<'_> {
                     &self.requests.to_string(),
                     "--timer-slack-ns",
                     &self.args.timer_slack_ns.to_string(),
+                    "--rt-priority",
+                    &self.args.rt_priority.unwrap_or(0).to_string(),
                 ]);
                 for command in [&mut server, &mut client] {
                     match (&self.args.impair, kind) {

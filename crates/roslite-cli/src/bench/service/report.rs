@@ -80,8 +80,11 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "  clients' timer slack: {} ns; impairment: {}",
+            "  clients' timer slack: {} ns; roslite client scheduling: {}; impairment: {}",
             self.args.timer_slack_ns,
+            self.args
+                .rt_priority
+                .map_or("normal".to_owned(), |p| format!("SCHED_FIFO {p}")),
             self.impairment_text()
         );
         let load = |l: Option<f64>| l.map_or("?".to_owned(), |l| format!("{l:.2}"));
@@ -253,13 +256,14 @@ impl Report<'_> {
             .collect();
         format!(
             "{{\"bench\":\"service\",\"requests_per_run\":{},\"periods_ms\":[{}],\
-             \"timer_slack_ns\":{},\"load_average_1min_before\":{},\
+             \"timer_slack_ns\":{},\"rt_priority\":{},\"load_average_1min_before\":{},\
              \"load_average_1min_after\":{},\"roslite_service_type\":{},\"rclpy_service_type\":{},\
              \"impairment\":{},\"impairment_note\":{},\"out_dir\":{},\"svg\":[{}],\
              \"runs\":[{}],\"goals\":[{}]}}",
             self.requests,
             periods.join(","),
             self.args.timer_slack_ns,
+            self.args.rt_priority.unwrap_or(0),
             number(self.load[0]),
             number(self.load[1]),
             json_str(ROSLITE_TYPE),
