@@ -21,7 +21,9 @@ use std::fmt;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
+};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -137,6 +139,8 @@ pub(crate) struct ShmWriterShared {
     config: WriterConfig,
     endpoint: Arc<EndpointShared>,
     state: Mutex<WriterState>,
+    /// `state.readers.len()`, readable without the lock (a publisher asks on every publish).
+    reader_count: AtomicUsize,
 }
 
 /// Publishes samples of one writer to every reader attached through its endpoint.
@@ -159,6 +163,7 @@ impl ShmWriter {
             config,
             endpoint: endpoint.shared().clone(),
             state: Mutex::new(WriterState::default()),
+            reader_count: AtomicUsize::new(0),
         });
         let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
         if !endpoint.shared().register(key, weak) {
@@ -241,6 +246,12 @@ impl ShmWriter {
             .send(timestamp_ns)
     }
 
+    /// Readers attached now, without taking the writer's lock; may be stale by the time a
+    /// sample is sent (a reader may attach or go in between).
+    pub fn reader_count(&self) -> usize {
+        self.shared.reader_count.load(SeqCst)
+    }
+
     pub fn stats(&self) -> WriterStats {
         let mut state = lock(&self.shared.state);
         self.shared.reclaim(&mut state);
@@ -271,6 +282,7 @@ impl Drop for ShmWriter {
     fn drop(&mut self) {
         self.shared.endpoint.deregister(self.shared.key);
         let readers = std::mem::take(&mut lock(&self.shared.state).readers);
+        self.shared.reader_count.store(0, SeqCst);
         for reader in readers {
             // Readers see EOF and finish with what is queued; the endpoint forgets the socket
             // when it sees our side hung up.
@@ -372,6 +384,7 @@ impl ShmWriterShared {
             return;
         };
         let reader = state.readers.swap_remove(position);
+        self.reader_count.store(state.readers.len(), SeqCst);
         reader.dead.store(true, SeqCst);
         reader.channel.wake_writer();
         let _ = rustix::net::shutdown(reader.sock.as_fd(), rustix::net::Shutdown::Both);
@@ -381,13 +394,28 @@ impl ShmWriterShared {
         self.retire_free_segments(state);
     }
 
-    fn send(&self, loan: &mut LoanInner, timestamp_ns: u64) -> Result<u64, SendError> {
-        let deadline = Instant::now() + self.config.max_blocking_time;
+    /// Sends the loan's chunk; `number_from` as [`ShmWriter::number_from`], under the same lock.
+    fn send(
+        &self,
+        loan: &mut LoanInner,
+        timestamp_ns: u64,
+        number_from: Option<u64>,
+    ) -> Result<u64, SendError> {
+        let mut deadline = None;
         let mut state = lock(&self.state);
         self.reclaim(&mut state);
         // Keep-all readers without room: wait (without the lock, so hang-ups are processed) until
         // each has room or the deadline passes. Only we push, so room cannot disappear.
         loop {
+            let keep_all_full = |r: &ReaderSlot| {
+                matches!(r.history, History::KeepAll(_)) && r.channel.is_full().unwrap_or(false)
+            };
+            // The common case (no keep-all reader is full) allocates nothing and reads no clock.
+            if !state.readers.iter().any(keep_all_full) {
+                break;
+            }
+            let deadline =
+                *deadline.get_or_insert_with(|| Instant::now() + self.config.max_blocking_time);
             let full: Vec<(Arc<Channel>, Arc<AtomicBool>)> = state
                 .readers
                 .iter()
@@ -408,6 +436,9 @@ impl ShmWriterShared {
             if timed_out {
                 return Err(SendError::Timeout);
             }
+        }
+        if let Some(next) = number_from {
+            state.seq = state.seq.max(next.saturating_sub(1));
         }
         state.seq += 1;
         let seq = state.seq;
@@ -554,6 +585,7 @@ impl Attach for ShmWriterShared {
             holds: HashSet::new(),
             dead: Arc::new(AtomicBool::new(false)),
         });
+        self.reader_count.store(state.readers.len(), SeqCst);
         Ok(())
     }
 
@@ -679,7 +711,17 @@ impl Loan {
     /// [`SendError::Timeout`] as above; the chunk goes back to the pool.
     pub fn send(mut self, timestamp_ns: u64) -> Result<u64, SendError> {
         let writer = self.inner.writer.clone();
-        writer.send(&mut self.inner, timestamp_ns)
+        writer.send(&mut self.inner, timestamp_ns, None)
+    }
+
+    /// [`Self::send`], numbering the sample `next` or higher as [`ShmWriter::number_from`]
+    /// would, under the same lock.
+    ///
+    /// # Errors
+    /// As [`Self::send`].
+    pub fn send_numbered(mut self, next: u64, timestamp_ns: u64) -> Result<u64, SendError> {
+        let writer = self.inner.writer.clone();
+        writer.send(&mut self.inner, timestamp_ns, Some(next))
     }
 }
 

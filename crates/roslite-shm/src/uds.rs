@@ -135,6 +135,34 @@ impl UdsWriter {
     /// [`SendError::Timeout`] when a keep-all reader's queue stayed full for
     /// `max_blocking_time` (then nobody got the sample).
     pub fn send(&self, payload: &[u8], timestamp_ns: u64) -> Result<u64, SendError> {
+        self.send_inner(payload, timestamp_ns, None)
+    }
+
+    /// [`Self::send`], numbering the sample `next` or higher as [`Self::number_from`] would,
+    /// under the same lock.
+    ///
+    /// # Errors
+    /// As [`Self::send`].
+    pub fn send_numbered(
+        &self,
+        next: u64,
+        payload: &[u8],
+        timestamp_ns: u64,
+    ) -> Result<u64, SendError> {
+        self.send_inner(payload, timestamp_ns, Some(next))
+    }
+
+    /// Readers connected now; may be stale by the time a sample is sent.
+    pub fn reader_count(&self) -> usize {
+        lock(&self.shared.state).conns.len()
+    }
+
+    fn send_inner(
+        &self,
+        payload: &[u8],
+        timestamp_ns: u64,
+        number_from: Option<u64>,
+    ) -> Result<u64, SendError> {
         let shared = &self.shared;
         let deadline = Instant::now() + shared.config.max_blocking_time;
         let mut state = lock(&shared.state);
@@ -162,6 +190,9 @@ impl UdsWriter {
                 .collect();
             crate::sys::poll(&fds, Some(deadline - now)).map_err(SendError::Io)?;
             state = lock(&shared.state);
+        }
+        if let Some(next) = number_from {
+            state.seq = state.seq.max(next.saturating_sub(1));
         }
         state.seq += 1;
         let seq = state.seq;

@@ -283,6 +283,11 @@ impl NetShared {
     /// the next SPDP announcement, seconds away): then the driver is woken to re-plan.
     fn flush_and_notify(&self, state: &mut NetState, now: Instant) {
         self.flush(state, now);
+        // On this network's own driver thread (a callback run inline), the driver re-plans
+        // before it sleeps again: no wake, and no walk over every endpoint's timers.
+        if DRIVING.with(|d| std::ptr::eq(d.get(), self)) {
+            return;
+        }
         let sleeping_until = self.driver_deadline.load(Ordering::Acquire);
         if let Some(t) = state.participant.poll_timeout() {
             if t.as_nanos() < sleeping_until {
@@ -770,8 +775,14 @@ impl Drop for RtpsNetwork {
     }
 }
 
+thread_local! {
+    /// The network whose driver thread this is (null elsewhere).
+    static DRIVING: std::cell::Cell<*const NetShared> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
 /// The driver thread: receive, run timers, deliver, send; until stopped.
 fn drive(shared: &NetShared) {
+    DRIVING.with(|d| d.set(shared));
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
     let mut deliveries = Vec::new();
     let mut requests = Vec::new();
@@ -798,7 +809,10 @@ fn drive(shared: &NetShared) {
             Ok(RecvEvent::DeadlineReached | RecvEvent::Woken) => {}
             Err(e) => shared.logger.debug(format_args!("receiving: {e}")),
         }
-        state.participant.handle_timeout(now);
+        // Timers only when one is due (a timer armed meanwhile is in the next deadline).
+        if deadline.is_some_and(|d| now.as_nanos() >= d) {
+            state.participant.handle_timeout(now);
+        }
         shared.process_events(&mut state);
         shared.flush(&mut state, now);
         std::mem::swap(&mut deliveries, &mut state.deliveries);

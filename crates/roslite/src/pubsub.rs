@@ -618,18 +618,23 @@ impl<T: Message> Publisher<T> {
                 .history
                 .push(&mut history, (message.clone(), info));
         }
-        // Serialize before the local hand-off, which may move the last reference away.
-        let active: Vec<Arc<dyn RemoteOutlet>> = shared
+        // Serialize before the local hand-off, which may move the last reference away. The
+        // outlets are asked outside the lock (one may call into a transport that attaches
+        // outlets), from one snapshot filtered in place: one allocation per publish.
+        let mut active: Vec<Arc<dyn RemoteOutlet>> = shared
             .remote
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .map(|(_, outlet)| outlet.clone())
             .collect();
-        let (active, idle): (Vec<_>, Vec<_>) = active.into_iter().partition(|o| o.is_active());
-        for outlet in &idle {
-            outlet.skipped(&info);
-        }
+        active.retain(|outlet| {
+            let is_active = outlet.is_active();
+            if !is_active {
+                outlet.skipped(&info);
+            }
+            is_active
+        });
         let outgoing = if active.is_empty() {
             Ok(None)
         } else {

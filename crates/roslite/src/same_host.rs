@@ -483,19 +483,21 @@ impl LinkSpec {
         }
     }
 
+    /// Polls first, then takes what arrived: poll and one `recv` per sample, instead of a
+    /// `recv` that finds nothing (EAGAIN) before every wait. `poll` returns at once when data
+    /// is already queued, so nothing waits behind a sample.
     fn receive_uds(&self, reader: &UdsReader) {
         while !self.stop.load(Ordering::Acquire) {
+            if reader.wait(Some(READER_STOP_CHECK)).is_err() {
+                return;
+            }
             match reader.receive() {
                 Ok(Some(sample)) => {
                     let info = info_for(sample.seq(), sample.timestamp_ns());
                     let buf = SharedBuf::from_vec(sample.into_vec());
                     crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
                 }
-                Ok(None) => {
-                    if reader.wait(Some(READER_STOP_CHECK)).is_err() {
-                        return;
-                    }
-                }
+                Ok(None) => {}
                 Err(_) => return,
             }
         }
@@ -511,30 +513,28 @@ impl Outlet for ShmOutlet {
         let Some(writer) = self.0.upgrade() else {
             return;
         };
-        if writer.stats().readers == 0 {
+        if writer.reader_count() == 0 {
             return;
         }
         // A keep-all reader that stays full makes this time out; the sample is then lost for
         // the same-host readers only, as a reliable DDS writer's max_blocking_time would.
-        writer.number_from(info.publication_sequence_number);
         if let Ok(loan) = writer.loan(SAMPLE_LEAD + payload.len()) {
-            let _ = loan
-                .copy_from_after(SAMPLE_LEAD, payload)
-                .send(info.source_timestamp.as_nanos());
+            let _ = loan.copy_from_after(SAMPLE_LEAD, payload).send_numbered(
+                info.publication_sequence_number,
+                info.source_timestamp.as_nanos(),
+            );
         }
     }
 
+    /// Per publish: an atomic load, not the writer's lock.
     fn is_active(&self) -> bool {
-        self.0.upgrade().is_some_and(|w| w.stats().readers > 0)
+        self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
     }
 
     fn loan(&self, len: usize) -> Option<Box<dyn OutletLoan>> {
         let writer = self.0.upgrade()?;
         let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
-        Some(Box::new(NumberedLoan {
-            writer,
-            loan: ShmLoan::Uninit(loan),
-        }))
+        Some(Box::new(ShmLoan::Uninit(loan)))
     }
 
     fn stats(&self) -> Option<OutletStats> {
@@ -549,31 +549,8 @@ impl Outlet for ShmOutlet {
     }
 }
 
-/// A loan that numbers its sample as the publisher does (see `ShmWriter::number_from`).
-struct NumberedLoan {
-    writer: Arc<ShmWriter>,
-    loan: ShmLoan,
-}
-
-impl OutletLoan for NumberedLoan {
-    fn write(
-        &mut self,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-    ) -> Result<(), EncodeError> {
-        self.loan.write(write)
-    }
-
-    fn written(&self) -> &[u8] {
-        self.loan.written()
-    }
-
-    fn send(self: Box<Self>, info: &MessageInfo) {
-        self.writer.number_from(info.publication_sequence_number);
-        Box::new(self.loan).send(info);
-    }
-}
-
-/// A shared-memory chunk the publisher serializes into: loaned, then written, then sent.
+/// A shared-memory chunk the publisher serializes into: loaned, then written, then sent,
+/// numbered as the publisher numbers its messages (see `ShmWriter::number_from`).
 enum ShmLoan {
     Uninit(LoanUninit),
     Written(Loan),
@@ -614,7 +591,10 @@ impl OutletLoan for ShmLoan {
     fn send(self: Box<Self>, info: &MessageInfo) {
         if let Self::Written(loan) = *self {
             // As in `ShmOutlet::send`: a timeout loses the sample for same-host readers only.
-            let _ = loan.send(info.source_timestamp.as_nanos());
+            let _ = loan.send_numbered(
+                info.publication_sequence_number,
+                info.source_timestamp.as_nanos(),
+            );
         }
     }
 }
@@ -623,17 +603,17 @@ struct UdsOutlet(Weak<UdsWriter>);
 
 impl Outlet for UdsOutlet {
     fn is_active(&self) -> bool {
-        self.0.upgrade().is_some_and(|w| w.stats().readers > 0)
+        self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
     }
 
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
         let Some(writer) = self.0.upgrade() else {
             return;
         };
-        if writer.stats().readers == 0 {
-            return;
-        }
-        writer.number_from(info.publication_sequence_number);
-        let _ = writer.send(payload, info.source_timestamp.as_nanos());
+        let _ = writer.send_numbered(
+            info.publication_sequence_number,
+            payload,
+            info.source_timestamp.as_nanos(),
+        );
     }
 }

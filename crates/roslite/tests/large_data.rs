@@ -19,10 +19,9 @@ use std::time::{Duration, Instant};
 
 use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
 use roslite::msgs::std_msgs::msg::UInt64MultiArray;
-use roslite::{
-    Context, ContextOptions, Executor, LocalTransports, MessageInfo, NetworkMode, QosProfile,
-};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Context, ContextOptions, Executor, LocalTransports, MessageInfo, QosProfile};
+
+mod common;
 
 const CLOUD_BYTES: usize = 55_000_000;
 const CHILD_KIND: &str = "ROSLITE_LARGE_CHILD";
@@ -32,21 +31,6 @@ const CHILD_TRANSPORTS: &str = "ROSLITE_LARGE_TRANSPORTS";
 fn test_domain(offset: u32) -> u32 {
     debug_assert!(offset < 4);
     10 + (std::process::id() % 7) * 4 + offset
-}
-
-fn context(domain_id: u32, local_transports: LocalTransports) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        local_transports,
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
 }
 
 fn transports_named(name: &str) -> LocalTransports {
@@ -149,7 +133,7 @@ fn child_large_subscriber() {
     let kind = std::env::var(CHILD_KIND).expect("run by the parent test");
     let domain: u32 = std::env::var(CHILD_DOMAIN).unwrap().parse().unwrap();
     let transports = transports_named(&std::env::var(CHILD_TRANSPORTS).unwrap());
-    let ctx = context(domain, transports);
+    let ctx = common::localhost_context(domain, transports);
     let node = ctx.create_node("large_listener").unwrap();
     let (tx, rx) = mpsc::channel::<String>();
     let report = |len: usize, sum: u64, view: bool, ptr: *const u8| {
@@ -317,7 +301,7 @@ fn await_remote_subscription(ctx: &Context, topic: &str) -> &'static str {
 
 fn cloud_crosses(domain: u32, transports: &str) -> (&'static str, String) {
     let mut child = ChildSubscriber::start("cloud", domain, transports);
-    let ctx = context(domain, transports_named(transports));
+    let ctx = common::localhost_context(domain, transports_named(transports));
     let node = ctx.create_node("lidar").unwrap();
     let publisher = node
         .create_publisher::<PointCloud2>("large_data/cloud", 1)
@@ -365,7 +349,7 @@ fn point_cloud_of_55_mb_crosses_processes_over_udp() {
 fn u64_array_of_80_mb_crosses_processes_intact() {
     let domain = test_domain(2);
     let mut child = ChildSubscriber::start("array", domain, "default");
-    let ctx = context(domain, LocalTransports::default());
+    let ctx = common::localhost_context(domain, LocalTransports::default());
     let node = ctx.create_node("seed003").unwrap();
     let publisher = node
         .create_publisher::<UInt64MultiArray>("large_data/array", 1)

@@ -4,41 +4,16 @@
 
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::same_host::LinkKind;
-use roslite::{Context, ContextOptions, Executor, LocalTransports, NetworkMode, QosProfile};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Executor, LocalTransports, QosProfile};
+
+mod common;
 
 fn test_domain(offset: u32) -> u32 {
     100 + (std::process::id() % 10) * 9 + offset
-}
-
-fn context(domain_id: u32, local_transports: LocalTransports) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        local_transports,
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
-}
-
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    done()
 }
 
 /// Publishes 50 strings from one context to another and returns what arrived, the path the
@@ -49,8 +24,8 @@ fn exchange(
     listener_transports: LocalTransports,
     qos: QosProfile,
 ) -> (Vec<String>, (usize, usize), &'static str) {
-    let talker_ctx = context(domain, talker_transports);
-    let listener_ctx = context(domain, listener_transports);
+    let talker_ctx = common::localhost_context(domain, talker_transports);
+    let listener_ctx = common::localhost_context(domain, listener_transports);
     let talker = talker_ctx.create_node("talker").unwrap();
     let listener = listener_ctx.create_node("listener").unwrap();
     let received = Arc::new(Mutex::new(Vec::new()));
@@ -73,7 +48,7 @@ fn exchange(
         .unwrap();
     let net = talker_ctx.network().unwrap();
     assert!(
-        wait_until(Duration::from_secs(10), || {
+        common::wait_until(Duration::from_secs(10), || {
             let (rtps, local) = net.remote_subscriptions_by_path("/chatter");
             rtps + local == 1
         }),
@@ -93,7 +68,7 @@ fn exchange(
             .unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
-    wait_until(Duration::from_secs(10), || {
+    common::wait_until(Duration::from_secs(10), || {
         received.lock().unwrap().len() >= 50
     });
     // Anything sent twice (over both paths) would show up here.
@@ -170,8 +145,8 @@ fn a_unix_socket_carries_a_large_message() {
     };
     for (offset, transports) in [(4, uds_only), (5, LocalTransports::default())] {
         let domain = test_domain(offset);
-        let a = context(domain, transports);
-        let b = context(domain, transports);
+        let a = common::localhost_context(domain, transports);
+        let b = common::localhost_context(domain, transports);
         let pub_node = a.create_node("camera").unwrap();
         let sub_node = b.create_node("viewer").unwrap();
         let got = Arc::new(Mutex::new(None));
@@ -191,7 +166,7 @@ fn a_unix_socket_carries_a_large_message() {
         };
         let publisher = pub_node.create_publisher::<Image>("image", 2).unwrap();
         let net = a.network().unwrap();
-        assert!(wait_until(Duration::from_secs(10), || {
+        assert!(common::wait_until(Duration::from_secs(10), || {
             net.remote_subscriptions_by_path("/image").1 == 1
         }));
         let data: Vec<u8> = (0..8 << 20).map(|i: u32| (i % 251) as u8).collect();
@@ -204,7 +179,7 @@ fn a_unix_socket_carries_a_large_message() {
             ..Default::default()
         };
         publisher.publish(image).unwrap();
-        assert!(wait_until(Duration::from_secs(20), || got
+        assert!(common::wait_until(Duration::from_secs(20), || got
             .lock()
             .unwrap()
             .is_some()));
@@ -217,7 +192,7 @@ fn a_unix_socket_carries_a_large_message() {
 
 /// The child role of the crash test: publishes on /crash until killed.
 fn crash_child_publisher(domain: u32) {
-    let ctx = context(domain, LocalTransports::default());
+    let ctx = common::localhost_context(domain, LocalTransports::default());
     let node = ctx.create_node("doomed").unwrap();
     let publisher = node.create_publisher::<StringMsg>("crash", 10).unwrap();
     let mut n = 0u64;
@@ -237,7 +212,7 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
         return;
     }
     let domain = test_domain(6);
-    let ctx = context(domain, LocalTransports::default());
+    let ctx = common::localhost_context(domain, LocalTransports::default());
     let node = ctx.create_node("survivor").unwrap();
     let count = Arc::new(Mutex::new(0usize));
     let sink = count.clone();
@@ -267,7 +242,7 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
             .unwrap();
         let before = *count.lock().unwrap();
         assert!(
-            wait_until(Duration::from_secs(15), || *count.lock().unwrap()
+            common::wait_until(Duration::from_secs(15), || *count.lock().unwrap()
                 >= before + 20),
             "round {round}: no samples from the new publisher"
         );
@@ -289,7 +264,7 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
             data: "after".into(),
         })
         .unwrap();
-    assert!(wait_until(Duration::from_secs(5), || *count
+    assert!(common::wait_until(Duration::from_secs(5), || *count
         .lock()
         .unwrap()
         > before));
@@ -303,8 +278,8 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
     use roslite::msgs::std_msgs::msg::UInt64MultiArray;
     let domain = test_domain(7);
     let all = LocalTransports::default();
-    let a = context(domain, all);
-    let b = context(domain, all);
+    let a = common::localhost_context(domain, all);
+    let b = common::localhost_context(domain, all);
     let pub_node = a.create_node("array_pub").unwrap();
     let sub_node = b.create_node("array_sub").unwrap();
     let got = Arc::new(Mutex::new(None));
@@ -326,7 +301,7 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
         .create_publisher::<UInt64MultiArray>("array", 2)
         .unwrap();
     let net = a.network().unwrap();
-    assert!(wait_until(Duration::from_secs(10), || {
+    assert!(common::wait_until(Duration::from_secs(10), || {
         net.remote_subscriptions_by_path("/array") == (0, 1)
     }));
     let data: Vec<u64> = (0..1_000_000u64)
@@ -338,7 +313,7 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
             ..Default::default()
         })
         .unwrap();
-    assert!(wait_until(Duration::from_secs(10), || got
+    assert!(common::wait_until(Duration::from_secs(10), || got
         .lock()
         .unwrap()
         .is_some()));

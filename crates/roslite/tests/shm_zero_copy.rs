@@ -4,41 +4,16 @@
 //! discovery, a domain per test.
 
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
 use roslite::transport::OutletStats;
-use roslite::{Context, ContextOptions, Executor, LocalTransports, NetworkMode, Publisher};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Context, Executor, LocalTransports, Publisher};
+
+mod common;
 
 fn test_domain(offset: u32) -> u32 {
     140 + (std::process::id() % 10) * 3 + offset
-}
-
-fn context(domain_id: u32, local_transports: LocalTransports) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        local_transports,
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
-}
-
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    done()
 }
 
 /// An x/y/z/intensity cloud of `bytes` bytes of data; `salt` makes each message different.
@@ -78,7 +53,7 @@ struct Listener {
 
 impl Listener {
     fn start(domain: u32, transports: LocalTransports) -> Self {
-        let ctx = context(domain, transports);
+        let ctx = common::localhost_context(domain, transports);
         let node = ctx.create_node("consumer").unwrap();
         let (tx, rx) = mpsc::channel();
         let sub = node
@@ -133,7 +108,7 @@ const LARGE: usize = 55_000_000;
 fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact() {
     let domain = test_domain(0);
     let listener = Listener::start(domain, LocalTransports::default());
-    let talker_ctx = context(domain, LocalTransports::default());
+    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
     let publisher = talker_ctx
         .create_node("lidar")
         .unwrap()
@@ -141,7 +116,7 @@ fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact(
         .unwrap();
     let net = talker_ctx.network().unwrap();
     assert!(
-        wait_until(Duration::from_secs(20), || {
+        common::wait_until(Duration::from_secs(20), || {
             net.remote_subscriptions_by_path("/points") == (0, 1)
         }),
         "the listener never matched over shared memory only"
@@ -183,14 +158,14 @@ fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact(
 fn with_only_shared_memory_readers_nothing_is_copied_on_the_send_side() {
     let domain = test_domain(1);
     let listener = Listener::start(domain, LocalTransports::default());
-    let talker_ctx = context(domain, LocalTransports::default());
+    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
     let publisher = talker_ctx
         .create_node("lidar")
         .unwrap()
         .create_publisher::<PointCloud2>("points", 4)
         .unwrap();
     let net = talker_ctx.network().unwrap();
-    assert!(wait_until(Duration::from_secs(20), || {
+    assert!(common::wait_until(Duration::from_secs(20), || {
         net.remote_subscriptions_by_path("/points") == (0, 1)
     }));
     for salt in 0..2 {
@@ -221,7 +196,7 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
             uds: true,
         },
     );
-    let talker_ctx = context(domain, LocalTransports::default());
+    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
     let publisher = talker_ctx
         .create_node("lidar")
         .unwrap()
@@ -229,7 +204,7 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
         .unwrap();
     let net = talker_ctx.network().unwrap();
     assert!(
-        wait_until(Duration::from_secs(20), || {
+        common::wait_until(Duration::from_secs(20), || {
             net.remote_subscriptions_by_path("/points") == (0, 2)
         }),
         "both listeners should match over same-host links"

@@ -351,6 +351,7 @@ impl Participant {
         prefix: GuidPrefix,
         topic_prefix: Option<String>,
     ) {
+        self.drained_at = None;
         let changed = match topic_prefix {
             Some(p) => self.carried_elsewhere.insert(prefix, p.clone()) != Some(p),
             None => self.carried_elsewhere.remove(&prefix).is_some(),

@@ -49,6 +49,7 @@ impl Participant {
     ///
     /// Malformed input is counted in [`Participant::stats`] and dropped; nothing is returned.
     pub fn handle_datagram(&mut self, now: Instant, source: Option<Locator>, datagram: &[u8]) {
+        self.drained_at = None;
         let mut receive = std::mem::take(&mut self.stats.receive);
         let mut own = false;
         // Malformed remainders are already counted in `receive`.
@@ -213,8 +214,10 @@ impl Participant {
     /// packed per destination set into messages of at most `max_datagram_size` bytes.
     /// Call until it returns `None` after every input.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Datagram> {
-        if self.out.is_empty() {
+        if self.out.is_empty() && self.drained_at != Some(now) {
             self.collect_transmits(now);
+            // Every endpoint's `poll_transmit` ran until `None` at `now`.
+            self.drained_at = Some(now);
         }
         let d = self.out.pop_front()?;
         bump(&mut self.stats.datagrams_sent);

@@ -173,6 +173,7 @@ impl Participant {
     /// DDS `DomainParticipant::assert_liveliness`: asserts every MANUAL_BY_PARTICIPANT writer
     /// of this participant and tells remote readers with a MANUAL_LIVELINESS_UPDATE.
     pub fn assert_liveliness(&mut self, now: Instant) {
+        self.drained_at = None;
         self.assert_manual_by_participant(now, true);
     }
 
@@ -187,6 +188,7 @@ impl Participant {
         now: Instant,
         writer: WriterId,
     ) -> Result<(), WriteError> {
+        self.drained_at = None;
         let w = self
             .writers
             .get_mut(&writer.0)

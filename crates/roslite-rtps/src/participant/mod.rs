@@ -186,6 +186,10 @@ pub struct Participant {
     sample_cursor: Option<EntityId>,
     /// Reused routing buffer.
     scratch: Vec<EntityId>,
+    /// `Some(t)`: every endpoint was drained by a `poll_transmit` at `t` and no input came
+    /// since, so another `poll_transmit` at `t` has nothing new to collect (saves a walk over
+    /// all endpoints at the end of every flush). Every input method resets it.
+    drained_at: Option<Instant>,
     stats: ParticipantStats,
 }
 
@@ -278,6 +282,7 @@ impl Participant {
             out: VecDeque::new(),
             sample_cursor: None,
             scratch: Vec::new(),
+            drained_at: None,
             stats: ParticipantStats::default(),
             config,
         };
@@ -381,6 +386,7 @@ impl Participant {
         } else {
             EntityId::KIND_WRITER_NO_KEY
         };
+        self.drained_at = None;
         let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Writer, kind, &options)?;
         let history = self.history_kind(options.qos.history, true);
         let cfg = self.writer_config(
@@ -422,6 +428,7 @@ impl Participant {
         } else {
             EntityId::KIND_READER_NO_KEY
         };
+        self.drained_at = None;
         let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Reader, kind, &options)?;
         let history = self.history_kind(options.qos.history, false);
         let cfg = self.reader_config(
@@ -448,6 +455,7 @@ impl Participant {
     /// Deletes a writer: its SEDP announcement is disposed, so remote readers unmatch it.
     /// Unacknowledged samples are dropped. Unknown ids are ignored.
     pub fn delete_writer(&mut self, now: Instant, id: WriterId) {
+        self.drained_at = None;
         let Some(w) = self.writers.remove(&id.0) else {
             return;
         };
@@ -459,6 +467,7 @@ impl Participant {
 
     /// Deletes a reader; remote writers unmatch it. Undelivered samples are dropped.
     pub fn delete_reader(&mut self, now: Instant, id: ReaderId) {
+        self.drained_at = None;
         let Some(r) = self.readers.remove(&id.0) else {
             return;
         };
@@ -495,6 +504,7 @@ impl Participant {
     /// Uses up one sequence number of `writer` without a sample (see
     /// [`crate::endpoint::writer::Writer::skip_sample`]).
     pub fn skip_sample(&mut self, writer: WriterId) {
+        self.drained_at = None;
         if let Some(w) = self.writers.get_mut(&writer.0) {
             w.writer.skip_sample();
         }
@@ -514,6 +524,7 @@ impl Participant {
         inline_qos: Option<Arc<[u8]>>,
         source_timestamp: Option<Time>,
     ) -> Result<SequenceNumber, WriteError> {
+        self.drained_at = None;
         let w = self
             .writers
             .get_mut(&writer.0)
@@ -533,12 +544,14 @@ impl Participant {
     /// participant, so peers drop us at once instead of after our lease. Send what
     /// `poll_transmit` returns, then drop the participant.
     pub fn shutdown(&mut self, _now: Instant) {
+        self.drained_at = None;
         let dests = self.spdp_all_destinations();
         self.pending_spdp_dispose.push(dests);
     }
 
     /// The next event: discovery events first, then samples, round-robin over readers.
     pub fn poll_event(&mut self) -> Option<Event> {
+        self.drained_at = None;
         if let Some(e) = self.events.pop_front() {
             return Some(e);
         }
@@ -574,6 +587,7 @@ impl Participant {
 
     /// The next sample of one reader, bypassing [`Participant::poll_event`].
     pub fn poll_sample(&mut self, reader: ReaderId) -> Option<ReceivedSample> {
+        self.drained_at = None;
         self.readers.get_mut(&reader.0)?.reader.poll_sample()
     }
 
@@ -665,6 +679,7 @@ impl Participant {
     /// Runs every timer due at `now`: SPDP announcements, lease expiry, endpoint heartbeats,
     /// ACKNACK delays and repairs.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.drained_at = None;
         if self.spdp.due(now) {
             let dests = self.spdp_all_destinations();
             self.pending_spdp.push(dests);

@@ -9,7 +9,10 @@
 //!   ids upward). Only the SPDP multicast socket shares its port.
 //! - Every socket is non-blocking. [`UdpTransport::recv`] returns at most one datagram per call;
 //!   it remembers which sockets `poll` reported readable and drains them round-robin before it
-//!   polls again, so a busy socket costs one `recvfrom` per datagram.
+//!   polls again, so a busy socket costs one `recvfrom` per datagram. The first datagram after
+//!   a `poll` is usually alone (request/reply traffic): unless it is large (a fragment train) or
+//!   a periodic probe finds more, the socket is not read again until `poll` says so, which
+//!   saves the `recvfrom` that would only return `EAGAIN`.
 //! - Nothing here allocates per datagram: the caller lends the receive buffer.
 //! - All methods take `&self` and the transport is `Send + Sync`: share it in an `Arc` with one
 //!   thread in `recv` and any number sending. (Several threads may call `recv`; each datagram
@@ -21,7 +24,7 @@
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::io::Errno;
@@ -207,6 +210,12 @@ fn bump(counter: &AtomicU64, by: u64) {
 
 /// Socket index in the `ready` bit set and round-robin order.
 const METATRAFFIC: usize = 0;
+/// A first datagram after `poll` at least this long keeps its socket in the drain set: large
+/// datagrams are fragments, which come in trains.
+const TRAIN_DATAGRAM_LEN: usize = 8 * 1024;
+/// Every this many lone small datagrams, the socket is read once more anyway, so a burst of
+/// small datagrams is found and drained without a `poll` per datagram.
+const PROBE_EVERY: u32 = 8;
 const USER: usize = 1;
 const MULTICAST: usize = 2;
 
@@ -238,6 +247,11 @@ pub struct UdpTransport {
     /// Atomic only so that `recv` can take `&self`; a bit lost to a race between two receiving
     /// threads costs one extra `poll`, which is level-triggered, so no datagram waits.
     ready: AtomicU8,
+    /// Bit `i` set: `poll` reported socket `i` readable and no datagram was read from it since
+    /// (the next one is the first of its batch; see [`UdpTransport::recv`]).
+    polled: AtomicU8,
+    /// Lone small datagrams since the last probe (see [`PROBE_EVERY`]).
+    lone: AtomicU32,
     /// Where the round-robin scan starts.
     next: AtomicUsize,
 }
@@ -329,6 +343,8 @@ impl UdpTransport {
             notes,
             counters: Counters::default(),
             ready: AtomicU8::new(ready),
+            polled: AtomicU8::new(0),
+            lone: AtomicU32::new(0),
             next: AtomicUsize::new(0),
         })
     }
@@ -501,11 +517,19 @@ impl UdpTransport {
                 match self.recv_on(index, buf)? {
                     Attempt::Datagram(received) => {
                         self.next.store((index + 1) % count, Relaxed);
+                        let bit = 1u8 << index;
+                        let first = self.polled.fetch_and(!bit, Relaxed) & bit != 0;
+                        if first && !self.keep_draining(received.len) {
+                            // Most likely alone: let `poll` tell (level-triggered, so a
+                            // datagram queued meanwhile is reported at once).
+                            self.ready.fetch_and(!bit, Relaxed);
+                        }
                         return Ok(RecvEvent::Datagram(received));
                     }
                     Attempt::Dropped => {}
                     Attempt::Empty => {
                         self.ready.fetch_and(!(1 << index), Relaxed);
+                        self.polled.fetch_and(!(1 << index), Relaxed);
                     }
                 }
             }
@@ -550,12 +574,29 @@ impl UdpTransport {
                 (readable, used[count].revents().contains(PollFlags::IN))
             };
             self.ready.fetch_or(readable, Relaxed);
+            self.polled.fetch_or(readable, Relaxed);
             // A readable eventfd whose wake was already taken (see `Waker::take`) only
             // needs draining.
             if woken && self.waker.take() {
                 return Ok(RecvEvent::Woken);
             }
         }
+    }
+
+    /// Whether a socket whose first datagram after `poll` was `len` bytes long is read again
+    /// before the next `poll`: for large datagrams (fragment trains), and every
+    /// [`PROBE_EVERY`]th small one (a probe that finds a burst keeps draining it, since the
+    /// datagrams after the first are read without consulting this).
+    fn keep_draining(&self, len: usize) -> bool {
+        if len >= TRAIN_DATAGRAM_LEN {
+            return true;
+        }
+        let lone = self.lone.fetch_add(1, Relaxed).wrapping_add(1);
+        if lone >= PROBE_EVERY {
+            self.lone.store(0, Relaxed);
+            return true;
+        }
+        false
     }
 
     fn recv_on(&self, index: usize, buf: &mut [u8]) -> Result<Attempt, RecvError> {
