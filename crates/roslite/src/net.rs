@@ -172,9 +172,26 @@ struct NetState {
     deliveries: Vec<(LocalSubscription, SharedBuf, MessageInfo)>,
     /// Service requests, likewise.
     request_deliveries: Vec<RequestDelivery>,
+    /// The activity flag of each local publisher's RTPS outlet.
+    outlet_activity: HashMap<WriterId, Arc<AtomicBool>>,
 }
 
 impl NetState {
+    /// Whether local writer `writer` must be given every sample (see [`RtpsOutlet`]).
+    fn writer_needs_samples(&self, writer: WriterId) -> bool {
+        self.participant.writer_matches(writer).next().is_some()
+            || self
+                .participant
+                .writer_data(writer)
+                .is_some_and(|d| d.durability != roslite_rtps::discovery::DurabilityKind::Volatile)
+    }
+
+    fn update_outlet_activity(&self, writer: WriterId) {
+        if let Some(active) = self.outlet_activity.get(&writer) {
+            active.store(self.writer_needs_samples(writer), Ordering::Release);
+        }
+    }
+
     /// Re-plans the same-host reader links after endpoints changed.
     fn refresh_same_host(&mut self) {
         if let Some(same_host) = &mut self.same_host {
@@ -429,11 +446,13 @@ impl NetShared {
                         });
                     }
                 }
-                Event::ReaderMatched { writer, .. }
-                    if state.services.server_by_reply_writer.contains_key(&writer) =>
-                {
-                    self.send_parked_replies(state, now());
+                Event::ReaderMatched { writer, .. } => {
+                    state.update_outlet_activity(writer);
+                    if state.services.server_by_reply_writer.contains_key(&writer) {
+                        self.send_parked_replies(state, now());
+                    }
                 }
+                Event::ReaderUnmatched { writer, .. } => state.update_outlet_activity(writer),
                 _ => {}
             }
         }
@@ -444,6 +463,10 @@ impl NetShared {
 struct RtpsOutlet {
     shared: Weak<NetShared>,
     writer: WriterId,
+    /// Whether the writer must see every sample: it has matched readers or keeps history for
+    /// late joiners. Kept by the network as matches come and go, so `publish` reads it
+    /// without the network lock.
+    active: Arc<AtomicBool>,
 }
 
 impl Outlet for RtpsOutlet {
@@ -471,19 +494,7 @@ impl Outlet for RtpsOutlet {
     /// A volatile writer with no matched RTPS reader sends nothing and keeps nothing for
     /// later readers: skip it (same-host readers are carried by their own outlets).
     fn is_active(&self) -> bool {
-        let Some(shared) = self.shared.upgrade() else {
-            return false;
-        };
-        let state = shared.lock();
-        state
-            .participant
-            .writer_matches(self.writer)
-            .next()
-            .is_some()
-            || state
-                .participant
-                .writer_data(self.writer)
-                .is_some_and(|d| d.durability != roslite_rtps::discovery::DurabilityKind::Volatile)
+        self.active.load(Ordering::Acquire)
     }
 }
 
@@ -526,11 +537,14 @@ impl Transport for NetTransport {
                     same_host.publisher_added(writer, guid, &publisher);
                 }
                 state.publish_graph(now);
+                let active = Arc::new(AtomicBool::new(state.writer_needs_samples(writer)));
+                state.outlet_activity.insert(writer, active.clone());
                 publisher.attach(
                     d.id,
                     Arc::new(RtpsOutlet {
                         shared: Arc::downgrade(&self.0),
                         writer,
+                        active,
                     }),
                 );
             }
@@ -547,6 +561,7 @@ impl Transport for NetTransport {
         let mut state = self.0.lock();
         if let Some(writer) = state.writers_by_local.remove(&id) {
             state.publishers.remove(&writer);
+            state.outlet_activity.remove(&writer);
             if let Some(same_host) = &mut state.same_host {
                 same_host.publisher_removed(writer);
             }
@@ -695,6 +710,7 @@ impl RtpsNetwork {
                 same_host,
                 deliveries: Vec::new(),
                 request_deliveries: Vec::new(),
+                outlet_activity: HashMap::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
                     crate::context::RosDistro::IronOrLater => WireDistro::IronOrLater,
