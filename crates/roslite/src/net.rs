@@ -983,19 +983,11 @@ impl RtpsNetwork {
                 .find(|n| n.writer_gids.contains(&guid) || n.reader_gids.contains(&guid))
                 .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
         };
-        let transport = |data: &EndpointData| -> &'static str {
-            let carried = data
-                .topic_name
-                .starts_with(crate::same_host::CARRIED_TOPIC_PREFIX)
-                && data.durability == roslite_rtps::discovery::DurabilityKind::Volatile
-                && (data.kind == RtpsEndpointKind::Reader
-                    || data.liveliness.lease_duration.to_std().is_none());
+        let transport = |data: &EndpointData| {
             state
                 .same_host
                 .as_ref()
-                .and_then(|s| s.link_of(data.guid))
-                .filter(|_| carried)
-                .map_or("udp", crate::same_host::LinkKind::name)
+                .map_or("udp", |s| s.transport_of(data))
         };
         let mut out: Vec<GraphEndpoint> = state
             .participant
@@ -1264,16 +1256,22 @@ fn related_identity_inline_qos(identity: SampleIdentity) -> Arc<[u8]> {
     Arc::from(buf)
 }
 
+/// The vendor of the participant that wrote `sample`.
+fn sender_vendor(state: &NetState, sample: &roslite_rtps::endpoint::ReceivedSample) -> VendorId {
+    state
+        .participant
+        .remote_participant(sample.writer.prefix)
+        .map_or(VendorId::UNKNOWN, |p| p.vendor_id())
+}
+
+/// The `related_sample_identity` inline QoS of `sample`, read as its sender's `vendor` writes
+/// it.
 fn sample_related_identity(
-    state: &NetState,
     sample: &roslite_rtps::endpoint::ReceivedSample,
+    vendor: VendorId,
 ) -> Option<SampleIdentity> {
     let qos = sample.inline_qos.as_deref()?;
     let list = ParameterList::parse(qos, sample.inline_qos_endianness).ok()?;
-    let vendor = state
-        .participant
-        .remote_participant(sample.writer.prefix)
-        .map_or(VendorId::UNKNOWN, |p| p.vendor_id());
     list.related_sample_identity(vendor).ok().flatten()
 }
 
@@ -1346,11 +1344,8 @@ impl NetShared {
             return;
         };
         let sink = server.sink.clone();
-        let vendor = state
-            .participant
-            .remote_participant(sample.writer.prefix)
-            .map_or(VendorId::UNKNOWN, |p| p.vendor_id());
-        let (route, payload) = match sample_related_identity(state, &sample) {
+        let vendor = sender_vendor(state, &sample);
+        let (route, payload) = match sample_related_identity(&sample, vendor) {
             Some(identity) if identity.writer_guid != Guid::UNKNOWN => (
                 ReplyRoute::SampleIdentity {
                     related: SampleIdentity {
@@ -1527,7 +1522,7 @@ fn handle_reply(
     if sample.payload.is_empty() {
         return;
     }
-    let related = sample_related_identity(state, &sample);
+    let related = sample_related_identity(&sample, sender_vendor(state, &sample));
     let prefix = state.participant.guid_prefix();
     let Some(client) = state.services.clients.get(&local_id) else {
         return;

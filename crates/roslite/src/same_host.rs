@@ -31,8 +31,9 @@ use std::time::Duration;
 
 use roslite_cdr::{Backing, EncodeError, SharedBuf};
 use roslite_executor::Instant as MonoInstant;
+use roslite_rtps::discovery::matching::{endpoint_live_samples_only, live_samples_only};
 use roslite_rtps::discovery::ros::user_data_value;
-use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
+use roslite_rtps::discovery::{EndpointData, EndpointKind, History as RtpsHistory};
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
@@ -226,14 +227,22 @@ impl SameHost {
         self.peers.get(&guid.prefix).map(|p| p.kind)
     }
 
-    /// Whether the pair (remote endpoint `remote`, of a same-host peer) is carried here; the
-    /// same rule as the RTPS participant's.
+    /// Whether the pair (remote writer `remote`, local reader `local`) is carried here; the
+    /// RTPS participant leaves exactly these pairs unmatched.
     fn carried(&self, remote: &EndpointData, local: &EndpointData) -> bool {
         self.peers.contains_key(&remote.guid.prefix)
             && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
-            && remote.durability == DurabilityKind::Volatile
-            && local.durability == DurabilityKind::Volatile
-            && remote.liveliness.lease_duration.to_std().is_none()
+            && live_samples_only(remote, local)
+    }
+
+    /// The transport this participant uses with remote endpoint `remote` (for graph queries):
+    /// `shm`/`uds` where its pairs are carried here, else `udp`.
+    pub(crate) fn transport_of(&self, remote: &EndpointData) -> &'static str {
+        let carried = remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
+            && endpoint_live_samples_only(remote);
+        self.link_of(remote.guid)
+            .filter(|_| carried)
+            .map_or("udp", LinkKind::name)
     }
 
     /// A local publisher got RTPS writer `writer`: give it same-host writers too.

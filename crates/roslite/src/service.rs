@@ -541,6 +541,22 @@ impl<R: Send + 'static> ReplySink for ClientShared<R> {
     }
 }
 
+/// Polls `ready` until it holds (true), `timeout` passes or the context shuts down (false).
+fn wait_until_ready(node: &NodeShared, timeout: Duration, ready: impl Fn() -> bool) -> bool {
+    let start = StdInstant::now();
+    loop {
+        if ready() {
+            return true;
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= timeout || node.context.shutdown.is_shutdown() {
+            return false;
+        }
+        // Discovery completes in milliseconds at best; a short poll costs nothing real.
+        std::thread::sleep((timeout - elapsed).min(Duration::from_millis(5)));
+    }
+}
+
 /// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
 pub struct Client<S: ServiceType> {
     shared: Arc<ClientShared<S::Response>>,
@@ -589,18 +605,7 @@ impl<S: ServiceType> Client<S> {
 
     /// Waits up to `timeout` for [`Self::service_is_ready`]; false if it never was.
     pub fn wait_for_service(&self, timeout: Duration) -> bool {
-        let start = StdInstant::now();
-        loop {
-            if self.service_is_ready() {
-                return true;
-            }
-            let elapsed = start.elapsed();
-            if elapsed >= timeout || self.node.context.shutdown.is_shutdown() {
-                return false;
-            }
-            // Discovery completes in milliseconds at best; a short poll costs nothing real.
-            std::thread::sleep((timeout - elapsed).min(Duration::from_millis(5)));
-        }
+        wait_until_ready(&self.node, timeout, || self.service_is_ready())
     }
 
     /// Sends `request`; the future resolves with the response. Dropping the future forgets
@@ -730,15 +735,7 @@ impl SerializedClient {
 
     /// Waits up to `timeout` for [`Self::service_is_ready`].
     pub fn wait_for_service(&self, timeout: Duration) -> bool {
-        let start = StdInstant::now();
-        while !self.service_is_ready() {
-            let elapsed = start.elapsed();
-            if elapsed >= timeout {
-                return false;
-            }
-            std::thread::sleep((timeout - elapsed).min(Duration::from_millis(5)));
-        }
-        true
+        wait_until_ready(&self.node, timeout, || self.service_is_ready())
     }
 
     /// Sends a serialized request and waits up to `timeout` for the serialized response.

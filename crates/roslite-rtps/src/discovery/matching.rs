@@ -57,6 +57,21 @@ impl fmt::Display for QosPolicy {
     }
 }
 
+/// Whether a matched pair needs nothing from RTPS but live samples, so another transport may
+/// carry them ([`crate::participant::Participant::set_carried_elsewhere`]): both sides VOLATILE
+/// (a late joiner's history is RTPS's job) and the writer's liveliness lease infinite (WLP
+/// tracks finite leases on matched pairs).
+pub fn live_samples_only(writer: &EndpointData, reader: &EndpointData) -> bool {
+    endpoint_live_samples_only(writer) && endpoint_live_samples_only(reader)
+}
+
+/// One side of [`live_samples_only`].
+pub fn endpoint_live_samples_only(endpoint: &EndpointData) -> bool {
+    endpoint.durability == super::DurabilityKind::Volatile
+        && (endpoint.kind == super::EndpointKind::Reader
+            || endpoint.liveliness.lease_duration.to_std().is_none())
+}
+
 /// Whether a writer and a reader are on the same topic: equal topic name, equal type name,
 /// and a common partition. Side and QoS are not looked at.
 pub fn same_topic(writer: &EndpointData, reader: &EndpointData) -> bool {

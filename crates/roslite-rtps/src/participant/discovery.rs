@@ -2,7 +2,7 @@
 //! their caps, builtin-endpoint matching and user-endpoint matching.
 
 use crate::discovery::matching::{
-    check_compatible, endpoint_locators, filter_locators, same_topic, PeerHost,
+    check_compatible, endpoint_locators, filter_locators, live_samples_only, same_topic, PeerHost,
 };
 use crate::discovery::sedp::{self, SedpMessage, ANNOUNCERS, DETECTORS};
 use crate::discovery::spdp::{RemoteParticipant, SpdpMessage, SpdpRejection};
@@ -431,13 +431,7 @@ impl Participant {
             return;
         }
         let verdict = same_topic(w, r).then(|| check_compatible(w, r));
-        // Only volatile pairs leave: a late joiner's history is RTPS's job (the other
-        // transport carries live samples only).
-        // Likewise a finite liveliness lease, which WLP tracks on matched pairs.
-        let elsewhere = self.is_carried_elsewhere(&re.data)
-            && w.durability == DurabilityKind::Volatile
-            && r.durability == DurabilityKind::Volatile
-            && w.liveliness.lease_duration.to_std().is_none();
+        let elsewhere = self.is_carried_elsewhere(&re.data) && live_samples_only(w, r);
         match verdict {
             Some(Ok(())) if elsewhere => {
                 self.unmatch(local, remote);
