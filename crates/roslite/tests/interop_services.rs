@@ -9,7 +9,7 @@ use std::time::Duration;
 use roslite::msgs::std_srvs::srv::{
     SetBool, SetBool_Request, SetBool_Response, Trigger, Trigger_Request, Trigger_Response,
 };
-use roslite::{Context, Executor, Node};
+use roslite::Node;
 use roslite_transport::netns::NetNs;
 
 mod common;
@@ -28,16 +28,6 @@ fn cyclone(ns: &NetNs, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-fn spin_in_background(ctx: &Context, node: &Node) -> std::thread::JoinHandle<()> {
-    let ctx = ctx.clone();
-    let node = node.clone();
-    std::thread::spawn(move || {
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        executor.spin();
-    })
 }
 
 fn finish(child: std::process::Child, who: &str) -> String {
@@ -78,7 +68,7 @@ fn rclpy_client_calls_a_roslite_server() {
     let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_server").unwrap();
     let (set_bool, trigger) = serve_both(&node);
-    let spinner = spin_in_background(&ctx, &node);
+    let spinner = common::spin_in_background(&ctx, &node);
     let client = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["call", "40", "3"])
         .spawn()
         .unwrap();
@@ -153,7 +143,7 @@ fn cyclone_style_client_calls_a_roslite_server() {
     let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_server").unwrap();
     let (set_bool, _trigger) = serve_both(&node);
-    let spinner = spin_in_background(&ctx, &node);
+    let spinner = common::spin_in_background(&ctx, &node);
     let client = cyclone(&ns, &["call", "40", "4"]).spawn().unwrap();
     let stdout = finish(client, "the Cyclone client");
     ctx.shutdown();

@@ -13,8 +13,8 @@ use roslite::msgs::rcl_interfaces::srv::{
 };
 use roslite::net::GraphEndpointKind;
 use roslite::{
-    Context, ContextOptions, Executor, NetworkMode, Node, Parameter, ParameterDescriptor,
-    ParameterValue, QosProfile,
+    Context, ContextOptions, NetworkMode, Node, Parameter, ParameterDescriptor, ParameterValue,
+    QosProfile,
 };
 use roslite_transport::netns::NetNs;
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
@@ -40,16 +40,6 @@ fn loopback(domain_id: u32) -> Context {
         ..Default::default()
     })
     .expect("start an RTPS network on loopback")
-}
-
-fn spin_in_background(ctx: &Context, node: &Node) -> std::thread::JoinHandle<()> {
-    let ctx = ctx.clone();
-    let node = node.clone();
-    std::thread::spawn(move || {
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        executor.spin();
-    })
 }
 
 /// The parameters both tests configure remotely.
@@ -81,7 +71,7 @@ fn roslite_client_configures_a_remote_node_over_rtps() {
     let client_ctx = loopback(domain);
     let server = server_ctx.create_node("configurable").unwrap();
     declare_parameters(&server);
-    let spinner = spin_in_background(&server_ctx, &server);
+    let spinner = common::spin_in_background(&server_ctx, &server);
 
     let client = client_ctx.create_node("configurator").unwrap();
     let events = Arc::new(Mutex::new(Vec::new()));
@@ -93,7 +83,7 @@ fn roslite_client_configures_a_remote_node_over_rtps() {
             move |e: ParameterEvent| sink.lock().unwrap().push(e),
         )
         .unwrap();
-    let event_spinner = spin_in_background(&client_ctx, &client);
+    let event_spinner = common::spin_in_background(&client_ctx, &client);
 
     let list = client
         .create_client::<ListParameters>("/configurable/list_parameters")
@@ -255,7 +245,7 @@ fn rclpy_parameter_client_lists_describes_gets_and_sets() {
     let ctx = common::networked_in(&ns, domain);
     let node = ctx.create_node("roslite_params").unwrap();
     declare_parameters(&node);
-    let spinner = spin_in_background(&ctx, &node);
+    let spinner = common::spin_in_background(&ctx, &node);
     let output = common::rclpy_script(&ns, domain, "param_client.py", &["/roslite_params", "60"])
         .output()
         .unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::same_host::LinkKind;
-use roslite::{Executor, LocalTransports, QosProfile};
+use roslite::{LocalTransports, QosProfile};
 
 mod common;
 
@@ -35,14 +35,7 @@ fn exchange(
             sink.lock().unwrap().push(m.data)
         })
         .unwrap();
-    let spinner = {
-        let (ctx, node) = (listener_ctx.clone(), listener.clone());
-        std::thread::spawn(move || {
-            let executor = Executor::new(&ctx);
-            executor.add_node(&node);
-            executor.spin();
-        })
-    };
+    let spinner = common::spin_in_background(&listener_ctx, &listener);
     let publisher = talker
         .create_publisher::<StringMsg>("chatter", qos)
         .unwrap();
@@ -156,14 +149,7 @@ fn a_unix_socket_carries_a_large_message() {
                 *sink.lock().unwrap() = Some(m);
             })
             .unwrap();
-        let spinner = {
-            let (ctx, node) = (b.clone(), sub_node.clone());
-            std::thread::spawn(move || {
-                let executor = Executor::new(&ctx);
-                executor.add_node(&node);
-                executor.spin();
-            })
-        };
+        let spinner = common::spin_in_background(&b, &sub_node);
         let publisher = pub_node.create_publisher::<Image>("image", 2).unwrap();
         let net = a.network().unwrap();
         assert!(common::wait_until(Duration::from_secs(10), || {
@@ -219,14 +205,7 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
     let _sub = node
         .create_subscription("crash", 10, move |_: StringMsg| *sink.lock().unwrap() += 1)
         .unwrap();
-    let spinner = {
-        let (ctx, node) = (ctx.clone(), node.clone());
-        std::thread::spawn(move || {
-            let executor = Executor::new(&ctx);
-            executor.add_node(&node);
-            executor.spin();
-        })
-    };
+    let spinner = common::spin_in_background(&ctx, &node);
     let net = ctx.network().unwrap();
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
@@ -289,14 +268,7 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
             *sink.lock().unwrap() = Some(m);
         })
         .unwrap();
-    let spinner = {
-        let (ctx, node) = (b.clone(), sub_node.clone());
-        std::thread::spawn(move || {
-            let executor = Executor::new(&ctx);
-            executor.add_node(&node);
-            executor.spin();
-        })
-    };
+    let spinner = common::spin_in_background(&b, &sub_node);
     let publisher = pub_node
         .create_publisher::<UInt64MultiArray>("array", 2)
         .unwrap();

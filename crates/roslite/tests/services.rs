@@ -10,6 +10,8 @@ use roslite::msgs::std_srvs::srv::{SetBool, SetBool_Request, SetBool_Response};
 use roslite::{CallError, Context, ContextOptions, Executor, NetworkMode};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
+mod common;
+
 /// A domain of its own per test process (other suites use 40..100 and 100..230 in steps).
 fn test_domain(offset: u32) -> u32 {
     200 + (std::process::id() % 6) * 5 + offset
@@ -37,16 +39,6 @@ fn offline() -> Context {
     .unwrap()
 }
 
-fn spin_in_background(ctx: &Context, node: &roslite::Node) -> std::thread::JoinHandle<()> {
-    let ctx = ctx.clone();
-    let node = node.clone();
-    std::thread::spawn(move || {
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        executor.spin();
-    })
-}
-
 fn add(a: i64, b: i64) -> AddTwoInts_Request {
     AddTwoInts_Request { a, b }
 }
@@ -69,7 +61,7 @@ fn in_process_call_reaches_the_local_server_without_a_network() {
         .create_client::<AddTwoInts>("/add_two_ints")
         .unwrap();
     assert!(client.service_is_ready());
-    let spinner = spin_in_background(&ctx, &server_node);
+    let spinner = common::spin_in_background(&ctx, &server_node);
     for i in 0..20 {
         let response = client.call(add(i, 2 * i), Duration::from_secs(5)).unwrap();
         assert_eq!(response.sum, 3 * i);
@@ -153,7 +145,7 @@ fn calls_cross_between_participants_and_every_client_gets_its_own_replies() {
             AddTwoInts_Response { sum: req.a + req.b }
         })
         .unwrap();
-    let spinner = spin_in_background(&server_ctx, &server_node);
+    let spinner = common::spin_in_background(&server_ctx, &server_node);
     let client_node = client_ctx.create_node("caller").unwrap();
     // Two clients of one service: each reply reaches both reply readers, and each client
     // must keep only its own.

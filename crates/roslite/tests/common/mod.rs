@@ -292,3 +292,14 @@ pub fn localhost_context(domain_id: u32, local_transports: roslite::LocalTranspo
     })
     .expect("start an RTPS network on loopback")
 }
+
+/// Spins `node` on a thread of its own until `ctx` shuts down.
+pub fn spin_in_background(ctx: &Context, node: &roslite::Node) -> std::thread::JoinHandle<()> {
+    let ctx = ctx.clone();
+    let node = node.clone();
+    std::thread::spawn(move || {
+        let executor = roslite::Executor::new(&ctx);
+        executor.add_node(&node);
+        executor.spin();
+    })
+}
