@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
+use roslite::msgs::sensor_msgs::msg::PointCloud2;
 use roslite::msgs::std_msgs::msg::UInt64MultiArray;
 use roslite::{Context, ContextOptions, Executor, LocalTransports, MessageInfo, QosProfile};
 
@@ -61,35 +61,6 @@ fn checksum_u64(values: &[u64]) -> u64 {
     values
         .iter()
         .fold(0x9e37_79b9_7f4a_7c15u64, |h, &x| h.rotate_left(7) ^ x)
-}
-
-fn cloud(bytes: usize) -> PointCloud2 {
-    let point_step = 16u32;
-    let points = (bytes / point_step as usize) as u32;
-    let field = |name: &str, offset| PointField {
-        name: name.into(),
-        offset,
-        datatype: 7, // FLOAT32
-        count: 1,
-    };
-    PointCloud2 {
-        height: 1,
-        width: points,
-        fields: vec![
-            field("x", 0),
-            field("y", 4),
-            field("z", 8),
-            field("intensity", 12),
-        ],
-        point_step,
-        row_step: points * point_step,
-        // Not periodic in 8 bytes, so a shifted or reordered word changes the checksum.
-        data: (0..points as usize * point_step as usize)
-            .map(|i| (i % 251) as u8)
-            .collect(),
-        is_dense: true,
-        ..Default::default()
-    }
 }
 
 /// Seed 003's array: element i is (i + 1) mod 255, element 0 is `first`.
@@ -307,7 +278,7 @@ fn cloud_crosses(domain: u32, transports: &str) -> (&'static str, String) {
         .create_publisher::<PointCloud2>("large_data/cloud", 1)
         .unwrap();
     let transport = await_remote_subscription(&ctx, "/large_data/cloud");
-    let message = Arc::new(cloud(CLOUD_BYTES));
+    let message = Arc::new(common::xyzi_cloud(CLOUD_BYTES, 0));
     let expected = checksum_bytes(&message.data);
     let (len, sum, view, mapping) = child.receive(
         || publisher.publish_shared(message.clone()).unwrap(),

@@ -6,7 +6,7 @@
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
+use roslite::msgs::sensor_msgs::msg::PointCloud2;
 use roslite::transport::OutletStats;
 use roslite::{Context, Executor, LocalTransports, Publisher};
 
@@ -14,34 +14,6 @@ mod common;
 
 fn test_domain(offset: u32) -> u32 {
     140 + (std::process::id() % 10) * 3 + offset
-}
-
-/// An x/y/z/intensity cloud of `bytes` bytes of data; `salt` makes each message different.
-fn cloud(bytes: usize, salt: u8) -> PointCloud2 {
-    let points = (bytes / 16) as u32;
-    let field = |name: &str, offset| PointField {
-        name: name.into(),
-        offset,
-        datatype: 7,
-        count: 1,
-    };
-    PointCloud2 {
-        height: 1,
-        width: points,
-        fields: vec![
-            field("x", 0),
-            field("y", 4),
-            field("z", 8),
-            field("intensity", 12),
-        ],
-        point_step: 16,
-        row_step: points * 16,
-        data: (0..points as usize * 16)
-            .map(|i| (i % 251) as u8 ^ salt)
-            .collect(),
-        is_dense: true,
-        ..Default::default()
-    }
 }
 
 struct Listener {
@@ -124,7 +96,7 @@ fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact(
     let before = shm_stats(&publisher);
     let mut wire_len = 0;
     for salt in 0..3 {
-        let message = Arc::new(cloud(LARGE, salt));
+        let message = Arc::new(common::xyzi_cloud(LARGE, salt));
         wire_len = roslite_cdr::encoded_len(&*message, roslite_cdr::Endianness::Little).unwrap();
         publisher.publish_shared(message.clone()).unwrap();
         assert!(
@@ -169,7 +141,7 @@ fn with_only_shared_memory_readers_nothing_is_copied_on_the_send_side() {
         net.remote_subscriptions_by_path("/points") == (0, 1)
     }));
     for salt in 0..2 {
-        let message = Arc::new(cloud(LARGE, salt));
+        let message = Arc::new(common::xyzi_cloud(LARGE, salt));
         publisher.publish_shared(message.clone()).unwrap();
         listener.expect(&message);
     }
@@ -209,7 +181,7 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
         }),
         "both listeners should match over same-host links"
     );
-    let message = Arc::new(cloud(1 << 20, 9));
+    let message = Arc::new(common::xyzi_cloud(1 << 20, 9));
     let wire_len = roslite_cdr::encoded_len(&*message, roslite_cdr::Endianness::Little).unwrap();
     publisher.publish_shared(message.clone()).unwrap();
     assert!(shm_listener.expect(&message));

@@ -303,3 +303,34 @@ pub fn spin_in_background(ctx: &Context, node: &roslite::Node) -> std::thread::J
         executor.spin();
     })
 }
+
+/// An x/y/z/intensity (FLOAT32) point cloud with `bytes` bytes of data, the pattern not periodic
+/// in 8 bytes (a shifted or reordered word changes a checksum); `salt` makes messages differ.
+pub fn xyzi_cloud(bytes: usize, salt: u8) -> roslite::msgs::sensor_msgs::msg::PointCloud2 {
+    use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
+    let point_step = 16u32;
+    let points = (bytes / point_step as usize) as u32;
+    let field = |name: &str, offset| PointField {
+        name: name.into(),
+        offset,
+        datatype: 7, // FLOAT32
+        count: 1,
+    };
+    PointCloud2 {
+        height: 1,
+        width: points,
+        fields: vec![
+            field("x", 0),
+            field("y", 4),
+            field("z", 8),
+            field("intensity", 12),
+        ],
+        point_step,
+        row_step: points * point_step,
+        data: (0..points as usize * point_step as usize)
+            .map(|i| (i % 251) as u8 ^ salt)
+            .collect(),
+        is_dense: true,
+        ..Default::default()
+    }
+}
