@@ -10,7 +10,23 @@ const COLORS: [&str; 6] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 ];
 
-fn escape(text: &str) -> String {
+/// The opening of a chart: the `<svg>` element `width` x `height` on white, with `title`
+/// centred on top. The caller appends the body and `</svg>`.
+pub fn document(width: f64, height: f64, title: &str) -> String {
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
+         fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
+        width / 2.0,
+        escape(title)
+    );
+    svg
+}
+
+/// `text` with the characters XML gives meaning escaped.
+pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -22,15 +38,7 @@ fn escape(text: &str) -> String {
 pub fn histograms(title: &str, x_label: &str, x_max: f64, series: &[(String, Vec<f64>)]) -> String {
     const BINS: usize = 60;
     let height = 60.0 + ROW_HEIGHT * series.len() as f64 + 50.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
-        WIDTH / 2.0,
-        escape(title)
-    );
+    let mut svg = document(WIDTH, height, title);
     let bin_width = x_max / BINS as f64;
     for (row, (name, values)) in series.iter().enumerate() {
         let top = 50.0 + ROW_HEIGHT * row as f64;
@@ -154,15 +162,7 @@ pub fn log_log_lines(
     let to_y = |v: f64| TOP + PLOT_HEIGHT - (v.log10() - y_lo) / (y_hi - y_lo) * PLOT_HEIGHT;
     let legend_top = TOP + PLOT_HEIGHT + 55.0;
     let height = legend_top + LEGEND_ROW * series.len() as f64 + 10.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
-        WIDTH / 2.0,
-        escape(title)
-    );
+    let mut svg = document(WIDTH, height, title);
     let bottom = TOP + PLOT_HEIGHT;
     let _ = writeln!(
         svg,

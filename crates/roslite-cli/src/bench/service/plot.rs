@@ -125,15 +125,7 @@ fn box_plot(title: &str, x_label: &str, rows: &[(String, Stats)]) -> String {
     let x = |v: f64| LEFT + (v.clamp(lo, hi) - lo) / (hi - lo) * PLOT;
     let bottom = TOP + ROW * rows.len() as f64;
     let height = bottom + 60.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
-        WIDTH / 2.0,
-        escape(title)
-    );
+    let mut svg = svg::document(WIDTH, height, title);
     for tick in 0..=5 {
         let v = lo + (hi - lo) * tick as f64 / 5.0;
         let _ = writeln!(
@@ -158,7 +150,7 @@ fn box_plot(title: &str, x_label: &str, rows: &[(String, Stats)]) -> String {
              <circle cx=\"{:.1}\" cy=\"{mid:.1}\" r=\"2.5\" fill=\"#444\"/>",
             LEFT - 10.0,
             mid + 4.0,
-            escape(name),
+            svg::escape(name),
             x(s.p1),
             x(s.p99),
             x(s.p25),
@@ -190,15 +182,9 @@ fn box_plot(title: &str, x_label: &str, rows: &[(String, Stats)]) -> String {
          p1-p99, dots min and max)</text>\n</svg>",
         LEFT + PLOT / 2.0,
         bottom + 40.0,
-        escape(x_label)
+        svg::escape(x_label)
     );
     svg
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
