@@ -505,14 +505,7 @@ impl PingSession {
             node.create_subscription(PONG_TOPIC, rtt_qos(), move |msg: &UInt8MultiArray| {
                 let at = Instant::monotonic_now();
                 let data = &msg.data[..];
-                let seq = data
-                    .get(..SEQ_LEN)
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(u64::MAX, u64::from_le_bytes);
-                let intact = data.len() >= SEQ_LEN
-                    && data[SEQ_LEN..]
-                        .chunks(FILL_BLOCK.len())
-                        .all(|chunk| chunk == &FILL_BLOCK[..chunk.len()]);
+                let (seq, intact) = read_echo(data);
                 let echo = Echo {
                     at,
                     seq,
@@ -615,11 +608,27 @@ impl Drop for PingSession {
     }
 }
 
-fn ping_message(size: usize) -> UInt8MultiArray {
+/// A ping of `size` bytes: the sequence number goes in its first bytes, the rest is `FILL`.
+pub(super) fn ping_message(size: usize) -> UInt8MultiArray {
     UInt8MultiArray {
         data: vec![FILL; size].into(),
         ..Default::default()
     }
+}
+
+/// An echo's sequence number (`u64::MAX` if too short) and whether the rest is intact.
+/// Block by block (a memcmp): a byte loop over 4 MiB would hold the sample, and a core, for
+/// milliseconds while the next ping is under way.
+pub(super) fn read_echo(data: &[u8]) -> (u64, bool) {
+    let seq = data
+        .get(..SEQ_LEN)
+        .and_then(|b| b.try_into().ok())
+        .map_or(u64::MAX, u64::from_le_bytes);
+    let intact = data.len() >= SEQ_LEN
+        && data[SEQ_LEN..]
+            .chunks(FILL_BLOCK.len())
+            .all(|chunk| chunk == &FILL_BLOCK[..chunk.len()]);
+    (seq, intact)
 }
 
 struct RoslitePoint {

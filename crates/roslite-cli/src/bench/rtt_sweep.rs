@@ -240,8 +240,6 @@ fn us_summary(s: &shm_bench::Summary) -> Option<Summary> {
 // roslite through the user API.
 
 const SEQ_LEN: usize = 8;
-const FILL: u8 = 0xa5;
-const FILL_BLOCK: [u8; 4096] = [FILL; 4096];
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
 const PING_TOPIC: &str = "roslite_bench/rtt/ping";
@@ -249,27 +247,6 @@ const PONG_TOPIC: &str = "roslite_bench/rtt/pong";
 
 fn qos() -> QosProfile {
     QosProfile::keep_last(1)
-}
-
-/// A networked context on 127.0.0.1 only (see `rtt::localhost_context`) offering `transports`.
-fn sweep_context(domain_id: u32, transports: LocalTransports) -> anyhow::Result<Context> {
-    let mut network = NetworkMode::Rtps(Default::default());
-    if let NetworkMode::Rtps(config) = &mut network {
-        config.discovery.range = "LOCALHOST".parse()?;
-        config.discovery.domain_id = domain_id;
-        config.discovery.static_peers.clear();
-        config.discovery.interface = None;
-        anyhow::ensure!(
-            !config.discovery.range.uses_multicast(),
-            "internal bug: LOCALHOST discovery would use multicast"
-        );
-    }
-    Ok(Context::new(ContextOptions {
-        domain_id,
-        network,
-        local_transports: transports,
-        ..Default::default()
-    })?)
 }
 
 /// The hidden `roslite bench rtt-sweep-pong`.
@@ -294,11 +271,8 @@ fn echo_node(ctx: &Context, name: &str) -> anyhow::Result<(Node, Subscription<UI
 /// The pong process: transports from `ROSLITE_TRANSPORTS`, echoes until killed.
 pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     die_with_parent();
-    let transports = match std::env::var(LocalTransports::ENV) {
-        Ok(text) if !text.trim().is_empty() => LocalTransports::parse(&text)?,
-        _ => LocalTransports::default(),
-    };
-    let ctx = sweep_context(args.domain, transports)?;
+    // The path under test comes in `ROSLITE_TRANSPORTS`, which every context honours.
+    let ctx = rtt::localhost_context(args.domain)?;
     let (node, _subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong")?;
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
@@ -358,7 +332,7 @@ impl ApiSession {
                         .stdout(Stdio::null()),
                 )?;
                 let transports = LocalTransports::parse(path.name())?;
-                (sweep_context(domain, transports)?, Some(pong))
+                (rtt::localhost_context_with(domain, transports)?, Some(pong))
             }
         };
         let mut spinners = Vec::new();
@@ -377,16 +351,7 @@ impl ApiSession {
             node.create_subscription(PONG_TOPIC, qos(), move |msg: &UInt8MultiArray| {
                 let at = Instant::monotonic_now();
                 let data = &msg.data[..];
-                let seq = data
-                    .get(..SEQ_LEN)
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(u64::MAX, u64::from_le_bytes);
-                // Block by block (a memcmp): a byte loop over 4 MiB would hold the sample, and a
-                // core, for milliseconds while the next ping is under way.
-                let intact = data.len() >= SEQ_LEN
-                    && data[SEQ_LEN..]
-                        .chunks(FILL_BLOCK.len())
-                        .all(|chunk| chunk == &FILL_BLOCK[..chunk.len()]);
+                let (seq, intact) = rtt::read_echo(data);
                 let (lock, ready) = &*slot;
                 *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(Echo {
                     at,
@@ -448,7 +413,7 @@ impl ApiSession {
     }
 
     fn wait_for_match(&mut self) -> anyhow::Result<()> {
-        let mut probe = Arc::new(ping_message(64));
+        let mut probe = Arc::new(rtt::ping_message(64));
         let start = Instant::monotonic_now();
         while self
             .round_trip(&mut probe, Duration::from_millis(200))?
@@ -478,7 +443,7 @@ impl ApiSession {
     }
 
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
-        let mut message = Arc::new(ping_message(size));
+        let mut message = Arc::new(rtt::ping_message(size));
         let mut latencies = Vec::with_capacity(pace.count);
         let mut lost = 0;
         let mut next = std::time::Instant::now();
@@ -516,13 +481,6 @@ impl Drop for ApiSession {
         for spinner in self.spinners.drain(..) {
             let _ = spinner.join();
         }
-    }
-}
-
-fn ping_message(size: usize) -> UInt8MultiArray {
-    UInt8MultiArray {
-        data: vec![FILL; size].into(),
-        ..Default::default()
     }
 }
 
