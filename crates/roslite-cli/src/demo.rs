@@ -67,8 +67,14 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     );
     anyhow::ensure!(args.samples > 0, "--samples must be at least 1");
     let work_dir = args.out.join("work");
+    println!(
+        "roslite demo: building the node executable, statically linked and size-optimised \
+         (`{}`; slow only the first time) ...",
+        crate::bench::linetrace::NODE.cargo_command()
+    );
+    let node_program = crate::bench::linetrace::node_program()?;
     let options = LaunchOptions {
-        roslite_exe: std::env::current_exe()?,
+        node_program: node_program.clone(),
         python: None,
         work_dir,
         domain: domain_for_run(0),
@@ -88,6 +94,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
          /cmd_vel samples and {} laps...",
         options.domain, args.speed, args.samples, args.laps
     );
+    println!("roslite processes: {}", node_program.describe());
     let result = launch::run(Setup::ROSLITE, &options)?;
     println!(
         "\nThe robot completed {:.2} laps of the 2.57 m course; its axle stayed within {:.1} mm \

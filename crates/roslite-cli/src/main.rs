@@ -6,6 +6,7 @@ mod interface;
 mod node;
 mod param;
 mod service;
+mod small_build;
 mod stats;
 mod svg;
 mod topic;

@@ -136,6 +136,11 @@ fn demo_runs_and_exits_on_its_own() {
         &out_arg,
     ]));
     assert!(out.contains("The robot completed 1."), "{out}");
+    // The measured processes are the lean node binary the demo builds, not the CLI.
+    assert!(
+        out.contains("roslite processes: roslite-linetrace-node"),
+        "{out}"
+    );
     for heading in [
         "/light_sensors",
         "/cmd_vel",

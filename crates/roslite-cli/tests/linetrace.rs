@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side};
+use roslite_linetrace::node_program::NodeProgram;
 use roslite_linetrace::nodes::NodeOptions;
 
 fn python() -> PathBuf {
@@ -25,7 +26,7 @@ fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
         std::process::id()
     ));
     let options = LaunchOptions {
-        roslite_exe: PathBuf::from(env!("CARGO_BIN_EXE_roslite")),
+        node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
         python: Some(python()),
         work_dir,
         domain,

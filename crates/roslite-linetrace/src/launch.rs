@@ -18,6 +18,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::node_program::NodeProgram;
 use crate::nodes::NodeOptions;
 
 /// The rclpy robot and follower (same logic and message flow as [`crate::nodes`]).
@@ -112,8 +113,8 @@ impl Setup {
 /// How to run a configuration.
 #[derive(Clone, Debug)]
 pub struct LaunchOptions {
-    /// A `roslite` executable (it runs `roslite linetrace-node ...`).
-    pub roslite_exe: PathBuf,
+    /// What runs the roslite processes (see [`NodeProgram::standalone_or_cli`]).
+    pub node_program: NodeProgram,
     /// A Python with rclpy (the repository's `.venv/bin/python`), for rclpy sides.
     pub python: Option<PathBuf>,
     /// Where traces, logs and helper files go.
@@ -360,9 +361,8 @@ fn spawn(
 fn command_for(side: Side, role: &str, options: &LaunchOptions, script: &Path) -> Command {
     match side {
         Side::Roslite => {
-            let mut c = Command::new(&options.roslite_exe);
-            c.args(["linetrace-node", role, "--domain"])
-                .arg(options.domain.to_string());
+            let mut c = options.node_program.command(role);
+            c.arg("--domain").arg(options.domain.to_string());
             c
         }
         Side::Rclpy => {

@@ -7,6 +7,7 @@
 //! - [`follower`]: upstream's line-follower logic as a pure state machine;
 //! - [`sim`]: both in one deterministic loop on simulated time (tests);
 //! - [`nodes`]: the two as roslite nodes (`raspimouse`, `follower`) with latency tracing;
+//! - [`node_program`]: the lean static executable the roslite processes run;
 //! - [`launch`]: runs a configuration (roslite or rclpy robot and follower, separate processes
 //!   or one) on loopback and collects its latencies, memory and path;
 //! - [`report`]: tables, Markdown and SVG.
@@ -14,6 +15,7 @@
 pub mod course;
 pub mod follower;
 pub mod launch;
+pub mod node_program;
 pub mod nodes;
 pub mod process;
 pub mod report;

@@ -8,11 +8,10 @@
 //! from 1), and the subscriber gets that number from `MessageInfo::publication_sequence_number`
 //! (rclpy: `MessageInfo['publication_sequence_number']`). `MessageInfo::source_timestamp`
 //! cannot be used: for a message from another process roslite stamps it on arrival (RTPS
-//! carries no sender monotonic time). Each process keeps its records in memory and writes them
-//! to a trace file when it stops ([`Trace`]); the launcher joins the files. `CLOCK_MONOTONIC`
+//! carries no sender monotonic time). Each process streams its records to a trace file
+//! ([`Trace`]); the launcher joins the files when the processes have stopped. `CLOCK_MONOTONIC`
 //! is one clock for all processes of a host, so the differences are one-way latencies.
 
-use std::fmt::Write as _;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -80,50 +79,69 @@ impl Measured {
     }
 }
 
-/// One process's measurements, written as text when it stops. Lines:
+/// One process's measurements, streamed as text lines to its trace file. Lines:
 /// `pub|sub <topic> <seq> <monotonic ns>`, `mark following <ns>`, `count <what> <n>`,
 /// `pose <sim s> <x> <y> <theta>`, `summary <key> <value>`.
-#[derive(Default)]
+///
+/// Streamed, not kept: the trace is the measuring apparatus, and records held in memory for a
+/// whole run (thousands per topic) would inflate the very process memory being measured. A
+/// buffered write reaches the file every few hundred records; callers record after the
+/// measured publish, never between a time stamp and the work it times.
 pub struct Trace {
-    stamps: Mutex<Vec<(bool, Measured, u64, u64)>>,
-    text: Mutex<String>,
+    out: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    failed: Mutex<Option<std::io::Error>>,
 }
 
 impl Trace {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self {
-            stamps: Mutex::new(Vec::with_capacity(16 * 1024)),
-            text: Mutex::default(),
-        })
+    /// Creates (truncates) the trace file at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be created.
+    pub fn create(path: &Path) -> std::io::Result<Arc<Self>> {
+        let file = std::fs::File::create(path)?;
+        Ok(Arc::new(Self {
+            out: Mutex::new(Some(std::io::BufWriter::with_capacity(8 * 1024, file))),
+            failed: Mutex::default(),
+        }))
+    }
+
+    fn write(&self, args: std::fmt::Arguments<'_>) {
+        use std::io::Write as _;
+        let mut out = lock(&self.out);
+        let Some(w) = out.as_mut() else { return };
+        if let Err(e) = w.write_fmt(args).and_then(|()| w.write_all(b"\n")) {
+            // Keep the first error for finish(); stop writing a broken file.
+            *out = None;
+            lock(&self.failed).get_or_insert(e);
+        }
     }
 
     fn published(&self, topic: Measured, seq: u64, at: Instant) {
-        lock(&self.stamps).push((true, topic, seq, at.as_nanos()));
+        self.write(format_args!("pub {} {seq} {}", topic.name(), at.as_nanos()));
     }
 
     fn received(&self, topic: Measured, seq: u64, at: Instant) {
-        lock(&self.stamps).push((false, topic, seq, at.as_nanos()));
+        self.write(format_args!("sub {} {seq} {}", topic.name(), at.as_nanos()));
     }
 
     /// Appends one free-form line (`mark`, `count`, `pose`, `summary`).
     pub fn line(&self, args: std::fmt::Arguments<'_>) {
-        let mut text = lock(&self.text);
-        let _ = text.write_fmt(args);
-        text.push('\n');
+        self.write(args);
     }
 
-    /// Writes everything recorded to `path`.
+    /// Flushes and closes the file; later records are dropped.
     ///
     /// # Errors
-    /// The file cannot be written.
-    pub fn write_to(&self, path: &Path) -> std::io::Result<()> {
-        let mut out = String::with_capacity(64 * 1024);
-        for (publish, topic, seq, ns) in lock(&self.stamps).iter() {
-            let kind = if *publish { "pub" } else { "sub" };
-            let _ = writeln!(out, "{kind} {} {seq} {ns}", topic.name());
+    /// The first write error of the run, or the flush's.
+    pub fn finish(&self) -> std::io::Result<()> {
+        use std::io::Write as _;
+        if let Some(mut w) = lock(&self.out).take() {
+            w.flush()?;
         }
-        out.push_str(&lock(&self.text));
-        std::fs::write(path, out)
+        match lock(&self.failed).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
@@ -326,9 +344,9 @@ impl RobotNode {
                 }
                 drop(guard);
                 let at = Instant::monotonic_now();
-                trace.published(Measured::LightSensors, seq, at);
                 // Errors only for unserializable messages, which these fixed-size ones are not.
                 let _ = light_sensors.publish(reading);
+                trace.published(Measured::LightSensors, seq, at);
                 if let Some(msg) = switch_msg {
                     let _ = switches.publish(msg);
                 }
@@ -418,9 +436,9 @@ impl FollowerCore {
                     let seq = self.cmd_vel_seq;
                     match &self.cmd_vel {
                         CmdVelPublisher::Twist(p) => {
-                            self.trace
-                                .published(Measured::CmdVel, seq, Instant::monotonic_now());
+                            let at = Instant::monotonic_now();
                             let _ = p.publish(twist);
+                            self.trace.published(Measured::CmdVel, seq, at);
                         }
                         CmdVelPublisher::Stamped(p, node) => {
                             let mut msg = TwistStamped {
@@ -428,9 +446,9 @@ impl FollowerCore {
                                 ..Default::default()
                             };
                             msg.header.stamp = node.now().to_msg();
-                            self.trace
-                                .published(Measured::CmdVel, seq, Instant::monotonic_now());
+                            let at = Instant::monotonic_now();
                             let _ = p.publish(msg);
+                            self.trace.published(Measured::CmdVel, seq, at);
                         }
                     }
                 }

@@ -12,7 +12,8 @@ use roslite::{Context, ContextOptions, Executor, NetworkMode};
 
 use crate::nodes::{Event, FollowerNode, NodeOptions, RobotNode, Trace};
 
-const USAGE: &str = "usage: roslite linetrace-node robot|follower|both --trace FILE \
+const USAGE: &str =
+    "usage: roslite-linetrace-node (or roslite linetrace-node) robot|follower|both --trace FILE \
 [--domain D] [--speed K] [--seed S] [--twist-stamped]";
 
 /// Which nodes this process runs.
@@ -114,7 +115,8 @@ pub fn run(args: &Args) -> Result<(), String> {
         Role::Both => Context::new(ContextOptions::default()).map_err(|e| e.to_string())?,
         _ => localhost_context(args.domain)?,
     };
-    let trace = Trace::new();
+    let trace = Trace::create(&args.trace)
+        .map_err(|e| format!("cannot create {}: {e}", args.trace.display()))?;
     let print_event: Box<dyn FnMut(Event) + Send> = Box::new(|event| println!("{event}"));
     let executor = Executor::new(&ctx);
     let robot_node;
@@ -165,6 +167,6 @@ pub fn run(args: &Args) -> Result<(), String> {
         f.finish();
     }
     trace
-        .write_to(&args.trace)
+        .finish()
         .map_err(|e| format!("cannot write {}: {e}", args.trace.display()))
 }

@@ -10,8 +10,9 @@
 //!   the logging). Its resident code is the CLI's, which carries far more than a publisher;
 //! - roslite (`examples/talker`), when that binary was built next to this one (`cargo build
 //!   --release -p roslite --example talker`): the same publisher as a program of its own; and
-//!   the same built for small boards (`cargo build --profile release-small -p roslite --example
-//!   talker`: opt-level "s", fat LTO, panic=abort, stripped), when built;
+//!   the same built as for a small board, which this bench builds itself (unless `--no-build`):
+//!   the size profile (opt-level "s", fat LTO, panic=abort, stripped), statically linked (see
+//!   `small_build`);
 //! - Cyclone DDS: `ddsperf pub 10Hz size 32` with `ddsperf sub` (ddsperf also creates its
 //!   ping/pong endpoints and a statistics writer, so this is a little above a bare C
 //!   publisher);
@@ -39,6 +40,7 @@ use super::rtt::{
     self_command, Helper, ProcMemory,
 };
 use super::timer::parse_duration;
+use crate::small_build;
 
 #[derive(clap::Args)]
 pub struct FootprintArgs {
@@ -60,6 +62,11 @@ pub struct FootprintArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Do not build the statically linked, size-optimised talker (`cargo rustc --profile
+    /// release-small -p roslite --example talker -- -C target-feature=+crt-static -C
+    /// relocation-model=static`); measure it only if already built.
+    #[arg(long)]
+    no_build: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -178,6 +185,21 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
             result: measure_roslite(args, Some(talker)).map_err(|e| format!("{e:#}")),
         });
     }
+    let lean = if args.no_build {
+        lean_talker_built()
+    } else {
+        if !args.json {
+            eprintln!("building `{}` ...", LEAN_TALKER.cargo_command());
+        }
+        small_build::build(LEAN_TALKER)
+    };
+    stacks.push(Stack {
+        name: "roslite (talker: size profile, static)".to_owned(),
+        result: lean.and_then(|path| {
+            let (_, talker) = example_talker(args, path);
+            measure_roslite(args, Some(talker)).map_err(|e| format!("{e:#}"))
+        }),
+    });
     let cyclone_name = match cyclone_version() {
         Some(v) => format!("Cyclone {v} (ddsperf pub)"),
         None => "Cyclone (ddsperf pub)".to_owned(),
@@ -220,26 +242,34 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
 /// talker`), if there is one: the same publisher as a program of its own, without the CLI's
 /// code. It reads its settings from the environment, so they are set to LOCALHOST discovery in
 /// the bench's domain here.
-///
-/// Also the same example built with the size-optimised profile for small boards, if there is one
-/// (`cargo build --profile release-small -p roslite --example talker`: opt-level "s", fat LTO,
-/// one codegen unit, panic=abort, stripped).
 fn example_talkers(args: &FootprintArgs) -> Vec<(PathBuf, Command)> {
-    let Some(dir) = std::env::current_exe()
+    std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-    else {
-        return Vec::new();
-    };
-    let mut candidates = vec![dir.join("examples").join("talker")];
-    if let Some(target) = dir.parent() {
-        candidates.push(target.join("release-small").join("examples").join("talker"));
-    }
-    candidates
-        .into_iter()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("examples").join("talker")))
         .filter(|path| path.is_file())
         .map(|path| example_talker(args, path))
+        .into_iter()
         .collect()
+}
+
+/// The talker as a small board would run it (see `small_build`).
+const LEAN_TALKER: small_build::Program<'static> = small_build::Program::Example {
+    package: "roslite",
+    name: "talker",
+};
+
+/// The lean talker if an earlier run built it (`--no-build`).
+fn lean_talker_built() -> Result<PathBuf, String> {
+    let path = std::env::current_exe()
+        .ok()
+        .and_then(|exe| small_build::target_dir_of(&exe))
+        .map(|dir| {
+            dir.join(small_build::PROFILE)
+                .join("examples")
+                .join("talker")
+        })
+        .filter(|path| path.is_file());
+    path.ok_or_else(|| format!("not built (--no-build; `{}`)", LEAN_TALKER.cargo_command()))
 }
 
 fn example_talker(args: &FootprintArgs, path: PathBuf) -> (PathBuf, Command) {

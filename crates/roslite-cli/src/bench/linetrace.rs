@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup};
+use roslite_linetrace::node_program::NodeProgram;
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::report;
 
+use crate::small_build;
 use crate::stats::Summary;
 
 /// The issue's goals: roslite processes at most 2.5 MB RSS; roslite's /light_sensors mean at
@@ -36,6 +38,36 @@ pub struct LinetraceArgs {
     out: Option<PathBuf>,
 }
 
+/// What the roslite processes run: the lean `roslite-linetrace-node` built by
+/// [`small_build`] (`ROSLITE_LINETRACE_NODE=<path>` names a prebuilt one,
+/// `ROSLITE_LINETRACE_NODE=cli` forces the fallback), else this binary's own `linetrace-node`
+/// role, with a warning on stderr saying why and what it means for the memory figures.
+pub(crate) fn node_program() -> anyhow::Result<NodeProgram> {
+    let cli = std::env::current_exe()?;
+    match std::env::var_os("ROSLITE_LINETRACE_NODE") {
+        Some(v) if v == "cli" => return Ok(NodeProgram::Cli(cli)),
+        Some(v) if !v.is_empty() => return Ok(NodeProgram::Standalone(PathBuf::from(v))),
+        _ => {}
+    }
+    match small_build::build(NODE) {
+        Ok(exe) => Ok(NodeProgram::Standalone(exe)),
+        Err(why) => {
+            eprintln!(
+                "warning: the lean node binary could not be built ({why}); the roslite processes \
+                 run as `{} linetrace-node`, so their memory includes the whole CLI",
+                cli.display()
+            );
+            Ok(NodeProgram::Cli(cli))
+        }
+    }
+}
+
+/// The line follower's node executable.
+pub(crate) const NODE: small_build::Program<'static> = small_build::Program::Bin {
+    package: "roslite-linetrace",
+    name: roslite_linetrace::node_program::NODE_BINARY,
+};
+
 fn mean_of(us: &[f64]) -> Option<Summary> {
     let d: Vec<Duration> = us
         .iter()
@@ -54,6 +86,13 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
         Setup::RCLPY,
         Setup::ONE_PROCESS,
     ];
+    if !args.json {
+        eprintln!("building or finding the node executable ...");
+    }
+    let node_program = node_program()?;
+    if !args.json {
+        eprintln!("roslite processes: {}", node_program.describe());
+    }
     let mut results: Vec<(Setup, Result<RunResult, String>)> = Vec::new();
     for (i, setup) in setups.into_iter().enumerate() {
         let needs_python =
@@ -66,7 +105,7 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
             eprintln!("running {} ...", setup.label());
         }
         let options = LaunchOptions {
-            roslite_exe: std::env::current_exe()?,
+            node_program: node_program.clone(),
             python: python.clone(),
             work_dir: work.join(format!("run{i}")),
             domain: crate::demo::domain_for_run(i as u32 * 7),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 mod footprint;
 mod intra;
 mod large;
-mod linetrace;
+pub(crate) mod linetrace;
 mod rtt;
 mod rtt_sweep;
 mod service;
