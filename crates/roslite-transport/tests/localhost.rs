@@ -137,3 +137,28 @@ fn socket_buffers_are_reported() {
         t.notes()
     );
 }
+
+#[test]
+fn deadlines_below_and_above_a_millisecond_are_never_cut_short() {
+    // Waits of whole milliseconds go to epoll_wait (millisecond timeouts, rounded down), the
+    // rest to ppoll: every deadline must still be reached, not returned from early.
+    let t = UdpTransport::bind(&localhost(test_domain() - 30)).unwrap();
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    for wait_ns in [300_000, 1_500_000, 7_250_000, 20_000_001] {
+        let deadline = monotonic_ns() + wait_ns;
+        loop {
+            match t.recv(&mut buf, Some(deadline)).unwrap() {
+                RecvEvent::DeadlineReached => break,
+                // A stranger's probe on this domain: keep waiting for the same deadline.
+                RecvEvent::Datagram(_) => {}
+                RecvEvent::Woken => panic!("nobody woke this transport"),
+            }
+        }
+        let now = monotonic_ns();
+        assert!(
+            now >= deadline,
+            "{wait_ns} ns wait returned {} ns early",
+            deadline - now
+        );
+    }
+}

@@ -24,6 +24,7 @@
 //! configuration. A misbehaving peer is counted in [`WriterStats`]/[`ReaderStats`] and its
 //! message dropped, never reported as an error (STYLE.md §8.5).
 
+mod drained;
 mod fragments;
 mod history;
 mod proxies;
@@ -40,6 +41,7 @@ use crate::wire::{
     HeaderRepr, InfoDstRepr, InfoTsRepr, Submessage, SubmessageHeader, SubmessageId,
 };
 
+pub use drained::{Drained, Transmitter};
 pub use history::HistoryKind;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
 pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats};

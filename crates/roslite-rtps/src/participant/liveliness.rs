@@ -33,7 +33,7 @@ use std::time::Duration as StdDuration;
 
 use crate::discovery::wlp::{ParticipantMessageData, ParticipantMessageKind};
 use crate::discovery::LivelinessKind;
-use crate::endpoint::{Reader, ReaderProxyInfo, Writer, WriterProxyInfo};
+use crate::endpoint::{Drained, Reader, ReaderProxyInfo, Writer, WriterProxyInfo};
 use crate::instant::Instant;
 use crate::types::{BuiltinEndpointSet, EntityId, Guid, GuidPrefix, Locator};
 
@@ -98,8 +98,8 @@ struct RemoteWriterLiveliness {
 
 /// The participant's WLP state.
 pub(super) struct Wlp {
-    pub writer: Writer,
-    pub reader: Reader,
+    pub writer: Drained<Writer>,
+    pub reader: Drained<Reader>,
     /// When the next AUTOMATIC_LIVELINESS_UPDATE is due; `None` without automatic writers of
     /// finite lease.
     next_automatic: Option<Instant>,
@@ -114,8 +114,8 @@ pub(super) struct Wlp {
 impl Wlp {
     pub(super) fn new(writer: Writer, reader: Reader) -> Self {
         Wlp {
-            writer,
-            reader,
+            writer: Drained::new(writer),
+            reader: Drained::new(reader),
             next_automatic: None,
             last_manual: None,
             remote_manual: BTreeMap::new(),

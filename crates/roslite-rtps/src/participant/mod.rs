@@ -42,7 +42,7 @@ use crate::discovery::{
     DurabilityKind, EndpointData, EndpointKind, History, Liveliness, ParticipantData, Reliability,
     ReliabilityKind,
 };
-use crate::endpoint::Reader;
+use crate::endpoint::{Drained, Reader};
 use crate::endpoint::{
     HistoryKind, ReaderConfig, ReaderStats, ReceivedSample, Writer, WriterConfig, WriterStats,
     DATAGRAM_OVERHEAD, MAX_INLINE_QOS,
@@ -111,7 +111,7 @@ impl RemoteEndpoint {
 
 /// A local user writer and what discovery knows about it.
 struct LocalWriter {
-    writer: Writer,
+    writer: Drained<Writer>,
     data: EndpointData,
     liveliness: LocalLiveliness,
     matched: BTreeSet<Guid>,
@@ -120,7 +120,7 @@ struct LocalWriter {
 
 /// A local user reader.
 struct LocalReader {
-    reader: Reader,
+    reader: Drained<Reader>,
     data: EndpointData,
     matched: BTreeSet<Guid>,
     incompatible: BTreeSet<Guid>,
@@ -135,7 +135,7 @@ struct LocalReader {
 /// live announcement, that announcement is written again (`depth` exceeds the number of
 /// live endpoints, so this ends).
 struct SedpWriter {
-    writer: Writer,
+    writer: Drained<Writer>,
     depth: usize,
     /// Samples written so far (the history is full once this reaches `depth`).
     written: u64,
@@ -165,7 +165,7 @@ pub struct Participant {
     /// SPDP disposals to send (shutdown).
     pending_spdp_dispose: Vec<Vec<Locator>>,
     sedp_writers: BTreeMap<EntityId, SedpWriter>,
-    sedp_readers: BTreeMap<EntityId, Reader>,
+    sedp_readers: BTreeMap<EntityId, Drained<Reader>>,
     /// The participant-message (WLP) writer and reader, and liveliness bookkeeping.
     wlp: Wlp,
     writers: BTreeMap<EntityId, LocalWriter>,
@@ -297,7 +297,7 @@ impl Participant {
             p.sedp_writers.insert(
                 pair.local,
                 SedpWriter {
-                    writer: Writer::new(cfg),
+                    writer: Drained::new(Writer::new(cfg)),
                     depth,
                     written: 0,
                     last_sn: SequenceNumber::ZERO,
@@ -315,7 +315,8 @@ impl Participant {
                     max_samples: p.config.reader_defaults.keep_all_max_samples,
                 },
             );
-            p.sedp_readers.insert(pair.local, Reader::new(cfg));
+            p.sedp_readers
+                .insert(pair.local, Drained::new(Reader::new(cfg)));
         }
         // RTPS 2.5 §8.4.13.3: reliable, transient-local, KEEP_LAST 1.
         let wlp_writer = p.writer_config(
@@ -400,7 +401,7 @@ impl Participant {
         self.writers.insert(
             guid.entity_id,
             LocalWriter {
-                writer: Writer::new(cfg),
+                writer: Drained::new(Writer::new(cfg)),
                 data,
                 liveliness,
                 matched: BTreeSet::new(),
@@ -440,7 +441,7 @@ impl Participant {
         self.readers.insert(
             guid.entity_id,
             LocalReader {
-                reader: Reader::new(cfg),
+                reader: Drained::new(Reader::new(cfg)),
                 data,
                 matched: BTreeSet::new(),
                 incompatible: BTreeSet::new(),
@@ -694,19 +695,33 @@ impl Participant {
             self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
             self.remove_participant(now, prefix);
         }
+        // Only endpoints with a timer due: touching the others would forget their memo of
+        // having nothing to send (see `Drained`).
         for w in self.sedp_writers.values_mut() {
-            w.writer.handle_timeout(now);
+            if w.writer.timer_due(now) {
+                w.writer.handle_timeout(now);
+            }
         }
         for r in self.sedp_readers.values_mut() {
-            r.handle_timeout(now);
+            if r.timer_due(now) {
+                r.handle_timeout(now);
+            }
         }
-        self.wlp.writer.handle_timeout(now);
-        self.wlp.reader.handle_timeout(now);
+        if self.wlp.writer.timer_due(now) {
+            self.wlp.writer.handle_timeout(now);
+        }
+        if self.wlp.reader.timer_due(now) {
+            self.wlp.reader.handle_timeout(now);
+        }
         for w in self.writers.values_mut() {
-            w.writer.handle_timeout(now);
+            if w.writer.timer_due(now) {
+                w.writer.handle_timeout(now);
+            }
         }
         for r in self.readers.values_mut() {
-            r.reader.handle_timeout(now);
+            if r.reader.timer_due(now) {
+                r.reader.handle_timeout(now);
+            }
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);

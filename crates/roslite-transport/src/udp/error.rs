@@ -107,6 +107,8 @@ pub enum BindError {
     Port(PortError),
     /// The waker's eventfd could not be created.
     Waker { source: io::Error },
+    /// The epoll instance watching the sockets could not be created or filled.
+    Epoll { source: io::Error },
 }
 
 impl fmt::Display for BindError {
@@ -184,6 +186,11 @@ impl fmt::Display for BindError {
                 }
             }
             BindError::Port(e) => e.fmt(f),
+            BindError::Epoll { source } => write!(
+                f,
+                "cannot create the epoll instance that waits for the sockets: {source}; raise \
+                 the open-file limit (ulimit -n) or the epoll limits (/proc/sys/fs/epoll)"
+            ),
             BindError::Waker { source } => write!(
                 f,
                 "cannot create the waker's eventfd: {source}; raise the open-file limit \
@@ -199,7 +206,8 @@ impl std::error::Error for BindError {
             BindError::Socket { source, .. }
             | BindError::Bind { source, .. }
             | BindError::JoinMulticast { source, .. }
-            | BindError::Waker { source } => Some(source),
+            | BindError::Waker { source }
+            | BindError::Epoll { source } => Some(source),
             BindError::Port(e) => Some(e),
             BindError::InvalidConfig { .. } | BindError::NoFreeParticipantId { .. } => None,
         }
