@@ -62,6 +62,9 @@ pub enum EncodeError {
     /// The caller's buffer (e.g. a loan sized beforehand) holds fewer bytes than the value
     /// needs.
     BufferTooSmall { needed: usize, capacity: usize },
+    /// A reserved sequence ([`crate::Seq::reserved`]) met a writer that must write every
+    /// element (a growable buffer, or a slice not meant to keep holes): it has none to write.
+    ReservedSequence { len: usize },
 }
 
 impl fmt::Display for EncodeError {
@@ -77,6 +80,11 @@ impl fmt::Display for EncodeError {
             Self::BufferTooSmall { needed, capacity } => write!(
                 f,
                 "the value needs {needed} bytes, the buffer holds {capacity}"
+            ),
+            Self::ReservedSequence { len } => write!(
+                f,
+                "a reserved sequence of {len} elements has no contents to encode; fill it in \
+                 place through a loan (roslite's Publisher::loan) or give it elements"
             ),
         }
     }

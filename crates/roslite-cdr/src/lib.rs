@@ -10,7 +10,10 @@
 //!   sequence lengths that are always checked against the bytes that remain.
 //! - [`CdrEncode`] / [`CdrDecode`]: implemented by generated message types.
 //! - [`Seq`] and [`SharedBuf`]: primitive sequences that a decoder can hand out as a view into the
-//!   received buffer instead of a copy (the `uint8[] data` of an image or point cloud).
+//!   received buffer instead of a copy (the `uint8[] data` of an image or point cloud), or that
+//!   a sender *reserves* ([`Seq::reserved`]): [`to_slice_leaving_holes`] then encodes their
+//!   lengths and leaves their elements for the application to write in place (a loaned
+//!   shared-memory chunk).
 //!
 //! Decoding never panics on any input and never allocates more than the input could describe:
 //! every length read from the stream is checked against the remaining bytes before anything is
@@ -26,7 +29,7 @@ mod writer;
 pub use error::{DecodeError, EncodeError};
 pub use reader::CdrReader;
 pub use seq::{Backing, Prim, Seq, SharedBuf};
-pub use writer::CdrWriter;
+pub use writer::{CdrWriter, ReservedRange};
 
 /// Byte order of a CDR stream, selected by the encapsulation header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,7 +92,9 @@ pub trait CdrEncode {
     /// Appends this value to `w`.
     ///
     /// # Errors
-    /// [`EncodeError::BoundExceeded`] when a bounded string or sequence is longer than its bound.
+    /// [`EncodeError::BoundExceeded`] when a bounded string or sequence is longer than its
+    /// bound; [`EncodeError::ReservedSequence`] when a reserved sequence meets a writer that
+    /// does not leave holes.
     fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), EncodeError>;
 }
 
@@ -105,7 +110,8 @@ pub trait CdrDecode: Sized {
 /// Serializes `value` with an encapsulation header into a new buffer.
 ///
 /// # Errors
-/// As [`CdrEncode::encode`].
+/// As [`CdrEncode::encode`]; a reserved sequence ([`Seq::reserved`]) is
+/// [`EncodeError::ReservedSequence`]: a new buffer has no contents to leave in its place.
 pub fn to_vec<T: CdrEncode + ?Sized>(
     value: &T,
     endianness: Endianness,
@@ -116,7 +122,8 @@ pub fn to_vec<T: CdrEncode + ?Sized>(
 }
 
 /// The length of [`to_vec`]'s result, computed without writing anything (a primitive sequence
-/// costs O(1)): to size a buffer, e.g. a shared-memory loan, before [`to_slice`].
+/// costs O(1)): to size a buffer, e.g. a shared-memory loan, before [`to_slice`]. A reserved
+/// sequence counts as many bytes as its elements will occupy.
 ///
 /// # Errors
 /// As [`CdrEncode::encode`].
@@ -143,6 +150,22 @@ pub fn to_slice<T: CdrEncode + ?Sized>(
     let mut w = CdrWriter::into_slice(buf, endianness);
     value.encode(&mut w)?;
     w.finish_len()
+}
+
+/// [`to_slice`] for a value holding reserved sequences ([`Seq::reserved`]): their lengths are
+/// written, their element bytes in `buf` are left as they are, and the ranges those elements
+/// occupy are returned in encode order, for the caller to fill in place.
+///
+/// # Errors
+/// As [`to_slice`].
+pub fn to_slice_leaving_holes<T: CdrEncode + ?Sized>(
+    value: &T,
+    endianness: Endianness,
+    buf: &mut [u8],
+) -> Result<(usize, Vec<ReservedRange>), EncodeError> {
+    let mut w = CdrWriter::into_slice_leaving_holes(buf, endianness);
+    value.encode(&mut w)?;
+    w.finish_with_holes()
 }
 
 /// Deserializes one value from a payload that starts with an encapsulation header.
@@ -210,9 +233,7 @@ impl CdrDecode for String {
 
 impl<T: Prim> CdrEncode for Seq<T> {
     fn encode(&self, w: &mut CdrWriter) -> Result<(), EncodeError> {
-        w.write_len(self.len())?;
-        w.write_prim_slice(self.as_slice());
-        Ok(())
+        w.write_prim_seq(self)
     }
 }
 

@@ -120,9 +120,17 @@ macro_rules! prim {
 
 prim!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
-/// A sequence of primitives: either owned, or a view into a received [`SharedBuf`].
+/// A sequence of primitives: owned, a view into a received [`SharedBuf`], or *reserved*.
 ///
-/// Dereferences to `[T]` either way. Mutation through [`Seq::to_mut`] copies a view first.
+/// Dereferences to `[T]` in every state. Mutation through [`Seq::to_mut`] copies a view first.
+///
+/// A reserved sequence ([`Seq::reserved`]) has a length and no elements: it stands for data the
+/// application writes later, in place, into the buffer the message is serialized into (a
+/// publisher's shared-memory loan, see `roslite::Publisher::loan`). It is meant to be encoded
+/// by [`CdrWriter::into_slice_leaving_holes`](crate::CdrWriter::into_slice_leaving_holes), which
+/// writes its length and skips its elements. Read as a slice it is *empty*: `as_slice`, `Deref`
+/// (so `len()` and iteration), `Debug`'s elements, `into_vec` and `to_mut` all see no elements;
+/// [`Seq::reserved_len`] gives the reserved length. Nothing about it panics.
 pub struct Seq<T: Prim>(Repr<T>);
 
 enum Repr<T: Prim> {
@@ -134,11 +142,21 @@ enum Repr<T: Prim> {
         offset: usize,
         len: usize,
     },
+    /// `len` elements to be written in place after encoding; no storage here.
+    Reserved {
+        len: usize,
+    },
 }
 
 impl<T: Prim> Seq<T> {
     pub const fn new() -> Self {
         Self(Repr::Owned(Vec::new()))
+    }
+
+    /// A sequence of `len` elements whose contents the caller writes later, in place, into the
+    /// buffer the message is encoded into (see the type's documentation). Allocates nothing.
+    pub const fn reserved(len: usize) -> Self {
+        Self(Repr::Reserved { len })
     }
 
     /// A view of `len` elements at byte `offset` of `buf`, if they are in range and aligned.
@@ -158,6 +176,20 @@ impl<T: Prim> Seq<T> {
         matches!(self.0, Repr::View { .. })
     }
 
+    /// True if this sequence was made by [`Seq::reserved`].
+    pub fn is_reserved(&self) -> bool {
+        matches!(self.0, Repr::Reserved { .. })
+    }
+
+    /// The length given to [`Seq::reserved`]; `None` for an owned sequence or a view.
+    pub fn reserved_len(&self) -> Option<usize> {
+        match self.0 {
+            Repr::Reserved { len } => Some(len),
+            Repr::Owned(_) | Repr::View { .. } => None,
+        }
+    }
+
+    /// The elements; empty for a reserved sequence (it has none until encoded and filled).
     pub fn as_slice(&self) -> &[T] {
         match &self.0 {
             Repr::Owned(v) => v,
@@ -166,24 +198,29 @@ impl<T: Prim> Seq<T> {
                 // Alignment and range were checked in `view` and the backing never moves.
                 bytemuck::cast_slice(bytes)
             }
+            Repr::Reserved { .. } => &[],
         }
     }
 
-    /// Mutable access; a view is copied into an owned vector first.
+    /// Mutable access; a view is copied into an owned vector first. A reserved sequence
+    /// becomes an owned empty one (its reservation is given up, nothing is allocated for it).
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Repr::View { .. } = self.0 {
+        if !matches!(self.0, Repr::Owned(_)) {
             self.0 = Repr::Owned(self.as_slice().to_vec());
         }
         match &mut self.0 {
             Repr::Owned(v) => v,
-            Repr::View { .. } => unreachable!("internal bug: view was just replaced"),
+            Repr::View { .. } | Repr::Reserved { .. } => {
+                unreachable!("internal bug: view or reservation was just replaced")
+            }
         }
     }
 
+    /// The elements as a vector: a view is copied, a reserved sequence gives an empty one.
     pub fn into_vec(self) -> Vec<T> {
         match self.0 {
             Repr::Owned(v) => v,
-            Repr::View { .. } => self.as_slice().to_vec(),
+            Repr::View { .. } | Repr::Reserved { .. } => self.as_slice().to_vec(),
         }
     }
 }
@@ -210,31 +247,39 @@ impl<T: Prim> Clone for Seq<T> {
                 offset: *offset,
                 len: *len,
             }),
+            Repr::Reserved { len } => Self(Repr::Reserved { len: *len }),
         }
     }
 }
 
 impl<T: Prim> fmt::Debug for Seq<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_slice(), f)
+        match self.0 {
+            Repr::Reserved { len } => write!(f, "Seq::reserved({len})"),
+            Repr::Owned(_) | Repr::View { .. } => fmt::Debug::fmt(self.as_slice(), f),
+        }
     }
 }
 
+/// Elements compare as slices; a reserved sequence equals only a reserved one of the same
+/// length (not the empty sequence it reads as).
 impl<T: Prim> PartialEq for Seq<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
+        self.reserved_len() == other.reserved_len() && self.as_slice() == other.as_slice()
     }
 }
 
+/// A reserved sequence equals no slice.
 impl<T: Prim> PartialEq<[T]> for Seq<T> {
     fn eq(&self, other: &[T]) -> bool {
-        self.as_slice() == other
+        !self.is_reserved() && self.as_slice() == other
     }
 }
 
+/// A reserved sequence equals no vector.
 impl<T: Prim> PartialEq<Vec<T>> for Seq<T> {
     fn eq(&self, other: &Vec<T>) -> bool {
-        self.as_slice() == other.as_slice()
+        !self.is_reserved() && self.as_slice() == other.as_slice()
     }
 }
 

@@ -292,3 +292,154 @@ fn counting_a_large_swapped_sequence() {
     // Header, length, 4 bytes of padding to align the u64s to 8, the elements.
     assert_eq!(len, 4 + 4 + 4 + (8 << 20));
 }
+
+/// A message shaped like the ones reserved sequences are for: small fields around bulk arrays
+/// of different element sizes, so alignment before each hole is exercised.
+#[derive(Clone)]
+struct Bulk {
+    tag: u8,
+    wide: Seq<u64>,
+    name: String,
+    bytes: Seq<u8>,
+    none: Seq<f32>,
+    floats: Seq<f32>,
+    tail: u32,
+}
+
+impl CdrEncode for Bulk {
+    fn encode(&self, w: &mut CdrWriter) -> Result<(), EncodeError> {
+        w.write_u8(self.tag);
+        w.write_prim_seq(&self.wide)?;
+        w.write_string(&self.name)?;
+        w.write_prim_seq(&self.bytes)?;
+        w.write_prim_seq(&self.none)?;
+        w.write_bounded_prim_seq(&self.floats, 8)?;
+        w.write_u32(self.tail);
+        Ok(())
+    }
+}
+
+fn reserved_bulk() -> Bulk {
+    Bulk {
+        tag: 7,
+        wide: Seq::reserved(3),
+        name: "cloud".into(),
+        bytes: Seq::reserved(5),
+        none: Seq::reserved(0),
+        floats: Seq::reserved(2),
+        tail: 0xdead_beef,
+    }
+}
+
+#[test]
+fn reserved_sequences_count_as_their_elements_and_leave_holes_where_recorded() {
+    let message = reserved_bulk();
+    let len = encoded_len(&message, Endianness::NATIVE).unwrap();
+    let mut buf = vec![0xaa; len + 16];
+    let (used, holes) = to_slice_leaving_holes(&message, Endianness::NATIVE, &mut buf).unwrap();
+    assert_eq!(used, len, "counting and writing into a slice agree");
+    let kinds: Vec<_> = holes.iter().map(|h| (h.element_name, h.elements)).collect();
+    assert_eq!(
+        kinds,
+        [("u64", 3), ("u8", 5), ("f32", 0), ("f32", 2)],
+        "one range per reserved sequence, in encode order"
+    );
+    for hole in &holes {
+        let size = hole.bytes.len() / hole.elements.max(1);
+        assert_eq!(
+            (hole.bytes.start - Encapsulation::HEADER_LEN) % size.max(1),
+            0,
+            "{hole:?} aligned from the CDR origin"
+        );
+        assert!(
+            buf[hole.bytes.clone()].iter().all(|&b| b == 0xaa),
+            "{hole:?} left untouched"
+        );
+    }
+    assert_eq!(
+        holes[2].bytes.len(),
+        0,
+        "an empty reservation takes no bytes"
+    );
+    assert!(
+        buf[used..].iter().all(|&b| b == 0xaa),
+        "nothing written past the value"
+    );
+
+    // Filled in place, the buffer is exactly the encoding of the same values owned.
+    let wide = [1u64, u64::MAX, 3];
+    let bytes = [9u8, 8, 7, 6, 5];
+    let floats = [0.5f32, -2.0];
+    buf[holes[0].bytes.clone()].copy_from_slice(bytemuck::cast_slice(&wide));
+    buf[holes[1].bytes.clone()].copy_from_slice(&bytes);
+    buf[holes[3].bytes.clone()].copy_from_slice(bytemuck::cast_slice(&floats));
+    let owned = Bulk {
+        wide: Seq::from(wide.to_vec()),
+        bytes: Seq::from(bytes.to_vec()),
+        none: Seq::new(),
+        floats: Seq::from(floats.to_vec()),
+        ..message
+    };
+    assert_eq!(
+        &buf[..used],
+        to_vec(&owned, Endianness::NATIVE).unwrap(),
+        "holes at the recorded ranges"
+    );
+}
+
+#[test]
+fn reserved_sequences_are_refused_where_contents_are_needed() {
+    let message = reserved_bulk();
+    assert_eq!(
+        to_vec(&message, Endianness::Little).map(drop),
+        Err(EncodeError::ReservedSequence { len: 3 })
+    );
+    let mut buf = vec![0; 256];
+    assert_eq!(
+        to_slice(&message, Endianness::Little, &mut buf),
+        Err(EncodeError::ReservedSequence { len: 3 })
+    );
+    let over_bound = Bulk {
+        floats: Seq::reserved(9),
+        ..message.clone()
+    };
+    assert_eq!(
+        to_slice_leaving_holes(&over_bound, Endianness::Little, &mut buf).map(drop),
+        Err(EncodeError::BoundExceeded { len: 9, bound: 8 })
+    );
+    let len = encoded_len(&message, Endianness::Little).unwrap();
+    let mut short = vec![0; len - 1];
+    assert_eq!(
+        to_slice_leaving_holes(&message, Endianness::Little, &mut short).map(drop),
+        Err(EncodeError::BufferTooSmall {
+            needed: len,
+            capacity: len - 1
+        })
+    );
+    let huge = Bulk {
+        wide: Seq::reserved(usize::MAX),
+        ..message
+    };
+    assert!(matches!(
+        encoded_len(&huge, Endianness::Little),
+        Err(EncodeError::TooLong(_))
+    ));
+}
+
+#[test]
+fn a_reserved_sequence_reads_as_empty_and_keeps_its_length() {
+    let mut seq = Seq::<u32>::reserved(4);
+    assert!(seq.is_reserved() && !seq.is_view());
+    assert_eq!(seq.reserved_len(), Some(4));
+    assert_eq!((seq.len(), seq.as_slice()), (0, &[][..]));
+    assert_eq!(seq.iter().count(), 0);
+    assert_eq!(format!("{seq:?}"), "Seq::reserved(4)");
+    assert_eq!(seq.clone(), Seq::reserved(4));
+    assert_ne!(seq, Seq::reserved(5));
+    assert_ne!(seq, Seq::new(), "a reservation is not an empty sequence");
+    assert_ne!(seq, Vec::<u32>::new());
+    assert_eq!(seq.clone().into_vec(), Vec::<u32>::new());
+    seq.to_mut().push(1);
+    assert_eq!((seq.reserved_len(), seq.as_slice()), (None, &[1][..]));
+    assert_eq!(Seq::<u8>::from(vec![1]).reserved_len(), None);
+}

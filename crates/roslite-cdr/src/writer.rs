@@ -1,4 +1,7 @@
-use crate::{Encapsulation, EncodeError, Endianness, Prim};
+use std::any::TypeId;
+use std::ops::Range;
+
+use crate::{Encapsulation, EncodeError, Endianness, Prim, Seq};
 
 /// Writes plain CDR into a growable buffer, into a caller's slice (a shared-memory chunk), or
 /// nowhere, only counting (to learn the encoded size before loaning a buffer of that size).
@@ -9,6 +12,12 @@ use crate::{Encapsulation, EncodeError, Endianness, Prim};
 ///
 /// All three outputs go through the same `encode` code, so the count of
 /// [`CdrWriter::counting`] is exactly what the other two write.
+///
+/// A reserved sequence ([`Seq::reserved`]) has no elements to write. Only a writer made by
+/// [`CdrWriter::into_slice_leaving_holes`] accepts one: it writes the length and alignment,
+/// leaves the element bytes as they are and records where they are ([`ReservedRange`]), so
+/// the caller fills them in place afterwards. Counting counts them like any elements. Every
+/// other writer fails with [`EncodeError::ReservedSequence`]: it would have to invent contents.
 pub struct CdrWriter<'a> {
     out: Out<'a>,
     origin: usize,
@@ -22,6 +31,8 @@ enum Out<'a> {
     Slice {
         buf: &'a mut [u8],
         pos: usize,
+        /// `Some` when reserved sequences are welcome, with the ranges left for them so far.
+        holes: Option<Vec<ReservedRange>>,
     },
     Count(usize),
 }
@@ -67,8 +78,26 @@ impl<'a> CdrWriter<'a> {
     /// loaned shared-memory chunk sized with [`CdrWriter::counting`]). [`Self::finish_len`]
     /// says how many bytes were used, or that `buf` was too small.
     pub fn into_slice(buf: &'a mut [u8], endianness: Endianness) -> Self {
+        Self::slice_writer(buf, endianness, None)
+    }
+
+    /// As [`Self::into_slice`], but a reserved sequence ([`Seq::reserved`]) is welcome: its
+    /// length is written, its element bytes are skipped (left as `buf` holds them) and their
+    /// range is recorded; [`Self::finish_with_holes`] returns the ranges in encode order. This
+    /// is how a message is serialized into a loaned buffer whose bulk data the application then
+    /// writes in place. The holes hold elements in `endianness`: filling them with native
+    /// values is right when it is [`Endianness::NATIVE`].
+    pub fn into_slice_leaving_holes(buf: &'a mut [u8], endianness: Endianness) -> Self {
+        Self::slice_writer(buf, endianness, Some(Vec::new()))
+    }
+
+    fn slice_writer(
+        buf: &'a mut [u8],
+        endianness: Endianness,
+        holes: Option<Vec<ReservedRange>>,
+    ) -> Self {
         let mut w = Self {
-            out: Out::Slice { buf, pos: 0 },
+            out: Out::Slice { buf, pos: 0, holes },
             origin: 0,
             endianness,
         };
@@ -123,7 +152,7 @@ impl<'a> CdrWriter<'a> {
     fn put(&mut self, bytes: &[u8]) {
         match &mut self.out {
             Out::Vec(buf) => buf.extend_from_slice(bytes),
-            Out::Slice { buf, pos } => {
+            Out::Slice { buf, pos, .. } => {
                 let end = pos.saturating_add(bytes.len());
                 if let Some(dst) = buf.get_mut(*pos..end) {
                     dst.copy_from_slice(bytes);
@@ -138,7 +167,7 @@ impl<'a> CdrWriter<'a> {
     fn put_zeros(&mut self, count: usize) {
         match &mut self.out {
             Out::Vec(buf) => buf.resize(buf.len() + count, 0),
-            Out::Slice { buf, pos } => {
+            Out::Slice { buf, pos, .. } => {
                 let end = pos.saturating_add(count);
                 if let Some(dst) = buf.get_mut(*pos..end) {
                     dst.fill(0);
@@ -277,6 +306,79 @@ impl<'a> CdrWriter<'a> {
         }
     }
 
+    /// Writes an unbounded primitive sequence: its length, then its elements as
+    /// [`Self::write_prim_slice`] does. A reserved sequence's elements are skipped (see the
+    /// type's documentation).
+    ///
+    /// # Errors
+    /// [`EncodeError::TooLong`]; [`EncodeError::ReservedSequence`] for a reserved sequence
+    /// when this writer does not leave holes.
+    pub fn write_prim_seq<T: Prim>(&mut self, seq: &Seq<T>) -> Result<(), EncodeError> {
+        match seq.reserved_len() {
+            None => {
+                self.write_len(seq.len())?;
+                self.write_prim_slice(seq.as_slice());
+                Ok(())
+            }
+            Some(len) => {
+                self.write_len(len)?;
+                self.skip_reserved::<T>(len)
+            }
+        }
+    }
+
+    /// [`Self::write_prim_seq`] for a sequence declared with an upper bound.
+    ///
+    /// # Errors
+    /// As [`Self::write_prim_seq`], plus [`EncodeError::BoundExceeded`].
+    pub fn write_bounded_prim_seq<T: Prim>(
+        &mut self,
+        seq: &Seq<T>,
+        bound: usize,
+    ) -> Result<(), EncodeError> {
+        let len = seq.reserved_len().unwrap_or(seq.len());
+        if len > bound {
+            return Err(EncodeError::BoundExceeded { len, bound });
+        }
+        self.write_prim_seq(seq)
+    }
+
+    /// Leaves room for `len` elements of `T` after the length just written, aligned (or not at
+    /// all for none, as [`Self::write_prim_slice`] writes an empty body), without touching it.
+    fn skip_reserved<T: Prim>(&mut self, len: usize) -> Result<(), EncodeError> {
+        let size = len.checked_mul(T::SIZE).ok_or(EncodeError::TooLong(len))?;
+        match &self.out {
+            Out::Vec(_) | Out::Slice { holes: None, .. } => {
+                return Err(EncodeError::ReservedSequence { len })
+            }
+            Out::Slice { holes: Some(_), .. } | Out::Count(_) => {}
+        }
+        if len > 0 {
+            self.align(T::SIZE);
+        }
+        match &mut self.out {
+            Out::Count(n) => *n = n.saturating_add(size),
+            Out::Slice {
+                pos,
+                holes: Some(holes),
+                ..
+            } => {
+                let start = *pos;
+                *pos = pos.saturating_add(size);
+                holes.push(ReservedRange {
+                    bytes: start..*pos,
+                    elements: len,
+                    element: TypeId::of::<T>(),
+                    element_name: std::any::type_name::<T>(),
+                });
+            }
+            Out::Vec(_) | Out::Slice { holes: None, .. } => {
+                unreachable!("internal bug: checked above")
+            }
+        }
+        Ok(())
+    }
+
     /// Writes raw bytes with no alignment.
     pub fn write_bytes(&mut self, bytes: &[u8]) {
         self.put(bytes);
@@ -307,7 +409,7 @@ impl<'a> CdrWriter<'a> {
     pub fn finish_len(self) -> Result<usize, EncodeError> {
         match self.out {
             Out::Vec(buf) => Ok(buf.len()),
-            Out::Slice { buf, pos } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
+            Out::Slice { buf, pos, .. } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
                 needed: pos,
                 capacity: buf.len(),
             }),
@@ -315,4 +417,31 @@ impl<'a> CdrWriter<'a> {
             Out::Count(n) => Ok(n),
         }
     }
+
+    /// [`Self::finish_len`] plus, for a writer made by [`Self::into_slice_leaving_holes`], the
+    /// ranges left for reserved sequences, in encode order (empty for other writers).
+    ///
+    /// # Errors
+    /// As [`Self::finish_len`].
+    pub fn finish_with_holes(mut self) -> Result<(usize, Vec<ReservedRange>), EncodeError> {
+        let holes = match &mut self.out {
+            Out::Slice { holes, .. } => holes.take().unwrap_or_default(),
+            Out::Vec(_) | Out::Count(_) => Vec::new(),
+        };
+        Ok((self.finish_len()?, holes))
+    }
+}
+
+/// Where [`CdrWriter::into_slice_leaving_holes`] left the elements of one reserved sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedRange {
+    /// Byte range in the writer's buffer, counted from its first byte (the encapsulation
+    /// header's), aligned for the element type relative to the CDR origin.
+    pub bytes: Range<usize>,
+    /// Number of elements.
+    pub elements: usize,
+    /// `TypeId` of the element type, to check a typed view of the range.
+    pub element: TypeId,
+    /// The element type's name (`u8`, `f32`, ...), for error messages.
+    pub element_name: &'static str,
 }

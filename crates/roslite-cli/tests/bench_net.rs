@@ -131,6 +131,9 @@ fn bench_footprint_measures_a_publisher_with_a_matched_subscriber() {
     // The subscriber heard the 10 Hz publisher during the one-second steady state.
     let received: u64 = values(&line, "messages_received")[0].parse().unwrap();
     assert!(received >= 3, "{line}");
+    // The bench built the statically linked, size-optimised talker and measured it.
+    let lean = "\"publisher\":\"roslite (talker: size profile, static)\",\"vm_rss_kib\":";
+    assert!(line.contains(lean), "{lean} missing in {line}");
 }
 
 #[test]

@@ -5,9 +5,9 @@
 
 use std::process::Command;
 
-/// Domains of this test process's own (the sweep uses six from it), away from bench_net.rs's.
+/// Domains of this test process's own (the sweep uses seven from it), away from bench_net.rs's.
 fn domain() -> u32 {
-    20 + (std::process::id() % 20) * 6
+    20 + (std::process::id() % 20) * 7
 }
 
 /// The value after `"key":` in flat JSON text, up to the next `,` or `}`.
@@ -64,7 +64,7 @@ fn sweep_covers_every_path_floor_and_peer() {
     for key in [
         "\"bench\":\"rtt\"",
         "\"sweep\":true",
-        "\"transports\":[\"intra\",\"shm\",\"uds\",\"udp\"]",
+        "\"transports\":[\"intra\",\"shm\",\"uds\",\"udp\",\"shm-loan\"]",
         "\"mode\":\"back-to-back\"",
         "\"count\":3",
         "\"sizes\":[64,65536]",
@@ -72,6 +72,7 @@ fn sweep_covers_every_path_floor_and_peer() {
         "\"name\":\"shm\",\"kind\":\"roslite\",\"requested\":\"shm\"",
         "\"name\":\"uds\",\"kind\":\"roslite\",\"requested\":\"uds\"",
         "\"name\":\"udp\",\"kind\":\"roslite\",\"requested\":\"udp\",\"observed\":\"udp\"",
+        "\"name\":\"shm-loan\",\"kind\":\"roslite\",\"requested\":\"shm\",\"observed\":\"shm\"",
         "\"name\":\"shm (transport only)\",\"kind\":\"transport\"",
         "\"name\":\"uds (transport only)\",\"kind\":\"transport\"",
         "\"name\":\"futex floor\",\"kind\":\"floor\"",
@@ -81,13 +82,14 @@ fn sweep_covers_every_path_floor_and_peer() {
         "\"goals\":[",
         "\"goal\":\"shm 64 B p50 <= 1.3x futex floor\"",
         "\"goal\":\"uds 64 B p50 <= 1.3x raw UDS floor\"",
+        "\"goal\":\"shm-loan 4 MiB p50 <= 2x shm-loan 64 B\"",
     ] {
         assert!(line.contains(key), "{key} missing in {line}");
     }
     // Which path shm and uds took is reported either way (it depends on the build's wiring).
-    assert_eq!(values(&line, "observed").len(), 4, "{line}");
+    assert_eq!(values(&line, "observed").len(), 5, "{line}");
     // roslite's own series: 3 samples at each size, nothing lost.
-    for name in ["intra", "shm", "uds", "udp"] {
+    for name in ["intra", "shm", "uds", "udp", "shm-loan"] {
         let at = line
             .find(&format!("\"name\":\"{name}\",\"kind\":\"roslite\""))
             .unwrap();

@@ -193,11 +193,21 @@ pub fn rtt(
     result
 }
 
-/// Round trips of two processes waking each other through futex words in a shared mapping.
+/// Round trips of two processes waking each other through futex words in a shared mapping, back
+/// to back.
 ///
 /// # Errors
 /// When the mapping or the child process cannot be made.
 pub fn futex_floor(count: usize) -> io::Result<Summary> {
+    futex_floor_paced(Pace::BackToBack { count }, count / 10)
+}
+
+/// [`futex_floor`] paced like an [`rtt`] series (at a rate, caches and idle CPUs are as cold
+/// for the floor as for the transport compared with it); `warmup` pings are not counted.
+///
+/// # Errors
+/// As [`futex_floor`].
+pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
     let fd = sys::memfd("roslite-bench-futex", 4096)?;
     let map = Mapping::map(fd.as_fd(), 4096, true)?;
     let raw = sys::inherit(&fd)?;
@@ -207,22 +217,19 @@ pub fn futex_floor(count: usize) -> io::Result<Summary> {
             return Err(io::Error::other("futex echo did not start"));
         }
         let (ping, pong) = (map.atomic_u32(0), map.atomic_u32(64));
-        let mut series = Vec::with_capacity(count);
-        for seq in 1..=(count + count / 10) as u32 {
-            let start = Instant::now();
+        let series = ping_series(pace, warmup, |i| {
+            // Sequence numbers from 1 (the echo starts from 0), never u32::MAX (the stop word).
+            let seq = (i % u64::from(u32::MAX - 1)) as u32 + 1;
             ping.store(seq, SeqCst);
             sys::futex_wake_all(ping);
             loop {
                 let seen = pong.load(SeqCst);
                 if seen == seq {
-                    break;
+                    return Ok(());
                 }
                 sys::futex_wait(pong, seen, Duration::from_secs(1));
             }
-            if seq as usize > count / 10 {
-                series.push(start.elapsed());
-            }
-        }
+        })?;
         ping.store(u32::MAX, SeqCst);
         sys::futex_wake_all(ping);
         Ok(Summary::of(series))
@@ -233,11 +240,19 @@ pub fn futex_floor(count: usize) -> io::Result<Summary> {
 }
 
 /// Round trips of `size` bytes over a SOCK_SEQPACKET socket pair (packets of at most
-/// [`crate::PACKET`] bytes), without any framing or bookkeeping.
+/// [`crate::PACKET`] bytes), without any framing or bookkeeping, back to back.
 ///
 /// # Errors
 /// When the sockets or the child process cannot be made.
 pub fn raw_uds_floor(size: usize, count: usize) -> io::Result<Summary> {
+    raw_uds_floor_paced(size, Pace::BackToBack { count }, count / 10)
+}
+
+/// [`raw_uds_floor`] paced like an [`rtt`] series; `warmup` pings are not counted.
+///
+/// # Errors
+/// As [`raw_uds_floor`].
+pub fn raw_uds_floor_paced(size: usize, pace: Pace, warmup: usize) -> io::Result<Summary> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let (mine, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -245,8 +260,9 @@ pub fn raw_uds_floor(size: usize, count: usize) -> io::Result<Summary> {
         SocketFlags::CLOEXEC,
         None,
     )?;
-    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&mine, 1 << 20);
-    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&theirs, 1 << 20);
+    // The buffers the transport asks for, so the floor is never held back by smaller ones.
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&mine, crate::uds::SEND_BUFFER);
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&theirs, crate::uds::SEND_BUFFER);
     let raw = sys::inherit(&theirs)?;
     let (mut child, ready) = spawn_echo("rawuds", "", Some(format!("{raw} {size}")))?;
     drop(theirs);
@@ -256,15 +272,10 @@ pub fn raw_uds_floor(size: usize, count: usize) -> io::Result<Summary> {
         }
         let payload = vec![7u8; size.max(1)];
         let mut buf = vec![0u8; size.max(1)];
-        let mut series = Vec::with_capacity(count);
-        for i in 0..count + count / 10 {
-            let start = Instant::now();
+        let series = ping_series(pace, warmup, |_| {
             raw_send(&mine, &payload)?;
-            raw_recv(&mine, &mut buf)?;
-            if i >= count / 10 {
-                series.push(start.elapsed());
-            }
-        }
+            raw_recv(&mine, &mut buf)
+        })?;
         Ok(Summary::of(series))
     })();
     let _ = child.kill();

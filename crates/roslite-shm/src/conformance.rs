@@ -122,7 +122,10 @@ impl Transport for Uds {
     }
 
     fn writer(node: &Endpoint, key: u64, max_blocking_time: Duration) -> UdsWriter {
-        let config = UdsWriterConfig { max_blocking_time };
+        let config = UdsWriterConfig {
+            max_blocking_time,
+            ..UdsWriterConfig::default()
+        };
         UdsWriter::create(node, WriterKey::from(u128::from(key)), config).expect("create writer")
     }
 

@@ -11,8 +11,10 @@
 //! packet k:  payload continued (the reader knows `len`, so no per-packet header)
 //! ```
 //!
-//! The writer never blocks on a slow keep-last reader: it sends without blocking, and what the
-//! socket cannot take waits in a per-reader queue of at most `depth` samples (the oldest
+//! The writer never blocks long on a slow keep-last reader: it sends without blocking; a sample
+//! larger than what the socket takes at once is fed by the publishing thread itself while the
+//! reader drains it, for at most `inline_send_budget` (a thread hand-off per socket buffer
+//! less); what is still left waits in a per-reader queue of at most `depth` samples (the oldest
 //! not-yet-started sample is dropped), finished by the endpoint thread when the socket drains.
 //! The kernel's socket buffer holds some more samples on top of `depth`. A keep-all reader whose
 //! queue is full makes `send` wait up to `max_blocking_time`.
@@ -28,7 +30,6 @@ use std::time::{Duration, Instant};
 
 use rustix::buffer::spare_capacity;
 use rustix::event::PollFlags;
-use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
 
 use crate::endpoint::{self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared};
@@ -39,20 +40,30 @@ use crate::{ConnectError, CreateError, ReceiveError, SendError};
 pub const PACKET: usize = 128 << 10;
 const HEADER: usize = 32;
 const MAGIC: &[u8; 4] = b"RLD1";
-/// Send buffer asked for (the kernel caps it at `net.core.wmem_max`): fewer wake-ups for large
-/// samples.
-const SEND_BUFFER: usize = 1 << 20;
+/// Send buffer asked for (the kernel caps it at `net.core.wmem_max` and doubles it): with
+/// `wmem_max` at 4 MiB a whole 4 MiB sample fits, so its sender returns without waiting for the
+/// reader. Connected SEQPACKET peers are not limited by `net.unix.max_dgram_qlen` (the kernel
+/// skips that check when the receiver's peer is the sender), only by this buffer.
+pub(crate) const SEND_BUFFER: usize = 4 << 20;
 
 /// Configuration of a [`UdsWriter`].
 #[derive(Clone, Copy, Debug)]
 pub struct UdsWriterConfig {
+    /// How long `send` waits for a full keep-all reader before failing.
     pub max_blocking_time: Duration,
+    /// How long `send` itself keeps feeding readers' sockets with a sample they could not take
+    /// at once (waiting for them to drain it) before leaving the rest to the endpoint's service
+    /// thread. Each refill is then one wake-up of the publishing thread instead of a hand-off
+    /// between the service thread and the publisher; a reader that stops reading costs the
+    /// publisher at most this long, once per backlog. Zero hands off at once.
+    pub inline_send_budget: Duration,
 }
 
 impl Default for UdsWriterConfig {
     fn default() -> Self {
         UdsWriterConfig {
             max_blocking_time: Duration::from_millis(100),
+            inline_send_budget: Duration::from_millis(5),
         }
     }
 }
@@ -201,25 +212,40 @@ impl UdsWriter {
         header[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
         header[16..24].copy_from_slice(&seq.to_le_bytes());
         header[24..32].copy_from_slice(&timestamp_ns.to_le_bytes());
-        let mut owned: Option<Arc<[u8]>> = None;
-        let mut overwritten = 0;
-        let mut want_write = Vec::new();
-        for conn in &mut state.conns {
+        // Connections whose socket took only part of this sample: (index, bytes sent).
+        let mut unfinished = Vec::new();
+        let mut backlogged = Vec::new();
+        for (index, conn) in state.conns.iter_mut().enumerate() {
             flush(conn);
             if conn.dead {
                 continue;
             }
-            let mut sent = 0;
-            if conn.queue.is_empty() {
-                match send_packets(conn.sock.as_fd(), &header, payload, &mut sent) {
-                    Ok(true) => continue,
-                    Ok(false) => {}
-                    Err(_) => {
-                        conn.dead = true;
-                        continue;
-                    }
-                }
+            if !conn.queue.is_empty() {
+                backlogged.push((index, 0));
+                continue;
             }
+            let mut sent = 0;
+            match send_packets(conn.sock.as_fd(), &header, payload, &mut sent) {
+                Ok(true) => {}
+                Ok(false) => unfinished.push((index, sent)),
+                Err(_) => conn.dead = true,
+            }
+        }
+        if !unfinished.is_empty() {
+            let deadline = Instant::now() + shared.config.inline_send_budget;
+            finish_inline(
+                &mut state.conns,
+                &header,
+                payload,
+                &mut unfinished,
+                deadline,
+            );
+        }
+        let mut owned: Option<Arc<[u8]>> = None;
+        let mut overwritten = 0;
+        let mut want_write = Vec::new();
+        for (index, sent) in backlogged.into_iter().chain(unfinished) {
+            let conn = &mut state.conns[index];
             let payload = owned.get_or_insert_with(|| Arc::from(payload)).clone();
             conn.queue.push_back(Frame {
                 header,
@@ -298,6 +324,49 @@ fn send_packets(
         }
     }
     Ok(true)
+}
+
+/// Feeds the sockets of `unfinished` connections `(index, bytes sent)` as they drain, until
+/// each took the whole frame or `deadline` passes without any of them taking more; what is
+/// left in `unfinished` goes to the service thread. A socket error marks its connection dead.
+fn finish_inline(
+    conns: &mut [UdsConn],
+    header: &[u8; HEADER],
+    payload: &[u8],
+    unfinished: &mut Vec<(usize, usize)>,
+    deadline: Instant,
+) {
+    while !unfinished.is_empty() {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        let fds: Vec<_> = unfinished
+            .iter()
+            .map(|&(index, _)| (conns[index].sock.as_fd(), PollFlags::OUT))
+            .collect();
+        let Ok(revents) = crate::sys::poll(&fds, Some(deadline - now)) else {
+            return;
+        };
+        drop(fds);
+        if revents.iter().all(|r| r.is_empty()) {
+            return; // Nobody drained within the budget.
+        }
+        let mut still = Vec::with_capacity(unfinished.len());
+        for (&(index, mut sent), ready) in unfinished.iter().zip(revents) {
+            if ready.is_empty() {
+                still.push((index, sent));
+                continue;
+            }
+            let conn = &mut conns[index];
+            match send_packets(conn.sock.as_fd(), header, payload, &mut sent) {
+                Ok(true) => {}
+                Ok(false) => still.push((index, sent)),
+                Err(_) => conn.dead = true,
+            }
+        }
+        *unfinished = still;
+    }
 }
 
 /// Sends queued frames until the socket is full; marks the connection dead on errors.
@@ -401,6 +470,8 @@ struct Partial {
 struct RxState {
     partial: Option<Partial>,
     scratch: Vec<u8>,
+    /// The socket's SO_RCVTIMEO as last set (`None`: never set, so it blocks forever).
+    recv_timeout: Option<Duration>,
 }
 
 /// Receives the samples of one [`UdsWriter`].
@@ -436,12 +507,16 @@ impl UdsReader {
         if !fds.is_empty() {
             return Err(ConnectError::Protocol);
         }
+        // Blocking from now on, so that `receive_timeout` waits inside `recv` (one system call
+        // per packet instead of a poll and a recv); `receive` asks for MSG_DONTWAIT per call.
+        rustix::io::ioctl_fionbio(&sock, false).map_err(|e| ConnectError::Io(e.into()))?;
         Ok(UdsReader {
             sock,
             max_sample: config.max_sample,
             rx: Mutex::new(RxState {
                 partial: None,
                 scratch: vec![0; PACKET],
+                recv_timeout: None,
             }),
             closed: AtomicBool::new(false),
         })
@@ -453,14 +528,35 @@ impl UdsReader {
     /// [`ReceiveError::WriterGone`] after the writer hung up; [`ReceiveError::Protocol`] on a
     /// malformed or oversized frame (the connection is then unusable).
     pub fn receive(&self) -> Result<Option<UdsSample>, ReceiveError> {
+        self.take(None)
+    }
+
+    /// Takes the next complete sample; with `wait`, blocks in `recv` up to that long for each
+    /// packet (the socket's receive timeout, set only when it changes).
+    fn take(&self, wait: Option<Duration>) -> Result<Option<UdsSample>, ReceiveError> {
         if self.closed.load(SeqCst) {
             return Err(ReceiveError::WriterGone);
         }
         let mut rx = lock(&self.rx);
         let rx = &mut *rx;
+        let flags = match wait {
+            None => RecvFlags::DONTWAIT,
+            Some(timeout) => {
+                if rx.recv_timeout != Some(timeout) {
+                    rustix::net::sockopt::set_socket_timeout(
+                        &self.sock,
+                        rustix::net::sockopt::Timeout::Recv,
+                        Some(timeout),
+                    )
+                    .map_err(|e| ReceiveError::Io(e.into()))?;
+                    rx.recv_timeout = Some(timeout);
+                }
+                RecvFlags::empty()
+            }
+        };
         loop {
             let result = match rx.partial.as_mut() {
-                None => recv_packet(self.sock.as_fd(), &mut rx.scratch[..]),
+                None => recv_packet(self.sock.as_fd(), &mut rx.scratch[..], flags),
                 Some(partial) => {
                     // Packets of one sample never exceed what is left of it, so receiving straight
                     // into the sample's spare capacity is exact.
@@ -470,7 +566,7 @@ impl UdsReader {
                         rustix::net::recv(
                             self.sock.as_fd(),
                             spare_capacity(&mut partial.bytes),
-                            RecvFlags::DONTWAIT,
+                            flags,
                         )
                     })
                     .map(|(n, _)| n)
@@ -546,22 +642,21 @@ impl UdsReader {
         Ok(())
     }
 
-    /// Waits up to `timeout` for the next sample.
+    /// Waits for the next sample, blocked in `recv` itself: up to `timeout` for its first
+    /// packet and again up to `timeout` for each further packet of a sample that has begun to
+    /// arrive. One system call per packet, where [`Self::wait`] and [`Self::receive`] make two
+    /// (it matters for small samples: a round trip is two of these). Meant for one receiving
+    /// thread: another thread's `receive` waits for this one's to return.
     ///
     /// # Errors
-    /// As [`Self::receive`]; `Ok(None)` on timeout.
+    /// As [`Self::receive`], and [`ReceiveError::Io`] if the receive timeout cannot be set;
+    /// `Ok(None)` on timeout.
     pub fn receive_timeout(&self, timeout: Duration) -> Result<Option<UdsSample>, ReceiveError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(sample) = self.receive()? {
-                return Ok(Some(sample));
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            self.wait(Some(deadline - now))?;
+        // SO_RCVTIMEO cannot express zero (it means "forever"), and a microsecond is its unit.
+        if timeout < Duration::from_micros(1) {
+            return self.receive();
         }
+        self.take(Some(timeout))
     }
 
     /// For an external poll loop: readable means call [`Self::receive`].
@@ -574,14 +669,8 @@ fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
-fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    crate::sys::retry(
-        || match rustix::net::recv(sock, &mut *buf, RecvFlags::DONTWAIT) {
-            Ok((n, _)) => Ok(n),
-            Err(Errno::AGAIN) => Err(Errno::AGAIN),
-            Err(e) => Err(e),
-        },
-    )
+fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8], flags: RecvFlags) -> io::Result<usize> {
+    crate::sys::retry(|| rustix::net::recv(sock, &mut *buf, flags).map(|(n, _)| n))
 }
 
 /// A received sample (owned bytes: the socket copied them).
@@ -616,5 +705,83 @@ impl Deref for UdsSample {
 impl fmt::Debug for UdsSample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "UdsSample(seq {}, {} bytes)", self.seq, self.bytes.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sample of several send buffers arrives whole and in order whether the publishing
+    /// thread feeds it (default budget) or the service thread finishes it (zero budget).
+    #[test]
+    fn samples_larger_than_the_send_buffer_arrive_whole_either_way() {
+        for budget in [
+            Duration::ZERO,
+            UdsWriterConfig::default().inline_send_budget,
+        ] {
+            let endpoint = Endpoint::bind().expect("bind");
+            let config = UdsWriterConfig {
+                inline_send_budget: budget,
+                ..UdsWriterConfig::default()
+            };
+            let writer = UdsWriter::create(&endpoint, WriterKey::from(7u128), config)
+                .expect("create writer");
+            let reader = UdsReader::connect(
+                endpoint.address(),
+                WriterKey::from(7u128),
+                UdsReaderConfig {
+                    history: History::KeepAll(4),
+                    ..UdsReaderConfig::default()
+                },
+            )
+            .expect("connect");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while writer.reader_count() == 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // 3 x 8 MiB: more than the largest send buffer the kernel grants (2 x wmem_max).
+            let samples: Vec<Vec<u8>> = (0..3u8)
+                .map(|i| (0..8 << 20).map(|b: usize| (b as u8) ^ i).collect())
+                .collect();
+            std::thread::scope(|scope| {
+                let receiving = scope.spawn(|| {
+                    let mut got = Vec::new();
+                    while got.len() < samples.len() {
+                        match reader.receive_timeout(Duration::from_secs(5)) {
+                            Ok(Some(sample)) => got.push(sample.into_vec()),
+                            other => panic!("no sample: {other:?}"),
+                        }
+                    }
+                    got
+                });
+                for sample in &samples {
+                    writer.send(sample, 0).expect("send");
+                }
+                let got = receiving.join().expect("receiver");
+                assert!(got == samples, "budget {budget:?}: samples differ");
+            });
+        }
+    }
+
+    #[test]
+    fn a_zero_timeout_does_not_block() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let _writer = UdsWriter::create(
+            &endpoint,
+            WriterKey::from(8u128),
+            UdsWriterConfig::default(),
+        )
+        .expect("create writer");
+        let reader = UdsReader::connect(
+            endpoint.address(),
+            WriterKey::from(8u128),
+            UdsReaderConfig::default(),
+        )
+        .expect("connect");
+        assert!(reader
+            .receive_timeout(Duration::ZERO)
+            .expect("receive")
+            .is_none());
     }
 }

@@ -52,7 +52,9 @@ pub use params::{
     ParameterError, ParameterRange, ParameterServices, ParameterType, ParameterValue,
     SetParametersResult,
 };
-pub use pubsub::{MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats};
+pub use pubsub::{
+    LoanError, LoanedMessage, MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats,
+};
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
 pub use roslite_executor::{
     CallbackGroup, CallbackGroupKind, Clock, Instant, Rate, RealtimeOptions, RtError, SpinError,

@@ -9,6 +9,10 @@
 //! is active. When an outlet loans memory (a shared-memory chunk), the message is serialized
 //! straight into it: no copy on the send side. The other active outlets (RTPS, a Unix socket)
 //! then get one copy of those bytes.
+//!
+//! A loaned message ([`Publisher::loan`], module `loan`) turns that around for bulk data: the
+//! message is serialized into the loan first, with holes for its reserved sequences, the
+//! application writes the holes in place, and publishing only hands the chunk over.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -16,7 +20,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use roslite_cdr::{EncodeError, Endianness, SharedBuf};
+use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
@@ -25,6 +29,10 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
 use crate::transport::{Outlet as RemoteOutlet, OutletLoan, OutletStats};
+
+mod loan;
+
+pub use loan::{LoanError, LoanedMessage};
 
 /// What a subscription callback may learn about a message besides its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +71,9 @@ pub struct SendStats {
     /// Bytes copied out of a loan for outlets without one (RTPS, a Unix socket) that were
     /// active at the same time.
     pub copied_out_bytes: u64,
+    /// Loaned messages published ([`Publisher::loan`]); those that reached an outlet are also
+    /// in `serialized` (and in `serialized_in_place` when the loan was an outlet's memory).
+    pub loans_published: u64,
     /// Per attached outlet that keeps counters: what it carried and how.
     pub outlets: Vec<OutletStats>,
 }
@@ -73,6 +84,7 @@ struct SendCounters {
     serialized: AtomicU64,
     serialized_in_place: AtomicU64,
     copied_out_bytes: AtomicU64,
+    loans_published: AtomicU64,
 }
 
 /// One publish's serialized form and where it goes.
@@ -163,6 +175,10 @@ pub enum PublishError {
     Serialize(EncodeError),
     /// A serialized message shorter than its 4-byte encapsulation header.
     NotSerialized,
+    /// A loaned message's bytes did not decode as its own type (its `CdrEncode` and
+    /// `CdrDecode` disagree); subscriptions in this process did not get it, those elsewhere
+    /// did.
+    LoanNotDecodable(DecodeError),
 }
 
 impl std::fmt::Display for PublishError {
@@ -171,6 +187,11 @@ impl std::fmt::Display for PublishError {
             Self::Serialize(e) => write!(f, "cannot serialize the message: {e}"),
             Self::NotSerialized => f.write_str(
                 "a serialized message must start with the 4-byte CDR encapsulation header",
+            ),
+            Self::LoanNotDecodable(e) => write!(
+                f,
+                "the loaned message does not decode as its own type ({e}); its encoder and \
+                 decoder disagree, so subscriptions in this process did not get it"
             ),
         }
     }
@@ -487,6 +508,74 @@ pub(crate) struct PublisherShared<T: Message> {
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
+impl<T: Message> PublisherShared<T> {
+    /// The next message's sequence number and source timestamp (now).
+    fn next_info(&self) -> MessageInfo {
+        MessageInfo {
+            source_timestamp: Instant::monotonic_now(),
+            received_timestamp: Instant::ZERO,
+            publication_sequence_number: self.sequence.fetch_add(1, Ordering::Relaxed) + 1,
+            publisher_id: self.id,
+            from_intra_process: true,
+        }
+    }
+
+    /// The outlets a message numbered by `info` goes to: those active now, in attach order,
+    /// except the one with id `except` (which already holds the message in its loan). The
+    /// inactive ones are told they sat this message out. The outlets are asked outside the
+    /// lock (one may call into a transport that attaches outlets), from one snapshot filtered
+    /// in place: one allocation per publish.
+    fn active_outlets(
+        &self,
+        info: &MessageInfo,
+        except: Option<u64>,
+    ) -> Vec<Arc<dyn RemoteOutlet>> {
+        let mut active: Vec<Arc<dyn RemoteOutlet>> = self
+            .remote
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(id, _)| Some(*id) != except)
+            .map(|(_, outlet)| outlet.clone())
+            .collect();
+        active.retain(|outlet| {
+            let is_active = outlet.is_active();
+            if !is_active {
+                outlet.skipped(info);
+            }
+            is_active
+        });
+        active
+    }
+
+    /// Whether a message published now would be kept or delivered in this process (so a loaned
+    /// message must be decoded for it).
+    fn wants_local(&self) -> bool {
+        self.qos.durability == Durability::TransientLocal
+            || !self
+                .matched
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+
+    /// Keeps `message` for late joiners (transient local) and hands it to every matched
+    /// subscription in this context.
+    fn deliver_local(&self, message: Arc<T>, info: MessageInfo) {
+        if self.qos.durability == Durability::TransientLocal {
+            let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            self.qos.history.push(&mut history, (message.clone(), info));
+        }
+        let matched = self.matched.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some((last, others)) = matched.split_last() {
+            for subscription in others {
+                subscription.deliver(message.clone(), info);
+            }
+            last.deliver(message, info);
+        }
+    }
+}
+
 impl<T: Message> PublisherLink for PublisherShared<T> {
     fn connect(&self, record: &EndpointRecord) -> bool {
         let transient_local = record.qos.durability == Durability::TransientLocal;
@@ -587,9 +676,14 @@ impl<T: Message> Publisher<T> {
     /// it serialized once for all of them, straight into shared memory when some are on this
     /// host.
     ///
+    /// Bulk data can instead be written straight into shared memory: see [`Self::loan`].
+    ///
     /// # Errors
     /// [`PublishError::Serialize`] if it must be serialized and cannot be; local subscriptions
-    /// have received it even then.
+    /// have received it even then. A message holding a reserved sequence
+    /// ([`Seq::reserved`](roslite_cdr::Seq::reserved)) is meant for [`Self::loan`]: here it
+    /// fails with `Serialize(EncodeError::ReservedSequence)` whenever it must be serialized,
+    /// and local subscriptions see that sequence empty.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
         self.publish_shared(Arc::new(message))
     }
@@ -601,56 +695,15 @@ impl<T: Message> Publisher<T> {
     /// As [`Self::publish`].
     pub fn publish_shared(&self, message: Arc<T>) -> Result<(), PublishError> {
         let shared = &self.shared;
-        let info = MessageInfo {
-            source_timestamp: Instant::monotonic_now(),
-            received_timestamp: Instant::ZERO,
-            publication_sequence_number: shared.sequence.fetch_add(1, Ordering::Relaxed) + 1,
-            publisher_id: shared.id,
-            from_intra_process: true,
-        };
-        if shared.qos.durability == Durability::TransientLocal {
-            let mut history = shared
-                .history
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            shared
-                .qos
-                .history
-                .push(&mut history, (message.clone(), info));
-        }
-        // Serialize before the local hand-off, which may move the last reference away. The
-        // outlets are asked outside the lock (one may call into a transport that attaches
-        // outlets), from one snapshot filtered in place: one allocation per publish.
-        let mut active: Vec<Arc<dyn RemoteOutlet>> = shared
-            .remote
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(_, outlet)| outlet.clone())
-            .collect();
-        active.retain(|outlet| {
-            let is_active = outlet.is_active();
-            if !is_active {
-                outlet.skipped(&info);
-            }
-            is_active
-        });
+        let info = shared.next_info();
+        // Serialize before the local hand-off, which may move the last reference away.
+        let active = shared.active_outlets(&info, None);
         let outgoing = if active.is_empty() {
             Ok(None)
         } else {
             Outgoing::serialize(&*message, active, &shared.send_counters).map(Some)
         };
-        let matched = shared
-            .matched
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((last, others)) = matched.split_last() {
-            for subscription in others {
-                subscription.deliver(message.clone(), info);
-            }
-            last.deliver(message, info);
-        }
-        drop(matched);
+        shared.deliver_local(message, info);
         if let Some(outgoing) = outgoing.map_err(PublishError::Serialize)? {
             outgoing.send(&MessageInfo {
                 from_intra_process: false,
@@ -668,6 +721,7 @@ impl<T: Message> Publisher<T> {
             serialized: counters.serialized.load(Ordering::Relaxed),
             serialized_in_place: counters.serialized_in_place.load(Ordering::Relaxed),
             copied_out_bytes: counters.copied_out_bytes.load(Ordering::Relaxed),
+            loans_published: counters.loans_published.load(Ordering::Relaxed),
             outlets: self
                 .shared
                 .remote

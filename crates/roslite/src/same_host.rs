@@ -281,7 +281,10 @@ impl SameHost {
                 UdsWriter::create(
                     &self.endpoint,
                     writer_key(guid, LinkKind::UnixSocket),
-                    UdsWriterConfig { max_blocking_time },
+                    UdsWriterConfig {
+                        max_blocking_time,
+                        ..UdsWriterConfig::default()
+                    },
                 )
             })
             .and_then(|r| {
@@ -492,15 +495,12 @@ impl LinkSpec {
         }
     }
 
-    /// Polls first, then takes what arrived: poll and one `recv` per sample, instead of a
-    /// `recv` that finds nothing (EAGAIN) before every wait. `poll` returns at once when data
-    /// is already queued, so nothing waits behind a sample.
+    /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
+    /// a `poll` before each `recv` cost a system call per sample more), waking at least every
+    /// [`READER_STOP_CHECK`] to look at the stop flag.
     fn receive_uds(&self, reader: &UdsReader) {
         while !self.stop.load(Ordering::Acquire) {
-            if reader.wait(Some(READER_STOP_CHECK)).is_err() {
-                return;
-            }
-            match reader.receive() {
+            match reader.receive_timeout(READER_STOP_CHECK) {
                 Ok(Some(sample)) => {
                     let info = info_for(sample.seq(), sample.timestamp_ns());
                     let buf = SharedBuf::from_vec(sample.into_vec());
@@ -554,6 +554,7 @@ impl Outlet for ShmOutlet {
             sent_bytes: stats.sent_bytes,
             in_place_bytes: stats.sent_bytes - stats.copied_bytes,
             copied_bytes: stats.copied_bytes,
+            buffers_in_use: stats.chunks_in_use,
         })
     }
 }
@@ -594,6 +595,13 @@ impl OutletLoan for ShmLoan {
         match self {
             Self::Written(loan) => loan.payload().get(SAMPLE_LEAD..).unwrap_or(&[]),
             Self::Uninit(_) | Self::Failed => &[],
+        }
+    }
+
+    fn written_mut(&mut self) -> &mut [u8] {
+        match self {
+            Self::Written(loan) => loan.payload_mut().get_mut(SAMPLE_LEAD..).unwrap_or(&mut []),
+            Self::Uninit(_) | Self::Failed => &mut [],
         }
     }
 

@@ -55,6 +55,10 @@ pub trait Outlet: Send + Sync {
 }
 
 /// A buffer loaned by an [`Outlet`] for one message. Dropping it unsent gives it back.
+///
+/// Its address matters to loaned messages: the bytes of [`Self::write`]'s buffer should start
+/// 4 bytes past an 8-byte boundary, so that the CDR body after the 4-byte encapsulation header
+/// is 8-aligned and `uint64[]`/`float64[]` holes can be handed out as typed slices.
 pub trait OutletLoan: Send {
     /// Lets `write` fill the buffer (exactly the loaned length) in place; `write` returns how
     /// many bytes it used. Called at most once.
@@ -68,6 +72,12 @@ pub trait OutletLoan: Send {
 
     /// The bytes written so far (empty before [`Self::write`]).
     fn written(&self) -> &[u8];
+
+    /// The same bytes, writable: a loaned message
+    /// ([`Publisher::loan`](crate::Publisher::loan)) leaves holes for its reserved sequences
+    /// that the application fills here before sending. Must be the very memory that
+    /// [`Self::send`] sends (no copy in between), with the same address as [`Self::written`].
+    fn written_mut(&mut self) -> &mut [u8];
 
     /// Sends the written bytes through the outlet that loaned the buffer.
     fn send(self: Box<Self>, info: &MessageInfo);
@@ -86,6 +96,9 @@ pub struct OutletStats {
     pub in_place_bytes: u64,
     /// Of `sent_bytes`, those the outlet copied from a buffer it was handed.
     pub copied_bytes: u64,
+    /// Buffers of the outlet's own memory in use now (loaned, or held by readers): a gauge
+    /// that returns to 0 when nothing is loaned or held (shared memory; 0 for other outlets).
+    pub buffers_in_use: usize,
 }
 
 /// Learns about local endpoints so it can announce them and carry their data.

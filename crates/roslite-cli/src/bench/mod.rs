@@ -8,6 +8,7 @@ mod intra;
 mod large;
 pub(crate) mod linetrace;
 mod rtt;
+mod rtt_loan;
 mod rtt_sweep;
 mod service;
 pub mod timer;
@@ -45,6 +46,9 @@ pub enum BenchCommand {
     /// Helper for `bench rtt`'s sweep: the echoing process.
     #[command(hide = true)]
     RttSweepPong(rtt_sweep::PongArgs),
+    /// Helper for `bench rtt --transport shm-loan`: the process echoing through loans.
+    #[command(hide = true)]
+    RttLoanPong(rtt_loan::PongArgs),
     /// Helper for `bench footprint`: the measured publisher or its subscriber.
     #[command(hide = true)]
     FootprintPeer(footprint::PeerArgs),
@@ -70,6 +74,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Linetrace(args) => linetrace::run(&args),
         BenchCommand::RttPong(args) => rtt::pong(&args),
         BenchCommand::RttSweepPong(args) => rtt_sweep::pong(&args),
+        BenchCommand::RttLoanPong(args) => rtt_loan::pong(&args),
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
         BenchCommand::Service(args) => service::run(&args),
         BenchCommand::ServicePeer(args) => service::peer(&args),

@@ -52,7 +52,12 @@ pub enum RttTransport {
     Shm,
     /// Sweep: two processes over a Unix domain socket (`ROSLITE_TRANSPORTS=uds`).
     Uds,
-    /// Sweep: intra, shm, uds and udp in one run.
+    /// Sweep: two processes over shared memory, ping and pong both loaning each message
+    /// (`Publisher::loan`) and writing only a 9-byte header into it in place; the rest of the
+    /// payload stays as the chunk holds it, so this is the zero-copy transfer's cost,
+    /// independent of how the payload is filled.
+    ShmLoan,
+    /// Sweep: intra, shm, uds, udp and shm-loan in one run.
     All,
 }
 
@@ -405,36 +410,71 @@ pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
 
 /// What the ping side's subscription saw last.
 #[derive(Clone, Copy)]
-struct Echo {
-    at: Instant,
-    seq: u64,
-    len: usize,
-    intact: bool,
+pub(super) struct Echo {
+    pub(super) at: Instant,
+    pub(super) seq: u64,
+    pub(super) len: usize,
+    pub(super) intact: bool,
 }
 
-/// A chain of measured pings, driven by the echo callback (see [`measure_roslite`]).
-struct Chain {
+impl Echo {
+    /// Reads an echo that arrived `at` (its callback's start).
+    pub(super) fn of(at: Instant, data: &[u8]) -> Self {
+        let (seq, intact) = read_echo(data);
+        Self {
+            at,
+            seq,
+            len: data.len(),
+            intact,
+        }
+    }
+}
+
+/// A chain of measured pings, driven by the echo callback (see [`measure_roslite`]; also
+/// the sweep's back-to-back mode).
+pub(super) struct Chain {
     message: Arc<UInt8MultiArray>,
     /// The sequence number of the ping in flight and when it was published.
-    seq: u64,
-    start: Instant,
+    pub(super) seq: u64,
+    pub(super) start: Instant,
     /// Pings still to send after the one in flight.
-    left: usize,
+    pub(super) left: usize,
     /// Echoes still to discard as warm-up.
     warmup: usize,
-    latencies: Vec<Duration>,
+    pub(super) latencies: Vec<Duration>,
     /// Awaited echoes received, and pings given up on.
-    echoed: usize,
-    lost: usize,
+    pub(super) echoed: usize,
+    pub(super) lost: usize,
     /// The first corrupted echo, if any.
-    error: Option<String>,
-    stale: usize,
+    pub(super) error: Option<String>,
+    pub(super) stale: usize,
 }
 
 impl Chain {
+    /// `total` pings of `size` bytes numbered from `first_seq`, the first `warmup` echoes not
+    /// counted; nothing is sent before [`Self::send_next`].
+    pub(super) fn new(size: usize, first_seq: u64, total: usize, warmup: usize) -> Self {
+        Self {
+            message: Arc::new(ping_message(size)),
+            // `send_next` numbers the first ping `first_seq`.
+            seq: first_seq.wrapping_sub(1),
+            start: Instant::monotonic_now(),
+            left: total.saturating_sub(1),
+            warmup,
+            latencies: Vec::with_capacity(total.saturating_sub(warmup)),
+            echoed: 0,
+            lost: 0,
+            error: None,
+            stale: 0,
+        }
+    }
+
     /// Stamps the next sequence number into the message and publishes it.
-    fn send_next(&mut self, publisher: &Publisher<UInt8MultiArray>) -> anyhow::Result<()> {
-        self.seq += 1;
+    pub(super) fn send_next(
+        &mut self,
+        publisher: &Publisher<UInt8MultiArray>,
+    ) -> anyhow::Result<()> {
+        self.seq = self.seq.wrapping_add(1);
         let data = Arc::make_mut(&mut self.message).data.to_mut();
         data[..SEQ_LEN].copy_from_slice(&self.seq.to_le_bytes());
         self.start = Instant::monotonic_now();
@@ -443,7 +483,7 @@ impl Chain {
     }
 
     /// Handles an echo; returns whether it was the awaited one.
-    fn on_echo(&mut self, echo: Echo, publisher: &Publisher<UInt8MultiArray>) -> bool {
+    pub(super) fn on_echo(&mut self, echo: Echo, publisher: &Publisher<UInt8MultiArray>) -> bool {
         if echo.seq != self.seq {
             self.stale += 1;
             return false;
@@ -503,15 +543,7 @@ impl PingSession {
         let (chain_slot, chain_publisher) = (chain.clone(), publisher.clone());
         let subscription =
             node.create_subscription(PONG_TOPIC, rtt_qos(), move |msg: &UInt8MultiArray| {
-                let at = Instant::monotonic_now();
-                let data = &msg.data[..];
-                let (seq, intact) = read_echo(data);
-                let echo = Echo {
-                    at,
-                    seq,
-                    len: data.len(),
-                    intact,
-                };
+                let echo = Echo::of(Instant::monotonic_now(), &msg.data[..]);
                 let mut chain = chain_slot.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(chain) = chain.as_mut() {
                     chain.on_echo(echo, &chain_publisher);
@@ -645,18 +677,8 @@ fn measure_roslite(
 ) -> anyhow::Result<RoslitePoint> {
     let warmup = (samples / 10).clamp(2, 50);
     let total = warmup + samples;
-    let chain = Chain {
-        message: Arc::new(ping_message(size)),
-        seq: session.next_seq,
-        start: Instant::monotonic_now(),
-        left: total - 1,
-        warmup,
-        latencies: Vec::with_capacity(samples),
-        echoed: 0,
-        lost: 0,
-        error: None,
-        stale: 0,
-    };
+    // The first ping is numbered `next_seq + 1`, as before this chain was shared.
+    let chain = Chain::new(size, session.next_seq + 1, total, warmup);
     {
         // Stored before the first echo can arrive: the callback waits for this lock.
         let mut slot = session.chain.lock().unwrap_or_else(PoisonError::into_inner);
@@ -903,6 +925,7 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
         RttTransport::Intra => Some(vec![super::rtt_sweep::Route::Intra]),
         RttTransport::Shm => Some(vec![super::rtt_sweep::Route::Shm]),
         RttTransport::Uds => Some(vec![super::rtt_sweep::Route::Uds]),
+        RttTransport::ShmLoan => Some(vec![super::rtt_sweep::Route::ShmLoan]),
         RttTransport::All => Some(super::rtt_sweep::Route::ALL.to_vec()),
     };
     if let Some(routes) = routes {

@@ -8,7 +8,9 @@
 //!   `std_msgs/UInt8MultiArray` (its `uint8[]` is decoded as a view on the receive side), a pong
 //!   node echoes each sample from its subscription callback with `publish_shared`, and the round
 //!   trip is `publish` to the start of the ping node's subscription callback for the echo.
-//!   Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
+//!   At a rate the measuring thread publishes each ping; back to back the echo's callback
+//!   publishes the next one itself (as `ddsperf ping` and the floors do: two threads woken per
+//!   round trip, not three). Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
 //!   each node on its own executor thread. `shm`, `uds`, `udp`: the pong node runs in a second
 //!   process (the hidden `roslite bench rtt-sweep-pong`); both processes get the transport in
 //!   `ROSLITE_TRANSPORTS` (`shm`, `uds` or `udp`; UDP stays on for discovery), use LOCALHOST
@@ -19,7 +21,9 @@
 //!   `ShmReader` or `UdsWriter`/`UdsReader` pair, no serialization and no executor.
 //! - **floors** (`roslite_shm::bench`): futex ping-pong through shared memory (no payload),
 //!   a raw SOCK_SEQPACKET socket pair carrying the payload both ways, and one memcpy of the
-//!   payload. Floors always run back to back.
+//!   payload. Floors run back to back; in rate mode the futex and raw socket floors are also
+//!   measured at 64 B paced like the series (`futex @10Hz`, `raw UDS @10Hz`), and the goals
+//!   are given against both.
 //! - **Cyclone DDS** `ddsperf ping`/`pong` (see `rtt.rs` for its configuration and the doubling
 //!   of its half round trips), at the same rate in rate mode.
 //! - **Fast DDS 2.9**: `interop/cpp/fastdds_pingpong.cpp`, compiled on first use against
@@ -48,7 +52,7 @@ use roslite_shm::bench as shm_bench;
 
 use super::rtt::{
     self, cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, mb, self_command,
-    size_label, Helper, ProcMemory,
+    size_label, Echo, Helper, ProcMemory,
 };
 use crate::stats::Summary;
 use crate::svg;
@@ -69,7 +73,7 @@ pub fn sweep_defaults(
     Option<&'static str>,
 )> {
     use clap::builder::ArgPredicate;
-    let mut out: Vec<_> = ["intra", "shm", "uds", "all"]
+    let mut out: Vec<_> = ["intra", "shm", "uds", "all", "shm-loan"]
         .into_iter()
         .map(|t| ("transport", ArgPredicate::Equals(t.into()), Some(value)))
         .collect();
@@ -130,10 +134,18 @@ pub enum Route {
     Shm,
     Uds,
     Udp,
+    /// Shared memory with loaned messages on both sides (`rtt_loan`).
+    ShmLoan,
 }
 
 impl Route {
-    pub const ALL: [Route; 4] = [Route::Intra, Route::Shm, Route::Uds, Route::Udp];
+    pub const ALL: [Route; 5] = [
+        Route::Intra,
+        Route::Shm,
+        Route::Uds,
+        Route::Udp,
+        Route::ShmLoan,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -141,6 +153,7 @@ impl Route {
             Route::Shm => "shm",
             Route::Uds => "uds",
             Route::Udp => "udp",
+            Route::ShmLoan => "shm-loan",
         }
     }
 }
@@ -157,8 +170,9 @@ pub struct Options<'a> {
     pub sweep: &'a SweepArgs,
 }
 
-/// Domains used from `--domain` on: one per roslite path, then Cyclone, then Fast DDS.
-pub const DOMAINS_USED: u32 = 6;
+/// Domains used from `--domain` on: one per roslite path, then Cyclone, then Fast DDS, then
+/// shm-loan (added last, so the others keep their domains).
+pub const DOMAINS_USED: u32 = 7;
 
 // ---------------------------------------------------------------------------------------------
 // Results.
@@ -280,20 +294,21 @@ pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[derive(Clone, Copy)]
-struct Echo {
-    at: Instant,
-    seq: u64,
-    len: usize,
-    intact: bool,
+/// What the ping side's echo callback works with.
+#[derive(Default)]
+struct PingState {
+    /// Rate mode: the last echo, for the measuring thread.
+    echo: Option<Echo>,
+    /// Back to back: the pings the echo callback sends itself.
+    chain: Option<rtt::Chain>,
 }
 
-type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
+type EchoSlot = Arc<(Mutex<PingState>, Condvar)>;
 
 /// The ping side of one path.
 struct ApiSession {
     // Field order is drop order.
-    publisher: Publisher<UInt8MultiArray>,
+    publisher: Arc<Publisher<UInt8MultiArray>>,
     _subscription: Subscription<UInt8MultiArray>,
     _echo_subscription: Option<Subscription<UInt8MultiArray>>,
     echo: EchoSlot,
@@ -344,21 +359,24 @@ impl ApiSession {
             None
         };
         let node = ctx.create_node("roslite_bench_rtt_sweep_ping")?;
-        let publisher = node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?;
-        let echo: EchoSlot = Arc::new((Mutex::new(None), Condvar::new()));
-        let slot = echo.clone();
+        let publisher = Arc::new(node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?);
+        let echo: EchoSlot = Arc::new((Mutex::new(PingState::default()), Condvar::new()));
+        let (slot, chain_publisher) = (echo.clone(), publisher.clone());
         let subscription =
             node.create_subscription(PONG_TOPIC, qos(), move |msg: &UInt8MultiArray| {
-                let at = Instant::monotonic_now();
-                let data = &msg.data[..];
-                let (seq, intact) = rtt::read_echo(data);
+                let echo = Echo::of(Instant::monotonic_now(), &msg.data[..]);
                 let (lock, ready) = &*slot;
-                *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(Echo {
-                    at,
-                    seq,
-                    len: data.len(),
-                    intact,
-                });
+                let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(chain) = state.chain.as_mut() {
+                    // The next ping leaves from here; the measuring thread is woken only
+                    // when the last echo is in.
+                    let last = chain.left == 0;
+                    if chain.on_echo(echo, &chain_publisher) && last {
+                        ready.notify_all();
+                    }
+                    return;
+                }
+                state.echo = Some(echo);
                 ready.notify_all();
             })?;
         spinners.push(spin_on_thread(&ctx, node));
@@ -392,7 +410,7 @@ impl ApiSession {
         let deadline = std::time::Instant::now() + timeout;
         let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
-            if let Some(echo) = slot.take().filter(|e| e.seq == seq) {
+            if let Some(echo) = slot.echo.take().filter(|e| e.seq == seq) {
                 anyhow::ensure!(
                     echo.len == size && echo.intact,
                     "the echo of a {size}-byte ping came back as {} bytes{}",
@@ -442,7 +460,62 @@ impl ApiSession {
             .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
     }
 
+    /// Back to back: each ping after the first is published by the echo callback of the one
+    /// before (as `ddsperf ping` does), so a round trip wakes the same two threads as the
+    /// floors' ping-pong do; this thread only waits for the chain to end and gives up on
+    /// lost pings.
+    fn measure_chained(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
+        let total = pace.warmup + pace.count;
+        let (lock, ready) = &*self.echo;
+        {
+            // Stored before the first echo can arrive: the callback waits for this lock.
+            let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let chain =
+                state
+                    .chain
+                    .insert(rtt::Chain::new(size, self.next_seq, total, pace.warmup));
+            chain.send_next(&self.publisher)?;
+        }
+        let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            let chain = state.chain.as_mut().context("internal bug: no chain")?;
+            if chain.echoed + chain.lost >= total {
+                break;
+            }
+            if Instant::monotonic_now() - chain.start > ECHO_TIMEOUT {
+                chain.lost += 1;
+                if chain.left == 0 {
+                    break;
+                }
+                chain.left -= 1;
+                chain.send_next(&self.publisher)?;
+                if let Some(pong) = &mut self.pong {
+                    pong.check_running()?;
+                }
+            }
+            state = ready
+                .wait_timeout(state, Duration::from_millis(50))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let chain = state.chain.take().context("internal bug: no chain")?;
+        drop(state);
+        self.next_seq = chain.seq.wrapping_add(1);
+        if let Some(error) = chain.error {
+            bail!(error);
+        }
+        Ok(Point {
+            size,
+            summary: Summary::of(&chain.latencies),
+            lost: chain.lost,
+            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
+        })
+    }
+
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
+        if pace.mode == Mode::BackToBack {
+            return self.measure_chained(size, pace);
+        }
         let mut message = Arc::new(rtt::ping_message(size));
         let mut latencies = Vec::with_capacity(pace.count);
         let mut lost = 0;
@@ -506,6 +579,25 @@ impl Pace {
 }
 
 fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow::Result<Series> {
+    if path == Route::ShmLoan {
+        let (observed, points) =
+            super::rtt_loan::measure(domain, sizes, pace.count, pace.warmup, pace.period)?;
+        return Ok(Series {
+            name: path.name().to_owned(),
+            kind: Kind::Api,
+            requested: Some("shm"),
+            observed: Some(observed),
+            points: points
+                .into_iter()
+                .map(|p| Point {
+                    size: p.size,
+                    summary: p.summary,
+                    lost: p.lost,
+                    sender_rss_kib: p.sender_rss_kib,
+                })
+                .collect(),
+        });
+    }
     let mut session = ApiSession::start(path, domain)
         .with_context(|| format!("starting the {} ping-pong", path.name()))?;
     session
@@ -552,7 +644,21 @@ fn measure_transport(
     })
 }
 
-fn measure_floors(sizes: &[usize], count: usize) -> anyhow::Result<Vec<Series>> {
+/// Name of the futex floor paced like the series (rate mode only).
+fn paced_futex_name(hz: u32) -> String {
+    format!("futex @{hz}Hz")
+}
+
+/// Name of the raw socket floor paced like the series (rate mode only).
+fn paced_raw_uds_name(hz: u32) -> String {
+    format!("raw UDS @{hz}Hz")
+}
+
+/// The floors back to back (the machine's best case), and in rate mode also paced like the
+/// series, at 64 B: a ping every 100 ms meets cold caches and idle CPUs, for the floor as for
+/// roslite, so only a floor paced alike says what roslite adds at that rate.
+fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
+    let count = pace.count;
     let futex = shm_bench::futex_floor(count.max(1000)).context("futex floor")?;
     let floor = |name: &str, points: Vec<Point>| Series {
         name: name.to_owned(),
@@ -576,11 +682,22 @@ fn measure_floors(sizes: &[usize], count: usize) -> anyhow::Result<Vec<Series>> 
     }
     // The futex floor carries no payload: the same figure at every size.
     let futex_points = sizes.iter().map(|&size| point(size, &futex)).collect();
-    Ok(vec![
+    let mut floors = vec![
         floor("futex floor", futex_points),
         floor("raw UDS floor", raw),
         floor("memcpy", memcpy),
-    ])
+    ];
+    if pace.mode == Mode::Rate && sizes.contains(&64) {
+        let paced = pace.shm();
+        let futex =
+            shm_bench::futex_floor_paced(paced, pace.warmup).context("paced futex floor")?;
+        let futex_points = sizes.iter().map(|&size| point(size, &futex)).collect();
+        floors.push(floor(&paced_futex_name(pace.hz), futex_points));
+        let uds = shm_bench::raw_uds_floor_paced(64, paced, pace.warmup)
+            .context("paced raw UDS floor")?;
+        floors.push(floor(&paced_raw_uds_name(pace.hz), vec![point(64, &uds)]));
+    }
+    Ok(floors)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -877,6 +994,12 @@ fn ratio_goal(
 fn goals(series: &[Series]) -> Vec<Goal> {
     let futex = find(series, "futex floor");
     let raw = find(series, "raw UDS floor");
+    let paced = |prefix: &str| {
+        series
+            .iter()
+            .find(|s| s.kind == Kind::Floor && s.name.starts_with(prefix))
+    };
+    let (paced_futex, paced_raw) = (paced("futex @"), paced("raw UDS @"));
     let mut out = Vec::new();
     for (name, suffix) in [("shm", ""), ("shm (transport only)", " (transport only)")] {
         let shm = find(series, name);
@@ -888,12 +1011,32 @@ fn goals(series: &[Series]) -> Vec<Goal> {
             futex,
             64,
         ));
+        if let Some(floor) = paced_futex {
+            out.push(ratio_goal(
+                format!("shm{suffix} 64 B p50 <= 1.3x {}", floor.name),
+                1.3,
+                shm,
+                64,
+                Some(floor),
+                64,
+            ));
+        }
         out.push(ratio_goal(
             format!("shm{suffix} 4 MiB p50 <= 2x shm{suffix} 64 B"),
             2.0,
             shm,
             4 << 20,
             shm,
+            64,
+        ));
+    }
+    if let Some(loaned) = find(series, "shm-loan") {
+        out.push(ratio_goal(
+            "shm-loan 4 MiB p50 <= 2x shm-loan 64 B".to_owned(),
+            2.0,
+            Some(loaned),
+            4 << 20,
+            Some(loaned),
             64,
         ));
     }
@@ -906,6 +1049,16 @@ fn goals(series: &[Series]) -> Vec<Goal> {
             raw,
             64,
         ));
+        if let Some(floor) = paced_raw {
+            out.push(ratio_goal(
+                format!("uds{suffix} 64 B p50 <= 1.3x {}", floor.name),
+                1.3,
+                find(series, name),
+                64,
+                Some(floor),
+                64,
+            ));
+        }
     }
     // Every same-host path through the API beats Cyclone at every size: the worst ratio.
     let cyclone = series
@@ -966,12 +1119,12 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
     let mut skipped = Vec::new();
     for (index, &path) in Route::ALL.iter().enumerate() {
         if options.routes.contains(&path) {
-            series.push(measure_api(
-                path,
-                options.domain + index as u32,
-                sizes,
-                pace,
-            )?);
+            let offset = if path == Route::ShmLoan {
+                6
+            } else {
+                index as u32
+            };
+            series.push(measure_api(path, options.domain + offset, sizes, pace)?);
         }
     }
     for (path, transport) in [
@@ -982,7 +1135,7 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
             series.push(measure_transport(transport, sizes, pace)?);
         }
     }
-    series.extend(measure_floors(sizes, count)?);
+    series.extend(measure_floors(sizes, pace)?);
     let cyclone_domain = options.domain + 4;
     if options.no_cyclone {
         skipped.push(Skipped {
@@ -1048,7 +1201,8 @@ fn pace_text(pace: Pace) -> String {
             pace.count, pace.hz, pace.warmup
         ),
         Mode::BackToBack => format!(
-            "{} pings per size back to back after {} warm-up",
+            "{} pings per size back to back after {} warm-up; roslite's next ping is published \
+             from the echo's callback, as ddsperf's",
             pace.count, pace.warmup
         ),
     }
@@ -1064,9 +1218,13 @@ fn table(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "round-trip time against size, same host ({}; floors back to back), reliable \
+        "round-trip time against size, same host ({}; floors back to back{}), reliable \
          keep-last 1, std_msgs/UInt8MultiArray",
-        pace_text(pace)
+        pace_text(pace),
+        match pace.mode {
+            Mode::Rate => format!(", and those named @{}Hz paced alike at 64 B", pace.hz),
+            Mode::BackToBack => String::new(),
+        }
     );
     for s in series.iter().filter(|s| s.kind == Kind::Api) {
         let observed = s.observed.as_deref().unwrap_or("?");
@@ -1079,6 +1237,14 @@ fn table(
             out,
             "path: {} requested, {observed} used{note}",
             s.requested.unwrap_or("?")
+        );
+    }
+    if find(series, "shm-loan").is_some() {
+        let _ = writeln!(
+            out,
+            "shm-loan: ping and pong loan each message and write only a 9-byte header in place; \
+             the rest of the payload stays as the chunk holds it (zero-copy transfer cost, \
+             independent of the payload's fill); the time includes both loans"
         );
     }
     let _ = writeln!(

@@ -202,6 +202,14 @@ impl FieldGen {
                 encode_elem(code, elem, "item", &self.cdr);
                 code.close("}");
             }
+            // `Seq<T>`: roslite-cdr writes the length and the body (an empty body gets no
+            // alignment padding), or leaves the body as a hole for a reserved sequence.
+            (Collection::BoundedSequence(bound), Elem::Numeric(_)) => {
+                code.line(format!("w.write_bounded_prim_seq(&{this}, {bound})?;"));
+            }
+            (Collection::UnboundedSequence, Elem::Numeric(_)) => {
+                code.line(format!("w.write_prim_seq(&{this})?;"));
+            }
             (Collection::BoundedSequence(_) | Collection::UnboundedSequence, elem) => {
                 match self.collection {
                     Collection::BoundedSequence(bound) => {
@@ -209,17 +217,9 @@ impl FieldGen {
                     }
                     _ => code.line(format!("w.write_len({this}.len())?;")),
                 }
-                match elem {
-                    // An empty body gets no alignment padding (handled by roslite-cdr).
-                    Elem::Numeric(_) => {
-                        code.line(format!("w.write_prim_slice({this}.as_slice());"));
-                    }
-                    elem => {
-                        code.open(format!("for item in &{this} {{"));
-                        encode_elem(code, elem, "item", &self.cdr);
-                        code.close("}");
-                    }
-                }
+                code.open(format!("for item in &{this} {{"));
+                encode_elem(code, elem, "item", &self.cdr);
+                code.close("}");
             }
         }
     }

@@ -173,9 +173,9 @@ fn message_with_every_field_shape() {
         "w.write_bounded_string(&self.name, 8)?;",
         "let units = ::core::iter::Iterator::count(str::encode_utf16(&self.wide));",
         "w.write_prim_slice(&self.covariance);",
-        "w.write_bounded_len(self.samples.len(), 4)?;",
-        "w.write_prim_slice(self.values.as_slice());",
-        "w.write_prim_slice(self.data.as_slice());",
+        "w.write_bounded_prim_seq(&self.samples, 4)?;",
+        "w.write_prim_seq(&self.values)?;",
+        "w.write_prim_seq(&self.data)?;",
         "w.write_bool(*item);",
         // Decoding.
         "r#type: r.read_u8()?,",

@@ -117,8 +117,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -284,8 +283,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -374,8 +372,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -464,8 +461,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -554,8 +550,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -644,8 +639,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -734,8 +728,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -969,8 +962,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1059,8 +1051,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1149,8 +1140,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1239,8 +1229,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1903,8 +1892,7 @@ pub mod action {
             &self,
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
-            w.write_len(self.sequence.len())?;
-            w.write_prim_slice(self.sequence.as_slice());
+            w.write_prim_seq(&self.sequence)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1948,8 +1936,7 @@ pub mod action {
             &self,
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
-            w.write_len(self.sequence.len())?;
-            w.write_prim_slice(self.sequence.as_slice());
+            w.write_prim_seq(&self.sequence)?;
             ::core::result::Result::Ok(())
         }
     }

@@ -213,8 +213,7 @@ pub mod msg {
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.header, w)?;
             crate::cdr::CdrEncode::encode(&self.info, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }

@@ -694,16 +694,13 @@ pub mod msg {
             w.write_i64(self.integer_value);
             w.write_f64(self.double_value);
             w.write_string(&self.string_value)?;
-            w.write_len(self.byte_array_value.len())?;
-            w.write_prim_slice(self.byte_array_value.as_slice());
+            w.write_prim_seq(&self.byte_array_value)?;
             w.write_len(self.bool_array_value.len())?;
             for item in &self.bool_array_value {
                 w.write_bool(*item);
             }
-            w.write_len(self.integer_array_value.len())?;
-            w.write_prim_slice(self.integer_array_value.as_slice());
-            w.write_len(self.double_array_value.len())?;
-            w.write_prim_slice(self.double_array_value.as_slice());
+            w.write_prim_seq(&self.integer_array_value)?;
+            w.write_prim_seq(&self.double_array_value)?;
             w.write_len(self.string_array_value.len())?;
             for item in &self.string_array_value {
                 w.write_string(item)?;
@@ -1311,8 +1308,7 @@ pub mod srv {
             &self,
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
-            w.write_len(self.types.len())?;
-            w.write_prim_slice(self.types.as_slice());
+            w.write_prim_seq(&self.types)?;
             ::core::result::Result::Ok(())
         }
     }

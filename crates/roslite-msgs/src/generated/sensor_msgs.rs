@@ -100,10 +100,8 @@ pub mod msg {
             w.write_u8(self.power_supply_health);
             w.write_u8(self.power_supply_technology);
             w.write_bool(self.present);
-            w.write_len(self.cell_voltage.len())?;
-            w.write_prim_slice(self.cell_voltage.as_slice());
-            w.write_len(self.cell_temperature.len())?;
-            w.write_prim_slice(self.cell_temperature.as_slice());
+            w.write_prim_seq(&self.cell_voltage)?;
+            w.write_prim_seq(&self.cell_temperature)?;
             w.write_string(&self.location)?;
             w.write_string(&self.serial_number)?;
             ::core::result::Result::Ok(())
@@ -191,8 +189,7 @@ pub mod msg {
             w.write_u32(self.height);
             w.write_u32(self.width);
             w.write_string(&self.distortion_model)?;
-            w.write_len(self.d.len())?;
-            w.write_prim_slice(self.d.as_slice());
+            w.write_prim_seq(&self.d)?;
             w.write_prim_slice(&self.k);
             w.write_prim_slice(&self.r);
             w.write_prim_slice(&self.p);
@@ -255,8 +252,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             w.write_string(&self.name)?;
-            w.write_len(self.values.len())?;
-            w.write_prim_slice(self.values.as_slice());
+            w.write_prim_seq(&self.values)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -307,8 +303,7 @@ pub mod msg {
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.header, w)?;
             w.write_string(&self.format)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -470,8 +465,7 @@ pub mod msg {
             w.write_string(&self.encoding)?;
             w.write_u8(self.is_bigendian);
             w.write_u32(self.step);
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -599,12 +593,9 @@ pub mod msg {
             for item in &self.name {
                 w.write_string(item)?;
             }
-            w.write_len(self.position.len())?;
-            w.write_prim_slice(self.position.as_slice());
-            w.write_len(self.velocity.len())?;
-            w.write_prim_slice(self.velocity.as_slice());
-            w.write_len(self.effort.len())?;
-            w.write_prim_slice(self.effort.as_slice());
+            w.write_prim_seq(&self.position)?;
+            w.write_prim_seq(&self.velocity)?;
+            w.write_prim_seq(&self.effort)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -670,10 +661,8 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.header, w)?;
-            w.write_len(self.axes.len())?;
-            w.write_prim_slice(self.axes.as_slice());
-            w.write_len(self.buttons.len())?;
-            w.write_prim_slice(self.buttons.as_slice());
+            w.write_prim_seq(&self.axes)?;
+            w.write_prim_seq(&self.buttons)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -828,8 +817,7 @@ pub mod msg {
             &self,
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
-            w.write_len(self.echoes.len())?;
-            w.write_prim_slice(self.echoes.as_slice());
+            w.write_prim_seq(&self.echoes)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -899,10 +887,8 @@ pub mod msg {
             w.write_f32(self.scan_time);
             w.write_f32(self.range_min);
             w.write_f32(self.range_max);
-            w.write_len(self.ranges.len())?;
-            w.write_prim_slice(self.ranges.as_slice());
-            w.write_len(self.intensities.len())?;
-            w.write_prim_slice(self.intensities.as_slice());
+            w.write_prim_seq(&self.ranges)?;
+            w.write_prim_seq(&self.intensities)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1426,8 +1412,7 @@ pub mod msg {
             w.write_bool(self.is_bigendian);
             w.write_u32(self.point_step);
             w.write_u32(self.row_step);
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             w.write_bool(self.is_dense);
             ::core::result::Result::Ok(())
         }

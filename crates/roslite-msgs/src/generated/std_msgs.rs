@@ -117,8 +117,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -337,8 +336,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -427,8 +425,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -562,8 +559,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -652,8 +648,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -742,8 +737,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -832,8 +826,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1067,8 +1060,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1157,8 +1149,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1247,8 +1238,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -1337,8 +1327,7 @@ pub mod msg {
             w: &mut crate::cdr::CdrWriter,
         ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
             crate::cdr::CdrEncode::encode(&self.layout, w)?;
-            w.write_len(self.data.len())?;
-            w.write_prim_slice(self.data.as_slice());
+            w.write_prim_seq(&self.data)?;
             ::core::result::Result::Ok(())
         }
     }
