@@ -162,3 +162,32 @@ fn deadlines_below_and_above_a_millisecond_are_never_cut_short() {
         );
     }
 }
+
+#[test]
+fn a_dedicated_user_socket_is_read_by_recv_user_only() {
+    let mut t = UdpTransport::bind(&localhost(test_domain() - 20)).unwrap();
+    t.dedicate_user_socket().unwrap();
+    let own = t.local_locators().default_unicast;
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    t.send(own, b"user data").unwrap();
+    // The driver's recv no longer sees user traffic...
+    let deadline = monotonic_ns() + 50_000_000;
+    loop {
+        match t.recv(&mut buf, Some(deadline)).unwrap() {
+            RecvEvent::DeadlineReached => break,
+            RecvEvent::Datagram(r) => assert_ne!(r.kind, SocketKind::User, "{r:?}"),
+            RecvEvent::Woken => panic!("nobody woke this transport"),
+        }
+    }
+    // ...the dedicated reader does, blocking until it is there.
+    let r = t
+        .recv_user(&mut buf)
+        .unwrap()
+        .expect("the datagram sent to the user port");
+    assert_eq!(r.kind, SocketKind::User);
+    assert_eq!(&buf[..r.len], b"user data");
+    // Released, it returns without data from then on (its thread can stop).
+    t.release_user_receiver();
+    assert!(t.recv_user(&mut buf).unwrap().is_none());
+    assert!(t.recv_user(&mut buf).unwrap().is_none());
+}

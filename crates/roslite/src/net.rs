@@ -144,6 +144,8 @@ type DiscoveryInfoMsg = roslite_msgs::rmw_dds_common::msg::ParticipantEntitiesIn
 
 /// A service request on its way to its server, with the way back.
 type RequestDelivery = (Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>);
+/// A sample for a local subscription.
+type Delivery = (LocalSubscription, SharedBuf, MessageInfo);
 
 struct NetState {
     participant: Participant,
@@ -167,9 +169,10 @@ struct NetState {
     services: ServiceState,
     /// Shared memory / Unix sockets with roslite peers on this host; `None`: UDP only.
     same_host: Option<crate::same_host::SameHost>,
-    /// Samples taken from the participant, handed to subscriptions by the driver thread once
-    /// it has released the state lock (a callback may run inline and publish).
-    deliveries: Vec<(LocalSubscription, SharedBuf, MessageInfo)>,
+    /// Samples taken from the participant, handed to subscriptions by the receiving thread
+    /// (driver or user-data) once it has released the state lock (a callback may run inline
+    /// and publish).
+    deliveries: Vec<Delivery>,
     /// Service requests, likewise.
     request_deliveries: Vec<RequestDelivery>,
     /// The activity flag of each local publisher's RTPS outlet.
@@ -615,6 +618,9 @@ impl Transport for NetTransport {
 pub struct RtpsNetwork {
     shared: Arc<NetShared>,
     driver: Option<JoinHandle<()>>,
+    /// The thread that blocks on the user-data socket ([`receive_user_data`]); `None` if the
+    /// socket could not be given its own thread (the driver then serves it).
+    user_receiver: Option<JoinHandle<()>>,
 }
 
 impl RtpsNetwork {
@@ -629,7 +635,16 @@ impl RtpsNetwork {
         logger: Logger,
     ) -> Result<Self, NetError> {
         let fault_config = FaultConfig::from_env().map_err(NetError::FaultInjection)?;
-        let udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
+        let mut udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
+        let dedicated = match udp.dedicate_user_socket() {
+            Ok(()) => true,
+            Err(e) => {
+                logger.debug(format_args!(
+                    "the user-data socket stays with the driver thread: {e}"
+                ));
+                false
+            }
+        };
         let locators = udp.local_locators();
         let mut participant_config = ParticipantConfig::new(
             random_prefix()?,
@@ -732,10 +747,22 @@ impl RtpsNetwork {
                 .spawn(move || drive(&shared))
                 .map_err(NetError::Spawn)?
         };
-        Ok(Self {
+        let mut network = Self {
             shared,
             driver: Some(driver),
-        })
+            user_receiver: None,
+        };
+        if dedicated {
+            let shared = network.shared.clone();
+            // On failure `drop(network)` stops the driver.
+            network.user_receiver = Some(
+                std::thread::Builder::new()
+                    .name("roslite-data".into())
+                    .spawn(move || receive_user_data(&shared))
+                    .map_err(NetError::Spawn)?,
+            );
+        }
+        Ok(network)
     }
 
     pub(crate) fn transport(&self) -> Arc<dyn Transport> {
@@ -785,6 +812,10 @@ impl Drop for RtpsNetwork {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
         self.shared.udp.waker().wake();
+        self.shared.udp.release_user_receiver();
+        if let Some(receiver) = self.user_receiver.take() {
+            let _ = receiver.join();
+        }
         if let Some(driver) = self.driver.take() {
             let _ = driver.join();
         }
@@ -834,20 +865,61 @@ fn drive(shared: &NetShared) {
         std::mem::swap(&mut deliveries, &mut state.deliveries);
         std::mem::swap(&mut requests, &mut state.request_deliveries);
         drop(state);
-        // A sleeping executor lets this thread run the callback itself (no thread hop).
-        crate::pubsub::with_inline_dispatch(|| {
-            for (subscription, payload, info) in deliveries.drain(..) {
-                subscription.deliver(&payload, info);
-            }
-            for (server, payload, reply) in requests.drain(..) {
-                server.deliver_request(&payload, reply);
-            }
-        });
+        hand_over(&mut deliveries, &mut requests);
     }
     let now = now();
     let mut state = shared.lock();
     state.participant.shutdown(now);
     shared.flush(&mut state, now);
+}
+
+/// Gives what the participant produced to subscriptions and services, outside the network
+/// lock. A sleeping executor lets this thread run the callback itself (no thread hop).
+fn hand_over(deliveries: &mut Vec<Delivery>, requests: &mut Vec<RequestDelivery>) {
+    crate::pubsub::with_inline_dispatch(|| {
+        for (subscription, payload, info) in deliveries.drain(..) {
+            subscription.deliver(&payload, info);
+        }
+        for (server, payload, reply) in requests.drain(..) {
+            server.deliver_request(&payload, reply);
+        }
+    });
+}
+
+/// The user-data thread: blocks on the user unicast socket and handles each datagram as the
+/// driver would (samples, HEARTBEATs, ACKNACKs; callbacks run inline when their executor
+/// sleeps). Timers stay with the driver thread, which this thread wakes when its input armed
+/// one earlier than the driver's deadline ([`NetShared::flush_and_notify`]).
+fn receive_user_data(shared: &NetShared) {
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    let mut deliveries = Vec::new();
+    let mut requests = Vec::new();
+    while !shared.stop.load(Ordering::Acquire) {
+        let received = match shared.udp.recv_user(&mut buf) {
+            Ok(Some(received)) => received,
+            Ok(None) => continue,
+            Err(e) => {
+                shared
+                    .logger
+                    .debug(format_args!("receiving user data: {e}"));
+                // A persistent error must not spin a core.
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                continue;
+            }
+        };
+        let now = now();
+        let mut state = shared.lock();
+        let source = to_locator(received.source);
+        state
+            .participant
+            .handle_datagram(now, Some(source), &buf[..received.len]);
+        shared.process_events(&mut state);
+        shared.flush_and_notify(&mut state, now);
+        std::mem::swap(&mut deliveries, &mut state.deliveries);
+        std::mem::swap(&mut requests, &mut state.request_deliveries);
+        drop(state);
+        hand_over(&mut deliveries, &mut requests);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -247,6 +247,9 @@ pub struct UdpTransport {
     /// Level-triggered interest in every socket (event data: its index) and the waker (event
     /// data: [`WAKER_SLOT`]).
     epoll: OwnedFd,
+    /// Bit `i` set: [`UdpTransport::recv`] serves socket `i` (all of them, unless the user
+    /// socket was handed to a thread of its own with [`UdpTransport::dedicate_user_socket`]).
+    served: u8,
     locators: Locators,
     spdp_destinations: Vec<SocketAddrV4>,
     buffers: SocketBufferSizes,
@@ -264,6 +267,10 @@ pub struct UdpTransport {
     /// Where the round-robin scan starts.
     next: AtomicUsize,
 }
+
+/// How long [`UdpTransport::recv_user`] blocks at most, so its thread notices a stop even if
+/// [`UdpTransport::release_user_receiver`] could not wake it.
+pub const USER_RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Event data of the waker in the epoll set (the sockets use their indices).
 const WAKER_SLOT: u64 = 8;
@@ -380,7 +387,7 @@ impl UdpTransport {
             .into_iter()
             .filter(|d| !(d.port() == own_port && (*d.ip() == interface || d.ip().is_loopback())))
             .collect();
-        let ready = if multicast.is_some() { 0b111 } else { 0b011 };
+        let served = if multicast.is_some() { 0b111 } else { 0b011 };
         Ok(UdpTransport {
             domain_id,
             range: discovery.range,
@@ -391,12 +398,13 @@ impl UdpTransport {
             multicast,
             waker,
             epoll,
+            served,
             locators,
             spdp_destinations,
             buffers,
             notes,
             counters: Counters::default(),
-            ready: AtomicU8::new(ready),
+            ready: AtomicU8::new(served),
             polled: AtomicU8::new(0),
             lone: AtomicU32::new(0),
             next: AtomicUsize::new(0),
@@ -568,7 +576,7 @@ impl UdpTransport {
                     self.ready.store(0, Relaxed);
                     break;
                 };
-                match self.recv_on(index, buf)? {
+                match self.recv_on(index, buf, RecvFlags::DONTWAIT)? {
                     Attempt::Datagram(received) => {
                         self.next.store((index + 1) % count, Relaxed);
                         let bit = 1u8 << index;
@@ -603,7 +611,7 @@ impl UdpTransport {
                 _ => self.wait(count, left),
             };
             let (readable, woken) = match waited {
-                Ok(r) => r,
+                Ok((readable, woken)) => (readable & self.served, woken),
                 Err(Errno::INTR) => continue,
                 Err(e) => return Err(RecvError::Poll { source: e.into() }),
             };
@@ -615,6 +623,54 @@ impl UdpTransport {
                 return Ok(RecvEvent::Woken);
             }
         }
+    }
+
+    /// Hands the user unicast socket (user DATA, HEARTBEAT, ACKNACK) to a thread of its own,
+    /// which then calls [`Self::recv_user`]; [`Self::recv`] serves the other sockets and the
+    /// waker. Call before sharing the transport.
+    ///
+    /// Why: a thread that only waits for user traffic can block in `recvfrom` itself, one
+    /// system call per datagram, where waiting on several descriptors costs an `epoll_wait`
+    /// before it; on a 64-byte round trip over loopback that is several microseconds (as
+    /// Cyclone DDS's separate receive thread for its data socket avoids too).
+    ///
+    /// # Errors
+    /// The socket could not be made blocking with a receive timeout, or removed from the
+    /// epoll set; the transport is then unchanged.
+    pub fn dedicate_user_socket(&mut self) -> std::io::Result<()> {
+        if self.served & (1 << USER) == 0 {
+            return Ok(());
+        }
+        self.user.set_read_timeout(Some(USER_RECV_TIMEOUT))?;
+        self.user.set_nonblocking(false)?;
+        epoll::delete(&self.epoll, &self.user)?;
+        self.served &= !(1 << USER);
+        self.ready.fetch_and(self.served, Relaxed);
+        self.polled.fetch_and(self.served, Relaxed);
+        Ok(())
+    }
+
+    /// Blocks until a datagram arrives on the dedicated user socket (see
+    /// [`Self::dedicate_user_socket`]), for at most [`USER_RECV_TIMEOUT`], or until
+    /// [`Self::release_user_receiver`]. `Ok(None)`: nothing arrived (timeout, release, or a
+    /// datagram dropped and counted, e.g. truncated); the caller checks whether to stop and
+    /// calls again.
+    ///
+    /// # Errors
+    /// As [`Self::recv`], for the user socket.
+    pub fn recv_user(&self, buf: &mut [u8]) -> Result<Option<Received>, RecvError> {
+        match self.recv_on(USER, buf, RecvFlags::empty())? {
+            // An empty datagram (invalid RTPS) reads the same as a released socket: nothing.
+            Attempt::Datagram(received) if received.len > 0 => Ok(Some(received)),
+            Attempt::Datagram(_) | Attempt::Dropped | Attempt::Empty => Ok(None),
+        }
+    }
+
+    /// Makes every present and future [`Self::recv_user`] return at once: shuts the user
+    /// socket's receive side (on an unconnected UDP socket Linux reports `ENOTCONN` but still
+    /// wakes blocked readers, which then read nothing). For stopping the receiving thread.
+    pub fn release_user_receiver(&self) {
+        let _ = rustix::net::shutdown(&self.user, rustix::net::Shutdown::Read);
     }
 
     /// Waits with `epoll_wait` for up to `left` nanoseconds rounded *down* to whole
@@ -652,24 +708,33 @@ impl UdpTransport {
             tv_sec: (left / 1_000_000_000) as i64,
             tv_nsec: (left % 1_000_000_000) as i64,
         };
-        let waker = self.waker.as_fd();
-        let multicast = self.multicast.as_ref().map(|s| s.as_fd());
-        // Sockets at their indices, the waker right after them (slot `count`).
-        let mut fds = [
-            PollFd::from_borrowed_fd(self.metatraffic.as_fd(), PollFlags::IN),
-            PollFd::from_borrowed_fd(self.user.as_fd(), PollFlags::IN),
-            PollFd::from_borrowed_fd(multicast.unwrap_or(waker), PollFlags::IN),
-            PollFd::from_borrowed_fd(waker, PollFlags::IN),
+        // The served sockets (with their indices), then the waker.
+        let sockets = [
+            Some(self.metatraffic.as_fd()),
+            Some(self.user.as_fd()),
+            self.multicast.as_ref().map(|s| s.as_fd()),
         ];
-        let used = &mut fds[..=count];
-        rustix::event::poll(used, Some(&timeout))?;
+        let mut indices = [0usize; 3];
+        let mut fds: [PollFd<'_>; 4] =
+            std::array::from_fn(|_| PollFd::from_borrowed_fd(self.waker.as_fd(), PollFlags::IN));
+        let mut used = 0;
+        for (index, fd) in sockets.iter().enumerate().take(count) {
+            if let Some(fd) = fd.filter(|_| self.served & (1 << index) != 0) {
+                indices[used] = index;
+                fds[used] = PollFd::from_borrowed_fd(fd, PollFlags::IN);
+                used += 1;
+            }
+        }
+        // fds[used] is the waker already.
+        let fds = &mut fds[..=used];
+        rustix::event::poll(fds, Some(&timeout))?;
         let wakeable = PollFlags::IN | PollFlags::ERR | PollFlags::HUP;
-        let readable = used[..count]
+        let readable = fds[..used]
             .iter()
-            .enumerate()
-            .filter(|(_, fd)| fd.revents().intersects(wakeable))
-            .fold(0u8, |bits, (i, _)| bits | (1 << i));
-        Ok((readable, used[count].revents().contains(PollFlags::IN)))
+            .zip(indices)
+            .filter(|(fd, _)| fd.revents().intersects(wakeable))
+            .fold(0u8, |bits, (_, i)| bits | (1 << i));
+        Ok((readable, fds[used].revents().contains(PollFlags::IN)))
     }
 
     /// Whether a socket whose first datagram after `poll` was `len` bytes long is read again
@@ -688,7 +753,12 @@ impl UdpTransport {
         false
     }
 
-    fn recv_on(&self, index: usize, buf: &mut [u8]) -> Result<Attempt, RecvError> {
+    fn recv_on(
+        &self,
+        index: usize,
+        buf: &mut [u8],
+        flags: RecvFlags,
+    ) -> Result<Attempt, RecvError> {
         let (socket, kind) = match index {
             METATRAFFIC => (&self.metatraffic, SocketKind::Metatraffic),
             USER => (&self.user, SocketKind::User),
@@ -700,7 +770,7 @@ impl UdpTransport {
         };
         let capacity = buf.len();
         loop {
-            match rustix::net::recvfrom(socket, &mut *buf, RecvFlags::TRUNC | RecvFlags::DONTWAIT) {
+            match rustix::net::recvfrom(socket, &mut *buf, RecvFlags::TRUNC | flags) {
                 Ok((_, len, source)) => {
                     // With MSG_TRUNC, `len` is the datagram's real length.
                     if len > capacity {
