@@ -88,6 +88,11 @@ pub struct RttArgs {
     /// How long `ddsperf ping` runs per size (its first second is dropped).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     cyclone_duration: Duration,
+    /// UDP run: measure every size this many times, roslite and Cyclone alternately, and
+    /// report the round with the median ratio (this shared VM drifts between fast and slow
+    /// phases lasting seconds, longer than one measurement; every round's ratio is printed).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// Skip Cyclone even if `ddsperf` is installed.
     #[arg(long)]
     no_cyclone: bool,
@@ -888,9 +893,38 @@ struct Row {
     size: usize,
     roslite: RoslitePoint,
     cyclone: Result<CyclonePoint, String>,
+    /// The p50 ratio of every round of this size, in measuring order (empty for a row that
+    /// is one round).
+    round_ratios: Vec<Option<f64>>,
 }
 
 impl Row {
+    /// The round whose ratio is the median (for an even count the upper middle, the one less
+    /// flattering to roslite; rounds without a ratio sort last), carrying every round's ratio;
+    /// the first round when none has a ratio.
+    fn median_round(mut rounds: Vec<Row>) -> Row {
+        let ratios: Vec<Option<f64>> = rounds.iter().map(Row::ratio).collect();
+        let mut order: Vec<usize> = (0..rounds.len()).collect();
+        order.sort_by(|&a, &b| match (ratios[a], ratios[b]) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.cmp(&b),
+        });
+        let with_ratio = ratios.iter().filter(|r| r.is_some()).count();
+        let pick = if with_ratio == 0 {
+            0
+        } else {
+            order[with_ratio / 2]
+        };
+        let lost: usize = rounds.iter().map(|r| r.roslite.lost).sum();
+        let mut row = rounds.swap_remove(pick);
+        // Losses count over every round, not only the reported one.
+        row.roslite.lost = lost;
+        row.round_ratios = ratios;
+        row
+    }
+
     fn ratio(&self) -> Option<f64> {
         let roslite = self.roslite.summary?;
         let cyclone = self.cyclone.as_ref().ok()?;
@@ -949,6 +983,7 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
     };
     let mut session = PingSession::start(args.domain)?;
     session.wait_for_match()?;
+    anyhow::ensure!(args.rounds >= 1, "--rounds must be at least 1");
     let mut rows = Vec::new();
     for &size in &args.sizes {
         let samples = if size >= 1 << 20 {
@@ -956,18 +991,24 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
         } else {
             args.samples
         };
-        let roslite = measure_roslite(&mut session, size, samples)?;
-        // Interleaved size by size, so slow drifts of a shared machine fall on both alike.
-        let cyclone = match &ddsperf {
-            Ok(path) => measure_cyclone(path, args.domain + 1, size, args.cyclone_duration)
-                .map_err(|e| format!("failed: {e:#}")),
-            Err(why) => Err(why.clone()),
-        };
-        rows.push(Row {
-            size,
-            roslite,
-            cyclone,
-        });
+        let mut rounds = Vec::with_capacity(args.rounds);
+        for _ in 0..args.rounds {
+            let roslite = measure_roslite(&mut session, size, samples)?;
+            // Interleaved size by size and round by round, so the drifts of a shared machine
+            // fall on both alike.
+            let cyclone = match &ddsperf {
+                Ok(path) => measure_cyclone(path, args.domain + 1, size, args.cyclone_duration)
+                    .map_err(|e| format!("failed: {e:#}")),
+                Err(why) => Err(why.clone()),
+            };
+            rounds.push(Row {
+                size,
+                roslite,
+                cyclone,
+                round_ratios: Vec::new(),
+            });
+        }
+        rows.push(Row::median_round(rounds));
     }
     let stale = session.stale;
     drop(session);
@@ -1039,8 +1080,9 @@ fn met(flag: Option<bool>) -> &'static str {
 fn print_table(args: &RttArgs, rows: &[Row], stale: usize, cyclone_name: &str) {
     println!(
         "round-trip time, roslite <-> roslite over RTPS/UDP on 127.0.0.1 (two processes, \
-         domain {}), reliable keep-last 1",
-        args.domain
+         domain {}), reliable keep-last 1; per size {} round(s) of roslite then Cyclone, the \
+         round with the median ratio shown",
+        args.domain, args.rounds
     );
     println!(
         "{:>8} | {:>7} {:>4} {:>9} {:>9} {:>9} {:>8} | {:>9} {:>9} {:>9} {:>8} | {:>7}",
@@ -1083,8 +1125,18 @@ fn print_table(args: &RttArgs, rows: &[Row], stale: usize, cyclone_name: &str) {
             Err(_) => format!("{:>38}", "-"),
         };
         let ratio = row.ratio().map_or("-".to_owned(), |r| format!("{r:.2}x"));
+        let rounds = if row.round_ratios.len() > 1 {
+            let each: Vec<String> = row
+                .round_ratios
+                .iter()
+                .map(|r| r.map_or("-".to_owned(), |r| format!("{r:.2}")))
+                .collect();
+            format!("  (rounds: {})", each.join(" "))
+        } else {
+            String::new()
+        };
         println!(
-            "{:>8} | {roslite} | {cyclone} | {ratio:>7}",
+            "{:>8} | {roslite} | {cyclone} | {ratio:>7}{rounds}",
             size_label(row.size)
         );
     }
@@ -1184,10 +1236,17 @@ fn print_json(args: &RttArgs, rows: &[Row], stale: usize, cyclone_name: &str) {
                 Err(why) => format!("\"skipped\":{}", json_string(why)),
             };
             let ratio = row.ratio().map_or("null".to_owned(), |r| format!("{r:.3}"));
+            let rounds: Vec<String> = row
+                .round_ratios
+                .iter()
+                .map(|r| r.map_or("null".to_owned(), |r| format!("{r:.3}")))
+                .collect();
             format!(
                 "{{\"size_bytes\":{},\"roslite\":{{{roslite}}},\"cyclone\":{{{cyclone}}},\
-                 \"p50_ratio_roslite_to_cyclone\":{ratio}}}",
-                row.size
+                 \"p50_ratio_roslite_to_cyclone\":{ratio},\
+                 \"p50_ratio_each_round\":[{}]}}",
+                row.size,
+                rounds.join(",")
             )
         })
         .collect();
@@ -1215,6 +1274,53 @@ fn print_json(args: &RttArgs, rows: &[Row], stale: usize, cyclone_name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn round(roslite_p50: f64, cyclone_p50: Option<f64>, lost: usize) -> Row {
+        let summary = Summary::of(&[Duration::from_secs_f64(roslite_p50 / 1e6)]);
+        Row {
+            size: 64,
+            roslite: RoslitePoint {
+                summary,
+                lost,
+                sender: ProcMemory::default(),
+                pong: None,
+            },
+            cyclone: cyclone_p50
+                .map(|p50_us| CyclonePoint {
+                    rtt: CycloneRtt {
+                        intervals: 1,
+                        round_trips: 1,
+                        min_us: p50_us,
+                        mean_us: p50_us,
+                        p50_us,
+                        p99_us: p50_us,
+                        max_us: p50_us,
+                    },
+                    sender: None,
+                })
+                .ok_or_else(|| "skipped".to_owned()),
+            round_ratios: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_round_with_the_median_ratio_is_reported_with_every_ratio_and_all_losses() {
+        let row = Row::median_round(vec![
+            round(40.0, Some(20.0), 0), // 2.0
+            round(20.0, Some(25.0), 1), // 0.8
+            round(30.0, Some(30.0), 2), // 1.0
+        ]);
+        assert_eq!(row.ratio(), Some(1.0));
+        assert_eq!(row.round_ratios, [Some(2.0), Some(0.8), Some(1.0)]);
+        assert_eq!(row.roslite.lost, 3);
+        // Even count: the upper middle, which the goal then judges.
+        let row = Row::median_round(vec![round(30.0, Some(20.0), 0), round(20.0, Some(20.0), 0)]);
+        assert_eq!(row.ratio(), Some(1.5));
+        // Without Cyclone: the first round, no ratio.
+        let row = Row::median_round(vec![round(30.0, None, 0), round(20.0, None, 0)]);
+        assert_eq!(row.ratio(), None);
+        assert_eq!(row.roslite.summary.unwrap().p50_us, 30.0);
+    }
 
     #[test]
     fn sizes() {
