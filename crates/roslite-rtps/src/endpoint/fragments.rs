@@ -257,11 +257,17 @@ impl Reassembler {
             let added = entry.buf.capacity().saturating_sub(old_capacity);
             self.bytes = self.bytes.saturating_add(added);
         }
-        if end > entry.buf.len() {
-            entry.buf.resize(end, 0);
-        }
-        if let Some(dst) = entry.buf.get_mut(offset..end) {
-            dst.copy_from_slice(frag.data);
+        if offset == entry.buf.len() {
+            // In order (the usual case): append, without zero-filling bytes about to be
+            // overwritten.
+            entry.buf.extend_from_slice(frag.data);
+        } else {
+            if end > entry.buf.len() {
+                entry.buf.resize(end, 0);
+            }
+            if let Some(dst) = entry.buf.get_mut(offset..end) {
+                dst.copy_from_slice(frag.data);
+            }
         }
         let first = frag.fragment_starting_num.0;
         let stop = first
