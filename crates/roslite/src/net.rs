@@ -831,8 +831,7 @@ thread_local! {
 fn drive(shared: &NetShared) {
     DRIVING.with(|d| d.set(shared));
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
-    let mut deliveries = Vec::new();
-    let mut requests = Vec::new();
+    let mut outbox = Outbox::default();
     while !shared.stop.load(Ordering::Acquire) {
         let deadline = {
             let state = shared.lock();
@@ -862,10 +861,7 @@ fn drive(shared: &NetShared) {
         }
         shared.process_events(&mut state);
         shared.flush(&mut state, now);
-        std::mem::swap(&mut deliveries, &mut state.deliveries);
-        std::mem::swap(&mut requests, &mut state.request_deliveries);
-        drop(state);
-        hand_over(&mut deliveries, &mut requests);
+        outbox.deliver(state);
     }
     let now = now();
     let mut state = shared.lock();
@@ -873,17 +869,31 @@ fn drive(shared: &NetShared) {
     shared.flush(&mut state, now);
 }
 
-/// Gives what the participant produced to subscriptions and services, outside the network
-/// lock. A sleeping executor lets this thread run the callback itself (no thread hop).
-fn hand_over(deliveries: &mut Vec<Delivery>, requests: &mut Vec<RequestDelivery>) {
-    crate::pubsub::with_inline_dispatch(|| {
-        for (subscription, payload, info) in deliveries.drain(..) {
-            subscription.deliver(&payload, info);
-        }
-        for (server, payload, reply) in requests.drain(..) {
-            server.deliver_request(&payload, reply);
-        }
-    });
+/// Reused buffers for what the participant produced for this process: samples for
+/// subscriptions and requests for services.
+#[derive(Default)]
+struct Outbox {
+    deliveries: Vec<Delivery>,
+    requests: Vec<RequestDelivery>,
+}
+
+impl Outbox {
+    /// Takes what the participant produced out of `state`, releases the network lock, then
+    /// hands it over (a callback may run inline and publish, which takes the lock). A sleeping
+    /// executor lets this thread run the callback itself (no thread hop).
+    fn deliver(&mut self, mut state: MutexGuard<'_, NetState>) {
+        std::mem::swap(&mut self.deliveries, &mut state.deliveries);
+        std::mem::swap(&mut self.requests, &mut state.request_deliveries);
+        drop(state);
+        crate::pubsub::with_inline_dispatch(|| {
+            for (subscription, payload, info) in self.deliveries.drain(..) {
+                subscription.deliver(&payload, info);
+            }
+            for (server, payload, reply) in self.requests.drain(..) {
+                server.deliver_request(&payload, reply);
+            }
+        });
+    }
 }
 
 /// The user-data thread: blocks on the user unicast socket and handles each datagram as the
@@ -892,8 +902,7 @@ fn hand_over(deliveries: &mut Vec<Delivery>, requests: &mut Vec<RequestDelivery>
 /// one earlier than the driver's deadline ([`NetShared::flush_and_notify`]).
 fn receive_user_data(shared: &NetShared) {
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
-    let mut deliveries = Vec::new();
-    let mut requests = Vec::new();
+    let mut outbox = Outbox::default();
     while !shared.stop.load(Ordering::Acquire) {
         let received = match shared.udp.recv_user(&mut buf) {
             Ok(Some(received)) => received,
@@ -915,10 +924,7 @@ fn receive_user_data(shared: &NetShared) {
             .handle_datagram(now, Some(source), &buf[..received.len]);
         shared.process_events(&mut state);
         shared.flush_and_notify(&mut state, now);
-        std::mem::swap(&mut deliveries, &mut state.deliveries);
-        std::mem::swap(&mut requests, &mut state.request_deliveries);
-        drop(state);
-        hand_over(&mut deliveries, &mut requests);
+        outbox.deliver(state);
     }
 }
 
