@@ -12,13 +12,13 @@ use roslite::msgs::sensor_msgs::msg::PointCloud2;
 use roslite::msgs::std_msgs::msg::{
     MultiArrayDimension, MultiArrayLayout, UInt64MultiArray, UInt8MultiArray,
 };
-use roslite::transport::OutletStats;
 use roslite::{
     Context, ContextOptions, LoanError, LocalTransports, Message, MessageInfo, PublishError,
     Publisher, QosProfile,
 };
 
 mod common;
+use common::shm_stats;
 
 fn test_domain(offset: u32) -> u32 {
     debug_assert!(offset < 5);
@@ -95,15 +95,6 @@ fn talker<T: Message>(
         net.remote_subscriptions_by_path(&path)
     );
     (ctx, publisher)
-}
-
-fn shm_stats<T: Message>(publisher: &Publisher<T>) -> OutletStats {
-    publisher
-        .send_stats()
-        .outlets
-        .into_iter()
-        .find(|o| o.transport == "shm")
-        .expect("the publisher has a shared-memory outlet")
 }
 
 /// 64-bit FNV-1a: any changed, shifted or reordered byte changes it.

@@ -7,10 +7,10 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use roslite::msgs::sensor_msgs::msg::PointCloud2;
-use roslite::transport::OutletStats;
-use roslite::{Context, Executor, LocalTransports, Publisher};
+use roslite::{Context, Executor, LocalTransports};
 
 mod common;
+use common::shm_stats;
 
 fn test_domain(offset: u32) -> u32 {
     140 + (std::process::id() % 10) * 3 + offset
@@ -63,15 +63,6 @@ impl Listener {
         self.ctx.shutdown();
         self.spinner.join().unwrap();
     }
-}
-
-fn shm_stats(publisher: &Publisher<PointCloud2>) -> OutletStats {
-    publisher
-        .send_stats()
-        .outlets
-        .into_iter()
-        .find(|o| o.transport == "shm")
-        .expect("the publisher has a shared-memory outlet")
 }
 
 const LARGE: usize = 55_000_000;

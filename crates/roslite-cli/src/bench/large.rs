@@ -261,12 +261,7 @@ fn publish_arrays(ctx: &Context, elements: usize) -> anyhow::Result<()> {
     let node = ctx.create_node("roslite_bench_large_pub")?;
     let publisher = node.create_publisher::<UInt64MultiArray>(ARRAY_TOPIC, qos())?;
     println!("MATCHED {}", await_subscriber(ctx, ARRAY_TOPIC)?);
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
-        let Some(round) = line.strip_prefix("SEND ") else {
-            break;
-        };
-        let round: u64 = round.trim().parse()?;
+    on_send_requests(|round: u64| {
         let t = mono_ns();
         let values = fill(elements, round);
         let fill_ns = mono_ns() - t;
@@ -284,8 +279,8 @@ fn publish_arrays(ctx: &Context, elements: usize) -> anyhow::Result<()> {
         publisher.publish_shared(message)?;
         let t1 = mono_ns();
         println!("SENT {round} {fill_ns} {serialize_ns} {t0} {t1} {sum} {wire}");
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 fn publish_clouds(ctx: &Context, bytes: usize) -> anyhow::Result<()> {
@@ -297,12 +292,7 @@ fn publish_clouds(ctx: &Context, bytes: usize) -> anyhow::Result<()> {
     let wire = roslite_cdr::to_vec(&*message, roslite_cdr::Endianness::Little)?.len();
     let serialize_ns = mono_ns() - t;
     println!("MATCHED {}", await_subscriber(ctx, CLOUD_TOPIC)?);
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
-        let Some(round) = line.strip_prefix("SEND ") else {
-            break;
-        };
-        let round: i32 = round.trim().parse()?;
+    on_send_requests(|round: i32| {
         // Nobody else holds the message between rounds: publish returns after serializing.
         Arc::get_mut(&mut message)
             .context("internal bug: the point cloud is still shared")?
@@ -313,8 +303,8 @@ fn publish_clouds(ctx: &Context, bytes: usize) -> anyhow::Result<()> {
         publisher.publish_shared(message.clone())?;
         let t1 = mono_ns();
         println!("SENT {round} 0 {serialize_ns} {t0} {t1} {sum} {wire}");
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// [`publish_clouds`] through a loan: per round the cloud (with `data` reserved) is serialized
@@ -330,12 +320,7 @@ fn publish_loaned_clouds(ctx: &Context, bytes: usize) -> anyhow::Result<()> {
     // fill is a run of block copies the way a driver writes its frames, not a byte loop.
     let block: Vec<u8> = (0..251 * 256).map(|i| (i % 251) as u8).collect();
     println!("MATCHED {}", await_subscriber(ctx, CLOUD_TOPIC)?);
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
-        let Some(round) = line.strip_prefix("SEND ") else {
-            break;
-        };
-        let round: i32 = round.trim().parse()?;
+    on_send_requests(|round: i32| {
         let mut message = PointCloud2 {
             width: points,
             row_step: points * shape.point_step,
@@ -362,6 +347,23 @@ fn publish_loaned_clouds(ctx: &Context, bytes: usize) -> anyhow::Result<()> {
         loan.publish()?;
         let t1 = mono_ns();
         println!("SENT {round} {fill_ns} {serialize_ns} {t0} {t1} {sum} {wire}");
+        Ok(())
+    })
+}
+
+/// Runs `send` for each `SEND <round>` line the bench writes to this peer's stdin, until
+/// another line or the end.
+fn on_send_requests<R>(mut send: impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()>
+where
+    R: std::str::FromStr,
+    R::Err: std::error::Error + Send + Sync + 'static,
+{
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let Some(round) = line.strip_prefix("SEND ") else {
+            break;
+        };
+        send(round.trim().parse()?)?;
     }
     Ok(())
 }

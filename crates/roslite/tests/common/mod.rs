@@ -334,3 +334,16 @@ pub fn xyzi_cloud(bytes: usize, salt: u8) -> roslite::msgs::sensor_msgs::msg::Po
         ..Default::default()
     }
 }
+
+/// The shared-memory outlet's counters of `publisher` (which must have one: a same-host
+/// subscriber over shared memory was matched at some point).
+pub fn shm_stats<T: roslite::msgs::Message>(
+    publisher: &roslite::Publisher<T>,
+) -> roslite::transport::OutletStats {
+    publisher
+        .send_stats()
+        .outlets
+        .into_iter()
+        .find(|o| o.transport == "shm")
+        .expect("the publisher has a shared-memory outlet")
+}
