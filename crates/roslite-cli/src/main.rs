@@ -26,6 +26,11 @@ enum Command {
     /// Run the demo: the line-following robot of seed 000 (simulated Raspberry Pi Mouse and
     /// follower as two roslite processes on 127.0.0.1), printing per-topic latency and
     /// per-process memory and writing a report; exits on its own.
+    ///
+    /// The two processes run `roslite-linetrace-node`, which the demo builds on first use with
+    /// cargo (size profile, statically linked: what a small board would run), so the memory
+    /// figures are the nodes' own. ROSLITE_LINETRACE_NODE=cli runs them as `roslite
+    /// linetrace-node` instead; ROSLITE_LINETRACE_NODE=PATH names a prebuilt node binary.
     Demo(demo::DemoArgs),
     /// Measure roslite against the machine's own floors; prints a table (or JSON).
     #[command(subcommand)]

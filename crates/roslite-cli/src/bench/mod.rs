@@ -32,6 +32,9 @@ pub enum BenchCommand {
     Service(service::ServiceArgs),
     /// Seed 000's line follower in four configurations (roslite<->roslite, roslite follower<->
     /// rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and memory.
+    ///
+    /// The roslite processes run `roslite-linetrace-node`, built on first use as for the demo
+    /// (see `roslite demo --help`, which also describes ROSLITE_LINETRACE_NODE).
     Linetrace(linetrace::LinetraceArgs),
     /// Seed 003's very large data: an 800 MB std_msgs/UInt64MultiArray intra-process, between
     /// two processes (every same-host transport) and between two network namespaces, with
