@@ -55,3 +55,22 @@ mod tests {
         assert!(Summary::of(&[]).is_none());
     }
 }
+
+/// The median of `values`, for an even count the upper of the two middle values; `None` when
+/// empty. NaNs sort last.
+pub fn upper_median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
+}
+
+#[cfg(test)]
+mod median_tests {
+    use super::upper_median;
+
+    #[test]
+    fn upper_median_takes_the_less_flattering_middle() {
+        assert_eq!(upper_median(vec![]), None);
+        assert_eq!(upper_median(vec![2.0, 0.5, 1.0]), Some(1.0));
+        assert_eq!(upper_median(vec![1.5, 0.5]), Some(1.5));
+    }
+}

@@ -91,6 +91,8 @@ pub struct RttArgs {
     /// UDP run: measure every size this many times, roslite and Cyclone alternately, and
     /// report the round with the median ratio (this shared VM drifts between fast and slow
     /// phases lasting seconds, longer than one measurement; every round's ratio is printed).
+    /// Back-to-back sweep: as many rounds of each 64 B floor goal, the floor then the path
+    /// right after it (0: none).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
     /// Skip Cyclone even if `ddsperf` is installed.
@@ -972,6 +974,7 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
             svg: &args.svg,
             json: args.json,
             sweep: &args.sweep,
+            rounds: args.rounds,
         });
     }
     let ddsperf = if args.no_cyclone {

@@ -168,6 +168,9 @@ pub struct Options<'a> {
     pub svg: &'a Path,
     pub json: bool,
     pub sweep: &'a SweepArgs,
+    /// Back-to-back mode: interleaved rounds for the 64 B floor goals (see
+    /// [`measure_floor_rounds`]).
+    pub rounds: usize,
 }
 
 /// Domains used from `--domain` on: one per roslite path, then Cyclone, then Fast DDS, then
@@ -700,6 +703,74 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
     Ok(floors)
 }
 
+/// The 64 B floor goals measured in alternating rounds (back-to-back mode): per round the
+/// floor, then roslite's path through the API right after it. This shared VM drifts between
+/// fast and slow phases lasting seconds; measured minutes apart in the sweep, a floor and a
+/// path can land in different phases and their ratio says more about the phase than about
+/// roslite. Per path: `(roslite p50, floor p50)` per round, in order.
+struct FloorRounds {
+    shm: Vec<(f64, f64)>,
+    uds: Vec<(f64, f64)>,
+}
+
+fn measure_floor_rounds(
+    routes: &[Route],
+    domain: u32,
+    pace: Pace,
+    rounds: usize,
+) -> anyhow::Result<FloorRounds> {
+    let p50 = |s: &shm_bench::Summary| us_summary(s).map(|s| s.p50_us);
+    let mut out = FloorRounds {
+        shm: Vec::new(),
+        uds: Vec::new(),
+    };
+    for (index, &path) in Route::ALL.iter().enumerate() {
+        if !routes.contains(&path) || !matches!(path, Route::Shm | Route::Uds) {
+            continue;
+        }
+        // The sweep's own session for this path has ended: its domain is free again.
+        let mut session = ApiSession::start(path, domain + index as u32)
+            .with_context(|| format!("starting the {} ping-pong again", path.name()))?;
+        session.wait_for_match()?;
+        if session.observed_path() != path.name() {
+            continue;
+        }
+        for _ in 0..rounds {
+            let floor = match path {
+                Route::Shm => {
+                    shm_bench::futex_floor(pace.count.max(1000)).context("futex floor")?
+                }
+                _ => shm_bench::raw_uds_floor(64, pace.count.max(200)).context("raw UDS floor")?,
+            };
+            let ours = session.measure(64, pace)?.summary.map(|s| s.p50_us);
+            if let (Some(ours), Some(floor)) = (ours, p50(&floor)) {
+                match path {
+                    Route::Shm => out.shm.push((ours, floor)),
+                    _ => out.uds.push((ours, floor)),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The goal "`path` 64 B p50 <= 1.3x `floor`" from interleaved rounds: the median ratio (for
+/// an even count the upper middle, the one less flattering to roslite), every round listed.
+fn rounds_goal(path: &str, floor: &str, rounds: &[(f64, f64)]) -> Goal {
+    let ratios: Vec<f64> = rounds.iter().map(|(ours, floor)| ours / floor).collect();
+    let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    let median = crate::stats::upper_median(ratios);
+    Goal {
+        text: format!(
+            "{path} 64 B p50 <= 1.3x {floor}, {} interleaved rounds (median; rounds: {})",
+            rounds.len(),
+            listed.join(" ")
+        ),
+        ratio: median.map(|m| (m, 1.3)),
+        why_not: median.is_none().then(|| "not measured".to_owned()),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cyclone's ddsperf.
 
@@ -1136,6 +1207,16 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
         }
     }
     series.extend(measure_floors(sizes, pace)?);
+    let floor_rounds = if mode == Mode::BackToBack && sizes.contains(&64) && options.rounds > 0 {
+        Some(measure_floor_rounds(
+            &options.routes,
+            options.domain,
+            pace,
+            options.rounds,
+        )?)
+    } else {
+        None
+    };
     let cyclone_domain = options.domain + 4;
     if options.no_cyclone {
         skipped.push(Skipped {
@@ -1184,7 +1265,15 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
             }),
         }
     }
-    let goals = goals(&series);
+    let mut goals = goals(&series);
+    if let Some(r) = &floor_rounds {
+        if !r.shm.is_empty() {
+            goals.push(rounds_goal("shm", "futex floor", &r.shm));
+        }
+        if !r.uds.is_empty() {
+            goals.push(rounds_goal("uds", "raw UDS floor", &r.uds));
+        }
+    }
     write_svg(options.svg, &series, sizes, pace)?;
     if options.json {
         println!("{}", json(options, pace, &series, &skipped, &goals));
