@@ -19,7 +19,6 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use roslite::msgs::cdr::Seq;
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
-use roslite::net::GraphEndpointKind;
 use roslite::{
     Context, Executor, Instant, LocalTransports, Node, Publisher, QosProfile, Subscription,
 };
@@ -231,15 +230,7 @@ impl Session {
 
     /// The path the remote pong publisher's samples take to this context.
     fn observed_path(&self) -> String {
-        let Some(network) = self.ctx.network() else {
-            return "intra".to_owned();
-        };
-        let pong_topic = format!("/{PONG_TOPIC}");
-        network
-            .endpoints()
-            .into_iter()
-            .find(|e| e.topic == pong_topic && e.kind == GraphEndpointKind::Publisher && !e.local)
-            .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
+        super::rtt_sweep::pong_path(&self.ctx, PONG_TOPIC)
     }
 
     fn measure(

@@ -321,6 +321,20 @@ struct ApiSession {
     next_seq: u64,
 }
 
+/// The path the samples of the remote publisher on `pong_topic` take to `ctx` (`intra`
+/// without a network).
+pub(super) fn pong_path(ctx: &Context, pong_topic: &str) -> String {
+    let Some(network) = ctx.network() else {
+        return "intra".to_owned();
+    };
+    let pong_topic = format!("/{pong_topic}");
+    network
+        .endpoints()
+        .into_iter()
+        .find(|e| e.topic == pong_topic && e.kind == GraphEndpointKind::Publisher && !e.local)
+        .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
+}
+
 fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
     let ctx = ctx.clone();
     std::thread::spawn(move || {
@@ -452,15 +466,7 @@ impl ApiSession {
 
     /// The path the remote pong publisher's samples take to this context.
     fn observed_path(&self) -> String {
-        let Some(network) = self.ctx.network() else {
-            return "intra".to_owned();
-        };
-        let pong_topic = format!("/{PONG_TOPIC}");
-        network
-            .endpoints()
-            .into_iter()
-            .find(|e| e.topic == pong_topic && e.kind == GraphEndpointKind::Publisher && !e.local)
-            .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
+        pong_path(&self.ctx, PONG_TOPIC)
     }
 
     /// Back to back: each ping after the first is published by the echo callback of the one
