@@ -1,7 +1,8 @@
 //! Smoke test of `roslite bench rtt --transport all`, seed 002's sweep: it runs end to end with
 //! tiny counts (every roslite path through the user API, the roslite-shm transports, the floors,
 //! and the DDS peers where installed), prints one JSON object with the documented keys, loses
-//! nothing and writes its chart. Figures are printed, not asserted.
+//! nothing, lists every interleaved round of the 64 B floor goals and writes its chart. Figures
+//! are printed, not asserted.
 
 use std::process::Command;
 
@@ -96,6 +97,39 @@ fn sweep_covers_every_path_floor_and_peer() {
         let series = &line[at..line[at..].find("]}").unwrap() + at];
         assert_eq!(values(series, "samples"), ["3", "3"], "{name}: {series}");
         assert_eq!(values(series, "lost"), ["0", "0"], "{name}: {series}");
+    }
+    // Back to back, the 64 B floor goals come from interleaved rounds (--rounds, default 3):
+    // every round's ratio is listed, and a path that took another transport has none.
+    for (goal, path) in [
+        ("shm 64 B p50 <= 1.3x futex floor", Some("shm")),
+        ("uds 64 B p50 <= 1.3x raw UDS floor", Some("uds")),
+        ("shm (transport only) 64 B p50 <= 1.3x futex floor", None),
+        ("uds (transport only) 64 B p50 <= 1.3x raw UDS floor", None),
+    ] {
+        let at = line.find(&format!("\"goal\":\"{goal}\"")).unwrap();
+        let object = &line[at..line[at..].find('}').unwrap() + at];
+        let on_path = path.is_none_or(|path| {
+            line.contains(&format!("\"requested\":\"{path}\",\"observed\":\"{path}\""))
+        });
+        let rounds = if on_path { "3" } else { "0" };
+        assert_eq!(values(object, "rounds"), [rounds], "{object}");
+        let each = object
+            .split("\"p50_ratio_each_round\":[")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .unwrap_or_else(|| panic!("no p50_ratio_each_round in {object}"));
+        let listed = if each.is_empty() {
+            0
+        } else {
+            each.split(',').count()
+        };
+        assert_eq!(listed.to_string(), rounds, "{object}");
+        // The judged round is one of them, with both p50s.
+        assert_eq!(
+            values(object, "median_round").len(),
+            usize::from(on_path),
+            "{object}"
+        );
     }
     // Each DDS peer is measured or skipped with a reason.
     for peer in ["Cyclone", "Fast DDS"] {

@@ -91,8 +91,10 @@ pub struct RttArgs {
     /// UDP run: measure every size this many times, roslite and Cyclone alternately, and
     /// report the round with the median ratio (this shared VM drifts between fast and slow
     /// phases lasting seconds, longer than one measurement; every round's ratio is printed).
-    /// Back-to-back sweep: as many rounds of each 64 B floor goal, the floor then the path
-    /// right after it (0: none).
+    /// Back-to-back sweep: the 64 B floor goals (shm against the futex floor, uds against the
+    /// raw Unix-socket floor, each path also as transport only) are measured in as many
+    /// rounds, each the floor then the path right after it, and judged on the round with the
+    /// median ratio (0: judged on the sweep's own figures, measured minutes apart).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
     /// Skip Cyclone even if `ddsperf` is installed.
@@ -906,19 +908,7 @@ impl Row {
     /// the first round when none has a ratio.
     fn median_round(mut rounds: Vec<Row>) -> Row {
         let ratios: Vec<Option<f64>> = rounds.iter().map(Row::ratio).collect();
-        let mut order: Vec<usize> = (0..rounds.len()).collect();
-        order.sort_by(|&a, &b| match (ratios[a], ratios[b]) {
-            (Some(x), Some(y)) => x.total_cmp(&y),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.cmp(&b),
-        });
-        let with_ratio = ratios.iter().filter(|r| r.is_some()).count();
-        let pick = if with_ratio == 0 {
-            0
-        } else {
-            order[with_ratio / 2]
-        };
+        let pick = median_round(&ratios).unwrap_or(0);
         let lost: usize = rounds.iter().map(|r| r.roslite.lost).sum();
         let mut row = rounds.swap_remove(pick);
         // Losses count over every round, not only the reported one.
@@ -932,6 +922,16 @@ impl Row {
         let cyclone = self.cyclone.as_ref().ok()?;
         Some(roslite.p50_us / cyclone.rtt.p50_us)
     }
+}
+
+/// Which of several rounds to report: the one whose ratio is the median of those with a ratio
+/// (for an even count the upper middle, the one less flattering to roslite); `None` when no
+/// round has one. Shared by the UDP run (roslite against Cyclone) and the sweep's floor goals.
+pub(super) fn median_round(ratios: &[Option<f64>]) -> Option<usize> {
+    let median = crate::stats::upper_median(ratios.iter().flatten().copied().collect())?;
+    ratios
+        .iter()
+        .position(|r| r.is_some_and(|r| r.total_cmp(&median).is_eq()))
 }
 
 /// The goals: `(size, largest allowed p50 ratio roslite/Cyclone, text)`.

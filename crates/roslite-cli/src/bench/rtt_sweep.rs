@@ -23,7 +23,11 @@
 //!   a raw SOCK_SEQPACKET socket pair carrying the payload both ways, and one memcpy of the
 //!   payload. Floors run back to back; in rate mode the futex and raw socket floors are also
 //!   measured at 64 B paced like the series (`futex @10Hz`, `raw UDS @10Hz`), and the goals
-//!   are given against both.
+//!   are given against both. Back to back, the 64 B floor goals (shm against the futex floor,
+//!   uds against the raw socket floor, through the API and as transport only) are measured
+//!   again in `--rounds` rounds, each the floor and right after it the path, and judged on the
+//!   round with the median ratio: this shared VM drifts between fast and slow phases lasting
+//!   seconds, so only a floor measured next to the path is a fair comparison.
 //! - **Cyclone DDS** `ddsperf ping`/`pong` (see `rtt.rs` for its configuration and the doubling
 //!   of its half round trips), at the same rate in rate mode.
 //! - **Fast DDS 2.9**: `interop/cpp/fastdds_pingpong.cpp`, compiled on first use against
@@ -709,72 +713,130 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
     Ok(floors)
 }
 
-/// The 64 B floor goals measured in alternating rounds (back-to-back mode): per round the
-/// floor, then roslite's path through the API right after it. This shared VM drifts between
-/// fast and slow phases lasting seconds; measured minutes apart in the sweep, a floor and a
-/// path can land in different phases and their ratio says more about the phase than about
-/// roslite. Per path: `(roslite p50, floor p50)` per round, in order.
+/// One 64 B floor goal measured in alternating rounds (back-to-back mode): per round the floor,
+/// then the series judged against it right after it. This shared VM drifts between fast and
+/// slow phases lasting seconds; measured minutes apart in the sweep, a floor and a path can
+/// land in different phases and their ratio says more about the phase than about roslite.
 struct FloorRounds {
-    shm: Vec<(f64, f64)>,
-    uds: Vec<(f64, f64)>,
+    /// The series judged, named as in the sweep (`shm`, `uds (transport only)`, ...).
+    series: String,
+    floor: &'static str,
+    /// Per round, in measuring order: `(series p50, floor p50)`, `None` where a side
+    /// completed no round trip.
+    rounds: Vec<(Option<f64>, Option<f64>)>,
+    /// Why no round was measured (the path fell back to another transport).
+    why_not: Option<String>,
 }
 
+impl FloorRounds {
+    fn new(series: String, floor: &'static str) -> Self {
+        Self {
+            series,
+            floor,
+            rounds: Vec::new(),
+            why_not: None,
+        }
+    }
+
+    fn ratios(&self) -> Vec<Option<f64>> {
+        self.rounds
+            .iter()
+            .map(|&(ours, floor)| Some(ours? / floor?))
+            .collect()
+    }
+
+    /// The goal "`series` 64 B p50 <= 1.3x `floor`" (the sweep's wording), judged on the round
+    /// with the median ratio, every round's ratio carried along.
+    fn goal(&self) -> Goal {
+        let text = format!("{} 64 B p50 <= 1.3x {}", self.series, self.floor);
+        let ratios = self.ratios();
+        let median = rtt::median_round(&ratios).and_then(|index| {
+            let (ours, floor) = self.rounds[index];
+            Some(MedianRound {
+                index,
+                p50_us: ours?,
+                floor_p50_us: floor?,
+            })
+        });
+        Goal {
+            text,
+            ratio: median.map(|m| (m.p50_us / m.floor_p50_us, FLOOR_LIMIT)),
+            why_not: match (&self.why_not, median) {
+                (Some(why), _) => Some(why.clone()),
+                (None, None) => Some("not measured".to_owned()),
+                (None, Some(_)) => None,
+            },
+            rounds: Some(GoalRounds { ratios, median }),
+        }
+    }
+}
+
+/// How much slower than its floor a 64 B round trip may be.
+const FLOOR_LIMIT: f64 = 1.3;
+
+/// The back-to-back floor that `path`'s 64 B goal is judged against, with the sweep's counts
+/// ([`measure_floors`]), so a round's floor is the sweep's floor measured again.
+fn floor_p50_64(path: Route, pace: Pace) -> anyhow::Result<Option<f64>> {
+    let floor = match path {
+        Route::Shm => shm_bench::futex_floor(pace.count.max(1000)).context("futex floor")?,
+        _ => shm_bench::raw_uds_floor(64, pace.count.max(200)).context("raw UDS floor")?,
+    };
+    Ok(us_summary(&floor).map(|s| s.p50_us))
+}
+
+/// The 64 B floor goals of shm (futex floor) and uds (raw UDS floor), through the API and as
+/// transport only, in `rounds` rounds per path: the floor, then the path through the API, then
+/// the bare transport (the API path, the issue's goal, is the one right after its floor).
 fn measure_floor_rounds(
     routes: &[Route],
     domain: u32,
     pace: Pace,
     rounds: usize,
-) -> anyhow::Result<FloorRounds> {
-    let p50 = |s: &shm_bench::Summary| us_summary(s).map(|s| s.p50_us);
-    let mut out = FloorRounds {
-        shm: Vec::new(),
-        uds: Vec::new(),
-    };
+) -> anyhow::Result<Vec<FloorRounds>> {
+    let mut out = Vec::new();
     for (index, &path) in Route::ALL.iter().enumerate() {
-        if !routes.contains(&path) || !matches!(path, Route::Shm | Route::Uds) {
+        let (floor, transport) = match path {
+            Route::Shm => ("futex floor", shm_bench::BenchTransport::Shm),
+            Route::Uds => ("raw UDS floor", shm_bench::BenchTransport::Uds),
+            _ => continue,
+        };
+        if !routes.contains(&path) {
             continue;
         }
+        let mut api = FloorRounds::new(path.name().to_owned(), floor);
+        let mut bare = FloorRounds::new(format!("{} (transport only)", transport.name()), floor);
         // The sweep's own session for this path has ended: its domain is free again.
         let mut session = ApiSession::start(path, domain + index as u32)
             .with_context(|| format!("starting the {} ping-pong again", path.name()))?;
         session.wait_for_match()?;
-        if session.observed_path() != path.name() {
-            continue;
-        }
+        let observed = session.observed_path();
+        let mut session = if observed == path.name() {
+            Some(session)
+        } else {
+            api.why_not = Some(format!(
+                "not measured: {} fell back to {observed}",
+                path.name()
+            ));
+            None
+        };
         for _ in 0..rounds {
-            let floor = match path {
-                Route::Shm => {
-                    shm_bench::futex_floor(pace.count.max(1000)).context("futex floor")?
-                }
-                _ => shm_bench::raw_uds_floor(64, pace.count.max(200)).context("raw UDS floor")?,
-            };
-            let ours = session.measure(64, pace)?.summary.map(|s| s.p50_us);
-            if let (Some(ours), Some(floor)) = (ours, p50(&floor)) {
-                match path {
-                    Route::Shm => out.shm.push((ours, floor)),
-                    _ => out.uds.push((ours, floor)),
-                }
+            let floor = floor_p50_64(path, pace)?;
+            if let Some(session) = &mut session {
+                let ours = session.measure(64, pace)?.summary.map(|s| s.p50_us);
+                api.rounds.push((ours, floor));
             }
+            let row = shm_bench::rtt(transport, &[64], pace.shm(), pace.warmup)
+                .with_context(|| format!("{} transport ping-pong", transport.name()))?;
+            let ours = row
+                .first()
+                .and_then(|r| us_summary(&r.rtt))
+                .map(|s| s.p50_us);
+            bare.rounds.push((ours, floor));
         }
+        out.push(api);
+        out.push(bare);
     }
     Ok(out)
-}
-
-/// The goal "`path` 64 B p50 <= 1.3x `floor`" from interleaved rounds: the median ratio (for
-/// an even count the upper middle, the one less flattering to roslite), every round listed.
-fn rounds_goal(path: &str, floor: &str, rounds: &[(f64, f64)]) -> Goal {
-    let ratios: Vec<f64> = rounds.iter().map(|(ours, floor)| ours / floor).collect();
-    let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
-    let median = crate::stats::upper_median(ratios);
-    Goal {
-        text: format!(
-            "{path} 64 B p50 <= 1.3x {floor}, {} interleaved rounds (median; rounds: {})",
-            rounds.len(),
-            listed.join(" ")
-        ),
-        ratio: median.map(|m| (m, 1.3)),
-        why_not: median.is_none().then(|| "not measured".to_owned()),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1022,6 +1084,23 @@ struct Goal {
     ratio: Option<(f64, f64)>,
     /// Why it could not be evaluated.
     why_not: Option<String>,
+    /// For a goal measured in interleaved rounds ([`FloorRounds`]).
+    rounds: Option<GoalRounds>,
+}
+
+/// Every round of a [`FloorRounds`] goal and the one it is judged on.
+struct GoalRounds {
+    /// p50 ratio of each round, in measuring order.
+    ratios: Vec<Option<f64>>,
+    median: Option<MedianRound>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MedianRound {
+    /// From 0, in measuring order.
+    index: usize,
+    p50_us: f64,
+    floor_p50_us: f64,
 }
 
 impl Goal {
@@ -1065,6 +1144,7 @@ fn ratio_goal(
         } else {
             why_not
         },
+        rounds: None,
     }
 }
 
@@ -1151,6 +1231,7 @@ fn goals(series: &[Series]) -> Vec<Goal> {
                 text,
                 ratio: None,
                 why_not: Some("not measured (no Cyclone)".to_owned()),
+                rounds: None,
             });
             continue;
         };
@@ -1167,6 +1248,7 @@ fn goals(series: &[Series]) -> Vec<Goal> {
             text: format!("{text} (worst ratio shown)"),
             ratio: worst.map(|r| (r, 0.999_999)),
             why_not: worst.is_none().then(|| "not measured".to_owned()),
+            rounds: None,
         });
     }
     out
@@ -1272,12 +1354,12 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
         }
     }
     let mut goals = goals(&series);
-    if let Some(r) = &floor_rounds {
-        if !r.shm.is_empty() {
-            goals.push(rounds_goal("shm", "futex floor", &r.shm));
-        }
-        if !r.uds.is_empty() {
-            goals.push(rounds_goal("uds", "raw UDS floor", &r.uds));
+    // Interleaved rounds replace the sweep's ratio of the same goal: its floor and path were
+    // measured minutes apart.
+    for goal in floor_rounds.iter().flatten().map(FloorRounds::goal) {
+        match goals.iter_mut().find(|g| g.text == goal.text) {
+            Some(slot) => *slot = goal,
+            None => goals.push(goal),
         }
     }
     write_svg(options.svg, &series, sizes, pace)?;
@@ -1321,6 +1403,16 @@ fn table(
             Mode::BackToBack => String::new(),
         }
     );
+    if pace.mode == Mode::BackToBack && options.rounds > 0 && options.sizes.contains(&64) {
+        let _ = writeln!(
+            out,
+            "64 B floor goals: shm against the futex floor, uds against the raw UDS floor, all \
+             back to back, in {} rounds of the floor, then the path through the API, then the \
+             bare transport; judged on the round with the median ratio (even count: the upper \
+             middle), every round's ratio listed",
+            options.rounds
+        );
+    }
     for s in series.iter().filter(|s| s.kind == Kind::Api) {
         let observed = s.observed.as_deref().unwrap_or("?");
         let note = if s.on_requested_path() {
@@ -1394,10 +1486,29 @@ fn table(
         let ratio = g.ratio.map_or(String::new(), |(r, limit)| {
             format!(" ({r:.2}x, limit {limit:.2}x)")
         });
-        let _ = writeln!(out, "goal: {}{ratio} -> {verdict}", g.text);
+        let rounds = g.rounds.as_ref().map_or(String::new(), rounds_text);
+        let _ = writeln!(out, "goal: {}{ratio} -> {verdict}{rounds}", g.text);
     }
     let _ = writeln!(out, "chart: {}", options.svg.display());
     out
+}
+
+/// Every round's ratio and the round judged, for the table.
+fn rounds_text(rounds: &GoalRounds) -> String {
+    let each: Vec<String> = rounds
+        .ratios
+        .iter()
+        .map(|r| r.map_or("-".to_owned(), |r| format!("{r:.2}")))
+        .collect();
+    let judged = rounds.median.map_or(String::new(), |m| {
+        format!(
+            "; median round {}: {:.2} us vs {:.2} us",
+            m.index + 1,
+            m.p50_us,
+            m.floor_p50_us
+        )
+    });
+    format!("  (rounds: {}{judged})", each.join(" "))
 }
 
 /// A column heading of at most 14 characters.
@@ -1492,11 +1603,35 @@ fn json(
                 .map_or(("null".to_owned(), "null".to_owned()), |(r, l)| {
                     (json_number(r), json_number(l))
                 });
-            format!(
-                "{{\"goal\":{},\"ratio\":{ratio},\"limit\":{limit},\"met\":{}}}",
+            let mut text = format!(
+                "{{\"goal\":{},\"ratio\":{ratio},\"limit\":{limit},\"met\":{}",
                 json_string(&g.text),
                 g.met().map_or("null".to_owned(), |m| m.to_string())
-            )
+            );
+            if let Some(rounds) = &g.rounds {
+                let each: Vec<String> = rounds
+                    .ratios
+                    .iter()
+                    .map(|r| r.map_or("null".to_owned(), json_number))
+                    .collect();
+                let _ = write!(
+                    text,
+                    ",\"rounds\":{},\"p50_ratio_each_round\":[{}]",
+                    rounds.ratios.len(),
+                    each.join(",")
+                );
+                if let Some(m) = rounds.median {
+                    let _ = write!(
+                        text,
+                        ",\"median_round\":{},\"p50_us\":{},\"floor_p50_us\":{}",
+                        m.index + 1,
+                        json_number(m.p50_us),
+                        json_number(m.floor_p50_us)
+                    );
+                }
+            }
+            text.push('}');
+            text
         })
         .collect();
     let routes: Vec<String> = options
@@ -1638,6 +1773,40 @@ mod tests {
         assert!((cyclone.ratio.unwrap().0 - 2.0).abs() < 1e-9);
         // No transport-only series in this run.
         assert_eq!(by("shm (transport only) 64 B").met(), None);
+    }
+
+    #[test]
+    fn floor_rounds_are_judged_on_the_median_round() {
+        let mut shm = FloorRounds::new("shm".to_owned(), "futex floor");
+        shm.rounds = vec![
+            (Some(13.0), Some(10.0)), // 1.3
+            (Some(8.0), Some(10.0)),  // 0.8
+            (None, Some(10.0)),       // no round trip: not a candidate
+            (Some(16.0), Some(10.0)), // 1.6
+        ];
+        let goal = shm.goal();
+        assert_eq!(goal.text, "shm 64 B p50 <= 1.3x futex floor");
+        // Three ratios: the middle one, the first round.
+        let (ratio, limit) = goal.ratio.unwrap();
+        assert!((ratio - 1.3).abs() < 1e-9 && limit == FLOOR_LIMIT);
+        let rounds = goal.rounds.unwrap();
+        assert_eq!(rounds.ratios.len(), 4);
+        assert_eq!(rounds.ratios[2], None);
+        let median = rounds.median.unwrap();
+        assert_eq!((median.index, median.p50_us), (0, 13.0));
+        // Even count: the upper middle, the less flattering one.
+        shm.rounds.truncate(2);
+        assert_eq!(shm.goal().met(), Some(true));
+        shm.rounds.push((Some(14.0), Some(10.0)));
+        shm.rounds.push((Some(7.0), Some(10.0)));
+        let goal = shm.goal();
+        assert!((goal.ratio.unwrap().0 - 1.3).abs() < 1e-9);
+        // A path that fell back is not judged.
+        let mut uds = FloorRounds::new("uds".to_owned(), "raw UDS floor");
+        uds.why_not = Some("not measured: uds fell back to udp".to_owned());
+        let goal = uds.goal();
+        assert_eq!(goal.met(), None);
+        assert!(goal.why_not.unwrap().contains("fell back"));
     }
 
     #[test]
