@@ -185,32 +185,23 @@ impl Session {
     ) -> anyhow::Result<Option<Duration>> {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let (lock, ready) = &*self.echo;
         let start = Instant::monotonic_now();
         let loan = loaned_message(&self.publisher, size, seq)?;
         let ping_in_shared_memory = loan.is_shared_memory();
         loan.publish()?;
         let deadline = std::time::Instant::now() + timeout;
-        let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(echo) = slot.take().filter(|e| e.seq == seq) {
-                anyhow::ensure!(
-                    echo.len == size,
-                    "the echo of a {size}-byte ping came back as {} bytes",
-                    echo.len
-                );
-                let zero_copy = ping_in_shared_memory && echo.shared_memory;
-                return Ok((zero_copy || !require_shared_memory).then(|| echo.at - start));
-            }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            slot = ready
-                .wait_timeout(slot, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
+        let Some(echo) = super::rtt_sweep::await_echo(&self.echo, deadline, |slot| {
+            slot.take().filter(|e| e.seq == seq)
+        }) else {
+            return Ok(None);
+        };
+        anyhow::ensure!(
+            echo.len == size,
+            "the echo of a {size}-byte ping came back as {} bytes",
+            echo.len
+        );
+        let zero_copy = ping_in_shared_memory && echo.shared_memory;
+        Ok((zero_copy || !require_shared_memory).then(|| echo.at - start))
     }
 
     /// Pings until one comes back through shared-memory loans on both sides.

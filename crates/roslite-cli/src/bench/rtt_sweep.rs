@@ -325,6 +325,30 @@ struct ApiSession {
     next_seq: u64,
 }
 
+/// Waits on `cell`'s condition variable until `take` finds what it waits for in the guarded
+/// state, or `deadline` passes (`None`).
+pub(super) fn await_echo<S, T>(
+    cell: &(Mutex<S>, Condvar),
+    deadline: std::time::Instant,
+    mut take: impl FnMut(&mut S) -> Option<T>,
+) -> Option<T> {
+    let (lock, ready) = cell;
+    let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if let Some(found) = take(&mut slot) {
+            return Some(found);
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        slot = ready
+            .wait_timeout(slot, deadline - now)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
 /// The path the samples of the remote publisher on `pong_topic` take to `ctx` (`intra`
 /// without a network).
 pub(super) fn pong_path(ctx: &Context, pong_topic: &str) -> String {
@@ -425,30 +449,21 @@ impl ApiSession {
         let data = Arc::make_mut(message).data.to_mut();
         data[..SEQ_LEN].copy_from_slice(&seq.to_le_bytes());
         let size = data.len();
-        let (lock, ready) = &*self.echo;
         let start = Instant::monotonic_now();
         self.publisher.publish_shared(message.clone())?;
         let deadline = std::time::Instant::now() + timeout;
-        let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(echo) = slot.echo.take().filter(|e| e.seq == seq) {
-                anyhow::ensure!(
-                    echo.len == size && echo.intact,
-                    "the echo of a {size}-byte ping came back as {} bytes{}",
-                    echo.len,
-                    if echo.intact { "" } else { ", corrupted" }
-                );
-                return Ok(Some(echo.at - start));
-            }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            slot = ready
-                .wait_timeout(slot, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
+        let Some(echo) = await_echo(&self.echo, deadline, |slot| {
+            slot.echo.take().filter(|e| e.seq == seq)
+        }) else {
+            return Ok(None);
+        };
+        anyhow::ensure!(
+            echo.len == size && echo.intact,
+            "the echo of a {size}-byte ping came back as {} bytes{}",
+            echo.len,
+            if echo.intact { "" } else { ", corrupted" }
+        );
+        Ok(Some(echo.at - start))
     }
 
     fn wait_for_match(&mut self) -> anyhow::Result<()> {
