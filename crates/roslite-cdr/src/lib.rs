@@ -152,6 +152,22 @@ pub fn to_slice<T: CdrEncode + ?Sized>(
     w.finish_len()
 }
 
+/// [`to_slice`] into memory not yet initialized: on `Ok(n)`, the first `n` bytes of `buf` are
+/// initialized ([`CdrWriter::into_uninit`]). For a large message in a fresh allocation this
+/// saves zero-filling it first.
+///
+/// # Errors
+/// As [`to_slice`]; [`EncodeError::ReservedSequence`] for a reserved sequence.
+pub fn to_uninit_slice<T: CdrEncode + ?Sized>(
+    value: &T,
+    endianness: Endianness,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> Result<usize, EncodeError> {
+    let mut w = CdrWriter::into_uninit(buf, endianness);
+    value.encode(&mut w)?;
+    w.finish_len()
+}
+
 /// [`to_slice`] for a value holding reserved sequences ([`Seq::reserved`]): their lengths are
 /// written, their element bytes in `buf` are left as they are, and the ranges those elements
 /// occupy are returned in encode order, for the caller to fill in place.

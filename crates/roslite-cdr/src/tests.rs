@@ -270,6 +270,13 @@ fn counting_and_slice_writers_agree_with_the_vec_writer() {
         let mut buf = vec![0xa5; expected.len() + rng.gen_range(0..16)];
         let used = to_slice(&value, endianness, &mut buf).unwrap();
         assert_eq!(&buf[..used], &expected[..]);
+        // Into uninitialized memory: the same length (the bytes are compared where they are
+        // read, in roslite's publisher, since reading them takes `unsafe`).
+        let mut uninit = vec![std::mem::MaybeUninit::new(0x5au8); buf.len()];
+        assert_eq!(
+            to_uninit_slice(&value, endianness, &mut uninit),
+            Ok(expected.len())
+        );
         if !expected.is_empty() {
             let short = rng.gen_range(0..expected.len());
             let mut buf = vec![0; short];
@@ -397,6 +404,11 @@ fn reserved_sequences_are_refused_where_contents_are_needed() {
     let mut buf = vec![0; 256];
     assert_eq!(
         to_slice(&message, Endianness::Little, &mut buf),
+        Err(EncodeError::ReservedSequence { len: 3 })
+    );
+    let mut uninit = vec![std::mem::MaybeUninit::new(0u8); 256];
+    assert_eq!(
+        to_uninit_slice(&message, Endianness::Little, &mut uninit),
         Err(EncodeError::ReservedSequence { len: 3 })
     );
     let over_bound = Bulk {

@@ -1,4 +1,5 @@
 use std::any::TypeId;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use crate::{Encapsulation, EncodeError, Endianness, Prim, Seq};
@@ -33,6 +34,13 @@ enum Out<'a> {
         pos: usize,
         /// `Some` when reserved sequences are welcome, with the ranges left for them so far.
         holes: Option<Vec<ReservedRange>>,
+    },
+    /// As `Slice` without holes, into memory not yet initialized: bytes are written strictly
+    /// in order from the start, so after a successful finish every byte before `pos` is
+    /// initialized (what [`CdrWriter::into_uninit`] promises).
+    Uninit {
+        buf: &'a mut [MaybeUninit<u8>],
+        pos: usize,
     },
     Count(usize),
 }
@@ -91,6 +99,21 @@ impl<'a> CdrWriter<'a> {
         Self::slice_writer(buf, endianness, Some(Vec::new()))
     }
 
+    /// As [`Self::into_slice`], into memory not yet initialized (a fresh allocation, so that a
+    /// large message is not first zero-filled and then overwritten). After [`Self::finish_len`]
+    /// returns `Ok(n)`, the first `n` bytes of `buf` are initialized: bytes are only ever
+    /// written in order, padding included, and a reserved sequence is refused.
+    pub fn into_uninit(buf: &'a mut [MaybeUninit<u8>], endianness: Endianness) -> Self {
+        let mut w = Self {
+            out: Out::Uninit { buf, pos: 0 },
+            origin: 0,
+            endianness,
+        };
+        w.put(&header(endianness));
+        w.origin = Encapsulation::HEADER_LEN;
+        w
+    }
+
     fn slice_writer(
         buf: &'a mut [u8],
         endianness: Endianness,
@@ -141,7 +164,7 @@ impl<'a> CdrWriter<'a> {
     fn end(&self) -> usize {
         match &self.out {
             Out::Vec(buf) => buf.len(),
-            Out::Slice { pos, .. } => *pos,
+            Out::Slice { pos, .. } | Out::Uninit { pos, .. } => *pos,
             Out::Count(n) => *n,
         }
     }
@@ -159,6 +182,16 @@ impl<'a> CdrWriter<'a> {
                 }
                 *pos = end;
             }
+            Out::Uninit { buf, pos } => {
+                let end = pos.saturating_add(bytes.len());
+                if let Some(dst) = buf.get_mut(*pos..end) {
+                    // Compiles to one memcpy.
+                    for (d, s) in dst.iter_mut().zip(bytes) {
+                        d.write(*s);
+                    }
+                }
+                *pos = end;
+            }
             Out::Count(n) => *n = n.saturating_add(bytes.len()),
         }
     }
@@ -171,6 +204,13 @@ impl<'a> CdrWriter<'a> {
                 let end = pos.saturating_add(count);
                 if let Some(dst) = buf.get_mut(*pos..end) {
                     dst.fill(0);
+                }
+                *pos = end;
+            }
+            Out::Uninit { buf, pos } => {
+                let end = pos.saturating_add(count);
+                if let Some(dst) = buf.get_mut(*pos..end) {
+                    dst.fill(MaybeUninit::new(0));
                 }
                 *pos = end;
             }
@@ -348,7 +388,7 @@ impl<'a> CdrWriter<'a> {
     fn skip_reserved<T: Prim>(&mut self, len: usize) -> Result<(), EncodeError> {
         let size = len.checked_mul(T::SIZE).ok_or(EncodeError::TooLong(len))?;
         match &self.out {
-            Out::Vec(_) | Out::Slice { holes: None, .. } => {
+            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit { .. } => {
                 return Err(EncodeError::ReservedSequence { len })
             }
             Out::Slice { holes: Some(_), .. } | Out::Count(_) => {}
@@ -372,7 +412,7 @@ impl<'a> CdrWriter<'a> {
                     element_name: std::any::type_name::<T>(),
                 });
             }
-            Out::Vec(_) | Out::Slice { holes: None, .. } => {
+            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit { .. } => {
                 unreachable!("internal bug: checked above")
             }
         }
@@ -396,7 +436,7 @@ impl<'a> CdrWriter<'a> {
     pub fn finish(self) -> Vec<u8> {
         match self.out {
             Out::Vec(buf) => buf,
-            Out::Slice { .. } | Out::Count(_) => Vec::new(),
+            Out::Slice { .. } | Out::Uninit { .. } | Out::Count(_) => Vec::new(),
         }
     }
 
@@ -413,7 +453,11 @@ impl<'a> CdrWriter<'a> {
                 needed: pos,
                 capacity: buf.len(),
             }),
-            Out::Slice { pos, .. } => Ok(pos),
+            Out::Uninit { buf, pos } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
+                needed: pos,
+                capacity: buf.len(),
+            }),
+            Out::Slice { pos, .. } | Out::Uninit { pos, .. } => Ok(pos),
             Out::Count(n) => Ok(n),
         }
     }
@@ -426,7 +470,7 @@ impl<'a> CdrWriter<'a> {
     pub fn finish_with_holes(mut self) -> Result<(usize, Vec<ReservedRange>), EncodeError> {
         let holes = match &mut self.out {
             Out::Slice { holes, .. } => holes.take().unwrap_or_default(),
-            Out::Vec(_) | Out::Count(_) => Vec::new(),
+            Out::Vec(_) | Out::Uninit { .. } | Out::Count(_) => Vec::new(),
         };
         Ok((self.finish_len()?, holes))
     }

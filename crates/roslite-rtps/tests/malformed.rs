@@ -55,7 +55,7 @@ fn heartbeat(first: i64, last: i64) -> Vec<u8> {
 fn sn_set(base: i64, num_bits: u32, words: usize) -> Vec<u8> {
     let mut b = sn(base);
     b.extend_from_slice(&le32(num_bits));
-    b.extend(std::iter::repeat(0xff).take(4 * words));
+    b.extend(std::iter::repeat_n(0xff, 4 * words));
     b
 }
 
@@ -94,7 +94,7 @@ fn data_frag(start: u32, count: u16, size: u16, sample: u32, data_len: usize) ->
     b.extend_from_slice(&count.to_le_bytes());
     b.extend_from_slice(&size.to_le_bytes());
     b.extend_from_slice(&le32(sample));
-    b.extend(std::iter::repeat(0xab).take(data_len));
+    b.extend(std::iter::repeat_n(0xab, data_len));
     sub(SubmessageId::DATA_FRAG, 0, &b)
 }
 
@@ -309,7 +309,7 @@ fn nack_frag_validity() {
         b.extend(sn(writer_sn));
         b.extend_from_slice(&le32(base));
         b.extend_from_slice(&le32(bits));
-        b.extend(std::iter::repeat(0xff).take(4 * words));
+        b.extend(std::iter::repeat_n(0xff, 4 * words));
         b.extend_from_slice(&le32(1));
         sub(SubmessageId::NACK_FRAG, 0, &b)
     };
@@ -570,7 +570,7 @@ fn sequences_checked_before_allocation() {
     props.extend(cdr_string(b"a\0", 2));
     assert_eq!(spdp_with(&[(0x59, props)]), Err(ParseError::Malformed));
     let mut props = le32((limits::MAX_PROPERTIES + 1) as u32).to_vec();
-    props.extend(std::iter::repeat(cdr_string(b"a\0", 2)).take(200).flatten());
+    props.extend(std::iter::repeat_n(cdr_string(b"a\0", 2), 200).flatten());
     assert_eq!(spdp_only(&[(0x59, props)]), Err(ParseError::Malformed));
     let mut user_data = le32(0x00ff_ffff).to_vec();
     user_data.extend([1, 2, 3, 4]);

@@ -131,21 +131,7 @@ impl Outgoing {
                     .fetch_add(bytes.len() as u64, Ordering::Relaxed);
                 Some(Arc::from(bytes))
             }
-            (None, false) => {
-                // Allocated once at its final size (no `Vec` to copy into an `Arc` after).
-                let mut payload: Arc<[u8]> = (0..len).map(|_| 0).collect();
-                match Arc::get_mut(&mut payload) {
-                    Some(buf) => {
-                        let used = roslite_cdr::to_slice(message, ORDER, buf)?;
-                        if used != len {
-                            payload = Arc::from(&payload[..used]);
-                        }
-                    }
-                    // Not reached: a new `Arc` is unique.
-                    None => payload = Arc::from(roslite_cdr::to_vec(message, ORDER)?),
-                }
-                Some(payload)
-            }
+            (None, false) => Some(serialize_shared(message, len)?),
         };
         Ok(Self {
             loan,
@@ -164,6 +150,28 @@ impl Outgoing {
             }
         }
     }
+}
+
+/// `message` serialized (little endian) into a new shared buffer of `len` bytes, its encoded
+/// length: allocated once at its final size, and written once, not zero-filled first (for a
+/// 4 MiB message the fill cost as much as the serialization).
+fn serialize_shared<T: Message>(message: &T, len: usize) -> Result<Arc<[u8]>, EncodeError> {
+    const ORDER: Endianness = Endianness::Little;
+    let mut payload = Arc::<[u8]>::new_uninit_slice(len);
+    let written = match Arc::get_mut(&mut payload) {
+        Some(buf) => roslite_cdr::to_uninit_slice(message, ORDER, buf)?,
+        // Not reached: a new `Arc` is unique.
+        None => 0,
+    };
+    if written != len {
+        // The counted and the written length disagree (a hand-written encoder that is not
+        // deterministic): serialize again the plain way.
+        return Ok(Arc::from(roslite_cdr::to_vec(message, ORDER)?));
+    }
+    // SAFETY: `to_uninit_slice` returned `Ok(len)`, so it initialized the first `len` bytes
+    // (it writes in order from the start, padding included, and refuses to leave holes), and
+    // the buffer is `len` bytes long.
+    Ok(unsafe { payload.assume_init() })
 }
 
 /// Why a message could not be published.
@@ -790,5 +798,42 @@ impl<T: Message> Drop for Publisher<T> {
             .context
             .bus
             .remove_publisher(&self.topic, self.shared.id);
+    }
+}
+
+#[cfg(test)]
+mod serialize_tests {
+    use super::serialize_shared;
+    use roslite_cdr::Endianness;
+    use roslite_msgs::geometry_msgs::msg::Twist;
+    use roslite_msgs::sensor_msgs::msg::Image;
+    use roslite_msgs::std_msgs::msg::String as RosString;
+
+    fn same_as_to_vec<T: crate::Message>(message: &T) {
+        let expected = roslite_cdr::to_vec(message, Endianness::Little).unwrap();
+        let len = roslite_cdr::encoded_len(message, Endianness::Little).unwrap();
+        let shared = serialize_shared(message, len).unwrap();
+        assert_eq!(&shared[..], &expected[..]);
+    }
+
+    #[test]
+    fn shared_serialization_writes_every_byte_as_to_vec_does() {
+        same_as_to_vec(&RosString::default());
+        // Odd string lengths leave alignment padding before what follows.
+        for n in [1, 3, 5, 4096] {
+            same_as_to_vec(&RosString {
+                data: "x".repeat(n),
+            });
+        }
+        same_as_to_vec(&Twist::default());
+        let image = Image {
+            encoding: "rgb8".into(),
+            height: 3,
+            width: 333,
+            step: 999,
+            data: (0..2997u32).map(|i| i as u8).collect::<Vec<u8>>().into(),
+            ..Image::default()
+        };
+        same_as_to_vec(&image);
     }
 }

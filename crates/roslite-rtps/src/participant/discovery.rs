@@ -91,7 +91,7 @@ impl Participant {
             // it talks to us, at most once per initial announce period.
             let due = r
                 .last_reply
-                .map_or(true, |t| now.saturating_duration_since(t) >= reply_interval);
+                .is_none_or(|t| now.saturating_duration_since(t) >= reply_interval);
             if !r.verified && due {
                 r.last_reply = Some(now);
                 let dests = spdp_reply_locators(r);

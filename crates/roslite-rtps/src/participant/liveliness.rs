@@ -442,7 +442,7 @@ impl Participant {
                 let alive = self
                     .effective_assert(*g, w)
                     .checked_add(w.lease)
-                    .map_or(true, |t| t > now);
+                    .is_none_or(|t| t > now);
                 (alive != w.alive).then_some((*g, alive))
             })
             .collect();
