@@ -60,7 +60,7 @@ pub use endpoint::{
 };
 pub use error::{BuildError, EmitError, ParseError};
 pub use instant::Instant;
-pub use message::MessageBuilder;
+pub use message::{MessageBuilder, PayloadTail, WireBytes};
 pub use parameter_list::{
     pid, Parameter, ParameterId, ParameterList, ParameterListWriter, ValueWriter,
 };

@@ -65,7 +65,7 @@ fn replay(
                 .destinations
                 .iter()
                 .all(|l| l.to_socket_addr().unwrap().ip() == Ipv4Addr::LOCALHOST));
-            sent.push(out.bytes);
+            sent.push(out.bytes.to_vec());
         }
         while let Some(e) = p.poll_event() {
             events.push(e);

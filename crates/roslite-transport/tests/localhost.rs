@@ -191,3 +191,31 @@ fn a_dedicated_user_socket_is_read_by_recv_user_only() {
     assert!(t.recv_user(&mut buf).unwrap().is_none());
     assert!(t.recv_user(&mut buf).unwrap().is_none());
 }
+
+#[test]
+fn a_datagram_sent_in_parts_arrives_whole() {
+    let mut t = UdpTransport::bind(&localhost(test_domain() - 25)).unwrap();
+    t.dedicate_user_socket().unwrap();
+    let own = t.local_locators().default_unicast;
+    let mut buf = vec![0u8; RECV_BUFFER_LEN];
+    let payload: Vec<u8> = (0..60_001u32).map(|i| (i % 251) as u8).collect();
+    let expect = |t: &UdpTransport, buf: &mut [u8], whole: &[u8]| {
+        let r = t.recv_user(buf).unwrap().expect("a datagram");
+        assert_eq!(&buf[..r.len], whole);
+    };
+    // Header, payload in place, padding: one datagram.
+    t.send_parts(own, &[b"head", &payload, &[0, 0, 0]]).unwrap();
+    expect(&t, &mut buf, &[&b"head"[..], &payload, &[0, 0, 0]].concat());
+    // Empty parts are skipped; one part is a plain send.
+    t.send_parts(own, &[b"", b"only", b""]).unwrap();
+    expect(&t, &mut buf, b"only");
+    let stats = t.stats();
+    assert_eq!(stats.datagrams_sent, 2);
+    assert_eq!(stats.bytes_sent, (4 + payload.len() + 3 + 4) as u64);
+    // The size limit counts every part.
+    let big = vec![0u8; 40_000];
+    assert!(matches!(
+        t.send_parts(own, &[&big, &big]),
+        Err(SendError::TooLarge { len: 80_000 })
+    ));
+}

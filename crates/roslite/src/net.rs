@@ -289,8 +289,8 @@ impl NetShared {
                     continue;
                 };
                 if let Some(fault) = &self.fault {
-                    fault.submit(addr, &datagram.bytes);
-                } else if let Err(e) = self.udp.send(addr, &datagram.bytes) {
+                    fault.submit(addr, &datagram.bytes.to_vec());
+                } else if let Err(e) = self.udp.send_parts(addr, &datagram.bytes.parts()) {
                     self.logger.debug(format_args!("sending to {addr}: {e}"));
                 }
             }

@@ -24,7 +24,7 @@ use roslite_cdr::Endianness;
 use crate::instant::Instant;
 use crate::parameter_list::ParameterList;
 use crate::types::{EntityId, FragmentNumber, FragmentNumberSet, SequenceNumber, Time};
-use crate::wire::{DataFragRepr, Submessage};
+use crate::wire::DataFragRepr;
 
 use super::history::CacheChange;
 use super::proxies::RangeSet;
@@ -104,11 +104,12 @@ pub(crate) fn push_data_frags(
     while f < end {
         let n = end.saturating_sub(f).min(u32::from(layout.per_submessage));
         let next = f.saturating_add(n);
-        let Some(data) = change.payload.get(layout.byte_range(f, next)) else {
+        let range = layout.byte_range(f, next);
+        let Some(data) = change.payload.get(range.clone()) else {
             debug_assert!(false, "internal bug: fragment range outside the payload");
             break;
         };
-        tx.push(&Submessage::DataFrag(DataFragRepr {
+        let frag = DataFragRepr {
             extra_flags: 0,
             reader_id,
             writer_id,
@@ -121,7 +122,8 @@ pub(crate) fn push_data_frags(
             key: false,
             non_standard_payload: false,
             data,
-        }));
+        };
+        tx.push_data_frag(&frag, &change.payload, range);
         pushed = pushed.saturating_add(1);
         f = next;
     }
@@ -234,9 +236,12 @@ impl Reassembler {
         let offset = usize::try_from(frag.sample_offset()).unwrap_or(usize::MAX);
         let end = offset.saturating_add(frag.data.len());
         let old_capacity = entry.buf.capacity();
-        // Grow with amortised doubling, never beyond the sample size.
+        // The whole sample at once: the buffer is never moved while it fills (growing by
+        // doubling copied a 4 MiB sample's bytes once more). Pages are only touched as fragments
+        // arrive, and the byte budget is charged the full size up front; a writer could claim
+        // as much already by sending its last fragment first.
         let target = if end > old_capacity {
-            end.max(old_capacity.saturating_mul(2)).min(sample_len)
+            sample_len
         } else {
             old_capacity
         };

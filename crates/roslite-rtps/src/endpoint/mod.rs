@@ -35,10 +35,14 @@ mod writer;
 mod tests;
 
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::message::{PayloadTail, WireBytes};
 
 use crate::types::{Count, GuidPrefix, Locator, SequenceNumber, Time};
 use crate::wire::{
-    HeaderRepr, InfoDstRepr, InfoTsRepr, Submessage, SubmessageHeader, SubmessageId,
+    DataFragRepr, HeaderRepr, InfoDstRepr, InfoTsRepr, Submessage, SubmessageHeader, SubmessageId,
 };
 
 pub use drained::{Drained, Transmitter};
@@ -48,8 +52,9 @@ pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats};
 
 /// Something an endpoint wants sent: the same submessages to every destination.
 ///
-/// Each submessage is a complete, emitted submessage (header and body, little endian) small
-/// enough for one datagram together with the RTPS header and INFO_DST. An INFO_TS always
+/// Each submessage is a complete submessage (little endian) small enough for one datagram
+/// together with the RTPS header and INFO_DST; a DATA_FRAG sent from the writer's history has
+/// its fragment data in the tail. An INFO_TS always
 /// directly precedes the DATA/DATA_FRAG it applies to. Use [`Transmit::datagrams`] to pack
 /// them into RTPS messages.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -59,7 +64,7 @@ pub struct Transmit {
     /// `Some` for directed traffic: an INFO_DST with this participant prefix must precede the
     /// submessages ([`Transmit::datagrams`] adds it). `None`: for every participant.
     pub dst_prefix: Option<GuidPrefix>,
-    pub submessages: Vec<Vec<u8>>,
+    pub submessages: Vec<WireBytes>,
 }
 
 impl Transmit {
@@ -80,20 +85,21 @@ impl Transmit {
     /// even in an empty datagram gets a datagram of its own (larger than `max_size`); the
     /// writer's configuration keeps that from happening.
     pub fn datagrams(&self, header: &HeaderRepr, max_size: usize) -> Vec<Vec<u8>> {
+        let submessages: Vec<Vec<u8>> = self.submessages.iter().map(WireBytes::to_vec).collect();
         let mut out = Vec::new();
         let mut current: Vec<u8> = Vec::new();
         let mut sealed = false;
         // The INFO_TS in effect in `current`, to repeat in the next datagram.
         let mut ts_in_effect: Option<&[u8]> = None;
         let mut i = 0;
-        while let Some(first) = self.submessages.get(i) {
+        while let Some(first) = submessages.get(i) {
             let is_ts = submessage_id(first) == Some(SubmessageId::INFO_TS);
             let unit_end = if is_ts {
-                i.saturating_add(2).min(self.submessages.len())
+                i.saturating_add(2).min(submessages.len())
             } else {
                 i.saturating_add(1)
             };
-            let unit = self.submessages.get(i..unit_end).unwrap_or(&[]);
+            let unit = submessages.get(i..unit_end).unwrap_or(&[]);
             let unit_len = unit.iter().fold(0usize, |a, s| a.saturating_add(s.len()));
             if !current.is_empty() && (sealed || current.len().saturating_add(unit_len) > max_size)
             {
@@ -209,7 +215,7 @@ pub(crate) fn count_next(count: Count) -> Count {
 /// timestamp changes.
 #[derive(Debug, Default)]
 pub(crate) struct TransmitBuilder {
-    submessages: Vec<Vec<u8>>,
+    submessages: Vec<WireBytes>,
     timestamp: Option<Time>,
     bytes: usize,
 }
@@ -228,7 +234,30 @@ impl TransmitBuilder {
         let mut buf = Vec::with_capacity(sm.buffer_len());
         sm.emit(&mut buf, roslite_cdr::Endianness::Little);
         self.bytes = self.bytes.saturating_add(buf.len());
-        self.submessages.push(buf);
+        self.submessages.push(WireBytes::whole(buf));
+    }
+
+    /// Appends a DATA_FRAG whose `data` is `range` of `payload`: only its head is emitted,
+    /// the data stays in `payload` ([`PayloadTail`]).
+    pub(crate) fn push_data_frag(
+        &mut self,
+        frag: &DataFragRepr<'_>,
+        payload: &Arc<[u8]>,
+        range: Range<usize>,
+    ) {
+        debug_assert_eq!(payload.get(range.clone()), Some(frag.data));
+        let mut head = Vec::with_capacity(frag.buffer_len().saturating_sub(frag.data.len()));
+        let padding = frag.emit_head(&mut head, roslite_cdr::Endianness::Little);
+        let Some(tail) = PayloadTail::new(Arc::clone(payload), range, padding) else {
+            debug_assert!(false, "internal bug: fragment range outside the payload");
+            return;
+        };
+        let emitted = WireBytes {
+            head,
+            tail: Some(tail),
+        };
+        self.bytes = self.bytes.saturating_add(emitted.len());
+        self.submessages.push(emitted);
     }
 
     pub(crate) fn bytes(&self) -> usize {

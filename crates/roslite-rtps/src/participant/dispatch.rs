@@ -279,10 +279,10 @@ impl Participant {
         }
         self.stats.transmit_dropped = self.stats.transmit_dropped.saturating_add(packer.dropped);
         for (dests, mut builder) in packer.groups {
-            for bytes in builder.finish() {
+            for built in builder.finish_datagrams() {
                 self.out.push_back(Datagram {
                     destinations: dests.clone(),
-                    bytes,
+                    bytes: built,
                 });
             }
         }
@@ -334,8 +334,14 @@ impl Packer {
         b.set_destination(t.dst_prefix.unwrap_or(GuidPrefix::UNKNOWN));
         b.set_timestamp(None);
         let mut dropped = 0u64;
-        for raw in &t.submessages {
-            match reparse(raw) {
+        for emitted in &t.submessages {
+            if let Some(tail) = &emitted.tail {
+                if b.push_with_tail(&emitted.head, tail.clone()).is_err() {
+                    dropped = dropped.saturating_add(1);
+                }
+                continue;
+            }
+            match reparse(&emitted.head) {
                 Some(Submessage::InfoTs(ts)) => b.set_timestamp(ts.timestamp),
                 Some(Submessage::InfoDst(d)) => b.set_destination(d.guid_prefix),
                 Some(sm) => {

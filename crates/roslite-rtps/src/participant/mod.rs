@@ -62,11 +62,13 @@ pub use events::{
 
 use liveliness::{LocalLiveliness, Wlp};
 
-/// One RTPS message ready for `sendto`, to every destination.
+/// One RTPS message ready to send, to every destination. Its `bytes` may end in a tail sent
+/// from the writer's history (a DATA_FRAG's fragment data): send [`WireBytes::parts`] with one
+/// `sendmsg`, or use [`WireBytes::to_vec`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
     pub destinations: Vec<Locator>,
-    pub bytes: Vec<u8>,
+    pub bytes: crate::WireBytes,
 }
 
 /// A remote writer or reader as announced in SEDP, for graph queries (`ros2 topic list`,

@@ -4,7 +4,7 @@ use roslite_cdr::Endianness;
 
 use super::data::after_octets_to_inline_qos;
 use super::{emit_header, SubmessageId};
-use crate::bytes::{endianness_of, pad4, pad4_from, put_u16, put_u32, Reader};
+use crate::bytes::{endianness_of, pad4, put_u16, put_u32, Reader};
 use crate::parameter_list::ParameterList;
 use crate::types::{EntityId, FragmentNumber, SequenceNumber};
 use crate::ParseError;
@@ -203,6 +203,16 @@ impl<'a> Repr<'a> {
     /// Appends the submessage. The caller keeps `data` consistent with the fragment fields
     /// (as [`Repr::parse`] guarantees for received ones).
     pub fn emit(&self, buf: &mut Vec<u8>, e: Endianness) {
+        let padding = self.emit_head(buf, e);
+        buf.extend_from_slice(self.data);
+        buf.resize(buf.len().saturating_add(padding), 0);
+    }
+
+    /// Appends the submessage up to its fragment data: the header (whose length counts the
+    /// data and its padding), the fixed fields and the inline QoS. Returns how many zero bytes
+    /// of padding must follow `data`; head, `data` and padding together are what
+    /// [`Repr::emit`] writes. Lets a writer send the data from where its history keeps it.
+    pub fn emit_head(&self, buf: &mut Vec<u8>, e: Endianness) -> usize {
         emit_header(
             buf,
             SubmessageId::DATA_FRAG,
@@ -228,8 +238,11 @@ impl<'a> Repr<'a> {
             );
             qos.emit(buf);
         }
-        buf.extend_from_slice(self.data);
-        pad4_from(buf, start);
+        let unpadded = buf
+            .len()
+            .saturating_sub(start)
+            .saturating_add(self.data.len());
+        pad4(unpadded).saturating_sub(unpadded)
     }
 }
 

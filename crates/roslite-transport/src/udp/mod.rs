@@ -473,7 +473,16 @@ impl UdpTransport {
     /// # Errors
     /// [`SendError`]; the datagram was not sent.
     pub fn send(&self, destination: SocketAddrV4, datagram: &[u8]) -> Result<(), SendError> {
-        self.send_on(&self.user, destination, datagram)
+        self.send_on(&self.user, destination, &[datagram])
+    }
+
+    /// [`Self::send`] for a datagram given as consecutive parts (one `sendmsg`, so a large
+    /// payload is sent from where it is instead of being copied behind its header first).
+    ///
+    /// # Errors
+    /// [`SendError`]; the datagram was not sent.
+    pub fn send_parts(&self, destination: SocketAddrV4, parts: &[&[u8]]) -> Result<(), SendError> {
+        self.send_on(&self.user, destination, parts)
     }
 
     /// Sends one datagram from the metatraffic unicast socket (SPDP, SEDP, WLP).
@@ -485,20 +494,21 @@ impl UdpTransport {
         destination: SocketAddrV4,
         datagram: &[u8],
     ) -> Result<(), SendError> {
-        self.send_on(&self.metatraffic, destination, datagram)
+        self.send_on(&self.metatraffic, destination, &[datagram])
     }
 
     fn send_on(
         &self,
         socket: &Socket,
         destination: SocketAddrV4,
-        datagram: &[u8],
+        parts: &[&[u8]],
     ) -> Result<(), SendError> {
-        let result = self.try_send(socket, destination, datagram);
+        let len = parts.iter().map(|p| p.len()).sum::<usize>();
+        let result = self.try_send(socket, destination, parts, len);
         match &result {
             Ok(()) => {
                 bump(&self.counters.datagrams_sent, 1);
-                bump(&self.counters.bytes_sent, datagram.len() as u64);
+                bump(&self.counters.bytes_sent, len as u64);
             }
             Err(_) => bump(&self.counters.send_errors, 1),
         }
@@ -509,7 +519,8 @@ impl UdpTransport {
         &self,
         socket: &Socket,
         destination: SocketAddrV4,
-        datagram: &[u8],
+        parts: &[&[u8]],
+        len: usize,
     ) -> Result<(), SendError> {
         if destination.ip().is_unspecified() || destination.port() == 0 {
             return Err(SendError::InvalidDestination { destination });
@@ -520,13 +531,38 @@ impl UdpTransport {
                 range: self.range,
             });
         }
-        if datagram.len() > MAX_UDP_PAYLOAD {
-            return Err(SendError::TooLarge {
-                len: datagram.len(),
-            });
+        if len > MAX_UDP_PAYLOAD {
+            return Err(SendError::TooLarge { len });
         }
+        // Several parts (a header and a payload sent in place) go out with one sendmsg; a
+        // datagram in one buffer with sendto.
+        let mut non_empty = parts.iter().filter(|p| !p.is_empty());
+        let single = match (non_empty.next(), non_empty.next()) {
+            (first, None) => Some(first.copied().unwrap_or_default()),
+            _ => None,
+        };
+        let slices: Vec<std::io::IoSlice<'_>> = match single {
+            Some(_) => Vec::new(),
+            None => parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| std::io::IoSlice::new(p))
+                .collect(),
+        };
         loop {
-            match rustix::net::sendto(socket, datagram, SendFlags::empty(), &destination) {
+            let sent = match single {
+                Some(datagram) => {
+                    rustix::net::sendto(socket, datagram, SendFlags::empty(), &destination)
+                }
+                None => rustix::net::sendmsg_addr(
+                    socket,
+                    &destination,
+                    &slices,
+                    &mut rustix::net::SendAncillaryBuffer::default(),
+                    SendFlags::empty(),
+                ),
+            };
+            match sent {
                 Ok(_) => return Ok(()),
                 Err(Errno::INTR) => continue,
                 Err(Errno::AGAIN) => return Err(SendError::WouldBlock { destination }),

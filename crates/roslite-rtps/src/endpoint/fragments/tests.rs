@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::types::Locator;
-use crate::wire::SubmessageHeader;
+use crate::wire::{Submessage, SubmessageHeader};
 
 fn limits() -> ReassemblyLimits {
     ReassemblyLimits {
@@ -61,8 +61,9 @@ fn writer_fragments_round_trip_through_the_wire_and_reassembler() {
     let mut subs = t.submessages.clone();
     subs.reverse();
     subs.push(subs[0].clone());
-    for bytes in &subs {
-        let h = SubmessageHeader::parse(bytes).unwrap();
+    for sm in &subs {
+        let bytes = sm.to_vec();
+        let h = SubmessageHeader::parse(&bytes).unwrap();
         let Some(Submessage::DataFrag(f)) = Submessage::parse(&h, &bytes[4..]).unwrap() else {
             panic!("not a DATA_FRAG");
         };
@@ -100,8 +101,8 @@ fn missing_windows_are_bounded() {
     let w = r.missing(SequenceNumber(1), false, 3);
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 3]);
-    // The buffer grew to the end of the highest fragment received, not to sampleSize.
-    assert_eq!(r.bytes, 10_000);
+    // The buffer is sized for the whole sample at once (charged to the byte budget).
+    assert_eq!(r.bytes, 100_000);
 }
 
 #[test]

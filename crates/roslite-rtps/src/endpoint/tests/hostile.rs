@@ -82,8 +82,9 @@ fn frag(sn_: i64, start: u32, size: u16, sample: u32, bytes: &[u8]) -> DataFragR
 /// Every submessage of every transmit, parsed back.
 fn for_each_submessage(ts: &[Transmit], mut f: impl FnMut(&Submessage<'_>)) {
     for t in ts {
-        for bytes in &t.submessages {
-            let h = SubmessageHeader::parse(bytes).unwrap();
+        for sm in &t.submessages {
+            let bytes = sm.to_vec();
+            let h = SubmessageHeader::parse(&bytes).unwrap();
             let body = &bytes[4..];
             let sm = Submessage::parse(&h, body).unwrap().unwrap();
             f(&sm);
