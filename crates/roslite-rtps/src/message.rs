@@ -166,28 +166,7 @@ impl MessageBuilder {
     /// large samples as DATA_FRAG. Nothing is appended in that case.
     pub fn push(&mut self, sm: &Submessage<'_>) -> Result<(), BuildError> {
         let sm_len = sm.buffer_len();
-        let fits_current = !self.current.is_empty()
-            && !self.sealed
-            && self
-                .current
-                .len()
-                .saturating_add(self.context_len(false))
-                .saturating_add(sm_len)
-                <= self.max_size;
-        if !fits_current {
-            let needed = HeaderRepr::LEN
-                .saturating_add(self.context_len(true))
-                .saturating_add(sm_len);
-            if needed > self.max_size {
-                return Err(BuildError::TooLarge {
-                    needed,
-                    max: self.max_size,
-                });
-            }
-            self.flush();
-            self.header.emit(&mut self.current);
-        }
-        self.emit_context();
+        self.make_room(sm_len)?;
         sm.emit(&mut self.current, self.endianness);
         self.sealed = sm_len.saturating_sub(SubmessageHeader::LEN) > usize::from(u16::MAX);
         Ok(())
@@ -202,6 +181,19 @@ impl MessageBuilder {
     /// As [`Self::push`].
     pub fn push_with_tail(&mut self, head: &[u8], tail: PayloadTail) -> Result<(), BuildError> {
         let sm_len = head.len().saturating_add(tail.len());
+        self.make_room(sm_len)?;
+        self.current.extend_from_slice(head);
+        self.done.push(WireBytes {
+            head: std::mem::take(&mut self.current),
+            tail: Some(tail),
+        });
+        self.flush();
+        Ok(())
+    }
+
+    /// Makes the datagram in progress ready for a submessage of `sm_len` bytes: starts a new
+    /// one when it would not fit, then writes the INFO_DST/INFO_TS the submessage needs.
+    fn make_room(&mut self, sm_len: usize) -> Result<(), BuildError> {
         let fits_current = !self.current.is_empty()
             && !self.sealed
             && self
@@ -224,12 +216,6 @@ impl MessageBuilder {
             self.header.emit(&mut self.current);
         }
         self.emit_context();
-        self.current.extend_from_slice(head);
-        self.done.push(WireBytes {
-            head: std::mem::take(&mut self.current),
-            tail: Some(tail),
-        });
-        self.flush();
         Ok(())
     }
 
