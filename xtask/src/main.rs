@@ -37,6 +37,7 @@ fn workspace_root() -> PathBuf {
 }
 
 fn test(root: &Path) -> Result<()> {
+    report_free_disk(root);
     install_prerequisites(root)?;
     let shared = root.join("../shared/ros2-wire-captures");
     if !shared.is_dir() {
@@ -46,7 +47,6 @@ fn test(root: &Path) -> Result<()> {
             shared.display()
         );
     }
-    report_free_disk(root);
     step("rustfmt", cargo(&["fmt", "--all", "--check"]))?;
     step(
         "clippy",
