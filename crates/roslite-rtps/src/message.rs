@@ -85,7 +85,15 @@ impl WireBytes {
         self.len() == 0
     }
 
-    /// Everything in one buffer (a copy of the tail), as it goes on the wire.
+    /// Everything in one buffer, as it goes on the wire: `head` itself without a tail.
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.tail {
+            None => self.head,
+            Some(_) => self.to_vec(),
+        }
+    }
+
+    /// Everything in one buffer (a copy), as it goes on the wire.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len());
         for part in self.parts() {
@@ -228,8 +236,8 @@ impl MessageBuilder {
     /// buffer.
     pub fn finish(&mut self) -> Vec<Vec<u8>> {
         self.finish_datagrams()
-            .iter()
-            .map(WireBytes::to_vec)
+            .into_iter()
+            .map(WireBytes::into_vec)
             .collect()
     }
 

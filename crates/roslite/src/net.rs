@@ -284,12 +284,14 @@ impl NetShared {
     /// Sends everything the participant has queued.
     fn flush(&self, state: &mut NetState, now: Instant) {
         while let Some(datagram) = state.participant.poll_transmit(now) {
+            // The fault injector queues datagrams whole: one copy for every destination.
+            let whole = self.fault.as_ref().map(|_| datagram.bytes.to_vec());
             for destination in &datagram.destinations {
                 let Some(std::net::SocketAddr::V4(addr)) = destination.to_socket_addr() else {
                     continue;
                 };
-                if let Some(fault) = &self.fault {
-                    fault.submit(addr, &datagram.bytes.to_vec());
+                if let (Some(fault), Some(whole)) = (&self.fault, &whole) {
+                    fault.submit(addr, whole);
                 } else if let Err(e) = self.udp.send_parts(addr, &datagram.bytes.parts()) {
                     self.logger.debug(format_args!("sending to {addr}: {e}"));
                 }

@@ -245,7 +245,11 @@ impl TransmitBuilder {
         payload: &Arc<[u8]>,
         range: Range<usize>,
     ) {
-        debug_assert_eq!(payload.get(range.clone()), Some(frag.data));
+        // The same bytes, not merely equal ones (comparing them would double the work).
+        debug_assert_eq!(
+            payload.get(range.clone()).map(<[u8]>::as_ptr),
+            Some(frag.data.as_ptr())
+        );
         let mut head = Vec::with_capacity(frag.buffer_len().saturating_sub(frag.data.len()));
         let padding = frag.emit_head(&mut head, roslite_cdr::Endianness::Little);
         let Some(tail) = PayloadTail::new(Arc::clone(payload), range, padding) else {
