@@ -24,6 +24,7 @@ use roslite::{
 };
 
 use super::rtt::{self, die_with_parent, self_command, Helper, ProcMemory};
+use super::rtt_sweep::Point;
 use crate::stats::Summary;
 
 const PING_TOPIC: &str = "roslite_bench/rtt_loan/ping";
@@ -104,15 +105,6 @@ struct Echo {
 }
 
 type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
-
-/// One size of the series, as the sweep reports it.
-pub struct LoanPoint {
-    pub size: usize,
-    pub summary: Option<Summary>,
-    /// Pings without an echo in time, or echoed through a loan that was not shared memory.
-    pub lost: usize,
-    pub sender_rss_kib: Option<u64>,
-}
 
 /// The ping side.
 struct Session {
@@ -230,7 +222,7 @@ impl Session {
         count: usize,
         warmup: usize,
         period: Option<Duration>,
-    ) -> anyhow::Result<LoanPoint> {
+    ) -> anyhow::Result<Point> {
         let mut latencies = Vec::with_capacity(count);
         let mut lost = 0;
         let mut next = std::time::Instant::now();
@@ -251,7 +243,7 @@ impl Session {
                 }
             }
         }
-        Ok(LoanPoint {
+        Ok(Point {
             size,
             summary: Summary::of(&latencies),
             lost,
@@ -277,7 +269,7 @@ pub fn measure(
     count: usize,
     warmup: usize,
     period: Option<Duration>,
-) -> anyhow::Result<(String, Vec<LoanPoint>)> {
+) -> anyhow::Result<(String, Vec<Point>)> {
     if let Some(&small) = sizes.iter().find(|&&s| s < HEADER_LEN) {
         bail!("shm-loan needs payloads of at least {HEADER_LEN} bytes (its header), not {small}");
     }

@@ -186,12 +186,14 @@ pub const DOMAINS_USED: u32 = 7;
 
 /// One size of one series.
 #[derive(Clone, Copy, Debug)]
-struct Point {
-    size: usize,
-    summary: Option<Summary>,
-    lost: usize,
+pub(super) struct Point {
+    pub(super) size: usize,
+    pub(super) summary: Option<Summary>,
+    /// Pings without an echo in time (for the loan series, also those echoed through a loan
+    /// that was not shared memory).
+    pub(super) lost: usize,
     /// The sending process's VmRSS after the size, when known.
-    sender_rss_kib: Option<u64>,
+    pub(super) sender_rss_kib: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -615,15 +617,7 @@ fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow:
             kind: Kind::Api,
             requested: Some("shm"),
             observed: Some(observed),
-            points: points
-                .into_iter()
-                .map(|p| Point {
-                    size: p.size,
-                    summary: p.summary,
-                    lost: p.lost,
-                    sender_rss_kib: p.sender_rss_kib,
-                })
-                .collect(),
+            points,
         });
     }
     let mut session = ApiSession::start(path, domain)
