@@ -10,23 +10,12 @@ use std::time::Duration;
 
 use roslite::msgs::cdr::Seq;
 use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
-use roslite::{Context, ContextOptions, Executor, Instant, NetworkMode};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Context, ContextOptions, Executor, Instant};
 
 const POINT_STEP: usize = 16;
 
 fn context(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
+    Context::new(ContextOptions::localhost(domain_id)).expect("start an RTPS network on loopback")
 }
 
 /// An x/y/z/intensity cloud of `points` points whose data is reserved, to be written in place.

@@ -12,21 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant as StdInstant};
 
 use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
-use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo, NetworkMode};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo};
 
 fn context(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
+    Context::new(ContextOptions::localhost(domain_id)).expect("start an RTPS network on loopback")
 }
 
 fn cloud(bytes: usize) -> PointCloud2 {

@@ -260,6 +260,25 @@ pub struct ContextOptions {
     pub local_transports: LocalTransports,
 }
 
+impl ContextOptions {
+    /// RTPS in `domain_id` that only looks for peers on this host, whatever the environment
+    /// says: `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` semantics (unicast SPDP probes to
+    /// 127.0.0.1, no multicast socket) and no static peers. What examples, tests and
+    /// benchmarks run on.
+    pub fn localhost(domain_id: u32) -> Self {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id,
+            range: roslite_transport::DiscoveryRange::Localhost,
+            ..Default::default()
+        };
+        ContextOptions {
+            domain_id,
+            network: NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            ..Default::default()
+        }
+    }
+}
+
 pub(crate) struct ContextInner {
     pub(crate) domain_id: u32,
     pub(crate) args: RosArgs,

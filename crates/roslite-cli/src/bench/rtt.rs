@@ -34,9 +34,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
-use roslite::{
-    Context, ContextOptions, Executor, Instant, NetworkMode, Publisher, QosProfile, Subscription,
-};
+use roslite::{Context, ContextOptions, Executor, Instant, Publisher, QosProfile, Subscription};
 
 use super::timer::parse_duration;
 use crate::stats::Summary;
@@ -186,24 +184,9 @@ pub fn localhost_context_with(
     domain_id: u32,
     local_transports: roslite::LocalTransports,
 ) -> anyhow::Result<Context> {
-    let mut network = NetworkMode::Rtps(Default::default());
-    if let NetworkMode::Rtps(config) = &mut network {
-        // Spelled through `FromStr`: the CLI reaches the transport's types only through
-        // `roslite::NetworkMode`.
-        config.discovery.range = "LOCALHOST".parse()?;
-        config.discovery.domain_id = domain_id;
-        config.discovery.static_peers.clear();
-        config.discovery.interface = None;
-        anyhow::ensure!(
-            config.discovery.range.probes_localhost() && !config.discovery.range.uses_multicast(),
-            "internal bug: LOCALHOST discovery would use multicast"
-        );
-    }
     Ok(Context::new(ContextOptions {
-        domain_id,
-        network,
         local_transports,
-        ..Default::default()
+        ..ContextOptions::localhost(domain_id)
     })?)
 }
 

@@ -279,16 +279,9 @@ pub fn require_package(present: bool, package: &str, what: &str) -> Result<(), (
 /// A context on loopback (LOCALHOST discovery, no multicast) in `domain_id`, offering the given
 /// same-host transports: two of them in one process behave as two processes on one host.
 pub fn localhost_context(domain_id: u32, local_transports: roslite::LocalTransports) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
     Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
         local_transports,
-        ..Default::default()
+        ..ContextOptions::localhost(domain_id)
     })
     .expect("start an RTPS network on loopback")
 }
