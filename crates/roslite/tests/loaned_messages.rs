@@ -25,10 +25,7 @@ fn test_domain(offset: u32) -> u32 {
     120 + (std::process::id() % 4) * 5 + offset
 }
 
-const UDP_ONLY: LocalTransports = LocalTransports {
-    shm: false,
-    uds: false,
-};
+const UDP_ONLY: LocalTransports = LocalTransports::UDP_ONLY;
 
 /// A context in another "process" with one subscription on `topic` that forwards every
 /// message and its info.

@@ -13,11 +13,9 @@ use roslite::msgs::rcl_interfaces::srv::{
 };
 use roslite::net::GraphEndpointKind;
 use roslite::{
-    Context, ContextOptions, NetworkMode, Node, Parameter, ParameterDescriptor, ParameterValue,
-    QosProfile,
+    Context, ContextOptions, Node, Parameter, ParameterDescriptor, ParameterValue, QosProfile,
 };
 use roslite_transport::netns::NetNs;
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
 mod common;
 
@@ -29,17 +27,7 @@ fn test_domain() -> u32 {
 }
 
 fn loopback(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
+    Context::new(ContextOptions::localhost(domain_id)).expect("start an RTPS network on loopback")
 }
 
 /// The parameters both tests configure remotely.

@@ -8,7 +8,6 @@ use std::time::Duration;
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
 use roslite::msgs::std_srvs::srv::{SetBool, SetBool_Request, SetBool_Response};
 use roslite::{CallError, Context, ContextOptions, Executor, NetworkMode};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
 mod common;
 
@@ -18,17 +17,7 @@ fn test_domain(offset: u32) -> u32 {
 }
 
 fn networked(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .expect("start an RTPS network on loopback")
+    Context::new(ContextOptions::localhost(domain_id)).expect("start an RTPS network on loopback")
 }
 
 fn offline() -> Context {

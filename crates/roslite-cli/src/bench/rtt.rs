@@ -960,6 +960,7 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
             rounds: args.rounds,
         });
     }
+    anyhow::ensure!(args.rounds >= 1, "--rounds must be at least 1");
     let ddsperf = if args.no_cyclone {
         Err("skipped (--no-cyclone)".to_owned())
     } else {
@@ -969,7 +970,6 @@ pub fn run(args: &RttArgs) -> anyhow::Result<()> {
     };
     let mut session = PingSession::start(args.domain)?;
     session.wait_for_match()?;
-    anyhow::ensure!(args.rounds >= 1, "--rounds must be at least 1");
     let mut rows = Vec::new();
     for &size in &args.sizes {
         let samples = if size >= 1 << 20 {
