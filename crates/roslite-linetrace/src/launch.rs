@@ -113,7 +113,7 @@ impl Setup {
 /// How to run a configuration.
 #[derive(Clone, Debug)]
 pub struct LaunchOptions {
-    /// What runs the roslite processes (see [`NodeProgram::standalone_or_cli`]).
+    /// What runs the roslite processes (the CLI resolves it in `bench::linetrace::node_program`).
     pub node_program: NodeProgram,
     /// A Python with rclpy (the repository's `.venv/bin/python`), for rclpy sides.
     pub python: Option<PathBuf>,

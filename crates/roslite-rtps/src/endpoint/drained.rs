@@ -87,6 +87,17 @@ impl<E: Transmitter> Drained<E> {
     }
 }
 
+impl Drained<Reader> {
+    /// [`Reader::poll_sample`], keeping the memo when no sample waits: the participant asks
+    /// its SEDP and WLP readers after every datagram, and an empty queue changes nothing.
+    pub fn poll_sample(&mut self) -> Option<super::ReceivedSample> {
+        if self.endpoint.ready_len() == 0 {
+            return None;
+        }
+        self.deref_mut().poll_sample()
+    }
+}
+
 impl<E> Deref for Drained<E> {
     type Target = E;
     fn deref(&self) -> &E {
