@@ -173,10 +173,10 @@ pub fn rtt(
                     let series = ping_series(pace, warmup, |seq| {
                         stamp(&mut payload, seq)?;
                         writer.send(&payload, 0).map_err(io::Error::other)?;
-                        let echo = reader
-                            .receive_timeout(Duration::from_secs(10))
-                            .map_err(io::Error::other)?;
-                        check_echo(echo.as_deref(), seq, size)
+                        // Blocking without a timeout, as the API path's reader thread does; a
+                        // dead echo hangs up, which ends the wait.
+                        let echo = reader.receive_blocking().map_err(io::Error::other)?;
+                        check_echo(Some(&echo), seq, size)
                     })?;
                     rows.push(RttRow {
                         size,
@@ -482,12 +482,8 @@ fn echo_uds(parent: &str) -> io::Result<()> {
         UdsReader::connect(&parent, WriterKey::from(PING), uds_reader_config())
     })?;
     loop {
-        if let Some(ping) = reader
-            .receive_timeout(Duration::from_secs(3600))
-            .map_err(io::Error::other)?
-        {
-            writer.send(&ping, 0).map_err(io::Error::other)?;
-        }
+        let ping = reader.receive_blocking().map_err(io::Error::other)?;
+        writer.send(&ping, 0).map_err(io::Error::other)?;
     }
 }
 

@@ -40,7 +40,8 @@ pub use shm::{
 };
 pub use sys::open_fd_count;
 pub use uds::{
-    UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig, UdsWriterStats, PACKET,
+    UdsInterrupter, UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig,
+    UdsWriterStats, PACKET,
 };
 
 /// Why a writer could not be created.

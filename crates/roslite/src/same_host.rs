@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use roslite_cdr::{Backing, EncodeError, SharedBuf};
@@ -38,7 +38,8 @@ use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
     Endpoint, EndpointAddress, HostId, Loan, LoanUninit, ReaderConfig, ShmReader, ShmWriter,
-    UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+    UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig,
+    WriterKey,
 };
 
 use crate::context::LocalTransports;
@@ -94,12 +95,41 @@ struct LocalWriter {
 }
 
 struct ReaderLink {
-    stop: Arc<AtomicBool>,
+    stop: Arc<LinkStop>,
 }
 
 impl Drop for ReaderLink {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
+        self.stop.request();
+    }
+}
+
+/// Tells a reader thread to end. A shared-memory reader looks at the flag at least every
+/// [`READER_STOP_CHECK`]; a Unix-socket reader blocks in `recv` without a timeout (a receive
+/// timeout arms a kernel timer per wait) and is woken by shutting its socket down.
+#[derive(Default)]
+struct LinkStop {
+    requested: AtomicBool,
+    uds: Mutex<Option<UdsInterrupter>>,
+}
+
+impl LinkStop {
+    fn request(&self) {
+        self.requested.store(true, Ordering::Release);
+        if let Some(interrupter) = &*self.uds.lock().unwrap_or_else(PoisonError::into_inner) {
+            interrupter.interrupt();
+        }
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::Acquire)
+    }
+
+    /// Lets [`Self::request`] wake `reader`; false if a stop was requested already (the
+    /// flag is read after the interrupter is in place, so no request goes unseen).
+    fn watch(&self, reader: &UdsReader) -> bool {
+        *self.uds.lock().unwrap_or_else(PoisonError::into_inner) = Some(reader.interrupter());
+        !self.requested()
     }
 }
 
@@ -362,7 +392,7 @@ impl SameHost {
             let Some(peer) = self.peers.get(&pair.1.prefix) else {
                 continue;
             };
-            let stop = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(LinkStop::default());
             let link = LinkSpec {
                 endpoint: self.endpoint.clone(),
                 kind: peer.kind,
@@ -408,7 +438,7 @@ struct LinkSpec {
     writer: Guid,
     history: roslite_shm::History,
     subscription: LocalSubscription,
-    stop: Arc<AtomicBool>,
+    stop: Arc<LinkStop>,
     logger: Logger,
 }
 
@@ -428,7 +458,7 @@ impl LinkSpec {
         let key = writer_key(self.writer, self.kind);
         // The writer may be announced before its endpoint registered it: retry briefly.
         for attempt in 0..20 {
-            if self.stop.load(Ordering::Acquire) {
+            if self.stop.requested() {
                 return;
             }
             let result = match self.kind {
@@ -470,7 +500,7 @@ impl LinkSpec {
     }
 
     fn receive_shm(&self, reader: &ShmReader) {
-        while !self.stop.load(Ordering::Acquire) {
+        while !self.stop.requested() {
             match reader.receive() {
                 Ok(Some(sample)) => {
                     let info = info_for(sample.seq(), sample.timestamp_ns());
@@ -496,19 +526,19 @@ impl LinkSpec {
     }
 
     /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
-    /// a `poll` before each `recv` cost a system call per sample more), waking at least every
-    /// [`READER_STOP_CHECK`] to look at the stop flag.
+    /// a `poll` before each `recv` cost a system call per sample more) until a sample arrives,
+    /// the writer hangs up, or [`LinkStop::request`] shuts the socket down.
     fn receive_uds(&self, reader: &UdsReader) {
-        while !self.stop.load(Ordering::Acquire) {
-            match reader.receive_timeout(READER_STOP_CHECK) {
-                Ok(Some(sample)) => {
-                    let info = info_for(sample.seq(), sample.timestamp_ns());
-                    let buf = SharedBuf::from_vec(sample.into_vec());
-                    crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
-                }
-                Ok(None) => {}
-                Err(_) => return,
+        if !self.stop.watch(reader) {
+            return;
+        }
+        while let Ok(sample) = reader.receive_blocking() {
+            if self.stop.requested() {
+                return; // samples still queued in the socket are not wanted any more
             }
+            let info = info_for(sample.seq(), sample.timestamp_ns());
+            let buf = SharedBuf::from_vec(sample.into_vec());
+            crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
         }
     }
 }

@@ -298,3 +298,66 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
     b.shutdown();
     spinner.join().unwrap();
 }
+
+/// Threads of this process named `name` (as the kernel truncates it: 15 bytes).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .filter(|comm| comm.trim_end() == name)
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A Unix-socket reader thread blocks in `recv` without a timeout; dropping its subscription
+/// must still wake and end it (by shutting its socket down), or it would wait forever.
+#[test]
+fn dropping_a_subscription_ends_its_unix_socket_reader() {
+    const READER_THREAD: &str = "roslite-local-r";
+    let uds_only = LocalTransports {
+        shm: false,
+        uds: true,
+    };
+    let domain = test_domain(8);
+    let talker_ctx = common::localhost_context(domain, uds_only);
+    let listener_ctx = common::localhost_context(domain, uds_only);
+    let talker = talker_ctx.create_node("talker").unwrap();
+    let listener = listener_ctx.create_node("listener").unwrap();
+    let before = threads_named(READER_THREAD);
+    let received = Arc::new(Mutex::new(0usize));
+    let sink = received.clone();
+    let sub = listener
+        .create_subscription("wake", QosProfile::keep_last(10), move |_: StringMsg| {
+            *sink.lock().unwrap() += 1
+        })
+        .unwrap();
+    let spinner = common::spin_in_background(&listener_ctx, &listener);
+    let publisher = talker
+        .create_publisher::<StringMsg>("wake", QosProfile::keep_last(10))
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            net.remote_subscriptions_by_path("/wake") == (0, 1)
+        }),
+        "the listener never matched over the Unix socket"
+    );
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            publisher.publish(StringMsg::default()).unwrap();
+            *received.lock().unwrap() > 0
+        }),
+        "nothing arrived over the Unix socket"
+    );
+    assert_eq!(threads_named(READER_THREAD), before + 1);
+    drop(sub);
+    assert!(
+        common::wait_until(Duration::from_secs(10), || threads_named(READER_THREAD)
+            == before),
+        "the reader thread is still running after its subscription was dropped"
+    );
+    listener_ctx.shutdown();
+    spinner.join().unwrap();
+}
