@@ -93,7 +93,50 @@ struct Outgoing {
     loan: Option<Box<dyn OutletLoan>>,
     /// The serialized bytes for `others`; `None` when there are none.
     payload: Option<Arc<[u8]>>,
-    others: Vec<Arc<dyn RemoteOutlet>>,
+    others: ActiveOutlets,
+}
+
+/// A publisher's outlets, replaced whole when one is attached or detached, so a publish takes
+/// them with one reference count instead of copying the list.
+type OutletList = Arc<[(u64, Arc<dyn RemoteOutlet>)]>;
+
+/// The outlets one message goes to: a snapshot of the publisher's outlets and which of them
+/// were active when it was published (asked once: an outlet told it sat a message out must not
+/// get it). No allocation for up to 64 outlets.
+pub(crate) struct ActiveOutlets {
+    all: OutletList,
+    first_64: u64,
+    /// Active outlets at index 64 and beyond (many serialized subscriptions in this process).
+    beyond_64: Vec<usize>,
+}
+
+impl ActiveOutlets {
+    fn is_active(&self, index: usize) -> bool {
+        match index {
+            0..64 => self.first_64 & (1 << index) != 0,
+            _ => self.beyond_64.contains(&index),
+        }
+    }
+
+    fn set_inactive(&mut self, index: usize) {
+        match index {
+            0..64 => self.first_64 &= !(1 << index),
+            _ => self.beyond_64.retain(|&i| i != index),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first_64 == 0 && self.beyond_64.is_empty()
+    }
+
+    /// The active outlets with their position in the snapshot, in attach order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Arc<dyn RemoteOutlet>)> {
+        self.all
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| self.is_active(*index))
+            .map(|(index, (_, outlet))| (index, outlet))
+    }
 }
 
 impl Outgoing {
@@ -101,13 +144,13 @@ impl Outgoing {
     /// else into a shared buffer of the exact size.
     fn serialize<T: Message>(
         message: &T,
-        mut active: Vec<Arc<dyn RemoteOutlet>>,
+        mut active: ActiveOutlets,
         counters: &SendCounters,
     ) -> Result<Self, EncodeError> {
         const ORDER: Endianness = Endianness::Little;
         let len = roslite_cdr::encoded_len(message, ORDER)?;
         let mut loan = None;
-        for (i, outlet) in active.iter().enumerate() {
+        for (i, outlet) in active.iter() {
             if let Some(mut l) = outlet.loan(len) {
                 l.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf))?;
                 loan = Some((i, l));
@@ -115,7 +158,7 @@ impl Outgoing {
             }
         }
         let loan = loan.map(|(i, l)| {
-            active.remove(i);
+            active.set_inactive(i);
             l
         });
         counters.serialized.fetch_add(1, Ordering::Relaxed);
@@ -145,7 +188,7 @@ impl Outgoing {
             loan.send(info);
         }
         if let Some(payload) = &self.payload {
-            for outlet in &self.others {
+            for (_, outlet) in self.others.iter() {
                 outlet.send(payload, info);
             }
         }
@@ -511,7 +554,7 @@ pub(crate) struct PublisherShared<T: Message> {
     /// The last `depth` messages, kept for late-joining transient-local subscriptions.
     history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
     /// Outlets to other processes, by an id the transport chose.
-    remote: RwLock<Vec<(u64, Arc<dyn RemoteOutlet>)>>,
+    remote: RwLock<OutletList>,
     send_counters: SendCounters,
     pub(crate) events: Arc<IncompatibleQos>,
 }
@@ -531,29 +574,35 @@ impl<T: Message> PublisherShared<T> {
     /// The outlets a message numbered by `info` goes to: those active now, in attach order,
     /// except the one with id `except` (which already holds the message in its loan). The
     /// inactive ones are told they sat this message out. The outlets are asked outside the
-    /// lock (one may call into a transport that attaches outlets), from one snapshot filtered
-    /// in place: one allocation per publish.
-    fn active_outlets(
-        &self,
-        info: &MessageInfo,
-        except: Option<u64>,
-    ) -> Vec<Arc<dyn RemoteOutlet>> {
-        let mut active: Vec<Arc<dyn RemoteOutlet>> = self
-            .remote
+    /// lock (one may call into a transport that attaches outlets), from a snapshot.
+    fn active_outlets(&self, info: &MessageInfo, except: Option<u64>) -> ActiveOutlets {
+        let all = self.outlets();
+        let mut active = ActiveOutlets {
+            all: all.clone(),
+            first_64: 0,
+            beyond_64: Vec::new(),
+        };
+        for (index, (id, outlet)) in all.iter().enumerate() {
+            if Some(*id) == except {
+                continue;
+            }
+            if !outlet.is_active() {
+                outlet.skipped(info);
+            } else if index < 64 {
+                active.first_64 |= 1 << index;
+            } else {
+                active.beyond_64.push(index);
+            }
+        }
+        active
+    }
+
+    /// A snapshot of the outlets.
+    pub(crate) fn outlets(&self) -> OutletList {
+        self.remote
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|(id, _)| Some(*id) != except)
-            .map(|(_, outlet)| outlet.clone())
-            .collect();
-        active.retain(|outlet| {
-            let is_active = outlet.is_active();
-            if !is_active {
-                outlet.skipped(info);
-            }
-            is_active
-        });
-        active
+            .clone()
     }
 
     /// Whether a message published now would be kept or delivered in this process (so a loaned
@@ -625,17 +674,13 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
     }
 
     fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>) {
-        self.remote
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((id, outlet));
+        let mut remote = self.remote.write().unwrap_or_else(PoisonError::into_inner);
+        *remote = remote.iter().cloned().chain([(id, outlet)]).collect();
     }
 
     fn detach_remote(&self, id: u64) {
-        self.remote
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(i, _)| *i != id);
+        let mut remote = self.remote.write().unwrap_or_else(PoisonError::into_inner);
+        *remote = remote.iter().filter(|(i, _)| *i != id).cloned().collect();
     }
 }
 
@@ -655,7 +700,7 @@ impl<T: Message> Publisher<T> {
             sequence: AtomicU64::new(0),
             matched: RwLock::default(),
             history: Mutex::default(),
-            remote: RwLock::default(),
+            remote: RwLock::new(Arc::new([])),
             send_counters: SendCounters::default(),
             events: Arc::default(),
         });

@@ -835,3 +835,29 @@ fn roslite_transports_parses_lists_and_names_bad_entries() {
     let err = LocalTransports::parse("shm,tcp").unwrap_err().to_string();
     assert!(err.contains("'tcp'") && err.contains("intra, shm"), "{err}");
 }
+
+/// A publisher remembers which of its outlets are active in a 64-bit mask, and past 64 in a
+/// list: every one of 70 serialized subscriptions (one outlet each) gets every message once.
+#[test]
+fn a_publisher_with_more_than_64_outlets_reaches_every_one_once() {
+    use crate::msgs::std_msgs::msg::String as StringMsg;
+    let (_ctx, node, executor) = setup();
+    let ty = TypeInfo::of::<StringMsg>();
+    let counts = Arc::new(Mutex::new(vec![0usize; 70]));
+    let subscriptions: Vec<_> = (0..70)
+        .map(|i| {
+            let counts = counts.clone();
+            node.create_serialized_subscription("many", ty, 10, move |_, _| {
+                counts.lock().unwrap()[i] += 1
+            })
+            .unwrap()
+        })
+        .collect();
+    let publisher = node.create_publisher::<StringMsg>("many", 10).unwrap();
+    for _ in 0..3 {
+        publisher.publish(StringMsg::default()).unwrap();
+    }
+    executor.spin_some();
+    assert_eq!(*counts.lock().unwrap(), vec![3; 70]);
+    drop(subscriptions);
+}

@@ -28,7 +28,7 @@ use roslite_cdr::{Backing, Endianness, Prim, ReservedRange, SharedBuf};
 use roslite_msgs::Message;
 
 use super::{MessageInfo, PublishError, Publisher, PublisherShared};
-use crate::transport::{Outlet as RemoteOutlet, OutletLoan};
+use crate::transport::OutletLoan;
 
 /// Loans are encoded in the machine's byte order, so that the application's native values
 /// written into a hole are the right bytes (publish uses little endian; readers accept both).
@@ -71,12 +71,8 @@ impl<T: Message> Publisher<T> {
         let len =
             roslite_cdr::encoded_len(&message, LOAN_ORDER).map_err(PublishError::Serialize)?;
         // Asked outside the lock, from a snapshot, as `publish` does.
-        let outlets: Vec<(u64, Arc<dyn RemoteOutlet>)> = shared
-            .remote
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        for (id, outlet) in outlets {
+        for (id, outlet) in shared.outlets().iter() {
+            let id = *id;
             if !outlet.is_active() {
                 continue;
             }
@@ -255,7 +251,7 @@ impl<T: Message> LoanedMessage<'_, T> {
             LoanBuffer::Heap(heap) => wants_local.then(|| SharedBuf::new(heap)),
         };
         if let Some(payload) = &payload {
-            for outlet in &others {
+            for (_, outlet) in others.iter() {
                 outlet.send(payload, &remote_info);
             }
         }
