@@ -475,12 +475,20 @@ struct RtpsOutlet {
 }
 
 impl Outlet for RtpsOutlet {
-    fn send(&self, payload: &Arc<[u8]>, _info: &MessageInfo) {
+    /// The RTPS writer numbers samples as the publisher numbers its publications: a writer
+    /// that sat some out (they went only to readers served elsewhere) skips ahead here, under
+    /// the lock the write takes anyway, rather than in a lock taken for every publication it
+    /// sits out.
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
         let now = now();
         let mut state = shared.lock();
+        let number = i64::try_from(info.publication_sequence_number).unwrap_or(i64::MAX);
+        state
+            .participant
+            .skip_to(self.writer, SequenceNumber(number));
         if let Err(e) = state
             .participant
             .write(now, self.writer, payload.clone(), None)
@@ -488,12 +496,6 @@ impl Outlet for RtpsOutlet {
             shared.logger.warn(format_args!("RTPS write failed: {e:?}"));
         }
         shared.flush_and_notify(&mut state, now);
-    }
-
-    fn skipped(&self, _info: &MessageInfo) {
-        if let Some(shared) = self.shared.upgrade() {
-            shared.lock().participant.skip_sample(self.writer);
-        }
     }
 
     /// A volatile writer with no matched RTPS reader sends nothing and keeps nothing for

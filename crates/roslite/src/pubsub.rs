@@ -571,11 +571,11 @@ impl<T: Message> PublisherShared<T> {
         }
     }
 
-    /// The outlets a message numbered by `info` goes to: those active now, in attach order,
-    /// except the one with id `except` (which already holds the message in its loan). The
-    /// inactive ones are told they sat this message out. The outlets are asked outside the
-    /// lock (one may call into a transport that attaches outlets), from a snapshot.
-    fn active_outlets(&self, info: &MessageInfo, except: Option<u64>) -> ActiveOutlets {
+    /// The outlets a message goes to: those active now, in attach order, except the one with
+    /// id `except` (which already holds the message in its loan). The outlets are asked
+    /// outside the lock (one may call into a transport that attaches outlets), from a
+    /// snapshot.
+    fn active_outlets(&self, except: Option<u64>) -> ActiveOutlets {
         let all = self.outlets();
         let mut active = ActiveOutlets {
             all: all.clone(),
@@ -587,8 +587,9 @@ impl<T: Message> PublisherShared<T> {
                 continue;
             }
             if !outlet.is_active() {
-                outlet.skipped(info);
-            } else if index < 64 {
+                continue;
+            }
+            if index < 64 {
                 active.first_64 |= 1 << index;
             } else {
                 active.beyond_64.push(index);
@@ -750,7 +751,7 @@ impl<T: Message> Publisher<T> {
         let shared = &self.shared;
         let info = shared.next_info();
         // Serialize before the local hand-off, which may move the last reference away.
-        let active = shared.active_outlets(&info, None);
+        let active = shared.active_outlets(None);
         let outgoing = if active.is_empty() {
             Ok(None)
         } else {

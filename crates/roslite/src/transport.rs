@@ -37,10 +37,6 @@ pub trait Outlet: Send + Sync {
         true
     }
 
-    /// Told about a publish this outlet sat out because it was not active, so its sequence
-    /// numbers can stay equal to the publisher's count.
-    fn skipped(&self, _info: &MessageInfo) {}
-
     /// A buffer of exactly `len` bytes in the outlet's own memory (a shared-memory chunk) for
     /// the publisher to serialize into; `None` (the default): give me the bytes with
     /// [`Self::send`].

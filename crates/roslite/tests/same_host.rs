@@ -13,7 +13,7 @@ use roslite::{LocalTransports, QosProfile};
 mod common;
 
 fn test_domain(offset: u32) -> u32 {
-    100 + (std::process::id() % 10) * 9 + offset
+    100 + (std::process::id() % 10) * 10 + offset
 }
 
 /// Publishes 50 strings from one context to another and returns what arrived, the path the
@@ -360,4 +360,102 @@ fn dropping_a_subscription_ends_its_unix_socket_reader() {
     );
     listener_ctx.shutdown();
     spinner.join().unwrap();
+}
+
+/// A publication that goes only over shared memory (no RTPS reader matched) is recorded
+/// without the network lock; RTPS subscribers that join later, the second one after the
+/// first left (the writer's history then still holds samples), still see the publisher's own
+/// numbering, and the shared-memory subscriber sees the same numbers.
+#[test]
+fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
+    type Seen = Arc<Mutex<Vec<(String, u64)>>>;
+    fn subscribe(node: &roslite::Node, seen: &Seen) -> roslite::Subscription<StringMsg> {
+        let seen = seen.clone();
+        node.create_subscription(
+            "numbered",
+            QosProfile::keep_last(100),
+            move |m: StringMsg, info: &roslite::MessageInfo| {
+                seen.lock()
+                    .unwrap()
+                    .push((m.data, info.publication_sequence_number))
+            },
+        )
+        .unwrap()
+    }
+    let domain = test_domain(9);
+    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
+    let shm_ctx = common::localhost_context(domain, LocalTransports::default());
+    let talker = talker_ctx.create_node("talker").unwrap();
+    let shm_node = shm_ctx.create_node("shm_listener").unwrap();
+    let over_shm: Seen = Arc::default();
+    let _shm_sub = subscribe(&shm_node, &over_shm);
+    let shm_spinner = common::spin_in_background(&shm_ctx, &shm_node);
+    let publisher = talker
+        .create_publisher::<StringMsg>("numbered", QosProfile::keep_last(100))
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    let matched = |paths: (usize, usize)| {
+        common::wait_until(Duration::from_secs(10), || {
+            net.remote_subscriptions_by_path("/numbered") == paths
+        })
+    };
+    assert!(matched((0, 1)), "the shared-memory listener never matched");
+    let mut published = 0u64;
+    let mut publish = || {
+        published += 1;
+        publisher
+            .publish(StringMsg {
+                data: format!("msg {published}"),
+            })
+            .unwrap();
+        published
+    };
+    for udp_listener in 0..2 {
+        for _ in 0..5 {
+            publish();
+        }
+        let udp_ctx = common::localhost_context(domain, LocalTransports::UDP_ONLY);
+        let udp_node = udp_ctx.create_node("udp_listener").unwrap();
+        let over_udp: Seen = Arc::default();
+        let _udp_sub = subscribe(&udp_node, &over_udp);
+        let udp_spinner = common::spin_in_background(&udp_ctx, &udp_node);
+        assert!(matched((1, 1)), "UDP listener {udp_listener} never matched");
+        // Matching may complete on one side before the other: publish until the listener
+        // hears something, then once more.
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                publish();
+                std::thread::sleep(Duration::from_millis(20));
+                !over_udp.lock().unwrap().is_empty()
+            }),
+            "nothing arrived at UDP listener {udp_listener}"
+        );
+        let last = publish();
+        assert!(common::wait_until(Duration::from_secs(10), || {
+            over_udp.lock().unwrap().last().map(|(_, n)| *n) == Some(last)
+        }));
+        for (data, number) in over_udp.lock().unwrap().iter() {
+            assert_eq!(
+                *data,
+                format!("msg {number}"),
+                "UDP listener {udp_listener}: numbered unlike its publication"
+            );
+        }
+        udp_ctx.shutdown();
+        udp_spinner.join().unwrap();
+        drop((_udp_sub, udp_node, udp_ctx));
+        assert!(matched((0, 1)), "UDP listener {udp_listener} never left");
+    }
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        over_shm.lock().unwrap().len() as u64 == published
+    }));
+    for (data, number) in over_shm.lock().unwrap().iter() {
+        assert_eq!(
+            *data,
+            format!("msg {number}"),
+            "numbered unlike its publication"
+        );
+    }
+    shm_ctx.shutdown();
+    shm_spinner.join().unwrap();
 }

@@ -123,9 +123,10 @@ impl WriterHistory {
     /// Uses up the next sequence number without a change, dropping the cached ones (only for
     /// a writer nobody reads: the history stays consecutive, and readers that match later are
     /// told what is gone by HEARTBEAT/GAP).
-    pub(crate) fn skip(&mut self) {
+    /// Forgets every change and numbers the next one `next` if that is ahead.
+    pub(crate) fn skip_to(&mut self, next: SequenceNumber) {
         self.changes.clear();
-        self.next_sn = sn_next(self.next_sn);
+        self.next_sn = self.next_sn.max(next);
     }
 
     pub(crate) fn front_sn(&self) -> Option<SequenceNumber> {

@@ -243,13 +243,19 @@ impl Writer {
     /// # Errors
     /// [`WriteError::Full`] if KEEP_ALL holds `max_samples` unacknowledged samples; the other
     /// variants for an unusable payload or inline QoS. Nothing is stored on error.
-    /// Uses up one sequence number without sending anything, when the application's sample
-    /// went only to readers served elsewhere; a writer with matched readers or non-volatile
-    /// durability ignores it (it must keep and send every sample). Keeps sequence numbers
-    /// equal to the application's publication count.
-    pub fn skip_sample(&mut self) {
-        if self.readers.is_empty() && !self.config.transient_local {
-            self.history.skip();
+    /// Numbers the next sample `next` if that is ahead, when the application's samples in
+    /// between went only to readers served elsewhere: keeps sequence numbers equal to the
+    /// application's publication count. Ignored by a writer that must keep and send every
+    /// sample: non-volatile, or with samples some reader has not acknowledged (readers that
+    /// ask for the numbers skipped get a GAP, as for any sample gone from the history; a
+    /// reader matched since the last write counts the samples before it as acknowledged).
+    pub fn skip_to(&mut self, next: SequenceNumber) {
+        self.release_acked();
+        if self.config.transient_local || (!self.readers.is_empty() && self.history.len() > 0) {
+            return;
+        }
+        if next > self.history.next_sn() {
+            self.history.skip_to(next);
             self.next_push = self.history.next_sn();
         }
     }

@@ -504,12 +504,12 @@ impl Participant {
         self.write_with_timestamp(now, writer, payload, inline_qos, None)
     }
 
-    /// Uses up one sequence number of `writer` without a sample (see
-    /// [`crate::endpoint::writer::Writer::skip_sample`]).
-    pub fn skip_sample(&mut self, writer: WriterId) {
+    /// Numbers `writer`'s next sample `next` if that is ahead, for samples that went only to
+    /// readers served elsewhere (see [`crate::endpoint::writer::Writer::skip_to`]).
+    pub fn skip_to(&mut self, writer: WriterId, next: SequenceNumber) {
         self.drained_at = None;
         if let Some(w) = self.writers.get_mut(&writer.0) {
-            w.writer.skip_sample();
+            w.writer.skip_to(next);
         }
     }
 

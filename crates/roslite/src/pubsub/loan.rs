@@ -219,7 +219,7 @@ impl<T: Message> LoanedMessage<'_, T> {
             LoanBuffer::Outlet { lender, .. } => Some(*lender),
             LoanBuffer::Heap(_) => None,
         };
-        let others = publisher.active_outlets(&info, lender);
+        let others = publisher.active_outlets(lender);
         let counters = &publisher.send_counters;
         counters.loans_published.fetch_add(1, Ordering::Relaxed);
         if lender.is_some() || !others.is_empty() {
