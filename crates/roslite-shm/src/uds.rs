@@ -175,7 +175,8 @@ impl UdsWriter {
         number_from: Option<u64>,
     ) -> Result<u64, SendError> {
         let shared = &self.shared;
-        let deadline = Instant::now() + shared.config.max_blocking_time;
+        // Read the clock only when a reader blocks (not on every send).
+        let mut deadline = None;
         let mut state = lock(&shared.state);
         loop {
             let mut blocked = Vec::new();
@@ -191,6 +192,7 @@ impl UdsWriter {
                 break;
             }
             let now = Instant::now();
+            let deadline = *deadline.get_or_insert(now + shared.config.max_blocking_time);
             if now >= deadline {
                 return Err(SendError::Timeout);
             }
