@@ -785,26 +785,11 @@ mod tests {
             Duration::ZERO,
             UdsWriterConfig::default().inline_send_budget,
         ] {
-            let endpoint = Endpoint::bind().expect("bind");
             let config = UdsWriterConfig {
                 inline_send_budget: budget,
                 ..UdsWriterConfig::default()
             };
-            let writer = UdsWriter::create(&endpoint, WriterKey::from(7u128), config)
-                .expect("create writer");
-            let reader = UdsReader::connect(
-                endpoint.address(),
-                WriterKey::from(7u128),
-                UdsReaderConfig {
-                    history: History::KeepAll(4),
-                    ..UdsReaderConfig::default()
-                },
-            )
-            .expect("connect");
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while writer.reader_count() == 0 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            let (_endpoint, writer, reader) = connected_pair_with(7, config, History::KeepAll(4));
             // 3 x 8 MiB: more than the largest send buffer the kernel grants (2 x wmem_max).
             let samples: Vec<Vec<u8>> = (0..3u8)
                 .map(|i| (0..8 << 20).map(|b: usize| (b as u8) ^ i).collect())
@@ -830,14 +815,23 @@ mod tests {
     }
 
     fn connected_pair(key: u128) -> (Endpoint, UdsWriter, UdsReader) {
+        connected_pair_with(key, UdsWriterConfig::default(), History::KeepAll(8))
+    }
+
+    /// A writer and one reader with `history`, returned once the writer has accepted the reader.
+    fn connected_pair_with(
+        key: u128,
+        config: UdsWriterConfig,
+        history: History,
+    ) -> (Endpoint, UdsWriter, UdsReader) {
         let endpoint = Endpoint::bind().expect("bind");
-        let writer = UdsWriter::create(&endpoint, WriterKey::from(key), UdsWriterConfig::default())
-            .expect("create writer");
+        let writer =
+            UdsWriter::create(&endpoint, WriterKey::from(key), config).expect("create writer");
         let reader = UdsReader::connect(
             endpoint.address(),
             WriterKey::from(key),
             UdsReaderConfig {
-                history: History::KeepAll(8),
+                history,
                 ..UdsReaderConfig::default()
             },
         )

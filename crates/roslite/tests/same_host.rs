@@ -382,6 +382,15 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
         )
         .unwrap()
     }
+    fn assert_numbered_as_published(seen: &Seen, who: &str) {
+        for (data, number) in seen.lock().unwrap().iter() {
+            assert_eq!(
+                *data,
+                format!("msg {number}"),
+                "{who}: numbered unlike its publication"
+            );
+        }
+    }
     let domain = test_domain(9);
     let talker_ctx = common::localhost_context(domain, LocalTransports::default());
     let shm_ctx = common::localhost_context(domain, LocalTransports::default());
@@ -434,13 +443,7 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
         assert!(common::wait_until(Duration::from_secs(10), || {
             over_udp.lock().unwrap().last().map(|(_, n)| *n) == Some(last)
         }));
-        for (data, number) in over_udp.lock().unwrap().iter() {
-            assert_eq!(
-                *data,
-                format!("msg {number}"),
-                "UDP listener {udp_listener}: numbered unlike its publication"
-            );
-        }
+        assert_numbered_as_published(&over_udp, &format!("UDP listener {udp_listener}"));
         udp_ctx.shutdown();
         udp_spinner.join().unwrap();
         drop((_udp_sub, udp_node, udp_ctx));
@@ -449,13 +452,7 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
     assert!(common::wait_until(Duration::from_secs(10), || {
         over_shm.lock().unwrap().len() as u64 == published
     }));
-    for (data, number) in over_shm.lock().unwrap().iter() {
-        assert_eq!(
-            *data,
-            format!("msg {number}"),
-            "numbered unlike its publication"
-        );
-    }
+    assert_numbered_as_published(&over_shm, "shared-memory listener");
     shm_ctx.shutdown();
     shm_spinner.join().unwrap();
 }
