@@ -209,9 +209,13 @@ fn a_datagram_sent_in_parts_arrives_whole() {
     // Empty parts are skipped; one part is a plain send.
     t.send_parts(own, &[b"", b"only", b""]).unwrap();
     expect(&t, &mut buf, b"only");
+    // More parts than the send path keeps on its stack, empty ones among them.
+    let many: [&[u8]; 7] = [b"a", b"", b"bc", b"def", b"", b"ghij", b"k"];
+    t.send_parts(own, &many).unwrap();
+    expect(&t, &mut buf, b"abcdefghijk");
     let stats = t.stats();
-    assert_eq!(stats.datagrams_sent, 2);
-    assert_eq!(stats.bytes_sent, (4 + payload.len() + 3 + 4) as u64);
+    assert_eq!(stats.datagrams_sent, 3);
+    assert_eq!(stats.bytes_sent, (4 + payload.len() + 3 + 4 + 11) as u64);
     // The size limit counts every part.
     let big = vec![0u8; 40_000];
     assert!(matches!(

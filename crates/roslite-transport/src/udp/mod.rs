@@ -541,13 +541,26 @@ impl UdpTransport {
             (first, None) => Some(first.copied().unwrap_or_default()),
             _ => None,
         };
-        let slices: Vec<std::io::IoSlice<'_>> = match single {
-            Some(_) => Vec::new(),
-            None => parts
-                .iter()
-                .filter(|p| !p.is_empty())
-                .map(|p| std::io::IoSlice::new(p))
-                .collect(),
+        // The runtime sends at most a head, a payload and its padding: no allocation for those.
+        const ON_STACK: usize = 4;
+        let mut on_stack = [std::io::IoSlice::new(&[]); ON_STACK];
+        let on_heap: Vec<std::io::IoSlice<'_>>;
+        let slices: &[std::io::IoSlice<'_>] = match single {
+            Some(_) => &[],
+            None => {
+                let mut non_empty = parts.iter().filter(|p| !p.is_empty());
+                if parts.iter().filter(|p| !p.is_empty()).count() <= ON_STACK {
+                    let mut count = 0;
+                    for (slot, part) in on_stack.iter_mut().zip(&mut non_empty) {
+                        *slot = std::io::IoSlice::new(part);
+                        count += 1;
+                    }
+                    &on_stack[..count]
+                } else {
+                    on_heap = non_empty.map(|p| std::io::IoSlice::new(p)).collect();
+                    &on_heap
+                }
+            }
         };
         loop {
             let sent = match single {
@@ -557,7 +570,7 @@ impl UdpTransport {
                 None => rustix::net::sendmsg_addr(
                     socket,
                     &destination,
-                    &slices,
+                    slices,
                     &mut rustix::net::SendAncillaryBuffer::default(),
                     SendFlags::empty(),
                 ),
