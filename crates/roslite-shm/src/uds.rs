@@ -319,15 +319,11 @@ fn send_packets(
                 SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
             )
         });
-        return match result {
-            Ok(n) if n == total => {
-                *sent = total;
-                Ok(true)
-            }
-            Ok(_) => Err(io::Error::from(io::ErrorKind::WriteZero)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
-            Err(e) => Err(e),
-        };
+        if !packet_taken(result, total)? {
+            return Ok(false);
+        }
+        *sent = total;
+        return Ok(true);
     }
     while *sent < total {
         let end = (*sent + PACKET).min(total);
@@ -344,14 +340,23 @@ fn send_packets(
                 SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
             )
         });
-        match result {
-            Ok(n) if n == end - *sent => *sent = end,
-            Ok(_) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) => return Err(e),
+        if !packet_taken(result, end - *sent)? {
+            return Ok(false);
         }
+        *sent = end;
     }
     Ok(true)
+}
+
+/// Whether a SEQPACKET send of `len` bytes went out whole (`Ok(false)`: the socket is full,
+/// try again later). A packet is taken whole or not at all, so a short count is an error.
+fn packet_taken(result: io::Result<usize>, len: usize) -> io::Result<bool> {
+    match result {
+        Ok(n) if n == len => Ok(true),
+        Ok(_) => Err(io::Error::from(io::ErrorKind::WriteZero)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Feeds the sockets of `unfinished` connections `(index, bytes sent)` as they drain, until
