@@ -12,10 +12,11 @@ use std::ops::{Deref, DerefMut};
 use super::{Reader, Transmit, Writer};
 use crate::Instant;
 
-/// The outputs of a sans-IO endpoint the memo stands in for.
+/// The outputs of a sans-IO endpoint the memo stands in for, and its timer input.
 pub trait Transmitter {
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit>;
     fn poll_timeout(&self) -> Option<Instant>;
+    fn handle_timeout(&mut self, now: Instant);
 }
 
 impl Transmitter for Writer {
@@ -25,6 +26,9 @@ impl Transmitter for Writer {
     fn poll_timeout(&self) -> Option<Instant> {
         Writer::poll_timeout(self)
     }
+    fn handle_timeout(&mut self, now: Instant) {
+        Writer::handle_timeout(self, now)
+    }
 }
 
 impl Transmitter for Reader {
@@ -33,6 +37,9 @@ impl Transmitter for Reader {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         Reader::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Reader::handle_timeout(self, now)
     }
 }
 
@@ -84,6 +91,13 @@ impl<E: Transmitter> Drained<E> {
     /// Whether a timer of the endpoint is due at `now` (its `handle_timeout` has work).
     pub fn timer_due(&self, now: Instant) -> bool {
         self.poll_timeout().is_some_and(|t| t <= now)
+    }
+
+    /// Runs the endpoint's timers if one is due; an endpoint with none due keeps its memo.
+    pub fn handle_timeout_if_due(&mut self, now: Instant) {
+        if self.timer_due(now) {
+            Transmitter::handle_timeout(self.deref_mut(), now);
+        }
     }
 }
 

@@ -700,30 +700,18 @@ impl Participant {
         // Only endpoints with a timer due: touching the others would forget their memo of
         // having nothing to send (see `Drained`).
         for w in self.sedp_writers.values_mut() {
-            if w.writer.timer_due(now) {
-                w.writer.handle_timeout(now);
-            }
+            w.writer.handle_timeout_if_due(now);
         }
         for r in self.sedp_readers.values_mut() {
-            if r.timer_due(now) {
-                r.handle_timeout(now);
-            }
+            r.handle_timeout_if_due(now);
         }
-        if self.wlp.writer.timer_due(now) {
-            self.wlp.writer.handle_timeout(now);
-        }
-        if self.wlp.reader.timer_due(now) {
-            self.wlp.reader.handle_timeout(now);
-        }
+        self.wlp.writer.handle_timeout_if_due(now);
+        self.wlp.reader.handle_timeout_if_due(now);
         for w in self.writers.values_mut() {
-            if w.writer.timer_due(now) {
-                w.writer.handle_timeout(now);
-            }
+            w.writer.handle_timeout_if_due(now);
         }
         for r in self.readers.values_mut() {
-            if r.reader.timer_due(now) {
-                r.reader.handle_timeout(now);
-            }
+            r.reader.handle_timeout_if_due(now);
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);

@@ -77,3 +77,26 @@ fn reads_keep_the_memo_and_writes_forget_it() {
     // A liveliness assertion is an input: the writer announces it with a HEARTBEAT.
     assert_eq!(count(&mut w, T0), 1);
 }
+
+/// `handle_timeout_if_due` does what the endpoint's own `handle_timeout` does, before the
+/// deadline and at it.
+#[test]
+fn timers_if_due_match_the_endpoints_own() {
+    let armed = || {
+        let mut w = drained_writer();
+        w.write(T0, Arc::from(payload(1, 16)), None, None).unwrap();
+        assert_eq!(count(&mut w, T0), 1);
+        w
+    };
+    let (mut memo, mut plain) = (armed(), armed());
+    let heartbeat_at = memo.poll_timeout().expect("a heartbeat is armed");
+    let just_before = Instant::from_nanos(heartbeat_at.as_nanos() - 1);
+    for now in [just_before, heartbeat_at] {
+        memo.handle_timeout_if_due(now);
+        plain.handle_timeout(now);
+        assert_eq!(memo.poll_timeout(), plain.poll_timeout());
+        assert_eq!(count(&mut memo, now), count(&mut plain, now));
+    }
+    assert_eq!(memo.stats().heartbeats_sent, plain.stats().heartbeats_sent);
+    assert!(memo.stats().heartbeats_sent > 0);
+}
