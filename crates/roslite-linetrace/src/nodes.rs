@@ -88,8 +88,14 @@ impl Measured {
 /// buffered write reaches the file every few hundred records; callers record after the
 /// measured publish, never between a time stamp and the work it times.
 pub struct Trace {
-    out: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
-    failed: Mutex<Option<std::io::Error>>,
+    out: Mutex<TraceOut>,
+}
+
+enum TraceOut {
+    Open(std::io::BufWriter<std::fs::File>),
+    /// A write failed: the first error, kept for [`Trace::finish`]; nothing more is written.
+    Broken(std::io::Error),
+    Closed,
 }
 
 impl Trace {
@@ -100,19 +106,19 @@ impl Trace {
     pub fn create(path: &Path) -> std::io::Result<Arc<Self>> {
         let file = std::fs::File::create(path)?;
         Ok(Arc::new(Self {
-            out: Mutex::new(Some(std::io::BufWriter::with_capacity(8 * 1024, file))),
-            failed: Mutex::default(),
+            out: Mutex::new(TraceOut::Open(std::io::BufWriter::with_capacity(
+                8 * 1024,
+                file,
+            ))),
         }))
     }
 
     fn write(&self, args: std::fmt::Arguments<'_>) {
         use std::io::Write as _;
         let mut out = lock(&self.out);
-        let Some(w) = out.as_mut() else { return };
+        let TraceOut::Open(w) = &mut *out else { return };
         if let Err(e) = w.write_fmt(args).and_then(|()| w.write_all(b"\n")) {
-            // Keep the first error for finish(); stop writing a broken file.
-            *out = None;
-            lock(&self.failed).get_or_insert(e);
+            *out = TraceOut::Broken(e);
         }
     }
 
@@ -135,12 +141,10 @@ impl Trace {
     /// The first write error of the run, or the flush's.
     pub fn finish(&self) -> std::io::Result<()> {
         use std::io::Write as _;
-        if let Some(mut w) = lock(&self.out).take() {
-            w.flush()?;
-        }
-        match lock(&self.failed).take() {
-            Some(e) => Err(e),
-            None => Ok(()),
+        match std::mem::replace(&mut *lock(&self.out), TraceOut::Closed) {
+            TraceOut::Open(mut w) => w.flush(),
+            TraceOut::Broken(e) => Err(e),
+            TraceOut::Closed => Ok(()),
         }
     }
 }
@@ -604,5 +608,32 @@ impl FollowerNode {
             counts.motor_power_responses
         ));
         t.line(format_args!("count cmd_vel_published {}", c.cmd_vel_seq));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_keeps_its_lines_and_reports_the_first_write_error() {
+        let path = std::env::temp_dir().join(format!("roslite-trace-{}.txt", std::process::id()));
+        let trace = Trace::create(&path).unwrap();
+        trace.line(format_args!("mark following 5"));
+        trace.published(Measured::CmdVel, 7, Instant::from_nanos(9));
+        trace.finish().unwrap();
+        trace.line(format_args!("after finish"));
+        trace.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(text, "mark following 5\npub cmd_vel 7 9\n");
+
+        // /dev/full refuses every write: the error surfaces once the buffer spills.
+        let full = Trace::create(Path::new("/dev/full")).unwrap();
+        for i in 0..2000 {
+            full.line(format_args!("count lines {i}"));
+        }
+        let error = full.finish().expect_err("writes to /dev/full fail");
+        assert_eq!(error.raw_os_error(), Some(28), "ENOSPC: {error}");
     }
 }
