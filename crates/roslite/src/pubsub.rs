@@ -87,6 +87,23 @@ struct SendCounters {
     loans_published: AtomicU64,
 }
 
+impl SendCounters {
+    /// One message serialized, into an outlet's loan if `in_place`.
+    fn count_serialized(&self, in_place: bool) {
+        self.serialized.fetch_add(1, Ordering::Relaxed);
+        if in_place {
+            self.serialized_in_place.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `bytes` copied out of a loan for the outlets that did not lend it.
+    fn copy_out(&self, bytes: &[u8]) -> Arc<[u8]> {
+        self.copied_out_bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Arc::from(bytes)
+    }
+}
+
 /// One publish's serialized form and where it goes.
 struct Outgoing {
     /// The message serialized in place, to send through the outlet that loaned it.
@@ -161,19 +178,10 @@ impl Outgoing {
             active.set_inactive(i);
             l
         });
-        counters.serialized.fetch_add(1, Ordering::Relaxed);
-        if loan.is_some() {
-            counters.serialized_in_place.fetch_add(1, Ordering::Relaxed);
-        }
+        counters.count_serialized(loan.is_some());
         let payload = match (&loan, active.is_empty()) {
             (_, true) => None,
-            (Some(loan), false) => {
-                let bytes = loan.written();
-                counters
-                    .copied_out_bytes
-                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Some(Arc::from(bytes))
-            }
+            (Some(loan), false) => Some(counters.copy_out(loan.written())),
             (None, false) => Some(serialize_shared(message, len)?),
         };
         Ok(Self {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use roslite_cdr::{Backing, Endianness, Prim, ReservedRange, SharedBuf};
 use roslite_msgs::Message;
 
-use super::{MessageInfo, PublishError, Publisher, PublisherShared};
+use super::{MessageInfo, Outgoing, PublishError, Publisher, PublisherShared};
 use crate::transport::OutletLoan;
 
 /// Loans are encoded in the machine's byte order, so that the application's native values
@@ -223,38 +223,29 @@ impl<T: Message> LoanedMessage<'_, T> {
         let counters = &publisher.send_counters;
         counters.loans_published.fetch_add(1, Ordering::Relaxed);
         if lender.is_some() || !others.is_empty() {
-            counters.serialized.fetch_add(1, Ordering::Relaxed);
+            counters.count_serialized(lender.is_some());
         }
-        if lender.is_some() {
-            counters.serialized_in_place.fetch_add(1, Ordering::Relaxed);
-        }
-        let payload: Option<Arc<[u8]>> = (!others.is_empty()).then(|| {
-            let bytes = buffer.bytes();
-            counters
-                .copied_out_bytes
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            Arc::from(bytes)
-        });
+        let payload = (!others.is_empty()).then(|| counters.copy_out(buffer.bytes()));
         let remote_info = MessageInfo {
             from_intra_process: false,
             ..info
         };
         let wants_local = publisher.wants_local();
-        let local = match buffer {
+        let (loan, local) = match buffer {
             LoanBuffer::Outlet { loan, .. } => {
                 // Copied before the chunk is sent: from then on it belongs to its readers.
                 let copy = wants_local.then(|| SharedBuf::new(HeapBytes::copy_of(loan.written())));
-                loan.send(&remote_info);
-                copy
+                (Some(loan), copy)
             }
             // Nobody writes the heap buffer any more: local subscriptions view it in place.
-            LoanBuffer::Heap(heap) => wants_local.then(|| SharedBuf::new(heap)),
+            LoanBuffer::Heap(heap) => (None, wants_local.then(|| SharedBuf::new(heap))),
         };
-        if let Some(payload) = &payload {
-            for (_, outlet) in others.iter() {
-                outlet.send(payload, &remote_info);
-            }
+        Outgoing {
+            loan,
+            payload,
+            others,
         }
+        .send(&remote_info);
         if let Some(bytes) = local {
             let message =
                 roslite_cdr::from_shared::<T>(&bytes).map_err(PublishError::LoanNotDecodable)?;
