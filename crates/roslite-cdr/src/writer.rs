@@ -176,21 +176,17 @@ impl<'a> CdrWriter<'a> {
         match &mut self.out {
             Out::Vec(buf) => buf.extend_from_slice(bytes),
             Out::Slice { buf, pos, .. } => {
-                let end = pos.saturating_add(bytes.len());
-                if let Some(dst) = buf.get_mut(*pos..end) {
+                if let Some(dst) = advance(buf, pos, bytes.len()) {
                     dst.copy_from_slice(bytes);
                 }
-                *pos = end;
             }
             Out::Uninit { buf, pos } => {
-                let end = pos.saturating_add(bytes.len());
-                if let Some(dst) = buf.get_mut(*pos..end) {
+                if let Some(dst) = advance(buf, pos, bytes.len()) {
                     // Compiles to one memcpy.
                     for (d, s) in dst.iter_mut().zip(bytes) {
                         d.write(*s);
                     }
                 }
-                *pos = end;
             }
             Out::Count(n) => *n = n.saturating_add(bytes.len()),
         }
@@ -201,18 +197,14 @@ impl<'a> CdrWriter<'a> {
         match &mut self.out {
             Out::Vec(buf) => buf.resize(buf.len() + count, 0),
             Out::Slice { buf, pos, .. } => {
-                let end = pos.saturating_add(count);
-                if let Some(dst) = buf.get_mut(*pos..end) {
+                if let Some(dst) = advance(buf, pos, count) {
                     dst.fill(0);
                 }
-                *pos = end;
             }
             Out::Uninit { buf, pos } => {
-                let end = pos.saturating_add(count);
-                if let Some(dst) = buf.get_mut(*pos..end) {
+                if let Some(dst) = advance(buf, pos, count) {
                     dst.fill(MaybeUninit::new(0));
                 }
-                *pos = end;
             }
             Out::Count(n) => *n = n.saturating_add(count),
         }
@@ -447,19 +439,19 @@ impl<'a> CdrWriter<'a> {
     /// [`EncodeError::BufferTooSmall`] when the slice of [`Self::into_slice`] could not hold
     /// the value (its contents are then unspecified).
     pub fn finish_len(self) -> Result<usize, EncodeError> {
-        match self.out {
-            Out::Vec(buf) => Ok(buf.len()),
-            Out::Slice { buf, pos, .. } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
+        let (pos, capacity) = match self.out {
+            Out::Vec(buf) => return Ok(buf.len()),
+            Out::Count(n) => return Ok(n),
+            Out::Slice { buf, pos, .. } => (pos, buf.len()),
+            Out::Uninit { buf, pos } => (pos, buf.len()),
+        };
+        if pos > capacity {
+            return Err(EncodeError::BufferTooSmall {
                 needed: pos,
-                capacity: buf.len(),
-            }),
-            Out::Uninit { buf, pos } if pos > buf.len() => Err(EncodeError::BufferTooSmall {
-                needed: pos,
-                capacity: buf.len(),
-            }),
-            Out::Slice { pos, .. } | Out::Uninit { pos, .. } => Ok(pos),
-            Out::Count(n) => Ok(n),
+                capacity,
+            });
         }
+        Ok(pos)
     }
 
     /// [`Self::finish_len`] plus, for a writer made by [`Self::into_slice_leaving_holes`], the
@@ -474,6 +466,15 @@ impl<'a> CdrWriter<'a> {
         };
         Ok((self.finish_len()?, holes))
     }
+}
+
+/// The next `len` elements of a fixed buffer from `*pos`, which moves past them; `None` when
+/// the buffer ends first (the position still moves, so `finish_len` can report the shortfall).
+#[inline]
+fn advance<'b, T>(buf: &'b mut [T], pos: &mut usize, len: usize) -> Option<&'b mut [T]> {
+    let start = *pos;
+    *pos = start.saturating_add(len);
+    buf.get_mut(start..*pos)
 }
 
 /// Where [`CdrWriter::into_slice_leaving_holes`] left the elements of one reserved sequence.
