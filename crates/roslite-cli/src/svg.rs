@@ -6,23 +6,93 @@ const ROW_HEIGHT: f64 = 120.0;
 const LEFT: f64 = 170.0;
 const WIDTH: f64 = 900.0;
 const PLOT_WIDTH: f64 = WIDTH - LEFT - 30.0;
-const COLORS: [&str; 6] = [
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+/// Distinct enough to tell apart side by side; a chart with more series repeats them.
+const COLORS: [&str; 14] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
 ];
 
+/// How a [`Line`] is stroked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stroke {
+    Solid,
+    /// Long dashes: the second line of a pair (a p99 next to its p50, say).
+    Dashed,
+    /// Short dots: a reference that is not one of the measured systems (a floor, say).
+    Dotted,
+}
+
+impl Stroke {
+    fn attribute(self) -> &'static str {
+        match self {
+            Self::Solid => "",
+            Self::Dashed => " stroke-dasharray=\"6 4\"",
+            Self::Dotted => " stroke-dasharray=\"2 3\"",
+        }
+    }
+}
+
+/// One series of a [`log_log_lines`] chart.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Index into the palette: lines with the same index share a colour.
+    pub color: usize,
+    pub stroke: Stroke,
+}
+
 /// The opening of a chart: the `<svg>` element `width` x `height` on white, with `title`
-/// centred on top. The caller appends the body and `</svg>`.
+/// centred on top (on two lines, smaller, when one line of it would not fit; every chart
+/// leaves 50 px above its plot for that). The caller appends the body and `</svg>`.
 pub fn document(width: f64, height: f64, title: &str) -> String {
     let mut svg = String::new();
     let _ = write!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
          font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" \
-         fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\" text-anchor=\"middle\">{}</text>\n",
-        width / 2.0,
-        escape(title)
+         fill=\"white\"/>\n"
     );
+    let lines = title_lines(title, width);
+    let font_size = match lines.as_slice() {
+        [_] => 16.0,
+        _ => {
+            let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+            (width / (longest as f64 * GLYPH_WIDTH)).min(14.0)
+        }
+    };
+    for (index, line) in lines.iter().enumerate() {
+        let _ =
+            writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" font-size=\"{font_size:.1}\" text-anchor=\"middle\">{}</text>",
+            width / 2.0,
+            if lines.len() == 1 { 24.0 } else { 19.0 + 18.0 * index as f64 },
+            escape(line)
+        );
+    }
     svg
+}
+
+/// Average advance of a sans-serif glyph, in units of the font size.
+const GLYPH_WIDTH: f64 = 0.55;
+
+/// `title` as one line if it fits `width` at 16 px, else split in two at the space nearest
+/// its middle.
+fn title_lines(title: &str, width: f64) -> Vec<&str> {
+    let fits = (width / (16.0 * GLYPH_WIDTH)) as usize;
+    if title.chars().count() <= fits {
+        return vec![title];
+    }
+    let middle = title.len() / 2;
+    let split = title
+        .match_indices(' ')
+        .map(|(i, _)| i)
+        .min_by_key(|&i| i.abs_diff(middle));
+    match split {
+        Some(i) => vec![&title[..i], &title[i + 1..]],
+        None => vec![title],
+    }
 }
 
 /// `text` with the characters XML gives meaning escaped.
@@ -113,18 +183,17 @@ pub fn histograms(title: &str, x_label: &str, x_max: f64, series: &[(String, Vec
     svg
 }
 
-/// A log-log line chart: one polyline with point markers per series of `(x, y)` points, for
+/// A log-log line chart: one polyline with point markers per [`Line`] of `(x, y)` points, for
 /// quantities spanning decades such as round-trip time against message size. `x_ticks` label
 /// chosen x positions (the measured sizes, say); the y axis gets one gridline per decade.
-/// Series are drawn in pairs sharing a colour, the first solid and the second dashed (a p50
-/// line and its p99 line, say).
+/// Each line has the colour and stroke it asks for; the legend shows both.
 /// Points that are not positive cannot be placed and are skipped.
 pub fn log_log_lines(
     title: &str,
     x_label: &str,
     y_label: &str,
     x_ticks: &[(f64, String)],
-    series: &[(String, Vec<(f64, f64)>)],
+    series: &[Line],
 ) -> String {
     const TOP: f64 = 50.0;
     const PLOT_HEIGHT: f64 = 420.0;
@@ -132,12 +201,12 @@ pub fn log_log_lines(
     let placed = |v: f64| v.is_finite() && v > 0.0;
     let xs = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .flat_map(|line| line.points.iter().map(|q| q.0))
         .chain(x_ticks.iter().map(|t| t.0))
         .filter(|v| placed(*v));
     let ys = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .flat_map(|line| line.points.iter().map(|q| q.1))
         .filter(|v| placed(*v));
     let (x_min, x_max) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (y_min, y_max) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
@@ -204,14 +273,11 @@ pub fn log_log_lines(
         TOP + PLOT_HEIGHT / 2.0,
         escape(y_label)
     );
-    for (index, (name, points)) in series.iter().enumerate() {
-        let color = COLORS[(index / 2) % COLORS.len()];
-        let dash = if index % 2 == 1 {
-            " stroke-dasharray=\"6 4\""
-        } else {
-            ""
-        };
-        let path: Vec<(f64, f64)> = points
+    for (index, line) in series.iter().enumerate() {
+        let color = COLORS[line.color % COLORS.len()];
+        let dash = line.stroke.attribute();
+        let path: Vec<(f64, f64)> = line
+            .points
             .iter()
             .filter(|(x, y)| placed(*x) && placed(*y))
             .map(|&(x, y)| (to_x(x), to_y(y)))
@@ -239,7 +305,7 @@ pub fn log_log_lines(
             LEFT + 30.0,
             LEFT + 38.0,
             y + 4.0,
-            escape(name)
+            escape(&line.name)
         );
     }
     svg.push_str("</svg>\n");
@@ -277,6 +343,18 @@ mod tests {
     }
 
     #[test]
+    fn long_titles_go_on_two_lines() {
+        assert_eq!(title_lines("short", 900.0), ["short"]);
+        let long = "Round-trip time on one host (200 pings per size back to back after 20 \
+                    warm-up; the next ping is published from the echo's callback)";
+        let lines = title_lines(long, 900.0);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(format!("{} {}", lines[0], lines[1]), long);
+        let svg = document(900.0, 100.0, long);
+        assert_eq!(svg.matches("<text").count(), 2);
+    }
+
+    #[test]
     fn log_log_lines_place_every_positive_point() {
         let svg = log_log_lines(
             "t",
@@ -284,8 +362,18 @@ mod tests {
             "us",
             &[(64.0, "64 B".into()), (4096.0, "4 KiB".into())],
             &[
-                ("a".into(), vec![(64.0, 20.0), (4096.0, 900.0)]),
-                ("b".into(), vec![(64.0, 0.0), (4096.0, 1500.0)]),
+                Line {
+                    name: "a".into(),
+                    points: vec![(64.0, 20.0), (4096.0, 900.0)],
+                    color: 0,
+                    stroke: Stroke::Solid,
+                },
+                Line {
+                    name: "b".into(),
+                    points: vec![(64.0, 0.0), (4096.0, 1500.0)],
+                    color: 15,
+                    stroke: Stroke::Dotted,
+                },
             ],
         );
         assert!(svg.starts_with("<svg"));
@@ -293,6 +381,11 @@ mod tests {
         // Three placeable points; only "a" has a line through two of them.
         assert_eq!(svg.matches("<circle").count(), 3);
         assert_eq!(svg.matches("<polyline").count(), 1);
+        // Colours and strokes as asked (15 wraps round the palette to its second colour), in
+        // the lines and in the legend.
+        assert_eq!(svg.matches("stroke=\"#1f77b4\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("stroke=\"#ff7f0e\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("stroke-dasharray=\"2 3\"").count(), 1, "{svg}");
         // Decades 10 to 10000 on y.
         assert!(svg.contains(">10000<"), "{svg}");
         assert_eq!(format_decade(-1.0), "0.1");

@@ -1018,24 +1018,38 @@ fn write_svg(args: &RttArgs, rows: &[Row], cyclone_name: &str) -> anyhow::Result
             .filter_map(|r| Some((r.size as f64, pick(r)?)))
             .collect()
     };
+    let line = |name: String, points, color, stroke| svg::Line {
+        name,
+        points,
+        color,
+        stroke,
+    };
     let mut series = vec![
-        (
+        line(
             "roslite p50".to_owned(),
             points(&|r| r.roslite.summary.map(|s| s.p50_us)),
+            0,
+            svg::Stroke::Solid,
         ),
-        (
+        line(
             "roslite p99".to_owned(),
             points(&|r| r.roslite.summary.map(|s| s.p99_us)),
+            0,
+            svg::Stroke::Dashed,
         ),
     ];
     if rows.iter().any(|r| r.cyclone.is_ok()) {
-        series.push((
+        series.push(line(
             format!("{cyclone_name} p50"),
             points(&|r| r.cyclone.as_ref().ok().map(|c| c.rtt.p50_us)),
+            1,
+            svg::Stroke::Solid,
         ));
-        series.push((
+        series.push(line(
             format!("{cyclone_name} p99"),
             points(&|r| r.cyclone.as_ref().ok().map(|c| c.rtt.p99_us)),
+            1,
+            svg::Stroke::Dashed,
         ));
     }
     let ticks: Vec<(f64, String)> = rows

@@ -1668,21 +1668,26 @@ fn json(
 }
 
 fn write_svg(path: &Path, series: &[Series], sizes: &[usize], pace: Pace) -> anyhow::Result<()> {
-    // Pairs share a colour (solid, dashed): p50 and p99 of each roslite path and peer, then
-    // the transport-only pair, then the floors.
-    let line = |s: &Series, pick: fn(&Summary) -> f64, label: &str| {
-        let points = s
+    // A colour per series: p50 solid and p99 dashed for each roslite path and peer; the
+    // transport-only series and the floors (p50 only) dotted, as references.
+    let line = |s: &Series, pick: fn(&Summary) -> f64, name: String, color, stroke| svg::Line {
+        name,
+        points: s
             .points
             .iter()
             .filter_map(|p| Some((p.size as f64, pick(&p.summary?))))
-            .collect();
-        (format!("{} {label}", s.name), points)
+            .collect(),
+        color,
+        stroke,
     };
-    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for s in series
+    let measured = series
         .iter()
-        .filter(|s| matches!(s.kind, Kind::Api | Kind::Peer))
-    {
+        .filter(|s| matches!(s.kind, Kind::Api | Kind::Peer));
+    let references = series
+        .iter()
+        .filter(|s| matches!(s.kind, Kind::Transport | Kind::Floor));
+    let mut lines = Vec::new();
+    for (color, s) in measured.enumerate() {
         let name = match (s.kind, &s.observed) {
             (Kind::Api, Some(observed)) if !s.on_requested_path() => {
                 format!("{} (took {observed})", s.name)
@@ -1690,19 +1695,26 @@ fn write_svg(path: &Path, series: &[Series], sizes: &[usize], pace: Pace) -> any
             (Kind::Api, _) => format!("roslite {}", s.name),
             _ => s.name.clone(),
         };
-        let mut p50 = line(s, |m| m.p50_us, "p50");
-        let mut p99 = line(s, |m| m.p99_us, "p99");
-        p50.0 = format!("{name} p50");
-        p99.0 = format!("{name} p99");
-        lines.push(p50);
-        lines.push(p99);
+        lines.push(line(
+            s,
+            |m| m.p50_us,
+            format!("{name} p50"),
+            color,
+            svg::Stroke::Solid,
+        ));
+        lines.push(line(
+            s,
+            |m| m.p99_us,
+            format!("{name} p99"),
+            color,
+            svg::Stroke::Dashed,
+        ));
     }
-    let others: Vec<&Series> = series
-        .iter()
-        .filter(|s| matches!(s.kind, Kind::Transport | Kind::Floor))
-        .collect();
-    for s in others {
-        lines.push(line(s, |m| m.p50_us, "p50"));
+    let first_reference = lines.len() / 2;
+    for (offset, s) in references.enumerate() {
+        let name = format!("{} p50", s.name);
+        let color = first_reference + offset;
+        lines.push(line(s, |m| m.p50_us, name, color, svg::Stroke::Dotted));
     }
     let ticks: Vec<(f64, String)> = sizes.iter().map(|&s| (s as f64, size_label(s))).collect();
     let chart = svg::log_log_lines(
