@@ -24,7 +24,7 @@ use std::fmt;
 use std::io::{self, IoSlice};
 use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,6 +104,16 @@ pub(crate) struct UdsWriterShared {
     config: UdsWriterConfig,
     endpoint: Arc<EndpointShared>,
     state: Mutex<UdsState>,
+    /// `state.conns.len()`, stored under the lock whenever it changes, read without it.
+    reader_count: AtomicUsize,
+}
+
+impl UdsWriterShared {
+    /// Call with the lock held, after `conns` changed.
+    fn count_readers(&self, state: &UdsState) {
+        self.reader_count
+            .store(state.conns.len(), Ordering::Relaxed);
+    }
 }
 
 /// Sends samples of one writer to every reader attached through its endpoint.
@@ -126,6 +136,7 @@ impl UdsWriter {
             config,
             endpoint: endpoint.shared().clone(),
             state: Mutex::new(UdsState::default()),
+            reader_count: AtomicUsize::new(0),
         });
         let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
         if !endpoint.shared().register(key, weak) {
@@ -163,9 +174,10 @@ impl UdsWriter {
         self.send_inner(payload, timestamp_ns, Some(next))
     }
 
-    /// Readers connected now; may be stale by the time a sample is sent.
+    /// Readers connected now, without taking the writer's lock (a publisher asks before every
+    /// publish); may be stale by the time a sample is sent.
     pub fn reader_count(&self) -> usize {
-        lock(&self.shared.state).conns.len()
+        self.shared.reader_count.load(Ordering::Relaxed)
     }
 
     fn send_inner(
@@ -269,6 +281,7 @@ impl UdsWriter {
         }
         state.overwritten += overwritten;
         state.conns.retain(|c| !c.dead);
+        shared.count_readers(&state);
         // Under our lock, like the endpoint's `flush`: whoever looked at the queue last decides.
         for conn in want_write {
             shared.endpoint.set_wants_write(conn, true);
@@ -289,7 +302,9 @@ impl UdsWriter {
 impl Drop for UdsWriter {
     fn drop(&mut self) {
         self.shared.endpoint.deregister(self.shared.key);
-        for conn in std::mem::take(&mut lock(&self.shared.state).conns) {
+        let conns = std::mem::take(&mut lock(&self.shared.state).conns);
+        self.shared.reader_count.store(0, Ordering::Relaxed);
+        for conn in conns {
             let _ = rustix::net::shutdown(conn.sock.as_fd(), rustix::net::Shutdown::Both);
         }
     }
@@ -456,11 +471,14 @@ impl Attach for UdsWriterShared {
             queue: VecDeque::new(),
             dead: false,
         });
+        self.count_readers(&state);
         Ok(())
     }
 
     fn detach(&self, conn: ConnId) {
-        lock(&self.state).conns.retain(|c| c.conn != conn);
+        let mut state = lock(&self.state);
+        state.conns.retain(|c| c.conn != conn);
+        self.count_readers(&state);
     }
 
     fn flush(&self, conn: ConnId) {
@@ -870,6 +888,39 @@ mod tests {
             assert_eq!(sample.timestamp_ns(), 1000 + i as u64);
             assert!(*sample == payload[..], "size {size}: bytes differ");
         }
+    }
+
+    /// The lock-free reader count follows readers arriving and leaving.
+    #[test]
+    fn the_reader_count_follows_readers_coming_and_going() {
+        let (endpoint, writer, first) = connected_pair(11);
+        assert_eq!(writer.reader_count(), 1);
+        let second = UdsReader::connect(
+            endpoint.address(),
+            WriterKey::from(11u128),
+            UdsReaderConfig::default(),
+        )
+        .expect("connect");
+        let settled = |count| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while writer.reader_count() != count && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            writer.reader_count() == count
+        };
+        assert!(settled(2), "the second reader was never counted");
+        drop(first);
+        // The endpoint sees the hang-up, or a send finds the socket dead.
+        let gone_after_sends = |count| {
+            (0..5).any(|_| {
+                let _ = writer.send(b"x", 0);
+                settled(count)
+            })
+        };
+        assert!(gone_after_sends(1), "the first reader was never uncounted");
+        drop(second);
+        assert!(gone_after_sends(0), "the second reader was never uncounted");
+        assert_eq!(writer.stats().readers, 0);
     }
 
     /// `interrupt` ends a receive that blocks without a timeout, for good.
