@@ -148,10 +148,10 @@ pub fn rtt(
                             .write_with(|bytes| stamp(bytes, seq))
                             .map_err(io::Error::other)?;
                         loan.send(0).map_err(io::Error::other)?;
-                        let echo = reader
-                            .receive_timeout(Duration::from_secs(10))
-                            .map_err(io::Error::other)?;
-                        check_echo(echo.as_deref(), seq, size)
+                        // Blocking without a timeout, as the API path's reader thread does; a
+                        // dead echo hangs up, which ends the wait.
+                        let echo = reader.receive_blocking().map_err(io::Error::other)?;
+                        check_echo(Some(&echo), seq, size)
                     })?;
                     rows.push(RttRow {
                         size,
@@ -227,7 +227,9 @@ pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
                 if seen == seq {
                     return Ok(());
                 }
-                sys::futex_wait(pong, seen, Duration::from_secs(1));
+                // No timeout, as the transports' readers wait: a timeout arms a kernel timer
+                // per wait, which would raise the floor by about 0.5 us per round trip.
+                sys::futex_wait(pong, seen, None);
             }
         })?;
         ping.store(u32::MAX, SeqCst);
@@ -455,12 +457,7 @@ fn echo_shm(parent: &str) -> io::Result<()> {
         )
     })?;
     loop {
-        let Some(ping) = reader
-            .receive_timeout(Duration::from_secs(3600))
-            .map_err(io::Error::other)?
-        else {
-            continue;
-        };
+        let ping = reader.receive_blocking().map_err(io::Error::other)?;
         let seq = seq_of(&ping);
         let size = ping.len();
         drop(ping);
@@ -503,7 +500,7 @@ fn echo_futex(arg: &str) -> io::Result<()> {
             return Ok(());
         }
         if seen == last {
-            sys::futex_wait(ping, seen, Duration::from_secs(3600));
+            sys::futex_wait(ping, seen, None);
             continue;
         }
         last = seen;

@@ -267,7 +267,7 @@ impl Channel {
             if !self.is_full()? || give_up() {
                 continue;
             }
-            sys::futex_wait(self.u32_at(OFF_SPACE_SEQ), seq, deadline - now);
+            sys::futex_wait(self.u32_at(OFF_SPACE_SEQ), seq, Some(deadline - now));
         }
     }
 
@@ -327,7 +327,7 @@ impl Channel {
     }
 
     /// Blocks while the reader is marked asleep on the futex (see [`Self::set_sleeping`]).
-    pub(crate) fn sleep_on_futex(&self, timeout: std::time::Duration) {
+    pub(crate) fn sleep_on_futex(&self, timeout: Option<std::time::Duration>) {
         sys::futex_wait(self.u32_at(OFF_READER_SLEEPING), SLEEP_FUTEX, timeout);
     }
 

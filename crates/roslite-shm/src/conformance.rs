@@ -11,6 +11,8 @@
 use std::io::{BufRead, BufReader};
 use std::ops::Deref;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::{
@@ -27,7 +29,7 @@ pub trait Transport: 'static {
     /// One participant.
     type Node;
     type Writer: Sync;
-    type Reader: Sync;
+    type Reader: Send + Sync;
     type Sample: Deref<Target = [u8]>;
 
     fn node() -> Self::Node;
@@ -42,6 +44,10 @@ pub trait Transport: 'static {
         reader: &Self::Reader,
         timeout: Duration,
     ) -> Result<Option<Self::Sample>, ReceiveError>;
+    /// Waits without a timeout, until a sample, the writer's hang-up or an interrupt.
+    fn receive_blocking(reader: &Self::Reader) -> Result<Self::Sample, ReceiveError>;
+    /// Ends `reader`'s blocking receive from another thread, for good.
+    fn interrupt(reader: &Self::Reader);
     /// Readers currently attached to `writer`.
     fn readers(writer: &Self::Writer) -> usize;
     /// Resources `writer` holds on behalf of readers (chunks in use, queued frames).
@@ -95,6 +101,14 @@ impl Transport for Shm {
         timeout: Duration,
     ) -> Result<Option<crate::Sample>, ReceiveError> {
         reader.receive_timeout(timeout)
+    }
+
+    fn receive_blocking(reader: &ShmReader) -> Result<crate::Sample, ReceiveError> {
+        reader.receive_blocking()
+    }
+
+    fn interrupt(reader: &ShmReader) {
+        reader.interrupter().interrupt();
     }
 
     fn readers(writer: &ShmWriter) -> usize {
@@ -154,6 +168,14 @@ impl Transport for Uds {
         reader.receive_timeout(timeout)
     }
 
+    fn receive_blocking(reader: &UdsReader) -> Result<crate::UdsSample, ReceiveError> {
+        reader.receive_blocking()
+    }
+
+    fn interrupt(reader: &UdsReader) {
+        reader.interrupter().interrupt();
+    }
+
     fn readers(writer: &UdsWriter) -> usize {
         writer.stats().readers
     }
@@ -180,6 +202,10 @@ pub fn tests<T: Transport>() -> Vec<(&'static str, fn())> {
             keep_all_blocks_then_times_out::<T>,
         ),
         ("large_samples", large_samples::<T>),
+        (
+            "an_interrupt_ends_a_blocking_receive",
+            an_interrupt_ends_a_blocking_receive::<T>,
+        ),
         ("reader_killed_repeatedly", reader_killed_repeatedly::<T>),
         ("writer_killed_repeatedly", writer_killed_repeatedly::<T>),
     ]
@@ -266,6 +292,48 @@ pub fn delivery_order_and_contents<T: Transport>() {
         0,
         "resources held after every reader left"
     );
+}
+
+/// A receive without a timeout returns samples as they come, and ends with
+/// [`ReceiveError::WriterGone`] when another thread interrupts it while it waits (the runtime
+/// stops a subscription's reader thread this way); the reader stays ended.
+pub fn an_interrupt_ends_a_blocking_receive<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 3, Duration::from_secs(5));
+    let reader = Arc::new(T::reader(
+        &node,
+        &T::locator(&node, 3),
+        3,
+        History::KeepAll(10),
+    ));
+    eventually("the reader is attached", || T::readers(&writer) == 1);
+    let taken = Arc::new(AtomicUsize::new(0));
+    // Not a scoped thread: if the interrupt failed to wake it, the test must fail, not hang.
+    let receiving = std::thread::spawn({
+        let (reader, taken) = (reader.clone(), taken.clone());
+        move || loop {
+            match T::receive_blocking(&reader) {
+                Ok(sample) => {
+                    assert_eq!(check(&sample, 64), taken.load(SeqCst) as u64, "order");
+                    taken.fetch_add(1, SeqCst);
+                }
+                Err(e) => return e,
+            }
+        }
+    });
+    for seq in 0..3 {
+        T::send(&writer, &pattern(seq, 64)).expect("send");
+    }
+    eventually("the three samples are taken", || taken.load(SeqCst) == 3);
+    // The receiving thread is now blocked again, or about to block: either way it must end.
+    T::interrupt(&reader);
+    eventually("the interrupted receive ends", || receiving.is_finished());
+    let ended = receiving.join().expect("receiving thread");
+    assert!(matches!(ended, ReceiveError::WriterGone), "{ended:?}");
+    assert!(matches!(
+        T::receive_blocking(&reader),
+        Err(ReceiveError::WriterGone)
+    ));
 }
 
 pub fn many_writers_many_readers<T: Transport>() {

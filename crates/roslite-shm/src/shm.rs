@@ -1014,9 +1014,10 @@ impl ShmReader {
         }))
     }
 
-    /// Blocks until a sample may be available, the writer hangs up, or `timeout`: asleep on a
-    /// futex word in the channel, which the writer (or, on a hang-up, the local endpoint's
-    /// thread) wakes.
+    /// Blocks until a sample may be available, the writer hangs up, [`Self::interrupter`]
+    /// interrupts, or `timeout` (`None`: no timeout, and no kernel timer armed per wait):
+    /// asleep on a futex word in the channel, which the writer (or, on a hang-up, the local
+    /// endpoint's thread) wakes.
     ///
     /// # Errors
     /// None today; kept for symmetry with the socket transport.
@@ -1024,12 +1025,32 @@ impl ShmReader {
         let shared = &self.shared;
         shared.channel.set_sleeping(Some(Sleep::Futex));
         if !shared.channel.has_pending() && !shared.closed.load(SeqCst) {
-            shared
-                .channel
-                .sleep_on_futex(timeout.unwrap_or(Duration::from_secs(3600)));
+            shared.channel.sleep_on_futex(timeout);
         }
         shared.channel.set_sleeping(None);
         Ok(())
+    }
+
+    /// Waits for the next sample without a timeout (see [`Self::wait`]). Another thread ends
+    /// the wait through [`Self::interrupter`].
+    ///
+    /// # Errors
+    /// As [`Self::receive`]; [`ReceiveError::WriterGone`] once interrupted and every sample
+    /// already announced was taken.
+    pub fn receive_blocking(&self) -> Result<Sample, ReceiveError> {
+        loop {
+            if let Some(sample) = self.receive()? {
+                return Ok(sample);
+            }
+            self.wait(None)?;
+        }
+    }
+
+    /// A handle that wakes this reader's [`Self::wait`] or [`Self::receive_blocking`] from
+    /// another thread, for good: the reader then behaves as if its writer had hung up (it
+    /// hands out what was already announced, then reports [`ReceiveError::WriterGone`]).
+    pub fn interrupter(&self) -> ShmInterrupter {
+        ShmInterrupter(self.shared.clone())
     }
 
     /// Waits up to `timeout` for the next sample.
@@ -1077,6 +1098,15 @@ impl ShmReader {
     pub fn handle_wake(&self) {
         self.shared.channel.set_sleeping(None);
         sys::eventfd_drain(self.shared.wake.as_fd());
+    }
+}
+
+/// Ends a [`ShmReader`]'s blocking wait from another thread; see [`ShmReader::interrupter`].
+pub struct ShmInterrupter(Arc<ReaderShared>);
+
+impl ShmInterrupter {
+    pub fn interrupt(&self) {
+        self.0.hang_up();
     }
 }
 

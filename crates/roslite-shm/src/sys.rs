@@ -165,15 +165,17 @@ pub(crate) fn check_seals(fd: BorrowedFd<'_>, len: usize, check: SealCheck) -> b
     seals.contains(needed) && u64::try_from(stat.st_size).is_ok_and(|size| size >= len as u64)
 }
 
-/// Blocks while `word == expected`, at most `timeout`. Shared (not process-private) futex, so a
-/// wake from the peer process reaches it.
-pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = rustix::time::Timespec {
-        tv_sec: timeout.as_secs().min(i64::MAX as u64) as i64,
-        tv_nsec: i64::from(timeout.subsec_nanos()),
-    };
+/// Blocks while `word == expected`, at most `timeout` (`None`: until woken). Shared (not
+/// process-private) futex, so a wake from the peer process reaches it. A timeout arms and
+/// cancels a kernel timer around every wait (0.25 us per wait on this VM), so waits that
+/// another thread can end by a wake go without one.
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|t| rustix::time::Timespec {
+        tv_sec: t.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: i64::from(t.subsec_nanos()),
+    });
     // EAGAIN (value changed), EINTR and ETIMEDOUT all mean "look again".
-    let _ = futex::wait(word, futex::Flags::empty(), expected, Some(&ts));
+    let _ = futex::wait(word, futex::Flags::empty(), expected, ts.as_ref());
 }
 
 pub(crate) fn futex_wake_all(word: &AtomicU32) {

@@ -37,9 +37,9 @@ use roslite_rtps::discovery::{EndpointData, EndpointKind, History as RtpsHistory
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
-    Endpoint, EndpointAddress, HostId, Loan, LoanUninit, ReaderConfig, ShmReader, ShmWriter,
-    UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig,
-    WriterKey,
+    Endpoint, EndpointAddress, HostId, Loan, LoanUninit, ReaderConfig, ShmInterrupter, ShmReader,
+    ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
+    WriterConfig, WriterKey,
 };
 
 use crate::context::LocalTransports;
@@ -76,8 +76,6 @@ const KEY_VIA: &str = "roslite_via";
 /// `float64[]` arrays decode as views in place instead of being copied.
 const SAMPLE_LEAD: usize = 4;
 
-/// How often a reader thread looks at its stop flag while no sample arrives.
-const READER_STOP_CHECK: Duration = Duration::from_millis(200);
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
 /// reader waits for one to be released.
 const HELD_SLACK: u32 = 32;
@@ -104,20 +102,31 @@ impl Drop for ReaderLink {
     }
 }
 
-/// Tells a reader thread to end. A shared-memory reader looks at the flag at least every
-/// [`READER_STOP_CHECK`]; a Unix-socket reader blocks in `recv` without a timeout (a receive
-/// timeout arms a kernel timer per wait) and is woken by shutting its socket down.
+/// Tells a reader thread to end. Reader threads block without a timeout (a timeout arms a
+/// kernel timer per wait: a shared-memory reader's futex wait, a Unix-socket reader's `recv`),
+/// so a request also wakes the reader through its interrupter.
 #[derive(Default)]
 struct LinkStop {
     requested: AtomicBool,
-    uds: Mutex<Option<UdsInterrupter>>,
+    interrupter: Mutex<Option<ReaderInterrupter>>,
+}
+
+enum ReaderInterrupter {
+    Shm(ShmInterrupter),
+    Uds(UdsInterrupter),
 }
 
 impl LinkStop {
     fn request(&self) {
         self.requested.store(true, Ordering::Release);
-        if let Some(interrupter) = &*self.uds.lock().unwrap_or_else(PoisonError::into_inner) {
-            interrupter.interrupt();
+        let interrupter = self
+            .interrupter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &*interrupter {
+            Some(ReaderInterrupter::Shm(shm)) => shm.interrupt(),
+            Some(ReaderInterrupter::Uds(uds)) => uds.interrupt(),
+            None => {}
         }
     }
 
@@ -125,10 +134,14 @@ impl LinkStop {
         self.requested.load(Ordering::Acquire)
     }
 
-    /// Lets [`Self::request`] wake `reader`; false if a stop was requested already (the
-    /// flag is read after the interrupter is in place, so no request goes unseen).
-    fn watch(&self, reader: &UdsReader) -> bool {
-        *self.uds.lock().unwrap_or_else(PoisonError::into_inner) = Some(reader.interrupter());
+    /// Lets [`Self::request`] wake the reader `interrupter` belongs to; false if a stop was
+    /// requested already (the flag is read after the interrupter is in place, so no request
+    /// goes unseen).
+    fn watch(&self, interrupter: ReaderInterrupter) -> bool {
+        *self
+            .interrupter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(interrupter);
         !self.requested()
     }
 }
@@ -499,7 +512,15 @@ impl LinkSpec {
         }
     }
 
+    /// Waits on the channel's futex without a timeout until a sample arrives, the writer hangs
+    /// up, or [`LinkStop::request`] interrupts the wait.
     fn receive_shm(&self, reader: &ShmReader) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Shm(reader.interrupter()))
+        {
+            return;
+        }
         while !self.stop.requested() {
             match reader.receive() {
                 Ok(Some(sample)) => {
@@ -512,7 +533,7 @@ impl LinkSpec {
                     crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
                 }
                 Ok(None) => {
-                    if reader.wait(Some(READER_STOP_CHECK)).is_err() {
+                    if reader.wait(None).is_err() {
                         return;
                     }
                 }
@@ -529,7 +550,10 @@ impl LinkSpec {
     /// a `poll` before each `recv` cost a system call per sample more) until a sample arrives,
     /// the writer hangs up, or [`LinkStop::request`] shuts the socket down.
     fn receive_uds(&self, reader: &UdsReader) {
-        if !self.stop.watch(reader) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Uds(reader.interrupter()))
+        {
             return;
         }
         while let Ok(sample) = reader.receive_blocking() {
@@ -580,6 +604,7 @@ impl Outlet for ShmOutlet {
         let stats = self.0.upgrade()?.stats();
         Some(OutletStats {
             transport: LinkKind::SharedMemory.name(),
+            readers: stats.readers,
             sent: stats.sent,
             sent_bytes: stats.sent_bytes,
             in_place_bytes: stats.sent_bytes - stats.copied_bytes,
@@ -662,5 +687,19 @@ impl Outlet for UdsOutlet {
             payload,
             info.source_timestamp.as_nanos(),
         );
+    }
+
+    fn stats(&self) -> Option<OutletStats> {
+        let stats = self.0.upgrade()?.stats();
+        Some(OutletStats {
+            transport: LinkKind::UnixSocket.name(),
+            readers: stats.readers,
+            sent: stats.sent,
+            sent_bytes: stats.sent_bytes,
+            in_place_bytes: 0,
+            // The socket copies every byte out of the serialized message.
+            copied_bytes: stats.sent_bytes,
+            buffers_in_use: 0,
+        })
     }
 }

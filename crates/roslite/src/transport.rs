@@ -84,6 +84,9 @@ pub trait OutletLoan: Send {
 pub struct OutletStats {
     /// `shm`, `uds`, ...
     pub transport: &'static str,
+    /// Readers attached now (a subscription that is gone, or whose process died, is no longer
+    /// counted once the outlet has seen its connection close).
+    pub readers: usize,
     /// Messages sent.
     pub sent: u64,
     /// Bytes of the messages sent.

@@ -12,8 +12,11 @@ use roslite::{LocalTransports, QosProfile};
 
 mod common;
 
+/// A domain of its own for each test (`offset` below 20), varied by process so that two runs
+/// at once do not meet; at most 219, within ROS's port range.
 fn test_domain(offset: u32) -> u32 {
-    100 + (std::process::id() % 10) * 10 + offset
+    assert!(offset < 20, "test domain offsets are below 20");
+    100 + (std::process::id() % 6) * 20 + offset
 }
 
 /// Publishes 50 strings from one context to another and returns what arrived, the path the
@@ -299,33 +302,40 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
     spinner.join().unwrap();
 }
 
-/// Threads of this process named `name` (as the kernel truncates it: 15 bytes).
-fn threads_named(name: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .map(|tasks| {
-            tasks
-                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-                .filter(|comm| comm.trim_end() == name)
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// A Unix-socket reader thread blocks in `recv` without a timeout; dropping its subscription
 /// must still wake and end it (by shutting its socket down), or it would wait forever.
 #[test]
 fn dropping_a_subscription_ends_its_unix_socket_reader() {
-    const READER_THREAD: &str = "roslite-local-r";
     let uds_only = LocalTransports {
         shm: false,
         uds: true,
     };
-    let domain = test_domain(8);
-    let talker_ctx = common::localhost_context(domain, uds_only);
-    let listener_ctx = common::localhost_context(domain, uds_only);
+    assert_dropping_a_subscription_ends_its_reader(test_domain(8), uds_only, "uds");
+}
+
+/// A shared-memory reader thread waits on its channel's futex without a timeout; dropping its
+/// subscription must still wake and end it (through its interrupter).
+#[test]
+fn dropping_a_subscription_ends_its_shared_memory_reader() {
+    let shm_only = LocalTransports {
+        shm: true,
+        uds: false,
+    };
+    assert_dropping_a_subscription_ends_its_reader(test_domain(10), shm_only, "shm");
+}
+
+/// The reader thread owns the connection to the publisher's outlet, so the outlet's reader
+/// count falls to 0 only once that thread has ended (counting threads by name instead would
+/// see the reader threads of tests running alongside).
+fn assert_dropping_a_subscription_ends_its_reader(
+    domain: u32,
+    transports: LocalTransports,
+    transport: &str,
+) {
+    let talker_ctx = common::localhost_context(domain, transports);
+    let listener_ctx = common::localhost_context(domain, transports);
     let talker = talker_ctx.create_node("talker").unwrap();
     let listener = listener_ctx.create_node("listener").unwrap();
-    let before = threads_named(READER_THREAD);
     let received = Arc::new(Mutex::new(0usize));
     let sink = received.clone();
     let sub = listener
@@ -337,26 +347,29 @@ fn dropping_a_subscription_ends_its_unix_socket_reader() {
     let publisher = talker
         .create_publisher::<StringMsg>("wake", QosProfile::keep_last(10))
         .unwrap();
-    let net = talker_ctx.network().unwrap();
-    assert!(
-        common::wait_until(Duration::from_secs(10), || {
-            net.remote_subscriptions_by_path("/wake") == (0, 1)
-        }),
-        "the listener never matched over the Unix socket"
-    );
+    let readers = || {
+        publisher
+            .send_stats()
+            .outlets
+            .iter()
+            .find(|o| o.transport == transport)
+            .map_or(0, |o| o.readers)
+    };
     assert!(
         common::wait_until(Duration::from_secs(10), || {
             publisher.publish(StringMsg::default()).unwrap();
             *received.lock().unwrap() > 0
         }),
-        "nothing arrived over the Unix socket"
+        "nothing arrived over {transport}"
     );
-    assert_eq!(threads_named(READER_THREAD), before + 1);
+    assert_eq!(readers(), 1, "one {transport} reader");
+    // Lets the reader thread finish with the last sample and block again, so that only a
+    // wake-up from the drop can end it (a thread still busy would see the stop request anyway).
+    std::thread::sleep(Duration::from_millis(200));
     drop(sub);
     assert!(
-        common::wait_until(Duration::from_secs(10), || threads_named(READER_THREAD)
-            == before),
-        "the reader thread is still running after its subscription was dropped"
+        common::wait_until(Duration::from_secs(10), || readers() == 0),
+        "the {transport} reader thread is still running after its subscription was dropped"
     );
     listener_ctx.shutdown();
     spinner.join().unwrap();
