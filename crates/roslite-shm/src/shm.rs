@@ -863,6 +863,7 @@ impl ReaderShared {
     fn hang_up(&self) {
         self.closed.store(true, SeqCst);
         self.channel.wake_reader();
+        sys::futex_wake_all(&self.held);
     }
 
     fn release(&self, chunk: ChunkRef) {
@@ -870,7 +871,11 @@ impl ReaderShared {
         if !self.channel.complete(chunk) {
             self.protocol_errors.fetch_add(1, Relaxed);
         }
-        self.held.fetch_sub(1, SeqCst);
+        // From the quota to below it: a `wait_for_release` may sleep on the count. Below the
+        // quota nobody does, so the common release makes no system call.
+        if self.held.fetch_sub(1, SeqCst) >= self.max_held {
+            sys::futex_wake_all(&self.held);
+        }
     }
 }
 
@@ -1031,6 +1036,28 @@ impl ShmReader {
         Ok(())
     }
 
+    /// Blocks while the application holds `max_held` samples ([`ReceiveError::HeldLimit`]),
+    /// until one is dropped (on any thread), the writer hangs up, [`Self::interrupter`]
+    /// interrupts, or `timeout` (`None`: no timeout).
+    pub fn wait_for_release(&self, timeout: Option<Duration>) {
+        let shared = &self.shared;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            let held = shared.held.load(SeqCst);
+            if held < shared.max_held || shared.closed.load(SeqCst) {
+                return;
+            }
+            let left = match deadline {
+                None => None,
+                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return,
+                },
+            };
+            sys::futex_wait(&shared.held, held, left);
+        }
+    }
+
     /// Waits for the next sample without a timeout (see [`Self::wait`]). Another thread ends
     /// the wait through [`Self::interrupter`].
     ///
@@ -1158,6 +1185,74 @@ mod tests {
     use std::hash::BuildHasher as _;
 
     use super::*;
+
+    /// A writer with one keep-all reader that may hold `max_held` samples.
+    fn connected(max_held: u32) -> (Endpoint, ShmWriter, Arc<ShmReader>) {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(7u128);
+        let writer = ShmWriter::create(&endpoint, key, WriterConfig::default()).expect("writer");
+        let config = ReaderConfig {
+            history: History::KeepAll(10),
+            max_held,
+            ..ReaderConfig::default()
+        };
+        let reader =
+            ShmReader::connect(&endpoint, endpoint.address(), key, config).expect("reader");
+        let start = Instant::now();
+        while writer.stats().readers != 1 {
+            assert!(start.elapsed() < Duration::from_secs(10), "never attached");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (endpoint, writer, Arc::new(reader))
+    }
+
+    /// Runs `wait_for_release(None)` on a thread of its own (not scoped: a wait nobody ends
+    /// must fail the test, not hang it) and checks it is still asleep after a while.
+    fn sleeping_until_released(reader: &Arc<ShmReader>) -> std::thread::JoinHandle<()> {
+        let waiting = std::thread::spawn({
+            let reader = reader.clone();
+            move || reader.wait_for_release(None)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!waiting.is_finished(), "returned while the quota was held");
+        waiting
+    }
+
+    fn ends_soon(waiting: std::thread::JoinHandle<()>, what: &str) {
+        let start = Instant::now();
+        while !waiting.is_finished() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{what} did not end the wait"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        waiting.join().expect("waiting thread");
+    }
+
+    /// A reader at its `max_held` quota sleeps (no polling) until the application drops a
+    /// sample, on whatever thread; then the next sample can be taken. An interrupt also ends
+    /// the wait.
+    #[test]
+    fn a_reader_at_its_quota_sleeps_until_a_sample_is_dropped() {
+        let (_endpoint, writer, reader) = connected(2);
+        for seq in 1..=3u8 {
+            writer.send_copy(&[seq; 16], 0).expect("send");
+        }
+        let first = reader.receive().expect("receive").expect("first sample");
+        let _second = reader.receive().expect("receive").expect("second sample");
+        assert!(matches!(reader.receive(), Err(ReceiveError::HeldLimit)));
+        let waiting = sleeping_until_released(&reader);
+        std::thread::spawn(move || drop(first))
+            .join()
+            .expect("dropping thread");
+        ends_soon(waiting, "dropping a sample");
+        let third = reader.receive().expect("receive").expect("third sample");
+        assert_eq!(third[0], 3);
+        let waiting = sleeping_until_released(&reader);
+        reader.interrupter().interrupt();
+        ends_soon(waiting, "an interrupt");
+    }
 
     #[test]
     fn chunk_hashes_spread_over_buckets() {

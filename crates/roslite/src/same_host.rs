@@ -537,10 +537,8 @@ impl LinkSpec {
                         return;
                     }
                 }
-                // The subscription holds its quota of samples: wait for callbacks to drop one.
-                Err(roslite_shm::ReceiveError::HeldLimit) => {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                // The subscription holds its quota of samples: sleep until one is dropped.
+                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
                 Err(_) => return,
             }
         }

@@ -469,3 +469,78 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
     shm_ctx.shutdown();
     shm_spinner.join().unwrap();
 }
+
+/// A subscription whose callbacks keep every message (each a view into the publisher's shared
+/// memory) reaches its quota of held samples; its reader then sleeps until the application
+/// lets go of them, and takes the newest sample at once.
+#[test]
+fn a_subscriber_that_keeps_every_sample_gets_more_once_it_lets_go() {
+    use roslite::msgs::std_msgs::msg::UInt8MultiArray;
+    let shm_only = LocalTransports {
+        shm: true,
+        uds: false,
+    };
+    let domain = test_domain(11);
+    let a = common::localhost_context(domain, shm_only);
+    let b = common::localhost_context(domain, shm_only);
+    let pub_node = a.create_node("keeper_pub").unwrap();
+    let sub_node = b.create_node("keeper_sub").unwrap();
+    let kept: Arc<Mutex<Vec<Arc<UInt8MultiArray>>>> = Arc::default();
+    let sink = kept.clone();
+    let _sub = sub_node
+        .create_subscription("kept", 1, move |m: Arc<UInt8MultiArray>| {
+            sink.lock().unwrap().push(m);
+        })
+        .unwrap();
+    let spinner = common::spin_in_background(&b, &sub_node);
+    let publisher = pub_node
+        .create_publisher::<UInt8MultiArray>("kept", 1)
+        .unwrap();
+    let publish = |n: u8| {
+        publisher
+            .publish(UInt8MultiArray {
+                data: vec![n; 4096].into(),
+                ..Default::default()
+            })
+            .unwrap()
+    };
+    let kept_len = || kept.lock().unwrap().len();
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            publish(0);
+            kept_len() > 0
+        }),
+        "nothing arrived over shared memory"
+    );
+    assert!(
+        kept.lock().unwrap()[0].data.is_view(),
+        "the message was copied out of shared memory, so it holds no sample"
+    );
+    // Depth 1 plus the runtime's slack of 32: the reader may hold 33 samples.
+    let quota = 33;
+    let mut n = 0u8;
+    while kept_len() < quota {
+        n += 1;
+        let before = kept_len();
+        publish(n);
+        assert!(
+            common::wait_until(Duration::from_secs(10), || kept_len() > before),
+            "sample {n} did not arrive below the quota"
+        );
+    }
+    publish(100);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(kept_len(), quota, "a sample beyond the quota was taken");
+    kept.lock().unwrap().clear();
+    assert!(
+        common::wait_until(Duration::from_secs(10), || kept_len() == 1),
+        "the reader did not resume once the samples were let go"
+    );
+    assert_eq!(
+        kept.lock().unwrap()[0].data[0],
+        100,
+        "not the newest sample"
+    );
+    b.shutdown();
+    spinner.join().unwrap();
+}
