@@ -46,8 +46,8 @@ pub trait Transport: 'static {
     ) -> Result<Option<Self::Sample>, ReceiveError>;
     /// Waits without a timeout, until a sample, the writer's hang-up or an interrupt.
     fn receive_blocking(reader: &Self::Reader) -> Result<Self::Sample, ReceiveError>;
-    /// Ends `reader`'s blocking receive from another thread, for good.
-    fn interrupt(reader: &Self::Reader);
+    /// What ends `reader`'s blocking receive from another thread, for good.
+    fn interrupter(reader: &Self::Reader) -> Box<dyn Fn() + Send>;
     /// Readers currently attached to `writer`.
     fn readers(writer: &Self::Writer) -> usize;
     /// Resources `writer` holds on behalf of readers (chunks in use, queued frames).
@@ -107,8 +107,9 @@ impl Transport for Shm {
         reader.receive_blocking()
     }
 
-    fn interrupt(reader: &ShmReader) {
-        reader.interrupter().interrupt();
+    fn interrupter(reader: &ShmReader) -> Box<dyn Fn() + Send> {
+        let interrupter = reader.interrupter();
+        Box::new(move || interrupter.interrupt())
     }
 
     fn readers(writer: &ShmWriter) -> usize {
@@ -172,8 +173,9 @@ impl Transport for Uds {
         reader.receive_blocking()
     }
 
-    fn interrupt(reader: &UdsReader) {
-        reader.interrupter().interrupt();
+    fn interrupter(reader: &UdsReader) -> Box<dyn Fn() + Send> {
+        let interrupter = reader.interrupter();
+        Box::new(move || interrupter.interrupt())
     }
 
     fn readers(writer: &UdsWriter) -> usize {
@@ -205,6 +207,10 @@ pub fn tests<T: Transport>() -> Vec<(&'static str, fn())> {
         (
             "an_interrupt_ends_a_blocking_receive",
             an_interrupt_ends_a_blocking_receive::<T>,
+        ),
+        (
+            "an_interrupter_does_not_keep_a_dropped_reader_attached",
+            an_interrupter_does_not_keep_a_dropped_reader_attached::<T>,
         ),
         ("reader_killed_repeatedly", reader_killed_repeatedly::<T>),
         ("writer_killed_repeatedly", writer_killed_repeatedly::<T>),
@@ -326,7 +332,7 @@ pub fn an_interrupt_ends_a_blocking_receive<T: Transport>() {
     }
     eventually("the three samples are taken", || taken.load(SeqCst) == 3);
     // The receiving thread is now blocked again, or about to block: either way it must end.
-    T::interrupt(&reader);
+    T::interrupter(&reader)();
     eventually("the interrupted receive ends", || receiving.is_finished());
     let ended = receiving.join().expect("receiving thread");
     assert!(matches!(ended, ReceiveError::WriterGone), "{ended:?}");
@@ -334,6 +340,25 @@ pub fn an_interrupt_ends_a_blocking_receive<T: Transport>() {
         T::receive_blocking(&reader),
         Err(ReceiveError::WriterGone)
     ));
+}
+
+/// A reader's interrupter may outlive the reader (the runtime keeps it until the link is
+/// dropped, which for a dead writer waits for discovery): it must not keep the reader's
+/// connection, and with it the writer's resources for that reader, alive.
+pub fn an_interrupter_does_not_keep_a_dropped_reader_attached<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 4, Duration::from_secs(5));
+    let reader = T::reader(&node, &T::locator(&node, 4), 4, History::KeepAll(10));
+    eventually("the reader is attached", || T::readers(&writer) == 1);
+    let interrupt = T::interrupter(&reader);
+    T::send(&writer, &pattern(0, 64)).expect("send");
+    drop(reader);
+    // Sends let a writer notice a closed connection on its own, whichever it relies on.
+    eventually("the writer forgets the dropped reader", || {
+        let _ = T::send(&writer, &pattern(1, 64));
+        T::readers(&writer) == 0 && T::in_use(&writer) == 0
+    });
+    interrupt();
 }
 
 pub fn many_writers_many_readers<T: Transport>() {

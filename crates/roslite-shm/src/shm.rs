@@ -25,7 +25,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{
     AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use crate::channel::{channel_len, Channel, ChunkRef, Descriptor, Sleep};
@@ -1077,7 +1077,7 @@ impl ShmReader {
     /// another thread, for good: the reader then behaves as if its writer had hung up (it
     /// hands out what was already announced, then reports [`ReceiveError::WriterGone`]).
     pub fn interrupter(&self) -> ShmInterrupter {
-        ShmInterrupter(self.shared.clone())
+        ShmInterrupter(Arc::downgrade(&self.shared))
     }
 
     /// Waits up to `timeout` for the next sample.
@@ -1129,11 +1129,15 @@ impl ShmReader {
 }
 
 /// Ends a [`ShmReader`]'s blocking wait from another thread; see [`ShmReader::interrupter`].
-pub struct ShmInterrupter(Arc<ReaderShared>);
+/// It does not keep the reader's connection and mappings alive: once the reader is dropped
+/// there is nothing to interrupt.
+pub struct ShmInterrupter(Weak<ReaderShared>);
 
 impl ShmInterrupter {
     pub fn interrupt(&self) {
-        self.0.hang_up();
+        if let Some(reader) = self.0.upgrade() {
+            reader.hang_up();
+        }
     }
 }
 

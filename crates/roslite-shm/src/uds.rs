@@ -25,7 +25,7 @@ use std::io::{self, IoSlice};
 use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rustix::buffer::spare_capacity;
@@ -745,7 +745,7 @@ impl UdsReader {
     /// A handle that wakes a [`Self::receive_blocking`] from another thread, for good: the
     /// socket is shut down for reading, so this reader then reports the writer gone.
     pub fn interrupter(&self) -> UdsInterrupter {
-        UdsInterrupter(self.sock.clone())
+        UdsInterrupter(Arc::downgrade(&self.sock))
     }
 
     /// For an external poll loop: readable means call [`Self::receive`].
@@ -755,11 +755,15 @@ impl UdsReader {
 }
 
 /// Ends a [`UdsReader`]'s blocking receive from another thread; see [`UdsReader::interrupter`].
-pub struct UdsInterrupter(Arc<OwnedFd>);
+/// It does not keep the reader's socket open: once the reader is dropped there is nothing to
+/// interrupt.
+pub struct UdsInterrupter(Weak<OwnedFd>);
 
 impl UdsInterrupter {
     pub fn interrupt(&self) {
-        let _ = rustix::net::shutdown(&*self.0, rustix::net::Shutdown::Read);
+        if let Some(sock) = self.0.upgrade() {
+            let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::Read);
+        }
     }
 }
 
