@@ -860,9 +860,12 @@ impl ReaderShared {
         }
     }
 
+    /// Marks the reader closed and wakes it wherever it sleeps: on the channel's futex, in an
+    /// external poll loop on the eventfd, or on the held count.
     fn hang_up(&self) {
         self.closed.store(true, SeqCst);
         self.channel.wake_reader();
+        sys::eventfd_signal(self.wake.as_fd());
         sys::futex_wake_all(&self.held);
     }
 
@@ -1108,9 +1111,10 @@ impl ShmReader {
         self.shared.protocol_errors.load(Relaxed)
     }
 
-    /// For an external poll loop: the eventfd (readable: samples arrived). Before blocking on
-    /// it, call [`Self::prepare_sleep`], and then `receive` once more; after it was readable,
-    /// call [`Self::handle_wake`]. A writer's hang-up is seen by the local endpoint.
+    /// For an external poll loop: the eventfd (readable: samples arrived, or the writer hung
+    /// up, or [`Self::interrupter`] interrupted). Before blocking on it, call
+    /// [`Self::prepare_sleep`], and then `receive` once more; after it was readable, call
+    /// [`Self::handle_wake`].
     pub fn poll_fd(&self) -> BorrowedFd<'_> {
         self.shared.wake.as_fd()
     }
@@ -1256,6 +1260,40 @@ mod tests {
         let waiting = sleeping_until_released(&reader);
         reader.interrupter().interrupt();
         ends_soon(waiting, "an interrupt");
+    }
+
+    /// Polls `fd` for reading up to 10 s; true if it became readable.
+    fn readable(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+        let flags = rustix::event::PollFlags::IN;
+        sys::poll(&[(fd, flags)], Some(Duration::from_secs(10)))
+            .expect("poll")
+            .first()
+            .is_some_and(|f| f.contains(flags))
+    }
+
+    /// A reader in an external poll loop: its eventfd becomes readable when a sample is sent
+    /// while it sleeps, and when its writer goes away (the loop must learn that too).
+    #[test]
+    fn an_external_poll_loop_is_woken_by_samples_and_by_the_writer_leaving() {
+        let (_endpoint, writer, reader) = connected(4);
+        reader.prepare_sleep();
+        assert!(reader.receive().expect("receive").is_none());
+        writer.send_copy(&[1; 16], 0).expect("send");
+        assert!(
+            readable(reader.poll_fd()),
+            "a sample did not wake the poll loop"
+        );
+        reader.handle_wake();
+        assert_eq!(reader.receive().expect("receive").expect("sample")[0], 1);
+        reader.prepare_sleep();
+        assert!(reader.receive().expect("receive").is_none());
+        drop(writer);
+        assert!(
+            readable(reader.poll_fd()),
+            "the writer's leaving did not wake the poll loop"
+        );
+        reader.handle_wake();
+        assert!(matches!(reader.receive(), Err(ReceiveError::WriterGone)));
     }
 
     #[test]
