@@ -14,7 +14,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::Duration;
@@ -251,7 +251,7 @@ pub struct Executor {
     shutdown: Arc<ShutdownSignal>,
     groups: Mutex<Vec<Arc<CallbackGroup>>>,
     /// Round-robin position among non-timer entities.
-    next_index: Mutex<usize>,
+    next_index: AtomicUsize,
     /// Set while worker threads share this executor, so they pass wake-ups on.
     multi_threaded: AtomicBool,
 }
@@ -270,7 +270,7 @@ impl Executor {
             parker,
             shutdown,
             groups: Mutex::new(Vec::new()),
-            next_index: Mutex::new(0),
+            next_index: AtomicUsize::new(0),
             multi_threaded: AtomicBool::new(false),
         }
     }
@@ -349,27 +349,35 @@ impl Executor {
 
     /// Runs callbacks until shutdown.
     pub fn spin(&self) {
+        let mut entities = Vec::new();
         while !self.shutdown.is_shutdown() {
-            self.spin_once_inner(None, false);
+            self.spin_once_with(None, false, &mut entities);
         }
     }
 
     /// Runs callbacks until `duration` has passed on this executor's clock, or shutdown.
     pub fn spin_for(&self, duration: Duration) {
         let end = self.clock.now() + duration;
+        let mut entities = Vec::new();
         while !self.shutdown.is_shutdown() {
             let now = self.clock.now();
             if now >= end {
                 return;
             }
-            self.spin_once_inner(Some(end - now), false);
+            self.spin_once_with(Some(end - now), false, &mut entities);
         }
     }
 
     /// Runs every callback that is ready now, without waiting.
     pub fn spin_some(&self) {
-        while !self.shutdown.is_shutdown() && self.run_one_ready(&self.snapshot(), self.clock.now())
-        {
+        let mut entities = Vec::new();
+        while !self.shutdown.is_shutdown() {
+            self.snapshot(&mut entities);
+            let ran = self.run_one_ready(&entities, self.clock.now());
+            entities.clear();
+            if !ran {
+                return;
+            }
         }
     }
 
@@ -382,6 +390,18 @@ impl Executor {
     /// [`Self::spin_once`]; `report` says whether the caller needs to learn that a callback
     /// ran on a lent turn (then the lender wakes this thread).
     fn spin_once_inner(&self, timeout: Option<Duration>, report: bool) -> bool {
+        self.spin_once_with(timeout, report, &mut Vec::new())
+    }
+
+    /// [`Self::spin_once_inner`] with a buffer for the snapshot of entities that `spin` keeps
+    /// across calls, so that looking for work allocates nothing. The buffer is left empty: the
+    /// executor holds no entity between looks, so dropping one frees it at once.
+    fn spin_once_with(
+        &self,
+        timeout: Option<Duration>,
+        report: bool,
+        entities: &mut Vec<Entry>,
+    ) -> bool {
         let wait_end = timeout.map(|t| self.clock.now() + t);
         loop {
             if self.shutdown.is_shutdown() {
@@ -390,15 +410,20 @@ impl Executor {
             let now = self.clock.now();
             // One snapshot serves both the run and, when nothing was ready, the sleep deadline:
             // an entity added meanwhile notifies the parker, so the sleep cannot miss it.
-            let entities = self.snapshot();
-            if self.run_one_ready(&entities, now) {
+            self.snapshot(entities);
+            let ran = self.run_one_ready(entities, now);
+            let next_timer = if ran {
+                None
+            } else {
+                entities.iter().filter_map(|(_, e)| e.next_deadline()).min()
+            };
+            entities.clear();
+            if ran {
                 return true;
             }
             if wait_end.is_some_and(|end| now >= end) {
                 return false;
             }
-            let next_timer = entities.iter().filter_map(|(_, e)| e.next_deadline()).min();
-            drop(entities);
             let deadline = match (next_timer, wait_end) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -454,17 +479,16 @@ impl Executor {
         }
     }
 
-    fn snapshot(&self) -> Vec<Entry> {
-        let mut entities = Vec::new();
+    /// Fills `entities` (empty) with the live entities of every group.
+    fn snapshot(&self, entities: &mut Vec<Entry>) {
         for group in self
             .groups
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
         {
-            group.live_entities(&mut entities);
+            group.live_entities(entities);
         }
-        entities
     }
 
     /// Runs `entity` under its group's claim; false if the group is busy or nothing ran.
@@ -487,35 +511,41 @@ impl Executor {
         ran
     }
 
+    /// Runs one callback: the most overdue due timer, else the next ready entity round robin.
+    /// Allocates nothing unless a due timer's group is busy (multi-threaded).
     fn run_one_ready(&self, entities: &[Entry], now: Instant) -> bool {
-        let mut due_timers: Vec<(Instant, &Entry)> = entities
+        let due = |(_, e): &&Entry| e.is_timer() && e.is_ready(now);
+        let earliest = entities
             .iter()
-            .filter(|(_, e)| e.is_timer() && e.is_ready(now))
+            .filter(due)
             .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
-            .collect();
-        due_timers.sort_by_key(|(key, _)| *key);
-        for (_, (group, timer)) in due_timers {
+            .min_by_key(|(key, _)| *key);
+        if let Some((_, (group, timer))) = earliest {
             if self.run(group, timer.as_ref()) {
                 return true;
             }
+            // Its group is busy on another thread: try the other due timers in order.
+            let mut due_timers: Vec<(Instant, &Entry)> = entities
+                .iter()
+                .filter(due)
+                .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
+                .collect();
+            due_timers.sort_by_key(|(key, _)| *key);
+            for (_, (group, timer)) in due_timers {
+                if self.run(group, timer.as_ref()) {
+                    return true;
+                }
+            }
         }
-        let others: Vec<&Entry> = entities.iter().filter(|(_, e)| !e.is_timer()).collect();
-        if others.is_empty() {
+        let others = || entities.iter().filter(|(_, e)| !e.is_timer()).enumerate();
+        let count = others().count();
+        if count == 0 {
             return false;
         }
-        let start = *self
-            .next_index
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            % others.len();
-        for offset in 0..others.len() {
-            let index = (start + offset) % others.len();
-            let (group, entity) = others[index];
+        let start = self.next_index.load(Ordering::Relaxed) % count;
+        for (index, (group, entity)) in others().skip(start).chain(others().take(start)) {
             if entity.is_ready(now) && self.run(group, entity.as_ref()) {
-                *self
-                    .next_index
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = index + 1;
+                self.next_index.store(index + 1, Ordering::Relaxed);
                 return true;
             }
         }

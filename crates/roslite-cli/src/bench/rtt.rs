@@ -440,6 +440,10 @@ pub(super) struct Chain {
     /// The first corrupted echo, if any.
     pub(super) error: Option<String>,
     pub(super) stale: usize,
+    /// Paced by a timer ([`Self::on_tick`]) instead of sending each next ping from the echo.
+    paced: bool,
+    /// The ping in flight has not been echoed yet.
+    in_flight: bool,
 }
 
 impl Chain {
@@ -458,7 +462,40 @@ impl Chain {
             lost: 0,
             error: None,
             stale: 0,
+            paced: false,
+            in_flight: false,
         }
+    }
+
+    /// A chain whose pings a timer sends, one per [`Self::on_tick`]; the first tick sends the
+    /// first ping.
+    pub(super) fn paced(size: usize, first_seq: u64, total: usize, warmup: usize) -> Self {
+        Self {
+            left: total,
+            paced: true,
+            ..Self::new(size, first_seq, total, warmup)
+        }
+    }
+
+    /// A timer tick of a paced chain: a ping still not echoed is given up on, and the next one
+    /// goes out. Returns whether every ping has been echoed or given up on.
+    pub(super) fn on_tick(&mut self, publisher: &Publisher<UInt8MultiArray>) -> bool {
+        if std::mem::take(&mut self.in_flight) {
+            self.lost += 1;
+        }
+        if self.left > 0 {
+            self.left -= 1;
+            if self.send_next(publisher).is_err() {
+                self.in_flight = false; // counted as lost on the next tick
+                self.lost += 1;
+            }
+        }
+        self.is_done()
+    }
+
+    /// Every ping echoed or given up on.
+    pub(super) fn is_done(&self) -> bool {
+        self.left == 0 && !self.in_flight
     }
 
     /// Stamps the next sequence number into the message and publishes it.
@@ -470,6 +507,7 @@ impl Chain {
         let data = Arc::make_mut(&mut self.message).data.to_mut();
         data[..SEQ_LEN].copy_from_slice(&self.seq.to_le_bytes());
         self.start = Instant::monotonic_now();
+        self.in_flight = true;
         publisher.publish_shared(self.message.clone())?;
         Ok(())
     }
@@ -488,11 +526,18 @@ impl Chain {
                 if echo.intact { "" } else { ", corrupted" }
             ));
         }
+        if !std::mem::take(&mut self.in_flight) {
+            self.stale += 1; // a second echo of one ping
+            return false;
+        }
         self.echoed += 1;
         if self.warmup > 0 {
             self.warmup -= 1;
         } else {
             self.latencies.push(echo.at - self.start);
+        }
+        if self.paced {
+            return true;
         }
         if self.left > 0 {
             self.left -= 1;

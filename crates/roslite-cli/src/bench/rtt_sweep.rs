@@ -319,6 +319,7 @@ struct ApiSession {
     // Field order is drop order.
     publisher: Arc<Publisher<UInt8MultiArray>>,
     _subscription: Subscription<UInt8MultiArray>,
+    _pacer: Option<roslite::Timer>,
     _echo_subscription: Option<Subscription<UInt8MultiArray>>,
     echo: EchoSlot,
     ctx: Context,
@@ -375,7 +376,9 @@ fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
 }
 
 impl ApiSession {
-    fn start(path: Route, domain: u32) -> anyhow::Result<Self> {
+    /// With `period`, a wall timer on the ping node sends the pings of a paced chain
+    /// ([`Self::measure_paced`]), as a ROS node publishing at a rate would.
+    fn start(path: Route, domain: u32, period: Option<Duration>) -> anyhow::Result<Self> {
         let (ctx, pong) = match path {
             Route::Intra => (
                 Context::new(ContextOptions {
@@ -415,10 +418,10 @@ impl ApiSession {
                 let (lock, ready) = &*slot;
                 let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(chain) = state.chain.as_mut() {
-                    // The next ping leaves from here; the measuring thread is woken only
-                    // when the last echo is in.
+                    // Back to back, the next ping leaves from here; the measuring thread is
+                    // woken only when the last echo is in.
                     let last = chain.left == 0;
-                    if chain.on_echo(echo, &chain_publisher) && last {
+                    if chain.on_echo(echo, &chain_publisher) && last && chain.is_done() {
                         ready.notify_all();
                     }
                     return;
@@ -426,10 +429,26 @@ impl ApiSession {
                 state.echo = Some(echo);
                 ready.notify_all();
             })?;
+        let pacer = match period {
+            Some(period) => {
+                let (slot, publisher) = (echo.clone(), publisher.clone());
+                Some(node.create_wall_timer(period, move || {
+                    let (lock, ready) = &*slot;
+                    let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(chain) = state.chain.as_mut().filter(|c| !c.is_done()) {
+                        if chain.on_tick(&publisher) {
+                            ready.notify_all();
+                        }
+                    }
+                })?)
+            }
+            None => None,
+        };
         spinners.push(spin_on_thread(&ctx, node));
         Ok(Self {
             publisher,
             _subscription: subscription,
+            _pacer: pacer,
             _echo_subscription: echo_subscription,
             echo,
             ctx,
@@ -543,36 +562,48 @@ impl ApiSession {
     }
 
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
-        if pace.mode == Mode::BackToBack {
-            return self.measure_chained(size, pace);
+        match pace.mode {
+            Mode::BackToBack => self.measure_chained(size, pace),
+            Mode::Rate => self.measure_paced(size, pace),
         }
-        let mut message = Arc::new(rtt::ping_message(size));
-        let mut latencies = Vec::with_capacity(pace.count);
-        let mut lost = 0;
-        let mut next = std::time::Instant::now();
-        for i in 0..pace.warmup + pace.count {
-            if let Some(period) = pace.period {
-                let now = std::time::Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
-                }
-                next += period;
+    }
+
+    /// At a rate: the ping node's timer sends each ping and the echo callback, on the same
+    /// executor, takes the time; a ping not echoed by the next tick is lost. This thread only
+    /// waits for the chain to end.
+    fn measure_paced(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
+        let total = pace.warmup + pace.count;
+        let (lock, ready) = &*self.echo;
+        let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        state.chain = Some(rtt::Chain::paced(size, self.next_seq, total, pace.warmup));
+        let period = pace
+            .period
+            .context("internal bug: a rate without a period")?;
+        let limit = period * (total as u32 + 10) + ECHO_TIMEOUT;
+        let start = std::time::Instant::now();
+        while !state.chain.as_ref().is_some_and(rtt::Chain::is_done) {
+            anyhow::ensure!(
+                start.elapsed() < limit,
+                "the ping timer did not finish {total} pings within {limit:?}"
+            );
+            if let Some(pong) = &mut self.pong {
+                pong.check_running()?;
             }
-            match self.round_trip(&mut message, ECHO_TIMEOUT)? {
-                Some(rtt) if i >= pace.warmup => latencies.push(rtt),
-                Some(_) => {}
-                None => {
-                    lost += 1;
-                    if let Some(pong) = &mut self.pong {
-                        pong.check_running()?;
-                    }
-                }
-            }
+            state = ready
+                .wait_timeout(state, Duration::from_millis(200))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let chain = state.chain.take().context("internal bug: no chain")?;
+        drop(state);
+        self.next_seq = chain.seq.wrapping_add(1);
+        if let Some(error) = chain.error {
+            bail!(error);
         }
         Ok(Point {
             size,
-            summary: Summary::of(&latencies),
-            lost,
+            summary: Summary::of(&chain.latencies),
+            lost: chain.lost,
             sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
         })
     }
@@ -620,7 +651,7 @@ fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow:
             points,
         });
     }
-    let mut session = ApiSession::start(path, domain)
+    let mut session = ApiSession::start(path, domain, pace.period)
         .with_context(|| format!("starting the {} ping-pong", path.name()))?;
     session
         .wait_for_match()
@@ -815,7 +846,7 @@ fn measure_floor_rounds(
         let mut api = FloorRounds::new(path.name().to_owned(), floor);
         let mut bare = FloorRounds::new(format!("{} (transport only)", transport.name()), floor);
         // The sweep's own session for this path has ended: its domain is free again.
-        let mut session = ApiSession::start(path, domain + index as u32)
+        let mut session = ApiSession::start(path, domain + index as u32, pace.period)
             .with_context(|| format!("starting the {} ping-pong again", path.name()))?;
         session.wait_for_match()?;
         let observed = session.observed_path();
