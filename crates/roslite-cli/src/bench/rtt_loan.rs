@@ -9,7 +9,9 @@
 //! `loan` call to the start of its subscription callback for the echo, so it includes both
 //! sides' loans. The pong is a second process (the hidden `roslite bench rtt-loan-pong`);
 //! both use `ROSLITE_TRANSPORTS=shm` and LOCALHOST discovery in a domain of their own, like the
-//! sweep's `shm` series, and an echo whose loan was not in shared memory counts as lost.
+//! sweep's `shm` series, and an echo whose loan was not in shared memory counts as lost. At a
+//! rate, a timer on the ping node sends the pings, as in the sweep's other series; back to
+//! back, the measuring thread sends each ping once the last echo is in.
 
 use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -106,11 +108,90 @@ struct Echo {
 
 type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
 
+/// Pings a timer sends at the sweep's rate (the ping node's own executor sends each ping and
+/// takes each echo, as a ROS node publishing on a timer would).
+struct Paced {
+    size: usize,
+    /// The ping in flight, when it was loaned, and whether its loan was shared memory.
+    seq: u64,
+    start: Instant,
+    in_shared_memory: bool,
+    in_flight: bool,
+    /// Pings still to send, and echoes still to discard as warm-up.
+    left: usize,
+    warmup: usize,
+    latencies: Vec<Duration>,
+    lost: usize,
+    error: Option<String>,
+}
+
+impl Paced {
+    fn is_done(&self) -> bool {
+        self.left == 0 && !self.in_flight
+    }
+
+    /// A timer tick: a ping still not echoed is lost, and the next one goes out.
+    fn on_tick(&mut self, publisher: &Publisher<UInt8MultiArray>) {
+        if std::mem::take(&mut self.in_flight) {
+            self.lost += 1;
+        }
+        if self.left == 0 {
+            return;
+        }
+        self.left -= 1;
+        self.seq += 1;
+        self.start = Instant::monotonic_now();
+        let sent = loaned_message(publisher, self.size, self.seq).and_then(|loan| {
+            let in_shared_memory = loan.is_shared_memory();
+            loan.publish()?;
+            Ok(in_shared_memory)
+        });
+        match sent {
+            Ok(in_shared_memory) => {
+                self.in_shared_memory = in_shared_memory;
+                self.in_flight = true;
+            }
+            Err(e) => {
+                self.lost += 1;
+                self.error
+                    .get_or_insert_with(|| format!("publishing a ping: {e:#}"));
+            }
+        }
+    }
+
+    /// An echo: the awaited one is timed if both loans were shared memory, else lost.
+    fn on_echo(&mut self, echo: &Echo) {
+        if !self.in_flight || echo.seq != self.seq {
+            return;
+        }
+        self.in_flight = false;
+        if echo.len != self.size {
+            self.error.get_or_insert_with(|| {
+                format!(
+                    "the echo of a {}-byte ping came back as {} bytes",
+                    self.size, echo.len
+                )
+            });
+        }
+        if !(self.in_shared_memory && echo.shared_memory) {
+            self.lost += 1;
+        } else if self.warmup > 0 {
+            self.warmup -= 1;
+        } else {
+            self.latencies.push(echo.at - self.start);
+        }
+    }
+}
+
+type PacedSlot = Arc<(Mutex<Option<Paced>>, Condvar)>;
+
 /// The ping side.
 struct Session {
     // Field order is drop order.
-    publisher: Publisher<UInt8MultiArray>,
+    publisher: Arc<Publisher<UInt8MultiArray>>,
     _subscription: Subscription<UInt8MultiArray>,
+    _pacer: Option<roslite::Timer>,
+    paced: PacedSlot,
     echo: EchoSlot,
     ctx: Context,
     spinner: Option<JoinHandle<()>>,
@@ -128,7 +209,8 @@ fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
 }
 
 impl Session {
-    fn start(domain: u32) -> anyhow::Result<Self> {
+    /// With `period`, a wall timer on the ping node sends the pings of [`Self::measure_paced`].
+    fn start(domain: u32, period: Option<Duration>) -> anyhow::Result<Self> {
         let pong = Helper::spawn(
             "the pong process (roslite bench rtt-loan-pong)",
             self_command(&["bench", "rtt-loan-pong", "--domain", &domain.to_string()])?
@@ -139,26 +221,54 @@ impl Session {
         )?;
         let ctx = rtt::localhost_context_with(domain, LocalTransports::parse(TRANSPORTS)?)?;
         let node = ctx.create_node("roslite_bench_rtt_loan_ping")?;
-        let publisher = node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?;
+        let publisher = Arc::new(node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?);
         let echo: EchoSlot = Arc::new((Mutex::new(None), Condvar::new()));
-        let slot = echo.clone();
+        let paced: PacedSlot = Arc::new((Mutex::new(None), Condvar::new()));
+        let (slot, paced_slot) = (echo.clone(), paced.clone());
         let subscription =
             node.create_subscription(PONG_TOPIC, qos(), move |msg: &UInt8MultiArray| {
                 let at = Instant::monotonic_now();
                 let (seq, shared_memory) = read_header(&msg.data).unwrap_or((u64::MAX, false));
-                let (lock, ready) = &*slot;
-                *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(Echo {
+                let echo = Echo {
                     at,
                     seq,
                     len: msg.data.len(),
                     shared_memory,
-                });
+                };
+                let (lock, ready) = &*paced_slot;
+                if let Some(paced) = lock.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+                    paced.on_echo(&echo);
+                    if paced.is_done() {
+                        ready.notify_all();
+                    }
+                    return;
+                }
+                let (lock, ready) = &*slot;
+                *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(echo);
                 ready.notify_all();
             })?;
+        let pacer = match period {
+            Some(period) => {
+                let (slot, publisher) = (paced.clone(), publisher.clone());
+                Some(node.create_wall_timer(period, move || {
+                    let (lock, ready) = &*slot;
+                    let mut paced = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(paced) = paced.as_mut().filter(|p| !p.is_done()) {
+                        paced.on_tick(&publisher);
+                        if paced.is_done() {
+                            ready.notify_all();
+                        }
+                    }
+                })?)
+            }
+            None => None,
+        };
         let spinner = Some(spin_on_thread(&ctx, node));
         Ok(Self {
             publisher,
             _subscription: subscription,
+            _pacer: pacer,
+            paced,
             echo,
             ctx,
             spinner,
@@ -223,17 +333,12 @@ impl Session {
         warmup: usize,
         period: Option<Duration>,
     ) -> anyhow::Result<Point> {
+        if let Some(period) = period {
+            return self.measure_paced(size, count, warmup, period);
+        }
         let mut latencies = Vec::with_capacity(count);
         let mut lost = 0;
-        let mut next = std::time::Instant::now();
         for i in 0..warmup + count {
-            if let Some(period) = period {
-                let now = std::time::Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
-                }
-                next += period;
-            }
             match self.round_trip(size, ECHO_TIMEOUT, true)? {
                 Some(rtt) if i >= warmup => latencies.push(rtt),
                 Some(_) => {}
@@ -252,6 +357,59 @@ impl Session {
     }
 }
 
+impl Session {
+    /// At a rate: the ping node's timer sends each ping and its echo callback takes the time;
+    /// a ping not echoed by the next tick is lost. This thread only waits for the end.
+    fn measure_paced(
+        &mut self,
+        size: usize,
+        count: usize,
+        warmup: usize,
+        period: Duration,
+    ) -> anyhow::Result<Point> {
+        let total = warmup + count;
+        let (lock, ready) = &*self.paced;
+        let mut paced = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        *paced = Some(Paced {
+            size,
+            seq: self.next_seq,
+            start: Instant::monotonic_now(),
+            in_shared_memory: false,
+            in_flight: false,
+            left: total,
+            warmup,
+            latencies: Vec::with_capacity(count),
+            lost: 0,
+            error: None,
+        });
+        let limit = period * (total as u32 + 10) + ECHO_TIMEOUT;
+        let start = std::time::Instant::now();
+        while !paced.as_ref().is_some_and(Paced::is_done) {
+            anyhow::ensure!(
+                start.elapsed() < limit,
+                "the ping timer did not finish {total} pings within {limit:?}"
+            );
+            self.pong.check_running()?;
+            paced = ready
+                .wait_timeout(paced, Duration::from_millis(200))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let done = paced.take().context("internal bug: no paced run")?;
+        drop(paced);
+        self.next_seq = done.seq + 1;
+        if let Some(error) = done.error {
+            bail!(error);
+        }
+        Ok(Point {
+            size,
+            summary: Summary::of(&done.latencies),
+            lost: done.lost,
+            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
+        })
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         self.ctx.shutdown();
@@ -261,8 +419,9 @@ impl Drop for Session {
     }
 }
 
-/// Runs the loaned ping-pong for every size: `count` round trips after `warmup`, paced by
-/// `period` (back to back without). Returns the path the pair took and one point per size.
+/// Runs the loaned ping-pong for every size: `count` round trips after `warmup`, sent by a
+/// timer of `period` on the ping node, or back to back (each ping after the last echo)
+/// without. Returns the path the pair took and one point per size.
 pub fn measure(
     domain: u32,
     sizes: &[usize],
@@ -273,7 +432,7 @@ pub fn measure(
     if let Some(&small) = sizes.iter().find(|&&s| s < HEADER_LEN) {
         bail!("shm-loan needs payloads of at least {HEADER_LEN} bytes (its header), not {small}");
     }
-    let mut session = Session::start(domain).context("starting the shm-loan ping-pong")?;
+    let mut session = Session::start(domain, period).context("starting the shm-loan ping-pong")?;
     session.wait_for_match().context("shm-loan ping-pong")?;
     let observed = session.observed_path();
     let mut points = Vec::new();

@@ -8,9 +8,11 @@
 //!   `std_msgs/UInt8MultiArray` (its `uint8[]` is decoded as a view on the receive side), a pong
 //!   node echoes each sample from its subscription callback with `publish_shared`, and the round
 //!   trip is `publish` to the start of the ping node's subscription callback for the echo.
-//!   At a rate the measuring thread publishes each ping; back to back the echo's callback
-//!   publishes the next one itself (as `ddsperf ping` and the floors do: two threads woken per
-//!   round trip, not three). Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
+//!   At a rate a wall timer on the ping node publishes each ping (as seed 002's publisher
+//!   node does), so the ping node's executor both sends the pings and takes the echoes; a
+//!   ping not echoed by the next tick is lost. Back to back the echo's callback publishes the
+//!   next one itself (as `ddsperf ping` and the floors do: two threads woken per round trip,
+//!   not three). Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
 //!   each node on its own executor thread. `shm`, `uds`, `udp`: the pong node runs in a second
 //!   process (the hidden `roslite bench rtt-sweep-pong`); both processes get the transport in
 //!   `ROSLITE_TRANSPORTS` (`shm`, `uds` or `udp`; UDP stays on for discovery), use LOCALHOST
