@@ -1296,6 +1296,41 @@ mod tests {
         assert!(matches!(reader.receive(), Err(ReceiveError::WriterGone)));
     }
 
+    /// Control messages a writer sends that do not parse, or announce a segment the reader
+    /// must not map (its memfd is not sealed read-only), are counted and dropped; the reader
+    /// keeps receiving.
+    #[test]
+    fn malformed_control_messages_are_counted_and_dropped() {
+        let (_endpoint, writer, reader) = connected(4);
+        let sock = lock(&writer.shared.state).readers[0].sock.clone();
+        sys::send_with_fds(sock.as_fd(), &[0xff; 7], &[]).expect("send garbage");
+        let unsealed = sys::memfd("roslite-test-unsealed", 4096).expect("memfd");
+        let announcement = Message::Segment {
+            id: 9999,
+            chunk_count: 1,
+            chunk_size: 4096,
+        }
+        .encode();
+        sys::send_with_fds(sock.as_fd(), &announcement, &[unsealed.as_fd()])
+            .expect("send the announcement");
+        let start = Instant::now();
+        while reader.protocol_errors() < 2 {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "counted {} of 2 malformed messages",
+                reader.protocol_errors()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        writer.send_copy(&[5; 16], 0).expect("send");
+        let sample = reader
+            .receive_timeout(Duration::from_secs(10))
+            .expect("receive")
+            .expect("a sample after the malformed messages");
+        assert_eq!(sample[0], 5);
+        assert_eq!(reader.protocol_errors(), 2);
+    }
+
     #[test]
     fn chunk_hashes_spread_over_buckets() {
         let build = BuildHasherDefault::<ChunkHasher>::default();
