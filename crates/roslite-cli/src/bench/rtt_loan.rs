@@ -25,9 +25,8 @@ use roslite::{
     Context, Executor, Instant, LocalTransports, Node, Publisher, QosProfile, Subscription,
 };
 
-use super::rtt::{self, die_with_parent, self_command, Helper, ProcMemory};
+use super::rtt::{self, die_with_parent, self_command, Helper};
 use super::rtt_sweep::Point;
-use crate::stats::Summary;
 
 const PING_TOPIC: &str = "roslite_bench/rtt_loan/ping";
 const PONG_TOPIC: &str = "roslite_bench/rtt_loan/pong";
@@ -348,12 +347,7 @@ impl Session {
                 }
             }
         }
-        Ok(Point {
-            size,
-            summary: Summary::of(&latencies),
-            lost,
-            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
-        })
+        Ok(Point::measured(size, &latencies, lost))
     }
 }
 
@@ -401,12 +395,7 @@ impl Session {
         if let Some(error) = done.error {
             bail!(error);
         }
-        Ok(Point {
-            size,
-            summary: Summary::of(&done.latencies),
-            lost: done.lost,
-            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
-        })
+        Ok(Point::measured(size, &done.latencies, done.lost))
     }
 }
 

@@ -198,6 +198,18 @@ pub(super) struct Point {
     pub(super) sender_rss_kib: Option<u64>,
 }
 
+impl Point {
+    /// The point of a size just measured in this (the sending) process.
+    pub(super) fn measured(size: usize, latencies: &[Duration], lost: usize) -> Self {
+        Self {
+            size,
+            summary: Summary::of(latencies),
+            lost,
+            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     /// roslite through the user API.
@@ -551,16 +563,16 @@ impl ApiSession {
         }
         let chain = state.chain.take().context("internal bug: no chain")?;
         drop(state);
+        self.finish(size, chain)
+    }
+
+    /// The point of a finished chain; its numbering goes on from the last ping.
+    fn finish(&mut self, size: usize, chain: rtt::Chain) -> anyhow::Result<Point> {
         self.next_seq = chain.seq.wrapping_add(1);
         if let Some(error) = chain.error {
             bail!(error);
         }
-        Ok(Point {
-            size,
-            summary: Summary::of(&chain.latencies),
-            lost: chain.lost,
-            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
-        })
+        Ok(Point::measured(size, &chain.latencies, chain.lost))
     }
 
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
@@ -598,16 +610,7 @@ impl ApiSession {
         }
         let chain = state.chain.take().context("internal bug: no chain")?;
         drop(state);
-        self.next_seq = chain.seq.wrapping_add(1);
-        if let Some(error) = chain.error {
-            bail!(error);
-        }
-        Ok(Point {
-            size,
-            summary: Summary::of(&chain.latencies),
-            lost: chain.lost,
-            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
-        })
+        self.finish(size, chain)
     }
 }
 
