@@ -320,9 +320,11 @@ pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
 /// What the ping side's echo callback works with.
 #[derive(Default)]
 struct PingState {
-    /// Rate mode: the last echo, for the measuring thread.
+    /// The last echo outside a chain, for the measuring thread (the probes that wait for the
+    /// match).
     echo: Option<Echo>,
-    /// Back to back: the pings the echo callback sends itself.
+    /// The pings being measured: sent by the echo callback itself (back to back) or by the
+    /// ping node's timer (at a rate).
     chain: Option<rtt::Chain>,
 }
 
@@ -1419,7 +1421,8 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
 fn pace_text(pace: Pace) -> String {
     match pace.mode {
         Mode::Rate => format!(
-            "{} pings per size at {} Hz after {} warm-up",
+            "{} pings per size at {} Hz after {} warm-up, sent by a timer on roslite's ping \
+             node",
             pace.count, pace.hz, pace.warmup
         ),
         Mode::BackToBack => format!(
