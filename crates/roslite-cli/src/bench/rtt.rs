@@ -1422,3 +1422,63 @@ mod tests {
         assert_eq!(weighted_median(vec![]), None);
     }
 }
+
+#[cfg(test)]
+mod chain_tests {
+    use roslite::{ContextOptions, NetworkMode};
+
+    use super::*;
+
+    fn publisher() -> (Context, Publisher<UInt8MultiArray>) {
+        let ctx = Context::new(ContextOptions {
+            network: NetworkMode::Off,
+            ..Default::default()
+        })
+        .expect("context");
+        let node = ctx.create_node("chain_test").expect("node");
+        let publisher = node
+            .create_publisher::<UInt8MultiArray>("chain_test", rtt_qos())
+            .expect("publisher");
+        (ctx, publisher)
+    }
+
+    fn echo_of(chain: &Chain, at: Instant) -> Echo {
+        Echo {
+            at,
+            seq: chain.seq,
+            len: chain.message.data.len(),
+            intact: true,
+        }
+    }
+
+    /// A paced chain: each tick sends one ping, a ping not echoed by the next tick is lost,
+    /// an echo of an older ping or a second echo of one is stale, and the chain is done once
+    /// every ping was echoed or given up on.
+    #[test]
+    fn a_paced_chain_counts_echoes_losses_and_stale_echoes() {
+        let (_ctx, publisher) = publisher();
+        let mut chain = Chain::paced(64, 10, 4, 1);
+        assert!(!chain.is_done());
+        assert!(!chain.on_tick(&publisher)); // ping 10 out
+        assert_eq!(chain.seq, 10);
+        let warm = echo_of(&chain, chain.start + Duration::from_micros(50));
+        assert!(chain.on_echo(warm, &publisher)); // warm-up, not timed
+        assert!(!chain.on_echo(echo_of(&chain, chain.start), &publisher)); // twice: stale
+        assert!(!chain.on_tick(&publisher)); // ping 11 out, never echoed
+        assert!(!chain.on_tick(&publisher)); // 11 lost, ping 12 out
+        let late = Echo {
+            seq: 11,
+            ..echo_of(&chain, chain.start)
+        };
+        assert!(!chain.on_echo(late, &publisher)); // 11 came too late: stale
+        let timed = echo_of(&chain, chain.start + Duration::from_micros(80));
+        assert!(chain.on_echo(timed, &publisher));
+        assert!(!chain.on_tick(&publisher)); // ping 13 out, the last
+        assert!(!chain.is_done());
+        assert!(chain.on_tick(&publisher)); // 13 lost: done, nothing more sent
+        assert_eq!(chain.seq, 13);
+        assert_eq!((chain.echoed, chain.lost, chain.stale), (2, 2, 2));
+        assert_eq!(chain.latencies, [Duration::from_micros(80)]);
+        assert!(chain.error.is_none());
+    }
+}
