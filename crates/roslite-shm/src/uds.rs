@@ -880,6 +880,57 @@ mod tests {
         (endpoint, writer, reader)
     }
 
+    /// Packets from a writer that break the framing end the link with
+    /// [`ReceiveError::Protocol`] instead of becoming samples: a bad magic, a header announcing
+    /// more than `max_sample` bytes (refused before anything is reserved for it), more bytes
+    /// than the header announced, and a packet shorter than a header.
+    #[test]
+    fn malformed_frames_end_the_link_with_a_protocol_error() {
+        let header = |magic: &[u8; 4], len: u64| {
+            let mut header = vec![0u8; HEADER];
+            header[..4].copy_from_slice(magic);
+            header[8..16].copy_from_slice(&len.to_le_bytes());
+            header
+        };
+        let cases = [
+            ("a bad magic", header(b"XXXX", 4)),
+            ("a sample over max_sample", header(MAGIC, 4096)),
+            (
+                "more bytes than announced",
+                [header(MAGIC, 2), vec![1, 2, 3, 4]].concat(),
+            ),
+            ("a packet shorter than a header", vec![0u8; HEADER - 1]),
+        ];
+        for (what, packet) in cases {
+            let endpoint = Endpoint::bind().expect("bind");
+            let key = WriterKey::from(11u128);
+            let writer = UdsWriter::create(&endpoint, key, UdsWriterConfig::default())
+                .expect("create writer");
+            let config = UdsReaderConfig {
+                max_sample: 1024,
+                ..UdsReaderConfig::default()
+            };
+            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
+            let start = Instant::now();
+            while writer.reader_count() == 0 {
+                assert!(start.elapsed() < Duration::from_secs(10), "never attached");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let sock = lock(&writer.shared.state).conns[0].sock.clone();
+            rustix::net::send(&*sock, &packet, SendFlags::empty()).expect("send");
+            match reader.receive_timeout(Duration::from_secs(10)) {
+                Err(ReceiveError::Protocol) => {}
+                Err(other) => panic!("{what}: {other:?}, not a protocol error"),
+                Ok(Some(_)) => panic!("{what}: taken as a sample"),
+                Ok(None) => panic!("{what}: nothing reported"),
+            }
+            assert!(
+                matches!(reader.receive(), Err(ReceiveError::WriterGone)),
+                "{what}: the link is still open"
+            );
+        }
+    }
+
     /// Frames on either side of the stack-assembled size, and a blocking receive after a
     /// receive with a timeout (the socket's timeout is cleared again).
     #[test]
