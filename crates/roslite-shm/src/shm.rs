@@ -1331,6 +1331,61 @@ mod tests {
         assert_eq!(reader.protocol_errors(), 2);
     }
 
+    /// A descriptor in the ring that names no chunk mapped for this reader (a segment never
+    /// announced, or an index or length past its segment) is reported as
+    /// [`ReceiveError::Protocol`], not read; the held count it took is given back.
+    #[test]
+    fn a_descriptor_naming_no_mapped_chunk_is_a_protocol_error() {
+        let (_endpoint, writer, reader) = connected(4);
+        // Map a real segment first, so that the index and length cases point into one.
+        writer.send_copy(&[1; 16], 0).expect("send");
+        let real = reader.receive().expect("receive").expect("sample");
+        let segment = real.chunk.segment;
+        drop(real);
+        let bogus = [
+            (
+                "a segment never announced",
+                ChunkRef {
+                    segment: 4242,
+                    index: 0,
+                },
+                16,
+            ),
+            (
+                "an index past the segment",
+                ChunkRef {
+                    segment,
+                    index: 1 << 20,
+                },
+                16,
+            ),
+            (
+                "a length past the chunk",
+                ChunkRef { segment, index: 0 },
+                1 << 40,
+            ),
+        ];
+        for (what, chunk, len) in bogus {
+            lock(&writer.shared.state).readers[0]
+                .channel
+                .push(Descriptor {
+                    chunk,
+                    len,
+                    seq: 1,
+                    timestamp_ns: 0,
+                });
+            assert!(
+                matches!(reader.receive(), Err(ReceiveError::Protocol)),
+                "{what}: not reported"
+            );
+            assert_eq!(
+                reader.shared.held.load(SeqCst),
+                0,
+                "{what}: held count kept"
+            );
+        }
+    }
+
     #[test]
     fn chunk_hashes_spread_over_buckets() {
         let build = BuildHasherDefault::<ChunkHasher>::default();
