@@ -514,22 +514,18 @@ impl Executor {
     /// Runs one callback: the most overdue due timer, else the next ready entity round robin.
     /// Allocates nothing unless a due timer's group is busy (multi-threaded).
     fn run_one_ready(&self, entities: &[Entry], now: Instant) -> bool {
-        let due = |(_, e): &&Entry| e.is_timer() && e.is_ready(now);
-        let earliest = entities
-            .iter()
-            .filter(due)
-            .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
-            .min_by_key(|(key, _)| *key);
-        if let Some((_, (group, timer))) = earliest {
+        let due_timers = || {
+            entities
+                .iter()
+                .filter(|(_, e)| e.is_timer() && e.is_ready(now))
+                .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
+        };
+        if let Some((_, (group, timer))) = due_timers().min_by_key(|(key, _)| *key) {
             if self.run(group, timer.as_ref()) {
                 return true;
             }
             // Its group is busy on another thread: try the other due timers in order.
-            let mut due_timers: Vec<(Instant, &Entry)> = entities
-                .iter()
-                .filter(due)
-                .filter_map(|entry| entry.1.due_key().map(|key| (key, entry)))
-                .collect();
+            let mut due_timers: Vec<(Instant, &Entry)> = due_timers().collect();
             due_timers.sort_by_key(|(key, _)| *key);
             for (_, (group, timer)) in due_timers {
                 if self.run(group, timer.as_ref()) {
