@@ -29,7 +29,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
@@ -422,14 +422,14 @@ impl Echo {
     }
 }
 
-/// A chain of measured pings, driven by the echo callback (see [`measure_roslite`]; also
-/// the sweep's back-to-back mode).
-pub(super) struct Chain {
-    message: Arc<UInt8MultiArray>,
-    /// The sequence number of the ping in flight and when it was published.
+/// The count of one measured run of pings: the one in flight and since when, how many are
+/// left to send, and what came back. Shared by the chains (UDP run and the sweep) and the
+/// sweep's loan series, which send their pings differently.
+pub(super) struct Pings {
+    /// The sequence number of the ping in flight (or last sent) and when it was sent.
     pub(super) seq: u64,
     pub(super) start: Instant,
-    /// Pings still to send after the one in flight.
+    /// Pings still to send.
     pub(super) left: usize,
     /// Echoes still to discard as warm-up.
     warmup: usize,
@@ -440,30 +440,118 @@ pub(super) struct Chain {
     /// The first corrupted echo, if any.
     pub(super) error: Option<String>,
     pub(super) stale: usize,
-    /// Paced by a timer ([`Self::on_tick`]) instead of sending each next ping from the echo.
-    paced: bool,
     /// The ping in flight has not been echoed yet.
     in_flight: bool,
 }
 
-impl Chain {
-    /// `total` pings of `size` bytes numbered from `first_seq`, the first `warmup` echoes not
-    /// counted; nothing is sent before [`Self::send_next`].
-    pub(super) fn new(size: usize, first_seq: u64, total: usize, warmup: usize) -> Self {
+impl Pings {
+    /// `total` pings numbered from `first_seq`, the first `warmup` echoes not timed.
+    pub(super) fn new(first_seq: u64, total: usize, warmup: usize) -> Self {
         Self {
-            message: Arc::new(ping_message(size)),
-            // `send_next` numbers the first ping `first_seq`.
+            // `next` numbers the first ping `first_seq`.
             seq: first_seq.wrapping_sub(1),
             start: Instant::monotonic_now(),
-            left: total.saturating_sub(1),
+            left: total,
             warmup,
             latencies: Vec::with_capacity(total.saturating_sub(warmup)),
             echoed: 0,
             lost: 0,
             error: None,
             stale: 0,
-            paced: false,
             in_flight: false,
+        }
+    }
+
+    /// Numbers the next ping, in flight from now on; the caller stamps `start` and sends it.
+    pub(super) fn next(&mut self) -> u64 {
+        self.seq = self.seq.wrapping_add(1);
+        self.in_flight = true;
+        self.seq
+    }
+
+    /// A timer tick: a ping still not echoed is given up on; the number of the next ping to
+    /// send, if any is left.
+    pub(super) fn tick(&mut self) -> Option<u64> {
+        if std::mem::take(&mut self.in_flight) {
+            self.lost += 1;
+        }
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(self.next())
+    }
+
+    /// The ping just numbered could not be sent: it is lost.
+    pub(super) fn unsent(&mut self) {
+        self.in_flight = false;
+        self.lost += 1;
+    }
+
+    /// An echo of ping `seq` that arrived `at`; returns whether it was the awaited one. An
+    /// echo of another ping, or a second one, is stale; an awaited one that is not `usable`
+    /// (for the loan series, not through shared memory) is lost.
+    pub(super) fn echo(&mut self, seq: u64, at: Instant, usable: bool) -> bool {
+        if seq != self.seq || !std::mem::take(&mut self.in_flight) {
+            self.stale += 1;
+            return false;
+        }
+        if !usable {
+            self.lost += 1;
+        } else if self.warmup > 0 {
+            self.echoed += 1;
+            self.warmup -= 1;
+        } else {
+            self.echoed += 1;
+            self.latencies.push(at - self.start);
+        }
+        true
+    }
+
+    /// Every ping echoed or given up on.
+    pub(super) fn is_done(&self) -> bool {
+        self.left == 0 && !self.in_flight
+    }
+}
+
+/// A wall timer on `node` that runs `tick` on the state in `slot` every `period` and wakes
+/// the slot's waiter when `tick` says the run is over: pings sent from the node's own executor,
+/// as a ROS node publishing at a rate sends them.
+pub(super) fn pacing_timer<S: Send + 'static>(
+    node: &roslite::Node,
+    period: Duration,
+    slot: &Arc<(Mutex<S>, Condvar)>,
+    mut tick: impl FnMut(&mut S) -> bool + Send + 'static,
+) -> anyhow::Result<roslite::Timer> {
+    let slot = slot.clone();
+    Ok(node.create_wall_timer(period, move || {
+        let (lock, ready) = &*slot;
+        if tick(&mut lock.lock().unwrap_or_else(PoisonError::into_inner)) {
+            ready.notify_all();
+        }
+    })?)
+}
+
+/// A chain of measured pings of one message, driven by the echo callback (see
+/// [`measure_roslite`]; also the sweep's back-to-back mode), or by a timer ([`Self::paced`]).
+pub(super) struct Chain {
+    message: Arc<UInt8MultiArray>,
+    pub(super) pings: Pings,
+    /// Paced by a timer ([`Self::on_tick`]) instead of sending each next ping from the echo.
+    paced: bool,
+}
+
+impl Chain {
+    /// `total` pings of `size` bytes numbered from `first_seq`, the first `warmup` echoes not
+    /// counted; nothing is sent before [`Self::send_next`], and `pings.left` counts the pings
+    /// after that first one.
+    pub(super) fn new(size: usize, first_seq: u64, total: usize, warmup: usize) -> Self {
+        let mut pings = Pings::new(first_seq, total, warmup);
+        pings.left = total.saturating_sub(1);
+        Self {
+            message: Arc::new(ping_message(size)),
+            pings,
+            paced: false,
         }
     }
 
@@ -471,31 +559,24 @@ impl Chain {
     /// first ping.
     pub(super) fn paced(size: usize, first_seq: u64, total: usize, warmup: usize) -> Self {
         Self {
-            left: total,
+            message: Arc::new(ping_message(size)),
+            pings: Pings::new(first_seq, total, warmup),
             paced: true,
-            ..Self::new(size, first_seq, total, warmup)
         }
     }
 
     /// A timer tick of a paced chain: a ping still not echoed is given up on, and the next one
     /// goes out. Returns whether every ping has been echoed or given up on.
     pub(super) fn on_tick(&mut self, publisher: &Publisher<UInt8MultiArray>) -> bool {
-        if std::mem::take(&mut self.in_flight) {
-            self.lost += 1;
-        }
-        if self.left > 0 {
-            self.left -= 1;
-            if self.send_next(publisher).is_err() {
-                self.in_flight = false; // counted as lost on the next tick
-                self.lost += 1;
-            }
+        if self.pings.tick().is_some() && self.publish(publisher).is_err() {
+            self.pings.unsent();
         }
         self.is_done()
     }
 
     /// Every ping echoed or given up on.
     pub(super) fn is_done(&self) -> bool {
-        self.left == 0 && !self.in_flight
+        self.pings.is_done()
     }
 
     /// Stamps the next sequence number into the message and publishes it.
@@ -503,44 +584,41 @@ impl Chain {
         &mut self,
         publisher: &Publisher<UInt8MultiArray>,
     ) -> anyhow::Result<()> {
-        self.seq = self.seq.wrapping_add(1);
+        self.pings.next();
+        self.publish(publisher)
+    }
+
+    /// Stamps the ping in flight's number into the message and publishes it.
+    fn publish(&mut self, publisher: &Publisher<UInt8MultiArray>) -> anyhow::Result<()> {
         let data = Arc::make_mut(&mut self.message).data.to_mut();
-        data[..SEQ_LEN].copy_from_slice(&self.seq.to_le_bytes());
-        self.start = Instant::monotonic_now();
-        self.in_flight = true;
+        data[..SEQ_LEN].copy_from_slice(&self.pings.seq.to_le_bytes());
+        self.pings.start = Instant::monotonic_now();
         publisher.publish_shared(self.message.clone())?;
         Ok(())
     }
 
     /// Handles an echo; returns whether it was the awaited one.
     pub(super) fn on_echo(&mut self, echo: Echo, publisher: &Publisher<UInt8MultiArray>) -> bool {
-        if echo.seq != self.seq {
-            self.stale += 1;
+        if echo.seq != self.pings.seq {
+            self.pings.stale += 1;
             return false;
         }
         let size = self.message.data.len();
-        if (echo.len != size || !echo.intact) && self.error.is_none() {
-            self.error = Some(format!(
+        if (echo.len != size || !echo.intact) && self.pings.error.is_none() {
+            self.pings.error = Some(format!(
                 "the echo of a {size}-byte ping came back as {} bytes{}",
                 echo.len,
                 if echo.intact { "" } else { ", corrupted" }
             ));
         }
-        if !std::mem::take(&mut self.in_flight) {
-            self.stale += 1; // a second echo of one ping
-            return false;
-        }
-        self.echoed += 1;
-        if self.warmup > 0 {
-            self.warmup -= 1;
-        } else {
-            self.latencies.push(echo.at - self.start);
+        if !self.pings.echo(echo.seq, echo.at, true) {
+            return false; // a second echo of one ping
         }
         if self.paced {
             return true;
         }
-        if self.left > 0 {
-            self.left -= 1;
+        if self.pings.left > 0 {
+            self.pings.left -= 1;
             // Ignoring an error: the measuring thread sees no progress and counts a loss.
             let _ = self.send_next(publisher);
         }
@@ -728,14 +806,14 @@ fn measure_roslite(
         {
             let mut slot = session.chain.lock().unwrap_or_else(PoisonError::into_inner);
             let chain = slot.as_mut().context("internal bug: no chain")?;
-            if chain.echoed + chain.lost >= total {
+            if chain.pings.echoed + chain.pings.lost >= total {
                 break;
             }
-            if Instant::monotonic_now() - chain.start > ECHO_TIMEOUT {
-                chain.lost += 1;
+            if Instant::monotonic_now() - chain.pings.start > ECHO_TIMEOUT {
+                chain.pings.lost += 1;
                 session.pong.check_running()?;
-                if chain.left > 0 {
-                    chain.left -= 1;
+                if chain.pings.left > 0 {
+                    chain.pings.left -= 1;
                     chain.send_next(&session.publisher)?;
                 } else {
                     break;
@@ -751,12 +829,12 @@ fn measure_roslite(
         .unwrap_or_else(PoisonError::into_inner)
         .take()
         .context("internal bug: no chain")?;
-    session.next_seq = chain.seq + 1;
-    session.stale += chain.stale;
-    if let Some(error) = chain.error {
+    session.next_seq = chain.pings.seq + 1;
+    session.stale += chain.pings.stale;
+    if let Some(error) = chain.pings.error {
         bail!(error);
     }
-    let (latencies, lost) = (chain.latencies, chain.lost);
+    let (latencies, lost) = (chain.pings.latencies, chain.pings.lost);
     Ok(RoslitePoint {
         summary: Summary::of(&latencies),
         lost,
@@ -1445,7 +1523,7 @@ mod chain_tests {
     fn echo_of(chain: &Chain, at: Instant) -> Echo {
         Echo {
             at,
-            seq: chain.seq,
+            seq: chain.pings.seq,
             len: chain.message.data.len(),
             intact: true,
         }
@@ -1460,25 +1538,28 @@ mod chain_tests {
         let mut chain = Chain::paced(64, 10, 4, 1);
         assert!(!chain.is_done());
         assert!(!chain.on_tick(&publisher)); // ping 10 out
-        assert_eq!(chain.seq, 10);
-        let warm = echo_of(&chain, chain.start + Duration::from_micros(50));
+        assert_eq!(chain.pings.seq, 10);
+        let warm = echo_of(&chain, chain.pings.start + Duration::from_micros(50));
         assert!(chain.on_echo(warm, &publisher)); // warm-up, not timed
-        assert!(!chain.on_echo(echo_of(&chain, chain.start), &publisher)); // twice: stale
+        assert!(!chain.on_echo(echo_of(&chain, chain.pings.start), &publisher)); // twice: stale
         assert!(!chain.on_tick(&publisher)); // ping 11 out, never echoed
         assert!(!chain.on_tick(&publisher)); // 11 lost, ping 12 out
         let late = Echo {
             seq: 11,
-            ..echo_of(&chain, chain.start)
+            ..echo_of(&chain, chain.pings.start)
         };
         assert!(!chain.on_echo(late, &publisher)); // 11 came too late: stale
-        let timed = echo_of(&chain, chain.start + Duration::from_micros(80));
+        let timed = echo_of(&chain, chain.pings.start + Duration::from_micros(80));
         assert!(chain.on_echo(timed, &publisher));
         assert!(!chain.on_tick(&publisher)); // ping 13 out, the last
         assert!(!chain.is_done());
         assert!(chain.on_tick(&publisher)); // 13 lost: done, nothing more sent
-        assert_eq!(chain.seq, 13);
-        assert_eq!((chain.echoed, chain.lost, chain.stale), (2, 2, 2));
-        assert_eq!(chain.latencies, [Duration::from_micros(80)]);
-        assert!(chain.error.is_none());
+        assert_eq!(chain.pings.seq, 13);
+        assert_eq!(
+            (chain.pings.echoed, chain.pings.lost, chain.pings.stale),
+            (2, 2, 2)
+        );
+        assert_eq!(chain.pings.latencies, [Duration::from_micros(80)]);
+        assert!(chain.pings.error.is_none());
     }
 }

@@ -111,48 +111,29 @@ type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
 /// takes each echo, as a ROS node publishing on a timer would).
 struct Paced {
     size: usize,
-    /// The ping in flight, when it was loaned, and whether its loan was shared memory.
-    seq: u64,
-    start: Instant,
+    pings: rtt::Pings,
+    /// Whether the loan of the ping in flight was shared memory.
     in_shared_memory: bool,
-    in_flight: bool,
-    /// Pings still to send, and echoes still to discard as warm-up.
-    left: usize,
-    warmup: usize,
-    latencies: Vec<Duration>,
-    lost: usize,
-    error: Option<String>,
 }
 
 impl Paced {
-    fn is_done(&self) -> bool {
-        self.left == 0 && !self.in_flight
-    }
-
     /// A timer tick: a ping still not echoed is lost, and the next one goes out.
     fn on_tick(&mut self, publisher: &Publisher<UInt8MultiArray>) {
-        if std::mem::take(&mut self.in_flight) {
-            self.lost += 1;
-        }
-        if self.left == 0 {
+        let Some(seq) = self.pings.tick() else {
             return;
-        }
-        self.left -= 1;
-        self.seq += 1;
-        self.start = Instant::monotonic_now();
-        let sent = loaned_message(publisher, self.size, self.seq).and_then(|loan| {
+        };
+        self.pings.start = Instant::monotonic_now();
+        let sent = loaned_message(publisher, self.size, seq).and_then(|loan| {
             let in_shared_memory = loan.is_shared_memory();
             loan.publish()?;
             Ok(in_shared_memory)
         });
         match sent {
-            Ok(in_shared_memory) => {
-                self.in_shared_memory = in_shared_memory;
-                self.in_flight = true;
-            }
+            Ok(in_shared_memory) => self.in_shared_memory = in_shared_memory,
             Err(e) => {
-                self.lost += 1;
-                self.error
+                self.pings.unsent();
+                self.pings
+                    .error
                     .get_or_insert_with(|| format!("publishing a ping: {e:#}"));
             }
         }
@@ -160,24 +141,15 @@ impl Paced {
 
     /// An echo: the awaited one is timed if both loans were shared memory, else lost.
     fn on_echo(&mut self, echo: &Echo) {
-        if !self.in_flight || echo.seq != self.seq {
-            return;
-        }
-        self.in_flight = false;
-        if echo.len != self.size {
-            self.error.get_or_insert_with(|| {
+        let usable = self.in_shared_memory && echo.shared_memory;
+        if self.pings.echo(echo.seq, echo.at, usable) && echo.len != self.size {
+            let size = self.size;
+            self.pings.error.get_or_insert_with(|| {
                 format!(
-                    "the echo of a {}-byte ping came back as {} bytes",
-                    self.size, echo.len
+                    "the echo of a {size}-byte ping came back as {} bytes",
+                    echo.len
                 )
             });
-        }
-        if !(self.in_shared_memory && echo.shared_memory) {
-            self.lost += 1;
-        } else if self.warmup > 0 {
-            self.warmup -= 1;
-        } else {
-            self.latencies.push(echo.at - self.start);
         }
     }
 }
@@ -237,7 +209,7 @@ impl Session {
                 let (lock, ready) = &*paced_slot;
                 if let Some(paced) = lock.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
                     paced.on_echo(&echo);
-                    if paced.is_done() {
+                    if paced.pings.is_done() {
                         ready.notify_all();
                     }
                     return;
@@ -246,22 +218,20 @@ impl Session {
                 *lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(echo);
                 ready.notify_all();
             })?;
-        let pacer = match period {
-            Some(period) => {
-                let (slot, publisher) = (paced.clone(), publisher.clone());
-                Some(node.create_wall_timer(period, move || {
-                    let (lock, ready) = &*slot;
-                    let mut paced = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(paced) = paced.as_mut().filter(|p| !p.is_done()) {
-                        paced.on_tick(&publisher);
-                        if paced.is_done() {
-                            ready.notify_all();
-                        }
-                    }
-                })?)
-            }
-            None => None,
-        };
+        let pacer = period
+            .map(|period| {
+                let publisher = publisher.clone();
+                rtt::pacing_timer(&node, period, &paced, move |paced: &mut Option<Paced>| {
+                    paced
+                        .as_mut()
+                        .filter(|p| !p.pings.is_done())
+                        .is_some_and(|p| {
+                            p.on_tick(&publisher);
+                            p.pings.is_done()
+                        })
+                })
+            })
+            .transpose()?;
         let spinner = Some(spin_on_thread(&ctx, node));
         Ok(Self {
             publisher,
@@ -349,9 +319,7 @@ impl Session {
         }
         Ok(Point::measured(size, &latencies, lost))
     }
-}
 
-impl Session {
     /// At a rate: the ping node's timer sends each ping and its echo callback takes the time;
     /// a ping not echoed by the next tick is lost. This thread only waits for the end.
     fn measure_paced(
@@ -364,21 +332,15 @@ impl Session {
         let total = warmup + count;
         let (lock, ready) = &*self.paced;
         let mut paced = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        // The first ping is numbered `next_seq + 1`, after the probes of the match.
         *paced = Some(Paced {
             size,
-            seq: self.next_seq,
-            start: Instant::monotonic_now(),
+            pings: rtt::Pings::new(self.next_seq + 1, total, warmup),
             in_shared_memory: false,
-            in_flight: false,
-            left: total,
-            warmup,
-            latencies: Vec::with_capacity(count),
-            lost: 0,
-            error: None,
         });
         let limit = period * (total as u32 + 10) + ECHO_TIMEOUT;
         let start = std::time::Instant::now();
-        while !paced.as_ref().is_some_and(Paced::is_done) {
+        while !paced.as_ref().is_some_and(|p| p.pings.is_done()) {
             anyhow::ensure!(
                 start.elapsed() < limit,
                 "the ping timer did not finish {total} pings within {limit:?}"
@@ -389,7 +351,7 @@ impl Session {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        let done = paced.take().context("internal bug: no paced run")?;
+        let done = paced.take().context("internal bug: no paced run")?.pings;
         drop(paced);
         self.next_seq = done.seq + 1;
         if let Some(error) = done.error {

@@ -436,7 +436,7 @@ impl ApiSession {
                 if let Some(chain) = state.chain.as_mut() {
                     // Back to back, the next ping leaves from here; the measuring thread is
                     // woken only when the last echo is in.
-                    let last = chain.left == 0;
+                    let last = chain.pings.left == 0;
                     if chain.on_echo(echo, &chain_publisher) && last && chain.is_done() {
                         ready.notify_all();
                     }
@@ -445,21 +445,18 @@ impl ApiSession {
                 state.echo = Some(echo);
                 ready.notify_all();
             })?;
-        let pacer = match period {
-            Some(period) => {
-                let (slot, publisher) = (echo.clone(), publisher.clone());
-                Some(node.create_wall_timer(period, move || {
-                    let (lock, ready) = &*slot;
-                    let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(chain) = state.chain.as_mut().filter(|c| !c.is_done()) {
-                        if chain.on_tick(&publisher) {
-                            ready.notify_all();
-                        }
-                    }
-                })?)
-            }
-            None => None,
-        };
+        let pacer = period
+            .map(|period| {
+                let publisher = publisher.clone();
+                rtt::pacing_timer(&node, period, &echo, move |state: &mut PingState| {
+                    state
+                        .chain
+                        .as_mut()
+                        .filter(|c| !c.is_done())
+                        .is_some_and(|chain| chain.on_tick(&publisher))
+                })
+            })
+            .transpose()?;
         spinners.push(spin_on_thread(&ctx, node));
         Ok(Self {
             publisher,
@@ -544,15 +541,15 @@ impl ApiSession {
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             let chain = state.chain.as_mut().context("internal bug: no chain")?;
-            if chain.echoed + chain.lost >= total {
+            if chain.pings.echoed + chain.pings.lost >= total {
                 break;
             }
-            if Instant::monotonic_now() - chain.start > ECHO_TIMEOUT {
-                chain.lost += 1;
-                if chain.left == 0 {
+            if Instant::monotonic_now() - chain.pings.start > ECHO_TIMEOUT {
+                chain.pings.lost += 1;
+                if chain.pings.left == 0 {
                     break;
                 }
-                chain.left -= 1;
+                chain.pings.left -= 1;
                 chain.send_next(&self.publisher)?;
                 if let Some(pong) = &mut self.pong {
                     pong.check_running()?;
@@ -570,11 +567,15 @@ impl ApiSession {
 
     /// The point of a finished chain; its numbering goes on from the last ping.
     fn finish(&mut self, size: usize, chain: rtt::Chain) -> anyhow::Result<Point> {
-        self.next_seq = chain.seq.wrapping_add(1);
-        if let Some(error) = chain.error {
+        self.next_seq = chain.pings.seq.wrapping_add(1);
+        if let Some(error) = chain.pings.error {
             bail!(error);
         }
-        Ok(Point::measured(size, &chain.latencies, chain.lost))
+        Ok(Point::measured(
+            size,
+            &chain.pings.latencies,
+            chain.pings.lost,
+        ))
     }
 
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
