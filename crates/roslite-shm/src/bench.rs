@@ -82,6 +82,9 @@ pub struct Summary {
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// At a rate: the median count of the echo process's pages touched per ping (see
+    /// [`TouchedPages`]); `None` back to back, or where `/proc` could not tell.
+    pub echo_pages_per_ping: Option<u64>,
 }
 
 impl Summary {
@@ -99,6 +102,7 @@ impl Summary {
             p50_us: at(0.5),
             p99_us: at(0.99),
             max_us: at(1.0),
+            echo_pages_per_ping: None,
         }
     }
 }
@@ -142,7 +146,7 @@ pub fn rtt(
                 })?;
                 wait_until(|| writer.stats().readers == 1)?;
                 for &size in sizes {
-                    let series = ping_series(pace, warmup, |seq| {
+                    let rtt = ping_series(pace, warmup, &child, |seq| {
                         let loan = writer.loan(size).map_err(io::Error::other)?;
                         let loan = loan
                             .write_with(|bytes| stamp(bytes, seq))
@@ -155,7 +159,7 @@ pub fn rtt(
                     })?;
                     rows.push(RttRow {
                         size,
-                        rtt: Summary::of(series),
+                        rtt,
                         sender_rss_kib: rss_kib(),
                     });
                 }
@@ -170,7 +174,7 @@ pub fn rtt(
                 wait_until(|| writer.stats().readers == 1)?;
                 for &size in sizes {
                     let mut payload = vec![0u8; size];
-                    let series = ping_series(pace, warmup, |seq| {
+                    let rtt = ping_series(pace, warmup, &child, |seq| {
                         stamp(&mut payload, seq)?;
                         writer.send(&payload, 0).map_err(io::Error::other)?;
                         // Blocking without a timeout, as the API path's reader thread does; a
@@ -180,7 +184,7 @@ pub fn rtt(
                     })?;
                     rows.push(RttRow {
                         size,
-                        rtt: Summary::of(series),
+                        rtt,
                         sender_rss_kib: rss_kib(),
                     });
                 }
@@ -217,7 +221,7 @@ pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
             return Err(io::Error::other("futex echo did not start"));
         }
         let (ping, pong) = (map.atomic_u32(0), map.atomic_u32(64));
-        let series = ping_series(pace, warmup, |i| {
+        let summary = ping_series(pace, warmup, &child, |i| {
             // Sequence numbers from 1 (the echo starts from 0), never u32::MAX (the stop word).
             let seq = (i % u64::from(u32::MAX - 1)) as u32 + 1;
             ping.store(seq, SeqCst);
@@ -234,7 +238,7 @@ pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
         })?;
         ping.store(u32::MAX, SeqCst);
         sys::futex_wake_all(ping);
-        Ok(Summary::of(series))
+        Ok(summary)
     })();
     let _ = child.kill();
     let _ = child.wait();
@@ -274,11 +278,10 @@ pub fn raw_uds_floor_paced(size: usize, pace: Pace, warmup: usize) -> io::Result
         }
         let payload = vec![7u8; size.max(1)];
         let mut buf = vec![0u8; size.max(1)];
-        let series = ping_series(pace, warmup, |_| {
+        ping_series(pace, warmup, &child, |_| {
             raw_send(&mine, &payload)?;
             raw_recv(&mine, &mut buf)
-        })?;
-        Ok(Summary::of(series))
+        })
     })();
     let _ = child.kill();
     let _ = child.wait();
@@ -376,8 +379,11 @@ impl Report {
     /// One JSON object (units in the key names).
     pub fn json(&self) -> String {
         let summary = |s: &Summary| {
+            let pages = s
+                .echo_pages_per_ping
+                .map_or(String::new(), |n| format!(",\"echo_pages_per_ping\":{n}"));
             format!(
-                "{{\"samples\":{},\"p50_us\":{:.2},\"p99_us\":{:.2},\"max_us\":{:.2}}}",
+                "{{\"samples\":{},\"p50_us\":{:.2},\"p99_us\":{:.2},\"max_us\":{:.2}{pages}}}",
                 s.samples, s.p50_us, s.p99_us, s.max_us
             )
         };
@@ -550,16 +556,22 @@ fn raw_recv(sock: &OwnedFd, buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// The round trips of `warmup` + `pace.count()` pings, the warm-up ones not kept; at a rate,
+/// the `echo` process's pages touched per ping are counted during the warm-up (one window per
+/// ping, see [`TouchedPages`]), so that clearing its accessed bits, which flushes its TLB,
+/// disturbs no measured ping.
 fn ping_series(
     pace: Pace,
     warmup: usize,
+    echo: &Child,
     mut ping: impl FnMut(u64) -> io::Result<()>,
-) -> io::Result<Vec<Duration>> {
+) -> io::Result<Summary> {
     let mut series = Vec::with_capacity(pace.count());
     let period = match pace {
         Pace::Rate { hz, .. } => Some(Duration::from_secs(1) / hz.max(1)),
         Pace::BackToBack { .. } => None,
     };
+    let mut pages = period.map(|_| TouchedPages::of(echo.id()));
     let mut next = Instant::now();
     for i in 0..warmup + pace.count() {
         if let Some(period) = period {
@@ -569,13 +581,126 @@ fn ping_series(
             }
             next += period;
         }
+        if let Some(pages) = &mut pages {
+            pages.before_ping(i, warmup);
+        }
         let start = Instant::now();
         ping(i as u64)?;
         if i >= warmup {
             series.push(start.elapsed());
         }
     }
-    Ok(series)
+    Ok(Summary {
+        echo_pages_per_ping: pages.and_then(|p| p.median()),
+        ..Summary::of(series)
+    })
+}
+
+/// Counts the pages of another process's memory touched between two moments, from the
+/// kernel's accessed bits: writing `1` to `/proc/<pid>/clear_refs` clears them, and the
+/// `Referenced:` lines of `/proc/<pid>/smaps` then sum, per mapping, what was touched since.
+///
+/// Why count pages: at a rate, every ping meets cold caches and TLBs, and on this kind of VM
+/// each distinct page a path touches costs a few hundred nanoseconds then (a TLB walk and
+/// cache misses), against about ten back to back. The count is code, data, stacks and shared
+/// memory alike; it is the echo's footprint per message, and it varies far less between runs
+/// than the latency it explains.
+///
+/// What it cannot see: the CPU sets a page's accessed bit when it walks the page tables, and
+/// on this kernel clearing the bits does not flush the TLB, so a page whose translation is
+/// still cached is touched without being counted (a process touching the same 64 pages right
+/// after a clear was credited with 3 to 58). After a sleep of a period the translations are
+/// gone (the same process, 100 ms later: all 64 plus its own). At a rate the echo sleeps a
+/// whole period between pings, so the count is the pages a ping touches cold; back to back it
+/// would undercount, which is why only rate mode counts.
+///
+/// Each window should hold exactly one ping: open one right before a ping and the next right
+/// before the following ping. Pages the process touches on its own in between (a discovery
+/// announcement) land in some windows; [`Self::median`] sets those aside. When `/proc` refuses
+/// (the process is gone, or not ours), counting stops and the figure is missing, not wrong.
+pub struct TouchedPages {
+    pid: u32,
+    open: bool,
+    failed: bool,
+    windows: Vec<u64>,
+}
+
+impl TouchedPages {
+    pub fn of(pid: u32) -> Self {
+        Self {
+            pid,
+            open: false,
+            failed: false,
+            windows: Vec::new(),
+        }
+    }
+
+    /// Right before ping number `index` (from 0) of a series whose first `warmup` pings are
+    /// not measured: one window per warm-up ping, the last closed as the first measured ping
+    /// goes out, none after.
+    pub fn before_ping(&mut self, index: usize, warmup: usize) {
+        match index.cmp(&warmup) {
+            std::cmp::Ordering::Less => self.next_window(),
+            std::cmp::Ordering::Equal => self.close_window(),
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+
+    /// Closes the window the previous call opened, if any, and opens the next.
+    pub fn next_window(&mut self) {
+        self.close_window();
+        if self.failed {
+            return;
+        }
+        let clear = std::fs::write(format!("/proc/{}/clear_refs", self.pid), "1");
+        self.open = clear.is_ok();
+        self.failed = clear.is_err();
+    }
+
+    /// Closes the open window, if any, and keeps its count.
+    pub fn close_window(&mut self) {
+        if !std::mem::take(&mut self.open) {
+            return;
+        }
+        match std::fs::read_to_string(format!("/proc/{}/smaps", self.pid)) {
+            Ok(smaps) => self.windows.push(referenced_pages(&smaps)),
+            Err(_) => self.failed = true,
+        }
+    }
+
+    /// The count of each closed window, in order.
+    pub fn counts(&self) -> &[u64] {
+        &self.windows
+    }
+
+    /// The median count over the closed windows (the upper middle of an even count).
+    pub fn median(&self) -> Option<u64> {
+        let mut counts = self.windows.clone();
+        counts.sort_unstable();
+        counts.get(counts.len() / 2).copied()
+    }
+}
+
+/// The pages touched since the accessed bits were last cleared, from a `/proc/<pid>/smaps`
+/// text: each mapping's `Referenced:` kB over its `KernelPageSize:` (which comes first in the
+/// mapping's block; 4 kB when the block has none).
+pub fn referenced_pages(smaps: &str) -> u64 {
+    let mut page_kib = 4;
+    let mut pages = 0;
+    for line in smaps.lines() {
+        let kib = |rest: &str| rest.split_whitespace().next()?.parse::<u64>().ok();
+        let starts_mapping = line.split_whitespace().next().is_some_and(|range| {
+            range.contains('-') && range.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+        });
+        if starts_mapping {
+            page_kib = 4;
+        } else if let Some(rest) = line.strip_prefix("KernelPageSize:") {
+            page_kib = kib(rest).filter(|&k| k > 0).unwrap_or(4);
+        } else if let Some(rest) = line.strip_prefix("Referenced:") {
+            pages += kib(rest).unwrap_or(0) / page_kib;
+        }
+    }
+    pages
 }
 
 fn stamp(bytes: &mut [u8], seq: u64) -> io::Result<usize> {
@@ -651,4 +776,100 @@ pub fn rss_kib() -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each mapping's `Referenced:` counts in its own page size; other lines (including `Rss:`
+    /// and the `VmFlags:` line) are not counted.
+    #[test]
+    fn referenced_pages_sums_each_mapping_in_its_page_size() {
+        let smaps = "\
+55d0c0000000-55d0c0400000 r-xp 00000000 fe:01 123 /usr/bin/roslite
+Size:               4096 kB
+KernelPageSize:        4 kB
+Rss:                1200 kB
+Referenced:          188 kB
+VmFlags: rd ex mr mw me
+7f0000000000-7f0000400000 rw-p 00000000 00:00 0
+Size:               4096 kB
+KernelPageSize:     2048 kB
+Referenced:         4096 kB
+7f0000400000-7f0000401000 rw-s 00000000 00:01 9 /memfd:roslite-shm-channel (deleted)
+Size:                  4 kB
+Referenced:            4 kB
+";
+        // 188/4 + 4096/2048 + 4/4 (a block without KernelPageSize: 4 kB, not the last one's).
+        assert_eq!(referenced_pages(smaps), 47 + 2 + 1);
+        assert_eq!(referenced_pages(""), 0);
+    }
+
+    /// Windows counted on this very process: each holds what was touched in it (the test's
+    /// own pages plus whatever reading `/proc` and the harness touch), and the median sets
+    /// aside the one window that touched far more. Each window writes pages never touched
+    /// before: their first write faults them in young, whatever the TLB still holds (a page
+    /// whose translation is cached is touched without being counted, see [`TouchedPages`]).
+    ///
+    /// The other tests of this binary run on threads of the same process and touch pages of
+    /// their own in any window (in CI one window gained 80), so the windows are counted in a
+    /// second run of this binary that runs this test alone.
+    #[test]
+    fn touched_pages_counts_what_each_window_touched() {
+        const ALONE: &str = "ROSLITE_TEST_TOUCHED_PAGES_ALONE";
+        const NAME: &str = "bench::tests::touched_pages_counts_what_each_window_touched";
+        if std::env::var_os(ALONE).is_none() {
+            let run = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+                .env(ALONE, "1")
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&run.stdout);
+            assert!(
+                run.status.success() && stdout.contains("1 passed"),
+                "the test alone: {}\n{stdout}{}",
+                run.status,
+                String::from_utf8_lossy(&run.stderr)
+            );
+            return;
+        }
+        const PAGES: usize = 64;
+        let mut memory = vec![0u8; 5 * PAGES * 4096];
+        let mut counter = TouchedPages::of(std::process::id());
+        assert_eq!(counter.median(), None);
+        let mut fresh = 0;
+        for window in 0..3 {
+            let pages = if window == 1 { 3 * PAGES } else { PAGES };
+            counter.next_window();
+            for page in fresh..fresh + pages {
+                memory[page * 4096] = 1;
+            }
+            fresh += pages;
+            std::hint::black_box(&mut memory);
+        }
+        counter.close_window();
+        let &[first, big, last] = counter.counts() else {
+            panic!(
+                "/proc/self/clear_refs or smaps unusable: {:?}",
+                counter.counts()
+            );
+        };
+        assert!(
+            first >= PAGES as u64 && last >= PAGES as u64,
+            "{:?}",
+            counter.counts()
+        );
+        // The 128 extra pages show (less a little: the other windows' own noise varies).
+        assert!(
+            big >= first.max(last) + 100,
+            "the window that touched {} more pages: {:?}",
+            2 * PAGES,
+            counter.counts()
+        );
+        assert_eq!(counter.median(), Some(first.max(last)));
+        // Closing again counts nothing more.
+        counter.close_window();
+        assert_eq!(counter.counts().len(), 3);
+    }
 }

@@ -35,6 +35,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
 use roslite::{Context, ContextOptions, Executor, Instant, Publisher, QosProfile, Subscription};
+use roslite_shm::bench::TouchedPages;
 
 use super::timer::parse_duration;
 use crate::stats::Summary;
@@ -539,6 +540,12 @@ pub(super) struct Chain {
     pub(super) pings: Pings,
     /// Paced by a timer ([`Self::on_tick`]) instead of sending each next ping from the echo.
     paced: bool,
+    /// Paced: the warm-up pings, and how many pings the timer has sent.
+    warmup: usize,
+    sent: usize,
+    /// Paced, when asked for ([`Self::counting_echo_pages`]): the echo process's pages touched
+    /// per warm-up ping.
+    pub(super) echo_pages: Option<TouchedPages>,
 }
 
 impl Chain {
@@ -552,6 +559,9 @@ impl Chain {
             message: Arc::new(ping_message(size)),
             pings,
             paced: false,
+            warmup,
+            sent: 0,
+            echo_pages: None,
         }
     }
 
@@ -562,14 +572,31 @@ impl Chain {
             message: Arc::new(ping_message(size)),
             pings: Pings::new(first_seq, total, warmup),
             paced: true,
+            warmup,
+            sent: 0,
+            echo_pages: None,
         }
+    }
+
+    /// Also counts the pages the echo process `pid` touches per ping, one window per warm-up
+    /// ping, each opened right before the ping goes out (see [`TouchedPages`]): clearing the
+    /// accessed bits flushes the echo's TLB, so no measured ping is disturbed.
+    pub(super) fn counting_echo_pages(mut self, pid: u32) -> Self {
+        self.echo_pages = Some(TouchedPages::of(pid));
+        self
     }
 
     /// A timer tick of a paced chain: a ping still not echoed is given up on, and the next one
     /// goes out. Returns whether every ping has been echoed or given up on.
     pub(super) fn on_tick(&mut self, publisher: &Publisher<UInt8MultiArray>) -> bool {
-        if self.pings.tick().is_some() && self.publish(publisher).is_err() {
-            self.pings.unsent();
+        if self.pings.tick().is_some() {
+            if let Some(pages) = &mut self.echo_pages {
+                pages.before_ping(self.sent, self.warmup);
+            }
+            self.sent += 1;
+            if self.publish(publisher).is_err() {
+                self.pings.unsent();
+            }
         }
         self.is_done()
     }
@@ -1561,5 +1588,31 @@ mod chain_tests {
         );
         assert_eq!(chain.pings.latencies, [Duration::from_micros(80)]);
         assert!(chain.pings.error.is_none());
+        assert!(chain.echo_pages.is_none());
+    }
+
+    /// Counting the echo's pages (here this process's own): one window per warm-up ping, each
+    /// opened right before its ping; the measured pings are left alone.
+    #[test]
+    fn a_paced_chain_counts_echo_pages_over_its_warm_up_pings_only() {
+        let (_ctx, publisher) = publisher();
+        let mut chain = Chain::paced(64, 1, 6, 3).counting_echo_pages(std::process::id());
+        // Pages never touched before, so that each tick's are counted whatever the TLB holds.
+        let mut memory = vec![0u8; 6 * 64 * 4096];
+        for tick in 0..6 {
+            assert!(!chain.on_tick(&publisher) || tick == 5);
+            let echo = echo_of(&chain, chain.pings.start + Duration::from_micros(10));
+            assert!(chain.on_echo(echo, &publisher));
+            for page in tick * 64..(tick + 1) * 64 {
+                memory[page * 4096] = 1;
+            }
+            std::hint::black_box(&mut memory);
+            let windows = chain.echo_pages.as_ref().map(|p| p.counts().len());
+            // Window k closes when ping k+1 goes out; the third when the first measured does.
+            assert_eq!(windows, Some(tick.min(3)), "after tick {tick}");
+        }
+        let pages = chain.echo_pages.as_ref().and_then(TouchedPages::median);
+        assert!(pages.is_some_and(|p| p >= 64), "{pages:?}");
+        assert_eq!(chain.pings.latencies.len(), 3);
     }
 }

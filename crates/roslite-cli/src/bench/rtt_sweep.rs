@@ -37,7 +37,11 @@
 //!   127.0.0.1 only, no shared memory, no multicast; same topics, type, QoS and pacing.
 //!
 //! RSS is the sending (ping) process's VmRSS after each size; in `intra` that one process holds
-//! both nodes. The goals are ratios between series of this run, never absolute times.
+//! both nodes. At a rate, `echo pages` is the echo process's pages touched per ping (median
+//! over the warm-up pings, `roslite_shm::bench::TouchedPages`): the pong process, the bare
+//! transports' and the floors' echoes (not `intra`, whose pong shares this process, nor the
+//! loan series or the DDS peers). The goals are ratios between series of this run, never
+//! absolute times.
 
 use std::fmt::Write as _;
 use std::io::BufRead as _;
@@ -55,6 +59,7 @@ use roslite::{
     QosProfile, Subscription,
 };
 use roslite_shm::bench as shm_bench;
+use roslite_shm::bench::TouchedPages;
 
 use super::rtt::{
     self, cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, mb, self_command,
@@ -196,6 +201,9 @@ pub(super) struct Point {
     pub(super) lost: usize,
     /// The sending process's VmRSS after the size, when known.
     pub(super) sender_rss_kib: Option<u64>,
+    /// At a rate: the echo process's pages touched per ping (median over the warm-up pings,
+    /// see `roslite_shm::bench::TouchedPages`), where counted.
+    pub(super) echo_pages: Option<u64>,
 }
 
 impl Point {
@@ -206,6 +214,7 @@ impl Point {
             summary: Summary::of(latencies),
             lost,
             sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
+            echo_pages: None,
         }
     }
 }
@@ -571,11 +580,10 @@ impl ApiSession {
         if let Some(error) = chain.pings.error {
             bail!(error);
         }
-        Ok(Point::measured(
-            size,
-            &chain.pings.latencies,
-            chain.pings.lost,
-        ))
+        Ok(Point {
+            echo_pages: chain.echo_pages.as_ref().and_then(TouchedPages::median),
+            ..Point::measured(size, &chain.pings.latencies, chain.pings.lost)
+        })
     }
 
     fn measure(&mut self, size: usize, pace: Pace) -> anyhow::Result<Point> {
@@ -592,7 +600,12 @@ impl ApiSession {
         let total = pace.warmup + pace.count;
         let (lock, ready) = &*self.echo;
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        state.chain = Some(rtt::Chain::paced(size, self.next_seq, total, pace.warmup));
+        let chain = rtt::Chain::paced(size, self.next_seq, total, pace.warmup);
+        // The pong process's pages; intra has none of its own (its pong shares this process).
+        state.chain = Some(match &self.pong {
+            Some(pong) => chain.counting_echo_pages(pong.pid()),
+            None => chain,
+        });
         let period = pace
             .period
             .context("internal bug: a rate without a period")?;
@@ -700,6 +713,7 @@ fn measure_transport(
                 summary: us_summary(&r.rtt),
                 lost: 0,
                 sender_rss_kib: Some(r.sender_rss_kib),
+                echo_pages: r.rtt.echo_pages_per_ping,
             })
             .collect(),
     })
@@ -733,6 +747,7 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
         summary: us_summary(s),
         lost: 0,
         sender_rss_kib: None,
+        echo_pages: s.echo_pages_per_ping,
     };
     let mut raw = Vec::new();
     let mut memcpy = Vec::new();
@@ -951,6 +966,7 @@ fn measure_cyclone(
             summary,
             lost: 0,
             sender_rss_kib: sender,
+            echo_pages: None,
         });
     }
     let name = match cyclone_version() {
@@ -1095,6 +1111,7 @@ fn measure_fastdds(
                         summary: Summary::of(&series),
                         lost,
                         sender_rss_kib: kib.parse().ok(),
+                        echo_pages: None,
                     });
                 }
             }
@@ -1483,10 +1500,18 @@ fn table(
              independent of the payload's fill); the time includes both loans"
         );
     }
+    if pace.mode == Mode::Rate {
+        let _ = writeln!(
+            out,
+            "echo pages: the echo process's pages (code, data, stacks, shared memory) touched per \
+             ping, median over the warm-up pings (accessed bits cleared through \
+             /proc/<pid>/clear_refs before each); at a rate each one meets a cold TLB and caches"
+        );
+    }
     let _ = writeln!(
         out,
-        "{:<22} {:>8} {:>7} {:>4} {:>10} {:>10} {:>10} {:>9}",
-        "series", "size", "samples", "lost", "p50 us", "p99 us", "max us", "RSS MB"
+        "{:<22} {:>8} {:>7} {:>4} {:>10} {:>10} {:>10} {:>9} {:>11}",
+        "series", "size", "samples", "lost", "p50 us", "p99 us", "max us", "RSS MB", "echo pages"
     );
     for s in series {
         for p in &s.points {
@@ -1500,9 +1525,10 @@ fn table(
             let rss = p
                 .sender_rss_kib
                 .map_or("-".to_owned(), |k| format!("{:.1}", mb(k)));
+            let pages = p.echo_pages.map_or("-".to_owned(), |n| n.to_string());
             let _ = writeln!(
                 out,
-                "{:<22} {:>8} {figures} {rss:>9}",
+                "{:<22} {:>8} {figures} {rss:>9} {pages:>11}",
                 s.name,
                 size_label(p.size)
             );
@@ -1613,6 +1639,9 @@ fn json(
                     }
                     if let Some(kib) = p.sender_rss_kib {
                         let _ = write!(text, ",\"sender_vm_rss_kib\":{kib}");
+                    }
+                    if let Some(pages) = p.echo_pages {
+                        let _ = write!(text, ",\"echo_pages_per_ping\":{pages}");
                     }
                     text.push('}');
                     text
@@ -1794,6 +1823,7 @@ mod tests {
                     summary: Summary::of(&[Duration::from_secs_f64(us / 1e6)]),
                     lost: 0,
                     sender_rss_kib: None,
+                    echo_pages: None,
                 })
                 .collect(),
         }
