@@ -369,25 +369,28 @@ impl ShmWriterShared {
 
     /// Takes back what readers released.
     fn reclaim(&self, state: &mut WriterState) {
-        let mut released = Vec::new();
+        // Released chunks go back to their segments as they are drained (the borrows are of
+        // disjoint fields): collecting them first cost an allocation on almost every loan.
         let mut corrupt = Vec::new();
-        for reader in &mut state.readers {
+        let WriterState {
+            readers,
+            segments,
+            free_segment_bytes,
+            bogus_releases,
+            ..
+        } = state;
+        for reader in readers.iter_mut() {
             let holds = &mut reader.holds;
-            let mut bogus = 0;
             let result = reader.channel.drain_completions(|chunk| {
                 if holds.remove(&chunk) {
-                    released.push(chunk);
+                    release_ref(segments, free_segment_bytes, chunk);
                 } else {
-                    bogus += 1;
+                    *bogus_releases += 1;
                 }
             });
-            state.bogus_releases += bogus;
             if result.is_err() {
                 corrupt.push(reader.conn);
             }
-        }
-        for chunk in released {
-            unref(state, chunk);
         }
         for conn in corrupt {
             state.readers_misbehaved += 1;
@@ -542,7 +545,16 @@ impl ShmWriterShared {
 
 /// Drops one reference of `chunk`; the last one frees it.
 fn unref(state: &mut WriterState, chunk: ChunkRef) {
-    let Some(segment) = state.segments.get_mut(&chunk.segment) else {
+    release_ref(&mut state.segments, &mut state.free_segment_bytes, chunk);
+}
+
+/// [`unref`] on the two fields it changes, for callers that hold other fields borrowed.
+fn release_ref(
+    segments: &mut BTreeMap<u32, Segment>,
+    free_segment_bytes: &mut usize,
+    chunk: ChunkRef,
+) {
+    let Some(segment) = segments.get_mut(&chunk.segment) else {
         debug_assert!(false, "internal bug: reference to a retired segment");
         return;
     };
@@ -552,7 +564,7 @@ fn unref(state: &mut WriterState, chunk: ChunkRef) {
     if *count == 0 {
         segment.free.push(chunk.index);
         if segment.fully_free() {
-            state.free_segment_bytes += segment.bytes();
+            *free_segment_bytes += segment.bytes();
         }
     }
 }
