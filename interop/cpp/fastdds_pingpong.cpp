@@ -350,6 +350,8 @@ static int ping(uint32_t domain, double hz, size_t count, size_t warmup,
     for (auto size : sizes) {
         msg.data.assign(size < 8 ? 8 : size, 0xa5);
         std::printf("SIZE %u\n", size);
+        // Flushed now: the bench counts the pong's pages during the warm-up pings.
+        std::fflush(stdout);
         size_t lost = 0;
         auto next = Clock::now();
         for (size_t i = 0; i < warmup + count; ++i) {

@@ -1,12 +1,12 @@
 //! Smoke test of `roslite bench rtt --transport all`, seed 002's sweep: it runs end to end with
 //! tiny counts (every roslite path through the user API, the roslite-shm transports, the floors,
 //! and the DDS peers where installed), prints one JSON object with the documented keys, loses
-//! nothing, lists every interleaved round of the 64 B floor goals and writes its chart. Figures
-//! are printed, not asserted.
+//! nothing, lists every interleaved round of the 64 B floor goals and writes its chart; and at a
+//! rate, it counts every echo process's pages per ping. Figures are printed, not asserted.
 
 use std::process::Command;
 
-/// Domains of this test process's own (the sweep uses seven from it), away from bench_net.rs's.
+/// Domains of this test process's own (its two tests use thirteen from it).
 fn domain() -> u32 {
     20 + (std::process::id() % 20) * 7
 }
@@ -144,4 +144,71 @@ fn sweep_covers_every_path_floor_and_peer() {
     );
     assert!(chart.contains("futex floor p50"), "{chart}");
     std::fs::remove_file(&svg).unwrap();
+}
+
+/// At a rate every echo process is counted: roslite's pong, the bare transport's, the paced
+/// floors' and, where installed, each DDS pong (whose windows fall on pings it does not
+/// measure). Back to back nothing is counted (the TLB would hide pages), which the test above
+/// leaves to `echo_pages_per_ping` being absent there.
+#[test]
+fn rate_mode_counts_each_echo_process_pages() {
+    let svg = std::env::temp_dir().join(format!("roslite-rtt-rate-{}.svg", std::process::id()));
+    // Past the seven domains the sweep above uses (this one takes at most six).
+    let domain = (domain() + 7).to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args([
+            "bench",
+            "rtt",
+            "--transport",
+            "shm",
+            "--hz",
+            "50",
+            "--count",
+            "20",
+            "--sizes",
+            "64",
+            "--domain",
+            &domain,
+            "--svg",
+        ])
+        .arg(&svg)
+        .arg("--json")
+        .env_remove("ROSLITE_TRANSPORTS")
+        .output()
+        .expect("run roslite");
+    assert!(
+        output.status.success(),
+        "roslite failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    println!("{line}");
+    let series = |name: &str| {
+        let at = line.find(&format!("\"name\":\"{name}"))?;
+        Some(&line[at..line[at..].find("]}").unwrap() + at])
+    };
+    let mut counted = vec![
+        "shm\"",
+        "shm (transport only)",
+        "futex @50Hz",
+        "raw UDS @50Hz",
+    ];
+    for peer in ["Cyclone ", "Fast DDS "] {
+        if series(peer).is_some() {
+            counted.push(peer);
+        }
+    }
+    for name in counted {
+        let series = series(name).unwrap_or_else(|| panic!("{name} missing in {line}"));
+        let pages = values(series, "echo_pages_per_ping");
+        assert_eq!(pages.len(), 1, "{name}: {series}");
+        // Waking, taking the ping and answering touches a stack page and code at least.
+        let pages: u64 = pages[0].parse().unwrap();
+        assert!(pages >= 2, "{name}: {series}");
+    }
+    // Floors measured back to back are not counted even in rate mode.
+    let futex = series("futex floor").unwrap();
+    assert!(values(futex, "echo_pages_per_ping").is_empty(), "{futex}");
+    let _ = std::fs::remove_file(&svg);
 }

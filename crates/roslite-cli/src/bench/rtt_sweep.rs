@@ -40,7 +40,9 @@
 //! both nodes. At a rate, `echo pages` is the echo process's pages touched per ping (median
 //! over the warm-up pings, `roslite_shm::bench::TouchedPages`): the pong process, the bare
 //! transports' and the floors' echoes (not `intra`, whose pong shares this process, nor the
-//! loan series or the DDS peers). The goals are ratios between series of this run, never
+//! loan series). The DDS pongs are counted alike over pings that are not measured, in windows
+//! of one period not aligned with their pings (Cyclone: in the first second, which is dropped;
+//! Fast DDS: during the warm-up). The goals are ratios between series of this run, never
 //! absolute times.
 
 use std::fmt::Write as _;
@@ -649,6 +651,11 @@ struct Pace {
 }
 
 impl Pace {
+    /// The time between pings at a rate.
+    fn ping_period(self) -> Duration {
+        Duration::from_secs_f64(1.0 / f64::from(self.hz.max(1)))
+    }
+
     fn shm(self) -> shm_bench::Pace {
         match self.mode {
             Mode::Rate => shm_bench::Pace::Rate {
@@ -905,6 +912,25 @@ fn measure_floor_rounds(
 // ---------------------------------------------------------------------------------------------
 // Cyclone's ddsperf.
 
+/// At a rate, a DDS pong's pages touched per ping, counted as the roslite echoes are (median
+/// of windows of one period each, [`TouchedPages`]), `windows` of them after a `skip`. These
+/// pings are not ours to time, so the windows are not aligned with them, but a window of one
+/// period holds one ping. The caller places the windows over pings that are not measured (so
+/// that clearing the accessed bits never lands on a measured round trip).
+fn dds_pong_pages(pong: u32, pace: Pace, skip: Duration, windows: usize) -> Option<u64> {
+    if windows == 0 {
+        return None;
+    }
+    std::thread::sleep(skip);
+    let mut pages = TouchedPages::of(pong);
+    for _ in 0..windows {
+        pages.next_window();
+        std::thread::sleep(pace.ping_period());
+    }
+    pages.close_window();
+    pages.median()
+}
+
 fn measure_cyclone(
     ddsperf: &Path,
     domain: u32,
@@ -931,6 +957,17 @@ fn measure_cyclone(
         }
         ping.args(["size", &size_arg]).stdin(Stdio::null());
         let (mut ping, lines) = Helper::spawn_reading("ddsperf ping", &mut ping)?;
+        // The windows fall in ddsperf's first second, which it reports but we drop (see
+        // `CycloneRtt::from_intervals`); by 0.4 s the pair has matched on loopback.
+        let echo_pages = match pace.mode {
+            Mode::Rate => {
+                let skip = Duration::from_millis(400);
+                let room = Duration::from_secs(1) - skip;
+                let windows = (room.as_secs_f64() * f64::from(pace.hz)) as usize;
+                dds_pong_pages(pong.pid(), pace, skip, windows.min(pace.warmup))
+            }
+            Mode::BackToBack => None,
+        };
         let mut sender = None;
         let give_up = Instant::monotonic_now() + duration + Duration::from_secs(20);
         loop {
@@ -966,7 +1003,7 @@ fn measure_cyclone(
             summary,
             lost: 0,
             sender_rss_kib: sender,
-            echo_pages: None,
+            echo_pages,
         });
     }
     let name = match cyclone_version() {
@@ -1063,7 +1100,7 @@ fn measure_fastdds(
         .stdin(Stdio::null())
         .stdout(Stdio::null());
     env_clear(&mut pong);
-    let _pong = Helper::spawn("the Fast DDS pong", &mut pong)?;
+    let pong = Helper::spawn("the Fast DDS pong", &mut pong)?;
     let hz = match pace.mode {
         Mode::Rate => pace.hz.to_string(),
         Mode::BackToBack => "0".to_owned(),
@@ -1089,11 +1126,23 @@ fn measure_fastdds(
         .context("internal bug: no stdout")?;
     let mut points = Vec::new();
     let mut current: Option<(usize, Vec<Duration>, usize)> = None;
+    let mut echo_pages = None;
     for line in std::io::BufReader::new(stdout).lines() {
         let line = line?;
         let mut words = line.split_whitespace();
         match (words.next(), words.next()) {
-            (Some("SIZE"), Some(n)) => current = Some((n.parse()?, Vec::new(), 0)),
+            (Some("SIZE"), Some(n)) => {
+                current = Some((n.parse()?, Vec::new(), 0));
+                // The ping prints SIZE right before its first warm-up ping of that size; a
+                // window per warm-up ping but the last, which would close on a measured one.
+                echo_pages = match pace.mode {
+                    Mode::Rate => {
+                        let windows = pace.warmup.saturating_sub(1);
+                        dds_pong_pages(pong.pid(), pace, Duration::ZERO, windows)
+                    }
+                    Mode::BackToBack => None,
+                };
+            }
             (Some("RTT"), Some(us)) => {
                 if let Some((_, series, _)) = &mut current {
                     series.push(Duration::from_secs_f64(us.parse::<f64>()? / 1e6));
@@ -1111,7 +1160,7 @@ fn measure_fastdds(
                         summary: Summary::of(&series),
                         lost,
                         sender_rss_kib: kib.parse().ok(),
-                        echo_pages: None,
+                        echo_pages: echo_pages.take(),
                     });
                 }
             }
@@ -1505,7 +1554,8 @@ fn table(
             out,
             "echo pages: the echo process's pages (code, data, stacks, shared memory) touched per \
              ping, median over the warm-up pings (accessed bits cleared through \
-             /proc/<pid>/clear_refs before each); at a rate each one meets a cold TLB and caches"
+             /proc/<pid>/clear_refs before each; for the DDS pongs, windows of one period over \
+             pings not measured); at a rate each one meets a cold TLB and caches"
         );
     }
     let _ = writeln!(
