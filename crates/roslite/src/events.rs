@@ -1,6 +1,10 @@
 //! Endpoint status events users can observe (rclcpp's QoS event callbacks).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use roslite_executor::{CallbackGroup, Instant, Waitable};
 
 use crate::qos::QosPolicyKind;
 
@@ -114,5 +118,199 @@ impl<S: Copy> StatusEvent<S> {
 
     pub(crate) fn set_callback(&self, callback: Box<dyn FnMut(S) + Send>) {
         *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
+    }
+}
+
+/// `REQUESTED_DEADLINE_MISSED` on a subscription, `OFFERED_DEADLINE_MISSED` on a publisher
+/// (rclcpp's `RequestedDeadlineMissedInfo` / `OfferedDeadlineMissedInfo`; ROS topics have one
+/// instance, so there is no instance handle).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadlineMissedStatus {
+    /// Deadline periods that passed without a message since the first one.
+    pub total_count: u32,
+    /// Increase since the status was last read.
+    pub total_count_change: u32,
+}
+
+/// Watches one endpoint's QoS deadline (DDS 1.4 §2.2.3.7: a reader expects, a writer
+/// commits to, a new sample at least once per period). The first message starts the watch;
+/// every message starts a new period; each period that ends without one counts one miss. It
+/// is an entity of the endpoint's callback group, so the executor wakes for the end of the
+/// period (its [`Waitable::next_deadline`]) and the user's callback runs there, as rclcpp
+/// runs QoS event callbacks: only while the node is spun.
+pub(crate) struct DeadlineWatch {
+    period: Duration,
+    /// When the current period ends, in `CLOCK_MONOTONIC` nanoseconds; 0 before the first
+    /// message.
+    due_ns: AtomicU64,
+    pub(crate) status: StatusEvent<DeadlineMissedStatus>,
+    group: Arc<CallbackGroup>,
+}
+
+impl DeadlineWatch {
+    /// A watch over `period` in `group`, or `None` without a deadline. The caller keeps the
+    /// watch; the group holds it weakly, so dropping the endpoint ends it.
+    pub(crate) fn start(period: Option<Duration>, group: &Arc<CallbackGroup>) -> Option<Arc<Self>> {
+        let watch = Arc::new(Self {
+            period: period.filter(|p| !p.is_zero())?,
+            due_ns: AtomicU64::new(0),
+            status: StatusEvent::default(),
+            group: group.clone(),
+        });
+        let entity: Arc<dyn Waitable> = watch.clone();
+        group.add(Arc::downgrade(&entity));
+        Some(watch)
+    }
+
+    /// A message went out or came in at `now`: a new period starts.
+    pub(crate) fn restart(&self, now: Instant) {
+        let due = (now + self.period).as_nanos();
+        // The latest start wins (messages may arrive on several threads). Before the first
+        // message the executor sleeps without this deadline: it must look again.
+        if self.due_ns.fetch_max(due, Ordering::AcqRel) == 0 {
+            self.group.notify();
+        }
+    }
+
+    /// Counts the periods that ended by `now` without a message and moves on to the period
+    /// `now` falls in; returns how many were missed.
+    fn check(&self, now: Instant) -> u32 {
+        let period = u64::try_from(self.period.as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let mut due = self.due_ns.load(Ordering::Acquire);
+        loop {
+            if due == 0 || now.as_nanos() < due {
+                return 0;
+            }
+            let missed = (now.as_nanos() - due) / period + 1;
+            let next = due.saturating_add(missed.saturating_mul(period));
+            // A message that restarted the period meanwhile wins: nothing was missed then.
+            match self
+                .due_ns
+                .compare_exchange(due, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return u32::try_from(missed).unwrap_or(u32::MAX),
+                Err(now_due) => due = now_due,
+            }
+        }
+    }
+
+    /// Reads the status and resets its change count.
+    pub(crate) fn take(&self) -> DeadlineMissedStatus {
+        self.status.take(|s| s.total_count_change = 0)
+    }
+}
+
+impl Waitable for DeadlineWatch {
+    fn next_deadline(&self) -> Option<Instant> {
+        match self.due_ns.load(Ordering::Acquire) {
+            0 => None,
+            due => Some(Instant::from_nanos(due)),
+        }
+    }
+
+    fn is_ready(&self, now: Instant) -> bool {
+        self.next_deadline().is_some_and(|due| now >= due)
+    }
+
+    fn execute(&self) -> bool {
+        let missed = self.check(Instant::monotonic_now());
+        if missed == 0 {
+            return false;
+        }
+        self.status.update(|s| {
+            s.total_count = s.total_count.saturating_add(missed);
+            s.total_count_change = s.total_count_change.saturating_add(missed);
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_nanos(1_000_000_000 + ms * 1_000_000)
+    }
+
+    #[test]
+    fn nothing_is_missed_before_the_first_message() {
+        let group = CallbackGroup::new();
+        let watch = DeadlineWatch::start(Some(100 * MS), &group).unwrap();
+        assert_eq!(watch.next_deadline(), None);
+        assert!(!watch.is_ready(at(10_000)));
+        assert_eq!(watch.check(at(10_000)), 0);
+    }
+
+    #[test]
+    fn each_period_without_a_message_counts_once() {
+        let group = CallbackGroup::new();
+        let watch = DeadlineWatch::start(Some(100 * MS), &group).unwrap();
+        watch.restart(at(0));
+        assert_eq!(watch.next_deadline(), Some(at(100)));
+        assert!(!watch.is_ready(at(99)));
+        assert_eq!(watch.check(at(99)), 0);
+        // Looked at late: the two periods that ended (at 100 and 200 ms) count, the watch
+        // moves to the period ending at 300 ms.
+        assert!(watch.is_ready(at(250)));
+        assert_eq!(watch.check(at(250)), 2);
+        assert_eq!(watch.next_deadline(), Some(at(300)));
+        assert_eq!(watch.check(at(250)), 0);
+        assert_eq!(watch.check(at(300)), 1);
+        // A message starts a new period from its own time.
+        watch.restart(at(320));
+        assert_eq!(watch.next_deadline(), Some(at(420)));
+        assert_eq!(watch.check(at(419)), 0);
+    }
+
+    #[test]
+    fn an_older_message_does_not_move_the_deadline_back() {
+        let group = CallbackGroup::new();
+        let watch = DeadlineWatch::start(Some(100 * MS), &group).unwrap();
+        watch.restart(at(50));
+        watch.restart(at(20));
+        assert_eq!(watch.next_deadline(), Some(at(150)));
+    }
+
+    #[test]
+    fn no_deadline_means_no_watch_and_the_group_forgets_a_dropped_one() {
+        let group = CallbackGroup::new();
+        assert!(DeadlineWatch::start(None, &group).is_none());
+        assert!(DeadlineWatch::start(Some(Duration::ZERO), &group).is_none());
+        let watch = DeadlineWatch::start(Some(MS), &group).unwrap();
+        let weak = Arc::downgrade(&watch);
+        drop(watch);
+        assert!(
+            weak.upgrade().is_none(),
+            "the group must hold the watch weakly"
+        );
+    }
+
+    #[test]
+    fn a_miss_updates_the_status_and_calls_back() {
+        let group = CallbackGroup::new();
+        let watch = DeadlineWatch::start(Some(MS), &group).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        watch
+            .status
+            .set_callback(Box::new(move |s| sink.lock().unwrap().push(s)));
+        assert!(
+            !watch.execute(),
+            "nothing to report before the first message"
+        );
+        watch.restart(Instant::monotonic_now());
+        std::thread::sleep(3 * MS);
+        assert!(watch.execute());
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert!(seen[0].total_count >= 1 && seen[0].total_count == seen[0].total_count_change);
+        let status = watch.take();
+        assert_eq!(status, seen[0]);
+        assert_eq!(watch.take().total_count_change, 0);
     }
 }

@@ -43,7 +43,9 @@ use std::time::Duration;
 pub use context::{
     Context, ContextOptions, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
 };
-pub use events::{IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus};
+pub use events::{
+    DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
+};
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};

@@ -24,7 +24,7 @@ use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
-use crate::events::{IncompatibleQos, IncompatibleQosStatus};
+use crate::events::{DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
@@ -302,11 +302,16 @@ pub(crate) struct SubscriptionShared<T: Message> {
     callback: Mutex<BoxedCallback<T>>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
+    /// `REQUESTED_DEADLINE_MISSED`, with a QoS deadline.
+    deadline: Option<Arc<DeadlineWatch>>,
 }
 
 impl<T: Message> SubscriptionShared<T> {
     fn deliver(&self, message: Arc<T>, mut info: MessageInfo) {
         info.received_timestamp = Instant::monotonic_now();
+        if let Some(deadline) = &self.deadline {
+            deadline.restart(info.received_timestamp);
+        }
         {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
@@ -419,6 +424,7 @@ impl<T: Message> Subscription<T> {
             callback: Mutex::new(callback),
             group: group.clone(),
             events: Arc::default(),
+            deadline: DeadlineWatch::start(qos.deadline, &group),
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
@@ -477,6 +483,26 @@ impl<T: Message> Subscription<T> {
             .events
             .liveliness_changed
             .set_callback(Box::new(callback));
+    }
+
+    /// `REQUESTED_DEADLINE_MISSED`: deadline periods (QoS `deadline`) that ended without a
+    /// message, counted from the first message on, whichever path it came by. Always zero
+    /// without a deadline. Counted while the node is spun (see [`Self::on_deadline_missed`]).
+    pub fn deadline_missed_status(&self) -> DeadlineMissedStatus {
+        self.shared
+            .deadline
+            .as_ref()
+            .map_or_else(DeadlineMissedStatus::default, |d| d.take())
+    }
+
+    /// Calls `callback` when deadline periods end without a message (rclcpp's
+    /// `deadline_callback`). It runs in the executor spinning this node, in the subscription's
+    /// callback group, which wakes for the end of each period: like a timer, only while the
+    /// node is spun. Never called without a QoS deadline.
+    pub fn on_deadline_missed(&self, callback: impl FnMut(DeadlineMissedStatus) + Send + 'static) {
+        if let Some(deadline) = &self.shared.deadline {
+            deadline.status.set_callback(Box::new(callback));
+        }
     }
 }
 
@@ -565,13 +591,20 @@ pub(crate) struct PublisherShared<T: Message> {
     remote: RwLock<OutletList>,
     send_counters: SendCounters,
     pub(crate) events: Arc<IncompatibleQos>,
+    /// `OFFERED_DEADLINE_MISSED`, with a QoS deadline.
+    deadline: Option<Arc<DeadlineWatch>>,
 }
 
 impl<T: Message> PublisherShared<T> {
-    /// The next message's sequence number and source timestamp (now).
+    /// The next message's sequence number and source timestamp (now); a publish starts a
+    /// new deadline period.
     fn next_info(&self) -> MessageInfo {
+        let now = Instant::monotonic_now();
+        if let Some(deadline) = &self.deadline {
+            deadline.restart(now);
+        }
         MessageInfo {
-            source_timestamp: Instant::monotonic_now(),
+            source_timestamp: now,
             received_timestamp: Instant::ZERO,
             publication_sequence_number: self.sequence.fetch_add(1, Ordering::Relaxed) + 1,
             publisher_id: self.id,
@@ -712,6 +745,8 @@ impl<T: Message> Publisher<T> {
             remote: RwLock::new(Arc::new([])),
             send_counters: SendCounters::default(),
             events: Arc::default(),
+            // As rclcpp's publisher event handlers: in the node's default group.
+            deadline: DeadlineWatch::start(qos.deadline, &node.default_group),
         });
         Self {
             shared,
@@ -843,6 +878,27 @@ impl<T: Message> Publisher<T> {
             .events
             .liveliness_lost
             .set_callback(Box::new(callback));
+    }
+
+    /// `OFFERED_DEADLINE_MISSED`: deadline periods (QoS `deadline`) that ended without a
+    /// publish (or loaned publish), counted from the first one on, whether or not anything
+    /// is matched. Always zero without a deadline. Counted while the node is spun (see
+    /// [`Self::on_deadline_missed`]).
+    pub fn deadline_missed_status(&self) -> DeadlineMissedStatus {
+        self.shared
+            .deadline
+            .as_ref()
+            .map_or_else(DeadlineMissedStatus::default, |d| d.take())
+    }
+
+    /// Calls `callback` when deadline periods end without a publish (rclcpp's
+    /// `deadline_callback`). It runs in the executor spinning this node, in the node's default
+    /// callback group, which wakes for the end of each period: like a timer, only while the
+    /// node is spun. Never called without a QoS deadline.
+    pub fn on_deadline_missed(&self, callback: impl FnMut(DeadlineMissedStatus) + Send + 'static) {
+        if let Some(deadline) = &self.shared.deadline {
+            deadline.status.set_callback(Box::new(callback));
+        }
     }
 }
 

@@ -301,6 +301,58 @@ fn lifespan_drops_stale_messages() {
 }
 
 #[test]
+fn deadline_misses_count_periods_without_a_message_on_both_ends() {
+    let (_ctx, node, executor) = setup();
+    let period = Duration::from_millis(100);
+    let qos = QosProfile::keep_last(10).deadline(period);
+    let sub = node.create_subscription("d", qos, |_: Count| {}).unwrap();
+    let publisher = node.create_publisher::<Count>("d", qos).unwrap();
+    let (requested, on_requested) = collector::<(std::time::Instant, DeadlineMissedStatus)>();
+    sub.on_deadline_missed(move |s| on_requested((std::time::Instant::now(), s)));
+    let (offered, on_offered) = collector::<(std::time::Instant, DeadlineMissedStatus)>();
+    publisher.on_deadline_missed(move |s| on_offered((std::time::Instant::now(), s)));
+    // Nothing is due before the first message.
+    executor.spin_for(Duration::from_millis(250));
+    assert!(requested.lock().unwrap().is_empty());
+    assert!(offered.lock().unwrap().is_empty());
+    let sent = std::time::Instant::now();
+    publisher.publish(Count(1)).unwrap();
+    let start = std::time::Instant::now();
+    while (requested.lock().unwrap().len() < 2 || offered.lock().unwrap().len() < 2)
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        executor.spin_once(Some(Duration::from_millis(50)));
+    }
+    let elapsed = sent.elapsed();
+    for (end, seen) in [("subscription", &requested), ("publisher", &offered)] {
+        let seen = seen.lock().unwrap();
+        assert!(seen.len() >= 2, "{end}: {seen:?}");
+        // Never early, never more than the periods that really passed, each reported once.
+        let (first_at, first) = seen[0];
+        assert!(first_at - sent >= period, "{end}: {:?}", first_at - sent);
+        assert_eq!(first.total_count, first.total_count_change, "{end}");
+        assert!(first.total_count >= 1);
+        let (_, last) = seen[seen.len() - 1];
+        let passed = (elapsed.as_millis() / period.as_millis()) as u32;
+        assert!(
+            last.total_count <= passed,
+            "{end}: {last:?} after {elapsed:?}"
+        );
+        assert!(last.total_count >= seen.len() as u32, "{end}: {seen:?}");
+    }
+    assert!(sub.deadline_missed_status().total_count >= 2);
+    assert_eq!(sub.deadline_missed_status().total_count_change, 0);
+    assert!(publisher.deadline_missed_status().total_count >= 2);
+    // Without a deadline there is nothing to miss.
+    let plain = node.create_publisher::<Count>("plain", 10).unwrap();
+    plain.publish(Count(1)).unwrap();
+    assert_eq!(
+        plain.deadline_missed_status(),
+        DeadlineMissedStatus::default()
+    );
+}
+
+#[test]
 fn different_types_on_one_topic_do_not_match() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();

@@ -233,6 +233,82 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
 }
 
 #[test]
+fn deadline_misses_are_counted_across_participants_once_messages_stop() {
+    let domain = test_domain(5);
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let talker = talker_ctx.create_node("deadline_talker").unwrap();
+    let listener = listener_ctx.create_node("deadline_listener").unwrap();
+    let period = Duration::from_millis(1000);
+    let qos = QosProfile::keep_last(10).deadline(period);
+    let requested = Arc::new(Mutex::new(Vec::new()));
+    let offered = Arc::new(Mutex::new(Vec::new()));
+    let sub = listener
+        .create_subscription("deadline", qos, |_: StringMsg| {})
+        .unwrap();
+    let sink = requested.clone();
+    sub.on_deadline_missed(move |s| sink.lock().unwrap().push((Instant::now(), s)));
+    let publisher = talker
+        .create_publisher::<StringMsg>("deadline", qos)
+        .unwrap();
+    let sink = offered.clone();
+    publisher.on_deadline_missed(move |s| sink.lock().unwrap().push((Instant::now(), s)));
+    // Each side's events run in the executor spinning its node.
+    let spin = |ctx: &Context, node: &roslite::Node| {
+        let (ctx, node) = (ctx.clone(), node.clone());
+        std::thread::spawn(move || {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let talker_thread = spin(&talker_ctx, &talker);
+    let listener_thread = spin(&listener_ctx, &listener);
+    let net = talker_ctx.network().unwrap();
+    let start = Instant::now();
+    while net.matched_remote_subscriptions("/deadline") == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Twenty times per period for a while: nothing is missed.
+    let mut last = Instant::now();
+    for n in 0..20 {
+        last = Instant::now();
+        publisher
+            .publish(StringMsg {
+                data: format!("{n}"),
+            })
+            .unwrap();
+        std::thread::sleep(period / 20);
+    }
+    assert_eq!(sub.deadline_missed_status().total_count, 0);
+    assert_eq!(publisher.deadline_missed_status().total_count, 0);
+    // Then quiet: both ends report the period that ended without a message, not before.
+    let start = Instant::now();
+    while (requested.lock().unwrap().is_empty() || offered.lock().unwrap().is_empty())
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (end, seen) in [("subscription", &requested), ("publisher", &offered)] {
+        let seen = seen.lock().unwrap();
+        let Some(&(at, status)) = seen.first() else {
+            panic!("{end}: no deadline miss reported");
+        };
+        assert!(
+            at - last >= period,
+            "{end}: {:?} after the last publish",
+            at - last
+        );
+        assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
+    }
+    talker_ctx.shutdown();
+    listener_ctx.shutdown();
+    talker_thread.join().unwrap();
+    listener_thread.join().unwrap();
+}
+
+#[test]
 fn sequence_numbers_count_every_publish_even_those_nobody_received() {
     let domain = test_domain(4);
     let talker_ctx = networked(domain);
