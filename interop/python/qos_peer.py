@@ -8,7 +8,7 @@ to it while the peer runs; it also reads commands from stdin (`go`, `stop`; EOF 
                       linear.z = -1), prints `HISTORY N`, and waits for `go` before the live
                       samples; without it, live samples start at once.
         live samples `<prefix><n>` (Twist: n = 1, 2, ... with linear.z = +1) at 10 Hz until
-        `stop`, EOF or --seconds.
+        `stop`, EOF or --seconds; `quiet` stops publishing but keeps the node spinning.
     qos_peer.py listen <topic> <string|twist> [options]
         prints `HEARD <text>` per sample; exits after --count samples, `stop`, EOF or
         --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and `RESULT <n>`.
@@ -18,11 +18,13 @@ history and +1 for live samples; `HEARD` prints the six values with repr(), whic
 doubles exactly.
 
 Both modes print `INCOMPATIBLE <POLICY> <total_count>` when rclpy reports an incompatible
-remote endpoint (REQUESTED_ / OFFERED_INCOMPATIBLE_QOS) and `MATCHED <n>` when the number of
-matched remote endpoints changes.
+remote endpoint (REQUESTED_ / OFFERED_INCOMPATIBLE_QOS), `MATCHED <n>` when the number of
+matched remote endpoints changes, and with --deadline `DEADLINE <total_count>` when rclpy
+reports a missed deadline (REQUESTED_ / OFFERED_DEADLINE_MISSED).
 
 Options: --best-effort, --transient-local, --depth N (KEEP_LAST, default 10), --count N,
---seconds S (default 30), --prefix P (default `from rclpy `), --node NAME.
+--seconds S (default 30), --prefix P (default `from rclpy `), --node NAME, --deadline S (QoS
+deadline period in seconds).
 """
 import argparse
 import queue
@@ -31,6 +33,7 @@ import threading
 import time
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.qos import (
     DurabilityPolicy,
@@ -99,6 +102,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--prefix", default="from rclpy ")
     parser.add_argument("--node", default=None)
+    parser.add_argument("--deadline", type=float, default=None)
     args = parser.parse_args()
 
     qos = QoSProfile(
@@ -107,6 +111,8 @@ def main():
         reliability=ReliabilityPolicy.BEST_EFFORT if args.best_effort else ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.TRANSIENT_LOCAL if args.transient_local else DurabilityPolicy.VOLATILE,
     )
+    if args.deadline is not None:
+        qos.deadline = Duration(nanoseconds=int(args.deadline * 1e9))
     msg_type = make_type(args.type)
     rclpy.init()
     node = rclpy.create_node(args.node or f"py_qos_{args.mode}")
@@ -119,6 +125,9 @@ def main():
     def on_matched(event):
         say("MATCHED", event.current_count)
 
+    def on_deadline(event):
+        say("DEADLINE", event.total_count)
+
     def sample(n, history):
         if args.type == "twist":
             return twist(n, -1 if history else 1)
@@ -129,7 +138,9 @@ def main():
             msg_type,
             args.topic,
             qos,
-            event_callbacks=PublisherEventCallbacks(incompatible_qos=on_incompatible, matched=on_matched),
+            event_callbacks=PublisherEventCallbacks(
+                incompatible_qos=on_incompatible, matched=on_matched, deadline=on_deadline
+            ),
         )
         live = args.history == 0
         for n in range(1, args.history + 1):
@@ -147,6 +158,8 @@ def main():
                 break
             if command == "go":
                 live = True
+            if command == "quiet":
+                live = False
             if live and time.monotonic() >= next_live:
                 n += 1
                 publisher.publish(sample(n, False))
@@ -164,7 +177,9 @@ def main():
             args.topic,
             on_message,
             qos,
-            event_callbacks=SubscriptionEventCallbacks(incompatible_qos=on_incompatible, matched=on_matched),
+            event_callbacks=SubscriptionEventCallbacks(
+                incompatible_qos=on_incompatible, matched=on_matched, deadline=on_deadline
+            ),
         )
         while time.monotonic() < end and not (args.count and got[0] >= args.count):
             try:

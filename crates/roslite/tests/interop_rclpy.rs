@@ -16,7 +16,9 @@
 //!   endpoints (with their QoS) to the node;
 //! - sensor_msgs/Image over 1 MiB (DATA_FRAG), both directions, intact (CRC-32).
 //! - one roslite publisher serving a roslite subscription over shared memory and an rclpy one
-//!   over UDP at once.
+//!   over UDP at once;
+//! - deadline: when the talker (rclpy or roslite) goes quiet, both sides report the missed
+//!   deadline, roslite through `on_deadline_missed`.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -818,4 +820,99 @@ fn one_publisher_serves_roslite_over_shared_memory_and_rclpy_over_udp() {
         kinds.contains(&"shm") && kinds.contains(&"udp"),
         "{kinds:?}"
     );
+}
+
+// -------------------------------------------------------------------------------------------
+// Deadline
+
+/// A deadline period that both sides use: five of the talkers' 100 ms ticks.
+const DEADLINE: Duration = Duration::from_millis(500);
+
+/// An rclpy talker with a deadline publishes, then goes quiet: roslite's subscription counts
+/// the periods that end without a sample (REQUESTED_DEADLINE_MISSED), and rclpy its own
+/// (OFFERED_DEADLINE_MISSED), so the two agree on the policy they matched with.
+#[test]
+fn roslite_subscription_reports_missed_deadlines_of_an_rclpy_talker() {
+    let domain = 21;
+    let ns = namespace("rclpy-deadline-t");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_watchdog").unwrap();
+    let qos = QosProfile::keep_last(10).deadline(DEADLINE);
+    let (heard, sink) = collector();
+    let sub = node
+        .create_subscription("beat", qos, move |m: StringMsg| {
+            sink((Instant::now(), m.data))
+        })
+        .unwrap();
+    let (missed, on_missed) = collector();
+    sub.on_deadline_missed(move |s| on_missed((Instant::now(), s)));
+    let mut talker = qos_peer(
+        &ns,
+        domain,
+        &["talk", "beat", "string", "--deadline", "0.5"],
+    );
+    let flowing = spin_until(&ctx, &node, STEP, || heard.lock().unwrap().len() >= 5);
+    talker.send_line("quiet");
+    let reported = spin_until(&ctx, &node, STEP, || !missed.lock().unwrap().is_empty());
+    let offered = talker.wait_line(Instant::now() + STEP, |l| l.starts_with("DEADLINE "));
+    talker.send_line("stop");
+    let out = talker.finish(Instant::now() + STEP);
+    assert!(flowing, "heard {:?}\n{out}", heard.lock().unwrap());
+    assert!(reported, "no deadline miss reported\n{out}");
+    assert!(
+        offered.is_some(),
+        "rclpy reported no missed deadline\n{out}"
+    );
+    assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
+    let (last_heard, _) = *heard.lock().unwrap().last().unwrap();
+    let (missed_at, status) = missed.lock().unwrap()[0];
+    // A period after the last sample, not before (less the callback's own delay).
+    assert!(
+        missed_at - last_heard >= DEADLINE - Duration::from_millis(50),
+        "{:?} after the last sample",
+        missed_at - last_heard
+    );
+    assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
+    assert!(sub.deadline_missed_status().total_count >= 1);
+}
+
+/// The reverse: a roslite publisher with a deadline stops; its OFFERED_DEADLINE_MISSED counts,
+/// and the rclpy subscription with the same deadline reports its requested one.
+#[test]
+fn rclpy_listener_reports_missed_deadlines_of_a_roslite_talker() {
+    let domain = 22;
+    let ns = namespace("rclpy-deadline-l");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_beat").unwrap();
+    let qos = QosProfile::keep_last(10).deadline(DEADLINE);
+    let publisher = Arc::new(node.create_publisher::<StringMsg>("beat", qos).unwrap());
+    let (missed, on_missed) = collector();
+    publisher.on_deadline_missed(move |s| on_missed(s));
+    let mut listener = qos_peer(
+        &ns,
+        domain,
+        &["listen", "beat", "string", "--deadline", "0.5"],
+    );
+    let talker = Ticker::start(publisher.clone(), |n| string(format!("from roslite {n}")));
+    // Volatile: rclpy hears from whichever sample follows its match on.
+    let mut count = 0;
+    let heard = listener.wait_line(Instant::now() + STEP, |l| {
+        count += usize::from(l.starts_with("HEARD from roslite "));
+        count == 5
+    });
+    drop(talker);
+    let requested = listener.wait_line(Instant::now() + STEP, |l| l.starts_with("DEADLINE "));
+    // The publisher's events run in the executor spinning its node.
+    let reported = spin_until(&ctx, &node, STEP, || !missed.lock().unwrap().is_empty());
+    listener.send_line("stop");
+    let out = listener.finish(Instant::now() + STEP);
+    assert!(heard.is_some(), "rclpy heard too little\n{out}");
+    assert!(
+        requested.is_some(),
+        "rclpy reported no missed deadline\n{out}"
+    );
+    assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
+    assert!(reported, "roslite's publisher reported no missed deadline");
+    let status = missed.lock().unwrap()[0];
+    assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
 }
