@@ -887,7 +887,7 @@ fn rclpy_listener_reports_missed_deadlines_of_a_roslite_talker() {
     let qos = QosProfile::keep_last(10).deadline(DEADLINE);
     let publisher = Arc::new(node.create_publisher::<StringMsg>("beat", qos).unwrap());
     let (missed, on_missed) = collector();
-    publisher.on_deadline_missed(move |s| on_missed(s));
+    publisher.on_deadline_missed(on_missed);
     let mut listener = qos_peer(
         &ns,
         domain,
