@@ -23,29 +23,13 @@ fn values<'a>(line: &'a str, key: &str) -> Vec<&'a str> {
         .collect()
 }
 
-#[test]
-fn sweep_covers_every_path_floor_and_peer() {
-    let svg = std::env::temp_dir().join(format!("roslite-rtt-sweep-{}.svg", std::process::id()));
-    let domain = domain().to_string();
+/// `roslite bench rtt <args> --svg <svg> --json`, which must succeed; its one line of JSON.
+fn bench_rtt_json(args: &[&str], svg: &std::path::Path) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
-        .args([
-            "bench",
-            "rtt",
-            "--transport",
-            "all",
-            "--mode",
-            "back-to-back",
-            "--count",
-            "3",
-            "--sizes",
-            "64,65536",
-            "--cyclone-duration",
-            "2s",
-            "--domain",
-            &domain,
-            "--svg",
-        ])
-        .arg(&svg)
+        .args(["bench", "rtt"])
+        .args(args)
+        .arg("--svg")
+        .arg(svg)
         .arg("--json")
         .env_remove("ROSLITE_TRANSPORTS")
         .output()
@@ -58,6 +42,30 @@ fn sweep_covers_every_path_floor_and_peer() {
     );
     let line = String::from_utf8(output.stdout).unwrap().trim().to_owned();
     println!("{line}");
+    line
+}
+
+#[test]
+fn sweep_covers_every_path_floor_and_peer() {
+    let svg = std::env::temp_dir().join(format!("roslite-rtt-sweep-{}.svg", std::process::id()));
+    let domain = domain().to_string();
+    let line = bench_rtt_json(
+        &[
+            "--transport",
+            "all",
+            "--mode",
+            "back-to-back",
+            "--count",
+            "3",
+            "--sizes",
+            "64,65536",
+            "--cyclone-duration",
+            "2s",
+            "--domain",
+            &domain,
+        ],
+        &svg,
+    );
     assert!(
         line.starts_with('{') && line.ends_with('}') && !line.contains('\n'),
         "not one JSON object: {line}"
@@ -155,10 +163,8 @@ fn rate_mode_counts_each_echo_process_pages() {
     let svg = std::env::temp_dir().join(format!("roslite-rtt-rate-{}.svg", std::process::id()));
     // Past the seven domains the sweep above uses (this one takes at most six).
     let domain = (domain() + 7).to_string();
-    let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
-        .args([
-            "bench",
-            "rtt",
+    let line = bench_rtt_json(
+        &[
             "--transport",
             "shm",
             "--hz",
@@ -169,21 +175,9 @@ fn rate_mode_counts_each_echo_process_pages() {
             "64",
             "--domain",
             &domain,
-            "--svg",
-        ])
-        .arg(&svg)
-        .arg("--json")
-        .env_remove("ROSLITE_TRANSPORTS")
-        .output()
-        .expect("run roslite");
-    assert!(
-        output.status.success(),
-        "roslite failed: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        &svg,
     );
-    let line = String::from_utf8(output.stdout).unwrap().trim().to_owned();
-    println!("{line}");
     let series = |name: &str| {
         let at = line.find(&format!("\"name\":\"{name}"))?;
         Some(&line[at..line[at..].find("]}").unwrap() + at])

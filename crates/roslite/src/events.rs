@@ -196,9 +196,23 @@ impl DeadlineWatch {
         }
     }
 
-    /// Reads the status and resets its change count.
-    pub(crate) fn take(&self) -> DeadlineMissedStatus {
-        self.status.take(|s| s.total_count_change = 0)
+    /// The status of an endpoint's watch, if it has one (zero without a deadline), with its
+    /// change count reset.
+    pub(crate) fn take_status(watch: Option<&Self>) -> DeadlineMissedStatus {
+        watch.map_or_else(DeadlineMissedStatus::default, |w| {
+            w.status.take(|s| s.total_count_change = 0)
+        })
+    }
+
+    /// Sets the user's callback of an endpoint's watch; without a deadline there is none to
+    /// call.
+    pub(crate) fn set_callback(
+        watch: Option<&Self>,
+        callback: impl FnMut(DeadlineMissedStatus) + Send + 'static,
+    ) {
+        if let Some(watch) = watch {
+            watch.status.set_callback(Box::new(callback));
+        }
     }
 }
 
@@ -309,8 +323,11 @@ mod deadline_tests {
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen.len(), 1);
         assert!(seen[0].total_count >= 1 && seen[0].total_count == seen[0].total_count_change);
-        let status = watch.take();
+        let status = DeadlineWatch::take_status(Some(&watch));
         assert_eq!(status, seen[0]);
-        assert_eq!(watch.take().total_count_change, 0);
+        assert_eq!(
+            DeadlineWatch::take_status(Some(&watch)).total_count_change,
+            0
+        );
     }
 }

@@ -489,10 +489,7 @@ impl<T: Message> Subscription<T> {
     /// message, counted from the first message on, whichever path it came by. Always zero
     /// without a deadline. Counted while the node is spun (see [`Self::on_deadline_missed`]).
     pub fn deadline_missed_status(&self) -> DeadlineMissedStatus {
-        self.shared
-            .deadline
-            .as_ref()
-            .map_or_else(DeadlineMissedStatus::default, |d| d.take())
+        DeadlineWatch::take_status(self.shared.deadline.as_deref())
     }
 
     /// Calls `callback` when deadline periods end without a message (rclcpp's
@@ -500,9 +497,7 @@ impl<T: Message> Subscription<T> {
     /// callback group, which wakes for the end of each period: like a timer, only while the
     /// node is spun. Never called without a QoS deadline.
     pub fn on_deadline_missed(&self, callback: impl FnMut(DeadlineMissedStatus) + Send + 'static) {
-        if let Some(deadline) = &self.shared.deadline {
-            deadline.status.set_callback(Box::new(callback));
-        }
+        DeadlineWatch::set_callback(self.shared.deadline.as_deref(), callback);
     }
 }
 
@@ -885,10 +880,7 @@ impl<T: Message> Publisher<T> {
     /// is matched. Always zero without a deadline. Counted while the node is spun (see
     /// [`Self::on_deadline_missed`]).
     pub fn deadline_missed_status(&self) -> DeadlineMissedStatus {
-        self.shared
-            .deadline
-            .as_ref()
-            .map_or_else(DeadlineMissedStatus::default, |d| d.take())
+        DeadlineWatch::take_status(self.shared.deadline.as_deref())
     }
 
     /// Calls `callback` when deadline periods end without a publish (rclcpp's
@@ -896,9 +888,7 @@ impl<T: Message> Publisher<T> {
     /// callback group, which wakes for the end of each period: like a timer, only while the
     /// node is spun. Never called without a QoS deadline.
     pub fn on_deadline_missed(&self, callback: impl FnMut(DeadlineMissedStatus) + Send + 'static) {
-        if let Some(deadline) = &self.shared.deadline {
-            deadline.status.set_callback(Box::new(callback));
-        }
+        DeadlineWatch::set_callback(self.shared.deadline.as_deref(), callback);
     }
 }
 
