@@ -34,6 +34,20 @@ fn networked_as(domain_id: u32, ros_distro: RosDistro) -> Context {
     .expect("start an RTPS network on loopback")
 }
 
+/// Waits (up to 10 s) until a publisher of `ctx` on `topic` has matched a subscription of
+/// another participant.
+fn await_remote_subscription(ctx: &Context, topic: &str) {
+    let net = ctx.network().unwrap();
+    let start = Instant::now();
+    while net.matched_remote_subscriptions(topic) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{topic} never matched"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn reliable_messages_cross_between_participants_over_udp() {
     let domain = test_domain(0);
@@ -197,12 +211,7 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
             .push((s.alive_count, s.not_alive_count))
     });
     let publisher = talker.create_publisher::<StringMsg>("lively", qos).unwrap();
-    let net = talker_ctx.network().unwrap();
-    let start = Instant::now();
-    while net.matched_remote_subscriptions("/lively") == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    await_remote_subscription(&talker_ctx, "/lively");
     let say = |n: u32| {
         publisher
             .publish(StringMsg {
@@ -264,12 +273,7 @@ fn deadline_misses_are_counted_across_participants_once_messages_stop() {
     };
     let talker_thread = spin(&talker_ctx, &talker);
     let listener_thread = spin(&listener_ctx, &listener);
-    let net = talker_ctx.network().unwrap();
-    let start = Instant::now();
-    while net.matched_remote_subscriptions("/deadline") == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    await_remote_subscription(&talker_ctx, "/deadline");
     // Twenty times per period for a while: nothing is missed.
     let mut last = Instant::now();
     for n in 0..20 {
@@ -339,12 +343,7 @@ fn sequence_numbers_count_every_publish_even_those_nobody_received() {
             },
         )
         .unwrap();
-    let net = talker_ctx.network().unwrap();
-    let start = Instant::now();
-    while net.matched_remote_subscriptions("/counted") == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "never matched");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    await_remote_subscription(&talker_ctx, "/counted");
     for n in 6..=8 {
         say(n);
     }
