@@ -29,6 +29,8 @@ pub(crate) struct IncompatibleQos {
     /// The endpoint's liveliness events (kept here: every transport already holds this).
     pub(crate) liveliness_changed: StatusEvent<LivelinessChangedStatus>,
     pub(crate) liveliness_lost: StatusEvent<LivelinessLostStatus>,
+    /// Its matches, from every source: the context's own endpoints and every transport's.
+    pub(crate) matched: StatusEvent<MatchedStatus>,
 }
 
 impl IncompatibleQos {
@@ -56,6 +58,49 @@ impl IncompatibleQos {
     pub(crate) fn set_callback(&self, callback: Callback) {
         *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
     }
+
+    /// An endpoint of the other kind matched this one (`true`) or went away (`false`).
+    pub(crate) fn record_match(&self, matched: bool) {
+        self.matched.update(|s| {
+            if matched {
+                s.total_count = s.total_count.saturating_add(1);
+                s.total_count_change = s.total_count_change.saturating_add(1);
+                s.current_count = s.current_count.saturating_add(1);
+                s.current_count_change = s.current_count_change.saturating_add(1);
+            } else if s.current_count > 0 {
+                s.current_count -= 1;
+                s.current_count_change = s.current_count_change.saturating_sub(1);
+            }
+        });
+    }
+
+    /// The match status with its change counts reset.
+    pub(crate) fn take_matched(&self) -> MatchedStatus {
+        self.matched.take(|s| {
+            s.total_count_change = 0;
+            s.current_count_change = 0;
+        })
+    }
+
+    /// Endpoints matched now.
+    pub(crate) fn current_matches(&self) -> usize {
+        self.matched.take(|_| {}).current_count as usize
+    }
+}
+
+/// `PUBLICATION_MATCHED` on a publisher, `SUBSCRIPTION_MATCHED` on a subscription (rclcpp's
+/// `MatchedInfo`): endpoints of the other kind it exchanges messages with, in this context
+/// and in other processes, whatever path the messages take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MatchedStatus {
+    /// Matches so far, including those that ended.
+    pub total_count: u32,
+    /// Increase of `total_count` since the status was last read.
+    pub total_count_change: u32,
+    /// Endpoints matched now.
+    pub current_count: u32,
+    /// Change of `current_count` since the status was last read.
+    pub current_count_change: i32,
 }
 
 /// `LIVELINESS_CHANGED` on a subscription: how many matched publishers are alive.

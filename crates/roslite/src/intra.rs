@@ -59,6 +59,18 @@ type TopicSnapshot = (
 struct TopicEndpoints {
     publishers: Vec<(EndpointRecord, Arc<dyn PublisherLink>)>,
     subscriptions: Vec<EndpointRecord>,
+    /// Connected pairs: (publisher id, subscription id).
+    matched: Vec<(u64, u64)>,
+}
+
+/// Match changes to report once the bus's lock is released (a user's callback may create or
+/// drop endpoints): each endpoint's events, matched (`true`) or unmatched.
+type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
+
+fn report_matches(reports: MatchReports) {
+    for (events, matched) in reports {
+        events.record_match(matched);
+    }
 }
 
 /// Information about an endpoint for `topic info -v`-style introspection.
@@ -84,28 +96,40 @@ impl LocalBus {
         record: EndpointRecord,
         link: Arc<dyn PublisherLink>,
     ) {
+        let mut reports = MatchReports::new();
         {
             let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
             let endpoints = topics.entry(topic.to_owned()).or_default();
             for subscription in &endpoints.subscriptions {
-                Self::try_match(topic, &record, &link, subscription);
+                if Self::try_match(topic, &record, &link, subscription) {
+                    endpoints.matched.push((record.id, subscription.id));
+                    reports.push((record.events.clone(), true));
+                    reports.push((subscription.events.clone(), true));
+                }
             }
             endpoints.publishers.push((record.clone(), link.clone()));
         }
+        report_matches(reports);
         for observer in self.observers() {
             observer.publisher_added(local_publisher(topic, &record, &link));
         }
     }
 
     pub(crate) fn add_subscription(&self, topic: &str, record: EndpointRecord) {
+        let mut reports = MatchReports::new();
         {
             let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
             let endpoints = topics.entry(topic.to_owned()).or_default();
             for (publisher, link) in &endpoints.publishers {
-                Self::try_match(topic, publisher, link, &record);
+                if Self::try_match(topic, publisher, link, &record) {
+                    endpoints.matched.push((publisher.id, record.id));
+                    reports.push((publisher.events.clone(), true));
+                    reports.push((record.events.clone(), true));
+                }
             }
             endpoints.subscriptions.push(record.clone());
         }
+        report_matches(reports);
         for observer in self.observers() {
             if let Some(subscription) = local_subscription(topic, &record) {
                 observer.subscription_added(subscription);
@@ -171,19 +195,20 @@ impl LocalBus {
             .clone()
     }
 
+    /// Connects a compatible pair; returns whether it did.
     fn try_match(
         topic: &str,
         publisher: &EndpointRecord,
         link: &Arc<dyn PublisherLink>,
         subscription: &EndpointRecord,
-    ) {
+    ) -> bool {
         if publisher.type_name != subscription.type_name {
             subscription.logger.warn(format_args!(
                 "topic '{topic}' has a publisher of type '{}' (node '{}') but this subscription \
                  expects '{}'; they will not communicate",
                 publisher.type_name, publisher.node, subscription.type_name
             ));
-            return;
+            return false;
         }
         if let Err(policy) = check_compatible(&publisher.qos, &subscription.qos) {
             publisher.events.record(policy);
@@ -196,43 +221,79 @@ impl LocalBus {
                 "New publisher discovered on topic '{topic}', offering incompatible QoS. No \
                  messages will be received from it. Last incompatible policy: {policy}"
             ));
-            return;
+            return false;
         }
-        if !link.connect(subscription) {
+        let connected = link.connect(subscription);
+        if !connected {
             subscription.logger.warn(format_args!(
                 "topic '{topic}': cannot connect a publisher and a subscription of type '{}'",
                 subscription.type_name
             ));
         }
+        connected
     }
 
     pub(crate) fn remove_publisher(&self, topic: &str, id: u64) {
         for observer in self.observers() {
             observer.publisher_removed(topic, id);
         }
+        let mut reports = MatchReports::new();
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
             endpoints.publishers.retain(|(record, _)| record.id != id);
+            let TopicEndpoints {
+                subscriptions,
+                matched,
+                ..
+            } = endpoints;
+            matched.retain(|&(publisher, subscription)| {
+                if publisher != id {
+                    return true;
+                }
+                if let Some(record) = subscriptions.iter().find(|r| r.id == subscription) {
+                    reports.push((record.events.clone(), false));
+                }
+                false
+            });
             if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
                 topics.remove(topic);
             }
         }
+        drop(topics);
+        report_matches(reports);
     }
 
     pub(crate) fn remove_subscription(&self, topic: &str, id: u64) {
         for observer in self.observers() {
             observer.subscription_removed(topic, id);
         }
+        let mut reports = MatchReports::new();
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
             endpoints.subscriptions.retain(|record| record.id != id);
             for (_, link) in &endpoints.publishers {
                 link.disconnect(id);
             }
+            let TopicEndpoints {
+                publishers,
+                matched,
+                ..
+            } = endpoints;
+            matched.retain(|&(publisher, subscription)| {
+                if subscription != id {
+                    return true;
+                }
+                if let Some((record, _)) = publishers.iter().find(|(r, _)| r.id == publisher) {
+                    reports.push((record.events.clone(), false));
+                }
+                false
+            });
             if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
                 topics.remove(topic);
             }
         }
+        drop(topics);
+        report_matches(reports);
     }
 
     /// Topic names with their types, sorted, as `ros2 topic list -t` shows them.

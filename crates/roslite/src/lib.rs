@@ -45,6 +45,7 @@ pub use context::{
 };
 pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
+    MatchedStatus,
 };
 pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};

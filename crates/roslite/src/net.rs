@@ -175,11 +175,30 @@ struct NetState {
     deliveries: Vec<Delivery>,
     /// Service requests, likewise.
     request_deliveries: Vec<RequestDelivery>,
+    /// Matches and unmatches of local endpoints with remote ones, reported likewise (the
+    /// user's callback may create endpoints, which takes the lock).
+    match_reports: Vec<(Arc<crate::events::IncompatibleQos>, bool)>,
     /// The activity flag of each local publisher's RTPS outlet.
     outlet_activity: HashMap<WriterId, Arc<AtomicBool>>,
 }
 
 impl NetState {
+    /// A remote subscription matched (`true`) or left a local publisher's writer; services'
+    /// writers are not publishers and report nothing.
+    fn report_writer_match(&mut self, writer: WriterId, matched: bool) {
+        if let Some(publisher) = self.publishers.get(&writer) {
+            self.match_reports.push((publisher.events.clone(), matched));
+        }
+    }
+
+    /// A remote publisher matched (`true`) or left a local subscription's reader.
+    fn report_reader_match(&mut self, reader: ReaderId, matched: bool) {
+        if let Some(subscription) = self.subscriptions.get(&reader) {
+            self.match_reports
+                .push((subscription.events.clone(), matched));
+        }
+    }
+
     /// Whether local writer `writer` must be given every sample (see [`RtpsOutlet`]).
     fn writer_needs_samples(&self, writer: WriterId) -> bool {
         self.participant.writer_matches(writer).next().is_some()
@@ -198,7 +217,21 @@ impl NetState {
     /// Re-plans the same-host reader links after endpoints changed.
     fn refresh_same_host(&mut self) {
         if let Some(same_host) = &mut self.same_host {
-            same_host.refresh(&self.participant, &self.subscriptions);
+            same_host.refresh(
+                &self.participant,
+                &self.subscriptions,
+                &mut self.match_reports,
+            );
+        }
+    }
+
+    /// Reports the matches queued by a call on a user's thread (an endpoint added), once the
+    /// lock is released.
+    fn report_matches_unlocked(mut state: MutexGuard<'_, NetState>) {
+        let reports = std::mem::take(&mut state.match_reports);
+        drop(state);
+        for (events, matched) in reports {
+            events.record_match(matched);
         }
     }
 }
@@ -405,7 +438,7 @@ impl NetShared {
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
                     if let Some(same_host) = &mut state.same_host {
-                        same_host.participant_lost(guid.prefix);
+                        same_host.participant_lost(guid.prefix, &mut state.match_reports);
                     }
                 }
                 Event::ParticipantDiscovered(guid) => {
@@ -456,9 +489,14 @@ impl NetShared {
                     if state.services.server_by_reply_writer.contains_key(&writer) {
                         self.send_parked_replies(state, now());
                     }
+                    state.report_writer_match(writer, true);
                 }
-                Event::ReaderUnmatched { writer, .. } => state.update_outlet_activity(writer),
-                _ => {}
+                Event::ReaderUnmatched { writer, .. } => {
+                    state.update_outlet_activity(writer);
+                    state.report_writer_match(writer, false);
+                }
+                Event::WriterMatched { reader, .. } => state.report_reader_match(reader, true),
+                Event::WriterUnmatched { reader, .. } => state.report_reader_match(reader, false),
             }
         }
     }
@@ -543,6 +581,7 @@ impl Transport for NetTransport {
                 if let Some(same_host) = &mut state.same_host {
                     same_host.publisher_added(writer, guid, &publisher);
                 }
+                state.refresh_same_host();
                 state.publish_graph(now);
                 let active = Arc::new(AtomicBool::new(state.writer_needs_samples(writer)));
                 state.outlet_activity.insert(writer, active.clone());
@@ -561,6 +600,7 @@ impl Transport for NetTransport {
             )),
         }
         self.0.flush_and_notify(&mut state, now);
+        NetState::report_matches_unlocked(state);
     }
 
     fn publisher_removed(&self, _topic: &str, id: u64) {
@@ -600,6 +640,7 @@ impl Transport for NetTransport {
             )),
         }
         self.0.flush_and_notify(&mut state, now);
+        NetState::report_matches_unlocked(state);
     }
 
     fn subscription_removed(&self, _topic: &str, id: u64) {
@@ -729,6 +770,7 @@ impl RtpsNetwork {
                 same_host,
                 deliveries: Vec::new(),
                 request_deliveries: Vec::new(),
+                match_reports: Vec::new(),
                 outlet_activity: HashMap::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
@@ -879,6 +921,7 @@ fn drive(shared: &NetShared) {
 struct Outbox {
     deliveries: Vec<Delivery>,
     requests: Vec<RequestDelivery>,
+    match_reports: Vec<(Arc<crate::events::IncompatibleQos>, bool)>,
 }
 
 impl Outbox {
@@ -888,7 +931,11 @@ impl Outbox {
     fn deliver(&mut self, mut state: MutexGuard<'_, NetState>) {
         std::mem::swap(&mut self.deliveries, &mut state.deliveries);
         std::mem::swap(&mut self.requests, &mut state.request_deliveries);
+        std::mem::swap(&mut self.match_reports, &mut state.match_reports);
         drop(state);
+        for (events, matched) in self.match_reports.drain(..) {
+            events.record_match(matched);
+        }
         crate::pubsub::with_inline_dispatch(|| {
             for (subscription, payload, info) in self.deliveries.drain(..) {
                 subscription.deliver(&payload, info);

@@ -24,7 +24,9 @@ use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
-use crate::events::{DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus};
+use crate::events::{
+    DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
+};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
@@ -485,6 +487,25 @@ impl<T: Message> Subscription<T> {
             .set_callback(Box::new(callback));
     }
 
+    /// Publishers matched now, in this context and in other processes, whatever path their
+    /// messages take (rclcpp's `get_publisher_count`).
+    pub fn publisher_count(&self) -> usize {
+        self.shared.events.current_matches()
+    }
+
+    /// `SUBSCRIPTION_MATCHED`: publishers matched now and so far, with the changes since the
+    /// status was last read.
+    pub fn matched_status(&self) -> MatchedStatus {
+        self.shared.events.take_matched()
+    }
+
+    /// Calls `callback` whenever a publisher matches or goes away: on the thread that created
+    /// or dropped the endpoint in this context, on the network thread for other processes'
+    /// (rclcpp's `matched_callback`).
+    pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
+        self.shared.events.matched.set_callback(Box::new(callback));
+    }
+
     /// `REQUESTED_DEADLINE_MISSED`: deadline periods (QoS `deadline`) that ended without a
     /// message, counted from the first message on, whichever path it came by. Always zero
     /// without a deadline. Counted while the node is spun (see [`Self::on_deadline_missed`]).
@@ -833,13 +854,24 @@ impl<T: Message> Publisher<T> {
         &self.shared.qos
     }
 
-    /// Subscriptions currently matched.
+    /// Subscriptions matched now, in this context and in other processes, whatever path
+    /// their messages take (rclcpp's `get_subscription_count`). A subscription in another
+    /// process counts once discovery has matched it.
     pub fn subscription_count(&self) -> usize {
-        self.shared
-            .matched
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.shared.events.current_matches()
+    }
+
+    /// `PUBLICATION_MATCHED`: subscriptions matched now and so far, with the changes since the
+    /// status was last read.
+    pub fn matched_status(&self) -> MatchedStatus {
+        self.shared.events.take_matched()
+    }
+
+    /// Calls `callback` whenever a subscription matches or goes away: on the thread that
+    /// created or dropped the endpoint in this context, on the network thread for other
+    /// processes' (rclcpp's `matched_callback`).
+    pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
+        self.shared.events.matched.set_callback(Box::new(callback));
     }
 
     /// `OFFERED_INCOMPATIBLE_QOS`: subscriptions this publisher could not match.

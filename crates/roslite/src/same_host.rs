@@ -43,6 +43,7 @@ use roslite_shm::{
 };
 
 use crate::context::LocalTransports;
+use crate::events::IncompatibleQos;
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats};
@@ -94,7 +95,13 @@ struct LocalWriter {
 
 struct ReaderLink {
     stop: Arc<LinkStop>,
+    /// The subscription's events, told when the link goes.
+    events: Arc<IncompatibleQos>,
 }
+
+/// Endpoints' events with a match (`true`) or unmatch to report once the network's lock is
+/// released.
+pub(crate) type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
 
 impl Drop for ReaderLink {
     fn drop(&mut self) {
@@ -168,6 +175,9 @@ pub(crate) struct SameHost {
     peers: HashMap<GuidPrefix, Peer>,
     writers: HashMap<WriterId, LocalWriter>,
     links: HashMap<(ReaderId, Guid), ReaderLink>,
+    /// Pairs of a local writer and a remote reader carried here, as discovery sees them (the
+    /// remote side connects to the writer on its own): what the publisher counts as matched.
+    writer_pairs: HashSet<(WriterId, Guid)>,
     logger: Logger,
 }
 
@@ -195,6 +205,7 @@ impl SameHost {
                 peers: HashMap::new(),
                 writers: HashMap::new(),
                 links: HashMap::new(),
+                writer_pairs: HashSet::new(),
                 logger,
             }),
             Err(e) => {
@@ -260,9 +271,24 @@ impl SameHost {
         participant.set_carried_elsewhere(now, prefix, Some(CARRIED_TOPIC_PREFIX.to_owned()));
     }
 
-    pub(crate) fn participant_lost(&mut self, prefix: GuidPrefix) {
+    /// A remote participant is gone: its pairs end (each unmatch is added to `reports`).
+    pub(crate) fn participant_lost(&mut self, prefix: GuidPrefix, reports: &mut MatchReports) {
         self.peers.remove(&prefix);
-        self.links.retain(|(_, writer), _| writer.prefix != prefix);
+        self.links.retain(|(_, writer), link| {
+            let keep = writer.prefix != prefix;
+            if !keep {
+                reports.push((link.events.clone(), false));
+            }
+            keep
+        });
+        let writers = &self.writers;
+        self.writer_pairs.retain(|(writer, reader)| {
+            let keep = reader.prefix != prefix;
+            if let (false, Some(w)) = (keep, writers.get(writer)) {
+                reports.push((w.publisher.events.clone(), false));
+            }
+            keep
+        });
     }
 
     /// The link used with the participant of `guid`, if any.
@@ -353,6 +379,7 @@ impl SameHost {
     }
 
     pub(crate) fn publisher_removed(&mut self, writer: WriterId) {
+        self.writer_pairs.retain(|(w, _)| *w != writer);
         if let Some(w) = self.writers.remove(&writer) {
             let id = w.publisher.description.id;
             w.publisher.detach(id | SHM_OUTLET);
@@ -373,12 +400,15 @@ impl SameHost {
     }
 
     /// Starts and stops reader links so that every carried (remote writer, local
-    /// subscription) pair has one. Called whenever endpoints change.
+    /// subscription) pair has one, and follows the carried (local writer, remote reader)
+    /// pairs. Called whenever endpoints change; each match and unmatch is added to `reports`.
     pub(crate) fn refresh(
         &mut self,
         participant: &Participant,
         subscriptions: &HashMap<ReaderId, LocalSubscription>,
+        reports: &mut MatchReports,
     ) {
+        self.refresh_writer_pairs(participant, reports);
         let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LocalSubscription)> =
             HashMap::new();
         for remote in participant.remote_endpoints() {
@@ -397,7 +427,13 @@ impl SameHost {
                 }
             }
         }
-        self.links.retain(|pair, _| wanted.contains_key(pair));
+        self.links.retain(|pair, link| {
+            let keep = wanted.contains_key(pair);
+            if !keep {
+                reports.push((link.events.clone(), false));
+            }
+            keep
+        });
         for (pair, (local, subscription)) in wanted {
             if self.links.contains_key(&pair) {
                 continue;
@@ -419,19 +455,57 @@ impl SameHost {
                 stop: stop.clone(),
                 logger: self.logger.clone(),
             };
+            let events = link.subscription.events.clone();
             let spawned = std::thread::Builder::new()
                 .name("roslite-local-rx".into())
                 .stack_size(64 << 10)
                 .spawn(move || link.run());
             match spawned {
                 Ok(_) => {
-                    self.links.insert(pair, ReaderLink { stop });
+                    reports.push((events.clone(), true));
+                    self.links.insert(pair, ReaderLink { stop, events });
                 }
                 Err(e) => self
                     .logger
                     .warn(format_args!("cannot start a same-host reader: {e}")),
             }
         }
+    }
+}
+
+impl SameHost {
+    /// [`Self::refresh`] for the publishers' side.
+    fn refresh_writer_pairs(&mut self, participant: &Participant, reports: &mut MatchReports) {
+        let mut wanted = HashSet::new();
+        for remote in participant.remote_endpoints() {
+            let data = remote.data();
+            if data.kind != EndpointKind::Reader || !self.peers.contains_key(&data.guid.prefix) {
+                continue;
+            }
+            for writer in self.writers.keys() {
+                let Some(local) = participant.writer_data(*writer) else {
+                    continue;
+                };
+                let compatible = roslite_rtps::discovery::matching::same_topic(local, data)
+                    && roslite_rtps::discovery::matching::check_compatible(local, data).is_ok();
+                if compatible && self.carried(data, local) {
+                    wanted.insert((*writer, data.guid));
+                }
+            }
+        }
+        let writers = &self.writers;
+        let mut report = |writer: &WriterId, matched: bool| {
+            if let Some(w) = writers.get(writer) {
+                reports.push((w.publisher.events.clone(), matched));
+            }
+        };
+        for pair in self.writer_pairs.difference(&wanted) {
+            report(&pair.0, false);
+        }
+        for pair in wanted.difference(&self.writer_pairs) {
+            report(&pair.0, true);
+        }
+        self.writer_pairs = wanted;
     }
 }
 

@@ -301,6 +301,62 @@ fn lifespan_drops_stale_messages() {
 }
 
 #[test]
+fn matched_status_follows_local_endpoints_coming_and_going() {
+    let (_ctx, node, _executor) = setup();
+    let publisher = node.create_publisher::<Count>("m", 10).unwrap();
+    let (seen, on_matched) = collector::<MatchedStatus>();
+    publisher.on_matched(on_matched);
+    assert_eq!(publisher.matched_status(), MatchedStatus::default());
+    let first = node.create_subscription("m", 10, |_: Count| {}).unwrap();
+    let second = node.create_subscription("m", 10, |_: Count| {}).unwrap();
+    // Not matched: an incompatible QoS and another type.
+    let _incompatible = node
+        .create_subscription(
+            "m",
+            QosProfile::keep_last(1).transient_local(),
+            |_: Count| {},
+        )
+        .unwrap();
+    let _other_type = node.create_subscription("m", 10, |_: Blob| {}).unwrap();
+    assert_eq!(publisher.subscription_count(), 2);
+    assert_eq!(
+        publisher.matched_status(),
+        MatchedStatus {
+            total_count: 2,
+            total_count_change: 2,
+            current_count: 2,
+            current_count_change: 2,
+        }
+    );
+    assert_eq!(first.publisher_count(), 1);
+    drop(first);
+    assert_eq!(
+        publisher.matched_status(),
+        MatchedStatus {
+            total_count: 2,
+            total_count_change: 0,
+            current_count: 1,
+            current_count_change: -1,
+        }
+    );
+    // The callback saw each change as it happened.
+    let currents: Vec<u32> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.current_count)
+        .collect();
+    assert_eq!(currents, [1, 2, 1]);
+    // A publisher going away unmatches its subscriptions.
+    let late = node.create_publisher::<Count>("m", 10).unwrap();
+    assert_eq!(second.publisher_count(), 2);
+    drop(late);
+    drop(publisher);
+    let status = second.matched_status();
+    assert_eq!((status.total_count, status.current_count), (2, 0));
+}
+
+#[test]
 fn deadline_misses_count_periods_without_a_message_on_both_ends() {
     let (_ctx, node, executor) = setup();
     let period = Duration::from_millis(100);

@@ -18,7 +18,8 @@
 //! - one roslite publisher serving a roslite subscription over shared memory and an rclpy one
 //!   over UDP at once;
 //! - deadline: when the talker (rclpy or roslite) goes quiet, both sides report the missed
-//!   deadline, roslite through `on_deadline_missed`.
+//!   deadline, roslite through `on_deadline_missed`; and roslite counts the rclpy endpoint as
+//!   matched.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -852,12 +853,15 @@ fn roslite_subscription_reports_missed_deadlines_of_an_rclpy_talker() {
         &["talk", "beat", "string", "--deadline", "0.5"],
     );
     let flowing = spin_until(&ctx, &node, STEP, || heard.lock().unwrap().len() >= 5);
+    // The rclpy talker counts as this subscription's one matched publisher.
+    let publishers = sub.publisher_count();
     talker.send_line("quiet");
     let reported = spin_until(&ctx, &node, STEP, || !missed.lock().unwrap().is_empty());
     let offered = talker.wait_line(Instant::now() + STEP, |l| l.starts_with("DEADLINE "));
     talker.send_line("stop");
     let out = talker.finish(Instant::now() + STEP);
     assert!(flowing, "heard {:?}\n{out}", heard.lock().unwrap());
+    assert_eq!(publishers, 1, "{:?}", sub.matched_status());
     assert!(reported, "no deadline miss reported\n{out}");
     assert!(
         offered.is_some(),
@@ -901,12 +905,15 @@ fn rclpy_listener_reports_missed_deadlines_of_a_roslite_talker() {
         count == 5
     });
     drop(talker);
+    // The rclpy listener counts as the publisher's one matched subscription.
+    let subscriptions = publisher.subscription_count();
     let requested = listener.wait_line(Instant::now() + STEP, |l| l.starts_with("DEADLINE "));
     // The publisher's events run in the executor spinning its node.
     let reported = spin_until(&ctx, &node, STEP, || !missed.lock().unwrap().is_empty());
     listener.send_line("stop");
     let out = listener.finish(Instant::now() + STEP);
     assert!(heard.is_some(), "rclpy heard too little\n{out}");
+    assert_eq!(subscriptions, 1, "{:?}", publisher.matched_status());
     assert!(
         requested.is_some(),
         "rclpy reported no missed deadline\n{out}"

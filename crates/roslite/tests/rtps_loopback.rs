@@ -313,6 +313,52 @@ fn deadline_misses_are_counted_across_participants_once_messages_stop() {
 }
 
 #[test]
+fn matches_with_another_participant_are_counted_and_uncounted() {
+    let domain = test_domain(6);
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let talker = talker_ctx.create_node("matched_talker").unwrap();
+    let listener = listener_ctx.create_node("matched_listener").unwrap();
+    let publisher = talker.create_publisher::<StringMsg>("matched", 10).unwrap();
+    let subscription = listener
+        .create_subscription("matched", 10, |_: StringMsg| {})
+        .unwrap();
+    let both = || publisher.subscription_count() == 1 && subscription.publisher_count() == 1;
+    let start = Instant::now();
+    while !both() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "never matched: {:?} {:?}",
+            publisher.matched_status(),
+            subscription.matched_status()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = publisher.matched_status();
+    assert_eq!((status.total_count, status.current_count), (1, 1));
+    // The subscription leaves: its reader is disposed and the publisher counts it gone.
+    drop(subscription);
+    let start = Instant::now();
+    while publisher.subscription_count() != 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still matched: {:?}",
+            publisher.matched_status()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = publisher.matched_status();
+    assert_eq!(
+        (
+            status.total_count,
+            status.current_count,
+            status.current_count_change
+        ),
+        (1, 0, -1)
+    );
+}
+
+#[test]
 fn sequence_numbers_count_every_publish_even_those_nobody_received() {
     let domain = test_domain(4);
     let talker_ctx = networked(domain);

@@ -544,3 +544,56 @@ fn a_subscriber_that_keeps_every_sample_gets_more_once_it_lets_go() {
     b.shutdown();
     spinner.join().unwrap();
 }
+
+/// Peers on shared memory or a Unix socket count as matched like any other: each side sees
+/// the other (the RTPS writer and reader leave such pairs to the same-host link), and a
+/// subscription leaving is counted off.
+#[test]
+fn same_host_matches_are_counted_on_both_sides() {
+    for (offset, transports) in [
+        (15, LocalTransports::default()),
+        (
+            16,
+            LocalTransports {
+                shm: false,
+                uds: true,
+            },
+        ),
+    ] {
+        let domain = test_domain(offset);
+        let talker_ctx = common::localhost_context(domain, transports);
+        let listener_ctx = common::localhost_context(domain, transports);
+        let talker = talker_ctx.create_node("counted_talker").unwrap();
+        let listener = listener_ctx.create_node("counted_listener").unwrap();
+        let publisher = talker.create_publisher::<StringMsg>("counted", 10).unwrap();
+        let subscription = listener
+            .create_subscription("counted", 10, |_: StringMsg| {})
+            .unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                publisher.subscription_count() == 1 && subscription.publisher_count() == 1
+            }),
+            "never matched: {:?} {:?}",
+            publisher.matched_status(),
+            subscription.matched_status()
+        );
+        // Discovery matched them; the link itself connects right after.
+        let net = talker_ctx.network().unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                net.remote_subscriptions_by_path("/counted") == (0, 1)
+            }),
+            "{:?}",
+            net.remote_subscriptions_by_path("/counted")
+        );
+        drop(subscription);
+        assert!(
+            common::wait_until(Duration::from_secs(10), || publisher.subscription_count()
+                == 0),
+            "still matched: {:?}",
+            publisher.matched_status()
+        );
+        let status = publisher.matched_status();
+        assert_eq!((status.total_count, status.current_count), (1, 0));
+    }
+}
