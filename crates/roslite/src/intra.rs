@@ -63,6 +63,42 @@ struct TopicEndpoints {
     matched: Vec<(u64, u64)>,
 }
 
+/// Which end of a pair an endpoint is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Publisher,
+    Subscription,
+}
+
+impl TopicEndpoints {
+    /// Forgets the pairs of endpoint `id` (which is on `side`), reporting an unmatch to the
+    /// other endpoint of each that is still here.
+    fn unmatch(&mut self, side: Side, id: u64, reports: &mut MatchReports) {
+        let Self {
+            publishers,
+            subscriptions,
+            matched,
+        } = self;
+        matched.retain(|&(publisher, subscription)| {
+            let (this, other) = match side {
+                Side::Publisher => (publisher, subscription),
+                Side::Subscription => (subscription, publisher),
+            };
+            if this != id {
+                return true;
+            }
+            let other_record = match side {
+                Side::Publisher => subscriptions.iter().find(|r| r.id == other),
+                Side::Subscription => publishers.iter().map(|(r, _)| r).find(|r| r.id == other),
+            };
+            if let Some(record) = other_record {
+                reports.push((record.events.clone(), false));
+            }
+            false
+        });
+    }
+}
+
 /// Match changes to report once the bus's lock is released (a user's callback may create or
 /// drop endpoints): each endpoint's events, matched (`true`) or unmatched.
 type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
@@ -241,20 +277,7 @@ impl LocalBus {
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
             endpoints.publishers.retain(|(record, _)| record.id != id);
-            let TopicEndpoints {
-                subscriptions,
-                matched,
-                ..
-            } = endpoints;
-            matched.retain(|&(publisher, subscription)| {
-                if publisher != id {
-                    return true;
-                }
-                if let Some(record) = subscriptions.iter().find(|r| r.id == subscription) {
-                    reports.push((record.events.clone(), false));
-                }
-                false
-            });
+            endpoints.unmatch(Side::Publisher, id, &mut reports);
             if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
                 topics.remove(topic);
             }
@@ -274,20 +297,7 @@ impl LocalBus {
             for (_, link) in &endpoints.publishers {
                 link.disconnect(id);
             }
-            let TopicEndpoints {
-                publishers,
-                matched,
-                ..
-            } = endpoints;
-            matched.retain(|&(publisher, subscription)| {
-                if subscription != id {
-                    return true;
-                }
-                if let Some((record, _)) = publishers.iter().find(|(r, _)| r.id == publisher) {
-                    reports.push((record.events.clone(), false));
-                }
-                false
-            });
+            endpoints.unmatch(Side::Subscription, id, &mut reports);
             if endpoints.publishers.is_empty() && endpoints.subscriptions.is_empty() {
                 topics.remove(topic);
             }
