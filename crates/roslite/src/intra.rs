@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::events::IncompatibleQos;
 use crate::log::Logger;
+use crate::net::{GraphEndpoint, GraphEndpointKind, GraphQos, RosTopicKind};
 use crate::pubsub::SerializedSink;
 use crate::qos::{check_compatible, QosProfile};
 use crate::transport::{
@@ -107,14 +108,6 @@ fn report_matches(reports: MatchReports) {
     for (events, matched) in reports {
         events.record_match(matched);
     }
-}
-
-/// Information about an endpoint for `topic info -v`-style introspection.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EndpointInfo {
-    pub node: String,
-    pub type_name: String,
-    pub qos: QosProfile,
 }
 
 #[derive(Default)]
@@ -306,40 +299,36 @@ impl LocalBus {
         report_matches(reports);
     }
 
-    /// Topic names with their types, sorted, as `ros2 topic list -t` shows them.
-    pub(crate) fn topic_names_and_types(&self) -> Vec<(String, Vec<String>)> {
-        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut out: Vec<(String, Vec<String>)> = topics
+    /// This context's nodes as `(namespace, name)`.
+    pub(crate) fn node_names(&self) -> Vec<(String, String)> {
+        self.nodes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .map(|(name, endpoints)| {
-                let mut types: Vec<String> = endpoints
+            .map(|(_, namespace, name)| (namespace.clone(), name.clone()))
+            .collect()
+    }
+
+    /// This context's publishers and subscriptions as graph entries (for a context without
+    /// a network, whose graph they are), sorted by topic, then kind.
+    pub(crate) fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
+        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out: Vec<GraphEndpoint> = topics
+            .iter()
+            .flat_map(|(topic, e)| {
+                let publishers = e
                     .publishers
                     .iter()
-                    .map(|(r, _)| r)
-                    .chain(&endpoints.subscriptions)
-                    .map(|r| r.type_name.to_owned())
-                    .collect();
-                types.sort();
-                types.dedup();
-                (name.clone(), types)
+                    .map(|(r, _)| graph_endpoint(topic, r, GraphEndpointKind::Publisher));
+                let subscriptions = e
+                    .subscriptions
+                    .iter()
+                    .map(|r| graph_endpoint(topic, r, GraphEndpointKind::Subscription));
+                publishers.chain(subscriptions)
             })
             .collect();
-        out.sort();
+        out.sort_by(|a, b| (&a.topic, a.kind).cmp(&(&b.topic, b.kind)));
         out
-    }
-
-    pub(crate) fn publishers_info(&self, topic: &str) -> Vec<EndpointInfo> {
-        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        topics.get(topic).map_or_else(Vec::new, |e| {
-            e.publishers.iter().map(|(r, _)| info(r)).collect()
-        })
-    }
-
-    pub(crate) fn subscriptions_info(&self, topic: &str) -> Vec<EndpointInfo> {
-        let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-        topics
-            .get(topic)
-            .map_or_else(Vec::new, |e| e.subscriptions.iter().map(info).collect())
     }
 }
 
@@ -377,10 +366,24 @@ fn local_subscription(topic: &str, record: &EndpointRecord) -> Option<LocalSubsc
     })
 }
 
-fn info(record: &EndpointRecord) -> EndpointInfo {
-    EndpointInfo {
-        node: record.node.clone(),
+fn graph_endpoint(topic: &str, record: &EndpointRecord, kind: GraphEndpointKind) -> GraphEndpoint {
+    // `record.node` is fully qualified: `/name` or `/namespace/name`.
+    let node = match record.node.rsplit_once('/') {
+        Some(("", name)) => ("/".to_owned(), name.to_owned()),
+        Some((namespace, name)) => (namespace.to_owned(), name.to_owned()),
+        None => ("/".to_owned(), record.node.clone()),
+    };
+    GraphEndpoint {
+        kind,
+        topic_kind: RosTopicKind::Topic,
+        topic: topic.to_owned(),
         type_name: record.type_name.to_owned(),
-        qos: record.qos,
+        type_hash: Some(record.type_hash.to_owned()),
+        // No participant, so no GUID: the GID is this context's endpoint id.
+        gid: u128::from(record.id).to_be_bytes(),
+        node: Some(node),
+        qos: GraphQos::from(&record.qos),
+        local: true,
+        transport: "intra",
     }
 }

@@ -47,7 +47,6 @@ pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
     MatchedStatus,
 };
-pub use intra::EndpointInfo;
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
 pub use params::{

@@ -1074,6 +1074,21 @@ fn graph_qos(data: &EndpointData) -> GraphQos {
     }
 }
 
+impl From<&QosProfile> for GraphQos {
+    /// A profile as the graph shows it; nothing is unknown about a profile we hold.
+    fn from(qos: &QosProfile) -> Self {
+        GraphQos {
+            reliability: qos.reliability,
+            durability: Some(qos.durability),
+            history: Some(qos.history),
+            deadline: qos.deadline,
+            lifespan: qos.lifespan,
+            liveliness: Some(qos.liveliness),
+            liveliness_lease: qos.liveliness_lease,
+        }
+    }
+}
+
 /// `data` in ROS terms; `None` for DDS topics outside the ROS naming conventions
 /// (`ros_discovery_info`, plain DDS applications).
 fn graph_endpoint(

@@ -1,5 +1,6 @@
 //! Nodes: named groups of publishers, subscriptions and timers.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -11,10 +12,11 @@ use roslite_executor::{
 use roslite_msgs::Message;
 
 use crate::context::{Context, ContextInner};
-use crate::intra::{EndpointInfo, EndpointRecord};
+use crate::intra::EndpointRecord;
 use crate::log::Logger;
 use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 use crate::names::{self, NameError};
+use crate::net::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
 use crate::pubsub::MessageInfo;
 use crate::pubsub::{Publisher, Subscription, SubscriptionCallback};
 use crate::qos::{QosError, QosProfile};
@@ -433,19 +435,81 @@ impl Node {
         })
     }
 
-    /// Topics known to this context with their types, sorted.
+    /// The ROS graph's publishers and subscriptions: with a network, every one discovered
+    /// and this context's own; without, this context's.
+    fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
+        match self.shared.context.network() {
+            Some(net) => net.endpoints(),
+            None => self.shared.context.bus.graph_endpoints(),
+        }
+    }
+
+    /// The ROS graph's topics with their types, sorted (rclcpp's `get_topic_names_and_types`):
+    /// this context's and every one discovered in other processes. Services' request and
+    /// reply topics are not listed.
     pub fn topic_names_and_types(&self) -> Vec<(String, Vec<String>)> {
-        self.shared.context.bus.topic_names_and_types()
+        let mut topics: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in self.graph_endpoints() {
+            if e.topic_kind == RosTopicKind::Topic {
+                topics.entry(e.topic).or_default().insert(e.type_name);
+            }
+        }
+        topics
+            .into_iter()
+            .map(|(topic, types)| (topic, types.into_iter().collect()))
+            .collect()
     }
 
-    /// Publishers on a fully qualified topic.
-    pub fn publishers_info_by_topic(&self, topic: &str) -> Vec<EndpointInfo> {
-        self.shared.context.bus.publishers_info(topic)
+    /// The publishers on `topic` (resolved as this node resolves names, so `chatter` and
+    /// `~/status` work), in this context and in other processes, with their node, type, QoS
+    /// and the path this context uses with each (rclcpp's `get_publishers_info_by_topic`).
+    /// Empty for a name that does not resolve.
+    pub fn publishers_info_by_topic(&self, topic: &str) -> Vec<GraphEndpoint> {
+        self.endpoints_on(topic, GraphEndpointKind::Publisher)
     }
 
-    /// Subscriptions on a fully qualified topic.
-    pub fn subscriptions_info_by_topic(&self, topic: &str) -> Vec<EndpointInfo> {
-        self.shared.context.bus.subscriptions_info(topic)
+    /// As [`Self::publishers_info_by_topic`], for subscriptions.
+    pub fn subscriptions_info_by_topic(&self, topic: &str) -> Vec<GraphEndpoint> {
+        self.endpoints_on(topic, GraphEndpointKind::Subscription)
+    }
+
+    /// How many publishers the graph has on `topic` (rclcpp's `count_publishers`).
+    pub fn count_publishers(&self, topic: &str) -> usize {
+        self.publishers_info_by_topic(topic).len()
+    }
+
+    /// How many subscriptions the graph has on `topic` (rclcpp's `count_subscribers`).
+    pub fn count_subscribers(&self, topic: &str) -> usize {
+        self.subscriptions_info_by_topic(topic).len()
+    }
+
+    /// Fully qualified names of the nodes in the graph, sorted (rclcpp's `get_node_names`):
+    /// this context's and, with a network, those other ROS processes announce.
+    pub fn node_names(&self) -> Vec<String> {
+        let nodes = match self.shared.context.network() {
+            Some(net) => net.node_names(),
+            None => self.shared.context.bus.node_names(),
+        };
+        let mut names: Vec<String> = nodes
+            .into_iter()
+            .map(|(namespace, name)| match namespace.as_str() {
+                "/" | "" => format!("/{name}"),
+                _ => format!("{namespace}/{name}"),
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn endpoints_on(&self, topic: &str, kind: GraphEndpointKind) -> Vec<GraphEndpoint> {
+        let Ok(topic) = self.resolve_topic_name(topic) else {
+            return Vec::new();
+        };
+        self.graph_endpoints()
+            .into_iter()
+            .filter(|e| e.kind == kind && e.topic_kind == RosTopicKind::Topic && e.topic == topic)
+            .collect()
     }
 
     fn record(

@@ -191,6 +191,54 @@ fn many_publishers_and_subscriptions_of_several_types() {
 }
 
 #[test]
+fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
+    let ctx = Context::new(ContextOptions::default()).unwrap();
+    let talker = ctx.create_node_with_namespace("talker", "/robot").unwrap();
+    let listener = ctx.create_node("listener").unwrap();
+    let _p = talker
+        .create_publisher::<Count>("status", QosProfile::keep_last(3))
+        .unwrap();
+    let _s1 = listener
+        .create_subscription("/robot/status", 10, |_: Count| {})
+        .unwrap();
+    let _s2 = listener
+        .create_subscription("other", 10, |_: Blob| {})
+        .unwrap();
+    assert_eq!(
+        listener.node_names(),
+        ["/listener".to_owned(), "/robot/talker".to_owned()]
+    );
+    assert_eq!(
+        listener.topic_names_and_types(),
+        [
+            ("/other".to_owned(), vec!["test_msgs/msg/Blob".to_owned()]),
+            // Every node publishes parameter events, as in rclcpp.
+            (
+                "/parameter_events".to_owned(),
+                vec!["rcl_interfaces/msg/ParameterEvent".to_owned()]
+            ),
+            (
+                "/robot/status".to_owned(),
+                vec!["test_msgs/msg/Count".to_owned()]
+            ),
+        ]
+    );
+    // Names resolve as the asking node resolves them.
+    assert_eq!(talker.count_publishers("status"), 1);
+    assert_eq!(talker.count_subscribers("status"), 1);
+    assert_eq!(listener.count_publishers("status"), 0);
+    assert_eq!(listener.count_publishers("bad name!"), 0);
+    let publishers = listener.publishers_info_by_topic("/robot/status");
+    assert_eq!(publishers.len(), 1);
+    let p = &publishers[0];
+    assert_eq!(p.node, Some(("/robot".to_owned(), "talker".to_owned())));
+    assert_eq!(p.type_name, "test_msgs/msg/Count");
+    assert_eq!(p.qos.history, Some(History::KeepLast(3)));
+    assert!(p.local);
+    assert_eq!(p.transport, "intra");
+}
+
+#[test]
 fn keep_last_overwrites_oldest_for_a_slow_subscription() {
     let (_ctx, node, executor) = setup();
     let (got, push) = collector::<u32>();

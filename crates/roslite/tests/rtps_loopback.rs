@@ -359,6 +359,63 @@ fn matches_with_another_participant_are_counted_and_uncounted() {
 }
 
 #[test]
+fn a_node_sees_the_whole_graph_not_only_its_own_context() {
+    let domain = test_domain(7);
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let talker = talker_ctx.create_node("graph_talker").unwrap();
+    let listener = listener_ctx.create_node("graph_listener").unwrap();
+    let _publisher = talker
+        .create_publisher::<StringMsg>("graph_chatter", QosProfile::keep_last(7))
+        .unwrap();
+    let _subscription = listener
+        .create_subscription("graph_chatter", 10, |_: StringMsg| {})
+        .unwrap();
+    let start = Instant::now();
+    while listener.count_publishers("graph_chatter") == 0
+        || !listener.node_names().contains(&"/graph_talker".to_owned())
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?} {:?}",
+            listener.topic_names_and_types(),
+            listener.node_names()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(listener.topic_names_and_types().contains(&(
+        "/graph_chatter".to_owned(),
+        vec!["std_msgs/msg/String".to_owned()]
+    )));
+    assert_eq!(listener.count_subscribers("graph_chatter"), 1);
+    let remote = &listener.publishers_info_by_topic("/graph_chatter")[0];
+    assert!(!remote.local);
+    assert_eq!(remote.transport, "udp");
+    assert_eq!(remote.type_name, "std_msgs/msg/String");
+    assert_eq!(
+        remote.qos.history,
+        Some(roslite::History::KeepLast(7)),
+        "roslite announces its history"
+    );
+    // The node of a discovered endpoint comes with the peer's ros_discovery_info.
+    let start = Instant::now();
+    while listener.publishers_info_by_topic("/graph_chatter")[0]
+        .node
+        .is_none()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no node for the publisher"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        listener.publishers_info_by_topic("/graph_chatter")[0].node,
+        Some(("/".to_owned(), "graph_talker".to_owned()))
+    );
+}
+
+#[test]
 fn sequence_numbers_count_every_publish_even_those_nobody_received() {
     let domain = test_domain(4);
     let talker_ctx = networked(domain);
