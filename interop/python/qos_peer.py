@@ -9,8 +9,8 @@ to it while the peer runs; it also reads commands from stdin (`go`, `stop`; EOF 
                       samples; without it, live samples start at once.
         live samples `<prefix><n>` (Twist: n = 1, 2, ... with linear.z = +1) at 10 Hz until
         `stop`, EOF or --seconds; `quiet` stops publishing but keeps the node spinning.
-    qos_peer.py listen <topic> <string|twist> [options]
-        prints `HEARD <text>` per sample; exits after --count samples, `stop`, EOF or
+    qos_peer.py listen <topic> <string|twist|log> [options]
+        prints `HEARD <text>` per sample (rcl_interfaces/Log: `<level> <logger> <msg>`); exits after --count samples, `stop`, EOF or
         --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and `RESULT <n>`.
 
 Twist sample n has linear = (n, n + 0.5, z), angular = (n / 4, -n / 8, n / 1000), z = -1 for
@@ -53,7 +53,11 @@ def make_type(kind):
         from geometry_msgs.msg import Twist
 
         return Twist
-    sys.exit(f"unknown type {kind!r}: use string or twist")
+    if kind == "log":
+        from rcl_interfaces.msg import Log
+
+        return Log
+    sys.exit(f"unknown type {kind!r}: use string, twist or log")
 
 
 def twist(n, z):
@@ -68,6 +72,8 @@ def twist(n, z):
 def text(msg):
     if hasattr(msg, "data"):
         return msg.data
+    if hasattr(msg, "level"):
+        return f"{msg.level} {msg.name} {msg.msg}"
     v = (msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.x, msg.angular.y, msg.angular.z)
     return " ".join(repr(x) for x in v)
 
@@ -93,7 +99,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["talk", "listen"])
     parser.add_argument("topic")
-    parser.add_argument("type", choices=["string", "twist"])
+    parser.add_argument("type", choices=["string", "twist", "log"])
     parser.add_argument("--best-effort", action="store_true")
     parser.add_argument("--transient-local", action="store_true")
     parser.add_argument("--depth", type=int, default=10)

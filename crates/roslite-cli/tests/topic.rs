@@ -178,22 +178,25 @@ angular:
 fn topic_list_shows_a_topic_published_by_another_process() {
     let domain = test_domain(1);
     let _talker = background_talker(domain, "list_talker", &[]);
-    // The talker's node also publishes /parameter_events, as every rclcpp node does.
+    // The talker's node also publishes /parameter_events and /rosout, as every rclcpp node
+    // does.
     let out = until(domain, &["topic", "list", "-t"], |out| {
-        out.contains("/chatter") && out.contains("/parameter_events")
+        out.contains("/chatter") && out.contains("/parameter_events") && out.contains("/rosout")
     });
     assert_eq!(
         out,
         "/chatter [std_msgs/msg/String]\n\
-         /parameter_events [rcl_interfaces/msg/ParameterEvent]\n"
+         /parameter_events [rcl_interfaces/msg/ParameterEvent]\n\
+         /rosout [rcl_interfaces/msg/Log]\n"
     );
     let out = success(&roslite(domain, &["topic", "list"]).output().unwrap());
-    assert_eq!(out, "/chatter\n/parameter_events\n");
+    assert_eq!(out, "/chatter\n/parameter_events\n/rosout\n");
     let out = success(&roslite(domain, &["topic", "list", "-v"]).output().unwrap());
     assert_eq!(
         out,
         "Published topics:\n * /chatter [std_msgs/msg/String] 1 publisher\n \
-         * /parameter_events [rcl_interfaces/msg/ParameterEvent] 1 publisher\n\n\
+         * /parameter_events [rcl_interfaces/msg/ParameterEvent] 1 publisher\n \
+         * /rosout [rcl_interfaces/msg/Log] 1 publisher\n\n\
          Subscribed topics:\n\n"
     );
 }

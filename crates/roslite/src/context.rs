@@ -65,6 +65,9 @@ pub struct RosArgs {
     pub params: Vec<(Option<String>, String, String)>,
     pub params_files: Vec<String>,
     pub log_level: Option<Severity>,
+    /// `--disable-rosout-logs` (rcl's flag; `--enable-rosout-logs` undoes it): nodes do not
+    /// publish their log lines on `/rosout`.
+    pub disable_rosout_logs: bool,
     pub enclave: Option<String>,
     /// Everything outside `--ros-args` sections, in order (the program name first).
     pub unparsed: Vec<String>,
@@ -126,11 +129,14 @@ impl RosArgs {
                         out.log_level = Some(parsed);
                     }
                     "-e" | "--enclave" => out.enclave = Some(value(&arg)?),
+                    "--disable-rosout-logs" => out.disable_rosout_logs = true,
+                    "--enable-rosout-logs" => out.disable_rosout_logs = false,
                     _ => {
                         return Err(invalid(
                             &arg,
                             "unknown ROS argument; supported: -r/--remap, -p/--param, \
-                             --params-file, --log-level, -e/--enclave (end the section with --)",
+                             --params-file, --log-level, --enable-rosout-logs, \
+                             --disable-rosout-logs, -e/--enclave (end the section with --)",
                         ))
                     }
                 }

@@ -1,9 +1,13 @@
-//! Console logging in rclcpp's format: `[WARN] [1700000000.123456789] [talker]: text`.
+//! Console logging in rclcpp's format: `[WARN] [1700000000.123456789] [talker]: text`; a
+//! node's logger also publishes each line on `/rosout`, as rcl's does.
 
+use std::cell::Cell;
 use std::fmt;
 use std::io::Write;
+use std::panic::Location;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -45,15 +49,56 @@ pub fn set_min_severity(severity: Severity) {
     MIN_SEVERITY.store(severity as u8, Ordering::Relaxed);
 }
 
+/// Where a logger's lines go besides the console: a node's `/rosout` publisher.
+pub(crate) trait LogSink: Send + Sync {
+    /// `text` was logged at `severity` by `logger` at `stamp` (since the Unix epoch), from
+    /// `location` in the caller's source.
+    fn publish(
+        &self,
+        severity: Severity,
+        logger: &str,
+        text: &str,
+        stamp: Duration,
+        location: &Location<'_>,
+    );
+}
+
+thread_local! {
+    /// Set while this thread hands a line to a sink: whatever the sink logs itself (a
+    /// publish that warns) goes to the console only, never around again.
+    static IN_SINK: Cell<bool> = const { Cell::new(false) };
+}
+
 /// A named logger, usually a node's.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Logger {
     name: String,
+    /// Set once, by the node that owns the logger (clones share it); weak, because the sink
+    /// (a publisher) holds the node.
+    sink: Arc<OnceLock<Weak<dyn LogSink>>>,
+}
+
+impl fmt::Debug for Logger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Logger")
+            .field("name", &self.name)
+            .field("rosout", &self.sink.get().is_some())
+            .finish()
+    }
 }
 
 impl Logger {
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into() }
+        Self {
+            name: name.into(),
+            sink: Arc::default(),
+        }
+    }
+
+    /// Sends every line this logger (and its clones) writes to `sink` too; only the first
+    /// sink counts.
+    pub(crate) fn attach_sink(&self, sink: Weak<dyn LogSink>) {
+        let _ = self.sink.set(sink);
     }
 
     pub fn name(&self) -> &str {
@@ -64,6 +109,9 @@ impl Logger {
         severity as u8 >= MIN_SEVERITY.load(Ordering::Relaxed)
     }
 
+    /// Writes the line to stderr and, for a node's logger, publishes it on `/rosout` with the
+    /// caller's file and line.
+    #[track_caller]
     pub fn log(&self, severity: Severity, args: fmt::Arguments<'_>) {
         if !self.enabled(severity) {
             return;
@@ -71,30 +119,43 @@ impl Logger {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
+        let text = args.to_string();
         let line = format!(
             "[{}] [{}.{:09}] [{}]: {}\n",
             severity.label(),
             now.as_secs(),
             now.subsec_nanos(),
             self.name,
-            args
+            text
         );
         // Logging must never take a node down: a closed stderr is ignored.
         let _ = std::io::stderr().write_all(line.as_bytes());
+        let Some(sink) = self.sink.get().and_then(Weak::upgrade) else {
+            return;
+        };
+        if IN_SINK.with(|busy| busy.replace(true)) {
+            return;
+        }
+        sink.publish(severity, &self.name, &text, now, Location::caller());
+        IN_SINK.with(|busy| busy.set(false));
     }
 
+    #[track_caller]
     pub fn debug(&self, args: fmt::Arguments<'_>) {
         self.log(Severity::Debug, args);
     }
 
+    #[track_caller]
     pub fn info(&self, args: fmt::Arguments<'_>) {
         self.log(Severity::Info, args);
     }
 
+    #[track_caller]
     pub fn warn(&self, args: fmt::Arguments<'_>) {
         self.log(Severity::Warn, args);
     }
 
+    #[track_caller]
     pub fn error(&self, args: fmt::Arguments<'_>) {
         self.log(Severity::Error, args);
     }

@@ -14,6 +14,7 @@ use roslite_msgs::Message;
 use crate::context::{Context, ContextInner};
 use crate::intra::EndpointRecord;
 use crate::log::Logger;
+use crate::msgs::rcl_interfaces::msg::Log as LogMsg;
 use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 use crate::names::{self, NameError};
 use crate::net::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
@@ -103,6 +104,8 @@ pub struct Node {
     context: Context,
     /// The `/clock` subscription under `use_sim_time`.
     _clock_subscription: Option<Arc<Subscription<ClockMsg>>>,
+    /// The `/rosout` publisher its logger publishes through (which holds it weakly).
+    _rosout: Option<Arc<dyn crate::log::LogSink>>,
     pub(crate) parameters: Arc<crate::params::NodeParameters>,
 }
 
@@ -154,8 +157,17 @@ impl Node {
             shared,
             context,
             _clock_subscription: None,
+            _rosout: None,
             parameters,
         };
+        if !node.context.args().disable_rosout_logs {
+            // rcl's rosout publisher: every node's log lines, for `ros2 topic echo /rosout`
+            // and rqt_console.
+            let publisher = node.create_publisher::<LogMsg>("/rosout", QosProfile::ROSOUT)?;
+            let sink: Arc<dyn crate::log::LogSink> = Arc::new(Rosout(publisher));
+            node.shared.logger.attach_sink(Arc::downgrade(&sink));
+            node._rosout = Some(sink);
+        }
         if let Some(sim) = sim_clock {
             node.listen_to_sim_clock(&default_group);
             // rclcpp's ClockQoS: keep last 1, best effort, so any /clock publisher matches.
@@ -648,5 +660,35 @@ impl<F: FnMut() + Send + 'static> TimerCallback<timer_shape::Plain> for F {
 impl<F: FnMut(&TimerCall) + Send + 'static> TimerCallback<timer_shape::WithCall> for F {
     fn into_fn(self) -> Box<dyn FnMut(&TimerCall) + Send> {
         Box::new(self)
+    }
+}
+
+/// A node's `/rosout` publisher as its logger's sink.
+struct Rosout(Publisher<LogMsg>);
+
+impl crate::log::LogSink for Rosout {
+    fn publish(
+        &self,
+        severity: crate::log::Severity,
+        logger: &str,
+        text: &str,
+        stamp: Duration,
+        location: &std::panic::Location<'_>,
+    ) {
+        let message = LogMsg {
+            stamp: crate::msgs::builtin_interfaces::msg::Time {
+                sec: i32::try_from(stamp.as_secs()).unwrap_or(i32::MAX),
+                nanosec: stamp.subsec_nanos(),
+            },
+            level: severity as u8,
+            name: logger.to_owned(),
+            msg: text.to_owned(),
+            file: location.file().to_owned(),
+            // Rust has no caller's function name at run time.
+            function: String::new(),
+            line: location.line(),
+        };
+        // A log line that cannot be published is still on the console.
+        let _ = self.0.publish(message);
     }
 }

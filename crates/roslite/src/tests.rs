@@ -212,7 +212,7 @@ fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
         listener.topic_names_and_types(),
         [
             ("/other".to_owned(), vec!["test_msgs/msg/Blob".to_owned()]),
-            // Every node publishes parameter events, as in rclcpp.
+            // Every node publishes parameter events, as in rclcpp...
             (
                 "/parameter_events".to_owned(),
                 vec!["rcl_interfaces/msg/ParameterEvent".to_owned()]
@@ -220,6 +220,11 @@ fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
             (
                 "/robot/status".to_owned(),
                 vec!["test_msgs/msg/Count".to_owned()]
+            ),
+            // And its log lines.
+            (
+                "/rosout".to_owned(),
+                vec!["rcl_interfaces/msg/Log".to_owned()]
             ),
         ]
     );
@@ -236,6 +241,49 @@ fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
     assert_eq!(p.qos.history, Some(History::KeepLast(3)));
     assert!(p.local);
     assert_eq!(p.transport, "intra");
+}
+
+#[test]
+fn a_nodes_log_lines_are_published_on_rosout() {
+    use crate::msgs::rcl_interfaces::msg::Log;
+    let (_ctx, node, executor) = setup();
+    let (got, push) = collector::<Log>();
+    let _sub = node
+        .create_subscription("/rosout", QosProfile::ROSOUT, move |m: Log| push(m))
+        .unwrap();
+    node.logger().info(format_args!("hello {}", 42));
+    let line = line!() - 1;
+    node.logger().debug(format_args!(
+        "below the threshold: console and rosout alike"
+    ));
+    crate::ros_warn!(node.logger(), "careful");
+    executor.spin_some();
+    let got = got.lock().unwrap().clone();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        (got[0].level, got[0].name.as_str(), got[0].msg.as_str()),
+        (Log::INFO, "test_node", "hello 42")
+    );
+    // The caller's place, as rclcpp's macros record it.
+    assert!(got[0].file.ends_with("tests.rs"), "{}", got[0].file);
+    assert_eq!(got[0].line, line);
+    assert!(got[0].stamp.sec > 1_600_000_000, "{:?}", got[0].stamp);
+    assert_eq!((got[1].level, got[1].msg.as_str()), (Log::WARN, "careful"));
+}
+
+#[test]
+fn disable_rosout_logs_leaves_rosout_out() {
+    let args = RosArgs::parse(["p", "--ros-args", "--disable-rosout-logs"]).unwrap();
+    let ctx = Context::new(ContextOptions {
+        args,
+        ..Default::default()
+    })
+    .unwrap();
+    let node = ctx.create_node("quiet").unwrap();
+    assert_eq!(node.count_publishers("/rosout"), 0);
+    let loud = Context::new(ContextOptions::default()).unwrap();
+    let node = loud.create_node("loud").unwrap();
+    assert_eq!(node.count_publishers("/rosout"), 1);
 }
 
 #[test]

@@ -923,3 +923,35 @@ fn rclpy_listener_reports_missed_deadlines_of_a_roslite_talker() {
     let status = missed.lock().unwrap()[0];
     assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
 }
+
+// -------------------------------------------------------------------------------------------
+// /rosout
+
+/// A roslite node's log lines reach an rclpy subscription on `/rosout`, as rcl's do.
+#[test]
+fn rclpy_hears_a_roslite_nodes_log_lines_on_rosout() {
+    let domain = 23;
+    let ns = namespace("rclpy-rosout");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_logger").unwrap();
+    let mut listener = qos_peer(&ns, domain, &["listen", "/rosout", "log"]);
+    // rclpy's subscription is volatile: log until it hears one.
+    let mut n = 0;
+    let heard = loop {
+        n += 1;
+        roslite::ros_info!(node.logger(), "line {n}");
+        let heard = listener.wait_line(Instant::now() + Duration::from_millis(200), |l| {
+            l.starts_with("HEARD 20 roslite_logger line ")
+        });
+        if heard.is_some() || n >= 100 {
+            break heard;
+        }
+    };
+    listener.send_line("stop");
+    let out = listener.finish(Instant::now() + STEP);
+    assert!(
+        heard.is_some(),
+        "rclpy heard no log line of roslite's in {n} tries\n{out}"
+    );
+    assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
+}
