@@ -4,7 +4,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use roslite::net::RosTopicKind;
 use roslite_cdr::Endianness;
 use roslite_msg_gen::ast::{InterfaceKind, TypeName};
 use roslite_msg_gen::dynamic;
@@ -68,15 +67,12 @@ pub fn run(command: ServiceCommand) -> anyhow::Result<()> {
 fn services(view: &GraphView, include_hidden: bool) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for e in view.endpoints.iter().filter(|e| !e.local) {
-        let suffix = match e.topic_kind {
-            RosTopicKind::ServiceRequest => "_Request",
-            RosTopicKind::ServiceReply => "_Response",
-            RosTopicKind::Topic => continue,
+        let Some(ty) = e.service_type() else {
+            continue;
         };
         if !include_hidden && graph::is_hidden(&e.topic) {
             continue;
         }
-        let ty = e.type_name.strip_suffix(suffix).unwrap_or(&e.type_name);
         out.entry(e.topic.clone())
             .or_default()
             .insert(ty.to_owned());

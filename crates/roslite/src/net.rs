@@ -1038,6 +1038,23 @@ pub struct GraphEndpoint {
     pub transport: &'static str,
 }
 
+impl GraphEndpoint {
+    /// For one half of a service, the service's type (`example_interfaces/srv/AddTwoInts`,
+    /// from the half's `..._Request` or `..._Response`); `None` for a topic.
+    pub fn service_type(&self) -> Option<&str> {
+        let suffix = match self.topic_kind {
+            RosTopicKind::ServiceRequest => "_Request",
+            RosTopicKind::ServiceReply => "_Response",
+            RosTopicKind::Topic => return None,
+        };
+        Some(
+            self.type_name
+                .strip_suffix(suffix)
+                .unwrap_or(&self.type_name),
+        )
+    }
+}
+
 /// Whether a vendor's SEDP announcements carry HISTORY. Fast DDS leaves it out unless
 /// `fastdds.serialize_optional_qos` is set, so the decoder's default (KEEP_LAST 1) would be a
 /// guess; rmw_fastrtps reports such endpoints' history as UNKNOWN, and so do we.

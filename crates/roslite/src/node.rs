@@ -472,6 +472,35 @@ impl Node {
             .collect()
     }
 
+    /// The ROS graph's services with their types, sorted (rclcpp's
+    /// `get_service_names_and_types`): from every server's and client's request and reply
+    /// endpoints, this context's and other processes'; without a network, this context's
+    /// servers.
+    pub fn service_names_and_types(&self) -> Vec<(String, Vec<String>)> {
+        let mut services: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        match self.shared.context.network() {
+            Some(net) => {
+                for e in net.endpoints() {
+                    if let Some(ty) = e.service_type() {
+                        services
+                            .entry(e.topic.clone())
+                            .or_default()
+                            .insert(ty.to_owned());
+                    }
+                }
+            }
+            None => {
+                for (name, ty) in self.shared.context.services.names_and_types() {
+                    services.entry(name).or_default().insert(ty.to_owned());
+                }
+            }
+        }
+        services
+            .into_iter()
+            .map(|(name, types)| (name, types.into_iter().collect()))
+            .collect()
+    }
+
     /// The publishers on `topic` (resolved as this node resolves names, so `chatter` and
     /// `~/status` work), in this context and in other processes, with their node, type, QoS
     /// and the path this context uses with each (rclcpp's `get_publishers_info_by_topic`).

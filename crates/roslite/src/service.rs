@@ -423,6 +423,14 @@ impl LocalServices {
         }
     }
 
+    /// The servers' names with their types (`example_interfaces/srv/AddTwoInts`).
+    pub(crate) fn names_and_types(&self) -> Vec<(String, &'static str)> {
+        lock(&self.by_name)
+            .iter()
+            .flat_map(|(name, entries)| entries.iter().map(|e| (name.clone(), e.type_name)))
+            .collect()
+    }
+
     /// The first live server of `name` with type `S`.
     fn find<S: ServiceType>(&self, name: &str) -> Option<Arc<ServiceShared<S>>> {
         let by_name = lock(&self.by_name);

@@ -241,6 +241,16 @@ fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
     assert_eq!(p.qos.history, Some(History::KeepLast(3)));
     assert!(p.local);
     assert_eq!(p.transport, "intra");
+    // Every node serves the parameter services.
+    let services = listener.service_names_and_types();
+    assert!(
+        services.contains(&(
+            "/robot/talker/get_parameters".to_owned(),
+            vec!["rcl_interfaces/srv/GetParameters".to_owned()]
+        )),
+        "{services:?}"
+    );
+    assert_eq!(services.len(), 12, "{services:?}");
 }
 
 #[test]

@@ -413,6 +413,20 @@ fn a_node_sees_the_whole_graph_not_only_its_own_context() {
         listener.publishers_info_by_topic("/graph_chatter")[0].node,
         Some(("/".to_owned(), "graph_talker".to_owned()))
     );
+    // The other process's services too (every node serves the parameter services).
+    let wanted = (
+        "/graph_talker/set_parameters".to_owned(),
+        vec!["rcl_interfaces/srv/SetParameters".to_owned()],
+    );
+    let start = Instant::now();
+    while !listener.service_names_and_types().contains(&wanted) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            listener.service_names_and_types()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]
