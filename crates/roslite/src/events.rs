@@ -84,7 +84,19 @@ impl IncompatibleQos {
 
     /// Endpoints matched now.
     pub(crate) fn current_matches(&self) -> usize {
-        self.matched.take(|_| {}).current_count as usize
+        self.matched.get().current_count as usize
+    }
+}
+
+/// Match changes collected under a lock (the bus's, the network's) and reported once it is
+/// released, because a user's callback may create or drop endpoints: each endpoint's events,
+/// matched (`true`) or unmatched.
+pub(crate) type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
+
+/// Reports collected [`MatchReports`]; call without holding a lock.
+pub(crate) fn report_matches(reports: impl IntoIterator<Item = (Arc<IncompatibleQos>, bool)>) {
+    for (events, matched) in reports {
+        events.record_match(matched);
     }
 }
 
@@ -151,6 +163,10 @@ impl<S: Copy> StatusEvent<S> {
         if let Some(callback) = &mut *self.callback.lock().unwrap_or_else(PoisonError::into_inner) {
             callback(snapshot);
         }
+    }
+
+    pub(crate) fn get(&self) -> S {
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Reads the status and applies `reset` (clearing its change counts).

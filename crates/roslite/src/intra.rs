@@ -12,7 +12,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::events::IncompatibleQos;
+use crate::events::{report_matches, IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::net::{GraphEndpoint, GraphEndpointKind, GraphQos, RosTopicKind};
 use crate::pubsub::SerializedSink;
@@ -97,16 +97,6 @@ impl TopicEndpoints {
             }
             false
         });
-    }
-}
-
-/// Match changes to report once the bus's lock is released (a user's callback may create or
-/// drop endpoints): each endpoint's events, matched (`true`) or unmatched.
-type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
-
-fn report_matches(reports: MatchReports) {
-    for (events, matched) in reports {
-        events.record_match(matched);
     }
 }
 
@@ -301,29 +291,37 @@ impl LocalBus {
 
     /// This context's nodes as `(namespace, name)`.
     pub(crate) fn node_names(&self) -> Vec<(String, String)> {
+        self.node_names_by_id().into_values().collect()
+    }
+
+    fn node_names_by_id(&self) -> HashMap<u64, (String, String)> {
         self.nodes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .map(|(_, namespace, name)| (namespace.clone(), name.clone()))
+            .map(|(id, namespace, name)| (*id, (namespace.clone(), name.clone())))
             .collect()
     }
 
     /// This context's publishers and subscriptions as graph entries (for a context without
     /// a network, whose graph they are), sorted by topic, then kind.
     pub(crate) fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
+        let nodes = self.node_names_by_id();
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = |topic: &str, record: &EndpointRecord, kind| {
+            graph_endpoint(topic, record, kind, nodes.get(&record.node_id).cloned())
+        };
         let mut out: Vec<GraphEndpoint> = topics
             .iter()
             .flat_map(|(topic, e)| {
                 let publishers = e
                     .publishers
                     .iter()
-                    .map(|(r, _)| graph_endpoint(topic, r, GraphEndpointKind::Publisher));
+                    .map(|(r, _)| entry(topic, r, GraphEndpointKind::Publisher));
                 let subscriptions = e
                     .subscriptions
                     .iter()
-                    .map(|r| graph_endpoint(topic, r, GraphEndpointKind::Subscription));
+                    .map(|r| entry(topic, r, GraphEndpointKind::Subscription));
                 publishers.chain(subscriptions)
             })
             .collect();
@@ -366,13 +364,13 @@ fn local_subscription(topic: &str, record: &EndpointRecord) -> Option<LocalSubsc
     })
 }
 
-fn graph_endpoint(topic: &str, record: &EndpointRecord, kind: GraphEndpointKind) -> GraphEndpoint {
-    // `record.node` is fully qualified: `/name` or `/namespace/name`.
-    let node = match record.node.rsplit_once('/') {
-        Some(("", name)) => ("/".to_owned(), name.to_owned()),
-        Some((namespace, name)) => (namespace.to_owned(), name.to_owned()),
-        None => ("/".to_owned(), record.node.clone()),
-    };
+/// `record` as a graph entry; `node` is its node's `(namespace, name)`.
+fn graph_endpoint(
+    topic: &str,
+    record: &EndpointRecord,
+    kind: GraphEndpointKind,
+    node: Option<(String, String)>,
+) -> GraphEndpoint {
     GraphEndpoint {
         kind,
         topic_kind: RosTopicKind::Topic,
@@ -381,7 +379,7 @@ fn graph_endpoint(topic: &str, record: &EndpointRecord, kind: GraphEndpointKind)
         type_hash: Some(record.type_hash.to_owned()),
         // No participant, so no GUID: the GID is this context's endpoint id.
         gid: u128::from(record.id).to_be_bytes(),
-        node: Some(node),
+        node,
         qos: GraphQos::from(&record.qos),
         local: true,
         transport: "intra",

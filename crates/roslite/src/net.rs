@@ -38,6 +38,7 @@ use roslite_rtps::Instant;
 use roslite_transport::fault::FaultInjector;
 use roslite_transport::{RecvEvent, TransportConfig, UdpTransport, RECV_BUFFER_LEN};
 
+use crate::events::{report_matches, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::qos::{Durability, History, Liveliness, QosProfile, Reliability};
@@ -175,9 +176,8 @@ struct NetState {
     deliveries: Vec<Delivery>,
     /// Service requests, likewise.
     request_deliveries: Vec<RequestDelivery>,
-    /// Matches and unmatches of local endpoints with remote ones, reported likewise (the
-    /// user's callback may create endpoints, which takes the lock).
-    match_reports: Vec<(Arc<crate::events::IncompatibleQos>, bool)>,
+    /// Matches and unmatches of local endpoints with remote ones, reported likewise.
+    match_reports: MatchReports,
     /// The activity flag of each local publisher's RTPS outlet.
     outlet_activity: HashMap<WriterId, Arc<AtomicBool>>,
 }
@@ -230,9 +230,7 @@ impl NetState {
     fn report_matches_unlocked(mut state: MutexGuard<'_, NetState>) {
         let reports = std::mem::take(&mut state.match_reports);
         drop(state);
-        for (events, matched) in reports {
-            events.record_match(matched);
-        }
+        report_matches(reports);
     }
 }
 
@@ -578,10 +576,16 @@ impl Transport for NetTransport {
                 state.publishers.insert(writer, publisher.clone());
                 state.endpoint_nodes.insert(d.id, d.node_id);
                 let guid = writer.guid(state.participant.guid_prefix());
-                if let Some(same_host) = &mut state.same_host {
+                let NetState {
+                    same_host,
+                    participant,
+                    match_reports,
+                    ..
+                } = &mut *state;
+                if let Some(same_host) = same_host {
                     same_host.publisher_added(writer, guid, &publisher);
+                    same_host.refresh_writer_pairs(participant, match_reports);
                 }
-                state.refresh_same_host();
                 state.publish_graph(now);
                 let active = Arc::new(AtomicBool::new(state.writer_needs_samples(writer)));
                 state.outlet_activity.insert(writer, active.clone());
@@ -921,7 +925,7 @@ fn drive(shared: &NetShared) {
 struct Outbox {
     deliveries: Vec<Delivery>,
     requests: Vec<RequestDelivery>,
-    match_reports: Vec<(Arc<crate::events::IncompatibleQos>, bool)>,
+    match_reports: MatchReports,
 }
 
 impl Outbox {
@@ -933,9 +937,7 @@ impl Outbox {
         std::mem::swap(&mut self.requests, &mut state.request_deliveries);
         std::mem::swap(&mut self.match_reports, &mut state.match_reports);
         drop(state);
-        for (events, matched) in self.match_reports.drain(..) {
-            events.record_match(matched);
-        }
+        report_matches(self.match_reports.drain(..));
         crate::pubsub::with_inline_dispatch(|| {
             for (subscription, payload, info) in self.deliveries.drain(..) {
                 subscription.deliver(&payload, info);

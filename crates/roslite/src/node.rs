@@ -460,16 +460,12 @@ impl Node {
     /// this context's and every one discovered in other processes. Services' request and
     /// reply topics are not listed.
     pub fn topic_names_and_types(&self) -> Vec<(String, Vec<String>)> {
-        let mut topics: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for e in self.graph_endpoints() {
-            if e.topic_kind == RosTopicKind::Topic {
-                topics.entry(e.topic).or_default().insert(e.type_name);
-            }
-        }
-        topics
-            .into_iter()
-            .map(|(topic, types)| (topic, types.into_iter().collect()))
-            .collect()
+        names_and_types(
+            self.graph_endpoints()
+                .into_iter()
+                .filter(|e| e.topic_kind == RosTopicKind::Topic)
+                .map(|e| (e.topic, e.type_name)),
+        )
     }
 
     /// The ROS graph's services with their types, sorted (rclcpp's
@@ -477,28 +473,20 @@ impl Node {
     /// endpoints, this context's and other processes'; without a network, this context's
     /// servers.
     pub fn service_names_and_types(&self) -> Vec<(String, Vec<String>)> {
-        let mut services: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         match self.shared.context.network() {
-            Some(net) => {
-                for e in net.endpoints() {
-                    if let Some(ty) = e.service_type() {
-                        services
-                            .entry(e.topic.clone())
-                            .or_default()
-                            .insert(ty.to_owned());
-                    }
-                }
-            }
-            None => {
-                for (name, ty) in self.shared.context.services.names_and_types() {
-                    services.entry(name).or_default().insert(ty.to_owned());
-                }
-            }
+            Some(net) => names_and_types(net.endpoints().into_iter().filter_map(|e| {
+                let ty = e.service_type()?.to_owned();
+                Some((e.topic, ty))
+            })),
+            None => names_and_types(
+                self.shared
+                    .context
+                    .services
+                    .names_and_types()
+                    .into_iter()
+                    .map(|(name, ty)| (name, ty.to_owned())),
+            ),
         }
-        services
-            .into_iter()
-            .map(|(name, types)| (name, types.into_iter().collect()))
-            .collect()
     }
 
     /// The publishers on `topic` (resolved as this node resolves names, so `chatter` and
@@ -533,10 +521,7 @@ impl Node {
         };
         let mut names: Vec<String> = nodes
             .into_iter()
-            .map(|(namespace, name)| match namespace.as_str() {
-                "/" | "" => format!("/{name}"),
-                _ => format!("{namespace}/{name}"),
-            })
+            .map(|(namespace, name)| names::join(&namespace, &name))
             .collect();
         names.sort();
         names.dedup();
@@ -720,4 +705,16 @@ impl crate::log::LogSink for Rosout {
         // A log line that cannot be published is still on the console.
         let _ = self.0.publish(message);
     }
+}
+
+/// `(name, type)` pairs grouped by name, both sorted, each type once.
+fn names_and_types(pairs: impl Iterator<Item = (String, String)>) -> Vec<(String, Vec<String>)> {
+    let mut grouped: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, ty) in pairs {
+        grouped.entry(name).or_default().insert(ty);
+    }
+    grouped
+        .into_iter()
+        .map(|(name, types)| (name, types.into_iter().collect()))
+        .collect()
 }

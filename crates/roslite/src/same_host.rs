@@ -43,7 +43,7 @@ use roslite_shm::{
 };
 
 use crate::context::LocalTransports;
-use crate::events::IncompatibleQos;
+use crate::events::{IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats};
@@ -98,10 +98,6 @@ struct ReaderLink {
     /// The subscription's events, told when the link goes.
     events: Arc<IncompatibleQos>,
 }
-
-/// Endpoints' events with a match (`true`) or unmatch to report once the network's lock is
-/// released.
-pub(crate) type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;
 
 impl Drop for ReaderLink {
     fn drop(&mut self) {
@@ -296,12 +292,24 @@ impl SameHost {
         self.peers.get(&guid.prefix).map(|p| p.kind)
     }
 
-    /// Whether the pair (remote writer `remote`, local reader `local`) is carried here; the
-    /// RTPS participant leaves exactly these pairs unmatched.
+    /// Whether the pair of remote endpoint `remote` and local endpoint `local` (a writer and
+    /// a reader, either way round) is carried here; the RTPS participant leaves exactly these
+    /// pairs unmatched.
     fn carried(&self, remote: &EndpointData, local: &EndpointData) -> bool {
         self.peers.contains_key(&remote.guid.prefix)
             && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
             && live_samples_only(remote, local)
+    }
+
+    /// [`Self::carried`] for a pair that also matches: same topic, compatible QoS.
+    fn carries(&self, remote: &EndpointData, local: &EndpointData) -> bool {
+        let (writer, reader) = match remote.kind {
+            EndpointKind::Writer => (remote, local),
+            EndpointKind::Reader => (local, remote),
+        };
+        roslite_rtps::discovery::matching::same_topic(writer, reader)
+            && roslite_rtps::discovery::matching::check_compatible(writer, reader).is_ok()
+            && self.carried(remote, local)
     }
 
     /// The transport this participant uses with remote endpoint `remote` (for graph queries):
@@ -420,9 +428,7 @@ impl SameHost {
                 let Some(local) = participant.reader_data(*reader) else {
                     continue;
                 };
-                let compatible = roslite_rtps::discovery::matching::same_topic(data, local)
-                    && roslite_rtps::discovery::matching::check_compatible(data, local).is_ok();
-                if compatible && self.carried(data, local) {
+                if self.carries(data, local) {
                     wanted.insert((*reader, data.guid), (local.clone(), subscription.clone()));
                 }
             }
@@ -471,11 +477,13 @@ impl SameHost {
             }
         }
     }
-}
 
-impl SameHost {
-    /// [`Self::refresh`] for the publishers' side.
-    fn refresh_writer_pairs(&mut self, participant: &Participant, reports: &mut MatchReports) {
+    /// [`Self::refresh`] for the publishers' side: all a new local publisher needs.
+    pub(crate) fn refresh_writer_pairs(
+        &mut self,
+        participant: &Participant,
+        reports: &mut MatchReports,
+    ) {
         let mut wanted = HashSet::new();
         for remote in participant.remote_endpoints() {
             let data = remote.data();
@@ -486,9 +494,7 @@ impl SameHost {
                 let Some(local) = participant.writer_data(*writer) else {
                     continue;
                 };
-                let compatible = roslite_rtps::discovery::matching::same_topic(local, data)
-                    && roslite_rtps::discovery::matching::check_compatible(local, data).is_ok();
-                if compatible && self.carried(data, local) {
+                if self.carries(data, local) {
                     wanted.insert((*writer, data.guid));
                 }
             }
