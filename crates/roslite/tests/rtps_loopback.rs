@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Executor, NetworkMode, QosProfile, RosDistro};
+use roslite::{Context, ContextOptions, Executor, NetworkMode, Node, QosProfile, RosDistro};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
 /// A domain of its own per test process, so parallel runs do not discover each other.
@@ -34,6 +34,16 @@ fn networked_as(domain_id: u32, ros_distro: RosDistro) -> Context {
     .expect("start an RTPS network on loopback")
 }
 
+/// Two participants in `domain`, each with one node: `(talker's context, talker, listener's
+/// context, listener)`.
+fn two_participants(domain: u32, talker: &str, listener: &str) -> (Context, Node, Context, Node) {
+    let talker_ctx = networked(domain);
+    let listener_ctx = networked(domain);
+    let talker_node = talker_ctx.create_node(talker).unwrap();
+    let listener_node = listener_ctx.create_node(listener).unwrap();
+    (talker_ctx, talker_node, listener_ctx, listener_node)
+}
+
 /// Waits (up to 10 s) until a publisher of `ctx` on `topic` has matched a subscription of
 /// another participant.
 fn await_remote_subscription(ctx: &Context, topic: &str) {
@@ -50,11 +60,8 @@ fn await_remote_subscription(ctx: &Context, topic: &str) {
 
 #[test]
 fn reliable_messages_cross_between_participants_over_udp() {
-    let domain = test_domain(0);
-    let talker_ctx = networked(domain);
-    let listener_ctx = networked(domain);
-    let talker = talker_ctx.create_node("talker").unwrap();
-    let listener = listener_ctx.create_node("listener").unwrap();
+    let (talker_ctx, talker, listener_ctx, listener) =
+        two_participants(test_domain(0), "talker", "listener");
     let received = Arc::new(Mutex::new(Vec::new()));
     let sink = received.clone();
     let _sub = listener
@@ -193,11 +200,8 @@ fn remote_qos_incompatibility_is_reported_on_both_local_endpoints() {
 #[test]
 fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publishes() {
     use roslite::Liveliness;
-    let domain = test_domain(3);
-    let talker_ctx = networked(domain);
-    let listener_ctx = networked(domain);
-    let talker = talker_ctx.create_node("lively_talker").unwrap();
-    let listener = listener_ctx.create_node("lively_listener").unwrap();
+    let (talker_ctx, talker, _listener_ctx, listener) =
+        two_participants(test_domain(3), "lively_talker", "lively_listener");
     let lease = Duration::from_millis(300);
     let qos = QosProfile::keep_last(10).liveliness(Liveliness::ManualByTopic, Some(lease));
     let changes = Arc::new(Mutex::new(Vec::new()));
@@ -243,11 +247,8 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
 
 #[test]
 fn deadline_misses_are_counted_across_participants_once_messages_stop() {
-    let domain = test_domain(5);
-    let talker_ctx = networked(domain);
-    let listener_ctx = networked(domain);
-    let talker = talker_ctx.create_node("deadline_talker").unwrap();
-    let listener = listener_ctx.create_node("deadline_listener").unwrap();
+    let (talker_ctx, talker, listener_ctx, listener) =
+        two_participants(test_domain(5), "deadline_talker", "deadline_listener");
     let period = Duration::from_millis(1000);
     let qos = QosProfile::keep_last(10).deadline(period);
     let requested = Arc::new(Mutex::new(Vec::new()));
@@ -314,11 +315,8 @@ fn deadline_misses_are_counted_across_participants_once_messages_stop() {
 
 #[test]
 fn matches_with_another_participant_are_counted_and_uncounted() {
-    let domain = test_domain(6);
-    let talker_ctx = networked(domain);
-    let listener_ctx = networked(domain);
-    let talker = talker_ctx.create_node("matched_talker").unwrap();
-    let listener = listener_ctx.create_node("matched_listener").unwrap();
+    let (_talker_ctx, talker, _listener_ctx, listener) =
+        two_participants(test_domain(6), "matched_talker", "matched_listener");
     let publisher = talker.create_publisher::<StringMsg>("matched", 10).unwrap();
     let subscription = listener
         .create_subscription("matched", 10, |_: StringMsg| {})
@@ -360,11 +358,8 @@ fn matches_with_another_participant_are_counted_and_uncounted() {
 
 #[test]
 fn a_node_sees_the_whole_graph_not_only_its_own_context() {
-    let domain = test_domain(7);
-    let talker_ctx = networked(domain);
-    let listener_ctx = networked(domain);
-    let talker = talker_ctx.create_node("graph_talker").unwrap();
-    let listener = listener_ctx.create_node("graph_listener").unwrap();
+    let (_talker_ctx, talker, _listener_ctx, listener) =
+        two_participants(test_domain(7), "graph_talker", "graph_listener");
     let _publisher = talker
         .create_publisher::<StringMsg>("graph_chatter", QosProfile::keep_last(7))
         .unwrap();
