@@ -8,6 +8,12 @@ use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Context, ContextOptions, Executor, NetworkMode, Node, QosProfile, RosDistro};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
+mod common;
+use common::wait_until;
+
+/// How long a test waits for discovery to show something.
+const DISCOVERY: Duration = Duration::from_secs(10);
+
 /// A domain of its own per test process, so parallel runs do not discover each other.
 fn test_domain(offset: u32) -> u32 {
     40 + (std::process::id() % 50) + offset
@@ -48,14 +54,10 @@ fn two_participants(domain: u32, talker: &str, listener: &str) -> (Context, Node
 /// another participant.
 fn await_remote_subscription(ctx: &Context, topic: &str) {
     let net = ctx.network().unwrap();
-    let start = Instant::now();
-    while net.matched_remote_subscriptions(topic) == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{topic} never matched"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, || net.matched_remote_subscriptions(topic) > 0),
+        "{topic} never matched"
+    );
 }
 
 #[test]
@@ -289,12 +291,9 @@ fn deadline_misses_are_counted_across_participants_once_messages_stop() {
     assert_eq!(sub.deadline_missed_status().total_count, 0);
     assert_eq!(publisher.deadline_missed_status().total_count, 0);
     // Then quiet: both ends report the period that ended without a message, not before.
-    let start = Instant::now();
-    while (requested.lock().unwrap().is_empty() || offered.lock().unwrap().is_empty())
-        && start.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(10), || {
+        !requested.lock().unwrap().is_empty() && !offered.lock().unwrap().is_empty()
+    });
     for (end, seen) in [("subscription", &requested), ("publisher", &offered)] {
         let seen = seen.lock().unwrap();
         let Some(&(at, status)) = seen.first() else {
@@ -322,29 +321,21 @@ fn matches_with_another_participant_are_counted_and_uncounted() {
         .create_subscription("matched", 10, |_: StringMsg| {})
         .unwrap();
     let both = || publisher.subscription_count() == 1 && subscription.publisher_count() == 1;
-    let start = Instant::now();
-    while !both() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "never matched: {:?} {:?}",
-            publisher.matched_status(),
-            subscription.matched_status()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, both),
+        "never matched: {:?} {:?}",
+        publisher.matched_status(),
+        subscription.matched_status()
+    );
     let status = publisher.matched_status();
     assert_eq!((status.total_count, status.current_count), (1, 1));
     // The subscription leaves: its reader is disposed and the publisher counts it gone.
     drop(subscription);
-    let start = Instant::now();
-    while publisher.subscription_count() != 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "still matched: {:?}",
-            publisher.matched_status()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, || publisher.subscription_count() == 0),
+        "still matched: {:?}",
+        publisher.matched_status()
+    );
     let status = publisher.matched_status();
     assert_eq!(
         (
@@ -366,18 +357,15 @@ fn a_node_sees_the_whole_graph_not_only_its_own_context() {
     let _subscription = listener
         .create_subscription("graph_chatter", 10, |_: StringMsg| {})
         .unwrap();
-    let start = Instant::now();
-    while listener.count_publishers("graph_chatter") == 0
-        || !listener.node_names().contains(&"/graph_talker".to_owned())
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?} {:?}",
-            listener.topic_names_and_types(),
-            listener.node_names()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, || {
+            listener.count_publishers("graph_chatter") > 0
+                && listener.node_names().contains(&"/graph_talker".to_owned())
+        }),
+        "{:?} {:?}",
+        listener.topic_names_and_types(),
+        listener.node_names()
+    );
     assert!(listener.topic_names_and_types().contains(&(
         "/graph_chatter".to_owned(),
         vec!["std_msgs/msg/String".to_owned()]
@@ -393,17 +381,14 @@ fn a_node_sees_the_whole_graph_not_only_its_own_context() {
         "roslite announces its history"
     );
     // The node of a discovered endpoint comes with the peer's ros_discovery_info.
-    let start = Instant::now();
-    while listener.publishers_info_by_topic("/graph_chatter")[0]
-        .node
-        .is_none()
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "no node for the publisher"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, || {
+            listener.publishers_info_by_topic("/graph_chatter")[0]
+                .node
+                .is_some()
+        }),
+        "no node for the publisher"
+    );
     assert_eq!(
         listener.publishers_info_by_topic("/graph_chatter")[0].node,
         Some(("/".to_owned(), "graph_talker".to_owned()))
@@ -413,15 +398,13 @@ fn a_node_sees_the_whole_graph_not_only_its_own_context() {
         "/graph_talker/set_parameters".to_owned(),
         vec!["rcl_interfaces/srv/SetParameters".to_owned()],
     );
-    let start = Instant::now();
-    while !listener.service_names_and_types().contains(&wanted) {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            listener.service_names_and_types()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        wait_until(DISCOVERY, || listener
+            .service_names_and_types()
+            .contains(&wanted)),
+        "{:?}",
+        listener.service_names_and_types()
+    );
 }
 
 #[test]
