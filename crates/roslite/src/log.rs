@@ -119,24 +119,28 @@ impl Logger {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        let text = args.to_string();
-        let line = format!(
-            "[{}] [{}.{:09}] [{}]: {}\n",
+        let mut line = format!(
+            "[{}] [{}.{:09}] [{}]: ",
             severity.label(),
             now.as_secs(),
             now.subsec_nanos(),
             self.name,
-            text
         );
+        // The text is formatted once, into the line; `/rosout` gets that slice of it.
+        let text_start = line.len();
+        let _ = fmt::Write::write_fmt(&mut line, args);
+        let text_end = line.len();
+        line.push('\n');
         // Logging must never take a node down: a closed stderr is ignored.
         let _ = std::io::stderr().write_all(line.as_bytes());
+        let text = &line[text_start..text_end];
         let Some(sink) = self.sink.get().and_then(Weak::upgrade) else {
             return;
         };
         if IN_SINK.with(|busy| busy.replace(true)) {
             return;
         }
-        sink.publish(severity, &self.name, &text, now, Location::caller());
+        sink.publish(severity, &self.name, text, now, Location::caller());
         IN_SINK.with(|busy| busy.set(false));
     }
 
