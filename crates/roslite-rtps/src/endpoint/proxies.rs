@@ -265,6 +265,13 @@ pub(crate) struct WriterProxy {
     pub acknack_count: Count,
     pub nack_frag_count: Count,
     pub reassembly: Reassembler,
+    /// A sample from this writer was delivered: numbers skipped from then on are lost. Those
+    /// skipped before it were published before the match (or are older than the writer's
+    /// history), which DDS does not count as lost.
+    pub delivered_any: bool,
+    /// Numbers lost since the last delivered sample, reported with the next one
+    /// ([`ReceivedSample::lost_before`](super::reader::ReceivedSample::lost_before)).
+    pub lost_pending: u64,
 }
 
 impl WriterProxy {
@@ -283,6 +290,8 @@ impl WriterProxy {
             acknack_count: Count(0),
             nack_frag_count: Count(0),
             reassembly: Reassembler::default(),
+            delivered_any: false,
+            lost_pending: 0,
         }
     }
 

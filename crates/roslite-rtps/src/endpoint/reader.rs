@@ -118,6 +118,12 @@ pub struct ReceivedSample {
     pub key_hash: Option<[u8; 16]>,
     /// `PID_STATUS_INFO` from the inline QoS (bit 0 disposed, bit 1 unregistered).
     pub status_info: Option<u32>,
+    /// Sequence numbers of the same writer skipped right before this sample that will never
+    /// be delivered (DDS `SAMPLE_LOST`): best effort, those a later sample overtook; reliable,
+    /// those the writer declared irrelevant (GAP, or a HEARTBEAT's `firstSN` past them, which
+    /// is what a keep-last writer does when its history dropped them before this reader got
+    /// them). Counted only from the first sample delivered from that writer on.
+    pub lost_before: u64,
 }
 
 impl ReceivedSample {
@@ -146,7 +152,8 @@ pub struct ReaderStats {
     pub gaps_received: u64,
     /// Sequence numbers skipped as irrelevant (GAP, or below a HEARTBEAT's `firstSN`).
     pub irrelevant_skipped: u64,
-    /// Best effort: sequence numbers never received before a later one was delivered.
+    /// Sequence numbers that will never be delivered, from the first sample of their writer
+    /// on (see [`ReceivedSample::lost_before`]).
     pub samples_lost: u64,
     pub acknacks_sent: u64,
     pub nack_frags_sent: u64,
@@ -626,7 +633,29 @@ fn make_sample(
         source_timestamp,
         key_hash,
         status_info,
+        lost_before: 0,
     }
+}
+
+/// Counts `skipped` numbers of `p`'s writer that will never be delivered as lost, unless no
+/// sample of it was delivered yet (see [`WriterProxy::delivered_any`]).
+fn count_lost(p: &mut WriterProxy, skipped: u64, stats: &mut ReaderStats) {
+    if p.delivered_any && skipped > 0 {
+        p.lost_pending = p.lost_pending.saturating_add(skipped);
+        stats.samples_lost = stats.samples_lost.saturating_add(skipped);
+    }
+}
+
+/// Hands `sample` of `p`'s writer to the application with the losses just before it.
+fn deliver(
+    p: &mut WriterProxy,
+    mut sample: ReceivedSample,
+    delivery: &mut Delivery,
+    stats: &mut ReaderStats,
+) {
+    sample.lost_before = std::mem::take(&mut p.lost_pending);
+    p.delivered_any = true;
+    delivery.push(sample, stats);
 }
 
 /// A complete sample from `p` that [`accepts`] let through.
@@ -642,14 +671,12 @@ fn on_sample(
     if !reliable {
         // §8.4.11.1: best effort keeps order by dropping anything older.
         let skipped = sn.0.saturating_sub(p.next_expected.0);
-        stats.samples_lost = stats
-            .samples_lost
-            .saturating_add(u64::try_from(skipped).unwrap_or(0));
+        count_lost(p, u64::try_from(skipped).unwrap_or(0), stats);
         p.next_expected = sn_next(sn);
         p.reassembly
             .discard_range(SequenceNumber(i64::MIN), p.next_expected);
         if delivery.has_room() {
-            delivery.push(sample, stats);
+            deliver(p, sample, delivery, stats);
         } else {
             stats.samples_rejected = stats.samples_rejected.saturating_add(1);
         }
@@ -679,7 +706,7 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
             }
             if let Some(sample) = p.pending.remove(&next) {
                 p.pending_bytes = p.pending_bytes.saturating_sub(sample.payload_len());
-                delivery.push(sample, stats);
+                deliver(p, sample, delivery, stats);
             }
             p.next_expected = sn_next(next);
             continue;
@@ -692,6 +719,7 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
                 .map_or(end, |(k, _)| (*k).min(end));
             let skipped = u64::try_from(stop.0.saturating_sub(next.0)).unwrap_or(0);
             stats.irrelevant_skipped = stats.irrelevant_skipped.saturating_add(skipped);
+            count_lost(p, skipped, stats);
             p.next_expected = stop;
             continue;
         }

@@ -47,6 +47,10 @@ fn transient_local_late_joiner_gets_kept_history_then_live_data() {
         let got = &pair.readers[late].received;
         assert_eq!(sns(got), (21..=40).collect::<Vec<_>>(), "seed {seed}");
         assert_in_order_and_intact(got, 48);
+        // Samples 1-20 left the history before it joined: skipped, not lost.
+        let late_stats = pair.readers[late].reader.stats();
+        assert!(late_stats.irrelevant_skipped >= 20, "{late_stats:?}");
+        assert_eq!(late_stats.samples_lost, 0);
         // The first reader may have lost overwritten samples (KEEP_LAST 10, 10 % loss).
         let first = &pair.readers[0].received;
         assert_in_order_and_intact(first, 48);

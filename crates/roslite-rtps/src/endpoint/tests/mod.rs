@@ -54,6 +54,41 @@ pub(super) fn index_of(sample: &ReceivedSample) -> u32 {
 
 /// Asserts sequence numbers strictly increase (in order, no duplicates) and every payload is
 /// the one written for its sequence number (`index = sn - 1`, length `len`).
+/// SAMPLE_LOST accounting: from the first sample received on, every sequence number of the
+/// writer was either delivered or counted as lost (`samples_lost` of the reader's stats), and
+/// each loss was reported with the sample after it.
+pub(super) fn assert_every_number_delivered_or_lost(
+    received: &[ReceivedSample],
+    samples_lost: u64,
+) {
+    let (Some(first), Some(last)) = (received.first(), received.last()) else {
+        panic!("nothing received");
+    };
+    let span = u64::try_from(last.sequence_number.0 - first.sequence_number.0 + 1).unwrap();
+    assert!(
+        samples_lost > 0,
+        "the run must lose samples to test their count"
+    );
+    assert_eq!(
+        received.len() as u64 + samples_lost,
+        span,
+        "delivered + lost"
+    );
+    assert_eq!(
+        first.lost_before, 0,
+        "nothing is lost before the first sample"
+    );
+    let reported: u64 = received.iter().map(|s| s.lost_before).sum();
+    assert_eq!(
+        reported, samples_lost,
+        "each loss reported with the next sample"
+    );
+    for pair in received.windows(2) {
+        let gap = u64::try_from(pair[1].sequence_number.0 - pair[0].sequence_number.0 - 1).unwrap();
+        assert_eq!(pair[1].lost_before, gap, "at {:?}", pair[1].sequence_number);
+    }
+}
+
 pub(super) fn assert_in_order_and_intact(received: &[ReceivedSample], len: usize) {
     for w in received.windows(2) {
         assert!(

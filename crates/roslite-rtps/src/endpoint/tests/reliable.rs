@@ -140,6 +140,7 @@ fn keep_last_writer_with_slow_lossy_reader_gaps_overwritten_samples() {
         assert!(rs.irrelevant_skipped > 0, "{rs:?}");
         let ws = pair.writer.stats();
         assert!(ws.overwritten_unacked > 0 || ws.gaps_sent > 0, "{ws:?}");
+        assert_every_number_delivered_or_lost(received, rs.samples_lost);
         let count = received.len();
         pair.run_for(Duration::from_secs(1));
         assert_eq!(
