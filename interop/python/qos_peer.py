@@ -8,7 +8,8 @@ to it while the peer runs; it also reads commands from stdin (`go`, `stop`; EOF 
                       linear.z = -1), prints `HISTORY N`, and waits for `go` before the live
                       samples; without it, live samples start at once.
         live samples `<prefix><n>` (Twist: n = 1, 2, ... with linear.z = +1) at 10 Hz until
-        `stop`, EOF or --seconds; `quiet` stops publishing but keeps the node spinning.
+        `stop`, EOF or --seconds; `quiet` stops publishing but keeps the node spinning;
+        `burst` publishes --burst more live samples back to back and prints `BURST <last n>`.
     qos_peer.py listen <topic> <string|twist|log> [options]
         prints `HEARD <text>` per sample (rcl_interfaces/Log: `<level> <logger> <msg>`); exits after --count samples, `stop`, EOF or
         --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and `RESULT <n>`.
@@ -24,7 +25,8 @@ reports a missed deadline (REQUESTED_ / OFFERED_DEADLINE_MISSED).
 
 Options: --best-effort, --transient-local, --depth N (KEEP_LAST, default 10), --count N,
 --seconds S (default 30), --prefix P (default `from rclpy `), --node NAME, --deadline S (QoS
-deadline period in seconds).
+deadline period in seconds), --burst N (samples per `burst`), --size N (a string sample is
+`<prefix><n>`, then a space and N `x` when N > 0).
 """
 import argparse
 import queue
@@ -109,6 +111,8 @@ def main():
     parser.add_argument("--prefix", default="from rclpy ")
     parser.add_argument("--node", default=None)
     parser.add_argument("--deadline", type=float, default=None)
+    parser.add_argument("--burst", type=int, default=0)
+    parser.add_argument("--size", type=int, default=0)
     args = parser.parse_args()
 
     qos = QoSProfile(
@@ -137,7 +141,8 @@ def main():
     def sample(n, history):
         if args.type == "twist":
             return twist(n, -1 if history else 1)
-        return msg_type(data=f"hist {n}" if history else f"{args.prefix}{n}")
+        padding = " " + "x" * args.size if args.size else ""
+        return msg_type(data=f"hist {n}" if history else f"{args.prefix}{n}{padding}")
 
     if args.mode == "talk":
         publisher = node.create_publisher(
@@ -166,6 +171,11 @@ def main():
                 live = True
             if command == "quiet":
                 live = False
+            if command == "burst":
+                for _ in range(args.burst):
+                    n += 1
+                    publisher.publish(sample(n, False))
+                say("BURST", n)
             if live and time.monotonic() >= next_live:
                 n += 1
                 publisher.publish(sample(n, False))

@@ -31,6 +31,8 @@ pub(crate) struct IncompatibleQos {
     pub(crate) liveliness_lost: StatusEvent<LivelinessLostStatus>,
     /// Its matches, from every source: the context's own endpoints and every transport's.
     pub(crate) matched: StatusEvent<MatchedStatus>,
+    /// A subscription's messages that never reached it (every transport reports its own).
+    pub(crate) message_lost: StatusEvent<MessageLostStatus>,
 }
 
 impl IncompatibleQos {
@@ -86,6 +88,32 @@ impl IncompatibleQos {
     pub(crate) fn current_matches(&self) -> usize {
         self.matched.get().current_count as usize
     }
+
+    /// `count` messages of a publisher were lost on the way to this subscription.
+    pub(crate) fn record_lost(&self, count: u64) {
+        if count > 0 {
+            self.message_lost.update(|s| {
+                s.total_count = s.total_count.saturating_add(count);
+                s.total_count_change = s.total_count_change.saturating_add(count);
+            });
+        }
+    }
+}
+
+/// `SAMPLE_LOST` on a subscription (rclcpp's `message_lost` event, `QOSMessageLostInfo`):
+/// messages of a matched publisher in another process that will never reach it, counted from
+/// the first message received from that publisher on (what it published before the match is
+/// not lost). Each path reports its own: over RTPS the sequence numbers a best-effort reader
+/// saw overtaken and those a reliable writer declared gone (its keep-last history dropped
+/// them first); over shared memory and Unix sockets the samples the writer overwrote or
+/// timed out for a slow keep-last or keep-all reader. Messages replaced in the subscription's
+/// own keep-last queue are not lost: they arrived (see `SubscriptionStats::overwritten`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MessageLostStatus {
+    /// Messages lost so far.
+    pub total_count: u64,
+    /// Increase since the status was last read.
+    pub total_count_change: u64,
 }
 
 /// Match changes collected under a lock (the bus's, the network's) and reported once it is

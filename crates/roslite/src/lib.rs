@@ -45,7 +45,7 @@ pub use context::{
 };
 pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
-    MatchedStatus,
+    MatchedStatus, MessageLostStatus,
 };
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};

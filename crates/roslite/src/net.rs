@@ -146,7 +146,8 @@ type DiscoveryInfoMsg = roslite_msgs::rmw_dds_common::msg::ParticipantEntitiesIn
 /// A service request on its way to its server, with the way back.
 type RequestDelivery = (Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>);
 /// A sample for a local subscription.
-type Delivery = (LocalSubscription, SharedBuf, MessageInfo);
+/// A sample for a subscription, with the messages of its writer lost right before it.
+type Delivery = (LocalSubscription, SharedBuf, MessageInfo, u64);
 
 struct NetState {
     participant: Participant,
@@ -391,6 +392,7 @@ impl NetShared {
                         subscription,
                         SharedBuf::from_vec(sample.payload),
                         info,
+                        sample.lost_before,
                     ));
                 }
                 Event::IncompatibleQos { local, policy, .. } => {
@@ -939,7 +941,8 @@ impl Outbox {
         drop(state);
         report_matches(self.match_reports.drain(..));
         crate::pubsub::with_inline_dispatch(|| {
-            for (subscription, payload, info) in self.deliveries.drain(..) {
+            for (subscription, payload, info, lost_before) in self.deliveries.drain(..) {
+                subscription.report_lost(lost_before);
                 subscription.deliver(&payload, info);
             }
             for (server, payload, reply) in self.requests.drain(..) {

@@ -26,6 +26,7 @@ use roslite_msgs::Message;
 
 use crate::events::{
     DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
+    MessageLostStatus,
 };
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
@@ -504,6 +505,26 @@ impl<T: Message> Subscription<T> {
     /// (rclcpp's `matched_callback`).
     pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
         self.shared.events.matched.set_callback(Box::new(callback));
+    }
+
+    /// `SAMPLE_LOST`: messages of publishers in other processes that will never reach this
+    /// subscription, with the increase since the status was last read (see
+    /// [`MessageLostStatus`] for what each path counts).
+    pub fn message_lost_status(&self) -> MessageLostStatus {
+        self.shared
+            .events
+            .message_lost
+            .take(|s| s.total_count_change = 0)
+    }
+
+    /// Calls `callback` whenever messages are found lost (rclcpp's `message_lost_callback`):
+    /// on the thread that receives from the path that lost them, right before it delivers
+    /// the message after them.
+    pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
+        self.shared
+            .events
+            .message_lost
+            .set_callback(Box::new(callback));
     }
 
     /// `REQUESTED_DEADLINE_MISSED`: deadline periods (QoS `deadline`) that ended without a

@@ -601,9 +601,12 @@ impl LinkSpec {
         {
             return;
         }
+        let mut numbering = Numbering::default();
         while !self.stop.requested() {
             match reader.receive() {
                 Ok(Some(sample)) => {
+                    self.subscription
+                        .report_lost(numbering.lost_before(sample.seq()));
                     let info = info_for(sample.seq(), sample.timestamp_ns());
                     let len = sample.len();
                     let Some(buf) = SharedBuf::new(ShmBacking(sample)).slice(SAMPLE_LEAD..len)
@@ -634,14 +637,38 @@ impl LinkSpec {
         {
             return;
         }
+        let mut numbering = Numbering::default();
         while let Ok(sample) = reader.receive_blocking() {
             if self.stop.requested() {
                 return; // samples still queued in the socket are not wanted any more
             }
+            self.subscription
+                .report_lost(numbering.lost_before(sample.seq()));
             let info = info_for(sample.seq(), sample.timestamp_ns());
             let buf = SharedBuf::from_vec(sample.into_vec());
             crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
         }
+    }
+}
+
+/// The publisher's numbers seen on one same-host link. Its writer numbers samples as the
+/// publisher numbers its messages and sends it every one while this reader is connected, so
+/// a number skipped after the first sample is a message lost on the way: overwritten in the
+/// ring or the writer's queue for this (slow, keep-last) reader, or timed out for it
+/// (keep-all, `max_blocking_time`).
+#[derive(Default)]
+struct Numbering {
+    last: Option<u64>,
+}
+
+impl Numbering {
+    /// Messages skipped right before `seq`.
+    fn lost_before(&mut self, seq: u64) -> u64 {
+        let lost = self
+            .last
+            .map_or(0, |last| seq.saturating_sub(last).saturating_sub(1));
+        self.last = Some(self.last.map_or(seq, |last| last.max(seq)));
+        lost
     }
 }
 

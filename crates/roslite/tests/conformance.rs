@@ -1,5 +1,6 @@
 //! One conformance suite for every user-data transport of roslite, run through the public API:
-//! delivery and ordering, keep-last overwrite for a slow subscriber, large samples,
+//! delivery and ordering, keep-last overwrite for a slow subscriber, lost messages counted
+//! (SAMPLE_LOST), large samples,
 //! many-to-many, and (for the transports between processes) peer death with SIGKILL.
 //!
 //! Each case is a function taking a [`Transport`]; the `suite!` macro instantiates every case
@@ -495,6 +496,106 @@ fn keep_last_slow_subscriber(transport: Transport) {
         transport.name()
     );
     sub_ctx.shutdown();
+}
+
+/// SAMPLE_LOST: a keep-last(1) subscription whose callback takes 10 ms, fed 300
+/// messages of 64 KB (19 MB, beyond the largest socket buffer a Unix socket gets) back to
+/// back by a keep-last(1) publisher once the first has arrived. Whatever a transport drops on
+/// the way (shm: the writer overwrites the reader's ring of 1; uds: its queue of 1 once the
+/// socket buffer is full and the publishing thread gave up feeding it, after 5 ms; udp: a reliable keep-last(1) writer
+/// declares overwritten samples gone; intra: nothing), every message from the first on is
+/// either received by the subscription (queued; its own queue may then replace it) or counted
+/// lost, and the newest one arrives.
+fn losses_are_counted(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("lost", transport);
+    let count = 300usize;
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("slow").unwrap();
+    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let sink = seen.clone();
+    let subscription = sub_node
+        .create_subscription(&topic, QosProfile::keep_last(1), move |m: StringMsg| {
+            let seq = m.data.split(':').next().and_then(|n| n.parse().ok());
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(seq.expect("numbered message"));
+            std::thread::sleep(Duration::from_millis(10));
+        })
+        .unwrap();
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let sink = reported.clone();
+    subscription.on_message_lost(move |status| {
+        sink.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(status);
+    });
+    let _spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let pub_node = pub_ctx.create_node("talker").unwrap();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(1))
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 1);
+    let message = |seq: usize| StringMsg {
+        data: format!("{seq}:{}", "x".repeat(64 << 10)),
+    };
+    let last_seen = || {
+        seen.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last()
+            .copied()
+    };
+    publisher.publish(message(0)).unwrap();
+    assert!(
+        wait_until(PATIENCE, || last_seen() == Some(0)),
+        "{}: the first message did not arrive",
+        transport.name()
+    );
+    for seq in 1..count {
+        publisher.publish(message(seq)).unwrap();
+    }
+    assert!(
+        wait_until(PATIENCE, || last_seen() == Some(count - 1)),
+        "{}: the newest message did not arrive (last {:?})",
+        transport.name(),
+        last_seen()
+    );
+    let stats = subscription.stats();
+    let lost = subscription.message_lost_status();
+    println!(
+        "{}: {} callbacks, stats {stats:?}, {lost:?}",
+        transport.name(),
+        seen.lock().unwrap_or_else(PoisonError::into_inner).len()
+    );
+    assert_eq!(
+        stats.received + lost.total_count,
+        count as u64,
+        "{}: every message received or counted lost ({stats:?}, {lost:?})",
+        transport.name()
+    );
+    assert_eq!(lost.total_count_change, lost.total_count, "first read");
+    assert_eq!(subscription.message_lost_status().total_count_change, 0);
+    match transport {
+        Transport::Intra => assert_eq!(lost.total_count, 0, "nothing is lost in a process"),
+        Transport::Shm | Transport::Uds => {
+            assert!(
+                lost.total_count > 0,
+                "{}: the burst must overflow",
+                transport.name()
+            )
+        }
+        // Whether the kernel's socket buffer overflows (and so the writer drops unacknowledged
+        // samples) depends on the machine: only the accounting is checked.
+        Transport::Udp => {}
+    }
+    let reported = reported.lock().unwrap_or_else(PoisonError::into_inner);
+    assert_eq!(
+        reported.last().map_or(0, |s| s.total_count),
+        lost.total_count,
+        "{}: the callback saw every loss",
+        transport.name()
+    );
 }
 
 /// A checksum of `data` (FNV-1a over 64-bit words), with its length.
@@ -1233,6 +1334,11 @@ macro_rules! suite {
             #[test]
             fn keep_last_slow_subscriber() {
                 super::keep_last_slow_subscriber($transport);
+            }
+
+            #[test]
+            fn losses_are_counted() {
+                super::losses_are_counted($transport);
             }
 
             #[test]

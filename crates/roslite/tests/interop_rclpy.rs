@@ -19,7 +19,9 @@
 //!   over UDP at once;
 //! - deadline: when the talker (rclpy or roslite) goes quiet, both sides report the missed
 //!   deadline, roslite through `on_deadline_missed`; and roslite counts the rclpy endpoint as
-//!   matched.
+//!   matched;
+//! - message lost: a slow roslite subscription counts the messages a reliable keep-last(1)
+//!   rclpy talker dropped before repairing them.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -878,6 +880,90 @@ fn roslite_subscription_reports_missed_deadlines_of_an_rclpy_talker() {
     );
     assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
     assert!(sub.deadline_missed_status().total_count >= 1);
+}
+
+/// SAMPLE_LOST from a real Fast DDS writer: an rclpy reliable keep-last(1) talker bursts 300
+/// strings of 64 KB at a roslite keep-last(1) subscription whose callback takes 10 ms. The
+/// datagrams outrun the socket buffer, the writer no longer holds what the reader asks to
+/// have repaired and declares it gone, and roslite counts those messages lost: from the first
+/// message on, each one was received or counted (`message_lost_status`, `on_message_lost`),
+/// and the last one arrives.
+#[test]
+fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
+    let domain = 24;
+    let ns = namespace("rclpy-lost");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_slow").unwrap();
+    let (heard, sink) = collector();
+    let sub = node
+        .create_subscription("burst", QosProfile::keep_last(1), move |m: StringMsg| {
+            let n: u32 = m
+                .data
+                .strip_prefix("from rclpy ")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("unexpected message {:.40}", m.data));
+            sink(n);
+            std::thread::sleep(Duration::from_millis(10));
+        })
+        .unwrap();
+    let (reports, on_lost) = collector();
+    sub.on_message_lost(on_lost);
+    let mut talker = qos_peer(
+        &ns,
+        domain,
+        &[
+            "talk", "burst", "string", "--depth", "1", "--burst", "300", "--size", "65536",
+        ],
+    );
+    let last_heard = |heard: &Arc<Mutex<Vec<u32>>>| heard.lock().unwrap().last().copied();
+    let flowing = spin_until(&ctx, &node, STEP, || heard.lock().unwrap().len() >= 2);
+    talker.send_line("quiet");
+    // Let the live samples in flight arrive; the next ones are the burst.
+    let mut settled = (last_heard(&heard), Instant::now());
+    spin_until(&ctx, &node, STEP, || {
+        let now = last_heard(&heard);
+        if now != settled.0 {
+            settled = (now, Instant::now());
+        }
+        settled.1.elapsed() > Duration::from_millis(500)
+    });
+    talker.send_line("burst");
+    let burst_end: Option<u32> = talker
+        .wait_line(Instant::now() + STEP, |l| l.starts_with("BURST "))
+        .and_then(|l| l.strip_prefix("BURST ")?.trim().parse().ok());
+    let last = burst_end.unwrap_or(u32::MAX);
+    let arrived = spin_until(&ctx, &node, STEP, || last_heard(&heard) == Some(last));
+    talker.send_line("stop");
+    let out = talker.finish(Instant::now() + STEP);
+    assert!(flowing, "heard {:?}\n{out}", heard.lock().unwrap());
+    assert!(burst_end.is_some(), "no BURST line\n{out}");
+    assert!(
+        arrived,
+        "last heard {:?}, burst ended at {last}\n{out}",
+        last_heard(&heard)
+    );
+    let first = heard.lock().unwrap()[0];
+    let stats = sub.stats();
+    let lost = sub.message_lost_status();
+    println!(
+        "heard {} of {first}..={last}: {stats:?} {lost:?}",
+        heard.lock().unwrap().len()
+    );
+    assert!(
+        lost.total_count > 0,
+        "the burst must outrun the reader: {stats:?}\n{out}"
+    );
+    assert_eq!(
+        stats.received + lost.total_count,
+        u64::from(last - first + 1),
+        "every message from the first on received or counted lost: {stats:?} {lost:?}"
+    );
+    assert_eq!(
+        reports.lock().unwrap().last().map(|s| s.total_count),
+        Some(lost.total_count),
+        "the callback saw every loss"
+    );
 }
 
 /// The reverse: a roslite publisher with a deadline stops; its OFFERED_DEADLINE_MISSED counts,
