@@ -16,8 +16,8 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 
 use roslite_cdr::SharedBuf;
@@ -31,7 +31,7 @@ use roslite_rtps::discovery::{
 };
 use roslite_rtps::participant::{
     EndpointOptions, EndpointQos, EndpointRef, Event, Participant, ParticipantConfig, ReaderId,
-    WriterId,
+    WriteError as ParticipantWriteError, WriterId,
 };
 use roslite_rtps::types::{Guid, GuidPrefix, Locator, VendorId};
 use roslite_rtps::Instant;
@@ -42,7 +42,7 @@ use crate::events::{report_matches, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::qos::{Durability, History, Liveliness, QosProfile, Reliability};
-use crate::transport::{LocalPublisher, LocalSubscription, Outlet, Transport};
+use crate::transport::{LocalPublisher, LocalSubscription, Outlet, SendTimeout, Transport};
 
 /// Outgoing-link impairment for tests and benches: when `ROSLITE_FAULT_INJECTION` is set (see
 /// [`roslite_transport::fault`]), every datagram a network sends goes through a
@@ -306,6 +306,10 @@ pub(crate) struct NetShared {
     /// Set by `ROSLITE_FAULT_INJECTION`: outgoing datagrams go through it instead of straight
     /// to the socket.
     fault: Option<FaultInjector>,
+    /// Publishes waiting (with `state`) for room in a full keep-all writer's history; the
+    /// network's threads notify it after each input, which may have acknowledged samples.
+    history_space: Condvar,
+    writers_waiting: AtomicUsize,
 }
 
 impl NetShared {
@@ -347,6 +351,14 @@ impl NetShared {
             if t.as_nanos() < sleeping_until {
                 self.udp.waker().wake();
             }
+        }
+    }
+
+    /// Wakes publishes waiting for room in a keep-all writer's history (see
+    /// [`RtpsOutlet::send`]); call with `state` locked, after an input was handled.
+    fn wake_blocked_writers(&self) {
+        if self.writers_waiting.load(Ordering::SeqCst) > 0 {
+            self.history_space.notify_all();
         }
     }
 
@@ -517,23 +529,55 @@ impl Outlet for RtpsOutlet {
     /// that sat some out (they went only to readers served elsewhere) skips ahead here, under
     /// the lock the write takes anyway, rather than in a lock taken for every publication it
     /// sits out.
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+    ///
+    /// A keep-all writer whose history is full (readers have not acknowledged
+    /// `keep_all_max_samples`) waits for their acknowledgements up to `max_blocking_time`,
+    /// then gives up on the sample, as a DDS `write` does; on the network's own threads (a
+    /// callback run inline) it gives up at once, since those threads take the
+    /// acknowledgements.
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         let Some(shared) = self.shared.upgrade() else {
-            return;
+            return Ok(());
         };
-        let now = now();
         let mut state = shared.lock();
         let number = i64::try_from(info.publication_sequence_number).unwrap_or(i64::MAX);
-        state
-            .participant
-            .skip_to(self.writer, SequenceNumber(number));
-        if let Err(e) = state
-            .participant
-            .write(now, self.writer, payload.clone(), None)
-        {
-            shared.logger.warn(format_args!("RTPS write failed: {e:?}"));
-        }
-        shared.flush_and_notify(&mut state, now);
+        let mut deadline = None;
+        let result = loop {
+            let now = now();
+            state
+                .participant
+                .skip_to(self.writer, SequenceNumber(number));
+            match state
+                .participant
+                .write(now, self.writer, payload.clone(), None)
+            {
+                Ok(_) => break Ok(()),
+                Err(ParticipantWriteError::Writer(roslite_rtps::WriteError::Full)) => {
+                    // Heartbeats out first: the readers acknowledge what they have.
+                    shared.flush_and_notify(&mut state, now);
+                    let deadline = *deadline.get_or_insert_with(|| {
+                        std::time::Instant::now() + crate::qos::MAX_BLOCKING_TIME
+                    });
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    let on_network_thread = RECEIVING.with(|r| std::ptr::eq(r.get(), &*shared));
+                    if left.is_zero() || on_network_thread {
+                        break Err(SendTimeout);
+                    }
+                    shared.writers_waiting.fetch_add(1, Ordering::SeqCst);
+                    state = match shared.history_space.wait_timeout(state, left) {
+                        Ok((state, _)) => state,
+                        Err(poisoned) => poisoned.into_inner().0,
+                    };
+                    shared.writers_waiting.fetch_sub(1, Ordering::SeqCst);
+                }
+                Err(e) => {
+                    shared.logger.warn(format_args!("RTPS write failed: {e:?}"));
+                    break Ok(());
+                }
+            }
+        };
+        shared.flush_and_notify(&mut state, now());
+        result
     }
 
     /// A volatile writer with no matched RTPS reader sends nothing and keeps nothing for
@@ -788,6 +832,8 @@ impl RtpsNetwork {
             driver_deadline: AtomicU64::new(0),
             logger,
             me: me.clone(),
+            history_space: Condvar::new(),
+            writers_waiting: AtomicUsize::new(0),
         });
         if let Some(e) = fault_spawn_error {
             return Err(NetError::Spawn(e));
@@ -877,11 +923,15 @@ impl Drop for RtpsNetwork {
 thread_local! {
     /// The network whose driver thread this is (null elsewhere).
     static DRIVING: std::cell::Cell<*const NetShared> = const { std::cell::Cell::new(std::ptr::null()) };
+    /// The network whose input this thread handles (its driver or user-data thread; null
+    /// elsewhere): a publish here must not wait for acknowledgements only this thread takes.
+    static RECEIVING: std::cell::Cell<*const NetShared> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
 /// The driver thread: receive, run timers, deliver, send; until stopped.
 fn drive(shared: &NetShared) {
     DRIVING.with(|d| d.set(shared));
+    RECEIVING.with(|r| r.set(shared));
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
     let mut outbox = Outbox::default();
     while !shared.stop.load(Ordering::Acquire) {
@@ -912,6 +962,7 @@ fn drive(shared: &NetShared) {
             state.participant.handle_timeout(now);
         }
         shared.process_events(&mut state);
+        shared.wake_blocked_writers();
         shared.flush(&mut state, now);
         outbox.deliver(state);
     }
@@ -957,6 +1008,7 @@ impl Outbox {
 /// sleeps). Timers stay with the driver thread, which this thread wakes when its input armed
 /// one earlier than the driver's deadline ([`NetShared::flush_and_notify`]).
 fn receive_user_data(shared: &NetShared) {
+    RECEIVING.with(|r| r.set(shared));
     let mut buf = vec![0u8; RECV_BUFFER_LEN];
     let mut outbox = Outbox::default();
     while !shared.stop.load(Ordering::Acquire) {
@@ -979,6 +1031,7 @@ fn receive_user_data(shared: &NetShared) {
             .participant
             .handle_datagram(now, Some(source), &buf[..received.len]);
         shared.process_events(&mut state);
+        shared.wake_blocked_writers();
         shared.flush_and_notify(&mut state, now);
         outbox.deliver(state);
     }

@@ -31,7 +31,7 @@ use crate::events::{
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
-use crate::transport::{Outlet as RemoteOutlet, OutletLoan, OutletStats};
+use crate::transport::{Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout};
 
 mod loan;
 
@@ -194,15 +194,24 @@ impl Outgoing {
         })
     }
 
-    fn send(self, info: &MessageInfo) {
+    /// Sends through every outlet, also after one timed out.
+    ///
+    /// # Errors
+    /// [`PublishError::Timeout`] if any outlet timed out.
+    fn send(self, info: &MessageInfo) -> Result<(), PublishError> {
+        let mut timed_out = false;
         if let Some(loan) = self.loan {
-            loan.send(info);
+            timed_out |= loan.send(info).is_err();
         }
         if let Some(payload) = &self.payload {
             for (_, outlet) in self.others.iter() {
-                outlet.send(payload, info);
+                timed_out |= outlet.send(payload, info).is_err();
             }
         }
+        if timed_out {
+            return Err(PublishError::Timeout);
+        }
+        Ok(())
     }
 }
 
@@ -241,6 +250,11 @@ pub enum PublishError {
     /// `CdrDecode` disagree); subscriptions in this process did not get it, those elsewhere
     /// did.
     LoanNotDecodable(DecodeError),
+    /// A reliable keep-all subscription in another process had no room for the message for
+    /// `max_blocking_time` (100 ms): it does not get this message; every other subscription
+    /// does. Its process stopped taking messages (its callback is blocked or slower than
+    /// this publisher). DDS's `write` returns `TIMEOUT` here, and rclcpp's `publish` throws.
+    Timeout,
 }
 
 impl std::fmt::Display for PublishError {
@@ -254,6 +268,11 @@ impl std::fmt::Display for PublishError {
                 f,
                 "the loaned message does not decode as its own type ({e}); its encoder and \
                  decoder disagree, so subscriptions in this process did not get it"
+            ),
+            Self::Timeout => f.write_str(
+                "a reliable keep-all subscription had no room for the message for 100 ms \
+                 (max_blocking_time) and did not get it; the others did. Its process does not \
+                 keep up: speed up its callbacks, publish less often, or use keep_last",
             ),
         }
     }
@@ -352,10 +371,11 @@ impl<T: Message> SubscriptionShared<T> {
 pub(crate) struct SinkOutlet(pub(crate) Arc<dyn SerializedSink>);
 
 impl RemoteOutlet for SinkOutlet {
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         // The subscription may keep views into the payload; sharing it keeps it alive.
         self.0
             .deliver_serialized(&SharedBuf::new(payload.clone()), *info);
+        Ok(())
     }
 }
 
@@ -818,6 +838,9 @@ impl<T: Message> Publisher<T> {
     /// ([`Seq::reserved`](roslite_cdr::Seq::reserved)) is meant for [`Self::loan`]: here it
     /// fails with `Serialize(EncodeError::ReservedSequence)` whenever it must be serialized,
     /// and local subscriptions see that sequence empty.
+    /// [`PublishError::Timeout`] after waiting `max_blocking_time` (100 ms) for a reliable
+    /// keep-all subscription in another process that had no room; every other subscription
+    /// got the message.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
         self.publish_shared(Arc::new(message))
     }
@@ -842,7 +865,7 @@ impl<T: Message> Publisher<T> {
             outgoing.send(&MessageInfo {
                 from_intra_process: false,
                 ..info
-            });
+            })?;
         }
         Ok(())
     }

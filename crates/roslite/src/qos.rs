@@ -15,6 +15,11 @@ pub enum History {
     KeepAll,
 }
 
+/// How long a publish waits for a reliable keep-all reader with no room before it gives up on
+/// it (DDS `RELIABILITY.max_blocking_time`, 100 ms by default, as Fast DDS and Cyclone DDS
+/// have it; ROS 2 does not expose it).
+pub(crate) const MAX_BLOCKING_TIME: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl History {
     /// Appends `item`, first dropping the oldest entries a KEEP_LAST queue has no room for;
     /// returns how many were dropped.

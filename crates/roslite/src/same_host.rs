@@ -46,7 +46,9 @@ use crate::context::LocalTransports;
 use crate::events::{IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
-use crate::transport::{LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats};
+use crate::transport::{
+    LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats, SendTimeout,
+};
 
 /// Which same-host transport carries a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -329,7 +331,7 @@ impl SameHost {
         guid: Guid,
         publisher: &LocalPublisher,
     ) {
-        let max_blocking_time = Duration::from_millis(100);
+        let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
         let shm = self
             .offered
             .shm
@@ -672,25 +674,37 @@ impl Numbering {
     }
 }
 
+/// A same-host send's outcome as the publisher sees it: a keep-all reader that stayed full for
+/// `max_blocking_time` (the sample then went to none of the writer's readers) is a timeout;
+/// any other failure (a socket error of a reader that is going away) loses the sample for the
+/// readers concerned only, who count the gap as lost.
+fn timed_out(result: Result<u64, roslite_shm::SendError>) -> Result<(), SendTimeout> {
+    match result {
+        Err(roslite_shm::SendError::Timeout) => Err(SendTimeout),
+        Ok(_) | Err(_) => Ok(()),
+    }
+}
+
 struct ShmOutlet(Weak<ShmWriter>);
 
 impl Outlet for ShmOutlet {
     /// The path taken only when the loan failed (no memory for a segment) or another outlet
     /// got the loan: the serialized bytes are copied into a chunk.
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         let Some(writer) = self.0.upgrade() else {
-            return;
+            return Ok(());
         };
         if writer.reader_count() == 0 {
-            return;
+            return Ok(());
         }
-        // A keep-all reader that stays full makes this time out; the sample is then lost for
-        // the same-host readers only, as a reliable DDS writer's max_blocking_time would.
-        if let Ok(loan) = writer.loan(SAMPLE_LEAD + payload.len()) {
-            let _ = loan.copy_from_after(SAMPLE_LEAD, payload).send_numbered(
+        match writer.loan(SAMPLE_LEAD + payload.len()) {
+            Ok(loan) => timed_out(loan.copy_from_after(SAMPLE_LEAD, payload).send_numbered(
                 info.publication_sequence_number,
                 info.source_timestamp.as_nanos(),
-            );
+            )),
+            // No memory for a segment: the same-host readers lose this sample (and count it
+            // lost by the gap in the numbering).
+            Err(_) => Ok(()),
         }
     }
 
@@ -765,13 +779,13 @@ impl OutletLoan for ShmLoan {
         }
     }
 
-    fn send(self: Box<Self>, info: &MessageInfo) {
-        if let Self::Written(loan) = *self {
-            // As in `ShmOutlet::send`: a timeout loses the sample for same-host readers only.
-            let _ = loan.send_numbered(
+    fn send(self: Box<Self>, info: &MessageInfo) -> Result<(), SendTimeout> {
+        match *self {
+            Self::Written(loan) => timed_out(loan.send_numbered(
                 info.publication_sequence_number,
                 info.source_timestamp.as_nanos(),
-            );
+            )),
+            Self::Uninit(_) | Self::Failed => Ok(()),
         }
     }
 }
@@ -783,15 +797,15 @@ impl Outlet for UdsOutlet {
         self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
     }
 
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         let Some(writer) = self.0.upgrade() else {
-            return;
+            return Ok(());
         };
-        let _ = writer.send_numbered(
+        timed_out(writer.send_numbered(
             info.publication_sequence_number,
             payload,
             info.source_timestamp.as_nanos(),
-        );
+        ))
     }
 
     fn stats(&self) -> Option<OutletStats> {

@@ -260,7 +260,8 @@ impl SerializedPublisher {
     /// matched subscription, local or remote.
     ///
     /// # Errors
-    /// [`PublishError::NotSerialized`] if `payload` is too short to hold the header.
+    /// [`PublishError::NotSerialized`] if `payload` is too short to hold the header;
+    /// [`PublishError::Timeout`] as [`Publisher::publish`](crate::Publisher::publish).
     pub fn publish(&self, payload: &[u8]) -> Result<(), PublishError> {
         if payload.len() < roslite_cdr::Encapsulation::HEADER_LEN {
             return Err(PublishError::NotSerialized);
@@ -301,8 +302,12 @@ impl SerializedPublisher {
                 from_intra_process: false,
                 ..info
             };
+            let mut timed_out = false;
             for (_, outlet) in &remote {
-                outlet.send(&bytes, &info);
+                timed_out |= outlet.send(&bytes, &info).is_err();
+            }
+            if timed_out {
+                return Err(PublishError::Timeout);
             }
         }
         Ok(())

@@ -815,7 +815,11 @@ mod pipe {
     }
 
     impl Outlet for PipeOutlet {
-        fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) {
+        fn send(
+            &self,
+            payload: &Arc<[u8]>,
+            info: &MessageInfo,
+        ) -> Result<(), crate::transport::SendTimeout> {
             self.pipe
                 .sends
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -833,6 +837,7 @@ mod pipe {
                     sub.deliver(&received, *info);
                 }
             }
+            Ok(())
         }
     }
 

@@ -28,7 +28,10 @@ use crate::qos::{QosPolicyKind, QosProfile};
 /// (copied out of the loan once, only when there is such an outlet).
 pub trait Outlet: Send + Sync {
     /// `payload` is the whole serialized message, shared by every outlet of this publish.
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo);
+    ///
+    /// # Errors
+    /// [`SendTimeout`] when a reliable keep-all reader had no room for `max_blocking_time`.
+    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout>;
 
     /// Whether a message published now would go anywhere through this outlet. `publish` skips
     /// outlets that say no, and serializes nothing when none says yes. The answer may be stale
@@ -76,8 +79,17 @@ pub trait OutletLoan: Send {
     fn written_mut(&mut self) -> &mut [u8];
 
     /// Sends the written bytes through the outlet that loaned the buffer.
-    fn send(self: Box<Self>, info: &MessageInfo);
+    ///
+    /// # Errors
+    /// As [`Outlet::send`].
+    fn send(self: Box<Self>, info: &MessageInfo) -> Result<(), SendTimeout>;
 }
+
+/// A reliable keep-all reader of an outlet had no room for the message during the whole
+/// `max_blocking_time` ([`MAX_BLOCKING_TIME`](crate::qos::MAX_BLOCKING_TIME)), so it did not
+/// get it (DDS `write` returning `TIMEOUT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendTimeout;
 
 /// What an outlet has carried, by how the bytes reached its own memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! One conformance suite for every user-data transport of roslite, run through the public API:
 //! delivery and ordering, keep-last overwrite for a slow subscriber, lost messages counted
-//! (SAMPLE_LOST), large samples,
+//! (SAMPLE_LOST), a keep-all publisher timing out on a stuck subscriber, large samples,
 //! many-to-many, and (for the transports between processes) peer death with SIGKILL.
 //!
 //! Each case is a function taking a [`Transport`]; the `suite!` macro instantiates every case
@@ -596,6 +596,106 @@ fn losses_are_counted(transport: Transport) {
         "{}: the callback saw every loss",
         transport.name()
     );
+}
+
+/// Reliable keep-all (`max_blocking_time`): a keep-all subscription in another process whose
+/// first callback blocks (on the thread that receives for it, so nothing more is taken) stops
+/// the publisher once the path's buffers are full: shm, the reader's ring of 1000; uds, the
+/// writer's queue and the socket buffer; udp, the RTPS writer's history of 5000
+/// unacknowledged samples. The publish that finds no room returns `PublishError::Timeout`
+/// after waiting `max_blocking_time`; once the callback is released, every message published
+/// without an error arrives, in order, and the one that timed out does not. Not for `intra`:
+/// a subscription in the same process queues keep-all messages without a bound (rclcpp
+/// refuses keep-all for intra-process delivery altogether).
+fn keep_all_publish_times_out(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("keep_all_timeout", transport);
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("stuck").unwrap();
+    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let (sink, callback_gate) = (seen.clone(), gate.clone());
+    let _subscription = sub_node
+        .create_subscription(
+            &topic,
+            QosProfile::DEFAULT.keep_all(),
+            move |m: StringMsg| {
+                let seq = m.data.split(':').next().and_then(|n| n.parse().ok());
+                sink.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(seq.expect("numbered message"));
+                let (open, opened) = &*callback_gate;
+                let open = open.lock().unwrap_or_else(PoisonError::into_inner);
+                // Bounded, so a failing test cannot hang on it.
+                let _ = opened.wait_timeout_while(open, PATIENCE, |open| !*open);
+            },
+        )
+        .unwrap();
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let pub_node = pub_ctx.create_node("talker").unwrap();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 1);
+    let message = |seq: usize| StringMsg {
+        data: format!("{seq}:{}", "y".repeat(4000)),
+    };
+    publisher.publish(message(0)).unwrap();
+    assert!(
+        wait_until(PATIENCE, || !seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()),
+        "{}: the first message did not arrive",
+        transport.name()
+    );
+    // The callback now blocks; publish until a publish times out (for at most PATIENCE: a
+    // path that blocks without ever reporting it takes 100 ms per publish).
+    let mut timed_out = None;
+    let start = Instant::now();
+    for seq in (1..20_000).take_while(|_| start.elapsed() < PATIENCE) {
+        match publisher.publish(message(seq)) {
+            Ok(()) => {}
+            Err(roslite::PublishError::Timeout) => {
+                timed_out = Some(seq);
+                break;
+            }
+            Err(e) => panic!("{}: publish {seq} failed: {e}", transport.name()),
+        }
+    }
+    let (open, opened) = &*gate;
+    *open.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    opened.notify_all();
+    let timed_out = timed_out.unwrap_or_else(|| {
+        panic!(
+            "{}: no publish timed out on the stuck keep-all subscription",
+            transport.name()
+        )
+    });
+    println!("{}: publish {timed_out} timed out", transport.name());
+    let after = timed_out + 1;
+    publisher.publish(message(after)).unwrap();
+    let last_seen = || {
+        seen.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last()
+            .copied()
+    };
+    assert!(
+        wait_until(PATIENCE, || last_seen() == Some(after)),
+        "{}: the message after the timeout did not arrive (last {:?})",
+        transport.name(),
+        last_seen()
+    );
+    let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
+    assert_eq!(
+        *seen.lock().unwrap_or_else(PoisonError::into_inner),
+        expected,
+        "{}: all published without an error, in order, and not the one that timed out",
+        transport.name()
+    );
+    drop(spinning);
 }
 
 /// A checksum of `data` (FNV-1a over 64-bit words), with its length.
@@ -1321,8 +1421,9 @@ fn peer_death_subscriber_killed(transport: Transport, test: &str) {
 
 // ---- instantiation -------------------------------------------------------------------------
 
+/// `suite!(module, transport, peer-death cases...; cases between processes...)`.
 macro_rules! suite {
-    ($module:ident, $transport:expr $(, $peer_death:ident)*) => {
+    ($module:ident, $transport:expr $(, $peer_death:ident)* $(; $between_processes:ident)*) => {
         mod $module {
             use super::*;
 
@@ -1360,27 +1461,38 @@ macro_rules! suite {
                     );
                 }
             )*
+
+            $(
+                #[test]
+                fn $between_processes() {
+                    super::$between_processes($transport);
+                }
+            )*
         }
     };
 }
 
-// Peer death is not applicable within one process: `intra` has no peer-death cases.
+// Peer death and keep-all blocking are not applicable within one process: `intra` has
+// neither.
 suite!(intra, Transport::Intra);
 suite!(
     shm,
     Transport::Shm,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed
+    peer_death_subscriber_killed;
+    keep_all_publish_times_out
 );
 suite!(
     uds,
     Transport::Uds,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed
+    peer_death_subscriber_killed;
+    keep_all_publish_times_out
 );
 suite!(
     udp,
     Transport::Udp,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed
+    peer_death_subscriber_killed;
+    keep_all_publish_times_out
 );

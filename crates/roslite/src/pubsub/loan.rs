@@ -210,6 +210,8 @@ impl<T: Message> LoanedMessage<'_, T> {
     /// # Errors
     /// [`PublishError::LoanNotDecodable`] if the bytes do not decode as `T` (only possible when
     /// `T`'s encoder and decoder disagree); subscribers elsewhere have received it even then.
+    /// [`PublishError::Timeout`] as [`Publisher::publish`]; local subscriptions have received
+    /// it even then.
     pub fn publish(self) -> Result<(), PublishError> {
         let Self {
             publisher, buffer, ..
@@ -240,7 +242,7 @@ impl<T: Message> LoanedMessage<'_, T> {
             // Nobody writes the heap buffer any more: local subscriptions view it in place.
             LoanBuffer::Heap(heap) => (None, wants_local.then(|| SharedBuf::new(heap))),
         };
-        Outgoing {
+        let sent = Outgoing {
             loan,
             payload,
             others,
@@ -251,7 +253,7 @@ impl<T: Message> LoanedMessage<'_, T> {
                 roslite_cdr::from_shared::<T>(&bytes).map_err(PublishError::LoanNotDecodable)?;
             publisher.deliver_local(Arc::new(message), info);
         }
-        Ok(())
+        sent
     }
 }
 
