@@ -189,6 +189,7 @@ impl LocalSubscription {
     pub fn report_incompatible_qos(&self, policy: QosPolicyKind) {
         self.events.record(policy);
     }
+
     /// Reports `count` messages of one publisher that will never arrive (`SAMPLE_LOST`):
     /// counted in its `message_lost_status` and passed to its callback. Call without holding
     /// a lock the callback could need.
