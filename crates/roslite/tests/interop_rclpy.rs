@@ -20,8 +20,8 @@
 //! - deadline: when the talker (rclpy or roslite) goes quiet, both sides report the missed
 //!   deadline, roslite through `on_deadline_missed`; and roslite counts the rclpy endpoint as
 //!   matched;
-//! - message lost: a slow roslite subscription counts the messages a reliable keep-last(1)
-//!   rclpy talker dropped before repairing them.
+//! - message lost: with nftables dropping datagrams, a roslite subscription counts the
+//!   messages a reliable keep-last(1) rclpy talker replaced before it could repair them.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -883,17 +883,17 @@ fn roslite_subscription_reports_missed_deadlines_of_an_rclpy_talker() {
 }
 
 /// SAMPLE_LOST from a real Fast DDS writer: an rclpy reliable keep-last(1) talker bursts 300
-/// strings of 64 KB at a roslite keep-last(1) subscription whose callback takes 10 ms. The
-/// datagrams outrun the socket buffer, the writer no longer holds what the reader asks to
-/// have repaired and declares it gone, and roslite counts those messages lost: from the first
-/// message on, each one was received or counted (`message_lost_status`, `on_message_lost`),
-/// and the last one arrives.
+/// strings of 4 KB at a roslite keep-last(1) subscription while nftables drops 30 % of the
+/// namespace's UDP datagrams. A writer that keeps only its newest sample cannot repair what
+/// it already replaced: it declares those numbers gone (GAP, or a HEARTBEAT past them), and
+/// roslite counts them lost. Once the drops stop, the last message arrives; from the first
+/// message on, each one was received or counted (`message_lost_status`, `on_message_lost`).
 #[test]
 fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
     let domain = 24;
     let ns = namespace("rclpy-lost");
     let ctx = common::networked_in(&ns, domain);
-    let node = ctx.create_node("roslite_slow").unwrap();
+    let node = ctx.create_node("roslite_lossy").unwrap();
     let (heard, sink) = collector();
     let sub = node
         .create_subscription("burst", QosProfile::keep_last(1), move |m: StringMsg| {
@@ -904,7 +904,6 @@ fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("unexpected message {:.40}", m.data));
             sink(n);
-            std::thread::sleep(Duration::from_millis(10));
         })
         .unwrap();
     let (reports, on_lost) = collector();
@@ -913,7 +912,7 @@ fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
         &ns,
         domain,
         &[
-            "talk", "burst", "string", "--depth", "1", "--burst", "300", "--size", "65536",
+            "talk", "burst", "string", "--depth", "1", "--burst", "300", "--size", "4000",
         ],
     );
     let last_heard = |heard: &Arc<Mutex<Vec<u32>>>| heard.lock().unwrap().last().copied();
@@ -928,10 +927,15 @@ fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
         }
         settled.1.elapsed() > Duration::from_millis(500)
     });
+    ns.drop_udp_percent(30)
+        .expect("nftables in the test namespace");
     talker.send_line("burst");
     let burst_end: Option<u32> = talker
         .wait_line(Instant::now() + STEP, |l| l.starts_with("BURST "))
         .and_then(|l| l.strip_prefix("BURST ")?.trim().parse().ok());
+    spin_until(&ctx, &node, Duration::from_millis(500), || false);
+    ns.drop_udp_percent(0)
+        .expect("nftables in the test namespace");
     let last = burst_end.unwrap_or(u32::MAX);
     let arrived = spin_until(&ctx, &node, STEP, || last_heard(&heard) == Some(last));
     talker.send_line("stop");
@@ -952,7 +956,7 @@ fn roslite_subscription_counts_messages_an_rclpy_talker_dropped() {
     );
     assert!(
         lost.total_count > 0,
-        "the burst must outrun the reader: {stats:?}\n{out}"
+        "dropped datagrams must cost samples: {stats:?}\n{out}"
     );
     assert_eq!(
         stats.received + lost.total_count,
