@@ -687,7 +687,11 @@ fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow:
     let observed = session.observed_path();
     let mut points = Vec::new();
     for &size in sizes {
-        points.push(session.measure(size, pace)?);
+        points.push(
+            session
+                .measure(size, pace)
+                .with_context(|| format!("the {} series at {size} B", path.name()))?,
+        );
     }
     Ok(Series {
         name: path.name().to_owned(),
