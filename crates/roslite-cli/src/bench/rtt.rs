@@ -704,7 +704,7 @@ impl PingSession {
             ctx,
             pong,
             echo,
-            next_seq: 0,
+            next_seq: first_ping_number(),
             stale: 0,
         })
     }
@@ -793,6 +793,15 @@ pub(super) fn ping_message(size: usize) -> UInt8MultiArray {
 /// An echo's sequence number (`u64::MAX` if too short) and whether the rest is intact.
 /// Block by block (a memcmp): a byte loop over 4 MiB would hold the sample, and a core, for
 /// milliseconds while the next ping is under way.
+/// The number of a run's first ping: this process's id times 2^32, so that two benchmarks
+/// running at the same time in the same domains (their pings and echoes then reach each
+/// other) number theirs in disjoint ranges, and each takes the other's echoes for stale ones
+/// instead of its own. Two such runs once failed with "the echo of a 256-byte ping came back
+/// as 64 bytes": both numbered from 1.
+pub(super) fn first_ping_number() -> u64 {
+    u64::from(std::process::id()) << 32
+}
+
 pub(super) fn read_echo(data: &[u8]) -> (u64, bool) {
     let seq = data
         .get(..SEQ_LEN)

@@ -242,7 +242,7 @@ impl Session {
             ctx,
             spinner,
             pong,
-            next_seq: 1,
+            next_seq: rtt::first_ping_number(),
         })
     }
 

@@ -478,7 +478,7 @@ impl ApiSession {
             ctx,
             spinners,
             pong,
-            next_seq: 1,
+            next_seq: rtt::first_ping_number(),
         })
     }
 
