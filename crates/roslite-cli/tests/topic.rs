@@ -413,3 +413,82 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
     // Fast DDS does not announce its history, and rclpy says UNKNOWN as well.
     assert!(info.contains("\n  History (Depth): UNKNOWN\n"), "{out}");
 }
+
+/// `topic echo` reports lost messages as ros2 does ("A message was lost!!!" with the change and
+/// the total, before the message after the gap), and leaves them out with
+/// `--no-lost-messages`. Inside a network namespace made for the test, a best-effort
+/// `topic pub` sends 200 messages a second over UDP (`ROSLITE_TRANSPORTS=udp`; shared memory
+/// would bypass the drops) while nftables drops 30 % of the user-data datagrams (odd ports:
+/// RTPS user traffic; discovery, on even ports, is left alone).
+#[test]
+fn echo_reports_lost_messages_unless_told_not_to() {
+    let script = format!(
+        "set -e\n\
+         ip link set lo up\n\
+         ip link set lo multicast on\n\
+         ip route add 224.0.0.0/4 dev lo\n\
+         nft -f - <<'RULES'\n\
+         table inet lossy {{\n  chain input {{\n    type filter hook input priority 0; policy accept;\n    \
+         udp dport & 1 == 1 numgen random mod 100 < 30 drop\n  }}\n}}\n\
+         RULES\n\
+         '{roslite}' topic pub -r 200 --qos-reliability best_effort /lossy std_msgs/msg/String \
+         'data: x' >/dev/null 2>&1 &\n\
+         talker=$!\n\
+         echo '=== reported'\n\
+         '{roslite}' topic echo --spin-time 20 --timeout 4 /lossy\n\
+         echo '=== quiet'\n\
+         '{roslite}' topic echo --spin-time 20 --timeout 4 --no-lost-messages /lossy\n\
+         kill $talker\n",
+        roslite = env!("CARGO_BIN_EXE_roslite"),
+    );
+    let child = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .env("ROS_DOMAIN_ID", "0")
+        .env("ROSLITE_TRANSPORTS", "udp")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROSLITE_NETWORK")
+        .env_remove("AMENT_PREFIX_PATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run unshare (util-linux) to make a network namespace");
+    let out = success(&finish(child, Duration::from_secs(90)));
+    let (reported, quiet) = out
+        .split_once("=== quiet\n")
+        .unwrap_or_else(|| panic!("no second echo: {out}"));
+    let messages = |text: &str| text.matches("data: x\n---\n").count();
+    let reports: Vec<(u64, u64)> = reported
+        .split("A message was lost!!!\n\ttotal count change:")
+        .skip(1)
+        .map(|rest| {
+            let (change, rest) = rest.split_once("\n\ttotal count: ").expect("total line");
+            let total = rest.split_once("---\n").expect("--- after the report").0;
+            (
+                change.parse().expect("change"),
+                total.parse().expect("total"),
+            )
+        })
+        .collect();
+    println!(
+        "{} messages, {} loss reports (last {:?}); quiet: {} messages",
+        messages(reported),
+        reports.len(),
+        reports.last(),
+        messages(quiet)
+    );
+    assert!(messages(reported) > 100, "{reported}");
+    assert!(
+        !reports.is_empty(),
+        "dropped datagrams were not reported: {reported}"
+    );
+    // Each report's change is the step from the previous total.
+    let mut total = 0;
+    for (change, new_total) in &reports {
+        assert!(*change > 0 && total + change == *new_total, "{reports:?}");
+        total = *new_total;
+    }
+    assert!(messages(quiet) > 100, "{quiet}");
+    assert!(!quiet.contains("A message was lost"), "{quiet}");
+}

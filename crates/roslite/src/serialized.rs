@@ -14,7 +14,7 @@ use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
-use crate::events::IncompatibleQos;
+use crate::events::{IncompatibleQos, MessageLostStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
@@ -159,6 +159,22 @@ impl SerializedSubscription {
 
     pub fn topic_name(&self) -> &str {
         &self.topic
+    }
+
+    /// As [`Subscription::message_lost_status`](crate::Subscription::message_lost_status).
+    pub fn message_lost_status(&self) -> MessageLostStatus {
+        self.shared
+            .events
+            .message_lost
+            .take(|s| s.total_count_change = 0)
+    }
+
+    /// As [`Subscription::on_message_lost`](crate::Subscription::on_message_lost).
+    pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
+        self.shared
+            .events
+            .message_lost
+            .set_callback(Box::new(callback));
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use roslite::net::GraphEndpoint;
-use roslite::{Durability, Executor, QosProfile, Reliability};
+use roslite::{Durability, Executor, MessageLostStatus, QosProfile, Reliability};
 use roslite_cdr::SharedBuf;
 use roslite_msg_gen::ast::{BaseType, Collection, TypeName};
 use roslite_msg_gen::dynamic::{self, YamlOptions};
@@ -61,6 +61,28 @@ pub struct EchoArgs {
     /// Longest wait in seconds for discovery of the topic's publishers (default: 2)
     #[arg(long, value_name = "S", value_parser = super::positive_float)]
     spin_time: Option<f64>,
+    /// Don't report when a message is lost (by default, each loss a publisher's path reports
+    /// prints "A message was lost!!!" with the counts, before the next message)
+    #[arg(long)]
+    no_lost_messages: bool,
+    /// Report when a message is lost: the default; accepted for older ros2 command lines
+    #[arg(long, conflicts_with = "no_lost_messages")]
+    lost_messages: bool,
+}
+
+/// What the subscription hands the printing loop, in arrival order: a loss is reported by the
+/// path right before it delivers the message after it.
+enum Echoed {
+    Message(SharedBuf),
+    Lost(MessageLostStatus),
+}
+
+/// ros2 topic echo's report of a loss (SAMPLE_LOST), ending in its `---` line.
+fn lost_text(status: MessageLostStatus) -> String {
+    format!(
+        "A message was lost!!!\n\ttotal count change:{}\n\ttotal count: {}---\n",
+        status.total_count_change, status.total_count
+    )
 }
 
 /// How each message is turned into text.
@@ -142,12 +164,25 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     let node = ctx
         .create_node(&node_name)
         .with_context(|| format!("cannot create node '{node_name}'"))?;
-    let (sender, messages) = mpsc::channel::<SharedBuf>();
-    let _subscription = node
+    let (sender, messages) = mpsc::channel::<Echoed>();
+    let losses = sender.clone();
+    let subscription = node
         .create_serialized_subscription(&topic, type_info, qos, move |bytes: &SharedBuf, _| {
-            let _ = sender.send(bytes.clone());
+            let _ = sender.send(Echoed::Message(bytes.clone()));
         })
         .with_context(|| format!("cannot subscribe to '{topic}'"))?;
+    if !args.no_lost_messages {
+        // The change since the last report is what ros2 prints; the status keeps the total.
+        let mut reported = 0;
+        subscription.on_message_lost(move |status| {
+            let change = status.total_count - reported;
+            reported = status.total_count;
+            let _ = losses.send(Echoed::Lost(MessageLostStatus {
+                total_count_change: change,
+                ..status
+            }));
+        });
+    }
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
 
@@ -172,15 +207,19 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
                 .min(Duration::from_millis(200))
         });
         executor.spin_once(Some(wait));
-        while let Ok(payload) = messages.try_recv() {
+        while let Ok(echoed) = messages.try_recv() {
+            let payload = match echoed {
+                Echoed::Message(payload) => payload,
+                Echoed::Lost(status) => {
+                    if write_out(&stdout, &lost_text(status)).is_err() {
+                        return Ok(());
+                    }
+                    continue;
+                }
+            };
             match printer.render(payload.bytes()) {
                 Ok(text) => {
-                    let mut out = stdout.lock();
-                    if out
-                        .write_all(text.as_bytes())
-                        .and_then(|()| out.flush())
-                        .is_err()
-                    {
+                    if write_out(&stdout, &text).is_err() {
                         return Ok(()); // stdout closed (`| head`): nothing left to do
                     }
                 }
@@ -198,6 +237,13 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
+}
+
+/// Writes `text` to stdout at once (a pipe sees each message as it comes).
+fn write_out(stdout: &std::io::Stdout, text: &str) -> std::io::Result<()> {
+    let mut out = stdout.lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// The single type the topic carries, from discovery.
