@@ -89,6 +89,11 @@ impl IncompatibleQos {
         self.matched.get().current_count as usize
     }
 
+    /// The lost-message status with its change count reset.
+    pub(crate) fn take_message_lost(&self) -> MessageLostStatus {
+        self.message_lost.take(|s| s.total_count_change = 0)
+    }
+
     /// `count` messages of a publisher were lost on the way to this subscription.
     pub(crate) fn record_lost(&self, count: u64) {
         if count > 0 {

@@ -531,10 +531,7 @@ impl<T: Message> Subscription<T> {
     /// subscription, with the increase since the status was last read (see
     /// [`MessageLostStatus`] for what each path counts).
     pub fn message_lost_status(&self) -> MessageLostStatus {
-        self.shared
-            .events
-            .message_lost
-            .take(|s| s.total_count_change = 0)
+        self.shared.events.take_message_lost()
     }
 
     /// Calls `callback` whenever messages are found lost (rclcpp's `message_lost_callback`):

@@ -163,10 +163,7 @@ impl SerializedSubscription {
 
     /// As [`Subscription::message_lost_status`](crate::Subscription::message_lost_status).
     pub fn message_lost_status(&self) -> MessageLostStatus {
-        self.shared
-            .events
-            .message_lost
-            .take(|s| s.total_count_change = 0)
+        self.shared.events.take_message_lost()
     }
 
     /// As [`Subscription::on_message_lost`](crate::Subscription::on_message_lost).
