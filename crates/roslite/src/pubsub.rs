@@ -31,7 +31,9 @@ use crate::events::{
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
-use crate::transport::{Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout};
+use crate::transport::{
+    send_to_each, Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout,
+};
 
 mod loan;
 
@@ -199,19 +201,12 @@ impl Outgoing {
     /// # Errors
     /// [`PublishError::Timeout`] if any outlet timed out.
     fn send(self, info: &MessageInfo) -> Result<(), PublishError> {
-        let mut timed_out = false;
-        if let Some(loan) = self.loan {
-            timed_out |= loan.send(info).is_err();
-        }
-        if let Some(payload) = &self.payload {
-            for (_, outlet) in self.others.iter() {
-                timed_out |= outlet.send(payload, info).is_err();
-            }
-        }
-        if timed_out {
-            return Err(PublishError::Timeout);
-        }
-        Ok(())
+        let lender = self.loan.map_or(Ok(()), |loan| loan.send(info));
+        let others = match &self.payload {
+            Some(payload) => send_to_each(self.others.iter().map(|(_, o)| o), payload, info),
+            None => Ok(()),
+        };
+        Ok(lender.and(others)?)
     }
 }
 
@@ -279,6 +274,12 @@ impl std::fmt::Display for PublishError {
 }
 
 impl std::error::Error for PublishError {}
+
+impl From<SendTimeout> for PublishError {
+    fn from(SendTimeout: SendTimeout) -> Self {
+        Self::Timeout
+    }
+}
 
 thread_local! {
     /// Set while the calling thread delivers messages from outside any executor (the RTPS

@@ -19,7 +19,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
 use crate::qos::{Durability, QosProfile};
-use crate::transport::Outlet;
+use crate::transport::{send_to_each, Outlet};
 
 /// The names of a message type, as the graph and the wire know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -315,13 +315,7 @@ impl SerializedPublisher {
                 from_intra_process: false,
                 ..info
             };
-            let mut timed_out = false;
-            for (_, outlet) in &remote {
-                timed_out |= outlet.send(&bytes, &info).is_err();
-            }
-            if timed_out {
-                return Err(PublishError::Timeout);
-            }
+            send_to_each(remote.iter().map(|(_, outlet)| outlet), &bytes, &info)?;
         }
         Ok(())
     }

@@ -91,6 +91,25 @@ pub trait OutletLoan: Send {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendTimeout;
 
+/// Sends `payload` through each of `outlets`, also through those after one that timed out.
+///
+/// # Errors
+/// [`SendTimeout`] if any of them timed out.
+pub(crate) fn send_to_each<'a>(
+    outlets: impl IntoIterator<Item = &'a Arc<dyn Outlet>>,
+    payload: &Arc<[u8]>,
+    info: &MessageInfo,
+) -> Result<(), SendTimeout> {
+    let mut timed_out = false;
+    for outlet in outlets {
+        timed_out |= outlet.send(payload, info).is_err();
+    }
+    if timed_out {
+        return Err(SendTimeout);
+    }
+    Ok(())
+}
+
 /// What an outlet has carried, by how the bytes reached its own memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OutletStats {
