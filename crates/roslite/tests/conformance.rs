@@ -330,6 +330,27 @@ fn text(publisher: usize, seq: usize) -> String {
     format!("{publisher}:{seq}:{tail}")
 }
 
+/// Message `seq` of the cases that count messages by number, padded with `len` bytes.
+fn numbered(seq: usize, len: usize) -> StringMsg {
+    StringMsg {
+        data: format!("{seq}:{}", "x".repeat(len)),
+    }
+}
+
+/// The number of a message made by [`numbered`].
+fn number_of(message: &StringMsg) -> usize {
+    let number = message.data.split(':').next().and_then(|n| n.parse().ok());
+    number.expect("numbered message")
+}
+
+/// The newest number in a log of [`number_of`]s.
+fn last_number(log: &Mutex<Vec<usize>>) -> Option<usize> {
+    log.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .last()
+        .copied()
+}
+
 /// `(publisher, seq)` of a message made by [`text`], after checking its tail.
 fn parse(message: &str) -> (usize, usize) {
     let mut parts = message.splitn(3, ':');
@@ -498,14 +519,14 @@ fn keep_last_slow_subscriber(transport: Transport) {
     sub_ctx.shutdown();
 }
 
-/// SAMPLE_LOST: a keep-last(1) subscription whose callback takes 10 ms, fed 300
-/// messages of 64 KB (19 MB, beyond the largest socket buffer a Unix socket gets) back to
-/// back by a keep-last(1) publisher once the first has arrived. Whatever a transport drops on
-/// the way (shm: the writer overwrites the reader's ring of 1; uds: its queue of 1 once the
-/// socket buffer is full and the publishing thread gave up feeding it, after 5 ms; udp: a reliable keep-last(1) writer
-/// declares overwritten samples gone; intra: nothing), every message from the first on is
-/// either received by the subscription (queued; its own queue may then replace it) or counted
-/// lost, and the newest one arrives.
+/// SAMPLE_LOST: a keep-last(1) subscription whose callback takes 10 ms, fed 300 messages of
+/// 64 KB (19 MB, beyond the largest socket buffer a Unix socket gets) back to back by a
+/// keep-last(1) publisher once the first has arrived. Whatever a transport drops on the way
+/// (shm: the writer overwrites the reader's ring of 1; uds: its queue of 1 once the socket
+/// buffer is full and the publishing thread gave up feeding it, after 5 ms; udp: a reliable
+/// keep-last(1) writer declares overwritten samples gone; intra: nothing), every message from
+/// the first on is either received by the subscription (queued; its own queue may then
+/// replace it) or counted lost, and the newest one arrives.
 fn losses_are_counted(transport: Transport) {
     let _case = shared_case();
     let topic = topic("lost", transport);
@@ -517,10 +538,9 @@ fn losses_are_counted(transport: Transport) {
     let sink = seen.clone();
     let subscription = sub_node
         .create_subscription(&topic, QosProfile::keep_last(1), move |m: StringMsg| {
-            let seq = m.data.split(':').next().and_then(|n| n.parse().ok());
             sink.lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(seq.expect("numbered message"));
+                .push(number_of(&m));
             std::thread::sleep(Duration::from_millis(10));
         })
         .unwrap();
@@ -537,15 +557,8 @@ fn losses_are_counted(transport: Transport) {
         .create_publisher::<StringMsg>(&topic, QosProfile::keep_last(1))
         .unwrap();
     await_route(transport, &pub_ctx, &publisher, 1);
-    let message = |seq: usize| StringMsg {
-        data: format!("{seq}:{}", "x".repeat(64 << 10)),
-    };
-    let last_seen = || {
-        seen.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last()
-            .copied()
-    };
+    let message = |seq: usize| numbered(seq, 64 << 10);
+    let last_seen = || last_number(&seen);
     publisher.publish(message(0)).unwrap();
     assert!(
         wait_until(PATIENCE, || last_seen() == Some(0)),
@@ -621,10 +634,9 @@ fn keep_all_publish_times_out(transport: Transport) {
             &topic,
             QosProfile::DEFAULT.keep_all(),
             move |m: StringMsg| {
-                let seq = m.data.split(':').next().and_then(|n| n.parse().ok());
                 sink.lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .push(seq.expect("numbered message"));
+                    .push(number_of(&m));
                 let (open, opened) = &*callback_gate;
                 let open = open.lock().unwrap_or_else(PoisonError::into_inner);
                 // Bounded, so a failing test cannot hang on it.
@@ -638,9 +650,7 @@ fn keep_all_publish_times_out(transport: Transport) {
         .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
         .unwrap();
     await_route(transport, &pub_ctx, &publisher, 1);
-    let message = |seq: usize| StringMsg {
-        data: format!("{seq}:{}", "y".repeat(4000)),
-    };
+    let message = |seq: usize| numbered(seq, 4000);
     publisher.publish(message(0)).unwrap();
     assert!(
         wait_until(PATIENCE, || !seen
@@ -676,12 +686,7 @@ fn keep_all_publish_times_out(transport: Transport) {
     println!("{}: publish {timed_out} timed out", transport.name());
     let after = timed_out + 1;
     publisher.publish(message(after)).unwrap();
-    let last_seen = || {
-        seen.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last()
-            .copied()
-    };
+    let last_seen = || last_number(&seen);
     assert!(
         wait_until(PATIENCE, || last_seen() == Some(after)),
         "{}: the message after the timeout did not arrive (last {:?})",
