@@ -363,6 +363,31 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `sh -c` running `body` in a network namespace of its own (`unshare --net`) with only `lo`
+/// up, multicast on, so default discovery works and nothing leaves; in domain 0, without the
+/// discovery and interface settings of the test's environment, output piped.
+fn in_fresh_namespace(body: &str) -> Command {
+    let script = format!(
+        "set -e\n\
+         ip link set lo up\n\
+         ip link set lo multicast on\n\
+         ip route add 224.0.0.0/4 dev lo\n\
+         {body}"
+    );
+    let mut command = Command::new("unshare");
+    command
+        .args(["--net", "sh", "-c", &script])
+        .env("ROS_DOMAIN_ID", "0")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .env_remove("ROSLITE_NETWORK")
+        .env_remove("AMENT_PREFIX_PATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// `topic echo --once` hears rclpy's talker (Fast DDS), both inside a network namespace made
 /// for the test: only `lo`, with multicast, so default discovery works and stays inside.
 #[test]
@@ -374,12 +399,8 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
         python.display()
     );
     let talker = workspace().join("interop/python/chatter_talker.py");
-    let script = format!(
-        "set -e\n\
-         ip link set lo up\n\
-         ip link set lo multicast on\n\
-         ip route add 224.0.0.0/4 dev lo\n\
-         '{python}' '{talker}' 30 >/dev/null 2>&1 &\n\
+    let body = format!(
+        "'{python}' '{talker}' 30 >/dev/null 2>&1 &\n\
          talker=$!\n\
          '{roslite}' topic echo --once --spin-time 20 --timeout 30 /chatter\n\
          '{roslite}' topic info -v /chatter\n\
@@ -388,18 +409,9 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
         talker = talker.display(),
         roslite = env!("CARGO_BIN_EXE_roslite"),
     );
-    let child = Command::new("unshare")
-        .args(["--net", "sh", "-c", &script])
-        .env("ROS_DOMAIN_ID", "0")
+    let child = in_fresh_namespace(&body)
         .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROS_STATIC_PEERS")
-        .env_remove("ROSLITE_NETWORK")
         .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
-        .env_remove("AMENT_PREFIX_PATH")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("run unshare (util-linux) to make a network namespace");
     let out = success(&finish(child, Duration::from_secs(60)));
@@ -422,12 +434,8 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
 /// RTPS user traffic; discovery, on even ports, is left alone).
 #[test]
 fn echo_reports_lost_messages_unless_told_not_to() {
-    let script = format!(
-        "set -e\n\
-         ip link set lo up\n\
-         ip link set lo multicast on\n\
-         ip route add 224.0.0.0/4 dev lo\n\
-         nft -f - <<'RULES'\n\
+    let body = format!(
+        "nft -f - <<'RULES'\n\
          table inet lossy {{\n  chain input {{\n    type filter hook input priority 0; policy accept;\n    \
          udp dport & 1 == 1 numgen random mod 100 < 30 drop\n  }}\n}}\n\
          RULES\n\
@@ -441,17 +449,8 @@ fn echo_reports_lost_messages_unless_told_not_to() {
          kill $talker\n",
         roslite = env!("CARGO_BIN_EXE_roslite"),
     );
-    let child = Command::new("unshare")
-        .args(["--net", "sh", "-c", &script])
-        .env("ROS_DOMAIN_ID", "0")
+    let child = in_fresh_namespace(&body)
         .env("ROSLITE_TRANSPORTS", "udp")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROS_STATIC_PEERS")
-        .env_remove("ROSLITE_NETWORK")
-        .env_remove("AMENT_PREFIX_PATH")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("run unshare (util-linux) to make a network namespace");
     let out = success(&finish(child, Duration::from_secs(90)));
