@@ -1,6 +1,6 @@
 //! Endpoint status events users can observe (rclcpp's QoS event callbacks).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -8,24 +8,31 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 
 use crate::qos::QosPolicyKind;
 
+/// A communication status with change counts (DDS 1.4 §2.2.4.1): each `*_change` field counts
+/// the change "since the last time the listener was called or the status was read", so a
+/// callback is handed the changes since the one before it (as rclcpp's QoS event callbacks
+/// are: the RMW takes the status for each), and reading the status after a callback ran shows
+/// only what changed since.
+pub(crate) trait Status: Copy {
+    /// Zeroes the change counts, keeping the totals.
+    fn clear_changes(&mut self);
+}
+
 /// `OFFERED_INCOMPATIBLE_QOS` on a publisher, `REQUESTED_INCOMPATIBLE_QOS` on a subscription.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IncompatibleQosStatus {
     /// Incompatible peers seen so far.
     pub total_count: u32,
-    /// Increase since the status was last read.
+    /// Increase since the status was last read or passed to the callback.
     pub total_count_change: u32,
     /// The policy that failed most recently.
     pub last_policy: Option<QosPolicyKind>,
 }
 
-type Callback = Box<dyn FnMut(IncompatibleQosStatus) + Send>;
-
 /// Status plus an optional user callback, shared between an endpoint and the bus.
 #[derive(Default)]
 pub(crate) struct IncompatibleQos {
-    status: Mutex<IncompatibleQosStatus>,
-    callback: Mutex<Option<Callback>>,
+    incompatible: StatusEvent<IncompatibleQosStatus>,
     /// The endpoint's liveliness events (kept here: every transport already holds this).
     pub(crate) liveliness_changed: StatusEvent<LivelinessChangedStatus>,
     pub(crate) liveliness_lost: StatusEvent<LivelinessLostStatus>,
@@ -37,28 +44,20 @@ pub(crate) struct IncompatibleQos {
 
 impl IncompatibleQos {
     pub(crate) fn record(&self, policy: QosPolicyKind) {
-        let snapshot = {
-            let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        self.incompatible.update(|status| {
             status.total_count += 1;
             status.total_count_change += 1;
             status.last_policy = Some(policy);
-            *status
-        };
-        if let Some(callback) = &mut *self.callback.lock().unwrap_or_else(PoisonError::into_inner) {
-            callback(snapshot);
-        }
+        });
     }
 
     /// Reads the status and resets the change count.
     pub(crate) fn take(&self) -> IncompatibleQosStatus {
-        let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
-        let snapshot = *status;
-        status.total_count_change = 0;
-        snapshot
+        self.incompatible.take()
     }
 
-    pub(crate) fn set_callback(&self, callback: Callback) {
-        *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
+    pub(crate) fn set_callback(&self, callback: StatusCallback<IncompatibleQosStatus>) {
+        self.incompatible.set_callback(callback);
     }
 
     /// An endpoint of the other kind matched this one (`true`) or went away (`false`).
@@ -78,10 +77,7 @@ impl IncompatibleQos {
 
     /// The match status with its change counts reset.
     pub(crate) fn take_matched(&self) -> MatchedStatus {
-        self.matched.take(|s| {
-            s.total_count_change = 0;
-            s.current_count_change = 0;
-        })
+        self.matched.take()
     }
 
     /// Endpoints matched now.
@@ -91,7 +87,7 @@ impl IncompatibleQos {
 
     /// The lost-message status with its change count reset.
     pub(crate) fn take_message_lost(&self) -> MessageLostStatus {
-        self.message_lost.take(|s| s.total_count_change = 0)
+        self.message_lost.take()
     }
 
     /// `count` messages of a publisher were lost on the way to this subscription.
@@ -117,7 +113,7 @@ impl IncompatibleQos {
 pub struct MessageLostStatus {
     /// Messages lost so far.
     pub total_count: u64,
-    /// Increase since the status was last read.
+    /// Increase since the status was last read or passed to the callback.
     pub total_count_change: u64,
 }
 
@@ -140,11 +136,11 @@ pub(crate) fn report_matches(reports: impl IntoIterator<Item = (Arc<Incompatible
 pub struct MatchedStatus {
     /// Matches so far, including those that ended.
     pub total_count: u32,
-    /// Increase of `total_count` since the status was last read.
+    /// Increase of `total_count` since the status was last read or passed to the callback.
     pub total_count_change: u32,
     /// Endpoints matched now.
     pub current_count: u32,
-    /// Change of `current_count` since the status was last read.
+    /// Change of `current_count` since the status was last read or passed to the callback.
     pub current_count_change: i32,
 }
 
@@ -155,7 +151,7 @@ pub struct LivelinessChangedStatus {
     pub alive_count: u32,
     /// Matched publishers whose lease ran out.
     pub not_alive_count: u32,
-    /// Changes since the status was last read.
+    /// Changes since the status was last read or passed to the callback.
     pub alive_count_change: i32,
     pub not_alive_count_change: i32,
 }
@@ -165,7 +161,7 @@ pub struct LivelinessChangedStatus {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LivelinessLostStatus {
     pub total_count: u32,
-    /// Increase since the status was last read.
+    /// Increase since the status was last read or passed to the callback.
     pub total_count_change: u32,
 }
 
@@ -175,6 +171,9 @@ type StatusCallback<S> = Box<dyn FnMut(S) + Send>;
 pub(crate) struct StatusEvent<S> {
     status: Mutex<S>,
     callback: Mutex<Option<StatusCallback<S>>>,
+    /// Whether `callback` holds one: read under the status lock, which must not wait for the
+    /// callback's lock (a callback may read the status).
+    has_callback: AtomicBool,
 }
 
 impl<S: Default> Default for StatusEvent<S> {
@@ -182,16 +181,23 @@ impl<S: Default> Default for StatusEvent<S> {
         Self {
             status: Mutex::default(),
             callback: Mutex::new(None),
+            has_callback: AtomicBool::new(false),
         }
     }
 }
 
-impl<S: Copy> StatusEvent<S> {
+impl<S: Status> StatusEvent<S> {
+    /// Applies `change` and hands the callback, if there is one, the status with the changes
+    /// since it was last read or handed over; handing it over resets them (see [`Status`]).
     pub(crate) fn update(&self, change: impl FnOnce(&mut S)) {
         let snapshot = {
             let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
             change(&mut status);
-            *status
+            let snapshot = *status;
+            if self.has_callback.load(Ordering::Acquire) {
+                status.clear_changes();
+            }
+            snapshot
         };
         if let Some(callback) = &mut *self.callback.lock().unwrap_or_else(PoisonError::into_inner) {
             callback(snapshot);
@@ -202,16 +208,55 @@ impl<S: Copy> StatusEvent<S> {
         *self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Reads the status and applies `reset` (clearing its change counts).
-    pub(crate) fn take(&self, reset: impl FnOnce(&mut S)) -> S {
+    /// Reads the status and resets its change counts.
+    pub(crate) fn take(&self) -> S {
         let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
         let snapshot = *status;
-        reset(&mut status);
+        status.clear_changes();
         snapshot
     }
 
-    pub(crate) fn set_callback(&self, callback: Box<dyn FnMut(S) + Send>) {
+    pub(crate) fn set_callback(&self, callback: StatusCallback<S>) {
         *self.callback.lock().unwrap_or_else(PoisonError::into_inner) = Some(callback);
+        self.has_callback.store(true, Ordering::Release);
+    }
+}
+
+impl Status for IncompatibleQosStatus {
+    fn clear_changes(&mut self) {
+        self.total_count_change = 0;
+    }
+}
+
+impl Status for MatchedStatus {
+    fn clear_changes(&mut self) {
+        self.total_count_change = 0;
+        self.current_count_change = 0;
+    }
+}
+
+impl Status for LivelinessChangedStatus {
+    fn clear_changes(&mut self) {
+        self.alive_count_change = 0;
+        self.not_alive_count_change = 0;
+    }
+}
+
+impl Status for LivelinessLostStatus {
+    fn clear_changes(&mut self) {
+        self.total_count_change = 0;
+    }
+}
+
+impl Status for MessageLostStatus {
+    fn clear_changes(&mut self) {
+        self.total_count_change = 0;
+    }
+}
+
+impl Status for DeadlineMissedStatus {
+    fn clear_changes(&mut self) {
+        self.total_count_change = 0;
     }
 }
 
@@ -222,7 +267,7 @@ impl<S: Copy> StatusEvent<S> {
 pub struct DeadlineMissedStatus {
     /// Deadline periods that passed without a message since the first one.
     pub total_count: u32,
-    /// Increase since the status was last read.
+    /// Increase since the status was last read or passed to the callback.
     pub total_count_change: u32,
 }
 
@@ -293,9 +338,7 @@ impl DeadlineWatch {
     /// The status of an endpoint's watch, if it has one (zero without a deadline), with its
     /// change count reset.
     pub(crate) fn take_status(watch: Option<&Self>) -> DeadlineMissedStatus {
-        watch.map_or_else(DeadlineMissedStatus::default, |w| {
-            w.status.take(|s| s.total_count_change = 0)
-        })
+        watch.map_or_else(DeadlineMissedStatus::default, |w| w.status.take())
     }
 
     /// Sets the user's callback of an endpoint's watch; without a deadline there is none to
@@ -417,11 +460,136 @@ mod deadline_tests {
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen.len(), 1);
         assert!(seen[0].total_count >= 1 && seen[0].total_count == seen[0].total_count_change);
+        // The callback took the change.
         let status = DeadlineWatch::take_status(Some(&watch));
-        assert_eq!(status, seen[0]);
         assert_eq!(
-            DeadlineWatch::take_status(Some(&watch)).total_count_change,
-            0
+            status,
+            DeadlineMissedStatus {
+                total_count_change: 0,
+                ..seen[0]
+            }
         );
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    fn lost(total_count: u64, total_count_change: u64) -> MessageLostStatus {
+        MessageLostStatus {
+            total_count,
+            total_count_change,
+        }
+    }
+
+    fn record(event: &StatusEvent<MessageLostStatus>, count: u64) {
+        event.update(|s| {
+            s.total_count += count;
+            s.total_count_change += count;
+        });
+    }
+
+    #[test]
+    fn without_a_callback_changes_add_up_until_the_status_is_read() {
+        let event = StatusEvent::<MessageLostStatus>::default();
+        record(&event, 2);
+        record(&event, 3);
+        assert_eq!(event.get(), lost(5, 5), "get does not reset");
+        assert_eq!(event.take(), lost(5, 5));
+        assert_eq!(event.take(), lost(5, 0));
+        record(&event, 1);
+        assert_eq!(event.take(), lost(6, 1));
+    }
+
+    #[test]
+    fn each_callback_is_handed_the_changes_since_the_last_callback_or_read() {
+        let event = StatusEvent::<MessageLostStatus>::default();
+        record(&event, 4);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        event.set_callback(Box::new(move |s| sink.lock().unwrap().push(s)));
+        // Unread changes from before the callback was set are handed to its first call.
+        record(&event, 2);
+        record(&event, 3);
+        assert_eq!(event.take(), lost(9, 0), "the callbacks took every change");
+        record(&event, 1);
+        assert_eq!(*seen.lock().unwrap(), [lost(6, 6), lost(9, 3), lost(10, 1)]);
+    }
+
+    #[test]
+    fn a_callback_may_read_the_status() {
+        let event = Arc::new(StatusEvent::<MessageLostStatus>::default());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (sink, reader) = (seen.clone(), Arc::downgrade(&event));
+        event.set_callback(Box::new(move |s| {
+            let now = reader.upgrade().map(|e| e.take());
+            sink.lock().unwrap().push((s, now));
+        }));
+        record(&event, 2);
+        assert_eq!(*seen.lock().unwrap(), [(lost(2, 2), Some(lost(2, 0)))]);
+    }
+
+    #[test]
+    fn every_status_clears_only_its_changes() {
+        let mut matched = MatchedStatus {
+            total_count: 3,
+            total_count_change: 1,
+            current_count: 2,
+            current_count_change: -1,
+        };
+        matched.clear_changes();
+        assert_eq!(
+            matched,
+            MatchedStatus {
+                total_count: 3,
+                current_count: 2,
+                ..MatchedStatus::default()
+            }
+        );
+        let mut alive = LivelinessChangedStatus {
+            alive_count: 1,
+            not_alive_count: 2,
+            alive_count_change: -1,
+            not_alive_count_change: 1,
+        };
+        alive.clear_changes();
+        assert_eq!(
+            alive,
+            LivelinessChangedStatus {
+                alive_count: 1,
+                not_alive_count: 2,
+                ..LivelinessChangedStatus::default()
+            }
+        );
+        let mut incompatible = IncompatibleQosStatus {
+            total_count: 2,
+            total_count_change: 2,
+            last_policy: Some(QosPolicyKind::Durability),
+        };
+        incompatible.clear_changes();
+        assert_eq!(
+            incompatible,
+            IncompatibleQosStatus {
+                total_count: 2,
+                total_count_change: 0,
+                last_policy: Some(QosPolicyKind::Durability),
+            }
+        );
+        let mut unasserted = LivelinessLostStatus {
+            total_count: 4,
+            total_count_change: 4,
+        };
+        unasserted.clear_changes();
+        assert_eq!(
+            (unasserted.total_count, unasserted.total_count_change),
+            (4, 0)
+        );
+        let mut missed = DeadlineMissedStatus {
+            total_count: 5,
+            total_count_change: 2,
+        };
+        missed.clear_changes();
+        assert_eq!((missed.total_count, missed.total_count_change), (5, 0));
     }
 }

@@ -492,10 +492,7 @@ impl<T: Message> Subscription<T> {
     /// `LIVELINESS_CHANGED`: matched publishers alive and not alive (tracked for publishers
     /// in other processes with a finite liveliness lease; QoS `liveliness_lease`).
     pub fn liveliness_changed_status(&self) -> crate::events::LivelinessChangedStatus {
-        self.shared.events.liveliness_changed.take(|s| {
-            s.alive_count_change = 0;
-            s.not_alive_count_change = 0;
-        })
+        self.shared.events.liveliness_changed.take()
     }
 
     /// Calls `callback` on every liveliness change (on the network thread).
@@ -516,7 +513,7 @@ impl<T: Message> Subscription<T> {
     }
 
     /// `SUBSCRIPTION_MATCHED`: publishers matched now and so far, with the changes since the
-    /// status was last read.
+    /// status was last read or passed to the `on_matched` callback.
     pub fn matched_status(&self) -> MatchedStatus {
         self.shared.events.take_matched()
     }
@@ -529,15 +526,16 @@ impl<T: Message> Subscription<T> {
     }
 
     /// `SAMPLE_LOST`: messages of publishers in other processes that will never reach this
-    /// subscription, with the increase since the status was last read (see
-    /// [`MessageLostStatus`] for what each path counts).
+    /// subscription, with the increase since the status was last read or passed to the
+    /// `on_message_lost` callback (see [`MessageLostStatus`] for what each path counts).
     pub fn message_lost_status(&self) -> MessageLostStatus {
         self.shared.events.take_message_lost()
     }
 
     /// Calls `callback` whenever messages are found lost (rclcpp's `message_lost_callback`):
     /// on the thread that receives from the path that lost them, right before it delivers
-    /// the message after them.
+    /// the message after them. Its `total_count_change` is the loss just found: the changes
+    /// since the previous callback (or a read of the status), as DDS and rclcpp count them.
     pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
         self.shared
             .events
@@ -904,7 +902,7 @@ impl<T: Message> Publisher<T> {
     }
 
     /// `PUBLICATION_MATCHED`: subscriptions matched now and so far, with the changes since the
-    /// status was last read.
+    /// status was last read or passed to the `on_matched` callback.
     pub fn matched_status(&self) -> MatchedStatus {
         self.shared.events.take_matched()
     }
@@ -932,10 +930,7 @@ impl<T: Message> Publisher<T> {
     /// `LIVELINESS_LOST`: how often this publisher (liveliness MANUAL_BY_TOPIC with a finite
     /// lease) went a whole lease without publishing.
     pub fn liveliness_lost_status(&self) -> crate::events::LivelinessLostStatus {
-        self.shared
-            .events
-            .liveliness_lost
-            .take(|s| s.total_count_change = 0)
+        self.shared.events.liveliness_lost.take()
     }
 
     /// Calls `callback` each time liveliness is lost (on the network thread).

@@ -212,9 +212,11 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
         .create_subscription("lively", qos, |_: StringMsg| {})
         .unwrap();
     sub.on_liveliness_changed(move |s| {
-        sink.lock()
-            .unwrap()
-            .push((s.alive_count, s.not_alive_count))
+        sink.lock().unwrap().push((
+            s.alive_count,
+            s.not_alive_count,
+            (s.alive_count_change, s.not_alive_count_change),
+        ))
     });
     let publisher = talker.create_publisher::<StringMsg>("lively", qos).unwrap();
     await_remote_subscription(&talker_ctx, "/lively");
@@ -228,7 +230,13 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
     say(1);
     // Quiet for several leases: the listener must see the publisher lapse, and the publisher
     // must learn it lost its liveliness.
-    let lapsed = || changes.lock().unwrap().iter().any(|&(_, dead)| dead == 1);
+    let lapsed = || {
+        changes
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|&(_, dead, _)| dead == 1)
+    };
     let start = Instant::now();
     while !lapsed() && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
@@ -237,7 +245,13 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
     assert!(publisher.liveliness_lost_status().total_count >= 1);
     // Publishing asserts it again.
     say(2);
-    let back = || changes.lock().unwrap().last() == Some(&(1, 0));
+    let back = || {
+        changes
+            .lock()
+            .unwrap()
+            .last()
+            .is_some_and(|&(alive, dead, _)| (alive, dead) == (1, 0))
+    };
     let start = Instant::now();
     while !back() && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
@@ -245,6 +259,17 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
     assert!(back(), "not alive again: {:?}", changes.lock().unwrap());
     let status = sub.liveliness_changed_status();
     assert_eq!((status.alive_count, status.not_alive_count), (1, 0));
+    // Each callback was handed the change since the one before (DDS change counts).
+    let changes = changes.lock().unwrap().clone();
+    let mut before = (0, 0);
+    for &(alive, not_alive, changed) in &changes {
+        let expected = (
+            alive as i32 - before.0 as i32,
+            not_alive as i32 - before.1 as i32,
+        );
+        assert_eq!(changed, expected, "{changes:?}");
+        before = (alive, not_alive);
+    }
 }
 
 #[test]

@@ -172,15 +172,9 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
         })
         .with_context(|| format!("cannot subscribe to '{topic}'"))?;
     if !args.no_lost_messages {
-        // The change since the last report is what ros2 prints; the status keeps the total.
-        let mut reported = 0;
+        // Each callback is handed the change since the one before: what ros2 prints.
         subscription.on_message_lost(move |status| {
-            let change = status.total_count - reported;
-            reported = status.total_count;
-            let _ = losses.send(Echoed::Lost(MessageLostStatus {
-                total_count_change: change,
-                ..status
-            }));
+            let _ = losses.send(Echoed::Lost(status));
         });
     }
     let executor = Executor::new(&ctx);
