@@ -1,6 +1,6 @@
 //! Endpoint status events users can observe (rclcpp's QoS event callbacks).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -40,6 +40,9 @@ pub(crate) struct IncompatibleQos {
     pub(crate) matched: StatusEvent<MatchedStatus>,
     /// A subscription's messages that never reached it (every transport reports its own).
     pub(crate) message_lost: StatusEvent<MessageLostStatus>,
+    /// Of a subscription's matched publishers, those whose liveliness lease ran out (only
+    /// the network tracks leases: the other paths carry infinite ones).
+    not_alive: AtomicU32,
 }
 
 impl IncompatibleQos {
@@ -72,6 +75,46 @@ impl IncompatibleQos {
                 s.current_count -= 1;
                 s.current_count_change = s.current_count_change.saturating_sub(1);
             }
+        });
+        self.refresh_liveliness();
+    }
+
+    /// Sets how many of a subscription's matched publishers are not alive (the network's
+    /// count over the publishers it tracks, after a lease ran out, an assertion, or an
+    /// unmatch) and reports the liveliness change, if any.
+    pub(crate) fn set_not_alive(&self, not_alive: u32) {
+        self.note_not_alive(not_alive);
+        self.refresh_liveliness();
+    }
+
+    /// [`Self::set_not_alive`] without reporting: for a match report about to follow, which
+    /// reports both changes at once.
+    pub(crate) fn note_not_alive(&self, not_alive: u32) {
+        self.not_alive.store(not_alive, Ordering::Release);
+    }
+
+    /// `LIVELINESS_CHANGED` from the matches: every matched publisher is alive but those
+    /// [`Self::set_not_alive`] counted (DDS 1.4 §2.2.4.1; a publisher with the ROS default
+    /// infinite lease is always alive). Calls back only when a count changed. A publisher's
+    /// status is computed alike and never shown.
+    fn refresh_liveliness(&self) {
+        let matched = self.matched.get().current_count;
+        let not_alive = self.not_alive.load(Ordering::Acquire).min(matched);
+        let alive = matched - not_alive;
+        self.liveliness_changed.update_if(|s| {
+            if (s.alive_count, s.not_alive_count) == (alive, not_alive) {
+                return false;
+            }
+            let change = |new: u32, old: u32| (i64::from(new) - i64::from(old)) as i32;
+            s.alive_count_change = s
+                .alive_count_change
+                .saturating_add(change(alive, s.alive_count));
+            s.not_alive_count_change = s
+                .not_alive_count_change
+                .saturating_add(change(not_alive, s.not_alive_count));
+            s.alive_count = alive;
+            s.not_alive_count = not_alive;
+            true
         });
     }
 
@@ -190,9 +233,20 @@ impl<S: Status> StatusEvent<S> {
     /// Applies `change` and hands the callback, if there is one, the status with the changes
     /// since it was last read or handed over; handing it over resets them (see [`Status`]).
     pub(crate) fn update(&self, change: impl FnOnce(&mut S)) {
+        self.update_if(|status| {
+            change(status);
+            true
+        });
+    }
+
+    /// [`Self::update`] when `change` returns true; otherwise nothing changed and nobody is
+    /// called.
+    pub(crate) fn update_if(&self, change: impl FnOnce(&mut S) -> bool) {
         let snapshot = {
             let mut status = self.status.lock().unwrap_or_else(PoisonError::into_inner);
-            change(&mut status);
+            if !change(&mut status) {
+                return;
+            }
             let snapshot = *status;
             if self.has_callback.load(Ordering::Acquire) {
                 status.clear_changes();
@@ -528,6 +582,53 @@ mod status_tests {
         }));
         record(&event, 2);
         assert_eq!(*seen.lock().unwrap(), [(lost(2, 2), Some(lost(2, 0)))]);
+    }
+
+    fn liveliness(
+        alive_count: u32,
+        not_alive_count: u32,
+        alive_count_change: i32,
+        not_alive_count_change: i32,
+    ) -> LivelinessChangedStatus {
+        LivelinessChangedStatus {
+            alive_count,
+            not_alive_count,
+            alive_count_change,
+            not_alive_count_change,
+        }
+    }
+
+    #[test]
+    fn liveliness_follows_matches_less_the_publishers_whose_lease_ran_out() {
+        let events = IncompatibleQos::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        events
+            .liveliness_changed
+            .set_callback(Box::new(move |s| sink.lock().unwrap().push(s)));
+        events.record_match(true);
+        events.record_match(true);
+        // One lease runs out, then the publisher asserts itself again.
+        events.set_not_alive(1);
+        events.set_not_alive(1);
+        events.set_not_alive(0);
+        events.set_not_alive(1);
+        // The one not alive goes away: counted out with its match, in one report.
+        events.note_not_alive(0);
+        events.record_match(false);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                liveliness(1, 0, 1, 0),
+                liveliness(2, 0, 1, 0),
+                liveliness(1, 1, -1, 1),
+                liveliness(2, 0, 1, -1),
+                liveliness(1, 1, -1, 1),
+                liveliness(1, 0, 0, -1),
+            ],
+            "a report per change, none when nothing changed"
+        );
+        assert_eq!(events.liveliness_changed.take(), liveliness(1, 0, 0, 0));
     }
 
     #[test]

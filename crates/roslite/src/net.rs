@@ -195,6 +195,12 @@ impl NetState {
     /// A remote publisher matched (`true`) or left a local subscription's reader.
     fn report_reader_match(&mut self, reader: ReaderId, matched: bool) {
         if let Some(subscription) = self.subscriptions.get(&reader) {
+            // A publisher that went away may have been one of the not alive (the participant
+            // counts it out silently): the report's refresh of the liveliness status needs
+            // the new count.
+            if let Some((_, not_alive)) = self.participant.liveliness_status(reader) {
+                subscription.events.note_not_alive(not_alive);
+            }
             self.match_reports
                 .push((subscription.events.clone(), matched));
         }
@@ -467,7 +473,6 @@ impl NetShared {
                 Event::LivelinessChanged {
                     reader,
                     alive,
-                    alive_count,
                     not_alive_count,
                     ..
                 } => {
@@ -478,14 +483,8 @@ impl NetShared {
                                 "a publisher on '{topic}' missed its liveliness lease"
                             ));
                         }
-                        subscription.events.liveliness_changed.update(|s| {
-                            let (a, n) = (i64::from(alive_count), i64::from(not_alive_count));
-                            let change = |new: i64, old: u32| (new - i64::from(old)) as i32;
-                            s.alive_count_change += change(a, s.alive_count);
-                            s.not_alive_count_change += change(n, s.not_alive_count);
-                            s.alive_count = alive_count;
-                            s.not_alive_count = not_alive_count;
-                        });
+                        // The alive count is the matches' (all paths) less these.
+                        subscription.events.set_not_alive(not_alive_count);
                     }
                 }
                 Event::LivelinessLost { writer } => {

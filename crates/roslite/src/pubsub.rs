@@ -489,13 +489,18 @@ impl<T: Message> Subscription<T> {
     ) {
         self.shared.events.set_callback(Box::new(callback));
     }
-    /// `LIVELINESS_CHANGED`: matched publishers alive and not alive (tracked for publishers
-    /// in other processes with a finite liveliness lease; QoS `liveliness_lease`).
+    /// `LIVELINESS_CHANGED`: matched publishers alive and not alive. Every matched publisher
+    /// is alive but those in other processes with a finite liveliness lease (QoS
+    /// `liveliness_lease`) that let it run out; the ROS default, an infinite lease, is always
+    /// alive.
     pub fn liveliness_changed_status(&self) -> crate::events::LivelinessChangedStatus {
         self.shared.events.liveliness_changed.take()
     }
 
-    /// Calls `callback` on every liveliness change (on the network thread).
+    /// Calls `callback` on every liveliness change: a publisher matched or went away (on the
+    /// thread that created or dropped it in this context, on the network thread for other
+    /// processes'), or one's lease ran out or it asserted itself again (on the network
+    /// thread).
     pub fn on_liveliness_changed(
         &self,
         callback: impl FnMut(crate::events::LivelinessChangedStatus) + Send + 'static,

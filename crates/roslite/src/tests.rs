@@ -471,6 +471,33 @@ fn matched_status_follows_local_endpoints_coming_and_going() {
 }
 
 #[test]
+fn liveliness_changed_counts_matched_publishers_as_alive() {
+    let (_ctx, node, _executor) = setup();
+    let subscription = node
+        .create_subscription("alive", 10, |_: Count| {})
+        .unwrap();
+    let (seen, on_changed) = collector::<crate::events::LivelinessChangedStatus>();
+    subscription.on_liveliness_changed(on_changed);
+    let first = node.create_publisher::<Count>("alive", 10).unwrap();
+    let second = node.create_publisher::<Count>("alive", 10).unwrap();
+    drop(first);
+    let alive = |alive_count, alive_count_change| crate::events::LivelinessChangedStatus {
+        alive_count,
+        alive_count_change,
+        ..Default::default()
+    };
+    // DDS: a publisher with an infinite lease (the ROS default) is alive while matched.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [alive(1, 1), alive(2, 1), alive(1, -1)]
+    );
+    assert_eq!(subscription.liveliness_changed_status(), alive(1, 0));
+    drop(second);
+    assert_eq!(subscription.liveliness_changed_status(), alive(0, 0));
+    assert_eq!(seen.lock().unwrap().last(), Some(&alive(0, -1)));
+}
+
+#[test]
 fn deadline_misses_count_periods_without_a_message_on_both_ends() {
     let (_ctx, node, executor) = setup();
     let period = Duration::from_millis(100);

@@ -261,6 +261,11 @@ fn liveliness_lapses_when_a_manual_publisher_goes_quiet_and_returns_when_it_publ
     assert_eq!((status.alive_count, status.not_alive_count), (1, 0));
     // Each callback was handed the change since the one before (DDS change counts).
     let changes = changes.lock().unwrap().clone();
+    assert_eq!(
+        changes.iter().take(3).copied().collect::<Vec<_>>(),
+        [(1, 0, (1, 0)), (0, 1, (-1, 1)), (1, 0, (1, -1))],
+        "alive from the match on, then lapsed, then back"
+    );
     let mut before = (0, 0);
     for &(alive, not_alive, changed) in &changes {
         let expected = (
