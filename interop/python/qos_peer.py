@@ -11,7 +11,8 @@ to it while the peer runs; it also reads commands from stdin (`go`, `stop`; EOF 
         `stop`, EOF or --seconds; `quiet` stops publishing but keeps the node spinning;
         `burst` publishes --burst more live samples back to back and prints `BURST <last n>`.
     qos_peer.py listen <topic> <string|twist|log> [options]
-        prints `HEARD <text>` per sample (rcl_interfaces/Log: `<level> <logger> <msg>`); exits after --count samples, `stop`, EOF or
+        prints `HEARD <text>` per sample (rcl_interfaces/Log: `<level> <logger> <msg> (in
+        <function> at <file name>:<line>)`); exits after --count samples, `stop`, EOF or
         --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and `RESULT <n>`.
 
 Twist sample n has linear = (n, n + 0.5, z), angular = (n / 4, -n / 8, n / 1000), z = -1 for
@@ -29,6 +30,7 @@ deadline period in seconds), --burst N (samples per `burst`), --size N (a string
 `<prefix><n>`, then a space and N `x` when N > 0).
 """
 import argparse
+import os
 import queue
 import sys
 import threading
@@ -75,7 +77,8 @@ def text(msg):
     if hasattr(msg, "data"):
         return msg.data
     if hasattr(msg, "level"):
-        return f"{msg.level} {msg.name} {msg.msg}"
+        where = f"{msg.function} at {os.path.basename(msg.file)}:{msg.line}"
+        return f"{msg.level} {msg.name} {msg.msg} (in {where})"
     v = (msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.x, msg.angular.y, msg.angular.z)
     return " ".join(repr(x) for x in v)
 

@@ -53,14 +53,40 @@ pub fn set_min_severity(severity: Severity) {
 pub(crate) trait LogSink: Send + Sync {
     /// `text` was logged at `severity` by `logger` at `stamp` (since the Unix epoch), from
     /// `location` in the caller's source.
-    fn publish(
-        &self,
-        severity: Severity,
-        logger: &str,
-        text: &str,
-        stamp: Duration,
-        location: &Location<'_>,
-    );
+    fn publish(&self, severity: Severity, logger: &str, text: &str, stamp: Duration, at: &Caller);
+}
+
+/// Where a line was logged from: the caller's source location and, from the `ros_*!` macros,
+/// its function's name (`rcl_interfaces/msg/Log.function`, `__FUNCTION__` in rclcpp).
+pub struct Caller {
+    pub location: &'static Location<'static>,
+    /// Empty when logged through a [`Logger`] method directly: Rust has no caller's function
+    /// name at run time, only a macro can name it.
+    pub function: &'static str,
+}
+
+/// The function's own name from the type name of a function item declared in it
+/// (`crate::module::function::f`), as the `ros_*!` macros give it: the last path segment
+/// before the item, past any closures it sits in (`main::{{closure}}::f` is `main`).
+#[doc(hidden)]
+pub fn function_name(item_path: &'static str) -> &'static str {
+    let mut path = item_path
+        .rsplit_once("::")
+        .map_or("", |(outer, _item)| outer);
+    while let Some(outer) = path.strip_suffix("::{{closure}}") {
+        path = outer;
+    }
+    path.rsplit("::").next().unwrap_or(path)
+}
+
+/// The enclosing function's name, for the `ros_*!` macros.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ros_function_name {
+    () => {{
+        fn f() {}
+        $crate::log::function_name(::std::any::type_name_of_val(&f))
+    }};
 }
 
 thread_local! {
@@ -113,6 +139,12 @@ impl Logger {
     /// caller's file and line.
     #[track_caller]
     pub fn log(&self, severity: Severity, args: fmt::Arguments<'_>) {
+        self.log_from(severity, "", args);
+    }
+
+    /// [`Self::log`] naming the calling function (what the `ros_*!` macros use).
+    #[track_caller]
+    pub fn log_from(&self, severity: Severity, function: &'static str, args: fmt::Arguments<'_>) {
         if !self.enabled(severity) {
             return;
         }
@@ -140,7 +172,11 @@ impl Logger {
         if IN_SINK.with(|busy| busy.replace(true)) {
             return;
         }
-        sink.publish(severity, &self.name, text, now, Location::caller());
+        let at = Caller {
+            location: Location::caller(),
+            function,
+        };
+        sink.publish(severity, &self.name, text, now, &at);
         IN_SINK.with(|busy| busy.set(false));
     }
 
@@ -165,23 +201,76 @@ impl Logger {
     }
 }
 
-/// `ros_info!(node.logger(), "x = {}", x)`, like `RCLCPP_INFO`.
+/// `ros_info!(node.logger(), "x = {}", x)`, like `RCLCPP_INFO`: on `/rosout` with the
+/// caller's file, line and function.
 #[macro_export]
 macro_rules! ros_info {
-    ($logger:expr, $($arg:tt)*) => { $logger.info(format_args!($($arg)*)) };
+    ($logger:expr, $($arg:tt)*) => {
+        $logger.log_from(
+            $crate::log::Severity::Info,
+            $crate::__ros_function_name!(),
+            format_args!($($arg)*),
+        )
+    };
 }
 
 #[macro_export]
 macro_rules! ros_warn {
-    ($logger:expr, $($arg:tt)*) => { $logger.warn(format_args!($($arg)*)) };
+    ($logger:expr, $($arg:tt)*) => {
+        $logger.log_from(
+            $crate::log::Severity::Warn,
+            $crate::__ros_function_name!(),
+            format_args!($($arg)*),
+        )
+    };
 }
 
 #[macro_export]
 macro_rules! ros_error {
-    ($logger:expr, $($arg:tt)*) => { $logger.error(format_args!($($arg)*)) };
+    ($logger:expr, $($arg:tt)*) => {
+        $logger.log_from(
+            $crate::log::Severity::Error,
+            $crate::__ros_function_name!(),
+            format_args!($($arg)*),
+        )
+    };
 }
 
 #[macro_export]
 macro_rules! ros_debug {
-    ($logger:expr, $($arg:tt)*) => { $logger.debug(format_args!($($arg)*)) };
+    ($logger:expr, $($arg:tt)*) => {
+        $logger.log_from(
+            $crate::log::Severity::Debug,
+            $crate::__ros_function_name!(),
+            format_args!($($arg)*),
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::function_name;
+
+    #[test]
+    fn the_function_name_is_the_segment_before_the_item_past_closures() {
+        assert_eq!(function_name("talker::main::f"), "main");
+        assert_eq!(
+            function_name("talker::Talker::on_timer::{{closure}}::{{closure}}::f"),
+            "on_timer"
+        );
+        assert_eq!(function_name("f"), "");
+    }
+
+    #[test]
+    fn the_macro_names_the_function_it_is_expanded_in() {
+        fn timer_callback() -> &'static str {
+            crate::__ros_function_name!()
+        }
+        assert_eq!(timer_callback(), "timer_callback");
+        let in_closure = || crate::__ros_function_name!();
+        assert_eq!(
+            in_closure(),
+            "the_macro_names_the_function_it_is_expanded_in"
+        );
+    }
 }

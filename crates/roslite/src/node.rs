@@ -687,7 +687,7 @@ impl crate::log::LogSink for Rosout {
         logger: &str,
         text: &str,
         stamp: Duration,
-        location: &std::panic::Location<'_>,
+        at: &crate::log::Caller,
     ) {
         let message = LogMsg {
             stamp: crate::msgs::builtin_interfaces::msg::Time {
@@ -697,10 +697,9 @@ impl crate::log::LogSink for Rosout {
             level: severity as u8,
             name: logger.to_owned(),
             msg: text.to_owned(),
-            file: location.file().to_owned(),
-            // Rust has no caller's function name at run time.
-            function: String::new(),
-            line: location.line(),
+            file: at.location.file().to_owned(),
+            function: at.function.to_owned(),
+            line: at.location.line(),
         };
         // A log line that cannot be published is still on the console.
         let _ = self.0.publish(message);

@@ -279,6 +279,9 @@ fn a_nodes_log_lines_are_published_on_rosout() {
     assert_eq!(got[0].line, line);
     assert!(got[0].stamp.sec > 1_600_000_000, "{:?}", got[0].stamp);
     assert_eq!((got[1].level, got[1].msg.as_str()), (Log::WARN, "careful"));
+    // A logger method cannot know its caller's function; the macros name it.
+    assert_eq!(got[0].function, "");
+    assert_eq!(got[1].function, "a_nodes_log_lines_are_published_on_rosout");
 }
 
 #[test]

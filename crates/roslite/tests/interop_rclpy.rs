@@ -1035,9 +1035,11 @@ fn rclpy_hears_a_roslite_nodes_log_lines_on_rosout() {
     let mut listener = qos_peer(&ns, domain, &["listen", "/rosout", "log"]);
     // rclpy's subscription is volatile: log until it hears one.
     let mut n = 0;
+    let mut line;
     let heard = loop {
         n += 1;
         roslite::ros_info!(node.logger(), "line {n}");
+        line = line!() - 1;
         let heard = listener.wait_line(Instant::now() + Duration::from_millis(200), |l| {
             l.starts_with("HEARD 20 roslite_logger line ")
         });
@@ -1047,9 +1049,12 @@ fn rclpy_hears_a_roslite_nodes_log_lines_on_rosout() {
     };
     listener.send_line("stop");
     let out = listener.finish(Instant::now() + STEP);
-    assert!(
-        heard.is_some(),
-        "rclpy heard no log line of roslite's in {n} tries\n{out}"
-    );
+    let Some(heard) = heard else {
+        panic!("rclpy heard no log line of roslite's in {n} tries\n{out}");
+    };
+    // The caller's function, file and line, as rclcpp's macros fill them in.
+    let place =
+        format!("(in rclpy_hears_a_roslite_nodes_log_lines_on_rosout at interop_rclpy.rs:{line})");
+    assert!(heard.ends_with(&place), "{heard}, not {place}\n{out}");
     assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
 }
