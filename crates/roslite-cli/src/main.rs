@@ -39,7 +39,8 @@ enum Command {
     /// $AMENT_PREFIX_PATH/share/<pkg>/{msg,srv,action}).
     #[command(subcommand)]
     Interface(interface::InterfaceCommand),
-    /// Inspect and use the topics of the ROS graph (list, info, echo, pub), like `ros2 topic`.
+    /// Inspect and use the topics of the ROS graph (list, info, type, find, echo, hz, bw,
+    /// pub), like `ros2 topic`.
     #[command(subcommand)]
     Topic(topic::TopicCommand),
     /// Inspect the nodes of the ROS graph, like `ros2 node`.

@@ -1,4 +1,5 @@
-//! `roslite topic list|info|echo|pub`, shaped like `ros2 topic` (ros2cli's `ros2topic`).
+//! `roslite topic list|info|type|find|echo|hz|bw|pub`, shaped like `ros2 topic` (ros2cli's
+//! `ros2topic`).
 //!
 //! The tool is a participant of its own: it joins the domain from the environment
 //! (`ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE`, `ROS_STATIC_PEERS`), waits for discovery
@@ -6,11 +7,13 @@
 //! with a known definition through the dynamic codec (`roslite_msg_gen::dynamic`).
 
 mod echo;
+mod find;
 pub(crate) mod graph;
 mod info;
 mod list;
 mod publish;
 pub(crate) mod pyrepr;
+mod rate;
 
 use anyhow::{bail, Context as _};
 use roslite::{Context, Durability, History, QosProfile, Reliability};
@@ -23,8 +26,16 @@ pub enum TopicCommand {
     List(list::ListArgs),
     /// Print information about a topic.
     Info(info::InfoArgs),
+    /// Print a topic's type.
+    Type(find::TypeArgs),
+    /// Output a list of available topics of a given type.
+    Find(find::FindArgs),
     /// Output messages from a topic.
     Echo(echo::EchoArgs),
+    /// Print the average receiving rate of a topic (once a second, until interrupted).
+    Hz(rate::HzArgs),
+    /// Print the bandwidth a topic uses (once a second, until interrupted).
+    Bw(rate::BwArgs),
     /// Publish a message to a topic.
     Pub(publish::PubArgs),
 }
@@ -33,7 +44,11 @@ pub fn run(command: TopicCommand) -> anyhow::Result<()> {
     match command {
         TopicCommand::List(args) => list::run(&args),
         TopicCommand::Info(args) => info::run(&args),
+        TopicCommand::Type(args) => find::run_type(&args),
+        TopicCommand::Find(args) => find::run_find(&args),
         TopicCommand::Echo(args) => echo::run(&args),
+        TopicCommand::Hz(args) => rate::run_hz(&args),
+        TopicCommand::Bw(args) => rate::run_bw(&args),
         TopicCommand::Pub(args) => publish::run(&args),
     }
 }

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A domain for one test of this process, in 100..200.
+/// A domain for one test of this process (`offset` < 10), in 100..200.
 fn test_domain(offset: u32) -> u32 {
-    100 + (std::process::id() % 20) * 5 + offset
+    100 + (std::process::id() % 10) * 10 + offset
 }
 
 /// `roslite <args>` on loopback in `domain`.
@@ -356,6 +356,121 @@ fn unknown_topics_types_and_fields_are_explained() {
         text(&out.stderr).contains("Timed out waiting for subscribers"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// `topic hz`, `bw`, `type` and `find` on a talker publishing std_msgs/String at 10 Hz.
+#[test]
+fn hz_bw_type_and_find_describe_a_talker() {
+    let domain = test_domain(5);
+    let _talker = background(roslite(
+        domain,
+        &[
+            "topic",
+            "pub",
+            "-n",
+            "rate_talker",
+            "-r",
+            "10",
+            "/chatter",
+            "std_msgs/msg/String",
+            "data: hello",
+        ],
+    ));
+    let out = until(domain, &["topic", "type", "/chatter"], |out| {
+        !out.is_empty()
+    });
+    assert_eq!(out, "std_msgs/msg/String\n");
+    let out = until(domain, &["topic", "find", "std_msgs/msg/String"], |out| {
+        !out.is_empty()
+    });
+    assert_eq!(out, "/chatter\n");
+    let out = success(
+        &roslite(domain, &["topic", "find", "-c", "std_msgs/String"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out, "1\n", "the short type name finds it too");
+    let out = roslite(domain, &["topic", "type", "/nobody", "--spin-time", "0.3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Unknown topic '/nobody'"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let hz = roslite(
+        domain,
+        &[
+            "topic",
+            "hz",
+            "/chatter",
+            "--spin-time",
+            "20",
+            "--timeout",
+            "5",
+        ],
+    )
+    .output()
+    .unwrap();
+    let hz = success(&hz);
+    let rates: Vec<f64> = hz
+        .lines()
+        .filter_map(|l| l.strip_prefix("average rate: "))
+        .map(|r| r.parse().expect("a rate"))
+        .collect();
+    // About 3 lines in 5 s (the first a second after the second message). The band only
+    // checks the unit and the arithmetic: the talker's timer sets the rate.
+    assert!(!rates.is_empty(), "{hz}");
+    for rate in &rates {
+        assert!(
+            (4.0..25.0).contains(rate),
+            "10 Hz measured as {rate}:\n{hz}"
+        );
+    }
+    let detail = hz.lines().nth(1).unwrap_or_default();
+    assert!(
+        detail.starts_with("\tmin: ") && detail.contains("s max: ") && detail.contains(" window: "),
+        "{hz}"
+    );
+
+    let bw = roslite(
+        domain,
+        &[
+            "topic",
+            "bw",
+            "/chatter",
+            "--spin-time",
+            "20",
+            "--timeout",
+            "4",
+        ],
+    )
+    .output()
+    .unwrap();
+    let bw = success(&bw);
+    assert!(bw.starts_with("Subscribed to [/chatter]\n"), "{bw}");
+    let sizes = bw
+        .lines()
+        .find_map(|l| l.strip_prefix("\tMessage size mean: "))
+        .unwrap_or_else(|| panic!("no size line:\n{bw}"));
+    // Every message is the same String: mean, min and max agree, in bytes (the
+    // encapsulation header, the length, "hello" and its NUL, padded as the writer pads).
+    let figures: Vec<&str> = sizes.split(" B").map(str::trim).collect();
+    assert!(
+        figures.len() >= 3
+            && figures[0] == figures[1].trim_start_matches("min: ")
+            && figures[0] == figures[2].trim_start_matches("max: "),
+        "{bw}"
+    );
+    let size: u32 = figures[0].parse().expect("bytes");
+    assert!((14..=16).contains(&size), "{bw}");
+    assert!(
+        bw.lines()
+            .any(|l| l.contains(" B/s from ") && l.ends_with(" messages")),
+        "{bw}"
     );
 }
 

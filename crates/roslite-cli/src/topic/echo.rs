@@ -148,7 +148,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     };
     let ty = match forced_type {
         Some(ty) => ty,
-        None => discovered_type(&view, &topic, start.elapsed().as_secs_f64())?,
+        None => discovered_type("echo", &view, &topic, start.elapsed().as_secs_f64())?,
     };
     let type_info = super::type_info(&set, &ty)?;
     warn_on_hash_mismatch(&view, &topic, type_info.type_hash);
@@ -240,24 +240,36 @@ fn write_out(stdout: &std::io::Stdout, text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// The single type the topic carries, from discovery.
-fn discovered_type(view: &GraphView, topic: &str, waited: f64) -> anyhow::Result<TypeName> {
+/// The single type the topic carries, from discovery; `verb` names the command in errors.
+pub(super) fn discovered_type(
+    verb: &str,
+    view: &GraphView,
+    topic: &str,
+    waited: f64,
+) -> anyhow::Result<TypeName> {
     let types = view
         .topic_names_and_types(true)
         .into_iter()
         .find(|(name, _)| name == topic)
         .map(|(_, types)| types);
+    // Only `echo` takes the type on its command line.
+    let (pick, name_it) = if verb == "echo" {
+        (
+            "; pass the one to echo as the second argument".to_owned(),
+            format!("Pass the type, e.g. `roslite topic echo {topic} std_msgs/msg/String`, or start the publisher first"),
+        )
+    } else {
+        (String::new(), "Start the publisher first".to_owned())
+    };
     match types.as_deref() {
         Some([one]) => super::parse_message_type(one),
         Some(many) if many.len() > 1 => bail!(
-            "Cannot echo topic '{topic}', as it contains more than one type: [{}]; pass the one \
-             to echo as the second argument",
+            "Cannot {verb} topic '{topic}', as it contains more than one type: [{}]{pick}",
             many.join(", ")
         ),
         _ => bail!(
             "Could not determine the type for the passed topic '{topic}': nothing publishes or \
-             subscribes to it (waited {waited:.1} s for discovery). Pass the type, e.g. `roslite \
-             topic echo {topic} std_msgs/msg/String`, or start the publisher first"
+             subscribes to it (waited {waited:.1} s for discovery). {name_it}"
         ),
     }
 }
@@ -283,7 +295,7 @@ fn warn_on_hash_mismatch(view: &GraphView, topic: &str, ours: &str) {
 /// ros2topic echo's `choose_qos`: explicit policies win; otherwise the preset (sensor_data),
 /// made reliable or transient-local when every publisher offers that, so it matches all
 /// of them and still gets what they can give.
-fn choose_qos<'a>(
+pub(super) fn choose_qos<'a>(
     args: &QosArgs,
     publishers: impl Iterator<Item = &'a GraphEndpoint>,
 ) -> anyhow::Result<QosProfile> {
