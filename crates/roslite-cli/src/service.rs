@@ -1,4 +1,5 @@
-//! `roslite service list|call`: ros2service's verbs over the graph and a serialized client.
+//! `roslite service list|type|find|call`: ros2service's verbs over the graph and a serialized
+//! client.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -15,8 +16,36 @@ use crate::topic::pyrepr;
 pub enum ServiceCommand {
     /// Output a list of available services
     List(ListArgs),
+    /// Output a service's type
+    Type(TypeArgs),
+    /// Output a list of available services of a given type
+    Find(FindArgs),
     /// Call a service
     Call(CallArgs),
+}
+
+#[derive(clap::Args)]
+pub struct TypeArgs {
+    /// Name of the ROS service to get type (e.g. '/add_two_ints')
+    service_name: String,
+    /// Longest wait in seconds for discovery (default: 2)
+    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
+    spin_time: Option<f64>,
+}
+
+#[derive(clap::Args)]
+pub struct FindArgs {
+    /// Name of the ROS service type to filter for (e.g. 'rcl_interfaces/srv/ListParameters')
+    service_type: String,
+    /// Only display the number of services discovered
+    #[arg(short = 'c', long = "count-services")]
+    count_services: bool,
+    /// Consider hidden services as well
+    #[arg(short = 'a', long = "include-hidden-services")]
+    include_hidden_services: bool,
+    /// Longest wait in seconds for discovery (default: 2)
+    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
+    spin_time: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -58,6 +87,8 @@ pub struct CallArgs {
 pub fn run(command: ServiceCommand) -> anyhow::Result<()> {
     match command {
         ServiceCommand::List(args) => list(&args),
+        ServiceCommand::Type(args) => service_type(&args),
+        ServiceCommand::Find(args) => find(&args),
         ServiceCommand::Call(args) => call(&args),
     }
 }
@@ -80,14 +111,54 @@ fn services(view: &GraphView, include_hidden: bool) -> BTreeMap<String, BTreeSet
     out
 }
 
-fn list(args: &ListArgs) -> anyhow::Result<()> {
+/// The graph once discovery has found `enough` (or `--spin-time` passed).
+fn discover(
+    spin_time: Option<f64>,
+    enough: impl Fn(&GraphView) -> bool,
+) -> anyhow::Result<GraphView> {
     let ctx = crate::topic::networked_context()?;
     let net = crate::topic::network(&ctx);
-    let view = graph::wait_for_graph(
+    Ok(graph::wait_for_graph(
         net,
-        graph::spin_time(args.spin_time, graph::DEFAULT_SPIN_TIME),
-        |view| view.participants > 0,
-    );
+        graph::spin_time(spin_time, graph::DEFAULT_SPIN_TIME),
+        enough,
+    ))
+}
+
+fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
+    let name = crate::topic::resolve_topic(&args.service_name)?;
+    let view = discover(args.spin_time, |view| {
+        services(view, true).contains_key(&name)
+    })?;
+    let Some(types) = services(&view, true).remove(&name) else {
+        bail!("Unknown service '{name}': `roslite service list` shows the services discovered");
+    };
+    for ty in types {
+        println!("{ty}");
+    }
+    Ok(())
+}
+
+fn find(args: &FindArgs) -> anyhow::Result<()> {
+    let wanted = parse_service_type(&args.service_type)?.to_string();
+    let view = discover(args.spin_time, |view| view.participants > 0)?;
+    let names: Vec<String> = services(&view, args.include_hidden_services)
+        .into_iter()
+        .filter(|(_, types)| types.contains(&wanted))
+        .map(|(name, _)| name)
+        .collect();
+    if args.count_services {
+        println!("{}", names.len());
+    } else {
+        for name in names {
+            println!("{name}");
+        }
+    }
+    Ok(())
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<()> {
+    let view = discover(args.spin_time, |view| view.participants > 0)?;
     let services = services(&view, args.include_hidden_services);
     if args.count_services {
         println!("{}", services.len());

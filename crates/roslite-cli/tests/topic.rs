@@ -283,6 +283,72 @@ fn node_list_shows_the_publishing_process_node() {
     assert_eq!(out, "/node_talker\n");
     let out = success(&roslite(domain, &["node", "list", "-c"]).output().unwrap());
     assert_eq!(out, "1\n");
+    // ros2node's `info`: the talker's topics and its parameter services; a bare name means
+    // the root namespace.
+    let out = success(
+        &roslite(domain, &["node", "info", "node_talker"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        out,
+        "/node_talker
+  Subscribers:
+
+  Publishers:
+    /chatter: std_msgs/msg/String
+    /parameter_events: rcl_interfaces/msg/ParameterEvent
+    /rosout: rcl_interfaces/msg/Log
+  Service Servers:
+    /node_talker/describe_parameters: rcl_interfaces/srv/DescribeParameters
+    /node_talker/get_parameter_types: rcl_interfaces/srv/GetParameterTypes
+    /node_talker/get_parameters: rcl_interfaces/srv/GetParameters
+    /node_talker/list_parameters: rcl_interfaces/srv/ListParameters
+    /node_talker/set_parameters: rcl_interfaces/srv/SetParameters
+    /node_talker/set_parameters_atomically: rcl_interfaces/srv/SetParametersAtomically
+  Service Clients:
+
+  Action Servers:
+
+  Action Clients:
+
+"
+    );
+    // ros2service's `type` and `find` on the same graph: the hidden tool node's own
+    // parameter services count only with -a.
+    let out = success(
+        &roslite(domain, &["service", "type", "/node_talker/get_parameters"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out, "rcl_interfaces/srv/GetParameters\n");
+    let find = |extra: &[&str]| {
+        let mut args = vec!["service", "find", "rcl_interfaces/GetParameters"];
+        args.extend_from_slice(extra);
+        success(&roslite(domain, &args).output().unwrap())
+    };
+    assert_eq!(find(&[]), "/node_talker/get_parameters\n");
+    assert_eq!(find(&["-c", "-a"]), "2\n");
+    let out = roslite(
+        domain,
+        &["service", "type", "/nobody", "--spin-time", "0.3"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("Unknown service '/nobody'"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = roslite(domain, &["node", "info", "/nobody", "--spin-time", "0.5"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Unable to find node '/nobody'"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
