@@ -1,5 +1,6 @@
-//! `roslite param list|get|set|describe|dump`: ros2param's verbs, through the six parameter
-//! services every node serves (`<node>/list_parameters`, ...), with ros2param's output.
+//! `roslite param list|get|set|delete|describe|dump|load`: ros2param's verbs, through the six
+//! parameter services every node serves (`<node>/list_parameters`, ...), with ros2param's
+//! output.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -28,6 +29,39 @@ pub enum ParamCommand {
     Describe(DescribeArgs),
     /// Show all of the parameters of a node in a YAML file format
     Dump(DumpArgs),
+    /// Delete parameters (undeclare them; only dynamically typed ones can go)
+    Delete(DeleteArgs),
+    /// Load a parameter file (as `ros2 param dump` writes it) into a node
+    Load(LoadArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DeleteArgs {
+    /// Name of the ROS node
+    node_name: String,
+    /// Names of the parameters
+    #[arg(required = true)]
+    parameter_names: Vec<String>,
+    /// Longest wait in seconds for the node's services (default: 5)
+    #[arg(long, value_name = "S", default_value_t = 5.0,
+          value_parser = crate::topic::positive_float)]
+    timeout: f64,
+}
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Name of the ROS node
+    node_name: String,
+    /// Parameter file
+    parameter_file: String,
+    /// Do not load parameters in the '/**' namespace (or other wildcard patterns) into the
+    /// node
+    #[arg(long)]
+    no_use_wildcard: bool,
+    /// Longest wait in seconds for the node's services (default: 5)
+    #[arg(long, value_name = "S", default_value_t = 5.0,
+          value_parser = crate::topic::positive_float)]
+    timeout: f64,
 }
 
 #[derive(clap::Args)]
@@ -108,7 +142,115 @@ pub fn run(command: ParamCommand) -> anyhow::Result<()> {
         ParamCommand::Set(args) => set(&args),
         ParamCommand::Describe(args) => describe(&args),
         ParamCommand::Dump(args) => dump(&args),
+        ParamCommand::Delete(args) => delete(&args),
+        ParamCommand::Load(args) => load(&args),
     }
+}
+
+/// `set_parameters` with `parameters`: each one's result, in order.
+fn set_each(
+    tool: &Node,
+    node: &str,
+    parameters: &[Parameter],
+    timeout: Duration,
+) -> anyhow::Result<Vec<roslite::msgs::rcl_interfaces::msg::SetParametersResult>> {
+    let response = call::<SetParameters>(
+        tool,
+        node,
+        "set_parameters",
+        SetParameters_Request {
+            parameters: parameters.iter().map(Parameter::to_msg).collect(),
+        },
+        timeout,
+    )?;
+    if response.results.len() != parameters.len() {
+        bail!(
+            "node {node} answered set_parameters with {} results for {} parameters",
+            response.results.len(),
+            parameters.len()
+        );
+    }
+    Ok(response.results)
+}
+
+/// ros2param's line for one result: `<done>` or `<failed>`, then `: <reason>` if any.
+fn result_line(successful: bool, reason: &str, done: &str, failed: &str) -> String {
+    let mut line = if successful { done } else { failed }.to_owned();
+    if !reason.is_empty() {
+        line.push_str(": ");
+        line.push_str(reason);
+    }
+    line
+}
+
+fn delete(args: &DeleteArgs) -> anyhow::Result<()> {
+    let tool = tool_node()?;
+    let node = absolute_node_name(&args.node_name);
+    // A parameter set to "not set" is undeclared (rcl_interfaces: PARAMETER_NOT_SET).
+    let parameters: Vec<Parameter> = args
+        .parameter_names
+        .iter()
+        .map(|name| Parameter::new(name.clone(), ParameterValue::NotSet))
+        .collect();
+    let results = set_each(
+        &tool,
+        &node,
+        &parameters,
+        Duration::from_secs_f64(args.timeout),
+    )?;
+    let mut all = true;
+    for result in &results {
+        let line = result_line(
+            result.successful,
+            &result.reason,
+            "Deleted parameter successfully",
+            "Deleting parameter failed",
+        );
+        if result.successful {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+            all = false;
+        }
+    }
+    if !all {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn load(args: &LoadArgs) -> anyhow::Result<()> {
+    let node = absolute_node_name(&args.node_name);
+    let parameters =
+        roslite::parameters_in_file(&args.parameter_file, &node, !args.no_use_wildcard)?;
+    if parameters.is_empty() {
+        bail!(
+            "Param file {} does not contain parameters for {node} (nor, unless \
+             --no-use-wildcard, for '/**'); `roslite param dump {node}` writes such a file",
+            args.parameter_file
+        );
+    }
+    let tool = tool_node()?;
+    let results = set_each(
+        &tool,
+        &node,
+        &parameters,
+        Duration::from_secs_f64(args.timeout),
+    )?;
+    for (parameter, result) in parameters.iter().zip(&results) {
+        let line = result_line(
+            result.successful,
+            &result.reason,
+            &format!("Set parameter {} successful", parameter.name),
+            &format!("Set parameter {} failed", parameter.name),
+        );
+        if result.successful {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+    Ok(())
 }
 
 /// The tool's own node, in a context on the ROS network.

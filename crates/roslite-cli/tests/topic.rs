@@ -540,6 +540,90 @@ fn hz_bw_type_and_find_describe_a_talker() {
     );
 }
 
+/// `param dump`, `load` and `delete` against a `topic pub` process, whose node is spun
+/// between messages so that its parameter services answer.
+#[test]
+fn param_dump_load_and_delete_reach_a_talkers_node() {
+    let domain = test_domain(6);
+    let _talker = background_talker(domain, "param_talker", &[]);
+    let listed = until(domain, &["param", "list", "/param_talker"], |out| {
+        out.contains("use_sim_time")
+    });
+    assert_eq!(listed, "  use_sim_time\n");
+    let dump = success(
+        &roslite(domain, &["param", "dump", "/param_talker"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        dump, "/param_talker:\n  ros__parameters:\n    use_sim_time: false\n\n",
+        "ros2 prints the file and a line after it"
+    );
+    // The dump, plus an entry for every node: loaded back, the node's own parameter is set
+    // and the undeclared one refused, each reported as ros2 reports it.
+    let dir = std::env::temp_dir().join(format!("roslite-param-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("params.yaml");
+    std::fs::write(
+        &file,
+        format!("{dump}/**:\n  ros__parameters:\n    gain: 2.0\n"),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let load = roslite(domain, &["param", "load", "/param_talker", file])
+        .output()
+        .unwrap();
+    assert_eq!(success(&load), "Set parameter use_sim_time successful\n");
+    assert_eq!(
+        text(&load.stderr),
+        "Set parameter gain failed: parameter 'gain' has not been declared\n"
+    );
+    let load = roslite(
+        domain,
+        &["param", "load", "param_talker", file, "--no-use-wildcard"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(success(&load), "Set parameter use_sim_time successful\n");
+    assert_eq!(text(&load.stderr), "", "the '/**' entry is left out");
+    std::fs::write(
+        dir.join("other.yaml"),
+        "/other:\n  ros__parameters:\n    x: 1\n",
+    )
+    .unwrap();
+    let load = roslite(
+        domain,
+        &[
+            "param",
+            "load",
+            "/param_talker",
+            dir.join("other.yaml").to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!load.status.success());
+    assert!(
+        text(&load.stderr).contains("does not contain parameters for /param_talker"),
+        "{}",
+        text(&load.stderr)
+    );
+    // use_sim_time is statically typed: it cannot be undeclared.
+    let delete = roslite(
+        domain,
+        &["param", "delete", "/param_talker", "use_sim_time"],
+    )
+    .output()
+    .unwrap();
+    assert!(!delete.status.success());
+    assert!(
+        text(&delete.stderr).starts_with("Deleting parameter failed: "),
+        "{}",
+        text(&delete.stderr)
+    );
+}
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

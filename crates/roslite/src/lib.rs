@@ -50,9 +50,9 @@ pub use events::{
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
 pub use params::{
-    ListParametersResult, OnSetParametersCallbackHandle, Parameter, ParameterDescriptor,
-    ParameterError, ParameterRange, ParameterServices, ParameterType, ParameterValue,
-    SetParametersResult,
+    parameters_in_file, ListParametersResult, OnSetParametersCallbackHandle, OverrideError,
+    Parameter, ParameterDescriptor, ParameterError, ParameterRange, ParameterServices,
+    ParameterType, ParameterValue, SetParametersResult,
 };
 pub use pubsub::{
     LoanError, LoanedMessage, MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats,

@@ -31,7 +31,7 @@ use crate::qos::QosProfile;
 use crate::time::RosClockSource;
 
 pub(crate) use overrides::Overrides;
-pub use overrides::{OverrideError, OverrideProblem, ValueError};
+pub use overrides::{parameters_in_file, OverrideError, OverrideProblem, ValueError};
 pub use store::OnSetParametersCallbackHandle;
 pub use yaml::YamlError;
 

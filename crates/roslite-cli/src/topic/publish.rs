@@ -5,6 +5,7 @@ use std::io::Read as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
+use roslite::Executor;
 use roslite_cdr::Endianness;
 use roslite_msg_gen::dynamic;
 
@@ -113,6 +114,10 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot publish on '{topic}'"))?;
     let matched =
         || publisher.local_subscription_count() + net.matched_remote_subscriptions(&topic);
+    // The node is spun between messages, as ros2's is: its parameter services answer
+    // (`roslite param list /talker`) and its events run.
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
 
     let max_wait = Duration::from_secs_f64(args.max_wait_time_secs.unwrap_or(DEFAULT_MAX_WAIT));
     let wait_start = Instant::now();
@@ -132,7 +137,7 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
             );
         }
         polls += 1;
-        std::thread::sleep(WAIT_POLL);
+        executor.spin_for(WAIT_POLL);
     }
 
     println!("publisher: beginning loop");
@@ -152,9 +157,9 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
         }
         // Drift-free: message n goes out at start + n * period.
         let next = start + period.mul_f64(count as f64);
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        executor.spin_for(next.saturating_duration_since(Instant::now()));
     }
     // Give the last messages time to reach the wire (and be repaired) before exiting.
-    std::thread::sleep(Duration::from_secs_f64(args.keep_alive));
+    executor.spin_for(Duration::from_secs_f64(args.keep_alive));
     Ok(())
 }

@@ -112,6 +112,37 @@ impl std::error::Error for ValueError {}
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Overrides {
     values: BTreeMap<String, ParameterValue>,
+    /// Leave out entries whose node pattern has a wildcard (`/**`): `ros2 param load
+    /// --no-use-wildcard`.
+    exact_names_only: bool,
+}
+
+/// The parameters the parameter file at `path` gives node `node_fqn` (`/namespace/name`), as
+/// the node would start with them and as `ros2 param load` sets them: entries for every node
+/// (`/**`, other patterns) count unless `use_wildcards` is false. Sorted by name.
+///
+/// # Errors
+/// The file cannot be read, is not a parameter file, or holds a value that is not a
+/// parameter value.
+pub fn parameters_in_file(
+    path: &str,
+    node_fqn: &str,
+    use_wildcards: bool,
+) -> Result<Vec<super::Parameter>, OverrideError> {
+    let text = std::fs::read_to_string(path).map_err(|e| OverrideError {
+        source: path.to_owned(),
+        problem: OverrideProblem::Unreadable(e.to_string()),
+    })?;
+    let mut out = Overrides {
+        exact_names_only: !use_wildcards,
+        ..Overrides::default()
+    };
+    out.apply_file(path, &text, node_fqn)?;
+    Ok(out
+        .values
+        .into_iter()
+        .map(|(name, value)| super::Parameter::new(name, value))
+        .collect())
 }
 
 impl Overrides {
@@ -203,7 +234,8 @@ impl Overrides {
                             .into(),
                     ));
                 }
-                if node_matches(&path.join("/"), node_fqn) {
+                let wildcard = path.iter().any(|token| token.contains('*'));
+                if !(self.exact_names_only && wildcard) && node_matches(&path.join("/"), node_fqn) {
                     self.apply_parameters(parameters, "")?;
                 }
                 continue;
