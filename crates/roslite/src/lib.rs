@@ -30,6 +30,7 @@ pub mod node;
 pub mod params;
 pub mod pubsub;
 pub mod qos;
+mod queue;
 pub mod same_host;
 pub mod serialized;
 pub mod service;

@@ -179,6 +179,10 @@ struct NetState {
     request_deliveries: Vec<RequestDelivery>,
     /// Matches and unmatches of local endpoints with remote ones, reported likewise.
     match_reports: MatchReports,
+    /// A receiving thread is handing over what the participant produced (see
+    /// [`Outbox::deliver`]): the other leaves its own to it, so that each subscription gets
+    /// its messages in the order they were taken.
+    delivering: bool,
     /// The activity flag of each local publisher's RTPS outlet.
     outlet_activity: HashMap<WriterId, Arc<AtomicBool>>,
 }
@@ -360,6 +364,40 @@ impl NetShared {
         }
     }
 
+    /// Pauses `reader` in the participant when its keep-all subscription has no room for
+    /// this sample and the others of this call (`pending`) beyond it: its samples then wait in
+    /// the RTPS reader, which stops acknowledging once its own queue is full, so the writer
+    /// keeps them and is held back. The subscription resumes it once its callback took one
+    /// (and wakes the driver to hand over what waited).
+    fn hold_back_when_full(
+        &self,
+        state: &mut NetState,
+        pending: &mut Vec<(ReaderId, usize)>,
+        reader: ReaderId,
+        subscription: &LocalSubscription,
+    ) {
+        let count = match pending.iter_mut().find(|(r, _)| *r == reader) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                pending.push((reader, 1));
+                1
+            }
+        };
+        let me = self.me.clone();
+        let full = subscription.wait_for_room(count, move || {
+            if let Some(net) = me.upgrade() {
+                net.lock().participant.set_reader_paused(reader, false);
+                net.udp.waker().wake();
+            }
+        });
+        if full {
+            state.participant.set_reader_paused(reader, true);
+        }
+    }
+
     /// Wakes publishes waiting for room in a keep-all writer's history (see
     /// [`RtpsOutlet::send`]); call with `state` locked, after an input was handled.
     fn wake_blocked_writers(&self) {
@@ -370,6 +408,9 @@ impl NetShared {
 
     /// Hands samples to subscriptions and reports what users should see.
     fn process_events(&self, state: &mut NetState) {
+        // Samples of this call on their way to each keep-all subscription (delivered once the
+        // lock is released); none allocated for keep-last ones.
+        let mut keep_all_pending: Vec<(ReaderId, usize)> = Vec::new();
         while let Some(event) = state.participant.poll_event() {
             match event {
                 Event::Sample { reader, sample } => {
@@ -406,6 +447,14 @@ impl NetShared {
                         from_intra_process: false,
                     };
                     let subscription = subscription.clone();
+                    if subscription.description.qos.history == History::KeepAll {
+                        self.hold_back_when_full(
+                            state,
+                            &mut keep_all_pending,
+                            reader,
+                            &subscription,
+                        );
+                    }
                     state.deliveries.push((
                         subscription,
                         SharedBuf::from_vec(sample.payload),
@@ -820,6 +869,7 @@ impl RtpsNetwork {
                 deliveries: Vec::new(),
                 request_deliveries: Vec::new(),
                 match_reports: Vec::new(),
+                delivering: false,
                 outlet_activity: HashMap::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
@@ -963,7 +1013,7 @@ fn drive(shared: &NetShared) {
         shared.process_events(&mut state);
         shared.wake_blocked_writers();
         shared.flush(&mut state, now);
-        outbox.deliver(state);
+        outbox.deliver(shared, state);
     }
     let now = now();
     let mut state = shared.lock();
@@ -981,24 +1031,52 @@ struct Outbox {
 }
 
 impl Outbox {
+    /// Rounds one call hands over at most before leaving the rest to the driver's next turn:
+    /// the driver thread must get back to its timers while the user-data thread keeps
+    /// producing.
+    const MAX_ROUNDS: usize = 16;
+
     /// Takes what the participant produced out of `state`, releases the network lock, then
     /// hands it over (a callback may run inline and publish, which takes the lock). A sleeping
     /// executor lets this thread run the callback itself (no thread hop).
-    fn deliver(&mut self, mut state: MutexGuard<'_, NetState>) {
-        std::mem::swap(&mut self.deliveries, &mut state.deliveries);
-        std::mem::swap(&mut self.requests, &mut state.request_deliveries);
-        std::mem::swap(&mut self.match_reports, &mut state.match_reports);
+    ///
+    /// One thread at a time hands over: both receiving threads take samples from the
+    /// participant, and two batches handed over at once would interleave. While another
+    /// thread is at it, this one leaves its batch in `state` for it, and the thread handing
+    /// over comes back for more until nothing is left.
+    fn deliver<'a>(&mut self, shared: &'a NetShared, mut state: MutexGuard<'a, NetState>) {
+        if state.delivering {
+            return;
+        }
+        state.delivering = true;
+        for _ in 0..Self::MAX_ROUNDS {
+            std::mem::swap(&mut self.deliveries, &mut state.deliveries);
+            std::mem::swap(&mut self.requests, &mut state.request_deliveries);
+            std::mem::swap(&mut self.match_reports, &mut state.match_reports);
+            if self.deliveries.is_empty()
+                && self.requests.is_empty()
+                && self.match_reports.is_empty()
+            {
+                state.delivering = false;
+                return;
+            }
+            drop(state);
+            report_matches(self.match_reports.drain(..));
+            crate::pubsub::with_inline_dispatch(|| {
+                for (subscription, payload, info, lost_before) in self.deliveries.drain(..) {
+                    subscription.report_lost(lost_before);
+                    subscription.deliver(&payload, info);
+                }
+                for (server, payload, reply) in self.requests.drain(..) {
+                    server.deliver_request(&payload, reply);
+                }
+            });
+            state = shared.lock();
+        }
+        // Still more: the driver takes it on its next turn, at once.
+        state.delivering = false;
         drop(state);
-        report_matches(self.match_reports.drain(..));
-        crate::pubsub::with_inline_dispatch(|| {
-            for (subscription, payload, info, lost_before) in self.deliveries.drain(..) {
-                subscription.report_lost(lost_before);
-                subscription.deliver(&payload, info);
-            }
-            for (server, payload, reply) in self.requests.drain(..) {
-                server.deliver_request(&payload, reply);
-            }
-        });
+        shared.udp.waker().wake();
     }
 }
 
@@ -1032,7 +1110,7 @@ fn receive_user_data(shared: &NetShared) {
         shared.process_events(&mut state);
         shared.wake_blocked_writers();
         shared.flush_and_notify(&mut state, now);
-        outbox.deliver(state);
+        outbox.deliver(shared, state);
     }
 }
 

@@ -31,6 +31,7 @@ use crate::events::{
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
+use crate::queue::{MessageQueue, RoomWaiter};
 use crate::transport::{
     send_to_each, Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout,
 };
@@ -313,6 +314,11 @@ pub(crate) fn inline_dispatch_allowed() -> bool {
 pub(crate) trait SerializedSink: Send + Sync {
     /// Decodes and queues one message; false (and counted) if it does not decode.
     fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
+
+    /// For a keep-all subscription without room for `pending` more messages: keeps `waiter`
+    /// to call once its callback took enough; otherwise hands it back (see
+    /// [`MessageQueue::wait_for_room`]).
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
 }
 
 type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
@@ -320,7 +326,7 @@ type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
 pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
-    queue: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
+    queue: Mutex<MessageQueue<(Arc<T>, MessageInfo)>>,
     stats: Mutex<SubscriptionStats>,
     callback: Mutex<BoxedCallback<T>>,
     group: Arc<CallbackGroup>,
@@ -338,7 +344,7 @@ impl<T: Message> SubscriptionShared<T> {
         {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
-            stats.overwritten += self.qos.history.push(&mut queue, (message, info));
+            stats.overwritten += queue.push((message, info));
             stats.received += 1;
         }
         // From the RTPS receive thread, a sleeping executor lends its turn: the callback runs
@@ -350,21 +356,32 @@ impl<T: Message> SubscriptionShared<T> {
     }
 
     fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
-        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(lifespan) = self.qos.lifespan else {
-            return queue.pop_front();
-        };
-        let now = Instant::monotonic_now();
-        while let Some((message, info)) = queue.pop_front() {
-            if now - info.source_timestamp <= lifespan {
-                return Some((message, info));
+        let mut room = Vec::new();
+        let taken = {
+            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let now = self.qos.lifespan.map(|_| Instant::monotonic_now());
+            loop {
+                let (item, waiters) = queue.pop_front();
+                room.extend(waiters);
+                let Some((message, info)) = item else {
+                    break None;
+                };
+                let expired = self
+                    .qos
+                    .lifespan
+                    .zip(now)
+                    .is_some_and(|(lifespan, now)| now - info.source_timestamp > lifespan);
+                if !expired {
+                    break Some((message, info));
+                }
+                self.stats
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .expired += 1;
             }
-            self.stats
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .expired += 1;
-        }
-        None
+        };
+        room.into_iter().for_each(|waiter| waiter());
+        taken
     }
 }
 
@@ -381,6 +398,13 @@ impl RemoteOutlet for SinkOutlet {
 }
 
 impl<T: Message> SerializedSink for SubscriptionShared<T> {
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .wait_for_room(pending, waiter)
+    }
+
     fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
         // `from_shared`: large primitive sequences stay views into the received buffer.
         match roslite_cdr::from_shared::<T>(payload) {
@@ -443,7 +467,7 @@ impl<T: Message> Subscription<T> {
         let shared = Arc::new(SubscriptionShared {
             id: node.context.next_entity_id(),
             qos,
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(MessageQueue::new(qos.history)),
             stats: Mutex::default(),
             callback: Mutex::new(callback),
             group: group.clone(),

@@ -604,7 +604,15 @@ impl LinkSpec {
             return;
         }
         let mut numbering = Numbering::default();
+        let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
         while !self.stop.requested() {
+            // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
+            // queued takes no more until its callback took one; the ring fills and the writer
+            // is held back. (Its quota of held samples does not bound it: a decoded message
+            // need not keep its sample.)
+            if keep_all {
+                self.subscription.block_until_room(|| self.stop.requested());
+            }
             match reader.receive() {
                 Ok(Some(sample)) => {
                     self.subscription
@@ -640,7 +648,16 @@ impl LinkSpec {
             return;
         }
         let mut numbering = Numbering::default();
-        while let Ok(sample) = reader.receive_blocking() {
+        let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
+        loop {
+            // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
+            // its callback takes one; the socket fills and the writer is held back.
+            if keep_all {
+                self.subscription.block_until_room(|| self.stop.requested());
+            }
+            let Ok(sample) = reader.receive_blocking() else {
+                return;
+            };
             if self.stop.requested() {
                 return; // samples still queued in the socket are not wanted any more
             }

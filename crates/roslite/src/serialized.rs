@@ -19,6 +19,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
 use crate::qos::{Durability, QosProfile};
+use crate::queue::{MessageQueue, RoomWaiter};
 use crate::transport::{send_to_each, Outlet};
 
 /// The names of a message type, as the graph and the wire know it.
@@ -82,8 +83,7 @@ type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
 
 pub(crate) struct SerializedSubscriptionShared {
     pub(crate) id: u64,
-    qos: QosProfile,
-    queue: Mutex<VecDeque<(SharedBuf, MessageInfo)>>,
+    queue: Mutex<MessageQueue<(SharedBuf, MessageInfo)>>,
     callback: Mutex<SerializedCallback>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
@@ -94,10 +94,17 @@ impl SerializedSink for SerializedSubscriptionShared {
         info.received_timestamp = Instant::monotonic_now();
         {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            self.qos.history.push(&mut queue, (payload.clone(), info));
+            queue.push((payload.clone(), info));
         }
         self.group.notify();
         true
+    }
+
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .wait_for_room(pending, waiter)
     }
 }
 
@@ -111,11 +118,12 @@ impl Waitable for SerializedSubscriptionShared {
     }
 
     fn execute(&self) -> bool {
-        let next = self
+        let (next, room) = self
             .queue
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front();
+        room.into_iter().for_each(|waiter| waiter());
         let Some((payload, info)) = next else {
             return false;
         };
@@ -142,8 +150,7 @@ impl SerializedSubscription {
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
             id: node.context.next_entity_id(),
-            qos,
-            queue: Mutex::default(),
+            queue: Mutex::new(MessageQueue::new(qos.history)),
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
             events: Arc::default(),

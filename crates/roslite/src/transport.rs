@@ -10,7 +10,7 @@
 //! primitive arrays as views into the buffer) and queued exactly like local ones. RTPS over UDP,
 //! shared memory and Unix sockets all plug in here; the user API does not change.
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use roslite_cdr::{EncodeError, SharedBuf};
 
@@ -201,6 +201,40 @@ impl LocalSubscription {
     /// a valid message of this type (the subscription counts it as malformed and drops it).
     pub fn deliver(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
         self.sink.deliver_serialized(payload, info)
+    }
+
+    /// For a keep-all subscription whose callback has [`KEEP_ALL_MAX_SAMPLES`] messages (less
+    /// `pending` on their way) to take: keeps `waiter` and calls it once the callback took
+    /// one, and returns true; false (dropping `waiter`) when there is room. A path that gets
+    /// true stops handing over messages until then, which holds the publisher back.
+    ///
+    /// [`KEEP_ALL_MAX_SAMPLES`]: crate::qos::KEEP_ALL_MAX_SAMPLES
+    pub fn wait_for_room(&self, pending: usize, waiter: impl FnOnce() + Send + 'static) -> bool {
+        self.sink.wait_for_room(pending, Box::new(waiter)).is_ok()
+    }
+
+    /// Blocks the calling thread (a path's own receiving thread) while this keep-all
+    /// subscription has no room for one more message, or until `stop()`, looked at every
+    /// 100 ms.
+    pub fn block_until_room(&self, stop: impl Fn() -> bool) {
+        let room = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = room.clone();
+        let waiting = self.wait_for_room(0, move || {
+            let (made, changed) = &*signal;
+            *made.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            changed.notify_all();
+        });
+        if !waiting {
+            return;
+        }
+        let (made, changed) = &*room;
+        let mut made = made.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*made && !stop() {
+            made = changed
+                .wait_timeout(made, std::time::Duration::from_millis(100))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
     }
 
     /// Reports a remote publisher this subscription cannot use (`REQUESTED_INCOMPATIBLE_QOS`):

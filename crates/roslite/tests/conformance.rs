@@ -719,6 +719,96 @@ fn keep_all_publish_times_out(transport: Transport) {
     drop(spinning);
 }
 
+/// Reliable keep-all with nobody spinning the subscription's node: the paths from another
+/// process hand it at most `KEEP_ALL_MAX_SAMPLES` messages (nothing runs its callback), then
+/// hold the rest back (udp: the RTPS reader is paused and stops acknowledging; uds: the link
+/// stops reading; shm: the subscription's quota of held samples) until the publisher's
+/// publish times out. Once the node is spun, every message published without an error
+/// arrives, in order, and the one that timed out does not. Before the bound, a subscription
+/// nobody spun took messages over udp and uds without end.
+fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("keep_all_bounded", transport);
+    let sub_ctx = context(transport);
+    let pub_ctx = peer_of(&sub_ctx, transport);
+    let sub_node = sub_ctx.create_node("idle").unwrap();
+    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let sink = seen.clone();
+    let subscription = sub_node
+        .create_subscription(
+            &topic,
+            QosProfile::DEFAULT.keep_all(),
+            move |m: StringMsg| {
+                sink.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(number_of(&m));
+            },
+        )
+        .unwrap();
+    let pub_node = pub_ctx.create_node("talker").unwrap();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
+        .unwrap();
+    await_route(transport, &pub_ctx, &publisher, 1);
+    let message = |seq: usize| numbered(seq, 16);
+    let mut timed_out = None;
+    let start = Instant::now();
+    for seq in (0..100_000).take_while(|_| start.elapsed() < PATIENCE) {
+        match publisher.publish(message(seq)) {
+            Ok(()) => {}
+            Err(roslite::PublishError::Timeout) => {
+                timed_out = Some(seq);
+                break;
+            }
+            Err(e) => panic!("{}: publish {seq} failed: {e}", transport.name()),
+        }
+    }
+    let timed_out = timed_out.unwrap_or_else(|| {
+        panic!(
+            "{}: no publish timed out though nobody takes the subscription's messages ({} \
+             queued)",
+            transport.name(),
+            subscription.stats().received
+        )
+    });
+    // Whatever was still on its way has landed by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let queued = subscription.stats().received;
+    println!(
+        "{}: publish {timed_out} timed out, {queued} queued",
+        transport.name()
+    );
+    assert!(
+        queued <= roslite::qos::KEEP_ALL_MAX_SAMPLES as u64,
+        "{}: {queued} messages queued for a callback that never ran",
+        transport.name()
+    );
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let after = timed_out + 1;
+    publisher.publish(message(after)).unwrap();
+    let last_seen = || last_number(&seen);
+    assert!(
+        wait_until(PATIENCE, || last_seen() == Some(after)),
+        "{}: the message after the timeout did not arrive (last {:?}, {} seen)",
+        transport.name(),
+        last_seen(),
+        seen.lock().unwrap_or_else(PoisonError::into_inner).len()
+    );
+    let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
+    let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+    let first_difference = seen.iter().zip(&expected).position(|(a, b)| a != b);
+    assert!(
+        *seen == expected,
+        "{}: all published without an error, in order, and not the one that timed out: {} \
+         seen for {} expected, first difference at {first_difference:?} ({:?})",
+        transport.name(),
+        seen.len(),
+        expected.len(),
+        first_difference.map(|i| &seen[i.saturating_sub(2)..(i + 3).min(seen.len())])
+    );
+    drop(spinning);
+}
+
 /// A checksum of `data` (FNV-1a over 64-bit words), with its length.
 fn checksum(data: &[u8]) -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ data.len() as u64;
@@ -1501,19 +1591,22 @@ suite!(
     Transport::Shm,
     peer_death_publisher_killed,
     peer_death_subscriber_killed;
-    keep_all_publish_times_out
+    keep_all_publish_times_out;
+    keep_all_queue_is_bounded_while_nobody_spins
 );
 suite!(
     uds,
     Transport::Uds,
     peer_death_publisher_killed,
     peer_death_subscriber_killed;
-    keep_all_publish_times_out
+    keep_all_publish_times_out;
+    keep_all_queue_is_bounded_while_nobody_spins
 );
 suite!(
     udp,
     Transport::Udp,
     peer_death_publisher_killed,
     peer_death_subscriber_killed;
-    keep_all_publish_times_out
+    keep_all_publish_times_out;
+    keep_all_queue_is_bounded_while_nobody_spins
 );

@@ -126,6 +126,9 @@ struct LocalReader {
     data: EndpointData,
     matched: BTreeSet<Guid>,
     incompatible: BTreeSet<Guid>,
+    /// The application has no room: [`Participant::poll_event`] holds this reader's samples
+    /// back (see [`Participant::set_reader_paused`]).
+    paused: bool,
 }
 
 /// A SEDP announcer: a transient-local KEEP_LAST writer plus the current announcement of
@@ -447,6 +450,7 @@ impl Participant {
                 data,
                 matched: BTreeSet::new(),
                 incompatible: BTreeSet::new(),
+                paused: false,
             },
         );
         self.sedp_publish(now, EndpointKind::Reader, guid, payload);
@@ -561,7 +565,9 @@ impl Participant {
         // The first reader with a sample, round robin from the cursor (no allocation: this runs
         // once per received sample).
         let start = self.sample_cursor;
-        let ready = |(id, r): (&EntityId, &LocalReader)| (r.reader.ready_len() > 0).then_some(*id);
+        let ready = |(id, r): (&EntityId, &LocalReader)| {
+            (!r.paused && r.reader.ready_len() > 0).then_some(*id)
+        };
         let found = match start {
             Some(s) => self
                 .readers
@@ -586,6 +592,17 @@ impl Participant {
             }
         }
         None
+    }
+
+    /// Holds `reader`'s samples back from [`Participant::poll_event`] (`true`) or lets them
+    /// through again: the application's queue for it is full. Its samples then wait in the
+    /// reader's queue; a KEEP_ALL reader whose queue fills stops accepting, leaving reliable
+    /// samples unacknowledged for the writer to keep (DDS RESOURCE_LIMITS on a KEEP_ALL
+    /// reader), so nothing is lost and the writer is held back instead.
+    pub fn set_reader_paused(&mut self, reader: ReaderId, paused: bool) {
+        if let Some(r) = self.readers.get_mut(&reader.0) {
+            r.paused = paused;
+        }
     }
 
     /// The next sample of one reader, bypassing [`Participant::poll_event`].

@@ -826,3 +826,34 @@ fn our_sedp_data_reparses() {
 
 #[path = "liveliness_tests.rs"]
 mod liveliness;
+
+#[test]
+fn a_paused_reader_holds_its_samples_back_until_resumed() {
+    let mut s = Swarm::new(2, 17);
+    let keep_all = EndpointQos {
+        history: History::KeepAll,
+        ..EndpointQos::ros_default()
+    };
+    let w = s
+        .p(0)
+        .create_writer(Instant::ZERO, chatter(keep_all))
+        .unwrap();
+    let r = s
+        .p(1)
+        .create_reader(Instant::ZERO, chatter(keep_all))
+        .unwrap();
+    s.run_for(Duration::from_secs(1));
+    s.samples(1);
+    s.p(1).set_reader_paused(r, true);
+    let sent: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    for text in &sent {
+        let now = s.now;
+        s.p(0).write(now, w, string_payload(text), None).unwrap();
+        s.run_for(ms(10));
+    }
+    s.run_for(Duration::from_secs(1));
+    assert!(s.samples(1).is_empty(), "nothing comes out while paused");
+    s.p(1).set_reader_paused(r, false);
+    s.run_for(ms(10));
+    assert_eq!(s.samples(1), sent, "every sample, in order, once resumed");
+}

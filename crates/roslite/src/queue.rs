@@ -1,0 +1,136 @@
+//! A subscription's queue of messages waiting for its callback: its QoS history, and for
+//! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]).
+
+use std::collections::VecDeque;
+
+use crate::qos::{History, KEEP_ALL_MAX_SAMPLES};
+
+/// Called once when a full keep-all queue has room again (after the queue's lock is released).
+pub(crate) type RoomWaiter = Box<dyn FnOnce() + Send>;
+
+pub(crate) struct MessageQueue<T> {
+    items: VecDeque<T>,
+    history: History,
+    /// One per path waiting (the network, each Unix-socket link).
+    room_waiters: Vec<RoomWaiter>,
+}
+
+impl<T> MessageQueue<T> {
+    pub(crate) fn new(history: History) -> Self {
+        Self {
+            items: VecDeque::new(),
+            history,
+            room_waiters: Vec::new(),
+        }
+    }
+
+    /// Appends `item` (a keep-last queue first drops the oldest it has no room for); returns
+    /// how many were dropped. A keep-all queue takes it even beyond its bound: the bound is
+    /// for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a message.
+    pub(crate) fn push(&mut self, item: T) -> u64 {
+        self.history.push(&mut self.items, item)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Takes the oldest message, with the waiters to call if this made room (call them after
+    /// releasing the queue's lock: they may take others).
+    pub(crate) fn pop_front(&mut self) -> (Option<T>, Vec<RoomWaiter>) {
+        let item = self.items.pop_front();
+        let waiters = if self.room_for(0) {
+            std::mem::take(&mut self.room_waiters)
+        } else {
+            Vec::new()
+        };
+        (item, waiters)
+    }
+
+    /// Whether `pending` more messages (on their way, not yet pushed) fit: always for
+    /// keep-last.
+    fn room_for(&self, pending: usize) -> bool {
+        match self.history {
+            History::KeepLast(_) => true,
+            History::KeepAll => self.items.len().saturating_add(pending) < KEEP_ALL_MAX_SAMPLES,
+        }
+    }
+
+    /// With room for one more beyond `pending`, hands `waiter` back; otherwise keeps it (with
+    /// any others), to be returned by the [`Self::pop_front`] that makes room.
+    pub(crate) fn wait_for_room(
+        &mut self,
+        pending: usize,
+        waiter: RoomWaiter,
+    ) -> Result<(), RoomWaiter> {
+        if self.room_for(pending) {
+            return Err(waiter);
+        }
+        self.room_waiters.push(waiter);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn counting() -> (Arc<AtomicUsize>, impl Fn() -> RoomWaiter) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        (calls, move || {
+            let c = c.clone();
+            Box::new(move || {
+                c.fetch_add(1, Ordering::SeqCst);
+            }) as RoomWaiter
+        })
+    }
+
+    #[test]
+    fn a_full_keep_all_queue_keeps_a_waiter_until_a_take_makes_room() {
+        let mut q = MessageQueue::new(History::KeepAll);
+        let (calls, waiter) = counting();
+        assert!(q.wait_for_room(0, waiter()).is_err(), "room: handed back");
+        for i in 0..KEEP_ALL_MAX_SAMPLES - 1 {
+            q.push(i);
+        }
+        assert!(q.wait_for_room(0, waiter()).is_err(), "room for one more");
+        assert!(
+            q.wait_for_room(1, waiter()).is_ok(),
+            "not with one on its way"
+        );
+        q.push(KEEP_ALL_MAX_SAMPLES - 1);
+        q.push(KEEP_ALL_MAX_SAMPLES);
+        assert_eq!(
+            q.items.len(),
+            KEEP_ALL_MAX_SAMPLES + 1,
+            "nothing is dropped"
+        );
+        assert!(
+            q.wait_for_room(0, waiter()).is_ok(),
+            "a second path waits too"
+        );
+        let (first, w) = q.pop_front();
+        assert_eq!(first, Some(0));
+        assert!(w.is_empty(), "still full");
+        let (_, w) = q.pop_front();
+        assert_eq!(w.len(), 2, "room again: both paths");
+        w.into_iter().for_each(|w| w());
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let (_, w) = q.pop_front();
+        assert!(w.is_empty(), "each called once");
+    }
+
+    #[test]
+    fn keep_last_always_has_room() {
+        let mut q = MessageQueue::new(History::KeepLast(2));
+        let (_, waiter) = counting();
+        for i in 0..10 {
+            q.push(i);
+        }
+        assert_eq!(q.items, [8, 9]);
+        assert!(q.wait_for_room(100_000, waiter()).is_err());
+    }
+}
