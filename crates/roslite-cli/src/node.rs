@@ -41,17 +41,11 @@ fn discover_nodes(
     spin_time: Option<f64>,
     enough: impl Fn(&GraphView) -> bool,
 ) -> anyhow::Result<GraphView> {
-    let ctx = crate::topic::networked_context()?;
-    let net = crate::topic::network(&ctx);
-    Ok(graph::wait_for_graph(
-        net,
-        graph::spin_time(spin_time, graph::NODE_SPIN_TIME),
-        |view| {
-            view.participants > 0
-                && view.endpoints.iter().all(|e| e.local || e.node.is_some())
-                && enough(view)
-        },
-    ))
+    crate::topic::discover(spin_time, graph::NODE_SPIN_TIME, |view| {
+        view.participants > 0
+            && view.endpoints.iter().all(|e| e.local || e.node.is_some())
+            && enough(view)
+    })
 }
 
 pub fn run(command: NodeCommand) -> anyhow::Result<()> {

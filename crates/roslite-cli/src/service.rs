@@ -111,23 +111,9 @@ fn services(view: &GraphView, include_hidden: bool) -> BTreeMap<String, BTreeSet
     out
 }
 
-/// The graph once discovery has found `enough` (or `--spin-time` passed).
-fn discover(
-    spin_time: Option<f64>,
-    enough: impl Fn(&GraphView) -> bool,
-) -> anyhow::Result<GraphView> {
-    let ctx = crate::topic::networked_context()?;
-    let net = crate::topic::network(&ctx);
-    Ok(graph::wait_for_graph(
-        net,
-        graph::spin_time(spin_time, graph::DEFAULT_SPIN_TIME),
-        enough,
-    ))
-}
-
 fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
     let name = crate::topic::resolve_topic(&args.service_name)?;
-    let view = discover(args.spin_time, |view| {
+    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         services(view, true).contains_key(&name)
     })?;
     let Some(types) = services(&view, true).remove(&name) else {
@@ -141,7 +127,9 @@ fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
 
 fn find(args: &FindArgs) -> anyhow::Result<()> {
     let wanted = parse_service_type(&args.service_type)?.to_string();
-    let view = discover(args.spin_time, |view| view.participants > 0)?;
+    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        view.participants > 0
+    })?;
     let names: Vec<String> = services(&view, args.include_hidden_services)
         .into_iter()
         .filter(|(_, types)| types.contains(&wanted))
@@ -158,7 +146,9 @@ fn find(args: &FindArgs) -> anyhow::Result<()> {
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<()> {
-    let view = discover(args.spin_time, |view| view.participants > 0)?;
+    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        view.participants > 0
+    })?;
     let services = services(&view, args.include_hidden_services);
     if args.count_services {
         println!("{}", services.len());

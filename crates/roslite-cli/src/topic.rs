@@ -73,6 +73,24 @@ pub(crate) fn networked_context() -> anyhow::Result<Context> {
     Ok(ctx)
 }
 
+/// What a fresh participant learns of the graph once `enough` holds and discovery has been
+/// quiet for a moment, or at `--spin-time` (default `default_spin` seconds) at the latest.
+///
+/// # Errors
+/// As [`networked_context`].
+pub(crate) fn discover(
+    spin_time: Option<f64>,
+    default_spin: f64,
+    enough: impl Fn(&graph::GraphView) -> bool,
+) -> anyhow::Result<graph::GraphView> {
+    let ctx = networked_context()?;
+    Ok(graph::wait_for_graph(
+        network(&ctx),
+        graph::spin_time(spin_time, default_spin),
+        enough,
+    ))
+}
+
 /// The network of a context from [`networked_context`].
 pub(crate) fn network(ctx: &Context) -> &roslite::net::RtpsNetwork {
     // Invariant: `networked_context` returns only contexts that have a network.
@@ -84,6 +102,16 @@ pub(crate) fn network(ctx: &Context) -> &roslite::net::RtpsNetwork {
 /// ros2cli's `_ros2cli_<pid>`, so `node list` leaves it out.
 pub(crate) fn default_node_name() -> String {
     format!("_roslite_cli_{}", std::process::id())
+}
+
+/// The tool's node in `ctx`: `--node-name` if given, else a hidden name.
+///
+/// # Errors
+/// An invalid name, or one this context already uses.
+pub(crate) fn tool_node(ctx: &Context, name: Option<&str>) -> anyhow::Result<roslite::Node> {
+    let name = name.map_or_else(default_node_name, str::to_owned);
+    ctx.create_node(&name)
+        .with_context(|| format!("cannot create node '{name}'"))
 }
 
 /// A topic name as the user wrote it, fully qualified (`chatter` → `/chatter`).

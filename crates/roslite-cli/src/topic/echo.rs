@@ -157,13 +157,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     }
     let qos = choose_qos(&args.qos, view.publishers_on(&topic))?;
 
-    let node_name = args
-        .node_name
-        .clone()
-        .unwrap_or_else(super::default_node_name);
-    let node = ctx
-        .create_node(&node_name)
-        .with_context(|| format!("cannot create node '{node_name}'"))?;
+    let node = super::tool_node(&ctx, args.node_name.as_deref())?;
     let (sender, messages) = mpsc::channel::<Echoed>();
     let losses = sender.clone();
     let subscription = node

@@ -29,22 +29,9 @@ pub struct FindArgs {
     spin_time: Option<f64>,
 }
 
-fn discover(
-    spin_time: Option<f64>,
-    enough: impl Fn(&GraphView) -> bool,
-) -> anyhow::Result<GraphView> {
-    let ctx = super::networked_context()?;
-    let net = super::network(&ctx);
-    Ok(graph::wait_for_graph(
-        net,
-        graph::spin_time(spin_time, graph::DEFAULT_SPIN_TIME),
-        enough,
-    ))
-}
-
 pub fn run_type(args: &TypeArgs) -> anyhow::Result<()> {
     let topic = super::resolve_topic(&args.topic_name)?;
-    let view = discover(args.spin_time, |view| {
+    let view = super::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.on_topic(&topic).next().is_some()
     })?;
     match types_of(&view, &topic) {
@@ -61,7 +48,9 @@ pub fn run_type(args: &TypeArgs) -> anyhow::Result<()> {
 pub fn run_find(args: &FindArgs) -> anyhow::Result<()> {
     // The short form (`std_msgs/String`) names the same type.
     let wanted = super::parse_message_type(&args.topic_type)?.to_string();
-    let view = discover(args.spin_time, |view| view.participants > 0)?;
+    let view = super::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        view.participants > 0
+    })?;
     let topics = topics_of_type(&view, &wanted, args.include_hidden_topics);
     if args.count_topics {
         println!("{}", topics.len());

@@ -23,13 +23,9 @@ pub struct ListArgs {
 }
 
 pub fn run(args: &ListArgs) -> anyhow::Result<()> {
-    let ctx = super::networked_context()?;
-    let net = super::network(&ctx);
-    let view = graph::wait_for_graph(
-        net,
-        graph::spin_time(args.spin_time, graph::DEFAULT_SPIN_TIME),
-        |view| view.participants > 0,
-    );
+    let view = super::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        view.participants > 0
+    })?;
     print!("{}", render(&view, args));
     Ok(())
 }

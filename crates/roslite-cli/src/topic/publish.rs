@@ -102,13 +102,7 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
 
     let ctx = super::networked_context()?;
     let net = super::network(&ctx);
-    let node_name = args
-        .node_name
-        .clone()
-        .unwrap_or_else(super::default_node_name);
-    let node = ctx
-        .create_node(&node_name)
-        .with_context(|| format!("cannot create node '{node_name}'"))?;
+    let node = super::tool_node(&ctx, args.node_name.as_deref())?;
     let publisher = node
         .create_serialized_publisher(&topic, type_info, qos)
         .with_context(|| format!("cannot publish on '{topic}'"))?;

@@ -281,13 +281,7 @@ fn measure(
     let ty = super::echo::discovered_type(verb, &view, &topic, start.elapsed().as_secs_f64())?;
     let type_info = super::type_info(&set, &ty)?;
     let qos = super::echo::choose_qos(&args.qos, view.publishers_on(&topic))?;
-    let node_name = args
-        .node_name
-        .clone()
-        .unwrap_or_else(super::default_node_name);
-    let node = ctx
-        .create_node(&node_name)
-        .with_context(|| format!("cannot create node '{node_name}'"))?;
+    let node = super::tool_node(&ctx, args.node_name.as_deref())?;
     let (sender, sizes) = mpsc::channel::<usize>();
     let _subscription = node
         .create_serialized_subscription(&topic, type_info, qos, move |bytes: &SharedBuf, _| {
