@@ -26,8 +26,9 @@ reports a missed deadline (REQUESTED_ / OFFERED_DEADLINE_MISSED).
 
 Options: --best-effort, --transient-local, --depth N (KEEP_LAST, default 10), --count N,
 --seconds S (default 30), --prefix P (default `from rclpy `), --node NAME, --deadline S (QoS
-deadline period in seconds), --burst N (samples per `burst`), --size N (a string sample is
-`<prefix><n>`, then a space and N `x` when N > 0).
+deadline period in seconds), --liveliness-lease S (liveliness MANUAL_BY_TOPIC with this lease:
+each publish asserts it, so `quiet` lets it lapse), --burst N (samples per `burst`), --size N
+(a string sample is `<prefix><n>`, then a space and N `x` when N > 0).
 """
 import argparse
 import os
@@ -42,6 +43,7 @@ from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallba
 from rclpy.qos import (
     DurabilityPolicy,
     HistoryPolicy,
+    LivelinessPolicy,
     QoSProfile,
     ReliabilityPolicy,
     qos_policy_name_from_kind,
@@ -114,6 +116,7 @@ def main():
     parser.add_argument("--prefix", default="from rclpy ")
     parser.add_argument("--node", default=None)
     parser.add_argument("--deadline", type=float, default=None)
+    parser.add_argument("--liveliness-lease", type=float, default=None)
     parser.add_argument("--burst", type=int, default=0)
     parser.add_argument("--size", type=int, default=0)
     args = parser.parse_args()
@@ -126,6 +129,9 @@ def main():
     )
     if args.deadline is not None:
         qos.deadline = Duration(nanoseconds=int(args.deadline * 1e9))
+    if args.liveliness_lease is not None:
+        qos.liveliness = LivelinessPolicy.MANUAL_BY_TOPIC
+        qos.liveliness_lease_duration = Duration(nanoseconds=int(args.liveliness_lease * 1e9))
     msg_type = make_type(args.type)
     rclpy.init()
     node = rclpy.create_node(args.node or f"py_qos_{args.mode}")

@@ -21,7 +21,10 @@
 //!   deadline, roslite through `on_deadline_missed`; and roslite counts the rclpy endpoint as
 //!   matched;
 //! - message lost: with nftables dropping datagrams, a roslite subscription counts the
-//!   messages a reliable keep-last(1) rclpy talker replaced before it could repair them.
+//!   messages a reliable keep-last(1) rclpy talker replaced before it could repair them;
+//! - liveliness: an rclpy talker with a finite MANUAL_BY_TOPIC lease is alive from its match
+//!   on, lapses when it goes quiet and returns when it publishes, one callback per change;
+//! - `/rosout`: a roslite node's log lines, with their function, file and line.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
 //! image_peer}.py`.
@@ -36,7 +39,8 @@ use roslite::msgs::geometry_msgs::msg::{Twist, Vector3};
 use roslite::msgs::sensor_msgs::msg::Image;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{
-    Context, Executor, IncompatibleQosStatus, Message, Node, Publisher, QosPolicyKind, QosProfile,
+    Context, Executor, IncompatibleQosStatus, Liveliness, Message, Node, Publisher, QosPolicyKind,
+    QosProfile,
 };
 use roslite_transport::netns::NetNs;
 
@@ -888,6 +892,61 @@ fn roslite_subscription_reports_missed_deadlines_of_an_rclpy_talker() {
     );
     assert!(status.total_count >= 1 && status.total_count == status.total_count_change);
     assert!(sub.deadline_missed_status().total_count >= 1);
+}
+
+/// LIVELINESS_CHANGED from a real Fast DDS writer: an rclpy talker with liveliness
+/// MANUAL_BY_TOPIC and a 0.5 s lease counts as alive from its match on, not alive once it goes
+/// quiet for a lease, and alive again when it publishes; roslite's callback sees each change
+/// once, as DDS counts them.
+#[test]
+fn roslite_subscription_follows_the_liveliness_of_an_rclpy_talker() {
+    let domain = 25;
+    let ns = namespace("rclpy-lively");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_lively").unwrap();
+    let qos = QosProfile::keep_last(10)
+        .liveliness(Liveliness::ManualByTopic, Some(Duration::from_secs(1)));
+    let (heard, sink) = collector();
+    let sub = node
+        .create_subscription("lively", qos, move |m: StringMsg| sink(m.data))
+        .unwrap();
+    let (changes, on_changed) = collector();
+    sub.on_liveliness_changed(move |s| {
+        on_changed((
+            s.alive_count,
+            s.not_alive_count,
+            s.alive_count_change,
+            s.not_alive_count_change,
+        ))
+    });
+    let mut talker = qos_peer(
+        &ns,
+        domain,
+        &["talk", "lively", "string", "--liveliness-lease", "0.5"],
+    );
+    let saw = |want: (u32, u32, i32, i32)| {
+        let changes = changes.clone();
+        move || changes.lock().unwrap().contains(&want)
+    };
+    let alive = spin_until(&ctx, &node, STEP, saw((1, 0, 1, 0)));
+    let flowing = spin_until(&ctx, &node, STEP, || heard.lock().unwrap().len() >= 3);
+    talker.send_line("quiet");
+    let lapsed = spin_until(&ctx, &node, STEP, saw((0, 1, -1, 1)));
+    talker.send_line("go");
+    let back = spin_until(&ctx, &node, STEP, saw((1, 0, 1, -1)));
+    talker.send_line("stop");
+    let out = talker.finish(Instant::now() + STEP);
+    let seen = changes.lock().unwrap().clone();
+    assert!(alive, "not alive at the match: {seen:?}\n{out}");
+    assert!(flowing, "heard {:?}\n{out}", heard.lock().unwrap());
+    assert!(lapsed, "no lapse seen: {seen:?}\n{out}");
+    assert!(back, "not alive again: {seen:?}\n{out}");
+    assert_eq!(
+        seen[..3],
+        [(1, 0, 1, 0), (0, 1, -1, 1), (1, 0, 1, -1)],
+        "one report per change\n{out}"
+    );
+    assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
 }
 
 /// SAMPLE_LOST from a real Fast DDS writer: an rclpy reliable keep-last(1) talker bursts 300
