@@ -23,10 +23,10 @@ pub(crate) const MAX_BLOCKING_TIME: std::time::Duration = std::time::Duration::f
 /// How many messages a keep-all subscription holds for its callback before the paths from
 /// other processes stop handing it more (DDS `RESOURCE_LIMITS.max_samples`, 5000 as Fast
 /// DDS has it, and the same bound as a keep-all publisher's history). Nothing is dropped: the
-/// network leaves the reader's samples unacknowledged and a Unix-socket link stops reading,
-/// so the publisher is held back and its publish times out after `max_blocking_time`. Shared
-/// memory is bounded by the samples a subscription may hold; publishers in the same process
-/// are not bounded (rclcpp refuses keep-all intra-process).
+/// network leaves the reader's samples unacknowledged and a shared-memory or Unix-socket link
+/// stops reading, so the publisher is held back and its publish times out after
+/// `max_blocking_time`. Publishers in the same process are not bounded (rclcpp refuses
+/// keep-all intra-process).
 pub const KEEP_ALL_MAX_SAMPLES: usize = 5000;
 
 impl History {
