@@ -147,11 +147,12 @@ pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<ros
         .with_context(|| format!("'{ty}' is not a <package>/<kind>/<Name> type name"))
 }
 
-/// `--qos-*` options shared by `echo`, `hz`, `bw` and `pub`, as ros2topic's `add_qos_arguments`.
+/// `--qos-*` options shared by `echo`, `hz`, `bw` and `pub`, as ros2topic's
+/// `add_qos_arguments`.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub(crate) struct QosArgs {
-    /// Quality of service preset profile (default: sensor_data for echo, hz and bw, default for pub):
-    /// default, sensor_data, services_default, parameters, parameter_events,
+    /// Quality of service preset profile (default: sensor_data for echo, hz and bw, default
+    /// for pub): default, sensor_data, services_default, parameters, parameter_events,
     /// system_default, rosout
     #[arg(long, value_name = "PROFILE")]
     qos_profile: Option<String>,

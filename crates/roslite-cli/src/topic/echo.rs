@@ -250,7 +250,10 @@ pub(super) fn discovered_type(
     let (pick, name_it) = if verb == "echo" {
         (
             "; pass the one to echo as the second argument".to_owned(),
-            format!("Pass the type, e.g. `roslite topic echo {topic} std_msgs/msg/String`, or start the publisher first"),
+            format!(
+                "Pass the type, e.g. `roslite topic echo {topic} std_msgs/msg/String`, or \
+                 start the publisher first"
+            ),
         )
     } else {
         (String::new(), "Start the publisher first".to_owned())

@@ -466,7 +466,8 @@ mod tests {
         };
         assert_eq!(
             line(12_345.0),
-            "12.35 KB/s from 10 messages\n\tMessage size mean: 1.23 KB min: 1.00 KB max: 2500.00 KB\n"
+            "12.35 KB/s from 10 messages\n\tMessage size mean: 1.23 KB min: 1.00 KB \
+             max: 2500.00 KB\n"
         );
         assert_eq!(
             line(2_500_000.0),
