@@ -1,4 +1,4 @@
-//! `roslite interface list|show|hash`, shaped like `ros2 interface`.
+//! `roslite interface list|packages|show|proto|hash`, shaped like `ros2 interface`.
 
 use anyhow::{bail, Context as _};
 use roslite_msg_gen::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
@@ -27,6 +27,16 @@ pub enum InterfaceCommand {
         /// Drop comments and blank lines everywhere.
         #[arg(long)]
         no_comments: bool,
+    },
+    /// Print a prototype of the type (its default values as YAML), to fill in for
+    /// `roslite topic pub` or `service call`, like `ros2 interface proto`: a service's request,
+    /// an action's goal.
+    Proto {
+        /// e.g. geometry_msgs/msg/Twist or std_srvs/srv/SetBool
+        type_name: String,
+        /// Print it without the outer quotes
+        #[arg(long)]
+        no_quotes: bool,
     },
     /// Print the RIHS01 type hash (REP-2011) of a type.
     Hash {
@@ -89,6 +99,18 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
             let name = parse_type_name(&type_name)?;
             print!("{}", show(&set, &name, no_comments)?);
         }
+        InterfaceCommand::Proto {
+            type_name,
+            no_quotes,
+        } => {
+            let name = parse_type_name(&type_name)?;
+            let yaml = proto(&set, &name)?;
+            if no_quotes {
+                println!("{yaml}");
+            } else {
+                println!("\"{yaml}\"");
+            }
+        }
         InterfaceCommand::Hash { type_name } => {
             let name = parse_type_name(&type_name)?;
             let hash = roslite_msg_gen::hash::type_hash(&set, &name)
@@ -107,6 +129,31 @@ fn parse_type_name(text: &str) -> anyhow::Result<TypeName> {
              e.g. geometry_msgs/msg/Twist"
         ),
     }
+}
+
+/// The YAML of `name`'s default value, as `ros2 interface proto` prints it between its
+/// quotes: for a service its request, for an action its goal.
+pub fn proto(set: &InterfaceSet, name: &TypeName) -> anyhow::Result<String> {
+    let part = match name.kind {
+        InterfaceKind::Msg => None,
+        InterfaceKind::Srv => Some("_Request"),
+        InterfaceKind::Action => Some("_Goal"),
+    };
+    let message = match part {
+        Some(suffix) if set.interface(name).is_some() => TypeName {
+            name: format!("{}{suffix}", name.name),
+            ..name.clone()
+        },
+        _ => name.clone(),
+    };
+    let value = roslite_msg_gen::dynamic::default_value(set, &message)
+        .map_err(|e| anyhow::anyhow!("{e} (`roslite interface list` shows the known ones)"))?;
+    Ok(roslite_msg_gen::dynamic::to_yaml(
+        set,
+        &message,
+        &value,
+        &roslite_msg_gen::dynamic::YamlOptions::default(),
+    ))
 }
 
 /// The text `ros2 interface show` prints: the file itself, and under each field of a nested
@@ -191,4 +238,30 @@ fn strip_comment(line: &str) -> &str {
         }
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prototype_reads_back_as_the_default_value() {
+        let set = load_interfaces().unwrap();
+        for text in [
+            "geometry_msgs/msg/Twist",
+            "sensor_msgs/msg/PointCloud2",
+            "rcl_interfaces/msg/Log",
+            "std_msgs/msg/Empty",
+        ] {
+            let name = parse_type_name(text).unwrap();
+            let yaml = proto(&set, &name).unwrap();
+            let read = roslite_msg_gen::dynamic::from_yaml(&set, &name, &yaml)
+                .unwrap_or_else(|e| panic!("{text}: {e}\n{yaml}"));
+            assert_eq!(
+                read,
+                roslite_msg_gen::dynamic::default_value(&set, &name).unwrap(),
+                "{text}"
+            );
+        }
+    }
 }

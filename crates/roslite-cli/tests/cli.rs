@@ -47,6 +47,39 @@ fn interface_show_service() {
     assert!(out.contains("string message"), "{out}");
 }
 
+/// `ros2 interface proto`: the default value as YAML, quoted; a service's request, an
+/// action's goal.
+#[test]
+fn interface_proto_prints_a_prototype_to_fill_in() {
+    let out = stdout(&roslite(&["interface", "proto", "geometry_msgs/msg/Twist"]));
+    assert_eq!(
+        out,
+        "\"linear:\n  x: 0.0\n  y: 0.0\n  z: 0.0\nangular:\n  x: 0.0\n  y: 0.0\n  z: 0.0\n\"\n"
+    );
+    let out = stdout(&roslite(&[
+        "interface",
+        "proto",
+        "example_interfaces/srv/AddTwoInts",
+    ]));
+    assert_eq!(out, "\"a: 0\nb: 0\n\"\n");
+    let out = stdout(&roslite(&[
+        "interface",
+        "proto",
+        "--no-quotes",
+        "example_interfaces/action/Fibonacci",
+    ]));
+    assert_eq!(out, "order: 0\n\n");
+    let out = stdout(&roslite(&["interface", "proto", "std_msgs/msg/Empty"]));
+    assert_eq!(out, "\"{}\n\"\n");
+    let out = roslite(&["interface", "proto", "nope/msg/X"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("roslite interface list"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn interface_hash_matches_ros2() {
     let out = stdout(&roslite(&["interface", "hash", "std_msgs/msg/String"]));
