@@ -439,8 +439,8 @@ impl ShmWriterShared {
         number_from: Option<u64>,
     ) -> Result<u64, SendError> {
         let mut deadline = None;
+        // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
-        self.reclaim(&mut state);
         // Keep-all readers without room: wait (without the lock, so hang-ups are processed) until
         // each has room or the deadline passes. Only we push, so room cannot disappear.
         loop {

@@ -356,32 +356,39 @@ impl<T: Message> SubscriptionShared<T> {
     }
 
     fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
-        let mut room = Vec::new();
-        let taken = {
+        let (taken, room) = {
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            let now = self.qos.lifespan.map(|_| Instant::monotonic_now());
-            loop {
-                let (item, waiters) = queue.pop_front();
-                room.extend(waiters);
-                let Some((message, info)) = item else {
-                    break None;
-                };
-                let expired = self
-                    .qos
-                    .lifespan
-                    .zip(now)
-                    .is_some_and(|(lifespan, now)| now - info.source_timestamp > lifespan);
-                if !expired {
-                    break Some((message, info));
-                }
-                self.stats
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .expired += 1;
+            match self.qos.lifespan {
+                None => queue.pop_front(),
+                Some(lifespan) => self.take_unexpired(&mut queue, lifespan),
             }
         };
         room.into_iter().for_each(|waiter| waiter());
         taken
+    }
+
+    /// [`Self::take`] with a lifespan: drops (and counts) the expired messages before the
+    /// first one that is not.
+    fn take_unexpired(
+        &self,
+        queue: &mut MessageQueue<(Arc<T>, MessageInfo)>,
+        lifespan: std::time::Duration,
+    ) -> (Option<(Arc<T>, MessageInfo)>, Vec<RoomWaiter>) {
+        let now = Instant::monotonic_now();
+        let mut room = Vec::new();
+        loop {
+            let (item, waiters) = queue.pop_front();
+            room.extend(waiters);
+            match item {
+                Some((_, info)) if now - info.source_timestamp > lifespan => {
+                    self.stats
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .expired += 1;
+                }
+                taken => return (taken, room),
+            }
+        }
     }
 }
 

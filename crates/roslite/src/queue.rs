@@ -39,12 +39,11 @@ impl<T> MessageQueue<T> {
     /// releasing the queue's lock: they may take others).
     pub(crate) fn pop_front(&mut self) -> (Option<T>, Vec<RoomWaiter>) {
         let item = self.items.pop_front();
-        let waiters = if self.room_for(0) {
-            std::mem::take(&mut self.room_waiters)
-        } else {
-            Vec::new()
-        };
-        (item, waiters)
+        // Nobody waits but on a full keep-all queue: the common take only looks at the list.
+        if self.room_waiters.is_empty() || !self.room_for(0) {
+            return (item, Vec::new());
+        }
+        (item, std::mem::take(&mut self.room_waiters))
     }
 
     /// Whether `pending` more messages (on their way, not yet pushed) fit: always for
