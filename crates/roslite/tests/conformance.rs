@@ -627,6 +627,59 @@ fn losses_are_counted(transport: Transport) {
     }
 }
 
+/// Publishes numbered messages of `size` bytes from `first` on until a publish returns
+/// `PublishError::Timeout`, and returns its number; `None` when none did within PATIENCE (a
+/// path that blocks without ever reporting it takes 100 ms per publish) or 100000 messages.
+fn publish_until_timeout(
+    transport: Transport,
+    publisher: &Publisher<StringMsg>,
+    first: usize,
+    size: usize,
+) -> Option<usize> {
+    let start = Instant::now();
+    for seq in (first..100_000).take_while(|_| start.elapsed() < PATIENCE) {
+        match publisher.publish(numbered(seq, size)) {
+            Ok(()) => {}
+            Err(roslite::PublishError::Timeout) => return Some(seq),
+            Err(e) => panic!("{}: publish {seq} failed: {e}", transport.name()),
+        }
+    }
+    None
+}
+
+/// After publish `timed_out` timed out: publishes the next number, and checks that `seen`
+/// gets every message published without an error, in order, and not the one that timed out.
+fn assert_all_but_the_timed_out_arrive(
+    transport: Transport,
+    publisher: &Publisher<StringMsg>,
+    seen: &Mutex<Vec<usize>>,
+    timed_out: usize,
+    size: usize,
+) {
+    let after = timed_out + 1;
+    publisher.publish(numbered(after, size)).unwrap();
+    let last_seen = || last_number(seen);
+    assert!(
+        wait_until(PATIENCE, || last_seen() == Some(after)),
+        "{}: the message after the timeout did not arrive (last {:?}, {} seen)",
+        transport.name(),
+        last_seen(),
+        seen.lock().unwrap_or_else(PoisonError::into_inner).len()
+    );
+    let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
+    let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+    let first_difference = seen.iter().zip(&expected).position(|(a, b)| a != b);
+    assert!(
+        *seen == expected,
+        "{}: all published without an error, in order, and not the one that timed out: {} \
+         seen for {} expected, first difference at {first_difference:?} ({:?})",
+        transport.name(),
+        seen.len(),
+        expected.len(),
+        first_difference.map(|i| &seen[i.saturating_sub(2)..(i + 3).min(seen.len())])
+    );
+}
+
 /// Reliable keep-all (`max_blocking_time`): a keep-all subscription in another process whose
 /// first callback blocks (on the thread that receives for it, so nothing more is taken) stops
 /// the publisher once the path's buffers are full: shm, the reader's ring of 1000; uds, the
@@ -676,20 +729,8 @@ fn keep_all_publish_times_out(transport: Transport) {
         "{}: the first message did not arrive",
         transport.name()
     );
-    // The callback now blocks; publish until a publish times out (for at most PATIENCE: a
-    // path that blocks without ever reporting it takes 100 ms per publish).
-    let mut timed_out = None;
-    let start = Instant::now();
-    for seq in (1..20_000).take_while(|_| start.elapsed() < PATIENCE) {
-        match publisher.publish(message(seq)) {
-            Ok(()) => {}
-            Err(roslite::PublishError::Timeout) => {
-                timed_out = Some(seq);
-                break;
-            }
-            Err(e) => panic!("{}: publish {seq} failed: {e}", transport.name()),
-        }
-    }
+    // The callback now blocks; publish until a publish times out.
+    let timed_out = publish_until_timeout(transport, &publisher, 1, 4000);
     let (open, opened) = &*gate;
     *open.lock().unwrap_or_else(PoisonError::into_inner) = true;
     opened.notify_all();
@@ -700,22 +741,7 @@ fn keep_all_publish_times_out(transport: Transport) {
         )
     });
     println!("{}: publish {timed_out} timed out", transport.name());
-    let after = timed_out + 1;
-    publisher.publish(message(after)).unwrap();
-    let last_seen = || last_number(&seen);
-    assert!(
-        wait_until(PATIENCE, || last_seen() == Some(after)),
-        "{}: the message after the timeout did not arrive (last {:?})",
-        transport.name(),
-        last_seen()
-    );
-    let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
-    assert_eq!(
-        *seen.lock().unwrap_or_else(PoisonError::into_inner),
-        expected,
-        "{}: all published without an error, in order, and not the one that timed out",
-        transport.name()
-    );
+    assert_all_but_the_timed_out_arrive(transport, &publisher, &seen, timed_out, 4000);
     drop(spinning);
 }
 
@@ -750,20 +776,7 @@ fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
         .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
         .unwrap();
     await_route(transport, &pub_ctx, &publisher, 1);
-    let message = |seq: usize| numbered(seq, 16);
-    let mut timed_out = None;
-    let start = Instant::now();
-    for seq in (0..100_000).take_while(|_| start.elapsed() < PATIENCE) {
-        match publisher.publish(message(seq)) {
-            Ok(()) => {}
-            Err(roslite::PublishError::Timeout) => {
-                timed_out = Some(seq);
-                break;
-            }
-            Err(e) => panic!("{}: publish {seq} failed: {e}", transport.name()),
-        }
-    }
-    let timed_out = timed_out.unwrap_or_else(|| {
+    let timed_out = publish_until_timeout(transport, &publisher, 0, 16).unwrap_or_else(|| {
         panic!(
             "{}: no publish timed out though nobody takes the subscription's messages ({} \
              queued)",
@@ -784,28 +797,7 @@ fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
         transport.name()
     );
     let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
-    let after = timed_out + 1;
-    publisher.publish(message(after)).unwrap();
-    let last_seen = || last_number(&seen);
-    assert!(
-        wait_until(PATIENCE, || last_seen() == Some(after)),
-        "{}: the message after the timeout did not arrive (last {:?}, {} seen)",
-        transport.name(),
-        last_seen(),
-        seen.lock().unwrap_or_else(PoisonError::into_inner).len()
-    );
-    let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
-    let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
-    let first_difference = seen.iter().zip(&expected).position(|(a, b)| a != b);
-    assert!(
-        *seen == expected,
-        "{}: all published without an error, in order, and not the one that timed out: {} \
-         seen for {} expected, first difference at {first_difference:?} ({:?})",
-        transport.name(),
-        seen.len(),
-        expected.len(),
-        first_difference.map(|i| &seen[i.saturating_sub(2)..(i + 3).min(seen.len())])
-    );
+    assert_all_but_the_timed_out_arrive(transport, &publisher, &seen, timed_out, 16);
     drop(spinning);
 }
 
