@@ -67,6 +67,17 @@ fn success(output: &Output) -> String {
     text(&output.stdout)
 }
 
+/// Runs `roslite <args>`, which must fail; its stderr.
+fn failure(domain: u32, args: &[&str]) -> String {
+    let output = roslite(domain, args).output().expect("run roslite");
+    assert!(
+        !output.status.success(),
+        "roslite {args:?} succeeded:\n{}",
+        text(&output.stdout)
+    );
+    text(&output.stderr)
+}
+
 /// Runs `roslite <args>` until it succeeds with a stdout that satisfies `done` (discovery of a
 /// process that just started can take a moment on a loaded machine), at most 20 s; returns the
 /// last stdout, failing the test if that run failed.
@@ -329,51 +340,24 @@ fn node_list_shows_the_publishing_process_node() {
     };
     assert_eq!(find(&[]), "/node_talker/get_parameters\n");
     assert_eq!(find(&["-c", "-a"]), "2\n");
-    let out = roslite(
+    let stderr = failure(
         domain,
         &["service", "type", "/nobody", "--spin-time", "0.3"],
-    )
-    .output()
-    .unwrap();
-    assert!(
-        !out.status.success() && text(&out.stderr).contains("Unknown service '/nobody'"),
-        "{}",
-        text(&out.stderr)
     );
-    let out = roslite(domain, &["node", "info", "/nobody", "--spin-time", "0.5"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("Unable to find node '/nobody'"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(stderr.contains("Unknown service '/nobody'"), "{stderr}");
+    let stderr = failure(domain, &["node", "info", "/nobody", "--spin-time", "0.5"]);
+    assert!(stderr.contains("Unable to find node '/nobody'"), "{stderr}");
 }
 
 #[test]
 fn unknown_topics_types_and_fields_are_explained() {
     let domain = test_domain(4);
-    let out = roslite(domain, &["topic", "info", "/nobody", "--spin-time", "0.3"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("Unknown topic '/nobody'"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = roslite(domain, &["topic", "echo", "/nobody", "--spin-time", "0.3"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("Pass the type"),
-        "{}",
-        text(&out.stderr)
-    );
+    let stderr = failure(domain, &["topic", "info", "/nobody", "--spin-time", "0.3"]);
+    assert!(stderr.contains("Unknown topic '/nobody'"), "{stderr}");
+    let stderr = failure(domain, &["topic", "echo", "/nobody", "--spin-time", "0.3"]);
+    assert!(stderr.contains("Pass the type"), "{stderr}");
     // Values are checked before anything touches the network; the codec's message is shown.
-    let out = roslite(
+    let stderr = failure(
         domain,
         &[
             "topic",
@@ -383,25 +367,17 @@ fn unknown_topics_types_and_fields_are_explained() {
             "std_msgs/msg/String",
             "dta: 1",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    let stderr = text(&out.stderr);
+    );
     assert!(stderr.contains("(did you mean `data`?)"), "{stderr}");
-    let out = roslite(
+    let stderr = failure(
         domain,
         &["topic", "pub", "--once", "/x", "std_msgs/msg/Nope", "{}"],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("unknown message type 'std_msgs/msg/Nope'"),
-        "{}",
-        text(&out.stderr)
     );
-    let out = roslite(
+    assert!(
+        stderr.contains("unknown message type 'std_msgs/msg/Nope'"),
+        "{stderr}"
+    );
+    let stderr = failure(
         domain,
         &[
             "topic",
@@ -414,14 +390,10 @@ fn unknown_topics_types_and_fields_are_explained() {
             "/x",
             "std_msgs/msg/String",
         ],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
+    );
     assert!(
-        text(&out.stderr).contains("Timed out waiting for subscribers"),
-        "{}",
-        text(&out.stderr)
+        stderr.contains("Timed out waiting for subscribers"),
+        "{stderr}"
     );
 }
 
@@ -457,15 +429,8 @@ fn hz_bw_type_and_find_describe_a_talker() {
             .unwrap(),
     );
     assert_eq!(out, "1\n", "the short type name finds it too");
-    let out = roslite(domain, &["topic", "type", "/nobody", "--spin-time", "0.3"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("Unknown topic '/nobody'"),
-        "{}",
-        text(&out.stderr)
-    );
+    let stderr = failure(domain, &["topic", "type", "/nobody", "--spin-time", "0.3"]);
+    assert!(stderr.contains("Unknown topic '/nobody'"), "{stderr}");
 
     let hz = roslite(
         domain,
@@ -591,36 +556,24 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
         "/other:\n  ros__parameters:\n    x: 1\n",
     )
     .unwrap();
-    let load = roslite(
+    let other = dir.join("other.yaml");
+    let stderr = failure(
         domain,
-        &[
-            "param",
-            "load",
-            "/param_talker",
-            dir.join("other.yaml").to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
+        &["param", "load", "/param_talker", other.to_str().unwrap()],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(!load.status.success());
     assert!(
-        text(&load.stderr).contains("does not contain parameters for /param_talker"),
-        "{}",
-        text(&load.stderr)
+        stderr.contains("does not contain parameters for /param_talker"),
+        "{stderr}"
     );
     // use_sim_time is statically typed: it cannot be undeclared.
-    let delete = roslite(
+    let stderr = failure(
         domain,
         &["param", "delete", "/param_talker", "use_sim_time"],
-    )
-    .output()
-    .unwrap();
-    assert!(!delete.status.success());
+    );
     assert!(
-        text(&delete.stderr).starts_with("Deleting parameter failed: "),
-        "{}",
-        text(&delete.stderr)
+        stderr.starts_with("Deleting parameter failed: "),
+        "{stderr}"
     );
 }
 
