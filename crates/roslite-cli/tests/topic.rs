@@ -606,8 +606,9 @@ fn in_fresh_namespace(body: &str) -> Command {
     command
 }
 
-/// `topic echo --once` hears rclpy's talker (Fast DDS), both inside a network namespace made
-/// for the test: only `lo`, with multicast, so default discovery works and stays inside.
+/// `topic echo --once` hears rclpy's talker (Fast DDS), and `topic info -v`, `node info` and
+/// `topic hz` describe it, all inside a network namespace made for the test: only `lo`, with
+/// multicast, so default discovery works and stays inside.
 #[test]
 fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
     let python = workspace().join(".venv/bin/python");
@@ -622,6 +623,10 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
          talker=$!\n\
          '{roslite}' topic echo --once --spin-time 20 --timeout 30 /chatter\n\
          '{roslite}' topic info -v /chatter\n\
+         echo '=== node info'\n\
+         '{roslite}' node info /py_talker\n\
+         echo '=== hz'\n\
+         '{roslite}' topic hz /chatter --timeout 2.5\n\
          kill $talker\n",
         python = python.display(),
         talker = talker.display(),
@@ -633,15 +638,44 @@ fn echo_once_hears_an_rclpy_talker_in_a_network_namespace() {
         .spawn()
         .expect("run unshare (util-linux) to make a network namespace");
     let out = success(&finish(child, Duration::from_secs(60)));
-    let (echo, info) = out
+    let (echo, rest) = out
         .split_once("---\n")
         .unwrap_or_else(|| panic!("no message echoed: {out}"));
+    let (info, rest) = rest
+        .split_once("=== node info\n")
+        .unwrap_or_else(|| panic!("{out}"));
+    let (node_info, hz) = rest
+        .split_once("=== hz\n")
+        .unwrap_or_else(|| panic!("{out}"));
     assert!(echo.starts_with("data: from rclpy "), "{out}");
     assert_eq!(echo.lines().count(), 1, "{out}");
     assert!(info.starts_with("Type: std_msgs/msg/String\n"), "{out}");
     assert!(info.contains("\nNode name: py_talker\n"), "{out}");
     // Fast DDS does not announce its history, and rclpy says UNKNOWN as well.
     assert!(info.contains("\n  History (Depth): UNKNOWN\n"), "{out}");
+    // An rclpy node as ros2 node info shows it: its topics and its services (Kilted's nodes
+    // also serve their type descriptions).
+    assert!(
+        node_info.starts_with(
+            "/py_talker\n  Subscribers:\n\n  Publishers:\n    /chatter: std_msgs/msg/String\n"
+        ),
+        "{out}"
+    );
+    for service in [
+        "    /py_talker/get_parameters: rcl_interfaces/srv/GetParameters\n",
+        "    /py_talker/get_type_description: \
+         type_description_interfaces/srv/GetTypeDescription\n",
+    ] {
+        assert!(node_info.contains(service), "{service} missing: {out}");
+    }
+    // rclpy's talker publishes about every 100 ms (the unit and arithmetic are checked).
+    let rate: f64 = hz
+        .lines()
+        .find_map(|l| l.strip_prefix("average rate: "))
+        .unwrap_or_else(|| panic!("no rate: {out}"))
+        .parse()
+        .expect("a rate");
+    assert!((4.0..25.0).contains(&rate), "{out}");
 }
 
 /// `topic echo` reports lost messages as ros2 does ("A message was lost!!!" with the change and
