@@ -319,6 +319,9 @@ pub(crate) trait SerializedSink: Send + Sync {
     /// to call once its callback took enough; otherwise hands it back (see
     /// [`MessageQueue::wait_for_room`]).
     fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
+
+    /// Whether one more message fits now (always, but for a full keep-all subscription).
+    fn has_room(&self) -> bool;
 }
 
 type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
@@ -410,6 +413,13 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .wait_for_room(pending, waiter)
+    }
+
+    fn has_room(&self) -> bool {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .room_for(0)
     }
 
     fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {

@@ -48,7 +48,7 @@ impl<T> MessageQueue<T> {
 
     /// Whether `pending` more messages (on their way, not yet pushed) fit: always for
     /// keep-last.
-    fn room_for(&self, pending: usize) -> bool {
+    pub(crate) fn room_for(&self, pending: usize) -> bool {
         match self.history {
             History::KeepLast(_) => true,
             History::KeepAll => self.items.len().saturating_add(pending) < KEEP_ALL_MAX_SAMPLES,

@@ -106,6 +106,13 @@ impl SerializedSink for SerializedSubscriptionShared {
             .unwrap_or_else(PoisonError::into_inner)
             .wait_for_room(pending, waiter)
     }
+
+    fn has_room(&self) -> bool {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .room_for(0)
+    }
 }
 
 impl Waitable for SerializedSubscriptionShared {
