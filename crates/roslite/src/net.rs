@@ -183,6 +183,10 @@ struct NetState {
     /// [`Outbox::deliver`]): the other leaves its own to it, so that each subscription gets
     /// its messages in the order they were taken.
     delivering: bool,
+    /// Samples were left in the participant's readers because the batch waiting for the
+    /// thread handing over was already [`Outbox::MAX_BACKLOG`] long: the driver takes them
+    /// once that thread is done.
+    held_back: bool,
     /// The activity flag of each local publisher's RTPS outlet.
     outlet_activity: HashMap<WriterId, Arc<AtomicBool>>,
 }
@@ -411,7 +415,17 @@ impl NetShared {
         // Samples of this call on their way to each keep-all subscription (delivered once the
         // lock is released); none allocated for keep-last ones.
         let mut keep_all_pending: Vec<(ReaderId, usize)> = Vec::new();
-        while let Some(event) = state.participant.poll_event() {
+        loop {
+            // While another thread hands over (a callback may run long inline there), take no
+            // more than a bounded batch: the rest waits in the readers, whose histories bound
+            // it (and whose flow control holds keep-all writers back).
+            if state.delivering && state.deliveries.len() >= Outbox::MAX_BACKLOG {
+                state.held_back = true;
+                break;
+            }
+            let Some(event) = state.participant.poll_event() else {
+                break;
+            };
             match event {
                 Event::Sample { reader, sample } => {
                     if Some(reader) == state.discovery_info_reader {
@@ -870,6 +884,7 @@ impl RtpsNetwork {
                 request_deliveries: Vec::new(),
                 match_reports: Vec::new(),
                 delivering: false,
+                held_back: false,
                 outlet_activity: HashMap::new(),
                 wire_distro: match distro {
                     crate::context::RosDistro::Humble => WireDistro::Humble,
@@ -1013,7 +1028,7 @@ fn drive(shared: &NetShared) {
         shared.process_events(&mut state);
         shared.wake_blocked_writers();
         shared.flush(&mut state, now);
-        outbox.deliver(shared, state);
+        outbox.deliver(shared, state, Outbox::DRIVER_ROUNDS);
     }
     let now = now();
     let mut state = shared.lock();
@@ -1031,10 +1046,16 @@ struct Outbox {
 }
 
 impl Outbox {
-    /// Rounds one call hands over at most before leaving the rest to the driver's next turn:
-    /// the driver thread must get back to its timers while the user-data thread keeps
-    /// producing.
-    const MAX_ROUNDS: usize = 16;
+    /// Rounds the user-data thread hands over at most in one call before leaving the rest to
+    /// the driver's next turn (it has its own socket to read).
+    const USER_DATA_ROUNDS: usize = 16;
+    /// The driver hands over one round per turn, then runs its timers (the ACKNACKs and
+    /// HEARTBEATs a publisher waiting for room needs) before the next: a backlog that built
+    /// up behind a slow callback must not hold them back.
+    const DRIVER_ROUNDS: usize = 1;
+    /// Samples a thread leaves waiting for the one handing over at most (see
+    /// [`NetShared::process_events`]).
+    const MAX_BACKLOG: usize = 1024;
 
     /// Takes what the participant produced out of `state`, releases the network lock, then
     /// hands it over (a callback may run inline and publish, which takes the lock). A sleeping
@@ -1043,13 +1064,19 @@ impl Outbox {
     /// One thread at a time hands over: both receiving threads take samples from the
     /// participant, and two batches handed over at once would interleave. While another
     /// thread is at it, this one leaves its batch in `state` for it, and the thread handing
-    /// over comes back for more until nothing is left.
-    fn deliver<'a>(&mut self, shared: &'a NetShared, mut state: MutexGuard<'a, NetState>) {
+    /// over comes back for more, at most `rounds` times; what is left then waits for the
+    /// driver's next turn, which comes at once.
+    fn deliver<'a>(
+        &mut self,
+        shared: &'a NetShared,
+        mut state: MutexGuard<'a, NetState>,
+        rounds: usize,
+    ) {
         if state.delivering {
             return;
         }
         state.delivering = true;
-        for _ in 0..Self::MAX_ROUNDS {
+        for _ in 0..rounds {
             std::mem::swap(&mut self.deliveries, &mut state.deliveries);
             std::mem::swap(&mut self.requests, &mut state.request_deliveries);
             std::mem::swap(&mut self.match_reports, &mut state.match_reports);
@@ -1058,6 +1085,10 @@ impl Outbox {
                 && self.match_reports.is_empty()
             {
                 state.delivering = false;
+                if std::mem::take(&mut state.held_back) {
+                    drop(state);
+                    shared.udp.waker().wake();
+                }
                 return;
             }
             drop(state);
@@ -1073,10 +1104,16 @@ impl Outbox {
             });
             state = shared.lock();
         }
-        // Still more: the driver takes it on its next turn, at once.
+        // Anything still left: the driver takes it on its next turn, at once.
+        let more = !(state.deliveries.is_empty()
+            && state.request_deliveries.is_empty()
+            && state.match_reports.is_empty())
+            | std::mem::take(&mut state.held_back);
         state.delivering = false;
         drop(state);
-        shared.udp.waker().wake();
+        if more {
+            shared.udp.waker().wake();
+        }
     }
 }
 
@@ -1110,7 +1147,7 @@ fn receive_user_data(shared: &NetShared) {
         shared.process_events(&mut state);
         shared.wake_blocked_writers();
         shared.flush_and_notify(&mut state, now);
-        outbox.deliver(shared, state);
+        outbox.deliver(shared, state, Outbox::USER_DATA_ROUNDS);
     }
 }
 
