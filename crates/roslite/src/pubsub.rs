@@ -31,7 +31,7 @@ use crate::events::{
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
-use crate::queue::{MessageQueue, RoomWaiter};
+use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{
     send_to_each, Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout,
 };
@@ -409,17 +409,11 @@ impl RemoteOutlet for SinkOutlet {
 
 impl<T: Message> SerializedSink for SubscriptionShared<T> {
     fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .wait_for_room(pending, waiter)
+        SharedQueue::wait_for_room(&self.queue, pending, waiter)
     }
 
     fn has_room(&self) -> bool {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .room_for(0)
+        SharedQueue::has_room(&self.queue)
     }
 
     fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {

@@ -2,6 +2,7 @@
 //! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]).
 
 use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
 
 use crate::qos::{History, KEEP_ALL_MAX_SAMPLES};
 
@@ -48,7 +49,7 @@ impl<T> MessageQueue<T> {
 
     /// Whether `pending` more messages (on their way, not yet pushed) fit: always for
     /// keep-last.
-    pub(crate) fn room_for(&self, pending: usize) -> bool {
+    fn room_for(&self, pending: usize) -> bool {
         match self.history {
             History::KeepLast(_) => true,
             History::KeepAll => self.items.len().saturating_add(pending) < KEEP_ALL_MAX_SAMPLES,
@@ -67,6 +68,29 @@ impl<T> MessageQueue<T> {
         }
         self.room_waiters.push(waiter);
         Ok(())
+    }
+}
+
+/// What a path asks of a subscription's queue, behind the subscription's lock (both kinds of
+/// subscription implement `SerializedSink` with these).
+pub(crate) trait SharedQueue {
+    /// [`MessageQueue::wait_for_room`] under the lock.
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
+    /// Whether one more message fits now.
+    fn has_room(&self) -> bool;
+}
+
+impl<T> SharedQueue for Mutex<MessageQueue<T>> {
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .wait_for_room(pending, waiter)
+    }
+
+    fn has_room(&self) -> bool {
+        self.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .room_for(0)
     }
 }
 

@@ -19,7 +19,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
 use crate::qos::{Durability, QosProfile};
-use crate::queue::{MessageQueue, RoomWaiter};
+use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{send_to_each, Outlet};
 
 /// The names of a message type, as the graph and the wire know it.
@@ -101,17 +101,11 @@ impl SerializedSink for SerializedSubscriptionShared {
     }
 
     fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .wait_for_room(pending, waiter)
+        SharedQueue::wait_for_room(&self.queue, pending, waiter)
     }
 
     fn has_room(&self) -> bool {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .room_for(0)
+        SharedQueue::has_room(&self.queue)
     }
 }
 
