@@ -173,6 +173,16 @@ fn set_each(
     Ok(response.results)
 }
 
+/// Prints a result's line, to stdout when `successful`, else to stderr; returns `successful`.
+fn report(line: &str, successful: bool) -> bool {
+    if successful {
+        println!("{line}");
+    } else {
+        eprintln!("{line}");
+    }
+    successful
+}
+
 /// ros2param's line for one result: `<done>` or `<failed>`, then `: <reason>` if any.
 fn result_line(successful: bool, reason: &str, done: &str, failed: &str) -> String {
     let mut line = if successful { done } else { failed }.to_owned();
@@ -206,12 +216,7 @@ fn delete(args: &DeleteArgs) -> anyhow::Result<()> {
             "Deleted parameter successfully",
             "Deleting parameter failed",
         );
-        if result.successful {
-            println!("{line}");
-        } else {
-            eprintln!("{line}");
-            all = false;
-        }
+        all &= report(&line, result.successful);
     }
     if !all {
         std::process::exit(1);
@@ -244,11 +249,7 @@ fn load(args: &LoadArgs) -> anyhow::Result<()> {
             &format!("Set parameter {} successful", parameter.name),
             &format!("Set parameter {} failed", parameter.name),
         );
-        if result.successful {
-            println!("{line}");
-        } else {
-            eprintln!("{line}");
-        }
+        report(&line, result.successful);
     }
     Ok(())
 }
@@ -462,34 +463,19 @@ fn set(args: &SetArgs) -> anyhow::Result<()> {
             _ => value,
         };
     }
-    let response = call::<SetParameters>(
-        &tool,
-        &node,
-        "set_parameters",
-        SetParameters_Request {
-            parameters: vec![Parameter::new(args.parameter_name.clone(), value).to_msg()],
-        },
-        timeout,
-    )?;
-    let Some(result) = response.results.first() else {
-        bail!("node {node} answered set_parameters without a result");
-    };
-    let mut message = if result.successful {
-        "Set parameter successful".to_owned()
-    } else {
-        "Setting parameter failed".to_owned()
-    };
-    if !result.reason.is_empty() {
-        message.push_str(": ");
-        message.push_str(&result.reason);
-    }
-    if result.successful {
-        println!("{message}");
-        Ok(())
-    } else {
-        eprintln!("{message}");
+    let parameter = Parameter::new(args.parameter_name.clone(), value);
+    let results = set_each(&tool, &node, &[parameter], timeout)?;
+    let result = &results[0];
+    let line = result_line(
+        result.successful,
+        &result.reason,
+        "Set parameter successful",
+        "Setting parameter failed",
+    );
+    if !report(&line, result.successful) {
         std::process::exit(1);
     }
+    Ok(())
 }
 
 fn describe(args: &DescribeArgs) -> anyhow::Result<()> {
