@@ -241,11 +241,7 @@ pub(super) fn discovered_type(
     topic: &str,
     waited: f64,
 ) -> anyhow::Result<TypeName> {
-    let types = view
-        .topic_names_and_types(true)
-        .into_iter()
-        .find(|(name, _)| name == topic)
-        .map(|(_, types)| types);
+    let types = view.topic_types(topic);
     // Only `echo` takes the type on its command line.
     let (pick, name_it) = if verb == "echo" {
         (

@@ -34,7 +34,7 @@ pub fn run_type(args: &TypeArgs) -> anyhow::Result<()> {
     let view = super::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.on_topic(&topic).next().is_some()
     })?;
-    match types_of(&view, &topic) {
+    match view.topic_types(&topic) {
         Some(types) => {
             for ty in types {
                 println!("{ty}");
@@ -60,14 +60,6 @@ pub fn run_find(args: &FindArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The types `topic` carries, or `None` for a topic nobody uses.
-fn types_of(view: &GraphView, topic: &str) -> Option<Vec<String>> {
-    view.topic_names_and_types(true)
-        .into_iter()
-        .find(|(name, _)| name == topic)
-        .map(|(_, types)| types)
 }
 
 /// Topics that carry `ty`, sorted.

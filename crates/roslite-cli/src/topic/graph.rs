@@ -84,6 +84,12 @@ impl GraphView {
             })
             .collect()
     }
+
+    /// The types `topic` carries (sorted), or `None` for a topic nobody uses.
+    pub(crate) fn topic_types(&self, topic: &str) -> Option<Vec<String>> {
+        let types: BTreeSet<&str> = self.on_topic(topic).map(|e| e.type_name.as_str()).collect();
+        (!types.is_empty()).then(|| types.into_iter().map(str::to_owned).collect())
+    }
 }
 
 /// rclpy's `topic_or_service_is_hidden`: some token of the name starts with `_`.

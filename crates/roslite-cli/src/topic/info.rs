@@ -58,10 +58,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
 
 /// The text ros2 prints, or `None` if the topic is unknown.
 fn render(view: &GraphView, topic: &str, verbose: bool) -> Option<String> {
-    let (_, types) = view
-        .topic_names_and_types(true)
-        .into_iter()
-        .find(|(name, _)| name == topic)?;
+    let types = view.topic_types(topic)?;
     let line_end = if verbose { "\n\n" } else { "\n" };
     let mut out = String::new();
     let type_str = match types.as_slice() {
