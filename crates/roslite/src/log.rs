@@ -201,50 +201,39 @@ impl Logger {
     }
 }
 
+/// What the `ros_*!` macros expand to: log at `$severity` naming the calling function.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ros_log {
+    ($logger:expr, $severity:ident, $($arg:tt)*) => {
+        $logger.log_from(
+            $crate::log::Severity::$severity,
+            $crate::__ros_function_name!(),
+            format_args!($($arg)*),
+        )
+    };
+}
+
 /// `ros_info!(node.logger(), "x = {}", x)`, like `RCLCPP_INFO`: on `/rosout` with the
 /// caller's file, line and function.
 #[macro_export]
 macro_rules! ros_info {
-    ($logger:expr, $($arg:tt)*) => {
-        $logger.log_from(
-            $crate::log::Severity::Info,
-            $crate::__ros_function_name!(),
-            format_args!($($arg)*),
-        )
-    };
+    ($logger:expr, $($arg:tt)*) => { $crate::__ros_log!($logger, Info, $($arg)*) };
 }
 
 #[macro_export]
 macro_rules! ros_warn {
-    ($logger:expr, $($arg:tt)*) => {
-        $logger.log_from(
-            $crate::log::Severity::Warn,
-            $crate::__ros_function_name!(),
-            format_args!($($arg)*),
-        )
-    };
+    ($logger:expr, $($arg:tt)*) => { $crate::__ros_log!($logger, Warn, $($arg)*) };
 }
 
 #[macro_export]
 macro_rules! ros_error {
-    ($logger:expr, $($arg:tt)*) => {
-        $logger.log_from(
-            $crate::log::Severity::Error,
-            $crate::__ros_function_name!(),
-            format_args!($($arg)*),
-        )
-    };
+    ($logger:expr, $($arg:tt)*) => { $crate::__ros_log!($logger, Error, $($arg)*) };
 }
 
 #[macro_export]
 macro_rules! ros_debug {
-    ($logger:expr, $($arg:tt)*) => {
-        $logger.log_from(
-            $crate::log::Severity::Debug,
-            $crate::__ros_function_name!(),
-            format_args!($($arg)*),
-        )
-    };
+    ($logger:expr, $($arg:tt)*) => { $crate::__ros_log!($logger, Debug, $($arg)*) };
 }
 
 #[cfg(test)]
