@@ -128,6 +128,11 @@ impl IncompatibleQos {
         self.matched.get().current_count as usize
     }
 
+    /// Sets the lost-message callback (`on_message_lost` of either kind of subscription).
+    pub(crate) fn on_message_lost(&self, callback: StatusCallback<MessageLostStatus>) {
+        self.message_lost.set_callback(callback);
+    }
+
     /// The lost-message status with its change count reset.
     pub(crate) fn take_message_lost(&self) -> MessageLostStatus {
         self.message_lost.take()

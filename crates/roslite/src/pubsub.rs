@@ -577,10 +577,7 @@ impl<T: Message> Subscription<T> {
     /// the message after them. Its `total_count_change` is the loss just found: the changes
     /// since the previous callback (or a read of the status), as DDS and rclcpp count them.
     pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
-        self.shared
-            .events
-            .message_lost
-            .set_callback(Box::new(callback));
+        self.shared.events.on_message_lost(Box::new(callback));
     }
 
     /// `REQUESTED_DEADLINE_MISSED`: deadline periods (QoS `deadline`) that ended without a

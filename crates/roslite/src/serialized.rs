@@ -176,10 +176,7 @@ impl SerializedSubscription {
 
     /// As [`Subscription::on_message_lost`](crate::Subscription::on_message_lost).
     pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
-        self.shared
-            .events
-            .message_lost
-            .set_callback(Box::new(callback));
+        self.shared.events.on_message_lost(Box::new(callback));
     }
 }
 
