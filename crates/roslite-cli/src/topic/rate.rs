@@ -259,11 +259,13 @@ fn clock_ns(wall_time: bool, start: Instant) -> u64 {
     }
 }
 
-/// Subscribes to `topic` (as its publishers announce it), hands every arrival's serialized
+/// Subscribes to `topic` (as its publishers announce it; `verb` names the command in errors,
+/// and `announce` prints ros2's `Subscribed to [...]` first), hands every arrival's serialized
 /// size to `arrived` and calls `tick` after each turn of the executor, until `--timeout`
-/// or stdout closes (`tick` returns false).
+/// or stdout closes (`tick` fails).
 fn measure(
     verb: &str,
+    announce: bool,
     topic: &str,
     args: &RateArgs,
     mut arrived: impl FnMut(usize),
@@ -288,7 +290,7 @@ fn measure(
             let _ = sender.send(bytes.bytes().len());
         })
         .with_context(|| format!("cannot subscribe to '{topic}'"))?;
-    if verb == "bw" {
+    if announce {
         println!("Subscribed to [{topic}]");
     }
     let executor = Executor::new(&ctx);
@@ -325,6 +327,7 @@ pub fn run_hz(args: &HzArgs) -> anyhow::Result<()> {
     let window = std::cell::RefCell::new(RateWindow::new(args.window));
     measure(
         "hz",
+        false,
         &args.topic_name,
         &args.common,
         |_| window.borrow_mut().arrived(clock_ns(args.wall_time, start)),
@@ -341,6 +344,7 @@ pub fn run_bw(args: &BwArgs) -> anyhow::Result<()> {
     let mut next_report = Instant::now() + REPORT_PERIOD;
     measure(
         "bw",
+        true,
         &args.topic,
         &args.common,
         |size| window.borrow_mut().arrived(clock_ns(false, start), size),
