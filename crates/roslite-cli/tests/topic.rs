@@ -67,6 +67,11 @@ fn success(output: &Output) -> String {
     text(&output.stdout)
 }
 
+/// Runs `roslite <args>`, which must succeed; its stdout.
+fn succeed(domain: u32, args: &[&str]) -> String {
+    success(&roslite(domain, args).output().expect("run roslite"))
+}
+
 /// Runs `roslite <args>`, which must fail; its stderr.
 fn failure(domain: u32, args: &[&str]) -> String {
     let output = roslite(domain, args).output().expect("run roslite");
@@ -200,9 +205,9 @@ fn topic_list_shows_a_topic_published_by_another_process() {
          /parameter_events [rcl_interfaces/msg/ParameterEvent]\n\
          /rosout [rcl_interfaces/msg/Log]\n"
     );
-    let out = success(&roslite(domain, &["topic", "list"]).output().unwrap());
+    let out = succeed(domain, &["topic", "list"]);
     assert_eq!(out, "/chatter\n/parameter_events\n/rosout\n");
-    let out = success(&roslite(domain, &["topic", "list", "-v"]).output().unwrap());
+    let out = succeed(domain, &["topic", "list", "-v"]);
     assert_eq!(
         out,
         "Published topics:\n * /chatter [std_msgs/msg/String] 1 publisher\n \
@@ -263,11 +268,7 @@ Subscription count: 0
 "
     );
     assert_eq!(out, expected);
-    let out = success(
-        &roslite(domain, &["topic", "info", "chatter"])
-            .output()
-            .unwrap(),
-    );
+    let out = succeed(domain, &["topic", "info", "chatter"]);
     assert_eq!(
         out,
         "Type: std_msgs/msg/String\nPublisher count: 1\nSubscription count: 0\n"
@@ -290,17 +291,13 @@ fn node_list_shows_the_publishing_process_node() {
     assert!(lines[0].starts_with("/_roslite_cli_"), "{out}");
     assert_eq!(lines[1], "/node_talker");
     // The tool's own nodes are hidden, like ros2cli's `_ros2cli_<pid>`.
-    let out = success(&roslite(domain, &["node", "list"]).output().unwrap());
+    let out = succeed(domain, &["node", "list"]);
     assert_eq!(out, "/node_talker\n");
-    let out = success(&roslite(domain, &["node", "list", "-c"]).output().unwrap());
+    let out = succeed(domain, &["node", "list", "-c"]);
     assert_eq!(out, "1\n");
     // ros2node's `info`: the talker's topics and its parameter services; a bare name means
     // the root namespace.
-    let out = success(
-        &roslite(domain, &["node", "info", "node_talker"])
-            .output()
-            .unwrap(),
-    );
+    let out = succeed(domain, &["node", "info", "node_talker"]);
     assert_eq!(
         out,
         "/node_talker
@@ -327,16 +324,12 @@ fn node_list_shows_the_publishing_process_node() {
     );
     // ros2service's `type` and `find` on the same graph: the hidden tool node's own
     // parameter services count only with -a.
-    let out = success(
-        &roslite(domain, &["service", "type", "/node_talker/get_parameters"])
-            .output()
-            .unwrap(),
-    );
+    let out = succeed(domain, &["service", "type", "/node_talker/get_parameters"]);
     assert_eq!(out, "rcl_interfaces/srv/GetParameters\n");
     let find = |extra: &[&str]| {
         let mut args = vec!["service", "find", "rcl_interfaces/GetParameters"];
         args.extend_from_slice(extra);
-        success(&roslite(domain, &args).output().unwrap())
+        succeed(domain, &args)
     };
     assert_eq!(find(&[]), "/node_talker/get_parameters\n");
     assert_eq!(find(&["-c", "-a"]), "2\n");
@@ -423,11 +416,7 @@ fn hz_bw_type_and_find_describe_a_talker() {
         !out.is_empty()
     });
     assert_eq!(out, "/chatter\n");
-    let out = success(
-        &roslite(domain, &["topic", "find", "-c", "std_msgs/String"])
-            .output()
-            .unwrap(),
-    );
+    let out = succeed(domain, &["topic", "find", "-c", "std_msgs/String"]);
     assert_eq!(out, "1\n", "the short type name finds it too");
     let stderr = failure(domain, &["topic", "type", "/nobody", "--spin-time", "0.3"]);
     assert!(stderr.contains("Unknown topic '/nobody'"), "{stderr}");
@@ -515,11 +504,7 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
         out.contains("use_sim_time")
     });
     assert_eq!(listed, "  use_sim_time\n");
-    let dump = success(
-        &roslite(domain, &["param", "dump", "/param_talker"])
-            .output()
-            .unwrap(),
-    );
+    let dump = succeed(domain, &["param", "dump", "/param_talker"]);
     assert_eq!(
         dump, "/param_talker:\n  ros__parameters:\n    use_sim_time: false\n\n",
         "ros2 prints the file and a line after it"
