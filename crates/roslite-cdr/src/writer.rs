@@ -21,33 +21,32 @@ use crate::{Encapsulation, EncodeError, Endianness, Prim, Seq};
 /// other writer fails with [`EncodeError::ReservedSequence`]: it would have to invent contents.
 pub struct CdrWriter<'a> {
     out: Out<'a>,
+    /// Where the next byte goes, from the start of the buffer: the length of a `Vec`; for a
+    /// fixed buffer the logical position, which keeps counting past its end (nothing more is
+    /// written then) so `finish_len` can say how much was needed. Kept here rather than in
+    /// each `Out` so that alignment needs no look at the output (per primitive written).
+    pos: usize,
     origin: usize,
     endianness: Endianness,
 }
 
 enum Out<'a> {
     Vec(Vec<u8>),
-    /// `pos` is the logical position: it keeps counting past the end of `buf` (nothing more is
-    /// written then) so `finish_len` can say how much was needed.
     Slice {
         buf: &'a mut [u8],
-        pos: usize,
         /// `Some` when reserved sequences are welcome, with the ranges left for them so far.
         holes: Option<Vec<ReservedRange>>,
     },
     /// As `Slice` without holes, into memory not yet initialized: bytes are written strictly
     /// in order from the start, so after a successful finish every byte before `pos` is
     /// initialized (what [`CdrWriter::into_uninit`] promises).
-    Uninit {
-        buf: &'a mut [MaybeUninit<u8>],
-        pos: usize,
-    },
-    Count(usize),
+    Uninit(&'a mut [MaybeUninit<u8>]),
+    Count,
 }
 
 macro_rules! write_num {
     ($($name:ident: $t:ty;)*) => {$(
-        #[inline]
+        #[inline(always)]
         pub fn $name(&mut self, v: $t) {
             self.align(std::mem::size_of::<$t>());
             let bytes = match self.endianness {
@@ -77,6 +76,7 @@ impl<'a> CdrWriter<'a> {
         let origin = buf.len();
         Self {
             out: Out::Vec(buf),
+            pos: origin,
             origin,
             endianness,
         }
@@ -105,7 +105,8 @@ impl<'a> CdrWriter<'a> {
     /// written in order, padding included, and a reserved sequence is refused.
     pub fn into_uninit(buf: &'a mut [MaybeUninit<u8>], endianness: Endianness) -> Self {
         let mut w = Self {
-            out: Out::Uninit { buf, pos: 0 },
+            out: Out::Uninit(buf),
+            pos: 0,
             origin: 0,
             endianness,
         };
@@ -120,7 +121,8 @@ impl<'a> CdrWriter<'a> {
         holes: Option<Vec<ReservedRange>>,
     ) -> Self {
         let mut w = Self {
-            out: Out::Slice { buf, pos: 0, holes },
+            out: Out::Slice { buf, holes },
+            pos: 0,
             origin: 0,
             endianness,
         };
@@ -133,7 +135,8 @@ impl<'a> CdrWriter<'a> {
     /// calls would write: [`Self::finish_len`]. Primitive sequences cost O(1) to count.
     pub fn counting(endianness: Endianness) -> Self {
         Self {
-            out: Out::Count(Encapsulation::HEADER_LEN),
+            out: Out::Count,
+            pos: Encapsulation::HEADER_LEN,
             origin: Encapsulation::HEADER_LEN,
             endianness,
         }
@@ -145,6 +148,7 @@ impl<'a> CdrWriter<'a> {
         let origin = buf.len();
         Self {
             out: Out::Vec(buf),
+            pos: origin,
             origin,
             endianness,
         }
@@ -155,58 +159,62 @@ impl<'a> CdrWriter<'a> {
     }
 
     /// Bytes written after the origin.
+    #[inline]
     pub fn position(&self) -> usize {
-        self.end() - self.origin
+        self.pos - self.origin
     }
 
-    /// Where the next byte goes, from the start of the buffer (logical for a short slice).
+    /// Moves the position `len` bytes on; returns where they start.
     #[inline]
-    fn end(&self) -> usize {
-        match &self.out {
-            Out::Vec(buf) => buf.len(),
-            Out::Slice { pos, .. } | Out::Uninit { pos, .. } => *pos,
-            Out::Count(n) => *n,
-        }
+    fn advance(&mut self, len: usize) -> (usize, usize) {
+        let start = self.pos;
+        self.pos = start.saturating_add(len);
+        (start, self.pos)
     }
 
     /// Appends `bytes`. Into a slice without room for all of them, writes none and only
     /// advances the logical position (`finish_len` reports the shortfall).
-    #[inline]
+    ///
+    /// Inlined into every `write_*` (and those into generated encoders): a primitive into a
+    /// slice is then a bounds check and a store.
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
+        let (start, end) = self.advance(bytes.len());
         match &mut self.out {
-            Out::Vec(buf) => buf.extend_from_slice(bytes),
-            Out::Slice { buf, pos, .. } => {
-                if let Some(dst) = advance(buf, pos, bytes.len()) {
+            Out::Slice { buf, .. } => {
+                if let Some(dst) = buf.get_mut(start..end) {
                     dst.copy_from_slice(bytes);
                 }
             }
-            Out::Uninit { buf, pos } => {
-                if let Some(dst) = advance(buf, pos, bytes.len()) {
+            Out::Vec(buf) => extend(buf, bytes),
+            Out::Uninit(buf) => {
+                if let Some(dst) = buf.get_mut(start..end) {
                     // Compiles to one memcpy.
                     for (d, s) in dst.iter_mut().zip(bytes) {
                         d.write(*s);
                     }
                 }
             }
-            Out::Count(n) => *n = n.saturating_add(bytes.len()),
+            Out::Count => {}
         }
     }
 
     #[inline]
     fn put_zeros(&mut self, count: usize) {
+        let (start, end) = self.advance(count);
         match &mut self.out {
-            Out::Vec(buf) => buf.resize(buf.len() + count, 0),
-            Out::Slice { buf, pos, .. } => {
-                if let Some(dst) = advance(buf, pos, count) {
+            Out::Slice { buf, .. } => {
+                if let Some(dst) = buf.get_mut(start..end) {
                     dst.fill(0);
                 }
             }
-            Out::Uninit { buf, pos } => {
-                if let Some(dst) = advance(buf, pos, count) {
+            Out::Vec(buf) => buf.resize(end, 0),
+            Out::Uninit(buf) => {
+                if let Some(dst) = buf.get_mut(start..end) {
                     dst.fill(MaybeUninit::new(0));
                 }
             }
-            Out::Count(n) => *n = n.saturating_add(count),
+            Out::Count => {}
         }
     }
 
@@ -218,7 +226,7 @@ impl<'a> CdrWriter<'a> {
     }
 
     /// Pads with zeros to a multiple of `alignment` (a power of two) from the origin.
-    #[inline]
+    #[inline(always)]
     pub fn align(&mut self, alignment: usize) {
         let misalignment = self.position() & (alignment - 1);
         if misalignment != 0 {
@@ -256,6 +264,7 @@ impl<'a> CdrWriter<'a> {
     ///
     /// # Errors
     /// [`EncodeError::TooLong`] when `len` does not fit in a `u32`.
+    #[inline]
     pub fn write_len(&mut self, len: usize) -> Result<(), EncodeError> {
         let len = u32::try_from(len).map_err(|_| EncodeError::TooLong(len))?;
         self.write_u32(len);
@@ -326,8 +335,8 @@ impl<'a> CdrWriter<'a> {
         self.align(T::SIZE);
         if self.endianness == crate::Endianness::NATIVE || T::SIZE == 1 {
             self.put(bytemuck::cast_slice(values));
-        } else if let Out::Count(n) = &mut self.out {
-            *n = n.saturating_add(std::mem::size_of_val(values));
+        } else if let Out::Count = self.out {
+            self.advance(std::mem::size_of_val(values));
         } else {
             self.reserve(std::mem::size_of_val(values));
             for v in values {
@@ -380,31 +389,28 @@ impl<'a> CdrWriter<'a> {
     fn skip_reserved<T: Prim>(&mut self, len: usize) -> Result<(), EncodeError> {
         let size = len.checked_mul(T::SIZE).ok_or(EncodeError::TooLong(len))?;
         match &self.out {
-            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit { .. } => {
+            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit(_) => {
                 return Err(EncodeError::ReservedSequence { len })
             }
-            Out::Slice { holes: Some(_), .. } | Out::Count(_) => {}
+            Out::Slice { holes: Some(_), .. } | Out::Count => {}
         }
         if len > 0 {
             self.align(T::SIZE);
         }
+        let (start, end) = self.advance(size);
         match &mut self.out {
-            Out::Count(n) => *n = n.saturating_add(size),
+            Out::Count => {}
             Out::Slice {
-                pos,
-                holes: Some(holes),
-                ..
+                holes: Some(holes), ..
             } => {
-                let start = *pos;
-                *pos = pos.saturating_add(size);
                 holes.push(ReservedRange {
-                    bytes: start..*pos,
+                    bytes: start..end,
                     elements: len,
                     element: TypeId::of::<T>(),
                     element_name: std::any::type_name::<T>(),
                 });
             }
-            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit { .. } => {
+            Out::Vec(_) | Out::Slice { holes: None, .. } | Out::Uninit(_) => {
                 unreachable!("internal bug: checked above")
             }
         }
@@ -428,7 +434,7 @@ impl<'a> CdrWriter<'a> {
     pub fn finish(self) -> Vec<u8> {
         match self.out {
             Out::Vec(buf) => buf,
-            Out::Slice { .. } | Out::Uninit { .. } | Out::Count(_) => Vec::new(),
+            Out::Slice { .. } | Out::Uninit(_) | Out::Count => Vec::new(),
         }
     }
 
@@ -439,11 +445,11 @@ impl<'a> CdrWriter<'a> {
     /// [`EncodeError::BufferTooSmall`] when the slice of [`Self::into_slice`] could not hold
     /// the value (its contents are then unspecified).
     pub fn finish_len(self) -> Result<usize, EncodeError> {
-        let (pos, capacity) = match self.out {
-            Out::Vec(buf) => return Ok(buf.len()),
-            Out::Count(n) => return Ok(n),
-            Out::Slice { buf, pos, .. } => (pos, buf.len()),
-            Out::Uninit { buf, pos } => (pos, buf.len()),
+        let pos = self.pos;
+        let capacity = match self.out {
+            Out::Vec(_) | Out::Count => return Ok(pos),
+            Out::Slice { buf, .. } => buf.len(),
+            Out::Uninit(buf) => buf.len(),
         };
         if pos > capacity {
             return Err(EncodeError::BufferTooSmall {
@@ -462,19 +468,17 @@ impl<'a> CdrWriter<'a> {
     pub fn finish_with_holes(mut self) -> Result<(usize, Vec<ReservedRange>), EncodeError> {
         let holes = match &mut self.out {
             Out::Slice { holes, .. } => holes.take().unwrap_or_default(),
-            Out::Vec(_) | Out::Uninit { .. } | Out::Count(_) => Vec::new(),
+            Out::Vec(_) | Out::Uninit(_) | Out::Count => Vec::new(),
         };
         Ok((self.finish_len()?, holes))
     }
 }
 
-/// The next `len` elements of a fixed buffer from `*pos`, which moves past them; `None` when
-/// the buffer ends first (the position still moves, so `finish_len` can report the shortfall).
-#[inline]
-fn advance<'b, T>(buf: &'b mut [T], pos: &mut usize, len: usize) -> Option<&'b mut [T]> {
-    let start = *pos;
-    *pos = start.saturating_add(len);
-    buf.get_mut(start..*pos)
+/// Appends to a growable buffer; not inlined, so that the growth path does not weigh on the
+/// inlined [`CdrWriter::put`].
+#[inline(never)]
+fn extend(buf: &mut Vec<u8>, bytes: &[u8]) {
+    buf.extend_from_slice(bytes);
 }
 
 /// Where [`CdrWriter::into_slice_leaving_holes`] left the elements of one reserved sequence.

@@ -17,7 +17,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
@@ -32,9 +32,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
 use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
-use crate::transport::{
-    send_to_each, Outlet as RemoteOutlet, OutletLoan, OutletStats, SendTimeout,
-};
+use crate::transport::{send_to_each, Lent, Outlet as RemoteOutlet, OutletStats, SendTimeout};
 
 mod loan;
 
@@ -91,6 +89,8 @@ struct SendCounters {
     serialized_in_place: AtomicU64,
     copied_out_bytes: AtomicU64,
     loans_published: AtomicU64,
+    /// The encoded length of the last message serialized, to size the next one's buffer.
+    last_len: AtomicUsize,
 }
 
 impl SendCounters {
@@ -113,7 +113,7 @@ impl SendCounters {
 /// One publish's serialized form and where it goes.
 struct Outgoing {
     /// The message serialized in place, to send through the outlet that loaned it.
-    loan: Option<Box<dyn OutletLoan>>,
+    loan: Option<Lent>,
     /// The serialized bytes for `others`; `None` when there are none.
     payload: Option<Arc<[u8]>>,
     others: ActiveOutlets,
@@ -164,18 +164,15 @@ impl ActiveOutlets {
 
 impl Outgoing {
     /// Serializes `message` once for the `active` outlets: into the first loan one offers,
-    /// else into a shared buffer of the exact size.
+    /// else into a shared buffer.
     fn serialize<T: Message>(
         message: &T,
         mut active: ActiveOutlets,
         counters: &SendCounters,
     ) -> Result<Self, EncodeError> {
-        const ORDER: Endianness = Endianness::Little;
-        let len = roslite_cdr::encoded_len(message, ORDER)?;
         let mut loan = None;
         for (i, outlet) in active.iter() {
-            if let Some(mut l) = outlet.loan(len) {
-                l.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf))?;
+            if let Some(l) = serialize_into_loan(&**outlet, message, &counters.last_len)? {
                 loan = Some((i, l));
                 break;
             }
@@ -188,7 +185,7 @@ impl Outgoing {
         let payload = match (&loan, active.is_empty()) {
             (_, true) => None,
             (Some(loan), false) => Some(counters.copy_out(loan.written())),
-            (None, false) => Some(serialize_shared(message, len)?),
+            (None, false) => Some(serialize_shared(message, &counters.last_len)?),
         };
         Ok(Self {
             loan,
@@ -202,7 +199,7 @@ impl Outgoing {
     /// # Errors
     /// [`PublishError::Timeout`] if any outlet timed out.
     fn send(self, info: &MessageInfo) -> Result<(), PublishError> {
-        let lender = self.loan.map_or(Ok(()), |loan| loan.send(info));
+        let lender = self.loan.map_or(Ok(()), |mut loan| loan.send(info));
         let others = match &self.payload {
             Some(payload) => send_to_each(self.others.iter().map(|(_, o)| o), payload, info),
             None => Ok(()),
@@ -211,11 +208,91 @@ impl Outgoing {
     }
 }
 
-/// `message` serialized (little endian) into a new shared buffer of `len` bytes, its encoded
-/// length: allocated once at its final size, and written once, not zero-filled first (for a
-/// 4 MiB message the fill cost as much as the serialization).
-fn serialize_shared<T: Message>(message: &T, len: usize) -> Result<Arc<[u8]>, EncodeError> {
-    const ORDER: Endianness = Endianness::Little;
+/// Byte order of everything a publisher serializes.
+const ORDER: Endianness = Endianness::Little;
+
+/// Room to ask for beyond the last message's encoded length, so that a message a little longer
+/// than the last one (a longer string) still fits the first try.
+fn with_slack(last_len: usize) -> usize {
+    last_len.saturating_add(last_len / 4).saturating_add(256)
+}
+
+/// `message` serialized into a loan of `outlet` (`None`: it lends no memory). Most topics carry
+/// messages of about one size, so the loan is first sized from the last message's encoded
+/// length (`last_len`) and the message written straight into it; only when that is too small,
+/// or for the first message, is the length counted beforehand (a second pass over the message,
+/// as long as writing it for a small one).
+fn serialize_into_loan<T: Message>(
+    outlet: &dyn RemoteOutlet,
+    message: &T,
+    last_len: &AtomicUsize,
+) -> Result<Option<Lent>, EncodeError> {
+    let write = |loan: &mut Lent| loan.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf));
+    let last = last_len.load(Ordering::Relaxed);
+    if last > 0 {
+        let Some(mut loan) = outlet.loan(with_slack(last)) else {
+            return Ok(None);
+        };
+        match write(&mut loan) {
+            Ok(()) => {
+                last_len.store(loan.written().len(), Ordering::Relaxed);
+                return Ok(Some(loan));
+            }
+            // Longer than the slack allows: count it, and loan again (this one goes back).
+            Err(EncodeError::BufferTooSmall { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let len = roslite_cdr::encoded_len(message, ORDER)?;
+    last_len.store(len, Ordering::Relaxed);
+    let Some(mut loan) = outlet.loan(len) else {
+        return Ok(None);
+    };
+    write(&mut loan)?;
+    Ok(Some(loan))
+}
+
+/// Up to this length, a message for outlets without a loan is written into a reused buffer and
+/// copied out (cheaper for small messages than counting its length first); beyond it, counted
+/// and written once at its final size.
+const SCRATCH_MAX: usize = 16 * 1024;
+
+thread_local! {
+    /// The reused buffer of [`serialize_shared`].
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `message` serialized (little endian) into a new shared buffer of its encoded length. A small
+/// message (by `last_len`, the last one's length) is written into a reused buffer and copied
+/// out; a large one is counted first, then allocated once at its final size and written once,
+/// not zero-filled first (for a 4 MiB message the fill cost as much as the serialization).
+fn serialize_shared<T: Message>(
+    message: &T,
+    last_len: &AtomicUsize,
+) -> Result<Arc<[u8]>, EncodeError> {
+    if last_len.load(Ordering::Relaxed) <= SCRATCH_MAX {
+        let scratch = SCRATCH.with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)));
+        // Taken while borrowed only if an encoder published from inside `encode`.
+        if let Ok(mut buf) = scratch {
+            buf.clear();
+            let mut w = roslite_cdr::CdrWriter::with_buffer(buf, ORDER);
+            message.encode(&mut w)?;
+            let buf = w.finish();
+            last_len.store(buf.len(), Ordering::Relaxed);
+            let shared = Arc::from(&buf[..]);
+            if buf.capacity() <= SCRATCH_MAX {
+                SCRATCH.with(|s| *s.borrow_mut() = buf);
+            }
+            return Ok(shared);
+        }
+    }
+    let len = roslite_cdr::encoded_len(message, ORDER)?;
+    last_len.store(len, Ordering::Relaxed);
+    serialize_counted(message, len)
+}
+
+/// `message` serialized into a new shared buffer of `len` bytes, its encoded length.
+fn serialize_counted<T: Message>(message: &T, len: usize) -> Result<Arc<[u8]>, EncodeError> {
     let mut payload = Arc::<[u8]>::new_uninit_slice(len);
     let written = match Arc::get_mut(&mut payload) {
         Some(buf) => roslite_cdr::to_uninit_slice(message, ORDER, buf)?,
@@ -1009,24 +1086,33 @@ impl<T: Message> Drop for Publisher<T> {
 
 #[cfg(test)]
 mod serialize_tests {
-    use super::serialize_shared;
-    use roslite_cdr::Endianness;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use super::{serialize_into_loan, serialize_shared, SCRATCH_MAX};
+    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout};
+    use crate::MessageInfo;
+    use roslite_cdr::{EncodeError, Endianness};
     use roslite_msgs::geometry_msgs::msg::Twist;
     use roslite_msgs::sensor_msgs::msg::Image;
     use roslite_msgs::std_msgs::msg::String as RosString;
 
     fn same_as_to_vec<T: crate::Message>(message: &T) {
         let expected = roslite_cdr::to_vec(message, Endianness::Little).unwrap();
-        let len = roslite_cdr::encoded_len(message, Endianness::Little).unwrap();
-        let shared = serialize_shared(message, len).unwrap();
-        assert_eq!(&shared[..], &expected[..]);
+        // The reused buffer, then counting first.
+        for last_len in [0, SCRATCH_MAX + 1] {
+            let last = AtomicUsize::new(last_len);
+            let shared = serialize_shared(message, &last).unwrap();
+            assert_eq!(&shared[..], &expected[..], "last length {last_len}");
+            assert_eq!(last.load(Ordering::Relaxed), expected.len());
+        }
     }
 
     #[test]
     fn shared_serialization_writes_every_byte_as_to_vec_does() {
         same_as_to_vec(&RosString::default());
         // Odd string lengths leave alignment padding before what follows.
-        for n in [1, 3, 5, 4096] {
+        for n in [1, 3, 5, 4096, 40_000] {
             same_as_to_vec(&RosString {
                 data: "x".repeat(n),
             });
@@ -1041,5 +1127,79 @@ mod serialize_tests {
             ..Image::default()
         };
         same_as_to_vec(&image);
+    }
+
+    /// Lends plain buffers and remembers the length of each one lent.
+    #[derive(Default)]
+    struct LendingOutlet {
+        lent: Mutex<Vec<usize>>,
+    }
+
+    struct VecLoan {
+        buf: Vec<u8>,
+        used: usize,
+    }
+
+    impl OutletLoan for VecLoan {
+        fn write(
+            &mut self,
+            write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        ) -> Result<(), EncodeError> {
+            self.used = write(&mut self.buf)?;
+            Ok(())
+        }
+
+        fn written(&self) -> &[u8] {
+            &self.buf[..self.used]
+        }
+
+        fn written_mut(&mut self) -> &mut [u8] {
+            &mut self.buf[..self.used]
+        }
+
+        fn send(&mut self, _: &MessageInfo) -> Result<(), SendTimeout> {
+            Ok(())
+        }
+    }
+
+    impl Outlet for LendingOutlet {
+        fn send(&self, _: &Arc<[u8]>, _: &MessageInfo) -> Result<(), SendTimeout> {
+            Ok(())
+        }
+
+        fn loan(&self, len: usize) -> Option<Lent> {
+            self.lent.lock().unwrap().push(len);
+            Some(Lent::Other(Box::new(VecLoan {
+                buf: vec![0xEE; len],
+                used: 0,
+            })))
+        }
+    }
+
+    #[test]
+    fn a_loan_is_sized_by_the_last_message_and_counted_only_when_that_is_too_small() {
+        let outlet = LendingOutlet::default();
+        let last = AtomicUsize::new(0);
+        let expect_loans = |message: &RosString, lent: &[usize]| {
+            let expected = roslite_cdr::to_vec(message, Endianness::Little).unwrap();
+            let loan = serialize_into_loan(&outlet, message, &last)
+                .unwrap()
+                .unwrap();
+            assert_eq!(loan.written(), &expected[..]);
+            assert_eq!(last.load(Ordering::Relaxed), expected.len());
+            assert_eq!(&*outlet.lent.lock().unwrap(), lent);
+            outlet.lent.lock().unwrap().clear();
+        };
+        let text = |n: usize| RosString {
+            data: "y".repeat(n),
+        };
+        // The first message is counted: a loan of its exact length (4 + 4 + 10 + 1 bytes).
+        expect_loans(&text(10), &[19]);
+        // Then sized by the last one with room to spare: 19 + 4 + 256.
+        expect_loans(&text(200), &[279]);
+        // Longer than that (209 + 52 + 256): the first loan goes back, the message is
+        // counted and loaned again.
+        expect_loans(&text(1000), &[517, 1009]);
+        expect_loans(&text(3), &[1517]);
     }
 }

@@ -47,7 +47,7 @@ use crate::events::{IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{
-    LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats, SendTimeout,
+    Lent, LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats, SendTimeout,
 };
 
 /// Which same-host transport carries a pair.
@@ -730,10 +730,10 @@ impl Outlet for ShmOutlet {
         self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
     }
 
-    fn loan(&self, len: usize) -> Option<Box<dyn OutletLoan>> {
+    fn loan(&self, len: usize) -> Option<Lent> {
         let writer = self.0.upgrade()?;
         let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
-        Some(Box::new(ShmLoan::Uninit(loan)))
+        Some(Lent::SharedMemory(ShmLoan(ShmLoanState::Uninit(loan))))
     }
 
     fn stats(&self) -> Option<OutletStats> {
@@ -752,11 +752,13 @@ impl Outlet for ShmOutlet {
 
 /// A shared-memory chunk the publisher serializes into: loaned, then written, then sent,
 /// numbered as the publisher numbers its messages (see `ShmWriter::number_from`).
-enum ShmLoan {
+pub struct ShmLoan(ShmLoanState);
+
+enum ShmLoanState {
     Uninit(LoanUninit),
     Written(Loan),
-    /// Writing failed; the chunk went back to the pool.
-    Failed,
+    /// Writing failed (the chunk went back to the pool), or the chunk was sent.
+    Spent,
 }
 
 impl OutletLoan for ShmLoan {
@@ -764,45 +766,47 @@ impl OutletLoan for ShmLoan {
         &mut self,
         write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
     ) -> Result<(), EncodeError> {
-        match std::mem::replace(self, Self::Failed) {
-            Self::Uninit(loan) => {
+        match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
+            ShmLoanState::Uninit(loan) => {
                 let loan = loan.write_with(|chunk| {
                     let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
                     lead.fill(0);
                     write(rest).map(|used| SAMPLE_LEAD + used)
                 })?;
-                *self = Self::Written(loan);
+                self.0 = ShmLoanState::Written(loan);
                 Ok(())
             }
             // A second write: keep what the first one wrote.
             other => {
-                *self = other;
+                self.0 = other;
                 Ok(())
             }
         }
     }
 
     fn written(&self) -> &[u8] {
-        match self {
-            Self::Written(loan) => loan.payload().get(SAMPLE_LEAD..).unwrap_or(&[]),
-            Self::Uninit(_) | Self::Failed => &[],
+        match &self.0 {
+            ShmLoanState::Written(loan) => loan.payload().get(SAMPLE_LEAD..).unwrap_or(&[]),
+            ShmLoanState::Uninit(_) | ShmLoanState::Spent => &[],
         }
     }
 
     fn written_mut(&mut self) -> &mut [u8] {
-        match self {
-            Self::Written(loan) => loan.payload_mut().get_mut(SAMPLE_LEAD..).unwrap_or(&mut []),
-            Self::Uninit(_) | Self::Failed => &mut [],
+        match &mut self.0 {
+            ShmLoanState::Written(loan) => {
+                loan.payload_mut().get_mut(SAMPLE_LEAD..).unwrap_or(&mut [])
+            }
+            ShmLoanState::Uninit(_) | ShmLoanState::Spent => &mut [],
         }
     }
 
-    fn send(self: Box<Self>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        match *self {
-            Self::Written(loan) => timed_out(loan.send_numbered(
+    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout> {
+        match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
+            ShmLoanState::Written(loan) => timed_out(loan.send_numbered(
                 info.publication_sequence_number,
                 info.source_timestamp.as_nanos(),
             )),
-            Self::Uninit(_) | Self::Failed => Ok(()),
+            ShmLoanState::Uninit(_) | ShmLoanState::Spent => Ok(()),
         }
     }
 }

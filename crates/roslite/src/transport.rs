@@ -21,11 +21,11 @@ use crate::qos::{QosPolicyKind, QosProfile};
 
 /// Receives the serialized messages of one local publisher.
 ///
-/// Per publish, the publisher asks every outlet [`Self::is_active`]; if any is, it computes
-/// the encoded length and asks the active outlets, in attach order, for a [`Self::loan`] of
-/// that length. The first loan is serialized into, in place, and sent with
-/// [`OutletLoan::send`]; every other active outlet gets [`Self::send`] with the same bytes
-/// (copied out of the loan once, only when there is such an outlet).
+/// Per publish, the publisher asks every outlet [`Self::is_active`]; if any is, it asks the
+/// active outlets, in attach order, for a [`Self::loan`] big enough for the message (sized
+/// from the last message's length, or counted). The first loan is serialized into, in place,
+/// and sent with [`OutletLoan::send`]; every other active outlet gets [`Self::send`] with the
+/// same bytes (copied out of the loan once, only when there is such an outlet).
 pub trait Outlet: Send + Sync {
     /// `payload` is the whole serialized message, shared by every outlet of this publish.
     ///
@@ -40,10 +40,10 @@ pub trait Outlet: Send + Sync {
         true
     }
 
-    /// A buffer of exactly `len` bytes in the outlet's own memory (a shared-memory chunk) for
-    /// the publisher to serialize into; `None` (the default): give me the bytes with
-    /// [`Self::send`].
-    fn loan(&self, _len: usize) -> Option<Box<dyn OutletLoan>> {
+    /// A buffer of `len` bytes in the outlet's own memory (a shared-memory chunk) for the
+    /// publisher to serialize into, which may use less of it; `None` (the default): give me
+    /// the bytes with [`Self::send`].
+    fn loan(&self, _len: usize) -> Option<Lent> {
         None
     }
 
@@ -78,11 +78,40 @@ pub trait OutletLoan: Send {
     /// [`Self::send`] sends (no copy in between), with the same address as [`Self::written`].
     fn written_mut(&mut self) -> &mut [u8];
 
-    /// Sends the written bytes through the outlet that loaned the buffer.
+    /// Sends the written bytes through the outlet that loaned the buffer. Called at most
+    /// once: the loan is spent afterwards (it sends nothing more and gives nothing back).
     ///
     /// # Errors
     /// As [`Outlet::send`].
-    fn send(self: Box<Self>, info: &MessageInfo) -> Result<(), SendTimeout>;
+    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout>;
+}
+
+/// A buffer an [`Outlet`] lent: a shared-memory chunk held as it is, so that a publish
+/// allocates nothing for it (one allocation in three of a same-host echo), any other kind
+/// boxed.
+pub enum Lent {
+    SharedMemory(crate::same_host::ShmLoan),
+    Other(Box<dyn OutletLoan>),
+}
+
+impl std::ops::Deref for Lent {
+    type Target = dyn OutletLoan;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Self::SharedMemory(loan) => loan,
+            Self::Other(loan) => &**loan,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Lent {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Self::SharedMemory(loan) => loan,
+            Self::Other(loan) => &mut **loan,
+        }
+    }
 }
 
 /// A reliable keep-all reader of an outlet had no room for the message during the whole

@@ -28,7 +28,7 @@ use roslite_cdr::{Backing, Endianness, Prim, ReservedRange, SharedBuf};
 use roslite_msgs::Message;
 
 use super::{MessageInfo, Outgoing, PublishError, Publisher, PublisherShared};
-use crate::transport::OutletLoan;
+use crate::transport::Lent;
 
 /// Loans are encoded in the machine's byte order, so that the application's native values
 /// written into a hole are the right bytes (publish uses little endian; readers accept both).
@@ -127,7 +127,7 @@ enum LoanBuffer {
     /// Memory of the outlet attached under id `lender` (a shared-memory chunk), written.
     Outlet {
         lender: u64,
-        loan: Box<dyn OutletLoan>,
+        loan: Lent,
     },
     Heap(HeapBytes),
 }
