@@ -181,7 +181,7 @@ impl Outgoing {
             active.set_inactive(i);
             l
         });
-        counters.count_serialized(loan.is_some());
+        counters.count_serialized(loan.as_ref().is_some_and(Lent::is_shared_memory));
         let payload = match (&loan, active.is_empty()) {
             (_, true) => None,
             (Some(loan), false) => Some(counters.copy_out(loan.written())),

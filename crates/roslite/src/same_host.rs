@@ -813,9 +813,97 @@ impl OutletLoan for ShmLoan {
 
 struct UdsOutlet(Weak<UdsWriter>);
 
+/// Up to this length a message for a Unix socket is serialized into [`UDS_SEND_BUFFER`].
+const UDS_LOAN_MAX: usize = 64 * 1024;
+
+thread_local! {
+    /// The buffer [`UdsLoan`]s of this thread serialize into (one publish at a time uses it; a
+    /// second loan at once gets a new one).
+    static UDS_SEND_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
+/// [`SAMPLE_LEAD`] bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
+pub struct UdsLoan {
+    writer: Arc<UdsWriter>,
+    buf: Vec<u8>,
+    len: usize,
+    /// Bytes written; `None` until written, and once sent.
+    used: Option<usize>,
+}
+
+impl UdsLoan {
+    fn bytes(&self) -> &[u8] {
+        let used = self.used.unwrap_or(0);
+        &self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
+    }
+}
+
+impl OutletLoan for UdsLoan {
+    fn write(
+        &mut self,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+    ) -> Result<(), EncodeError> {
+        if self.used.is_none() {
+            let used = write(&mut self.buf[SAMPLE_LEAD..SAMPLE_LEAD + self.len])?;
+            self.used = Some(used.min(self.len));
+        }
+        Ok(())
+    }
+
+    fn written(&self) -> &[u8] {
+        self.bytes()
+    }
+
+    fn written_mut(&mut self) -> &mut [u8] {
+        let used = self.used.unwrap_or(0);
+        &mut self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
+    }
+
+    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout> {
+        if self.used.is_none() {
+            return Ok(());
+        }
+        let result = self.writer.send_numbered(
+            info.publication_sequence_number,
+            self.bytes(),
+            info.source_timestamp.as_nanos(),
+        );
+        self.used = None;
+        timed_out(result)
+    }
+}
+
+impl Drop for UdsLoan {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        UDS_SEND_BUFFER.with(|b| b.set(buf));
+    }
+}
+
 impl Outlet for UdsOutlet {
     fn is_active(&self) -> bool {
         self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
+    }
+
+    /// A small message is serialized into a buffer this thread reuses and sent from there: no
+    /// shared buffer to allocate and fill for the socket to copy again. A large one is not
+    /// (`None`): its buffer would stay allocated for the thread's life.
+    fn loan(&self, len: usize) -> Option<Lent> {
+        if len > UDS_LOAN_MAX {
+            return None;
+        }
+        let writer = self.0.upgrade()?;
+        let mut buf = UDS_SEND_BUFFER.with(|b| b.take());
+        if buf.len() < SAMPLE_LEAD + len {
+            buf.resize(SAMPLE_LEAD + len, 0);
+        }
+        Some(Lent::UnixSocket(UdsLoan {
+            writer,
+            buf,
+            len,
+            used: None,
+        }))
     }
 
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
@@ -841,5 +929,54 @@ impl Outlet for UdsOutlet {
             copied_bytes: stats.sent_bytes,
             buffers_in_use: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uds_outlet() -> (Endpoint, Arc<UdsWriter>, UdsOutlet) {
+        let endpoint = Endpoint::bind().expect("bind");
+        let writer = Arc::new(
+            UdsWriter::create(
+                &endpoint,
+                WriterKey::from(3u128),
+                UdsWriterConfig::default(),
+            )
+            .expect("writer"),
+        );
+        let outlet = UdsOutlet(Arc::downgrade(&writer));
+        (endpoint, writer, outlet)
+    }
+
+    #[test]
+    fn a_unix_socket_lends_its_threads_reused_buffer_for_small_messages_only() {
+        let (_endpoint, _writer, outlet) = uds_outlet();
+        let written_at = |len: usize| {
+            let mut loan = outlet.loan(len).expect("a small message gets a loan");
+            assert!(!loan.is_shared_memory());
+            loan.write(&mut |buf| {
+                assert_eq!(buf.len(), len);
+                buf.fill(7);
+                Ok(len - 1)
+            })
+            .unwrap();
+            assert_eq!(loan.written(), &vec![7; len - 1][..]);
+            // The body after the 4-byte encapsulation header is 8-aligned, as in a chunk.
+            assert_eq!((loan.written().as_ptr() as usize + 4) % 8, 0);
+            loan.written().as_ptr()
+        };
+        let first = written_at(100);
+        assert_eq!(
+            written_at(80),
+            first,
+            "the buffer is reused, not reallocated"
+        );
+        assert!(outlet.loan(UDS_LOAN_MAX).is_some());
+        assert!(
+            outlet.loan(UDS_LOAN_MAX + 1).is_none(),
+            "a large message is not kept in a thread's buffer"
+        );
     }
 }

@@ -91,7 +91,17 @@ pub trait OutletLoan: Send {
 /// boxed.
 pub enum Lent {
     SharedMemory(crate::same_host::ShmLoan),
+    /// A buffer the socket copies from: serialized into without an allocation, but not shared.
+    UnixSocket(crate::same_host::UdsLoan),
     Other(Box<dyn OutletLoan>),
+}
+
+impl Lent {
+    /// Whether the subscribers read the very bytes written (shared memory), as opposed to a
+    /// copy the transport makes.
+    pub fn is_shared_memory(&self) -> bool {
+        matches!(self, Self::SharedMemory(_))
+    }
 }
 
 impl std::ops::Deref for Lent {
@@ -100,6 +110,7 @@ impl std::ops::Deref for Lent {
     fn deref(&self) -> &Self::Target {
         match self {
             Self::SharedMemory(loan) => loan,
+            Self::UnixSocket(loan) => loan,
             Self::Other(loan) => &**loan,
         }
     }
@@ -109,6 +120,7 @@ impl std::ops::DerefMut for Lent {
     fn deref_mut(&mut self) -> &mut Self::Target {
         match self {
             Self::SharedMemory(loan) => loan,
+            Self::UnixSocket(loan) => loan,
             Self::Other(loan) => &mut **loan,
         }
     }

@@ -13,7 +13,8 @@ mod common;
 use common::shm_stats;
 
 fn test_domain(offset: u32) -> u32 {
-    140 + (std::process::id() % 10) * 3 + offset
+    debug_assert!(offset < 4);
+    140 + (std::process::id() % 10) * 4 + offset
 }
 
 struct Listener {
@@ -184,4 +185,43 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
     assert_eq!(shm_stats(&publisher).copied_bytes, 0);
     shm_listener.stop();
     uds_listener.stop();
+}
+
+/// Over a Unix socket alone, small messages are serialized into the writer thread's reused
+/// buffer (not shared memory, so not in place) and large ones into a shared buffer of their
+/// own; every size arrives intact, in turn.
+#[test]
+fn unix_socket_readers_get_small_and_large_messages_intact() {
+    let domain = test_domain(3);
+    let uds_only = LocalTransports {
+        shm: false,
+        uds: true,
+    };
+    let listener = Listener::start(domain, uds_only);
+    let talker_ctx = common::localhost_context(domain, uds_only);
+    let publisher = talker_ctx
+        .create_node("lidar")
+        .unwrap()
+        .create_publisher::<PointCloud2>("points", 4)
+        .unwrap();
+    let net = talker_ctx.network().unwrap();
+    assert!(common::wait_until(Duration::from_secs(20), || {
+        net.remote_subscriptions_by_path("/points") == (0, 1)
+    }));
+    let sizes = [64, 4096, 256 * 1024, 48, 70 * 1024, 64];
+    for (salt, size) in sizes.into_iter().enumerate() {
+        let message = Arc::new(common::xyzi_cloud(size, salt as u8));
+        publisher.publish_shared(message.clone()).unwrap();
+        listener.expect(&message);
+    }
+    let stats = publisher.send_stats();
+    assert_eq!(
+        (
+            stats.serialized,
+            stats.serialized_in_place,
+            stats.copied_out_bytes
+        ),
+        (sizes.len() as u64, 0, 0)
+    );
+    listener.stop();
 }

@@ -76,7 +76,8 @@ impl<T: Message> Publisher<T> {
             if !outlet.is_active() {
                 continue;
             }
-            let Some(mut outlet_loan) = outlet.loan(len) else {
+            // Only shared memory is worth it: any other outlet copies the bytes anyway.
+            let Some(mut outlet_loan) = outlet.loan(len).filter(Lent::is_shared_memory) else {
                 continue;
             };
             let mut holes = Vec::new();
