@@ -122,6 +122,14 @@ impl CallbackGroup {
     /// a mutually exclusive group runs one at a time). A panic in the callback is re-raised on
     /// the executor's thread.
     pub fn try_run_inline(&self, entity: &dyn Waitable) -> bool {
+        self.try_run_inline_with(&mut || entity.execute())
+    }
+
+    /// [`Self::try_run_inline`] for a callback the caller runs itself (`run`, which says
+    /// whether a callback ran): a subscription hands a message straight to its callback
+    /// instead of through its queue. False, without calling `run`, when the turn cannot be
+    /// had.
+    pub fn try_run_inline_with(&self, run: &mut dyn FnMut() -> bool) -> bool {
         let Some(parker) = self
             .executor
             .lock()
@@ -137,7 +145,7 @@ impl CallbackGroup {
             parker.end_lend(false, None);
             return false;
         };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entity.execute()));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
         drop(claim);
         match outcome {
             Ok(ran) => {

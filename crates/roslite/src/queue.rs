@@ -36,6 +36,12 @@ impl<T> MessageQueue<T> {
         self.items.is_empty()
     }
 
+    /// Empty, with no path waiting for room: a message may then bypass the queue (only a
+    /// [`Self::pop_front`] hands the waiters their room).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.items.is_empty() && self.room_waiters.is_empty()
+    }
+
     /// Takes the oldest message, with the waiters to call if this made room (call them after
     /// releasing the queue's lock: they may take others).
     pub(crate) fn pop_front(&mut self) -> (Option<T>, Vec<RoomWaiter>) {
@@ -144,6 +150,23 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         let (_, w) = q.pop_front();
         assert!(w.is_empty(), "each called once");
+    }
+
+    /// A batch on its way that alone would fill the queue leaves a waiter behind an empty
+    /// queue: the queue is not idle then, so the batch goes through it and a take frees the
+    /// waiting path.
+    #[test]
+    fn an_empty_queue_with_a_waiting_path_is_not_idle() {
+        let mut q = MessageQueue::new(History::KeepAll);
+        assert!(q.is_idle());
+        let (calls, waiter) = counting();
+        assert!(q.wait_for_room(KEEP_ALL_MAX_SAMPLES, waiter()).is_ok());
+        assert!(q.is_empty() && !q.is_idle());
+        q.push(1);
+        let (_, w) = q.pop_front();
+        w.into_iter().for_each(|w| w());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(q.is_idle());
     }
 
     #[test]

@@ -1118,3 +1118,49 @@ fn a_publisher_with_more_than_64_outlets_reaches_every_one_once() {
     assert_eq!(*counts.lock().unwrap(), vec![3; 70]);
     drop(subscriptions);
 }
+
+/// A receive thread may hand a message straight to a sleeping executor's callback; one that
+/// outlived its lifespan on the way must still be dropped and counted, not handed over.
+#[test]
+fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_once() {
+    use crate::pubsub::SerializedSink as _;
+    let (ctx, node, executor) = setup();
+    let qos = QosProfile::keep_last(10).lifespan(Duration::from_millis(20));
+    let (got, push) = collector::<u32>();
+    let sub = node
+        .create_subscription("stale", qos, move |m: Count| push(m.0))
+        .unwrap();
+    let spinner = std::thread::spawn(move || executor.spin());
+    // Long enough for the executor to fall asleep, lending its turn.
+    std::thread::sleep(Duration::from_millis(200));
+    let sent_at = |age: Duration| MessageInfo {
+        source_timestamp: roslite_executor::Instant::from_nanos(
+            roslite_executor::Instant::monotonic_now()
+                .as_nanos()
+                .saturating_sub(age.as_nanos() as u64),
+        ),
+        received_timestamp: roslite_executor::Instant::ZERO,
+        publication_sequence_number: 1,
+        publisher_id: 0,
+        from_intra_process: false,
+    };
+    let payload = |n: u32| {
+        roslite_cdr::SharedBuf::from_vec(
+            roslite_cdr::to_vec(&Count(n), roslite_cdr::Endianness::Little).unwrap(),
+        )
+    };
+    crate::pubsub::with_inline_dispatch(|| {
+        sub.shared
+            .deliver_serialized(&payload(1), sent_at(Duration::from_secs(1)));
+        sub.shared
+            .deliver_serialized(&payload(2), sent_at(Duration::ZERO));
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while got.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(*got.lock().unwrap(), [2]);
+    assert_eq!(sub.stats().expired, 1);
+    ctx.shutdown();
+    spinner.join().unwrap();
+}
