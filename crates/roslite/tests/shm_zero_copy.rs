@@ -68,23 +68,34 @@ impl Listener {
 
 const LARGE: usize = 55_000_000;
 
-#[test]
-fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact() {
-    let domain = test_domain(0);
-    let listener = Listener::start(domain, LocalTransports::default());
-    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
-    let publisher = talker_ctx
+/// A talker context on `domain` with a `/points` publisher, once `subscriptions` same-host
+/// subscriptions matched it (none over RTPS).
+fn talker(
+    domain: u32,
+    transports: LocalTransports,
+    subscriptions: usize,
+) -> (Context, roslite::Publisher<PointCloud2>) {
+    let ctx = common::localhost_context(domain, transports);
+    let publisher = ctx
         .create_node("lidar")
         .unwrap()
         .create_publisher::<PointCloud2>("points", 4)
         .unwrap();
-    let net = talker_ctx.network().unwrap();
+    let net = ctx.network().unwrap();
     assert!(
         common::wait_until(Duration::from_secs(20), || {
-            net.remote_subscriptions_by_path("/points") == (0, 1)
+            net.remote_subscriptions_by_path("/points") == (0, subscriptions)
         }),
-        "the listener never matched over shared memory only"
+        "{subscriptions} listener(s) should match over same-host links only"
     );
+    (ctx, publisher)
+}
+
+#[test]
+fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact() {
+    let domain = test_domain(0);
+    let listener = Listener::start(domain, LocalTransports::default());
+    let (_talker_ctx, publisher) = talker(domain, LocalTransports::default(), 1);
     let before = shm_stats(&publisher);
     let mut wire_len = 0;
     for salt in 0..3 {
@@ -122,16 +133,7 @@ fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact(
 fn with_only_shared_memory_readers_nothing_is_copied_on_the_send_side() {
     let domain = test_domain(1);
     let listener = Listener::start(domain, LocalTransports::default());
-    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
-    let publisher = talker_ctx
-        .create_node("lidar")
-        .unwrap()
-        .create_publisher::<PointCloud2>("points", 4)
-        .unwrap();
-    let net = talker_ctx.network().unwrap();
-    assert!(common::wait_until(Duration::from_secs(20), || {
-        net.remote_subscriptions_by_path("/points") == (0, 1)
-    }));
+    let (_talker_ctx, publisher) = talker(domain, LocalTransports::default(), 1);
     for salt in 0..2 {
         let message = Arc::new(common::xyzi_cloud(LARGE, salt));
         publisher.publish_shared(message.clone()).unwrap();
@@ -160,19 +162,7 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
             uds: true,
         },
     );
-    let talker_ctx = common::localhost_context(domain, LocalTransports::default());
-    let publisher = talker_ctx
-        .create_node("lidar")
-        .unwrap()
-        .create_publisher::<PointCloud2>("points", 4)
-        .unwrap();
-    let net = talker_ctx.network().unwrap();
-    assert!(
-        common::wait_until(Duration::from_secs(20), || {
-            net.remote_subscriptions_by_path("/points") == (0, 2)
-        }),
-        "both listeners should match over same-host links"
-    );
+    let (_talker_ctx, publisher) = talker(domain, LocalTransports::default(), 2);
     let message = Arc::new(common::xyzi_cloud(1 << 20, 9));
     let wire_len = roslite_cdr::encoded_len(&*message, roslite_cdr::Endianness::Little).unwrap();
     publisher.publish_shared(message.clone()).unwrap();
@@ -198,16 +188,7 @@ fn unix_socket_readers_get_small_and_large_messages_intact() {
         uds: true,
     };
     let listener = Listener::start(domain, uds_only);
-    let talker_ctx = common::localhost_context(domain, uds_only);
-    let publisher = talker_ctx
-        .create_node("lidar")
-        .unwrap()
-        .create_publisher::<PointCloud2>("points", 4)
-        .unwrap();
-    let net = talker_ctx.network().unwrap();
-    assert!(common::wait_until(Duration::from_secs(20), || {
-        net.remote_subscriptions_by_path("/points") == (0, 1)
-    }));
+    let (_talker_ctx, publisher) = talker(domain, uds_only, 1);
     let sizes = [64, 4096, 256 * 1024, 48, 70 * 1024, 64];
     for (salt, size) in sizes.into_iter().enumerate() {
         let message = Arc::new(common::xyzi_cloud(size, salt as u8));
