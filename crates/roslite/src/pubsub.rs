@@ -32,7 +32,10 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
 use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
-use crate::transport::{send_to_each, Lent, Outlet as RemoteOutlet, OutletStats, SendTimeout};
+use crate::transport::{
+    give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
+    OutletStats, SendTimeout,
+};
 
 mod loan;
 
@@ -252,39 +255,30 @@ fn serialize_into_loan<T: Message>(
     Ok(Some(loan))
 }
 
-/// Up to this length, a message for outlets without a loan is written into a reused buffer and
-/// copied out (cheaper for small messages than counting its length first); beyond it, counted
-/// and written once at its final size.
+/// Up to this length, a message for outlets without a loan is written into the thread's
+/// reused buffer and copied out (cheaper for small messages than counting its length first);
+/// beyond it, counted and written once at its final size.
 const SCRATCH_MAX: usize = 16 * 1024;
 
-thread_local! {
-    /// The reused buffer of [`serialize_shared`].
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// `message` serialized (little endian) into a new shared buffer of its encoded length. A small
-/// message (by `last_len`, the last one's length) is written into a reused buffer and copied
-/// out; a large one is counted first, then allocated once at its final size and written once,
-/// not zero-filled first (for a 4 MiB message the fill cost as much as the serialization).
+/// message (by `last_len`, the last one's length) is written into the thread's reused buffer
+/// and copied out; a large one is counted first, then allocated once at its final size and
+/// written once, not zero-filled first (for a 4 MiB message the fill cost as much as the
+/// serialization).
 fn serialize_shared<T: Message>(
     message: &T,
     last_len: &AtomicUsize,
 ) -> Result<Arc<[u8]>, EncodeError> {
     if last_len.load(Ordering::Relaxed) <= SCRATCH_MAX {
-        let scratch = SCRATCH.with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)));
-        // Taken while borrowed only if an encoder published from inside `encode`.
-        if let Ok(mut buf) = scratch {
-            buf.clear();
-            let mut w = roslite_cdr::CdrWriter::with_buffer(buf, ORDER);
-            message.encode(&mut w)?;
-            let buf = w.finish();
-            last_len.store(buf.len(), Ordering::Relaxed);
-            let shared = Arc::from(&buf[..]);
-            if buf.capacity() <= SCRATCH_MAX {
-                SCRATCH.with(|s| *s.borrow_mut() = buf);
-            }
-            return Ok(shared);
-        }
+        let mut buf = take_send_buffer();
+        buf.clear();
+        let mut w = roslite_cdr::CdrWriter::with_buffer(buf, ORDER);
+        message.encode(&mut w)?;
+        let buf = w.finish();
+        last_len.store(buf.len(), Ordering::Relaxed);
+        let shared = Arc::from(&buf[..]);
+        give_back_send_buffer(buf);
+        return Ok(shared);
     }
     let len = roslite_cdr::encoded_len(message, ORDER)?;
     last_len.store(len, Ordering::Relaxed);

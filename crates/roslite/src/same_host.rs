@@ -47,7 +47,8 @@ use crate::events::{IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{
-    Lent, LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats, SendTimeout,
+    give_back_send_buffer, take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet,
+    OutletLoan, OutletStats, SendTimeout, SEND_BUFFER_MAX,
 };
 
 /// Which same-host transport carries a pair.
@@ -813,15 +814,6 @@ impl OutletLoan for ShmLoan {
 
 struct UdsOutlet(Weak<UdsWriter>);
 
-/// Up to this length a message for a Unix socket is serialized into [`UDS_SEND_BUFFER`].
-const UDS_LOAN_MAX: usize = 64 * 1024;
-
-thread_local! {
-    /// The buffer [`UdsLoan`]s of this thread serialize into (one publish at a time uses it; a
-    /// second loan at once gets a new one).
-    static UDS_SEND_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
 /// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
 /// [`SAMPLE_LEAD`] bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
 pub struct UdsLoan {
@@ -877,7 +869,7 @@ impl OutletLoan for UdsLoan {
 impl Drop for UdsLoan {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.buf);
-        UDS_SEND_BUFFER.with(|b| b.set(buf));
+        give_back_send_buffer(buf);
     }
 }
 
@@ -890,11 +882,11 @@ impl Outlet for UdsOutlet {
     /// shared buffer to allocate and fill for the socket to copy again. A large one is not
     /// (`None`): its buffer would stay allocated for the thread's life.
     fn loan(&self, len: usize) -> Option<Lent> {
-        if len > UDS_LOAN_MAX {
+        if len > SEND_BUFFER_MAX {
             return None;
         }
         let writer = self.0.upgrade()?;
-        let mut buf = UDS_SEND_BUFFER.with(|b| b.take());
+        let mut buf = take_send_buffer();
         if buf.len() < SAMPLE_LEAD + len {
             buf.resize(SAMPLE_LEAD + len, 0);
         }
@@ -973,9 +965,9 @@ mod tests {
             first,
             "the buffer is reused, not reallocated"
         );
-        assert!(outlet.loan(UDS_LOAN_MAX).is_some());
+        assert!(outlet.loan(SEND_BUFFER_MAX).is_some());
         assert!(
-            outlet.loan(UDS_LOAN_MAX + 1).is_none(),
+            outlet.loan(SEND_BUFFER_MAX + 1).is_none(),
             "a large message is not kept in a thread's buffer"
         );
     }

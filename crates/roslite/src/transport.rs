@@ -86,6 +86,31 @@ pub trait OutletLoan: Send {
     fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout>;
 }
 
+/// Largest message a thread serializes into its reused buffer ([`take_send_buffer`]) to send
+/// from it.
+pub(crate) const SEND_BUFFER_MAX: usize = 64 * 1024;
+
+thread_local! {
+    /// The buffer this thread serializes small messages into before they are copied or sent;
+    /// empty while in use (a second use at once gets a new one).
+    static SEND_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// This thread's reused serialization buffer, with its contents of last time; give it back
+/// with [`give_back_send_buffer`].
+pub(crate) fn take_send_buffer() -> Vec<u8> {
+    SEND_BUFFER.with(std::cell::Cell::take)
+}
+
+/// Keeps `buf` for this thread's next [`take_send_buffer`], unless it grew well beyond
+/// [`SEND_BUFFER_MAX`] (the first message of a topic, of a size not known yet, may have been
+/// large): a thread does not hold on to more than twice that.
+pub(crate) fn give_back_send_buffer(buf: Vec<u8>) {
+    if buf.capacity() <= 2 * SEND_BUFFER_MAX {
+        SEND_BUFFER.with(|b| b.set(buf));
+    }
+}
+
 /// A buffer an [`Outlet`] lent: a shared-memory chunk held as it is, so that a publish
 /// allocates nothing for it (one allocation in three of a same-host echo), any other kind
 /// boxed.
