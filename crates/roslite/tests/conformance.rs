@@ -699,6 +699,60 @@ fn assert_all_but_the_timed_out_arrive(
     );
 }
 
+/// A reliable keep-all subscription on `topic` in a node named `node_name`, which records the
+/// number of every message in `seen` and then runs `after_each` (on the thread that receives
+/// for it), and a keep-all publisher in a peer context, routed to it.
+struct KeepAllPair {
+    // Field order is drop order.
+    publisher: Publisher<StringMsg>,
+    subscription: Subscription<StringMsg>,
+    sub_node: Node,
+    seen: Arc<Mutex<Vec<usize>>>,
+    sub_ctx: Context,
+    _pub_ctx: Context,
+}
+
+impl KeepAllPair {
+    fn start(
+        transport: Transport,
+        topic: &str,
+        node_name: &str,
+        after_each: impl Fn() + Send + 'static,
+    ) -> Self {
+        let sub_ctx = context(transport);
+        let pub_ctx = peer_of(&sub_ctx, transport);
+        let sub_node = sub_ctx.create_node(node_name).unwrap();
+        let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let sink = seen.clone();
+        let subscription = sub_node
+            .create_subscription(
+                topic,
+                QosProfile::DEFAULT.keep_all(),
+                move |m: StringMsg| {
+                    sink.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(number_of(&m));
+                    after_each();
+                },
+            )
+            .unwrap();
+        let publisher = pub_ctx
+            .create_node("talker")
+            .unwrap()
+            .create_publisher::<StringMsg>(topic, QosProfile::DEFAULT.keep_all())
+            .unwrap();
+        await_route(transport, &pub_ctx, &publisher, 1);
+        Self {
+            publisher,
+            subscription,
+            sub_node,
+            seen,
+            sub_ctx,
+            _pub_ctx: pub_ctx,
+        }
+    }
+}
+
 /// Reliable keep-all (`max_blocking_time`): a keep-all subscription in another process whose
 /// first callback blocks (on the thread that receives for it, so nothing more is taken) stops
 /// the publisher once the path's buffers are full: shm, the reader's ring of 1000; uds, the
@@ -711,33 +765,16 @@ fn assert_all_but_the_timed_out_arrive(
 fn keep_all_publish_times_out(transport: Transport) {
     let _case = shared_case();
     let topic = topic("keep_all_timeout", transport);
-    let sub_ctx = context(transport);
-    let pub_ctx = peer_of(&sub_ctx, transport);
-    let sub_node = sub_ctx.create_node("stuck").unwrap();
     let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
-    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
-    let (sink, callback_gate) = (seen.clone(), gate.clone());
-    let _subscription = sub_node
-        .create_subscription(
-            &topic,
-            QosProfile::DEFAULT.keep_all(),
-            move |m: StringMsg| {
-                sink.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(number_of(&m));
-                let (open, opened) = &*callback_gate;
-                let open = open.lock().unwrap_or_else(PoisonError::into_inner);
-                // Bounded, so a failing test cannot hang on it.
-                let _ = opened.wait_timeout_while(open, PATIENCE, |open| !*open);
-            },
-        )
-        .unwrap();
-    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
-    let pub_node = pub_ctx.create_node("talker").unwrap();
-    let publisher = pub_node
-        .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
-        .unwrap();
-    await_route(transport, &pub_ctx, &publisher, 1);
+    let callback_gate = gate.clone();
+    let pair = KeepAllPair::start(transport, &topic, "stuck", move || {
+        let (open, opened) = &*callback_gate;
+        let open = open.lock().unwrap_or_else(PoisonError::into_inner);
+        // Bounded, so a failing test cannot hang on it.
+        let _ = opened.wait_timeout_while(open, PATIENCE, |open| !*open);
+    });
+    let spinning = spin_in_background(&pair.sub_ctx, &[&pair.sub_node]);
+    let (publisher, seen) = (&pair.publisher, &pair.seen);
     let message = |seq: usize| numbered(seq, 4000);
     publisher.publish(message(0)).unwrap();
     assert!(
@@ -749,7 +786,7 @@ fn keep_all_publish_times_out(transport: Transport) {
         transport.name()
     );
     // The callback now blocks; publish until a publish times out.
-    let timed_out = publish_until_timeout(transport, &publisher, 1, 4000);
+    let timed_out = publish_until_timeout(transport, publisher, 1, 4000);
     let (open, opened) = &*gate;
     *open.lock().unwrap_or_else(PoisonError::into_inner) = true;
     opened.notify_all();
@@ -760,7 +797,7 @@ fn keep_all_publish_times_out(transport: Transport) {
         )
     });
     println!("{}: publish {timed_out} timed out", transport.name());
-    assert_all_but_the_timed_out_arrive(transport, &publisher, &seen, timed_out, 4000);
+    assert_all_but_the_timed_out_arrive(transport, publisher, seen, timed_out, 4000);
     drop(spinning);
 }
 
@@ -774,28 +811,9 @@ fn keep_all_publish_times_out(transport: Transport) {
 fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
     let _case = shared_case();
     let topic = topic("keep_all_bounded", transport);
-    let sub_ctx = context(transport);
-    let pub_ctx = peer_of(&sub_ctx, transport);
-    let sub_node = sub_ctx.create_node("idle").unwrap();
-    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
-    let sink = seen.clone();
-    let subscription = sub_node
-        .create_subscription(
-            &topic,
-            QosProfile::DEFAULT.keep_all(),
-            move |m: StringMsg| {
-                sink.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(number_of(&m));
-            },
-        )
-        .unwrap();
-    let pub_node = pub_ctx.create_node("talker").unwrap();
-    let publisher = pub_node
-        .create_publisher::<StringMsg>(&topic, QosProfile::DEFAULT.keep_all())
-        .unwrap();
-    await_route(transport, &pub_ctx, &publisher, 1);
-    let timed_out = publish_until_timeout(transport, &publisher, 0, 16).unwrap_or_else(|| {
+    let pair = KeepAllPair::start(transport, &topic, "idle", || {});
+    let (publisher, seen, subscription) = (&pair.publisher, &pair.seen, &pair.subscription);
+    let timed_out = publish_until_timeout(transport, publisher, 0, 16).unwrap_or_else(|| {
         panic!(
             "{}: no publish timed out though nobody takes the subscription's messages ({} \
              queued)",
@@ -815,8 +833,8 @@ fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
         "{}: {queued} messages queued for a callback that never ran",
         transport.name()
     );
-    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
-    assert_all_but_the_timed_out_arrive(transport, &publisher, &seen, timed_out, 16);
+    let spinning = spin_in_background(&pair.sub_ctx, &[&pair.sub_node]);
+    assert_all_but_the_timed_out_arrive(transport, publisher, seen, timed_out, 16);
     drop(spinning);
 }
 
