@@ -87,14 +87,7 @@ pub fn run(command: NodeCommand) -> anyhow::Result<()> {
             spin_time,
         } => {
             let view = discover_nodes(spin_time, |_| true)?;
-            let names = full_names(&view.nodes, all);
-            if count_nodes {
-                println!("{}", names.len());
-            } else {
-                for name in names {
-                    println!("{name}");
-                }
-            }
+            crate::topic::print_names(&full_names(&view.nodes, all), count_nodes);
             Ok(())
         }
     }

@@ -37,15 +37,8 @@ pub struct TypeArgs {
 pub struct FindArgs {
     /// Name of the ROS service type to filter for (e.g. 'rcl_interfaces/srv/ListParameters')
     service_type: String,
-    /// Only display the number of services discovered
-    #[arg(short = 'c', long = "count-services")]
-    count_services: bool,
-    /// Consider hidden services as well
-    #[arg(short = 'a', long = "include-hidden-services")]
-    include_hidden_services: bool,
-    /// Longest wait in seconds for discovery (default: 2)
-    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
-    spin_time: Option<f64>,
+    #[command(flatten)]
+    filter: ServiceFilter,
 }
 
 #[derive(clap::Args)]
@@ -53,6 +46,13 @@ pub struct ListArgs {
     /// Additionally display the type
     #[arg(short = 't', long)]
     show_types: bool,
+    #[command(flatten)]
+    filter: ServiceFilter,
+}
+
+/// The flags `service list` and `service find` share.
+#[derive(clap::Args)]
+struct ServiceFilter {
     /// Only display the number of services discovered
     #[arg(short = 'c', long = "count-services")]
     count_services: bool,
@@ -127,30 +127,24 @@ fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
 
 fn find(args: &FindArgs) -> anyhow::Result<()> {
     let wanted = parse_service_type(&args.service_type)?.to_string();
-    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+    let view = crate::topic::discover(args.filter.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.participants > 0
     })?;
-    let names: Vec<String> = services(&view, args.include_hidden_services)
+    let names: Vec<String> = services(&view, args.filter.include_hidden_services)
         .into_iter()
         .filter(|(_, types)| types.contains(&wanted))
         .map(|(name, _)| name)
         .collect();
-    if args.count_services {
-        println!("{}", names.len());
-    } else {
-        for name in names {
-            println!("{name}");
-        }
-    }
+    crate::topic::print_names(&names, args.filter.count_services);
     Ok(())
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<()> {
-    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+    let view = crate::topic::discover(args.filter.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.participants > 0
     })?;
-    let services = services(&view, args.include_hidden_services);
-    if args.count_services {
+    let services = services(&view, args.filter.include_hidden_services);
+    if args.filter.count_services {
         println!("{}", services.len());
         return Ok(());
     }

@@ -243,6 +243,49 @@ impl QosArgs {
     }
 }
 
+/// When a command given `--timeout` stops spinning (never without one).
+pub(crate) struct Deadline(Option<std::time::Instant>);
+
+impl Deadline {
+    pub(crate) fn after(timeout_s: Option<f64>) -> Self {
+        Self(timeout_s.map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t)))
+    }
+
+    /// Spins `executor` once, waiting at most `step` and not past the deadline.
+    pub(crate) fn spin_once(&self, executor: &roslite::Executor, step: std::time::Duration) {
+        let wait = self.0.map_or(step, |d| {
+            d.saturating_duration_since(std::time::Instant::now())
+                .min(step)
+        });
+        executor.spin_once(Some(wait));
+    }
+
+    pub(crate) fn passed(&self) -> bool {
+        self.0.is_some_and(|d| std::time::Instant::now() >= d)
+    }
+}
+
+/// Writes `text` to stdout at once (a pipe sees each line as it comes); an error when stdout
+/// is closed (`| head`).
+pub(crate) fn print_now(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Prints `names` one a line, or with `count_only` only how many there are (the `-c` of
+/// `node list`, `topic find` and `service find`).
+pub(crate) fn print_names(names: &[String], count_only: bool) {
+    if count_only {
+        println!("{}", names.len());
+    } else {
+        for name in names {
+            println!("{name}");
+        }
+    }
+}
+
 /// Parses a positive number of seconds or hertz for clap.
 pub(crate) fn positive_float(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {

@@ -1,7 +1,6 @@
 //! `roslite topic echo`: ros2topic's `echo` verb over a serialized subscription and the
 //! dynamic codec.
 
-use std::io::Write as _;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,7 @@ use roslite_msg_gen::dynamic::{self, YamlOptions};
 use roslite_msg_gen::registry::InterfaceSet;
 
 use super::graph::{self, GraphView};
-use super::{pyrepr, QosArgs};
+use super::{print_now, pyrepr, QosArgs};
 
 /// `ros2 topic echo`'s default `--truncate-length`.
 const DEFAULT_TRUNCATE_LENGTH: usize = 128;
@@ -185,21 +184,14 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
             flow_style: args.flow_style,
         },
     };
-    let deadline = args
-        .timeout
-        .map(|t| Instant::now() + Duration::from_secs_f64(t));
-    let stdout = std::io::stdout();
+    let deadline = super::Deadline::after(args.timeout);
     loop {
-        let wait = deadline.map_or(Duration::from_millis(200), |d| {
-            d.saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(200))
-        });
-        executor.spin_once(Some(wait));
+        deadline.spin_once(&executor, Duration::from_millis(200));
         while let Ok(echoed) = messages.try_recv() {
             let payload = match echoed {
                 Echoed::Message(payload) => payload,
                 Echoed::Lost(status) => {
-                    if write_out(&stdout, &lost_text(status)).is_err() {
+                    if print_now(&lost_text(status)).is_err() {
                         return Ok(());
                     }
                     continue;
@@ -207,7 +199,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
             };
             match printer.render(payload.bytes()) {
                 Ok(text) => {
-                    if write_out(&stdout, &text).is_err() {
+                    if print_now(&text).is_err() {
                         return Ok(()); // stdout closed (`| head`): nothing left to do
                     }
                 }
@@ -221,17 +213,10 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
                 return Ok(());
             }
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if deadline.passed() {
             return Ok(());
         }
     }
-}
-
-/// Writes `text` to stdout at once (a pipe sees each message as it comes).
-fn write_out(stdout: &std::io::Stdout, text: &str) -> std::io::Result<()> {
-    let mut out = stdout.lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
 }
 
 /// The single type the topic carries, from discovery; `verb` names the command in errors.

@@ -52,13 +52,7 @@ pub fn run_find(args: &FindArgs) -> anyhow::Result<()> {
         view.participants > 0
     })?;
     let topics = topics_of_type(&view, &wanted, args.include_hidden_topics);
-    if args.count_topics {
-        println!("{}", topics.len());
-    } else {
-        for topic in topics {
-            println!("{topic}");
-        }
-    }
+    super::print_names(&topics, args.count_topics);
     Ok(())
 }
 

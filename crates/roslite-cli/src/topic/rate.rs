@@ -7,7 +7,6 @@
 //! not the publisher's: QoS and the machine's load shape them too.
 
 use std::collections::VecDeque;
-use std::io::Write as _;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -16,7 +15,7 @@ use roslite::Executor;
 use roslite_cdr::SharedBuf;
 
 use super::graph;
-use super::QosArgs;
+use super::{print_now, QosArgs};
 
 /// `ros2 topic hz`'s default `--window`.
 const HZ_WINDOW: usize = 10_000;
@@ -295,31 +294,19 @@ fn measure(
     }
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
-    let deadline = args
-        .timeout
-        .map(|t| Instant::now() + Duration::from_secs_f64(t));
+    let deadline = super::Deadline::after(args.timeout);
     loop {
-        let wait = deadline.map_or(Duration::from_millis(50), |d| {
-            d.saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(50))
-        });
-        executor.spin_once(Some(wait));
+        deadline.spin_once(&executor, Duration::from_millis(50));
         while let Ok(size) = sizes.try_recv() {
             arrived(size);
         }
         if tick().is_err() {
             return Ok(()); // stdout closed (`| head`)
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if deadline.passed() {
             return Ok(());
         }
     }
-}
-
-fn print_now(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()
 }
 
 pub fn run_hz(args: &HzArgs) -> anyhow::Result<()> {
