@@ -424,8 +424,9 @@ impl<T: Message> SubscriptionShared<T> {
         // behind this one's back; another publisher's have no order to keep.) It goes through
         // the queue with a lifespan (its `take` drops it if it expired on the way) and while
         // a path waits for room in a keep-all queue (its `take` lets the path go on).
-        if inline && self.qos.lifespan.is_none() && self.queue_is_idle() {
-            let ran = self.group.try_run_inline_with(&mut || {
+        let straight = inline && self.qos.lifespan.is_none() && self.queue_is_idle();
+        if straight
+            && self.group.try_run_inline_with(&mut || {
                 let Some((message, info)) = pending.take() else {
                     return false;
                 };
@@ -433,10 +434,9 @@ impl<T: Message> SubscriptionShared<T> {
                 let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
                 callback(message, &info);
                 true
-            });
-            if ran {
-                return;
-            }
+            })
+        {
+            return;
         }
         let Some(item) = pending else {
             return; // not reached: the message was handed to the callback
@@ -447,7 +447,9 @@ impl<T: Message> SubscriptionShared<T> {
             .unwrap_or_else(PoisonError::into_inner)
             .push(item);
         self.count_received(overwritten);
-        if inline && self.group.try_run_inline(self) {
+        // Asked once: a turn refused just now for the message above is not asked again (the
+        // notification wakes the executor if it fell asleep in between).
+        if inline && !straight && self.group.try_run_inline(self) {
             return;
         }
         self.group.notify();
