@@ -20,6 +20,12 @@ use crate::{Encapsulation, EncodeError, Endianness, Prim, Seq};
 /// the caller fills them in place afterwards. Counting counts them like any elements. Every
 /// other writer fails with [`EncodeError::ReservedSequence`]: it would have to invent contents.
 pub struct CdrWriter<'a> {
+    /// The caller's slice of [`CdrWriter::into_slice`] (and its variant leaving holes), written
+    /// straight from [`CdrWriter::put`]; empty for every other output, whose bytes all take
+    /// [`CdrWriter::put_slow`]. Kept apart from `out` so that the common case, a primitive into
+    /// a shared-memory loan, is a bounds check and a store, with no look at the output kind
+    /// (matching the enum cost about 25 instructions per primitive).
+    window: &'a mut [u8],
     out: Out<'a>,
     /// Where the next byte goes, from the start of the buffer: the length of a `Vec`; for a
     /// fixed buffer the logical position, which keeps counting past its end (nothing more is
@@ -32,8 +38,8 @@ pub struct CdrWriter<'a> {
 
 enum Out<'a> {
     Vec(Vec<u8>),
+    /// Into `window`.
     Slice {
-        buf: &'a mut [u8],
         /// `Some` when reserved sequences are welcome, with the ranges left for them so far.
         holes: Option<Vec<ReservedRange>>,
     },
@@ -75,6 +81,7 @@ impl<'a> CdrWriter<'a> {
         buf.extend_from_slice(&header(endianness));
         let origin = buf.len();
         Self {
+            window: &mut [],
             out: Out::Vec(buf),
             pos: origin,
             origin,
@@ -105,6 +112,7 @@ impl<'a> CdrWriter<'a> {
     /// written in order, padding included, and a reserved sequence is refused.
     pub fn into_uninit(buf: &'a mut [MaybeUninit<u8>], endianness: Endianness) -> Self {
         let mut w = Self {
+            window: &mut [],
             out: Out::Uninit(buf),
             pos: 0,
             origin: 0,
@@ -121,7 +129,8 @@ impl<'a> CdrWriter<'a> {
         holes: Option<Vec<ReservedRange>>,
     ) -> Self {
         let mut w = Self {
-            out: Out::Slice { buf, holes },
+            window: buf,
+            out: Out::Slice { holes },
             pos: 0,
             origin: 0,
             endianness,
@@ -135,6 +144,7 @@ impl<'a> CdrWriter<'a> {
     /// calls would write: [`Self::finish_len`]. Primitive sequences cost O(1) to count.
     pub fn counting(endianness: Endianness) -> Self {
         Self {
+            window: &mut [],
             out: Out::Count,
             pos: Encapsulation::HEADER_LEN,
             origin: Encapsulation::HEADER_LEN,
@@ -147,6 +157,7 @@ impl<'a> CdrWriter<'a> {
     pub fn without_header(buf: Vec<u8>, endianness: Endianness) -> Self {
         let origin = buf.len();
         Self {
+            window: &mut [],
             out: Out::Vec(buf),
             pos: origin,
             origin,
@@ -179,14 +190,26 @@ impl<'a> CdrWriter<'a> {
     /// slice is then a bounds check and a store.
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
+        let start = self.pos;
+        if let Some(dst) = start
+            .checked_add(bytes.len())
+            .and_then(|end| self.window.get_mut(start..end))
+        {
+            dst.copy_from_slice(bytes);
+            self.pos = start + bytes.len();
+        } else {
+            self.put_slow(bytes);
+        }
+    }
+
+    /// [`Self::put`] for every output but a slice with room.
+    #[inline(never)]
+    fn put_slow(&mut self, bytes: &[u8]) {
         let (start, end) = self.advance(bytes.len());
         match &mut self.out {
-            Out::Slice { buf, .. } => {
-                if let Some(dst) = buf.get_mut(start..end) {
-                    dst.copy_from_slice(bytes);
-                }
-            }
-            Out::Vec(buf) => extend(buf, bytes),
+            // No room left in the window (only the logical position moves).
+            Out::Slice { .. } | Out::Count => {}
+            Out::Vec(buf) => buf.extend_from_slice(bytes),
             Out::Uninit(buf) => {
                 if let Some(dst) = buf.get_mut(start..end) {
                     // Compiles to one memcpy.
@@ -195,26 +218,31 @@ impl<'a> CdrWriter<'a> {
                     }
                 }
             }
-            Out::Count => {}
         }
     }
 
-    #[inline]
+    /// Alignment padding, out of line: most members need none, and the check for it stays
+    /// inlined in [`Self::align`].
+    #[inline(never)]
     fn put_zeros(&mut self, count: usize) {
+        let start = self.pos;
+        if let Some(dst) = start
+            .checked_add(count)
+            .and_then(|end| self.window.get_mut(start..end))
+        {
+            dst.fill(0);
+            self.pos = start + count;
+            return;
+        }
         let (start, end) = self.advance(count);
         match &mut self.out {
-            Out::Slice { buf, .. } => {
-                if let Some(dst) = buf.get_mut(start..end) {
-                    dst.fill(0);
-                }
-            }
+            Out::Slice { .. } | Out::Count => {}
             Out::Vec(buf) => buf.resize(end, 0),
             Out::Uninit(buf) => {
                 if let Some(dst) = buf.get_mut(start..end) {
                     dst.fill(MaybeUninit::new(0));
                 }
             }
-            Out::Count => {}
         }
     }
 
@@ -264,7 +292,7 @@ impl<'a> CdrWriter<'a> {
     ///
     /// # Errors
     /// [`EncodeError::TooLong`] when `len` does not fit in a `u32`.
-    #[inline]
+    #[inline(always)]
     pub fn write_len(&mut self, len: usize) -> Result<(), EncodeError> {
         let len = u32::try_from(len).map_err(|_| EncodeError::TooLong(len))?;
         self.write_u32(len);
@@ -448,7 +476,7 @@ impl<'a> CdrWriter<'a> {
         let pos = self.pos;
         let capacity = match self.out {
             Out::Vec(_) | Out::Count => return Ok(pos),
-            Out::Slice { buf, .. } => buf.len(),
+            Out::Slice { .. } => self.window.len(),
             Out::Uninit(buf) => buf.len(),
         };
         if pos > capacity {
@@ -472,13 +500,6 @@ impl<'a> CdrWriter<'a> {
         };
         Ok((self.finish_len()?, holes))
     }
-}
-
-/// Appends to a growable buffer; not inlined, so that the growth path does not weigh on the
-/// inlined [`CdrWriter::put`].
-#[inline(never)]
-fn extend(buf: &mut Vec<u8>, bytes: &[u8]) {
-    buf.extend_from_slice(bytes);
 }
 
 /// Where [`CdrWriter::into_slice_leaving_holes`] left the elements of one reserved sequence.

@@ -155,3 +155,17 @@ impl fmt::Display for ReceiveError {
 }
 
 impl std::error::Error for ReceiveError {}
+
+/// A writer's count of attached readers, readable without holding the writer (a publisher asks
+/// on every publish whether a same-host outlet has anyone to send to): an atomic load, where
+/// reaching the writer through its weak reference cost two atomic read-modify-writes.
+#[derive(Clone, Debug)]
+pub struct ReaderCount(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl ReaderCount {
+    /// Readers attached now (zero once the writer is dropped); may be stale by the time a
+    /// sample is sent.
+    pub fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}

@@ -174,7 +174,7 @@ pub(crate) struct ShmWriterShared {
     endpoint: Arc<EndpointShared>,
     state: Mutex<WriterState>,
     /// `state.readers.len()`, readable without the lock (a publisher asks on every publish).
-    reader_count: AtomicUsize,
+    reader_count: Arc<AtomicUsize>,
 }
 
 /// Publishes samples of one writer to every reader attached through its endpoint.
@@ -197,7 +197,7 @@ impl ShmWriter {
             config,
             endpoint: endpoint.shared().clone(),
             state: Mutex::new(WriterState::default()),
-            reader_count: AtomicUsize::new(0),
+            reader_count: Arc::new(AtomicUsize::new(0)),
         });
         let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
         if !endpoint.shared().register(key, weak) {
@@ -284,6 +284,11 @@ impl ShmWriter {
     /// sample is sent (a reader may attach or go in between).
     pub fn reader_count(&self) -> usize {
         self.shared.reader_count.load(SeqCst)
+    }
+
+    /// [`Self::reader_count`] without holding the writer: zero once it is dropped.
+    pub fn reader_count_handle(&self) -> crate::ReaderCount {
+        crate::ReaderCount(self.shared.reader_count.clone())
     }
 
     pub fn stats(&self) -> WriterStats {
@@ -1224,6 +1229,15 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         (endpoint, writer, Arc::new(reader))
+    }
+
+    #[test]
+    fn a_reader_count_handle_follows_the_writer_and_reads_zero_once_it_is_gone() {
+        let (_endpoint, writer, _reader) = connected(4);
+        let handle = writer.reader_count_handle();
+        assert_eq!(handle.get(), 1);
+        drop(writer);
+        assert_eq!(handle.get(), 0, "a dropped writer has nobody to send to");
     }
 
     /// Runs `wait_for_release(None)` on a thread of its own (not scoped: a wait nobody ends

@@ -111,7 +111,7 @@ pub(crate) struct UdsWriterShared {
     endpoint: Arc<EndpointShared>,
     state: Mutex<UdsState>,
     /// `state.conns.len()`, stored under the lock whenever it changes, read without it.
-    reader_count: AtomicUsize,
+    reader_count: Arc<AtomicUsize>,
 }
 
 impl UdsWriterShared {
@@ -142,7 +142,7 @@ impl UdsWriter {
             config,
             endpoint: endpoint.shared().clone(),
             state: Mutex::new(UdsState::default()),
-            reader_count: AtomicUsize::new(0),
+            reader_count: Arc::new(AtomicUsize::new(0)),
         });
         let weak: std::sync::Weak<dyn Attach> = Arc::downgrade(&shared) as _;
         if !endpoint.shared().register(key, weak) {
@@ -184,6 +184,11 @@ impl UdsWriter {
     /// publish); may be stale by the time a sample is sent.
     pub fn reader_count(&self) -> usize {
         self.shared.reader_count.load(Ordering::Relaxed)
+    }
+
+    /// [`Self::reader_count`] without holding the writer: zero once it is dropped.
+    pub fn reader_count_handle(&self) -> crate::ReaderCount {
+        crate::ReaderCount(self.shared.reader_count.clone())
     }
 
     fn send_inner(
@@ -995,6 +1000,8 @@ mod tests {
             writer.reader_count() == count
         };
         assert!(settled(2), "the second reader was never counted");
+        let handle = writer.reader_count_handle();
+        assert_eq!(handle.get(), 2, "the handle reads the writer's count");
         drop(first);
         // The endpoint sees the hang-up, or a send finds the socket dead.
         let gone_after_sends = |count| {
@@ -1007,6 +1014,15 @@ mod tests {
         drop(second);
         assert!(gone_after_sends(0), "the second reader was never uncounted");
         assert_eq!(writer.stats().readers, 0);
+    }
+
+    #[test]
+    fn a_reader_count_handle_reads_zero_once_the_writer_is_gone() {
+        let (_endpoint, writer, _reader) = connected_pair(12);
+        let handle = writer.reader_count_handle();
+        assert_eq!(handle.get(), 1);
+        drop(writer);
+        assert_eq!(handle.get(), 0, "a dropped writer has nobody to send to");
     }
 
     #[test]

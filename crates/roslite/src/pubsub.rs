@@ -395,7 +395,42 @@ pub(crate) trait SerializedSink: Send + Sync {
     fn has_room(&self) -> bool;
 }
 
-type BoxedCallback<T> = Box<dyn FnMut(Arc<T>, &MessageInfo) + Send>;
+type BoxedCallback<T> = Box<dyn FnMut(Incoming<T>, &MessageInfo) + Send>;
+
+/// A message on its way to a subscription's callback.
+#[doc(hidden)]
+pub enum Incoming<T> {
+    /// Shared already: it waited in the queue, or other subscriptions in this process got it
+    /// too.
+    Shared(Arc<T>),
+    /// Just decoded and handed straight to the callback: nobody else holds it, so the
+    /// by-value and by-reference shapes take it without an `Arc` (an allocation and a free per
+    /// message), and only the shared shape wraps it.
+    Unique(T),
+}
+
+impl<T: Clone> Incoming<T> {
+    fn into_owned(self) -> T {
+        match self {
+            Self::Shared(message) => Arc::try_unwrap(message).unwrap_or_else(|m| (*m).clone()),
+            Self::Unique(message) => message,
+        }
+    }
+
+    fn into_shared(self) -> Arc<T> {
+        match self {
+            Self::Shared(message) => message,
+            Self::Unique(message) => Arc::new(message),
+        }
+    }
+
+    fn get(&self) -> &T {
+        match self {
+            Self::Shared(message) => message,
+            Self::Unique(message) => message,
+        }
+    }
+}
 
 pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) id: u64,
@@ -410,7 +445,11 @@ pub(crate) struct SubscriptionShared<T: Message> {
 }
 
 impl<T: Message> SubscriptionShared<T> {
-    fn deliver(&self, message: Arc<T>, mut info: MessageInfo) {
+    fn deliver(&self, message: Arc<T>, info: MessageInfo) {
+        self.deliver_incoming(Incoming::Shared(message), info);
+    }
+
+    fn deliver_incoming(&self, message: Incoming<T>, mut info: MessageInfo) {
         info.received_timestamp = Instant::monotonic_now();
         if let Some(deadline) = &self.deadline {
             deadline.restart(info.received_timestamp);
@@ -438,9 +477,10 @@ impl<T: Message> SubscriptionShared<T> {
         {
             return;
         }
-        let Some(item) = pending else {
+        let Some((message, info)) = pending else {
             return; // not reached: the message was handed to the callback
         };
+        let item = (message.into_shared(), info);
         let overwritten = self
             .queue
             .lock()
@@ -531,8 +571,8 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
         // `from_shared`: large primitive sequences stay views into the received buffer.
         match roslite_cdr::from_shared::<T>(payload) {
             Ok(message) => {
-                self.deliver(
-                    Arc::new(message),
+                self.deliver_incoming(
+                    Incoming::Unique(message),
                     MessageInfo {
                         from_intra_process: false,
                         ..info
@@ -565,7 +605,7 @@ impl<T: Message> Waitable for SubscriptionShared<T> {
             return false;
         };
         let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
-        callback(message, &info);
+        callback(Incoming::Shared(message), &info);
         true
     }
 }
@@ -735,13 +775,9 @@ pub mod shape {
     pub struct SharedWithInfo;
 }
 
-fn into_owned<T: Clone>(message: Arc<T>) -> T {
-    Arc::try_unwrap(message).unwrap_or_else(|shared| (*shared).clone())
-}
-
 impl<T: Message, F: FnMut(T) + Send + 'static> SubscriptionCallback<T, shape::Owned> for F {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, _| self(into_owned(message)))
+        Box::new(move |message, _| self(message.into_owned()))
     }
 }
 
@@ -749,13 +785,13 @@ impl<T: Message, F: FnMut(T, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::OwnedWithInfo> for F
 {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, info| self(into_owned(message), info))
+        Box::new(move |message, info| self(message.into_owned(), info))
     }
 }
 
 impl<T: Message, F: FnMut(&T) + Send + 'static> SubscriptionCallback<T, shape::Borrowed> for F {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, _| self(&message))
+        Box::new(move |message, _| self(message.get()))
     }
 }
 
@@ -763,13 +799,13 @@ impl<T: Message, F: FnMut(&T, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::BorrowedWithInfo> for F
 {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, info| self(&message, info))
+        Box::new(move |message, info| self(message.get(), info))
     }
 }
 
 impl<T: Message, F: FnMut(Arc<T>) + Send + 'static> SubscriptionCallback<T, shape::Shared> for F {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, _| self(message))
+        Box::new(move |message, _| self(message.into_shared()))
     }
 }
 
@@ -777,7 +813,7 @@ impl<T: Message, F: FnMut(Arc<T>, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::SharedWithInfo> for F
 {
     fn into_boxed(mut self) -> BoxedCallback<T> {
-        Box::new(move |message, info| self(message, info))
+        Box::new(move |message, info| self(message.into_shared(), info))
     }
 }
 
@@ -786,6 +822,9 @@ pub(crate) struct PublisherShared<T: Message> {
     qos: QosProfile,
     sequence: AtomicU64,
     matched: RwLock<Vec<Arc<SubscriptionShared<T>>>>,
+    /// `matched.len()`, read without the lock: most publishers have no subscription in their
+    /// own process, and a publish then skips the lock.
+    matched_count: AtomicUsize,
     /// The last `depth` messages, kept for late-joining transient-local subscriptions.
     history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
     /// Outlets to other processes, by an id the transport chose.
@@ -852,11 +891,7 @@ impl<T: Message> PublisherShared<T> {
     /// message must be decoded for it).
     fn wants_local(&self) -> bool {
         self.qos.durability == Durability::TransientLocal
-            || !self
-                .matched
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_empty()
+            || self.matched_count.load(Ordering::Acquire) > 0
     }
 
     /// Keeps `message` for late joiners (transient local) and hands it to every matched
@@ -865,6 +900,9 @@ impl<T: Message> PublisherShared<T> {
         if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
             self.qos.history.push(&mut history, (message.clone(), info));
+        }
+        if self.matched_count.load(Ordering::Acquire) == 0 {
+            return;
         }
         let matched = self.matched.read().unwrap_or_else(PoisonError::into_inner);
         if let Some((last, others)) = matched.split_last() {
@@ -886,10 +924,9 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
                     subscription.deliver(message.clone(), *info);
                 }
             }
-            self.matched
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(subscription);
+            let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
+            matched.push(subscription);
+            self.matched_count.store(matched.len(), Ordering::Release);
             return true;
         }
         // Another Rust type for the same ROS type (a tool's dynamic subscription, or a second
@@ -909,10 +946,10 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
     }
 
     fn disconnect(&self, subscription_id: u64) {
-        self.matched
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|s| s.id != subscription_id);
+        let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
+        matched.retain(|s| s.id != subscription_id);
+        self.matched_count.store(matched.len(), Ordering::Release);
+        drop(matched);
         self.detach_remote(subscription_id);
     }
 
@@ -942,6 +979,7 @@ impl<T: Message> Publisher<T> {
             qos,
             sequence: AtomicU64::new(0),
             matched: RwLock::default(),
+            matched_count: AtomicUsize::new(0),
             history: Mutex::default(),
             remote: RwLock::new(Arc::new([])),
             send_counters: SendCounters::default(),
@@ -1235,5 +1273,40 @@ mod serialize_tests {
         // counted and loaned again.
         expect_loans(&text(1000), &[517, 1009]);
         expect_loans(&text(3), &[1517]);
+    }
+}
+
+#[cfg(test)]
+mod incoming_tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::Incoming;
+
+    /// Counts its clones: a by-value callback must get a just-decoded message without one.
+    struct CountedClones(Arc<AtomicUsize>);
+
+    impl Clone for CountedClones {
+        fn clone(&self) -> Self {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Self(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn a_message_held_by_nobody_else_reaches_a_callback_without_a_copy() {
+        let clones = Arc::new(AtomicUsize::new(0));
+        let unique = Incoming::Unique(CountedClones(clones.clone()));
+        assert_eq!(unique.get().0.load(Ordering::Relaxed), 0);
+        let _owned = unique.into_owned();
+        let _shared = Incoming::Unique(CountedClones(clones.clone())).into_shared();
+        let _sole = Incoming::Shared(Arc::new(CountedClones(clones.clone()))).into_owned();
+        assert_eq!(clones.load(Ordering::Relaxed), 0, "nobody else held these");
+
+        // Another holder of the same `Arc` (a second subscription in this process) keeps
+        // its message: the by-value callback gets a copy.
+        let shared = Arc::new(CountedClones(clones.clone()));
+        let _copy = Incoming::Shared(shared.clone()).into_owned();
+        assert_eq!(clones.load(Ordering::Relaxed), 1);
     }
 }

@@ -374,10 +374,10 @@ impl SameHost {
             .map(Arc::new);
         let id = publisher.description.id;
         if let Some(w) = &shm {
-            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet(Arc::downgrade(w))));
+            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet::new(w)));
         }
         if let Some(w) = &uds {
-            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet(Arc::downgrade(w))));
+            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet::new(w)));
         }
         self.writers.insert(
             writer,
@@ -703,13 +703,25 @@ fn timed_out(result: Result<u64, roslite_shm::SendError>) -> Result<(), SendTime
     }
 }
 
-struct ShmOutlet(Weak<ShmWriter>);
+struct ShmOutlet {
+    writer: Weak<ShmWriter>,
+    readers: roslite_shm::ReaderCount,
+}
+
+impl ShmOutlet {
+    fn new(writer: &Arc<ShmWriter>) -> Self {
+        Self {
+            writer: Arc::downgrade(writer),
+            readers: writer.reader_count_handle(),
+        }
+    }
+}
 
 impl Outlet for ShmOutlet {
     /// The path taken only when the loan failed (no memory for a segment) or another outlet
     /// got the loan: the serialized bytes are copied into a chunk.
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        let Some(writer) = self.0.upgrade() else {
+        let Some(writer) = self.writer.upgrade() else {
             return Ok(());
         };
         if writer.reader_count() == 0 {
@@ -726,19 +738,19 @@ impl Outlet for ShmOutlet {
         }
     }
 
-    /// Per publish: an atomic load, not the writer's lock.
+    /// Per publish: an atomic load, not the writer's lock (zero once the writer is gone).
     fn is_active(&self) -> bool {
-        self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
+        self.readers.get() > 0
     }
 
     fn loan(&self, len: usize) -> Option<Lent> {
-        let writer = self.0.upgrade()?;
+        let writer = self.writer.upgrade()?;
         let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
         Some(Lent::SharedMemory(ShmLoan(ShmLoanState::Uninit(loan))))
     }
 
     fn stats(&self) -> Option<OutletStats> {
-        let stats = self.0.upgrade()?.stats();
+        let stats = self.writer.upgrade()?.stats();
         Some(OutletStats {
             transport: LinkKind::SharedMemory.name(),
             readers: stats.readers,
@@ -812,7 +824,19 @@ impl OutletLoan for ShmLoan {
     }
 }
 
-struct UdsOutlet(Weak<UdsWriter>);
+struct UdsOutlet {
+    writer: Weak<UdsWriter>,
+    readers: roslite_shm::ReaderCount,
+}
+
+impl UdsOutlet {
+    fn new(writer: &Arc<UdsWriter>) -> Self {
+        Self {
+            writer: Arc::downgrade(writer),
+            readers: writer.reader_count_handle(),
+        }
+    }
+}
 
 /// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
 /// [`SAMPLE_LEAD`] bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
@@ -875,7 +899,7 @@ impl Drop for UdsLoan {
 
 impl Outlet for UdsOutlet {
     fn is_active(&self) -> bool {
-        self.0.upgrade().is_some_and(|w| w.reader_count() > 0)
+        self.readers.get() > 0
     }
 
     /// A small message is serialized into a buffer this thread reuses and sent from there: no
@@ -885,7 +909,7 @@ impl Outlet for UdsOutlet {
         if len > SEND_BUFFER_MAX {
             return None;
         }
-        let writer = self.0.upgrade()?;
+        let writer = self.writer.upgrade()?;
         let mut buf = take_send_buffer();
         if buf.len() < SAMPLE_LEAD + len {
             buf.resize(SAMPLE_LEAD + len, 0);
@@ -899,7 +923,7 @@ impl Outlet for UdsOutlet {
     }
 
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        let Some(writer) = self.0.upgrade() else {
+        let Some(writer) = self.writer.upgrade() else {
             return Ok(());
         };
         timed_out(writer.send_numbered(
@@ -910,7 +934,7 @@ impl Outlet for UdsOutlet {
     }
 
     fn stats(&self) -> Option<OutletStats> {
-        let stats = self.0.upgrade()?.stats();
+        let stats = self.writer.upgrade()?.stats();
         Some(OutletStats {
             transport: LinkKind::UnixSocket.name(),
             readers: stats.readers,
@@ -938,7 +962,7 @@ mod tests {
             )
             .expect("writer"),
         );
-        let outlet = UdsOutlet(Arc::downgrade(&writer));
+        let outlet = UdsOutlet::new(&writer);
         (endpoint, writer, outlet)
     }
 
