@@ -35,8 +35,8 @@ use std::io;
 pub use endpoint::{BadAddress, BindError, Endpoint, EndpointAddress, EndpointStats, HostId};
 pub use protocol::{History, RejectReason, WriterKey};
 pub use shm::{
-    Loan, LoanUninit, ReaderConfig, Sample, ShmInterrupter, ShmReader, ShmWriter, WriterConfig,
-    WriterStats, MAX_LOAN,
+    InPlaceError, Loan, LoanUninit, ReaderConfig, Sample, ShmInterrupter, ShmReader, ShmWriter,
+    WriterConfig, WriterStats, MAX_LOAN,
 };
 pub use sys::open_fd_count;
 pub use uds::{

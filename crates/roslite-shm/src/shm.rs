@@ -213,53 +213,59 @@ impl ShmWriter {
     /// [`SendError::TooLarge`] beyond [`MAX_LOAN`]; [`SendError::Io`] when no segment can be
     /// created (memory or descriptor limits).
     pub fn loan(&self, len: usize) -> Result<LoanUninit, SendError> {
-        if len > MAX_LOAN {
-            return Err(SendError::TooLarge);
-        }
-        let chunk_size = len.max(1).next_power_of_two().max(MIN_CHUNK);
-        let mut state = lock(&self.shared.state);
-        self.shared.reclaim(&mut state);
-        let found = state
-            .segments
-            .iter()
-            .find(|(_, s)| s.chunk_size == chunk_size && !s.free.is_empty())
-            .map(|(id, _)| *id);
-        let segment_id = match found {
-            Some(id) => id,
-            None => self
-                .shared
-                .new_segment(&mut state, chunk_size)
-                .map_err(SendError::Io)?,
-        };
-        let segment = state
-            .segments
-            .get_mut(&segment_id)
-            .expect("internal bug: segment just found");
-        let was_fully_free = segment.fully_free();
-        let index = segment
-            .free
-            .pop()
-            .expect("internal bug: segment chosen for a free chunk");
-        segment.refs[index as usize] = 1;
-        let map = segment.map.clone();
-        let bytes = segment.bytes();
-        if was_fully_free {
-            state.free_segment_bytes -= bytes;
-        }
+        let (chunk, (map, offset)) = self
+            .shared
+            .reserve(len, |map, offset| (map.clone(), offset))?;
         Ok(LoanUninit {
             inner: LoanInner {
                 writer: self.shared.clone(),
                 map,
-                chunk: ChunkRef {
-                    segment: segment_id,
-                    index,
-                },
-                offset: index as usize * chunk_size,
+                chunk,
+                offset,
                 len,
                 sent: false,
                 copied: false,
             },
         })
+    }
+
+    /// [`Self::loan`], [`LoanUninit::write_with`] and [`Loan::send_numbered`] in one call (with
+    /// `number_from` as there, if any): a chunk of `len` bytes is reserved, `write` fills it in
+    /// place and returns how many bytes it used, and the sample is sent. Takes no reference
+    /// count of the writer or the segment for the loan, which the three steps do: for a small
+    /// message that was a tenth of the publishing side's work.
+    ///
+    /// # Errors
+    /// [`InPlaceError::Write`] with what `write` returned, [`InPlaceError::Send`] as
+    /// [`Self::loan`] and [`Loan::send`]; either way the chunk goes back to the pool.
+    pub fn send_in_place<E>(
+        &self,
+        len: usize,
+        write: impl FnOnce(&mut [u8]) -> Result<usize, E>,
+        number_from: Option<u64>,
+        timestamp_ns: u64,
+    ) -> Result<u64, InPlaceError<E>> {
+        let (chunk, start) = self
+            .shared
+            .reserve(len, |map, offset| map.chunk_start(offset, len))
+            .map_err(InPlaceError::Send)?;
+        let hold = ChunkHold {
+            writer: &self.shared,
+            chunk: Some(chunk),
+        };
+        // SAFETY: `reserve` handed this chunk out with a count of 1, ours (`hold` gives it
+        // back), so nobody else reads or writes it until it is sent. Its segment stays mapped
+        // meanwhile: only segments without a chunk in use are retired, and the writer's state
+        // keeps the segments while `self` lives. Segments are mapped writable, and
+        // `chunk_start` checked that the `len` bytes lie inside the mapping.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(start.as_ptr(), len) };
+        let used = write(bytes).map_err(InPlaceError::Write)?.min(len);
+        let seq = self
+            .shared
+            .send_chunk(chunk, used, false, timestamp_ns, number_from)
+            .map_err(InPlaceError::Send)?;
+        hold.sent();
+        Ok(seq)
     }
 
     /// Numbers the next sample `next` (or higher, if samples up to it were already sent), so
@@ -331,6 +337,53 @@ impl Drop for ShmWriter {
 }
 
 impl ShmWriterShared {
+    /// Takes a free chunk of at least `len` bytes (reclaiming released ones first, creating a
+    /// segment if none is free) with a count of 1, the caller's; `at` sees its segment's
+    /// mapping and the chunk's offset in it, under the lock.
+    fn reserve<R>(
+        &self,
+        len: usize,
+        at: impl FnOnce(&Arc<Mapping>, usize) -> R,
+    ) -> Result<(ChunkRef, R), SendError> {
+        if len > MAX_LOAN {
+            return Err(SendError::TooLarge);
+        }
+        let chunk_size = len.max(1).next_power_of_two().max(MIN_CHUNK);
+        let mut state = lock(&self.state);
+        self.reclaim(&mut state);
+        let found = state
+            .segments
+            .iter()
+            .find(|(_, s)| s.chunk_size == chunk_size && !s.free.is_empty())
+            .map(|(id, _)| *id);
+        let segment_id = match found {
+            Some(id) => id,
+            None => self
+                .new_segment(&mut state, chunk_size)
+                .map_err(SendError::Io)?,
+        };
+        let segment = state
+            .segments
+            .get_mut(&segment_id)
+            .expect("internal bug: segment just found");
+        let was_fully_free = segment.fully_free();
+        let index = segment
+            .free
+            .pop()
+            .expect("internal bug: segment chosen for a free chunk");
+        segment.refs[index as usize] = 1;
+        let found = at(&segment.map, index as usize * chunk_size);
+        let bytes = segment.bytes();
+        if was_fully_free {
+            state.free_segment_bytes -= bytes;
+        }
+        let chunk = ChunkRef {
+            segment: segment_id,
+            index,
+        };
+        Ok((chunk, found))
+    }
+
     fn new_segment(&self, state: &mut WriterState, chunk_size: usize) -> io::Result<u32> {
         let chunks = (SEGMENT_TARGET / chunk_size).clamp(1, MAX_CHUNKS_PER_SEGMENT);
         let len = chunk_size * chunks;
@@ -443,6 +496,21 @@ impl ShmWriterShared {
         timestamp_ns: u64,
         number_from: Option<u64>,
     ) -> Result<u64, SendError> {
+        let seq = self.send_chunk(loan.chunk, loan.len, loan.copied, timestamp_ns, number_from)?;
+        loan.sent = true;
+        Ok(seq)
+    }
+
+    /// Sends the first `len` bytes of `chunk`, whose one reference (the caller's) becomes one per
+    /// reader; on an error the caller keeps it. `copied`: filled by a copy (for the counters).
+    fn send_chunk(
+        &self,
+        chunk: ChunkRef,
+        len: usize,
+        copied: bool,
+        timestamp_ns: u64,
+        number_from: Option<u64>,
+    ) -> Result<u64, SendError> {
         let mut deadline = None;
         // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
@@ -485,13 +553,13 @@ impl ShmWriterShared {
         state.seq += 1;
         let seq = state.seq;
         state.sent += 1;
-        state.sent_bytes += loan.len as u64;
-        if loan.copied {
-            state.copied_bytes += loan.len as u64;
+        state.sent_bytes += len as u64;
+        if copied {
+            state.copied_bytes += len as u64;
         }
         let descriptor = Descriptor {
-            chunk: loan.chunk,
-            len: loan.len as u64,
+            chunk,
+            len: len as u64,
             seq,
             timestamp_ns,
         };
@@ -520,8 +588,8 @@ impl ShmWriterShared {
                 }
             }
             let index = reader.channel.next_index();
-            reader.mirror[(index % capacity) as usize] = loan.chunk;
-            reader.holds.insert(loan.chunk);
+            reader.mirror[(index % capacity) as usize] = chunk;
+            reader.holds.insert(chunk);
             reader.channel.push(descriptor);
             match reader.channel.take_reader_sleeping() {
                 Some(Sleep::Futex) => reader.channel.wake_reader(),
@@ -535,11 +603,10 @@ impl ShmWriterShared {
             unref(&mut state, chunk);
         }
         // The loan's own reference becomes one per reader; with no reader the chunk is free.
-        if let Some(segment) = state.segments.get_mut(&loan.chunk.segment) {
-            segment.refs[loan.chunk.index as usize] += delivered as u32;
+        if let Some(segment) = state.segments.get_mut(&chunk.segment) {
+            segment.refs[chunk.index as usize] += delivered as u32;
         }
-        unref(&mut state, loan.chunk);
-        loan.sent = true;
+        unref(&mut state, chunk);
         for conn in corrupt {
             state.readers_misbehaved += 1;
             self.remove_reader(&mut state, conn);
@@ -672,6 +739,37 @@ impl Drop for LoanInner {
             unref(&mut state, self.chunk);
         }
     }
+}
+
+/// The one reference of a chunk [`ShmWriter::send_in_place`] reserved: given back unless sent
+/// (also when `write` panics).
+struct ChunkHold<'a> {
+    writer: &'a ShmWriterShared,
+    chunk: Option<ChunkRef>,
+}
+
+impl ChunkHold<'_> {
+    /// The reference went to the readers.
+    fn sent(mut self) {
+        self.chunk = None;
+    }
+}
+
+impl Drop for ChunkHold<'_> {
+    fn drop(&mut self) {
+        if let Some(chunk) = self.chunk {
+            unref(&mut lock(&self.writer.state), chunk);
+        }
+    }
+}
+
+/// Why [`ShmWriter::send_in_place`] sent nothing.
+#[derive(Debug)]
+pub enum InPlaceError<E> {
+    /// The caller's `write` failed.
+    Write(E),
+    /// No chunk, or the send failed (as [`ShmWriter::loan`] and [`Loan::send`]).
+    Send(SendError),
 }
 
 /// A reserved chunk whose contents are not yet written.
@@ -1229,6 +1327,46 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         (endpoint, writer, Arc::new(reader))
+    }
+
+    #[test]
+    fn a_sample_sent_in_place_arrives_and_a_failed_write_gives_its_chunk_back() {
+        let (_endpoint, writer, reader) = connected(4);
+        let seq = writer
+            .send_in_place(
+                64,
+                |chunk| {
+                    chunk[..5].copy_from_slice(b"hello");
+                    Ok::<_, ()>(5)
+                },
+                Some(10),
+                7,
+            )
+            .expect("sent");
+        assert_eq!(seq, 10, "numbered from the caller's count");
+        let sample = reader
+            .receive_timeout(Duration::from_secs(5))
+            .expect("receive")
+            .expect("a sample");
+        assert_eq!(
+            (&sample[..], sample.seq(), sample.timestamp_ns()),
+            (&b"hello"[..], 10, 7)
+        );
+        drop(sample);
+
+        let failed = writer.send_in_place(64, |_| Err("no"), None, 0);
+        assert!(matches!(failed, Err(InPlaceError::Write("no"))));
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            writer.send_in_place(64, |_| -> Result<usize, ()> { panic!("in write") }, None, 0)
+        }));
+        assert!(panicked.is_err());
+        let too_large = writer.send_in_place(MAX_LOAN + 1, |_| Ok::<_, ()>(0), None, 0);
+        assert!(matches!(
+            too_large,
+            Err(InPlaceError::Send(SendError::TooLarge))
+        ));
+        assert_eq!(writer.stats().chunks_in_use, 0, "every chunk went back");
+        assert_eq!(writer.stats().sent, 1);
     }
 
     #[test]

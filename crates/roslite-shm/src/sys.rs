@@ -90,6 +90,17 @@ impl Mapping {
         unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(offset), len) }
     }
 
+    /// Where the `len` bytes at `offset` start, checked to lie inside the mapping; writable
+    /// through the pointer only as [`Self::bytes_mut`] allows.
+    pub(crate) fn chunk_start(&self, offset: usize, len: usize) -> std::ptr::NonNull<u8> {
+        assert!(
+            offset.checked_add(len).is_some_and(|end| end <= self.len),
+            "internal bug: chunk outside its segment"
+        );
+        // SAFETY: in bounds (checked above) of a live mapping, so the sum does not wrap.
+        unsafe { self.base.add(offset) }
+    }
+
     /// The 8-byte-aligned atomic at `offset`.
     pub(crate) fn atomic_u64(&self, offset: usize) -> &AtomicU64 {
         assert!(

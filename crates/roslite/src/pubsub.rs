@@ -34,7 +34,7 @@ use crate::qos::{Durability, QosProfile};
 use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
-    OutletStats, SendTimeout,
+    OutletStats, SendTimeout, SentInPlace,
 };
 
 mod loan;
@@ -155,6 +155,15 @@ impl ActiveOutlets {
         self.first_64 == 0 && self.beyond_64.is_empty()
     }
 
+    /// The one active outlet, if exactly one is.
+    fn single(&self) -> Option<&Arc<dyn RemoteOutlet>> {
+        if !self.beyond_64.is_empty() || self.first_64.count_ones() != 1 {
+            return None;
+        }
+        let (_, outlet) = self.all.get(self.first_64.trailing_zeros() as usize)?;
+        Some(outlet)
+    }
+
     /// The active outlets with their position in the snapshot, in attach order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Arc<dyn RemoteOutlet>)> {
         self.all
@@ -253,6 +262,50 @@ fn serialize_into_loan<T: Message>(
     };
     write(&mut loan)?;
     Ok(Some(loan))
+}
+
+/// `message` sent through `outlet`, its only destination in other processes, serialized
+/// straight into the outlet's memory ([`RemoteOutlet::send_in_place`]), sized as
+/// [`serialize_into_loan`] sizes a loan. `None`: the outlet lends no memory (now); nothing was
+/// sent.
+fn send_in_place<T: Message>(
+    outlet: &dyn RemoteOutlet,
+    message: &T,
+    counters: &SendCounters,
+    info: &MessageInfo,
+) -> Option<Result<(), PublishError>> {
+    let mut used = 0;
+    let mut write = |buf: &mut [u8]| {
+        used = roslite_cdr::to_slice(message, ORDER, buf)?;
+        Ok(used)
+    };
+    let last = counters.last_len.load(Ordering::Relaxed);
+    let mut sent = None;
+    if last > 0 {
+        match outlet.send_in_place(with_slack(last), &mut write, info)? {
+            // Longer than the slack allows: counted below, and sent at its length.
+            Err(EncodeError::BufferTooSmall { .. }) => {}
+            other => sent = Some(other),
+        }
+    }
+    let sent = match sent {
+        Some(sent) => sent,
+        None => match roslite_cdr::encoded_len(message, ORDER) {
+            Ok(len) => outlet.send_in_place(len, &mut write, info)?,
+            Err(e) => Err(e),
+        },
+    };
+    Some(match sent {
+        Ok(SentInPlace {
+            result,
+            shared_memory,
+        }) => {
+            counters.last_len.store(used, Ordering::Relaxed);
+            counters.count_serialized(shared_memory);
+            result.map_err(PublishError::from)
+        }
+        Err(e) => Err(PublishError::Serialize(e)),
+    })
 }
 
 /// Up to this length, a message for outlets without a loan is written into the thread's
@@ -1037,6 +1090,17 @@ impl<T: Message> Publisher<T> {
         let info = shared.next_info();
         // Serialize before the local hand-off, which may move the last reference away.
         let active = shared.active_outlets(None);
+        if let Some(outlet) = active.single() {
+            let remote = MessageInfo {
+                from_intra_process: false,
+                ..info
+            };
+            if let Some(sent) = send_in_place(&**outlet, &*message, &shared.send_counters, &remote)
+            {
+                shared.deliver_local(message, info);
+                return sent;
+            }
+        }
         let outgoing = if active.is_empty() {
             Ok(None)
         } else {
@@ -1161,8 +1225,8 @@ mod serialize_tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use super::{serialize_into_loan, serialize_shared, SCRATCH_MAX};
-    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout};
+    use super::{send_in_place, serialize_into_loan, serialize_shared, SendCounters, SCRATCH_MAX};
+    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout, SentInPlace};
     use crate::MessageInfo;
     use roslite_cdr::{EncodeError, Endianness};
     use roslite_msgs::geometry_msgs::msg::Twist;
@@ -1201,10 +1265,12 @@ mod serialize_tests {
         same_as_to_vec(&image);
     }
 
-    /// Lends plain buffers and remembers the length of each one lent.
+    /// Lends plain buffers and remembers the length of each one lent (and, for
+    /// `send_in_place`, the bytes sent).
     #[derive(Default)]
     struct LendingOutlet {
         lent: Mutex<Vec<usize>>,
+        sent: Mutex<Vec<u8>>,
     }
 
     struct VecLoan {
@@ -1246,6 +1312,23 @@ mod serialize_tests {
                 used: 0,
             })))
         }
+
+        fn send_in_place(
+            &self,
+            len: usize,
+            write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+            _: &MessageInfo,
+        ) -> Option<Result<SentInPlace, EncodeError>> {
+            self.lent.lock().unwrap().push(len);
+            let mut buf = vec![0xEE; len];
+            Some(write(&mut buf).map(|used| {
+                *self.sent.lock().unwrap() = buf[..used].to_vec();
+                SentInPlace {
+                    result: Ok(()),
+                    shared_memory: true,
+                }
+            }))
+        }
     }
 
     #[test]
@@ -1273,6 +1356,39 @@ mod serialize_tests {
         // counted and loaned again.
         expect_loans(&text(1000), &[517, 1009]);
         expect_loans(&text(3), &[1517]);
+    }
+
+    #[test]
+    fn a_message_sent_in_place_is_sized_as_a_loan_and_sent_whole() {
+        let outlet = LendingOutlet::default();
+        let counters = SendCounters::default();
+        let info = MessageInfo {
+            source_timestamp: crate::Instant::ZERO,
+            received_timestamp: crate::Instant::ZERO,
+            publication_sequence_number: 1,
+            publisher_id: 0,
+            from_intra_process: false,
+        };
+        let expect_sent = |message: &RosString, lent: &[usize]| {
+            let expected = roslite_cdr::to_vec(message, Endianness::Little).unwrap();
+            let sent = send_in_place(&outlet, message, &counters, &info);
+            assert_eq!(sent, Some(Ok(())));
+            assert_eq!(&*outlet.sent.lock().unwrap(), &expected);
+            assert_eq!(counters.last_len.load(Ordering::Relaxed), expected.len());
+            assert_eq!(&*outlet.lent.lock().unwrap(), lent);
+            outlet.lent.lock().unwrap().clear();
+        };
+        let text = |n: usize| RosString {
+            data: "y".repeat(n),
+        };
+        // As `serialize_into_loan`: counted first, then the last length with slack, counted
+        // again when that was too small.
+        expect_sent(&text(10), &[19]);
+        expect_sent(&text(200), &[279]);
+        expect_sent(&text(1000), &[517, 1009]);
+        expect_sent(&text(3), &[1517]);
+        assert_eq!(counters.serialized.load(Ordering::Relaxed), 4);
+        assert_eq!(counters.serialized_in_place.load(Ordering::Relaxed), 4);
     }
 }
 

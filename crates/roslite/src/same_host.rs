@@ -48,7 +48,7 @@ use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{
     give_back_send_buffer, take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet,
-    OutletLoan, OutletStats, SendTimeout, SEND_BUFFER_MAX,
+    OutletLoan, OutletStats, SendTimeout, SentInPlace, SEND_BUFFER_MAX,
 };
 
 /// Which same-host transport carries a pair.
@@ -749,6 +749,38 @@ impl Outlet for ShmOutlet {
         Some(Lent::SharedMemory(ShmLoan(ShmLoanState::Uninit(loan))))
     }
 
+    fn send_in_place(
+        &self,
+        len: usize,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        info: &MessageInfo,
+    ) -> Option<Result<SentInPlace, EncodeError>> {
+        let writer = self.writer.upgrade()?;
+        let sent = writer.send_in_place(
+            SAMPLE_LEAD + len,
+            |chunk| {
+                let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
+                lead.fill(0);
+                write(rest).map(|used| SAMPLE_LEAD + used)
+            },
+            Some(info.publication_sequence_number),
+            info.source_timestamp.as_nanos(),
+        );
+        let result = match sent {
+            Ok(_) => Ok(()),
+            Err(roslite_shm::InPlaceError::Write(e)) => return Some(Err(e)),
+            Err(roslite_shm::InPlaceError::Send(roslite_shm::SendError::Timeout)) => {
+                Err(SendTimeout)
+            }
+            // No memory for a segment: the general path copes (or loses the sample as it does).
+            Err(roslite_shm::InPlaceError::Send(_)) => return None,
+        };
+        Some(Ok(SentInPlace {
+            result,
+            shared_memory: true,
+        }))
+    }
+
     fn stats(&self) -> Option<OutletStats> {
         let stats = self.writer.upgrade()?.stats();
         Some(OutletStats {
@@ -836,6 +868,21 @@ impl UdsOutlet {
             readers: writer.reader_count_handle(),
         }
     }
+
+    /// The writer and this thread's reused buffer with room for `len` bytes after
+    /// [`SAMPLE_LEAD`]; `None` beyond [`SEND_BUFFER_MAX`] (a large buffer would stay allocated
+    /// for the thread's life) or once the writer is gone.
+    fn lend_buffer(&self, len: usize) -> Option<(Arc<UdsWriter>, Vec<u8>)> {
+        if len > SEND_BUFFER_MAX {
+            return None;
+        }
+        let writer = self.writer.upgrade()?;
+        let mut buf = take_send_buffer();
+        if buf.len() < SAMPLE_LEAD + len {
+            buf.resize(SAMPLE_LEAD + len, 0);
+        }
+        Some((writer, buf))
+    }
 }
 
 /// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
@@ -906,20 +953,36 @@ impl Outlet for UdsOutlet {
     /// shared buffer to allocate and fill for the socket to copy again. A large one is not
     /// (`None`): its buffer would stay allocated for the thread's life.
     fn loan(&self, len: usize) -> Option<Lent> {
-        if len > SEND_BUFFER_MAX {
-            return None;
-        }
-        let writer = self.writer.upgrade()?;
-        let mut buf = take_send_buffer();
-        if buf.len() < SAMPLE_LEAD + len {
-            buf.resize(SAMPLE_LEAD + len, 0);
-        }
+        let (writer, buf) = self.lend_buffer(len)?;
         Some(Lent::UnixSocket(UdsLoan {
             writer,
             buf,
             len,
             used: None,
         }))
+    }
+
+    /// As [`Self::loan`] and sending the loan, without the loan.
+    fn send_in_place(
+        &self,
+        len: usize,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        info: &MessageInfo,
+    ) -> Option<Result<SentInPlace, EncodeError>> {
+        let (writer, mut buf) = self.lend_buffer(len)?;
+        let sent = write(&mut buf[SAMPLE_LEAD..SAMPLE_LEAD + len]).map(|used| {
+            let result = writer.send_numbered(
+                info.publication_sequence_number,
+                &buf[SAMPLE_LEAD..SAMPLE_LEAD + used.min(len)],
+                info.source_timestamp.as_nanos(),
+            );
+            SentInPlace {
+                result: timed_out(result),
+                shared_memory: false,
+            }
+        });
+        give_back_send_buffer(buf);
+        Some(sent)
     }
 
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
@@ -993,6 +1056,55 @@ mod tests {
         assert!(
             outlet.loan(SEND_BUFFER_MAX + 1).is_none(),
             "a large message is not kept in a thread's buffer"
+        );
+    }
+
+    #[test]
+    fn a_unix_socket_sends_a_small_message_from_its_threads_buffer_in_one_call() {
+        let (endpoint, writer, outlet) = uds_outlet();
+        let reader = roslite_shm::UdsReader::connect(
+            endpoint.address(),
+            WriterKey::from(3u128),
+            roslite_shm::UdsReaderConfig::default(),
+        )
+        .expect("connect");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while writer.reader_count() == 0 {
+            assert!(std::time::Instant::now() < deadline, "never attached");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let info = info_for(5, 9);
+        let sent = outlet
+            .send_in_place(
+                100,
+                &mut |buf| {
+                    assert_eq!(buf.len(), 100);
+                    // The body after the 4-byte encapsulation header is 8-aligned.
+                    assert_eq!((buf.as_ptr() as usize + 4) % 8, 0);
+                    buf[..3].copy_from_slice(b"abc");
+                    Ok(3)
+                },
+                &info,
+            )
+            .expect("a small message is sent in place")
+            .expect("written");
+        assert_eq!(
+            sent,
+            SentInPlace {
+                result: Ok(()),
+                shared_memory: false,
+            }
+        );
+        let sample = reader
+            .receive_timeout(Duration::from_secs(10))
+            .expect("receive")
+            .expect("a sample");
+        assert_eq!(&sample[..], b"abc", "exactly the bytes written");
+        assert!(
+            outlet
+                .send_in_place(SEND_BUFFER_MAX + 1, &mut |_| Ok(0), &info)
+                .is_none(),
+            "a large message takes the general path"
         );
     }
 }

@@ -47,10 +47,34 @@ pub trait Outlet: Send + Sync {
         None
     }
 
+    /// [`Self::loan`], [`OutletLoan::write`] and [`OutletLoan::send`] in one call, for a
+    /// publish that goes through this outlet alone (nobody else needs the written bytes), so
+    /// that no loan is held between the steps: `write` fills `len` bytes and returns how many
+    /// it used. `None` (the default) when the outlet lends no memory, or has none now: the
+    /// publisher then takes the general path.
+    fn send_in_place(
+        &self,
+        _len: usize,
+        _write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        _info: &MessageInfo,
+    ) -> Option<Result<SentInPlace, EncodeError>> {
+        None
+    }
+
     /// Counters for tests and tools; `None` when the outlet keeps none.
     fn stats(&self) -> Option<OutletStats> {
         None
     }
+}
+
+/// A message [`Outlet::send_in_place`] wrote into the outlet's memory and sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentInPlace {
+    /// As [`Outlet::send`]'s.
+    pub result: Result<(), SendTimeout>,
+    /// Whether the subscribers read the very bytes written (shared memory), as opposed to a
+    /// copy the transport makes.
+    pub shared_memory: bool,
 }
 
 /// A buffer loaned by an [`Outlet`] for one message. Dropping it unsent gives it back.
