@@ -12,7 +12,7 @@ pub struct CdrReader<'a> {
     pos: usize,
     endianness: Endianness,
     /// When set, `data` is exactly `shared.bytes()`, and primitive sequences may be views into it.
-    shared: Option<SharedBuf>,
+    shared: Option<&'a SharedBuf>,
 }
 
 macro_rules! read_num {
@@ -54,7 +54,7 @@ impl<'a> CdrReader<'a> {
     /// As [`Self::new`].
     pub fn new_shared(payload: &'a SharedBuf) -> Result<Self, DecodeError> {
         let mut reader = Self::new(payload.bytes())?;
-        reader.shared = Some(payload.clone());
+        reader.shared = Some(payload);
         Ok(reader)
     }
 
@@ -250,7 +250,7 @@ impl<'a> CdrReader<'a> {
         let start = self.pos;
         let bytes = self.take(byte_len)?;
         if self.endianness == Endianness::NATIVE {
-            if let Some(shared) = &self.shared {
+            if let Some(shared) = self.shared {
                 if let Some(view) = Seq::view(shared, start, len) {
                     return Ok(view);
                 }

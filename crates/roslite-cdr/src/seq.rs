@@ -84,6 +84,18 @@ impl SharedBuf {
             range: start..start + range.len(),
         })
     }
+
+    /// [`Self::slice`] of a buffer no longer needed whole: the same backing, without another
+    /// reference count taken and dropped; `None` (the buffer is dropped) if `range` is outside
+    /// this window.
+    pub fn into_slice(mut self, range: Range<usize>) -> Option<SharedBuf> {
+        if range.start > range.end || range.end > self.len() {
+            return None;
+        }
+        let start = self.range.start + range.start;
+        self.range = start..start + range.len();
+        Some(self)
+    }
 }
 
 impl fmt::Debug for SharedBuf {

@@ -144,6 +144,24 @@ fn shared_decode_is_a_view_into_the_buffer() {
 }
 
 #[test]
+fn a_buffer_sliced_whole_or_by_value_shows_the_same_window() {
+    let shared = SharedBuf::from_vec((0..20u8).collect());
+    let inner = shared.slice(4..12).unwrap();
+    assert_eq!(inner.bytes(), &(4..12u8).collect::<Vec<_>>()[..]);
+    let by_value = shared.clone().into_slice(4..12).unwrap();
+    assert_eq!(by_value.bytes(), inner.bytes());
+    assert_eq!(
+        by_value.bytes().as_ptr(),
+        inner.bytes().as_ptr(),
+        "same backing, no copy"
+    );
+    // Windows of windows count from their own start.
+    assert_eq!(inner.into_slice(2..3).unwrap().bytes(), &[6]);
+    assert!(shared.clone().into_slice(15..21).is_none());
+    assert!(shared.slice(15..21).is_none());
+}
+
+#[test]
 fn random_round_trips() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5eed);

@@ -22,6 +22,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::ptr::NonNull;
 use std::sync::atomic::{
     AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
 };
@@ -1114,22 +1115,22 @@ impl ShmReader {
                 return None;
             }
             let offset = descriptor.chunk.index as usize * view.chunk_size;
-            view.map.bytes(offset, len)?;
-            Some((view.map.clone(), offset, len))
+            let start = NonNull::from(view.map.bytes(offset, len)?).cast::<u8>();
+            Some((view.map.clone(), start, len))
         };
         let resolved = resolve().or_else(|| {
             // The announcement of a new segment is sent before its first sample: read it.
             shared.process_control();
             resolve()
         });
-        let Some((map, offset, len)) = resolved else {
+        let Some((map, start, len)) = resolved else {
             shared.release(descriptor.chunk);
             return Err(ReceiveError::Protocol);
         };
         Ok(Some(Sample {
             reader: self.shared.clone(),
-            map,
-            offset,
+            _map: map,
+            start,
             len,
             chunk: descriptor.chunk,
             seq: descriptor.seq,
@@ -1264,8 +1265,12 @@ impl ShmInterrupter {
 /// (on any thread) releases the chunk.
 pub struct Sample {
     reader: Arc<ReaderShared>,
-    map: Arc<Mapping>,
-    offset: usize,
+    /// Keeps the segment mapped while the sample lives (`start` points into it), also after
+    /// the writer retired it or went away.
+    _map: Arc<Mapping>,
+    /// The first of the sample's `len` bytes in `map`, checked at receive: reading the sample
+    /// (several times per message: decode, views, re-publishing) is then no bounds check.
+    start: NonNull<u8>,
     len: usize,
     chunk: ChunkRef,
     seq: u64,
@@ -1287,9 +1292,18 @@ impl Deref for Sample {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        self.map.bytes(self.offset, self.len).unwrap_or_default()
+        // SAFETY: `start..start + len` was inside `_map` at receive (`Mapping::bytes`), and
+        // `_map` keeps that mapping alive as long as `self`; see the module invariants for why
+        // nobody writes the chunk while the sample lives.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 }
+
+// SAFETY: `start` points into `_map`'s read-only view of shared memory, which every thread may
+// read (`Mapping` is `Send` and `Sync`); the pointer itself is never written through.
+unsafe impl Send for Sample {}
+// SAFETY: as for `Send`: `&Sample` only reads.
+unsafe impl Sync for Sample {}
 
 impl fmt::Debug for Sample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -68,6 +68,15 @@ pub struct SubscriptionStats {
     pub malformed: u64,
 }
 
+/// [`SubscriptionStats`] as they are counted: an atomic add per message instead of a lock.
+#[derive(Default)]
+struct StatsCounters {
+    received: AtomicU64,
+    overwritten: AtomicU64,
+    expired: AtomicU64,
+    malformed: AtomicU64,
+}
+
 /// How a publisher's messages left for other processes (see [`Publisher::send_stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SendStats {
@@ -489,7 +498,7 @@ pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
     queue: Mutex<MessageQueue<(Arc<T>, MessageInfo)>>,
-    stats: Mutex<SubscriptionStats>,
+    stats: StatsCounters,
     callback: Mutex<BoxedCallback<T>>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
@@ -557,9 +566,12 @@ impl<T: Message> SubscriptionShared<T> {
 
     /// One message received, which pushed `overwritten` older ones out of the queue.
     fn count_received(&self, overwritten: u64) {
-        let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
-        stats.overwritten += overwritten;
-        stats.received += 1;
+        if overwritten > 0 {
+            self.stats
+                .overwritten
+                .fetch_add(overwritten, Ordering::Relaxed);
+        }
+        self.stats.received.fetch_add(1, Ordering::Relaxed);
     }
 
     fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
@@ -588,10 +600,7 @@ impl<T: Message> SubscriptionShared<T> {
             room.extend(waiters);
             match item {
                 Some((_, info)) if now - info.source_timestamp > lifespan => {
-                    self.stats
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .expired += 1;
+                    self.stats.expired.fetch_add(1, Ordering::Relaxed);
                 }
                 taken => return (taken, room),
             }
@@ -634,10 +643,7 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
                 true
             }
             Err(_) => {
-                self.stats
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .malformed += 1;
+                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
                 false
             }
         }
@@ -683,7 +689,7 @@ impl<T: Message> Subscription<T> {
             id: node.context.next_entity_id(),
             qos,
             queue: Mutex::new(MessageQueue::new(qos.history)),
-            stats: Mutex::default(),
+            stats: StatsCounters::default(),
             callback: Mutex::new(callback),
             group: group.clone(),
             events: Arc::default(),
@@ -708,11 +714,13 @@ impl<T: Message> Subscription<T> {
     }
 
     pub fn stats(&self) -> SubscriptionStats {
-        *self
-            .shared
-            .stats
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let counters = &self.shared.stats;
+        SubscriptionStats {
+            received: counters.received.load(Ordering::Relaxed),
+            overwritten: counters.overwritten.load(Ordering::Relaxed),
+            expired: counters.expired.load(Ordering::Relaxed),
+            malformed: counters.malformed.load(Ordering::Relaxed),
+        }
     }
 
     /// `REQUESTED_INCOMPATIBLE_QOS`: publishers this subscription could not match.

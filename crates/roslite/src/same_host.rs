@@ -620,7 +620,7 @@ impl LinkSpec {
                         .report_lost(numbering.lost_before(sample.seq()));
                     let info = info_for(sample.seq(), sample.timestamp_ns());
                     let len = sample.len();
-                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).slice(SAMPLE_LEAD..len)
+                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
                     else {
                         continue; // shorter than the lead: not from a roslite writer
                     };
