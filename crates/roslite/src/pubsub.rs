@@ -183,7 +183,30 @@ impl ActiveOutlets {
     }
 }
 
+/// What [`PublisherShared::serialize_for_others`] did.
+enum ToOthers {
+    /// Sent already, with this outcome.
+    Sent(Result<(), PublishError>),
+    /// Serialized, to send after the local hand-off (`None`: no outlet is active).
+    Serialized(Result<Option<Outgoing>, EncodeError>),
+}
+
 impl Outgoing {
+    /// Sends what [`PublisherShared::serialize_for_others`] serialized, or returns why it
+    /// could not serialize.
+    fn send_serialized(
+        outgoing: Result<Option<Self>, EncodeError>,
+        info: &MessageInfo,
+    ) -> Result<(), PublishError> {
+        if let Some(outgoing) = outgoing.map_err(PublishError::Serialize)? {
+            outgoing.send(&MessageInfo {
+                from_intra_process: false,
+                ..*info
+            })?;
+        }
+        Ok(())
+    }
+
     /// Serializes `message` once for the `active` outlets: into the first loan one offers,
     /// else into a shared buffer.
     fn serialize<T: Message>(
@@ -955,6 +978,30 @@ impl<T: Message> PublisherShared<T> {
             || self.matched_count.load(Ordering::Acquire) > 0
     }
 
+    /// `message` serialized for the active outlets, or already sent: through the only active
+    /// outlet, in place, when no subscription in this process takes it (one taking it would
+    /// otherwise wait behind a blocked send).
+    fn serialize_for_others(&self, message: &T, info: &MessageInfo) -> ToOthers {
+        let active = self.active_outlets(None);
+        if let Some(outlet) = active.single() {
+            let remote = MessageInfo {
+                from_intra_process: false,
+                ..*info
+            };
+            if !self.wants_local() {
+                if let Some(sent) = send_in_place(&**outlet, message, &self.send_counters, &remote)
+                {
+                    return ToOthers::Sent(sent);
+                }
+            }
+        }
+        ToOthers::Serialized(if active.is_empty() {
+            Ok(None)
+        } else {
+            Outgoing::serialize(message, active, &self.send_counters).map(Some)
+        })
+    }
+
     /// Keeps `message` for late joiners (transient local) and hands it to every matched
     /// subscription in this context.
     fn deliver_local(&self, message: Arc<T>, info: MessageInfo) {
@@ -1085,7 +1132,16 @@ impl<T: Message> Publisher<T> {
     /// keep-all subscription in another process that had no room; every other subscription
     /// got the message.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
-        self.publish_shared(Arc::new(message))
+        let shared = &self.shared;
+        if shared.wants_local() {
+            return self.publish_shared(Arc::new(message));
+        }
+        // Nobody in this process takes or keeps it: nothing to share it with.
+        let info = shared.next_info();
+        match shared.serialize_for_others(&message, &info) {
+            ToOthers::Sent(result) => result,
+            ToOthers::Serialized(outgoing) => Outgoing::send_serialized(outgoing, &info),
+        }
     }
 
     /// Sends a message that is already shared; subscriptions taking ownership get a copy only
@@ -1097,31 +1153,15 @@ impl<T: Message> Publisher<T> {
         let shared = &self.shared;
         let info = shared.next_info();
         // Serialize before the local hand-off, which may move the last reference away.
-        let active = shared.active_outlets(None);
-        if let Some(outlet) = active.single() {
-            let remote = MessageInfo {
-                from_intra_process: false,
-                ..info
-            };
-            if let Some(sent) = send_in_place(&**outlet, &*message, &shared.send_counters, &remote)
-            {
+        let outgoing = match shared.serialize_for_others(&message, &info) {
+            ToOthers::Sent(result) => {
                 shared.deliver_local(message, info);
-                return sent;
+                return result;
             }
-        }
-        let outgoing = if active.is_empty() {
-            Ok(None)
-        } else {
-            Outgoing::serialize(&*message, active, &shared.send_counters).map(Some)
+            ToOthers::Serialized(outgoing) => outgoing,
         };
         shared.deliver_local(message, info);
-        if let Some(outgoing) = outgoing.map_err(PublishError::Serialize)? {
-            outgoing.send(&MessageInfo {
-                from_intra_process: false,
-                ..info
-            })?;
-        }
-        Ok(())
+        Outgoing::send_serialized(outgoing, &info)
     }
 
     /// How this publisher's messages left for other processes: serializations, how many went
