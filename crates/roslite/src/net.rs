@@ -2,7 +2,7 @@
 //! able to talk with, other processes (roslite, rclpy/rclcpp over Fast DDS or Cyclone DDS).
 //!
 //! Ownership and threads: [`RtpsNetwork`] owns one RTPS [`Participant`] (the sans-IO protocol
-//! core) and one [`UdpTransport`], both behind [`NetShared`]. Three kinds of caller drive them:
+//! core) and one [`UdpTransport`], both behind `NetShared`. Three kinds of caller drive them:
 //! - the bus, through the [`Transport`] trait, when local endpoints come and go (an RTPS writer
 //!   or reader is created and announced at once);
 //! - publishers, through an [`Outlet`] per local publisher: `publish` hands the serialized
@@ -1531,7 +1531,7 @@ pub struct ServiceNetStats {
     /// Replies addressed to another client of the same service (every client's reply reader
     /// receives every reply; each keeps its own).
     pub replies_for_other_clients: u64,
-    /// Replies whose client reader never matched before [`PARKED_REPLY_LIFETIME_NS`], or that
+    /// Replies whose client reader never matched before `PARKED_REPLY_LIFETIME_NS`, or that
     /// overflowed the parking space.
     pub replies_abandoned: u64,
 }

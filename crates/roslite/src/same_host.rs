@@ -886,7 +886,7 @@ impl UdsOutlet {
 }
 
 /// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
-/// [`SAMPLE_LEAD`] bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
+/// `SAMPLE_LEAD` (4) bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
 pub struct UdsLoan {
     writer: Arc<UdsWriter>,
     buf: Vec<u8>,

@@ -25,7 +25,9 @@ use crate::qos::{QosPolicyKind, QosProfile};
 /// active outlets, in attach order, for a [`Self::loan`] big enough for the message (sized
 /// from the last message's length, or counted). The first loan is serialized into, in place,
 /// and sent with [`OutletLoan::send`]; every other active outlet gets [`Self::send`] with the
-/// same bytes (copied out of the loan once, only when there is such an outlet).
+/// same bytes (copied out of the loan once, only when there is such an outlet). When exactly
+/// one outlet is active and no subscription in this process takes the message, the publisher
+/// first offers it [`Self::send_in_place`], the three steps in one call.
 pub trait Outlet: Send + Sync {
     /// `payload` is the whole serialized message, shared by every outlet of this publish.
     ///
@@ -176,7 +178,7 @@ impl std::ops::DerefMut for Lent {
 }
 
 /// A reliable keep-all reader of an outlet had no room for the message during the whole
-/// `max_blocking_time` ([`MAX_BLOCKING_TIME`](crate::qos::MAX_BLOCKING_TIME)), so it did not
+/// `max_blocking_time` (`qos::MAX_BLOCKING_TIME`, 100 ms), so it did not
 /// get it (DDS `write` returning `TIMEOUT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendTimeout;

@@ -157,7 +157,7 @@ impl<T: Message> LoanedMessage<'_, T> {
     /// [`LoanError::NoSuchSequence`] past the last reserved sequence;
     /// [`LoanError::ElementType`] when that sequence's elements are not `E`;
     /// [`LoanError::Misaligned`] if the loaned memory does not align it for `E` (an outlet
-    /// breaking the alignment contract of [`OutletLoan`]).
+    /// breaking the alignment contract of [`OutletLoan`](crate::transport::OutletLoan)).
     pub fn sequence_mut<E: Prim>(&mut self, index: usize) -> Result<&mut [E], LoanError> {
         let hole = self.holes.get(index).ok_or(LoanError::NoSuchSequence {
             index,
