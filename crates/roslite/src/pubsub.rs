@@ -261,78 +261,79 @@ fn with_slack(last_len: usize) -> usize {
     last_len.saturating_add(last_len / 4).saturating_add(256)
 }
 
-/// `message` serialized into a loan of `outlet` (`None`: it lends no memory). Most topics carry
-/// messages of about one size, so the loan is first sized from the last message's encoded
-/// length (`last_len`) and the message written straight into it; only when that is too small,
-/// or for the first message, is the length counted beforehand (a second pass over the message,
-/// as long as writing it for a small one).
+/// Runs `attempt` with room for `message`: first the last message's encoded length
+/// (`last_len`) plus slack, as most topics carry messages of about one size; only when that
+/// was too small, or for the first message, is the length counted beforehand (a second pass
+/// over the message, as long as writing it for a small one) and `attempt` run again with it.
+/// `None` when `attempt` says there is nothing to write into; stores the length written.
+fn with_room_for<T: Message, R>(
+    message: &T,
+    last_len: &AtomicUsize,
+    mut attempt: impl FnMut(usize) -> Option<Result<(R, usize), EncodeError>>,
+) -> Option<Result<R, EncodeError>> {
+    let last = last_len.load(Ordering::Relaxed);
+    let mut done = None;
+    if last > 0 {
+        match attempt(with_slack(last))? {
+            // Longer than the slack allows: counted below, and written at its length.
+            Err(EncodeError::BufferTooSmall { .. }) => {}
+            other => done = Some(other),
+        }
+    }
+    let done = match done {
+        Some(done) => done,
+        None => match roslite_cdr::encoded_len(message, ORDER) {
+            Ok(len) => attempt(len)?,
+            Err(e) => Err(e),
+        },
+    };
+    Some(done.map(|(result, written)| {
+        last_len.store(written, Ordering::Relaxed);
+        result
+    }))
+}
+
+/// `message` serialized into a loan of `outlet` (`None`: it lends no memory), sized by
+/// [`with_room_for`] (a loan too small goes back).
 fn serialize_into_loan<T: Message>(
     outlet: &dyn RemoteOutlet,
     message: &T,
     last_len: &AtomicUsize,
 ) -> Result<Option<Lent>, EncodeError> {
-    let write = |loan: &mut Lent| loan.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf));
-    let last = last_len.load(Ordering::Relaxed);
-    if last > 0 {
-        let Some(mut loan) = outlet.loan(with_slack(last)) else {
-            return Ok(None);
-        };
-        match write(&mut loan) {
-            Ok(()) => {
-                last_len.store(loan.written().len(), Ordering::Relaxed);
-                return Ok(Some(loan));
-            }
-            // Longer than the slack allows: count it, and loan again (this one goes back).
-            Err(EncodeError::BufferTooSmall { .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let len = roslite_cdr::encoded_len(message, ORDER)?;
-    last_len.store(len, Ordering::Relaxed);
-    let Some(mut loan) = outlet.loan(len) else {
-        return Ok(None);
-    };
-    write(&mut loan)?;
-    Ok(Some(loan))
+    with_room_for(message, last_len, |len| {
+        let mut loan = outlet.loan(len)?;
+        let written = loan.write(&mut |buf| roslite_cdr::to_slice(message, ORDER, buf));
+        Some(written.map(|()| {
+            let used = loan.written().len();
+            (loan, used)
+        }))
+    })
+    .transpose()
 }
 
 /// `message` sent through `outlet`, its only destination in other processes, serialized
-/// straight into the outlet's memory ([`RemoteOutlet::send_in_place`]), sized as
-/// [`serialize_into_loan`] sizes a loan. `None`: the outlet lends no memory (now); nothing was
-/// sent.
+/// straight into the outlet's memory ([`RemoteOutlet::send_in_place`]), sized by
+/// [`with_room_for`]. `None`: the outlet lends no memory (now); nothing was sent.
 fn send_in_place<T: Message>(
     outlet: &dyn RemoteOutlet,
     message: &T,
     counters: &SendCounters,
     info: &MessageInfo,
 ) -> Option<Result<(), PublishError>> {
-    let mut used = 0;
-    let mut write = |buf: &mut [u8]| {
-        used = roslite_cdr::to_slice(message, ORDER, buf)?;
-        Ok(used)
-    };
-    let last = counters.last_len.load(Ordering::Relaxed);
-    let mut sent = None;
-    if last > 0 {
-        match outlet.send_in_place(with_slack(last), &mut write, info)? {
-            // Longer than the slack allows: counted below, and sent at its length.
-            Err(EncodeError::BufferTooSmall { .. }) => {}
-            other => sent = Some(other),
-        }
-    }
-    let sent = match sent {
-        Some(sent) => sent,
-        None => match roslite_cdr::encoded_len(message, ORDER) {
-            Ok(len) => outlet.send_in_place(len, &mut write, info)?,
-            Err(e) => Err(e),
-        },
-    };
+    let sent = with_room_for(message, &counters.last_len, |len| {
+        let mut used = 0;
+        let mut write = |buf: &mut [u8]| {
+            used = roslite_cdr::to_slice(message, ORDER, buf)?;
+            Ok(used)
+        };
+        let sent = outlet.send_in_place(len, &mut write, info)?;
+        Some(sent.map(|sent| (sent, used)))
+    })?;
     Some(match sent {
         Ok(SentInPlace {
             result,
             shared_memory,
         }) => {
-            counters.last_len.store(used, Ordering::Relaxed);
             counters.count_serialized(shared_memory);
             result.map_err(PublishError::from)
         }
@@ -979,20 +980,18 @@ impl<T: Message> PublisherShared<T> {
     }
 
     /// `message` serialized for the active outlets, or already sent: through the only active
-    /// outlet, in place, when no subscription in this process takes it (one taking it would
-    /// otherwise wait behind a blocked send).
-    fn serialize_for_others(&self, message: &T, info: &MessageInfo) -> ToOthers {
+    /// outlet, in place, when no subscription in this process takes it (`local` false; one
+    /// taking it would otherwise wait behind a blocked send).
+    fn serialize_for_others(&self, message: &T, info: &MessageInfo, local: bool) -> ToOthers {
         let active = self.active_outlets(None);
-        if let Some(outlet) = active.single() {
+        let alone = active.single().filter(|_| !local);
+        if let Some(outlet) = alone {
             let remote = MessageInfo {
                 from_intra_process: false,
                 ..*info
             };
-            if !self.wants_local() {
-                if let Some(sent) = send_in_place(&**outlet, message, &self.send_counters, &remote)
-                {
-                    return ToOthers::Sent(sent);
-                }
+            if let Some(sent) = send_in_place(&**outlet, message, &self.send_counters, &remote) {
+                return ToOthers::Sent(sent);
             }
         }
         ToOthers::Serialized(if active.is_empty() {
@@ -1138,7 +1137,7 @@ impl<T: Message> Publisher<T> {
         }
         // Nobody in this process takes or keeps it: nothing to share it with.
         let info = shared.next_info();
-        match shared.serialize_for_others(&message, &info) {
+        match shared.serialize_for_others(&message, &info, false) {
             ToOthers::Sent(result) => result,
             ToOthers::Serialized(outgoing) => Outgoing::send_serialized(outgoing, &info),
         }
@@ -1153,7 +1152,8 @@ impl<T: Message> Publisher<T> {
         let shared = &self.shared;
         let info = shared.next_info();
         // Serialize before the local hand-off, which may move the last reference away.
-        let outgoing = match shared.serialize_for_others(&message, &info) {
+        let local = shared.wants_local();
+        let outgoing = match shared.serialize_for_others(&message, &info, local) {
             ToOthers::Sent(result) => {
                 shared.deliver_local(message, info);
                 return result;
@@ -1379,6 +1379,25 @@ mod serialize_tests {
         }
     }
 
+    /// Strings of these lengths in turn, and the room asked for each (loans, or in-place
+    /// sends), as `with_room_for` sizes it:
+    /// - The first message is counted: its exact length (4 + 4 + 10 + 1 bytes).
+    /// - Then sized by the last one with room to spare: 19 + 4 + 256.
+    /// - Longer than that (209 + 52 + 256): the first try fails, the message is counted and
+    ///   tried again.
+    const SIZINGS: [(usize, &[usize]); 4] = [
+        (10, &[19]),
+        (200, &[279]),
+        (1000, &[517, 1009]),
+        (3, &[1517]),
+    ];
+
+    fn text(len: usize) -> RosString {
+        RosString {
+            data: "y".repeat(len),
+        }
+    }
+
     #[test]
     fn a_loan_is_sized_by_the_last_message_and_counted_only_when_that_is_too_small() {
         let outlet = LendingOutlet::default();
@@ -1393,17 +1412,9 @@ mod serialize_tests {
             assert_eq!(&*outlet.lent.lock().unwrap(), lent);
             outlet.lent.lock().unwrap().clear();
         };
-        let text = |n: usize| RosString {
-            data: "y".repeat(n),
-        };
-        // The first message is counted: a loan of its exact length (4 + 4 + 10 + 1 bytes).
-        expect_loans(&text(10), &[19]);
-        // Then sized by the last one with room to spare: 19 + 4 + 256.
-        expect_loans(&text(200), &[279]);
-        // Longer than that (209 + 52 + 256): the first loan goes back, the message is
-        // counted and loaned again.
-        expect_loans(&text(1000), &[517, 1009]);
-        expect_loans(&text(3), &[1517]);
+        for (text_len, lent) in SIZINGS {
+            expect_loans(&text(text_len), lent);
+        }
     }
 
     #[test]
@@ -1426,15 +1437,11 @@ mod serialize_tests {
             assert_eq!(&*outlet.lent.lock().unwrap(), lent);
             outlet.lent.lock().unwrap().clear();
         };
-        let text = |n: usize| RosString {
-            data: "y".repeat(n),
-        };
         // As `serialize_into_loan`: counted first, then the last length with slack, counted
         // again when that was too small.
-        expect_sent(&text(10), &[19]);
-        expect_sent(&text(200), &[279]);
-        expect_sent(&text(1000), &[517, 1009]);
-        expect_sent(&text(3), &[1517]);
+        for (text_len, lent) in SIZINGS {
+            expect_sent(&text(text_len), lent);
+        }
         assert_eq!(counters.serialized.load(Ordering::Relaxed), 4);
         assert_eq!(counters.serialized_in_place.load(Ordering::Relaxed), 4);
     }
