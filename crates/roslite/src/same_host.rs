@@ -703,6 +703,17 @@ fn timed_out(result: Result<u64, roslite_shm::SendError>) -> Result<(), SendTime
     }
 }
 
+/// Lets `write` fill a chunk after the [`SAMPLE_LEAD`] zero bytes that put the CDR body on an
+/// 8-byte boundary; returns the bytes used, lead included.
+fn write_after_lead(
+    chunk: &mut [u8],
+    write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+) -> Result<usize, EncodeError> {
+    let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
+    lead.fill(0);
+    write(rest).map(|used| SAMPLE_LEAD + used)
+}
+
 struct ShmOutlet {
     writer: Weak<ShmWriter>,
     readers: roslite_shm::ReaderCount,
@@ -758,11 +769,7 @@ impl Outlet for ShmOutlet {
         let writer = self.writer.upgrade()?;
         let sent = writer.send_in_place(
             SAMPLE_LEAD + len,
-            |chunk| {
-                let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
-                lead.fill(0);
-                write(rest).map(|used| SAMPLE_LEAD + used)
-            },
+            |chunk| write_after_lead(chunk, write),
             Some(info.publication_sequence_number),
             info.source_timestamp.as_nanos(),
         );
@@ -813,11 +820,7 @@ impl OutletLoan for ShmLoan {
     ) -> Result<(), EncodeError> {
         match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
             ShmLoanState::Uninit(loan) => {
-                let loan = loan.write_with(|chunk| {
-                    let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
-                    lead.fill(0);
-                    write(rest).map(|used| SAMPLE_LEAD + used)
-                })?;
+                let loan = loan.write_with(|chunk| write_after_lead(chunk, write))?;
                 self.0 = ShmLoanState::Written(loan);
                 Ok(())
             }
@@ -854,6 +857,15 @@ impl OutletLoan for ShmLoan {
             ShmLoanState::Uninit(_) | ShmLoanState::Spent => Ok(()),
         }
     }
+}
+
+/// `bytes` sent to `writer`'s readers, numbered and stamped as the publish `info` says.
+fn send_uds(writer: &UdsWriter, bytes: &[u8], info: &MessageInfo) -> Result<(), SendTimeout> {
+    timed_out(writer.send_numbered(
+        info.publication_sequence_number,
+        bytes,
+        info.source_timestamp.as_nanos(),
+    ))
 }
 
 struct UdsOutlet {
@@ -927,13 +939,9 @@ impl OutletLoan for UdsLoan {
         if self.used.is_none() {
             return Ok(());
         }
-        let result = self.writer.send_numbered(
-            info.publication_sequence_number,
-            self.bytes(),
-            info.source_timestamp.as_nanos(),
-        );
+        let result = send_uds(&self.writer, self.bytes(), info);
         self.used = None;
-        timed_out(result)
+        result
     }
 }
 
@@ -970,16 +978,13 @@ impl Outlet for UdsOutlet {
         info: &MessageInfo,
     ) -> Option<Result<SentInPlace, EncodeError>> {
         let (writer, mut buf) = self.lend_buffer(len)?;
-        let sent = write(&mut buf[SAMPLE_LEAD..SAMPLE_LEAD + len]).map(|used| {
-            let result = writer.send_numbered(
-                info.publication_sequence_number,
+        let sent = write(&mut buf[SAMPLE_LEAD..SAMPLE_LEAD + len]).map(|used| SentInPlace {
+            result: send_uds(
+                &writer,
                 &buf[SAMPLE_LEAD..SAMPLE_LEAD + used.min(len)],
-                info.source_timestamp.as_nanos(),
-            );
-            SentInPlace {
-                result: timed_out(result),
-                shared_memory: false,
-            }
+                info,
+            ),
+            shared_memory: false,
         });
         give_back_send_buffer(buf);
         Some(sent)
@@ -989,11 +994,7 @@ impl Outlet for UdsOutlet {
         let Some(writer) = self.writer.upgrade() else {
             return Ok(());
         };
-        timed_out(writer.send_numbered(
-            info.publication_sequence_number,
-            payload,
-            info.source_timestamp.as_nanos(),
-        ))
+        send_uds(&writer, payload, info)
     }
 
     fn stats(&self) -> Option<OutletStats> {
