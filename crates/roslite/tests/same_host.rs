@@ -43,10 +43,17 @@ fn exchange(
         .create_publisher::<StringMsg>("chatter", qos)
         .unwrap();
     let net = talker_ctx.network().unwrap();
+    // The listener's link may connect before this side has read the listener's SEDP
+    // announcement: wait for the graph to show its subscription too.
+    let in_graph = || {
+        net.endpoints()
+            .iter()
+            .any(|e| !e.local && e.topic == "/chatter")
+    };
     assert!(
         common::wait_until(Duration::from_secs(10), || {
             let (rtps, local) = net.remote_subscriptions_by_path("/chatter");
-            rtps + local == 1
+            rtps + local == 1 && in_graph()
         }),
         "the listener never matched"
     );
