@@ -31,7 +31,7 @@ use crate::events::{
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, QosProfile};
-use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
+use crate::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
     OutletStats, SendTimeout, SentInPlace,
@@ -521,7 +521,7 @@ impl<T: Clone> Incoming<T> {
 pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
-    queue: Mutex<MessageQueue<(Arc<T>, MessageInfo)>>,
+    queue: LockedQueue<(Arc<T>, MessageInfo)>,
     stats: StatsCounters,
     callback: Mutex<BoxedCallback<T>>,
     group: Arc<CallbackGroup>,
@@ -567,11 +567,7 @@ impl<T: Message> SubscriptionShared<T> {
             return; // not reached: the message was handed to the callback
         };
         let item = (message.into_shared(), info);
-        let overwritten = self
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(item);
+        let overwritten = self.queue.lock().push(item);
         self.count_received(overwritten);
         // Asked once: a turn refused just now for the message above is not asked again (the
         // notification wakes the executor if it fell asleep in between).
@@ -582,10 +578,7 @@ impl<T: Message> SubscriptionShared<T> {
     }
 
     fn queue_is_idle(&self) -> bool {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_idle()
+        self.queue.is_idle()
     }
 
     /// One message received, which pushed `overwritten` older ones out of the queue.
@@ -600,7 +593,7 @@ impl<T: Message> SubscriptionShared<T> {
 
     fn take(&self) -> Option<(Arc<T>, MessageInfo)> {
         let (taken, room) = {
-            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut queue = self.queue.lock();
             match self.qos.lifespan {
                 None => queue.pop_front(),
                 Some(lifespan) => self.take_unexpired(&mut queue, lifespan),
@@ -676,11 +669,7 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
 
 impl<T: Message> Waitable for SubscriptionShared<T> {
     fn is_ready(&self, _now: Instant) -> bool {
-        !self
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
+        !self.queue.lock().is_empty()
     }
 
     fn execute(&self) -> bool {
@@ -712,7 +701,7 @@ impl<T: Message> Subscription<T> {
         let shared = Arc::new(SubscriptionShared {
             id: node.context.next_entity_id(),
             qos,
-            queue: Mutex::new(MessageQueue::new(qos.history)),
+            queue: LockedQueue::new(qos.history),
             stats: StatsCounters::default(),
             callback: Mutex::new(callback),
             group: group.clone(),
@@ -942,13 +931,12 @@ impl<T: Message> PublisherShared<T> {
     /// outside the lock (one may call into a transport that attaches outlets), from a
     /// snapshot.
     fn active_outlets(&self, except: Option<u64>) -> ActiveOutlets {
-        let all = self.outlets();
         let mut active = ActiveOutlets {
-            all: all.clone(),
+            all: self.outlets(),
             first_64: 0,
             beyond_64: Vec::new(),
         };
-        for (index, (id, outlet)) in all.iter().enumerate() {
+        for (index, (id, outlet)) in active.all.iter().enumerate() {
             if Some(*id) == except {
                 continue;
             }

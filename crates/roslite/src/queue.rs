@@ -2,7 +2,9 @@
 //! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]).
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::qos::{History, KEEP_ALL_MAX_SAMPLES};
 
@@ -77,6 +79,63 @@ impl<T> MessageQueue<T> {
     }
 }
 
+/// A subscription's [`MessageQueue`] behind its lock, and whether it is idle, readable without
+/// the lock: every message a receive thread hands straight to its callback asks that, and
+/// the lock cost two atomic read-modify-writes per message.
+pub(crate) struct LockedQueue<T> {
+    queue: Mutex<MessageQueue<T>>,
+    /// [`MessageQueue::is_idle`], stored by every guard as it lets go of the queue.
+    idle: AtomicBool,
+}
+
+impl<T> LockedQueue<T> {
+    pub(crate) fn new(history: History) -> Self {
+        Self {
+            queue: Mutex::new(MessageQueue::new(history)),
+            idle: AtomicBool::new(true),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> QueueGuard<'_, T> {
+        QueueGuard {
+            queue: self.queue.lock().unwrap_or_else(PoisonError::into_inner),
+            idle: &self.idle,
+        }
+    }
+
+    /// [`MessageQueue::is_idle`] as the last holder of the lock left the queue. Another thread
+    /// may change it right after, just as it could right after a look under the lock.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.idle.load(Ordering::Acquire)
+    }
+}
+
+/// The queue, locked; records whether it is idle when dropped (still under the lock).
+pub(crate) struct QueueGuard<'a, T> {
+    queue: MutexGuard<'a, MessageQueue<T>>,
+    idle: &'a AtomicBool,
+}
+
+impl<T> Deref for QueueGuard<'_, T> {
+    type Target = MessageQueue<T>;
+    fn deref(&self) -> &MessageQueue<T> {
+        &self.queue
+    }
+}
+
+impl<T> DerefMut for QueueGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut MessageQueue<T> {
+        &mut self.queue
+    }
+}
+
+impl<T> Drop for QueueGuard<'_, T> {
+    fn drop(&mut self) {
+        // Runs before the field's own drop: the mutex is still held.
+        self.idle.store(self.queue.is_idle(), Ordering::Release);
+    }
+}
+
 /// What a path asks of a subscription's queue, behind the subscription's lock (both kinds of
 /// subscription implement `SerializedSink` with these).
 pub(crate) trait SharedQueue {
@@ -86,17 +145,13 @@ pub(crate) trait SharedQueue {
     fn has_room(&self) -> bool;
 }
 
-impl<T> SharedQueue for Mutex<MessageQueue<T>> {
+impl<T> SharedQueue for LockedQueue<T> {
     fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter> {
-        self.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .wait_for_room(pending, waiter)
+        self.lock().wait_for_room(pending, waiter)
     }
 
     fn has_room(&self) -> bool {
-        self.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .room_for(0)
+        self.lock().room_for(0)
     }
 }
 
@@ -167,6 +222,32 @@ mod tests {
         w.into_iter().for_each(|w| w());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(q.is_idle());
+    }
+
+    /// The idle flag read without the lock follows every change made under it: a push, a
+    /// path waiting for room, the take that hands it its room.
+    #[test]
+    fn a_locked_queue_reports_idle_as_its_last_holder_left_it() {
+        let q = LockedQueue::new(History::KeepAll);
+        assert!(q.is_idle());
+        q.lock().push(1);
+        assert!(!q.is_idle(), "a message is queued");
+        assert_eq!(q.lock().pop_front().0, Some(1));
+        assert!(q.is_idle(), "taken");
+        let (calls, waiter) = counting();
+        assert!(SharedQueue::wait_for_room(&q, KEEP_ALL_MAX_SAMPLES, waiter()).is_ok());
+        assert!(!q.is_idle(), "empty, but a path waits for room");
+        {
+            let mut guard = q.lock();
+            guard.push(2);
+            assert!(!q.is_idle());
+            let (taken, room) = guard.pop_front();
+            assert_eq!(taken, Some(2));
+            drop(guard);
+            room.into_iter().for_each(|w| w());
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(q.is_idle(), "the waiter got its room");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
 use crate::qos::{Durability, QosProfile};
-use crate::queue::{MessageQueue, RoomWaiter, SharedQueue};
+use crate::queue::{LockedQueue, RoomWaiter, SharedQueue};
 use crate::transport::{send_to_each, Outlet};
 
 /// The names of a message type, as the graph and the wire know it.
@@ -83,7 +83,7 @@ type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
 
 pub(crate) struct SerializedSubscriptionShared {
     pub(crate) id: u64,
-    queue: Mutex<MessageQueue<(SharedBuf, MessageInfo)>>,
+    queue: LockedQueue<(SharedBuf, MessageInfo)>,
     callback: Mutex<SerializedCallback>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
@@ -93,7 +93,7 @@ impl SerializedSink for SerializedSubscriptionShared {
     fn deliver_serialized(&self, payload: &SharedBuf, mut info: MessageInfo) -> bool {
         info.received_timestamp = Instant::monotonic_now();
         {
-            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut queue = self.queue.lock();
             queue.push((payload.clone(), info));
         }
         self.group.notify();
@@ -111,19 +111,11 @@ impl SerializedSink for SerializedSubscriptionShared {
 
 impl Waitable for SerializedSubscriptionShared {
     fn is_ready(&self, _now: Instant) -> bool {
-        !self
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
+        !self.queue.lock().is_empty()
     }
 
     fn execute(&self) -> bool {
-        let (next, room) = self
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
+        let (next, room) = self.queue.lock().pop_front();
         room.into_iter().for_each(|waiter| waiter());
         let Some((payload, info)) = next else {
             return false;
@@ -151,7 +143,7 @@ impl SerializedSubscription {
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
             id: node.context.next_entity_id(),
-            queue: Mutex::new(MessageQueue::new(qos.history)),
+            queue: LockedQueue::new(qos.history),
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
             events: Arc::default(),

@@ -6,8 +6,11 @@
 //! Series, in the order they are measured (interleaving would restart every peer per size):
 //! - **roslite through the user API**, one per transport: a ping node publishes
 //!   `std_msgs/UInt8MultiArray` (its `uint8[]` is decoded as a view on the receive side), a pong
-//!   node echoes each sample from its subscription callback with `publish_shared`, and the round
-//!   trip is `publish` to the start of the ping node's subscription callback for the echo.
+//!   node echoes each sample from its subscription callback (in another process it takes the
+//!   message by value and `publish`es it; in the ping's own process, which still holds the
+//!   ping, it takes the `Arc` and uses `publish_shared`: each the shape that copies nothing
+//!   there), and the round trip is `publish` to the start of the ping node's subscription
+//!   callback for the echo.
 //!   At a rate a wall timer on the ping node publishes each ping (as seed 002's publisher
 //!   node does), so the ping node's executor both sends the pings and takes the echoes; a
 //!   ping not echoed by the next tick is lost. Back to back the echo's callback publishes the
@@ -305,14 +308,29 @@ pub struct PongArgs {
 }
 
 /// Creates the echoing node: every ping goes straight back from the subscription callback.
-fn echo_node(ctx: &Context, name: &str) -> anyhow::Result<(Node, Subscription<UInt8MultiArray>)> {
+///
+/// The callback takes the shape a relay node would for where it runs. In the ping's own process
+/// the ping side still holds the message it sent, so the echo shares it (`Arc` in,
+/// `publish_shared` out: nothing copied at any size). In another process the echo owns the
+/// decoded message outright, so it takes it by value and publishes it (`publish`: no `Arc` is
+/// made for it).
+fn echo_node(
+    ctx: &Context,
+    name: &str,
+    in_ping_process: bool,
+) -> anyhow::Result<(Node, Subscription<UInt8MultiArray>)> {
     let node = ctx.create_node(name)?;
     let publisher = node.create_publisher::<UInt8MultiArray>(PONG_TOPIC, qos())?;
-    let subscription =
+    // Ignoring a publish error: the ping side counts a missing echo as lost.
+    let subscription = if in_ping_process {
         node.create_subscription(PING_TOPIC, qos(), move |ping: Arc<UInt8MultiArray>| {
-            // Ignoring an error: the ping side counts a missing echo as lost.
             let _ = publisher.publish_shared(ping);
-        })?;
+        })?
+    } else {
+        node.create_subscription(PING_TOPIC, qos(), move |ping: UInt8MultiArray| {
+            let _ = publisher.publish(ping);
+        })?
+    };
     Ok((node, subscription))
 }
 
@@ -321,7 +339,7 @@ pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     die_with_parent();
     // The path under test comes in `ROSLITE_TRANSPORTS`, which every context honours.
     let ctx = rtt::localhost_context(args.domain)?;
-    let (node, _subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong")?;
+    let (node, _subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong", false)?;
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
     executor.spin();
@@ -429,7 +447,7 @@ impl ApiSession {
         };
         let mut spinners = Vec::new();
         let echo_subscription = if path == Route::Intra {
-            let (node, subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong")?;
+            let (node, subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong", true)?;
             spinners.push(spin_on_thread(&ctx, node));
             Some(subscription)
         } else {
