@@ -41,15 +41,26 @@ impl Backing for Arc<[u8]> {
 /// A cheaply clonable window onto received bytes.
 #[derive(Clone)]
 pub struct SharedBuf {
-    backing: Arc<dyn Backing>,
+    backing: Store,
     range: Range<usize>,
 }
 
+/// What a [`SharedBuf`] keeps alive.
+#[derive(Clone)]
+enum Store {
+    /// Bytes in one reference-counted allocation, taken as they are ([`SharedBuf::from_arc`]):
+    /// no second allocation to hold them, and no call through a vtable to read them.
+    Bytes(Arc<[u8]>),
+    Other(Arc<dyn Backing>),
+}
+
 impl SharedBuf {
+    /// Allocates once to hold `backing` (for an `Arc<[u8]>` already made, see
+    /// [`Self::from_arc`], which does not).
     pub fn new(backing: impl Backing) -> Self {
         let len = backing.bytes().len();
         Self {
-            backing: Arc::new(backing),
+            backing: Store::Other(Arc::new(backing)),
             range: 0..len,
         }
     }
@@ -58,10 +69,22 @@ impl SharedBuf {
         Self::new(bytes)
     }
 
+    /// The shared bytes themselves, with no allocation of their own (received messages that
+    /// arrive in one piece are kept so, and a payload shared by several receivers is one).
+    pub fn from_arc(bytes: Arc<[u8]>) -> Self {
+        let len = bytes.len();
+        Self {
+            backing: Store::Bytes(bytes),
+            range: 0..len,
+        }
+    }
+
     pub fn bytes(&self) -> &[u8] {
-        self.backing
-            .bytes()
-            .get(self.range.clone())
+        let all = match &self.backing {
+            Store::Bytes(bytes) => bytes,
+            Store::Other(backing) => backing.bytes(),
+        };
+        all.get(self.range.clone())
             .expect("Backing contract broken: bytes() changed length")
     }
 

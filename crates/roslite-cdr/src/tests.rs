@@ -130,22 +130,46 @@ fn malformed_strings() {
     }
 }
 
+/// Held in a vector of its own or as shared bytes taken as they are, alike.
+fn both_stores(bytes: Vec<u8>) -> [SharedBuf; 2] {
+    [
+        SharedBuf::from_vec(bytes.clone()),
+        SharedBuf::from_arc(std::sync::Arc::from(bytes)),
+    ]
+}
+
 #[test]
 fn shared_decode_is_a_view_into_the_buffer() {
     let data: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
     let payload = to_vec(&Seq::from(data.clone()), Endianness::NATIVE).unwrap();
-    let shared = SharedBuf::from_vec(payload);
-    let seq: Seq<u8> = from_shared(&shared).unwrap();
-    assert!(seq.is_view());
-    assert_eq!(seq.as_ptr(), shared.bytes()[8..].as_ptr());
-    assert_eq!(seq, data);
-    let copied: Seq<u8> = from_bytes(shared.bytes()).unwrap();
-    assert!(!copied.is_view());
+    for shared in both_stores(payload) {
+        let seq: Seq<u8> = from_shared(&shared).unwrap();
+        assert!(seq.is_view());
+        assert_eq!(seq.as_ptr(), shared.bytes()[8..].as_ptr());
+        assert_eq!(seq, data);
+        let copied: Seq<u8> = from_bytes(shared.bytes()).unwrap();
+        assert!(!copied.is_view());
+    }
+}
+
+#[test]
+fn shared_bytes_taken_as_they_are_are_not_copied() {
+    let bytes: std::sync::Arc<[u8]> = std::sync::Arc::from(&b"\x00\x01\x00\x00abc"[..]);
+    let shared = SharedBuf::from_arc(bytes.clone());
+    assert_eq!(shared.bytes().as_ptr(), bytes.as_ptr());
+    assert_eq!(std::sync::Arc::strong_count(&bytes), 2, "held, not copied");
+    drop(shared);
+    assert_eq!(std::sync::Arc::strong_count(&bytes), 1);
 }
 
 #[test]
 fn a_buffer_sliced_whole_or_by_value_shows_the_same_window() {
-    let shared = SharedBuf::from_vec((0..20u8).collect());
+    for shared in both_stores((0..20u8).collect()) {
+        a_window_of(shared);
+    }
+}
+
+fn a_window_of(shared: SharedBuf) {
     let inner = shared.slice(4..12).unwrap();
     assert_eq!(inner.bytes(), &(4..12u8).collect::<Vec<_>>()[..]);
     let by_value = shared.clone().into_slice(4..12).unwrap();

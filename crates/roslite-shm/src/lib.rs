@@ -40,7 +40,7 @@ pub use shm::{
 };
 pub use sys::open_fd_count;
 pub use uds::{
-    UdsInterrupter, UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig,
+    UdsBytes, UdsInterrupter, UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig,
     UdsWriterStats, PACKET,
 };
 

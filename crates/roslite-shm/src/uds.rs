@@ -694,6 +694,15 @@ impl UdsReader {
                 if magic != MAGIC || len > self.max_sample || n - HEADER > len {
                     return self.protocol_error();
                 }
+                if n - HEADER == len {
+                    // The whole sample in one packet (any up to `PACKET` less the header): one
+                    // allocation, which its receivers can share as it is.
+                    return Ok(Some(UdsSample {
+                        bytes: UdsBytes::Whole(Arc::from(packet.get(HEADER..).unwrap_or_default())),
+                        seq,
+                        timestamp_ns: ts,
+                    }));
+                }
                 let mut bytes = Vec::new();
                 if bytes.try_reserve_exact(len).is_err() {
                     return self.protocol_error();
@@ -712,7 +721,7 @@ impl UdsReader {
             if rx.partial.as_ref().is_some_and(|p| p.bytes.len() == p.len) {
                 let done = rx.partial.take().expect("internal bug: checked just above");
                 return Ok(Some(UdsSample {
-                    bytes: done.bytes,
+                    bytes: UdsBytes::Assembled(done.bytes),
                     seq: done.seq,
                     timestamp_ns: done.timestamp_ns,
                 }));
@@ -803,9 +812,19 @@ fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8], flags: RecvFlags) -> io::Re
 
 /// A received sample (owned bytes: the socket copied them).
 pub struct UdsSample {
-    bytes: Vec<u8>,
+    bytes: UdsBytes,
     seq: u64,
     timestamp_ns: u64,
+}
+
+/// A sample's bytes as they were received.
+#[derive(Debug)]
+pub enum UdsBytes {
+    /// A sample that came in one packet, in one reference-counted allocation.
+    Whole(Arc<[u8]>),
+    /// A sample of several packets, received straight into a buffer of its length (which can
+    /// be large: it is allocated fallibly, and never copied into another).
+    Assembled(Vec<u8>),
 }
 
 impl UdsSample {
@@ -817,8 +836,17 @@ impl UdsSample {
         self.timestamp_ns
     }
 
-    pub fn into_vec(self) -> Vec<u8> {
+    /// The bytes as received, without a copy.
+    pub fn into_bytes(self) -> UdsBytes {
         self.bytes
+    }
+
+    /// The bytes in a vector of their own (copied if the sample came in one packet).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.bytes {
+            UdsBytes::Whole(bytes) => bytes.to_vec(),
+            UdsBytes::Assembled(bytes) => bytes,
+        }
     }
 }
 
@@ -826,13 +854,16 @@ impl Deref for UdsSample {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        &self.bytes
+        match &self.bytes {
+            UdsBytes::Whole(bytes) => bytes,
+            UdsBytes::Assembled(bytes) => bytes,
+        }
     }
 }
 
 impl fmt::Debug for UdsSample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "UdsSample(seq {}, {} bytes)", self.seq, self.bytes.len())
+        write!(f, "UdsSample(seq {}, {} bytes)", self.seq, self.len())
     }
 }
 
@@ -1014,6 +1045,40 @@ mod tests {
         drop(second);
         assert!(gone_after_sends(0), "the second reader was never uncounted");
         assert_eq!(writer.stats().readers, 0);
+    }
+
+    /// A sample that fits in one packet arrives in one shareable allocation; one of several
+    /// packets is assembled in a vector. Both byte for byte, on either side of the limit.
+    #[test]
+    fn a_one_packet_sample_arrives_whole_and_a_larger_one_assembled() {
+        let (_endpoint, writer, reader) =
+            connected_pair_with(13, UdsWriterConfig::default(), History::KeepAll(8));
+        let largest_whole = PACKET - HEADER;
+        for (len, whole) in [
+            (0, true),
+            (64, true),
+            (largest_whole, true),
+            (largest_whole + 1, false),
+            (3 * PACKET, false),
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            writer.send(&payload, 7).expect("send");
+            let sample = reader
+                .receive_timeout(Duration::from_secs(5))
+                .expect("receive")
+                .expect("a sample");
+            assert_eq!(&sample[..], &payload[..], "{len} bytes");
+            match sample.into_bytes() {
+                UdsBytes::Whole(bytes) => {
+                    assert!(whole, "{len} bytes came whole");
+                    assert_eq!(&bytes[..], &payload[..]);
+                }
+                UdsBytes::Assembled(bytes) => {
+                    assert!(!whole, "{len} bytes were assembled");
+                    assert_eq!(bytes, payload);
+                }
+            }
+        }
     }
 
     #[test]

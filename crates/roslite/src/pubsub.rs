@@ -632,7 +632,7 @@ impl RemoteOutlet for SinkOutlet {
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         // The subscription may keep views into the payload; sharing it keeps it alive.
         self.0
-            .deliver_serialized(&SharedBuf::new(payload.clone()), *info);
+            .deliver_serialized(&SharedBuf::from_arc(payload.clone()), *info);
         Ok(())
     }
 }

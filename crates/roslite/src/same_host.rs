@@ -665,7 +665,10 @@ impl LinkSpec {
             self.subscription
                 .report_lost(numbering.lost_before(sample.seq()));
             let info = info_for(sample.seq(), sample.timestamp_ns());
-            let buf = SharedBuf::from_vec(sample.into_vec());
+            let buf = match sample.into_bytes() {
+                roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
+                roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
+            };
             crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
         }
     }

@@ -286,7 +286,7 @@ impl SerializedPublisher {
         };
         // One copy of the caller's bytes, shared by local and remote receivers.
         let bytes: Arc<[u8]> = Arc::from(payload);
-        let local = SharedBuf::new(bytes.clone());
+        let local = SharedBuf::from_arc(bytes.clone());
         if shared.qos.durability == Durability::TransientLocal {
             let mut history = shared
                 .history
