@@ -55,6 +55,17 @@ pub struct MessageInfo {
     pub from_intra_process: bool,
 }
 
+impl MessageInfo {
+    /// This info as the message reaches subscriptions through its serialized form (another
+    /// process, or another type for the same ROS type): not intra-process.
+    pub(crate) fn as_serialized(self) -> Self {
+        Self {
+            from_intra_process: false,
+            ..self
+        }
+    }
+}
+
 /// Counters of a subscription's queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SubscriptionStats {
@@ -199,10 +210,7 @@ impl Outgoing {
         info: &MessageInfo,
     ) -> Result<(), PublishError> {
         if let Some(outgoing) = outgoing.map_err(PublishError::Serialize)? {
-            outgoing.send(&MessageInfo {
-                from_intra_process: false,
-                ..*info
-            })?;
+            outgoing.send(&info.as_serialized())?;
         }
         Ok(())
     }
@@ -549,7 +557,7 @@ impl<T: Message> SubscriptionShared<T> {
         // behind this one's back; another publisher's have no order to keep.) It goes through
         // the queue with a lifespan (its `take` drops it if it expired on the way) and while
         // a path waits for room in a keep-all queue (its `take` lets the path go on).
-        let straight = inline && self.qos.lifespan.is_none() && self.queue_is_idle();
+        let straight = inline && self.qos.lifespan.is_none() && self.queue.is_idle();
         if straight
             && self.group.try_run_inline_with(&mut || {
                 let Some((message, info)) = pending.take() else {
@@ -575,10 +583,6 @@ impl<T: Message> SubscriptionShared<T> {
             return;
         }
         self.group.notify();
-    }
-
-    fn queue_is_idle(&self) -> bool {
-        self.queue.is_idle()
     }
 
     /// One message received, which pushed `overwritten` older ones out of the queue.
@@ -650,13 +654,7 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
         // `from_shared`: large primitive sequences stay views into the received buffer.
         match roslite_cdr::from_shared::<T>(payload) {
             Ok(message) => {
-                self.deliver_incoming(
-                    Incoming::Unique(message),
-                    MessageInfo {
-                        from_intra_process: false,
-                        ..info
-                    },
-                );
+                self.deliver_incoming(Incoming::Unique(message), info.as_serialized());
                 true
             }
             Err(_) => {
@@ -974,10 +972,7 @@ impl<T: Message> PublisherShared<T> {
         let active = self.active_outlets(None);
         let alone = active.single().filter(|_| !local);
         if let Some(outlet) = alone {
-            let remote = MessageInfo {
-                from_intra_process: false,
-                ..*info
-            };
+            let remote = info.as_serialized();
             if let Some(sent) = send_in_place(&**outlet, message, &self.send_counters, &remote) {
                 return ToOthers::Sent(sent);
             }

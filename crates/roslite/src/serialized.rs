@@ -308,10 +308,7 @@ impl SerializedPublisher {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if !remote.is_empty() {
-            let info = MessageInfo {
-                from_intra_process: false,
-                ..info
-            };
+            let info = info.as_serialized();
             send_to_each(remote.iter().map(|(_, outlet)| outlet), &bytes, &info)?;
         }
         Ok(())

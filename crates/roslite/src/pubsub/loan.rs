@@ -27,7 +27,7 @@ use std::sync::Arc;
 use roslite_cdr::{Backing, Endianness, Prim, ReservedRange, SharedBuf};
 use roslite_msgs::Message;
 
-use super::{MessageInfo, Outgoing, PublishError, Publisher, PublisherShared};
+use super::{Outgoing, PublishError, Publisher, PublisherShared};
 use crate::transport::Lent;
 
 /// Loans are encoded in the machine's byte order, so that the application's native values
@@ -229,10 +229,7 @@ impl<T: Message> LoanedMessage<'_, T> {
             counters.count_serialized(lender.is_some());
         }
         let payload = (!others.is_empty()).then(|| counters.copy_out(buffer.bytes()));
-        let remote_info = MessageInfo {
-            from_intra_process: false,
-            ..info
-        };
+        let remote_info = info.as_serialized();
         let wants_local = publisher.wants_local();
         let (loan, local) = match buffer {
             LoanBuffer::Outlet { loan, .. } => {
