@@ -1257,7 +1257,7 @@ mod serialize_tests {
     use std::sync::{Arc, Mutex};
 
     use super::{send_in_place, serialize_into_loan, serialize_shared, SendCounters, SCRATCH_MAX};
-    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout, SentInPlace};
+    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout, SentInPlace, WriteInto};
     use crate::MessageInfo;
     use roslite_cdr::{EncodeError, Endianness};
     use roslite_msgs::geometry_msgs::msg::Twist;
@@ -1310,10 +1310,7 @@ mod serialize_tests {
     }
 
     impl OutletLoan for VecLoan {
-        fn write(
-            &mut self,
-            write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-        ) -> Result<(), EncodeError> {
+        fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
             self.used = write(&mut self.buf)?;
             Ok(())
         }
@@ -1347,7 +1344,7 @@ mod serialize_tests {
         fn send_in_place(
             &self,
             len: usize,
-            write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+            write: &mut WriteInto<'_>,
             _: &MessageInfo,
         ) -> Option<Result<SentInPlace, EncodeError>> {
             self.lent.lock().unwrap().push(len);

@@ -48,7 +48,7 @@ use crate::log::Logger;
 use crate::pubsub::MessageInfo;
 use crate::transport::{
     give_back_send_buffer, take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet,
-    OutletLoan, OutletStats, SendTimeout, SentInPlace, SEND_BUFFER_MAX,
+    OutletLoan, OutletStats, SendTimeout, SentInPlace, WriteInto, SEND_BUFFER_MAX,
 };
 
 /// Which same-host transport carries a pair.
@@ -708,10 +708,7 @@ fn timed_out(result: Result<u64, roslite_shm::SendError>) -> Result<(), SendTime
 
 /// Lets `write` fill a chunk after the [`SAMPLE_LEAD`] zero bytes that put the CDR body on an
 /// 8-byte boundary; returns the bytes used, lead included.
-fn write_after_lead(
-    chunk: &mut [u8],
-    write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-) -> Result<usize, EncodeError> {
+fn write_after_lead(chunk: &mut [u8], write: &mut WriteInto<'_>) -> Result<usize, EncodeError> {
     let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
     lead.fill(0);
     write(rest).map(|used| SAMPLE_LEAD + used)
@@ -766,7 +763,7 @@ impl Outlet for ShmOutlet {
     fn send_in_place(
         &self,
         len: usize,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        write: &mut WriteInto<'_>,
         info: &MessageInfo,
     ) -> Option<Result<SentInPlace, EncodeError>> {
         let writer = self.writer.upgrade()?;
@@ -817,10 +814,7 @@ enum ShmLoanState {
 }
 
 impl OutletLoan for ShmLoan {
-    fn write(
-        &mut self,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-    ) -> Result<(), EncodeError> {
+    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
         match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
             ShmLoanState::Uninit(loan) => {
                 let loan = loan.write_with(|chunk| write_after_lead(chunk, write))?;
@@ -918,10 +912,7 @@ impl UdsLoan {
 }
 
 impl OutletLoan for UdsLoan {
-    fn write(
-        &mut self,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-    ) -> Result<(), EncodeError> {
+    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
         if self.used.is_none() {
             let used = write(&mut self.buf[SAMPLE_LEAD..SAMPLE_LEAD + self.len])?;
             self.used = Some(used.min(self.len));
@@ -977,7 +968,7 @@ impl Outlet for UdsOutlet {
     fn send_in_place(
         &self,
         len: usize,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        write: &mut WriteInto<'_>,
         info: &MessageInfo,
     ) -> Option<Result<SentInPlace, EncodeError>> {
         let (writer, mut buf) = self.lend_buffer(len)?;

@@ -57,7 +57,7 @@ pub trait Outlet: Send + Sync {
     fn send_in_place(
         &self,
         _len: usize,
-        _write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
+        _write: &mut WriteInto<'_>,
         _info: &MessageInfo,
     ) -> Option<Result<SentInPlace, EncodeError>> {
         None
@@ -68,6 +68,10 @@ pub trait Outlet: Send + Sync {
         None
     }
 }
+
+/// Serializes a message into the buffer it is given and returns how many bytes it used: what a
+/// publisher hands an outlet's memory ([`OutletLoan::write`], [`Outlet::send_in_place`]).
+pub type WriteInto<'a> = dyn FnMut(&mut [u8]) -> Result<usize, EncodeError> + 'a;
 
 /// A message [`Outlet::send_in_place`] wrote into the outlet's memory and sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,10 +94,7 @@ pub trait OutletLoan: Send {
     ///
     /// # Errors
     /// Whatever `write` returns.
-    fn write(
-        &mut self,
-        write: &mut dyn FnMut(&mut [u8]) -> Result<usize, EncodeError>,
-    ) -> Result<(), EncodeError>;
+    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError>;
 
     /// The bytes written so far (empty before [`Self::write`]).
     fn written(&self) -> &[u8];
