@@ -878,10 +878,10 @@ impl UdsOutlet {
         }
     }
 
-    /// The writer and this thread's reused buffer with room for `len` bytes after
-    /// [`SAMPLE_LEAD`]; `None` beyond [`SEND_BUFFER_MAX`] (a large buffer would stay allocated
-    /// for the thread's life) or once the writer is gone.
-    fn lend_buffer(&self, len: usize) -> Option<(Arc<UdsWriter>, Vec<u8>)> {
+    /// This thread's reused buffer with room for `len` bytes after [`SAMPLE_LEAD`], lent with
+    /// the writer; `None` beyond [`SEND_BUFFER_MAX`] (a large buffer would stay allocated for
+    /// the thread's life) or once the writer is gone.
+    fn lend(&self, len: usize) -> Option<UdsLoan> {
         if len > SEND_BUFFER_MAX {
             return None;
         }
@@ -890,7 +890,12 @@ impl UdsOutlet {
         if buf.len() < SAMPLE_LEAD + len {
             buf.resize(SAMPLE_LEAD + len, 0);
         }
-        Some((writer, buf))
+        Some(UdsLoan {
+            writer,
+            buf,
+            len,
+            used: None,
+        })
     }
 }
 
@@ -904,13 +909,6 @@ pub struct UdsLoan {
     used: Option<usize>,
 }
 
-impl UdsLoan {
-    fn bytes(&self) -> &[u8] {
-        let used = self.used.unwrap_or(0);
-        &self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
-    }
-}
-
 impl OutletLoan for UdsLoan {
     fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
         if self.used.is_none() {
@@ -921,7 +919,8 @@ impl OutletLoan for UdsLoan {
     }
 
     fn written(&self) -> &[u8] {
-        self.bytes()
+        let used = self.used.unwrap_or(0);
+        &self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
     }
 
     fn written_mut(&mut self) -> &mut [u8] {
@@ -933,7 +932,7 @@ impl OutletLoan for UdsLoan {
         if self.used.is_none() {
             return Ok(());
         }
-        let result = send_uds(&self.writer, self.bytes(), info);
+        let result = send_uds(&self.writer, self.written(), info);
         self.used = None;
         result
     }
@@ -955,33 +954,21 @@ impl Outlet for UdsOutlet {
     /// shared buffer to allocate and fill for the socket to copy again. A large one is not
     /// (`None`): its buffer would stay allocated for the thread's life.
     fn loan(&self, len: usize) -> Option<Lent> {
-        let (writer, buf) = self.lend_buffer(len)?;
-        Some(Lent::UnixSocket(UdsLoan {
-            writer,
-            buf,
-            len,
-            used: None,
-        }))
+        self.lend(len).map(Lent::UnixSocket)
     }
 
-    /// As [`Self::loan`] and sending the loan, without the loan.
+    /// [`Self::loan`], written and sent in one call.
     fn send_in_place(
         &self,
         len: usize,
         write: &mut WriteInto<'_>,
         info: &MessageInfo,
     ) -> Option<Result<SentInPlace, EncodeError>> {
-        let (writer, mut buf) = self.lend_buffer(len)?;
-        let sent = write(&mut buf[SAMPLE_LEAD..SAMPLE_LEAD + len]).map(|used| SentInPlace {
-            result: send_uds(
-                &writer,
-                &buf[SAMPLE_LEAD..SAMPLE_LEAD + used.min(len)],
-                info,
-            ),
+        let mut loan = self.lend(len)?;
+        Some(loan.write(write).map(|()| SentInPlace {
+            result: loan.send(info),
             shared_memory: false,
-        });
-        give_back_send_buffer(buf);
-        Some(sent)
+        }))
     }
 
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
