@@ -190,16 +190,22 @@ impl<'a> CdrWriter<'a> {
     /// slice is then a bounds check and a store.
     #[inline(always)]
     fn put(&mut self, bytes: &[u8]) {
-        let start = self.pos;
-        if let Some(dst) = start
-            .checked_add(bytes.len())
-            .and_then(|end| self.window.get_mut(start..end))
-        {
+        if let Some(dst) = self.next_in_window(bytes.len()) {
             dst.copy_from_slice(bytes);
-            self.pos = start + bytes.len();
         } else {
             self.put_slow(bytes);
         }
+    }
+
+    /// The next `len` bytes of the caller's slice, the position moved past them; `None` (the
+    /// position unmoved) when the window has no room for them, or is empty (other outputs).
+    #[inline(always)]
+    fn next_in_window(&mut self, len: usize) -> Option<&mut [u8]> {
+        let start = self.pos;
+        let end = start.checked_add(len)?;
+        let dst = self.window.get_mut(start..end)?;
+        self.pos = end;
+        Some(dst)
     }
 
     /// [`Self::put`] for every output but a slice with room.
@@ -225,13 +231,8 @@ impl<'a> CdrWriter<'a> {
     /// inlined in [`Self::align`].
     #[inline(never)]
     fn put_zeros(&mut self, count: usize) {
-        let start = self.pos;
-        if let Some(dst) = start
-            .checked_add(count)
-            .and_then(|end| self.window.get_mut(start..end))
-        {
+        if let Some(dst) = self.next_in_window(count) {
             dst.fill(0);
-            self.pos = start + count;
             return;
         }
         let (start, end) = self.advance(count);
