@@ -827,6 +827,17 @@ pub enum UdsBytes {
     Assembled(Vec<u8>),
 }
 
+impl Deref for UdsBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Whole(bytes) => bytes,
+            Self::Assembled(bytes) => bytes,
+        }
+    }
+}
+
 impl UdsSample {
     pub fn seq(&self) -> u64 {
         self.seq
@@ -844,8 +855,8 @@ impl UdsSample {
     /// The bytes in a vector of their own (copied if the sample came in one packet).
     pub fn into_vec(self) -> Vec<u8> {
         match self.bytes {
-            UdsBytes::Whole(bytes) => bytes.to_vec(),
             UdsBytes::Assembled(bytes) => bytes,
+            whole => whole.to_vec(),
         }
     }
 }
@@ -854,10 +865,7 @@ impl Deref for UdsSample {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        match &self.bytes {
-            UdsBytes::Whole(bytes) => bytes,
-            UdsBytes::Assembled(bytes) => bytes,
-        }
+        &self.bytes
     }
 }
 
