@@ -12,6 +12,7 @@
 //!    subscription cannot starve the others;
 //! 3. otherwise sleep until the earliest timer deadline or a notification.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -145,7 +146,9 @@ impl CallbackGroup {
             parker.end_lend(false, None);
             return false;
         };
+        let turn = TurnMark::enter(&parker, true, self);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+        drop(turn);
         drop(claim);
         match outcome {
             Ok(ran) => {
@@ -157,6 +160,27 @@ impl CallbackGroup {
                 true
             }
         }
+    }
+
+    /// Whether a callback of this group could run while the calling thread blocks: not when
+    /// the calling thread is itself running a callback that holds this mutually exclusive
+    /// group, or the only turn of the executor this group is attached to (a single-threaded
+    /// executor's, or one it lent). A thread about to wait for this group's callbacks to make
+    /// progress (a publisher waiting for room in a subscription's queue) gives up at once
+    /// then, instead of waiting out its timeout for what cannot happen.
+    pub fn can_run_while_this_thread_waits(&self) -> bool {
+        let turn = TURN.with(Cell::get);
+        if turn.executor.is_null() {
+            return true;
+        }
+        if std::ptr::eq(turn.exclusive_group, self) {
+            return false;
+        }
+        let executor = self.executor.lock().unwrap_or_else(PoisonError::into_inner);
+        !(turn.alone
+            && executor
+                .as_ref()
+                .is_some_and(|p| Arc::as_ptr(p) == turn.executor))
     }
 
     fn attach(&self, parker: Arc<Parker>) {
@@ -176,6 +200,56 @@ impl CallbackGroup {
 
     fn lock_entities(&self) -> std::sync::MutexGuard<'_, Vec<Weak<dyn Waitable>>> {
         self.entities.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The callback turn the current thread is taking, for
+/// [`CallbackGroup::can_run_while_this_thread_waits`]. Pointers serve as identities only.
+#[derive(Clone, Copy)]
+struct Turn {
+    /// The parker of the executor whose callback runs (null outside any callback).
+    executor: *const Parker,
+    /// Whether no other thread can take that executor's turns meanwhile: it is
+    /// single-threaded, or the turn is lent (lending is for single-threaded executors only).
+    alone: bool,
+    /// The mutually exclusive group this turn claimed (null for a reentrant one).
+    exclusive_group: *const CallbackGroup,
+}
+
+impl Turn {
+    const NONE: Self = Self {
+        executor: std::ptr::null(),
+        alone: false,
+        exclusive_group: std::ptr::null(),
+    };
+}
+
+thread_local! {
+    static TURN: Cell<Turn> = const { Cell::new(Turn::NONE) };
+}
+
+/// Marks the current thread as running a callback of `group` on `executor` until dropped
+/// (nested turns, as a callback spinning another executor takes, restore the outer one).
+struct TurnMark(Turn);
+
+impl TurnMark {
+    fn enter(executor: &Arc<Parker>, alone: bool, group: &CallbackGroup) -> Self {
+        let exclusive_group = match group.kind {
+            CallbackGroupKind::MutuallyExclusive => std::ptr::from_ref(group),
+            CallbackGroupKind::Reentrant => std::ptr::null(),
+        };
+        let turn = Turn {
+            executor: Arc::as_ptr(executor),
+            alone,
+            exclusive_group,
+        };
+        Self(TURN.with(|t| t.replace(turn)))
+    }
+}
+
+impl Drop for TurnMark {
+    fn drop(&mut self) {
+        TURN.with(|t| t.set(self.0));
     }
 }
 
@@ -504,11 +578,14 @@ impl Executor {
         let Some(_claim) = group.try_claim() else {
             return false;
         };
-        if self.multi_threaded.load(Ordering::Acquire) {
+        let multi_threaded = self.multi_threaded.load(Ordering::Acquire);
+        if multi_threaded {
             // Let another thread look for the rest of the work while this one is busy.
             self.parker.unpark();
         }
+        let turn = TurnMark::enter(&self.parker, !multi_threaded, group);
         let ran = entity.execute();
+        drop(turn);
         drop(_claim);
         if self.multi_threaded.load(Ordering::Acquire)
             && group.kind == CallbackGroupKind::MutuallyExclusive

@@ -30,7 +30,7 @@ use crate::events::{
 };
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
-use crate::qos::{Durability, QosProfile};
+use crate::qos::{Durability, History, QosProfile, Reliability, KEEP_ALL_MAX_SAMPLES};
 use crate::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
@@ -411,10 +411,11 @@ pub enum PublishError {
     /// `CdrDecode` disagree); subscriptions in this process did not get it, those elsewhere
     /// did.
     LoanNotDecodable(DecodeError),
-    /// A reliable keep-all subscription in another process had no room for the message for
-    /// `max_blocking_time` (100 ms): it does not get this message; every other subscription
-    /// does. Its process stopped taking messages (its callback is blocked or slower than
-    /// this publisher). DDS's `write` returns `TIMEOUT` here, and rclcpp's `publish` throws.
+    /// A reliable keep-all subscription had no room for the message for `max_blocking_time`
+    /// (100 ms): it does not get this message; every other subscription does. It stopped
+    /// taking messages (its callback is blocked or slower than this publisher, or, in this
+    /// process, waits for the very callback that publishes). DDS's `write` returns `TIMEOUT`
+    /// here, and rclcpp's `publish` throws.
     Timeout,
 }
 
@@ -432,8 +433,9 @@ impl std::fmt::Display for PublishError {
             ),
             Self::Timeout => f.write_str(
                 "a reliable keep-all subscription had no room for the message for 100 ms \
-                 (max_blocking_time) and did not get it; the others did. Its process does not \
-                 keep up: speed up its callbacks, publish less often, or use keep_last",
+                 (max_blocking_time) and did not get it; the others did. Its callbacks do not \
+                 keep up (or, in this process, wait for the callback publishing): speed them \
+                 up, publish less often, spin its node on another executor, or use keep_last",
             ),
         }
     }
@@ -541,6 +543,65 @@ pub(crate) struct SubscriptionShared<T: Message> {
 impl<T: Message> SubscriptionShared<T> {
     fn deliver(&self, message: Arc<T>, info: MessageInfo) {
         self.deliver_incoming(Incoming::Shared(message), info);
+    }
+
+    /// Hands over a message published in this process. A keep-all subscription takes at
+    /// most [`KEEP_ALL_MAX_SAMPLES`] into its queue, as from other processes (DDS
+    /// `RESOURCE_LIMITS`). When it is full, a best-effort one loses the message (counted in
+    /// its `message_lost_status`, as a DDS reader rejecting a sample), and for a reliable one
+    /// the publisher waits for room until `deadline`: `max_blocking_time` after the first
+    /// wait of this publish, shared with the other subscriptions it may wait for. It does not
+    /// wait when the publishing thread holds the only turn that could run this
+    /// subscription's callback (a callback of the same single-threaded executor, or of the
+    /// same mutually exclusive group): waiting could not make room there.
+    ///
+    /// Publishers on several threads may each find the last free place, so the queue can
+    /// exceed the bound by as many messages as threads publish at once.
+    ///
+    /// # Errors
+    /// [`SendTimeout`] when a reliable subscription still had no room: it does not get the
+    /// message.
+    fn deliver_published(
+        &self,
+        message: Arc<T>,
+        info: MessageInfo,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<(), SendTimeout> {
+        if self.qos.history == History::KeepAll && !SharedQueue::has_room(&self.queue) {
+            if self.qos.reliability == Reliability::BestEffort {
+                self.events.record_lost(1);
+                return Ok(());
+            }
+            if !self.wait_for_room_until(deadline) {
+                return Err(SendTimeout);
+            }
+        }
+        self.deliver(message, info);
+        Ok(())
+    }
+
+    /// Blocks until the queue has room for one more message (true) or `deadline` passes
+    /// (false; set to `max_blocking_time` from now if it was not yet).
+    fn wait_for_room_until(&self, deadline: &mut Option<std::time::Instant>) -> bool {
+        if !self.group.can_run_while_this_thread_waits() {
+            return false;
+        }
+        let deadline = *deadline
+            .get_or_insert_with(|| std::time::Instant::now() + crate::qos::MAX_BLOCKING_TIME);
+        loop {
+            // The take that makes room unparks this thread (and a late unpark after giving up
+            // only ends some later `park` early, which its caller re-checks anyway).
+            let thread = std::thread::current();
+            let waiter: RoomWaiter = Box::new(move || thread.unpark());
+            if SharedQueue::wait_for_room(&self.queue, 0, waiter).is_err() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            std::thread::park_timeout(left);
+        }
     }
 
     fn deliver_incoming(&self, message: Incoming<T>, mut info: MessageInfo) {
@@ -986,21 +1047,34 @@ impl<T: Message> PublisherShared<T> {
 
     /// Keeps `message` for late joiners (transient local) and hands it to every matched
     /// subscription in this context.
-    fn deliver_local(&self, message: Arc<T>, info: MessageInfo) {
+    ///
+    /// # Errors
+    /// [`SendTimeout`] if a reliable keep-all subscription had no room for it (see
+    /// [`SubscriptionShared::deliver_published`]); the others got it.
+    fn deliver_local(&self, message: Arc<T>, info: MessageInfo) -> Result<(), SendTimeout> {
         if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
             self.qos.history.push(&mut history, (message.clone(), info));
+            // Keep-all keeps the newest KEEP_ALL_MAX_SAMPLES, as the RTPS writer does once
+            // its readers acknowledged the oldest (here every subscription got them at once).
+            if history.len() > KEEP_ALL_MAX_SAMPLES {
+                history.pop_front();
+            }
         }
         if self.matched_count.load(Ordering::Acquire) == 0 {
-            return;
+            return Ok(());
         }
         let matched = self.matched.read().unwrap_or_else(PoisonError::into_inner);
+        let mut deadline = None;
+        let mut delivered = Ok(());
         if let Some((last, others)) = matched.split_last() {
             for subscription in others {
-                subscription.deliver(message.clone(), info);
+                let result = subscription.deliver_published(message.clone(), info, &mut deadline);
+                delivered = delivered.and(result);
             }
-            last.deliver(message, info);
+            delivered = delivered.and(last.deliver_published(message, info, &mut deadline));
         }
+        delivered
     }
 }
 
@@ -1111,8 +1185,9 @@ impl<T: Message> Publisher<T> {
     /// fails with `Serialize(EncodeError::ReservedSequence)` whenever it must be serialized,
     /// and local subscriptions see that sequence empty.
     /// [`PublishError::Timeout`] after waiting `max_blocking_time` (100 ms) for a reliable
-    /// keep-all subscription in another process that had no room; every other subscription
-    /// got the message.
+    /// keep-all subscription that had no room (in this process: [`KEEP_ALL_MAX_SAMPLES`]
+    /// queued; at once when this thread holds the only turn that could take them); every
+    /// other subscription got the message.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
         let shared = &self.shared;
         if shared.wants_local() {
@@ -1138,13 +1213,13 @@ impl<T: Message> Publisher<T> {
         let local = shared.wants_local();
         let outgoing = match shared.serialize_for_others(&message, &info, local) {
             ToOthers::Sent(result) => {
-                shared.deliver_local(message, info);
-                return result;
+                let delivered = shared.deliver_local(message, info);
+                return result.and(delivered.map_err(PublishError::from));
             }
             ToOthers::Serialized(outgoing) => outgoing,
         };
-        shared.deliver_local(message, info);
-        Outgoing::send_serialized(outgoing, &info)
+        let delivered = shared.deliver_local(message, info);
+        Outgoing::send_serialized(outgoing, &info).and(delivered.map_err(PublishError::from))
     }
 
     /// How this publisher's messages left for other processes: serializations, how many went
@@ -1248,6 +1323,59 @@ impl<T: Message> Drop for Publisher<T> {
             .context
             .bus
             .remove_publisher(&self.topic, self.shared.id);
+    }
+}
+
+#[cfg(test)]
+mod keep_all_tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use roslite_msgs::std_msgs::msg::UInt32;
+
+    use crate::qos::KEEP_ALL_MAX_SAMPLES;
+    use crate::{Context, ContextOptions, Executor, QosProfile};
+
+    /// A publisher waiting for room in a full keep-all queue of this process goes on as soon
+    /// as a take makes room: the take unparks it. The wait is given a deadline a minute out,
+    /// so the test does not depend on how soon this machine schedules each thread.
+    #[test]
+    fn a_publish_waiting_for_room_goes_on_when_a_take_makes_room() {
+        let ctx = Context::new(ContextOptions::default()).unwrap();
+        let node = ctx.create_node("room").unwrap();
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        let qos = QosProfile::DEFAULT.keep_all();
+        let subscription = node
+            .create_subscription("room", qos, move |m: UInt32| {
+                sink.lock().unwrap().push(m.data)
+            })
+            .unwrap();
+        let publisher = node.create_publisher::<UInt32>("room", qos).unwrap();
+        let bound = KEEP_ALL_MAX_SAMPLES as u32;
+        for data in 0..bound {
+            publisher.publish(UInt32 { data }).unwrap();
+        }
+        let shared = subscription.shared.clone();
+        let info = publisher.shared.next_info();
+        let waiting = std::thread::spawn(move || {
+            let mut deadline = Some(Instant::now() + Duration::from_secs(60));
+            shared.deliver_published(Arc::new(UInt32 { data: bound }), info, &mut deadline)
+        });
+        let start = Instant::now();
+        while subscription.shared.queue.lock().waiting_paths() == 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the publish never waited"
+            );
+            std::thread::yield_now();
+        }
+        executor.spin_some();
+        assert_eq!(waiting.join().unwrap(), Ok(()), "the take made room");
+        executor.spin_some();
+        assert_eq!(*got.lock().unwrap(), (0..=bound).collect::<Vec<_>>());
     }
 }
 

@@ -20,13 +20,13 @@ pub enum History {
 /// have it; ROS 2 does not expose it).
 pub(crate) const MAX_BLOCKING_TIME: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// How many messages a keep-all subscription holds for its callback before the paths from
-/// other processes stop handing it more (DDS `RESOURCE_LIMITS.max_samples`, 5000 as Fast
-/// DDS has it, and the same bound as a keep-all publisher's history). Nothing is dropped: the
-/// network leaves the reader's samples unacknowledged and a shared-memory or Unix-socket link
-/// stops reading, so the publisher is held back and its publish times out after
-/// `max_blocking_time`. Publishers in the same process are not bounded (rclcpp refuses
-/// keep-all intra-process).
+/// How many messages a keep-all subscription holds for its callback before the paths stop
+/// handing it more (DDS `RESOURCE_LIMITS.max_samples`, 5000 as Fast DDS has it, and the same
+/// bound as a keep-all publisher's history). Nothing is dropped silently: the network leaves
+/// the reader's samples unacknowledged, a shared-memory or Unix-socket link stops reading,
+/// and a publisher in the same process waits for room, so the publisher is held back and its
+/// publish times out after `max_blocking_time`. A best-effort subscription in the same
+/// process loses (and counts) what finds no room.
 pub const KEEP_ALL_MAX_SAMPLES: usize = 5000;
 
 impl History {

@@ -44,6 +44,12 @@ impl<T> MessageQueue<T> {
         self.items.is_empty() && self.room_waiters.is_empty()
     }
 
+    /// How many paths wait for room.
+    #[cfg(test)]
+    pub(crate) fn waiting_paths(&self) -> usize {
+        self.room_waiters.len()
+    }
+
     /// Takes the oldest message, with the waiters to call if this made room (call them after
     /// releasing the queue's lock: they may take others).
     pub(crate) fn pop_front(&mut self) -> (Option<T>, Vec<RoomWaiter>) {

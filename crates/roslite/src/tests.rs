@@ -334,6 +334,83 @@ fn keep_all_keeps_everything_in_order() {
     assert_eq!(*got.lock().unwrap(), (0..1000).collect::<Vec<_>>());
 }
 
+/// A keep-all subscription in this process takes at most `KEEP_ALL_MAX_SAMPLES`. Here the
+/// burst is published from a callback of the executor that would take the messages, so
+/// waiting could not make room: each publish beyond the bound times out (reliable) or is lost
+/// and counted (best effort) without waiting. Once the callback returns, the executor delivers
+/// every message that got in, in order.
+#[test]
+fn keep_all_in_this_process_is_bounded_and_reports_what_did_not_fit() {
+    let (_ctx, node, executor) = setup();
+    let (reliable, push) = collector::<u32>();
+    let _reliable = node
+        .create_subscription(
+            "bounded",
+            QosProfile::DEFAULT.keep_all(),
+            move |m: Count| push(m.0),
+        )
+        .unwrap();
+    let (lossy, push) = collector::<u32>();
+    let lossy_sub = node
+        .create_subscription(
+            "bounded",
+            QosProfile::DEFAULT.keep_all().best_effort(),
+            move |m: Count| push(m.0),
+        )
+        .unwrap();
+    let publisher = Arc::new(
+        node.create_publisher::<Count>("bounded", QosProfile::DEFAULT.keep_all())
+            .unwrap(),
+    );
+    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+    let (timed_out, record) = collector::<u32>();
+    let burst = publisher.clone();
+    let _go = node
+        .create_subscription("go", 1, move |_: Count| {
+            for i in 0..bound + 3 {
+                match burst.publish(Count(i)) {
+                    Ok(()) => {}
+                    Err(PublishError::Timeout) => record(i),
+                    Err(e) => panic!("publish {i}: {e}"),
+                }
+            }
+        })
+        .unwrap();
+    node.create_publisher::<Count>("go", 1)
+        .unwrap()
+        .publish(Count(0))
+        .unwrap();
+    executor.spin_some();
+    assert_eq!(*timed_out.lock().unwrap(), [bound, bound + 1, bound + 2]);
+    assert_eq!(*reliable.lock().unwrap(), (0..bound).collect::<Vec<_>>());
+    assert_eq!(*lossy.lock().unwrap(), (0..bound).collect::<Vec<_>>());
+    assert_eq!(lossy_sub.message_lost_status().total_count, 3);
+
+    // With room again, publishing goes on.
+    publisher.publish(Count(bound + 3)).unwrap();
+    executor.spin_some();
+    assert_eq!(reliable.lock().unwrap().last(), Some(&(bound + 3)));
+}
+
+/// A transient-local keep-all publisher keeps the newest `KEEP_ALL_MAX_SAMPLES` for late
+/// joiners, as its RTPS writer does once the oldest are acknowledged.
+#[test]
+fn a_keep_all_publishers_history_for_late_joiners_is_bounded() {
+    let (_ctx, node, executor) = setup();
+    let qos = QosProfile::DEFAULT.keep_all().transient_local();
+    let publisher = node.create_publisher::<Count>("kept", qos).unwrap();
+    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+    for i in 0..bound + 2 {
+        publisher.publish(Count(i)).unwrap();
+    }
+    let (got, push) = collector::<u32>();
+    let _late = node
+        .create_subscription("kept", qos, move |m: Count| push(m.0))
+        .unwrap();
+    executor.spin_some();
+    assert_eq!(*got.lock().unwrap(), (2..bound + 2).collect::<Vec<_>>());
+}
+
 #[test]
 fn transient_local_late_joiner_gets_last_samples() {
     let (_ctx, node, executor) = setup();

@@ -753,15 +753,14 @@ impl KeepAllPair {
     }
 }
 
-/// Reliable keep-all (`max_blocking_time`): a keep-all subscription in another process whose
-/// first callback blocks (on the thread that receives for it, so nothing more is taken) stops
-/// the publisher once the path's buffers are full: shm, the reader's ring of 1000; uds, the
-/// writer's queue and the socket buffer; udp, the RTPS writer's history of 5000
-/// unacknowledged samples. The publish that finds no room returns `PublishError::Timeout`
-/// after waiting `max_blocking_time`; once the callback is released, every message published
-/// without an error arrives, in order, and the one that timed out does not. Not for `intra`:
-/// a subscription in the same process queues keep-all messages without a bound (rclcpp
-/// refuses keep-all for intra-process delivery altogether).
+/// Reliable keep-all (`max_blocking_time`): a keep-all subscription whose first callback
+/// blocks (so nothing more is taken) stops the publisher once the path's buffers are full:
+/// shm, the reader's ring of 1000; uds, the writer's queue and the socket buffer; udp, the
+/// RTPS writer's history of 5000 unacknowledged samples; intra, the subscription's queue of
+/// `KEEP_ALL_MAX_SAMPLES` (its executor's thread is the one blocked). The publish that finds
+/// no room returns `PublishError::Timeout` after waiting `max_blocking_time`; once the
+/// callback is released, every message published without an error arrives, in order, and the
+/// one that timed out does not.
 fn keep_all_publish_times_out(transport: Transport) {
     let _case = shared_case();
     let topic = topic("keep_all_timeout", transport);
@@ -801,13 +800,13 @@ fn keep_all_publish_times_out(transport: Transport) {
     drop(spinning);
 }
 
-/// Reliable keep-all with nobody spinning the subscription's node: the paths from another
-/// process hand it at most `KEEP_ALL_MAX_SAMPLES` messages (nothing runs its callback), then
-/// hold the rest back (udp: the RTPS reader is paused and stops acknowledging; uds: the link
-/// stops reading; shm: the subscription's quota of held samples) until the publisher's
-/// publish times out. Once the node is spun, every message published without an error
-/// arrives, in order, and the one that timed out does not. Before the bound, a subscription
-/// nobody spun took messages over udp and uds without end.
+/// Reliable keep-all with nobody spinning the subscription's node: the paths hand it at most
+/// `KEEP_ALL_MAX_SAMPLES` messages (nothing runs its callback), then hold the rest back (udp:
+/// the RTPS reader is paused and stops acknowledging; uds: the link stops reading; shm: the
+/// subscription's quota of held samples; intra: the publisher waits for room) until the
+/// publisher's publish times out. Once the node is spun, every message published without an
+/// error arrives, in order, and the one that timed out does not. Before the bound, a
+/// subscription nobody spun took messages over udp, uds and intra without end.
 fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
     let _case = shared_case();
     let topic = topic("keep_all_bounded", transport);
@@ -1563,7 +1562,7 @@ fn peer_death_subscriber_killed(transport: Transport, test: &str) {
 
 /// `suite!(module, transport, peer-death cases...; cases between processes...)`.
 macro_rules! suite {
-    ($module:ident, $transport:expr $(, $peer_death:ident)* $(; $between_processes:ident)*) => {
+    ($module:ident, $transport:expr $(, $peer_death:ident)* $(; $keep_all_case:ident)*) => {
         mod $module {
             use super::*;
 
@@ -1604,17 +1603,21 @@ macro_rules! suite {
 
             $(
                 #[test]
-                fn $between_processes() {
-                    super::$between_processes($transport);
+                fn $keep_all_case() {
+                    super::$keep_all_case($transport);
                 }
             )*
         }
     };
 }
 
-// Peer death and keep-all blocking are not applicable within one process: `intra` has
-// neither.
-suite!(intra, Transport::Intra);
+// Peer death is not applicable within one process: `intra` has no peer that could die.
+suite!(
+    intra,
+    Transport::Intra;
+    keep_all_publish_times_out;
+    keep_all_queue_is_bounded_while_nobody_spins
+);
 suite!(
     shm,
     Transport::Shm,

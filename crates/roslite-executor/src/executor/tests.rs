@@ -379,3 +379,110 @@ fn a_sleeping_executor_lends_its_turn_to_the_notifier() {
         "the panic reached the executor's thread"
     );
 }
+
+/// An entity whose one callback records what `can_run_while_this_thread_waits` answers for
+/// each of `groups`, in order; it is ready once `arm`ed.
+struct Asker {
+    entity: Arc<OneShot<Box<dyn Fn() + Send + Sync>>>,
+    answers: Arc<Mutex<Vec<bool>>>,
+}
+
+impl Asker {
+    fn new(asking: &Arc<CallbackGroup>, groups: &[&Arc<CallbackGroup>]) -> Self {
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let record = answers.clone();
+        let groups: Vec<Arc<CallbackGroup>> = groups.iter().map(|g| Arc::clone(g)).collect();
+        let entity = Arc::new(OneShot {
+            pending: std::sync::atomic::AtomicBool::new(false),
+            body: Box::new(move || {
+                let answers = groups.iter().map(|g| g.can_run_while_this_thread_waits());
+                record.lock().unwrap().extend(answers);
+            }) as Box<dyn Fn() + Send + Sync>,
+        });
+        let waitable: Arc<dyn Waitable> = entity.clone();
+        asking.add(Arc::downgrade(&waitable));
+        Self { entity, answers }
+    }
+
+    fn arm(&self) {
+        self.entity.pending.store(true, Ordering::SeqCst);
+    }
+
+    fn answers(&self) -> Vec<bool> {
+        self.answers.lock().unwrap().clone()
+    }
+}
+
+/// A thread waiting for a group's callbacks gives up at once when it holds that group's only
+/// turn: in a callback of a single-threaded executor (its own turn or a lent one), for every
+/// group of that executor; in a callback of a mutually exclusive group, for that group on any
+/// executor. Other executors' groups, a reentrant group of a multi-threaded executor, a group
+/// no executor serves yet, and any group asked outside callbacks can still run.
+#[test]
+fn a_group_knows_when_the_waiting_thread_holds_its_only_turn() {
+    let single = Arc::new(Executor::new());
+    let (own, sibling) = (CallbackGroup::new(), CallbackGroup::new());
+    single.add_callback_group(own.clone());
+    single.add_callback_group(sibling.clone());
+    let other = Executor::new();
+    let elsewhere = CallbackGroup::new();
+    other.add_callback_group(elsewhere.clone());
+    let unattached = CallbackGroup::new();
+    let all = [&own, &sibling, &elsewhere, &unattached];
+
+    let outside: Vec<bool> = all
+        .iter()
+        .map(|g| g.can_run_while_this_thread_waits())
+        .collect();
+    assert_eq!(outside, [true; 4], "outside callbacks");
+
+    let asker = Asker::new(&own, &all);
+    asker.arm();
+    assert!(single.spin_once(Some(Duration::ZERO)));
+    assert_eq!(
+        asker.answers(),
+        [false, false, true, true],
+        "in a callback of a single-threaded executor"
+    );
+
+    // A lent turn: the executor sleeps, and this thread runs the new work's callback.
+    let asker = Asker::new(&own, &all);
+    let spinner = {
+        let single = single.clone();
+        std::thread::spawn(move || single.spin_once(Some(Duration::from_secs(60))))
+    };
+    while !single.parker.is_lending() {
+        std::thread::yield_now();
+    }
+    asker.arm();
+    assert!(own.try_run_inline(asker.entity.as_ref()));
+    assert!(spinner.join().unwrap(), "spin_once saw the lent run");
+    assert_eq!(
+        asker.answers(),
+        [false, false, true, true],
+        "on a lent turn"
+    );
+
+    let multi = Executor::new();
+    let exclusive = CallbackGroup::new();
+    let reentrant = CallbackGroup::with_kind(CallbackGroupKind::Reentrant);
+    multi.add_callback_group(exclusive.clone());
+    multi.add_callback_group(reentrant.clone());
+    let from_exclusive = Asker::new(&exclusive, &[&exclusive, &reentrant]);
+    let from_reentrant = Asker::new(&reentrant, &[&exclusive, &reentrant]);
+    from_exclusive.arm();
+    from_reentrant.arm();
+    spin_two_threads_until(&multi, || {
+        from_exclusive.answers().len() == 2 && from_reentrant.answers().len() == 2
+    });
+    assert_eq!(
+        from_exclusive.answers(),
+        [false, true],
+        "in a mutually exclusive group's callback on two threads"
+    );
+    assert_eq!(
+        from_reentrant.answers(),
+        [true, true],
+        "in a reentrant group's callback on two threads"
+    );
+}

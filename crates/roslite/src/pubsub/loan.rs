@@ -249,7 +249,8 @@ impl<T: Message> LoanedMessage<'_, T> {
         if let Some(bytes) = local {
             let message =
                 roslite_cdr::from_shared::<T>(&bytes).map_err(PublishError::LoanNotDecodable)?;
-            publisher.deliver_local(Arc::new(message), info);
+            let delivered = publisher.deliver_local(Arc::new(message), info);
+            return sent.and(delivered.map_err(PublishError::from));
         }
         sent
     }
