@@ -489,6 +489,69 @@ pub(crate) trait SerializedSink: Send + Sync {
 
     /// Whether one more message fits now (always, but for a full keep-all subscription).
     fn has_room(&self) -> bool;
+
+    /// Whether a message published in this process may be delivered now: [`admit_published`]
+    /// with this subscription's queue, QoS and callback group.
+    ///
+    /// # Errors
+    /// As [`admit_published`].
+    fn admit_published(
+        &self,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<bool, SendTimeout>;
+}
+
+/// Whether a message published in this process may go into a subscription's `queue` now.
+/// A keep-all subscription takes at most [`KEEP_ALL_MAX_SAMPLES`], as from other processes
+/// (DDS `RESOURCE_LIMITS`). When it is full, a best-effort one loses the message (false,
+/// counted in `events` as a DDS reader rejecting a sample would be), and for a reliable one
+/// the publisher waits for room until `deadline`: `max_blocking_time` after the first wait of
+/// this publish, shared with the other subscriptions it may wait for. It does not wait when
+/// the publishing thread holds the only turn that could run the subscription's callback (a
+/// callback of the same single-threaded executor, or of the same mutually exclusive
+/// `group`): waiting could not make room there.
+///
+/// Publishers on several threads may each find the last free place, so the queue can exceed
+/// the bound by as many messages as threads publish at once.
+///
+/// # Errors
+/// [`SendTimeout`] when a reliable subscription still had no room: it does not get the
+/// message.
+pub(crate) fn admit_published(
+    queue: &impl SharedQueue,
+    qos: &QosProfile,
+    group: &CallbackGroup,
+    events: &IncompatibleQos,
+    deadline: &mut Option<std::time::Instant>,
+) -> Result<bool, SendTimeout> {
+    if qos.history != History::KeepAll || queue.has_room() {
+        return Ok(true);
+    }
+    if qos.reliability == Reliability::BestEffort {
+        events.record_lost(1);
+        return Ok(false);
+    }
+    if !group.can_run_while_this_thread_waits() {
+        return Err(SendTimeout);
+    }
+    let deadline =
+        *deadline.get_or_insert_with(|| std::time::Instant::now() + crate::qos::MAX_BLOCKING_TIME);
+    loop {
+        // The take that makes room unparks this thread (and a late unpark after giving up
+        // only ends some later `park` early, which its caller re-checks anyway).
+        let thread = std::thread::current();
+        if queue
+            .wait_for_room(0, Box::new(move || thread.unpark()))
+            .is_err()
+        {
+            return Ok(true);
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(SendTimeout);
+        }
+        std::thread::park_timeout(left);
+    }
 }
 
 type BoxedCallback<T> = Box<dyn FnMut(Incoming<T>, &MessageInfo) + Send>;
@@ -545,63 +608,20 @@ impl<T: Message> SubscriptionShared<T> {
         self.deliver_incoming(Incoming::Shared(message), info);
     }
 
-    /// Hands over a message published in this process. A keep-all subscription takes at
-    /// most [`KEEP_ALL_MAX_SAMPLES`] into its queue, as from other processes (DDS
-    /// `RESOURCE_LIMITS`). When it is full, a best-effort one loses the message (counted in
-    /// its `message_lost_status`, as a DDS reader rejecting a sample), and for a reliable one
-    /// the publisher waits for room until `deadline`: `max_blocking_time` after the first
-    /// wait of this publish, shared with the other subscriptions it may wait for. It does not
-    /// wait when the publishing thread holds the only turn that could run this
-    /// subscription's callback (a callback of the same single-threaded executor, or of the
-    /// same mutually exclusive group): waiting could not make room there.
-    ///
-    /// Publishers on several threads may each find the last free place, so the queue can
-    /// exceed the bound by as many messages as threads publish at once.
+    /// Hands over a message published in this process, if [`admit_published`] lets it in.
     ///
     /// # Errors
-    /// [`SendTimeout`] when a reliable subscription still had no room: it does not get the
-    /// message.
+    /// As [`admit_published`].
     fn deliver_published(
         &self,
         message: Arc<T>,
         info: MessageInfo,
         deadline: &mut Option<std::time::Instant>,
     ) -> Result<(), SendTimeout> {
-        if self.qos.history == History::KeepAll && !SharedQueue::has_room(&self.queue) {
-            if self.qos.reliability == Reliability::BestEffort {
-                self.events.record_lost(1);
-                return Ok(());
-            }
-            if !self.wait_for_room_until(deadline) {
-                return Err(SendTimeout);
-            }
+        if SerializedSink::admit_published(self, deadline)? {
+            self.deliver(message, info);
         }
-        self.deliver(message, info);
         Ok(())
-    }
-
-    /// Blocks until the queue has room for one more message (true) or `deadline` passes
-    /// (false; set to `max_blocking_time` from now if it was not yet).
-    fn wait_for_room_until(&self, deadline: &mut Option<std::time::Instant>) -> bool {
-        if !self.group.can_run_while_this_thread_waits() {
-            return false;
-        }
-        let deadline = *deadline
-            .get_or_insert_with(|| std::time::Instant::now() + crate::qos::MAX_BLOCKING_TIME);
-        loop {
-            // The take that makes room unparks this thread (and a late unpark after giving up
-            // only ends some later `park` early, which its caller re-checks anyway).
-            let thread = std::thread::current();
-            let waiter: RoomWaiter = Box::new(move || thread.unpark());
-            if SharedQueue::wait_for_room(&self.queue, 0, waiter).is_err() {
-                return true;
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            std::thread::park_timeout(left);
-        }
     }
 
     fn deliver_incoming(&self, message: Incoming<T>, mut info: MessageInfo) {
@@ -695,9 +715,11 @@ pub(crate) struct SinkOutlet(pub(crate) Arc<dyn SerializedSink>);
 
 impl RemoteOutlet for SinkOutlet {
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        // The subscription may keep views into the payload; sharing it keeps it alive.
-        self.0
-            .deliver_serialized(&SharedBuf::from_arc(payload.clone()), *info);
+        if self.0.admit_published(&mut None)? {
+            // The subscription may keep views into the payload; sharing it keeps it alive.
+            self.0
+                .deliver_serialized(&SharedBuf::from_arc(payload.clone()), *info);
+        }
         Ok(())
     }
 }
@@ -709,6 +731,13 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
 
     fn has_room(&self) -> bool {
         SharedQueue::has_room(&self.queue)
+    }
+
+    fn admit_published(
+        &self,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<bool, SendTimeout> {
+        admit_published(&self.queue, &self.qos, &self.group, &self.events, deadline)
     }
 
     fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {

@@ -17,10 +17,10 @@ use roslite_msgs::Message;
 use crate::events::{IncompatibleQos, MessageLostStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
-use crate::pubsub::{MessageInfo, PublishError, SerializedSink};
-use crate::qos::{Durability, QosProfile};
+use crate::pubsub::{admit_published, MessageInfo, PublishError, SerializedSink};
+use crate::qos::{Durability, QosProfile, KEEP_ALL_MAX_SAMPLES};
 use crate::queue::{LockedQueue, RoomWaiter, SharedQueue};
-use crate::transport::{send_to_each, Outlet};
+use crate::transport::{send_to_each, Outlet, SendTimeout};
 
 /// The names of a message type, as the graph and the wire know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +83,7 @@ type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
 
 pub(crate) struct SerializedSubscriptionShared {
     pub(crate) id: u64,
+    qos: QosProfile,
     queue: LockedQueue<(SharedBuf, MessageInfo)>,
     callback: Mutex<SerializedCallback>,
     group: Arc<CallbackGroup>,
@@ -106,6 +107,13 @@ impl SerializedSink for SerializedSubscriptionShared {
 
     fn has_room(&self) -> bool {
         SharedQueue::has_room(&self.queue)
+    }
+
+    fn admit_published(
+        &self,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<bool, SendTimeout> {
+        admit_published(&self.queue, &self.qos, &self.group, &self.events, deadline)
     }
 }
 
@@ -143,6 +151,7 @@ impl SerializedSubscription {
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
             id: node.context.next_entity_id(),
+            qos,
             queue: LockedQueue::new(qos.history),
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
@@ -293,14 +302,26 @@ impl SerializedPublisher {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             shared.qos.history.push(&mut history, (local.clone(), info));
+            // As a typed publisher's: keep-all keeps the newest KEEP_ALL_MAX_SAMPLES.
+            if history.len() > KEEP_ALL_MAX_SAMPLES {
+                history.pop_front();
+            }
         }
+        let mut deadline = None;
+        let mut delivered = Ok(());
         for (_, sink) in shared
             .sinks
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
         {
-            sink.deliver_serialized(&local, info);
+            match sink.admit_published(&mut deadline) {
+                Ok(true) => {
+                    sink.deliver_serialized(&local, info);
+                }
+                Ok(false) => {}
+                Err(timeout) => delivered = Err(timeout),
+            }
         }
         let remote = shared
             .remote
@@ -311,7 +332,7 @@ impl SerializedPublisher {
             let info = info.as_serialized();
             send_to_each(remote.iter().map(|(_, outlet)| outlet), &bytes, &info)?;
         }
-        Ok(())
+        Ok(delivered?)
     }
 
     /// Local subscriptions currently matched (remote ones are counted by the transport).

@@ -1078,6 +1078,60 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
     );
 }
 
+/// The keep-all bound holds between serialized and typed endpoints in one process too: a
+/// serialized publisher to a typed subscription, and a typed publisher to a serialized
+/// subscription (delivered through CDR). With nobody spinning, each publish beyond
+/// `KEEP_ALL_MAX_SAMPLES` times out (after `max_blocking_time`: this thread is not in a
+/// callback, so it waits), and once spun, every message that got in arrives in order.
+#[test]
+fn keep_all_bound_holds_between_serialized_and_typed_endpoints() {
+    let (_ctx, node, executor) = setup();
+    let qos = QosProfile::DEFAULT.keep_all();
+    let ty = TypeInfo::of::<Count>();
+    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+
+    let (typed, push) = collector::<u32>();
+    let _typed_sub = node
+        .create_subscription("to_typed", qos, move |m: Count| push(m.0))
+        .unwrap();
+    let raw_pub = node
+        .create_serialized_publisher("to_typed", ty, qos)
+        .unwrap();
+    let raw = |i: u32| roslite_cdr::to_vec(&Count(i), roslite_cdr::Endianness::Little).unwrap();
+    for i in 0..bound {
+        raw_pub.publish(&raw(i)).unwrap();
+    }
+    assert!(matches!(
+        raw_pub.publish(&raw(bound)),
+        Err(PublishError::Timeout)
+    ));
+
+    let (serialized, push) = collector::<u32>();
+    let _raw_sub = node
+        .create_serialized_subscription(
+            "to_raw",
+            ty,
+            qos,
+            move |b: &roslite_cdr::SharedBuf, _: &MessageInfo| {
+                push(roslite_cdr::from_bytes::<Count>(b.bytes()).unwrap().0);
+            },
+        )
+        .unwrap();
+    let typed_pub = node.create_publisher::<Count>("to_raw", qos).unwrap();
+    for i in 0..bound {
+        typed_pub.publish(Count(i)).unwrap();
+    }
+    assert!(matches!(
+        typed_pub.publish(Count(bound)),
+        Err(PublishError::Timeout)
+    ));
+
+    executor.spin_some();
+    let all: Vec<u32> = (0..bound).collect();
+    assert_eq!(*typed.lock().unwrap(), all);
+    assert_eq!(*serialized.lock().unwrap(), all);
+}
+
 #[test]
 fn serialized_endpoints_talk_to_typed_ones_in_both_directions() {
     use crate::msgs::std_msgs::msg::String as StringMsg;
