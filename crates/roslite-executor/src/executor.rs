@@ -587,9 +587,7 @@ impl Executor {
         let ran = entity.execute();
         drop(turn);
         drop(_claim);
-        if self.multi_threaded.load(Ordering::Acquire)
-            && group.kind == CallbackGroupKind::MutuallyExclusive
-        {
+        if multi_threaded && group.kind == CallbackGroupKind::MutuallyExclusive {
             // Work of this group may have been skipped while it was busy.
             self.parker.unpark();
         }

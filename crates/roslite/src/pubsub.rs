@@ -30,7 +30,7 @@ use crate::events::{
 };
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
-use crate::qos::{Durability, History, QosProfile, Reliability, KEEP_ALL_MAX_SAMPLES};
+use crate::qos::{Durability, History, QosProfile, Reliability};
 use crate::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
 use crate::transport::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
@@ -499,10 +499,27 @@ pub(crate) trait SerializedSink: Send + Sync {
         &self,
         deadline: &mut Option<std::time::Instant>,
     ) -> Result<bool, SendTimeout>;
+
+    /// Delivers a serialized message published in this process, if
+    /// [`Self::admit_published`] lets it in.
+    ///
+    /// # Errors
+    /// As [`admit_published`].
+    fn deliver_published_serialized(
+        &self,
+        payload: &SharedBuf,
+        info: MessageInfo,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<(), SendTimeout> {
+        if self.admit_published(deadline)? {
+            self.deliver_serialized(payload, info);
+        }
+        Ok(())
+    }
 }
 
 /// Whether a message published in this process may go into a subscription's `queue` now.
-/// A keep-all subscription takes at most [`KEEP_ALL_MAX_SAMPLES`], as from other processes
+/// A keep-all subscription takes at most [`KEEP_ALL_MAX_SAMPLES`](crate::qos::KEEP_ALL_MAX_SAMPLES), as from other processes
 /// (DDS `RESOURCE_LIMITS`). When it is full, a best-effort one loses the message (false,
 /// counted in `events` as a DDS reader rejecting a sample would be), and for a reliable one
 /// the publisher waits for room until `deadline`: `max_blocking_time` after the first wait of
@@ -715,12 +732,10 @@ pub(crate) struct SinkOutlet(pub(crate) Arc<dyn SerializedSink>);
 
 impl RemoteOutlet for SinkOutlet {
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        if self.0.admit_published(&mut None)? {
-            // The subscription may keep views into the payload; sharing it keeps it alive.
-            self.0
-                .deliver_serialized(&SharedBuf::from_arc(payload.clone()), *info);
-        }
-        Ok(())
+        // The subscription may keep views into the payload; sharing it keeps it alive.
+        let payload = SharedBuf::from_arc(payload.clone());
+        self.0
+            .deliver_published_serialized(&payload, *info, &mut None)
     }
 }
 
@@ -1083,12 +1098,9 @@ impl<T: Message> PublisherShared<T> {
     fn deliver_local(&self, message: Arc<T>, info: MessageInfo) -> Result<(), SendTimeout> {
         if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            self.qos.history.push(&mut history, (message.clone(), info));
-            // Keep-all keeps the newest KEEP_ALL_MAX_SAMPLES, as the RTPS writer does once
-            // its readers acknowledged the oldest (here every subscription got them at once).
-            if history.len() > KEEP_ALL_MAX_SAMPLES {
-                history.pop_front();
-            }
+            self.qos
+                .history
+                .keep_for_late_joiners(&mut history, (message.clone(), info));
         }
         if self.matched_count.load(Ordering::Acquire) == 0 {
             return Ok(());
@@ -1214,7 +1226,7 @@ impl<T: Message> Publisher<T> {
     /// fails with `Serialize(EncodeError::ReservedSequence)` whenever it must be serialized,
     /// and local subscriptions see that sequence empty.
     /// [`PublishError::Timeout`] after waiting `max_blocking_time` (100 ms) for a reliable
-    /// keep-all subscription that had no room (in this process: [`KEEP_ALL_MAX_SAMPLES`]
+    /// keep-all subscription that had no room (in this process: [`KEEP_ALL_MAX_SAMPLES`](crate::qos::KEEP_ALL_MAX_SAMPLES)
     /// queued; at once when this thread holds the only turn that could take them); every
     /// other subscription got the message.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {

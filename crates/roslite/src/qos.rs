@@ -43,6 +43,21 @@ impl History {
         queue.push_back(item);
         dropped
     }
+
+    /// Appends `item` to a publisher's history for late joiners (transient local): keep-last
+    /// keeps the newest `depth`, keep-all the newest [`KEEP_ALL_MAX_SAMPLES`], as the RTPS
+    /// writer does once its readers acknowledged the oldest (in this process every
+    /// subscription got them at once).
+    pub(crate) fn keep_for_late_joiners<T>(
+        self,
+        history: &mut std::collections::VecDeque<T>,
+        item: T,
+    ) {
+        self.push(history, item);
+        if history.len() > KEEP_ALL_MAX_SAMPLES {
+            history.pop_front();
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -18,7 +18,7 @@ use crate::events::{IncompatibleQos, MessageLostStatus};
 use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::pubsub::{admit_published, MessageInfo, PublishError, SerializedSink};
-use crate::qos::{Durability, QosProfile, KEEP_ALL_MAX_SAMPLES};
+use crate::qos::{Durability, QosProfile};
 use crate::queue::{LockedQueue, RoomWaiter, SharedQueue};
 use crate::transport::{send_to_each, Outlet, SendTimeout};
 
@@ -301,11 +301,10 @@ impl SerializedPublisher {
                 .history
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            shared.qos.history.push(&mut history, (local.clone(), info));
-            // As a typed publisher's: keep-all keeps the newest KEEP_ALL_MAX_SAMPLES.
-            if history.len() > KEEP_ALL_MAX_SAMPLES {
-                history.pop_front();
-            }
+            shared
+                .qos
+                .history
+                .keep_for_late_joiners(&mut history, (local.clone(), info));
         }
         let mut deadline = None;
         let mut delivered = Ok(());
@@ -315,13 +314,8 @@ impl SerializedPublisher {
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
         {
-            match sink.admit_published(&mut deadline) {
-                Ok(true) => {
-                    sink.deliver_serialized(&local, info);
-                }
-                Ok(false) => {}
-                Err(timeout) => delivered = Err(timeout),
-            }
+            delivered =
+                delivered.and(sink.deliver_published_serialized(&local, info, &mut deadline));
         }
         let remote = shared
             .remote
