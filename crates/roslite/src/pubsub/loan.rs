@@ -1,7 +1,8 @@
 //! Loaned messages: the application writes bulk data straight into the buffer that is sent.
 //!
 //! [`Publisher::loan`] serializes a message whose large primitive arrays are reserved
-//! ([`Seq::reserved`]) into memory an outlet loans (a shared-memory chunk), leaving a hole for
+//! ([`Seq::reserved`](roslite_cdr::Seq::reserved)) into memory an outlet loans (a
+//! shared-memory chunk), leaving a hole for
 //! each reserved array; [`LoanedMessage::sequence_mut`] hands a hole out as `&mut [E]`, and
 //! [`LoanedMessage::publish`] sends the chunk as it is. Nothing is copied on the way to
 //! same-host subscribers, which decode the arrays as views into the same chunk.
