@@ -146,6 +146,10 @@ struct Outgoing {
 /// them with one reference count instead of copying the list.
 type OutletList = Arc<[(u64, Arc<dyn RemoteOutlet>)]>;
 
+/// A publisher's matched subscriptions in its own process, as a snapshot (see
+/// `PublisherShared::matched`).
+type MatchedList<T> = Arc<[Arc<SubscriptionShared<T>>]>;
+
 /// The outlets one message goes to: a snapshot of the publisher's outlets and which of them
 /// were active when it was published (asked once: an outlet told it sat a message out must not
 /// get it). No allocation for up to 64 outlets.
@@ -998,7 +1002,9 @@ pub(crate) struct PublisherShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
     sequence: AtomicU64,
-    matched: RwLock<Vec<Arc<SubscriptionShared<T>>>>,
+    /// Replaced, never changed in place: a publish delivers from a snapshot, so one waiting
+    /// for room in a keep-all queue (up to `max_blocking_time`) does not hold up matching.
+    matched: RwLock<MatchedList<T>>,
     /// `matched.len()`, read without the lock: most publishers have no subscription in their
     /// own process, and a publish then skips the lock.
     matched_count: AtomicUsize,
@@ -1090,23 +1096,32 @@ impl<T: Message> PublisherShared<T> {
     }
 
     /// Keeps `message` for late joiners (transient local) and hands it to every matched
-    /// subscription in this context.
+    /// subscription in this context. A wait for room gives up at `deadline`; `None`:
+    /// `max_blocking_time` after the wait starts.
     ///
     /// # Errors
     /// [`SendTimeout`] if a reliable keep-all subscription had no room for it (see
     /// [`SubscriptionShared::deliver_published`]); the others got it.
-    fn deliver_local(&self, message: Arc<T>, info: MessageInfo) -> Result<(), SendTimeout> {
-        if self.qos.durability == Durability::TransientLocal {
+    fn deliver_local(
+        &self,
+        message: Arc<T>,
+        info: MessageInfo,
+        mut deadline: Option<std::time::Instant>,
+    ) -> Result<(), SendTimeout> {
+        let matched = if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
             self.qos
                 .history
                 .keep_for_late_joiners(&mut history, (message.clone(), info));
-        }
-        if self.matched_count.load(Ordering::Acquire) == 0 {
+            // Under the history lock, as `connect` replays and matches under it: a
+            // subscription matching now gets this message either from the replay or from
+            // here, not from both.
+            self.matched_snapshot()
+        } else if self.matched_count.load(Ordering::Acquire) == 0 {
             return Ok(());
-        }
-        let matched = self.matched.read().unwrap_or_else(PoisonError::into_inner);
-        let mut deadline = None;
+        } else {
+            self.matched_snapshot()
+        };
         let mut delivered = Ok(());
         if let Some((last, others)) = matched.split_last() {
             for subscription in others {
@@ -1116,6 +1131,13 @@ impl<T: Message> PublisherShared<T> {
             delivered = delivered.and(last.deliver_published(message, info, &mut deadline));
         }
         delivered
+    }
+
+    fn matched_snapshot(&self) -> MatchedList<T> {
+        self.matched
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -1130,7 +1152,7 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
                 }
             }
             let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
-            matched.push(subscription);
+            *matched = matched.iter().cloned().chain([subscription]).collect();
             self.matched_count.store(matched.len(), Ordering::Release);
             return true;
         }
@@ -1152,7 +1174,11 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
 
     fn disconnect(&self, subscription_id: u64) {
         let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
-        matched.retain(|s| s.id != subscription_id);
+        *matched = matched
+            .iter()
+            .filter(|s| s.id != subscription_id)
+            .cloned()
+            .collect();
         self.matched_count.store(matched.len(), Ordering::Release);
         drop(matched);
         self.detach_remote(subscription_id);
@@ -1183,7 +1209,7 @@ impl<T: Message> Publisher<T> {
             id: node.context.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
-            matched: RwLock::default(),
+            matched: RwLock::new(Arc::new([])),
             matched_count: AtomicUsize::new(0),
             history: Mutex::default(),
             remote: RwLock::new(Arc::new([])),
@@ -1254,12 +1280,12 @@ impl<T: Message> Publisher<T> {
         let local = shared.wants_local();
         let outgoing = match shared.serialize_for_others(&message, &info, local) {
             ToOthers::Sent(result) => {
-                let delivered = shared.deliver_local(message, info);
+                let delivered = shared.deliver_local(message, info, None);
                 return result.and(delivered.map_err(PublishError::from));
             }
             ToOthers::Serialized(outgoing) => outgoing,
         };
-        let delivered = shared.deliver_local(message, info);
+        let delivered = shared.deliver_local(message, info, None);
         Outgoing::send_serialized(outgoing, &info).and(delivered.map_err(PublishError::from))
     }
 
@@ -1417,6 +1443,49 @@ mod keep_all_tests {
         assert_eq!(waiting.join().unwrap(), Ok(()), "the take made room");
         executor.spin_some();
         assert_eq!(*got.lock().unwrap(), (0..=bound).collect::<Vec<_>>());
+    }
+
+    /// A subscription matches while a publish of its topic waits for room elsewhere: the
+    /// publish delivers from a snapshot of its matched subscriptions and holds no lock that
+    /// matching needs. (Holding one made `create_subscription` wait until the publish gave
+    /// up: here, with a deadline a minute out, the publish would then time out instead of
+    /// going on once the take below makes room.)
+    #[test]
+    fn a_subscription_matches_while_a_publish_waits_for_room() {
+        let ctx = Context::new(ContextOptions::default()).unwrap();
+        let node = ctx.create_node("room").unwrap();
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        let qos = QosProfile::DEFAULT.keep_all();
+        let subscription = node
+            .create_subscription("room", qos, |_: UInt32| {})
+            .unwrap();
+        let publisher = node.create_publisher::<UInt32>("room", qos).unwrap();
+        let bound = KEEP_ALL_MAX_SAMPLES as u32;
+        for data in 0..bound {
+            publisher.publish(UInt32 { data }).unwrap();
+        }
+        let shared = publisher.shared.clone();
+        let info = shared.next_info();
+        let waiting = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            shared.deliver_local(Arc::new(UInt32 { data: bound }), info, Some(deadline))
+        });
+        let start = Instant::now();
+        while subscription.shared.queue.lock().waiting_paths() == 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the publish never waited"
+            );
+            std::thread::yield_now();
+        }
+        let late = node
+            .create_subscription("room", qos, |_: UInt32| {})
+            .unwrap();
+        assert_eq!(publisher.subscription_count(), 2);
+        executor.spin_some();
+        assert_eq!(waiting.join().unwrap(), Ok(()), "the take made room");
+        drop(late);
     }
 }
 

@@ -250,7 +250,7 @@ impl<T: Message> LoanedMessage<'_, T> {
         if let Some(bytes) = local {
             let message =
                 roslite_cdr::from_shared::<T>(&bytes).map_err(PublishError::LoanNotDecodable)?;
-            let delivered = publisher.deliver_local(Arc::new(message), info);
+            let delivered = publisher.deliver_local(Arc::new(message), info, None);
             return sent.and(delivered.map_err(PublishError::from));
         }
         sent
