@@ -169,18 +169,28 @@ impl CallbackGroup {
     /// progress (a publisher waiting for room in a subscription's queue) gives up at once
     /// then, instead of waiting out its timeout for what cannot happen.
     pub fn can_run_while_this_thread_waits(&self) -> bool {
-        let turn = TURN.with(Cell::get);
+        let mut turn = TURN.with(Cell::get);
         if turn.executor.is_null() {
             return true;
         }
-        if std::ptr::eq(turn.exclusive_group, self) {
-            return false;
+        let executor = self
+            .executor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map_or(std::ptr::null(), Arc::as_ptr);
+        loop {
+            if std::ptr::eq(turn.exclusive_group, self) || turn.alone && executor == turn.executor {
+                return false;
+            }
+            if turn.outer.is_null() {
+                return true;
+            }
+            // SAFETY: `outer` points into the box of a `TurnMark` this thread still holds:
+            // marks are scoped, so an inner one is dropped (and `TURN` restored) before the
+            // outer one frees its box.
+            turn = unsafe { *turn.outer };
         }
-        let executor = self.executor.lock().unwrap_or_else(PoisonError::into_inner);
-        !(turn.alone
-            && executor
-                .as_ref()
-                .is_some_and(|p| Arc::as_ptr(p) == turn.executor))
     }
 
     fn attach(&self, parker: Arc<Parker>) {
@@ -204,7 +214,8 @@ impl CallbackGroup {
 }
 
 /// The callback turn the current thread is taking, for
-/// [`CallbackGroup::can_run_while_this_thread_waits`]. Pointers serve as identities only.
+/// [`CallbackGroup::can_run_while_this_thread_waits`]. Pointers serve as identities only, but
+/// `outer`, which is read.
 #[derive(Clone, Copy)]
 struct Turn {
     /// The parker of the executor whose callback runs (null outside any callback).
@@ -214,6 +225,9 @@ struct Turn {
     alone: bool,
     /// The mutually exclusive group this turn claimed (null for a reentrant one).
     exclusive_group: *const CallbackGroup,
+    /// The turn this thread still holds around this one (a callback spinning another
+    /// executor), or null.
+    outer: *const Turn,
 }
 
 impl Turn {
@@ -221,6 +235,7 @@ impl Turn {
         executor: std::ptr::null(),
         alone: false,
         exclusive_group: std::ptr::null(),
+        outer: std::ptr::null(),
     };
 }
 
@@ -228,9 +243,15 @@ thread_local! {
     static TURN: Cell<Turn> = const { Cell::new(Turn::NONE) };
 }
 
-/// Marks the current thread as running a callback of `group` on `executor` until dropped
-/// (nested turns, as a callback spinning another executor takes, restore the outer one).
-struct TurnMark(Turn);
+/// Marks the current thread as running a callback of `group` on `executor` until dropped.
+/// A nested turn (a callback spinning another executor) keeps the outer one reachable and
+/// restores it when done.
+struct TurnMark {
+    previous: Turn,
+    /// Where the nested turn's `outer` points; boxed, as the mark itself moves. Only nested
+    /// turns, which are rare, allocate.
+    _outer: Option<Box<Turn>>,
+}
 
 impl TurnMark {
     fn enter(executor: &Arc<Parker>, alone: bool, group: &CallbackGroup) -> Self {
@@ -238,18 +259,27 @@ impl TurnMark {
             CallbackGroupKind::MutuallyExclusive => std::ptr::from_ref(group),
             CallbackGroupKind::Reentrant => std::ptr::null(),
         };
+        let previous = TURN.with(Cell::get);
+        let outer = (!previous.executor.is_null()).then(|| Box::new(previous));
         let turn = Turn {
             executor: Arc::as_ptr(executor),
             alone,
             exclusive_group,
+            outer: outer
+                .as_deref()
+                .map_or(std::ptr::null(), std::ptr::from_ref),
         };
-        Self(TURN.with(|t| t.replace(turn)))
+        TURN.with(|t| t.set(turn));
+        Self {
+            previous,
+            _outer: outer,
+        }
     }
 }
 
 impl Drop for TurnMark {
     fn drop(&mut self) {
-        TURN.with(|t| t.set(self.0));
+        TURN.with(|t| t.set(self.previous));
     }
 }
 

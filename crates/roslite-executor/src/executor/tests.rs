@@ -416,15 +416,16 @@ impl Asker {
 /// A thread waiting for a group's callbacks gives up at once when it holds that group's only
 /// turn: in a callback of a single-threaded executor (its own turn or a lent one), for every
 /// group of that executor; in a callback of a mutually exclusive group, for that group on any
-/// executor. Other executors' groups, a reentrant group of a multi-threaded executor, a group
-/// no executor serves yet, and any group asked outside callbacks can still run.
+/// executor; and so for the turns of callbacks around the asking one (a callback spinning
+/// another executor). Other executors' groups, a reentrant group of a multi-threaded executor,
+/// a group no executor serves yet, and any group asked outside callbacks can still run.
 #[test]
 fn a_group_knows_when_the_waiting_thread_holds_its_only_turn() {
     let single = Arc::new(Executor::new());
     let (own, sibling) = (CallbackGroup::new(), CallbackGroup::new());
     single.add_callback_group(own.clone());
     single.add_callback_group(sibling.clone());
-    let other = Executor::new();
+    let other = Arc::new(Executor::new());
     let elsewhere = CallbackGroup::new();
     other.add_callback_group(elsewhere.clone());
     let unattached = CallbackGroup::new();
@@ -461,6 +462,22 @@ fn a_group_knows_when_the_waiting_thread_holds_its_only_turn() {
         asker.answers(),
         [false, false, true, true],
         "on a lent turn"
+    );
+
+    // A callback of `single` spins `other`: in the inner callback this thread holds both
+    // executors' only turns.
+    let inner = Asker::new(&elsewhere, &all);
+    inner.arm();
+    let spins_other = {
+        let other = other.clone();
+        one_shot(move || assert!(other.spin_once(Some(Duration::ZERO))))
+    };
+    own.add(Arc::downgrade(&spins_other));
+    assert!(single.spin_once(Some(Duration::ZERO)));
+    assert_eq!(
+        inner.answers(),
+        [false, false, false, true],
+        "in a callback of an executor spun from another executor's callback"
     );
 
     let multi = Executor::new();
