@@ -21,8 +21,10 @@ pub enum BenchCommand {
     /// Timer wake-up latency (callback start minus scheduled time) of a roslite timer, next to
     /// clock_nanosleep, a futex wait and an rclpy timer measured in the same run (seed 004).
     Timer(timer::TimerArgs),
-    /// Round-trip time between two roslite processes over RTPS/UDP on 127.0.0.1 for 64 B to
-    /// 4 MiB, next to Cyclone DDS's ddsperf ping/pong measured in the same run when installed.
+    /// Round-trip time between two roslite nodes, 64 B to 4 MiB: over RTPS/UDP on 127.0.0.1 by
+    /// default; with --transport, seed 002's sweep over intra, shm, uds, udp or loaned shm,
+    /// next to this machine's floors (futex, raw UDS, memcpy). Cyclone DDS's ddsperf
+    /// ping/pong (and, for the sweep, a Fast DDS ping-pong) run in the same run when installed.
     Rtt(rtt::RttArgs),
     /// VmRSS and VmHWM of a minimal roslite publisher (std_msgs/String at 10 Hz, one matched
     /// subscriber in another process), next to Cyclone DDS and rclpy/Fast DDS when installed.
