@@ -1401,48 +1401,77 @@ mod keep_all_tests {
     use roslite_msgs::std_msgs::msg::UInt32;
 
     use crate::qos::KEEP_ALL_MAX_SAMPLES;
-    use crate::{Context, ContextOptions, Executor, QosProfile};
+    use crate::{Context, ContextOptions, Executor, Node, Publisher, QosProfile, Subscription};
+
+    /// A keep-all subscription on "room" holding `KEEP_ALL_MAX_SAMPLES` messages (0, 1, ...)
+    /// from `publisher`, in a node nobody has spun yet.
+    struct FullQueue {
+        executor: Executor,
+        node: Node,
+        subscription: Subscription<UInt32>,
+        publisher: Publisher<UInt32>,
+        _ctx: Context,
+    }
+
+    impl FullQueue {
+        fn new(callback: impl FnMut(UInt32) + Send + 'static) -> Self {
+            let ctx = Context::new(ContextOptions::default()).unwrap();
+            let node = ctx.create_node("room").unwrap();
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            let qos = QosProfile::DEFAULT.keep_all();
+            let subscription = node.create_subscription("room", qos, callback).unwrap();
+            let publisher = node.create_publisher::<UInt32>("room", qos).unwrap();
+            for data in 0..Self::BOUND {
+                publisher.publish(UInt32 { data }).unwrap();
+            }
+            Self {
+                executor,
+                node,
+                subscription,
+                publisher,
+                _ctx: ctx,
+            }
+        }
+
+        const BOUND: u32 = KEEP_ALL_MAX_SAMPLES as u32;
+
+        /// Returns once a publish waits for room in the subscription's queue.
+        fn until_a_publish_waits(&self) {
+            let start = Instant::now();
+            while self.subscription.shared.queue.lock().waiting_paths() == 0 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "the publish never waited"
+                );
+                std::thread::yield_now();
+            }
+        }
+    }
 
     /// A publisher waiting for room in a full keep-all queue of this process goes on as soon
     /// as a take makes room: the take unparks it. The wait is given a deadline a minute out,
     /// so the test does not depend on how soon this machine schedules each thread.
     #[test]
     fn a_publish_waiting_for_room_goes_on_when_a_take_makes_room() {
-        let ctx = Context::new(ContextOptions::default()).unwrap();
-        let node = ctx.create_node("room").unwrap();
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
         let got = Arc::new(Mutex::new(Vec::new()));
         let sink = got.clone();
-        let qos = QosProfile::DEFAULT.keep_all();
-        let subscription = node
-            .create_subscription("room", qos, move |m: UInt32| {
-                sink.lock().unwrap().push(m.data)
-            })
-            .unwrap();
-        let publisher = node.create_publisher::<UInt32>("room", qos).unwrap();
-        let bound = KEEP_ALL_MAX_SAMPLES as u32;
-        for data in 0..bound {
-            publisher.publish(UInt32 { data }).unwrap();
-        }
-        let shared = subscription.shared.clone();
-        let info = publisher.shared.next_info();
+        let full = FullQueue::new(move |m| sink.lock().unwrap().push(m.data));
+        let shared = full.subscription.shared.clone();
+        let info = full.publisher.shared.next_info();
         let waiting = std::thread::spawn(move || {
             let mut deadline = Some(Instant::now() + Duration::from_secs(60));
-            shared.deliver_published(Arc::new(UInt32 { data: bound }), info, &mut deadline)
+            let message = Arc::new(UInt32 {
+                data: FullQueue::BOUND,
+            });
+            shared.deliver_published(message, info, &mut deadline)
         });
-        let start = Instant::now();
-        while subscription.shared.queue.lock().waiting_paths() == 0 {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the publish never waited"
-            );
-            std::thread::yield_now();
-        }
-        executor.spin_some();
+        full.until_a_publish_waits();
+        full.executor.spin_some();
         assert_eq!(waiting.join().unwrap(), Ok(()), "the take made room");
-        executor.spin_some();
-        assert_eq!(*got.lock().unwrap(), (0..=bound).collect::<Vec<_>>());
+        full.executor.spin_some();
+        let all: Vec<u32> = (0..=FullQueue::BOUND).collect();
+        assert_eq!(*got.lock().unwrap(), all);
     }
 
     /// A subscription matches while a publish of its topic waits for room elsewhere: the
@@ -1452,38 +1481,24 @@ mod keep_all_tests {
     /// going on once the take below makes room.)
     #[test]
     fn a_subscription_matches_while_a_publish_waits_for_room() {
-        let ctx = Context::new(ContextOptions::default()).unwrap();
-        let node = ctx.create_node("room").unwrap();
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        let qos = QosProfile::DEFAULT.keep_all();
-        let subscription = node
-            .create_subscription("room", qos, |_: UInt32| {})
-            .unwrap();
-        let publisher = node.create_publisher::<UInt32>("room", qos).unwrap();
-        let bound = KEEP_ALL_MAX_SAMPLES as u32;
-        for data in 0..bound {
-            publisher.publish(UInt32 { data }).unwrap();
-        }
-        let shared = publisher.shared.clone();
+        let full = FullQueue::new(|_| {});
+        let shared = full.publisher.shared.clone();
         let info = shared.next_info();
         let waiting = std::thread::spawn(move || {
             let deadline = Instant::now() + Duration::from_secs(60);
-            shared.deliver_local(Arc::new(UInt32 { data: bound }), info, Some(deadline))
+            let message = Arc::new(UInt32 {
+                data: FullQueue::BOUND,
+            });
+            shared.deliver_local(message, info, Some(deadline))
         });
-        let start = Instant::now();
-        while subscription.shared.queue.lock().waiting_paths() == 0 {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "the publish never waited"
-            );
-            std::thread::yield_now();
-        }
-        let late = node
+        full.until_a_publish_waits();
+        let qos = QosProfile::DEFAULT.keep_all();
+        let late = full
+            .node
             .create_subscription("room", qos, |_: UInt32| {})
             .unwrap();
-        assert_eq!(publisher.subscription_count(), 2);
-        executor.spin_some();
+        assert_eq!(full.publisher.subscription_count(), 2);
+        full.executor.spin_some();
         assert_eq!(waiting.join().unwrap(), Ok(()), "the take made room");
         drop(late);
     }
