@@ -214,8 +214,8 @@ impl CallbackGroup {
 }
 
 /// The callback turn the current thread is taking, for
-/// [`CallbackGroup::can_run_while_this_thread_waits`]. Pointers serve as identities only, but
-/// `outer`, which is read.
+/// [`CallbackGroup::can_run_while_this_thread_waits`]. Pointers serve as identities only,
+/// except `outer`, which is followed.
 #[derive(Clone, Copy)]
 struct Turn {
     /// The parker of the executor whose callback runs (null outside any callback).
