@@ -34,6 +34,7 @@ mod queue;
 pub mod same_host;
 pub mod serialized;
 pub mod service;
+mod snapshot;
 pub mod time;
 pub mod transport;
 

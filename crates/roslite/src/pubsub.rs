@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
@@ -32,6 +32,7 @@ use crate::intra::{EndpointRecord, PublisherLink};
 use crate::node::NodeShared;
 use crate::qos::{Durability, History, QosProfile, Reliability};
 use crate::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
+use crate::snapshot::SnapshotList;
 use crate::transport::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
     OutletStats, SendTimeout, SentInPlace,
@@ -142,13 +143,8 @@ struct Outgoing {
     others: ActiveOutlets,
 }
 
-/// A publisher's outlets, replaced whole when one is attached or detached, so a publish takes
-/// them with one reference count instead of copying the list.
+/// A snapshot of a publisher's outlets ([`SnapshotList`]).
 type OutletList = Arc<[(u64, Arc<dyn RemoteOutlet>)]>;
-
-/// A publisher's matched subscriptions in its own process, as a snapshot (see
-/// `PublisherShared::matched`).
-type MatchedList<T> = Arc<[Arc<SubscriptionShared<T>>]>;
 
 /// The outlets one message goes to: a snapshot of the publisher's outlets and which of them
 /// were active when it was published (asked once: an outlet told it sat a message out must not
@@ -1002,16 +998,14 @@ pub(crate) struct PublisherShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
     sequence: AtomicU64,
-    /// Replaced, never changed in place: a publish delivers from a snapshot, so one waiting
-    /// for room in a keep-all queue (up to `max_blocking_time`) does not hold up matching.
-    matched: RwLock<MatchedList<T>>,
+    matched: SnapshotList<Arc<SubscriptionShared<T>>>,
     /// `matched.len()`, read without the lock: most publishers have no subscription in their
     /// own process, and a publish then skips the lock.
     matched_count: AtomicUsize,
     /// The last `depth` messages, kept for late-joining transient-local subscriptions.
     history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
     /// Outlets to other processes, by an id the transport chose.
-    remote: RwLock<OutletList>,
+    remote: SnapshotList<(u64, Arc<dyn RemoteOutlet>)>,
     send_counters: SendCounters,
     pub(crate) events: Arc<IncompatibleQos>,
     /// `OFFERED_DEADLINE_MISSED`, with a QoS deadline.
@@ -1063,10 +1057,7 @@ impl<T: Message> PublisherShared<T> {
 
     /// A snapshot of the outlets.
     pub(crate) fn outlets(&self) -> OutletList {
-        self.remote
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.remote.snapshot()
     }
 
     /// Whether a message published now would be kept or delivered in this process (so a loaned
@@ -1116,11 +1107,11 @@ impl<T: Message> PublisherShared<T> {
             // Under the history lock, as `connect` replays and matches under it: a
             // subscription matching now gets this message either from the replay or from
             // here, not from both.
-            self.matched_snapshot()
+            self.matched.snapshot()
         } else if self.matched_count.load(Ordering::Acquire) == 0 {
             return Ok(());
         } else {
-            self.matched_snapshot()
+            self.matched.snapshot()
         };
         let mut delivered = Ok(());
         if let Some((last, others)) = matched.split_last() {
@@ -1131,13 +1122,6 @@ impl<T: Message> PublisherShared<T> {
             delivered = delivered.and(last.deliver_published(message, info, &mut deadline));
         }
         delivered
-    }
-
-    fn matched_snapshot(&self) -> MatchedList<T> {
-        self.matched
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
     }
 }
 
@@ -1151,9 +1135,8 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
                     subscription.deliver(message.clone(), *info);
                 }
             }
-            let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
-            *matched = matched.iter().cloned().chain([subscription]).collect();
-            self.matched_count.store(matched.len(), Ordering::Release);
+            let count = self.matched.push(subscription);
+            self.matched_count.store(count, Ordering::Release);
             return true;
         }
         // Another Rust type for the same ROS type (a tool's dynamic subscription, or a second
@@ -1173,25 +1156,17 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
     }
 
     fn disconnect(&self, subscription_id: u64) {
-        let mut matched = self.matched.write().unwrap_or_else(PoisonError::into_inner);
-        *matched = matched
-            .iter()
-            .filter(|s| s.id != subscription_id)
-            .cloned()
-            .collect();
-        self.matched_count.store(matched.len(), Ordering::Release);
-        drop(matched);
+        let count = self.matched.retain(|s| s.id != subscription_id);
+        self.matched_count.store(count, Ordering::Release);
         self.detach_remote(subscription_id);
     }
 
     fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>) {
-        let mut remote = self.remote.write().unwrap_or_else(PoisonError::into_inner);
-        *remote = remote.iter().cloned().chain([(id, outlet)]).collect();
+        self.remote.push((id, outlet));
     }
 
     fn detach_remote(&self, id: u64) {
-        let mut remote = self.remote.write().unwrap_or_else(PoisonError::into_inner);
-        *remote = remote.iter().filter(|(i, _)| *i != id).cloned().collect();
+        self.remote.retain(|(i, _)| *i != id);
     }
 }
 
@@ -1209,10 +1184,10 @@ impl<T: Message> Publisher<T> {
             id: node.context.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
-            matched: RwLock::new(Arc::new([])),
+            matched: SnapshotList::default(),
             matched_count: AtomicUsize::new(0),
             history: Mutex::default(),
-            remote: RwLock::new(Arc::new([])),
+            remote: SnapshotList::default(),
             send_counters: SendCounters::default(),
             events: Arc::default(),
             // As rclcpp's publisher event handlers: in the node's default group.
@@ -1300,9 +1275,7 @@ impl<T: Message> Publisher<T> {
             loans_published: counters.loans_published.load(Ordering::Relaxed),
             outlets: self
                 .shared
-                .remote
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
+                .outlets()
                 .iter()
                 .filter_map(|(_, outlet)| outlet.stats())
                 .collect(),

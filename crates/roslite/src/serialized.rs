@@ -8,7 +8,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
@@ -20,6 +20,7 @@ use crate::node::NodeShared;
 use crate::pubsub::{admit_published, MessageInfo, PublishError, SerializedSink};
 use crate::qos::{Durability, QosProfile};
 use crate::queue::{LockedQueue, RoomWaiter, SharedQueue};
+use crate::snapshot::SnapshotList;
 use crate::transport::{send_to_each, Outlet, SendTimeout};
 
 /// The names of a message type, as the graph and the wire know it.
@@ -195,8 +196,8 @@ pub(crate) struct SerializedPublisherShared {
     qos: QosProfile,
     sequence: AtomicU64,
     /// Local subscriptions (any Rust type), by subscription id.
-    sinks: RwLock<Vec<(u64, Arc<dyn SerializedSink>)>>,
-    remote: RwLock<Vec<(u64, Arc<dyn Outlet>)>>,
+    sinks: SnapshotList<(u64, Arc<dyn SerializedSink>)>,
+    remote: SnapshotList<(u64, Arc<dyn Outlet>)>,
     /// The last `depth` payloads for late-joining transient-local subscriptions.
     history: Mutex<VecDeque<(SharedBuf, MessageInfo)>>,
     pub(crate) events: Arc<IncompatibleQos>,
@@ -207,42 +208,28 @@ impl PublisherLink for SerializedPublisherShared {
         let Some(sink) = record.sink.clone() else {
             return false;
         };
+        // Replayed and matched under the history lock, as a publish keeps and takes its
+        // snapshot under it: a message published meanwhile comes once, by one way or the other.
+        let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         if record.qos.durability == Durability::TransientLocal {
-            for (payload, info) in self
-                .history
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-            {
+            for (payload, info) in history.iter() {
                 sink.deliver_serialized(payload, *info);
             }
         }
-        self.sinks
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((record.id, sink));
+        self.sinks.push((record.id, sink));
         true
     }
 
     fn disconnect(&self, subscription_id: u64) {
-        self.sinks
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(id, _)| *id != subscription_id);
+        self.sinks.retain(|(id, _)| *id != subscription_id);
     }
 
     fn attach_remote(&self, id: u64, outlet: Arc<dyn Outlet>) {
-        self.remote
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((id, outlet));
+        self.remote.push((id, outlet));
     }
 
     fn detach_remote(&self, id: u64) {
-        self.remote
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(i, _)| *i != id);
+        self.remote.retain(|(i, _)| *i != id);
     }
 }
 
@@ -259,8 +246,8 @@ impl SerializedPublisher {
             id: node.context.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
-            sinks: RwLock::default(),
-            remote: RwLock::default(),
+            sinks: SnapshotList::default(),
+            remote: SnapshotList::default(),
             history: Mutex::default(),
             events: Arc::default(),
         });
@@ -296,32 +283,27 @@ impl SerializedPublisher {
         // One copy of the caller's bytes, shared by local and remote receivers.
         let bytes: Arc<[u8]> = Arc::from(payload);
         let local = SharedBuf::from_arc(bytes.clone());
-        if shared.qos.durability == Durability::TransientLocal {
+        let sinks = {
             let mut history = shared
                 .history
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            shared
-                .qos
-                .history
-                .keep_for_late_joiners(&mut history, (local.clone(), info));
-        }
+            if shared.qos.durability == Durability::TransientLocal {
+                shared
+                    .qos
+                    .history
+                    .keep_for_late_joiners(&mut history, (local.clone(), info));
+            }
+            // Under the history lock, as `connect` replays and matches (see there).
+            shared.sinks.snapshot()
+        };
         let mut deadline = None;
         let mut delivered = Ok(());
-        for (_, sink) in shared
-            .sinks
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
+        for (_, sink) in sinks.iter() {
             delivered =
                 delivered.and(sink.deliver_published_serialized(&local, info, &mut deadline));
         }
-        let remote = shared
-            .remote
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let remote = shared.remote.snapshot();
         if !remote.is_empty() {
             let info = info.as_serialized();
             send_to_each(remote.iter().map(|(_, outlet)| outlet), &bytes, &info)?;
@@ -331,11 +313,7 @@ impl SerializedPublisher {
 
     /// Local subscriptions currently matched (remote ones are counted by the transport).
     pub fn local_subscription_count(&self) -> usize {
-        self.shared
-            .sinks
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.shared.sinks.snapshot().len()
     }
 }
 
