@@ -247,10 +247,10 @@ thread_local! {
 /// A nested turn (a callback spinning another executor) keeps the outer one reachable and
 /// restores it when done.
 struct TurnMark {
-    previous: Turn,
-    /// Where the nested turn's `outer` points; boxed, as the mark itself moves. Only nested
-    /// turns, which are rare, allocate.
-    _outer: Option<Box<Turn>>,
+    /// The turn this one is nested in, which the nested turn's `outer` points to (boxed, as
+    /// the mark itself moves; only nested turns, which are rare, allocate); `None` outside
+    /// any callback.
+    outer: Option<Box<Turn>>,
 }
 
 impl TurnMark {
@@ -270,16 +270,14 @@ impl TurnMark {
                 .map_or(std::ptr::null(), std::ptr::from_ref),
         };
         TURN.with(|t| t.set(turn));
-        Self {
-            previous,
-            _outer: outer,
-        }
+        Self { outer }
     }
 }
 
 impl Drop for TurnMark {
     fn drop(&mut self) {
-        TURN.with(|t| t.set(self.previous));
+        let previous = self.outer.as_deref().copied().unwrap_or(Turn::NONE);
+        TURN.with(|t| t.set(previous));
     }
 }
 
