@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
 use crate::sys::{self, Mapping};
+use crate::IdleSpin;
 use crate::{
     Endpoint, EndpointAddress, History, ReaderConfig, ShmReader, ShmWriter, UdsReader,
     UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
@@ -126,6 +127,8 @@ pub fn rtt(
     pace: Pace,
     warmup: usize,
 ) -> io::Result<Vec<RttRow>> {
+    // Both sides wait as the API path's reader threads do (the echo reads the same variable).
+    let mut spin = IdleSpin::from_env().map_err(io::Error::other)?;
     let endpoint = Endpoint::bind().map_err(io::Error::other)?;
     let (mut child, address) = spawn_echo(transport.name(), &endpoint.address().to_string(), None)?;
     let result = (|| {
@@ -152,9 +155,12 @@ pub fn rtt(
                             .write_with(|bytes| stamp(bytes, seq))
                             .map_err(io::Error::other)?;
                         loan.send(0).map_err(io::Error::other)?;
-                        // Blocking without a timeout, as the API path's reader thread does; a
-                        // dead echo hangs up, which ends the wait.
-                        let echo = reader.receive_blocking().map_err(io::Error::other)?;
+                        // Blocking without a timeout, and looking again before sleeping, as the
+                        // API path's reader thread does; a dead echo hangs up, which ends the
+                        // wait.
+                        let echo = reader
+                            .receive_spinning(&mut spin)
+                            .map_err(io::Error::other)?;
                         check_echo(Some(&echo), seq, size)
                     })?;
                     rows.push(RttRow {
@@ -177,9 +183,12 @@ pub fn rtt(
                     let rtt = ping_series(pace, warmup, &child, |seq| {
                         stamp(&mut payload, seq)?;
                         writer.send(&payload, 0).map_err(io::Error::other)?;
-                        // Blocking without a timeout, as the API path's reader thread does; a
-                        // dead echo hangs up, which ends the wait.
-                        let echo = reader.receive_blocking().map_err(io::Error::other)?;
+                        // Blocking without a timeout, and looking again before sleeping, as the
+                        // API path's reader thread does; a dead echo hangs up, which ends the
+                        // wait.
+                        let echo = reader
+                            .receive_spinning(&mut spin)
+                            .map_err(io::Error::other)?;
                         check_echo(Some(&echo), seq, size)
                     })?;
                     rows.push(RttRow {
@@ -449,6 +458,7 @@ fn spawn_echo(role: &str, arg: &str, extra: Option<String>) -> io::Result<(Child
 }
 
 fn echo_shm(parent: &str) -> io::Result<()> {
+    let mut spin = IdleSpin::from_env().map_err(io::Error::other)?;
     let endpoint = Endpoint::bind().map_err(io::Error::other)?;
     let writer = ShmWriter::create(&endpoint, WriterKey::from(PONG), WriterConfig::default())
         .map_err(io::Error::other)?;
@@ -463,7 +473,9 @@ fn echo_shm(parent: &str) -> io::Result<()> {
         )
     })?;
     loop {
-        let ping = reader.receive_blocking().map_err(io::Error::other)?;
+        let ping = reader
+            .receive_spinning(&mut spin)
+            .map_err(io::Error::other)?;
         let seq = seq_of(&ping);
         let size = ping.len();
         drop(ping);
@@ -476,6 +488,7 @@ fn echo_shm(parent: &str) -> io::Result<()> {
 }
 
 fn echo_uds(parent: &str) -> io::Result<()> {
+    let mut spin = IdleSpin::from_env().map_err(io::Error::other)?;
     let endpoint = Endpoint::bind().map_err(io::Error::other)?;
     let writer = UdsWriter::create(&endpoint, WriterKey::from(PONG), UdsWriterConfig::default())
         .map_err(io::Error::other)?;
@@ -485,7 +498,9 @@ fn echo_uds(parent: &str) -> io::Result<()> {
         UdsReader::connect(&parent, WriterKey::from(PING), uds_reader_config())
     })?;
     loop {
-        let ping = reader.receive_blocking().map_err(io::Error::other)?;
+        let ping = reader
+            .receive_spinning(&mut spin)
+            .map_err(io::Error::other)?;
         writer.send(&ping, 0).map_err(io::Error::other)?;
     }
 }

@@ -316,6 +316,12 @@ impl Channel {
         self.u64_at(OFF_SUB_HEAD).load(SeqCst) != self.u64_at(OFF_SUB_TAIL).load(SeqCst)
     }
 
+    /// Whether the reader announced it is about to block (the writer would wake it).
+    #[cfg(test)]
+    pub(crate) fn reader_is_asleep(&self) -> bool {
+        self.u32_at(OFF_READER_SLEEPING).load(SeqCst) != 0
+    }
+
     /// Announces how this reader is about to block (`None`: it is awake).
     pub(crate) fn set_sleeping(&self, sleep: Option<Sleep>) {
         let value = match sleep {

@@ -10,6 +10,7 @@
 //! - [`ShmWriter`]/[`ShmReader`] (zero copy: loan, write in place, send; readers borrow the
 //!   bytes from the writer's read-only segments) and [`UdsWriter`]/[`UdsReader`] (frames on a
 //!   SOCK_SEQPACKET connection).
+//! - [`IdleSpin`]: a reader's short wait (yield and look again) before it sleeps.
 //! - [`mod@bench`]: round-trip measurements between two processes, with this machine's floors.
 //! - `conformance` (feature `conformance`): one test suite for every transport.
 //!
@@ -26,6 +27,7 @@ pub mod conformance;
 mod endpoint;
 mod protocol;
 mod shm;
+mod spin;
 mod sys;
 mod uds;
 
@@ -38,6 +40,7 @@ pub use shm::{
     InPlaceError, Loan, LoanUninit, ReaderConfig, Sample, ShmInterrupter, ShmReader, ShmWriter,
     WriterConfig, WriterStats, MAX_LOAN,
 };
+pub use spin::IdleSpin;
 pub use sys::open_fd_count;
 pub use uds::{
     UdsBytes, UdsInterrupter, UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig,

@@ -34,7 +34,7 @@ use rustix::net::{RecvFlags, SendAncillaryBuffer, SendFlags};
 
 use crate::endpoint::{self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared};
 use crate::protocol::{Hello, History, Kind, Message, RejectReason, WriterKey, MAX_DEPTH};
-use crate::{ConnectError, CreateError, ReceiveError, SendError};
+use crate::{ConnectError, CreateError, IdleSpin, ReceiveError, SendError};
 
 /// Largest packet; fits the default 208 KiB socket send buffer.
 pub const PACKET: usize = 128 << 10;
@@ -775,6 +775,22 @@ impl UdsReader {
                 return Ok(sample);
             }
         }
+    }
+
+    /// [`Self::receive_blocking`], first looking again (a `recv` that does not block, after a
+    /// yield) as `spin` decides, while samples arrive densely. Without that it goes straight
+    /// to the blocking `recv`: a look before it would cost a system call per sample.
+    ///
+    /// # Errors
+    /// As [`Self::receive_blocking`].
+    pub fn receive_spinning(&self, spin: &mut IdleSpin) -> Result<UdsSample, ReceiveError> {
+        if let Some(sample) = spin.look_again(|| self.receive())? {
+            return Ok(sample);
+        }
+        spin.sleeping();
+        let sample = self.receive_blocking();
+        spin.woke();
+        sample
     }
 
     /// A handle that wakes a [`Self::receive_blocking`] from another thread, for good: the

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use roslite_executor::ShutdownSignal;
 
@@ -31,6 +32,8 @@ pub enum InitError {
     UnknownDistro(String),
     /// `ROSLITE_TRANSPORTS` names an unknown transport.
     InvalidTransports(String),
+    /// `ROSLITE_RECEIVE_SPIN_US` is not a whole number of microseconds up to the maximum.
+    InvalidReceiveSpin(String),
 }
 
 impl fmt::Display for InitError {
@@ -51,6 +54,9 @@ impl fmt::Display for InitError {
                  humble, iron, jazzy, kilted or rolling (default: kilted)"
             ),
             Self::InvalidTransports(reason) => write!(f, "ROSLITE_TRANSPORTS: {reason}"),
+            Self::InvalidReceiveSpin(value) => {
+                f.write_str(&roslite_shm::IdleSpin::invalid_budget(value))
+            }
         }
     }
 }
@@ -188,6 +194,11 @@ impl RosDistro {
 pub struct LocalTransports {
     pub shm: bool,
     pub uds: bool,
+    /// How long a same-host reader that found no sample yields the CPU and looks again
+    /// before it sleeps, while samples arrive within this time of each other
+    /// ([`roslite_shm::IdleSpin`]); zero: it sleeps at once. Default 20 us.
+    /// `ROSLITE_RECEIVE_SPIN_US` overrides it.
+    pub receive_spin: Duration,
 }
 
 impl Default for LocalTransports {
@@ -195,6 +206,7 @@ impl Default for LocalTransports {
         Self {
             shm: true,
             uds: true,
+            receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
         }
     }
 }
@@ -208,25 +220,41 @@ impl LocalTransports {
     pub const UDP_ONLY: Self = Self {
         shm: false,
         uds: false,
+        receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
     };
 
-    /// These transports, less those `ROSLITE_TRANSPORTS` leaves out: the environment can
-    /// only restrict what a program allows, so an operator can keep any roslite process off
-    /// shared memory without changing it.
+    /// These transports, less those `ROSLITE_TRANSPORTS` leaves out, with the receive spin
+    /// `ROSLITE_RECEIVE_SPIN_US` sets. The environment can only restrict the transports a
+    /// program allows, so an operator can keep any roslite process off shared memory without
+    /// changing it; it can set the spin either way (0 to save CPU, more on a slow board).
     ///
     /// # Errors
-    /// A malformed `ROSLITE_TRANSPORTS`.
-    pub fn restricted_by_env(self) -> Result<Self, InitError> {
-        match std::env::var(Self::ENV) {
-            Ok(text) if !text.trim().is_empty() => {
+    /// A malformed `ROSLITE_TRANSPORTS` or `ROSLITE_RECEIVE_SPIN_US`.
+    pub fn adjusted_by_env(self) -> Result<Self, InitError> {
+        let mut out = self;
+        if let Ok(text) = std::env::var(Self::ENV) {
+            if !text.trim().is_empty() {
                 let allowed = Self::parse(&text)?;
-                Ok(Self {
-                    shm: self.shm && allowed.shm,
-                    uds: self.uds && allowed.uds,
-                })
+                out.shm &= allowed.shm;
+                out.uds &= allowed.uds;
             }
-            _ => Ok(self),
         }
+        if let Ok(text) = std::env::var(roslite_shm::IdleSpin::ENV) {
+            if !text.trim().is_empty() {
+                out.receive_spin = Self::parse_receive_spin(&text)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses the `ROSLITE_RECEIVE_SPIN_US` syntax: whole microseconds, at most
+    /// [`roslite_shm::IdleSpin::MAX_BUDGET`] (1000).
+    ///
+    /// # Errors
+    /// [`InitError::InvalidReceiveSpin`], which says what is accepted.
+    pub fn parse_receive_spin(text: &str) -> Result<Duration, InitError> {
+        roslite_shm::IdleSpin::parse_budget(text)
+            .ok_or_else(|| InitError::InvalidReceiveSpin(text.to_string()))
     }
 
     /// Parses the `ROSLITE_TRANSPORTS` syntax.
@@ -242,7 +270,9 @@ impl LocalTransports {
                 "udp" | "intra" => {}
                 _ => {
                     return Err(InitError::InvalidTransports(format!(
-                        "unknown transport '{entry}'; use a comma-separated list of intra, shm,                          uds and udp (e.g. 'uds,udp' to keep same-host traffic off shared                          memory)"
+                        "unknown transport '{entry}'; use a comma-separated list of intra, shm, \
+                         uds and udp (e.g. 'uds,udp' to keep same-host traffic off shared \
+                         memory)"
                     )))
                 }
             }
@@ -379,7 +409,7 @@ impl Context {
                 let network = crate::net::RtpsNetwork::start(
                     &config,
                     options.ros_distro,
-                    options.local_transports.restricted_by_env()?,
+                    options.local_transports.adjusted_by_env()?,
                     crate::log::Logger::new("roslite.rtps"),
                 )
                 .map_err(|e| InitError::Network(e.to_string()))?;

@@ -37,8 +37,8 @@ use roslite_rtps::discovery::{EndpointData, EndpointKind, History as RtpsHistory
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
-    Endpoint, EndpointAddress, HostId, Loan, LoanUninit, ReaderConfig, ShmInterrupter, ShmReader,
-    ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
+    Endpoint, EndpointAddress, HostId, IdleSpin, Loan, LoanUninit, ReaderConfig, ShmInterrupter,
+    ShmReader, ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
     WriterConfig, WriterKey,
 };
 
@@ -462,6 +462,7 @@ impl SameHost {
                 },
                 subscription,
                 stop: stop.clone(),
+                receive_spin: self.offered.receive_spin,
                 logger: self.logger.clone(),
             };
             let events = link.subscription.events.clone();
@@ -535,6 +536,8 @@ struct LinkSpec {
     history: roslite_shm::History,
     subscription: LocalSubscription,
     stop: Arc<LinkStop>,
+    /// [`IdleSpin`]'s budget for this link's reader.
+    receive_spin: Duration,
     logger: Logger,
 }
 
@@ -605,6 +608,7 @@ impl LinkSpec {
             return;
         }
         let mut numbering = Numbering::default();
+        let mut spin = IdleSpin::new(self.receive_spin);
         let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
         while !self.stop.requested() {
             // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
@@ -614,7 +618,11 @@ impl LinkSpec {
             if keep_all {
                 self.subscription.block_until_room(|| self.stop.requested());
             }
-            match reader.receive() {
+            let received = match reader.receive() {
+                Ok(None) => spin.look_again(|| reader.receive()),
+                received => received,
+            };
+            match received {
                 Ok(Some(sample)) => {
                     self.subscription
                         .report_lost(numbering.lost_before(sample.seq()));
@@ -627,7 +635,10 @@ impl LinkSpec {
                     crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
                 }
                 Ok(None) => {
-                    if reader.wait(None).is_err() {
+                    spin.sleeping();
+                    let woke = reader.wait(None);
+                    spin.woke();
+                    if woke.is_err() {
                         return;
                     }
                 }
@@ -649,6 +660,7 @@ impl LinkSpec {
             return;
         }
         let mut numbering = Numbering::default();
+        let mut spin = IdleSpin::new(self.receive_spin);
         let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
         loop {
             // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
@@ -656,7 +668,7 @@ impl LinkSpec {
             if keep_all {
                 self.subscription.block_until_room(|| self.stop.requested());
             }
-            let Ok(sample) = reader.receive_blocking() else {
+            let Ok(sample) = reader.receive_spinning(&mut spin) else {
                 return;
             };
             if self.stop.requested() {

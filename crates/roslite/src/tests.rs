@@ -1209,7 +1209,7 @@ fn roslite_transports_parses_lists_and_names_bad_entries() {
         LocalTransports::parse("uds, udp").unwrap(),
         LocalTransports {
             shm: false,
-            uds: true
+            ..LocalTransports::default()
         }
     );
     assert_eq!(
@@ -1221,7 +1221,39 @@ fn roslite_transports_parses_lists_and_names_bad_entries() {
         LocalTransports::UDP_ONLY
     );
     let err = LocalTransports::parse("shm,tcp").unwrap_err().to_string();
-    assert!(err.contains("'tcp'") && err.contains("intra, shm"), "{err}");
+    assert!(
+        err.contains("'tcp'") && err.contains("intra, shm, uds and udp (e.g."),
+        "{err}"
+    );
+}
+
+#[test]
+fn roslite_receive_spin_parses_microseconds_and_says_what_it_accepts() {
+    use crate::context::LocalTransports;
+    use std::time::Duration;
+    assert_eq!(
+        LocalTransports::parse_receive_spin(" 50 ").unwrap(),
+        Duration::from_micros(50)
+    );
+    assert_eq!(
+        LocalTransports::parse_receive_spin("0").unwrap(),
+        Duration::ZERO
+    );
+    assert_eq!(
+        LocalTransports::parse_receive_spin("1000").unwrap(),
+        Duration::from_millis(1)
+    );
+    for bad in ["1001", "-1", "20us", "1.5", ""] {
+        let err = LocalTransports::parse_receive_spin(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("ROSLITE_RECEIVE_SPIN_US='{bad}'"))
+                && err.contains("from 0")
+                && err.contains("to 1000 (default: 20)"),
+            "{err}"
+        );
+    }
 }
 
 /// A publisher remembers which of its outlets are active in a 64-bit mask, and past 64 in a

@@ -11,8 +11,7 @@
 //! - `intra`: publisher and subscription live in one context (which still has an RTPS network,
 //!   to show that intra-process delivery is chosen anyway);
 //! - `shm`: two contexts of this process with the default same-host transports;
-//! - `uds`: two contexts offering only the Unix socket (`LocalTransports { shm: false, uds:
-//!   true }`);
+//! - `uds`: two contexts offering only the Unix socket (`LocalTransports { shm: false, ..}`);
 //! - `udp`: two contexts with `LocalTransports::UDP_ONLY` (RTPS on loopback).
 //!
 //! Per-transport semantics of the keep-last case are documented on
@@ -94,6 +93,7 @@ impl Transport {
             Self::Uds => LocalTransports {
                 shm: false,
                 uds: true,
+                ..LocalTransports::default()
             },
             Self::Udp => LocalTransports::UDP_ONLY,
         }

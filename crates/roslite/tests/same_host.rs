@@ -100,6 +100,7 @@ fn without_shared_memory_on_one_side_they_use_a_unix_socket() {
     let uds_only = LocalTransports {
         shm: false,
         uds: true,
+        ..LocalTransports::default()
     };
     let (got, path, transport) = exchange(
         test_domain(1),
@@ -145,6 +146,7 @@ fn a_unix_socket_carries_a_large_message() {
     let uds_only = LocalTransports {
         shm: false,
         uds: true,
+        ..LocalTransports::default()
     };
     for (offset, transports) in [(4, uds_only), (5, LocalTransports::default())] {
         let domain = test_domain(offset);
@@ -316,6 +318,7 @@ fn dropping_a_subscription_ends_its_unix_socket_reader() {
     let uds_only = LocalTransports {
         shm: false,
         uds: true,
+        ..LocalTransports::default()
     };
     assert_dropping_a_subscription_ends_its_reader(test_domain(8), uds_only, "uds");
 }
@@ -327,6 +330,7 @@ fn dropping_a_subscription_ends_its_shared_memory_reader() {
     let shm_only = LocalTransports {
         shm: true,
         uds: false,
+        ..LocalTransports::default()
     };
     assert_dropping_a_subscription_ends_its_reader(test_domain(10), shm_only, "shm");
 }
@@ -486,6 +490,7 @@ fn a_subscriber_that_keeps_every_sample_gets_more_once_it_lets_go() {
     let shm_only = LocalTransports {
         shm: true,
         uds: false,
+        ..LocalTransports::default()
     };
     let domain = test_domain(11);
     let a = common::localhost_context(domain, shm_only);
@@ -564,6 +569,7 @@ fn same_host_matches_are_counted_on_both_sides() {
             LocalTransports {
                 shm: false,
                 uds: true,
+                ..LocalTransports::default()
             },
         ),
     ] {

@@ -160,6 +160,7 @@ fn a_unix_socket_reader_alongside_gets_one_copy_of_the_loaned_bytes() {
         LocalTransports {
             shm: false,
             uds: true,
+            ..LocalTransports::default()
         },
     );
     let (_talker_ctx, publisher) = talker(domain, LocalTransports::default(), 2);
@@ -186,6 +187,7 @@ fn unix_socket_readers_get_small_and_large_messages_intact() {
     let uds_only = LocalTransports {
         shm: false,
         uds: true,
+        ..LocalTransports::default()
     };
     let listener = Listener::start(domain, uds_only);
     let (_talker_ctx, publisher) = talker(domain, uds_only, 1);

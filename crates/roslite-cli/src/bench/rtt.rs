@@ -64,6 +64,9 @@ pub enum RttTransport {
 pub struct RttArgs {
     /// How the two roslite participants talk: `udp` alone (without `--mode`/`--count`) is the
     /// long back-to-back RTPS/UDP run; the others run seed 002's sweep through the user API.
+    /// Same-host readers (shm, uds, and their transport-only echoes) yield and look again for
+    /// up to `ROSLITE_RECEIVE_SPIN_US` (default 20) before sleeping while samples arrive that
+    /// densely; the floors sleep at once (set it to 0 to compare like with like).
     #[arg(long, value_enum, default_value = "udp")]
     transport: RttTransport,
     /// Payload sizes, comma-separated: bytes, or with a k/KiB/M/MiB suffix (powers of 1024).
