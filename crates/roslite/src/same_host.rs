@@ -598,8 +598,9 @@ impl LinkSpec {
         }
     }
 
-    /// Waits on the channel's futex without a timeout until a sample arrives, the writer hangs
-    /// up, or [`LinkStop::request`] interrupts the wait.
+    /// Waits on the channel's futex without a timeout (after looking again while samples
+    /// arrive densely) until a sample arrives, the writer hangs up, or [`LinkStop::request`]
+    /// interrupts the wait.
     fn receive_shm(&self, reader: &ShmReader) {
         if !self
             .stop
@@ -618,12 +619,10 @@ impl LinkSpec {
             if keep_all {
                 self.subscription.block_until_room(|| self.stop.requested());
             }
-            let received = match reader.receive() {
-                Ok(None) => spin.look_again(|| reader.receive()),
-                received => received,
-            };
-            match received {
-                Ok(Some(sample)) => {
+            match reader.receive_spinning(&mut spin) {
+                // Samples still in the ring are not wanted any more.
+                Ok(_) if self.stop.requested() => return,
+                Ok(sample) => {
                     self.subscription
                         .report_lost(numbering.lost_before(sample.seq()));
                     let info = info_for(sample.seq(), sample.timestamp_ns());
@@ -633,14 +632,6 @@ impl LinkSpec {
                         continue; // shorter than the lead: not from a roslite writer
                     };
                     crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
-                }
-                Ok(None) => {
-                    spin.sleeping();
-                    let woke = reader.wait(None);
-                    spin.woke();
-                    if woke.is_err() {
-                        return;
-                    }
                 }
                 // The subscription holds its quota of samples: sleep until one is dropped.
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
