@@ -55,10 +55,6 @@ impl IdleSpin {
         }
     }
 
-    pub fn budget(&self) -> Duration {
-        self.budget
-    }
-
     /// A budget in the syntax of [`Self::ENV`]: whole microseconds, at most
     /// [`Self::MAX_BUDGET`].
     pub fn parse_budget(text: &str) -> Option<Duration> {
@@ -117,14 +113,19 @@ impl IdleSpin {
         }
     }
 
-    /// The reader is about to sleep.
+    /// The reader is about to sleep. Reads the clock only with a budget to compare the sleep
+    /// with (`receive_blocking` waits with none).
     pub fn sleeping(&mut self) {
-        self.sleeping_at(Instant::now());
+        if !self.budget.is_zero() {
+            self.sleeping_at(Instant::now());
+        }
     }
 
     /// The reader's sleep ended (a sample, a hang-up or an interruption).
     pub fn woke(&mut self) {
-        self.woke_at(Instant::now());
+        if self.asleep_since.is_some() {
+            self.woke_at(Instant::now());
+        }
     }
 
     fn sleeping_at(&mut self, now: Instant) {
