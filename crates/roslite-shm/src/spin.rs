@@ -62,18 +62,25 @@ impl IdleSpin {
         (budget <= Self::MAX_BUDGET).then_some(budget)
     }
 
+    /// The budget [`Self::ENV`] sets; `None` when it is unset or empty.
+    ///
+    /// # Errors
+    /// The text [`Self::parse_budget`] refused ([`Self::invalid_budget`] says what is wrong).
+    pub fn budget_from_env() -> Result<Option<Duration>, String> {
+        match std::env::var(Self::ENV) {
+            Ok(text) if !text.trim().is_empty() => Self::parse_budget(&text).map(Some).ok_or(text),
+            _ => Ok(None),
+        }
+    }
+
     /// With the budget [`Self::ENV`] sets, or [`Self::DEFAULT_BUDGET`] when it is unset or
     /// empty.
     ///
     /// # Errors
     /// A value [`Self::parse_budget`] refuses, with what it accepts.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var(Self::ENV) {
-            Ok(text) if !text.trim().is_empty() => Self::parse_budget(&text)
-                .map(Self::new)
-                .ok_or_else(|| Self::invalid_budget(&text)),
-            _ => Ok(Self::default()),
-        }
+        let budget = Self::budget_from_env().map_err(|text| Self::invalid_budget(&text))?;
+        Ok(Self::new(budget.unwrap_or(Self::DEFAULT_BUDGET)))
     }
 
     /// What is wrong with a budget text [`Self::parse_budget`] refused, and what to write.

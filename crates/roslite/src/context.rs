@@ -239,10 +239,10 @@ impl LocalTransports {
                 out.uds &= allowed.uds;
             }
         }
-        if let Ok(text) = std::env::var(roslite_shm::IdleSpin::ENV) {
-            if !text.trim().is_empty() {
-                out.receive_spin = Self::parse_receive_spin(&text)?;
-            }
+        if let Some(spin) =
+            roslite_shm::IdleSpin::budget_from_env().map_err(InitError::InvalidReceiveSpin)?
+        {
+            out.receive_spin = spin;
         }
         Ok(out)
     }
