@@ -3,7 +3,9 @@
 //! Each message is one SOCK_SEQPACKET packet, little-endian, starting with a 4-byte tag.
 //!
 //! ```text
-//! Hello    reader -> writer   "RLH1" kind:u8 history:u8 0:u16 depth:u32 max_held:u32 key:[u8;16]
+//! Hello    reader -> writer   "RLH1" kind:u8 history:u8 flags:u8 0:u8 depth:u32 max_held:u32
+//!                             key:[u8;16]; flags bit 0: send me the samples you keep for late
+//!                             joiners first (a TRANSIENT_LOCAL reader); other bits must be 0
 //!                             (+ SCM_RIGHTS [eventfd] for shared memory)
 //! Welcome  writer -> reader   "RLW1" sub_capacity:u32 completion_capacity:u32 channel_len:u64
 //!                             (+ SCM_RIGHTS [channel memfd] for shared memory)
@@ -94,7 +96,12 @@ pub(crate) struct Hello {
     pub(crate) history: History,
     pub(crate) max_held: u32,
     pub(crate) key: WriterKey,
+    /// The reader wants the samples the writer keeps for late joiners before anything newer.
+    pub(crate) wants_kept: bool,
 }
+
+/// Hello flag: [`Hello::wants_kept`].
+const WANTS_KEPT: u8 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Message {
@@ -130,7 +137,8 @@ impl Message {
                     History::KeepAll(depth) => (2u8, depth),
                 };
                 out.push(history);
-                out.extend_from_slice(&[0, 0]);
+                out.push(if hello.wants_kept { WANTS_KEPT } else { 0 });
+                out.push(0);
                 out.extend_from_slice(&depth.to_le_bytes());
                 out.extend_from_slice(&hello.max_held.to_le_bytes());
                 out.extend_from_slice(&hello.key.0);
@@ -189,12 +197,18 @@ impl Message {
                     2 => History::KeepAll(depth),
                     _ => return None,
                 };
+                let wants_kept = match body.get(2..4)? {
+                    [0, 0] => false,
+                    [WANTS_KEPT, 0] => true,
+                    _ => return None,
+                };
                 let key = WriterKey(body.get(12..28)?.try_into().ok()?);
                 Message::Hello(Hello {
                     kind,
                     history,
                     max_held: u32_at(8)?,
                     key,
+                    wants_kept,
                 })
             }
             (b"RLW1", 16) => Message::Welcome {
@@ -227,12 +241,14 @@ mod tests {
                 history: History::KeepAll(7),
                 max_held: 3,
                 key: WriterKey::from(0x0102_0304_u128),
+                wants_kept: true,
             }),
             Message::Hello(Hello {
                 kind: Kind::UnixSocket,
                 history: History::KeepLast(1),
                 max_held: 0,
                 key: WriterKey([9; 16]),
+                wants_kept: false,
             }),
             Message::Welcome {
                 sub_capacity: 4,
@@ -261,6 +277,7 @@ mod tests {
             history: History::KeepLast(2),
             max_held: 1,
             key: WriterKey([1; 16]),
+            wants_kept: false,
         })
         .encode();
         for cut in 0..hello.len() {
@@ -272,9 +289,18 @@ mod tests {
         let mut bad_kind = hello.clone();
         bad_kind[4] = 3;
         assert_eq!(Message::decode(&bad_kind), None);
-        let mut bad_history = hello;
+        let mut bad_history = hello.clone();
         bad_history[5] = 0;
         assert_eq!(Message::decode(&bad_history), None);
+        for (at, value) in [(6, 2), (6, 0x81), (7, 1)] {
+            let mut unknown_flag = hello.clone();
+            unknown_flag[at] = value;
+            assert_eq!(
+                Message::decode(&unknown_flag),
+                None,
+                "byte {at} = {value:#x}"
+            );
+        }
         assert_eq!(Message::decode(b"RLR1\x09\0\0\0"), None);
         assert_eq!(Message::decode(b"XXXX\0\0\0\0"), None);
     }

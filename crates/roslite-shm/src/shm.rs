@@ -16,7 +16,7 @@
 //! Loans are typed: [`LoanUninit`] (chunk reserved, contents unspecified) becomes [`Loan`] once
 //! written, and `Loan::send` consumes it. A loan dropped unsent returns its chunk.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
@@ -54,6 +54,10 @@ pub struct WriterConfig {
     /// Fully free segments are kept for reuse up to this many bytes; beyond it they are
     /// unmapped (and readers told to unmap them).
     pub retain_free_bytes: usize,
+    /// The newest samples kept (their chunks held) for readers that connect later and ask for
+    /// them ([`ReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
+    /// default, VOLATILE): none.
+    pub kept_for_late_joiners: u32,
 }
 
 impl Default for WriterConfig {
@@ -62,6 +66,7 @@ impl Default for WriterConfig {
             // Fast DDS's default, and what ROS 2 users meet most often.
             max_blocking_time: Duration::from_millis(100),
             retain_free_bytes: 256 << 20,
+            kept_for_late_joiners: 0,
         }
     }
 }
@@ -124,6 +129,18 @@ struct ReaderSlot {
     dead: Arc<AtomicBool>,
 }
 
+impl ReaderSlot {
+    /// Wakes the reader if it said it went to sleep (its flag is cleared); whether it had.
+    fn wake_if_sleeping(&self) -> bool {
+        match self.channel.take_reader_sleeping() {
+            Some(Sleep::Futex) => self.channel.wake_reader(),
+            Some(Sleep::EventFd) => sys::eventfd_signal(self.wake.as_fd()),
+            None => return false,
+        }
+        true
+    }
+}
+
 /// A set of chunks hashed by [`ChunkHasher`].
 type ChunkSet = HashSet<ChunkRef, BuildHasherDefault<ChunkHasher>>;
 
@@ -171,6 +188,9 @@ struct WriterState {
     sent_bytes: u64,
     copied_bytes: u64,
     wakeups: u64,
+    /// The newest sent samples, oldest first, each holding one reference of its chunk
+    /// ([`WriterConfig::kept_for_late_joiners`]).
+    kept: VecDeque<Descriptor>,
 }
 
 pub(crate) struct ShmWriterShared {
@@ -598,12 +618,7 @@ impl ShmWriterShared {
             reader.mirror[(index % capacity) as usize] = chunk;
             reader.holds.insert(chunk);
             reader.channel.push(descriptor);
-            match reader.channel.take_reader_sleeping() {
-                Some(Sleep::Futex) => reader.channel.wake_reader(),
-                Some(Sleep::EventFd) => sys::eventfd_signal(reader.wake.as_fd()),
-                None => continue,
-            }
-            wakeups += 1;
+            wakeups += u64::from(reader.wake_if_sleeping());
         }
         state.wakeups += wakeups;
         let delivered = state.readers.len() - corrupt.len();
@@ -611,11 +626,21 @@ impl ShmWriterShared {
         for chunk in overwritten {
             unref(&mut state, chunk);
         }
-        // The loan's own reference becomes one per reader; with no reader the chunk is free.
+        // The loan's own reference becomes one per reader, and one more while the sample is
+        // kept for late joiners; with neither the chunk is free.
+        let keep = self.config.kept_for_late_joiners as usize;
         if let Some(segment) = state.segments.get_mut(&chunk.segment) {
-            segment.refs[chunk.index as usize] += delivered as u32;
+            segment.refs[chunk.index as usize] += delivered as u32 + u32::from(keep > 0);
         }
         unref(&mut state, chunk);
+        if keep > 0 {
+            state.kept.push_back(descriptor);
+            while state.kept.len() > keep {
+                if let Some(old) = state.kept.pop_front() {
+                    unref(&mut state, old.chunk);
+                }
+            }
+        }
         for conn in corrupt {
             state.readers_misbehaved += 1;
             self.remove_reader(&mut state, conn);
@@ -696,7 +721,7 @@ impl Attach for ShmWriterShared {
             sys::send_with_fds(sock.as_fd(), &announce.encode(), &[segment.fd.as_fd()])
                 .map_err(|_| RejectReason::Resources)?;
         }
-        state.readers.push(ReaderSlot {
+        let mut reader = ReaderSlot {
             conn,
             sock,
             channel: Arc::new(channel),
@@ -711,7 +736,25 @@ impl Attach for ShmWriterShared {
             ],
             holds: ChunkSet::default(),
             dead: Arc::new(AtomicBool::new(false)),
-        });
+        };
+        if hello.wants_kept {
+            // Under the lock every send takes: these come before any newer sample, and each
+            // sample reaches the reader exactly once. A fresh channel has room for `depth`.
+            let replayed = state.kept.len().saturating_sub(depth as usize);
+            let kept: Vec<Descriptor> = state.kept.iter().skip(replayed).copied().collect();
+            for descriptor in kept {
+                let index = reader.channel.next_index();
+                reader.mirror[(index % u64::from(depth)) as usize] = descriptor.chunk;
+                reader.holds.insert(descriptor.chunk);
+                reader.channel.push(descriptor);
+                if let Some(segment) = state.segments.get_mut(&descriptor.chunk.segment) {
+                    segment.refs[descriptor.chunk.index as usize] += 1;
+                }
+            }
+            // The reader may have looked, found nothing and gone to sleep since its welcome.
+            reader.wake_if_sleeping();
+        }
+        state.readers.push(reader);
         self.reader_count.store(state.readers.len(), SeqCst);
         Ok(())
     }
@@ -890,6 +933,10 @@ pub struct ReaderConfig {
     /// How many samples the application may hold (not yet dropped) at once.
     pub max_held: u32,
     pub connect_timeout: Duration,
+    /// Ask for the samples the writer keeps for late joiners
+    /// ([`WriterConfig::kept_for_late_joiners`]), newest `history` depth of them, before
+    /// anything newer: a TRANSIENT_LOCAL reader.
+    pub wants_kept: bool,
 }
 
 impl Default for ReaderConfig {
@@ -898,6 +945,7 @@ impl Default for ReaderConfig {
             history: History::KeepLast(10),
             max_held: 16,
             connect_timeout: Duration::from_secs(2),
+            wants_kept: false,
         }
     }
 }
@@ -1050,6 +1098,7 @@ impl ShmReader {
             history: config.history,
             max_held: config.max_held,
             key,
+            wants_kept: config.wants_kept,
         };
         let (sock, welcome, fds) =
             endpoint::handshake(address, hello, &[wake.as_fd()], config.connect_timeout)?;
@@ -1364,6 +1413,108 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         (endpoint, writer, Arc::new(reader))
+    }
+
+    /// Receives what `reader` has now (the samples are in its ring once it connected) as
+    /// (first payload byte, sequence number) pairs.
+    fn received_now(reader: &ShmReader) -> Vec<(u8, u64)> {
+        let mut got = Vec::new();
+        while let Some(sample) = reader.receive().expect("receive") {
+            got.push((sample[0], sample.seq()));
+        }
+        got
+    }
+
+    #[test]
+    fn a_late_reader_that_asks_gets_the_kept_samples_first_and_one_that_does_not_gets_none() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(8u128);
+        let config = WriterConfig {
+            kept_for_late_joiners: 3,
+            ..WriterConfig::default()
+        };
+        let writer = ShmWriter::create(&endpoint, key, config).expect("writer");
+        for n in 1..=5u8 {
+            writer.send_copy(&[n; 16], 0).expect("send without readers");
+        }
+        assert_eq!(writer.stats().chunks_in_use, 3, "the newest 3 are kept");
+        let connect = |history, wants_kept| {
+            let config = ReaderConfig {
+                history,
+                wants_kept,
+                ..ReaderConfig::default()
+            };
+            attached(&writer, &endpoint, key, config)
+        };
+        let all_kept = connect(History::KeepLast(10), true);
+        let newest_two = connect(History::KeepLast(2), true);
+        let volatile = connect(History::KeepLast(10), false);
+        assert_eq!(received_now(&all_kept), [(3, 3), (4, 4), (5, 5)]);
+        assert_eq!(
+            received_now(&newest_two),
+            [(4, 4), (5, 5)],
+            "its depth bounds it"
+        );
+        assert_eq!(
+            received_now(&volatile),
+            [],
+            "a volatile reader gets live samples only"
+        );
+
+        writer.send_copy(&[6; 16], 0).expect("send");
+        for reader in [&all_kept, &newest_two, &volatile] {
+            let sample = reader
+                .receive_timeout(Duration::from_secs(5))
+                .expect("receive")
+                .expect("the live sample");
+            assert_eq!((sample[0], sample.seq()), (6, 6));
+        }
+        drop((all_kept, newest_two, volatile));
+        let start = Instant::now();
+        loop {
+            if writer.stats().chunks_in_use == 3 {
+                break; // 4, 5 and 6; the readers' references came back
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{:?}",
+                writer.stats()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_volatile_writer_keeps_nothing() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(9u128);
+        let writer = ShmWriter::create(&endpoint, key, WriterConfig::default()).expect("writer");
+        writer.send_copy(&[1; 16], 0).expect("send");
+        assert_eq!(writer.stats().chunks_in_use, 0);
+        let config = ReaderConfig {
+            wants_kept: true,
+            ..ReaderConfig::default()
+        };
+        let reader = attached(&writer, &endpoint, key, config);
+        assert_eq!(received_now(&reader), []);
+    }
+
+    /// A reader connected to `writer`, returned once the writer has attached it (and handed
+    /// it whatever it replays: the same lock covers both).
+    fn attached(
+        writer: &ShmWriter,
+        endpoint: &Endpoint,
+        key: WriterKey,
+        config: ReaderConfig,
+    ) -> ShmReader {
+        let before = writer.stats().readers;
+        let reader = ShmReader::connect(endpoint, endpoint.address(), key, config).expect("reader");
+        let start = Instant::now();
+        while writer.stats().readers == before {
+            assert!(start.elapsed() < Duration::from_secs(10), "never attached");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        reader
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct UdsWriterConfig {
     /// between the service thread and the publisher; a reader that stops reading costs the
     /// publisher at most this long, once per backlog. Zero hands off at once.
     pub inline_send_budget: Duration,
+    /// The newest samples kept for readers that connect later and ask for them
+    /// ([`UdsReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
+    /// default, VOLATILE): none.
+    pub kept_for_late_joiners: u32,
 }
 
 impl Default for UdsWriterConfig {
@@ -64,6 +68,7 @@ impl Default for UdsWriterConfig {
         UdsWriterConfig {
             max_blocking_time: Duration::from_millis(100),
             inline_send_budget: Duration::from_millis(5),
+            kept_for_late_joiners: 0,
         }
     }
 }
@@ -81,6 +86,7 @@ pub struct UdsWriterStats {
     pub sent_bytes: u64,
 }
 
+#[derive(Clone)]
 struct Frame {
     header: [u8; HEADER],
     payload: Arc<[u8]>,
@@ -99,6 +105,8 @@ struct UdsConn {
 #[derive(Default)]
 struct UdsState {
     conns: Vec<UdsConn>,
+    /// The newest sent samples, oldest first ([`UdsWriterConfig::kept_for_late_joiners`]).
+    kept: VecDeque<Frame>,
     seq: u64,
     overwritten: u64,
     sent: u64,
@@ -293,6 +301,18 @@ impl UdsWriter {
             want_write.push(conn.conn);
         }
         state.overwritten += overwritten;
+        let keep = shared.config.kept_for_late_joiners as usize;
+        if keep > 0 {
+            let payload = owned.get_or_insert_with(|| Arc::from(payload)).clone();
+            state.kept.push_back(Frame {
+                header,
+                payload,
+                sent: 0,
+            });
+            while state.kept.len() > keep {
+                state.kept.pop_front();
+            }
+        }
         state.conns.retain(|c| !c.dead);
         shared.count_readers(&state);
         // Under our lock, like the endpoint's `flush`: whoever looked at the queue last decides.
@@ -500,13 +520,25 @@ impl Attach for UdsWriterShared {
         };
         crate::sys::send_with_fds(sock.as_fd(), &welcome.encode(), &[])
             .map_err(|_| RejectReason::Resources)?;
-        state.conns.push(UdsConn {
+        let mut reader = UdsConn {
             conn,
             sock,
             history: hello.history,
             queue: VecDeque::new(),
             dead: false,
-        });
+        };
+        if hello.wants_kept {
+            // Queued under the lock every send takes: they go out before any newer sample.
+            let replayed = state.kept.len().saturating_sub(depth as usize);
+            reader
+                .queue
+                .extend(state.kept.iter().skip(replayed).cloned());
+            flush(&mut reader);
+            if !reader.queue.is_empty() {
+                self.endpoint.set_wants_write(conn, true);
+            }
+        }
+        state.conns.push(reader);
         self.count_readers(&state);
         Ok(())
     }
@@ -531,6 +563,10 @@ impl Attach for UdsWriterShared {
 #[derive(Clone, Copy, Debug)]
 pub struct UdsReaderConfig {
     pub history: History,
+    /// Ask for the samples the writer keeps for late joiners
+    /// ([`UdsWriterConfig::kept_for_late_joiners`]), newest `history` depth of them, before
+    /// anything newer: a TRANSIENT_LOCAL reader.
+    pub wants_kept: bool,
     /// Larger samples are refused (the connection is dropped): a same-uid peer is trusted with
     /// our memory only up to this much per sample.
     pub max_sample: usize,
@@ -541,6 +577,7 @@ impl Default for UdsReaderConfig {
     fn default() -> Self {
         UdsReaderConfig {
             history: History::KeepLast(10),
+            wants_kept: false,
             max_sample: 4 << 30,
             connect_timeout: Duration::from_secs(2),
         }
@@ -596,6 +633,7 @@ impl UdsReader {
             history: config.history,
             max_held: 0,
             key,
+            wants_kept: config.wants_kept,
         };
         let (sock, _welcome, fds) =
             endpoint::handshake(address, hello, &[], config.connect_timeout)?;
@@ -894,6 +932,56 @@ impl fmt::Debug for UdsSample {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_late_reader_that_asks_gets_the_kept_samples_before_live_ones() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(11u128);
+        let config = UdsWriterConfig {
+            kept_for_late_joiners: 3,
+            ..UdsWriterConfig::default()
+        };
+        let writer = UdsWriter::create(&endpoint, key, config).expect("create writer");
+        for n in 1..=5u8 {
+            writer.send(&[n; 16], 0).expect("send without readers");
+        }
+        let connect = |history, wants_kept| {
+            let config = UdsReaderConfig {
+                history,
+                wants_kept,
+                ..UdsReaderConfig::default()
+            };
+            let before = writer.reader_count();
+            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while writer.reader_count() == before {
+                assert!(Instant::now() < deadline, "never attached");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            reader
+        };
+        let all_kept = connect(History::KeepLast(10), true);
+        let newest_two = connect(History::KeepLast(2), true);
+        let volatile = connect(History::KeepLast(10), false);
+        writer.send(&[6; 16], 0).expect("send");
+        for (reader, expected) in [
+            (&all_kept, &[3u8, 4, 5, 6][..]),
+            (&newest_two, &[4, 5, 6]),
+            (&volatile, &[6]),
+        ] {
+            let got: Vec<(u8, u64)> = (0..expected.len())
+                .map(|_| {
+                    let sample = reader
+                        .receive_timeout(Duration::from_secs(5))
+                        .expect("receive")
+                        .expect("a sample");
+                    (sample[0], sample.seq())
+                })
+                .collect();
+            let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
+            assert_eq!(got, want);
+        }
+    }
 
     /// A sample of several send buffers arrives whole and in order whether the publishing
     /// thread feeds it (default budget) or the service thread finishes it (zero budget).

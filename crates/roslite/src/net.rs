@@ -1204,7 +1204,8 @@ pub struct GraphEndpoint {
     /// Created by this context rather than discovered.
     pub local: bool,
     /// How this context exchanges user data with the endpoint: `intra` (its own), `shm` or
-    /// `uds` (a roslite participant on this host, volatile topics), else `udp`. The same rule
+    /// `uds` (a roslite participant on this host: volatile topics, and transient-local ones
+    /// whose writer keeps a KEEP_LAST history that never expires), else `udp`. The same rule
     /// holds between any two roslite participants of one host, so it also says what they use
     /// with each other.
     pub transport: &'static str,
@@ -1320,7 +1321,7 @@ impl RtpsNetwork {
             state
                 .same_host
                 .as_ref()
-                .map_or("udp", |s| s.transport_of(data))
+                .map_or("udp", |s| s.transport_of(data, &state.participant))
         };
         let mut out: Vec<GraphEndpoint> = state
             .participant

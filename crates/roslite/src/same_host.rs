@@ -9,10 +9,14 @@
 //! ```
 //!
 //! Two participants with equal hosts use the first transport both offer (shared memory, then
-//! Unix socket) for their VOLATILE `rt/` topics whose writers have an infinite liveliness
-//! lease (the ROS default); the RTPS participant is told to leave those
-//! pairs unmatched (`Participant::set_carried_elsewhere`), so nothing is sent twice. Everything
-//! else (discovery, services, transient-local topics, and every non-roslite peer) stays on UDP.
+//! Unix socket) for their `rt/` topics whose writers have an infinite liveliness lease (the ROS
+//! default) and are VOLATILE, or TRANSIENT_LOCAL with a KEEP_LAST history and no lifespan
+//! (`matching::carriable_elsewhere`); the RTPS participant is told to leave those pairs
+//! unmatched (`Participant::set_carried_elsewhere`), so nothing is sent twice. A
+//! TRANSIENT_LOCAL publisher's same-host writers keep its newest `depth` samples and hand them
+//! to a TRANSIENT_LOCAL subscription that connects later, before anything newer. Everything
+//! else (discovery, services, KEEP_ALL or expiring transient-local histories, and every
+//! non-roslite peer) stays on UDP.
 //! Both sides decide from the same announcements, so there is nothing to negotiate.
 //!
 //! Writers: each local publisher gets a shared-memory writer and a Unix-socket writer (only the
@@ -31,9 +35,9 @@ use std::time::Duration;
 
 use roslite_cdr::{Backing, EncodeError, SharedBuf};
 use roslite_executor::Instant as MonoInstant;
-use roslite_rtps::discovery::matching::{endpoint_live_samples_only, live_samples_only};
+use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
 use roslite_rtps::discovery::ros::user_data_value;
-use roslite_rtps::discovery::{EndpointData, EndpointKind, History as RtpsHistory};
+use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
@@ -67,7 +71,7 @@ impl LinkKind {
     }
 }
 
-/// The topics whose volatile pairs go over a same-host link: ROS topics, not services.
+/// The topics whose pairs go over a same-host link: ROS topics, not services.
 pub(crate) const CARRIED_TOPIC_PREFIX: &str = "rt/";
 
 const KEY_HOST: &str = "roslite_host";
@@ -163,6 +167,22 @@ fn writer_key(guid: Guid, kind: LinkKind) -> WriterKey {
     WriterKey(key)
 }
 
+/// How many samples a publisher's same-host writers keep for late-joining TRANSIENT_LOCAL
+/// subscriptions: its KEEP_LAST depth when it is TRANSIENT_LOCAL with samples that never expire
+/// and an infinite liveliness lease (what `endpoint_carriable_elsewhere` lets a same-host link
+/// carry), else none (its pairs stay on RTPS, whose writer keeps the history).
+fn kept_for_late_joiners(qos: &crate::qos::QosProfile) -> u32 {
+    use crate::qos::{Durability, History};
+    match (qos.durability, qos.history) {
+        (Durability::TransientLocal, History::KeepLast(depth))
+            if qos.lifespan.is_none() && qos.liveliness_lease.is_none() =>
+        {
+            u32::try_from(depth).unwrap_or(u32::MAX).max(1)
+        }
+        _ => 0,
+    }
+}
+
 /// Outlet ids must not collide with the RTPS outlet's (the publisher's local id).
 const SHM_OUTLET: u64 = 1 << 62;
 const UDS_OUTLET: u64 = 1 << 61;
@@ -250,7 +270,7 @@ impl SameHost {
         Some((kind, address))
     }
 
-    /// A remote participant appeared: if it shares our host, its volatile topics move here.
+    /// A remote participant appeared: if it shares our host, its topics move here.
     pub(crate) fn participant_discovered(
         &mut self,
         participant: &mut Participant,
@@ -301,7 +321,7 @@ impl SameHost {
     fn carried(&self, remote: &EndpointData, local: &EndpointData) -> bool {
         self.peers.contains_key(&remote.guid.prefix)
             && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
-            && live_samples_only(remote, local)
+            && carriable_elsewhere(remote, local)
     }
 
     /// [`Self::carried`] for a pair that also matches: same topic, compatible QoS.
@@ -316,13 +336,39 @@ impl SameHost {
     }
 
     /// The transport this participant uses with remote endpoint `remote` (for graph queries):
-    /// `shm`/`uds` where its pairs are carried here, else `udp`.
-    pub(crate) fn transport_of(&self, remote: &EndpointData) -> &'static str {
-        let carried = remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
-            && endpoint_live_samples_only(remote);
-        self.link_of(remote.guid)
-            .filter(|_| carried)
-            .map_or("udp", LinkKind::name)
+    /// `shm`/`uds` where its pairs are carried here, else `udp`. A writer's pairs are carried
+    /// or not by the writer's QoS alone (every reader it matches is VOLATILE or
+    /// TRANSIENT_LOCAL); a reader's also depend on the writer's history, so it is judged
+    /// against this participant's writers on its topic, or by its own QoS when there are none.
+    pub(crate) fn transport_of(
+        &self,
+        remote: &EndpointData,
+        participant: &Participant,
+    ) -> &'static str {
+        let Some(kind) = self.link_of(remote.guid) else {
+            return "udp";
+        };
+        let mut ours = self
+            .writers
+            .keys()
+            .filter(|_| remote.kind == EndpointKind::Reader)
+            .filter_map(|writer| participant.writer_data(*writer))
+            .filter(|writer| {
+                roslite_rtps::discovery::matching::same_topic(writer, remote)
+                    && roslite_rtps::discovery::matching::check_compatible(writer, remote).is_ok()
+            })
+            .peekable();
+        let carried = if ours.peek().is_some() {
+            ours.any(|writer| self.carried(remote, writer))
+        } else {
+            remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
+                && endpoint_carriable_elsewhere(remote)
+        };
+        if carried {
+            kind.name()
+        } else {
+            "udp"
+        }
     }
 
     /// A local publisher got RTPS writer `writer`: give it same-host writers too.
@@ -333,6 +379,7 @@ impl SameHost {
         publisher: &LocalPublisher,
     ) {
         let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
+        let kept_for_late_joiners = kept_for_late_joiners(&publisher.description.qos);
         let shm = self
             .offered
             .shm
@@ -342,6 +389,7 @@ impl SameHost {
                     writer_key(guid, LinkKind::SharedMemory),
                     WriterConfig {
                         max_blocking_time,
+                        kept_for_late_joiners,
                         ..WriterConfig::default()
                     },
                 )
@@ -363,6 +411,7 @@ impl SameHost {
                     writer_key(guid, LinkKind::UnixSocket),
                     UdsWriterConfig {
                         max_blocking_time,
+                        kept_for_late_joiners,
                         ..UdsWriterConfig::default()
                     },
                 )
@@ -373,11 +422,12 @@ impl SameHost {
             })
             .map(Arc::new);
         let id = publisher.description.id;
+        let keeps = kept_for_late_joiners > 0;
         if let Some(w) = &shm {
-            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet::new(w)));
+            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet::new(w, keeps)));
         }
         if let Some(w) = &uds {
-            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet::new(w)));
+            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet::new(w, keeps)));
         }
         self.writers.insert(
             writer,
@@ -460,6 +510,7 @@ impl SameHost {
                     RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(depth.max(1)),
                     RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
                 },
+                wants_kept: local.durability == DurabilityKind::TransientLocal,
                 subscription,
                 stop: stop.clone(),
                 receive_spin: self.offered.receive_spin,
@@ -534,6 +585,8 @@ struct LinkSpec {
     address: EndpointAddress,
     writer: Guid,
     history: roslite_shm::History,
+    /// A TRANSIENT_LOCAL subscription: the writer's kept samples come first.
+    wants_kept: bool,
     subscription: LocalSubscription,
     stop: Arc<LinkStop>,
     /// [`IdleSpin`]'s budget for this link's reader.
@@ -570,6 +623,7 @@ impl LinkSpec {
                         ReaderConfig {
                             history: self.history,
                             max_held: depth.saturating_add(HELD_SLACK),
+                            wants_kept: self.wants_kept,
                             ..ReaderConfig::default()
                         },
                     )
@@ -580,6 +634,7 @@ impl LinkSpec {
                     key,
                     UdsReaderConfig {
                         history: self.history,
+                        wants_kept: self.wants_kept,
                         ..UdsReaderConfig::default()
                     },
                 )
@@ -720,13 +775,16 @@ fn write_after_lead(chunk: &mut [u8], write: &mut WriteInto<'_>) -> Result<usize
 struct ShmOutlet {
     writer: Weak<ShmWriter>,
     readers: roslite_shm::ReaderCount,
+    /// The writer keeps samples for late joiners: every publish goes to it, readers or not.
+    keeps: bool,
 }
 
 impl ShmOutlet {
-    fn new(writer: &Arc<ShmWriter>) -> Self {
+    fn new(writer: &Arc<ShmWriter>, keeps: bool) -> Self {
         Self {
             writer: Arc::downgrade(writer),
             readers: writer.reader_count_handle(),
+            keeps,
         }
     }
 }
@@ -738,7 +796,7 @@ impl Outlet for ShmOutlet {
         let Some(writer) = self.writer.upgrade() else {
             return Ok(());
         };
-        if writer.reader_count() == 0 {
+        if writer.reader_count() == 0 && !self.keeps {
             return Ok(());
         }
         match writer.loan(SAMPLE_LEAD + payload.len()) {
@@ -754,7 +812,7 @@ impl Outlet for ShmOutlet {
 
     /// Per publish: an atomic load, not the writer's lock (zero once the writer is gone).
     fn is_active(&self) -> bool {
-        self.readers.get() > 0
+        self.keeps || self.readers.get() > 0
     }
 
     fn loan(&self, len: usize) -> Option<Lent> {
@@ -871,13 +929,16 @@ fn send_uds(writer: &UdsWriter, bytes: &[u8], info: &MessageInfo) -> Result<(), 
 struct UdsOutlet {
     writer: Weak<UdsWriter>,
     readers: roslite_shm::ReaderCount,
+    /// As [`ShmOutlet::keeps`].
+    keeps: bool,
 }
 
 impl UdsOutlet {
-    fn new(writer: &Arc<UdsWriter>) -> Self {
+    fn new(writer: &Arc<UdsWriter>, keeps: bool) -> Self {
         Self {
             writer: Arc::downgrade(writer),
             readers: writer.reader_count_handle(),
+            keeps,
         }
     }
 
@@ -950,7 +1011,7 @@ impl Drop for UdsLoan {
 
 impl Outlet for UdsOutlet {
     fn is_active(&self) -> bool {
-        self.readers.get() > 0
+        self.keeps || self.readers.get() > 0
     }
 
     /// A small message is serialized into a buffer this thread reuses and sent from there: no
@@ -1010,7 +1071,7 @@ mod tests {
             )
             .expect("writer"),
         );
-        let outlet = UdsOutlet::new(&writer);
+        let outlet = UdsOutlet::new(&writer, false);
         (endpoint, writer, outlet)
     }
 

@@ -1,7 +1,8 @@
 //! One conformance suite for every user-data transport of roslite, run through the public API:
 //! delivery and ordering, keep-last overwrite for a slow subscriber, lost messages counted
 //! (SAMPLE_LOST), a keep-all publisher timing out on a stuck subscriber, large samples,
-//! many-to-many, and (for the transports between processes) peer death with SIGKILL.
+//! many-to-many, a late joiner's transient-local history, and (for the transports between
+//! processes) peer death with SIGKILL.
 //!
 //! Each case is a function taking a [`Transport`]; the `suite!` macro instantiates every case
 //! once per transport, as `<transport>::<case>` (`cargo test -p roslite --test conformance
@@ -22,10 +23,10 @@
 //! the graph reports for the remote endpoints, and `MessageInfo::from_intra_process` of every
 //! message received.
 //!
-//! Only VOLATILE topics whose writers have an infinite liveliness lease (the ROS defaults) go
-//! over shared memory or a Unix socket; transient-local topics (and pairs with a finite lease)
-//! stay on RTPS/UDP even between roslite peers on one host, so this suite uses volatile topics
-//! with the default liveliness throughout.
+//! Topics whose writers have an infinite liveliness lease (the ROS default) and are VOLATILE,
+//! or TRANSIENT_LOCAL with a KEEP_LAST history and no lifespan, go over shared memory or a Unix
+//! socket between roslite peers on one host; other pairs stay on RTPS/UDP. The cases use such
+//! topics throughout: volatile ones, and a transient-local one for the late joiner.
 //!
 //! Peer death (`peer_death_publisher_killed`, `peer_death_subscriber_killed`) re-executes this
 //! test binary as the peer process (the role is chosen by `ROSLITE_CONFORMANCE_CHILD`) and
@@ -517,6 +518,79 @@ fn keep_last_slow_subscriber(transport: Transport) {
         transport.name()
     );
     sub_ctx.shutdown();
+}
+
+/// A TRANSIENT_LOCAL, KEEP_LAST(3) publisher sends five messages (up to 200 KB) before any
+/// subscription exists. A TRANSIENT_LOCAL subscription that joins later gets the newest three
+/// first, then the live ones; a VOLATILE subscription joining alongside gets only the live
+/// ones. Each message once, in order, intact. (Same-host links carry such pairs since the
+/// writer keeps its newest samples for late joiners; before, they fell back to RTPS.)
+fn late_joiner_gets_transient_local_history(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("late_joiner", transport);
+    let pub_ctx = context(transport);
+    let pub_node = pub_ctx.create_node("latcher").unwrap();
+    let history_qos = QosProfile::keep_last(3).reliable().transient_local();
+    let publisher = pub_node
+        .create_publisher::<StringMsg>(&topic, history_qos)
+        .unwrap();
+    let message = |seq: usize| numbered(seq, seq * 50_000);
+    for seq in 0..5 {
+        publisher.publish(message(seq)).unwrap();
+    }
+    let sub_ctx = peer_of(&pub_ctx, transport);
+    let sub_node = sub_ctx.create_node("late_listener").unwrap();
+    let (_late, late_log) = collecting(
+        &sub_node,
+        &topic,
+        QosProfile::keep_last(10).transient_local(),
+    );
+    let (_live, live_log) = collecting(&sub_node, &topic, QosProfile::keep_last(10));
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    await_route(transport, &pub_ctx, &publisher, 2);
+    assert_remote_publishers(transport, &sub_ctx, &format!("/{topic}"), 1);
+    assert!(
+        wait_until(PATIENCE, || len(&late_log) >= 3),
+        "over {}: {} of the 3 kept messages reached the late transient-local subscription",
+        transport.name(),
+        len(&late_log)
+    );
+    for seq in 5..8 {
+        publisher.publish(message(seq)).unwrap();
+    }
+    let complete = wait_until(PATIENCE, || len(&late_log) >= 6 && len(&live_log) >= 3);
+    // Give a duplicate (history sent twice, or over two paths) the chance to show up.
+    std::thread::sleep(Duration::from_millis(200));
+    drop(spinning);
+    let numbers = |log: &Log| -> Vec<usize> {
+        snapshot(log)
+            .iter()
+            .map(|(text, intra)| {
+                assert_eq!(*intra, transport == Transport::Intra, "from_intra_process");
+                let seq = number_of(&StringMsg { data: text.clone() });
+                assert!(*text == message(seq).data, "message {seq}: contents differ");
+                seq
+            })
+            .collect()
+    };
+    let (late, live) = (numbers(&late_log), numbers(&live_log));
+    assert!(
+        complete,
+        "over {}: late {late:?}, live {live:?}",
+        transport.name()
+    );
+    assert_eq!(
+        late,
+        [2, 3, 4, 5, 6, 7],
+        "over {}: the transient-local subscription",
+        transport.name()
+    );
+    assert_eq!(
+        live,
+        [5, 6, 7],
+        "over {}: the volatile subscription",
+        transport.name()
+    );
 }
 
 /// SAMPLE_LOST: a keep-last(1) subscription whose callback takes 10 ms, fed 300 messages of
@@ -1589,6 +1663,11 @@ macro_rules! suite {
             #[test]
             fn many_to_many() {
                 super::many_to_many($transport);
+            }
+
+            #[test]
+            fn late_joiner_gets_transient_local_history() {
+                super::late_joiner_gets_transient_local_history($transport);
             }
 
             $(

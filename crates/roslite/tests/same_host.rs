@@ -126,18 +126,28 @@ fn udp_only_keeps_rtps() {
     assert_eq!(transport, "udp");
 }
 
+/// A TRANSIENT_LOCAL KEEP_LAST writer whose samples never expire keeps its history on the
+/// same-host link (late joiners: the conformance suite); KEEP_ALL or expiring histories stay
+/// RTPS's job.
 #[test]
-fn transient_local_topics_stay_on_rtps_for_their_history() {
+fn transient_local_topics_use_shared_memory_unless_their_history_is_keep_all_or_expires() {
     let all = LocalTransports::default();
-    let (got, path, transport) = exchange(
-        test_domain(3),
-        all,
-        all,
-        QosProfile::keep_last(100).transient_local(),
-    );
-    assert_eq!(got, expected());
-    assert_eq!(path, (1, 0));
-    assert_eq!(transport, "udp");
+    let keep_last = QosProfile::keep_last(100).transient_local();
+    let cases = [
+        (keep_last, (0, 1), "shm"),
+        (
+            QosProfile::DEFAULT.keep_all().transient_local(),
+            (1, 0),
+            "udp",
+        ),
+        (keep_last.lifespan(Duration::from_secs(60)), (1, 0), "udp"),
+    ];
+    for (offset, (qos, expected_path, expected_transport)) in [3, 17, 18].into_iter().zip(cases) {
+        let (got, path, transport) = exchange(test_domain(offset), all, all, qos);
+        assert_eq!(got, expected(), "{qos:?}");
+        assert_eq!(path, expected_path, "{qos:?}");
+        assert_eq!(transport, expected_transport, "{qos:?}");
+    }
 }
 
 #[test]

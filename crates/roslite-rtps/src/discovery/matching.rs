@@ -57,19 +57,35 @@ impl fmt::Display for QosPolicy {
     }
 }
 
-/// Whether a matched pair needs nothing from RTPS but live samples, so another transport may
-/// carry them ([`crate::participant::Participant::set_carried_elsewhere`]): both sides VOLATILE
-/// (a late joiner's history is RTPS's job) and the writer's liveliness lease infinite (WLP
-/// tracks finite leases on matched pairs).
-pub fn live_samples_only(writer: &EndpointData, reader: &EndpointData) -> bool {
-    endpoint_live_samples_only(writer) && endpoint_live_samples_only(reader)
+/// Whether a matched pair needs nothing from RTPS that another transport cannot give it, so
+/// that transport may carry it ([`crate::participant::Participant::set_carried_elsewhere`]):
+/// both sides are [`endpoint_carriable_elsewhere`].
+pub fn carriable_elsewhere(writer: &EndpointData, reader: &EndpointData) -> bool {
+    endpoint_carriable_elsewhere(writer) && endpoint_carriable_elsewhere(reader)
 }
 
-/// One side of [`live_samples_only`].
-pub fn endpoint_live_samples_only(endpoint: &EndpointData) -> bool {
-    endpoint.durability == super::DurabilityKind::Volatile
-        && (endpoint.kind == super::EndpointKind::Reader
-            || endpoint.liveliness.lease_duration.to_std().is_none())
+/// One side of [`carriable_elsewhere`]. A reader: VOLATILE or TRANSIENT_LOCAL. A writer: its
+/// liveliness lease infinite (WLP tracks finite leases on matched pairs), and either VOLATILE
+/// or TRANSIENT_LOCAL with a KEEP_LAST history and an infinite lifespan: a history of known
+/// depth whose samples never expire is one the carrying transport keeps and hands to a
+/// late-joining TRANSIENT_LOCAL reader itself. A KEEP_ALL or expiring history, and the
+/// TRANSIENT and PERSISTENT kinds, stay RTPS's job.
+pub fn endpoint_carriable_elsewhere(endpoint: &EndpointData) -> bool {
+    use super::DurabilityKind::{TransientLocal, Volatile};
+    match endpoint.kind {
+        super::EndpointKind::Reader => matches!(endpoint.durability, Volatile | TransientLocal),
+        super::EndpointKind::Writer => {
+            endpoint.liveliness.lease_duration.to_std().is_none()
+                && match endpoint.durability {
+                    Volatile => true,
+                    TransientLocal => {
+                        matches!(endpoint.history, super::History::KeepLast { .. })
+                            && endpoint.lifespan.to_std().is_none()
+                    }
+                    _ => false,
+                }
+        }
+    }
 }
 
 /// Whether a writer and a reader are on the same topic: equal topic name, equal type name,

@@ -195,3 +195,60 @@ fn user_data_entries_tolerate_nul() {
     let entries: Vec<_> = user_data_entries(b"typehash=RIHS01_ab;clientid=1;junk;").collect();
     assert_eq!(entries, [("typehash", "RIHS01_ab"), ("clientid", "1")]);
 }
+
+#[test]
+fn pairs_another_transport_may_carry_are_those_whose_history_it_can_keep() {
+    use super::matching::carriable_elsewhere;
+    let writer = |durability, history, lifespan, lease| {
+        let mut d = EndpointData::new(EndpointKind::Writer, Guid::UNKNOWN, "rt/t", "T");
+        (d.durability, d.history, d.lifespan) = (durability, history, lifespan);
+        d.liveliness.lease_duration = lease;
+        d
+    };
+    let reader = |durability| {
+        let mut d = EndpointData::new(EndpointKind::Reader, Guid::UNKNOWN, "rt/t", "T");
+        d.durability = durability;
+        d
+    };
+    let (volatile, local) = (DurabilityKind::Volatile, DurabilityKind::TransientLocal);
+    let (last, all) = (History::KeepLast { depth: 3 }, History::KeepAll);
+    let (forever, a_minute) = (Duration::INFINITE, Duration::from_secs(60));
+    let cases = [
+        (
+            writer(volatile, all, forever, forever),
+            reader(volatile),
+            true,
+        ),
+        (
+            writer(volatile, last, a_minute, forever),
+            reader(volatile),
+            true,
+        ),
+        (writer(local, last, forever, forever), reader(local), true),
+        (
+            writer(local, last, forever, forever),
+            reader(volatile),
+            true,
+        ),
+        (writer(local, all, forever, forever), reader(local), false),
+        (writer(local, last, a_minute, forever), reader(local), false),
+        (
+            writer(volatile, last, forever, a_minute),
+            reader(volatile),
+            false,
+        ),
+        (
+            writer(DurabilityKind::Transient, last, forever, forever),
+            reader(local),
+            false,
+        ),
+        (
+            writer(local, last, forever, forever),
+            reader(DurabilityKind::Persistent),
+            false,
+        ),
+    ];
+    for (i, (w, r, carriable)) in cases.iter().enumerate() {
+        assert_eq!(carriable_elsewhere(w, r), *carriable, "case {i}");
+    }
+}

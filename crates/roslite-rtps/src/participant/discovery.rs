@@ -2,7 +2,7 @@
 //! their caps, builtin-endpoint matching and user-endpoint matching.
 
 use crate::discovery::matching::{
-    check_compatible, endpoint_locators, filter_locators, live_samples_only, same_topic, PeerHost,
+    carriable_elsewhere, check_compatible, endpoint_locators, filter_locators, same_topic, PeerHost,
 };
 use crate::discovery::sedp::{self, SedpMessage, ANNOUNCERS, DETECTORS};
 use crate::discovery::spdp::{RemoteParticipant, SpdpMessage, SpdpRejection};
@@ -341,8 +341,9 @@ impl Participant {
 
     /// Hands the user data exchanged with participant `prefix` on topics whose name starts
     /// with `topic_prefix` to another transport (a runtime's shared memory between processes of
-    /// one host): such endpoint pairs, when both sides are VOLATILE and the writer's liveliness
-    /// lease is infinite, are not matched here, so no DATA, HEARTBEAT or ACKNACK
+    /// one host): such endpoint pairs, when [`carriable_elsewhere`] (the writer's liveliness
+    /// lease infinite; both sides VOLATILE, or the writer TRANSIENT_LOCAL with a KEEP_LAST
+    /// history that the other transport keeps), are not matched here, so no DATA, HEARTBEAT or ACKNACK
     /// flows between them, while discovery, graph information and incompatible-QoS reports go
     /// on as before. `None` gives them back to RTPS. Pairs already known are re-evaluated.
     pub fn set_carried_elsewhere(
@@ -431,7 +432,7 @@ impl Participant {
             return;
         }
         let verdict = same_topic(w, r).then(|| check_compatible(w, r));
-        let elsewhere = self.is_carried_elsewhere(&re.data) && live_samples_only(w, r);
+        let elsewhere = self.is_carried_elsewhere(&re.data) && carriable_elsewhere(w, r);
         match verdict {
             Some(Ok(())) if elsewhere => {
                 self.unmatch(local, remote);
