@@ -9,7 +9,7 @@
 //!   reader named by readerId, or, for `ENTITYID_UNKNOWN` (Cyclone sends SPDP/SEDP that way),
 //!   to every local reader matched with the writer;
 //! - reader → writer submessages (ACKNACK, NACK_FRAG) go to the writer named by writerId;
-//! - after an INFO_DST for another participant, submessages are skipped ([`ReceiverState::is_for`]).
+//! - after an INFO_DST for another participant, submessages are skipped ([`crate::receiver::ReceiverState::is_for`]).
 //!
 //! Transmit: every endpoint's pending [`Transmit`]s are grouped by destination set and packed
 //! with one [`MessageBuilder`] per set, which adds INFO_DST for directed traffic and repeats

@@ -63,8 +63,8 @@ pub use events::{
 use liveliness::{LocalLiveliness, Wlp};
 
 /// One RTPS message ready to send, to every destination. Its `bytes` may end in a tail sent
-/// from the writer's history (a DATA_FRAG's fragment data): send [`WireBytes::parts`] with one
-/// `sendmsg`, or use [`WireBytes::to_vec`].
+/// from the writer's history (a DATA_FRAG's fragment data): send [`crate::WireBytes::parts`] with one
+/// `sendmsg`, or use [`crate::WireBytes::to_vec`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
     pub destinations: Vec<Locator>,
@@ -509,7 +509,7 @@ impl Participant {
     }
 
     /// Numbers `writer`'s next sample `next` if that is ahead, for samples that went only to
-    /// readers served elsewhere (see [`crate::endpoint::writer::Writer::skip_to`]).
+    /// readers served elsewhere (see [`crate::endpoint::Writer::skip_to`]).
     pub fn skip_to(&mut self, writer: WriterId, next: SequenceNumber) {
         self.drained_at = None;
         if let Some(w) = self.writers.get_mut(&writer.0) {
