@@ -228,7 +228,9 @@ fn topic_info_verbose_shows_the_publisher_with_its_node_and_qos() {
     let out = until(domain, &["topic", "info", "-v", "/chatter"], |out| {
         out.contains("Node name: info_talker")
     });
-    // The GID is the publisher's random GUID: check its shape, then the rest exactly.
+    // The GID is the publisher's random GUID: check its shape, then the rest exactly. The
+    // talker is a roslite process on this host and its history is KEEP_LAST, so even as
+    // TRANSIENT_LOCAL it is reached over shared memory.
     let gid_line = out
         .lines()
         .find(|l| l.starts_with("GID: "))
@@ -253,7 +255,7 @@ Topic type: std_msgs/msg/String
 Topic type hash: RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18
 Endpoint type: PUBLISHER
 {gid_line}
-Transport: udp
+Transport: shm
 QoS profile:
   Reliability: RELIABLE
   History (Depth): KEEP_LAST (7)
