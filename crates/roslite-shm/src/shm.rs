@@ -741,8 +741,8 @@ impl Attach for ShmWriterShared {
             // Under the lock every send takes: these come before any newer sample, and each
             // sample reaches the reader exactly once. A fresh channel has room for `depth`.
             let replayed = state.kept.len().saturating_sub(depth as usize);
-            let kept: Vec<Descriptor> = state.kept.iter().skip(replayed).copied().collect();
-            for descriptor in kept {
+            for at in replayed..state.kept.len() {
+                let descriptor = state.kept[at];
                 let index = reader.channel.next_index();
                 reader.mirror[(index % u64::from(depth)) as usize] = descriptor.chunk;
                 reader.holds.insert(descriptor.chunk);

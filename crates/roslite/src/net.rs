@@ -691,7 +691,7 @@ impl Transport for NetTransport {
                     ..
                 } = &mut *state;
                 if let Some(same_host) = same_host {
-                    same_host.publisher_added(writer, guid, &publisher);
+                    same_host.publisher_added(participant, writer, guid, &publisher);
                     same_host.refresh_writer_pairs(participant, match_reports);
                 }
                 state.publish_graph(now);

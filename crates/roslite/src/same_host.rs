@@ -167,20 +167,31 @@ fn writer_key(guid: Guid, kind: LinkKind) -> WriterKey {
     WriterKey(key)
 }
 
-/// How many samples a publisher's same-host writers keep for late-joining TRANSIENT_LOCAL
-/// subscriptions: its KEEP_LAST depth when it is TRANSIENT_LOCAL with samples that never expire
-/// and an infinite liveliness lease (what `endpoint_carriable_elsewhere` lets a same-host link
-/// carry), else none (its pairs stay on RTPS, whose writer keeps the history).
-fn kept_for_late_joiners(qos: &crate::qos::QosProfile) -> u32 {
-    use crate::qos::{Durability, History};
-    match (qos.durability, qos.history) {
-        (Durability::TransientLocal, History::KeepLast(depth))
-            if qos.lifespan.is_none() && qos.liveliness_lease.is_none() =>
+/// How many samples a writer's same-host writers keep for late-joining TRANSIENT_LOCAL
+/// subscriptions: its KEEP_LAST depth when it is TRANSIENT_LOCAL and a same-host link may carry
+/// its pairs (`endpoint_carriable_elsewhere`), else none (its pairs stay on RTPS, whose writer
+/// keeps the history).
+fn kept_for_late_joiners(writer: &EndpointData) -> u32 {
+    match writer.history {
+        RtpsHistory::KeepLast { depth }
+            if writer.durability == DurabilityKind::TransientLocal
+                && endpoint_carriable_elsewhere(writer) =>
         {
-            u32::try_from(depth).unwrap_or(u32::MAX).max(1)
+            depth.max(1)
         }
         _ => 0,
     }
+}
+
+/// Whether remote endpoint `remote` and local endpoint `local` (a writer and a reader, either
+/// way round) match: same topic, compatible QoS.
+fn pair_matches(remote: &EndpointData, local: &EndpointData) -> bool {
+    let (writer, reader) = match remote.kind {
+        EndpointKind::Writer => (remote, local),
+        EndpointKind::Reader => (local, remote),
+    };
+    roslite_rtps::discovery::matching::same_topic(writer, reader)
+        && roslite_rtps::discovery::matching::check_compatible(writer, reader).is_ok()
 }
 
 /// Outlet ids must not collide with the RTPS outlet's (the publisher's local id).
@@ -324,15 +335,9 @@ impl SameHost {
             && carriable_elsewhere(remote, local)
     }
 
-    /// [`Self::carried`] for a pair that also matches: same topic, compatible QoS.
+    /// [`Self::carried`] for a pair that also matches.
     fn carries(&self, remote: &EndpointData, local: &EndpointData) -> bool {
-        let (writer, reader) = match remote.kind {
-            EndpointKind::Writer => (remote, local),
-            EndpointKind::Reader => (local, remote),
-        };
-        roslite_rtps::discovery::matching::same_topic(writer, reader)
-            && roslite_rtps::discovery::matching::check_compatible(writer, reader).is_ok()
-            && self.carried(remote, local)
+        pair_matches(remote, local) && self.carried(remote, local)
     }
 
     /// The transport this participant uses with remote endpoint `remote` (for graph queries):
@@ -348,21 +353,25 @@ impl SameHost {
         let Some(kind) = self.link_of(remote.guid) else {
             return "udp";
         };
-        let mut ours = self
-            .writers
-            .keys()
-            .filter(|_| remote.kind == EndpointKind::Reader)
-            .filter_map(|writer| participant.writer_data(*writer))
-            .filter(|writer| {
-                roslite_rtps::discovery::matching::same_topic(writer, remote)
-                    && roslite_rtps::discovery::matching::check_compatible(writer, remote).is_ok()
-            })
-            .peekable();
-        let carried = if ours.peek().is_some() {
-            ours.any(|writer| self.carried(remote, writer))
-        } else {
+        let by_its_qos = || {
             remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
                 && endpoint_carriable_elsewhere(remote)
+        };
+        let carried = match remote.kind {
+            EndpointKind::Writer => by_its_qos(),
+            EndpointKind::Reader => {
+                let mut ours = self
+                    .writers
+                    .keys()
+                    .filter_map(|writer| participant.writer_data(*writer))
+                    .filter(|writer| pair_matches(remote, writer))
+                    .peekable();
+                if ours.peek().is_some() {
+                    ours.any(|writer| self.carried(remote, writer))
+                } else {
+                    by_its_qos()
+                }
+            }
         };
         if carried {
             kind.name()
@@ -374,12 +383,15 @@ impl SameHost {
     /// A local publisher got RTPS writer `writer`: give it same-host writers too.
     pub(crate) fn publisher_added(
         &mut self,
+        participant: &Participant,
         writer: WriterId,
         guid: Guid,
         publisher: &LocalPublisher,
     ) {
         let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
-        let kept_for_late_joiners = kept_for_late_joiners(&publisher.description.qos);
+        let kept_for_late_joiners = participant
+            .writer_data(writer)
+            .map_or(0, kept_for_late_joiners);
         let shm = self
             .offered
             .shm
