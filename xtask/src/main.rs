@@ -9,8 +9,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  test      install what the tests need, then run rustfmt --check, clippy -D warnings and every
-            test in the workspace (what CI runs)
+  test      install what the tests need, then run rustfmt --check, clippy -D warnings, rustdoc
+            -D warnings and every test in the workspace (what CI runs)
   codegen   regenerate crates/roslite-msgs/src/generated from the vendored interface files
 ";
 
@@ -59,6 +59,14 @@ fn test(root: &Path) -> Result<()> {
             "warnings",
         ]),
     )?;
+    // Intra-doc links that stop resolving after a rename fail here, not in a reader's browser.
+    // The CLI's binary is also called `roslite`, like the library, so it is documented on its
+    // own: together they would write the same output file.
+    step(
+        "rustdoc",
+        rustdoc(&["--workspace", "--exclude", "roslite-cli"]),
+    )?;
+    step("rustdoc (roslite-cli)", rustdoc(&["-p", "roslite-cli"]))?;
     step("tests", cargo(&["test", "--workspace", "--no-fail-fast"]))?;
     println!("xtask: all checks passed");
     Ok(())
@@ -267,6 +275,16 @@ fn free_disk_bytes(path: &Path) -> Option<u64> {
         .lines()
         .nth(1)
         .and_then(|line| line.trim().parse().ok())
+}
+
+/// `cargo doc` of `packages` with every rustdoc warning (a broken intra-doc link, a stray
+/// `<tag>` in a comment) an error, private items included.
+fn rustdoc(packages: &[&str]) -> Command {
+    let mut args = vec!["doc", "--no-deps", "--document-private-items"];
+    args.extend_from_slice(packages);
+    let mut command = cargo(&args);
+    command.env("RUSTDOCFLAGS", "-D warnings");
+    command
 }
 
 fn step(name: &str, mut command: Command) -> Result<()> {

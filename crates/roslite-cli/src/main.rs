@@ -36,7 +36,7 @@ enum Command {
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Inspect the interface definitions roslite knows (built in, and under
-    /// $AMENT_PREFIX_PATH/share/<pkg>/{msg,srv,action}).
+    /// $AMENT_PREFIX_PATH/share/PACKAGE/{msg,srv,action}).
     #[command(subcommand)]
     Interface(interface::InterfaceCommand),
     /// Inspect and use the topics of the ROS graph (list, info, type, find, echo, hz, bw,
