@@ -95,7 +95,8 @@ impl IdleSpin {
     }
 
     /// Called when `look` found nothing: while samples arrive densely, yields and calls `look`
-    /// again until it returns something (returned here), fails, or the budget is spent.
+    /// again until it returns something (returned here), fails, or the budget (counted from the
+    /// first of these looks that finds nothing) is spent.
     /// `Ok(None)`: the caller should sleep now, between [`Self::sleeping`] and [`Self::woke`].
     ///
     /// # Errors
@@ -107,12 +108,17 @@ impl IdleSpin {
         if !self.dense {
             return Ok(None);
         }
-        let start = Instant::now();
+        // The clock is read from the first fruitless look on: the first look after a yield
+        // usually finds the sample (on a shared CPU the yield ran its writer), and a clock read
+        // is a noticeable part of a same-host hop. The spin can so last one yield longer than
+        // the budget.
+        let mut start = None;
         loop {
             std::thread::yield_now();
             if let Some(found) = look()? {
                 return Ok(Some(found));
             }
+            let start = *start.get_or_insert_with(Instant::now);
             if start.elapsed() >= self.budget {
                 self.dense = false;
                 return Ok(None);

@@ -614,6 +614,8 @@ pub(crate) struct SubscriptionShared<T: Message> {
     queue: LockedQueue<(Arc<T>, MessageInfo)>,
     stats: StatsCounters,
     callback: Mutex<BoxedCallback<T>>,
+    /// [`SubscriptionCallback::READS_INFO`] of `callback`.
+    callback_reads_info: bool,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
     /// `REQUESTED_DEADLINE_MISSED`, with a QoS deadline.
@@ -642,20 +644,22 @@ impl<T: Message> SubscriptionShared<T> {
     }
 
     fn deliver_incoming(&self, message: Incoming<T>, mut info: MessageInfo) {
-        info.received_timestamp = Instant::monotonic_now();
-        if let Some(deadline) = &self.deadline {
-            deadline.restart(info.received_timestamp);
-        }
         // From a receive thread, a sleeping executor lends its turn: the callback runs now,
         // without waking the executor's thread (one thread hop less per message).
         let inline = INLINE_DISPATCH.with(Cell::get);
-        let mut pending = Some((message, info));
         // With nothing queued before it, the message goes straight to the callback. (Messages
         // of one publisher come from one thread at a time, in order, so none can be queued
         // behind this one's back; another publisher's have no order to keep.) It goes through
         // the queue with a lifespan (its `take` drops it if it expired on the way) and while
         // a path waits for room in a keep-all queue (its `take` lets the path go on).
         let straight = inline && self.qos.lifespan.is_none() && self.queue.is_idle();
+        // The arrival time is read only where something can see it: a callback that takes a
+        // `MessageInfo`, the deadline watch, or the queue (`take` hands out the info). A clock
+        // read is a noticeable part of a same-host hop.
+        if !straight || self.callback_reads_info || self.deadline.is_some() {
+            self.stamp_arrival(&mut info);
+        }
+        let mut pending = Some((message, info));
         if straight
             && self.group.try_run_inline_with(&mut || {
                 let Some((message, info)) = pending.take() else {
@@ -669,9 +673,14 @@ impl<T: Message> SubscriptionShared<T> {
         {
             return;
         }
-        let Some((message, info)) = pending else {
+        let Some((message, mut info)) = pending else {
             return; // not reached: the message was handed to the callback
         };
+        if info.received_timestamp == Instant::ZERO {
+            // It was to go straight to the callback, but the executor is busy: it waits in the
+            // queue, where `take` hands out its info.
+            self.stamp_arrival(&mut info);
+        }
         let item = (message.into_shared(), info);
         let overwritten = self.queue.lock().push(item);
         self.count_received(overwritten);
@@ -681,6 +690,14 @@ impl<T: Message> SubscriptionShared<T> {
             return;
         }
         self.group.notify();
+    }
+
+    /// Sets `info.received_timestamp` to now, which starts a new deadline period.
+    fn stamp_arrival(&self, info: &mut MessageInfo) {
+        info.received_timestamp = Instant::monotonic_now();
+        if let Some(deadline) = &self.deadline {
+            deadline.restart(info.received_timestamp);
+        }
     }
 
     /// One message received, which pushed `overwritten` older ones out of the queue.
@@ -799,6 +816,7 @@ impl<T: Message> Subscription<T> {
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
+        callback_reads_info: bool,
         callback: BoxedCallback<T>,
     ) -> Self {
         let shared = Arc::new(SubscriptionShared {
@@ -807,6 +825,7 @@ impl<T: Message> Subscription<T> {
             queue: LockedQueue::new(qos.history),
             stats: StatsCounters::default(),
             callback: Mutex::new(callback),
+            callback_reads_info,
             group: group.clone(),
             events: Arc::default(),
             deadline: DeadlineWatch::start(qos.deadline, &group),
@@ -938,6 +957,10 @@ impl<T: Message> Drop for Subscription<T> {
 ///
 /// Closures must name their parameter type (`|msg: String| ...`) so the shape can be chosen.
 pub trait SubscriptionCallback<T, Shape>: Send + 'static {
+    /// The callback takes a [`MessageInfo`]: only then is a message handed to it straight
+    /// stamped with its arrival time.
+    #[doc(hidden)]
+    const READS_INFO: bool = false;
     #[doc(hidden)]
     fn into_boxed(self) -> BoxedCallback<T>;
 }
@@ -961,6 +984,8 @@ impl<T: Message, F: FnMut(T) + Send + 'static> SubscriptionCallback<T, shape::Ow
 impl<T: Message, F: FnMut(T, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::OwnedWithInfo> for F
 {
+    const READS_INFO: bool = true;
+
     fn into_boxed(mut self) -> BoxedCallback<T> {
         Box::new(move |message, info| self(message.into_owned(), info))
     }
@@ -975,6 +1000,8 @@ impl<T: Message, F: FnMut(&T) + Send + 'static> SubscriptionCallback<T, shape::B
 impl<T: Message, F: FnMut(&T, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::BorrowedWithInfo> for F
 {
+    const READS_INFO: bool = true;
+
     fn into_boxed(mut self) -> BoxedCallback<T> {
         Box::new(move |message, info| self(message.get(), info))
     }
@@ -989,6 +1016,8 @@ impl<T: Message, F: FnMut(Arc<T>) + Send + 'static> SubscriptionCallback<T, shap
 impl<T: Message, F: FnMut(Arc<T>, &MessageInfo) + Send + 'static>
     SubscriptionCallback<T, shape::SharedWithInfo> for F
 {
+    const READS_INFO: bool = true;
+
     fn into_boxed(mut self) -> BoxedCallback<T> {
         Box::new(move |message, info| self(message.into_shared(), info))
     }

@@ -1327,3 +1327,61 @@ fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_o
     ctx.shutdown();
     spinner.join().unwrap();
 }
+
+/// A message handed straight to a callback skips the clock read for its arrival time unless
+/// the callback takes a `MessageInfo`; one that does must still see when it arrived, on the
+/// receive thread's lent turn and through the queue alike.
+#[test]
+fn a_callback_taking_message_info_sees_the_arrival_time_also_when_it_runs_at_once() {
+    use crate::pubsub::SerializedSink as _;
+    use roslite_executor::Instant as MonoInstant;
+    let (ctx, node, executor) = setup();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let sub = node
+        .create_subscription("arrival", 10, move |m: Count, info: &MessageInfo| {
+            sink.lock().unwrap().push((
+                m.0,
+                info.source_timestamp,
+                info.received_timestamp,
+                std::thread::current().id(),
+            ));
+        })
+        .unwrap();
+    let sent_now = || MessageInfo {
+        source_timestamp: MonoInstant::monotonic_now(),
+        received_timestamp: MonoInstant::ZERO,
+        publication_sequence_number: 1,
+        publisher_id: 0,
+        from_intra_process: false,
+    };
+    let payload = |n: u32| {
+        roslite_cdr::SharedBuf::from_vec(
+            roslite_cdr::to_vec(&Count(n), roslite_cdr::Endianness::Little).unwrap(),
+        )
+    };
+    // Through the queue: nobody spins yet.
+    sub.shared.deliver_serialized(&payload(1), sent_now());
+    executor.spin_some();
+    let spinner = std::thread::spawn(move || executor.spin());
+    // Long enough for the executor to fall asleep, lending its turn.
+    std::thread::sleep(Duration::from_millis(200));
+    crate::pubsub::with_inline_dispatch(|| {
+        sub.shared.deliver_serialized(&payload(2), sent_now());
+    });
+    let seen = seen.lock().unwrap().clone();
+    ctx.shutdown();
+    spinner.join().unwrap();
+    assert_eq!(seen.len(), 2, "both messages reach the callback: {seen:?}");
+    assert_eq!(
+        seen[1].3,
+        std::thread::current().id(),
+        "the second message ran on the delivering thread's lent turn"
+    );
+    for (n, sent, received, _) in seen {
+        assert!(
+            received != MonoInstant::ZERO && received >= sent,
+            "message {n}: received at {received:?}, sent at {sent:?}"
+        );
+    }
+}
