@@ -1282,6 +1282,25 @@ fn a_publisher_with_more_than_64_outlets_reaches_every_one_once() {
     drop(subscriptions);
 }
 
+/// `Count(n)` as a receive thread hands it to a subscription: serialized, with the info of a
+/// message another process sent at `sent` (its arrival not stamped yet).
+fn count_from_elsewhere(
+    n: u32,
+    sent: roslite_executor::Instant,
+) -> (roslite_cdr::SharedBuf, MessageInfo) {
+    let payload = roslite_cdr::SharedBuf::from_vec(
+        roslite_cdr::to_vec(&Count(n), roslite_cdr::Endianness::Little).unwrap(),
+    );
+    let info = MessageInfo {
+        source_timestamp: sent,
+        received_timestamp: roslite_executor::Instant::ZERO,
+        publication_sequence_number: 1,
+        publisher_id: 0,
+        from_intra_process: false,
+    };
+    (payload, info)
+}
+
 /// A receive thread may hand a message straight to a sleeping executor's callback; one that
 /// outlived its lifespan on the way must still be dropped and counted, not handed over.
 #[test]
@@ -1296,27 +1315,18 @@ fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_o
     let spinner = std::thread::spawn(move || executor.spin());
     // Long enough for the executor to fall asleep, lending its turn.
     std::thread::sleep(Duration::from_millis(200));
-    let sent_at = |age: Duration| MessageInfo {
-        source_timestamp: roslite_executor::Instant::from_nanos(
+    let sent_ago = |age: Duration| {
+        roslite_executor::Instant::from_nanos(
             roslite_executor::Instant::monotonic_now()
                 .as_nanos()
                 .saturating_sub(age.as_nanos() as u64),
-        ),
-        received_timestamp: roslite_executor::Instant::ZERO,
-        publication_sequence_number: 1,
-        publisher_id: 0,
-        from_intra_process: false,
-    };
-    let payload = |n: u32| {
-        roslite_cdr::SharedBuf::from_vec(
-            roslite_cdr::to_vec(&Count(n), roslite_cdr::Endianness::Little).unwrap(),
         )
     };
     crate::pubsub::with_inline_dispatch(|| {
-        sub.shared
-            .deliver_serialized(&payload(1), sent_at(Duration::from_secs(1)));
-        sub.shared
-            .deliver_serialized(&payload(2), sent_at(Duration::ZERO));
+        let (payload, info) = count_from_elsewhere(1, sent_ago(Duration::from_secs(1)));
+        sub.shared.deliver_serialized(&payload, info);
+        let (payload, info) = count_from_elsewhere(2, sent_ago(Duration::ZERO));
+        sub.shared.deliver_serialized(&payload, info);
     });
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while got.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
@@ -1348,26 +1358,17 @@ fn a_callback_taking_message_info_sees_the_arrival_time_also_when_it_runs_at_onc
             ));
         })
         .unwrap();
-    let sent_now = || MessageInfo {
-        source_timestamp: MonoInstant::monotonic_now(),
-        received_timestamp: MonoInstant::ZERO,
-        publication_sequence_number: 1,
-        publisher_id: 0,
-        from_intra_process: false,
-    };
-    let payload = |n: u32| {
-        roslite_cdr::SharedBuf::from_vec(
-            roslite_cdr::to_vec(&Count(n), roslite_cdr::Endianness::Little).unwrap(),
-        )
-    };
+    let sent_now = |n: u32| count_from_elsewhere(n, MonoInstant::monotonic_now());
     // Through the queue: nobody spins yet.
-    sub.shared.deliver_serialized(&payload(1), sent_now());
+    let (payload, info) = sent_now(1);
+    sub.shared.deliver_serialized(&payload, info);
     executor.spin_some();
     let spinner = std::thread::spawn(move || executor.spin());
     // Long enough for the executor to fall asleep, lending its turn.
     std::thread::sleep(Duration::from_millis(200));
     crate::pubsub::with_inline_dispatch(|| {
-        sub.shared.deliver_serialized(&payload(2), sent_now());
+        let (payload, info) = sent_now(2);
+        sub.shared.deliver_serialized(&payload, info);
     });
     let seen = seen.lock().unwrap().clone();
     ctx.shutdown();
