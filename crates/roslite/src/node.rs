@@ -373,8 +373,7 @@ impl Node {
             group.clone(),
             topic.clone(),
             qos,
-            reads_info(&callback),
-            callback.into_boxed(),
+            callback,
         );
         let record = self.record(
             TypeInfo::of::<T>(),
@@ -717,10 +716,4 @@ fn names_and_types(pairs: impl Iterator<Item = (String, String)>) -> Vec<(String
         .into_iter()
         .map(|(name, types)| (name, types.into_iter().collect()))
         .collect()
-}
-
-/// [`SubscriptionCallback::READS_INFO`] of `callback`'s type (named here, as an `impl Trait`
-/// argument's type cannot be).
-fn reads_info<T, Shape, F: SubscriptionCallback<T, Shape>>(_callback: &F) -> bool {
-    F::READS_INFO
 }

@@ -614,8 +614,10 @@ pub(crate) struct SubscriptionShared<T: Message> {
     queue: LockedQueue<(Arc<T>, MessageInfo)>,
     stats: StatsCounters,
     callback: Mutex<BoxedCallback<T>>,
-    /// [`SubscriptionCallback::READS_INFO`] of `callback`.
-    callback_reads_info: bool,
+    /// A message handed straight to `callback` is stamped with its arrival time: the callback
+    /// takes a `MessageInfo` ([`SubscriptionCallback::READS_INFO`]), or a deadline watches
+    /// arrivals.
+    stamps_straight_arrivals: bool,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
     /// `REQUESTED_DEADLINE_MISSED`, with a QoS deadline.
@@ -653,10 +655,11 @@ impl<T: Message> SubscriptionShared<T> {
         // the queue with a lifespan (its `take` drops it if it expired on the way) and while
         // a path waits for room in a keep-all queue (its `take` lets the path go on).
         let straight = inline && self.qos.lifespan.is_none() && self.queue.is_idle();
-        // The arrival time is read only where something can see it: a callback that takes a
-        // `MessageInfo`, the deadline watch, or the queue (`take` hands out the info). A clock
-        // read is a noticeable part of a same-host hop.
-        if !straight || self.callback_reads_info || self.deadline.is_some() {
+        // The arrival time is read only where something can see it: the queue (`take` hands
+        // out the info), or see `stamps_straight_arrivals`. A clock read is a noticeable part
+        // of a same-host hop.
+        let stamped = !straight || self.stamps_straight_arrivals;
+        if stamped {
             self.stamp_arrival(&mut info);
         }
         let mut pending = Some((message, info));
@@ -676,7 +679,7 @@ impl<T: Message> SubscriptionShared<T> {
         let Some((message, mut info)) = pending else {
             return; // not reached: the message was handed to the callback
         };
-        if info.received_timestamp == Instant::ZERO {
+        if !stamped {
             // It was to go straight to the callback, but the executor is busy: it waits in the
             // queue, where `take` hands out its info.
             self.stamp_arrival(&mut info);
@@ -811,24 +814,24 @@ pub struct Subscription<T: Message> {
 }
 
 impl<T: Message> Subscription<T> {
-    pub(crate) fn new(
+    pub(crate) fn new<Shape, F: SubscriptionCallback<T, Shape>>(
         node: Arc<NodeShared>,
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
-        callback_reads_info: bool,
-        callback: BoxedCallback<T>,
+        callback: F,
     ) -> Self {
+        let deadline = DeadlineWatch::start(qos.deadline, &group);
         let shared = Arc::new(SubscriptionShared {
             id: node.context.next_entity_id(),
             qos,
             queue: LockedQueue::new(qos.history),
             stats: StatsCounters::default(),
-            callback: Mutex::new(callback),
-            callback_reads_info,
+            callback: Mutex::new(callback.into_boxed()),
+            stamps_straight_arrivals: F::READS_INFO || deadline.is_some(),
             group: group.clone(),
             events: Arc::default(),
-            deadline: DeadlineWatch::start(qos.deadline, &group),
+            deadline,
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
