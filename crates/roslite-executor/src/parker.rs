@@ -119,9 +119,12 @@ impl Parker {
         }
     }
 
-    /// Whether the executor sleeps and lends its turn now.
+    /// Whether the executor is asleep in the kernel with its turn lent. The sleep counts too
+    /// for a caller waiting for this: lending opens just before the sleep, and a sleep that
+    /// returns at once (on a notification left from before it) closes and reopens lending
+    /// around one more look for work.
     pub fn is_lending(&self) -> bool {
-        self.lend.load(SeqCst) == LEND_OPEN
+        self.sleepers.load(SeqCst) > 0 && self.lend.load(SeqCst) == LEND_OPEN
     }
 
     /// Callbacks run on lent turns so far.
