@@ -1942,6 +1942,15 @@ impl RtpsNetwork {
             .and_then(|r| Ok((r, state.participant.create_writer(now, writer_options)?)));
         match endpoints {
             Ok((request_reader, reply_writer)) => {
+                let prefix = state.participant.guid_prefix();
+                if let Some(same_host) = &mut state.same_host {
+                    same_host.service_server_added(
+                        request_reader,
+                        reply_writer,
+                        reply_writer.guid(prefix),
+                        sink.clone(),
+                    );
+                }
                 let s = &mut state.services;
                 s.server_by_reader.insert(request_reader, d.local_id);
                 s.server_by_reply_writer.insert(reply_writer, d.local_id);
@@ -1954,6 +1963,7 @@ impl RtpsNetwork {
                         sink,
                     },
                 );
+                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.shared.logger.warn(format_args!(
@@ -1982,6 +1992,9 @@ impl RtpsNetwork {
             .services
             .parked_replies
             .retain(|p| p.server != local_id);
+        if let Some(same_host) = &mut state.same_host {
+            same_host.service_endpoints_removed(server.reply_writer, server.request_reader);
+        }
         state.participant.delete_reader(now, server.request_reader);
         state.participant.delete_writer(now, server.reply_writer);
         state.publish_graph(now);
@@ -2020,6 +2033,15 @@ impl RtpsNetwork {
         match endpoints {
             Ok((request_writer, reply_reader)) => {
                 let cyclone_client_id = cyclone_client_id(request_writer.guid(prefix));
+                if let Some(same_host) = &mut state.same_host {
+                    same_host.service_client_added(
+                        request_writer,
+                        request_writer.guid(prefix),
+                        reply_reader,
+                        reply_reader.guid(prefix),
+                        sink.clone(),
+                    );
+                }
                 state
                     .services
                     .client_by_reader
@@ -2035,6 +2057,7 @@ impl RtpsNetwork {
                         next_cyclone_seq: 0,
                     },
                 );
+                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.shared.logger.warn(format_args!(
@@ -2052,19 +2075,23 @@ impl RtpsNetwork {
             return;
         };
         state.services.client_by_reader.remove(&client.reply_reader);
+        if let Some(same_host) = &mut state.same_host {
+            same_host.service_endpoints_removed(client.request_writer, client.reply_reader);
+        }
         state.participant.delete_writer(now, client.request_writer);
         state.participant.delete_reader(now, client.reply_reader);
         state.publish_graph(now);
         self.shared.flush_and_notify(&mut state, now);
     }
 
-    /// Whether a remote server has matched both of the client's endpoints.
+    /// Whether a remote server has matched both of the client's endpoints, over RTPS or over
+    /// same-host links.
     pub(crate) fn service_client_ready(&self, local_id: u64) -> bool {
         let state = self.shared.lock();
         let Some(client) = state.services.clients.get(&local_id) else {
             return false;
         };
-        state
+        let over_rtps = state
             .participant
             .writer_matches(client.request_writer)
             .next()
@@ -2073,7 +2100,12 @@ impl RtpsNetwork {
                 .participant
                 .reader_matches(client.reply_reader)
                 .next()
-                .is_some()
+                .is_some();
+        over_rtps
+            || state
+                .same_host
+                .as_ref()
+                .is_some_and(|s| s.service_client_ready(client.request_writer, client.reply_reader))
     }
 
     /// Sends a request (`payload`: CDR with encapsulation header) for local client
@@ -2092,8 +2124,16 @@ impl RtpsNetwork {
             return;
         };
         let (request_writer, reply_reader) = (client.request_writer, client.reply_reader);
+        let same_host = state
+            .same_host
+            .as_ref()
+            .and_then(|s| s.service_writers(request_writer))
+            .filter(|w| w.readers() > 0)
+            .cloned();
         let matched: Vec<Guid> = state.participant.writer_matches(request_writer).collect();
-        let all_cyclone = !matched.is_empty()
+        // Same-host servers are roslite ones, which read the sample identity.
+        let all_cyclone = same_host.is_none()
+            && !matched.is_empty()
             && matched.iter().all(|g| {
                 state
                     .participant
@@ -2123,18 +2163,30 @@ impl RtpsNetwork {
                 writer_guid: reply_reader.guid(prefix),
                 sequence_number: SequenceNumber::UNKNOWN,
             };
+            // Written to RTPS even with no RTPS server matched: its sequence number is the
+            // request's identity on every path.
             state
                 .participant
                 .write(
                     now,
                     request_writer,
-                    Arc::from(payload),
+                    Arc::from(&payload[..]),
                     Some(related_identity_inline_qos(identity)),
                 )
                 .map(|sn| RequestKey::WriterSn(sn.0))
         };
         match result {
-            Ok(key) => register(key),
+            Ok(key) => {
+                // Registered before the same-host servers can see the request.
+                register(key);
+                if let (RequestKey::WriterSn(sn), Some(writers)) = (key, &same_host) {
+                    let reply_identity = SampleIdentity {
+                        writer_guid: reply_reader.guid(prefix),
+                        sequence_number: SequenceNumber(sn),
+                    };
+                    writers.send(reply_identity, &payload);
+                }
+            }
             Err(e) => self
                 .shared
                 .logger
@@ -2143,8 +2195,41 @@ impl RtpsNetwork {
         self.shared.flush_and_notify(&mut state, now);
     }
 
-    /// What the network dropped of service traffic.
+    /// What the network dropped of service traffic, over RTPS and same-host links.
     pub fn service_stats(&self) -> ServiceNetStats {
-        self.shared.lock().services.stats
+        let state = self.shared.lock();
+        let mut stats = state.services.stats;
+        if let Some(same_host) = &state.same_host {
+            let (malformed, for_other_clients) = same_host.service_drops();
+            stats.malformed += malformed;
+            stats.replies_for_other_clients += for_other_clients;
+        }
+        stats
+    }
+
+    /// The servers this context's clients of `service` reach, by path: `(matched over RTPS,
+    /// connected over a same-host link)`, summed over the clients (a server counts once per
+    /// client).
+    pub fn service_servers_by_path(&self, service: &str) -> (usize, usize) {
+        let dds_topic = roslite_rtps::discovery::ros::service_request_to_dds(service);
+        let state = self.shared.lock();
+        let writers = state.services.clients.values().map(|c| c.request_writer);
+        writers
+            .filter(|w| {
+                state
+                    .participant
+                    .writer_data(*w)
+                    .is_some_and(|d| d.topic_name == dds_topic)
+            })
+            .fold((0, 0), |(rtps, local), w| {
+                (
+                    rtps + state.participant.writer_matches(w).count(),
+                    local
+                        + state
+                            .same_host
+                            .as_ref()
+                            .map_or(0, |s| s.service_writer_readers(w)),
+                )
+            })
     }
 }

@@ -50,6 +50,7 @@ use crate::context::LocalTransports;
 use crate::events::{IncompatibleQos, MatchReports};
 use crate::log::Logger;
 use crate::pubsub::MessageInfo;
+use crate::service::{ReplySink, RequestSink};
 use crate::transport::{
     give_back_send_buffer, take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet,
     OutletLoan, OutletStats, SendTimeout, SentInPlace, WriteInto, SEND_BUFFER_MAX,
@@ -71,8 +72,21 @@ impl LinkKind {
     }
 }
 
-/// The topics whose pairs go over a same-host link: ROS topics, not services.
-pub(crate) const CARRIED_TOPIC_PREFIX: &str = "rt/";
+/// The topics whose pairs go over a same-host link: ROS topics, and services' request and
+/// reply topics.
+const CARRIED_TOPIC_PREFIXES: [&str; 3] = ["rt/", "rq/", "rr/"];
+
+/// Whether `dds_topic` is one a same-host link may carry ([`CARRIED_TOPIC_PREFIXES`]).
+fn carried_topic(dds_topic: &str) -> bool {
+    CARRIED_TOPIC_PREFIXES
+        .iter()
+        .any(|prefix| dds_topic.starts_with(prefix))
+}
+
+/// Whether `dds_topic` is a service's request or reply topic.
+fn service_topic(dds_topic: &str) -> bool {
+    dds_topic.starts_with("rq/") || dds_topic.starts_with("rr/")
+}
 
 const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
@@ -83,6 +97,11 @@ const KEY_VIA: &str = "roslite_via";
 /// values from its own start, so a 4-byte lead puts that start on 8 bytes and `uint64[]`/
 /// `float64[]` arrays decode as views in place instead of being copied.
 const SAMPLE_LEAD: usize = 4;
+
+mod service;
+
+pub(crate) use service::ServiceWriters;
+use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
 
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
 /// reader waits for one to be released.
@@ -102,8 +121,8 @@ struct LocalWriter {
 
 struct ReaderLink {
     stop: Arc<LinkStop>,
-    /// The subscription's events, told when the link goes.
-    events: Arc<IncompatibleQos>,
+    /// The subscription's events, told when the link goes (a service's reader has none).
+    events: Option<Arc<IncompatibleQos>>,
 }
 
 impl Drop for ReaderLink {
@@ -208,6 +227,11 @@ pub(crate) struct SameHost {
     /// Pairs of a local writer and a remote reader carried here, as discovery sees them (the
     /// remote side connects to the writer on its own): what the publisher counts as matched.
     writer_pairs: HashSet<(WriterId, Guid)>,
+    /// Same-host writers of local clients' request writers and servers' reply writers.
+    service_writers: HashMap<WriterId, Arc<ServiceWriters>>,
+    /// Local servers' request readers and clients' reply readers.
+    service_readers: HashMap<ReaderId, Arc<ServiceReader>>,
+    service_stats: Arc<SameHostServiceStats>,
     logger: Logger,
 }
 
@@ -236,6 +260,9 @@ impl SameHost {
                 writers: HashMap::new(),
                 links: HashMap::new(),
                 writer_pairs: HashSet::new(),
+                service_writers: HashMap::new(),
+                service_readers: HashMap::new(),
+                service_stats: Arc::default(),
                 logger,
             }),
             Err(e) => {
@@ -298,7 +325,7 @@ impl SameHost {
             return;
         };
         self.peers.insert(prefix, Peer { kind, address });
-        participant.set_carried_elsewhere(now, prefix, Some(CARRIED_TOPIC_PREFIX.to_owned()));
+        participant.set_carried_elsewhere(now, prefix, &CARRIED_TOPIC_PREFIXES);
     }
 
     /// A remote participant is gone: its pairs end (each unmatch is added to `reports`).
@@ -306,8 +333,8 @@ impl SameHost {
         self.peers.remove(&prefix);
         self.links.retain(|(_, writer), link| {
             let keep = writer.prefix != prefix;
-            if !keep {
-                reports.push((link.events.clone(), false));
+            if let (false, Some(events)) = (keep, &link.events) {
+                reports.push((events.clone(), false));
             }
             keep
         });
@@ -331,7 +358,7 @@ impl SameHost {
     /// pairs unmatched.
     fn carried(&self, remote: &EndpointData, local: &EndpointData) -> bool {
         self.peers.contains_key(&remote.guid.prefix)
-            && remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
+            && carried_topic(&remote.topic_name)
             && carriable_elsewhere(remote, local)
     }
 
@@ -353,12 +380,13 @@ impl SameHost {
         let Some(kind) = self.link_of(remote.guid) else {
             return "udp";
         };
-        let by_its_qos = || {
-            remote.topic_name.starts_with(CARRIED_TOPIC_PREFIX)
-                && endpoint_carriable_elsewhere(remote)
-        };
+        let by_its_qos =
+            || carried_topic(&remote.topic_name) && endpoint_carriable_elsewhere(remote);
         let carried = match remote.kind {
+            // A service's readers pair with clients' request writers and servers' reply
+            // writers, which are never transient-local: their own QoS decides.
             EndpointKind::Writer => by_its_qos(),
+            EndpointKind::Reader if service_topic(&remote.topic_name) => by_its_qos(),
             EndpointKind::Reader => {
                 let mut ours = self
                     .writers
@@ -388,10 +416,38 @@ impl SameHost {
         guid: Guid,
         publisher: &LocalPublisher,
     ) {
-        let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
         let kept_for_late_joiners = participant
             .writer_data(writer)
             .map_or(0, kept_for_late_joiners);
+        let (shm, uds) = self.create_writers(guid, kept_for_late_joiners);
+        let (shm, uds) = (shm.map(Arc::new), uds.map(Arc::new));
+        let id = publisher.description.id;
+        let keeps = kept_for_late_joiners > 0;
+        if let Some(w) = &shm {
+            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet::new(w, keeps)));
+        }
+        if let Some(w) = &uds {
+            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet::new(w, keeps)));
+        }
+        self.writers.insert(
+            writer,
+            LocalWriter {
+                shm,
+                uds,
+                publisher: publisher.clone(),
+            },
+        );
+    }
+
+    /// A shared-memory and a Unix-socket writer (those offered) for local RTPS writer `guid`,
+    /// keeping its newest `kept_for_late_joiners` samples; one that cannot be created is
+    /// logged and left out.
+    fn create_writers(
+        &self,
+        guid: Guid,
+        kept_for_late_joiners: u32,
+    ) -> (Option<ShmWriter>, Option<UdsWriter>) {
+        let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
         let shm = self
             .offered
             .shm
@@ -412,8 +468,7 @@ impl SameHost {
                         .warn(format_args!("no shared-memory writer: {e}"))
                 })
                 .ok()
-            })
-            .map(Arc::new);
+            });
         let uds = self
             .offered
             .uds
@@ -431,24 +486,98 @@ impl SameHost {
             .and_then(|r| {
                 r.map_err(|e| self.logger.warn(format_args!("no Unix-socket writer: {e}")))
                     .ok()
-            })
-            .map(Arc::new);
-        let id = publisher.description.id;
-        let keeps = kept_for_late_joiners > 0;
-        if let Some(w) = &shm {
-            publisher.attach(id | SHM_OUTLET, Arc::new(ShmOutlet::new(w, keeps)));
-        }
-        if let Some(w) = &uds {
-            publisher.attach(id | UDS_OUTLET, Arc::new(UdsOutlet::new(w, keeps)));
-        }
-        self.writers.insert(
-            writer,
-            LocalWriter {
-                shm,
-                uds,
-                publisher: publisher.clone(),
-            },
+            });
+        (shm, uds)
+    }
+
+    /// A local server got request reader `request_reader` and reply writer `reply_writer`
+    /// (GUID `reply_guid`): requests from same-host clients reach `sink`, and its replies go
+    /// back over same-host writers of its own. Call [`Self::refresh`] after.
+    pub(crate) fn service_server_added(
+        &mut self,
+        request_reader: ReaderId,
+        reply_writer: WriterId,
+        reply_guid: Guid,
+        sink: Arc<dyn RequestSink>,
+    ) {
+        let (shm, uds) = self.create_writers(reply_guid, 0);
+        let replies = Arc::new(ServiceWriters { shm, uds });
+        let inlet = ServiceInlet::Requests {
+            sink,
+            replies: Arc::downgrade(&replies),
+        };
+        self.service_writers.insert(reply_writer, replies);
+        self.service_readers.insert(
+            request_reader,
+            Arc::new(ServiceReader::new(inlet, self.service_stats.clone())),
         );
+    }
+
+    /// A local client got request writer `request_writer` (GUID `request_guid`) and reply
+    /// reader `reply_reader` (GUID `reply_guid`): its requests also go to same-host servers,
+    /// and their replies addressed to it reach `sink`. Call [`Self::refresh`] after.
+    pub(crate) fn service_client_added(
+        &mut self,
+        request_writer: WriterId,
+        request_guid: Guid,
+        reply_reader: ReaderId,
+        reply_guid: Guid,
+        sink: Arc<dyn ReplySink>,
+    ) {
+        let (shm, uds) = self.create_writers(request_guid, 0);
+        self.service_writers
+            .insert(request_writer, Arc::new(ServiceWriters { shm, uds }));
+        let inlet = ServiceInlet::Replies {
+            sink,
+            ours: [reply_guid, request_guid],
+        };
+        self.service_readers.insert(
+            reply_reader,
+            Arc::new(ServiceReader::new(inlet, self.service_stats.clone())),
+        );
+    }
+
+    /// A local server or client is gone: its same-host writer stops (readers see the end) and
+    /// its reader's links end.
+    pub(crate) fn service_endpoints_removed(&mut self, writer: WriterId, reader: ReaderId) {
+        self.service_writers.remove(&writer);
+        self.service_readers.remove(&reader);
+        self.links.retain(|(r, _), _| *r != reader);
+    }
+
+    /// The same-host writers of a local client's request writer or server's reply writer.
+    pub(crate) fn service_writers(&self, writer: WriterId) -> Option<&Arc<ServiceWriters>> {
+        self.service_writers.get(&writer)
+    }
+
+    /// Whether a local client can call a same-host server: some server's request reader is
+    /// connected to the client's request writer, and the client's reply reader to some
+    /// server's reply writer (as RTPS readiness asks both endpoints to have matched).
+    pub(crate) fn service_client_ready(
+        &self,
+        request_writer: WriterId,
+        reply_reader: ReaderId,
+    ) -> bool {
+        self.service_writer_readers(request_writer) > 0
+            && self
+                .service_readers
+                .get(&reply_reader)
+                .is_some_and(|r| r.connected_links() > 0)
+    }
+
+    /// Readers connected to a local client's request writer (or a server's reply writer).
+    pub(crate) fn service_writer_readers(&self, writer: WriterId) -> usize {
+        self.service_writers.get(&writer).map_or(0, |w| w.readers())
+    }
+
+    /// Same-host service traffic dropped so far: `(malformed, replies for other clients)`.
+    pub(crate) fn service_drops(&self) -> (u64, u64) {
+        (
+            self.service_stats.malformed.load(Ordering::Relaxed),
+            self.service_stats
+                .replies_for_other_clients
+                .load(Ordering::Relaxed),
+        )
     }
 
     pub(crate) fn publisher_removed(&mut self, writer: WriterId) {
@@ -482,30 +611,36 @@ impl SameHost {
         reports: &mut MatchReports,
     ) {
         self.refresh_writer_pairs(participant, reports);
-        let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LocalSubscription)> =
-            HashMap::new();
+        let readers: Vec<(ReaderId, &EndpointData, LinkTarget)> = subscriptions
+            .iter()
+            .map(|(reader, s)| (*reader, LinkTarget::Topic(s.clone())))
+            .chain(
+                self.service_readers
+                    .iter()
+                    .map(|(reader, s)| (*reader, LinkTarget::Service(s.clone()))),
+            )
+            .filter_map(|(reader, target)| Some((reader, participant.reader_data(reader)?, target)))
+            .collect();
+        let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LinkTarget)> = HashMap::new();
         for remote in participant.remote_endpoints() {
             let data = remote.data();
             if data.kind != EndpointKind::Writer || !self.peers.contains_key(&data.guid.prefix) {
                 continue;
             }
-            for (reader, subscription) in subscriptions {
-                let Some(local) = participant.reader_data(*reader) else {
-                    continue;
-                };
+            for (reader, local, target) in &readers {
                 if self.carries(data, local) {
-                    wanted.insert((*reader, data.guid), (local.clone(), subscription.clone()));
+                    wanted.insert((*reader, data.guid), ((*local).clone(), target.clone()));
                 }
             }
         }
         self.links.retain(|pair, link| {
             let keep = wanted.contains_key(pair);
-            if !keep {
-                reports.push((link.events.clone(), false));
+            if let (false, Some(events)) = (keep, &link.events) {
+                reports.push((events.clone(), false));
             }
             keep
         });
-        for (pair, (local, subscription)) in wanted {
+        for (pair, (local, target)) in wanted {
             if self.links.contains_key(&pair) {
                 continue;
             }
@@ -523,19 +658,24 @@ impl SameHost {
                     RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
                 },
                 wants_kept: local.durability == DurabilityKind::TransientLocal,
-                subscription,
+                target,
                 stop: stop.clone(),
                 receive_spin: self.offered.receive_spin,
                 logger: self.logger.clone(),
             };
-            let events = link.subscription.events.clone();
+            let events = match &link.target {
+                LinkTarget::Topic(subscription) => Some(subscription.events.clone()),
+                LinkTarget::Service(_) => None,
+            };
             let spawned = std::thread::Builder::new()
                 .name("roslite-local-rx".into())
                 .stack_size(64 << 10)
                 .spawn(move || link.run());
             match spawned {
                 Ok(_) => {
-                    reports.push((events.clone(), true));
+                    if let Some(events) = &events {
+                        reports.push((events.clone(), true));
+                    }
                     self.links.insert(pair, ReaderLink { stop, events });
                 }
                 Err(e) => self
@@ -591,6 +731,13 @@ impl Backing for ShmBacking {
     }
 }
 
+/// The local reader a link delivers to.
+#[derive(Clone)]
+enum LinkTarget {
+    Topic(LocalSubscription),
+    Service(Arc<ServiceReader>),
+}
+
 struct LinkSpec {
     endpoint: Arc<Endpoint>,
     kind: LinkKind,
@@ -599,7 +746,7 @@ struct LinkSpec {
     history: roslite_shm::History,
     /// A TRANSIENT_LOCAL subscription: the writer's kept samples come first.
     wants_kept: bool,
-    subscription: LocalSubscription,
+    target: LinkTarget,
     stop: Arc<LinkStop>,
     /// [`IdleSpin`]'s budget for this link's reader.
     receive_spin: Duration,
@@ -639,7 +786,10 @@ impl LinkSpec {
                             ..ReaderConfig::default()
                         },
                     )
-                    .map(|r| self.receive_shm(&r))
+                    .map(|r| match &self.target {
+                        LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
+                        LinkTarget::Service(service) => self.receive_service_shm(&r, service),
+                    })
                 }
                 LinkKind::UnixSocket => UdsReader::connect(
                     &self.address,
@@ -650,7 +800,10 @@ impl LinkSpec {
                         ..UdsReaderConfig::default()
                     },
                 )
-                .map(|r| self.receive_uds(&r)),
+                .map(|r| match &self.target {
+                    LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
+                    LinkTarget::Service(service) => self.receive_service_uds(&r, service),
+                }),
             };
             match result {
                 Ok(()) => return,
@@ -668,7 +821,7 @@ impl LinkSpec {
     /// Waits on the channel's futex without a timeout (after looking again while samples
     /// arrive densely) until a sample arrives, the writer hangs up, or [`LinkStop::request`]
     /// interrupts the wait.
-    fn receive_shm(&self, reader: &ShmReader) {
+    fn receive_shm(&self, reader: &ShmReader, subscription: &LocalSubscription) {
         if !self
             .stop
             .watch(ReaderInterrupter::Shm(reader.interrupter()))
@@ -677,28 +830,27 @@ impl LinkSpec {
         }
         let mut numbering = Numbering::default();
         let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
+        let keep_all = subscription.description.qos.history == crate::qos::History::KeepAll;
         while !self.stop.requested() {
             // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
             // queued takes no more until its callback took one; the ring fills and the writer
             // is held back. (Its quota of held samples does not bound it: a decoded message
             // need not keep its sample.)
             if keep_all {
-                self.subscription.block_until_room(|| self.stop.requested());
+                subscription.block_until_room(|| self.stop.requested());
             }
             match reader.receive_spinning(&mut spin) {
                 // Samples still in the ring are not wanted any more.
                 Ok(_) if self.stop.requested() => return,
                 Ok(sample) => {
-                    self.subscription
-                        .report_lost(numbering.lost_before(sample.seq()));
+                    subscription.report_lost(numbering.lost_before(sample.seq()));
                     let info = info_for(sample.seq(), sample.timestamp_ns());
                     let len = sample.len();
                     let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
                     else {
                         continue; // shorter than the lead: not from a roslite writer
                     };
-                    crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
+                    crate::pubsub::with_inline_dispatch(|| subscription.deliver(&buf, info));
                 }
                 // The subscription holds its quota of samples: sleep until one is dropped.
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
@@ -710,7 +862,7 @@ impl LinkSpec {
     /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
     /// a `poll` before each `recv` cost a system call per sample more) until a sample arrives,
     /// the writer hangs up, or [`LinkStop::request`] shuts the socket down.
-    fn receive_uds(&self, reader: &UdsReader) {
+    fn receive_uds(&self, reader: &UdsReader, subscription: &LocalSubscription) {
         if !self
             .stop
             .watch(ReaderInterrupter::Uds(reader.interrupter()))
@@ -719,12 +871,12 @@ impl LinkSpec {
         }
         let mut numbering = Numbering::default();
         let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all = self.subscription.description.qos.history == crate::qos::History::KeepAll;
+        let keep_all = subscription.description.qos.history == crate::qos::History::KeepAll;
         loop {
             // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
             // its callback takes one; the socket fills and the writer is held back.
             if keep_all {
-                self.subscription.block_until_room(|| self.stop.requested());
+                subscription.block_until_room(|| self.stop.requested());
             }
             let Ok(sample) = reader.receive_spinning(&mut spin) else {
                 return;
@@ -732,14 +884,57 @@ impl LinkSpec {
             if self.stop.requested() {
                 return; // samples still queued in the socket are not wanted any more
             }
-            self.subscription
-                .report_lost(numbering.lost_before(sample.seq()));
+            subscription.report_lost(numbering.lost_before(sample.seq()));
             let info = info_for(sample.seq(), sample.timestamp_ns());
             let buf = match sample.into_bytes() {
                 roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
                 roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
             };
-            crate::pubsub::with_inline_dispatch(|| self.subscription.deliver(&buf, info));
+            crate::pubsub::with_inline_dispatch(|| subscription.deliver(&buf, info));
+        }
+    }
+}
+
+impl LinkSpec {
+    /// [`Self::receive_shm`] for a service's reader: every sample goes to it (requests and
+    /// replies are not numbered per link, and a service keeps no history to block on).
+    fn receive_service_shm(&self, reader: &ShmReader, service: &Arc<ServiceReader>) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Shm(reader.interrupter()))
+        {
+            return;
+        }
+        let _connected = service.link_connected();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        while !self.stop.requested() {
+            match reader.receive_spinning(&mut spin) {
+                Ok(_) if self.stop.requested() => return,
+                Ok(sample) => service.deliver(SharedBuf::new(ShmBacking(sample))),
+                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// [`Self::receive_uds`] for a service's reader.
+    fn receive_service_uds(&self, reader: &UdsReader, service: &Arc<ServiceReader>) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Uds(reader.interrupter()))
+        {
+            return;
+        }
+        let _connected = service.link_connected();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        while let Ok(sample) = reader.receive_spinning(&mut spin) {
+            if self.stop.requested() {
+                return;
+            }
+            service.deliver(match sample.into_bytes() {
+                roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
+                roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
+            });
         }
     }
 }

@@ -46,6 +46,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
+use roslite::msgs::nav_msgs::msg::OccupancyGrid;
+use roslite::msgs::nav_msgs::srv::{GetMap, GetMap_Request, GetMap_Response};
 use roslite::msgs::sensor_msgs::msg::{Image, PointCloud2, PointField};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::net::GraphEndpointKind;
@@ -1632,6 +1635,161 @@ fn peer_death_subscriber_killed(transport: Transport, test: &str) {
     drop(spinning);
 }
 
+// ---- services ------------------------------------------------------------------------------
+
+/// The graph transport of the remote endpoints of service `name` seen from `ctx`, sorted.
+fn service_transports(ctx: &Context, name: &str) -> Vec<&'static str> {
+    let mut transports: Vec<&'static str> = ctx
+        .network()
+        .expect("network")
+        .endpoints()
+        .into_iter()
+        .filter(|e| !e.local && e.topic == name)
+        .map(|e| e.transport)
+        .collect();
+    transports.sort_unstable();
+    transports
+}
+
+/// A 4 MiB map with a pattern a misplaced byte would break.
+fn map_of(seed: i64) -> OccupancyGrid {
+    let data: Vec<i8> = (0..4usize << 20)
+        .map(|i| (i as i64).wrapping_mul(31).wrapping_add(seed) as i8)
+        .collect();
+    OccupancyGrid {
+        data: data.into(),
+        ..OccupancyGrid::default()
+    }
+}
+
+/// Services on every transport: two clients of one server each get their own replies, also
+/// with calls from several threads at once and a 4 MiB reply; the calls take the transport's
+/// path (servers reached by path, and the graph's transport of the server's two endpoints);
+/// and once the server is gone, the clients see that it is.
+fn service_calls(transport: Transport) {
+    let _case = shared_case();
+    let service = topic("service", transport);
+    let map_service = topic("map_service", transport);
+    let server_ctx = context(transport);
+    let server_node = server_ctx.create_node("conf_server").expect("node");
+    let adder = server_node
+        .create_service::<AddTwoInts, _>(&service, |r: AddTwoInts_Request| AddTwoInts_Response {
+            sum: r.a + r.b,
+        })
+        .expect("service");
+    let map_server = server_node
+        .create_service::<GetMap, _>(&map_service, |_: GetMap_Request| GetMap_Response {
+            map: map_of(7),
+        })
+        .expect("service");
+    let spinning = spin_in_background(&server_ctx, &[&server_node]);
+
+    let client_ctx = peer_of(&server_ctx, transport);
+    let client_node = client_ctx.create_node("conf_client").expect("node");
+    let first = Arc::new(
+        client_node
+            .create_client::<AddTwoInts>(&service)
+            .expect("client"),
+    );
+    let second = client_node
+        .create_client::<AddTwoInts>(&service)
+        .expect("client");
+    let map_client = client_node
+        .create_client::<GetMap>(&map_service)
+        .expect("client");
+    for client_ready in [
+        first.wait_for_service(PATIENCE),
+        second.wait_for_service(PATIENCE),
+        map_client.wait_for_service(PATIENCE),
+    ] {
+        assert!(client_ready, "{transport:?}: a client never saw the server");
+    }
+
+    for i in 0..20 {
+        let a = first
+            .call(AddTwoInts_Request { a: i, b: 1 }, PATIENCE)
+            .expect("call");
+        let b = second
+            .call(AddTwoInts_Request { a: i, b: 1000 }, PATIENCE)
+            .expect("call");
+        assert_eq!((a.sum, b.sum), (i + 1, i + 1000), "{transport:?}");
+    }
+    let workers: Vec<_> = (0..4)
+        .map(|t| {
+            let client = first.clone();
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let r = client.call(AddTwoInts_Request { a: t * 100, b: i }, PATIENCE);
+                    assert_eq!(r.expect("call").sum, t * 100 + i);
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().expect("a calling thread failed");
+    }
+    let map = map_client
+        .call(GetMap_Request {}, PATIENCE)
+        .expect("map call");
+    assert!(
+        map.map.data[..] == map_of(7).data[..],
+        "{transport:?}: the map arrived damaged"
+    );
+    assert_eq!(first.stats().replies_received, 60);
+    assert_eq!(second.stats().replies_received, 20);
+    assert_eq!(
+        first.stats().unmatched_replies + second.stats().unmatched_replies,
+        0
+    );
+    assert_eq!(adder.stats().replies_sent, 80);
+    assert_eq!(map_server.stats().replies_sent, 1);
+
+    let name = format!("/{service}");
+    let net = client_ctx.network().expect("network");
+    match transport {
+        // A client calls a server of its own context directly: no network path at all.
+        Transport::Intra => assert_eq!(net.service_servers_by_path(&name), (0, 0)),
+        _ => {
+            // Every reply reaches both clients' readers; each drops the other's.
+            let dropped = net.service_stats().replies_for_other_clients;
+            assert!(
+                dropped >= 60,
+                "{transport:?}: {dropped} replies for other clients"
+            );
+            assert_eq!(net.service_servers_by_path(&name), transport.path(2));
+            assert_eq!(
+                service_transports(&client_ctx, &name),
+                [transport.name(); 2],
+                "the server's request reader and reply writer"
+            );
+        }
+    }
+
+    if transport != Transport::Intra {
+        drop(spinning);
+        drop((adder, map_server, server_node, server_ctx));
+        assert!(
+            wait_until(PATIENCE, || !first.service_is_ready()
+                && !second.service_is_ready()),
+            "{transport:?}: the clients still see a server that is gone"
+        );
+        let gone = first.call(
+            AddTwoInts_Request { a: 1, b: 2 },
+            Duration::from_millis(200),
+        );
+        assert!(
+            matches!(
+                gone,
+                Err(roslite::CallError::Timeout {
+                    server_available: false,
+                    ..
+                })
+            ),
+            "{transport:?}: {gone:?}"
+        );
+    }
+}
+
 // ---- instantiation -------------------------------------------------------------------------
 
 /// `suite!(module, transport, peer-death cases...; cases between processes...)`.
@@ -1668,6 +1826,11 @@ macro_rules! suite {
             #[test]
             fn late_joiner_gets_transient_local_history() {
                 super::late_joiner_gets_transient_local_history($transport);
+            }
+
+            #[test]
+            fn service_calls() {
+                super::service_calls($transport);
             }
 
             $(

@@ -340,22 +340,25 @@ impl Participant {
     }
 
     /// Hands the user data exchanged with participant `prefix` on topics whose name starts
-    /// with `topic_prefix` to another transport (a runtime's shared memory between processes of
-    /// one host): such endpoint pairs, when [`carriable_elsewhere`] (the writer's liveliness
-    /// lease infinite; both sides VOLATILE, or the writer TRANSIENT_LOCAL with a KEEP_LAST
-    /// history that the other transport keeps), are not matched here, so no DATA, HEARTBEAT or ACKNACK
-    /// flows between them, while discovery, graph information and incompatible-QoS reports go
-    /// on as before. `None` gives them back to RTPS. Pairs already known are re-evaluated.
+    /// with one of `topic_prefixes` to another transport (a runtime's shared memory between
+    /// processes of one host): such endpoint pairs, when [`carriable_elsewhere`] (the writer's
+    /// liveliness lease infinite; both sides VOLATILE, or the writer TRANSIENT_LOCAL with a
+    /// KEEP_LAST history that the other transport keeps), are not matched here, so no DATA,
+    /// HEARTBEAT or ACKNACK flows between them, while discovery, graph information and
+    /// incompatible-QoS reports go on as before. No prefixes give them back to RTPS. Pairs
+    /// already known are re-evaluated.
     pub fn set_carried_elsewhere(
         &mut self,
         now: Instant,
         prefix: GuidPrefix,
-        topic_prefix: Option<String>,
+        topic_prefixes: &[&str],
     ) {
         self.drained_at = None;
-        let changed = match topic_prefix {
-            Some(p) => self.carried_elsewhere.insert(prefix, p.clone()) != Some(p),
-            None => self.carried_elsewhere.remove(&prefix).is_some(),
+        let wanted: Vec<String> = topic_prefixes.iter().map(|p| (*p).to_owned()).collect();
+        let changed = if wanted.is_empty() {
+            self.carried_elsewhere.remove(&prefix).is_some()
+        } else {
+            self.carried_elsewhere.insert(prefix, wanted.clone()) != Some(wanted)
         };
         if !changed {
             return;
@@ -375,7 +378,7 @@ impl Participant {
     fn is_carried_elsewhere(&self, remote: &EndpointData) -> bool {
         self.carried_elsewhere
             .get(&remote.guid.prefix)
-            .is_some_and(|p| remote.topic_name.starts_with(p.as_str()))
+            .is_some_and(|ps| ps.iter().any(|p| remote.topic_name.starts_with(p.as_str())))
     }
 
     /// Evaluates a (new or changed) remote endpoint against every local endpoint.

@@ -178,9 +178,9 @@ pub struct Participant {
     next_entity_key: u32,
     remotes: BTreeMap<GuidPrefix, RemoteParticipant>,
     remote_endpoints: BTreeMap<Guid, RemoteEndpoint>,
-    /// Remote participants whose user data on topics with this name prefix another transport
-    /// carries (see [`Participant::set_carried_elsewhere`]).
-    carried_elsewhere: BTreeMap<GuidPrefix, String>,
+    /// Remote participants whose user data on topics with one of these name prefixes another
+    /// transport carries (see [`Participant::set_carried_elsewhere`]).
+    carried_elsewhere: BTreeMap<GuidPrefix, Vec<String>>,
     /// Remote writer → local readers matched with it.
     readers_of_writer: BTreeMap<Guid, BTreeSet<EntityId>>,
     events: VecDeque<Event>,
