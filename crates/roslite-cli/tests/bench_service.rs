@@ -73,6 +73,7 @@ fn bench_service_quick_gets_every_reply() {
         "\"periods_ms\":[20,10]",
         "\"roslite_service_type\":\"example_interfaces/srv/AddTwoInts\"",
         "\"configuration\":\"roslite\"",
+        "\"configuration\":\"roslite over UDP\"",
         "\"configuration\":\"roslite, impaired link\"",
         "\"configuration\":\"rclpy (ROS 2)\"",
         "\"response_p50_us\":",
@@ -84,9 +85,17 @@ fn bench_service_quick_gets_every_reply() {
     ] {
         assert!(line.contains(key), "missing {key} in {line}");
     }
-    // Three configurations at two periods.
+    // Four configurations at two periods.
     let configurations = values(line, "configuration");
-    assert_eq!(configurations.len(), 6, "{line}");
+    assert_eq!(configurations.len(), 8, "{line}");
+    // The roslite pair calls over shared memory (two processes of one host); the UDP and the
+    // impaired pairs over RTPS, where the faults are injected. rclpy reports no path.
+    let paths = values(line, "path");
+    assert_eq!(
+        paths,
+        ["\"shm\"", "\"udp\"", "\"udp\"", "\"shm\"", "\"udp\"", "\"udp\""],
+        "{line}"
+    );
     let requests = values(line, "requests");
     let replies = values(line, "replies");
     let lost = values(line, "lost");

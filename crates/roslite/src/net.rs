@@ -1498,6 +1498,9 @@ mod graph_tests {
 //   sequence} after the encapsulation header; the server copies it into the reply.
 // A server recognises the style per request (inline QoS present, else the sender's vendor); a
 // client uses Cyclone's only when every matched server is Cyclone.
+// With roslite participants on this host, requests and replies go over the same-host links
+// instead, the sample identity in a lead before the payload (same_host/service.rs); a request
+// is still written to the RTPS writer for its sequence number, the call's key on both paths.
 
 use crate::service::{
     ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink, ServiceEndpointDescription,

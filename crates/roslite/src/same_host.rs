@@ -9,14 +9,15 @@
 //! ```
 //!
 //! Two participants with equal hosts use the first transport both offer (shared memory, then
-//! Unix socket) for their `rt/` topics whose writers have an infinite liveliness lease (the ROS
-//! default) and are VOLATILE, or TRANSIENT_LOCAL with a KEEP_LAST history and no lifespan
-//! (`matching::carriable_elsewhere`); the RTPS participant is told to leave those pairs
-//! unmatched (`Participant::set_carried_elsewhere`), so nothing is sent twice. A
-//! TRANSIENT_LOCAL publisher's same-host writers keep its newest `depth` samples and hand them
-//! to a TRANSIENT_LOCAL subscription that connects later, before anything newer. Everything
-//! else (discovery, services, KEEP_ALL or expiring transient-local histories, and every
-//! non-roslite peer) stays on UDP.
+//! Unix socket) for their `rt/` topics, and their services' `rq/` and `rr/` topics, whose
+//! writers have an infinite liveliness lease (the ROS default) and are VOLATILE, or
+//! TRANSIENT_LOCAL with a KEEP_LAST history and no lifespan (`matching::carriable_elsewhere`);
+//! the RTPS participant is told to leave those pairs unmatched
+//! (`Participant::set_carried_elsewhere`), so nothing is sent twice. A TRANSIENT_LOCAL
+//! publisher's same-host writers keep its newest `depth` samples and hand them to a
+//! TRANSIENT_LOCAL subscription that connects later, before anything newer. Everything else
+//! (discovery, KEEP_ALL or expiring transient-local histories, and every non-roslite peer)
+//! stays on UDP. How services correlate replies on these links: `same_host/service.rs`.
 //! Both sides decide from the same announcements, so there is nothing to negotiate.
 //!
 //! Writers: each local publisher gets a shared-memory writer and a Unix-socket writer (only the
@@ -26,7 +27,8 @@
 //! Unix-socket outlet sends the serialized bytes it is handed. Readers: for each (local subscription, remote writer)
 //! pair that should flow here, a thread connects to the writer's endpoint and delivers what
 //! arrives; shared-memory samples are decoded in place (views into the writer's read-only
-//! segment), never copied.
+//! segment), never copied. Services' readers and writers are handled alike, but outside the
+//! publishers' outlets (`same_host/service.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

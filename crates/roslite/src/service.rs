@@ -2,15 +2,18 @@
 //!
 //! A [`Service`] queues requests and answers them from its callback on the executor spinning
 //! its node. A [`Client`] sends requests and completes each call when the reply arrives, on
-//! whichever thread receives it (the RTPS driver thread for remote servers, the server's
-//! executor thread for a server in this process), so [`Client::call`] blocks without anyone
+//! whichever thread receives it (the RTPS driver thread for remote servers, a same-host link's
+//! thread for a roslite server on this host, the server's executor thread for a server in this
+//! process), so [`Client::call`] blocks without anyone
 //! spinning the client's node.
 //!
 //! Paths: a client whose context has a server of the same name and type calls it directly,
-//! without serialization (as intra-process topics do). Otherwise the request goes over RTPS on
-//! `rq/<service>Request` and the reply comes back on `rr/<service>Reply`, correlated in the
-//! style of whoever is on the other side (see `net.rs`: Fast DDS's related-sample-identity
-//! inline QoS, or Cyclone's 16-byte header in the payload).
+//! without serialization (as intra-process topics do). Otherwise the request goes out on
+//! `rq/<service>Request` and the reply comes back on `rr/<service>Reply`: over shared memory or
+//! a Unix socket to a roslite server on this host (`same_host::service`, the sample identity in
+//! a lead before the payload), else over RTPS, correlated in the style of whoever is on the
+//! other side (see `net.rs`: Fast DDS's related-sample-identity inline QoS, or Cyclone's
+//! 16-byte header in the payload).
 
 use std::any::Any;
 use std::collections::{HashMap, VecDeque};

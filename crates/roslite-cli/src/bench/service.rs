@@ -32,7 +32,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
 use roslite::net::{FaultConfig, FAULT_INJECTION_ENV};
-use roslite::{Executor, Instant, Rate, RealtimeOptions};
+use roslite::{Executor, Instant, LocalTransports, Rate, RealtimeOptions};
 use roslite_executor::SteadyClock;
 
 use super::rtt::{collect_lines, die_with_parent, localhost_context, self_command, Helper};
@@ -70,7 +70,8 @@ pub struct ServiceArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_period)]
     periods: Option<Vec<Duration>>,
     /// Also run roslite over an impaired link, e.g. delay_ms=10,jitter_ms=3,loss=0.0 (see the
-    /// fault-injection notes at the end of --help; sets ROSLITE_FAULT_INJECTION).
+    /// fault-injection notes at the end of --help; sets ROSLITE_FAULT_INJECTION, which also
+    /// keeps the pair off the same-host links).
     #[arg(long, value_parser = parse_impairment)]
     impair: Option<FaultConfig>,
     /// Timer slack in ns of both clients (roslite's and rclpy's); Linux's default is 50000,
@@ -83,7 +84,7 @@ pub struct ServiceArgs {
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=99))]
     rt_priority: Option<u8>,
     /// ROS domain of the roslite pair; the impaired pair uses the next one, rclpy the one
-    /// after.
+    /// after, and the roslite pair over UDP the one after that.
     #[arg(long, default_value_t = 220)]
     domain: u32,
     /// Python interpreter with rclpy for the ROS 2 baseline (default: $ROSLITE_PYTHON, else
@@ -213,7 +214,19 @@ fn call(args: &PeerArgs) -> anyhow::Result<()> {
             .call(request(i), Duration::from_secs(10))
             .context("warm-up call")?;
     }
+    // The path the calls take, as the graph shows the server's endpoints.
+    let path = ctx
+        .network()
+        .and_then(|net| {
+            let name = client.service_name().to_owned();
+            net.endpoints()
+                .into_iter()
+                .find(|e| !e.local && e.topic == name)
+                .map(|e| e.transport)
+        })
+        .unwrap_or("unknown");
     let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "PATH {path}")?;
     writeln!(stdout, "READY")?;
     stdout.flush()?;
     let mut line = String::new();
@@ -264,6 +277,8 @@ fn call(args: &PeerArgs) -> anyhow::Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Roslite,
+    /// roslite with its same-host links off (`ROSLITE_TRANSPORTS=udp`): RTPS over loopback.
+    RosliteUdp,
     RosliteImpaired,
     Rclpy,
 }
@@ -272,6 +287,7 @@ impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Roslite => "roslite",
+            Kind::RosliteUdp => "roslite over UDP",
             Kind::RosliteImpaired => "roslite, impaired link",
             Kind::Rclpy => "rclpy (ROS 2)",
         }
@@ -279,7 +295,7 @@ impl Kind {
 
     fn service_type(self) -> &'static str {
         match self {
-            Kind::Roslite | Kind::RosliteImpaired => ROSLITE_TYPE,
+            Kind::Roslite | Kind::RosliteUdp | Kind::RosliteImpaired => ROSLITE_TYPE,
             Kind::Rclpy => RCLPY_TYPE,
         }
     }
@@ -299,6 +315,9 @@ struct Run {
     kind: Kind,
     period: Duration,
     samples: Vec<Sample>,
+    /// The transport the calls took, as the roslite client's graph showed it (`shm`, `uds`,
+    /// `udp`); `None` for rclpy.
+    path: Option<String>,
     /// Why there are no samples.
     note: Option<String>,
 }
@@ -398,6 +417,7 @@ impl Setup<'_> {
                 Kind::Roslite => 0,
                 Kind::RosliteImpaired => 1,
                 Kind::Rclpy => 2,
+                Kind::RosliteUdp => 3,
             }
     }
 
@@ -410,7 +430,7 @@ impl Setup<'_> {
     ) -> anyhow::Result<Launched> {
         let domain = self.domain(kind).to_string();
         let (mut server, mut client) = match kind {
-            Kind::Roslite | Kind::RosliteImpaired => {
+            Kind::Roslite | Kind::RosliteUdp | Kind::RosliteImpaired => {
                 let mut server =
                     self_command(&["bench", "service-peer", "--role", "server", "--domain"])?;
                 server.arg(&domain);
@@ -433,6 +453,10 @@ impl Setup<'_> {
                         }
                         _ => command.env_remove(FAULT_INJECTION_ENV),
                     };
+                    // (Fault injection itself turns the same-host links off.)
+                    if kind == Kind::RosliteUdp {
+                        command.env(LocalTransports::ENV, "udp");
+                    }
                 }
                 (server, client)
             }
@@ -536,6 +560,7 @@ fn run_period(setup: &Setup<'_>, kinds: &[(Kind, Option<String>)], period: Durat
             kind: *kind,
             period,
             samples: Vec::new(),
+            path: None,
             note: note.clone(),
         })
         .collect();
@@ -568,6 +593,9 @@ fn run_period(setup: &Setup<'_>, kinds: &[(Kind, Option<String>)], period: Durat
         let wait = deadline - Instant::monotonic_now();
         match rx.recv_timeout(wait) {
             Ok(Output::Line(i, line)) if line.trim() == "READY" => ready[i] = true,
+            Ok(Output::Line(i, line)) if line.starts_with("PATH ") => {
+                runs[i].path = Some(line["PATH ".len()..].trim().to_owned());
+            }
             Ok(Output::Line(..)) => {}
             Ok(Output::Closed(i)) => fail(&mut runs, &mut launched, i, "the client ended early"),
             Err(_) => {
@@ -647,11 +675,12 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<()> {
     });
     anyhow::ensure!(!periods.is_empty(), "--periods is empty");
     anyhow::ensure!(
-        args.domain + 2 <= roslite::context::MAX_DOMAIN_ID,
-        "--domain must be at most {} (the impaired pair and rclpy use the next two)",
-        roslite::context::MAX_DOMAIN_ID - 2
+        args.domain + 3 <= roslite::context::MAX_DOMAIN_ID,
+        "--domain must be at most {} (the impaired pair, rclpy and roslite over UDP use the \
+         next three)",
+        roslite::context::MAX_DOMAIN_ID - 3
     );
-    let mut kinds = vec![(Kind::Roslite, None)];
+    let mut kinds = vec![(Kind::Roslite, None), (Kind::RosliteUdp, None)];
     if args.impair.is_some() {
         kinds.push((Kind::RosliteImpaired, None));
     }

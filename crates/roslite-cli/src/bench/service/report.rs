@@ -75,8 +75,10 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "  roslite: {ROSLITE_TYPE}; rclpy: {RCLPY_TYPE} (example_interfaces is not \
-             installed for rclpy), rmw_fastrtps_cpp, loopback-only profile"
+            "  roslite: {ROSLITE_TYPE}, on the path in brackets (a same-host link between \
+             roslite processes by default; over UDP: ROSLITE_TRANSPORTS=udp); rclpy: \
+             {RCLPY_TYPE} (example_interfaces is not installed for rclpy), rmw_fastrtps_cpp, \
+             loopback-only profile"
         );
         let _ = writeln!(
             out,
@@ -116,12 +118,18 @@ impl Report<'_> {
         );
         for run in self.runs {
             let label = period_label(run.period);
+            let configuration = match &run.path {
+                Some(path) if run.kind != Kind::RosliteUdp => {
+                    format!("{} ({path})", run.kind.name())
+                }
+                _ => run.kind.name().to_owned(),
+            };
             let (Some(response), Some(jitter)) = (run.response(), run.jitter()) else {
                 let _ = writeln!(
                     out,
                     "{:<8} {:<24} {}",
                     label,
-                    run.kind.name(),
+                    configuration,
                     run.note.as_deref().unwrap_or("no replies")
                 );
                 continue;
@@ -135,7 +143,7 @@ impl Report<'_> {
                 out,
                 "{:<8} {:<24} {:>5} {:>7} {:>4} {:>5} | {:>9.1} {:>9.1} {:>9.1} {:>9.1} | {:>8.1} {:>8.1} {:>8.1} {:>9.1} | {:>8}",
                 label,
-                run.kind.name(),
+                configuration,
                 run.samples.len(),
                 run.replies(),
                 run.samples.len() - run.replies(),
@@ -199,6 +207,9 @@ impl Report<'_> {
                     run.samples.len() - run.replies(),
                     run.wrong()
                 );
+                if let Some(path) = &run.path {
+                    let _ = write!(o, ",\"path\":{}", json_str(path));
+                }
                 for (prefix, stats) in [("response", run.response()), ("jitter", run.jitter())] {
                     for (key, value) in [
                         ("min", stats.map(|s| s.min)),
