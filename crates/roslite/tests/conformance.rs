@@ -1,8 +1,9 @@
 //! One conformance suite for every user-data transport of roslite, run through the public API:
 //! delivery and ordering, keep-last overwrite for a slow subscriber, lost messages counted
 //! (SAMPLE_LOST), a keep-all publisher timing out on a stuck subscriber, large samples,
-//! many-to-many, a late joiner's transient-local history, and (for the transports between
-//! processes) peer death with SIGKILL.
+//! many-to-many, a late joiner's transient-local history, service calls, and (for the
+//! transports between processes) peer death with SIGKILL: of a publisher, a subscriber and a
+//! service server.
 //!
 //! Each case is a function taking a [`Transport`]; the `suite!` macro instantiates every case
 //! once per transport, as `<transport>::<case>` (`cargo test -p roslite --test conformance
@@ -28,7 +29,8 @@
 //! socket between roslite peers on one host; other pairs stay on RTPS/UDP. The cases use such
 //! topics throughout: volatile ones, and a transient-local one for the late joiner.
 //!
-//! Peer death (`peer_death_publisher_killed`, `peer_death_subscriber_killed`) re-executes this
+//! Peer death (`peer_death_publisher_killed`, `peer_death_subscriber_killed`,
+//! `peer_death_server_killed`) re-executes this
 //! test binary as the peer process (the role is chosen by `ROSLITE_CONFORMANCE_CHILD`) and
 //! SIGKILLs it mid-stream; those cases run alone (a write lock) because they count this
 //! process's descriptors. It does not apply to `intra` (publisher and subscription share one
@@ -1234,6 +1236,24 @@ fn run_child_if_requested() {
                 std::thread::park();
             }
         }
+        // A server whose sum is off by `1000 * (round + 1)`, so a reply shows who sent it, and
+        // which sits on a request with `b == -1` until it is SIGKILLed.
+        "server" => {
+            let offset = 1000 * (round.parse::<i64>().expect("round") + 1);
+            let _service = node
+                .create_service::<AddTwoInts, _>(&topic, move |r: AddTwoInts_Request| {
+                    if r.b == -1 {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                    AddTwoInts_Response {
+                        sum: r.a + r.b + offset,
+                    }
+                })
+                .unwrap();
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        }
         other => panic!("unknown child role {other}"),
     }
     unreachable!()
@@ -1526,6 +1546,120 @@ fn peer_death_publisher_killed(transport: Transport, test: &str) {
     drop(replacement_ctx);
     leaks.check(transport);
     drop(spinning);
+}
+
+/// A client survives servers in other processes SIGKILLed, one of them while it answers: each
+/// round the child server answers calls over the transport under test (its replies carry its
+/// round), is killed with a call still waiting in its callback, and that call ends in a
+/// timeout. Over shm/uds the client then sees the server gone (its links closed); over udp it
+/// would only after the killed participant's lease (20 s), which this case does not wait for.
+/// After the kills a new server answers at once, and no descriptor or /dev/shm entry is left.
+fn peer_death_server_killed(transport: Transport, test: &str) {
+    run_child_if_requested();
+    assert_ne!(
+        transport,
+        Transport::Intra,
+        "peer death needs two processes"
+    );
+    let _case = exclusive_case();
+    Leaks::settle();
+    let service = topic("server_killed", transport);
+    let name = format!("/{service}");
+    let ctx = context(transport);
+    let node = ctx.create_node("caller").unwrap();
+    let client = node.create_client::<AddTwoInts>(&service).unwrap();
+    let net = ctx.network().expect("network");
+    let mut leaks = Leaks::start();
+    for round in 0..KILL_ROUNDS {
+        let mut child = KilledOnDrop(spawn_child("server", transport, &service, round, test));
+        // Over udp the servers killed before are still matched (until their leases expire), so
+        // readiness proves nothing there: wait for the child's first answer.
+        let offset = 1000 * (round as i64 + 1);
+        let answered = wait_until(PATIENCE, || {
+            client
+                .call(
+                    AddTwoInts_Request { a: 0, b: 0 },
+                    Duration::from_millis(500),
+                )
+                .is_ok_and(|r| r.sum == offset)
+        });
+        assert!(
+            answered,
+            "{} round {round}: the child server never answered",
+            transport.name()
+        );
+        // Discovery keeps the killed servers' endpoints until their leases expire: all of
+        // them, and the child's, are on the transport under test.
+        let transports = service_transports(&ctx, &name);
+        assert!(
+            transports.len() >= 2 && transports.iter().all(|t| *t == transport.name()),
+            "round {round}: the servers' request readers and reply writers: {transports:?}"
+        );
+        let offset = 1000 * (round as i64 + 1);
+        for i in 0..10 {
+            let reply = client.call(AddTwoInts_Request { a: i, b: 1 }, PATIENCE);
+            assert_eq!(
+                reply.expect("a call to the child server").sum,
+                i + 1 + offset,
+                "{} round {round}",
+                transport.name()
+            );
+        }
+        leaks.peer_alive();
+        // A call the server never answers: it sits in the callback when the server dies.
+        let stuck = client
+            .call_async(AddTwoInts_Request { a: 0, b: -1 })
+            .expect("send a request");
+        std::thread::sleep(Duration::from_millis(100));
+        sigkill(&mut child.0);
+        let timed_out = client.call(
+            AddTwoInts_Request { a: 1, b: 1 },
+            Duration::from_millis(500),
+        );
+        assert!(
+            matches!(timed_out, Err(roslite::CallError::Timeout { .. })),
+            "{} round {round}: a call to the killed server gave {timed_out:?}",
+            transport.name()
+        );
+        drop(stuck);
+        if transport != Transport::Udp {
+            assert!(
+                wait_until(PATIENCE, || !client.service_is_ready()),
+                "{} round {round}: the client still sees the killed server",
+                transport.name()
+            );
+            assert_eq!(net.service_servers_by_path(&name), (0, 0));
+        }
+        leaks.round_done();
+    }
+    // A new server (another context of this process) answers after the kills.
+    let server_ctx = context(transport);
+    let server_node = server_ctx.create_node("replacement").unwrap();
+    let _server = server_node
+        .create_service::<AddTwoInts, _>(&service, |r: AddTwoInts_Request| AddTwoInts_Response {
+            sum: r.a + r.b,
+        })
+        .unwrap();
+    let spinning = spin_in_background(&server_ctx, &[&server_node]);
+    // Over udp the killed servers are still matched until their leases expire, so the client is
+    // ready at once and its calls also go to them: retry until the new one answered.
+    let answered = wait_until(PATIENCE, || {
+        client
+            .call(
+                AddTwoInts_Request { a: 2, b: 3 },
+                Duration::from_millis(500),
+            )
+            .is_ok_and(|r| r.sum == 5)
+    });
+    assert!(
+        answered,
+        "{}: no answer from a new server after the kills",
+        transport.name()
+    );
+    assert_eq!(client.stats().malformed_replies, 0);
+    drop(spinning);
+    drop((_server, server_node, server_ctx));
+    leaks.check(transport);
 }
 
 /// A publisher survives subscribers in other processes SIGKILLed while they hold samples (the
@@ -1864,7 +1998,8 @@ suite!(
     shm,
     Transport::Shm,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed;
+    peer_death_subscriber_killed,
+    peer_death_server_killed;
     keep_all_publish_times_out;
     keep_all_queue_is_bounded_while_nobody_spins
 );
@@ -1872,7 +2007,8 @@ suite!(
     uds,
     Transport::Uds,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed;
+    peer_death_subscriber_killed,
+    peer_death_server_killed;
     keep_all_publish_times_out;
     keep_all_queue_is_bounded_while_nobody_spins
 );
@@ -1880,7 +2016,8 @@ suite!(
     udp,
     Transport::Udp,
     peer_death_publisher_killed,
-    peer_death_subscriber_killed;
+    peer_death_subscriber_killed,
+    peer_death_server_killed;
     keep_all_publish_times_out;
     keep_all_queue_is_bounded_while_nobody_spins
 );
