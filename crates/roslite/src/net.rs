@@ -2178,24 +2178,31 @@ impl RtpsNetwork {
                 )
                 .map(|sn| RequestKey::WriterSn(sn.0))
         };
-        match result {
+        let same_host_reply_identity = match result {
             Ok(key) => {
-                // Registered before the same-host servers can see the request.
+                // Registered before any server can see the request.
                 register(key);
-                if let (RequestKey::WriterSn(sn), Some(writers)) = (key, &same_host) {
-                    let reply_identity = SampleIdentity {
+                match key {
+                    RequestKey::WriterSn(sn) => Some(SampleIdentity {
                         writer_guid: reply_reader.guid(prefix),
                         sequence_number: SequenceNumber(sn),
-                    };
-                    writers.send(reply_identity, &payload);
+                    }),
+                    _ => None,
                 }
             }
-            Err(e) => self
-                .shared
-                .logger
-                .warn(format_args!("cannot send a service request: {e:?}")),
-        }
+            Err(e) => {
+                self.shared
+                    .logger
+                    .warn(format_args!("cannot send a service request: {e:?}"));
+                None
+            }
+        };
         self.shared.flush_and_notify(&mut state, now);
+        drop(state);
+        // Outside the lock: a KEEP_ALL server's full queue may hold the send back.
+        if let (Some(writers), Some(identity)) = (same_host, same_host_reply_identity) {
+            writers.send(identity, &payload);
+        }
     }
 
     /// What the network dropped of service traffic, over RTPS and same-host links.
