@@ -1410,20 +1410,27 @@ fn of_round(log: &Log, round: &str) -> Vec<u64> {
         .collect()
 }
 
-/// A subscriber survives publishers in other processes (this binary, re-executed) SIGKILLed
-/// mid-stream, round after round. Meanwhile a publisher in another context of this process
-/// streams to it over the same transport and must keep arriving after every kill; each new
-/// child publisher reaches it over `transport`, and after the last kill a new publisher does
-/// too. No descriptor of this process and no /dev/shm entry is left behind.
-fn peer_death_publisher_killed(transport: Transport, test: &str) {
+/// The start of a peer-death case: in a child process, its role (which never returns); else
+/// this case alone (the lock it returns) once earlier cases' descriptors have settled.
+fn peer_death_case(transport: Transport) -> RwLockWriteGuard<'static, ()> {
     run_child_if_requested();
     assert_ne!(
         transport,
         Transport::Intra,
         "peer death needs two processes"
     );
-    let _case = exclusive_case();
+    let case = exclusive_case();
     Leaks::settle();
+    case
+}
+
+/// A subscriber survives publishers in other processes (this binary, re-executed) SIGKILLed
+/// mid-stream, round after round. Meanwhile a publisher in another context of this process
+/// streams to it over the same transport and must keep arriving after every kill; each new
+/// child publisher reaches it over `transport`, and after the last kill a new publisher does
+/// too. No descriptor of this process and no /dev/shm entry is left behind.
+fn peer_death_publisher_killed(transport: Transport, test: &str) {
+    let _case = peer_death_case(transport);
     let topic = topic("publisher_killed", transport);
     let full = format!("/{topic}");
     let ctx = context(transport);
@@ -1555,14 +1562,7 @@ fn peer_death_publisher_killed(transport: Transport, test: &str) {
 /// would only after the killed participant's lease (20 s), which this case does not wait for.
 /// After the kills a new server answers at once, and no descriptor or /dev/shm entry is left.
 fn peer_death_server_killed(transport: Transport, test: &str) {
-    run_child_if_requested();
-    assert_ne!(
-        transport,
-        Transport::Intra,
-        "peer death needs two processes"
-    );
-    let _case = exclusive_case();
-    Leaks::settle();
+    let _case = peer_death_case(transport);
     let service = topic("server_killed", transport);
     let name = format!("/{service}");
     let ctx = context(transport);
@@ -1669,14 +1669,7 @@ fn peer_death_server_killed(transport: Transport, test: &str) {
 /// connected readers; over udp it stays matched until its participant's lease (20 s) expires,
 /// which this case does not wait for (the surviving subscription must get everything anyway).
 fn peer_death_subscriber_killed(transport: Transport, test: &str) {
-    run_child_if_requested();
-    assert_ne!(
-        transport,
-        Transport::Intra,
-        "peer death needs two processes"
-    );
-    let _case = exclusive_case();
-    Leaks::settle();
+    let _case = peer_death_case(transport);
     let topic = topic("subscriber_killed", transport);
     let qos = QosProfile::DEFAULT.keep_all();
     let sub_ctx = context(transport);
