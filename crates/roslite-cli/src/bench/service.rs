@@ -453,7 +453,8 @@ impl Setup<'_> {
                         }
                         _ => command.env_remove(FAULT_INJECTION_ENV),
                     };
-                    // (Fault injection itself turns the same-host links off.)
+                    // The UDP pair is kept off the same-host links; the impaired pair needs
+                    // no such setting, as fault injection turns them off by itself.
                     if kind == Kind::RosliteUdp {
                         command.env(LocalTransports::ENV, "udp");
                     }
