@@ -229,6 +229,31 @@ impl NetState {
         }
     }
 
+    /// The remote readers of those of local `writers` on DDS topic `dds_topic`, summed, by
+    /// path: `(matched over RTPS, connected over a same-host link)`.
+    fn readers_by_path(
+        &self,
+        writers: impl Iterator<Item = WriterId>,
+        dds_topic: &str,
+    ) -> (usize, usize) {
+        writers
+            .filter(|w| {
+                self.participant
+                    .writer_data(*w)
+                    .is_some_and(|d| d.topic_name == dds_topic)
+            })
+            .fold((0, 0), |(rtps, local), w| {
+                (
+                    rtps + self.participant.writer_matches(w).count(),
+                    local
+                        + self
+                            .same_host
+                            .as_ref()
+                            .map_or(0, |s| s.connected_readers(w)),
+                )
+            })
+    }
+
     /// Re-plans the same-host reader links after endpoints changed.
     fn refresh_same_host(&mut self) {
         if let Some(same_host) = &mut self.same_host {
@@ -1380,48 +1405,16 @@ impl RtpsNetwork {
     /// qualified ROS name), summed over those publishers: what `get_subscription_count`
     /// adds to the local count for a tool with one publisher.
     pub fn matched_remote_subscriptions(&self, topic: &str) -> usize {
-        let dds_topic = topic_to_dds(topic);
-        let state = self.shared.lock();
-        state
-            .writers_by_local
-            .values()
-            .filter(|w| {
-                state
-                    .participant
-                    .writer_data(**w)
-                    .is_some_and(|d| d.topic_name == dds_topic)
-            })
-            .map(|w| {
-                state.participant.writer_matches(*w).count()
-                    + state
-                        .same_host
-                        .as_ref()
-                        .map_or(0, |s| s.connected_readers(*w))
-            })
-            .sum()
+        let (rtps, local) = self.remote_subscriptions_by_path(topic);
+        rtps + local
     }
 
     /// Remote subscriptions of this context's publishers on `topic`, by path: `(over RTPS,
     /// over a same-host link)`.
     pub fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
-        let dds_topic = topic_to_dds(topic);
         let state = self.shared.lock();
-        let writers = state.writers_by_local.values().filter(|w| {
-            state
-                .participant
-                .writer_data(**w)
-                .is_some_and(|d| d.topic_name == dds_topic)
-        });
-        writers.fold((0, 0), |(rtps, local), w| {
-            (
-                rtps + state.participant.writer_matches(*w).count(),
-                local
-                    + state
-                        .same_host
-                        .as_ref()
-                        .map_or(0, |s| s.connected_readers(*w)),
-            )
-        })
+        let writers = state.writers_by_local.values().copied();
+        state.readers_by_path(writers, &topic_to_dds(topic))
     }
 
     /// The same-host transport this context uses with the participant of `guid` for volatile
@@ -2224,22 +2217,6 @@ impl RtpsNetwork {
         let dds_topic = roslite_rtps::discovery::ros::service_request_to_dds(service);
         let state = self.shared.lock();
         let writers = state.services.clients.values().map(|c| c.request_writer);
-        writers
-            .filter(|w| {
-                state
-                    .participant
-                    .writer_data(*w)
-                    .is_some_and(|d| d.topic_name == dds_topic)
-            })
-            .fold((0, 0), |(rtps, local), w| {
-                (
-                    rtps + state.participant.writer_matches(w).count(),
-                    local
-                        + state
-                            .same_host
-                            .as_ref()
-                            .map_or(0, |s| s.service_writer_readers(w)),
-                )
-            })
+        state.readers_by_path(writers, &dds_topic)
     }
 }

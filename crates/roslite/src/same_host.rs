@@ -85,11 +85,6 @@ fn carried_topic(dds_topic: &str) -> bool {
         .any(|prefix| dds_topic.starts_with(prefix))
 }
 
-/// Whether `dds_topic` is a service's request or reply topic.
-fn service_topic(dds_topic: &str) -> bool {
-    dds_topic.starts_with("rq/") || dds_topic.starts_with("rr/")
-}
-
 const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
 const KEY_VIA: &str = "roslite_via";
@@ -385,10 +380,7 @@ impl SameHost {
         let by_its_qos =
             || carried_topic(&remote.topic_name) && endpoint_carriable_elsewhere(remote);
         let carried = match remote.kind {
-            // A service's readers pair with clients' request writers and servers' reply
-            // writers, which are never transient-local: their own QoS decides.
             EndpointKind::Writer => by_its_qos(),
-            EndpointKind::Reader if service_topic(&remote.topic_name) => by_its_qos(),
             EndpointKind::Reader => {
                 let mut ours = self
                     .writers
@@ -531,7 +523,7 @@ impl SameHost {
             .insert(request_writer, Arc::new(ServiceWriters { shm, uds }));
         let inlet = ServiceInlet::Replies {
             sink,
-            ours: [reply_guid, request_guid],
+            reply_reader: reply_guid,
         };
         self.service_readers.insert(
             reply_reader,
@@ -560,16 +552,11 @@ impl SameHost {
         request_writer: WriterId,
         reply_reader: ReaderId,
     ) -> bool {
-        self.service_writer_readers(request_writer) > 0
+        self.connected_readers(request_writer) > 0
             && self
                 .service_readers
                 .get(&reply_reader)
                 .is_some_and(|r| r.connected_links() > 0)
-    }
-
-    /// Readers connected to a local client's request writer (or a server's reply writer).
-    pub(crate) fn service_writer_readers(&self, writer: WriterId) -> usize {
-        self.service_writers.get(&writer).map_or(0, |w| w.readers())
     }
 
     /// Same-host service traffic dropped so far: `(malformed, replies for other clients)`.
@@ -595,8 +582,12 @@ impl SameHost {
         self.links.retain(|(r, _), _| *r != reader);
     }
 
-    /// Readers connected to local writer `writer` over same-host links.
+    /// Readers connected to local writer `writer` (a publisher's, a client's request writer
+    /// or a server's reply writer) over same-host links.
     pub(crate) fn connected_readers(&self, writer: WriterId) -> usize {
+        if let Some(w) = self.service_writers.get(&writer) {
+            return w.readers();
+        }
         self.writers.get(&writer).map_or(0, |w| {
             w.shm.as_ref().map_or(0, |s| s.stats().readers)
                 + w.uds.as_ref().map_or(0, |u| u.stats().readers)
@@ -888,12 +879,17 @@ impl LinkSpec {
             }
             subscription.report_lost(numbering.lost_before(sample.seq()));
             let info = info_for(sample.seq(), sample.timestamp_ns());
-            let buf = match sample.into_bytes() {
-                roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
-                roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
-            };
+            let buf = uds_buf(sample);
             crate::pubsub::with_inline_dispatch(|| subscription.deliver(&buf, info));
         }
+    }
+}
+
+/// A Unix-socket sample's bytes as a buffer, without copying them.
+fn uds_buf(sample: roslite_shm::UdsSample) -> SharedBuf {
+    match sample.into_bytes() {
+        roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
+        roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
     }
 }
 
@@ -933,10 +929,7 @@ impl LinkSpec {
             if self.stop.requested() {
                 return;
             }
-            service.deliver(match sample.into_bytes() {
-                roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
-                roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
-            });
+            service.deliver(uds_buf(sample));
         }
     }
 }

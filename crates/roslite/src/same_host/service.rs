@@ -16,7 +16,7 @@
 //!
 //! The client writes the identity the reply must carry; the server copies it into the reply
 //! unchanged. Every client's reply reader gets every reply of a server (as over RTPS) and keeps
-//! those whose GUID is its own.
+//! those that name it.
 //!
 //! A request arrives on its link thread, which may run the server's callback on a lent
 //! executor turn and send the reply from there: a same-host call takes no lock of the network.
@@ -30,6 +30,7 @@ use roslite_rtps::types::{Guid, SampleIdentity, SequenceNumber};
 use roslite_shm::{ShmWriter, UdsWriter};
 
 use crate::service::{ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink};
+use crate::transport::{give_back_send_buffer, take_send_buffer};
 
 /// Bytes before a service sample's CDR payload (module docs).
 pub(super) const SERVICE_LEAD: usize = 28;
@@ -94,11 +95,14 @@ impl ServiceWriters {
             }
         }
         if let Some(uds) = self.uds.as_ref().filter(|w| w.reader_count() > 0) {
-            let mut frame = Vec::with_capacity(SERVICE_LEAD + payload.len());
+            // Assembled in this thread's reused buffer, as topics' small messages are.
+            let mut frame = take_send_buffer();
+            frame.clear();
             frame.resize(SERVICE_LEAD, 0);
             write_lead(&mut frame, identity);
             frame.extend_from_slice(payload);
             let _ = uds.send(&frame, timestamp_ns);
+            give_back_send_buffer(frame);
         }
     }
 }
@@ -110,11 +114,11 @@ pub(crate) enum ServiceInlet {
         sink: Arc<dyn RequestSink>,
         replies: Weak<ServiceWriters>,
     },
-    /// A client's reply reader: replies addressed to `ours` complete its calls.
+    /// A client's reply reader (GUID `reply_reader`): replies addressed to it complete the
+    /// client's calls.
     Replies {
         sink: Arc<dyn ReplySink>,
-        /// The client's reply reader and request writer: a reply may name either (net.rs).
-        ours: [Guid; 2],
+        reply_reader: Guid,
     },
 }
 
@@ -162,8 +166,8 @@ impl ServiceReader {
                 // callback runs here and its reply leaves at once.
                 crate::pubsub::with_inline_dispatch(|| sink.deliver_request(&payload, reply));
             }
-            ServiceInlet::Replies { sink, ours } => {
-                if !ours.contains(&identity.writer_guid) {
+            ServiceInlet::Replies { sink, reply_reader } => {
+                if identity.writer_guid != *reply_reader {
                     self.stats
                         .replies_for_other_clients
                         .fetch_add(1, Ordering::Relaxed);
