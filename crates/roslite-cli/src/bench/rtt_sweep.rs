@@ -859,6 +859,7 @@ impl FloorRounds {
                 (None, Some(_)) => None,
             },
             rounds: Some(GoalRounds { ratios, median }),
+            bound: None,
         }
     }
 }
@@ -1222,6 +1223,15 @@ struct Goal {
     why_not: Option<String>,
     /// For a goal measured in interleaved rounds ([`FloorRounds`]).
     rounds: Option<GoalRounds>,
+    /// The best ratio this run's floors leave the measured path, with why, where the floors
+    /// set one ([`owned_copy_bound`]).
+    bound: Option<Bound>,
+}
+
+/// The lowest ratio a goal's path could reach on this run's floors.
+struct Bound {
+    ratio: f64,
+    why: String,
 }
 
 /// Every round of a [`FloorRounds`] goal and the one it is judged on.
@@ -1281,7 +1291,27 @@ fn ratio_goal(
             why_not
         },
         rounds: None,
+        bound: None,
     }
+}
+
+/// What the owned `publish(msg)` of 4 MiB must cost at least, against the same path's 64 B,
+/// on this run's memcpy floor.
+///
+/// The message lives in the publisher's private memory, so reaching shared memory copies its
+/// payload once on each side of a round trip (the ping's publish and the pong's re-publish):
+/// `(shm 64 B + 2 x memcpy 4 MiB) / shm 64 B`, however lean the rest. The zero-copy reading of
+/// the goal is the loaned path's (`shm-loan`), which writes the payload in place.
+fn owned_copy_bound(shm: Option<&Series>, memcpy: Option<&Series>) -> Option<Bound> {
+    let small = shm?.p50(64)?;
+    let copy = memcpy?.p50(4 << 20)?;
+    (small > 0.0).then(|| Bound {
+        ratio: (small + 2.0 * copy) / small,
+        why: format!(
+            "an owned message is copied into shared memory on each side: two 4 MiB memcpys \
+             ({copy:.1} us each in this run) make at least this; the zero-copy path is shm-loan's"
+        ),
+    })
 }
 
 fn goals(series: &[Series]) -> Vec<Goal> {
@@ -1314,14 +1344,18 @@ fn goals(series: &[Series]) -> Vec<Goal> {
                 64,
             ));
         }
-        out.push(ratio_goal(
+        let mut owned = ratio_goal(
             format!("shm{suffix} 4 MiB p50 <= 2x shm{suffix} 64 B"),
             2.0,
             shm,
             4 << 20,
             shm,
             64,
-        ));
+        );
+        if suffix.is_empty() {
+            owned.bound = owned_copy_bound(shm, find(series, "memcpy"));
+        }
+        out.push(owned);
     }
     if let Some(loaned) = find(series, "shm-loan") {
         out.push(ratio_goal(
@@ -1368,6 +1402,7 @@ fn goals(series: &[Series]) -> Vec<Goal> {
                 ratio: None,
                 why_not: Some("not measured (no Cyclone)".to_owned()),
                 rounds: None,
+                bound: None,
             });
             continue;
         };
@@ -1385,6 +1420,7 @@ fn goals(series: &[Series]) -> Vec<Goal> {
             ratio: worst.map(|r| (r, 0.999_999)),
             why_not: worst.is_none().then(|| "not measured".to_owned()),
             rounds: None,
+            bound: None,
         });
     }
     out
@@ -1634,7 +1670,10 @@ fn table(
             format!(" ({r:.2}x, limit {limit:.2}x)")
         });
         let rounds = g.rounds.as_ref().map_or(String::new(), rounds_text);
-        let _ = writeln!(out, "goal: {}{ratio} -> {verdict}{rounds}", g.text);
+        let bound = g.bound.as_ref().map_or(String::new(), |b| {
+            format!("  (at best {:.2}x: {})", b.ratio, b.why)
+        });
+        let _ = writeln!(out, "goal: {}{ratio} -> {verdict}{rounds}{bound}", g.text);
     }
     let _ = writeln!(out, "chart: {}", options.svg.display());
     out
@@ -1758,6 +1797,14 @@ fn json(
                 json_string(&g.text),
                 g.met().map_or("null".to_owned(), |m| m.to_string())
             );
+            if let Some(bound) = &g.bound {
+                let _ = write!(
+                    text,
+                    ",\"bound_ratio\":{},\"bound\":{}",
+                    json_number(bound.ratio),
+                    json_string(&bound.why)
+                );
+            }
             if let Some(rounds) = &g.rounds {
                 let each: Vec<String> = rounds
                     .ratios
@@ -1936,6 +1983,32 @@ mod tests {
         assert!((cyclone.ratio.unwrap().0 - 2.0).abs() < 1e-9);
         // No transport-only series in this run.
         assert_eq!(by("shm (transport only) 64 B").met(), None);
+        // No memcpy floor in this run: no bound.
+        assert!(by("shm 4 MiB").bound.is_none());
+    }
+
+    #[test]
+    fn the_owned_4_mib_goal_carries_the_bound_of_its_two_copies() {
+        let all = vec![
+            series("shm", Kind::Api, Some("shm"), &[(64, 10.0), (4 << 20, 700.0)]),
+            series("memcpy", Kind::Floor, None, &[(64, 0.02), (4 << 20, 285.0)]),
+        ];
+        let goals = goals(&all);
+        let owned = goals
+            .iter()
+            .find(|g| g.text == "shm 4 MiB p50 <= 2x shm 64 B")
+            .unwrap();
+        assert_eq!(owned.met(), Some(false));
+        // (10 + 2 x 285) / 10.
+        let bound = owned.bound.as_ref().unwrap();
+        assert!((bound.ratio - 58.0).abs() < 1e-9, "{}", bound.ratio);
+        assert!(bound.why.contains("285.0 us"));
+        // The bare transport copies nothing: no bound on its goal.
+        let bare = goals
+            .iter()
+            .find(|g| g.text.starts_with("shm (transport only) 4 MiB"))
+            .unwrap();
+        assert!(bare.bound.is_none());
     }
 
     #[test]
