@@ -1990,7 +1990,12 @@ mod tests {
     #[test]
     fn the_owned_4_mib_goal_carries_the_bound_of_its_two_copies() {
         let all = vec![
-            series("shm", Kind::Api, Some("shm"), &[(64, 10.0), (4 << 20, 700.0)]),
+            series(
+                "shm",
+                Kind::Api,
+                Some("shm"),
+                &[(64, 10.0), (4 << 20, 700.0)],
+            ),
             series("memcpy", Kind::Floor, None, &[(64, 0.02), (4 << 20, 285.0)]),
         ];
         let goals = goals(&all);
