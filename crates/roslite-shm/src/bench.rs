@@ -851,8 +851,8 @@ Referenced:            4 kB
         }
         const PAGES: usize = 64;
         // The middle window touches 16 x PAGES more than the others. Counting its own process,
-        // the counter also sees the pages its smaps reads allocate, and the smaps text grows
-        // with the mappings the suite's other tests make meanwhile: a clean-clone run saw
+        // the counter can also see the pages its own smaps reads allocate (the smaps text grows
+        // with the mappings the suite's other tests make meanwhile): a clean-clone run saw
         // [79, 207, 123] when the middle window touched 128 more, and twelve runs of the
         // crate's tests up to 91 pages of noise in one window. The signal must dwarf that.
         const MORE: usize = 16 * PAGES;
