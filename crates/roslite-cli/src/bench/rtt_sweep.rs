@@ -1317,6 +1317,7 @@ fn owned_copy_bound(shm: Option<&Series>, memcpy: Option<&Series>) -> Option<Bou
 fn goals(series: &[Series]) -> Vec<Goal> {
     let futex = find(series, "futex floor");
     let raw = find(series, "raw UDS floor");
+    let memcpy = find(series, "memcpy");
     let paced = |prefix: &str| {
         series
             .iter()
@@ -1353,7 +1354,7 @@ fn goals(series: &[Series]) -> Vec<Goal> {
             64,
         );
         if suffix.is_empty() {
-            owned.bound = owned_copy_bound(shm, find(series, "memcpy"));
+            owned.bound = owned_copy_bound(shm, memcpy);
         }
         out.push(owned);
     }
