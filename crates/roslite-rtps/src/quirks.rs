@@ -35,6 +35,23 @@ pub fn user_data_without_nul(bytes: &[u8]) -> &[u8] {
     bytes.strip_suffix(&[0]).unwrap_or(bytes)
 }
 
+/// Cyclone DDS (Eclipse 0x0110) correlates service replies with a 16-byte request header in
+/// the payload instead of the `related_sample_identity` inline QoS that Fast DDS, Connext and
+/// the DDS-RPC specification (§7.8.2) use: a request from it without that inline QoS carries
+/// the header, and a client must send the header when every server it matched is Cyclone
+/// (see [`crate::discovery::rpc`]).
+pub fn correlates_by_request_header(vendor: VendorId) -> bool {
+    vendor == VendorId::ECLIPSE_CYCLONE
+}
+
+/// Whether a vendor's SEDP announcements carry HISTORY. Fast DDS (eProsima) leaves it out
+/// unless `fastdds.serialize_optional_qos` is set, so the decoder's default (KEEP_LAST 1)
+/// would be a guess; rmw_fastrtps reports such endpoints' history as UNKNOWN, and so should a
+/// graph built from SEDP.
+pub fn announces_history(vendor: VendorId) -> bool {
+    vendor != VendorId::EPROSIMA
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

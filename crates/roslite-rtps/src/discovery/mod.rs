@@ -19,6 +19,7 @@ mod endpoint;
 pub mod matching;
 mod participant;
 pub mod ros;
+pub mod rpc;
 pub mod sedp;
 pub mod spdp;
 pub mod wlp;
