@@ -106,7 +106,7 @@ fn payload_is_big_endian(payload: &[u8]) -> bool {
 /// it is too short to hold one.
 pub fn strip_request_header(payload: &[u8]) -> Option<Vec<u8>> {
     let body = payload.get(ENCAPSULATION_LEN + REQUEST_HEADER_LEN..)?;
-    let mut out = Vec::with_capacity(ENCAPSULATION_LEN + body.len());
+    let mut out = Vec::with_capacity(ENCAPSULATION_LEN.saturating_add(body.len()));
     out.extend_from_slice(payload.get(..ENCAPSULATION_LEN)?);
     out.extend_from_slice(body);
     Some(out)
@@ -115,11 +115,11 @@ pub fn strip_request_header(payload: &[u8]) -> Option<Vec<u8>> {
 /// `payload` (encapsulation header, message) with `header` inserted after the encapsulation
 /// header. The header is 16 bytes, so the message keeps its 8-byte alignment.
 pub fn insert_request_header(payload: &[u8], header: &[u8; REQUEST_HEADER_LEN]) -> Vec<u8> {
-    let split = payload.len().min(ENCAPSULATION_LEN);
-    let mut out = Vec::with_capacity(payload.len() + REQUEST_HEADER_LEN);
-    out.extend_from_slice(&payload[..split]);
+    let (encapsulation, message) = payload.split_at(payload.len().min(ENCAPSULATION_LEN));
+    let mut out = Vec::with_capacity(payload.len().saturating_add(REQUEST_HEADER_LEN));
+    out.extend_from_slice(encapsulation);
     out.extend_from_slice(header);
-    out.extend_from_slice(&payload[split..]);
+    out.extend_from_slice(message);
     out
 }
 
