@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::bail;
-use roslite::net::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
+use roslite::graph::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
 
 use crate::topic::graph::{self, GraphView};
 

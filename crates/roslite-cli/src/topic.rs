@@ -67,7 +67,7 @@ pub(crate) fn networked_context() -> anyhow::Result<Context> {
         );
     }
     let ctx = Context::from_env().context("cannot join the ROS network")?;
-    if ctx.network().is_none() {
+    if !ctx.has_network() {
         bail!("the context started without a network; unset ROSLITE_NETWORK");
     }
     Ok(ctx)
@@ -85,17 +85,15 @@ pub(crate) fn discover(
 ) -> anyhow::Result<graph::GraphView> {
     let ctx = networked_context()?;
     Ok(graph::wait_for_graph(
-        network(&ctx),
+        &network(&ctx),
         graph::spin_time(spin_time, default_spin),
         enough,
     ))
 }
 
-/// The network of a context from [`networked_context`].
-pub(crate) fn network(ctx: &Context) -> &roslite::net::RtpsNetwork {
-    // Invariant: `networked_context` returns only contexts that have a network.
-    ctx.network()
-        .expect("internal bug: networked_context gave a context without a network")
+/// The graph of a context from [`networked_context`]: the network's.
+pub(crate) fn network(ctx: &Context) -> roslite::context::Graph {
+    ctx.graph()
 }
 
 /// The name of the tool's own node when `--node-name` is not given: hidden (leading `_`), like

@@ -98,7 +98,7 @@ fn main() {
     let publisher = pub_node
         .create_publisher::<PointCloud2>("points", 2)
         .unwrap();
-    let net = a.network().unwrap();
+    let net = a.graph();
     let start = StdInstant::now();
     while net.remote_subscriptions_by_path("/points").1 != 1 {
         assert!(

@@ -1,285 +1,18 @@
 //! The context: one per process (or per independent ROS "world" inside a process), holding what
 //! nodes share — domain, command-line arguments, the local topic bus, and shutdown.
 
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use roslite_executor::ShutdownSignal;
 
-use crate::intra::LocalBus;
-use crate::log::Severity;
-use crate::names::{self, NameError, RemapRule};
-use crate::node::{Node, NodeError};
-
-/// Highest `ROS_DOMAIN_ID` whose RTPS ports still fit in 16 bits (7400 + 250 * 232 + ...).
-pub const MAX_DOMAIN_ID: u32 = 232;
-
-/// Why a context could not be created.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InitError {
-    InvalidDomainId(String),
-    /// A `--ros-args` argument that is malformed or unknown.
-    InvalidRosArg {
-        arg: String,
-        reason: &'static str,
-    },
-    /// The network could not be started (ports, discovery settings).
-    Network(String),
-    /// `ROSLITE_ROS_DISTRO` names no known distribution.
-    UnknownDistro(String),
-    /// `ROSLITE_TRANSPORTS` names an unknown transport.
-    InvalidTransports(String),
-    /// `ROSLITE_RECEIVE_SPIN_US` is not a whole number of microseconds up to the maximum.
-    InvalidReceiveSpin(String),
-}
-
-impl fmt::Display for InitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::InvalidDomainId(value) => write!(
-                f,
-                "ROS_DOMAIN_ID '{value}' is invalid: use an integer from 0 to {MAX_DOMAIN_ID}, or \
-                 unset it for domain 0"
-            ),
-            Self::InvalidRosArg { arg, reason } => {
-                write!(f, "invalid ROS argument '{arg}': {reason}")
-            }
-            Self::Network(e) => write!(f, "{e} (set ROSLITE_NETWORK=off to run without one)"),
-            Self::UnknownDistro(name) => write!(
-                f,
-                "ROSLITE_ROS_DISTRO='{name}' is not a ROS 2 distribution roslite knows; use \
-                 humble, iron, jazzy, kilted or rolling (default: kilted)"
-            ),
-            Self::InvalidTransports(reason) => write!(f, "ROSLITE_TRANSPORTS: {reason}"),
-            Self::InvalidReceiveSpin(value) => {
-                f.write_str(&roslite_shm::IdleSpin::invalid_budget(value))
-            }
-        }
-    }
-}
-
-impl std::error::Error for InitError {}
-
-/// The ROS-specific command-line arguments (`--ros-args ... [--]`), parsed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RosArgs {
-    pub remaps: Vec<RemapRule>,
-    /// `-p name:=value` overrides, kept as text until parameters parse them.
-    pub params: Vec<(Option<String>, String, String)>,
-    pub params_files: Vec<String>,
-    pub log_level: Option<Severity>,
-    /// `--disable-rosout-logs` (rcl's flag; `--enable-rosout-logs` undoes it): nodes do not
-    /// publish their log lines on `/rosout`.
-    pub disable_rosout_logs: bool,
-    pub enclave: Option<String>,
-    /// Everything outside `--ros-args` sections, in order (the program name first).
-    pub unparsed: Vec<String>,
-}
-
-impl RosArgs {
-    /// Parses a full argument vector, as rcl does.
-    ///
-    /// # Errors
-    /// [`InitError::InvalidRosArg`] for a malformed or unknown ROS argument.
-    pub fn parse<I, S>(args: I) -> Result<Self, InitError>
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let mut out = RosArgs::default();
-        let mut args = args.into_iter().map(Into::into);
-        let invalid = |arg: &str, reason| InitError::InvalidRosArg {
-            arg: arg.to_owned(),
-            reason,
-        };
-        while let Some(arg) = args.next() {
-            if arg != "--ros-args" {
-                out.unparsed.push(arg);
-                continue;
-            }
-            while let Some(arg) = args.next() {
-                let mut value = |flag: &str| {
-                    args.next()
-                        .ok_or_else(|| invalid(flag, "expects a value after it"))
-                };
-                match arg.as_str() {
-                    "--" => break,
-                    "--ros-args" => {}
-                    "-r" | "--remap" => {
-                        let rule = value(&arg)?;
-                        let parsed = RemapRule::parse(&rule).ok_or_else(|| {
-                            invalid(&rule, "a remap rule is 'from:=to' or 'node:from:=to'")
-                        })?;
-                        out.remaps.push(parsed);
-                    }
-                    "-p" | "--param" => {
-                        let text = value(&arg)?;
-                        let (lhs, v) = text
-                            .split_once(":=")
-                            .ok_or_else(|| invalid(&text, "a parameter is 'name:=value'"))?;
-                        let (node, name) = match lhs.split_once(':') {
-                            Some((node, name)) => (Some(node.to_owned()), name),
-                            None => (None, lhs),
-                        };
-                        out.params.push((node, name.to_owned(), v.to_owned()));
-                    }
-                    "--params-file" => out.params_files.push(value(&arg)?),
-                    "--log-level" => {
-                        let level = value(&arg)?;
-                        let parsed = Severity::parse(&level).ok_or_else(|| {
-                            invalid(&level, "log levels are debug, info, warn, error, fatal")
-                        })?;
-                        out.log_level = Some(parsed);
-                    }
-                    "-e" | "--enclave" => out.enclave = Some(value(&arg)?),
-                    "--disable-rosout-logs" => out.disable_rosout_logs = true,
-                    "--enable-rosout-logs" => out.disable_rosout_logs = false,
-                    _ => {
-                        return Err(invalid(
-                            &arg,
-                            "unknown ROS argument; supported: -r/--remap, -p/--param, \
-                             --params-file, --log-level, --enable-rosout-logs, \
-                             --disable-rosout-logs, -e/--enclave (end the section with --)",
-                        ))
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// Whether and how a context talks to other processes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum NetworkMode {
-    /// Only intra-process delivery: no sockets.
-    #[default]
-    Off,
-    /// RTPS over UDP with this configuration (discovery range, static peers, buffers).
-    Rtps(roslite_transport::TransportConfig),
-}
-
-/// The ROS 2 distribution whose wire conventions to follow where they differ.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RosDistro {
-    /// Humble: `ros_discovery_info` gids are 24 bytes.
-    Humble,
-    /// Iron, Jazzy, Kilted, Rolling: 16-byte gids (rmw_dds_common#68).
-    #[default]
-    IronOrLater,
-}
-
-impl RosDistro {
-    /// Environment variable naming the target distribution.
-    pub const ENV: &'static str = "ROSLITE_ROS_DISTRO";
-
-    /// Parses a distribution name (`humble`, `iron`, `jazzy`, `kilted`, `rolling`).
-    pub fn parse(name: &str) -> Option<Self> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "humble" => Some(Self::Humble),
-            "iron" | "jazzy" | "kilted" | "rolling" => Some(Self::IronOrLater),
-            _ => None,
-        }
-    }
-}
-
-/// Which same-host transports a context offers to other roslite participants on its host.
-/// Between two of them the first transport both offer is used, in the order shared memory,
-/// Unix domain socket; otherwise (and with every other peer) UDP. Intra-process delivery within
-/// one context is always on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LocalTransports {
-    pub shm: bool,
-    pub uds: bool,
-    /// How long a same-host reader that found no sample yields the CPU and looks again
-    /// before it sleeps, while samples arrive within this time of each other
-    /// ([`roslite_shm::IdleSpin`]); zero: it sleeps at once. Default 20 us.
-    /// `ROSLITE_RECEIVE_SPIN_US` overrides it.
-    pub receive_spin: Duration,
-}
-
-impl Default for LocalTransports {
-    fn default() -> Self {
-        Self {
-            shm: true,
-            uds: true,
-            receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
-        }
-    }
-}
-
-impl LocalTransports {
-    /// Environment variable restricting the transports: a comma-separated subset of `intra`,
-    /// `shm`, `uds`, `udp` (default: all). UDP stays on for discovery and non-roslite peers.
-    pub const ENV: &'static str = "ROSLITE_TRANSPORTS";
-
-    /// UDP only.
-    pub const UDP_ONLY: Self = Self {
-        shm: false,
-        uds: false,
-        receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
-    };
-
-    /// These transports, less those `ROSLITE_TRANSPORTS` leaves out, with the receive spin
-    /// `ROSLITE_RECEIVE_SPIN_US` sets. The environment can only restrict the transports a
-    /// program allows, so an operator can keep any roslite process off shared memory without
-    /// changing it; it can set the spin either way (0 to save CPU, more on a slow board).
-    ///
-    /// # Errors
-    /// A malformed `ROSLITE_TRANSPORTS` or `ROSLITE_RECEIVE_SPIN_US`.
-    pub fn adjusted_by_env(self) -> Result<Self, InitError> {
-        let mut out = self;
-        if let Ok(text) = std::env::var(Self::ENV) {
-            if !text.trim().is_empty() {
-                let allowed = Self::parse(&text)?;
-                out.shm &= allowed.shm;
-                out.uds &= allowed.uds;
-            }
-        }
-        if let Some(spin) =
-            roslite_shm::IdleSpin::budget_from_env().map_err(InitError::InvalidReceiveSpin)?
-        {
-            out.receive_spin = spin;
-        }
-        Ok(out)
-    }
-
-    /// Parses the `ROSLITE_RECEIVE_SPIN_US` syntax: whole microseconds, at most
-    /// [`roslite_shm::IdleSpin::MAX_BUDGET`] (1000).
-    ///
-    /// # Errors
-    /// [`InitError::InvalidReceiveSpin`], which says what is accepted.
-    pub fn parse_receive_spin(text: &str) -> Result<Duration, InitError> {
-        roslite_shm::IdleSpin::parse_budget(text)
-            .ok_or_else(|| InitError::InvalidReceiveSpin(text.to_string()))
-    }
-
-    /// Parses the `ROSLITE_TRANSPORTS` syntax.
-    ///
-    /// # Errors
-    /// Names the unknown entry and lists the known ones.
-    pub fn parse(text: &str) -> Result<Self, InitError> {
-        let mut out = Self::UDP_ONLY;
-        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            match entry.to_ascii_lowercase().as_str() {
-                "shm" => out.shm = true,
-                "uds" => out.uds = true,
-                "udp" | "intra" => {}
-                _ => {
-                    return Err(InitError::InvalidTransports(format!(
-                        "unknown transport '{entry}'; use a comma-separated list of intra, shm, \
-                         uds and udp (e.g. 'uds,udp' to keep same-host traffic off shared \
-                         memory)"
-                    )))
-                }
-            }
-        }
-        Ok(out)
-    }
-}
+use crate::backends::intra::LocalBus;
+use crate::backends::rtps::RtpsNetwork;
+use crate::seam::service::ServiceDrops;
+use crate::seam::{Backend, BackendSet};
+pub use crate::vocabulary::config::{
+    InitError, LocalTransports, NetworkMode, ParameterServices, RosArgs, RosDistro, MAX_DOMAIN_ID,
+};
+use crate::vocabulary::graph::GraphEndpoint;
 
 /// How to build a [`Context`] other than from the process environment.
 #[derive(Clone, Debug, Default)]
@@ -290,7 +23,7 @@ pub struct ContextOptions {
     /// Wire conventions of the ROS distribution the peers run.
     pub ros_distro: RosDistro,
     /// Whether nodes serve the parameter services and publish `/parameter_events`.
-    pub parameter_services: crate::params::ParameterServices,
+    pub parameter_services: ParameterServices,
     /// Same-host transports offered to other roslite participants (further restricted by
     /// `ROSLITE_TRANSPORTS` when set).
     pub local_transports: LocalTransports,
@@ -318,24 +51,12 @@ impl ContextOptions {
 pub(crate) struct ContextInner {
     pub(crate) domain_id: u32,
     pub(crate) args: RosArgs,
-    pub(crate) shutdown: Arc<ShutdownSignal>,
-    pub(crate) bus: LocalBus,
-    pub(crate) parameter_services: crate::params::ParameterServices,
-    /// This context's services, for in-process calls.
-    pub(crate) services: crate::service::LocalServices,
-    next_entity_id: AtomicU64,
-    /// Declared last: dropped after the bus, it stops its driver thread.
-    network: Option<crate::net::RtpsNetwork>,
-}
-
-impl ContextInner {
-    pub(crate) fn next_entity_id(&self) -> u64 {
-        self.next_entity_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub(crate) fn network(&self) -> Option<&crate::net::RtpsNetwork> {
-        self.network.as_ref()
-    }
+    pub(crate) parameter_services: ParameterServices,
+    /// Intra-process delivery first, then the RTPS network (with its same-host links) when
+    /// there is one, then any added with [`Context::add_backend`].
+    pub(crate) backends: Arc<BackendSet>,
+    /// Declared last: dropped after the backends, it stops its threads.
+    _network: Option<RtpsNetwork>,
 }
 
 /// Shared state of all nodes created from it. Cheap to clone.
@@ -382,7 +103,7 @@ impl Context {
             args,
             network,
             ros_distro,
-            parameter_services: crate::params::ParameterServices::from_env(),
+            parameter_services: ParameterServices::from_env(),
             local_transports: match std::env::var(LocalTransports::ENV) {
                 Ok(text) if !text.trim().is_empty() => LocalTransports::parse(&text)?,
                 _ => LocalTransports::default(),
@@ -399,126 +120,170 @@ impl Context {
             return Err(InitError::InvalidDomainId(options.domain_id.to_string()));
         }
         if let Some(level) = options.args.log_level {
-            crate::log::set_min_severity(level);
+            crate::vocabulary::log::set_min_severity(level);
         }
         let network = match &options.network {
             NetworkMode::Off => None,
             NetworkMode::Rtps(config) => {
                 let mut config = config.clone();
                 config.discovery.domain_id = options.domain_id;
-                let network = crate::net::RtpsNetwork::start(
+                let network = RtpsNetwork::start(
                     &config,
                     options.ros_distro,
                     options.local_transports.adjusted_by_env()?,
-                    crate::log::Logger::new("roslite.rtps"),
+                    crate::vocabulary::log::Logger::new("roslite.rtps"),
                 )
                 .map_err(|e| InitError::Network(e.to_string()))?;
                 Some(network)
             }
         };
-        let context = Self {
+        let backends = Arc::new(BackendSet::new(ShutdownSignal::new()));
+        backends.add(Arc::new(LocalBus::default()));
+        if let Some(network) = &network {
+            backends.add(network.backend());
+        }
+        Ok(Self {
             inner: Arc::new(ContextInner {
                 domain_id: options.domain_id,
                 args: options.args,
-                shutdown: ShutdownSignal::new(),
-                bus: LocalBus::default(),
                 parameter_services: options.parameter_services,
-                services: crate::service::LocalServices::default(),
-                next_entity_id: AtomicU64::new(1),
-                network,
+                backends,
+                _network: network,
             }),
-        };
-        if let Some(network) = &context.inner.network {
-            context.inner.bus.add_observer(network.transport());
-        }
-        Ok(context)
+        })
     }
 
     pub fn domain_id(&self) -> u32 {
         self.inner.domain_id
     }
 
-    /// The RTPS network, if this context has one.
-    pub fn network(&self) -> Option<&crate::net::RtpsNetwork> {
-        self.inner.network.as_ref()
+    /// The ROS graph as this context sees it: its own endpoints and, with a network, every
+    /// one discovered.
+    pub fn graph(&self) -> Graph {
+        Graph {
+            backends: self.inner.backends.clone(),
+        }
+    }
+
+    /// Whether this context talks to other processes (RTPS, and the same-host links beside
+    /// it); false under [`NetworkMode::Off`].
+    pub fn has_network(&self) -> bool {
+        self.inner.backends.reaches_other_processes()
     }
 
     pub fn args(&self) -> &RosArgs {
         &self.inner.args
     }
 
-    /// A node named `name` in the root namespace (both subject to `__node`/`__ns` remapping).
-    ///
-    /// # Errors
-    /// [`NodeError::Name`] naming the rule a name breaks.
-    pub fn create_node(&self, name: &str) -> Result<Node, NodeError> {
-        self.create_node_with_namespace(name, "/")
-    }
-
-    /// A node in `namespace`; a relative namespace is taken from the root.
-    ///
-    /// # Errors
-    /// [`NodeError::Name`] naming the rule a name breaks.
-    pub fn create_node_with_namespace(
-        &self,
-        name: &str,
-        namespace: &str,
-    ) -> Result<Node, NodeError> {
-        let mut name = name.to_owned();
-        let mut namespace = if namespace.is_empty() || namespace.starts_with('/') {
-            namespace.to_owned()
-        } else {
-            format!("/{namespace}")
-        };
-        if namespace.is_empty() {
-            namespace.push('/');
-        }
-        let original_name = name.clone();
-        for rule in &self.inner.args.remaps {
-            if rule.node.as_deref().is_some_and(|n| n != original_name) {
-                continue;
-            }
-            match rule.from.as_str() {
-                "__node" | "__name" => name = rule.to.clone(),
-                "__ns" => namespace = rule.to.clone(),
-                _ => {}
-            }
-        }
-        names::validate_node_name(&name)?;
-        names::validate_namespace(&namespace)?;
-        Node::new(self.clone(), name, namespace)
-    }
-
-    /// Registers a transport that carries messages to and from other processes; it is told
-    /// about existing endpoints at once and about every later one.
-    pub fn add_transport(&self, transport: Arc<dyn crate::transport::Transport>) {
-        self.inner.bus.add_observer(transport);
+    /// Adds a backend that carries messages (and, if it implements them, service calls) to
+    /// and from other processes; it is told about existing nodes and endpoints at once and
+    /// about every later one.
+    pub fn add_backend(&self, backend: Arc<dyn Backend>) {
+        self.inner.backends.add(backend);
     }
 
     /// Stops every executor spinning nodes of this context.
     pub fn shutdown(&self) {
-        self.inner.shutdown.shutdown();
+        self.inner.backends.shutdown().shutdown();
     }
 
     /// False once [`Self::shutdown`] was called.
     pub fn ok(&self) -> bool {
-        !self.inner.shutdown.is_shutdown()
+        !self.inner.backends.shutdown().is_shutdown()
     }
 
     pub fn shutdown_signal(&self) -> &Arc<ShutdownSignal> {
-        &self.inner.shutdown
+        self.inner.backends.shutdown()
     }
 }
 
-impl From<NameError> for NodeError {
-    fn from(e: NameError) -> Self {
-        NodeError::Name(e)
+/// The ROS graph as one context sees it (see [`Context::graph`]): from the RTPS network when
+/// the context has one (every participant discovered, and this context), else this context's
+/// own nodes and endpoints. Cheap to keep; each query reads the graph as it is then.
+#[derive(Clone)]
+pub struct Graph {
+    backends: Arc<BackendSet>,
+}
+
+impl Graph {
+    /// Every ROS publisher and subscription known (services' halves included), sorted by
+    /// topic, then kind.
+    pub fn endpoints(&self) -> Vec<GraphEndpoint> {
+        self.backends
+            .with_graph(|g| g.endpoints())
+            .unwrap_or_default()
+    }
+
+    /// Nodes known, as `(namespace, name)`, sorted.
+    pub fn node_names(&self) -> Vec<(String, String)> {
+        self.backends
+            .with_graph(|g| g.node_names())
+            .unwrap_or_default()
+    }
+
+    /// Services known with their types (`example_interfaces/srv/AddTwoInts`), unsorted.
+    pub fn service_names_and_types(&self) -> Vec<(String, String)> {
+        self.backends
+            .with_graph(|g| g.service_names_and_types())
+            .unwrap_or_default()
+    }
+
+    /// Topics (ROS names) of other participants with their ROS types, sorted.
+    pub fn remote_topics(&self) -> Vec<(String, String)> {
+        self.backends
+            .with_graph(|g| g.remote_topics())
+            .unwrap_or_default()
+    }
+
+    /// How many other participants (ROS processes, DDS applications) are known.
+    pub fn remote_participant_count(&self) -> usize {
+        self.backends
+            .with_graph(|g| g.remote_participant_count())
+            .unwrap_or_default()
+    }
+
+    /// Subscriptions of other participants matched with this context's publishers on `topic`
+    /// (a fully qualified ROS name), summed over those publishers: what
+    /// `get_subscription_count` adds to the local count for a tool with one publisher.
+    pub fn matched_remote_subscriptions(&self, topic: &str) -> usize {
+        let (rtps, same_host) = self.remote_subscriptions_by_path(topic);
+        rtps + same_host
+    }
+
+    /// As [`Self::matched_remote_subscriptions`], by path: `(over RTPS, over a same-host
+    /// link)`.
+    pub fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
+        self.backends
+            .with_graph(|g| g.remote_subscriptions_by_path(topic))
+            .unwrap_or_default()
+    }
+
+    /// The servers this context's clients of `service` reach, by path: `(matched over RTPS,
+    /// connected over a same-host link)`, summed over the clients.
+    pub fn service_servers_by_path(&self, service: &str) -> (usize, usize) {
+        self.backends
+            .with_graph(|g| g.service_servers_by_path(service))
+            .unwrap_or_default()
+    }
+
+    /// This context's RTPS participant GUID prefix (the first 12 bytes of its endpoints'
+    /// GIDs); `None` without a network.
+    pub fn guid_prefix(&self) -> Option<[u8; 12]> {
+        self.backends.with_graph(|g| g.guid_prefix()).flatten()
+    }
+
+    /// Service traffic the network dropped (malformed, for other clients, abandoned).
+    pub fn service_stats(&self) -> ServiceDrops {
+        self.backends
+            .with_graph(|g| g.service_drops())
+            .unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocabulary::log::Severity;
 
     #[test]
     fn ros_args_sections() {

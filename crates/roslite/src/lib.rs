@@ -20,30 +20,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Layers, bottom up; a module imports only from the layers below it (and its own).
+pub mod backends;
 pub mod context;
-pub mod events;
-mod intra;
-pub mod log;
-pub mod names;
-pub mod net;
+pub mod endpoints;
 pub mod node;
 pub mod params;
-pub mod pubsub;
-pub mod qos;
-mod queue;
-pub mod same_host;
-pub mod serialized;
-pub mod service;
-mod snapshot;
-pub mod time;
-pub mod transport;
+pub mod seam;
+pub mod vocabulary;
+
+pub use endpoints::{pubsub, serialized, service};
+pub use vocabulary::{config, events, graph, log, names, qos, time};
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use context::{
-    Context, ContextOptions, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
+    Context, ContextOptions, Graph, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
 };
 pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,

@@ -11,19 +11,22 @@ use roslite_executor::{
 };
 use roslite_msgs::Message;
 
-use crate::context::{Context, ContextInner};
-use crate::intra::EndpointRecord;
-use crate::log::Logger;
+use roslite_cdr::SharedBuf;
+
+use crate::context::Context;
+use crate::endpoints::host::EndpointHost;
+use crate::endpoints::pubsub::{Publisher, Subscription, SubscriptionCallback};
+use crate::endpoints::serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 use crate::msgs::rcl_interfaces::msg::Log as LogMsg;
 use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
-use crate::names::{self, NameError};
-use crate::net::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
-use crate::pubsub::MessageInfo;
-use crate::pubsub::{Publisher, Subscription, SubscriptionCallback};
-use crate::qos::{QosError, QosProfile};
-use crate::serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
-use crate::time::{sim_instant, RosClockSource, Time};
-use roslite_cdr::SharedBuf;
+use crate::seam::{EndpointRecord, LocalPublisher, LocalSubscription, MessageInfo, SerializedSink};
+use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
+use crate::vocabulary::log::Logger;
+use crate::vocabulary::names::{self, NameError};
+use crate::vocabulary::qos::{QosError, QosProfile};
+use crate::vocabulary::time::{sim_instant, RosClockSource, Time};
+
+mod services;
 
 /// Why a node or one of its entities could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +69,12 @@ impl fmt::Display for NodeError {
     }
 }
 
+impl From<NameError> for NodeError {
+    fn from(e: NameError) -> Self {
+        NodeError::Name(e)
+    }
+}
+
 impl std::error::Error for NodeError {}
 
 impl From<QosError> for NodeError {
@@ -75,12 +84,11 @@ impl From<QosError> for NodeError {
 }
 
 pub(crate) struct NodeShared {
-    pub(crate) context: Arc<ContextInner>,
-    /// Process-local id, as transports know the node.
-    pub(crate) id: u64,
+    /// What the node's endpoints hold of it; registers the node with the backends while it
+    /// lives.
+    pub(crate) host: Arc<EndpointHost>,
     pub(crate) name: String,
     pub(crate) namespace: String,
-    pub(crate) default_group: Arc<CallbackGroup>,
     /// Every group of this node, the default one first.
     groups: Mutex<Vec<Arc<CallbackGroup>>>,
     /// Executors this node was added to, so groups created later join them too.
@@ -91,9 +99,47 @@ pub(crate) struct NodeShared {
     pub(crate) logger: Logger,
 }
 
-impl Drop for NodeShared {
-    fn drop(&mut self) {
-        self.context.bus.node_removed(self.id);
+impl Context {
+    /// A node named `name` in the root namespace (both subject to `__node`/`__ns` remapping).
+    ///
+    /// # Errors
+    /// [`NodeError::Name`] naming the rule a name breaks.
+    pub fn create_node(&self, name: &str) -> Result<Node, NodeError> {
+        self.create_node_with_namespace(name, "/")
+    }
+
+    /// A node in `namespace`; a relative namespace is taken from the root.
+    ///
+    /// # Errors
+    /// [`NodeError::Name`] naming the rule a name breaks.
+    pub fn create_node_with_namespace(
+        &self,
+        name: &str,
+        namespace: &str,
+    ) -> Result<Node, NodeError> {
+        let mut name = name.to_owned();
+        let mut namespace = if namespace.is_empty() || namespace.starts_with('/') {
+            namespace.to_owned()
+        } else {
+            format!("/{namespace}")
+        };
+        if namespace.is_empty() {
+            namespace.push('/');
+        }
+        let original_name = name.clone();
+        for rule in &self.inner.args.remaps {
+            if rule.node.as_deref().is_some_and(|n| n != original_name) {
+                continue;
+            }
+            match rule.from.as_str() {
+                "__node" | "__name" => name = rule.to.clone(),
+                "__ns" => namespace = rule.to.clone(),
+                _ => {}
+            }
+        }
+        names::validate_node_name(&name)?;
+        names::validate_namespace(&namespace)?;
+        Node::new(self.clone(), name, namespace)
     }
 }
 
@@ -105,7 +151,7 @@ pub struct Node {
     /// The `/clock` subscription under `use_sim_time`.
     _clock_subscription: Option<Arc<Subscription<ClockMsg>>>,
     /// The `/rosout` publisher its logger publishes through (which holds it weakly).
-    _rosout: Option<Arc<dyn crate::log::LogSink>>,
+    _rosout: Option<Arc<dyn crate::vocabulary::log::LogSink>>,
     pub(crate) parameters: Arc<crate::params::NodeParameters>,
 }
 
@@ -139,14 +185,18 @@ impl Node {
             context.inner.parameter_services,
         );
         let default_group = CallbackGroup::new();
-        let id = context.inner.next_entity_id();
-        context.inner.bus.node_added(id, &namespace, &name);
+        let backends = &context.inner.backends;
+        let host = Arc::new(EndpointHost::new(
+            backends.clone(),
+            backends.next_entity_id(),
+            &namespace,
+            &name,
+            default_group.clone(),
+        ));
         let shared = Arc::new(NodeShared {
-            context: context.inner.clone(),
-            id,
+            host,
             name,
             namespace,
-            default_group: default_group.clone(),
             groups: Mutex::new(vec![default_group.clone()]),
             executors: Mutex::default(),
             timer_clock,
@@ -164,7 +214,7 @@ impl Node {
             // rcl's rosout publisher: every node's log lines, for `ros2 topic echo /rosout`
             // and rqt_console.
             let publisher = node.create_publisher::<LogMsg>("/rosout", QosProfile::ROSOUT)?;
-            let sink: Arc<dyn crate::log::LogSink> = Arc::new(Rosout(publisher));
+            let sink: Arc<dyn crate::vocabulary::log::LogSink> = Arc::new(Rosout(publisher));
             node.shared.logger.attach_sink(Arc::downgrade(&sink));
             node._rosout = Some(sink);
         }
@@ -286,7 +336,7 @@ impl Node {
 
     /// The callback group that holds this node's entities unless another is given.
     pub fn default_callback_group(&self) -> &Arc<CallbackGroup> {
-        &self.shared.default_group
+        &self.shared.host.default_group
     }
 
     /// Expands and remaps a topic name as this node sees it.
@@ -295,14 +345,11 @@ impl Node {
     /// [`NodeError::Name`] naming the rule broken.
     pub fn resolve_topic_name(&self, topic: &str) -> Result<String, NodeError> {
         let NodeShared {
-            name,
-            namespace,
-            context,
-            ..
+            name, namespace, ..
         } = &*self.shared;
         let expanded = names::expand_topic_name(topic, name, namespace)?;
         Ok(names::remap_topic(
-            &context.args.remaps,
+            &self.context.args().remaps,
             &expanded,
             name,
             namespace,
@@ -323,7 +370,7 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher = Publisher::<T>::new(self.shared.clone(), topic.clone(), qos);
+        let publisher = Publisher::<T>::new(self.shared.host.clone(), topic.clone(), qos);
         let (link_any, link) = publisher.link();
         let record = self.record(
             TypeInfo::of::<T>(),
@@ -333,7 +380,10 @@ impl Node {
             link_any,
             None,
         );
-        self.shared.context.bus.add_publisher(&topic, record, link);
+        self.shared
+            .host
+            .backends
+            .publisher_added(LocalPublisher::new(&topic, record, link));
         Ok(publisher)
     }
 
@@ -350,7 +400,7 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl SubscriptionCallback<T, Shape>,
     ) -> Result<Subscription<T>, NodeError> {
-        let group = self.shared.default_group.clone();
+        let group = self.shared.host.default_group.clone();
         self.create_subscription_in(&group, topic, qos, callback)
     }
 
@@ -369,7 +419,7 @@ impl Node {
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
         let subscription = Subscription::new(
-            self.shared.clone(),
+            self.shared.host.clone(),
             group.clone(),
             topic.clone(),
             qos,
@@ -383,7 +433,7 @@ impl Node {
             subscription.shared.clone(),
             Some(subscription.shared.clone()),
         );
-        self.shared.context.bus.add_subscription(&topic, record);
+        self.add_subscription(&topic, record);
         Ok(subscription)
     }
 
@@ -398,7 +448,7 @@ impl Node {
         period: Duration,
         callback: impl TimerCallback<Shape>,
     ) -> Result<Timer, NodeError> {
-        let group = self.shared.default_group.clone();
+        let group = self.shared.host.default_group.clone();
         self.create_timer_in(&group, period, callback)
     }
 
@@ -424,7 +474,7 @@ impl Node {
         period: Duration,
         callback: impl TimerCallback<Shape>,
     ) -> Result<Timer, NodeError> {
-        let group = self.shared.default_group.clone();
+        let group = self.shared.host.default_group.clone();
         self.make_timer(&group, Arc::new(SteadyClock), period, callback)
     }
 
@@ -450,10 +500,7 @@ impl Node {
     /// The ROS graph's publishers and subscriptions: with a network, every one discovered
     /// and this context's own; without, this context's.
     fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
-        match self.shared.context.network() {
-            Some(net) => net.endpoints(),
-            None => self.shared.context.bus.graph_endpoints(),
-        }
+        self.context.graph().endpoints()
     }
 
     /// The ROS graph's topics with their types, sorted (rclcpp's `get_topic_names_and_types`):
@@ -473,20 +520,7 @@ impl Node {
     /// endpoints, this context's and other processes'; without a network, this context's
     /// servers.
     pub fn service_names_and_types(&self) -> Vec<(String, Vec<String>)> {
-        match self.shared.context.network() {
-            Some(net) => names_and_types(net.endpoints().into_iter().filter_map(|e| {
-                let ty = e.service_type()?.to_owned();
-                Some((e.topic, ty))
-            })),
-            None => names_and_types(
-                self.shared
-                    .context
-                    .services
-                    .names_and_types()
-                    .into_iter()
-                    .map(|(name, ty)| (name, ty.to_owned())),
-            ),
-        }
+        names_and_types(self.context.graph().service_names_and_types().into_iter())
     }
 
     /// The publishers on `topic` (resolved as this node resolves names, so `chatter` and
@@ -515,10 +549,7 @@ impl Node {
     /// Fully qualified names of the nodes in the graph, sorted (rclcpp's `get_node_names`):
     /// this context's and, with a network, those other ROS processes announce.
     pub fn node_names(&self) -> Vec<String> {
-        let nodes = match self.shared.context.network() {
-            Some(net) => net.node_names(),
-            None => self.shared.context.bus.node_names(),
-        };
+        let nodes = self.context.graph().node_names();
         let mut names: Vec<String> = nodes
             .into_iter()
             .map(|(namespace, name)| names::join(&namespace, &name))
@@ -538,14 +569,21 @@ impl Node {
             .collect()
     }
 
+    /// Tells the backends of a subscription (a record with a sink).
+    fn add_subscription(&self, topic: &str, record: EndpointRecord) {
+        if let Some(subscription) = LocalSubscription::new(topic, record) {
+            self.shared.host.backends.subscription_added(subscription);
+        }
+    }
+
     fn record(
         &self,
         ty: TypeInfo,
         id: u64,
         qos: QosProfile,
-        events: Arc<crate::events::IncompatibleQos>,
+        events: Arc<crate::vocabulary::events::IncompatibleQos>,
         link: Arc<dyn std::any::Any + Send + Sync>,
-        sink: Option<Arc<dyn crate::pubsub::SerializedSink>>,
+        sink: Option<Arc<dyn SerializedSink>>,
     ) -> EndpointRecord {
         EndpointRecord {
             id,
@@ -554,7 +592,7 @@ impl Node {
             type_hash: ty.type_hash,
             qos,
             node: self.fully_qualified_name(),
-            node_id: self.shared.id,
+            node_id: self.shared.host.node_id,
             events,
             logger: self.shared.logger.clone(),
             link,
@@ -575,7 +613,7 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher = SerializedPublisher::new(self.shared.clone(), topic.clone(), qos);
+        let publisher = SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos);
         let shared = publisher.shared.clone();
         let record = self.record(
             ty,
@@ -586,9 +624,9 @@ impl Node {
             None,
         );
         self.shared
-            .context
-            .bus
-            .add_publisher(&topic, record, shared);
+            .host
+            .backends
+            .publisher_added(LocalPublisher::new(&topic, record, shared));
         Ok(publisher)
     }
 
@@ -607,9 +645,14 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let group = self.shared.default_group.clone();
-        let subscription =
-            SerializedSubscription::new(self.shared.clone(), group, topic.clone(), qos, callback);
+        let group = self.shared.host.default_group.clone();
+        let subscription = SerializedSubscription::new(
+            self.shared.host.clone(),
+            group,
+            topic.clone(),
+            qos,
+            callback,
+        );
         let shared = subscription.shared.clone();
         let record = self.record(
             ty,
@@ -619,7 +662,7 @@ impl Node {
             shared.clone(),
             Some(shared),
         );
-        self.shared.context.bus.add_subscription(&topic, record);
+        self.add_subscription(&topic, record);
         Ok(subscription)
     }
 }
@@ -680,14 +723,14 @@ impl<F: FnMut(&TimerCall) + Send + 'static> TimerCallback<timer_shape::WithCall>
 /// A node's `/rosout` publisher as its logger's sink.
 struct Rosout(Publisher<LogMsg>);
 
-impl crate::log::LogSink for Rosout {
+impl crate::vocabulary::log::LogSink for Rosout {
     fn publish(
         &self,
-        severity: crate::log::Severity,
+        severity: crate::vocabulary::log::Severity,
         logger: &str,
         text: &str,
         stamp: Duration,
-        at: &crate::log::Caller,
+        at: &crate::vocabulary::log::Caller,
     ) {
         let message = LogMsg {
             stamp: crate::msgs::builtin_interfaces::msg::Time {

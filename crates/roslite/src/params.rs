@@ -24,12 +24,13 @@ use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use crate::endpoints::pubsub::Publisher;
 use crate::msgs::rcl_interfaces::msg as rcl;
 use crate::node::{Node, NodeError};
-use crate::pubsub::Publisher;
-use crate::qos::QosProfile;
-use crate::time::RosClockSource;
+use crate::vocabulary::qos::QosProfile;
+use crate::vocabulary::time::RosClockSource;
 
+pub use crate::vocabulary::config::ParameterServices;
 pub(crate) use overrides::Overrides;
 pub use overrides::{parameters_in_file, OverrideError, OverrideProblem, ValueError};
 pub use store::OnSetParametersCallbackHandle;
@@ -779,32 +780,6 @@ impl fmt::Display for ParameterError {
 }
 
 impl std::error::Error for ParameterError {}
-
-/// Whether nodes serve the six parameter services and publish `/parameter_events` (rclcpp's
-/// `start_parameter_services` and `start_parameter_event_publisher`, on by default). Each node
-/// with services adds 12 RTPS endpoints and a `/parameter_events` writer; a tiny node that no
-/// tool needs to configure can do without them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ParameterServices {
-    #[default]
-    Enabled,
-    /// Parameters still work through the `Node` methods; tools cannot see them.
-    Disabled,
-}
-
-impl ParameterServices {
-    /// Environment variable that disables them for contexts made by `Context::from_env`
-    /// (`off`, `0` or `false`).
-    pub const ENV: &'static str = "ROSLITE_PARAMETER_SERVICES";
-
-    /// From [`Self::ENV`]: disabled for `off`, `0` or `false`, else enabled.
-    pub fn from_env() -> Self {
-        match std::env::var(Self::ENV).as_deref().map(str::trim) {
-            Ok("off" | "0" | "false") => Self::Disabled,
-            _ => Self::Enabled,
-        }
-    }
-}
 
 /// The six service names under a node's fully qualified name (rclcpp's
 /// `parameter_service_names`).

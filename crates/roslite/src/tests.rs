@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use roslite_cdr::{CdrDecode, CdrEncode, CdrReader, CdrWriter, DecodeError, EncodeError};
 
-use crate::names::NameRule;
+use crate::vocabulary::names::NameRule;
 use crate::*;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -362,7 +362,7 @@ fn keep_all_in_this_process_is_bounded_and_reports_what_did_not_fit() {
         node.create_publisher::<Count>("bounded", QosProfile::DEFAULT.keep_all())
             .unwrap(),
     );
-    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+    let bound = crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES as u32;
     let (timed_out, record) = collector::<u32>();
     let burst = publisher.clone();
     let _go = node
@@ -399,7 +399,7 @@ fn a_keep_all_publishers_history_for_late_joiners_is_bounded() {
     let (_ctx, node, executor) = setup();
     let qos = QosProfile::DEFAULT.keep_all().transient_local();
     let publisher = node.create_publisher::<Count>("kept", qos).unwrap();
-    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+    let bound = crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES as u32;
     for i in 0..bound + 2 {
         publisher.publish(Count(i)).unwrap();
     }
@@ -556,16 +556,17 @@ fn liveliness_changed_counts_matched_publishers_as_alive() {
     let subscription = node
         .create_subscription("alive", 10, |_: Count| {})
         .unwrap();
-    let (seen, on_changed) = collector::<crate::events::LivelinessChangedStatus>();
+    let (seen, on_changed) = collector::<crate::vocabulary::events::LivelinessChangedStatus>();
     subscription.on_liveliness_changed(on_changed);
     let first = node.create_publisher::<Count>("alive", 10).unwrap();
     let second = node.create_publisher::<Count>("alive", 10).unwrap();
     drop(first);
-    let alive = |alive_count, alive_count_change| crate::events::LivelinessChangedStatus {
-        alive_count,
-        alive_count_change,
-        ..Default::default()
-    };
+    let alive =
+        |alive_count, alive_count_change| crate::vocabulary::events::LivelinessChangedStatus {
+            alive_count,
+            alive_count_change,
+            ..Default::default()
+        };
     // DDS: a publisher with an infinite lease (the ROS default) is alive while matched.
     assert_eq!(
         *seen.lock().unwrap(),
@@ -893,7 +894,7 @@ mod pipe {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::transport::{LocalPublisher, LocalSubscription, Outlet, Transport};
+    use crate::seam::{Backend, LocalPublisher, LocalSubscription, Outlet};
 
     #[derive(Default)]
     pub struct Pipe {
@@ -905,7 +906,7 @@ mod pipe {
     /// The receiving side: collects the other context's subscriptions.
     pub struct Receiver(pub Arc<Pipe>);
 
-    impl Transport for Receiver {
+    impl Backend for Receiver {
         fn publisher_added(&self, _: LocalPublisher) {}
         fn publisher_removed(&self, _: &str, _: u64) {}
         fn subscription_added(&self, subscription: LocalSubscription) {
@@ -934,7 +935,7 @@ mod pipe {
             &self,
             payload: &Arc<[u8]>,
             info: &MessageInfo,
-        ) -> Result<(), crate::transport::SendTimeout> {
+        ) -> Result<(), crate::seam::SendTimeout> {
             self.pipe
                 .sends
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -956,7 +957,7 @@ mod pipe {
         }
     }
 
-    impl Transport for Sender {
+    impl Backend for Sender {
         fn publisher_added(&self, publisher: LocalPublisher) {
             let outlet = PipeOutlet {
                 pipe: self.0.clone(),
@@ -977,7 +978,7 @@ fn transports_get_serialized_messages_once_and_deliver_them_decoded() {
     let pipe = Arc::new(pipe::Pipe::default());
     let (ctx_a, node_a, exec_a) = setup();
     let (ctx_b, node_b, exec_b) = setup();
-    ctx_b.add_transport(Arc::new(pipe::Receiver(pipe.clone())));
+    ctx_b.add_backend(Arc::new(pipe::Receiver(pipe.clone())));
     let (remote, push_remote) = collector::<(Image, bool, bool)>();
     let _remote_sub = node_b
         .create_subscription("camera", 10, move |m: Image, info: &MessageInfo| {
@@ -987,7 +988,7 @@ fn transports_get_serialized_messages_once_and_deliver_them_decoded() {
         .unwrap();
     // A transport added after endpoints exist is told about them.
     let publisher = node_a.create_publisher::<Image>("camera", 10).unwrap();
-    ctx_a.add_transport(Arc::new(pipe::Sender(pipe.clone())));
+    ctx_a.add_backend(Arc::new(pipe::Sender(pipe.clone())));
     let (local, push_local) = collector::<usize>();
     let _local_sub = node_a
         .create_subscription("camera", 10, move |m: Image| {
@@ -1028,7 +1029,7 @@ fn transports_get_serialized_messages_once_and_deliver_them_decoded() {
 fn malformed_remote_payloads_are_counted_and_dropped() {
     let pipe = Arc::new(pipe::Pipe::default());
     let (ctx, node, executor) = setup();
-    ctx.add_transport(Arc::new(pipe::Receiver(pipe.clone())));
+    ctx.add_backend(Arc::new(pipe::Receiver(pipe.clone())));
     let (got, push) = collector::<u32>();
     let sub = node
         .create_subscription("n", 10, move |m: Count| push(m.0))
@@ -1063,7 +1064,7 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
     use crate::msgs::rmw_dds_common::msg::NodeEntitiesInfo;
     let pipe = Arc::new(pipe::Pipe::default());
     let (ctx, node, _executor) = setup();
-    ctx.add_transport(Arc::new(pipe::Sender(pipe.clone())));
+    ctx.add_backend(Arc::new(pipe::Sender(pipe.clone())));
     let publisher = node
         .create_publisher::<NodeEntitiesInfo>("graph", 10)
         .unwrap();
@@ -1088,7 +1089,7 @@ fn keep_all_bound_holds_between_serialized_and_typed_endpoints() {
     let (_ctx, node, executor) = setup();
     let qos = QosProfile::DEFAULT.keep_all();
     let ty = TypeInfo::of::<Count>();
-    let bound = crate::qos::KEEP_ALL_MAX_SAMPLES as u32;
+    let bound = crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES as u32;
 
     let (typed, push) = collector::<u32>();
     let _typed_sub = node
@@ -1305,7 +1306,7 @@ fn count_from_elsewhere(
 /// outlived its lifespan on the way must still be dropped and counted, not handed over.
 #[test]
 fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_once() {
-    use crate::pubsub::SerializedSink as _;
+    use crate::seam::SerializedSink as _;
     let (ctx, node, executor) = setup();
     let qos = QosProfile::keep_last(10).lifespan(Duration::from_millis(20));
     let (got, push) = collector::<u32>();
@@ -1322,7 +1323,7 @@ fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_o
                 .saturating_sub(age.as_nanos() as u64),
         )
     };
-    crate::pubsub::with_inline_dispatch(|| {
+    crate::seam::with_inline_dispatch(|| {
         let (payload, info) = count_from_elsewhere(1, sent_ago(Duration::from_secs(1)));
         sub.shared.deliver_serialized(&payload, info);
         let (payload, info) = count_from_elsewhere(2, sent_ago(Duration::ZERO));
@@ -1343,7 +1344,7 @@ fn a_message_expired_on_arrival_is_dropped_also_when_its_callback_could_run_at_o
 /// receive thread's lent turn and through the queue alike.
 #[test]
 fn a_callback_taking_message_info_sees_the_arrival_time_also_when_it_runs_at_once() {
-    use crate::pubsub::SerializedSink as _;
+    use crate::seam::SerializedSink as _;
     use roslite_executor::Instant as MonoInstant;
     let (ctx, node, executor) = setup();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -1366,7 +1367,7 @@ fn a_callback_taking_message_info_sees_the_arrival_time_also_when_it_runs_at_onc
     let spinner = std::thread::spawn(move || executor.spin());
     // Long enough for the executor to fall asleep, lending its turn.
     std::thread::sleep(Duration::from_millis(200));
-    crate::pubsub::with_inline_dispatch(|| {
+    crate::seam::with_inline_dispatch(|| {
         let (payload, info) = sent_now(2);
         sub.shared.deliver_serialized(&payload, info);
     });

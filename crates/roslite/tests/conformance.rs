@@ -48,12 +48,12 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use roslite::graph::GraphEndpointKind;
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
 use roslite::msgs::nav_msgs::msg::OccupancyGrid;
 use roslite::msgs::nav_msgs::srv::{GetMap, GetMap_Request, GetMap_Response};
 use roslite::msgs::sensor_msgs::msg::{Image, PointCloud2, PointField};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::net::GraphEndpointKind;
 use roslite::{
     Context, ContextOptions, Executor, LocalTransports, Message, MessageInfo, NetworkMode, Node,
     Publisher, QosProfile, Subscription,
@@ -254,9 +254,7 @@ fn await_route<T: Message>(
     subscriptions: usize,
 ) {
     let topic = publisher.topic_name().to_owned();
-    let net = pub_ctx
-        .network()
-        .expect("every context of the suite has a network");
+    let net = pub_ctx.graph();
     let expected = transport.path(subscriptions);
     // Counted alike whichever path serves them (rclcpp's get_subscription_count).
     assert!(
@@ -309,7 +307,7 @@ fn assert_remote_publishers(transport: Transport, sub_ctx: &Context, topic: &str
     if transport == Transport::Intra {
         return;
     }
-    let net = sub_ctx.network().expect("network");
+    let net = sub_ctx.graph();
     let graph = || -> Vec<&'static str> {
         net.endpoints()
             .into_iter()
@@ -1437,7 +1435,7 @@ fn peer_death_publisher_killed(transport: Transport, test: &str) {
     let node = ctx.create_node("survivor").unwrap();
     let (subscription, log) = collecting(&node, &topic, QosProfile::keep_last(100));
     let spinning = spin_in_background(&ctx, &[&node]);
-    let net = ctx.network().expect("network");
+    let net = ctx.graph();
     // The steady publisher: another context of this process, over the same transport.
     let steady_ctx = context(transport);
     let steady = steady_ctx
@@ -1568,7 +1566,7 @@ fn peer_death_server_killed(transport: Transport, test: &str) {
     let ctx = context(transport);
     let node = ctx.create_node("caller").unwrap();
     let client = node.create_client::<AddTwoInts>(&service).unwrap();
-    let net = ctx.network().expect("network");
+    let net = ctx.graph();
     let mut leaks = Leaks::start();
     for round in 0..KILL_ROUNDS {
         let mut child = KilledOnDrop(spawn_child("server", transport, &service, round, test));
@@ -1683,7 +1681,7 @@ fn peer_death_subscriber_killed(transport: Transport, test: &str) {
         .create_publisher::<StringMsg>(&topic, qos)
         .unwrap();
     await_route(transport, &pub_ctx, &publisher, 1);
-    let net = pub_ctx.network().expect("network");
+    let net = pub_ctx.graph();
     let mut leaks = Leaks::start();
     let mut n = 0u64;
     let mut publish = |count: u64| {
@@ -1767,8 +1765,7 @@ fn peer_death_subscriber_killed(transport: Transport, test: &str) {
 /// The graph transport of the remote endpoints of service `name` seen from `ctx`, sorted.
 fn service_transports(ctx: &Context, name: &str) -> Vec<&'static str> {
     let mut transports: Vec<&'static str> = ctx
-        .network()
-        .expect("network")
+        .graph()
         .endpoints()
         .into_iter()
         .filter(|e| !e.local && e.topic == name)
@@ -1872,7 +1869,7 @@ fn service_calls(transport: Transport) {
     assert_eq!(map_server.stats().replies_sent, 1);
 
     let name = format!("/{service}");
-    let net = client_ctx.network().expect("network");
+    let net = client_ctx.graph();
     match transport {
         // A client calls a server of its own context directly: no network path at all.
         Transport::Intra => assert_eq!(net.service_servers_by_path(&name), (0, 0)),

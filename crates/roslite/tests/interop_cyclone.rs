@@ -215,7 +215,7 @@ fn roslite_listener_hears_a_cyclone_talker() {
     while heard.lock().unwrap().len() < COUNT && start.elapsed() < DEADLINE {
         executor.spin_once(Some(Duration::from_millis(100)));
     }
-    let topics = ctx.network().unwrap().remote_topics();
+    let topics = ctx.graph().remote_topics();
     let out = talker.stop();
     assert!(
         out.timed_out,

@@ -241,7 +241,7 @@ fn roslite_hears_stack(stack: &'static Stack, domain: u32, tag: &str) {
     while heard.lock().unwrap().len() < COUNT && start.elapsed() < DEADLINE {
         executor.spin_once(Some(Duration::from_millis(100)));
     }
-    let topics = ctx.network().unwrap().remote_topics();
+    let topics = ctx.graph().remote_topics();
     let out = talker.finish(Instant::now());
     assert!(
         out.timed_out,
@@ -299,10 +299,9 @@ fn fastdds_2_9_reads_humble_ros_discovery_info() {
     let node = ctx.create_node("roslite_humble").unwrap();
     let _publisher = node.create_publisher::<StringMsg>("chatter", 10).unwrap();
     let prefix: String = ctx
-        .network()
-        .unwrap()
+        .graph()
         .guid_prefix()
-        .0
+        .unwrap()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();

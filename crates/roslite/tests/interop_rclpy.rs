@@ -259,7 +259,7 @@ fn roslite_listener_hears_an_rclpy_talker_and_sees_its_node() {
     let talker = LinePeer::spawn(rclpy(&ns, domain, "chatter_talker.py", &["30"]));
     // The talker's graph entry comes as transient-local history once discovery completes.
     let py_talker = ("/".to_owned(), "py_talker".to_owned());
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     let done = spin_until(&ctx, &node, STEP, || {
         heard.lock().unwrap().len() >= 5 && net.node_names().contains(&py_talker)
     });
@@ -803,7 +803,7 @@ fn one_publisher_serves_roslite_over_shared_memory_and_rclpy_over_udp() {
         .unwrap();
     let publisher = Arc::new(talker.create_publisher::<StringMsg>("chatter", 10).unwrap());
     let py = LinePeer::spawn(rclpy(&ns, domain, "chatter_listener.py", &["20", "5"]));
-    let net = talker_ctx.network().unwrap();
+    let net = talker_ctx.graph();
     assert!(
         common::wait_until(STEP, || net.remote_subscriptions_by_path("/chatter")
             == (1, 1)),

@@ -247,7 +247,7 @@ impl Drop for ChildSubscriber {
 
 /// Waits until `topic` has a subscription in another process; the transport carrying it.
 fn await_remote_subscription(ctx: &Context, topic: &str) -> &'static str {
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     let start = Instant::now();
     loop {
         let (rtps, local) = net.remote_subscriptions_by_path(topic);
@@ -258,7 +258,7 @@ fn await_remote_subscription(ctx: &Context, topic: &str) -> &'static str {
                 .find(|e| {
                     !e.local
                         && e.topic == topic
-                        && e.kind == roslite::net::GraphEndpointKind::Subscription
+                        && e.kind == roslite::graph::GraphEndpointKind::Subscription
                 })
                 .map_or("udp", |e| e.transport);
         }

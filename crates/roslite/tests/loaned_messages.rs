@@ -82,7 +82,7 @@ fn talker<T: Message>(
         .unwrap()
         .create_publisher::<T>(topic, qos)
         .unwrap();
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     let path = format!("/{topic}");
     assert!(
         common::wait_until(Duration::from_secs(20), || {

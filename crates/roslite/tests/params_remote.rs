@@ -5,13 +5,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use roslite::graph::GraphEndpointKind;
 use roslite::msgs::rcl_interfaces::msg::{ParameterEvent, ParameterType as Ty};
 use roslite::msgs::rcl_interfaces::srv::{
     DescribeParameters, DescribeParameters_Request, GetParameterTypes, GetParameterTypes_Request,
     GetParameters, GetParameters_Request, ListParameters, ListParameters_Request, SetParameters,
     SetParametersAtomically, SetParametersAtomically_Request, SetParameters_Request,
 };
-use roslite::net::GraphEndpointKind;
 use roslite::{
     Context, ContextOptions, Node, Parameter, ParameterDescriptor, ParameterValue, QosProfile,
 };
@@ -131,7 +131,7 @@ fn roslite_client_configures_a_remote_node_over_rtps() {
     assert!(set.wait_for_service(CALL));
     // The server's event writer sends only to readers it has matched: wait until it knows
     // the client's `/parameter_events` subscription before changing anything.
-    let server_net = server_ctx.network().unwrap();
+    let server_net = server_ctx.graph();
     assert!(
         common::wait_until(Duration::from_secs(30), || {
             server_net.endpoints().iter().any(|e| {

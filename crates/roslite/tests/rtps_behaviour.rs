@@ -109,8 +109,7 @@ impl Drop for Spinner {
 
 /// Whether `ctx`'s participant knows a remote endpoint on `topic` of `ros_type`.
 fn knows_topic(ctx: &Context, topic: &str, ros_type: &str) -> bool {
-    ctx.network()
-        .unwrap()
+    ctx.graph()
         .remote_topics()
         .iter()
         .any(|(t, ty)| t == topic && ty == ros_type)
@@ -423,11 +422,7 @@ fn late_joiner_gets_the_last_three_then_live_data() {
     // The talker already knows the topic from the first listener: wait until its writer has
     // matched the new reader too, or a volatile reader rightly misses what is sent before.
     let matched = wait_until(Duration::from_secs(10), || {
-        talker_ctx
-            .network()
-            .unwrap()
-            .matched_remote_subscriptions("/latched")
-            >= 2
+        talker_ctx.graph().matched_remote_subscriptions("/latched") >= 2
     });
     assert!(matched, "the talker never matched the volatile late joiner");
     for n in 6..=7 {
@@ -676,7 +671,7 @@ fn peer_death(observer_ctx: &Context, mortal_ctx: Context, before_drop: impl FnO
     let publisher = mortal
         .create_publisher::<StringMsg>("mortal_topic", 10)
         .unwrap();
-    let net = observer_ctx.network().unwrap();
+    let net = observer_ctx.graph();
     let mortal_node = ("/".to_owned(), "mortal".to_owned());
     let seen = wait_until(Duration::from_secs(15), || {
         knows_topic(observer_ctx, "/mortal_topic", "std_msgs/msg/String")

@@ -53,7 +53,7 @@ fn two_participants(domain: u32, talker: &str, listener: &str) -> (Context, Node
 /// Waits (up to 10 s) until a publisher of `ctx` on `topic` has matched a subscription of
 /// another participant.
 fn await_remote_subscription(ctx: &Context, topic: &str) {
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     assert!(
         wait_until(DISCOVERY, || net.matched_remote_subscriptions(topic) > 0),
         "{topic} never matched"
@@ -130,7 +130,7 @@ fn reliable_messages_cross_between_participants_over_udp() {
     }
     listener_ctx.shutdown();
     spinner.join().unwrap();
-    let topics = talker_ctx.network().unwrap().remote_topics();
+    let topics = talker_ctx.graph().remote_topics();
     assert!(
         topics.contains(&("/chatter".to_owned(), "std_msgs/msg/String".to_owned())),
         "{topics:?}"
@@ -145,8 +145,7 @@ fn humble_and_iron_graph_layouts_understand_each_other() {
     let _old = humble.create_node("humble_node").unwrap();
     let _new = kilted.create_node("kilted_node").unwrap();
     let knows = |ctx: &Context, name: &str| {
-        ctx.network()
-            .unwrap()
+        ctx.graph()
             .node_names()
             .contains(&("/".to_owned(), name.to_owned()))
     };
@@ -155,8 +154,8 @@ fn humble_and_iron_graph_layouts_understand_each_other() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "humble sees {:?}, kilted sees {:?}",
-            humble.network().unwrap().node_names(),
-            kilted.network().unwrap().node_names()
+            humble.graph().node_names(),
+            kilted.graph().node_names()
         );
         std::thread::sleep(Duration::from_millis(20));
     }

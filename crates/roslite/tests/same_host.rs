@@ -6,8 +6,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use roslite::backends::same_host::LinkKind;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::same_host::LinkKind;
 use roslite::{LocalTransports, QosProfile};
 
 mod common;
@@ -42,7 +42,7 @@ fn exchange(
     let publisher = talker
         .create_publisher::<StringMsg>("chatter", qos)
         .unwrap();
-    let net = talker_ctx.network().unwrap();
+    let net = talker_ctx.graph();
     // The listener's link may connect before this side has read the listener's SEDP
     // announcement: wait for the graph to show its subscription too.
     let in_graph = || {
@@ -173,7 +173,7 @@ fn a_unix_socket_carries_a_large_message() {
             .unwrap();
         let spinner = common::spin_in_background(&b, &sub_node);
         let publisher = pub_node.create_publisher::<Image>("image", 2).unwrap();
-        let net = a.network().unwrap();
+        let net = a.graph();
         assert!(common::wait_until(Duration::from_secs(10), || {
             net.remote_subscriptions_by_path("/image").1 == 1
         }));
@@ -228,7 +228,7 @@ fn a_subscriber_survives_publishers_killed_mid_stream() {
         .create_subscription("crash", 10, move |_: StringMsg| *sink.lock().unwrap() += 1)
         .unwrap();
     let spinner = common::spin_in_background(&ctx, &node);
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
@@ -294,7 +294,7 @@ fn uint64_arrays_over_shared_memory_are_decoded_in_place() {
     let publisher = pub_node
         .create_publisher::<UInt64MultiArray>("array", 2)
         .unwrap();
-    let net = a.network().unwrap();
+    let net = a.graph();
     assert!(common::wait_until(Duration::from_secs(10), || {
         net.remote_subscriptions_by_path("/array") == (0, 1)
     }));
@@ -436,7 +436,7 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
     let publisher = talker
         .create_publisher::<StringMsg>("numbered", QosProfile::keep_last(100))
         .unwrap();
-    let net = talker_ctx.network().unwrap();
+    let net = talker_ctx.graph();
     let matched = |paths: (usize, usize)| {
         common::wait_until(Duration::from_secs(10), || {
             net.remote_subscriptions_by_path("/numbered") == paths
@@ -601,7 +601,7 @@ fn same_host_matches_are_counted_on_both_sides() {
             subscription.matched_status()
         );
         // Discovery matched them; the link itself connects right after.
-        let net = talker_ctx.network().unwrap();
+        let net = talker_ctx.graph();
         assert!(
             common::wait_until(Duration::from_secs(10), || {
                 net.remote_subscriptions_by_path("/counted") == (0, 1)

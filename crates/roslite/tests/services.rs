@@ -172,10 +172,10 @@ fn calls_cross_between_participants_and_every_client_gets_its_own_replies() {
     assert_eq!(first.stats().unmatched_replies, 0);
     assert_eq!(second.stats().replies_received, 25);
     // Every reply reached the other client's reader too, which dropped it as not its own.
-    let net = client_ctx.network().unwrap().service_stats();
+    let net = client_ctx.graph().service_stats();
     assert!(net.replies_for_other_clients >= 25, "{net:?}");
     // The graph shows both halves of the service, with the server's node.
-    let endpoints = client_ctx.network().unwrap().endpoints();
+    let endpoints = client_ctx.graph().endpoints();
     let remote_server: Vec<_> = endpoints
         .iter()
         .filter(|e| !e.local && e.topic == "/add_two_ints")

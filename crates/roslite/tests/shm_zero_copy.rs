@@ -81,7 +81,7 @@ fn talker(
         .unwrap()
         .create_publisher::<PointCloud2>("points", 4)
         .unwrap();
-    let net = ctx.network().unwrap();
+    let net = ctx.graph();
     assert!(
         common::wait_until(Duration::from_secs(20), || {
             net.remote_subscriptions_by_path("/points") == (0, subscriptions)

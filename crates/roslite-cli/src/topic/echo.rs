@@ -5,7 +5,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
-use roslite::net::GraphEndpoint;
+use roslite::graph::GraphEndpoint;
 use roslite::{Durability, Executor, MessageLostStatus, QosProfile, Reliability};
 use roslite_cdr::SharedBuf;
 use roslite_msg_gen::ast::{BaseType, Collection, TypeName};
@@ -141,7 +141,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     let view = if forced_type.is_some() && args.qos.overrides_policies() {
         GraphView::default()
     } else {
-        graph::wait_for_graph(net, max_wait, |view| {
+        graph::wait_for_graph(&net, max_wait, |view| {
             view.publishers_on(&topic).next().is_some()
         })
     };

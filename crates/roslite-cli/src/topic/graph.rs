@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use roslite::net::{GraphEndpoint, GraphEndpointKind, RosTopicKind, RtpsNetwork};
+use roslite::context::Graph;
+use roslite::graph::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
 
 /// How long the graph must stay unchanged before we trust it is complete.
 const QUIET: Duration = Duration::from_millis(300);
@@ -33,7 +34,7 @@ pub(crate) struct GraphView {
 }
 
 impl GraphView {
-    pub(crate) fn capture(net: &RtpsNetwork) -> Self {
+    pub(crate) fn capture(net: &Graph) -> Self {
         Self {
             participants: net.remote_participant_count(),
             endpoints: net.endpoints(),
@@ -101,7 +102,7 @@ pub(crate) fn is_hidden(name: &str) -> bool {
 /// `max_wait` has passed, or [`EMPTY_GIVE_UP`] passed without any participant; returns the
 /// last view either way.
 pub(crate) fn wait_for_graph(
-    net: &RtpsNetwork,
+    net: &Graph,
     max_wait: Duration,
     ready: impl Fn(&GraphView) -> bool,
 ) -> GraphView {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use anyhow::bail;
-use roslite::net::{GraphEndpoint, GraphEndpointKind};
+use roslite::graph::{GraphEndpoint, GraphEndpointKind};
 use roslite::{Durability, History, Liveliness, Reliability};
 
 use super::graph::{self, GraphView};
@@ -39,7 +39,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<()> {
     };
     let max_wait = graph::spin_time(args.spin_time, default_wait);
     let start = std::time::Instant::now();
-    let view = graph::wait_for_graph(net, max_wait, |view| {
+    let view = graph::wait_for_graph(&net, max_wait, |view| {
         let mut endpoints = view.on_topic(&topic).peekable();
         endpoints.peek().is_some() && (!args.verbose || endpoints.all(|e| e.node.is_some()))
     });
@@ -158,7 +158,7 @@ fn duration_text(d: Option<Duration>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roslite::net::{GraphQos, RosTopicKind};
+    use roslite::graph::{GraphQos, RosTopicKind};
 
     fn endpoint() -> GraphEndpoint {
         GraphEndpoint {

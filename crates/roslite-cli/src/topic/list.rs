@@ -1,7 +1,7 @@
 //! `roslite topic list`: ros2topic's `list` verb.
 
 use super::graph::{self, GraphView};
-use roslite::net::GraphEndpointKind;
+use roslite::graph::GraphEndpointKind;
 
 #[derive(clap::Args)]
 pub struct ListArgs {

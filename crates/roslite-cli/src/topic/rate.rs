@@ -276,7 +276,7 @@ fn measure(
     let net = super::network(&ctx);
     let max_wait = graph::spin_time(args.spin_time, graph::DEFAULT_SPIN_TIME);
     let start = Instant::now();
-    let view = graph::wait_for_graph(net, max_wait, |view| {
+    let view = graph::wait_for_graph(&net, max_wait, |view| {
         view.publishers_on(&topic).next().is_some()
     });
     let ty = super::echo::discovered_type(verb, &view, &topic, start.elapsed().as_secs_f64())?;

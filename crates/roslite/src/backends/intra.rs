@@ -1,8 +1,10 @@
-//! The local topic bus: matching of publishers and subscriptions inside one context.
+//! Intra-process delivery: the backend that matches publishers and subscriptions, and
+//! services and clients, inside one context.
 //!
-//! This is the registry every transport hangs off. Today it links endpoints in the same process
-//! (intra-process delivery by `Arc`, no serialization); remote matches will be recorded beside
-//! the local ones without changing the publish/subscribe API.
+//! Matched topic endpoints are linked directly (delivery by `Arc`, no serialization, or
+//! through serialization between two Rust types of one ROS type); a client calls a server of
+//! its own type by handing it the typed request. It is also the graph of a context without a
+//! network.
 //!
 //! Ownership: the bus holds type-erased `Arc`s of every live endpoint, keyed by topic. A
 //! publisher keeps its own list of matched subscriptions (typed), so publishing takes one read
@@ -10,50 +12,15 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::events::{report_matches, IncompatibleQos, MatchReports};
-use crate::log::Logger;
-use crate::net::{GraphEndpoint, GraphEndpointKind, GraphQos, RosTopicKind};
-use crate::pubsub::SerializedSink;
-use crate::qos::{check_compatible, QosProfile};
-use crate::transport::{
-    EndpointDescription, LocalPublisher, LocalSubscription, Outlet as RemoteOutlet, Transport,
+use crate::seam::service::LocalServer;
+use crate::seam::{
+    Backend, EndpointRecord, GraphView, LocalPublisher, LocalSubscription, PublisherLink,
 };
-
-/// What the bus knows about one endpoint.
-#[derive(Clone)]
-pub(crate) struct EndpointRecord {
-    pub id: u64,
-    pub type_name: &'static str,
-    pub dds_type_name: &'static str,
-    pub type_hash: &'static str,
-    pub qos: QosProfile,
-    pub node: String,
-    pub node_id: u64,
-    pub events: Arc<IncompatibleQos>,
-    pub logger: Logger,
-    /// An `Arc<PublisherShared<T>>` or `Arc<SubscriptionShared<T>>`.
-    pub link: Arc<dyn Any + Send + Sync>,
-    /// For subscriptions: where transports deliver serialized messages.
-    pub sink: Option<Arc<dyn SerializedSink>>,
-}
-
-/// A publisher as seen by the bus: it accepts subscriptions of its own message type.
-pub(crate) trait PublisherLink: Send + Sync {
-    /// Links a matched subscription: directly if it has this publisher's Rust type, else
-    /// through serialization. False if neither is possible.
-    fn connect(&self, subscription: &EndpointRecord) -> bool;
-    fn disconnect(&self, subscription_id: u64);
-    /// Adds an outlet to other processes (a transport's writer for this topic).
-    fn attach_remote(&self, id: u64, outlet: Arc<dyn RemoteOutlet>);
-    fn detach_remote(&self, id: u64);
-}
-
-type TopicSnapshot = (
-    Vec<(EndpointRecord, Arc<dyn PublisherLink>)>,
-    Vec<EndpointRecord>,
-);
+use crate::vocabulary::events::{report_matches, MatchReports};
+use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, GraphQos, RosTopicKind};
+use crate::vocabulary::qos::check_compatible;
 
 /// Endpoints of one topic, with their type so publishers can be linked again later.
 #[derive(Default)]
@@ -100,21 +67,17 @@ impl TopicEndpoints {
     }
 }
 
+/// Intra-process delivery of one context (see the module doc).
 #[derive(Default)]
 pub(crate) struct LocalBus {
     topics: Mutex<HashMap<String, TopicEndpoints>>,
-    observers: Mutex<Vec<Arc<dyn Transport>>>,
     /// Live nodes: id, namespace, name.
     nodes: Mutex<Vec<(u64, String, String)>>,
+    services: LocalServices,
 }
 
 impl LocalBus {
-    pub(crate) fn add_publisher(
-        &self,
-        topic: &str,
-        record: EndpointRecord,
-        link: Arc<dyn PublisherLink>,
-    ) {
+    fn add_publisher(&self, topic: &str, record: EndpointRecord, link: Arc<dyn PublisherLink>) {
         let mut reports = MatchReports::new();
         {
             let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
@@ -126,15 +89,12 @@ impl LocalBus {
                     reports.push((subscription.events.clone(), true));
                 }
             }
-            endpoints.publishers.push((record.clone(), link.clone()));
+            endpoints.publishers.push((record, link));
         }
         report_matches(reports);
-        for observer in self.observers() {
-            observer.publisher_added(local_publisher(topic, &record, &link));
-        }
     }
 
-    pub(crate) fn add_subscription(&self, topic: &str, record: EndpointRecord) {
+    fn add_subscription(&self, topic: &str, record: EndpointRecord) {
         let mut reports = MatchReports::new();
         {
             let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
@@ -146,72 +106,9 @@ impl LocalBus {
                     reports.push((record.events.clone(), true));
                 }
             }
-            endpoints.subscriptions.push(record.clone());
+            endpoints.subscriptions.push(record);
         }
         report_matches(reports);
-        for observer in self.observers() {
-            if let Some(subscription) = local_subscription(topic, &record) {
-                observer.subscription_added(subscription);
-            }
-        }
-    }
-
-    /// Registers a transport; it is told about the endpoints that already exist, then about
-    /// every change.
-    pub(crate) fn add_observer(&self, observer: Arc<dyn Transport>) {
-        let existing: Vec<(String, TopicSnapshot)> = {
-            let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
-            topics
-                .iter()
-                .map(|(name, e)| {
-                    (
-                        name.clone(),
-                        (e.publishers.clone(), e.subscriptions.clone()),
-                    )
-                })
-                .collect()
-        };
-        self.observers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(observer.clone());
-        for (topic, (publishers, subscriptions)) in existing {
-            for (record, link) in &publishers {
-                observer.publisher_added(local_publisher(&topic, record, link));
-            }
-            for record in &subscriptions {
-                if let Some(subscription) = local_subscription(&topic, record) {
-                    observer.subscription_added(subscription);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn node_added(&self, id: u64, namespace: &str, name: &str) {
-        self.nodes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((id, namespace.to_owned(), name.to_owned()));
-        for observer in self.observers() {
-            observer.node_added(id, namespace, name);
-        }
-    }
-
-    pub(crate) fn node_removed(&self, id: u64) {
-        self.nodes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(i, _, _)| *i != id);
-        for observer in self.observers() {
-            observer.node_removed(id);
-        }
-    }
-
-    fn observers(&self) -> Vec<Arc<dyn Transport>> {
-        self.observers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
     }
 
     /// Connects a compatible pair; returns whether it did.
@@ -252,10 +149,7 @@ impl LocalBus {
         connected
     }
 
-    pub(crate) fn remove_publisher(&self, topic: &str, id: u64) {
-        for observer in self.observers() {
-            observer.publisher_removed(topic, id);
-        }
+    fn remove_publisher(&self, topic: &str, id: u64) {
         let mut reports = MatchReports::new();
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
@@ -269,10 +163,7 @@ impl LocalBus {
         report_matches(reports);
     }
 
-    pub(crate) fn remove_subscription(&self, topic: &str, id: u64) {
-        for observer in self.observers() {
-            observer.subscription_removed(topic, id);
-        }
+    fn remove_subscription(&self, topic: &str, id: u64) {
         let mut reports = MatchReports::new();
         let mut topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(endpoints) = topics.get_mut(topic) {
@@ -289,11 +180,6 @@ impl LocalBus {
         report_matches(reports);
     }
 
-    /// This context's nodes as `(namespace, name)`.
-    pub(crate) fn node_names(&self) -> Vec<(String, String)> {
-        self.node_names_by_id().into_values().collect()
-    }
-
     fn node_names_by_id(&self) -> HashMap<u64, (String, String)> {
         self.nodes
             .lock()
@@ -305,7 +191,7 @@ impl LocalBus {
 
     /// This context's publishers and subscriptions as graph entries (for a context without
     /// a network, whose graph they are), sorted by topic, then kind.
-    pub(crate) fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
+    fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
         let nodes = self.node_names_by_id();
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = |topic: &str, record: &EndpointRecord, kind| {
@@ -330,40 +216,6 @@ impl LocalBus {
     }
 }
 
-fn description(topic: &str, record: &EndpointRecord) -> EndpointDescription {
-    EndpointDescription {
-        id: record.id,
-        topic: topic.to_owned(),
-        type_name: record.type_name,
-        dds_type_name: record.dds_type_name,
-        type_hash: record.type_hash,
-        qos: record.qos,
-        node: record.node.clone(),
-        node_id: record.node_id,
-    }
-}
-
-fn local_publisher(
-    topic: &str,
-    record: &EndpointRecord,
-    link: &Arc<dyn PublisherLink>,
-) -> LocalPublisher {
-    LocalPublisher {
-        description: description(topic, record),
-        link: link.clone(),
-        events: record.events.clone(),
-    }
-}
-
-fn local_subscription(topic: &str, record: &EndpointRecord) -> Option<LocalSubscription> {
-    let sink = record.sink.clone()?;
-    Some(LocalSubscription {
-        description: description(topic, record),
-        sink,
-        events: record.events.clone(),
-    })
-}
-
 /// `record` as a graph entry; `node` is its node's `(namespace, name)`.
 fn graph_endpoint(
     topic: &str,
@@ -383,5 +235,145 @@ fn graph_endpoint(
         qos: GraphQos::from(&record.qos),
         local: true,
         transport: "intra",
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The context's own services, for in-process calls.
+#[derive(Default)]
+struct LocalServices {
+    by_name: Mutex<HashMap<String, Vec<LocalServiceEntry>>>,
+}
+
+struct LocalServiceEntry {
+    id: u64,
+    type_name: &'static str,
+    service: Weak<dyn Any + Send + Sync>,
+}
+
+impl LocalServices {
+    fn add(
+        &self,
+        name: &str,
+        type_name: &'static str,
+        id: u64,
+        service: Weak<dyn Any + Send + Sync>,
+    ) {
+        lock(&self.by_name)
+            .entry(name.to_owned())
+            .or_default()
+            .push(LocalServiceEntry {
+                id,
+                type_name,
+                service,
+            });
+    }
+
+    fn remove(&self, name: &str, id: u64) {
+        let mut by_name = lock(&self.by_name);
+        if let Some(entries) = by_name.get_mut(name) {
+            entries.retain(|e| e.id != id);
+            if entries.is_empty() {
+                by_name.remove(name);
+            }
+        }
+    }
+
+    /// The servers' names with their types (`example_interfaces/srv/AddTwoInts`).
+    fn names_and_types(&self) -> Vec<(String, &'static str)> {
+        lock(&self.by_name)
+            .iter()
+            .flat_map(|(name, entries)| entries.iter().map(|e| (name.clone(), e.type_name)))
+            .collect()
+    }
+
+    /// The live servers of `name` with type `type_name`, as registered.
+    fn find(&self, name: &str, type_name: &str) -> Vec<Arc<dyn Any + Send + Sync>> {
+        let by_name = lock(&self.by_name);
+        by_name.get(name).map_or_else(Vec::new, |entries| {
+            entries
+                .iter()
+                .filter(|e| e.type_name == type_name)
+                .filter_map(|e| e.service.upgrade())
+                .collect()
+        })
+    }
+}
+
+impl Backend for LocalBus {
+    fn node_added(&self, id: u64, namespace: &str, name: &str) {
+        lock(&self.nodes).push((id, namespace.to_owned(), name.to_owned()));
+    }
+
+    fn node_removed(&self, id: u64) {
+        lock(&self.nodes).retain(|(i, _, _)| *i != id);
+    }
+
+    fn publisher_added(&self, publisher: LocalPublisher) {
+        let topic = publisher.description.topic.clone();
+        self.add_publisher(&topic, publisher.record, publisher.link);
+    }
+
+    fn publisher_removed(&self, topic: &str, id: u64) {
+        self.remove_publisher(topic, id);
+    }
+
+    fn subscription_added(&self, subscription: LocalSubscription) {
+        let topic = subscription.description.topic.clone();
+        self.add_subscription(&topic, subscription.record);
+    }
+
+    fn subscription_removed(&self, topic: &str, id: u64) {
+        self.remove_subscription(topic, id);
+    }
+
+    fn service_server_added(&self, server: &LocalServer) {
+        self.services.add(
+            &server.description.service,
+            server.type_name,
+            server.description.local_id,
+            server.typed.clone(),
+        );
+    }
+
+    fn service_server_removed(&self, service: &str, id: u64) {
+        self.services.remove(service, id);
+    }
+
+    /// The first live server of `service` with type `type_name`: the one an in-process client
+    /// calls, whichever of several it is (rclcpp leaves that to the middleware too).
+    fn in_process_server(
+        &self,
+        service: &str,
+        type_name: &str,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.services.find(service, type_name).into_iter().next()
+    }
+
+    fn graph(&self) -> Option<&dyn GraphView> {
+        Some(self)
+    }
+}
+
+impl GraphView for LocalBus {
+    fn endpoints(&self) -> Vec<GraphEndpoint> {
+        self.graph_endpoints()
+    }
+
+    fn node_names(&self) -> Vec<(String, String)> {
+        let mut names: Vec<(String, String)> = self.node_names_by_id().into_values().collect();
+        names.sort();
+        names
+    }
+
+    fn service_names_and_types(&self) -> Vec<(String, String)> {
+        self.services
+            .names_and_types()
+            .into_iter()
+            .map(|(name, ty)| (name, ty.to_owned()))
+            .collect()
     }
 }

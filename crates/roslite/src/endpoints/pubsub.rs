@@ -14,7 +14,6 @@
 //! message is serialized into the loan first, with holes for its reserved sequences, the
 //! application writes the holes in place, and publishing only hands the chunk over.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -24,48 +23,24 @@ use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
-use crate::events::{
-    DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
-    MessageLostStatus,
-};
-use crate::intra::{EndpointRecord, PublisherLink};
-use crate::node::NodeShared;
-use crate::qos::{Durability, History, QosProfile, Reliability};
-use crate::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
-use crate::snapshot::SnapshotList;
-use crate::transport::{
+use crate::endpoints::host::EndpointHost;
+pub use crate::seam::MessageInfo;
+use crate::seam::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
     OutletStats, SendTimeout, SentInPlace,
 };
+use crate::seam::{EndpointRecord, PublisherLink, SerializedSink};
+use crate::vocabulary::events::{
+    DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
+    MessageLostStatus,
+};
+use crate::vocabulary::qos::{Durability, History, QosProfile, Reliability};
+use crate::vocabulary::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
+use crate::vocabulary::snapshot::SnapshotList;
 
 mod loan;
 
 pub use loan::{LoanError, LoanedMessage};
-
-/// What a subscription callback may learn about a message besides its content.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MessageInfo {
-    /// When `publish` was called, on `CLOCK_MONOTONIC`.
-    pub source_timestamp: Instant,
-    /// When the message reached the subscription's queue.
-    pub received_timestamp: Instant,
-    /// The publisher's sequence number for this message, from 1.
-    pub publication_sequence_number: u64,
-    /// Process-local id of the publisher.
-    pub publisher_id: u64,
-    pub from_intra_process: bool,
-}
-
-impl MessageInfo {
-    /// This info as the message reaches subscriptions through its serialized form (another
-    /// process, or another type for the same ROS type): not intra-process.
-    pub(crate) fn as_serialized(self) -> Self {
-        Self {
-            from_intra_process: false,
-            ..self
-        }
-    }
-}
 
 /// Counters of a subscription's queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -449,77 +424,8 @@ impl From<SendTimeout> for PublishError {
     }
 }
 
-thread_local! {
-    /// Set while the calling thread delivers messages from outside any executor (the RTPS
-    /// receive thread, after it released the network state): a subscription may then run its
-    /// callback right here when its executor sleeps ([`CallbackGroup::try_run_inline`]).
-    static INLINE_DISPATCH: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with inline dispatch allowed on this thread (see [`INLINE_DISPATCH`]). The caller
-/// must hold no lock a callback could need: a callback may publish.
-// Used by the RTPS driver thread (net.rs) once it delivers outside its state lock, and by the
-// same-host reader threads.
-pub(crate) fn with_inline_dispatch<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            INLINE_DISPATCH.with(|c| c.set(self.0));
-        }
-    }
-    let _reset = Reset(INLINE_DISPATCH.with(|c| c.replace(true)));
-    f()
-}
-
-/// Whether this thread may run a callback inline (see [`with_inline_dispatch`]).
-pub(crate) fn inline_dispatch_allowed() -> bool {
-    INLINE_DISPATCH.with(Cell::get)
-}
-
-/// A subscription as seen by transports: it takes serialized messages (CDR with the
-/// encapsulation header) and decodes them into its own type.
-pub(crate) trait SerializedSink: Send + Sync {
-    /// Decodes and queues one message; false (and counted) if it does not decode.
-    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
-
-    /// For a keep-all subscription without room for `pending` more messages: keeps `waiter`
-    /// to call once its callback took enough; otherwise hands it back (see
-    /// [`MessageQueue::wait_for_room`]).
-    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
-
-    /// Whether one more message fits now (always, but for a full keep-all subscription).
-    fn has_room(&self) -> bool;
-
-    /// Whether a message published in this process may be delivered now: [`admit_published`]
-    /// with this subscription's queue, QoS and callback group.
-    ///
-    /// # Errors
-    /// As [`admit_published`].
-    fn admit_published(
-        &self,
-        deadline: &mut Option<std::time::Instant>,
-    ) -> Result<bool, SendTimeout>;
-
-    /// Delivers a serialized message published in this process, if
-    /// [`Self::admit_published`] lets it in.
-    ///
-    /// # Errors
-    /// As [`admit_published`].
-    fn deliver_published_serialized(
-        &self,
-        payload: &SharedBuf,
-        info: MessageInfo,
-        deadline: &mut Option<std::time::Instant>,
-    ) -> Result<(), SendTimeout> {
-        if self.admit_published(deadline)? {
-            self.deliver_serialized(payload, info);
-        }
-        Ok(())
-    }
-}
-
 /// Whether a message published in this process may go into a subscription's `queue` now.
-/// A keep-all subscription takes at most [`KEEP_ALL_MAX_SAMPLES`](crate::qos::KEEP_ALL_MAX_SAMPLES), as from other processes
+/// A keep-all subscription takes at most [`KEEP_ALL_MAX_SAMPLES`](crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES), as from other processes
 /// (DDS `RESOURCE_LIMITS`). When it is full, a best-effort one loses the message (false,
 /// counted in `events` as a DDS reader rejecting a sample would be), and for a reliable one
 /// the publisher waits for room until `deadline`: `max_blocking_time` after the first wait of
@@ -551,8 +457,9 @@ pub(crate) fn admit_published(
     if !group.can_run_while_this_thread_waits() {
         return Err(SendTimeout);
     }
-    let deadline =
-        *deadline.get_or_insert_with(|| std::time::Instant::now() + crate::qos::MAX_BLOCKING_TIME);
+    let deadline = *deadline.get_or_insert_with(|| {
+        std::time::Instant::now() + crate::vocabulary::qos::MAX_BLOCKING_TIME
+    });
     loop {
         // The take that makes room unparks this thread (and a late unpark after giving up
         // only ends some later `park` early, which its caller re-checks anyway).
@@ -648,7 +555,7 @@ impl<T: Message> SubscriptionShared<T> {
     fn deliver_incoming(&self, message: Incoming<T>, mut info: MessageInfo) {
         // From a receive thread, a sleeping executor lends its turn: the callback runs now,
         // without waking the executor's thread (one thread hop less per message).
-        let inline = INLINE_DISPATCH.with(Cell::get);
+        let inline = crate::seam::inline_dispatch_allowed();
         // With nothing queued before it, the message goes straight to the callback. (Messages
         // of one publisher come from one thread at a time, in order, so none can be queued
         // behind this one's back; another publisher's have no order to keep.) It goes through
@@ -810,12 +717,12 @@ impl<T: Message> Waitable for SubscriptionShared<T> {
 pub struct Subscription<T: Message> {
     pub(crate) shared: Arc<SubscriptionShared<T>>,
     topic: String,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl<T: Message> Subscription<T> {
     pub(crate) fn new<Shape, F: SubscriptionCallback<T, Shape>>(
-        node: Arc<NodeShared>,
+        node: Arc<EndpointHost>,
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
@@ -823,7 +730,7 @@ impl<T: Message> Subscription<T> {
     ) -> Self {
         let deadline = DeadlineWatch::start(qos.deadline, &group);
         let shared = Arc::new(SubscriptionShared {
-            id: node.context.next_entity_id(),
+            id: node.backends.next_entity_id(),
             qos,
             queue: LockedQueue::new(qos.history),
             stats: StatsCounters::default(),
@@ -878,7 +785,7 @@ impl<T: Message> Subscription<T> {
     /// is alive but those in other processes with a finite liveliness lease (QoS
     /// `liveliness_lease`) that let it run out; the ROS default, an infinite lease, is always
     /// alive.
-    pub fn liveliness_changed_status(&self) -> crate::events::LivelinessChangedStatus {
+    pub fn liveliness_changed_status(&self) -> crate::vocabulary::events::LivelinessChangedStatus {
         self.shared.events.liveliness_changed.take()
     }
 
@@ -888,7 +795,7 @@ impl<T: Message> Subscription<T> {
     /// thread).
     pub fn on_liveliness_changed(
         &self,
-        callback: impl FnMut(crate::events::LivelinessChangedStatus) + Send + 'static,
+        callback: impl FnMut(crate::vocabulary::events::LivelinessChangedStatus) + Send + 'static,
     ) {
         self.shared
             .events
@@ -949,9 +856,8 @@ impl<T: Message> Subscription<T> {
 impl<T: Message> Drop for Subscription<T> {
     fn drop(&mut self) {
         self.node
-            .context
-            .bus
-            .remove_subscription(&self.topic, self.shared.id);
+            .backends
+            .subscription_removed(&self.topic, self.shared.id);
     }
 }
 
@@ -1206,14 +1112,14 @@ impl<T: Message> PublisherLink for PublisherShared<T> {
 pub struct Publisher<T: Message> {
     shared: Arc<PublisherShared<T>>,
     topic: String,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
     _type: PhantomData<fn(T)>,
 }
 
 impl<T: Message> Publisher<T> {
-    pub(crate) fn new(node: Arc<NodeShared>, topic: String, qos: QosProfile) -> Self {
+    pub(crate) fn new(node: Arc<EndpointHost>, topic: String, qos: QosProfile) -> Self {
         let shared = Arc::new(PublisherShared {
-            id: node.context.next_entity_id(),
+            id: node.backends.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
             matched: SnapshotList::default(),
@@ -1259,7 +1165,7 @@ impl<T: Message> Publisher<T> {
     /// fails with `Serialize(EncodeError::ReservedSequence)` whenever it must be serialized,
     /// and local subscriptions see that sequence empty.
     /// [`PublishError::Timeout`] after waiting `max_blocking_time` (100 ms) for a reliable
-    /// keep-all subscription that had no room (in this process: [`KEEP_ALL_MAX_SAMPLES`](crate::qos::KEEP_ALL_MAX_SAMPLES)
+    /// keep-all subscription that had no room (in this process: [`KEEP_ALL_MAX_SAMPLES`](crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES)
     /// queued; at once when this thread holds the only turn that could take them); every
     /// other subscription got the message.
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
@@ -1357,14 +1263,14 @@ impl<T: Message> Publisher<T> {
     }
     /// `LIVELINESS_LOST`: how often this publisher (liveliness MANUAL_BY_TOPIC with a finite
     /// lease) went a whole lease without publishing.
-    pub fn liveliness_lost_status(&self) -> crate::events::LivelinessLostStatus {
+    pub fn liveliness_lost_status(&self) -> crate::vocabulary::events::LivelinessLostStatus {
         self.shared.events.liveliness_lost.take()
     }
 
     /// Calls `callback` each time liveliness is lost (on the network thread).
     pub fn on_liveliness_lost(
         &self,
-        callback: impl FnMut(crate::events::LivelinessLostStatus) + Send + 'static,
+        callback: impl FnMut(crate::vocabulary::events::LivelinessLostStatus) + Send + 'static,
     ) {
         self.shared
             .events
@@ -1392,9 +1298,8 @@ impl<T: Message> Publisher<T> {
 impl<T: Message> Drop for Publisher<T> {
     fn drop(&mut self) {
         self.node
-            .context
-            .bus
-            .remove_publisher(&self.topic, self.shared.id);
+            .backends
+            .publisher_removed(&self.topic, self.shared.id);
     }
 }
 
@@ -1405,7 +1310,7 @@ mod keep_all_tests {
 
     use roslite_msgs::std_msgs::msg::UInt32;
 
-    use crate::qos::KEEP_ALL_MAX_SAMPLES;
+    use crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES;
     use crate::{Context, ContextOptions, Executor, Node, Publisher, QosProfile, Subscription};
 
     /// A keep-all subscription on "room" holding `KEEP_ALL_MAX_SAMPLES` messages (0, 1, ...)
@@ -1515,7 +1420,7 @@ mod serialize_tests {
     use std::sync::{Arc, Mutex};
 
     use super::{send_in_place, serialize_into_loan, serialize_shared, SendCounters, SCRATCH_MAX};
-    use crate::transport::{Lent, Outlet, OutletLoan, SendTimeout, SentInPlace, WriteInto};
+    use crate::seam::{Lent, Outlet, OutletLoan, SendTimeout, SentInPlace, WriteInto};
     use crate::MessageInfo;
     use roslite_cdr::{EncodeError, Endianness};
     use roslite_msgs::geometry_msgs::msg::Twist;

@@ -14,14 +14,15 @@ use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
-use crate::events::{IncompatibleQos, MessageLostStatus};
-use crate::intra::{EndpointRecord, PublisherLink};
-use crate::node::NodeShared;
-use crate::pubsub::{admit_published, MessageInfo, PublishError, SerializedSink};
-use crate::qos::{Durability, QosProfile};
-use crate::queue::{LockedQueue, RoomWaiter, SharedQueue};
-use crate::snapshot::SnapshotList;
-use crate::transport::{send_to_each, Outlet, SendTimeout};
+use crate::endpoints::host::EndpointHost;
+use crate::endpoints::pubsub::{admit_published, PublishError};
+use crate::seam::{send_to_each, Outlet, SendTimeout};
+use crate::seam::{EndpointRecord, PublisherLink};
+use crate::seam::{MessageInfo, SerializedSink};
+use crate::vocabulary::events::{IncompatibleQos, MessageLostStatus};
+use crate::vocabulary::qos::{Durability, QosProfile};
+use crate::vocabulary::queue::{LockedQueue, RoomWaiter, SharedQueue};
+use crate::vocabulary::snapshot::SnapshotList;
 
 /// The names of a message type, as the graph and the wire know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,19 +140,19 @@ impl Waitable for SerializedSubscriptionShared {
 pub struct SerializedSubscription {
     pub(crate) shared: Arc<SerializedSubscriptionShared>,
     topic: String,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl SerializedSubscription {
     pub(crate) fn new(
-        node: Arc<NodeShared>,
+        node: Arc<EndpointHost>,
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
-            id: node.context.next_entity_id(),
+            id: node.backends.next_entity_id(),
             qos,
             queue: LockedQueue::new(qos.history),
             callback: Mutex::new(Box::new(callback)),
@@ -185,9 +186,8 @@ impl SerializedSubscription {
 impl Drop for SerializedSubscription {
     fn drop(&mut self) {
         self.node
-            .context
-            .bus
-            .remove_subscription(&self.topic, self.shared.id);
+            .backends
+            .subscription_removed(&self.topic, self.shared.id);
     }
 }
 
@@ -237,13 +237,13 @@ impl PublisherLink for SerializedPublisherShared {
 pub struct SerializedPublisher {
     pub(crate) shared: Arc<SerializedPublisherShared>,
     topic: String,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl SerializedPublisher {
-    pub(crate) fn new(node: Arc<NodeShared>, topic: String, qos: QosProfile) -> Self {
+    pub(crate) fn new(node: Arc<EndpointHost>, topic: String, qos: QosProfile) -> Self {
         let shared = Arc::new(SerializedPublisherShared {
-            id: node.context.next_entity_id(),
+            id: node.backends.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
             sinks: SnapshotList::default(),
@@ -320,8 +320,7 @@ impl SerializedPublisher {
 impl Drop for SerializedPublisher {
     fn drop(&mut self) {
         self.node
-            .context
-            .bus
-            .remove_publisher(&self.topic, self.shared.id);
+            .backends
+            .publisher_removed(&self.topic, self.shared.id);
     }
 }

@@ -29,8 +29,14 @@ use roslite_cdr::{Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::{Message, Service as ServiceType};
 
-use crate::node::NodeShared;
-use crate::qos::QosProfile;
+use crate::endpoints::host::EndpointHost;
+use crate::endpoints::serialized::TypeInfo;
+use crate::seam::service::{
+    LocalClient, LocalServer, ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink,
+    ServiceEndpointDescription,
+};
+use crate::seam::BackendSet;
+use crate::vocabulary::qos::QosProfile;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -100,26 +106,6 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// Correlates a reply with its request, per path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum RequestKey {
-    /// In-process call number.
-    Local(u64),
-    /// The RTPS sequence number of the request sample (Fast DDS style, and roslite peers).
-    WriterSn(i64),
-    /// The sequence number in Cyclone's request header.
-    CycloneSeq(i64),
-}
-
-/// What became of a reply handed to a client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ReplyOutcome {
-    Completed,
-    /// Addressed to this client but no call is waiting for it (timed out, or a duplicate).
-    NoPendingRequest,
-    Malformed,
-}
-
 /// Counters of a client.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClientStats {
@@ -186,26 +172,6 @@ impl<R> PendingCall<R> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Transport-facing traits
-
-/// Sends one serialized reply back the way its request came.
-pub(crate) trait ReplyChannel: Send {
-    /// `payload`: the response, CDR with its encapsulation header.
-    fn send(self: Box<Self>, payload: Vec<u8>);
-}
-
-/// A service as the network sees it: takes serialized requests.
-pub(crate) trait RequestSink: Send + Sync {
-    /// Decodes and queues one request; false (and counted) if it does not decode.
-    fn deliver_request(&self, payload: &SharedBuf, reply: Box<dyn ReplyChannel>) -> bool;
-}
-
-/// A client as the network sees it: takes serialized replies.
-pub(crate) trait ReplySink: Send + Sync {
-    fn deliver_reply(&self, key: RequestKey, payload: &SharedBuf) -> ReplyOutcome;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Servers
 
 enum Responder<S: ServiceType> {
@@ -236,7 +202,7 @@ impl<S: ServiceType> ServiceShared<S> {
         }
         // From the network's receive thread, a sleeping executor lends its turn: the request
         // is answered at once, without waking the executor's thread.
-        if crate::pubsub::inline_dispatch_allowed() && self.group.try_run_inline(self) {
+        if crate::seam::inline_dispatch_allowed() && self.group.try_run_inline(self) {
             return;
         }
         self.group.notify();
@@ -280,7 +246,7 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
                     Ok(bytes) => channel.send(bytes),
                     Err(e) => {
                         // The caller times out; the server's log says why.
-                        crate::log::Logger::new("roslite.service")
+                        crate::vocabulary::log::Logger::new("roslite.service")
                             .error(format_args!("cannot serialize a response: {e}"));
                         return true;
                     }
@@ -296,19 +262,19 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
 pub struct Service<S: ServiceType> {
     shared: Arc<ServiceShared<S>>,
     name: String,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl<S: ServiceType> Service<S> {
     pub(crate) fn new(
-        node: Arc<NodeShared>,
+        node: Arc<EndpointHost>,
         group: &Arc<CallbackGroup>,
         name: String,
         qos: QosProfile,
         callback: ServiceCallback<S>,
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
-            id: node.context.next_entity_id(),
+            id: node.backends.next_entity_id(),
             qos,
             queue: Mutex::new(VecDeque::new()),
             callback: Mutex::new(callback),
@@ -318,15 +284,12 @@ impl<S: ServiceType> Service<S> {
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
         let any: Arc<dyn Any + Send + Sync> = shared.clone();
-        node.context
-            .services
-            .add(&name, S::TYPE_NAME, shared.id, Arc::downgrade(&any));
-        if let Some(network) = node.context.network() {
-            network.add_service_server(
-                &endpoint_description::<S>(&node, shared.id, &name, qos),
-                shared.clone(),
-            );
-        }
+        node.backends.service_server_added(LocalServer {
+            description: endpoint_description::<S>(&node, shared.id, &name, qos),
+            type_name: S::TYPE_NAME,
+            sink: shared.clone(),
+            typed: Arc::downgrade(&any),
+        });
         Self { shared, name, node }
     }
 
@@ -343,106 +306,26 @@ impl<S: ServiceType> Service<S> {
 impl<S: ServiceType> Drop for Service<S> {
     fn drop(&mut self) {
         self.node
-            .context
-            .services
-            .remove(&self.name, self.shared.id);
-        if let Some(network) = self.node.context.network() {
-            network.remove_service_server(self.shared.id);
-        }
+            .backends
+            .service_server_removed(&self.name, self.shared.id);
     }
 }
 
-/// What the network needs to announce a service's or client's two endpoints.
-pub(crate) struct ServiceEndpointDescription {
-    pub local_id: u64,
-    pub node_id: u64,
-    /// Fully qualified ROS service name.
-    pub service: String,
-    pub request_dds_type: &'static str,
-    pub response_dds_type: &'static str,
-    /// The request and response *message* hashes: what rmw announces on each half.
-    pub request_type_hash: &'static str,
-    pub response_type_hash: &'static str,
-    pub qos: QosProfile,
-}
-
 fn endpoint_description<S: ServiceType>(
-    node: &NodeShared,
+    node: &EndpointHost,
     local_id: u64,
     name: &str,
     qos: QosProfile,
 ) -> ServiceEndpointDescription {
     ServiceEndpointDescription {
         local_id,
-        node_id: node.id,
+        node_id: node.node_id,
         service: name.to_owned(),
         request_dds_type: <S::Request as Message>::DDS_TYPE_NAME,
         response_dds_type: <S::Response as Message>::DDS_TYPE_NAME,
         request_type_hash: <S::Request as Message>::TYPE_HASH,
         response_type_hash: <S::Response as Message>::TYPE_HASH,
         qos,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The context's registry of its own services (for in-process calls)
-
-#[derive(Default)]
-pub(crate) struct LocalServices {
-    by_name: Mutex<HashMap<String, Vec<LocalServiceEntry>>>,
-}
-
-struct LocalServiceEntry {
-    id: u64,
-    type_name: &'static str,
-    service: Weak<dyn Any + Send + Sync>,
-}
-
-impl LocalServices {
-    fn add(
-        &self,
-        name: &str,
-        type_name: &'static str,
-        id: u64,
-        service: Weak<dyn Any + Send + Sync>,
-    ) {
-        lock(&self.by_name)
-            .entry(name.to_owned())
-            .or_default()
-            .push(LocalServiceEntry {
-                id,
-                type_name,
-                service,
-            });
-    }
-
-    fn remove(&self, name: &str, id: u64) {
-        let mut by_name = lock(&self.by_name);
-        if let Some(entries) = by_name.get_mut(name) {
-            entries.retain(|e| e.id != id);
-            if entries.is_empty() {
-                by_name.remove(name);
-            }
-        }
-    }
-
-    /// The servers' names with their types (`example_interfaces/srv/AddTwoInts`).
-    pub(crate) fn names_and_types(&self) -> Vec<(String, &'static str)> {
-        lock(&self.by_name)
-            .iter()
-            .flat_map(|(name, entries)| entries.iter().map(|e| (name.clone(), e.type_name)))
-            .collect()
-    }
-
-    /// The first live server of `name` with type `S`.
-    fn find<S: ServiceType>(&self, name: &str) -> Option<Arc<ServiceShared<S>>> {
-        let by_name = lock(&self.by_name);
-        by_name
-            .get(name)?
-            .iter()
-            .filter(|e| e.type_name == S::TYPE_NAME)
-            .filter_map(|e| e.service.upgrade())
-            .find_map(|any| any.downcast::<ServiceShared<S>>().ok())
     }
 }
 
@@ -503,15 +386,16 @@ impl<R: Send + 'static> ClientShared<R> {
         })
     }
 
-    /// Sends a serialized request over the network and registers its call.
+    /// Sends a serialized request through the backend that carries this client's requests
+    /// and registers its call.
     fn send_remote(
         &self,
-        network: &crate::net::RtpsNetwork,
+        backends: &BackendSet,
         payload: Vec<u8>,
         call: &Arc<PendingCall<R>>,
     ) -> RequestKey {
         let mut sent = None;
-        network.send_service_request(self.id, payload, |key| {
+        backends.send_request(self.id, payload, &mut |key| {
             // Runs under the network lock, before any reply can be processed.
             lock(&self.pending).insert(key, call.clone());
             sent = Some(key);
@@ -553,14 +437,14 @@ impl<R: Send + 'static> ReplySink for ClientShared<R> {
 }
 
 /// Polls `ready` until it holds (true), `timeout` passes or the context shuts down (false).
-fn wait_until_ready(node: &NodeShared, timeout: Duration, ready: impl Fn() -> bool) -> bool {
+fn wait_until_ready(node: &EndpointHost, timeout: Duration, ready: impl Fn() -> bool) -> bool {
     let start = StdInstant::now();
     loop {
         if ready() {
             return true;
         }
         let elapsed = start.elapsed();
-        if elapsed >= timeout || node.context.shutdown.is_shutdown() {
+        if elapsed >= timeout || node.backends.shutdown().is_shutdown() {
             return false;
         }
         // Discovery completes in milliseconds at best; a short poll costs nothing real.
@@ -571,22 +455,20 @@ fn wait_until_ready(node: &NodeShared, timeout: Duration, ready: impl Fn() -> bo
 /// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
 pub struct Client<S: ServiceType> {
     shared: Arc<ClientShared<S::Response>>,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl<S: ServiceType> Client<S> {
-    pub(crate) fn new(node: Arc<NodeShared>, name: String, qos: QosProfile) -> Self {
+    pub(crate) fn new(node: Arc<EndpointHost>, name: String, qos: QosProfile) -> Self {
         let shared = Arc::new(ClientShared::new(
-            node.context.next_entity_id(),
+            node.backends.next_entity_id(),
             name,
             |payload| roslite_cdr::from_shared::<S::Response>(payload).ok(),
         ));
-        if let Some(network) = node.context.network() {
-            network.add_service_client(
-                &endpoint_description::<S>(&node, shared.id, &shared.service, qos),
-                shared.clone(),
-            );
-        }
+        node.backends.service_client_added(LocalClient {
+            description: endpoint_description::<S>(&node, shared.id, &shared.service, qos),
+            sink: shared.clone(),
+        });
         Self { shared, node }
     }
 
@@ -602,16 +484,17 @@ impl<S: ServiceType> Client<S> {
     /// Whether a server can be called now: one in this process, or a remote one whose request
     /// reader and reply writer have both matched this client (rclcpp's `service_is_ready`).
     pub fn service_is_ready(&self) -> bool {
+        self.in_process_server().is_some()
+            || self.node.backends.service_client_ready(self.shared.id)
+    }
+
+    /// The first live server of this client's service in this process with type `S`.
+    fn in_process_server(&self) -> Option<Arc<ServiceShared<S>>> {
         self.node
-            .context
-            .services
-            .find::<S>(&self.shared.service)
-            .is_some()
-            || self
-                .node
-                .context
-                .network()
-                .is_some_and(|n| n.service_client_ready(self.shared.id))
+            .backends
+            .in_process_server(&self.shared.service, S::TYPE_NAME)?
+            .downcast::<ServiceShared<S>>()
+            .ok()
     }
 
     /// Waits up to `timeout` for [`Self::service_is_ready`]; false if it never was.
@@ -627,8 +510,8 @@ impl<S: ServiceType> Client<S> {
     /// process); [`CallError::Serialize`].
     pub fn call_async(&self, request: S::Request) -> Result<ResponseFuture<S>, CallError> {
         let call = PendingCall::new();
-        let context = &self.node.context;
-        let key = if let Some(server) = context.services.find::<S>(&self.shared.service) {
+        let backends = &self.node.backends;
+        let key = if let Some(server) = self.in_process_server() {
             let n = self.shared.next_local.fetch_add(1, Ordering::Relaxed);
             let key = RequestKey::Local(n);
             lock(&self.shared.pending).insert(key, call.clone());
@@ -648,10 +531,10 @@ impl<S: ServiceType> Client<S> {
             server.enqueue(request, Responder::Local(Box::new(complete)));
             lock(&self.shared.stats).requests_sent += 1;
             key
-        } else if let Some(network) = context.network() {
+        } else if backends.reaches_other_processes() {
             let payload =
                 roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
-            self.shared.send_remote(network, payload, &call)
+            self.shared.send_remote(backends, payload, &call)
         } else {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
@@ -681,9 +564,7 @@ impl<S: ServiceType> Client<S> {
 
 impl<S: ServiceType> Drop for Client<S> {
     fn drop(&mut self) {
-        if let Some(network) = self.node.context.network() {
-            network.remove_service_client(self.shared.id);
-        }
+        self.node.backends.service_client_removed(self.shared.id);
         self.shared.cancel_all();
     }
 }
@@ -724,10 +605,39 @@ impl<S: ServiceType> Drop for ResponseFuture<S> {
 /// the network only.
 pub struct SerializedClient {
     shared: Arc<ClientShared<SharedBuf>>,
-    node: Arc<NodeShared>,
+    node: Arc<EndpointHost>,
 }
 
 impl SerializedClient {
+    /// A client of `service` whose requests and replies are `request` and `response`, as
+    /// CDR bytes.
+    pub(crate) fn new(
+        node: Arc<EndpointHost>,
+        service: String,
+        request: TypeInfo,
+        response: TypeInfo,
+    ) -> Self {
+        let shared = Arc::new(ClientShared::new(
+            node.backends.next_entity_id(),
+            service,
+            |payload| Some(payload.clone()),
+        ));
+        node.backends.service_client_added(LocalClient {
+            description: ServiceEndpointDescription {
+                local_id: shared.id,
+                node_id: node.node_id,
+                service: shared.service.clone(),
+                request_dds_type: request.dds_type_name,
+                response_dds_type: response.dds_type_name,
+                request_type_hash: request.type_hash,
+                response_type_hash: response.type_hash,
+                qos: services_default_qos(),
+            },
+            sink: shared.clone(),
+        });
+        Self { shared, node }
+    }
+
     pub fn service_name(&self) -> &str {
         &self.shared.service
     }
@@ -738,10 +648,7 @@ impl SerializedClient {
 
     /// Whether a remote server has matched this client.
     pub fn service_is_ready(&self) -> bool {
-        self.node
-            .context
-            .network()
-            .is_some_and(|n| n.service_client_ready(self.shared.id))
+        self.node.backends.service_client_ready(self.shared.id)
     }
 
     /// Waits up to `timeout` for [`Self::service_is_ready`].
@@ -754,14 +661,15 @@ impl SerializedClient {
     /// # Errors
     /// [`CallError::NoServer`] without a network; [`CallError::Timeout`].
     pub fn call(&self, request: &[u8], timeout: Duration) -> Result<SharedBuf, CallError> {
-        let Some(network) = self.node.context.network() else {
+        let backends = &self.node.backends;
+        if !backends.reaches_other_processes() {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });
-        };
+        }
         let server_available = self.service_is_ready();
         let call = PendingCall::new();
-        let key = self.shared.send_remote(network, request.to_vec(), &call);
+        let key = self.shared.send_remote(backends, request.to_vec(), &call);
         let result = self.shared.wait(&call, timeout, server_available);
         lock(&self.shared.pending).remove(&key);
         result
@@ -770,117 +678,7 @@ impl SerializedClient {
 
 impl Drop for SerializedClient {
     fn drop(&mut self) {
-        if let Some(network) = self.node.context.network() {
-            network.remove_service_client(self.shared.id);
-        }
+        self.node.backends.service_client_removed(self.shared.id);
         self.shared.cancel_all();
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Node API
-
-impl crate::Node {
-    /// A server of service `name` (relative names resolve in the node's namespace; ROS
-    /// remapping applies) whose `callback` answers each request on the executor spinning this
-    /// node. Keep the returned [`Service`] alive to keep serving.
-    ///
-    /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
-    pub fn create_service<S: ServiceType, F>(
-        &self,
-        name: &str,
-        callback: F,
-    ) -> Result<Service<S>, crate::NodeError>
-    where
-        F: FnMut(S::Request) -> S::Response + Send + 'static,
-    {
-        let group = self.shared.default_group.clone();
-        self.create_service_in(&group, name, services_default_qos(), callback)
-    }
-
-    /// As [`Self::create_service`], in a callback group and with a QoS profile of choice.
-    ///
-    /// # Errors
-    /// [`crate::NodeError`] for an invalid service name or QoS profile.
-    pub fn create_service_in<S: ServiceType, F>(
-        &self,
-        group: &Arc<CallbackGroup>,
-        name: &str,
-        qos: QosProfile,
-        callback: F,
-    ) -> Result<Service<S>, crate::NodeError>
-    where
-        F: FnMut(S::Request) -> S::Response + Send + 'static,
-    {
-        qos.validate()?;
-        let name = self.resolve_topic_name(name)?;
-        Ok(Service::new(
-            self.shared.clone(),
-            group,
-            name,
-            qos,
-            Box::new(callback),
-        ))
-    }
-
-    /// A client of service `name`.
-    ///
-    /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
-    pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, crate::NodeError> {
-        self.create_client_with_qos(name, services_default_qos())
-    }
-
-    /// A client for a service type known only at run time; `request` and `response` name the
-    /// two message types (`std_srvs/srv/SetBool_Request`, `..._Response`).
-    ///
-    /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
-    pub fn create_serialized_client(
-        &self,
-        name: &str,
-        request: crate::TypeInfo,
-        response: crate::TypeInfo,
-    ) -> Result<SerializedClient, crate::NodeError> {
-        let name = self.resolve_topic_name(name)?;
-        let shared = Arc::new(ClientShared::new(
-            self.shared.context.next_entity_id(),
-            name,
-            |payload| Some(payload.clone()),
-        ));
-        if let Some(network) = self.shared.context.network() {
-            network.add_service_client(
-                &ServiceEndpointDescription {
-                    local_id: shared.id,
-                    node_id: self.shared.id,
-                    service: shared.service.clone(),
-                    request_dds_type: request.dds_type_name,
-                    response_dds_type: response.dds_type_name,
-                    request_type_hash: request.type_hash,
-                    response_type_hash: response.type_hash,
-                    qos: services_default_qos(),
-                },
-                shared.clone(),
-            );
-        }
-        Ok(SerializedClient {
-            shared,
-            node: self.shared.clone(),
-        })
-    }
-
-    /// As [`Self::create_client`] with a QoS profile of choice.
-    ///
-    /// # Errors
-    /// [`crate::NodeError`] for an invalid service name or QoS profile.
-    pub fn create_client_with_qos<S: ServiceType>(
-        &self,
-        name: &str,
-        qos: QosProfile,
-    ) -> Result<Client<S>, crate::NodeError> {
-        qos.validate()?;
-        let name = self.resolve_topic_name(name)?;
-        Ok(Client::new(self.shared.clone(), name, qos))
     }
 }

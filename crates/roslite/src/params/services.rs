@@ -21,7 +21,7 @@ use crate::msgs::rcl_interfaces::srv::{
     SetParametersAtomically_Response, SetParameters_Request, SetParameters_Response,
 };
 use crate::node::{Node, NodeError};
-use crate::qos::QosProfile;
+use crate::vocabulary::qos::QosProfile;
 use crate::ServiceType;
 
 pub(crate) fn get_parameters(

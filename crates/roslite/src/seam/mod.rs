@@ -1,231 +1,189 @@
-//! The extension point for moving messages between processes.
+//! The backend seam: what every backend (intra-process delivery, the RTPS network, the
+//! same-host links, a user's own) implements, and what endpoints hand them.
 //!
-//! A [`Transport`] registered with [`crate::Context::add_transport`] is told about every local
-//! publisher and subscription. For a publisher it may attach an [`Outlet`]: from then on each
-//! `publish` serializes the message once (CDR with encapsulation header) and hands the bytes to
-//! every outlet that [is active](Outlet::is_active). An outlet with memory of its own (shared
-//! memory) may [loan](Outlet::loan) the buffer: the message is then serialized straight into
-//! it, and the other outlets get a copy of those bytes only if there are any. For a subscription it keeps the [`LocalSubscription`] and calls
-//! [`LocalSubscription::deliver`] with serialized messages it receives; they are decoded (large
-//! primitive arrays as views into the buffer) and queued exactly like local ones. RTPS over UDP,
-//! shared memory and Unix sockets all plug in here; the user API does not change.
+//! A [`Backend`] is told about every node, publisher, subscription, service server and client
+//! of its context ([`BackendSet`] tells each in turn, and a backend added later about those
+//! that already exist). For a publisher it may attach an [`Outlet`]: from then on each
+//! `publish` serializes the message once (CDR with encapsulation header) and hands the bytes
+//! to every outlet that [is active](Outlet::is_active). An outlet with memory of its own
+//! (shared memory) may [loan](Outlet::loan) the buffer: the message is then serialized straight
+//! into it, and the other outlets get a copy of those bytes only if there are any. For a
+//! subscription it keeps the [`LocalSubscription`] and calls [`LocalSubscription::deliver`]
+//! with serialized messages it receives; they are decoded (large primitive arrays as views
+//! into the buffer) and queued exactly like local ones. Services go the same way
+//! ([`service`]), and a backend that knows the ROS graph answers graph queries
+//! ([`GraphView`]).
+//!
+//! Nothing here knows a particular backend: the layers below are the vocabulary
+//! ([`crate::vocabulary`]) and the message crates; endpoints and backends sit above.
 
+use std::any::Any;
+use std::cell::Cell;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use roslite_cdr::{EncodeError, SharedBuf};
+use roslite_cdr::SharedBuf;
+use roslite_executor::Instant;
 
-use crate::events::IncompatibleQos;
-use crate::intra::PublisherLink;
-use crate::pubsub::{MessageInfo, SerializedSink};
-use crate::qos::{QosPolicyKind, QosProfile};
+use crate::vocabulary::events::IncompatibleQos;
+use crate::vocabulary::graph::GraphEndpoint;
+use crate::vocabulary::log::Logger;
+use crate::vocabulary::qos::{QosPolicyKind, QosProfile};
+use crate::vocabulary::queue::RoomWaiter;
 
-/// Receives the serialized messages of one local publisher.
-///
-/// Per publish, the publisher asks every outlet [`Self::is_active`]; if any is, it asks the
-/// active outlets, in attach order, for a [`Self::loan`] big enough for the message (sized
-/// from the last message's length, or counted). The first loan is serialized into, in place,
-/// and sent with [`OutletLoan::send`]; every other active outlet gets [`Self::send`] with the
-/// same bytes (copied out of the loan once, only when there is such an outlet). When exactly
-/// one outlet is active and no subscription in this process takes the message, the publisher
-/// first offers it [`Self::send_in_place`], the three steps in one call.
-pub trait Outlet: Send + Sync {
-    /// `payload` is the whole serialized message, shared by every outlet of this publish.
-    ///
-    /// # Errors
-    /// [`SendTimeout`] when a reliable keep-all reader had no room for `max_blocking_time`.
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout>;
+pub mod loan;
+pub mod outlet;
+pub mod service;
+mod set;
 
-    /// Whether a message published now would go anywhere through this outlet. `publish` skips
-    /// outlets that say no, and serializes nothing when none says yes. The answer may be stale
-    /// by the time the message is sent (a reader may come or go); the outlet copes either way.
-    fn is_active(&self) -> bool {
-        true
-    }
+pub(crate) use outlet::{give_back_send_buffer, send_to_each, take_send_buffer, SEND_BUFFER_MAX};
+pub use outlet::{Lent, Outlet, OutletLoan, OutletStats, SendTimeout, SentInPlace, WriteInto};
+pub use service::{LocalClient, LocalServer};
+pub(crate) use set::BackendSet;
 
-    /// A buffer of `len` bytes in the outlet's own memory (a shared-memory chunk) for the
-    /// publisher to serialize into, which may use less of it; `None` (the default): give me
-    /// the bytes with [`Self::send`].
-    fn loan(&self, _len: usize) -> Option<Lent> {
-        None
-    }
-
-    /// [`Self::loan`], [`OutletLoan::write`] and [`OutletLoan::send`] in one call, for a
-    /// publish that goes through this outlet alone (nobody else needs the written bytes), so
-    /// that no loan is held between the steps: `write` fills `len` bytes and returns how many
-    /// it used. `None` (the default) when the outlet lends no memory, or has none now: the
-    /// publisher then takes the general path.
-    fn send_in_place(
-        &self,
-        _len: usize,
-        _write: &mut WriteInto<'_>,
-        _info: &MessageInfo,
-    ) -> Option<Result<SentInPlace, EncodeError>> {
-        None
-    }
-
-    /// Counters for tests and tools; `None` when the outlet keeps none.
-    fn stats(&self) -> Option<OutletStats> {
-        None
-    }
-}
-
-/// Serializes a message into the buffer it is given and returns how many bytes it used: what a
-/// publisher hands an outlet's memory ([`OutletLoan::write`], [`Outlet::send_in_place`]).
-pub type WriteInto<'a> = dyn FnMut(&mut [u8]) -> Result<usize, EncodeError> + 'a;
-
-/// A message [`Outlet::send_in_place`] wrote into the outlet's memory and sent.
+/// What a subscription callback may learn about a message besides its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SentInPlace {
-    /// As [`Outlet::send`]'s.
-    pub result: Result<(), SendTimeout>,
-    /// Whether the subscribers read the very bytes written (shared memory), as opposed to a
-    /// copy the transport makes.
-    pub shared_memory: bool,
+pub struct MessageInfo {
+    /// When `publish` was called, on `CLOCK_MONOTONIC`.
+    pub source_timestamp: Instant,
+    /// When the message reached the subscription's queue.
+    pub received_timestamp: Instant,
+    /// The publisher's sequence number for this message, from 1.
+    pub publication_sequence_number: u64,
+    /// Process-local id of the publisher.
+    pub publisher_id: u64,
+    pub from_intra_process: bool,
 }
 
-/// A buffer loaned by an [`Outlet`] for one message. Dropping it unsent gives it back.
-///
-/// Its address matters to loaned messages: the bytes of [`Self::write`]'s buffer should start
-/// 4 bytes past an 8-byte boundary, so that the CDR body after the 4-byte encapsulation header
-/// is 8-aligned and `uint64[]`/`float64[]` holes can be handed out as typed slices.
-pub trait OutletLoan: Send {
-    /// Lets `write` fill the buffer (exactly the loaned length) in place; `write` returns how
-    /// many bytes it used. Called at most once.
-    ///
-    /// # Errors
-    /// Whatever `write` returns.
-    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError>;
-
-    /// The bytes written so far (empty before [`Self::write`]).
-    fn written(&self) -> &[u8];
-
-    /// The same bytes, writable: a loaned message
-    /// ([`Publisher::loan`](crate::Publisher::loan)) leaves holes for its reserved sequences
-    /// that the application fills here before sending. Must be the very memory that
-    /// [`Self::send`] sends (no copy in between), with the same address as [`Self::written`].
-    fn written_mut(&mut self) -> &mut [u8];
-
-    /// Sends the written bytes through the outlet that loaned the buffer. Called at most
-    /// once: the loan is spent afterwards (it sends nothing more and gives nothing back).
-    ///
-    /// # Errors
-    /// As [`Outlet::send`].
-    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout>;
+impl MessageInfo {
+    /// This info as the message reaches subscriptions through its serialized form (another
+    /// process, or another type for the same ROS type): not intra-process.
+    pub(crate) fn as_serialized(self) -> Self {
+        Self {
+            from_intra_process: false,
+            ..self
+        }
+    }
 }
-
-/// Largest message a thread serializes into its reused buffer ([`take_send_buffer`]) to send
-/// from it.
-pub(crate) const SEND_BUFFER_MAX: usize = 64 * 1024;
 
 thread_local! {
-    /// The buffer this thread serializes small messages into before they are copied or sent;
-    /// empty while in use (a second use at once gets a new one).
-    static SEND_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Set while the calling thread delivers messages from outside any executor (the RTPS
+    /// receive thread, after it released the network state): a subscription may then run its
+    /// callback right here when its executor sleeps ([`CallbackGroup::try_run_inline`]).
+    static INLINE_DISPATCH: Cell<bool> = const { Cell::new(false) };
 }
 
-/// This thread's reused serialization buffer, with its contents of last time; give it back
-/// with [`give_back_send_buffer`].
-pub(crate) fn take_send_buffer() -> Vec<u8> {
-    SEND_BUFFER.with(std::cell::Cell::take)
+/// Runs `f` with inline dispatch allowed on this thread (see [`INLINE_DISPATCH`]). The caller
+/// must hold no lock a callback could need: a callback may publish.
+// Used by the RTPS driver thread (net.rs) once it delivers outside its state lock, and by the
+// same-host reader threads.
+pub(crate) fn with_inline_dispatch<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            INLINE_DISPATCH.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(INLINE_DISPATCH.with(|c| c.replace(true)));
+    f()
 }
 
-/// Keeps `buf` for this thread's next [`take_send_buffer`], unless it grew well beyond
-/// [`SEND_BUFFER_MAX`] (the first message of a topic, of a size not known yet, may have been
-/// large): a thread does not hold on to more than twice that.
-pub(crate) fn give_back_send_buffer(buf: Vec<u8>) {
-    if buf.capacity() <= 2 * SEND_BUFFER_MAX {
-        SEND_BUFFER.with(|b| b.set(buf));
+/// Whether this thread may run a callback inline (see [`with_inline_dispatch`]).
+pub(crate) fn inline_dispatch_allowed() -> bool {
+    INLINE_DISPATCH.with(Cell::get)
+}
+
+/// A subscription as seen by transports: it takes serialized messages (CDR with the
+/// encapsulation header) and decodes them into its own type.
+pub(crate) trait SerializedSink: Send + Sync {
+    /// Decodes and queues one message; false (and counted) if it does not decode.
+    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
+
+    /// For a keep-all subscription without room for `pending` more messages: keeps `waiter`
+    /// to call once its callback took enough; otherwise hands it back (see
+    /// [`MessageQueue::wait_for_room`]).
+    fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
+
+    /// Whether one more message fits now (always, but for a full keep-all subscription).
+    fn has_room(&self) -> bool;
+
+    /// Whether a message published in this process may be delivered now: [`admit_published`]
+    /// with this subscription's queue, QoS and callback group.
+    ///
+    /// # Errors
+    /// As [`admit_published`].
+    fn admit_published(
+        &self,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<bool, SendTimeout>;
+
+    /// Delivers a serialized message published in this process, if
+    /// [`Self::admit_published`] lets it in.
+    ///
+    /// # Errors
+    /// As [`admit_published`].
+    fn deliver_published_serialized(
+        &self,
+        payload: &SharedBuf,
+        info: MessageInfo,
+        deadline: &mut Option<std::time::Instant>,
+    ) -> Result<(), SendTimeout> {
+        if self.admit_published(deadline)? {
+            self.deliver_serialized(payload, info);
+        }
+        Ok(())
     }
 }
 
-/// A buffer an [`Outlet`] lent: a shared-memory chunk held as it is, so that a publish
-/// allocates nothing for it (one allocation in three of a same-host echo), any other kind
-/// boxed.
-pub enum Lent {
-    SharedMemory(crate::same_host::ShmLoan),
-    /// A buffer the socket copies from: serialized into without an allocation, but not shared.
-    UnixSocket(crate::same_host::UdsLoan),
-    Other(Box<dyn OutletLoan>),
+/// What the bus knows about one endpoint.
+#[derive(Clone)]
+pub(crate) struct EndpointRecord {
+    pub id: u64,
+    pub type_name: &'static str,
+    pub dds_type_name: &'static str,
+    pub type_hash: &'static str,
+    pub qos: QosProfile,
+    pub node: String,
+    pub node_id: u64,
+    pub events: Arc<IncompatibleQos>,
+    pub logger: Logger,
+    /// An `Arc<PublisherShared<T>>` or `Arc<SubscriptionShared<T>>`.
+    pub link: Arc<dyn Any + Send + Sync>,
+    /// For subscriptions: where transports deliver serialized messages.
+    pub sink: Option<Arc<dyn SerializedSink>>,
 }
 
-impl Lent {
-    /// Whether the subscribers read the very bytes written (shared memory), as opposed to a
-    /// copy the transport makes.
-    pub fn is_shared_memory(&self) -> bool {
-        matches!(self, Self::SharedMemory(_))
-    }
-}
-
-impl std::ops::Deref for Lent {
-    type Target = dyn OutletLoan;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Self::SharedMemory(loan) => loan,
-            Self::UnixSocket(loan) => loan,
-            Self::Other(loan) => &**loan,
+impl EndpointRecord {
+    /// What backends are told of this endpoint on `topic`.
+    fn describe(&self, topic: &str) -> EndpointDescription {
+        EndpointDescription {
+            id: self.id,
+            topic: topic.to_owned(),
+            type_name: self.type_name,
+            dds_type_name: self.dds_type_name,
+            type_hash: self.type_hash,
+            qos: self.qos,
+            node: self.node.clone(),
+            node_id: self.node_id,
         }
     }
 }
 
-impl std::ops::DerefMut for Lent {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        match self {
-            Self::SharedMemory(loan) => loan,
-            Self::UnixSocket(loan) => loan,
-            Self::Other(loan) => &mut **loan,
-        }
-    }
+/// A publisher as seen by the bus: it accepts subscriptions of its own message type.
+pub(crate) trait PublisherLink: Send + Sync {
+    /// Links a matched subscription: directly if it has this publisher's Rust type, else
+    /// through serialization. False if neither is possible.
+    fn connect(&self, subscription: &EndpointRecord) -> bool;
+    fn disconnect(&self, subscription_id: u64);
+    /// Adds an outlet to other processes (a transport's writer for this topic).
+    fn attach_remote(&self, id: u64, outlet: Arc<dyn Outlet>);
+    fn detach_remote(&self, id: u64);
 }
 
-/// A reliable keep-all reader of an outlet had no room for the message during the whole
-/// `max_blocking_time` (`qos::MAX_BLOCKING_TIME`, 100 ms), so it did not
-/// get it (DDS `write` returning `TIMEOUT`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SendTimeout;
-
-/// Sends `payload` through each of `outlets`, also through those after one that timed out.
-///
-/// # Errors
-/// [`SendTimeout`] if any of them timed out.
-pub(crate) fn send_to_each<'a>(
-    outlets: impl IntoIterator<Item = &'a Arc<dyn Outlet>>,
-    payload: &Arc<[u8]>,
-    info: &MessageInfo,
-) -> Result<(), SendTimeout> {
-    let mut timed_out = false;
-    for outlet in outlets {
-        timed_out |= outlet.send(payload, info).is_err();
-    }
-    if timed_out {
-        return Err(SendTimeout);
-    }
-    Ok(())
-}
-
-/// What an outlet has carried, by how the bytes reached its own memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct OutletStats {
-    /// `shm`, `uds`, ...
-    pub transport: &'static str,
-    /// Readers attached now (a subscription that is gone, or whose process died, is no longer
-    /// counted once the outlet has seen its connection close).
-    pub readers: usize,
-    /// Messages sent.
-    pub sent: u64,
-    /// Bytes of the messages sent.
-    pub sent_bytes: u64,
-    /// Of `sent_bytes`, those serialized straight into the outlet's loaned memory.
-    pub in_place_bytes: u64,
-    /// Of `sent_bytes`, those the outlet copied from a buffer it was handed.
-    pub copied_bytes: u64,
-    /// Buffers of the outlet's own memory in use now (loaned, or held by readers): a gauge
-    /// that returns to 0 when nothing is loaned or held (shared memory; 0 for other outlets).
-    pub buffers_in_use: usize,
-}
-
-/// Learns about local endpoints so it can announce them and carry their data.
-pub trait Transport: Send + Sync {
+/// Learns about a context's nodes and endpoints so it can announce them and carry their data:
+/// one implementation per way of reaching other endpoints. Every method but the four of
+/// publish/subscribe has a default that carries nothing, so a backend implements what it
+/// carries.
+pub trait Backend: Send + Sync {
     /// A node was created (`namespace` `/`, `name` `talker`); `id` is process-local.
     fn node_added(&self, _id: u64, _namespace: &str, _name: &str) {}
     fn node_removed(&self, _id: u64) {}
@@ -233,6 +191,98 @@ pub trait Transport: Send + Sync {
     fn publisher_removed(&self, topic: &str, id: u64);
     fn subscription_added(&self, subscription: LocalSubscription);
     fn subscription_removed(&self, topic: &str, id: u64);
+
+    /// A service server was created; its requests may come through this backend.
+    fn service_server_added(&self, _server: &LocalServer) {}
+    fn service_server_removed(&self, _service: &str, _id: u64) {}
+    /// A client was created; this backend may carry its requests ([`Self::send_request`]).
+    fn service_client_added(&self, _client: &LocalClient) {}
+    fn service_client_removed(&self, _id: u64) {}
+    /// Whether a server this backend reaches has matched both halves of client `id`.
+    fn service_client_ready(&self, _id: u64) -> bool {
+        false
+    }
+    /// A server of `service` in this process with ROS type `type_name`, as registered
+    /// ([`LocalServer::typed`]): what a client of the same type calls without serializing.
+    fn in_process_server(
+        &self,
+        _service: &str,
+        _type_name: &str,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+    /// Sends a request of client `id` (`payload`: CDR with encapsulation header) if this
+    /// backend carries the client's requests; `register` runs with the request's key before
+    /// any reply can arrive, and is not called if the request could not be sent. Hands
+    /// `payload` back when this backend does not carry the client.
+    fn send_request(
+        &self,
+        _id: u64,
+        payload: Vec<u8>,
+        _register: &mut dyn FnMut(service::RequestKey),
+    ) -> Result<(), Vec<u8>> {
+        Err(payload)
+    }
+    /// Whether this backend reaches other processes, where a client may find its server.
+    fn reaches_other_processes(&self) -> bool {
+        false
+    }
+
+    /// This backend's view of the ROS graph, if it has one.
+    fn graph(&self) -> Option<&dyn GraphView> {
+        None
+    }
+}
+
+/// The ROS graph as one backend knows it. A context answers graph queries from the backend
+/// that sees the most: the RTPS network when it has one, else intra-process delivery.
+pub trait GraphView: Send + Sync {
+    /// Every publisher and subscription known, this context's included; sorted by topic,
+    /// then kind.
+    fn endpoints(&self) -> Vec<GraphEndpoint>;
+    /// Nodes known, as `(namespace, name)`, sorted.
+    fn node_names(&self) -> Vec<(String, String)>;
+    /// Services known with their types (`example_interfaces/srv/AddTwoInts`).
+    fn service_names_and_types(&self) -> Vec<(String, String)> {
+        self.endpoints()
+            .into_iter()
+            .filter_map(|e| {
+                let ty = e.service_type()?.to_owned();
+                Some((e.topic, ty))
+            })
+            .collect()
+    }
+    /// Remote publishers and subscriptions' topics with their ROS types, sorted.
+    fn remote_topics(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// How many participants (processes, DDS applications) other than this one are known.
+    fn remote_participant_count(&self) -> usize {
+        0
+    }
+    /// Remote subscriptions of this context's publishers on `topic`, by path: `(over RTPS,
+    /// over a same-host link)`.
+    fn remote_subscriptions_by_path(&self, _topic: &str) -> (usize, usize) {
+        (0, 0)
+    }
+    /// The servers this context's clients of `service` reach, by path, as
+    /// [`Self::remote_subscriptions_by_path`].
+    fn service_servers_by_path(&self, _service: &str) -> (usize, usize) {
+        (0, 0)
+    }
+    /// The path this context uses with the participant whose GUID prefix is `prefix`
+    /// (`shm`, `uds`, else `udp`).
+    fn path_to(&self, _prefix: [u8; 12]) -> &'static str {
+        "udp"
+    }
+    /// This context's participant GUID prefix on the wire, if it has one.
+    fn guid_prefix(&self) -> Option<[u8; 12]> {
+        None
+    }
+    /// Service traffic dropped: `(malformed, replies for other clients, replies abandoned)`.
+    fn service_drops(&self) -> service::ServiceDrops {
+        service::ServiceDrops::default()
+    }
 }
 
 /// What every local endpoint description carries.
@@ -251,7 +301,7 @@ pub struct EndpointDescription {
     pub qos: QosProfile,
     /// Fully qualified name of the owning node.
     pub node: String,
-    /// Process-local id of the owning node, as given to [`Transport::node_added`].
+    /// Process-local id of the owning node, as given to [`Backend::node_added`].
     pub node_id: u64,
 }
 
@@ -259,11 +309,22 @@ pub struct EndpointDescription {
 #[derive(Clone)]
 pub struct LocalPublisher {
     pub description: EndpointDescription,
+    pub(crate) record: EndpointRecord,
     pub(crate) link: Arc<dyn PublisherLink>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
 impl LocalPublisher {
+    /// The publisher of `record` on `topic`, whose messages reach outlets through `link`.
+    pub(crate) fn new(topic: &str, record: EndpointRecord, link: Arc<dyn PublisherLink>) -> Self {
+        Self {
+            description: record.describe(topic),
+            events: record.events.clone(),
+            record,
+            link,
+        }
+    }
+
     /// Starts sending this publisher's messages to `outlet`; `outlet_id` identifies it for
     /// [`Self::detach`].
     pub fn attach(&self, outlet_id: u64, outlet: Arc<dyn Outlet>) {
@@ -285,11 +346,23 @@ impl LocalPublisher {
 #[derive(Clone)]
 pub struct LocalSubscription {
     pub description: EndpointDescription,
+    pub(crate) record: EndpointRecord,
     pub(crate) sink: Arc<dyn SerializedSink>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
 impl LocalSubscription {
+    /// The subscription of `record` on `topic`; `None` if it takes no serialized messages
+    /// (a record without a sink is a publisher's).
+    pub(crate) fn new(topic: &str, record: EndpointRecord) -> Option<Self> {
+        Some(Self {
+            description: record.describe(topic),
+            sink: record.sink.clone()?,
+            events: record.events.clone(),
+            record,
+        })
+    }
+
     /// Decodes and queues a message received from another process; false if the bytes are not
     /// a valid message of this type (the subscription counts it as malformed and drops it).
     pub fn deliver(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
@@ -301,7 +374,7 @@ impl LocalSubscription {
     /// one, and returns true; false (dropping `waiter`) when there is room. A path that gets
     /// true stops handing over messages until then, which holds the publisher back.
     ///
-    /// [`KEEP_ALL_MAX_SAMPLES`]: crate::qos::KEEP_ALL_MAX_SAMPLES
+    /// [`KEEP_ALL_MAX_SAMPLES`]: crate::vocabulary::qos::KEEP_ALL_MAX_SAMPLES
     pub fn wait_for_room(&self, pending: usize, waiter: impl FnOnce() + Send + 'static) -> bool {
         self.sink.wait_for_room(pending, Box::new(waiter)).is_ok()
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 
-use crate::qos::QosPolicyKind;
+use crate::vocabulary::qos::QosPolicyKind;
 
 /// A communication status with change counts (DDS 1.4 §2.2.4.1): each `*_change` field counts
 /// the change "since the last time the listener was called or the status was read", so a

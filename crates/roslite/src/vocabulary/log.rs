@@ -85,7 +85,7 @@ pub fn function_name(item_path: &'static str) -> &'static str {
 macro_rules! __ros_function_name {
     () => {{
         fn f() {}
-        $crate::log::function_name(::std::any::type_name_of_val(&f))
+        $crate::vocabulary::log::function_name(::std::any::type_name_of_val(&f))
     }};
 }
 
@@ -207,7 +207,7 @@ impl Logger {
 macro_rules! __ros_log {
     ($logger:expr, $severity:ident, $($arg:tt)*) => {
         $logger.log_from(
-            $crate::log::Severity::$severity,
+            $crate::vocabulary::log::Severity::$severity,
             $crate::__ros_function_name!(),
             format_args!($($arg)*),
         )

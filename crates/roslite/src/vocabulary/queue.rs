@@ -6,7 +6,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::qos::{History, KEEP_ALL_MAX_SAMPLES};
+use crate::vocabulary::qos::{History, KEEP_ALL_MAX_SAMPLES};
 
 /// Called once when a full keep-all queue has room again (after the queue's lock is released).
 pub(crate) type RoomWaiter = Box<dyn FnOnce() + Send>;

@@ -332,7 +332,7 @@ pub fn xyzi_cloud(bytes: usize, salt: u8) -> roslite::msgs::sensor_msgs::msg::Po
 /// subscriber over shared memory was matched at some point).
 pub fn shm_stats<T: roslite::msgs::Message>(
     publisher: &roslite::Publisher<T>,
-) -> roslite::transport::OutletStats {
+) -> roslite::seam::OutletStats {
     publisher
         .send_stats()
         .outlets

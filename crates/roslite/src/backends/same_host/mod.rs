@@ -43,20 +43,21 @@ use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, Histor
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
-    Endpoint, EndpointAddress, HostId, IdleSpin, Loan, LoanUninit, ReaderConfig, ShmInterrupter,
-    ShmReader, ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
+    Endpoint, EndpointAddress, HostId, IdleSpin, ReaderConfig, ShmInterrupter, ShmReader,
+    ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
     WriterConfig, WriterKey,
 };
 
-use crate::context::LocalTransports;
-use crate::events::{IncompatibleQos, MatchReports};
-use crate::log::Logger;
-use crate::pubsub::MessageInfo;
-use crate::service::{ReplySink, RequestSink};
-use crate::transport::{
-    give_back_send_buffer, take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet,
-    OutletLoan, OutletStats, SendTimeout, SentInPlace, WriteInto, SEND_BUFFER_MAX,
+use crate::seam::loan::{send_uds, timed_out, write_after_lead, ShmLoan, UdsLoan, SAMPLE_LEAD};
+use crate::seam::service::{ReplySink, RequestSink};
+use crate::seam::MessageInfo;
+use crate::seam::{
+    take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats,
+    SendTimeout, SentInPlace, WriteInto, SEND_BUFFER_MAX,
 };
+use crate::vocabulary::config::LocalTransports;
+use crate::vocabulary::events::{IncompatibleQos, MatchReports};
+use crate::vocabulary::log::Logger;
 
 /// Which same-host transport carries a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,12 +89,6 @@ fn carried_topic(dds_topic: &str) -> bool {
 const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
 const KEY_VIA: &str = "roslite_via";
-
-/// Bytes before the serialized message in a shared-memory chunk. Chunks start page- or
-/// power-of-two-aligned; the CDR body follows a 4-byte encapsulation header and aligns 8-byte
-/// values from its own start, so a 4-byte lead puts that start on 8 bytes and `uint64[]`/
-/// `float64[]` arrays decode as views in place instead of being copied.
-const SAMPLE_LEAD: usize = 4;
 
 mod service;
 
@@ -441,7 +436,7 @@ impl SameHost {
         guid: Guid,
         kept_for_late_joiners: u32,
     ) -> (Option<ShmWriter>, Option<UdsWriter>) {
-        let max_blocking_time = crate::qos::MAX_BLOCKING_TIME;
+        let max_blocking_time = crate::vocabulary::qos::MAX_BLOCKING_TIME;
         let shm = self
             .offered
             .shm
@@ -823,7 +818,8 @@ impl LinkSpec {
         }
         let mut numbering = Numbering::default();
         let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all = subscription.description.qos.history == crate::qos::History::KeepAll;
+        let keep_all =
+            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
         while !self.stop.requested() {
             // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
             // queued takes no more until its callback took one; the ring fills and the writer
@@ -843,7 +839,7 @@ impl LinkSpec {
                     else {
                         continue; // shorter than the lead: not from a roslite writer
                     };
-                    crate::pubsub::with_inline_dispatch(|| subscription.deliver(&buf, info));
+                    crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
                 }
                 // The subscription holds its quota of samples: sleep until one is dropped.
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
@@ -864,7 +860,8 @@ impl LinkSpec {
         }
         let mut numbering = Numbering::default();
         let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all = subscription.description.qos.history == crate::qos::History::KeepAll;
+        let keep_all =
+            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
         loop {
             // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
             // its callback takes one; the socket fills and the writer is held back.
@@ -880,7 +877,7 @@ impl LinkSpec {
             subscription.report_lost(numbering.lost_before(sample.seq()));
             let info = info_for(sample.seq(), sample.timestamp_ns());
             let buf = uds_buf(sample);
-            crate::pubsub::with_inline_dispatch(|| subscription.deliver(&buf, info));
+            crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
         }
     }
 }
@@ -955,25 +952,6 @@ impl Numbering {
     }
 }
 
-/// A same-host send's outcome as the publisher sees it: a keep-all reader that stayed full for
-/// `max_blocking_time` (the sample then went to none of the writer's readers) is a timeout;
-/// any other failure (a socket error of a reader that is going away) loses the sample for the
-/// readers concerned only, who count the gap as lost.
-fn timed_out(result: Result<u64, roslite_shm::SendError>) -> Result<(), SendTimeout> {
-    match result {
-        Err(roslite_shm::SendError::Timeout) => Err(SendTimeout),
-        Ok(_) | Err(_) => Ok(()),
-    }
-}
-
-/// Lets `write` fill a chunk after the [`SAMPLE_LEAD`] zero bytes that put the CDR body on an
-/// 8-byte boundary; returns the bytes used, lead included.
-fn write_after_lead(chunk: &mut [u8], write: &mut WriteInto<'_>) -> Result<usize, EncodeError> {
-    let (lead, rest) = chunk.split_at_mut(SAMPLE_LEAD);
-    lead.fill(0);
-    write(rest).map(|used| SAMPLE_LEAD + used)
-}
-
 struct ShmOutlet {
     writer: Weak<ShmWriter>,
     readers: roslite_shm::ReaderCount,
@@ -1020,7 +998,7 @@ impl Outlet for ShmOutlet {
     fn loan(&self, len: usize) -> Option<Lent> {
         let writer = self.writer.upgrade()?;
         let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
-        Some(Lent::SharedMemory(ShmLoan(ShmLoanState::Uninit(loan))))
+        Some(Lent::SharedMemory(ShmLoan::new(loan)))
     }
 
     fn send_in_place(
@@ -1065,69 +1043,6 @@ impl Outlet for ShmOutlet {
     }
 }
 
-/// A shared-memory chunk the publisher serializes into: loaned, then written, then sent,
-/// numbered as the publisher numbers its messages (see `ShmWriter::number_from`).
-pub struct ShmLoan(ShmLoanState);
-
-enum ShmLoanState {
-    Uninit(LoanUninit),
-    Written(Loan),
-    /// Writing failed (the chunk went back to the pool), or the chunk was sent.
-    Spent,
-}
-
-impl OutletLoan for ShmLoan {
-    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
-        match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
-            ShmLoanState::Uninit(loan) => {
-                let loan = loan.write_with(|chunk| write_after_lead(chunk, write))?;
-                self.0 = ShmLoanState::Written(loan);
-                Ok(())
-            }
-            // A second write: keep what the first one wrote.
-            other => {
-                self.0 = other;
-                Ok(())
-            }
-        }
-    }
-
-    fn written(&self) -> &[u8] {
-        match &self.0 {
-            ShmLoanState::Written(loan) => loan.payload().get(SAMPLE_LEAD..).unwrap_or(&[]),
-            ShmLoanState::Uninit(_) | ShmLoanState::Spent => &[],
-        }
-    }
-
-    fn written_mut(&mut self) -> &mut [u8] {
-        match &mut self.0 {
-            ShmLoanState::Written(loan) => {
-                loan.payload_mut().get_mut(SAMPLE_LEAD..).unwrap_or(&mut [])
-            }
-            ShmLoanState::Uninit(_) | ShmLoanState::Spent => &mut [],
-        }
-    }
-
-    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout> {
-        match std::mem::replace(&mut self.0, ShmLoanState::Spent) {
-            ShmLoanState::Written(loan) => timed_out(loan.send_numbered(
-                info.publication_sequence_number,
-                info.source_timestamp.as_nanos(),
-            )),
-            ShmLoanState::Uninit(_) | ShmLoanState::Spent => Ok(()),
-        }
-    }
-}
-
-/// `bytes` sent to `writer`'s readers, numbered and stamped as the publish `info` says.
-fn send_uds(writer: &UdsWriter, bytes: &[u8], info: &MessageInfo) -> Result<(), SendTimeout> {
-    timed_out(writer.send_numbered(
-        info.publication_sequence_number,
-        bytes,
-        info.source_timestamp.as_nanos(),
-    ))
-}
-
 struct UdsOutlet {
     writer: Weak<UdsWriter>,
     readers: roslite_shm::ReaderCount,
@@ -1156,58 +1071,7 @@ impl UdsOutlet {
         if buf.len() < SAMPLE_LEAD + len {
             buf.resize(SAMPLE_LEAD + len, 0);
         }
-        Some(UdsLoan {
-            writer,
-            buf,
-            len,
-            used: None,
-        })
-    }
-}
-
-/// A message serialized for a Unix socket into the thread's reused buffer, after a lead of
-/// `SAMPLE_LEAD` (4) bytes that keeps the CDR body 8-aligned as in a shared-memory chunk.
-pub struct UdsLoan {
-    writer: Arc<UdsWriter>,
-    buf: Vec<u8>,
-    len: usize,
-    /// Bytes written; `None` until written, and once sent.
-    used: Option<usize>,
-}
-
-impl OutletLoan for UdsLoan {
-    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError> {
-        if self.used.is_none() {
-            let used = write(&mut self.buf[SAMPLE_LEAD..SAMPLE_LEAD + self.len])?;
-            self.used = Some(used.min(self.len));
-        }
-        Ok(())
-    }
-
-    fn written(&self) -> &[u8] {
-        let used = self.used.unwrap_or(0);
-        &self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
-    }
-
-    fn written_mut(&mut self) -> &mut [u8] {
-        let used = self.used.unwrap_or(0);
-        &mut self.buf[SAMPLE_LEAD..SAMPLE_LEAD + used]
-    }
-
-    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout> {
-        if self.used.is_none() {
-            return Ok(());
-        }
-        let result = send_uds(&self.writer, self.written(), info);
-        self.used = None;
-        result
-    }
-}
-
-impl Drop for UdsLoan {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        give_back_send_buffer(buf);
+        Some(UdsLoan::new(writer, buf, len))
     }
 }
 

@@ -29,8 +29,8 @@ use roslite_executor::Instant as MonoInstant;
 use roslite_rtps::types::{Guid, SampleIdentity, SequenceNumber};
 use roslite_shm::{ShmWriter, UdsWriter};
 
-use crate::service::{ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink};
-use crate::transport::{give_back_send_buffer, take_send_buffer};
+use crate::seam::service::{ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink};
+use crate::seam::{give_back_send_buffer, take_send_buffer};
 
 /// Bytes before a service sample's CDR payload (module docs).
 pub(super) const SERVICE_LEAD: usize = 28;
@@ -55,7 +55,7 @@ fn split_lead(sample: SharedBuf) -> Option<(SampleIdentity, SharedBuf)> {
     Some((identity, sample.into_slice(SERVICE_LEAD..len)?))
 }
 
-/// Same-host service traffic that was dropped, for [`crate::net::ServiceNetStats`].
+/// Same-host service traffic that was dropped, for [`crate::backends::rtps::ServiceNetStats`].
 #[derive(Debug, Default)]
 pub(crate) struct SameHostServiceStats {
     pub(crate) malformed: AtomicU64,
@@ -164,7 +164,7 @@ impl ServiceReader {
                 });
                 // A sleeping single-threaded executor lends its turn to this thread: the
                 // callback runs here and its reply leaves at once.
-                crate::pubsub::with_inline_dispatch(|| sink.deliver_request(&payload, reply));
+                crate::seam::with_inline_dispatch(|| sink.deliver_request(&payload, reply));
             }
             ServiceInlet::Replies { sink, reply_reader } => {
                 if identity.writer_guid != *reply_reader {

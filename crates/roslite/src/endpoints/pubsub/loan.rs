@@ -29,7 +29,7 @@ use roslite_cdr::{Backing, Endianness, Prim, ReservedRange, SharedBuf};
 use roslite_msgs::Message;
 
 use super::{Outgoing, PublishError, Publisher, PublisherShared};
-use crate::transport::Lent;
+use crate::seam::Lent;
 
 /// Loans are encoded in the machine's byte order, so that the application's native values
 /// written into a hole are the right bytes (publish uses little endian; readers accept both).
@@ -158,7 +158,7 @@ impl<T: Message> LoanedMessage<'_, T> {
     /// [`LoanError::NoSuchSequence`] past the last reserved sequence;
     /// [`LoanError::ElementType`] when that sequence's elements are not `E`;
     /// [`LoanError::Misaligned`] if the loaned memory does not align it for `E` (an outlet
-    /// breaking the alignment contract of [`OutletLoan`](crate::transport::OutletLoan)).
+    /// breaking the alignment contract of [`OutletLoan`](crate::seam::OutletLoan)).
     pub fn sequence_mut<E: Prim>(&mut self, index: usize) -> Result<&mut [E], LoanError> {
         let hole = self.holes.get(index).ok_or(LoanError::NoSuchSequence {
             index,

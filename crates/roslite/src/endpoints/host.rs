@@ -1,0 +1,40 @@
+//! The narrow handle an endpoint holds on its node: the node's id and default callback group,
+//! and the context's backends. It keeps the node in the graph while any of its endpoints
+//! lives, as rclcpp's entities keep their node alive.
+
+use std::sync::Arc;
+
+use roslite_executor::CallbackGroup;
+
+use crate::seam::BackendSet;
+
+pub(crate) struct EndpointHost {
+    /// Process-local id of the node, as backends know it.
+    pub(crate) node_id: u64,
+    pub(crate) default_group: Arc<CallbackGroup>,
+    pub(crate) backends: Arc<BackendSet>,
+}
+
+impl EndpointHost {
+    /// Registers node `node_id` with the backends; it leaves the graph when the host drops.
+    pub(crate) fn new(
+        backends: Arc<BackendSet>,
+        node_id: u64,
+        namespace: &str,
+        name: &str,
+        default_group: Arc<CallbackGroup>,
+    ) -> Self {
+        backends.node_added(node_id, namespace, name);
+        Self {
+            node_id,
+            default_group,
+            backends,
+        }
+    }
+}
+
+impl Drop for EndpointHost {
+    fn drop(&mut self) {
+        self.backends.node_removed(self.node_id);
+    }
+}

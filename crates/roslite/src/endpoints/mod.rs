@@ -1,0 +1,8 @@
+//! The endpoints a node creates: publishers and subscriptions (typed and serialized),
+//! services and clients. They reach the rest of the process through their node's
+//! [`host::EndpointHost`], never through the context or a backend.
+
+pub(crate) mod host;
+pub mod pubsub;
+pub mod serialized;
+pub mod service;

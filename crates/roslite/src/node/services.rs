@@ -1,0 +1,96 @@
+//! The node's service API: servers and clients, typed and serialized.
+
+use std::sync::Arc;
+
+use roslite_executor::CallbackGroup;
+
+use crate::endpoints::service::{services_default_qos, Client, SerializedClient, Service};
+use crate::vocabulary::qos::QosProfile;
+use crate::ServiceType;
+
+impl super::Node {
+    /// A server of service `name` (relative names resolve in the node's namespace; ROS
+    /// remapping applies) whose `callback` answers each request on the executor spinning this
+    /// node. Keep the returned [`Service`] alive to keep serving.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_service<S: ServiceType, F>(
+        &self,
+        name: &str,
+        callback: F,
+    ) -> Result<Service<S>, crate::NodeError>
+    where
+        F: FnMut(S::Request) -> S::Response + Send + 'static,
+    {
+        let group = self.shared.host.default_group.clone();
+        self.create_service_in(&group, name, services_default_qos(), callback)
+    }
+
+    /// As [`Self::create_service`], in a callback group and with a QoS profile of choice.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_service_in<S: ServiceType, F>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        name: &str,
+        qos: QosProfile,
+        callback: F,
+    ) -> Result<Service<S>, crate::NodeError>
+    where
+        F: FnMut(S::Request) -> S::Response + Send + 'static,
+    {
+        qos.validate()?;
+        let name = self.resolve_topic_name(name)?;
+        Ok(Service::new(
+            self.shared.host.clone(),
+            group,
+            name,
+            qos,
+            Box::new(callback),
+        ))
+    }
+
+    /// A client of service `name`.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, crate::NodeError> {
+        self.create_client_with_qos(name, services_default_qos())
+    }
+
+    /// A client for a service type known only at run time; `request` and `response` name the
+    /// two message types (`std_srvs/srv/SetBool_Request`, `..._Response`).
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name.
+    pub fn create_serialized_client(
+        &self,
+        name: &str,
+        request: crate::TypeInfo,
+        response: crate::TypeInfo,
+    ) -> Result<SerializedClient, crate::NodeError> {
+        let name = self.resolve_topic_name(name)?;
+        Ok(SerializedClient::new(
+            self.shared.host.clone(),
+            name,
+            request,
+            response,
+        ))
+    }
+
+    /// As [`Self::create_client`] with a QoS profile of choice.
+    ///
+    /// # Errors
+    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_client_with_qos<S: ServiceType>(
+        &self,
+        name: &str,
+        qos: QosProfile,
+    ) -> Result<Client<S>, crate::NodeError> {
+        qos.validate()?;
+        let name = self.resolve_topic_name(name)?;
+        Ok(Client::new(self.shared.host.clone(), name, qos))
+    }
+}

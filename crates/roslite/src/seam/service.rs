@@ -1,0 +1,96 @@
+//! Services through the seam: what a backend is handed of a local server or client, how a
+//! request is keyed on each path, and the sinks and channels requests and replies go through.
+
+use std::any::Any;
+use std::sync::{Arc, Weak};
+
+use roslite_cdr::SharedBuf;
+
+use crate::vocabulary::qos::QosProfile;
+
+/// Correlates a reply with its request, per path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RequestKey {
+    /// In-process call number.
+    Local(u64),
+    /// The RTPS sequence number of the request sample (Fast DDS style, and roslite peers).
+    WriterSn(i64),
+    /// The sequence number in Cyclone's request header.
+    CycloneSeq(i64),
+}
+
+/// What became of a reply handed to a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyOutcome {
+    Completed,
+    /// Addressed to this client but no call is waiting for it (timed out, or a duplicate).
+    NoPendingRequest,
+    Malformed,
+}
+
+/// Sends one serialized reply back the way its request came.
+pub trait ReplyChannel: Send {
+    /// `payload`: the response, CDR with its encapsulation header.
+    fn send(self: Box<Self>, payload: Vec<u8>);
+}
+
+/// A service as the network sees it: takes serialized requests.
+pub trait RequestSink: Send + Sync {
+    /// Decodes and queues one request; false (and counted) if it does not decode.
+    fn deliver_request(&self, payload: &SharedBuf, reply: Box<dyn ReplyChannel>) -> bool;
+}
+
+/// A client as the network sees it: takes serialized replies.
+pub trait ReplySink: Send + Sync {
+    fn deliver_reply(&self, key: RequestKey, payload: &SharedBuf) -> ReplyOutcome;
+}
+
+/// What the network needs to announce a service's or client's two endpoints.
+#[derive(Clone, Debug)]
+pub struct ServiceEndpointDescription {
+    pub local_id: u64,
+    pub node_id: u64,
+    /// Fully qualified ROS service name.
+    pub service: String,
+    pub request_dds_type: &'static str,
+    pub response_dds_type: &'static str,
+    /// The request and response *message* hashes: what rmw announces on each half.
+    pub request_type_hash: &'static str,
+    pub response_type_hash: &'static str,
+    pub qos: QosProfile,
+}
+
+/// A service server, as a backend sees it.
+#[derive(Clone)]
+pub struct LocalServer {
+    pub description: ServiceEndpointDescription,
+    /// The service's ROS type (`example_interfaces/srv/AddTwoInts`).
+    pub type_name: &'static str,
+    /// Where serialized requests go.
+    pub sink: Arc<dyn RequestSink>,
+    /// The typed server, for in-process clients of the same type
+    /// ([`super::Backend::in_process_server`]).
+    pub typed: Weak<dyn Any + Send + Sync>,
+}
+
+/// A service client, as a backend sees it.
+#[derive(Clone)]
+pub struct LocalClient {
+    pub description: ServiceEndpointDescription,
+    /// Where serialized replies go.
+    pub sink: Arc<dyn ReplySink>,
+}
+
+/// Service traffic a backend dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceDrops {
+    /// Requests or replies too short for the Cyclone header they should carry, or with a
+    /// malformed same-host lead.
+    pub malformed: u64,
+    /// Replies addressed to another client of the same service (every client's reply reader
+    /// receives every reply; each keeps its own).
+    pub replies_for_other_clients: u64,
+    /// Replies whose client reader never matched in time, or that overflowed the parking
+    /// space.
+    pub replies_abandoned: u64,
+}

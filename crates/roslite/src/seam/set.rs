@@ -1,0 +1,213 @@
+//! The backends of one context, as its nodes and endpoints reach them: every change is told to
+//! each backend in turn, and a backend added later is told what already exists.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use roslite_executor::ShutdownSignal;
+
+use super::service::{LocalClient, LocalServer, RequestKey};
+use super::{Backend, GraphView, LocalPublisher, LocalSubscription};
+
+/// What exists now, for a backend added later.
+#[derive(Default)]
+struct Live {
+    nodes: Vec<(u64, String, String)>,
+    publishers: Vec<LocalPublisher>,
+    subscriptions: Vec<LocalSubscription>,
+    servers: Vec<LocalServer>,
+    clients: Vec<LocalClient>,
+}
+
+/// A context's backends, in the order they were added (intra-process delivery first).
+/// Additions are told to them in that order, removals in the reverse order, so that a backend
+/// never hears of an endpoint's removal after one added later did.
+pub(crate) struct BackendSet {
+    backends: Mutex<Vec<Arc<dyn Backend>>>,
+    live: Mutex<Live>,
+    next_entity_id: AtomicU64,
+    shutdown: Arc<ShutdownSignal>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl BackendSet {
+    pub(crate) fn new(shutdown: Arc<ShutdownSignal>) -> Self {
+        Self {
+            backends: Mutex::default(),
+            live: Mutex::default(),
+            next_entity_id: AtomicU64::new(1),
+            shutdown,
+        }
+    }
+
+    /// A process-local id for a new node or endpoint.
+    pub(crate) fn next_entity_id(&self) -> u64 {
+        self.next_entity_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn shutdown(&self) -> &Arc<ShutdownSignal> {
+        &self.shutdown
+    }
+
+    fn all(&self) -> Vec<Arc<dyn Backend>> {
+        lock(&self.backends).clone()
+    }
+
+    /// Adds a backend; it is told about the nodes and endpoints that exist now, then about
+    /// every change.
+    pub(crate) fn add(&self, backend: Arc<dyn Backend>) {
+        let live = lock(&self.live);
+        let nodes = live.nodes.clone();
+        let publishers = live.publishers.clone();
+        let subscriptions = live.subscriptions.clone();
+        let servers = live.servers.clone();
+        let clients = live.clients.clone();
+        lock(&self.backends).push(backend.clone());
+        drop(live);
+        for (id, namespace, name) in &nodes {
+            backend.node_added(*id, namespace, name);
+        }
+        for publisher in publishers {
+            backend.publisher_added(publisher);
+        }
+        for subscription in subscriptions {
+            backend.subscription_added(subscription);
+        }
+        for server in &servers {
+            backend.service_server_added(server);
+        }
+        for client in &clients {
+            backend.service_client_added(client);
+        }
+    }
+
+    /// `f` over the graph as the backend that sees most of it knows it: the last added with a
+    /// view (the RTPS network when there is one, else intra-process delivery).
+    pub(crate) fn with_graph<R>(&self, f: impl FnOnce(&dyn GraphView) -> R) -> Option<R> {
+        let backends = self.all();
+        backends.iter().rev().find_map(|b| b.graph()).map(f)
+    }
+
+    pub(crate) fn node_added(&self, id: u64, namespace: &str, name: &str) {
+        lock(&self.live)
+            .nodes
+            .push((id, namespace.to_owned(), name.to_owned()));
+        for backend in self.all() {
+            backend.node_added(id, namespace, name);
+        }
+    }
+
+    pub(crate) fn node_removed(&self, id: u64) {
+        lock(&self.live).nodes.retain(|(i, _, _)| *i != id);
+        for backend in self.all().iter().rev() {
+            backend.node_removed(id);
+        }
+    }
+
+    pub(crate) fn publisher_added(&self, publisher: LocalPublisher) {
+        lock(&self.live).publishers.push(publisher.clone());
+        for backend in self.all() {
+            backend.publisher_added(publisher.clone());
+        }
+    }
+
+    pub(crate) fn publisher_removed(&self, topic: &str, id: u64) {
+        lock(&self.live)
+            .publishers
+            .retain(|p| p.description.id != id);
+        for backend in self.all().iter().rev() {
+            backend.publisher_removed(topic, id);
+        }
+    }
+
+    pub(crate) fn subscription_added(&self, subscription: LocalSubscription) {
+        lock(&self.live).subscriptions.push(subscription.clone());
+        for backend in self.all() {
+            backend.subscription_added(subscription.clone());
+        }
+    }
+
+    pub(crate) fn subscription_removed(&self, topic: &str, id: u64) {
+        lock(&self.live)
+            .subscriptions
+            .retain(|s| s.description.id != id);
+        for backend in self.all().iter().rev() {
+            backend.subscription_removed(topic, id);
+        }
+    }
+
+    pub(crate) fn service_server_added(&self, server: LocalServer) {
+        for backend in self.all() {
+            backend.service_server_added(&server);
+        }
+        lock(&self.live).servers.push(server);
+    }
+
+    pub(crate) fn service_server_removed(&self, service: &str, id: u64) {
+        lock(&self.live)
+            .servers
+            .retain(|s| s.description.local_id != id);
+        for backend in self.all().iter().rev() {
+            backend.service_server_removed(service, id);
+        }
+    }
+
+    pub(crate) fn service_client_added(&self, client: LocalClient) {
+        for backend in self.all() {
+            backend.service_client_added(&client);
+        }
+        lock(&self.live).clients.push(client);
+    }
+
+    pub(crate) fn service_client_removed(&self, id: u64) {
+        lock(&self.live)
+            .clients
+            .retain(|c| c.description.local_id != id);
+        for backend in self.all().iter().rev() {
+            backend.service_client_removed(id);
+        }
+    }
+
+    /// Whether any backend reaches a server that matched client `id`.
+    pub(crate) fn service_client_ready(&self, id: u64) -> bool {
+        self.all().iter().any(|b| b.service_client_ready(id))
+    }
+
+    /// A typed server of `service` in this process (see [`Backend::in_process_server`]).
+    pub(crate) fn in_process_server(
+        &self,
+        service: &str,
+        type_name: &str,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.all()
+            .iter()
+            .find_map(|b| b.in_process_server(service, type_name))
+    }
+
+    /// Sends a request of client `id` through the first backend that carries the client's
+    /// requests; false if none does.
+    pub(crate) fn send_request(
+        &self,
+        id: u64,
+        payload: Vec<u8>,
+        register: &mut dyn FnMut(RequestKey),
+    ) -> bool {
+        let mut payload = payload;
+        for backend in self.all() {
+            match backend.send_request(id, payload, register) {
+                Ok(()) => return true,
+                Err(back) => payload = back,
+            }
+        }
+        false
+    }
+
+    /// Whether some backend reaches other processes (a client may find a server there).
+    pub(crate) fn reaches_other_processes(&self) -> bool {
+        self.all().iter().any(|b| b.reaches_other_processes())
+    }
+}

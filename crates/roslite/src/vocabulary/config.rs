@@ -1,0 +1,303 @@
+//! How a context is configured: `--ros-args`, the ROS distribution whose conventions to
+//! follow, the network mode and the same-host transports offered, and what goes wrong in
+//! reading them.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::vocabulary::log::Severity;
+use crate::vocabulary::names::RemapRule;
+
+/// Highest `ROS_DOMAIN_ID` whose RTPS ports still fit in 16 bits (7400 + 250 * 232 + ...).
+pub const MAX_DOMAIN_ID: u32 = 232;
+
+/// Why a context could not be created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InitError {
+    InvalidDomainId(String),
+    /// A `--ros-args` argument that is malformed or unknown.
+    InvalidRosArg {
+        arg: String,
+        reason: &'static str,
+    },
+    /// The network could not be started (ports, discovery settings).
+    Network(String),
+    /// `ROSLITE_ROS_DISTRO` names no known distribution.
+    UnknownDistro(String),
+    /// `ROSLITE_TRANSPORTS` names an unknown transport.
+    InvalidTransports(String),
+    /// `ROSLITE_RECEIVE_SPIN_US` is not a whole number of microseconds up to the maximum.
+    InvalidReceiveSpin(String),
+}
+
+impl fmt::Display for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidDomainId(value) => write!(
+                f,
+                "ROS_DOMAIN_ID '{value}' is invalid: use an integer from 0 to {MAX_DOMAIN_ID}, or \
+                 unset it for domain 0"
+            ),
+            Self::InvalidRosArg { arg, reason } => {
+                write!(f, "invalid ROS argument '{arg}': {reason}")
+            }
+            Self::Network(e) => write!(f, "{e} (set ROSLITE_NETWORK=off to run without one)"),
+            Self::UnknownDistro(name) => write!(
+                f,
+                "ROSLITE_ROS_DISTRO='{name}' is not a ROS 2 distribution roslite knows; use \
+                 humble, iron, jazzy, kilted or rolling (default: kilted)"
+            ),
+            Self::InvalidTransports(reason) => write!(f, "ROSLITE_TRANSPORTS: {reason}"),
+            Self::InvalidReceiveSpin(value) => {
+                f.write_str(&roslite_shm::IdleSpin::invalid_budget(value))
+            }
+        }
+    }
+}
+
+impl std::error::Error for InitError {}
+
+/// The ROS-specific command-line arguments (`--ros-args ... [--]`), parsed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RosArgs {
+    pub remaps: Vec<RemapRule>,
+    /// `-p name:=value` overrides, kept as text until parameters parse them.
+    pub params: Vec<(Option<String>, String, String)>,
+    pub params_files: Vec<String>,
+    pub log_level: Option<Severity>,
+    /// `--disable-rosout-logs` (rcl's flag; `--enable-rosout-logs` undoes it): nodes do not
+    /// publish their log lines on `/rosout`.
+    pub disable_rosout_logs: bool,
+    pub enclave: Option<String>,
+    /// Everything outside `--ros-args` sections, in order (the program name first).
+    pub unparsed: Vec<String>,
+}
+
+impl RosArgs {
+    /// Parses a full argument vector, as rcl does.
+    ///
+    /// # Errors
+    /// [`InitError::InvalidRosArg`] for a malformed or unknown ROS argument.
+    pub fn parse<I, S>(args: I) -> Result<Self, InitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut out = RosArgs::default();
+        let mut args = args.into_iter().map(Into::into);
+        let invalid = |arg: &str, reason| InitError::InvalidRosArg {
+            arg: arg.to_owned(),
+            reason,
+        };
+        while let Some(arg) = args.next() {
+            if arg != "--ros-args" {
+                out.unparsed.push(arg);
+                continue;
+            }
+            while let Some(arg) = args.next() {
+                let mut value = |flag: &str| {
+                    args.next()
+                        .ok_or_else(|| invalid(flag, "expects a value after it"))
+                };
+                match arg.as_str() {
+                    "--" => break,
+                    "--ros-args" => {}
+                    "-r" | "--remap" => {
+                        let rule = value(&arg)?;
+                        let parsed = RemapRule::parse(&rule).ok_or_else(|| {
+                            invalid(&rule, "a remap rule is 'from:=to' or 'node:from:=to'")
+                        })?;
+                        out.remaps.push(parsed);
+                    }
+                    "-p" | "--param" => {
+                        let text = value(&arg)?;
+                        let (lhs, v) = text
+                            .split_once(":=")
+                            .ok_or_else(|| invalid(&text, "a parameter is 'name:=value'"))?;
+                        let (node, name) = match lhs.split_once(':') {
+                            Some((node, name)) => (Some(node.to_owned()), name),
+                            None => (None, lhs),
+                        };
+                        out.params.push((node, name.to_owned(), v.to_owned()));
+                    }
+                    "--params-file" => out.params_files.push(value(&arg)?),
+                    "--log-level" => {
+                        let level = value(&arg)?;
+                        let parsed = Severity::parse(&level).ok_or_else(|| {
+                            invalid(&level, "log levels are debug, info, warn, error, fatal")
+                        })?;
+                        out.log_level = Some(parsed);
+                    }
+                    "-e" | "--enclave" => out.enclave = Some(value(&arg)?),
+                    "--disable-rosout-logs" => out.disable_rosout_logs = true,
+                    "--enable-rosout-logs" => out.disable_rosout_logs = false,
+                    _ => {
+                        return Err(invalid(
+                            &arg,
+                            "unknown ROS argument; supported: -r/--remap, -p/--param, \
+                             --params-file, --log-level, --enable-rosout-logs, \
+                             --disable-rosout-logs, -e/--enclave (end the section with --)",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Whether and how a context talks to other processes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum NetworkMode {
+    /// Only intra-process delivery: no sockets.
+    #[default]
+    Off,
+    /// RTPS over UDP with this configuration (discovery range, static peers, buffers).
+    Rtps(roslite_transport::TransportConfig),
+}
+
+/// The ROS 2 distribution whose wire conventions to follow where they differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RosDistro {
+    /// Humble: `ros_discovery_info` gids are 24 bytes.
+    Humble,
+    /// Iron, Jazzy, Kilted, Rolling: 16-byte gids (rmw_dds_common#68).
+    #[default]
+    IronOrLater,
+}
+
+impl RosDistro {
+    /// Environment variable naming the target distribution.
+    pub const ENV: &'static str = "ROSLITE_ROS_DISTRO";
+
+    /// Parses a distribution name (`humble`, `iron`, `jazzy`, `kilted`, `rolling`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "humble" => Some(Self::Humble),
+            "iron" | "jazzy" | "kilted" | "rolling" => Some(Self::IronOrLater),
+            _ => None,
+        }
+    }
+}
+
+/// Which same-host transports a context offers to other roslite participants on its host.
+/// Between two of them the first transport both offer is used, in the order shared memory,
+/// Unix domain socket; otherwise (and with every other peer) UDP. Intra-process delivery within
+/// one context is always on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalTransports {
+    pub shm: bool,
+    pub uds: bool,
+    /// How long a same-host reader that found no sample yields the CPU and looks again
+    /// before it sleeps, while samples arrive within this time of each other
+    /// ([`roslite_shm::IdleSpin`]); zero: it sleeps at once. Default 20 us.
+    /// `ROSLITE_RECEIVE_SPIN_US` overrides it.
+    pub receive_spin: Duration,
+}
+
+impl Default for LocalTransports {
+    fn default() -> Self {
+        Self {
+            shm: true,
+            uds: true,
+            receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
+        }
+    }
+}
+
+impl LocalTransports {
+    /// Environment variable restricting the transports: a comma-separated subset of `intra`,
+    /// `shm`, `uds`, `udp` (default: all). UDP stays on for discovery and non-roslite peers.
+    pub const ENV: &'static str = "ROSLITE_TRANSPORTS";
+
+    /// UDP only.
+    pub const UDP_ONLY: Self = Self {
+        shm: false,
+        uds: false,
+        receive_spin: roslite_shm::IdleSpin::DEFAULT_BUDGET,
+    };
+
+    /// These transports, less those `ROSLITE_TRANSPORTS` leaves out, with the receive spin
+    /// `ROSLITE_RECEIVE_SPIN_US` sets. The environment can only restrict the transports a
+    /// program allows, so an operator can keep any roslite process off shared memory without
+    /// changing it; it can set the spin either way (0 to save CPU, more on a slow board).
+    ///
+    /// # Errors
+    /// A malformed `ROSLITE_TRANSPORTS` or `ROSLITE_RECEIVE_SPIN_US`.
+    pub fn adjusted_by_env(self) -> Result<Self, InitError> {
+        let mut out = self;
+        if let Ok(text) = std::env::var(Self::ENV) {
+            if !text.trim().is_empty() {
+                let allowed = Self::parse(&text)?;
+                out.shm &= allowed.shm;
+                out.uds &= allowed.uds;
+            }
+        }
+        if let Some(spin) =
+            roslite_shm::IdleSpin::budget_from_env().map_err(InitError::InvalidReceiveSpin)?
+        {
+            out.receive_spin = spin;
+        }
+        Ok(out)
+    }
+
+    /// Parses the `ROSLITE_RECEIVE_SPIN_US` syntax: whole microseconds, at most
+    /// [`roslite_shm::IdleSpin::MAX_BUDGET`] (1000).
+    ///
+    /// # Errors
+    /// [`InitError::InvalidReceiveSpin`], which says what is accepted.
+    pub fn parse_receive_spin(text: &str) -> Result<Duration, InitError> {
+        roslite_shm::IdleSpin::parse_budget(text)
+            .ok_or_else(|| InitError::InvalidReceiveSpin(text.to_string()))
+    }
+
+    /// Parses the `ROSLITE_TRANSPORTS` syntax.
+    ///
+    /// # Errors
+    /// Names the unknown entry and lists the known ones.
+    pub fn parse(text: &str) -> Result<Self, InitError> {
+        let mut out = Self::UDP_ONLY;
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            match entry.to_ascii_lowercase().as_str() {
+                "shm" => out.shm = true,
+                "uds" => out.uds = true,
+                "udp" | "intra" => {}
+                _ => {
+                    return Err(InitError::InvalidTransports(format!(
+                        "unknown transport '{entry}'; use a comma-separated list of intra, shm, \
+                         uds and udp (e.g. 'uds,udp' to keep same-host traffic off shared \
+                         memory)"
+                    )))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Whether nodes serve the six parameter services and publish `/parameter_events` (rclcpp's
+/// `start_parameter_services` and `start_parameter_event_publisher`, on by default). Each node
+/// with services adds 12 RTPS endpoints and a `/parameter_events` writer; a tiny node that no
+/// tool needs to configure can do without them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ParameterServices {
+    #[default]
+    Enabled,
+    /// Parameters still work through the `Node` methods; tools cannot see them.
+    Disabled,
+}
+
+impl ParameterServices {
+    /// Environment variable that disables them for contexts made by `Context::from_env`
+    /// (`off`, `0` or `false`).
+    pub const ENV: &'static str = "ROSLITE_PARAMETER_SERVICES";
+
+    /// From [`Self::ENV`]: disabled for `off`, `0` or `false`, else enabled.
+    pub fn from_env() -> Self {
+        match std::env::var(Self::ENV).as_deref().map(str::trim) {
+            Ok("off" | "0" | "false") => Self::Disabled,
+            _ => Self::Enabled,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! The words every layer above speaks: names, QoS, time, logging, status events, queues,
+//! the ROS graph's entries and the configuration of a context. Nothing here knows about
+//! endpoints or backends.
+
+pub mod config;
+pub mod events;
+pub mod graph;
+pub mod log;
+pub mod names;
+pub mod qos;
+pub(crate) mod queue;
+pub(crate) mod snapshot;
+pub mod time;
