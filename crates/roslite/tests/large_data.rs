@@ -1,13 +1,13 @@
-//! Very large data (issue 4, item 6; seed 003), checked for delivery and content, never timed
-//! (`roslite bench large` has the figures):
+//! Very large data (the zero-copy and shared-memory study of docs/experiments.md), checked for
+//! delivery and content, never timed (`roslite bench large` has the figures):
 //!
 //! - a 55 MB `sensor_msgs/PointCloud2` crosses from this process to a child process (this test
 //!   binary run again, `child_large_subscriber`) intact, over the default transport (shared
 //!   memory: the child's `data` is a view into a `memfd` mapping, never copied) and with UDP
 //!   forced (`LocalTransports::UDP_ONLY`, as `ROSLITE_TRANSPORTS=udp`; DATA_FRAG on loopback);
-//! - seed 003's `std_msgs/UInt64MultiArray` crosses to a child process too, at 10 million
-//!   elements (80 MB; the bench runs the seed's 100 million);
-//! - intra-process, the seed's full 100-million-element array (800 MB) reaches the
+//! - the study's `std_msgs/UInt64MultiArray` crosses to a child process too, at 10 million
+//!   elements (80 MB; the bench runs the study's 100 million);
+//! - intra-process, the study's full 100-million-element array (800 MB) reaches the
 //!   subscription as the very vector that was published.
 //!
 //! Loopback only (LOCALHOST discovery), a domain per test.
@@ -321,7 +321,7 @@ fn u64_array_of_80_mb_crosses_processes_intact() {
     let domain = test_domain(2);
     let mut child = ChildSubscriber::start("array", domain, "default");
     let ctx = common::localhost_context(domain, LocalTransports::default());
-    let node = ctx.create_node("seed003").unwrap();
+    let node = ctx.create_node("large_data").unwrap();
     let publisher = node
         .create_publisher::<UInt64MultiArray>("large_data/array", 1)
         .unwrap();
@@ -346,7 +346,7 @@ fn u64_array_of_80_mb_crosses_processes_intact() {
 #[test]
 fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
     let ctx = Context::new(ContextOptions::default()).unwrap();
-    let node = ctx.create_node("seed003").unwrap();
+    let node = ctx.create_node("large_data").unwrap();
     let (tx, rx) = mpsc::channel::<UInt64MultiArray>();
     let _sub = node
         .create_subscription(
