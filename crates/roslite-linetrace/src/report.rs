@@ -1,5 +1,6 @@
-//! Seed 000's tables 5.2-5.4 (latency per topic, memory per process) as text, Markdown and
-//! SVG (box plots, memory bars, the robot's path over the course).
+//! Tables 5.2-5.4 of the mROS 2 line-follower evaluation (docs/experiments.md: latency per
+//! topic, memory per process) as text, Markdown and SVG (box plots, memory bars, the robot's
+//! path over the course).
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -63,8 +63,8 @@ fn checksum_u64(values: &[u64]) -> u64 {
         .fold(0x9e37_79b9_7f4a_7c15u64, |h, &x| h.rotate_left(7) ^ x)
 }
 
-/// Seed 003's array: element i is (i + 1) mod 255, element 0 is `first`.
-fn seed_array(elements: usize, first: u64) -> Vec<u64> {
+/// The zero-copy study's array: element i is (i + 1) mod 255, element 0 is `first`.
+fn study_array(elements: usize, first: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..elements as u64).map(|i| (i + 1) % 255).collect();
     v[0] = first;
     v
@@ -314,7 +314,7 @@ fn point_cloud_of_55_mb_crosses_processes_over_udp() {
     assert_eq!(transport, "udp");
 }
 
-/// Seed 003's inter-process case at a tenth of its size (80 MB; `roslite bench large` runs
+/// The study's inter-process case at a tenth of its size (80 MB; `roslite bench large` runs
 /// the 800 MB one).
 #[test]
 fn u64_array_of_80_mb_crosses_processes_intact() {
@@ -327,7 +327,7 @@ fn u64_array_of_80_mb_crosses_processes_intact() {
         .unwrap();
     let transport = await_remote_subscription(&ctx, "/large_data/array");
     let elements = 10_000_000;
-    let values = seed_array(elements, 7);
+    let values = study_array(elements, 7);
     let expected = checksum_u64(&values);
     let message = Arc::new(UInt64MultiArray {
         data: values.into(),
@@ -341,7 +341,7 @@ fn u64_array_of_80_mb_crosses_processes_intact() {
     ctx.shutdown();
 }
 
-/// Seed 003's intra-process case at full size: 100 million elements (800 MB) reach the
+/// The study's intra-process case at full size: 100 million elements (800 MB) reach the
 /// subscription as the very vector that was published.
 #[test]
 fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
@@ -369,7 +369,7 @@ fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
         })
     };
     let elements = 100_000_000;
-    let values = seed_array(elements, 1);
+    let values = study_array(elements, 1);
     let expected = checksum_u64(&values);
     let address = values.as_ptr();
     publisher
@@ -394,7 +394,7 @@ fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
 #[test]
 fn u64_views_need_the_payload_at_4_mod_8() {
     let message = UInt64MultiArray {
-        data: seed_array(1000, 3).into(),
+        data: study_array(1000, 3).into(),
         ..Default::default()
     };
     let payload = roslite_cdr::to_vec(&message, roslite_cdr::Endianness::Little).unwrap();
