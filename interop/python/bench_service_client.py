@@ -1,4 +1,5 @@
-"""rclpy (real ROS 2) client for `roslite bench service`, the ROS 2 baseline (seed 001).
+"""rclpy (real ROS 2) client for `roslite bench service`, the ROS 2 baseline (the service
+round trips over local 5G, docs/experiments.md).
 
     bench_service_client.py <service> <period_s> <requests> <timer_slack_ns>
 

@@ -1,6 +1,6 @@
 """Plain Cyclone DDS 11 peer (PyPI `cyclonedds`, no ROS) that speaks ROS 2 services the way
 rmw_cyclonedds does: request and reply payloads begin with a 16-byte header {u64 client id,
-i64 sequence number} before the message (ros2-wire.md §1.4), and the client announces
+i64 sequence number} before the message (docs/ros2-interop.md §5), and the client announces
 `clientid=<id>;` in the USER_DATA of its request writer and reply reader so the server can
 check its reply reader is matched before replying.
 

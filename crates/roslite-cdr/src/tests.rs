@@ -8,7 +8,7 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-// ../shared/reference/ros2-wire.md §1.6: vectors produced by rclpy `serialize_message`.
+// docs/ros2-interop.md §7: vectors produced by rclpy `serialize_message` (Kilted, Fast CDR).
 #[test]
 fn golden_int16() {
     let mut w = CdrWriter::new(Endianness::Little);

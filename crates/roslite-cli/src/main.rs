@@ -13,7 +13,8 @@ mod topic;
 
 use clap::{Parser, Subcommand};
 
-/// roslite: a lightweight ROS 2 runtime.
+/// The `roslite` tool. Its one-line description (`about`) is the package description in
+/// Cargo.toml, which names every command below.
 #[derive(Parser)]
 #[command(name = "roslite", version, about, long_about = None)]
 struct Cli {
@@ -23,24 +24,31 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the demo: the line-following robot of seed 000 (simulated Raspberry Pi Mouse and
-    /// follower as two roslite processes on 127.0.0.1), printing per-topic latency and
-    /// per-process memory and writing a report; exits on its own.
+    /// Run the line-following robot demo: latency and memory tables, a report; exits by itself.
+    ///
+    /// The application of the mROS 2 line-follower evaluation (docs/experiments.md): a simulated
+    /// Raspberry Pi Mouse and the upstream follower as two roslite processes on 127.0.0.1. The
+    /// demo prints per-topic latency and per-process memory and writes a report.
     ///
     /// The two processes run `roslite-linetrace-node`, which the demo builds on first use with
     /// cargo (size profile, statically linked: what a small board would run), so the memory
     /// figures are the nodes' own. ROSLITE_LINETRACE_NODE=cli runs them as `roslite
     /// linetrace-node` instead; ROSLITE_LINETRACE_NODE=PATH names a prebuilt node binary.
     Demo(demo::DemoArgs),
-    /// Measure roslite against the machine's own floors; prints a table (or JSON).
+    /// Measure roslite against this machine's floors and ROS 2 / Cyclone DDS; prints tables.
+    ///
+    /// Each subcommand repeats one measurement (latency, wake-up, round trip, memory, service,
+    /// large data, the line follower) next to the machine's own floors and, where installed,
+    /// rclpy and Cyclone DDS, and prints a table (or JSON with --json).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Inspect the interface definitions roslite knows (built in, and under
-    /// $AMENT_PREFIX_PATH/share/PACKAGE/{msg,srv,action}).
+    /// Inspect message, service and action definitions, like `ros2 interface`.
+    ///
+    /// The definitions roslite knows: built in, and under
+    /// $AMENT_PREFIX_PATH/share/PACKAGE/{msg,srv,action}.
     #[command(subcommand)]
     Interface(interface::InterfaceCommand),
-    /// Inspect and use the topics of the ROS graph (list, info, type, find, echo, hz, bw,
-    /// pub), like `ros2 topic`.
+    /// Inspect and use the topics of the ROS graph, like `ros2 topic`.
     #[command(subcommand)]
     Topic(topic::TopicCommand),
     /// Inspect the nodes of the ROS graph, like `ros2 node`.

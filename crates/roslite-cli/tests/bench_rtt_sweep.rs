@@ -1,8 +1,9 @@
-//! Smoke test of `roslite bench rtt --transport all`, seed 002's sweep: it runs end to end with
-//! tiny counts (every roslite path through the user API, the roslite-shm transports, the floors,
-//! and the DDS peers where installed), prints one JSON object with the documented keys, loses
-//! nothing, lists every interleaved round of the 64 B floor goals and writes its chart; and at a
-//! rate, it counts every echo process's pages per ping. Figures are printed, not asserted.
+//! Smoke test of `roslite bench rtt --transport all`, the sweep of the IPC framework comparison
+//! (docs/experiments.md): it runs end to end with tiny counts (every roslite path through the
+//! user API, the roslite-shm transports, the floors, and the DDS peers where installed), prints
+//! one JSON object with the documented keys, loses nothing, lists every interleaved round of the
+//! 64 B floor goals and writes its chart; and at a rate, it counts every echo process's pages
+//! per ping. Figures are printed, not asserted.
 
 use std::process::Command;
 

@@ -1,8 +1,8 @@
 //! The course: a closed black line on a white floor.
 //!
-//! Modelled on rt-net's Gazebo field `line_follower_field1` (ros2-wire.md §5.2): 50 cm tiles on a
-//! 3 x 2 grid, the line running through the tile centres as two straights joined by two
-//! semicircles, a stadium:
+//! Modelled on rt-net's Gazebo field `line_follower_field1` (`raspimouse_sim`,
+//! `raspimouse_gazebo/worlds/line_follower_field1.sdf`): 50 cm tiles on a 3 x 2 grid, the line
+//! running through the tile centres as two straights joined by two semicircles, a stadium:
 //!
 //! ```text
 //!   y

@@ -1,6 +1,7 @@
 //! The line follower's logic (rt-net `raspimouse_ros2_examples`,
-//! `src/line_follower_component.cpp`; ros2-wire.md §5.3) as a pure state machine: messages in,
-//! [`Action`]s out, no clock and no I/O. The roslite node and the tests drive the same code.
+//! `src/line_follower_component.cpp`, the same on its `humble` and `master` branches apart from
+//! the `cmd_vel` type) as a pure state machine: messages in, [`Action`]s out, no clock and no
+//! I/O. The roslite node and the tests drive the same code.
 //!
 //! Upstream's quirks are kept: the 11th sample does the averaging and its own reading is
 //! discarded, thresholds are the integer midpoint, the line's polarity is decided from the

@@ -1,4 +1,5 @@
-//! The Raspberry Pi Mouse line follower, seed 000's evaluation application, on roslite.
+//! The Raspberry Pi Mouse line follower, the application of the mROS 2 line-follower evaluation
+//! (docs/experiments.md), on roslite.
 //!
 //! Layers, bottom up:
 //! - [`course`]: the floor and its line (geometry, reflectance);

@@ -1,7 +1,8 @@
 //! The robot (`raspimouse`) and the follower (`follower`) as roslite nodes, with the topics,
-//! types and QoS depths of the upstream application (ros2-wire.md §5.2).
+//! types and QoS depths of the upstream application (docs/experiments.md, the mROS 2
+//! line-follower evaluation).
 //!
-//! Latency is measured as seed 000 did: the publisher reads `CLOCK_MONOTONIC` just before
+//! Latency is measured as that evaluation did: the publisher reads `CLOCK_MONOTONIC` just before
 //! `publish`, the subscriber first thing in its callback. The two readings are joined by the
 //! publisher's sequence number: the publisher counts its own publications (1, 2, ...), which is
 //! the RTPS sequence number of each sample (a roslite or Fast DDS writer numbers every write

@@ -1,5 +1,6 @@
-//! Seed 000's tables 5.2-5.4 (latency per topic, memory per process) as text, Markdown and
-//! SVG (box plots, memory bars, the robot's path over the course).
+//! Tables 5.2-5.4 of the mROS 2 line-follower evaluation (docs/experiments.md: latency per
+//! topic, memory per process) as text, Markdown and SVG (box plots, memory bars, the robot's
+//! path over the course).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -48,7 +49,8 @@ impl Summary {
     }
 }
 
-/// Text table of one topic's latency for each run (seed 000 Tables 5.2, 5.3).
+/// Text table of one topic's latency for each run (as Tables 5.2 and 5.3 of the mROS 2
+/// line-follower evaluation, docs/experiments.md).
 pub fn latency_table(topic: &str, rows: &[(&str, &[f64])]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -73,7 +75,8 @@ pub fn latency_table(topic: &str, rows: &[(&str, &[f64])]) -> String {
     out
 }
 
-/// Text table of per-process memory (seed 000 Table 5.4), in MB (10^6 bytes) as the seed.
+/// Text table of per-process memory (as Table 5.4 of the mROS 2 line-follower evaluation), in MB
+/// (10^6 bytes) as there.
 pub fn memory_table(rows: &[ProcessMemory]) -> String {
     let mb = |kib: u64| kib as f64 * 1024.0 / 1e6;
     let mut out = String::new();
@@ -98,8 +101,8 @@ pub fn memory_table(rows: &[ProcessMemory]) -> String {
 
 const MEMORY_NOTE: &str = "RSS = VmRSS of /proc/<pid>/status; RES = RssAnon (resident pages \
 private to the process), SHR = RssFile + RssShmem (resident file-backed and shared pages, \
-mostly the executable and shared libraries): RES + SHR = RSS, as in seed 000's Table 5.4. \
-peak = VmHWM. MB = 10^6 bytes.";
+mostly the executable and shared libraries): RES + SHR = RSS, as in Table 5.4 of the mROS 2 \
+line-follower evaluation. peak = VmHWM. MB = 10^6 bytes.";
 
 const LATENCY_NOTE: &str = "One-way latency: CLOCK_MONOTONIC read by the publisher just \
 before publish, and by the subscriber first thing in its callback, joined by the publication \
@@ -227,7 +230,7 @@ pub fn box_plot_svg(title: &str, series: &[(&str, &[f64])]) -> String {
     svg
 }
 
-/// Stacked bars RES + SHR = RSS per process (seed 000 Fig. 5.3).
+/// Stacked bars RES + SHR = RSS per process (as Fig. 5.3 of the mROS 2 line-follower evaluation).
 pub fn memory_svg(rows: &[ProcessMemory]) -> String {
     let (left, width, row) = (260.0, 900.0, 34.0);
     let plot = width - left - 90.0;
@@ -393,14 +396,17 @@ pub fn write_report(
         })
         .collect();
     std::fs::write(dir.join("memory.svg"), memory_svg(&memory))?;
-    let mut md = format!("# {title}\n\n{preface}\n\n## Latency (seed 000 Tables 5.2, 5.3)\n\n");
+    let mut md = format!(
+        "# {title}\n\n{preface}\n\n## Latency (as in the mROS 2 evaluation, Tables 5.2 and 5.3)\n\n"
+    );
     md += &markdown_latency("/light_sensors", runs, |r| &r.light_sensors_us);
     md += "\n";
     md += &markdown_latency("/cmd_vel", runs, |r| &r.cmd_vel_us);
     let _ = write!(
         md,
         "\n{LATENCY_NOTE}\n\n![/light_sensors](light_sensors.svg)\n\n![/cmd_vel](cmd_vel.svg)\n\n\
-         ## Memory (seed 000 Table 5.4)\n\n| process | RES MB | SHR MB | RSS MB | peak MB |\n\
+         ## Memory (as in the mROS 2 evaluation, Table 5.4)\n\n\
+         | process | RES MB | SHR MB | RSS MB | peak MB |\n\
          | --- | ---: | ---: | ---: | ---: |\n"
     );
     let mb = |kib: u64| kib as f64 * 1024.0 / 1e6;

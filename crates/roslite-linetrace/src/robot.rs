@@ -1,5 +1,6 @@
 //! The simulated Raspberry Pi Mouse: what rt-net's `raspimouse` driver node does with the real
-//! hardware (ros2-wire.md §5.2), on a simulated body.
+//! hardware (rt-net `raspimouse2`, `raspimouse/src/raspimouse_component.cpp`; summarised in
+//! docs/experiments.md), on a simulated body.
 //!
 //! - Differential drive: `cmd_vel` becomes wheel step rates exactly as the driver computes
 //!   them (`vel_l = (v - w T/2) / (d/2)`, `round(vel / 2pi * 400)` pulses/s, d = 48 mm wheels,
@@ -10,7 +11,7 @@
 //!   [`SENSORS`]). Each sees a spot of radius [`SPOT_RADIUS`] on the floor and reads its own
 //!   floor level, its own tape level, or the blend across an edge, plus seeded noise with
 //!   standard deviation [`NOISE_SIGMA`]: bright floor gives large values, black tape small ones,
-//!   as on the real robot (seed 000 §4.2).
+//!   as on the real robot (docs/experiments.md, the mROS 2 line-follower evaluation).
 //!
 //! Time is simulated: [`Robot::step`] advances it, so a run is deterministic for a seed and a
 //! sequence of commands.

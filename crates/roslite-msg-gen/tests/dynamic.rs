@@ -1,6 +1,6 @@
 //! Dynamic encode/decode and the YAML text forms, against the vendored interface definitions.
 //!
-//! Wire vectors are the rclpy `serialize_message` captures of `ros2-wire.md` §1.6 (Fast CDR
+//! Wire vectors are the rclpy `serialize_message` outputs of docs/ros2-interop.md §7 (Fast CDR
 //! leaves garbage in padding and writes trailing padding; we write zeros and no trailing
 //! padding). Expected YAML is what `ros2 topic echo` prints for the same messages.
 

@@ -1,5 +1,5 @@
-//! Generated types against real ROS 2 Kilted traffic: the loopback captures in
-//! `../shared/ros2-wire-captures/` (see its README), read with a minimal pcap/IPv4/UDP/RTPS
+//! Generated types against real ROS 2 Kilted traffic: the loopback captures checked in at
+//! `crates/roslite-rtps/tests/data/` (see its README), read with a minimal pcap/IPv4/UDP/RTPS
 //! reader written for this test.
 //!
 //! Which writer publishes which topic and type is taken from the captured SEDP publications,
@@ -16,13 +16,12 @@ use roslite_msgs::std_msgs::msg::String as StringMsg;
 use roslite_msgs::std_srvs::srv::{SetBool_Request, SetBool_Response};
 use roslite_msgs::Message;
 
+/// The captures live in one place, beside the `roslite-rtps` golden tests that read them too.
 fn captures_dir() -> PathBuf {
-    // In CI the checkout is `<x>/main` with the fixtures in `<x>/shared`.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ros2-wire-captures");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../roslite-rtps/tests/data");
     assert!(
         dir.is_dir(),
-        "ROS 2 wire captures not found at {}: these golden tests need the shared fixtures \
-         checked out next to the repository (<x>/main and <x>/shared/ros2-wire-captures)",
+        "packet captures not found at {}: these golden tests read the pcap files checked in there",
         dir.display()
     );
     dir

@@ -1,6 +1,6 @@
 //! Generated types against byte vectors produced by a stock ROS 2 stack (rclpy
 //! `serialize_message`, Kilted, Fast CDR) and against the RIHS01 hashes the Kilted wheels ship.
-//! Source: `../shared/reference/ros2-wire.md` §1.6 and §3.4.
+//! Source: docs/ros2-interop.md §7 (byte vectors) and §14 (hashes).
 //!
 //! Fast CDR leaves garbage in padding bytes and pads the end of the stream; our writer zeroes
 //! padding and writes no trailing padding. So each vector is decoded as captured, and our

@@ -2,7 +2,7 @@
 //!
 //! [`Instant`] is a count of nanoseconds on a monotonic clock chosen by the caller (the runtime
 //! feeds `CLOCK_MONOTONIC`; simulations feed a virtual clock starting at zero). It is never
-//! read here: every `handle_*`/`poll_*` method takes `now` as an argument (STYLE.md §8.2).
+//! read here: every `handle_*`/`poll_*` method takes `now` as an argument.
 //!
 //! It is deliberately a different type from the wire timestamp [`Time`](crate::Time)
 //! (RTPS 2.5 §9.3.2 `Time_t`, wall clock, 2^-32 s fractions): timers, deadlines and leases use

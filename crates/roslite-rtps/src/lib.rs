@@ -1,27 +1,41 @@
-//! Sans-IO RTPS 2.5 (DDSI-RTPS, OMG formal/22-04-01): the wire layer and the message receiver.
+//! Sans-IO RTPS 2.5 (DDSI-RTPS, OMG formal/22-04-01) and the ROS 2 conventions on top of it:
+//! the wire layer, the stateful writers and readers, SPDP/SEDP discovery and matching, and a
+//! domain participant that ties them together, all driven by the caller's datagrams and clock.
 //!
 //! Layers, bottom up:
 //! - [`types`]: GUIDs, entity ids, sequence numbers and their bitmap sets, locators,
-//!   `Time_t`/`Duration_t` (RTPS 2.5 §8.2, §9.3).
+//!   `Time_t`/`Duration_t` (RTPS 2.5 §8.2, §9.3); [`instant`]: the caller's monotonic time.
 //! - [`wire`]: the RTPS header, the submessage header and one module per submessage kind,
 //!   each a validated `Repr` with `parse`, `emit` and `buffer_len` (RTPS 2.5 §9.4).
 //! - [`parameter_list`]: PL_CDR parameter lists and the parameter id table (RTPS 2.5
 //!   §9.4.2.11, §9.6.2.2), used for inline QoS and discovery data.
-//! - [`discovery`]: SPDP participant data and SEDP endpoint data decoded from, and encoded
-//!   to, parameter lists with the side-specific DDS defaults.
 //! - [`receiver`]: the message receiver of RTPS 2.5 §8.3.4, which walks a datagram, keeps the
 //!   INFO_* state and counts every malformed input in [`ReceiveStats`].
 //! - [`message`]: [`MessageBuilder`], which writes outgoing datagrams.
+//! - [`endpoint`]: the behaviour module (RTPS 2.5 §8.4): best-effort and reliable stateful
+//!   [`Writer`]s and [`Reader`]s with their history caches, HEARTBEAT/ACKNACK/GAP repair and
+//!   DATA_FRAG fragmentation and reassembly.
+//! - [`discovery`]: SPDP participant data and SEDP endpoint data (RTPS 2.5 §8.5) decoded from,
+//!   and encoded to, parameter lists with the side-specific DDS defaults; endpoint matching
+//!   with the DDS 1.4 request-vs-offered QoS rules; the Writer Liveliness Protocol; and the ROS 2
+//!   conventions ([`discovery::ros`]: `rt/`/`rq/`/`rr/` topic and DDS type names, USER_DATA
+//!   `enclave=`/`typehash=`, `ros_discovery_info`; see docs/ros2-interop.md).
+//! - [`participant`]: [`Participant`], the domain participant as a sans-IO state machine.
+//!   `handle_datagram`/`handle_timeout` and the API calls go in; `poll_transmit`,
+//!   `poll_event` and `poll_timeout` come out. It runs SPDP announcements and leases, SEDP,
+//!   matching, liveliness, and the routing of samples to its writers and readers.
 //! - [`quirks`]: every vendor-specific deviation, as a named predicate.
+//! - [`sim`]: a deterministic lossy network on a virtual clock, for tests of the state machines.
 //!
 //! Nothing here performs I/O, reads a clock, spawns a thread or draws randomness (enforced by
-//! this crate's `clippy.toml`). Parsing never panics and never allocates more than the input
+//! this crate's `clippy.toml`): time and datagrams are arguments, and the GUID prefix comes in
+//! through [`ParticipantConfig`]. Parsing never panics and never allocates more than the input
 //! can describe: lengths from the wire are checked against the remaining bytes and against the
 //! caps in [`discovery::limits`] before anything is reserved, and ranges from the wire
 //! (HEARTBEAT, GAP) stay intervals that are never iterated.
 //!
-//! State machines (stateful writer/reader, SPDP/SEDP behaviour) build on this crate; they
-//! receive [`ReceivedSubmessage`]s from [`parse_message`] and write with [`MessageBuilder`].
+//! The runtime (`roslite::net`) owns one [`Participant`] and the UDP sockets: it feeds the
+//! participant what arrives and sends what it polls.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(

@@ -100,7 +100,7 @@ pub mod pid {
     pub const DOMAIN_TAG: ParameterId = ParameterId(0x4014);
 
     /// eProsima (vendor 0x010f) legacy related-sample-identity; Fast DDS ≤ 2.6 sends only this,
-    /// later versions send it next to 0x0083 (ros2-wire.md §1.4).
+    /// later versions send it next to 0x0083 (docs/ros2-interop.md §5).
     pub const FASTDDS_RELATED_SAMPLE_IDENTITY: ParameterId = ParameterId(0x800f);
 }
 

@@ -1,5 +1,5 @@
-//! Vendor quirks: each one a named predicate with the vendor it concerns and why it exists
-//! (STYLE.md §8.2). Code elsewhere calls these instead of comparing vendor ids inline, so every
+//! Vendor quirks: each one a named predicate with the vendor it concerns and why it exists.
+//! Code elsewhere calls these instead of comparing vendor ids inline, so every
 //! deviation from the spec is listed here.
 
 use crate::types::VendorId;
@@ -30,7 +30,7 @@ pub fn is_preemptive_acknack(ack: &AckNackRepr) -> bool {
 pub const FASTDDS_TRAILER_SUBMESSAGE: SubmessageId = SubmessageId(0x80);
 
 /// Fast DDS writes string-like USER_DATA (`enclave=/;`) with a trailing NUL (11 bytes), Cyclone
-/// without (10 bytes) (ros2-wire.md §1.3). Returns the bytes without one trailing NUL.
+/// without (10 bytes) (docs/ros2-interop.md §4). Returns the bytes without one trailing NUL.
 pub fn user_data_without_nul(bytes: &[u8]) -> &[u8] {
     bytes.strip_suffix(&[0]).unwrap_or(bytes)
 }

@@ -1,5 +1,5 @@
-//! Deterministic network simulation for tests of the sans-IO state machines (STYLE.md §8.6,
-//! after quinn-proto's `Pair` and smoltcp's netsim).
+//! Deterministic network simulation for tests of the sans-IO state machines (after
+//! quinn-proto's `Pair` and smoltcp's netsim).
 //!
 //! - [`SimRng`]: a tiny seeded PRNG (SplitMix64), so runs are reproducible and this crate needs
 //!   no randomness from the OS or from a dependency.

@@ -1,4 +1,4 @@
-//! One regression packet per malformed-input class of hardening.md §1.3 that concerns the wire
+//! One regression packet per malformed-input class of docs/robustness.md §1 that concerns the wire
 //! layer. Wire-level cases are wrapped in a datagram `[header][valid HEARTBEAT][bad][valid
 //! HEARTBEAT]` and must deliver exactly the first heartbeat, drop the rest and bump the named
 //! counter. Discovery-level cases must make the decoder return an error (the sample is dropped).
@@ -368,7 +368,7 @@ fn data_frag_fields() {
         assert_dropped(&bad, |s| s.invalid.data_frag);
     }
     // A 4 GiB sampleSize is accepted at the wire layer without allocating anything: the
-    // reassembly layer must cap it (hardening.md §1.3).
+    // reassembly layer must cap it (docs/robustness.md §1).
     assert_accepted(&data_frag(1, 1, 1024, u32::MAX, 1024));
 }
 

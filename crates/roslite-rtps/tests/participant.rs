@@ -1,5 +1,5 @@
 //! A `Participant` fed with real Fast DDS 3.2.3 (Kilted) and Cyclone DDS 11 discovery traffic
-//! from `shared/ros2-wire-captures`.
+//! from the captures in `tests/data`.
 //!
 //! The participant takes the GUID prefix of the capture's ROS subscriber process, so the
 //! directed traffic in the capture (INFO_DST) is addressed to it; the subscriber's own

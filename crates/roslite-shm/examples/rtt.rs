@@ -1,7 +1,8 @@
 //! `cargo run --release -p roslite-shm --example rtt -- [shm|uds] [--rate] [--count N] [--sizes 64,4096] [--json]`
 //!
-//! Round trips between two processes over the chosen transport, seed 002's sizes, with the
-//! machine's floors measured in the same run; then the goal ratios.
+//! Round trips between two processes over the chosen transport, at the sizes of the IPC
+//! framework comparison (docs/experiments.md), with the machine's floors measured in the same
+//! run; then the goal ratios.
 
 use roslite_shm::bench::{self, BenchTransport, Pace, DEFAULT_SIZES};
 

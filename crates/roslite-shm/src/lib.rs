@@ -1,8 +1,12 @@
 //! Same-host transports for roslite: zero-copy shared memory, and Unix domain sockets.
 //!
 //! Layers, bottom up:
-//! - `sys`: memfd segments (sealed), mappings, futex, eventfd, SCM_RIGHTS. All of the crate's
-//!   `unsafe` is there.
+//! - `sys`: memfd segments (sealed), mappings, futex, eventfd, SCM_RIGHTS. Every system call
+//!   and raw mapping of the crate, and nearly all of its `unsafe`, is there. The rest is in
+//!   `shm`: three blocks that turn a chunk's address into a slice (a loan's bytes,
+//!   `ShmWriter::send_in_place`'s bytes, a received `Sample`'s bytes) and `Send`/`Sync` for
+//!   `Sample`. Each rests on that module's chunk ownership rules (one writer until `send`,
+//!   immutable until every reader released it), which `sys` cannot see.
 //! - `protocol`: the control messages on the Unix socket (hello, welcome, segment, retire).
 //! - `channel`: the per-(writer, reader) shared rings: announcements out, releases back.
 //! - [`Endpoint`]: a participant's listening abstract Unix socket and its service thread, which

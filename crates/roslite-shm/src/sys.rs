@@ -1,5 +1,7 @@
 //! The operating-system layer: memfd segments, mappings, futexes, eventfds and descriptor
-//! passing. Every `unsafe` block of the crate is in this file.
+//! passing. Every `unsafe` of the crate is in this file except in `shm`: the three blocks that
+//! make slices over chunk memory (a loan, `send_in_place`, a received `Sample`) and `Sample`'s
+//! `Send`/`Sync` impls, whose safety rests on the chunk ownership rules of that module.
 //!
 //! Invariants the rest of the crate relies on:
 //! - A [`Mapping`] stays mapped until it is dropped; its length never changes, and the file

@@ -1,7 +1,7 @@
 //! ROS 2 discovery settings: `ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE`, `ROS_STATIC_PEERS`.
 //!
 //! Semantics follow docs.ros.org "Improved Dynamic Discovery" (Iron and later, see
-//! ros2-wire.md §1.8):
+//! docs/ros2-interop.md §9):
 //!
 //! | range            | SPDP goes to                                                    |
 //! |------------------|-----------------------------------------------------------------|
@@ -12,7 +12,7 @@
 //!
 //! Static peers are contacted whatever the range. A peer given without a port is probed on the
 //! metatraffic unicast ports of participant ids `0..localhost_probe_count`, as Fast DDS expands
-//! an initial peer without a port (ros2-wire.md §1.8).
+//! an initial peer without a port (docs/ros2-interop.md §9).
 //!
 //! Parsing ([`DiscoveryConfig::from_vars`]) is pure; only [`DiscoveryConfig::from_env`] reads
 //! the process environment and resolves host names.

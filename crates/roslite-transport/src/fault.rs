@@ -1,7 +1,7 @@
 //! Fault injection for outgoing datagrams: a software stand-in for
 //! `tc qdisc add dev lo root netem delay 10ms 3ms loss 1%` where `netem` is not available
 //! (containers without `CAP_NET_ADMIN`, CI runners), used to emulate a slower link such as a
-//! local 5G hop to an edge server (seed 001).
+//! local 5G hop to an edge server (docs/experiments.md, the service round trips over local 5G).
 //!
 //! Layers, bottom up:
 //! - [`FaultConfig`]: the impairment, parsed from text like `delay_ms=10,jitter_ms=3,loss=0.01,seed=7`

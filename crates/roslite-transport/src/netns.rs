@@ -1,4 +1,4 @@
-//! Test harness: throw-away Linux network namespaces (hardening.md §5).
+//! Test harness: throw-away Linux network namespaces (docs/robustness.md §4).
 //!
 //! A [`NetNs`] is a namespace made with `ip netns add roslite-<prefix>-<pid>-<n>` holding only
 //! `lo`, brought up with multicast enabled and a route for 224.0.0.0/4, so SPDP multicast works
@@ -290,7 +290,7 @@ impl NetNs {
     }
 
     /// Drops `percent` % of the UDP datagrams received inside the namespace, chosen at random
-    /// (nftables `numgen random` at the `inet` input hook; see hardening.md §5.1). The drop is
+    /// (nftables `numgen random` at the `inet` input hook; see docs/robustness.md §4). The drop is
     /// silent for the sender: a drop at the output hook would make `sendto` fail with `EPERM`
     /// instead of losing the datagram. Replaces an earlier drop rule; `0` removes it.
     ///

@@ -3,7 +3,7 @@
 //! See DDSI-RTPS 2.5 §9.6.1.1 "Default port numbers": every port is
 //! `PB + DG·domain + offset (+ PG·participant_id for unicast)`, with the parameter values of
 //! §9.6.1.1 Table 9.8. Only the SPDP ports are "well known"; every other locator must come from
-//! what a peer advertises (see ros2-wire.md §2.1).
+//! what a peer advertises (see docs/ros2-interop.md §10).
 //!
 //! | traffic              | port                          | domain 0         |
 //! |----------------------|-------------------------------|------------------|

@@ -1,13 +1,13 @@
-//! Very large data (issue 4, item 6; seed 003), checked for delivery and content, never timed
-//! (`roslite bench large` has the figures):
+//! Very large data (the zero-copy and shared-memory study of docs/experiments.md), checked for
+//! delivery and content, never timed (`roslite bench large` has the figures):
 //!
 //! - a 55 MB `sensor_msgs/PointCloud2` crosses from this process to a child process (this test
 //!   binary run again, `child_large_subscriber`) intact, over the default transport (shared
 //!   memory: the child's `data` is a view into a `memfd` mapping, never copied) and with UDP
 //!   forced (`LocalTransports::UDP_ONLY`, as `ROSLITE_TRANSPORTS=udp`; DATA_FRAG on loopback);
-//! - seed 003's `std_msgs/UInt64MultiArray` crosses to a child process too, at 10 million
-//!   elements (80 MB; the bench runs the seed's 100 million);
-//! - intra-process, the seed's full 100-million-element array (800 MB) reaches the
+//! - the study's `std_msgs/UInt64MultiArray` crosses to a child process too, at 10 million
+//!   elements (80 MB; the bench runs the study's 100 million);
+//! - intra-process, the study's full 100-million-element array (800 MB) reaches the
 //!   subscription as the very vector that was published.
 //!
 //! Loopback only (LOCALHOST discovery), a domain per test.
@@ -63,8 +63,8 @@ fn checksum_u64(values: &[u64]) -> u64 {
         .fold(0x9e37_79b9_7f4a_7c15u64, |h, &x| h.rotate_left(7) ^ x)
 }
 
-/// Seed 003's array: element i is (i + 1) mod 255, element 0 is `first`.
-fn seed_array(elements: usize, first: u64) -> Vec<u64> {
+/// The zero-copy study's array: element i is (i + 1) mod 255, element 0 is `first`.
+fn study_array(elements: usize, first: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..elements as u64).map(|i| (i + 1) % 255).collect();
     v[0] = first;
     v
@@ -314,20 +314,20 @@ fn point_cloud_of_55_mb_crosses_processes_over_udp() {
     assert_eq!(transport, "udp");
 }
 
-/// Seed 003's inter-process case at a tenth of its size (80 MB; `roslite bench large` runs
+/// The study's inter-process case at a tenth of its size (80 MB; `roslite bench large` runs
 /// the 800 MB one).
 #[test]
 fn u64_array_of_80_mb_crosses_processes_intact() {
     let domain = test_domain(2);
     let mut child = ChildSubscriber::start("array", domain, "default");
     let ctx = common::localhost_context(domain, LocalTransports::default());
-    let node = ctx.create_node("seed003").unwrap();
+    let node = ctx.create_node("large_data").unwrap();
     let publisher = node
         .create_publisher::<UInt64MultiArray>("large_data/array", 1)
         .unwrap();
     let transport = await_remote_subscription(&ctx, "/large_data/array");
     let elements = 10_000_000;
-    let values = seed_array(elements, 7);
+    let values = study_array(elements, 7);
     let expected = checksum_u64(&values);
     let message = Arc::new(UInt64MultiArray {
         data: values.into(),
@@ -341,12 +341,12 @@ fn u64_array_of_80_mb_crosses_processes_intact() {
     ctx.shutdown();
 }
 
-/// Seed 003's intra-process case at full size: 100 million elements (800 MB) reach the
+/// The study's intra-process case at full size: 100 million elements (800 MB) reach the
 /// subscription as the very vector that was published.
 #[test]
 fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
     let ctx = Context::new(ContextOptions::default()).unwrap();
-    let node = ctx.create_node("seed003").unwrap();
+    let node = ctx.create_node("large_data").unwrap();
     let (tx, rx) = mpsc::channel::<UInt64MultiArray>();
     let _sub = node
         .create_subscription(
@@ -369,7 +369,7 @@ fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
         })
     };
     let elements = 100_000_000;
-    let values = seed_array(elements, 1);
+    let values = study_array(elements, 1);
     let expected = checksum_u64(&values);
     let address = values.as_ptr();
     publisher
@@ -394,7 +394,7 @@ fn u64_array_of_800_mb_is_handed_over_intra_process_without_a_copy() {
 #[test]
 fn u64_views_need_the_payload_at_4_mod_8() {
     let message = UInt64MultiArray {
-        data: seed_array(1000, 3).into(),
+        data: study_array(1000, 3).into(),
         ..Default::default()
     };
     let payload = roslite_cdr::to_vec(&message, roslite_cdr::Endianness::Little).unwrap();

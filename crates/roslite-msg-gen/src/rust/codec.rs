@@ -1,7 +1,7 @@
 //! One message struct: its Rust field types, `Default`, `CdrEncode` and `CdrDecode`.
 //!
-//! Wire layout is plain CDR (XCDR1) as ROS 2's DDS RMWs write it (see
-//! `../shared/reference/ros2-wire.md` §1.6): primitives aligned to their size from the start of
+//! Wire layout is plain CDR (XCDR1, DDS-XTypes 1.3 §7.4.1) as ROS 2's DDS RMWs write it (see
+//! docs/ros2-interop.md §7): primitives aligned to their size from the start of
 //! the stream, strings as `u32` length with NUL, sequences as `u32` count then elements, fixed
 //! arrays without a count, and a struct with no fields as one dummy byte.
 //!

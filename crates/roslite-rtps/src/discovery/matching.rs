@@ -3,18 +3,18 @@
 //! A writer and a reader match when (DDS 1.4 §2.2.3, "Supported QoS"; RTPS 2.5 §8.5.4.3)
 //! - their topic names and type names are equal (no type-compatibility rules: ROS type
 //!   names embed package and message name, and the RIHS01 hash in USER_DATA is
-//!   informational only, ros2-wire.md §1.3);
+//!   informational only, docs/ros2-interop.md §4);
 //! - they share a partition (no partition = the default partition `""`);
 //! - every request-vs-offered (RxO) policy the reader requests is met by what the writer
 //!   offers. The rules are those `rmw_dds_common` `qos_profile_check_compatible` applies
-//!   (ros2-wire.md §1.5) plus OWNERSHIP (kinds must be equal) and DATA_REPRESENTATION (the
+//!   (docs/ros2-interop.md §6) plus OWNERSHIP (kinds must be equal) and DATA_REPRESENTATION (the
 //!   writer's representation must be one the reader accepts), both DDS RxO policies that a
 //!   non-ROS peer may set.
 //!
 //! A partition mismatch is not a QoS incompatibility (DDS raises no status for it); RxO
 //! failures are reported with the policy, which becomes an `IncompatibleQos` event.
 //!
-//! Locators (ros2-wire.md §2.1): endpoint-specific locators win over the participant's
+//! Locators (docs/ros2-interop.md §10): endpoint-specific locators win over the participant's
 //! defaults; kinds we cannot send to (Fast DDS shared memory, TCP) are dropped; a remote's
 //! loopback locators are only used when the remote is on our host.
 

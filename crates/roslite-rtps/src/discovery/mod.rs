@@ -34,7 +34,7 @@ use crate::parameter_list::{pid, ParameterId};
 use crate::types::{Duration, Guid, Locator, LocatorKind, ProtocolVersion, VendorId};
 use crate::{quirks, ParseError};
 
-/// Bounds on what a remote participant may make us store (hardening.md §1.3–1.4).
+/// Bounds on what a remote participant may make us store (docs/robustness.md §1-§2).
 pub mod limits {
     /// Topic, type, entity and partition names, in bytes.
     pub const MAX_NAME_LEN: usize = 512;
@@ -109,7 +109,7 @@ pub enum DurabilityKind {
     Persistent = 0x03,
 }
 
-/// `HistoryQosPolicy`: local to each side, never a matching criterion (ros2-wire.md §1.5).
+/// `HistoryQosPolicy`: local to each side, never a matching criterion (docs/ros2-interop.md §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum History {
     KeepLast { depth: u32 },
@@ -155,7 +155,7 @@ fn check_unknown(id: ParameterId) -> Result<(), ParseError> {
     Ok(())
 }
 
-/// Records single-valued parameters to reject duplicates (hardening.md §1.3).
+/// Records single-valued parameters to reject duplicates (docs/robustness.md §1).
 #[derive(Default)]
 struct Seen(Vec<ParameterId>);
 

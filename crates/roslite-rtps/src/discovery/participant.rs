@@ -11,7 +11,7 @@ use crate::{EmitError, ParseError};
 
 /// What one participant announces about itself in SPDP `DATA(p)`.
 ///
-/// What the reference peers send (ros2-wire.md §2.3, and the golden test): Fast DDS 3.2 —
+/// What the reference peers send (docs/ros2-interop.md §12, and the golden test): Fast DDS 3.2 —
 /// lease 20 s, builtin endpoints 0x0000fc3f, USER_DATA `enclave=/;` + NUL, ENTITY_NAME `/`,
 /// four `fastdds.*`/`PARTICIPANT_TYPE` properties; Cyclone 11 — lease 10 s, USER_DATA without
 /// NUL, properties `__ProcessName`, `__Pid`, `__Hostname`.

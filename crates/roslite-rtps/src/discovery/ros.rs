@@ -1,5 +1,5 @@
-//! ROS 2 conventions on top of DDS discovery (ros2-wire.md §1): topic and type name mapping,
-//! USER_DATA `key=value;` entries, and the `ros_discovery_info` graph message.
+//! ROS 2 conventions on top of DDS discovery (docs/ros2-interop.md §2-§4): topic and type name
+//! mapping, USER_DATA `key=value;` entries, and the `ros_discovery_info` graph message.
 //!
 //! Names (`ros2/design` article 140, "Topic and Service name mapping to DDS"): a fully
 //! qualified ROS name `/a/b` becomes the DDS topic `rt/a/b`; a service `/s` uses the request
@@ -32,7 +32,7 @@ pub const DISCOVERY_INFO_TYPE: &str = "rmw_dds_common::msg::dds_::ParticipantEnt
 /// The longest DDS topic name ROS allows (`rmw` `RMW_TOPIC_MAX_NAME_LENGTH` + prefix).
 pub const MAX_DDS_TOPIC_LEN: usize = 256;
 
-/// QoS of the `ros_discovery_info` writer (ros2-wire.md §1.2): RELIABLE, TRANSIENT_LOCAL,
+/// QoS of the `ros_discovery_info` writer (docs/ros2-interop.md §3): RELIABLE, TRANSIENT_LOCAL,
 /// KEEP_LAST 1.
 pub const DISCOVERY_INFO_WRITER_QOS: (ReliabilityKind, DurabilityKind, History) = (
     ReliabilityKind::Reliable,
@@ -147,7 +147,7 @@ pub fn dds_to_type(dds_type: &str) -> Option<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// USER_DATA (ros2-wire.md §1.3)
+// USER_DATA (docs/ros2-interop.md §4)
 
 /// Participant USER_DATA `enclave=<enclave>;`, as Cyclone writes it (no trailing NUL; Fast DDS
 /// adds one, and both are accepted by every parser we know).

@@ -89,7 +89,7 @@ pub fn announcement(data: &EndpointData) -> Result<Vec<u8>, EmitError> {
 
 /// The inline QoS of the sample that disposes endpoint `guid`: `PID_KEY_HASH` (the GUID) and
 /// `PID_STATUS_INFO` = disposed | unregistered, sent with an empty payload (a DATA without D
-/// or K flag), the form Fast DDS uses and Cyclone accepts (ros2-wire.md §2.3).
+/// or K flag), the form Fast DDS uses and Cyclone accepts (docs/ros2-interop.md §12).
 pub fn disposal(guid: Guid) -> Vec<u8> {
     disposal_inline_qos(guid)
 }

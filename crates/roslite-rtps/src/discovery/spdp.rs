@@ -35,7 +35,7 @@ pub const STATUS_INFO_UNREGISTERED: u32 = 0x2;
 /// The builtin endpoints this implementation runs: SPDP, the SEDP publications and
 /// subscriptions announcers and detectors, and the participant-message (WLP, RTPS 2.5
 /// §8.4.13) writer and reader, bits 10 and 11, as Fast DDS and Cyclone announce them
-/// (ros2-wire.md §2.2). A peer only matches builtin endpoints we advertise.
+/// (docs/ros2-interop.md §11). A peer only matches builtin endpoints we advertise.
 pub const BUILTIN_ENDPOINTS: BuiltinEndpointSet = BuiltinEndpointSet::MINIMAL;
 
 /// Why a received SPDP DATA was not used.
@@ -218,7 +218,7 @@ impl SpdpAnnouncer {
 
 /// Inline QoS of a disposal of the instance `key`: `PID_KEY_HASH` + `PID_STATUS_INFO`
 /// (disposed | unregistered), little-endian, with sentinel. Both vendors announce endpoint
-/// deletion this way (ros2-wire.md §2.3) and accept it for participants.
+/// deletion this way (docs/ros2-interop.md §12) and accept it for participants.
 pub fn disposal_inline_qos(key: Guid) -> Vec<u8> {
     let mut buf = Vec::new();
     let mut w = ParameterListWriter::new(&mut buf, Endianness::Little);

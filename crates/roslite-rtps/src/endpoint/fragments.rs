@@ -8,8 +8,10 @@
 //! Reassembly ([`Reassembler`], one per writer proxy) is keyed by sequence number and trusts
 //! nothing in a fragment:
 //! - `sampleSize` above the reader's `max_sample_size` is rejected before anything is stored;
-//! - the buffer grows as fragments arrive (never to `sampleSize` from one fragment's say-so
-//!   alone) and all buffers of one writer share a byte budget;
+//! - the buffer for the whole sample is reserved when a fragment first needs it, and charged in
+//!   full to a byte budget that all reassemblies of one writer share (no room: the fragment is
+//!   dropped and counted); its pages are only touched as fragments fill it, and it is never
+//!   regrown;
 //! - the first fragment fixes `sampleSize`, `fragmentSize` and the key flag; a fragment that
 //!   disagrees is dropped and counted;
 //! - duplicate and overlapping fragments are harmless: received fragments are an interval set

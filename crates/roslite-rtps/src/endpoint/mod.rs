@@ -22,7 +22,7 @@
 //! `gapStart..gapList.base`, ACKNACK bases) stay intervals and are never iterated; sets are
 //! bitmaps of at most 256 members; everything a peer can make us store is capped by
 //! configuration. A misbehaving peer is counted in [`WriterStats`]/[`ReaderStats`] and its
-//! message dropped, never reported as an error (STYLE.md §8.5).
+//! message dropped, never reported as an error (docs/robustness.md §2).
 
 mod drained;
 mod fragments;

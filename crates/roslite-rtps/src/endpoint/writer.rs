@@ -14,7 +14,7 @@
 //! - While some reliable reader has unacknowledged samples, every `heartbeat_period` each such
 //!   reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
 //!
-//! Receiving (§8.4.9.2.8, hardening.md §1.3): ACKNACKs with stale counts are dropped; bases
+//! Receiving (§8.4.9.2.8, docs/robustness.md §1): ACKNACKs with stale counts are dropped; bases
 //! beyond the last written sequence number are clamped; a lowered base never un-acknowledges;
 //! requested numbers outside the writer's range are ignored; the Fast DDS pre-emptive ACKNACK
 //! (`bitmapBase = 0, numBits = 0`) is answered with a HEARTBEAT. Repairs wait

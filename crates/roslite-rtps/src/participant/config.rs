@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::discovery::{History, LivelinessKind};
 use crate::types::{GuidPrefix, Locator};
 
-/// Well-known UDP ports (RTPS 2.5 §9.6.1.1, "Default Port Numbers"; ros2-wire.md §2.1):
+/// Well-known UDP ports (RTPS 2.5 §9.6.1.1, "Default Port Numbers"; docs/ros2-interop.md §10):
 /// `PB + DG·domain + offset (+ PG·participant_id)` with PB = 7400, DG = 250, PG = 2 and
 /// offsets d0 = 0, d1 = 10, d2 = 1, d3 = 11.
 pub mod ports {
@@ -132,7 +132,7 @@ impl Default for ReaderDefaults {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParticipantConfig {
     /// Our GUID prefix: vendor/host bytes plus random bytes, fresh for every run
-    /// (ros2-wire.md §2.5 pitfall 7).
+    /// (docs/ros2-interop.md §13).
     pub guid_prefix: GuidPrefix,
     pub domain_id: u32,
     /// `PID_DOMAIN_TAG`; participants with different tags ignore each other. Empty by default.
@@ -154,7 +154,7 @@ pub struct ParticipantConfig {
     pub announce_period: Duration,
     /// The first announcements go out faster: this many, `initial_announce_period` apart
     /// (Fast DDS `initial_announcements`: 5 × 100 ms), so a lost first DATA(p) costs
-    /// milliseconds, not a full period (ros2-wire.md §2.5 pitfall 12).
+    /// milliseconds, not a full period (docs/ros2-interop.md §13).
     pub initial_announcements: u32,
     pub initial_announce_period: Duration,
     /// Participant USER_DATA, `enclave=/;` for ROS 2.
@@ -162,7 +162,7 @@ pub struct ParticipantConfig {
     /// `PID_ENTITY_NAME` (Fast DDS shows it as the participant name).
     pub entity_name: Option<String>,
     /// Remote participants kept at most; beyond, unverified ones are evicted oldest first,
-    /// else newcomers are ignored (hardening.md §1.3 "participant exhaustion").
+    /// else newcomers are ignored (docs/robustness.md §1, "participant exhaustion").
     pub max_remote_participants: usize,
     /// Remote endpoints kept at most, over all participants; beyond, new ones are ignored.
     pub max_remote_endpoints: usize,
@@ -208,10 +208,10 @@ impl ParticipantConfig {
         }
     }
 
-    /// Everything on 127.0.0.1, as `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (ros2-wire.md
-    /// §1.8): unicast locators on the well-known ports of `participant_id`, SPDP sent to the
-    /// metatraffic ports of participant ids `0..localhost_probes` (Linux `lo` has no
-    /// multicast by default, so Fast DDS and RustDDS probe the same way).
+    /// Everything on 127.0.0.1, as `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`
+    /// (docs/ros2-interop.md §9): unicast locators on the well-known ports of `participant_id`,
+    /// SPDP sent to the metatraffic ports of participant ids `0..localhost_probes` (Linux `lo`
+    /// has no multicast by default, so Fast DDS and RustDDS probe the same way).
     pub fn localhost(
         guid_prefix: GuidPrefix,
         domain_id: u32,
@@ -231,7 +231,7 @@ impl ParticipantConfig {
     }
 }
 
-/// The QoS of a local writer or reader, in ROS terms (ros2-wire.md §1.5).
+/// The QoS of a local writer or reader, in ROS terms (docs/ros2-interop.md §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EndpointQos {
     /// RELIABLE (true) or BEST_EFFORT.
@@ -308,7 +308,7 @@ pub struct EndpointOptions {
     /// ([`crate::discovery::ros::typehash_user_data`]).
     pub user_data: Vec<u8>,
     /// Entity kind with key (0x02/0x07) instead of without (0x03/0x04). ROS topics are
-    /// keyless (ros2-wire.md §1.7).
+    /// keyless (docs/ros2-interop.md §8).
     pub keyed: bool,
 }
 

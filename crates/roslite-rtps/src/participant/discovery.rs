@@ -114,7 +114,7 @@ impl Participant {
         };
         let guid = remote.guid();
         // Answer at once with our SPDP, so the newcomer does not wait for our next period
-        // (ros2-wire.md §2.5 pitfall 12); our SEDP follows as soon as the builtin endpoints
+        // (docs/ros2-interop.md §13); our SEDP follows as soon as the builtin endpoints
         // are matched below.
         let dests = spdp_reply_locators(&remote);
         self.remotes.insert(prefix, remote);

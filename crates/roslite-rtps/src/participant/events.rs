@@ -220,7 +220,7 @@ pub struct WlpStats {
 }
 
 /// Counters of a participant. Peer misbehaviour is counted here and never returned as an
-/// error (STYLE.md §8.5).
+/// error (docs/robustness.md §2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParticipantStats {
     /// The message receiver: datagrams, submessages, malformed input.

@@ -21,8 +21,9 @@ impl LocatorKind {
     pub const TCPV4: LocatorKind = LocatorKind(4);
     pub const TCPV6: LocatorKind = LocatorKind(8);
     /// Fast DDS shared memory uses `16 + major version` so that SHM never connects across
-    /// incompatible Fast DDS majors: 18 for Fast DDS 2.x, 19 (0x13) for 3.x (ros2-wire.md §2.1).
-    /// Only usable between Fast DDS processes on one host; never send to it.
+    /// incompatible Fast DDS majors: 18 for Fast DDS 2.x, 19 (0x13) for 3.x
+    /// (docs/ros2-interop.md §10). Only usable between Fast DDS processes on one host; never
+    /// send to it.
     pub const FASTDDS_SHM_V2: LocatorKind = LocatorKind(18);
     pub const FASTDDS_SHM_V3: LocatorKind = LocatorKind(19);
 

@@ -215,7 +215,7 @@ impl VendorId {
     ///
     /// The project has no OMG-assigned vendor id. Impersonating eProsima (0x010f) or Cyclone
     /// (0x0110) would make peers apply that vendor's private parameter ids, submessages and
-    /// same-host shortcuts (shared memory, data sharing) to us (ros2-wire.md §2.3). An
+    /// same-host shortcuts (shared memory, data sharing) to us (docs/ros2-interop.md §12). An
     /// unassigned value such as 0x01ff could be handed to another vendor later, after which we
     /// would impersonate *them*. `VENDORID_UNKNOWN` is the spec's own "no vendor" value: it can
     /// never collide with a real vendor and no peer attaches vendor-specific behaviour to it.

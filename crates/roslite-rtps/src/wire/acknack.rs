@@ -32,7 +32,7 @@ pub const FLAG_F: u8 = 0x02;
 /// *pre-emptive* ACKNACKs with `bitmapBase = 0, numBits = 0` (invalid per §8.3.5.5; 49 of them
 /// in the reference captures). They are accepted and keep base 0; see
 /// [`crate::quirks::is_preemptive_acknack`]. Consumers must still clamp the acknowledged
-/// sequence number to what the writer has sent (hardening.md §1.3).
+/// sequence number to what the writer has sent (docs/robustness.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Repr {
     pub reader_id: EntityId,

@@ -81,7 +81,7 @@ impl<'a> Repr<'a> {
     ///
     /// # Errors
     /// - [`ParseError::Truncated`]: shorter than the fixed fields.
-    /// - [`ParseError::Malformed`] (RTPS 2.5 §8.3.8.2.3 and hardening.md §1.3): writerSN not
+    /// - [`ParseError::Malformed`] (RTPS 2.5 §8.3.8.2.3 and docs/robustness.md §1): writerSN not
     ///   strictly positive (SEQUENCENUMBER_UNKNOWN included); D and K both set;
     ///   `octetsToInlineQos` below 16, not a multiple of 4 or pointing past the body when
     ///   inline QoS or payload follow; an invalid inline QoS list; a payload too short for its

@@ -76,8 +76,8 @@ impl<'a> Repr<'a> {
     ///
     /// # Errors
     /// [`ParseError::Truncated`] if the fixed fields are cut; [`ParseError::Malformed`]
-    /// (RTPS 2.5 §8.3.8.3.3, Cyclone `validate_DataFrag`, hardening.md §1.3) if writerSN ≤ 0;
-    /// fragmentSize, fragmentStartingNum or fragmentsInSubmessage is 0; the last fragment
+    /// (RTPS 2.5 §8.3.8.3.3, Cyclone `validate_DataFrag`, docs/robustness.md §1) if writerSN
+    /// ≤ 0; fragmentSize, fragmentStartingNum or fragmentsInSubmessage is 0; the last fragment
     /// number overflows 32 bits; the last fragment would start at or beyond sampleSize; the
     /// inline QoS pointer or list is invalid; or the body holds fewer bytes than the
     /// fragments it announces.

@@ -11,8 +11,8 @@ use crate::ParseError;
 /// M: a multicast locator list follows the unicast one.
 pub const FLAG_M: u8 = 0x02;
 
-/// Most locators one list may hold; more is treated as malformed (hardening.md §1.3, caps on
-/// locator counts). Real senders use one per interface.
+/// Most locators one list may hold; more is treated as malformed (docs/robustness.md §1, caps
+/// on locator counts). Real senders use one per interface.
 pub const MAX_LOCATORS: usize = 32;
 
 /// An INFO_REPLY submessage.

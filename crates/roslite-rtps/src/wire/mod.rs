@@ -4,7 +4,7 @@
 //!
 //! - `Repr::parse(body, flags)` validates the body (the bytes after the 4-byte submessage
 //!   header, as delimited by `octetsToNextHeader`) against the validity rules of
-//!   RTPS 2.5 §8.3.7–§8.3.8 and the hardening checklist. The E flag in `flags` selects the
+//!   RTPS 2.5 §8.3.7–§8.3.8 and docs/robustness.md §1. The E flag in `flags` selects the
 //!   byte order. Flags the kind does not define are ignored. Bytes after the fields a kind
 //!   defines are ignored too (RTPS 2.5 §8.3.4.1: a submessage may be extended in later
 //!   minor versions).

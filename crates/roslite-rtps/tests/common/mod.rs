@@ -11,16 +11,15 @@ pub const IMAGE: &str = "kilted-fastdds-image-datafrag.pcap";
 pub const TALKER: &str = "kilted-fastdds-talker-listener-setbool.pcap";
 pub const ALL: [&str; 3] = [CYCLONE, IMAGE, TALKER];
 
-/// `<checkout>/../shared/ros2-wire-captures`, i.e. three levels above this crate.
+/// `tests/data` of this crate, where the captures are checked in (see its README).
 ///
 /// # Panics
 /// With an explanation if the folder is missing: the golden tests must not pass vacuously.
 pub fn captures_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ros2-wire-captures");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     assert!(
         dir.is_dir(),
-        "reference captures not found at {}: the golden tests need the shared fixtures \
-         checked out next to the repository (<x>/main and <x>/shared/ros2-wire-captures)",
+        "packet captures not found at {}: the golden tests read the pcap files checked in there",
         dir.display()
     );
     dir

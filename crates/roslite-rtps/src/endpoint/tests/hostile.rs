@@ -1,4 +1,4 @@
-//! Scripted hostile and broken peers (hardening.md §1.3): every case is handled in time and
+//! Scripted hostile and broken peers (docs/robustness.md §1): every case is handled in time and
 //! memory independent of the numbers on the wire, counted, and otherwise ignored.
 
 use std::net::Ipv4Addr;
