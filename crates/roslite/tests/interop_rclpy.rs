@@ -25,9 +25,12 @@
 //! - liveliness: an rclpy talker with a finite MANUAL_BY_TOPIC lease is alive from its match
 //!   on, lapses when it goes quiet and returns when it publishes, one callback per change;
 //! - `/rosout`: a roslite node's log lines, with their function, file and line.
+//! - source timestamps: rclpy's `MessageInfo` reports the publish time of a roslite message
+//!   (INFO_TS), and roslite's `MessageInfo::source_timestamp` that of an rclpy message, both
+//!   for a sample taken from a transient-local history well after it was published.
 //!
 //! The peers are `interop/python/{chatter_listener,chatter_talker,qos_peer,graph_peer,
-//! image_peer}.py`.
+//! image_peer,stamp_peer}.py`.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1116,4 +1119,99 @@ fn rclpy_hears_a_roslite_nodes_log_lines_on_rosout() {
         format!("(in rclpy_hears_a_roslite_nodes_log_lines_on_rosout at interop_rclpy.rs:{line})");
     assert!(heard.ends_with(&place), "{heard}, not {place}\n{out}");
     assert!(out.values("INCOMPATIBLE ").is_empty(), "{out}");
+}
+
+// -------------------------------------------------------------------------------------------
+// Source timestamps (INFO_TS)
+
+/// How long the late side waits before it takes the sample from the writer's history: the
+/// publish time it then reports must be this much older than the arrival.
+const HISTORY_AGE: Duration = Duration::from_millis(1500);
+/// How far a reported publish time may be from the one the publisher wrote into the message
+/// (both read the same wall clock: one host).
+const STAMP_TOLERANCE_NS: i128 = 200_000_000;
+
+fn wall_clock_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i128
+}
+
+#[test]
+fn rclpy_reports_when_a_roslite_message_was_published() {
+    let domain = 26;
+    let ns = namespace("rclpy-stamp-l");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_stamper").unwrap();
+    let qos = QosProfile::keep_last(1).transient_local();
+    let publisher = node.create_publisher::<StringMsg>("stamped", qos).unwrap();
+    let published = wall_clock_ns();
+    publisher.publish(string(published.to_string())).unwrap();
+    let delay = format!("{}", HISTORY_AGE.as_secs_f64());
+    let listener = LinePeer::spawn(rclpy(
+        &ns,
+        domain,
+        "stamp_peer.py",
+        &["listen", &delay, "20"],
+    ));
+    let out = listener.finish(Instant::now() + STEP);
+    assert!(out.success, "rclpy failed: {out}");
+    let got = out.values("GOT ").concat();
+    let fields: Vec<i128> = got.split(' ').filter_map(|f| f.parse().ok()).collect();
+    let [text, source, received] = fields[..] else {
+        panic!("no message, or not three numbers: {out}");
+    };
+    assert_eq!(text, published, "{out}");
+    assert!(
+        (source - published).abs() < STAMP_TOLERANCE_NS,
+        "rclpy's source_timestamp {source} is not the publish time {published} (INFO_TS): {out}"
+    );
+    assert!(
+        received - source >= HISTORY_AGE.as_nanos() as i128 / 2,
+        "the sample should have waited in the history: source {source}, received {received}"
+    );
+}
+
+#[test]
+fn roslite_reports_when_an_rclpy_message_was_published() {
+    let domain = 27;
+    let ns = namespace("rclpy-stamp-t");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_stamp_listener").unwrap();
+    let mut talker = LinePeer::spawn(rclpy(&ns, domain, "stamp_peer.py", &["talk", "30"]));
+    let sent = talker
+        .wait_line(Instant::now() + STEP, |l| l.starts_with("SENT "))
+        .expect("the rclpy talker published");
+    std::thread::sleep(HISTORY_AGE);
+    let got: Arc<Mutex<Vec<(String, i128)>>> = Arc::default();
+    let sink = got.clone();
+    let qos = QosProfile::keep_last(1).transient_local();
+    let _sub = node
+        .create_subscription(
+            "stamped",
+            qos,
+            move |m: StringMsg, info: &roslite::MessageInfo| {
+                // The publish time on the wall clock: now, less the age the info gives.
+                let age = roslite::Instant::monotonic_now()
+                    .as_nanos()
+                    .saturating_sub(info.source_timestamp.as_nanos());
+                sink.lock()
+                    .unwrap()
+                    .push((m.data, wall_clock_ns() - age as i128));
+            },
+        )
+        .unwrap();
+    let done = spin_until(&ctx, &node, STEP, || !got.lock().unwrap().is_empty());
+    let out = talker.finish(Instant::now());
+    assert!(done, "no message from the rclpy talker: {out}");
+    let (text, source) = got.lock().unwrap()[0].clone();
+    let published: i128 = sent.trim_start_matches("SENT ").trim().parse().unwrap();
+    assert_eq!(text, published.to_string());
+    assert!(
+        (source - published).abs() < STAMP_TOLERANCE_NS,
+        "MessageInfo::source_timestamp puts the publish at {source}, rclpy published at \
+         {published} ({} ms apart)",
+        (source - published) / 1_000_000
+    );
 }

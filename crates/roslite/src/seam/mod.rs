@@ -43,7 +43,11 @@ pub(crate) use set::BackendSet;
 /// What a subscription callback may learn about a message besides its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MessageInfo {
-    /// When `publish` was called, on `CLOCK_MONOTONIC`.
+    /// When `publish` was called, on this process's `CLOCK_MONOTONIC`, on every path: within
+    /// the process and over same-host links the publisher's own reading; over RTPS the
+    /// writer's INFO_TS (wall clock, RTPS 2.5 §8.3.7.9) moved onto this clock by the offset
+    /// between the two clocks at arrival (the arrival time for a writer that sends none).
+    /// A subscription's lifespan counts from it.
     pub source_timestamp: Instant,
     /// When the message reached the subscription's queue.
     pub received_timestamp: Instant,

@@ -122,7 +122,7 @@ fn to_locator(addr: SocketAddrV4) -> Locator {
     Locator::udpv4(*addr.ip(), addr.port())
 }
 
-/// A fresh GUID prefix: never reused across runs (ros2-wire.md §2.5 pitfall 7).
+/// A fresh GUID prefix: never reused across runs (docs/ros2-interop.md §13).
 fn random_prefix() -> Result<GuidPrefix, NetError> {
     let mut bytes = [0u8; 12];
     rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
