@@ -17,15 +17,16 @@ use crate::context::Context;
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::pubsub::{Publisher, Subscription, SubscriptionCallback};
 use crate::endpoints::serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
-use crate::msgs::rcl_interfaces::msg::Log as LogMsg;
-use crate::msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 use crate::seam::{EndpointRecord, LocalPublisher, LocalSubscription, MessageInfo, SerializedSink};
 use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
 use crate::vocabulary::log::Logger;
 use crate::vocabulary::names::{self, NameError};
 use crate::vocabulary::qos::{QosError, QosProfile};
 use crate::vocabulary::time::{sim_instant, RosClockSource, Time};
+use roslite_msgs::rcl_interfaces::msg::Log as LogMsg;
+use roslite_msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 
+mod parameters;
 mod services;
 
 /// Why a node or one of its entities could not be created.
@@ -172,7 +173,13 @@ impl Node {
         let fqn = names::join(&namespace, &name);
         let overrides = crate::params::Overrides::for_node(context.args(), &fqn)
             .map_err(NodeError::Parameters)?;
-        let use_sim_time = overrides.use_sim_time()?;
+        let use_sim_time = overrides
+            .use_sim_time()
+            .map_err(|value| NodeError::Parameter {
+                name: "use_sim_time".into(),
+                value,
+                expected: "true or false",
+            })?;
         let sim_clock = use_sim_time.then(SimClock::new);
         let (timer_clock, ros_clock): (Arc<dyn Clock>, _) = match &sim_clock {
             Some(sim) => (sim.clone(), RosClockSource::Simulated(sim.clone())),
@@ -733,7 +740,7 @@ impl crate::vocabulary::log::LogSink for Rosout {
         at: &crate::vocabulary::log::Caller,
     ) {
         let message = LogMsg {
-            stamp: crate::msgs::builtin_interfaces::msg::Time {
+            stamp: roslite_msgs::builtin_interfaces::msg::Time {
                 sec: i32::try_from(stamp.as_secs()).unwrap_or(i32::MAX),
                 nanosec: stamp.subsec_nanos(),
             },

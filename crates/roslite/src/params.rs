@@ -7,14 +7,17 @@
 //! - `store` is the parameter table with its rules (types, read-only, ranges, on-set
 //!   callbacks): no I/O, each change returns what to announce on `/parameter_events`;
 //! - `services` answers the six `rcl_interfaces` services from the store;
-//! - this file: the value and descriptor types and the [`Node`] methods.
+//! - this file: the value and descriptor types and a node's `NodeParameters`.
+//!
+//! Nothing here knows a node: the node's parameter methods, and the start of its event
+//! publisher and services, are in the node module (`node/parameters.rs`), above this one.
 //!
 //! Ownership: a node holds `NodeParameters`; its services and the node's methods share the
 //! `ParameterCore` (store plus event publisher). The services hold the core, never the node,
 //! so dropping the last `Node` handle drops the services too.
 
 mod overrides;
-mod services;
+pub(crate) mod services;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -22,13 +25,11 @@ mod yaml;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::endpoints::pubsub::Publisher;
-use crate::msgs::rcl_interfaces::msg as rcl;
-use crate::node::{Node, NodeError};
-use crate::vocabulary::qos::QosProfile;
 use crate::vocabulary::time::RosClockSource;
+use roslite_msgs::rcl_interfaces::msg as rcl;
 
 pub use crate::vocabulary::config::ParameterServices;
 pub(crate) use overrides::Overrides;
@@ -794,10 +795,10 @@ pub const SERVICE_SUFFIXES: [&str; 6] = [
 
 /// The store and what announces its changes; shared by a node's handles and its services.
 pub(crate) struct ParameterCore {
-    store: ParameterStore,
+    pub(crate) store: ParameterStore,
     node_fqn: String,
     clock: RosClockSource,
-    events: OnceLock<Publisher<rcl::ParameterEvent>>,
+    pub(crate) events: OnceLock<Publisher<rcl::ParameterEvent>>,
 }
 
 impl ParameterCore {
@@ -819,7 +820,7 @@ impl ParameterCore {
         let _ = publisher.publish(event);
     }
 
-    fn declare(
+    pub(crate) fn declare(
         &self,
         name: &str,
         default: ParameterValue,
@@ -830,7 +831,7 @@ impl ParameterCore {
         Ok(value)
     }
 
-    fn undeclare(&self, name: &str) -> Result<(), ParameterError> {
+    pub(crate) fn undeclare(&self, name: &str) -> Result<(), ParameterError> {
         let change = self.store.undeclare(name)?;
         self.announce(change);
         Ok(())
@@ -857,10 +858,10 @@ impl ParameterCore {
 
 /// A node's parameters: the shared core and the services that serve it.
 pub(crate) struct NodeParameters {
-    core: Arc<ParameterCore>,
+    pub(crate) core: Arc<ParameterCore>,
     /// `Service<_>` handles, kept as long as the node.
-    services: Mutex<Vec<Box<dyn Any + Send + Sync>>>,
-    enabled: ParameterServices,
+    pub(crate) services: Mutex<Vec<Box<dyn Any + Send + Sync>>>,
+    pub(crate) enabled: ParameterServices,
 }
 
 impl NodeParameters {
@@ -880,192 +881,5 @@ impl NodeParameters {
             services: Mutex::default(),
             enabled,
         })
-    }
-
-    /// Declares `use_sim_time` and, unless disabled, starts the event publisher and the six
-    /// services. Called once by `Node::new`.
-    pub(crate) fn start(node: &Node, use_sim_time: bool) -> Result<(), NodeError> {
-        let params = &node.parameters;
-        if params.enabled == ParameterServices::Enabled {
-            let publisher = node.create_publisher::<rcl::ParameterEvent>(
-                "/parameter_events",
-                QosProfile::PARAMETER_EVENTS,
-            )?;
-            let _ = params.core.events.set(publisher);
-        }
-        // rclcpp declares it on every node. The clock source is chosen when the node is made,
-        // so a later change could not take effect: refuse it instead of pretending.
-        params
-            .core
-            .declare(
-                "use_sim_time",
-                ParameterValue::Bool(use_sim_time),
-                ParameterDescriptor::new(),
-            )
-            // Invariant: the store is fresh (no callbacks, nothing declared) and
-            // `Overrides::use_sim_time` checked the override is a bool, so this cannot fail.
-            .expect("internal bug: declaring use_sim_time on a fresh node failed");
-        let handle = params
-            .core
-            .store
-            .add_callback(Arc::new(move |changed: &[Parameter]| {
-                match changed.iter().find(|p| p.name == "use_sim_time") {
-                    Some(p) if p.value != ParameterValue::Bool(use_sim_time) => {
-                        SetParametersResult::rejected(
-                            "roslite chooses the clock when the node is created; restart it with \
-                         --ros-args -p use_sim_time:=<value> to change use_sim_time",
-                        )
-                    }
-                    _ => SetParametersResult::success(),
-                }
-            }));
-        handle.keep_forever();
-        if params.enabled == ParameterServices::Enabled {
-            let services = services::start(node, &params.core)?;
-            *params
-                .services
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = services;
-        }
-        Ok(())
-    }
-}
-
-/// Parameters (rclcpp's `NodeParameters` interface).
-impl Node {
-    /// Declares parameter `name` and returns its value: the override from
-    /// `--ros-args -p [node:]name:=value` or `--params-file` if there is one, else `default`.
-    ///
-    /// Unless `descriptor.dynamic_typing`, the parameter keeps the type of its value for
-    /// life. A default of [`ParameterValue::NotSet`] with `descriptor.ty` set makes the
-    /// override mandatory. On-set callbacks see the initial value and may refuse it.
-    ///
-    /// # Errors
-    /// [`ParameterError`]: already declared, invalid name or descriptor, an override of the
-    /// wrong type, out of range, no value, or refused by a callback.
-    pub fn declare_parameter(
-        &self,
-        name: &str,
-        default: impl Into<ParameterValue>,
-        descriptor: ParameterDescriptor,
-    ) -> Result<ParameterValue, ParameterError> {
-        self.parameters
-            .core
-            .declare(name, default.into(), descriptor)
-    }
-
-    /// Removes a dynamically typed, writable parameter.
-    ///
-    /// # Errors
-    /// [`ParameterError::NotDeclared`], [`ParameterError::ReadOnly`],
-    /// [`ParameterError::StaticallyTyped`], [`ParameterError::ModifiedInCallback`].
-    pub fn undeclare_parameter(&self, name: &str) -> Result<(), ParameterError> {
-        self.parameters.core.undeclare(name)
-    }
-
-    pub fn has_parameter(&self, name: &str) -> bool {
-        self.parameters.core.store.has(name)
-    }
-
-    /// The parameter's current value; [`ParameterValue::NotSet`] for an undeclared one when
-    /// undeclared parameters are allowed.
-    ///
-    /// # Errors
-    /// [`ParameterError::NotDeclared`].
-    pub fn get_parameter(&self, name: &str) -> Result<Parameter, ParameterError> {
-        let value = self.parameters.core.store.get(name)?;
-        Ok(Parameter {
-            name: name.to_owned(),
-            value,
-        })
-    }
-
-    /// Several parameters at once, in the order asked.
-    ///
-    /// # Errors
-    /// [`ParameterError::NotDeclared`] for the first undeclared one.
-    pub fn get_parameters<S: AsRef<str>>(
-        &self,
-        names: &[S],
-    ) -> Result<Vec<Parameter>, ParameterError> {
-        names
-            .iter()
-            .map(|n| self.get_parameter(n.as_ref()))
-            .collect()
-    }
-
-    /// Sets one parameter (declaring it when undeclared parameters are allowed). The result
-    /// says whether it was set, and why not.
-    pub fn set_parameter(&self, parameter: Parameter) -> SetParametersResult {
-        self.parameters
-            .core
-            .set_atomically(std::slice::from_ref(&parameter))
-    }
-
-    /// Sets each parameter on its own, in order; one result per parameter.
-    pub fn set_parameters(&self, parameters: &[Parameter]) -> Vec<SetParametersResult> {
-        self.parameters.core.set_each(parameters)
-    }
-
-    /// Sets all parameters or none: every value is checked and the callbacks see them all
-    /// before any is applied.
-    pub fn set_parameters_atomically(&self, parameters: &[Parameter]) -> SetParametersResult {
-        self.parameters.core.set_atomically(parameters)
-    }
-
-    /// Adds a callback that validates every declaration and set before it is applied; it may
-    /// refuse it with [`SetParametersResult::rejected`]. The most recently added callback runs
-    /// first; the first refusal stops the change. The callback stays until the returned handle
-    /// is dropped. It may read parameters but not change them.
-    pub fn add_on_set_parameters_callback(
-        &self,
-        callback: impl Fn(&[Parameter]) -> SetParametersResult + Send + Sync + 'static,
-    ) -> OnSetParametersCallbackHandle {
-        self.parameters.core.store.add_callback(Arc::new(callback))
-    }
-
-    /// Parameter names under `prefixes` (all when empty) at most `depth` levels below them (0:
-    /// any depth), as rclcpp's `list_parameters` computes them.
-    pub fn list_parameters<S: AsRef<str>>(
-        &self,
-        prefixes: &[S],
-        depth: u64,
-    ) -> ListParametersResult {
-        self.parameters.core.store.list(prefixes, depth)
-    }
-
-    /// The descriptors of parameters, with `name` and `ty` filled in.
-    ///
-    /// # Errors
-    /// [`ParameterError::NotDeclared`] for the first undeclared one (unless undeclared
-    /// parameters are allowed, which describes them as not set).
-    pub fn describe_parameters<S: AsRef<str>>(
-        &self,
-        names: &[S],
-    ) -> Result<Vec<ParameterDescriptor>, ParameterError> {
-        self.parameters.core.store.describe(names)
-    }
-
-    /// The types of parameters ([`ParameterType::NotSet`] for undeclared ones when undeclared
-    /// parameters are allowed).
-    ///
-    /// # Errors
-    /// [`ParameterError::NotDeclared`].
-    pub fn get_parameter_types<S: AsRef<str>>(
-        &self,
-        names: &[S],
-    ) -> Result<Vec<ParameterType>, ParameterError> {
-        self.parameters.core.store.types(names)
-    }
-
-    /// Lets `set_parameter` create parameters that were never declared (rclcpp's
-    /// `allow_undeclared_parameters` node option; off by default). They are dynamically typed.
-    pub fn set_allow_undeclared_parameters(&self, allow: bool) {
-        self.parameters.core.store.set_allow_undeclared(allow);
-    }
-
-    /// The overrides this node was started with (`-p`, `--params-file`), declared or not.
-    pub fn parameter_overrides(&self) -> Vec<Parameter> {
-        self.parameters.core.store.overrides()
     }
 }

@@ -6,7 +6,7 @@ use roslite_executor::CallbackGroup;
 
 use crate::endpoints::service::{services_default_qos, Client, SerializedClient, Service};
 use crate::vocabulary::qos::QosProfile;
-use crate::ServiceType;
+use roslite_msgs::Service as ServiceType;
 
 impl super::Node {
     /// A server of service `name` (relative names resolve in the node's namespace; ROS
@@ -14,12 +14,12 @@ impl super::Node {
     /// node. Keep the returned [`Service`] alive to keep serving.
     ///
     /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
+    /// [`super::NodeError`] for an invalid service name.
     pub fn create_service<S: ServiceType, F>(
         &self,
         name: &str,
         callback: F,
-    ) -> Result<Service<S>, crate::NodeError>
+    ) -> Result<Service<S>, super::NodeError>
     where
         F: FnMut(S::Request) -> S::Response + Send + 'static,
     {
@@ -30,14 +30,14 @@ impl super::Node {
     /// As [`Self::create_service`], in a callback group and with a QoS profile of choice.
     ///
     /// # Errors
-    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    /// [`super::NodeError`] for an invalid service name or QoS profile.
     pub fn create_service_in<S: ServiceType, F>(
         &self,
         group: &Arc<CallbackGroup>,
         name: &str,
         qos: QosProfile,
         callback: F,
-    ) -> Result<Service<S>, crate::NodeError>
+    ) -> Result<Service<S>, super::NodeError>
     where
         F: FnMut(S::Request) -> S::Response + Send + 'static,
     {
@@ -55,8 +55,8 @@ impl super::Node {
     /// A client of service `name`.
     ///
     /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
-    pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, crate::NodeError> {
+    /// [`super::NodeError`] for an invalid service name.
+    pub fn create_client<S: ServiceType>(&self, name: &str) -> Result<Client<S>, super::NodeError> {
         self.create_client_with_qos(name, services_default_qos())
     }
 
@@ -64,13 +64,13 @@ impl super::Node {
     /// two message types (`std_srvs/srv/SetBool_Request`, `..._Response`).
     ///
     /// # Errors
-    /// [`crate::NodeError`] for an invalid service name.
+    /// [`super::NodeError`] for an invalid service name.
     pub fn create_serialized_client(
         &self,
         name: &str,
-        request: crate::TypeInfo,
-        response: crate::TypeInfo,
-    ) -> Result<SerializedClient, crate::NodeError> {
+        request: crate::endpoints::serialized::TypeInfo,
+        response: crate::endpoints::serialized::TypeInfo,
+    ) -> Result<SerializedClient, super::NodeError> {
         let name = self.resolve_topic_name(name)?;
         Ok(SerializedClient::new(
             self.shared.host.clone(),
@@ -83,12 +83,12 @@ impl super::Node {
     /// As [`Self::create_client`] with a QoS profile of choice.
     ///
     /// # Errors
-    /// [`crate::NodeError`] for an invalid service name or QoS profile.
+    /// [`super::NodeError`] for an invalid service name or QoS profile.
     pub fn create_client_with_qos<S: ServiceType>(
         &self,
         name: &str,
         qos: QosProfile,
-    ) -> Result<Client<S>, crate::NodeError> {
+    ) -> Result<Client<S>, super::NodeError> {
         qos.validate()?;
         let name = self.resolve_topic_name(name)?;
         Ok(Client::new(self.shared.host.clone(), name, qos))

@@ -23,9 +23,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::yaml::{self, Yaml, YamlError};
-use super::{ParameterType, ParameterValue};
-use crate::context::RosArgs;
-use crate::node::NodeError;
+use super::{ParameterError, ParameterType, ParameterValue};
+use crate::vocabulary::config::RosArgs;
 
 /// Why an override source could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,7 +180,7 @@ impl Overrides {
                 Some(t) => format!("-p {t}:{name}:={text}"),
                 None => format!("-p {name}:={text}"),
             };
-            super::store::validate_name(name).map_err(|e| OverrideError {
+            validate_name(name).map_err(|e| OverrideError {
                 source: source(),
                 problem: OverrideProblem::Layout(e.to_string()),
             })?;
@@ -288,16 +287,12 @@ impl Overrides {
     /// `use_sim_time`, which decides the node's clock before parameters are declared.
     ///
     /// # Errors
-    /// [`NodeError::Parameter`] for a value that is not a bool.
-    pub(crate) fn use_sim_time(&self) -> Result<bool, NodeError> {
+    /// The value, as text, when it is not a bool.
+    pub(crate) fn use_sim_time(&self) -> Result<bool, String> {
         match self.values.get("use_sim_time") {
             None => Ok(false),
             Some(ParameterValue::Bool(b)) => Ok(*b),
-            Some(other) => Err(NodeError::Parameter {
-                name: "use_sim_time".into(),
-                value: other.to_string(),
-                expected: "true or false",
-            }),
+            Some(other) => Err(other.to_string()),
         }
     }
 }
@@ -461,4 +456,25 @@ fn double(text: &str) -> Option<f64> {
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
         && text.chars().any(|c| c.is_ascii_digit());
     numeral.then(|| text.parse().ok()).flatten()
+}
+
+/// Parameter names are `.`-separated parts; rclcpp checks little more than non-emptiness,
+/// roslite also refuses names that no tool could type back.
+pub(crate) fn validate_name(name: &str) -> Result<(), ParameterError> {
+    let invalid = |reason| {
+        Err(ParameterError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return invalid("it is empty");
+    }
+    if name.split('.').any(str::is_empty) {
+        return invalid("'.' separates parts, so it cannot start or end a name or be doubled");
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return invalid("it contains whitespace or control characters");
+    }
+    Ok(())
 }

@@ -8,21 +8,14 @@
 //! for an undeclared name (get, describe, get types), the response is empty, as rclcpp's
 //! service sends it.
 
-use std::any::Any;
-use std::sync::Arc;
-
 use super::{Parameter, ParameterCore, ParameterValue, SetParametersResult};
-use crate::msgs::rcl_interfaces::msg as rcl;
-use crate::msgs::rcl_interfaces::srv::{
-    DescribeParameters, DescribeParameters_Request, DescribeParameters_Response, GetParameterTypes,
-    GetParameterTypes_Request, GetParameterTypes_Response, GetParameters, GetParameters_Request,
-    GetParameters_Response, ListParameters, ListParameters_Request, ListParameters_Response,
-    SetParameters, SetParametersAtomically, SetParametersAtomically_Request,
+use roslite_msgs::rcl_interfaces::msg as rcl;
+use roslite_msgs::rcl_interfaces::srv::{
+    DescribeParameters_Request, DescribeParameters_Response, GetParameterTypes_Request,
+    GetParameterTypes_Response, GetParameters_Request, GetParameters_Response,
+    ListParameters_Request, ListParameters_Response, SetParametersAtomically_Request,
     SetParametersAtomically_Response, SetParameters_Request, SetParameters_Response,
 };
-use crate::node::{Node, NodeError};
-use crate::vocabulary::qos::QosProfile;
-use crate::ServiceType;
 
 pub(crate) fn get_parameters(
     core: &ParameterCore,
@@ -119,40 +112,4 @@ fn from_msg(p: &rcl::Parameter) -> Result<Parameter, SetParametersResult> {
         name: p.name.clone(),
         value,
     })
-}
-
-/// Starts the six services of `node`; the returned handles keep them serving.
-pub(super) fn start(
-    node: &Node,
-    core: &Arc<ParameterCore>,
-) -> Result<Vec<Box<dyn Any + Send + Sync>>, NodeError> {
-    fn serve<S: ServiceType>(
-        node: &Node,
-        core: &Arc<ParameterCore>,
-        suffix: &str,
-        handler: fn(&ParameterCore, S::Request) -> S::Response,
-    ) -> Result<Box<dyn Any + Send + Sync>, NodeError> {
-        let core = core.clone();
-        let name = format!("{}/{suffix}", node.fully_qualified_name());
-        let service = node.create_service_in::<S, _>(
-            node.default_callback_group(),
-            &name,
-            QosProfile::PARAMETERS,
-            move |req| handler(&core, req),
-        )?;
-        Ok(Box::new(service))
-    }
-    Ok(vec![
-        serve::<DescribeParameters>(node, core, "describe_parameters", describe_parameters)?,
-        serve::<GetParameterTypes>(node, core, "get_parameter_types", get_parameter_types)?,
-        serve::<GetParameters>(node, core, "get_parameters", get_parameters)?,
-        serve::<ListParameters>(node, core, "list_parameters", list_parameters)?,
-        serve::<SetParameters>(node, core, "set_parameters", set_parameters)?,
-        serve::<SetParametersAtomically>(
-            node,
-            core,
-            "set_parameters_atomically",
-            set_parameters_atomically,
-        )?,
-    ])
 }

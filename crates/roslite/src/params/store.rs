@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::{self, ThreadId};
 
 use super::{
-    overrides::Overrides, ListParametersResult, Parameter, ParameterDescriptor, ParameterError,
-    ParameterType, ParameterValue, SetParametersResult,
+    overrides::{validate_name, Overrides},
+    ListParametersResult, Parameter, ParameterDescriptor, ParameterError, ParameterType,
+    ParameterValue, SetParametersResult,
 };
 
 type SetCallback = Arc<dyn Fn(&[Parameter]) -> SetParametersResult + Send + Sync>;
@@ -523,25 +524,4 @@ fn coerce_empty_array(value: ParameterValue, ty: ParameterType) -> ParameterValu
         ParameterType::DoubleArray => ParameterValue::DoubleArray(Vec::new()),
         _ => value,
     }
-}
-
-/// Parameter names are `.`-separated parts; rclcpp checks little more than non-emptiness,
-/// roslite also refuses names that no tool could type back.
-pub(crate) fn validate_name(name: &str) -> Result<(), ParameterError> {
-    let invalid = |reason| {
-        Err(ParameterError::InvalidName {
-            name: name.to_owned(),
-            reason,
-        })
-    };
-    if name.is_empty() {
-        return invalid("it is empty");
-    }
-    if name.split('.').any(str::is_empty) {
-        return invalid("'.' separates parts, so it cannot start or end a name or be doubled");
-    }
-    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return invalid("it contains whitespace or control characters");
-    }
-    Ok(())
 }

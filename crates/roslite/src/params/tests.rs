@@ -8,6 +8,7 @@ use super::services;
 use super::yaml::{self, Yaml};
 use super::*;
 use crate::msgs::rcl_interfaces::srv as rcl_srv;
+use crate::node::Node;
 use crate::{Context, ContextOptions, RosArgs};
 
 fn context(args: &[&str]) -> Context {

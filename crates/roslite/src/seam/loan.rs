@@ -3,15 +3,112 @@
 //! thread reuses that a socket write copies from ([`UdsLoan`]). Both sit behind [`Lent`] as
 //! they are, so that a publish allocates nothing for its loan.
 //!
-//! [`Lent`]: super::outlet::Lent
 
 use std::sync::Arc;
 
 use roslite_cdr::EncodeError;
 use roslite_shm::{Loan, LoanUninit, UdsWriter};
 
-use super::outlet::{give_back_send_buffer, OutletLoan, SendTimeout, WriteInto};
-use super::MessageInfo;
+use super::{MessageInfo, SendTimeout};
+
+/// Serializes a message into the buffer it is given and returns how many bytes it used: what a
+/// publisher hands an outlet's memory ([`OutletLoan::write`], [`Outlet::send_in_place`](super::Outlet::send_in_place)).
+pub type WriteInto<'a> = dyn FnMut(&mut [u8]) -> Result<usize, EncodeError> + 'a;
+
+/// A buffer loaned by an [`Outlet`](super::Outlet) for one message. Dropping it unsent gives it back.
+///
+/// Its address matters to loaned messages: the bytes of [`Self::write`]'s buffer should start
+/// 4 bytes past an 8-byte boundary, so that the CDR body after the 4-byte encapsulation header
+/// is 8-aligned and `uint64[]`/`float64[]` holes can be handed out as typed slices.
+pub trait OutletLoan: Send {
+    /// Lets `write` fill the buffer (exactly the loaned length) in place; `write` returns how
+    /// many bytes it used. Called at most once.
+    ///
+    /// # Errors
+    /// Whatever `write` returns.
+    fn write(&mut self, write: &mut WriteInto<'_>) -> Result<(), EncodeError>;
+
+    /// The bytes written so far (empty before [`Self::write`]).
+    fn written(&self) -> &[u8];
+
+    /// The same bytes, writable: a loaned message
+    /// ([`Publisher::loan`](crate::Publisher::loan)) leaves holes for its reserved sequences
+    /// that the application fills here before sending. Must be the very memory that
+    /// [`Self::send`] sends (no copy in between), with the same address as [`Self::written`].
+    fn written_mut(&mut self) -> &mut [u8];
+
+    /// Sends the written bytes through the outlet that loaned the buffer. Called at most
+    /// once: the loan is spent afterwards (it sends nothing more and gives nothing back).
+    ///
+    /// # Errors
+    /// As [`Outlet::send`].
+    fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout>;
+}
+
+/// Largest message a thread serializes into its reused buffer ([`take_send_buffer`]) to send
+/// from it.
+pub(crate) const SEND_BUFFER_MAX: usize = 64 * 1024;
+
+thread_local! {
+    /// The buffer this thread serializes small messages into before they are copied or sent;
+    /// empty while in use (a second use at once gets a new one).
+    static SEND_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// This thread's reused serialization buffer, with its contents of last time; give it back
+/// with [`give_back_send_buffer`].
+pub(crate) fn take_send_buffer() -> Vec<u8> {
+    SEND_BUFFER.with(std::cell::Cell::take)
+}
+
+/// Keeps `buf` for this thread's next [`take_send_buffer`], unless it grew well beyond
+/// [`SEND_BUFFER_MAX`] (the first message of a topic, of a size not known yet, may have been
+/// large): a thread does not hold on to more than twice that.
+pub(crate) fn give_back_send_buffer(buf: Vec<u8>) {
+    if buf.capacity() <= 2 * SEND_BUFFER_MAX {
+        SEND_BUFFER.with(|b| b.set(buf));
+    }
+}
+
+/// A buffer an [`Outlet`](super::Outlet) lent: a shared-memory chunk held as it is, so that a publish
+/// allocates nothing for it (one allocation in three of a same-host echo), any other kind
+/// boxed.
+pub enum Lent {
+    SharedMemory(ShmLoan),
+    /// A buffer the socket copies from: serialized into without an allocation, but not shared.
+    UnixSocket(UdsLoan),
+    Other(Box<dyn OutletLoan>),
+}
+
+impl Lent {
+    /// Whether the subscribers read the very bytes written (shared memory), as opposed to a
+    /// copy the transport makes.
+    pub fn is_shared_memory(&self) -> bool {
+        matches!(self, Self::SharedMemory(_))
+    }
+}
+
+impl std::ops::Deref for Lent {
+    type Target = dyn OutletLoan;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Self::SharedMemory(loan) => loan,
+            Self::UnixSocket(loan) => loan,
+            Self::Other(loan) => &**loan,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Lent {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Self::SharedMemory(loan) => loan,
+            Self::UnixSocket(loan) => loan,
+            Self::Other(loan) => &mut **loan,
+        }
+    }
+}
 
 /// Bytes before the serialized message in a shared-memory chunk. Chunks start page- or
 /// power-of-two-aligned; the CDR body follows a 4-byte encapsulation header and aligns 8-byte

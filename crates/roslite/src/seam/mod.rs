@@ -35,8 +35,10 @@ pub mod outlet;
 pub mod service;
 mod set;
 
-pub(crate) use outlet::{give_back_send_buffer, send_to_each, take_send_buffer, SEND_BUFFER_MAX};
-pub use outlet::{Lent, Outlet, OutletLoan, OutletStats, SendTimeout, SentInPlace, WriteInto};
+pub(crate) use loan::{give_back_send_buffer, take_send_buffer, SEND_BUFFER_MAX};
+pub use loan::{Lent, OutletLoan, WriteInto};
+pub(crate) use outlet::send_to_each;
+pub use outlet::{Outlet, OutletStats, SentInPlace};
 pub use service::{LocalClient, LocalServer};
 pub(crate) use set::BackendSet;
 
@@ -182,6 +184,12 @@ pub(crate) trait PublisherLink: Send + Sync {
     fn attach_remote(&self, id: u64, outlet: Arc<dyn Outlet>);
     fn detach_remote(&self, id: u64);
 }
+
+/// A reliable keep-all reader of an outlet had no room for the message during the whole
+/// `max_blocking_time` (`qos::MAX_BLOCKING_TIME`, 100 ms), so it did not
+/// get it (DDS `write` returning `TIMEOUT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendTimeout;
 
 /// Learns about a context's nodes and endpoints so it can announce them and carry their data:
 /// one implementation per way of reaching other endpoints. Every method but the four of

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use roslite_executor::{Instant, SimClock};
 
-use crate::msgs::builtin_interfaces::msg::Time as TimeMsg;
+use roslite_msgs::builtin_interfaces::msg::Time as TimeMsg;
 
 /// A point in ROS time, in nanoseconds since the Unix epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
