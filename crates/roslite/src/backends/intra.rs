@@ -314,7 +314,7 @@ impl Backend for LocalBus {
 
     fn publisher_added(&self, publisher: LocalPublisher) {
         let topic = publisher.description.topic.clone();
-        self.add_publisher(&topic, publisher.record, publisher.link);
+        self.add_publisher(&topic, (*publisher.record).clone(), publisher.link);
     }
 
     fn publisher_removed(&self, topic: &str, id: u64) {
@@ -323,7 +323,7 @@ impl Backend for LocalBus {
 
     fn subscription_added(&self, subscription: LocalSubscription) {
         let topic = subscription.description.topic.clone();
-        self.add_subscription(&topic, subscription.record);
+        self.add_subscription(&topic, (*subscription.record).clone());
     }
 
     fn subscription_removed(&self, topic: &str, id: u64) {

@@ -321,7 +321,7 @@ pub struct EndpointDescription {
 #[derive(Clone)]
 pub struct LocalPublisher {
     pub description: EndpointDescription,
-    pub(crate) record: EndpointRecord,
+    pub(crate) record: Arc<EndpointRecord>,
     pub(crate) link: Arc<dyn PublisherLink>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
@@ -332,7 +332,7 @@ impl LocalPublisher {
         Self {
             description: record.describe(topic),
             events: record.events.clone(),
-            record,
+            record: Arc::new(record),
             link,
         }
     }
@@ -358,7 +358,7 @@ impl LocalPublisher {
 #[derive(Clone)]
 pub struct LocalSubscription {
     pub description: EndpointDescription,
-    pub(crate) record: EndpointRecord,
+    pub(crate) record: Arc<EndpointRecord>,
     pub(crate) sink: Arc<dyn SerializedSink>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
@@ -371,7 +371,7 @@ impl LocalSubscription {
             description: record.describe(topic),
             sink: record.sink.clone()?,
             events: record.events.clone(),
-            record,
+            record: Arc::new(record),
         })
     }
 

@@ -28,35 +28,30 @@
 //! pair that should flow here, a thread connects to the writer's endpoint and delivers what
 //! arrives; shared-memory samples are decoded in place (views into the writer's read-only
 //! segment), never copied. Services' readers and writers are handled alike, but outside the
-//! publishers' outlets (`same_host/service.rs`).
+//! publishers' outlets (`service.rs`).
+//!
+//! The files: this one plans the links from discovery (`SameHost`); `outlets.rs` holds the
+//! outlets publishers send through, `links.rs` the reader threads, `service.rs` the services'
+//! writers and readers.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
-use roslite_cdr::{Backing, EncodeError, SharedBuf};
-use roslite_executor::Instant as MonoInstant;
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
 use roslite_rtps::discovery::ros::user_data_value;
 use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
 use roslite_rtps::participant::{Participant, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
-    Endpoint, EndpointAddress, HostId, IdleSpin, ReaderConfig, ShmInterrupter, ShmReader,
-    ShmWriter, UdsInterrupter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig,
-    WriterConfig, WriterKey,
+    Endpoint, EndpointAddress, HostId, ShmWriter, UdsWriter, UdsWriterConfig, WriterConfig,
+    WriterKey,
 };
 
-use crate::seam::loan::{send_uds, timed_out, write_after_lead, ShmLoan, UdsLoan, SAMPLE_LEAD};
 use crate::seam::service::{ReplySink, RequestSink};
-use crate::seam::MessageInfo;
-use crate::seam::{
-    take_send_buffer, Lent, LocalPublisher, LocalSubscription, Outlet, OutletLoan, OutletStats,
-    SendTimeout, SentInPlace, WriteInto, SEND_BUFFER_MAX,
-};
+use crate::seam::{LocalPublisher, LocalSubscription};
 use crate::vocabulary::config::LocalTransports;
-use crate::vocabulary::events::{IncompatibleQos, MatchReports};
+use crate::vocabulary::events::MatchReports;
 use crate::vocabulary::log::Logger;
 
 /// Which same-host transport carries a pair.
@@ -90,8 +85,12 @@ const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
 const KEY_VIA: &str = "roslite_via";
 
+mod links;
+mod outlets;
 mod service;
 
+use links::{LinkSpec, LinkStop, LinkTarget, ReaderLink};
+use outlets::{ShmOutlet, UdsOutlet};
 pub(crate) use service::ServiceWriters;
 use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
 
@@ -109,62 +108,6 @@ struct LocalWriter {
     shm: Option<Arc<ShmWriter>>,
     uds: Option<Arc<UdsWriter>>,
     publisher: LocalPublisher,
-}
-
-struct ReaderLink {
-    stop: Arc<LinkStop>,
-    /// The subscription's events, told when the link goes (a service's reader has none).
-    events: Option<Arc<IncompatibleQos>>,
-}
-
-impl Drop for ReaderLink {
-    fn drop(&mut self) {
-        self.stop.request();
-    }
-}
-
-/// Tells a reader thread to end. Reader threads block without a timeout (a timeout arms a
-/// kernel timer per wait: a shared-memory reader's futex wait, a Unix-socket reader's `recv`),
-/// so a request also wakes the reader through its interrupter.
-#[derive(Default)]
-struct LinkStop {
-    requested: AtomicBool,
-    interrupter: Mutex<Option<ReaderInterrupter>>,
-}
-
-enum ReaderInterrupter {
-    Shm(ShmInterrupter),
-    Uds(UdsInterrupter),
-}
-
-impl LinkStop {
-    fn request(&self) {
-        self.requested.store(true, Ordering::Release);
-        let interrupter = self
-            .interrupter
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        match &*interrupter {
-            Some(ReaderInterrupter::Shm(shm)) => shm.interrupt(),
-            Some(ReaderInterrupter::Uds(uds)) => uds.interrupt(),
-            None => {}
-        }
-    }
-
-    fn requested(&self) -> bool {
-        self.requested.load(Ordering::Acquire)
-    }
-
-    /// Lets [`Self::request`] wake the reader `interrupter` belongs to; false if a stop was
-    /// requested already (the flag is read after the interrupter is in place, so no request
-    /// goes unseen).
-    fn watch(&self, interrupter: ReaderInterrupter) -> bool {
-        *self
-            .interrupter
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(interrupter);
-        !self.requested()
-    }
 }
 
 /// The key a writer registers under at its endpoint: its RTPS GUID for shared memory; for
@@ -601,7 +544,7 @@ impl SameHost {
         self.refresh_writer_pairs(participant, reports);
         let readers: Vec<(ReaderId, &EndpointData, LinkTarget)> = subscriptions
             .iter()
-            .map(|(reader, s)| (*reader, LinkTarget::Topic(s.clone())))
+            .map(|(reader, s)| (*reader, LinkTarget::Topic(Box::new(s.clone()))))
             .chain(
                 self.service_readers
                     .iter()
@@ -707,516 +650,5 @@ impl SameHost {
             report(&pair.0, true);
         }
         self.writer_pairs = wanted;
-    }
-}
-
-/// A same-host sample as the subscription's buffer: decoded in place.
-struct ShmBacking(roslite_shm::Sample);
-
-impl Backing for ShmBacking {
-    fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-/// The local reader a link delivers to.
-#[derive(Clone)]
-enum LinkTarget {
-    Topic(LocalSubscription),
-    Service(Arc<ServiceReader>),
-}
-
-struct LinkSpec {
-    endpoint: Arc<Endpoint>,
-    kind: LinkKind,
-    address: EndpointAddress,
-    writer: Guid,
-    history: roslite_shm::History,
-    /// A TRANSIENT_LOCAL subscription: the writer's kept samples come first.
-    wants_kept: bool,
-    target: LinkTarget,
-    stop: Arc<LinkStop>,
-    /// [`IdleSpin`]'s budget for this link's reader.
-    receive_spin: Duration,
-    logger: Logger,
-}
-
-fn info_for(seq: u64, timestamp_ns: u64) -> MessageInfo {
-    MessageInfo {
-        // The publisher's CLOCK_MONOTONIC at publish: meaningful on one host.
-        source_timestamp: MonoInstant::from_nanos(timestamp_ns),
-        received_timestamp: MonoInstant::ZERO,
-        publication_sequence_number: seq,
-        publisher_id: 0,
-        from_intra_process: false,
-    }
-}
-
-impl LinkSpec {
-    fn run(self) {
-        let key = writer_key(self.writer, self.kind);
-        // The writer may be announced before its endpoint registered it: retry briefly.
-        for attempt in 0..20 {
-            if self.stop.requested() {
-                return;
-            }
-            let result = match self.kind {
-                LinkKind::SharedMemory => {
-                    let depth = self.history.depth();
-                    ShmReader::connect(
-                        &self.endpoint,
-                        &self.address,
-                        key,
-                        ReaderConfig {
-                            history: self.history,
-                            max_held: depth.saturating_add(HELD_SLACK),
-                            wants_kept: self.wants_kept,
-                            ..ReaderConfig::default()
-                        },
-                    )
-                    .map(|r| match &self.target {
-                        LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
-                        LinkTarget::Service(service) => self.receive_service_shm(&r, service),
-                    })
-                }
-                LinkKind::UnixSocket => UdsReader::connect(
-                    &self.address,
-                    key,
-                    UdsReaderConfig {
-                        history: self.history,
-                        wants_kept: self.wants_kept,
-                        ..UdsReaderConfig::default()
-                    },
-                )
-                .map(|r| match &self.target {
-                    LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
-                    LinkTarget::Service(service) => self.receive_service_uds(&r, service),
-                }),
-            };
-            match result {
-                Ok(()) => return,
-                Err(e) if attempt == 19 => {
-                    self.logger.warn(format_args!(
-                        "same-host link to writer {:?} failed, samples from it are lost: {e}",
-                        self.writer
-                    ));
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-    }
-
-    /// Waits on the channel's futex without a timeout (after looking again while samples
-    /// arrive densely) until a sample arrives, the writer hangs up, or [`LinkStop::request`]
-    /// interrupts the wait.
-    fn receive_shm(&self, reader: &ShmReader, subscription: &LocalSubscription) {
-        if !self
-            .stop
-            .watch(ReaderInterrupter::Shm(reader.interrupter()))
-        {
-            return;
-        }
-        let mut numbering = Numbering::default();
-        let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all =
-            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
-        while !self.stop.requested() {
-            // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
-            // queued takes no more until its callback took one; the ring fills and the writer
-            // is held back. (Its quota of held samples does not bound it: a decoded message
-            // need not keep its sample.)
-            if keep_all {
-                subscription.block_until_room(|| self.stop.requested());
-            }
-            match reader.receive_spinning(&mut spin) {
-                // Samples still in the ring are not wanted any more.
-                Ok(_) if self.stop.requested() => return,
-                Ok(sample) => {
-                    subscription.report_lost(numbering.lost_before(sample.seq()));
-                    let info = info_for(sample.seq(), sample.timestamp_ns());
-                    let len = sample.len();
-                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
-                    else {
-                        continue; // shorter than the lead: not from a roslite writer
-                    };
-                    crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
-                }
-                // The subscription holds its quota of samples: sleep until one is dropped.
-                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
-    /// a `poll` before each `recv` cost a system call per sample more) until a sample arrives,
-    /// the writer hangs up, or [`LinkStop::request`] shuts the socket down.
-    fn receive_uds(&self, reader: &UdsReader, subscription: &LocalSubscription) {
-        if !self
-            .stop
-            .watch(ReaderInterrupter::Uds(reader.interrupter()))
-        {
-            return;
-        }
-        let mut numbering = Numbering::default();
-        let mut spin = IdleSpin::new(self.receive_spin);
-        let keep_all =
-            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
-        loop {
-            // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
-            // its callback takes one; the socket fills and the writer is held back.
-            if keep_all {
-                subscription.block_until_room(|| self.stop.requested());
-            }
-            let Ok(sample) = reader.receive_spinning(&mut spin) else {
-                return;
-            };
-            if self.stop.requested() {
-                return; // samples still queued in the socket are not wanted any more
-            }
-            subscription.report_lost(numbering.lost_before(sample.seq()));
-            let info = info_for(sample.seq(), sample.timestamp_ns());
-            let buf = uds_buf(sample);
-            crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
-        }
-    }
-}
-
-/// A Unix-socket sample's bytes as a buffer, without copying them.
-fn uds_buf(sample: roslite_shm::UdsSample) -> SharedBuf {
-    match sample.into_bytes() {
-        roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
-        roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
-    }
-}
-
-impl LinkSpec {
-    /// [`Self::receive_shm`] for a service's reader: every sample goes to it (requests and
-    /// replies are not numbered per link, and a service keeps no history to block on).
-    fn receive_service_shm(&self, reader: &ShmReader, service: &Arc<ServiceReader>) {
-        if !self
-            .stop
-            .watch(ReaderInterrupter::Shm(reader.interrupter()))
-        {
-            return;
-        }
-        let _connected = service.link_connected();
-        let mut spin = IdleSpin::new(self.receive_spin);
-        while !self.stop.requested() {
-            match reader.receive_spinning(&mut spin) {
-                Ok(_) if self.stop.requested() => return,
-                Ok(sample) => service.deliver(SharedBuf::new(ShmBacking(sample))),
-                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// [`Self::receive_uds`] for a service's reader.
-    fn receive_service_uds(&self, reader: &UdsReader, service: &Arc<ServiceReader>) {
-        if !self
-            .stop
-            .watch(ReaderInterrupter::Uds(reader.interrupter()))
-        {
-            return;
-        }
-        let _connected = service.link_connected();
-        let mut spin = IdleSpin::new(self.receive_spin);
-        while let Ok(sample) = reader.receive_spinning(&mut spin) {
-            if self.stop.requested() {
-                return;
-            }
-            service.deliver(uds_buf(sample));
-        }
-    }
-}
-
-/// The publisher's numbers seen on one same-host link. Its writer numbers samples as the
-/// publisher numbers its messages and sends it every one while this reader is connected, so
-/// a number skipped after the first sample is a message lost on the way: overwritten in the
-/// ring or the writer's queue for this (slow, keep-last) reader, or timed out for it
-/// (keep-all, `max_blocking_time`).
-#[derive(Default)]
-struct Numbering {
-    last: Option<u64>,
-}
-
-impl Numbering {
-    /// Messages skipped right before `seq`.
-    fn lost_before(&mut self, seq: u64) -> u64 {
-        let lost = self
-            .last
-            .map_or(0, |last| seq.saturating_sub(last).saturating_sub(1));
-        self.last = Some(self.last.map_or(seq, |last| last.max(seq)));
-        lost
-    }
-}
-
-struct ShmOutlet {
-    writer: Weak<ShmWriter>,
-    readers: roslite_shm::ReaderCount,
-    /// The writer keeps samples for late joiners: every publish goes to it, readers or not.
-    keeps: bool,
-}
-
-impl ShmOutlet {
-    fn new(writer: &Arc<ShmWriter>, keeps: bool) -> Self {
-        Self {
-            writer: Arc::downgrade(writer),
-            readers: writer.reader_count_handle(),
-            keeps,
-        }
-    }
-}
-
-impl Outlet for ShmOutlet {
-    /// The path taken only when the loan failed (no memory for a segment) or another outlet
-    /// got the loan: the serialized bytes are copied into a chunk.
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        let Some(writer) = self.writer.upgrade() else {
-            return Ok(());
-        };
-        if writer.reader_count() == 0 && !self.keeps {
-            return Ok(());
-        }
-        match writer.loan(SAMPLE_LEAD + payload.len()) {
-            Ok(loan) => timed_out(loan.copy_from_after(SAMPLE_LEAD, payload).send_numbered(
-                info.publication_sequence_number,
-                info.source_timestamp.as_nanos(),
-            )),
-            // No memory for a segment: the same-host readers lose this sample (and count it
-            // lost by the gap in the numbering).
-            Err(_) => Ok(()),
-        }
-    }
-
-    /// Per publish: an atomic load, not the writer's lock (zero once the writer is gone).
-    fn is_active(&self) -> bool {
-        self.keeps || self.readers.get() > 0
-    }
-
-    fn loan(&self, len: usize) -> Option<Lent> {
-        let writer = self.writer.upgrade()?;
-        let loan = writer.loan(SAMPLE_LEAD + len).ok()?;
-        Some(Lent::SharedMemory(ShmLoan::new(loan)))
-    }
-
-    fn send_in_place(
-        &self,
-        len: usize,
-        write: &mut WriteInto<'_>,
-        info: &MessageInfo,
-    ) -> Option<Result<SentInPlace, EncodeError>> {
-        let writer = self.writer.upgrade()?;
-        let sent = writer.send_in_place(
-            SAMPLE_LEAD + len,
-            |chunk| write_after_lead(chunk, write),
-            Some(info.publication_sequence_number),
-            info.source_timestamp.as_nanos(),
-        );
-        let result = match sent {
-            Ok(_) => Ok(()),
-            Err(roslite_shm::InPlaceError::Write(e)) => return Some(Err(e)),
-            Err(roslite_shm::InPlaceError::Send(roslite_shm::SendError::Timeout)) => {
-                Err(SendTimeout)
-            }
-            // No memory for a segment: the general path copes (or loses the sample as it does).
-            Err(roslite_shm::InPlaceError::Send(_)) => return None,
-        };
-        Some(Ok(SentInPlace {
-            result,
-            shared_memory: true,
-        }))
-    }
-
-    fn stats(&self) -> Option<OutletStats> {
-        let stats = self.writer.upgrade()?.stats();
-        Some(OutletStats {
-            transport: LinkKind::SharedMemory.name(),
-            readers: stats.readers,
-            sent: stats.sent,
-            sent_bytes: stats.sent_bytes,
-            in_place_bytes: stats.sent_bytes - stats.copied_bytes,
-            copied_bytes: stats.copied_bytes,
-            buffers_in_use: stats.chunks_in_use,
-        })
-    }
-}
-
-struct UdsOutlet {
-    writer: Weak<UdsWriter>,
-    readers: roslite_shm::ReaderCount,
-    /// As [`ShmOutlet::keeps`].
-    keeps: bool,
-}
-
-impl UdsOutlet {
-    fn new(writer: &Arc<UdsWriter>, keeps: bool) -> Self {
-        Self {
-            writer: Arc::downgrade(writer),
-            readers: writer.reader_count_handle(),
-            keeps,
-        }
-    }
-
-    /// This thread's reused buffer with room for `len` bytes after [`SAMPLE_LEAD`], lent with
-    /// the writer; `None` beyond [`SEND_BUFFER_MAX`] (a large buffer would stay allocated for
-    /// the thread's life) or once the writer is gone.
-    fn lend(&self, len: usize) -> Option<UdsLoan> {
-        if len > SEND_BUFFER_MAX {
-            return None;
-        }
-        let writer = self.writer.upgrade()?;
-        let mut buf = take_send_buffer();
-        if buf.len() < SAMPLE_LEAD + len {
-            buf.resize(SAMPLE_LEAD + len, 0);
-        }
-        Some(UdsLoan::new(writer, buf, len))
-    }
-}
-
-impl Outlet for UdsOutlet {
-    fn is_active(&self) -> bool {
-        self.keeps || self.readers.get() > 0
-    }
-
-    /// A small message is serialized into a buffer this thread reuses and sent from there: no
-    /// shared buffer to allocate and fill for the socket to copy again. A large one is not
-    /// (`None`): its buffer would stay allocated for the thread's life.
-    fn loan(&self, len: usize) -> Option<Lent> {
-        self.lend(len).map(Lent::UnixSocket)
-    }
-
-    /// [`Self::loan`], written and sent in one call.
-    fn send_in_place(
-        &self,
-        len: usize,
-        write: &mut WriteInto<'_>,
-        info: &MessageInfo,
-    ) -> Option<Result<SentInPlace, EncodeError>> {
-        let mut loan = self.lend(len)?;
-        Some(loan.write(write).map(|()| SentInPlace {
-            result: loan.send(info),
-            shared_memory: false,
-        }))
-    }
-
-    fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
-        let Some(writer) = self.writer.upgrade() else {
-            return Ok(());
-        };
-        send_uds(&writer, payload, info)
-    }
-
-    fn stats(&self) -> Option<OutletStats> {
-        let stats = self.writer.upgrade()?.stats();
-        Some(OutletStats {
-            transport: LinkKind::UnixSocket.name(),
-            readers: stats.readers,
-            sent: stats.sent,
-            sent_bytes: stats.sent_bytes,
-            in_place_bytes: 0,
-            // The socket copies every byte out of the serialized message.
-            copied_bytes: stats.sent_bytes,
-            buffers_in_use: 0,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn uds_outlet() -> (Endpoint, Arc<UdsWriter>, UdsOutlet) {
-        let endpoint = Endpoint::bind().expect("bind");
-        let writer = Arc::new(
-            UdsWriter::create(
-                &endpoint,
-                WriterKey::from(3u128),
-                UdsWriterConfig::default(),
-            )
-            .expect("writer"),
-        );
-        let outlet = UdsOutlet::new(&writer, false);
-        (endpoint, writer, outlet)
-    }
-
-    #[test]
-    fn a_unix_socket_lends_its_threads_reused_buffer_for_small_messages_only() {
-        let (_endpoint, _writer, outlet) = uds_outlet();
-        let written_at = |len: usize| {
-            let mut loan = outlet.loan(len).expect("a small message gets a loan");
-            assert!(!loan.is_shared_memory());
-            loan.write(&mut |buf| {
-                assert_eq!(buf.len(), len);
-                buf.fill(7);
-                Ok(len - 1)
-            })
-            .unwrap();
-            assert_eq!(loan.written(), &vec![7; len - 1][..]);
-            // The body after the 4-byte encapsulation header is 8-aligned, as in a chunk.
-            assert_eq!((loan.written().as_ptr() as usize + 4) % 8, 0);
-            loan.written().as_ptr()
-        };
-        let first = written_at(100);
-        assert_eq!(
-            written_at(80),
-            first,
-            "the buffer is reused, not reallocated"
-        );
-        assert!(outlet.loan(SEND_BUFFER_MAX).is_some());
-        assert!(
-            outlet.loan(SEND_BUFFER_MAX + 1).is_none(),
-            "a large message is not kept in a thread's buffer"
-        );
-    }
-
-    #[test]
-    fn a_unix_socket_sends_a_small_message_from_its_threads_buffer_in_one_call() {
-        let (endpoint, writer, outlet) = uds_outlet();
-        let reader = roslite_shm::UdsReader::connect(
-            endpoint.address(),
-            WriterKey::from(3u128),
-            roslite_shm::UdsReaderConfig::default(),
-        )
-        .expect("connect");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while writer.reader_count() == 0 {
-            assert!(std::time::Instant::now() < deadline, "never attached");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let info = info_for(5, 9);
-        let sent = outlet
-            .send_in_place(
-                100,
-                &mut |buf| {
-                    assert_eq!(buf.len(), 100);
-                    // The body after the 4-byte encapsulation header is 8-aligned.
-                    assert_eq!((buf.as_ptr() as usize + 4) % 8, 0);
-                    buf[..3].copy_from_slice(b"abc");
-                    Ok(3)
-                },
-                &info,
-            )
-            .expect("a small message is sent in place")
-            .expect("written");
-        assert_eq!(
-            sent,
-            SentInPlace {
-                result: Ok(()),
-                shared_memory: false,
-            }
-        );
-        let sample = reader
-            .receive_timeout(Duration::from_secs(10))
-            .expect("receive")
-            .expect("a sample");
-        assert_eq!(&sample[..], b"abc", "exactly the bytes written");
-        assert!(
-            outlet
-                .send_in_place(SEND_BUFFER_MAX + 1, &mut |_| Ok(0), &info)
-                .is_none(),
-            "a large message takes the general path"
-        );
     }
 }

@@ -1,0 +1,319 @@
+//! A same-host link's reader side: one thread per (local reader, remote writer) pair that
+//! connects to the writer's endpoint and delivers what arrives, and how a link is stopped.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use roslite_cdr::{Backing, SharedBuf};
+use roslite_executor::Instant as MonoInstant;
+use roslite_rtps::types::Guid;
+use roslite_shm::{
+    Endpoint, EndpointAddress, IdleSpin, ReaderConfig, ShmInterrupter, ShmReader, UdsInterrupter,
+    UdsReader, UdsReaderConfig,
+};
+
+use super::service::ServiceReader;
+use super::{writer_key, LinkKind, HELD_SLACK};
+use crate::seam::loan::SAMPLE_LEAD;
+use crate::seam::{LocalSubscription, MessageInfo};
+use crate::vocabulary::events::IncompatibleQos;
+use crate::vocabulary::log::Logger;
+
+pub(super) struct ReaderLink {
+    pub(super) stop: Arc<LinkStop>,
+    /// The subscription's events, told when the link goes (a service's reader has none).
+    pub(super) events: Option<Arc<IncompatibleQos>>,
+}
+
+impl Drop for ReaderLink {
+    fn drop(&mut self) {
+        self.stop.request();
+    }
+}
+
+/// Tells a reader thread to end. Reader threads block without a timeout (a timeout arms a
+/// kernel timer per wait: a shared-memory reader's futex wait, a Unix-socket reader's `recv`),
+/// so a request also wakes the reader through its interrupter.
+#[derive(Default)]
+pub(super) struct LinkStop {
+    pub(super) requested: AtomicBool,
+    pub(super) interrupter: Mutex<Option<ReaderInterrupter>>,
+}
+
+pub(super) enum ReaderInterrupter {
+    Shm(ShmInterrupter),
+    Uds(UdsInterrupter),
+}
+
+impl LinkStop {
+    fn request(&self) {
+        self.requested.store(true, Ordering::Release);
+        let interrupter = self
+            .interrupter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match &*interrupter {
+            Some(ReaderInterrupter::Shm(shm)) => shm.interrupt(),
+            Some(ReaderInterrupter::Uds(uds)) => uds.interrupt(),
+            None => {}
+        }
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::Acquire)
+    }
+
+    /// Lets [`Self::request`] wake the reader `interrupter` belongs to; false if a stop was
+    /// requested already (the flag is read after the interrupter is in place, so no request
+    /// goes unseen).
+    fn watch(&self, interrupter: ReaderInterrupter) -> bool {
+        *self
+            .interrupter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(interrupter);
+        !self.requested()
+    }
+}
+
+/// A same-host sample as the subscription's buffer: decoded in place.
+pub(super) struct ShmBacking(roslite_shm::Sample);
+
+impl Backing for ShmBacking {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The local reader a link delivers to.
+#[derive(Clone)]
+pub(super) enum LinkTarget {
+    Topic(Box<LocalSubscription>),
+    Service(Arc<ServiceReader>),
+}
+
+pub(super) struct LinkSpec {
+    pub(super) endpoint: Arc<Endpoint>,
+    pub(super) kind: LinkKind,
+    pub(super) address: EndpointAddress,
+    pub(super) writer: Guid,
+    pub(super) history: roslite_shm::History,
+    /// A TRANSIENT_LOCAL subscription: the writer's kept samples come first.
+    pub(super) wants_kept: bool,
+    pub(super) target: LinkTarget,
+    pub(super) stop: Arc<LinkStop>,
+    /// [`IdleSpin`]'s budget for this link's reader.
+    pub(super) receive_spin: Duration,
+    pub(super) logger: Logger,
+}
+
+pub(super) fn info_for(seq: u64, timestamp_ns: u64) -> MessageInfo {
+    MessageInfo {
+        // The publisher's CLOCK_MONOTONIC at publish: meaningful on one host.
+        source_timestamp: MonoInstant::from_nanos(timestamp_ns),
+        received_timestamp: MonoInstant::ZERO,
+        publication_sequence_number: seq,
+        publisher_id: 0,
+        from_intra_process: false,
+    }
+}
+
+impl LinkSpec {
+    pub(super) fn run(self) {
+        let key = writer_key(self.writer, self.kind);
+        // The writer may be announced before its endpoint registered it: retry briefly.
+        for attempt in 0..20 {
+            if self.stop.requested() {
+                return;
+            }
+            let result = match self.kind {
+                LinkKind::SharedMemory => {
+                    let depth = self.history.depth();
+                    ShmReader::connect(
+                        &self.endpoint,
+                        &self.address,
+                        key,
+                        ReaderConfig {
+                            history: self.history,
+                            max_held: depth.saturating_add(HELD_SLACK),
+                            wants_kept: self.wants_kept,
+                            ..ReaderConfig::default()
+                        },
+                    )
+                    .map(|r| match &self.target {
+                        LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
+                        LinkTarget::Service(service) => self.receive_service_shm(&r, service),
+                    })
+                }
+                LinkKind::UnixSocket => UdsReader::connect(
+                    &self.address,
+                    key,
+                    UdsReaderConfig {
+                        history: self.history,
+                        wants_kept: self.wants_kept,
+                        ..UdsReaderConfig::default()
+                    },
+                )
+                .map(|r| match &self.target {
+                    LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
+                    LinkTarget::Service(service) => self.receive_service_uds(&r, service),
+                }),
+            };
+            match result {
+                Ok(()) => return,
+                Err(e) if attempt == 19 => {
+                    self.logger.warn(format_args!(
+                        "same-host link to writer {:?} failed, samples from it are lost: {e}",
+                        self.writer
+                    ));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// Waits on the channel's futex without a timeout (after looking again while samples
+    /// arrive densely) until a sample arrives, the writer hangs up, or [`LinkStop::request`]
+    /// interrupts the wait.
+    fn receive_shm(&self, reader: &ShmReader, subscription: &LocalSubscription) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Shm(reader.interrupter()))
+        {
+            return;
+        }
+        let mut numbering = Numbering::default();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        let keep_all =
+            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
+        while !self.stop.requested() {
+            // As over a Unix socket: a keep-all subscription with `KEEP_ALL_MAX_SAMPLES`
+            // queued takes no more until its callback took one; the ring fills and the writer
+            // is held back. (Its quota of held samples does not bound it: a decoded message
+            // need not keep its sample.)
+            if keep_all {
+                subscription.block_until_room(|| self.stop.requested());
+            }
+            match reader.receive_spinning(&mut spin) {
+                // Samples still in the ring are not wanted any more.
+                Ok(_) if self.stop.requested() => return,
+                Ok(sample) => {
+                    subscription.report_lost(numbering.lost_before(sample.seq()));
+                    let info = info_for(sample.seq(), sample.timestamp_ns());
+                    let len = sample.len();
+                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
+                    else {
+                        continue; // shorter than the lead: not from a roslite writer
+                    };
+                    crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
+                }
+                // The subscription holds its quota of samples: sleep until one is dropped.
+                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
+    /// a `poll` before each `recv` cost a system call per sample more) until a sample arrives,
+    /// the writer hangs up, or [`LinkStop::request`] shuts the socket down.
+    fn receive_uds(&self, reader: &UdsReader, subscription: &LocalSubscription) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Uds(reader.interrupter()))
+        {
+            return;
+        }
+        let mut numbering = Numbering::default();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        let keep_all =
+            subscription.description.qos.history == crate::vocabulary::qos::History::KeepAll;
+        loop {
+            // A keep-all subscription with `KEEP_ALL_MAX_SAMPLES` queued: read no more until
+            // its callback takes one; the socket fills and the writer is held back.
+            if keep_all {
+                subscription.block_until_room(|| self.stop.requested());
+            }
+            let Ok(sample) = reader.receive_spinning(&mut spin) else {
+                return;
+            };
+            if self.stop.requested() {
+                return; // samples still queued in the socket are not wanted any more
+            }
+            subscription.report_lost(numbering.lost_before(sample.seq()));
+            let info = info_for(sample.seq(), sample.timestamp_ns());
+            let buf = uds_buf(sample);
+            crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
+        }
+    }
+}
+
+/// A Unix-socket sample's bytes as a buffer, without copying them.
+fn uds_buf(sample: roslite_shm::UdsSample) -> SharedBuf {
+    match sample.into_bytes() {
+        roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
+        roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),
+    }
+}
+
+impl LinkSpec {
+    /// [`Self::receive_shm`] for a service's reader: every sample goes to it (requests and
+    /// replies are not numbered per link, and a service keeps no history to block on).
+    fn receive_service_shm(&self, reader: &ShmReader, service: &Arc<ServiceReader>) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Shm(reader.interrupter()))
+        {
+            return;
+        }
+        let _connected = service.link_connected();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        while !self.stop.requested() {
+            match reader.receive_spinning(&mut spin) {
+                Ok(_) if self.stop.requested() => return,
+                Ok(sample) => service.deliver(SharedBuf::new(ShmBacking(sample))),
+                Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// [`Self::receive_uds`] for a service's reader.
+    fn receive_service_uds(&self, reader: &UdsReader, service: &Arc<ServiceReader>) {
+        if !self
+            .stop
+            .watch(ReaderInterrupter::Uds(reader.interrupter()))
+        {
+            return;
+        }
+        let _connected = service.link_connected();
+        let mut spin = IdleSpin::new(self.receive_spin);
+        while let Ok(sample) = reader.receive_spinning(&mut spin) {
+            if self.stop.requested() {
+                return;
+            }
+            service.deliver(uds_buf(sample));
+        }
+    }
+}
+
+/// The publisher's numbers seen on one same-host link. Its writer numbers samples as the
+/// publisher numbers its messages and sends it every one while this reader is connected, so
+/// a number skipped after the first sample is a message lost on the way: overwritten in the
+/// ring or the writer's queue for this (slow, keep-last) reader, or timed out for it
+/// (keep-all, `max_blocking_time`).
+#[derive(Default)]
+pub(super) struct Numbering {
+    pub(super) last: Option<u64>,
+}
+
+impl Numbering {
+    /// Messages skipped right before `seq`.
+    fn lost_before(&mut self, seq: u64) -> u64 {
+        let lost = self
+            .last
+            .map_or(0, |last| seq.saturating_sub(last).saturating_sub(1));
+        self.last = Some(self.last.map_or(seq, |last| last.max(seq)));
+        lost
+    }
+}
