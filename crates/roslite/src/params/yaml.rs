@@ -44,6 +44,9 @@ use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
 /// tree is walked or dropped.
 const MAX_NESTING: usize = 64;
 
+const ALIASES: &str =
+    "aliases (*name) are not supported in parameter files, as in ROS 2; write the value again";
+
 /// One YAML node.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Yaml {
@@ -176,13 +179,7 @@ impl<'t> Builder<'t> {
     fn handle(&mut self, event: Event<'_>, span: Span) -> Result<(), YamlError> {
         match event {
             Event::DocumentStart(_) => self.document_line = span.start.line(),
-            Event::Alias(_) => {
-                return Err(at(
-                    span,
-                    "aliases (*name) are not supported in parameter files, as in ROS 2; write \
-                     the value again",
-                ))
-            }
+            Event::Alias(_) => return Err(at(span, ALIASES)),
             Event::Scalar(text, style, _anchor, tag) => {
                 let quoted = match tag.as_deref() {
                     None => match style {
@@ -253,10 +250,7 @@ impl Builder<'_> {
         // The start event of a flow collection spans up to its bracket (after any anchor); that
         // of a block collection is empty.
         let flow_start = (!span.is_empty()
-            && matches!(
-                char_at(self.text, span.end.index() - 1),
-                Some('[' | '{')
-            ))
+            && matches!(char_at(self.text, span.end.index() - 1), Some('[' | '{')))
         .then(|| (span.end.line(), span.end.col()));
         self.stack.push(Open { frame, flow_start });
         Ok(())
@@ -313,9 +307,15 @@ impl Builder<'_> {
         let message = if info.contains("must be followed by a valid YAML whitespace") {
             "a tab right after ':' or '-' does not separate here; write a space".to_owned()
         } else if info.contains("tab") {
+            // The parser may point at the scalar before the line with the tab.
+            if let Some(tab) = indenting_tab(self.text, line) {
+                (line, column) = tab;
+            }
             "tabs cannot indent YAML; indent with spaces".to_owned()
         } else if info.contains("quoted scalar, found unexpected end of stream") {
             "a quoted string is never closed; add the closing quote".to_owned()
+        } else if info.contains("anchor") {
+            ALIASES.to_owned()
         } else if info.contains("recursion limit exceeded") {
             "nested too deeply".to_owned()
         } else if let (Some(((open_line, open_column), list)), true) =
@@ -349,7 +349,12 @@ impl Builder<'_> {
              line below `key:`, or write [a, b]"
                 .to_owned()
         } else if info.contains("did not find expected key") {
-            let text = self.text.lines().nth(line - 1).unwrap_or_default().trim_start();
+            let text = self
+                .text
+                .lines()
+                .nth(line - 1)
+                .unwrap_or_default()
+                .trim_start();
             if text == "-" || text.starts_with("- ") {
                 "a list item `-` among the keys of a mapping; indent it under its key".to_owned()
             } else {
@@ -428,12 +433,29 @@ fn char_at(text: &str, index: usize) -> Option<char> {
     }
 }
 
+/// The first tab in the indentation of a line with content, from line `from` on.
+fn indenting_tab(text: &str, from: usize) -> Option<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find_map(|(index, line)| {
+            let content = line.trim_start_matches([' ', '\t']);
+            if content.is_empty() || content.starts_with('#') {
+                return None;
+            }
+            let indentation = &line[..line.len() - content.len()];
+            indentation.find('\t').map(|at| (index + 1, at + 1))
+        })
+}
+
 /// Whether only blanks and comments follow the character at `index`.
 fn rest_is_blank(text: &str, index: usize) -> bool {
     let start = if text.is_ascii() {
         index.min(text.len())
     } else {
-        text.char_indices().nth(index).map_or(text.len(), |(at, _)| at)
+        text.char_indices()
+            .nth(index)
+            .map_or(text.len(), |(at, _)| at)
     };
     text[start..].lines().all(|line| {
         let line = line.trim_start();
