@@ -12,18 +12,27 @@
 //! | YAML | `ros2 topic pub` (PyYAML) | roslite |
 //! | --- | --- | --- |
 //! | block and flow collections (`{a: 1, b: [1, 2]}`) | read | read |
-//! | `'single'` and `"double"` quoted scalars, escapes | strings | strings |
-//! | plain scalars over several lines | folded into one line | the same |
+//! | `'single'`, `"double"` quoted scalars, escapes | strings | strings |
+//! | plain and quoted scalars over several lines | folded into one line | the same |
 //! | block scalars `\|` and `>` | strings | strings |
 //! | comments | ignored | ignored |
-//! | anchors and aliases (`&a`, `*a`) | read | refused, naming the line: an alias can stand for an exponentially large tree, and a message is short enough to repeat a value |
+//! | anchors and aliases (`&a`, `*a`) | read | refused, see 1 |
 //! | the `!!str` tag | a string | a string |
-//! | other tags (`!!int`, `!custom`) | typed or refused | refused, naming the line |
-//! | `[a: 1]`, a `key: value` pair in a list | a one-entry mapping | refused, naming the line: usually a forgotten `{}` |
-//! | several documents (`---`) | refused | refused, naming the line |
-//! | tabs in indentation | refused | refused, naming the line |
-//! | a tab right after `key:` | read as a separator | refused by `saphyr-parser`, naming the line: write a space |
-//! | the same key twice | the last one wins | refused, naming the line: YAML 1.2.2 §3.2.1.1 requires unique keys |
+//! | other tags (`!!int`, `!custom`) | typed or refused | refused |
+//! | `[a: 1]`, a `key: value` pair in a list | a one-entry mapping | refused, see 2 |
+//! | several documents (`---`) | refused | refused |
+//! | tabs in indentation | refused | refused |
+//! | a tab right after `key:` | a separator | refused, see 3 |
+//! | the same key twice | the last one wins | refused, see 4 |
+//!
+//! Every refusal is an error that names the line and column. Tabs cannot indent in YAML
+//! 1.2.2 (§6.1) nor in YAML 1.1.
+//!
+//! 1. An alias can stand for an exponentially large tree, and a message is short enough to
+//!    repeat a value.
+//! 2. Usually a forgotten `{}`: `[x: 1, y: 2]` would be two one-field messages.
+//! 3. `saphyr-parser` refuses it (PyYAML does not); a space works in both.
+//! 4. YAML 1.2.2 §3.2.1.1 requires the keys of a mapping to be unique.
 //!
 //! Errors name the line and column (those of `saphyr-parser`) and say how to fix the text.
 

@@ -13,26 +13,35 @@
 //! | YAML | ROS 2 (`rcl_yaml_param_parser`) | roslite |
 //! | --- | --- | --- |
 //! | block and flow collections (`{a: 1, b: [1, 2]}`) | read | read |
-//! | `'single'` and `"double"` quoted scalars, escapes | strings | strings |
-//! | plain scalars over several lines | folded into one line | the same |
-//! | block scalars `\|` and `>` | typed like plain scalars | the same (see below) |
+//! | `'single'`, `"double"` quoted scalars, escapes | strings | strings |
+//! | plain and quoted scalars over several lines | folded into one line | the same |
+//! | block scalars `\|` and `>` | typed like plain scalars | the same, see 1 |
 //! | comments | ignored | ignored |
 //! | anchors (`&name`) | ignored | ignored |
-//! | aliases (`*name`) | refused ("Will not support aliasing") | refused, naming the line |
+//! | aliases (`*name`) | refused ("Will not support aliasing") | refused |
 //! | the `!!str` tag | a string | a string |
-//! | other tags | ignored | refused, naming the line: a tag that changes nothing misleads |
-//! | several documents (`---`) | each read in turn (document events are skipped), later values win | the same: the documents' top-level mappings are joined in order |
-//! | tabs in indentation | refused by libyaml | refused, naming the line |
-//! | a tab right after `key:` | read as a separator | refused by `saphyr-parser`, naming the line: write a space |
-//! | the same key twice in one mapping | the last one wins | refused, naming the line: YAML 1.2.2 §3.2.1.1 requires unique keys |
+//! | other tags | ignored | refused, see 2 |
+//! | several documents (`---`) | read in turn | the same, see 3 |
+//! | tabs in indentation | refused | refused |
+//! | a tab right after `key:` | a separator | refused, see 4 |
+//! | the same key twice in one mapping | the last one wins | refused, see 5 |
 //!
-//! Block scalars: rcl types every scalar that is not single- or double-quoted, so `|-` or `>-`
-//! (strip chomping) around `5` give the integer 5, while plain `|` keeps the final line break,
-//! and `"5\n"` is no number, so a string. This reader hands a block scalar on unquoted when
-//! its text has no whitespace at either end (then `overrides` types it exactly as rcl does) and
-//! quoted otherwise (a string with its line breaks, as rcl gives). The one difference: text
-//! that starts with whitespace (possible only with an indentation indicator, `|2`) stays a
-//! string where rcl's `strtol` would skip the whitespace and read a number.
+//! Every refusal is an error that names the line and column. Tabs cannot indent in YAML
+//! 1.2.2 (§6.1) nor in YAML 1.1.
+//!
+//! 1. rcl types every scalar that is not single- or double-quoted, so `|-` or `>-` (strip
+//!    chomping) around `5` give the integer 5, while plain `|` keeps the final line break and
+//!    `"5\n"` is no number, so a string. This reader hands a block scalar on unquoted when its
+//!    text has no whitespace at either end (then `overrides` types it exactly as rcl does) and
+//!    quoted otherwise (a string with its line breaks, as rcl gives). The one difference: text
+//!    that starts with whitespace (only possible with an indentation indicator, `|2`) stays a
+//!    string where rcl's `strtol` would skip the whitespace and read a number.
+//! 2. A tag that changes nothing would mislead the reader of the file.
+//! 3. rcl's event loop skips document start and end events, so later documents go on as if
+//!    they were part of the first; here the documents' top-level mappings are joined in order
+//!    (later values win), and a document that is not a mapping is refused.
+//! 4. `saphyr-parser` refuses it (libyaml does not); a space works in both.
+//! 5. YAML 1.2.2 §3.2.1.1 requires the keys of a mapping to be unique.
 //!
 //! Errors name the line and column (those of `saphyr-parser`) and say how to fix the text.
 
