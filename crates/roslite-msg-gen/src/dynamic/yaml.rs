@@ -182,6 +182,7 @@ impl Builder<'_> {
                 self.open(frame, anchor, tag, span)?;
             }
             Event::SequenceEnd | Event::MappingEnd => {
+                // saphyr-parser pairs every end event with a start event, which pushed.
                 let open = self
                     .stack
                     .pop()

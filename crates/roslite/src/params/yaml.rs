@@ -217,6 +217,7 @@ impl<'t> Builder<'t> {
                 self.open(frame, tag.as_deref(), span)?;
             }
             Event::SequenceEnd | Event::MappingEnd => {
+                // saphyr-parser pairs every end event with a start event, which pushed.
                 let open = self
                     .stack
                     .pop()
@@ -231,9 +232,7 @@ impl<'t> Builder<'t> {
         }
         Ok(())
     }
-}
 
-impl Builder<'_> {
     fn open(&mut self, frame: Frame, tag: Option<&Tag>, span: Span) -> Result<(), YamlError> {
         if let Some(tag) = tag {
             return Err(unsupported_tag(span, tag));
