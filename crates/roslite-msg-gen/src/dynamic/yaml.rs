@@ -340,7 +340,7 @@ impl Builder<'_> {
             let text = self
                 .text
                 .lines()
-                .nth(line - 1)
+                .nth(line.saturating_sub(1))
                 .unwrap_or_default()
                 .trim_start();
             if text == "-" || text.starts_with("- ") {

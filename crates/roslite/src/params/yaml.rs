@@ -360,7 +360,7 @@ impl<'t> Builder<'t> {
             let text = self
                 .text
                 .lines()
-                .nth(line - 1)
+                .nth(line.saturating_sub(1))
                 .unwrap_or_default()
                 .trim_start();
             if text == "-" || text.starts_with("- ") {
