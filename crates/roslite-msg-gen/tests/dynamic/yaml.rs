@@ -90,6 +90,36 @@ fn ros2_topic_pub_arguments() {
     assert_eq!(field(&value, "f32"), Some(&Value::Float(f64::from(0.1f32))));
 }
 
+/// YAML that `ros2 topic pub` (PyYAML) reads beyond plain flow and block style: block scalars,
+/// the `!!str` tag, folded multi-line scalars; and what roslite refuses instead.
+#[test]
+fn multi_line_and_tagged_message_text() {
+    let st = "std_msgs/msg/String";
+    assert_eq!(
+        yaml(st, "data: |\n  two\n  lines\n"),
+        string_msg("two\nlines\n")
+    );
+    assert_eq!(
+        yaml(st, "data: >-\n  one\n  line\n"),
+        string_msg("one line")
+    );
+    assert_eq!(yaml(st, "data: !!str 5"), string_msg("5"));
+    assert_eq!(yaml(st, "data: 'a\n\n  b'"), string_msg("a\nb"));
+    assert_eq!(
+        yaml(st, "# comment\n---\ndata: x  # trailing\n...\n"),
+        string_msg("x")
+    );
+    // Block scalars are strings, never numbers, as in PyYAML.
+    let err = yaml_err("std_msgs/msg/Int32", "data: |-\n  5\n");
+    assert_message(&err, &["expects int32 but got string \"5\""]);
+    let err = yaml_err(st, "data: &x hi");
+    assert_message(&err, &["line 1, column 7", "anchors and aliases"]);
+    let err = yaml_err(st, "data: hi\n---\ndata: ho\n");
+    assert_message(&err, &["line 2", "exactly one message"]);
+    let err = yaml_err(st, "data:\n\t hi\n");
+    assert_message(&err, &["line 2", "tabs"]);
+}
+
 fn assert_message(err: &DynError, needles: &[&str]) {
     let text = err.to_string();
     for needle in needles {

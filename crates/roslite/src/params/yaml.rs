@@ -1,26 +1,67 @@
-//! A reader for the YAML that ROS 2 parameter files and `-p name:=value` overrides use: block
-//! mappings and sequences (also the indentless `key:\n- item` form PyYAML writes), flow
-//! sequences and mappings (which may span lines), plain, single- and double-quoted scalars,
-//! comments, one optional `---` document.
+//! The YAML of ROS 2 parameter files (`--params-file`) and of `-p name:=value` overrides,
+//! parsed by `saphyr-parser` (YAML 1.2; the workspace's one YAML parser, also behind message
+//! text in `roslite-msg-gen`) and built here into a small tree that `overrides` interprets.
 //!
-//! Not supported, each refused with an error naming it: anchors, aliases, tags, block scalars
-//! (`|`, `>`), multi-line plain scalars, several documents. `roslite-msg-gen` has a fuller
-//! reader for messages; the runtime keeps this small one so that it does not depend on the
-//! code generator.
+//! The tree keeps each scalar's text and whether it counts as quoted; it does not decide what
+//! a scalar means (`5` stays the text `5`): `overrides` types it as `rcl_yaml_param_parser`
+//! does (`parse.c`, `get_value`: quoted is a string, otherwise a bool word, an integer, a
+//! double, or else a string).
 //!
-//! The reader does not decide what a scalar means (`5` stays the text `5`, with whether it
-//! was quoted); `overrides` interprets it the way `rcl_yaml_param_parser` does.
+//! ROS 2 reads parameter files with libyaml, event by event (`parse.c`, `parse_file_events`).
+//! What it does with each YAML feature, and what this reader does:
+//!
+//! | YAML | ROS 2 (`rcl_yaml_param_parser`) | roslite |
+//! | --- | --- | --- |
+//! | block and flow collections (`{a: 1, b: [1, 2]}`) | read | read |
+//! | `'single'`, `"double"` quoted scalars, escapes | strings | strings |
+//! | plain and quoted scalars over several lines | folded into one line | the same |
+//! | block scalars `\|` and `>` | typed like plain scalars | the same, see 1 |
+//! | comments | ignored | ignored |
+//! | anchors (`&name`) | ignored | ignored |
+//! | aliases (`*name`) | refused ("Will not support aliasing") | refused |
+//! | the `!!str` tag | a string | a string |
+//! | other tags | ignored | refused, see 2 |
+//! | several documents (`---`) | read in turn | the same, see 3 |
+//! | tabs in indentation | refused | refused |
+//! | a tab right after `key:` | a separator | refused, see 4 |
+//! | the same key twice in one mapping | the last one wins | refused, see 5 |
+//!
+//! Every refusal is an error that names the line and column. Tabs cannot indent in YAML
+//! 1.2.2 (§6.1) nor in YAML 1.1.
+//!
+//! 1. rcl types every scalar that is not single- or double-quoted, so `|-` or `>-` (strip
+//!    chomping) around `5` give the integer 5, while plain `|` keeps the final line break and
+//!    `"5\n"` is no number, so a string. This reader hands a block scalar on unquoted when its
+//!    text has no whitespace at either end (then `overrides` types it exactly as rcl does) and
+//!    quoted otherwise (a string with its line breaks, as rcl gives). The one difference: text
+//!    that starts with whitespace (only possible with an indentation indicator, `|2`) stays a
+//!    string where rcl's `strtol` would skip the whitespace and read a number.
+//! 2. A tag that changes nothing would mislead the reader of the file.
+//! 3. rcl's event loop skips document start and end events, so later documents go on as if
+//!    they were part of the first; here the documents' top-level mappings are joined in order
+//!    (later values win), and a document that is not a mapping is refused.
+//! 4. `saphyr-parser` refuses it (libyaml does not); a space works in both.
+//! 5. YAML 1.2.2 §3.2.1.1 requires the keys of a mapping to be unique.
+//!
+//! Errors name the line and column (those of `saphyr-parser`) and say how to fix the text.
 
 use std::fmt;
 
-/// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
+
+/// Nesting deeper than this is refused, so hostile input cannot exhaust the stack when the
+/// tree is walked or dropped.
 const MAX_NESTING: usize = 64;
+
+const ALIASES: &str =
+    "aliases (*name) are not supported in parameter files, as in ROS 2; write the value again";
 
 /// One YAML node.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Yaml {
     Scalar {
         text: String,
+        /// Single- or double-quoted, tagged `!!str`, or a block scalar read as a string.
         quoted: bool,
     },
     Seq(Vec<Yaml>),
@@ -33,41 +74,52 @@ pub(crate) enum Yaml {
 pub struct YamlError {
     /// 1-based line of the problem.
     pub line: usize,
+    /// 1-based column (in characters) of the problem.
+    pub column: usize,
     pub message: String,
 }
 
 impl fmt::Display for YamlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
 impl std::error::Error for YamlError {}
 
-/// A source line with its comment removed and its indentation measured.
-#[derive(Debug)]
-struct Line {
-    number: usize,
-    indent: usize,
-    text: String,
-}
-
-/// Parses one document; `None` when it holds nothing but whitespace and comments.
+/// Parses a parameter file; `None` when it holds nothing but whitespace, comments and empty
+/// documents. Several documents that are all mappings come back as one mapping with their
+/// entries in order, which `overrides` applies as rcl applies the documents.
 pub(crate) fn parse(text: &str) -> Result<Option<Yaml>, YamlError> {
-    let lines = logical_lines(text)?;
-    if lines.is_empty() {
+    let mut documents = Builder::new(text).run()?.into_iter();
+    let Some(first) = documents.next() else {
         return Ok(None);
+    };
+    let mut rest = documents.peekable();
+    if rest.peek().is_none() {
+        return Ok(Some(first.root));
     }
-    let mut parser = Parser { lines, pos: 0 };
-    let indent = parser.lines[0].indent;
-    let node = parser.block(indent, 0)?;
-    if let Some(line) = parser.lines.get(parser.pos) {
-        return Err(error(
-            line.number,
-            "unexpected text after the document; check indentation",
-        ));
+    let not_a_mapping = |document: &Document| YamlError {
+        line: document.line,
+        column: 1,
+        message: "a file of several documents needs a mapping of node names in each; this \
+                  one holds something else"
+            .into(),
+    };
+    let Yaml::Map(mut entries) = first.root else {
+        return Err(not_a_mapping(&first));
+    };
+    for document in rest {
+        match document.root {
+            Yaml::Map(more) => entries.extend(more),
+            _ => return Err(not_a_mapping(&document)),
+        }
     }
-    Ok(Some(node))
+    Ok(Some(Yaml::Map(entries)))
 }
 
 /// Parses a single scalar or flow value as written after `:=` on a command line.
@@ -81,438 +133,343 @@ pub(crate) fn parse_inline(text: &str) -> Result<Yaml, YamlError> {
     }
 }
 
-fn error(line: usize, message: impl Into<String>) -> YamlError {
+/// One non-empty document and the line it starts on.
+struct Document {
+    line: usize,
+    root: Yaml,
+}
+
+/// A collection whose end event has not come yet.
+enum Frame {
+    Seq(Vec<Yaml>),
+    Map {
+        entries: Vec<(String, Yaml)>,
+        /// The key read, waiting for its value.
+        key: Option<String>,
+    },
+}
+
+/// An open collection, with where it started when it was written in flow style (`[`, `{`).
+struct Open {
+    frame: Frame,
+    flow_start: Option<(usize, usize)>,
+}
+
+/// Turns `saphyr-parser` events into [`Yaml`] trees, one per document.
+struct Builder<'t> {
+    text: &'t str,
+    stack: Vec<Open>,
+    documents: Vec<Document>,
+    document_line: usize,
+    /// The line of the last scalar read, to tell `a: b: c` from a bad indentation.
+    last_scalar_line: usize,
+}
+
+impl<'t> Builder<'t> {
+    fn new(text: &'t str) -> Self {
+        Self {
+            text,
+            stack: Vec::new(),
+            documents: Vec::new(),
+            document_line: 1,
+            last_scalar_line: 0,
+        }
+    }
+
+    fn run(mut self) -> Result<Vec<Document>, YamlError> {
+        let mut parser = Parser::new_from_str(self.text);
+        while let Some(next) = parser.next_event() {
+            let (event, span) = next.map_err(|e| self.explain(&e))?;
+            self.handle(event, span)?;
+        }
+        Ok(self.documents)
+    }
+
+    fn handle(&mut self, event: Event<'_>, span: Span) -> Result<(), YamlError> {
+        match event {
+            Event::DocumentStart(_) => self.document_line = span.start.line(),
+            Event::Alias(_) => return Err(at(span, ALIASES)),
+            Event::Scalar(text, style, _anchor, tag) => {
+                let quoted = match tag.as_deref() {
+                    None => match style {
+                        ScalarStyle::Plain => false,
+                        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => true,
+                        ScalarStyle::Literal | ScalarStyle::Folded => text.trim() != text,
+                    },
+                    Some(tag) if is_str(tag) => true,
+                    Some(tag) => return Err(unsupported_tag(span, tag)),
+                };
+                self.last_scalar_line = span.start.line();
+                let node = Yaml::Scalar {
+                    text: text.into_owned(),
+                    quoted,
+                };
+                self.add(node, span)?;
+            }
+            Event::SequenceStart(_anchor, tag) => {
+                self.open(Frame::Seq(Vec::new()), tag.as_deref(), span)?;
+            }
+            Event::MappingStart(_anchor, tag) => {
+                let frame = Frame::Map {
+                    entries: Vec::new(),
+                    key: None,
+                };
+                self.open(frame, tag.as_deref(), span)?;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                // saphyr-parser pairs every end event with a start event, which pushed.
+                let open = self
+                    .stack
+                    .pop()
+                    .expect("internal bug: saphyr-parser ended a collection it never started");
+                let node = match open.frame {
+                    Frame::Seq(items) => Yaml::Seq(items),
+                    Frame::Map { entries, .. } => Yaml::Map(entries),
+                };
+                self.add(node, span)?;
+            }
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, frame: Frame, tag: Option<&Tag>, span: Span) -> Result<(), YamlError> {
+        if let Some(tag) = tag {
+            return Err(unsupported_tag(span, tag));
+        }
+        if matches!(
+            self.stack.last(),
+            Some(Open {
+                frame: Frame::Map { key: None, .. },
+                ..
+            })
+        ) {
+            return Err(at(
+                span,
+                "a list or mapping cannot be a key; keys are parameter, node or namespace names",
+            ));
+        }
+        if self.stack.len() >= MAX_NESTING {
+            return Err(at(
+                span,
+                format!("nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        // The start event of a flow collection spans up to its bracket (after any anchor); that
+        // of a block collection is empty.
+        let flow_start = (!span.is_empty()
+            && matches!(char_at(self.text, span.end.index() - 1), Some('[' | '{')))
+        .then(|| (span.end.line(), span.end.col()));
+        self.stack.push(Open { frame, flow_start });
+        Ok(())
+    }
+
+    /// Puts a finished node into the collection it belongs to, or makes it a document.
+    fn add(&mut self, node: Yaml, span: Span) -> Result<(), YamlError> {
+        let Some(open) = self.stack.last_mut() else {
+            let empty = matches!(&node, Yaml::Scalar { text, quoted: false } if text.is_empty());
+            if !empty {
+                self.documents.push(Document {
+                    line: self.document_line,
+                    root: node,
+                });
+            }
+            return Ok(());
+        };
+        match &mut open.frame {
+            Frame::Seq(items) => items.push(node),
+            Frame::Map { entries, key } => match key.take() {
+                Some(key) => entries.push((key, node)),
+                None => {
+                    let Yaml::Scalar { text, quoted } = node else {
+                        unreachable!("internal bug: `open` refuses collections as keys");
+                    };
+                    if text.is_empty() && !quoted {
+                        return Err(at(span, "a key is missing before ':'"));
+                    }
+                    if entries.iter().any(|(k, _)| *k == text) {
+                        return Err(at(
+                            span,
+                            format!("key '{text}' appears twice; give each key once"),
+                        ));
+                    }
+                    *key = Some(text);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// A `saphyr-parser` error in words that say how to fix the text; errors not listed keep
+    /// the parser's wording.
+    fn explain(&self, error: &ScanError) -> YamlError {
+        let mark = error.marker();
+        let info = error.info();
+        let (mut line, mut column) = (mark.line(), mark.col() + 1);
+        // The innermost collection written with brackets, where it opened, and whether it is
+        // a list.
+        let flow = self.stack.iter().rev().find_map(|open| {
+            open.flow_start
+                .map(|start| (start, matches!(open.frame, Frame::Seq(_))))
+        });
+        let message = if info.contains("must be followed by a valid YAML whitespace") {
+            "a tab right after ':' or '-' does not separate here; write a space".to_owned()
+        } else if info.contains("tab") {
+            // The parser may point at the scalar before the line with the tab.
+            if let Some(tab) = indenting_tab(self.text, line) {
+                (line, column) = tab;
+            }
+            "tabs cannot indent YAML; indent with spaces".to_owned()
+        } else if info.contains("quoted scalar, found unexpected end of stream") {
+            "a quoted string is never closed; add the closing quote".to_owned()
+        } else if info.contains("anchor") {
+            ALIASES.to_owned()
+        } else if info.contains("recursion limit exceeded") {
+            "nested too deeply".to_owned()
+        } else if let (Some(((open_line, open_column), list)), true) =
+            (flow, rest_is_blank(self.text, mark.index()))
+        {
+            (line, column) = (open_line, open_column);
+            let (open, close) = if list { ('[', ']') } else { ('{', '}') };
+            format!("the '{open}' here is never closed; add '{close}'")
+        } else if info.contains("flow sequence")
+            || (info.contains("illegal placement of ':'") && matches!(flow, Some((_, true))))
+        {
+            "expected ',' or ']' in a list; separate items with commas, and quote items that \
+             contain , : [ ] { }"
+                .to_owned()
+        } else if info.contains("flow mapping") {
+            "expected ',' or '}' in a mapping; separate entries with commas, and quote values \
+             that contain , : [ ] { }"
+                .to_owned()
+        } else if info.contains("mapping values are not allowed") {
+            if self.last_scalar_line == line {
+                "a mapping cannot start on the same line as its key (`a: b: c`); put the nested \
+                 keys on the lines below, indented, or quote the value"
+                    .to_owned()
+            } else {
+                "unexpected indentation: a more indented `key: value` line needs a key with no \
+                 value above it (quote long text instead of continuing it)"
+                    .to_owned()
+            }
+        } else if info.contains("block sequence entries are not allowed") {
+            "a list cannot start on the same line as its key; put each `- item` on its own \
+             line below `key:`, or write [a, b]"
+                .to_owned()
+        } else if info.contains("did not find expected key") {
+            let text = self
+                .text
+                .lines()
+                .nth(line.saturating_sub(1))
+                .unwrap_or_default()
+                .trim_start();
+            if text == "-" || text.starts_with("- ") {
+                "a list item `-` among the keys of a mapping; indent it under its key".to_owned()
+            } else {
+                "this line is not indented like the keys above it; align it with its sibling \
+                 keys"
+                    .to_owned()
+            }
+        } else if info.contains("did not find expected '-'") {
+            "expected a list item `- ...` like the ones above at this indentation; a list \
+             cannot go on with `key: value` lines"
+                .to_owned()
+        } else if info.contains("did not find expected <document start>") {
+            "this line is indented less than the first line of the file; indent the top-level \
+             keys alike"
+                .to_owned()
+        } else if info.contains("invalid trailing content after") {
+            "unexpected text after a quoted string; quote the whole value, and write \
+             `key: value` with a space after ':'"
+                .to_owned()
+        } else if info.contains("unknown escape character") {
+            "unknown escape in a double-quoted string; write \\\\ for a backslash, or use \
+             single quotes"
+                .to_owned()
+        } else if info.contains("hexadecimal number") {
+            "a \\x, \\u or \\U escape needs 2, 4 or 8 hex digits (\\x41, \\u00e9)".to_owned()
+        } else if info.contains("misplaced bracket") {
+            "a ']' or '}' that closes nothing; remove it, or quote the value".to_owned()
+        } else if info.contains("unexpected character") {
+            format!("{info}: a plain value cannot start with it; quote the value")
+        } else {
+            format!("{info}; check the quoting and indentation here")
+        };
+        YamlError {
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// An error at the start of `span`.
+fn at(span: Span, message: impl Into<String>) -> YamlError {
     YamlError {
-        line,
+        line: span.start.line(),
+        column: span.start.col() + 1,
         message: message.into(),
     }
 }
 
-/// Splits `text` into non-blank lines without comments; a flow collection left open at the end
-/// of a line continues on the next ones and is joined into one line.
-fn logical_lines(text: &str) -> Result<Vec<Line>, YamlError> {
-    let mut out: Vec<Line> = Vec::new();
-    let mut open_depth = 0usize;
-    let mut seen_document = false;
-    for (index, raw) in text.lines().enumerate() {
-        let number = index + 1;
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        if raw.contains('\t') && raw.trim_start_matches(' ').starts_with('\t') {
-            return Err(error(number, "tabs cannot indent YAML; use spaces"));
-        }
-        let (content, depth_change) = strip_comment(raw, number)?;
-        let trimmed = content.trim_end();
-        if open_depth > 0 {
-            let last = out
-                .last_mut()
-                .expect("internal bug: open flow without a line");
-            last.text.push(' ');
-            last.text.push_str(trimmed.trim_start());
-            open_depth = checked_depth(open_depth, depth_change, number)?;
-            continue;
-        }
-        if trimmed.trim().is_empty() {
-            continue;
-        }
-        if trimmed == "---" || trimmed.starts_with("--- ") {
-            if seen_document || !out.is_empty() {
-                return Err(error(
-                    number,
-                    "several YAML documents given; give exactly one",
-                ));
-            }
-            seen_document = true;
-            let rest = trimmed[3..].trim();
-            if !rest.is_empty() {
-                return Err(error(number, "put the document on the lines after '---'"));
-            }
-            continue;
-        }
-        if trimmed == "..." {
-            break;
-        }
-        let indent = trimmed.len() - trimmed.trim_start().len();
-        open_depth = checked_depth(0, depth_change, number)?;
-        out.push(Line {
-            number,
-            indent,
-            text: trimmed.trim_start().to_owned(),
-        });
-    }
-    if open_depth > 0 {
-        let line = out.last().map_or(1, |l| l.number);
-        return Err(error(line, "a '[' or '{' is never closed"));
-    }
-    Ok(out)
+/// `!!str`, in any spelling that names the core schema's string tag.
+fn is_str(tag: &Tag) -> bool {
+    tag.is_yaml_core_schema() && tag.suffix == "str"
 }
 
-fn checked_depth(depth: usize, change: isize, line: usize) -> Result<usize, YamlError> {
-    depth
-        .checked_add_signed(change)
-        .ok_or_else(|| error(line, "a ']' or '}' closes nothing"))
+fn unsupported_tag(span: Span, tag: &Tag) -> YamlError {
+    let name = if tag.is_yaml_core_schema() {
+        format!("!!{}", tag.suffix)
+    } else {
+        format!("{}{}", tag.handle, tag.suffix)
+    };
+    at(
+        span,
+        format!(
+            "the tag {name} is not supported, only !!str is (ROS 2 ignores the others); remove \
+             it, or quote the value"
+        ),
+    )
 }
 
-/// The line without its comment, and how much it changes the flow nesting depth.
-fn strip_comment(line: &str, number: usize) -> Result<(&str, isize), YamlError> {
-    let bytes = line.as_bytes();
-    let mut depth = 0isize;
-    let mut i = 0;
-    // A quote opens a quoted scalar only where a scalar can start, so `it's` stays plain.
-    let mut at_token_start = true;
-    while i < bytes.len() {
-        let c = bytes[i];
-        match c {
-            b'#' if i == 0 || bytes[i - 1] == b' ' => return Ok((&line[..i], depth)),
-            b'\'' | b'"' if at_token_start => {
-                i = skip_quoted(bytes, i)
-                    .ok_or_else(|| error(number, "a quoted string is never closed"))?;
-                at_token_start = false;
-                continue;
-            }
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => depth -= 1,
-            _ => {}
-        }
-        at_token_start = match c {
-            b' ' => at_token_start,
-            b':' | b'-' | b'[' | b'{' | b',' => true,
-            _ => false,
-        };
-        i += 1;
-    }
-    Ok((line, depth))
-}
-
-/// The index just past the quoted scalar starting at `start`, or `None` if it is not closed.
-fn skip_quoted(bytes: &[u8], start: usize) -> Option<usize> {
-    let quote = bytes[start];
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if quote == b'"' => i += 2,
-            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
-            c if c == quote => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-struct Parser {
-    lines: Vec<Line>,
-    pos: usize,
-}
-
-impl Parser {
-    fn block(&mut self, indent: usize, nesting: usize) -> Result<Yaml, YamlError> {
-        let line = &self.lines[self.pos];
-        if nesting > MAX_NESTING {
-            return Err(error(line.number, "nested too deeply"));
-        }
-        if is_seq_item(&line.text) {
-            self.block_seq(indent, nesting)
-        } else if find_map_colon(&line.text).is_none() {
-            // A lone scalar or flow collection (`5`, `[1, 2]`), as after `-p name:=`.
-            let (text, number) = (line.text.clone(), line.number);
-            self.pos += 1;
-            inline_value(&text, number, nesting)
-        } else {
-            self.block_map(indent, nesting)
-        }
-    }
-
-    fn block_seq(&mut self, indent: usize, nesting: usize) -> Result<Yaml, YamlError> {
-        let mut items = Vec::new();
-        while let Some(line) = self.lines.get(self.pos) {
-            if line.indent < indent || (line.indent == indent && !is_seq_item(&line.text)) {
-                break;
-            }
-            if line.indent > indent {
-                return Err(error(line.number, "unexpected indentation in a sequence"));
-            }
-            let number = line.number;
-            let rest = line.text[1..].trim_start().to_owned();
-            self.pos += 1;
-            if rest.is_empty() {
-                items.push(self.nested_value(indent, nesting)?);
-            } else if find_map_colon(&rest).is_some() && !rest.starts_with(['[', '{']) {
-                return Err(error(
-                    number,
-                    "mappings inside sequences are not supported in parameter files",
-                ));
-            } else {
-                items.push(inline_value(&rest, number, nesting)?);
-            }
-        }
-        Ok(Yaml::Seq(items))
-    }
-
-    fn block_map(&mut self, indent: usize, nesting: usize) -> Result<Yaml, YamlError> {
-        let mut entries: Vec<(String, Yaml)> = Vec::new();
-        while let Some(line) = self.lines.get(self.pos) {
-            if line.indent < indent {
-                break;
-            }
-            if line.indent > indent {
-                return Err(error(line.number, "unexpected indentation in a mapping"));
-            }
-            if is_seq_item(&line.text) {
-                return Err(error(
-                    line.number,
-                    "a sequence item where a 'key:' was expected",
-                ));
-            }
-            let number = line.number;
-            let colon = find_map_colon(&line.text).ok_or_else(|| {
-                error(
-                    number,
-                    "expected 'key: value' (multi-line plain scalars are not supported)",
-                )
-            })?;
-            let key = scalar_text(line.text[..colon].trim(), number)?.0;
-            let rest = line.text[colon + 1..].trim().to_owned();
-            self.pos += 1;
-            if entries.iter().any(|(k, _)| *k == key) {
-                return Err(error(number, format!("key '{key}' appears twice")));
-            }
-            let value = if rest.is_empty() {
-                self.nested_value(indent, nesting)?
-            } else {
-                inline_value(&rest, number, nesting)?
-            };
-            entries.push((key, value));
-        }
-        Ok(Yaml::Map(entries))
-    }
-
-    /// The value of a `key:` or `-` with nothing after it: a more indented block, an
-    /// indentless sequence (after a key), or null.
-    fn nested_value(&mut self, parent_indent: usize, nesting: usize) -> Result<Yaml, YamlError> {
-        match self.lines.get(self.pos) {
-            Some(next) if next.indent > parent_indent => {
-                let indent = next.indent;
-                self.block(indent, nesting + 1)
-            }
-            Some(next)
-                if next.indent == parent_indent
-                    && is_seq_item(&next.text)
-                    && !is_seq_item(&self.lines[self.pos - 1].text) =>
-            {
-                self.block_seq(parent_indent, nesting + 1)
-            }
-            _ => Ok(Yaml::Scalar {
-                text: String::new(),
-                quoted: false,
-            }),
-        }
+/// The character at `index`, counted in characters as `saphyr-parser` counts.
+fn char_at(text: &str, index: usize) -> Option<char> {
+    if text.is_ascii() {
+        text.as_bytes().get(index).map(|&b| char::from(b))
+    } else {
+        text.chars().nth(index)
     }
 }
 
-fn is_seq_item(text: &str) -> bool {
-    text == "-" || text.starts_with("- ")
-}
-
-/// The byte index of the `:` that separates a mapping key from its value: followed by a space
-/// or the end of the line, outside quotes and brackets.
-fn find_map_colon(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    let mut depth = 0usize;
-    if matches!(bytes.first(), Some(b'\'' | b'"')) {
-        i = skip_quoted(bytes, 0)?;
-    }
-    while i < bytes.len() {
-        match bytes[i] {
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b':' if depth == 0 && matches!(bytes.get(i + 1), None | Some(b' ')) => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// A value written on the same line as its key or dash.
-fn inline_value(text: &str, line: usize, nesting: usize) -> Result<Yaml, YamlError> {
-    if text.starts_with(['[', '{']) {
-        let mut flow = Flow {
-            bytes: text.as_bytes(),
-            text,
-            pos: 0,
-            line,
-        };
-        let node = flow.value(nesting)?;
-        flow.skip_spaces();
-        if flow.pos != text.len() {
-            return Err(error(line, "unexpected text after a flow collection"));
-        }
-        return Ok(node);
-    }
-    let (text, quoted) = scalar_text(text, line)?;
-    Ok(Yaml::Scalar { text, quoted })
-}
-
-/// A complete scalar: quoted (unescaped) or plain (checked for unsupported syntax).
-fn scalar_text(text: &str, line: usize) -> Result<(String, bool), YamlError> {
-    match text.as_bytes().first() {
-        Some(b'\'' | b'"') => {
-            let end = skip_quoted(text.as_bytes(), 0)
-                .ok_or_else(|| error(line, "a quoted string is never closed"))?;
-            if end != text.len() {
-                return Err(error(line, "unexpected text after a quoted string"));
+/// The first tab in the indentation of a line with content, from line `from` on.
+fn indenting_tab(text: &str, from: usize) -> Option<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find_map(|(index, line)| {
+            let content = line.trim_start_matches([' ', '\t']);
+            if content.is_empty() || content.starts_with('#') {
+                return None;
             }
-            Ok((unquote(text, line)?, true))
-        }
-        Some(b'|' | b'>') => Err(error(line, "block scalars ('|', '>') are not supported")),
-        Some(b'&') => Err(error(line, "anchors ('&') are not supported")),
-        Some(b'*') => Err(error(line, "aliases ('*') are not supported")),
-        Some(b'!') => Err(error(line, "tags ('!') are not supported")),
-        _ => Ok((text.to_owned(), false)),
-    }
+            let indentation = &line[..line.len() - content.len()];
+            indentation.find('\t').map(|at| (index + 1, at + 1))
+        })
 }
 
-/// The content of a quoted scalar given with its quotes.
-fn unquote(text: &str, line: usize) -> Result<String, YamlError> {
-    let inner = &text[1..text.len() - 1];
-    if text.starts_with('\'') {
-        return Ok(inner.replace("''", "'"));
-    }
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let escaped = chars.next().unwrap_or('\\');
-        out.push(match escaped {
-            '0' => '\0',
-            'a' => '\x07',
-            'b' => '\x08',
-            't' => '\t',
-            'n' => '\n',
-            'v' => '\x0b',
-            'f' => '\x0c',
-            'r' => '\r',
-            'e' => '\x1b',
-            ' ' | '"' | '/' | '\\' => escaped,
-            'x' | 'u' | 'U' => {
-                let digits = match escaped {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let hex: String = chars.by_ref().take(digits).collect();
-                u32::from_str_radix(&hex, 16)
-                    .ok()
-                    .filter(|_| hex.len() == digits)
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| error(line, format!("bad escape '\\{escaped}{hex}'")))?
-            }
-            other => return Err(error(line, format!("unknown escape '\\{other}'"))),
-        });
-    }
-    Ok(out)
+/// Whether only blanks and comments follow the character at `index`.
+fn rest_is_blank(text: &str, index: usize) -> bool {
+    let start = if text.is_ascii() {
+        index.min(text.len())
+    } else {
+        text.char_indices()
+            .nth(index)
+            .map_or(text.len(), |(at, _)| at)
+    };
+    text[start..].lines().all(|line| {
+        let line = line.trim_start();
+        line.is_empty() || line.starts_with('#')
+    })
 }
 
-/// A flow collection (`[a, b]`, `{k: v}`) on one logical line.
-struct Flow<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-    line: usize,
-}
-
-impl Flow<'_> {
-    fn skip_spaces(&mut self) {
-        while self.bytes.get(self.pos) == Some(&b' ') {
-            self.pos += 1;
-        }
-    }
-
-    fn value(&mut self, nesting: usize) -> Result<Yaml, YamlError> {
-        if nesting > MAX_NESTING {
-            return Err(error(self.line, "nested too deeply"));
-        }
-        self.skip_spaces();
-        match self.bytes.get(self.pos) {
-            Some(b'[') => self
-                .collection(b']', nesting)
-                .map(|items| Yaml::Seq(items.into_iter().map(|(_, v)| v).collect())),
-            Some(b'{') => {
-                let entries = self.collection(b'}', nesting)?;
-                let mut map = Vec::with_capacity(entries.len());
-                for (key, value) in entries {
-                    let key = key.ok_or_else(|| {
-                        error(self.line, "a flow mapping entry needs 'key: value'")
-                    })?;
-                    map.push((key, value));
-                }
-                Ok(Yaml::Map(map))
-            }
-            _ => self
-                .scalar()
-                .map(|(text, quoted)| Yaml::Scalar { text, quoted }),
-        }
-    }
-
-    /// Items up to `close`; each with its key when written `key: value`.
-    fn collection(
-        &mut self,
-        close: u8,
-        nesting: usize,
-    ) -> Result<Vec<(Option<String>, Yaml)>, YamlError> {
-        self.pos += 1;
-        let mut items = Vec::new();
-        loop {
-            self.skip_spaces();
-            if self.bytes.get(self.pos) == Some(&close) {
-                self.pos += 1;
-                return Ok(items);
-            }
-            let first = self.value(nesting + 1)?;
-            self.skip_spaces();
-            let item = if self.bytes.get(self.pos) == Some(&b':') {
-                self.pos += 1;
-                let Yaml::Scalar { text: key, .. } = first else {
-                    return Err(error(self.line, "flow mapping keys must be scalars"));
-                };
-                (Some(key), self.value(nesting + 1)?)
-            } else {
-                (None, first)
-            };
-            items.push(item);
-            self.skip_spaces();
-            match self.bytes.get(self.pos) {
-                Some(b',') => self.pos += 1,
-                Some(c) if *c == close => {}
-                _ => {
-                    return Err(error(
-                        self.line,
-                        format!("expected ',' or '{}' in a flow collection", close as char),
-                    ))
-                }
-            }
-        }
-    }
-
-    fn scalar(&mut self) -> Result<(String, bool), YamlError> {
-        let start = self.pos;
-        if matches!(self.bytes.get(start), Some(b'\'' | b'"')) {
-            let end = skip_quoted(self.bytes, start)
-                .ok_or_else(|| error(self.line, "a quoted string is never closed"))?;
-            self.pos = end;
-            return Ok((unquote(&self.text[start..end], self.line)?, true));
-        }
-        while let Some(&c) = self.bytes.get(self.pos) {
-            let ends_key = c == b':' && matches!(self.bytes.get(self.pos + 1), None | Some(b' '));
-            if matches!(c, b',' | b']' | b'}' | b'[' | b'{') || ends_key {
-                break;
-            }
-            self.pos += 1;
-        }
-        let text = self.text[start..self.pos].trim();
-        scalar_text(text, self.line)
-    }
-}
+#[cfg(test)]
+mod tests;

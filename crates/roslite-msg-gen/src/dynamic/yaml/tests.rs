@@ -103,7 +103,6 @@ fn errors_carry_lines() {
         ("a:\n\tb: 1", 2, "tabs"),
         ("a: 1\n---\nb: 2", 2, "several"),
         ("a: - 1", 1, "list cannot start"),
-        ("a: |\n  x", 1, "block scalars"),
         ("{a: 1 b: 2}", 1, "expected ',' or '}'"),
         ("{\"a\" 1}", 1, "expected `:`"),
         ("[a: 1]", 1, "braces"),
@@ -130,4 +129,81 @@ fn deep_nesting_is_refused() {
     assert!(matches!(parse(&text), Err(DynError::Yaml { .. })));
     let text = "{a: ".repeat(10_000);
     assert!(matches!(parse(&text), Err(DynError::Yaml { .. })));
+}
+
+#[test]
+fn block_scalars_are_strings() {
+    // PyYAML reads `|` and `>` as strings, never as numbers or bools.
+    assert_eq!(parsed("a: |\n  x\n  y\n"), "{a: 'x\ny\n'}");
+    assert_eq!(parsed("a: >-\n  5\n  6\n"), "{a: '5 6'}");
+    assert_eq!(parsed("a: |-\n  true\n"), "{a: 'true'}");
+    assert_eq!(parsed("a: two\n  words\nb: 1"), "{a: two words, b: 1}");
+}
+
+#[test]
+fn tags_and_tabs() {
+    assert_eq!(
+        parsed("{a: !!str 5, b: 'x\ty', c: a\tb}"),
+        "{a: '5', b: 'x\ty', c: a\tb}"
+    );
+    assert_eq!(parsed("a: 1\t# one\n\t\nb: [1,\t2]"), "{a: 1, b: [1, 2]}");
+    let cases = [
+        ("a: !!int 5", 1, "tags"),
+        ("a:\n  b: 1\n\tc: 2", 3, "tabs cannot indent"),
+        ("a:\t1", 1, "write a space"),
+        ("a: [1]\nb: *x", 2, "aliases"),
+        ("a: &x [1]", 1, "anchors"),
+        ("a: 1\n---\n", 2, "several"),
+        ("? [a]\n: 1", 1, "keys are field names"),
+        ("a: 1\n- b", 2, "list item `-` among the keys"),
+        ("a:\n  b: 1\n c: 2", 3, "indentation"),
+        ("a: 'x' y", 1, "quote the whole value"),
+    ];
+    for (text, line, needle) in cases {
+        match parse(text) {
+            Err(DynError::Yaml {
+                line: l, message, ..
+            }) => {
+                assert_eq!(l, line, "{text:?}: {message}");
+                assert!(message.contains(needle), "{text:?}: {message}");
+            }
+            other => panic!("{text:?} gave {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn errors_carry_columns() {
+    let Err(DynError::Yaml { line, column, .. }) = parse("a: [1, 2\n") else {
+        panic!()
+    };
+    assert_eq!((line, column), (1, 4));
+    let Err(DynError::Yaml { line, column, .. }) = parse("x: 1\ny: 'open") else {
+        panic!()
+    };
+    assert_eq!((line, column), (2, 4));
+}
+
+/// Random text made of YAML's structure characters never panics the reader: it is a tree or
+/// an error with a line.
+#[test]
+fn random_text_is_a_tree_or_an_error() {
+    const PIECES: [&str; 24] = [
+        "a", "1", " ", "  ", "\n", "\t", ":", ": ", "- ", "[", "]", "{", "}", ",", "'", "\"", "#",
+        "&x ", "*x", "!!str ", "|", ">-", "---\n", "\\",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let len = next() % 24;
+        let text: String = (0..len)
+            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+            .collect();
+        let _ = parse(&text);
+    }
 }
