@@ -295,8 +295,27 @@ pub fn format_double(v: f64) -> String {
     }
 }
 
-/// A string as a YAML scalar: plain when it reads back as the same string, else single-quoted.
+/// A string as a YAML scalar: plain when it reads back as the same string; double-quoted with
+/// escapes when it holds a line break, tab or other control character (a single-quoted scalar
+/// folds a line break into a space, YAML 1.2.2 §7.3.2); else single-quoted.
 pub fn yaml_string(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        let mut out = String::with_capacity(text.len() + 2);
+        out.push('"');
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        return out;
+    }
     let plain_safe = !text.is_empty()
         && !text.starts_with([
             ' ', '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"',

@@ -879,3 +879,29 @@ fn services_can_be_disabled() {
     let loud = context(&[]).create_node("loud").unwrap();
     assert_eq!(loud.parameters.services.lock().unwrap().len(), 6);
 }
+
+/// `param dump` writes strings with `yaml_string`; what it writes must read back as the same
+/// string (`param load`), line breaks, tabs, quotes and backslashes included.
+#[test]
+fn a_dumped_string_reads_back_unchanged() {
+    for text in [
+        "plain",
+        "two words",
+        "it's",
+        "true",
+        "42",
+        "a: b",
+        "first line\nsecond line\n",
+        "tab\there, carriage\rreturn",
+        "quote \" and back\\slash\nand a line",
+        "bell \u{7} and delete \u{7f}",
+        "",
+    ] {
+        let written = yaml_string(text);
+        assert_eq!(
+            ParameterValue::from_yaml(&written),
+            Ok(ParameterValue::String(text.to_owned())),
+            "{text:?} written as {written}"
+        );
+    }
+}
