@@ -1,14 +1,12 @@
-//! `roslite`: the command-line tool.
+//! `roslite`: the command-line tool. Each user command is a module of its own; `roslite bench
+//! ...` is `roslite_bench`'s, dispatched from here, including the helper processes the benches
+//! start by running this binary again.
 
-mod bench;
 mod demo;
 mod interface;
 mod node;
 mod param;
 mod service;
-mod small_build;
-mod stats;
-mod svg;
 mod topic;
 
 use clap::{Parser, Subcommand};
@@ -23,9 +21,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the demo: the line-following robot of seed 000 (simulated Raspberry Pi Mouse and
-    /// follower as two roslite processes on 127.0.0.1), printing per-topic latency and
-    /// per-process memory and writing a report; exits on its own.
+    /// Run the demo: the line-following robot of the mROS 2 line-follower evaluation
+    /// (simulated Raspberry Pi Mouse and follower as two roslite processes on 127.0.0.1),
+    /// printing per-topic latency and per-process memory and writing a report; exits on its own.
     ///
     /// The two processes run `roslite-linetrace-node`, which the demo builds on first use with
     /// cargo (size profile, statically linked: what a small board would run), so the memory
@@ -34,7 +32,7 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Measure roslite against the machine's own floors; prints a table (or JSON).
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(roslite_bench::BenchCommand),
     /// Inspect the interface definitions roslite knows (built in, and under
     /// $AMENT_PREFIX_PATH/share/PACKAGE/{msg,srv,action}).
     #[command(subcommand)]
@@ -60,10 +58,9 @@ fn main() -> anyhow::Result<()> {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // The echo processes of `roslite_shm::bench` (`bench rtt`'s transport-only rows and floors)
-    // are this binary too.
-    roslite_shm::bench::run_child_if_requested();
-    if let Some(result) = bench::run_helper_before_clap(&args) {
+    // The echo processes of `bench rtt`'s transport-only rows and floors are this binary too.
+    roslite_bench::run_child_if_requested();
+    if let Some(result) = roslite_bench::run_helper_before_clap(&args) {
         return result;
     }
     if let Some(result) = demo::node_before_clap(&args) {
@@ -72,7 +69,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo(args) => demo::run(&args),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => roslite_bench::run(command),
         Command::Interface(command) => interface::run(command),
         Command::Topic(command) => topic::run(command),
         Command::Node(command) => node::run(command),

@@ -1,7 +1,8 @@
-//! `roslite bench rtt --transport intra|shm|uds|udp|all`: seed 002's sweep (round-trip time
-//! against payload size, 10 Hz and 100 messages per size, or back to back) for every path the
-//! user API can take between two roslite endpoints on one host, next to this machine's floors
-//! and two DDS implementations, all measured in the same run.
+//! `roslite bench rtt --transport intra|shm|uds|udp|shm-loan|all`: the sweep of the IPC
+//! framework comparison for ROS 2 local communication (round-trip time against payload size,
+//! 10 Hz and 100 messages per size, or back to back) for every path the user API can take
+//! between two roslite endpoints on one host, next to this machine's floors and two DDS
+//! implementations, all measured in the same run.
 //!
 //! Series, in the order they are measured (interleaving would restart every peer per size):
 //! - **roslite through the user API**, one per transport: a ping node publishes
@@ -11,8 +12,8 @@
 //!   ping, it takes the `Arc` and uses `publish_shared`: each the shape that copies nothing
 //!   there), and the round trip is `publish` to the start of the ping node's subscription
 //!   callback for the echo.
-//!   At a rate a wall timer on the ping node publishes each ping (as seed 002's publisher
-//!   node does), so the ping node's executor both sends the pings and takes the echoes; a
+//!   At a rate a wall timer on the ping node publishes each ping (as the comparison's
+//!   publisher node does), so the ping node's executor both sends the pings and takes the echoes; a
 //!   ping not echoed by the next tick is lost. Back to back the echo's callback publishes the
 //!   next one itself (as `ddsperf ping` and the floors do: two threads woken per round trip,
 //!   not three). Reliable, keep-last 1. `intra`: both nodes in this process, one context without network,
@@ -22,9 +23,9 @@
 //!   discovery in a domain of their own, and the path the pair really took is read back from
 //!   the ping side's graph (`GraphEndpoint::transport` of the remote pong publisher) and printed:
 //!   a build without the same-host wiring falls back to UDP, and the table says so.
-//! - **transport only** (`roslite_shm::bench::rtt`): the same ping-pong on a bare `ShmWriter`/
+//! - **transport only** (`toolkit::transport::rtt`): the same ping-pong on a bare `ShmWriter`/
 //!   `ShmReader` or `UdsWriter`/`UdsReader` pair, no serialization and no executor.
-//! - **floors** (`roslite_shm::bench`): futex ping-pong through shared memory (no payload),
+//! - **floors** (`toolkit::transport`): futex ping-pong through shared memory (no payload),
 //!   a raw SOCK_SEQPACKET socket pair carrying the payload both ways, and one memcpy of the
 //!   payload. Floors run back to back; in rate mode the futex and raw socket floors are also
 //!   measured at 64 B paced like the series (`futex @10Hz`, `raw UDS @10Hz`), and the goals
@@ -33,15 +34,15 @@
 //!   again in `--rounds` rounds, each the floor and right after it the path, and judged on the
 //!   round with the median ratio: this shared VM drifts between fast and slow phases lasting
 //!   seconds, so only a floor measured next to the path is a fair comparison.
-//! - **Cyclone DDS** `ddsperf ping`/`pong` (see `rtt.rs` for its configuration and the doubling
-//!   of its half round trips), at the same rate in rate mode.
-//! - **Fast DDS 2.9**: `interop/cpp/fastdds_pingpong.cpp`, compiled on first use against
-//!   Debian's `libfastrtps-dev` (embedded in this binary, built under the temp directory), UDP on
+//! - **Cyclone DDS** `ddsperf ping`/`pong` (see `toolkit::cyclone` for its configuration and the
+//!   doubling of its half round trips), at the same rate in rate mode.
+//! - **Fast DDS 2.9**: `interop/cpp/fastdds_pingpong.cpp` (see `toolkit::fastdds`), UDP on
 //!   127.0.0.1 only, no shared memory, no multicast; same topics, type, QoS and pacing.
+//! - **shm-loan** (`loan`): shared memory with loaned messages on both sides.
 //!
 //! RSS is the sending (ping) process's VmRSS after each size; in `intra` that one process holds
 //! both nodes. At a rate, `echo pages` is the echo process's pages touched per ping (median
-//! over the warm-up pings, `roslite_shm::bench::TouchedPages`): the pong process, the bare
+//! over the warm-up pings, `toolkit::memory::TouchedPages`): the pong process, the bare
 //! transports' and the floors' echoes (not `intra`, whose pong shares this process, nor the
 //! loan series). The DDS pongs are counted alike over pings that are not measured, in windows
 //! of one period not aligned with their pings (Cyclone: in the first second, which is dropped;
@@ -49,60 +50,47 @@
 //! absolute times.
 
 use std::fmt::Write as _;
-use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
-use roslite::net::GraphEndpointKind;
 use roslite::{
     Context, ContextOptions, Executor, Instant, LocalTransports, NetworkMode, Node, Publisher,
-    QosProfile, Subscription,
+    Subscription,
 };
-use roslite_shm::bench as shm_bench;
-use roslite_shm::bench::TouchedPages;
+use serde::Serialize;
 
-use super::rtt::{
-    self, cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, mb, self_command,
-    size_label, Echo, Helper, ProcMemory,
+use crate::toolkit::context::{
+    localhost_context, localhost_context_with, remote_publisher_path, spin_on_thread,
 };
-use crate::stats::Summary;
-use crate::svg;
+use crate::toolkit::cyclone::{self, cyclone_version, find_ddsperf};
+use crate::toolkit::memory::{mb, TouchedPages};
+use crate::toolkit::pingpong::{
+    await_echo, first_ping_number, pacing_timer, ping_message, qos, Chain, Echo, Point,
+    ECHO_TIMEOUT, MATCH_TIMEOUT, PING_TOPIC, PONG_TOPIC, SEQ_LEN,
+};
+use crate::toolkit::process::{die_with_parent, self_command, Helper};
+use crate::toolkit::stats::{median_round, Summary};
+use crate::toolkit::transport::{self, BenchTransport};
+use crate::toolkit::units::size_label;
+use crate::toolkit::{fastdds, json, plot};
 
-/// The sweep's sizes when `--sizes` is not given: seed 002's 256 B to 4 MiB, plus 64 B for
-/// the comparison with the floors.
+pub mod loan;
+
+/// The sweep's sizes when `--sizes` is not given: the IPC framework comparison's 256 B to
+/// 4 MiB, plus 64 B for the comparison with the floors.
 pub const DEFAULT_SIZES: &str = "64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB";
 /// The sweep's chart when `--svg` is not given.
 pub const DEFAULT_SVG: &str = "target/bench-rtt/rtt.svg";
 
-/// Defaults that apply when `bench rtt` runs the sweep: another transport than `udp`, or
-/// `--mode`/`--count` given.
-pub fn sweep_defaults(
-    value: &'static str,
-) -> Vec<(
-    &'static str,
-    clap::builder::ArgPredicate,
-    Option<&'static str>,
-)> {
-    use clap::builder::ArgPredicate;
-    let mut out: Vec<_> = ["intra", "shm", "uds", "all", "shm-loan"]
-        .into_iter()
-        .map(|t| ("transport", ArgPredicate::Equals(t.into()), Some(value)))
-        .collect();
-    for flag in ["mode", "count"] {
-        out.push((flag, ArgPredicate::IsPresent, Some(value)));
-    }
-    out
-}
-
 /// How pings are paced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
-    /// `--count` pings per size at `--hz` (seed 002: 100 at 10 Hz).
+    /// `--count` pings per size at `--hz` (the IPC framework comparison sent 100 at 10 Hz).
     Rate,
     /// `--count` pings per size, each sent as soon as the previous echo arrived.
     BackToBack,
@@ -117,32 +105,6 @@ impl Mode {
     }
 }
 
-/// The sweep's own flags (`bench rtt` flattens them in).
-#[derive(clap::Args)]
-pub struct SweepArgs {
-    /// Pacing of the sweep (default: rate). Giving it with `--transport udp` runs the sweep
-    /// instead of the long back-to-back UDP run.
-    #[arg(long, value_enum)]
-    pub mode: Option<Mode>,
-    /// Round trips measured per size and series in the sweep (default 100, seed 002), after a
-    /// warm-up of a tenth of them (at least 1).
-    #[arg(long)]
-    pub count: Option<usize>,
-    /// Pings per second in `--mode rate`.
-    #[arg(long, default_value_t = 10)]
-    pub hz: u32,
-    /// Skip the Fast DDS ping-pong even if libfastrtps-dev and a C++ compiler are installed.
-    #[arg(long)]
-    pub no_fastdds: bool,
-}
-
-impl SweepArgs {
-    /// Whether `bench rtt` with these flags runs the sweep rather than the UDP run.
-    pub fn requested(&self) -> bool {
-        self.mode.is_some() || self.count.is_some()
-    }
-}
-
 /// Which roslite paths to sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -150,7 +112,7 @@ pub enum Route {
     Shm,
     Uds,
     Udp,
-    /// Shared memory with loaned messages on both sides (`rtt_loan`).
+    /// Shared memory with loaned messages on both sides ([`loan`]).
     ShmLoan,
 }
 
@@ -174,7 +136,7 @@ impl Route {
     }
 }
 
-/// What `bench rtt` hands over.
+/// What `bench rtt` hands over for the sweep.
 pub struct Options<'a> {
     pub routes: Vec<Route>,
     pub sizes: &'a [usize],
@@ -183,7 +145,12 @@ pub struct Options<'a> {
     pub no_cyclone: bool,
     pub svg: &'a Path,
     pub json: bool,
-    pub sweep: &'a SweepArgs,
+    pub mode: Mode,
+    /// Round trips measured per size and series.
+    pub count: usize,
+    /// Pings per second in [`Mode::Rate`].
+    pub hz: u32,
+    pub no_fastdds: bool,
     /// Back-to-back mode: interleaved rounds for the 64 B floor goals (see
     /// [`measure_floor_rounds`]).
     pub rounds: usize,
@@ -195,34 +162,6 @@ pub const DOMAINS_USED: u32 = 7;
 
 // ---------------------------------------------------------------------------------------------
 // Results.
-
-/// One size of one series.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Point {
-    pub(super) size: usize,
-    pub(super) summary: Option<Summary>,
-    /// Pings without an echo in time (for the loan series, also those echoed through a loan
-    /// that was not shared memory).
-    pub(super) lost: usize,
-    /// The sending process's VmRSS after the size, when known.
-    pub(super) sender_rss_kib: Option<u64>,
-    /// At a rate: the echo process's pages touched per ping (median over the warm-up pings,
-    /// see `roslite_shm::bench::TouchedPages`), where counted.
-    pub(super) echo_pages: Option<u64>,
-}
-
-impl Point {
-    /// The point of a size just measured in this (the sending) process.
-    pub(super) fn measured(size: usize, latencies: &[Duration], lost: usize) -> Self {
-        Self {
-            size,
-            summary: Summary::of(latencies),
-            lost,
-            sender_rss_kib: ProcMemory::of(None).ok().map(|m| m.vm_rss_kib),
-            echo_pages: None,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -273,8 +212,8 @@ impl Series {
     }
 }
 
-fn us_summary(s: &shm_bench::Summary) -> Option<Summary> {
-    // roslite_shm reports p50/p99/max only; the other fields stay unknown (NaN is printed as
+fn us_summary(s: &transport::Summary) -> Option<Summary> {
+    // The bare transports report p50/p99/max only; the other fields stay unknown (NaN is printed as
     // null in JSON and never compared).
     (s.samples > 0).then_some(Summary {
         count: s.samples,
@@ -289,16 +228,6 @@ fn us_summary(s: &shm_bench::Summary) -> Option<Summary> {
 
 // ---------------------------------------------------------------------------------------------
 // roslite through the user API.
-
-const SEQ_LEN: usize = 8;
-const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
-const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
-const PING_TOPIC: &str = "roslite_bench/rtt/ping";
-const PONG_TOPIC: &str = "roslite_bench/rtt/pong";
-
-fn qos() -> QosProfile {
-    QosProfile::keep_last(1)
-}
 
 /// The hidden `roslite bench rtt-sweep-pong`.
 #[derive(clap::Args)]
@@ -338,7 +267,7 @@ fn echo_node(
 pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     die_with_parent();
     // The path under test comes in `ROSLITE_TRANSPORTS`, which every context honours.
-    let ctx = rtt::localhost_context(args.domain)?;
+    let ctx = localhost_context(args.domain)?;
     let (node, _subscription) = echo_node(&ctx, "roslite_bench_rtt_sweep_pong", false)?;
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
@@ -354,7 +283,7 @@ struct PingState {
     echo: Option<Echo>,
     /// The pings being measured: sent by the echo callback itself (back to back) or by the
     /// ping node's timer (at a rate).
-    chain: Option<rtt::Chain>,
+    chain: Option<Chain>,
 }
 
 type EchoSlot = Arc<(Mutex<PingState>, Condvar)>;
@@ -371,53 +300,6 @@ struct ApiSession {
     spinners: Vec<JoinHandle<()>>,
     pong: Option<Helper>,
     next_seq: u64,
-}
-
-/// Waits on `cell`'s condition variable until `take` finds what it waits for in the guarded
-/// state, or `deadline` passes (`None`).
-pub(super) fn await_echo<S, T>(
-    cell: &(Mutex<S>, Condvar),
-    deadline: std::time::Instant,
-    mut take: impl FnMut(&mut S) -> Option<T>,
-) -> Option<T> {
-    let (lock, ready) = cell;
-    let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
-    loop {
-        if let Some(found) = take(&mut slot) {
-            return Some(found);
-        }
-        let now = std::time::Instant::now();
-        if now >= deadline {
-            return None;
-        }
-        slot = ready
-            .wait_timeout(slot, deadline - now)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-    }
-}
-
-/// The path the samples of the remote publisher on `pong_topic` take to `ctx` (`intra`
-/// without a network).
-pub(super) fn pong_path(ctx: &Context, pong_topic: &str) -> String {
-    let Some(network) = ctx.network() else {
-        return "intra".to_owned();
-    };
-    let pong_topic = format!("/{pong_topic}");
-    network
-        .endpoints()
-        .into_iter()
-        .find(|e| e.topic == pong_topic && e.kind == GraphEndpointKind::Publisher && !e.local)
-        .map_or_else(|| "unknown".to_owned(), |e| e.transport.to_owned())
-}
-
-fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
-    let ctx = ctx.clone();
-    std::thread::spawn(move || {
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        executor.spin();
-    })
 }
 
 impl ApiSession {
@@ -442,7 +324,7 @@ impl ApiSession {
                         .stdout(Stdio::null()),
                 )?;
                 let transports = LocalTransports::parse(path.name())?;
-                (rtt::localhost_context_with(domain, transports)?, Some(pong))
+                (localhost_context_with(domain, transports)?, Some(pong))
             }
         };
         let mut spinners = Vec::new();
@@ -477,7 +359,7 @@ impl ApiSession {
         let pacer = period
             .map(|period| {
                 let publisher = publisher.clone();
-                rtt::pacing_timer(&node, period, &echo, move |state: &mut PingState| {
+                pacing_timer(&node, period, &echo, move |state: &mut PingState| {
                     state
                         .chain
                         .as_mut()
@@ -496,7 +378,7 @@ impl ApiSession {
             ctx,
             spinners,
             pong,
-            next_seq: rtt::first_ping_number(),
+            next_seq: first_ping_number(),
         })
     }
 
@@ -530,7 +412,7 @@ impl ApiSession {
     }
 
     fn wait_for_match(&mut self) -> anyhow::Result<()> {
-        let mut probe = Arc::new(rtt::ping_message(64));
+        let mut probe = Arc::new(ping_message(64));
         let start = Instant::monotonic_now();
         while self
             .round_trip(&mut probe, Duration::from_millis(200))?
@@ -548,7 +430,7 @@ impl ApiSession {
 
     /// The path the remote pong publisher's samples take to this context.
     fn observed_path(&self) -> String {
-        pong_path(&self.ctx, PONG_TOPIC)
+        remote_publisher_path(&self.ctx, PONG_TOPIC)
     }
 
     /// Back to back: each ping after the first is published by the echo callback of the one
@@ -561,10 +443,9 @@ impl ApiSession {
         {
             // Stored before the first echo can arrive: the callback waits for this lock.
             let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
-            let chain =
-                state
-                    .chain
-                    .insert(rtt::Chain::new(size, self.next_seq, total, pace.warmup));
+            let chain = state
+                .chain
+                .insert(Chain::new(size, self.next_seq, total, pace.warmup));
             chain.send_next(&self.publisher)?;
         }
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -595,7 +476,7 @@ impl ApiSession {
     }
 
     /// The point of a finished chain; its numbering goes on from the last ping.
-    fn finish(&mut self, size: usize, chain: rtt::Chain) -> anyhow::Result<Point> {
+    fn finish(&mut self, size: usize, chain: Chain) -> anyhow::Result<Point> {
         self.next_seq = chain.pings.seq.wrapping_add(1);
         if let Some(error) = chain.pings.error {
             bail!(error);
@@ -620,7 +501,7 @@ impl ApiSession {
         let total = pace.warmup + pace.count;
         let (lock, ready) = &*self.echo;
         let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let chain = rtt::Chain::paced(size, self.next_seq, total, pace.warmup);
+        let chain = Chain::paced(size, self.next_seq, total, pace.warmup);
         // The pong process's pages; intra has none of its own (its pong shares this process).
         state.chain = Some(match &self.pong {
             Some(pong) => chain.counting_echo_pages(pong.pid()),
@@ -631,7 +512,7 @@ impl ApiSession {
             .context("internal bug: a rate without a period")?;
         let limit = period * (total as u32 + 10) + ECHO_TIMEOUT;
         let start = std::time::Instant::now();
-        while !state.chain.as_ref().is_some_and(rtt::Chain::is_done) {
+        while !state.chain.as_ref().is_some_and(Chain::is_done) {
             anyhow::ensure!(
                 start.elapsed() < limit,
                 "the ping timer did not finish {total} pings within {limit:?}"
@@ -674,13 +555,13 @@ impl Pace {
         Duration::from_secs_f64(1.0 / f64::from(self.hz.max(1)))
     }
 
-    fn shm(self) -> shm_bench::Pace {
+    fn transport(self) -> transport::Pace {
         match self.mode {
-            Mode::Rate => shm_bench::Pace::Rate {
+            Mode::Rate => transport::Pace::Rate {
                 hz: self.hz,
                 count: self.count,
             },
-            Mode::BackToBack => shm_bench::Pace::BackToBack { count: self.count },
+            Mode::BackToBack => transport::Pace::BackToBack { count: self.count },
         }
     }
 }
@@ -688,7 +569,7 @@ impl Pace {
 fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow::Result<Series> {
     if path == Route::ShmLoan {
         let (observed, points) =
-            super::rtt_loan::measure(domain, sizes, pace.count, pace.warmup, pace.period)?;
+            loan::measure(domain, sizes, pace.count, pace.warmup, pace.period)?;
         return Ok(Series {
             name: path.name().to_owned(),
             kind: Kind::Api,
@@ -724,11 +605,11 @@ fn measure_api(path: Route, domain: u32, sizes: &[usize], pace: Pace) -> anyhow:
 // roslite-shm transports and floors.
 
 fn measure_transport(
-    transport: shm_bench::BenchTransport,
+    transport: transport::BenchTransport,
     sizes: &[usize],
     pace: Pace,
 ) -> anyhow::Result<Series> {
-    let rows = shm_bench::rtt(transport, sizes, pace.shm(), pace.warmup)
+    let rows = transport::rtt(transport, sizes, pace.transport(), pace.warmup)
         .with_context(|| format!("{} transport ping-pong", transport.name()))?;
     Ok(Series {
         name: format!("{} (transport only)", transport.name()),
@@ -763,7 +644,7 @@ fn paced_raw_uds_name(hz: u32) -> String {
 /// roslite, so only a floor paced alike says what roslite adds at that rate.
 fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
     let count = pace.count;
-    let futex = shm_bench::futex_floor(count.max(1000)).context("futex floor")?;
+    let futex = transport::futex_floor(count.max(1000)).context("futex floor")?;
     let floor = |name: &str, points: Vec<Point>| Series {
         name: name.to_owned(),
         kind: Kind::Floor,
@@ -771,7 +652,7 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
         observed: None,
         points,
     };
-    let point = |size, s: &shm_bench::Summary| Point {
+    let point = |size, s: &transport::Summary| Point {
         size,
         summary: us_summary(s),
         lost: 0,
@@ -781,9 +662,9 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
     let mut raw = Vec::new();
     let mut memcpy = Vec::new();
     for &size in sizes {
-        let uds = shm_bench::raw_uds_floor(size, count.max(200)).context("raw UDS floor")?;
+        let uds = transport::raw_uds_floor(size, count.max(200)).context("raw UDS floor")?;
         raw.push(point(size, &uds));
-        memcpy.push(point(size, &shm_bench::memcpy_floor(size, 200)));
+        memcpy.push(point(size, &transport::memcpy_floor(size, 200)));
     }
     // The futex floor carries no payload: the same figure at every size.
     let futex_points = sizes.iter().map(|&size| point(size, &futex)).collect();
@@ -793,12 +674,12 @@ fn measure_floors(sizes: &[usize], pace: Pace) -> anyhow::Result<Vec<Series>> {
         floor("memcpy", memcpy),
     ];
     if pace.mode == Mode::Rate && sizes.contains(&64) {
-        let paced = pace.shm();
+        let paced = pace.transport();
         let futex =
-            shm_bench::futex_floor_paced(paced, pace.warmup).context("paced futex floor")?;
+            transport::futex_floor_paced(paced, pace.warmup).context("paced futex floor")?;
         let futex_points = sizes.iter().map(|&size| point(size, &futex)).collect();
         floors.push(floor(&paced_futex_name(pace.hz), futex_points));
-        let uds = shm_bench::raw_uds_floor_paced(64, paced, pace.warmup)
+        let uds = transport::raw_uds_floor_paced(64, paced, pace.warmup)
             .context("paced raw UDS floor")?;
         floors.push(floor(&paced_raw_uds_name(pace.hz), vec![point(64, &uds)]));
     }
@@ -842,7 +723,7 @@ impl FloorRounds {
     fn goal(&self) -> Goal {
         let text = format!("{} 64 B p50 <= 1.3x {}", self.series, self.floor);
         let ratios = self.ratios();
-        let median = rtt::median_round(&ratios).and_then(|index| {
+        let median = median_round(&ratios).and_then(|index| {
             let (ours, floor) = self.rounds[index];
             Some(MedianRound {
                 index,
@@ -871,8 +752,8 @@ const FLOOR_LIMIT: f64 = 1.3;
 /// ([`measure_floors`]), so a round's floor is the sweep's floor measured again.
 fn floor_p50_64(path: Route, pace: Pace) -> anyhow::Result<Option<f64>> {
     let floor = match path {
-        Route::Shm => shm_bench::futex_floor(pace.count.max(1000)).context("futex floor")?,
-        _ => shm_bench::raw_uds_floor(64, pace.count.max(200)).context("raw UDS floor")?,
+        Route::Shm => transport::futex_floor(pace.count.max(1000)).context("futex floor")?,
+        _ => transport::raw_uds_floor(64, pace.count.max(200)).context("raw UDS floor")?,
     };
     Ok(us_summary(&floor).map(|s| s.p50_us))
 }
@@ -889,8 +770,8 @@ fn measure_floor_rounds(
     let mut out = Vec::new();
     for (index, &path) in Route::ALL.iter().enumerate() {
         let (floor, transport) = match path {
-            Route::Shm => ("futex floor", shm_bench::BenchTransport::Shm),
-            Route::Uds => ("raw UDS floor", shm_bench::BenchTransport::Uds),
+            Route::Shm => ("futex floor", transport::BenchTransport::Shm),
+            Route::Uds => ("raw UDS floor", transport::BenchTransport::Uds),
             _ => continue,
         };
         if !routes.contains(&path) {
@@ -918,7 +799,7 @@ fn measure_floor_rounds(
                 let ours = session.measure(64, pace)?.summary.map(|s| s.p50_us);
                 api.rounds.push((ours, floor));
             }
-            let row = shm_bench::rtt(transport, &[64], pace.shm(), pace.warmup)
+            let row = transport::rtt(transport, &[64], pace.transport(), pace.warmup)
                 .with_context(|| format!("{} transport ping-pong", transport.name()))?;
             let ours = row
                 .first()
@@ -963,56 +844,27 @@ fn measure_cyclone(
 ) -> anyhow::Result<Series> {
     let mut points = Vec::new();
     for &size in sizes {
-        let mut pong = ddsperf_command(ddsperf, domain);
-        pong.arg("pong").stdin(Stdio::null()).stdout(Stdio::null());
-        let pong = Helper::spawn("ddsperf pong", &mut pong)?;
-        let size_arg = size.max(12).to_string();
         // In rate mode: the pings of one series plus the dropped first second.
-        let duration = match pace.mode {
-            Mode::Rate => Duration::from_secs_f64(pace.count as f64 / f64::from(pace.hz) + 1.5),
-            Mode::BackToBack => duration,
+        let (hz, duration) = match pace.mode {
+            Mode::Rate => (
+                Some(pace.hz),
+                Duration::from_secs_f64(pace.count as f64 / f64::from(pace.hz) + 1.5),
+            ),
+            Mode::BackToBack => (None, duration),
         };
-        let seconds = format!("{:.1}", duration.as_secs_f64().max(2.0));
-        let mut ping = ddsperf_command(ddsperf, domain);
-        ping.args(["-D", &seconds, "ping"]);
-        if pace.mode == Mode::Rate {
-            ping.arg(format!("{}Hz", pace.hz));
-        }
-        ping.args(["size", &size_arg]).stdin(Stdio::null());
-        let (mut ping, lines) = Helper::spawn_reading("ddsperf ping", &mut ping)?;
         // The windows fall in ddsperf's first second, which it reports but we drop (see
         // `CycloneRtt::from_intervals`); by 0.4 s the pair has matched on loopback.
-        let echo_pages = match pace.mode {
+        let count_pages = |pong: u32| match pace.mode {
             Mode::Rate => {
                 let skip = Duration::from_millis(400);
                 let room = Duration::from_secs(1) - skip;
                 let windows = (room.as_secs_f64() * f64::from(pace.hz)) as usize;
-                dds_pong_pages(pong.pid(), pace, skip, windows.min(pace.warmup))
+                dds_pong_pages(pong, pace, skip, windows.min(pace.warmup))
             }
             Mode::BackToBack => None,
         };
-        let mut sender = None;
-        let give_up = Instant::monotonic_now() + duration + Duration::from_secs(20);
-        loop {
-            if ping.child.try_wait()?.is_some() {
-                break;
-            }
-            if Instant::monotonic_now() > give_up {
-                bail!("ddsperf ping did not end {duration:?} after it started");
-            }
-            if let Ok(memory) = ProcMemory::of(Some(ping.pid())) {
-                sender = Some(memory.vm_rss_kib);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        drop(pong);
-        std::thread::sleep(Duration::from_millis(50));
-        let lines = lines.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let intervals = lines
-            .iter()
-            .filter_map(|l| rtt::parse_ddsperf_interval(l))
-            .collect();
-        let summary = rtt::CycloneRtt::from_intervals(intervals).map(|c| Summary {
+        let ping = cyclone::ping(ddsperf, domain, size, hz, duration, count_pages)?;
+        let summary = ping.rtt.ok().map(|c| Summary {
             count: usize::try_from(c.round_trips).unwrap_or(usize::MAX),
             min_us: c.min_us,
             mean_us: c.mean_us,
@@ -1025,8 +877,8 @@ fn measure_cyclone(
             size,
             summary,
             lost: 0,
-            sender_rss_kib: sender,
-            echo_pages,
+            sender_rss_kib: ping.sender.map(|m| m.vm_rss_kib),
+            echo_pages: ping.during,
         });
     }
     let name = match cyclone_version() {
@@ -1045,65 +897,6 @@ fn measure_cyclone(
 // ---------------------------------------------------------------------------------------------
 // Fast DDS.
 
-const FASTDDS_SOURCE: &str = include_str!("../../../../interop/cpp/fastdds_pingpong.cpp");
-const FASTDDS_PACKAGE: &str = "libfastrtps-dev";
-
-fn debian_version(package: &str) -> Option<String> {
-    let out = Command::new("dpkg-query")
-        .args(["-W", "-f=${Status}\t${Version}", package])
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let (status, version) = text.split_once('\t')?;
-    (out.status.success() && status == "install ok installed").then(|| version.to_owned())
-}
-
-/// FNV-1a, to name the build after its source.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Builds the Fast DDS peer (once per source version); `Err` says why it cannot be.
-fn fastdds_peer() -> Result<(PathBuf, String), String> {
-    let version = debian_version(FASTDDS_PACKAGE)
-        .ok_or_else(|| format!("skipped: Debian {FASTDDS_PACKAGE} is not installed"))?;
-    let upstream = version
-        .split(['+', '-'])
-        .next()
-        .unwrap_or(&version)
-        .to_owned();
-    let dir = std::env::temp_dir().join(format!(
-        "roslite-bench-rtt-{}",
-        rustix::process::getuid().as_raw()
-    ));
-    let binary = dir.join(format!("fastdds_pingpong-{:016x}", fnv1a(FASTDDS_SOURCE)));
-    if binary.is_file() {
-        return Ok((binary, upstream));
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("skipped: {}: {e}", dir.display()))?;
-    let source = dir.join("fastdds_pingpong.cpp");
-    std::fs::write(&source, FASTDDS_SOURCE)
-        .map_err(|e| format!("skipped: {}: {e}", source.display()))?;
-    let partial = dir.join(format!("fastdds_pingpong.{}.partial", std::process::id()));
-    let out = Command::new("c++")
-        .args(["-std=c++17", "-O2", "-o"])
-        .arg(&partial)
-        .arg(&source)
-        .args(["-lfastrtps", "-lfastcdr"])
-        .output()
-        .map_err(|e| format!("skipped: no C++ compiler (`c++`: {e})"))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
-        return Err(format!("skipped: the peer does not build: {first}"));
-    }
-    std::fs::rename(&partial, &binary).map_err(|e| format!("skipped: {e}"))?;
-    Ok((binary, upstream))
-}
-
 fn measure_fastdds(
     binary: &Path,
     version: &str,
@@ -1111,93 +904,20 @@ fn measure_fastdds(
     sizes: &[usize],
     pace: Pace,
 ) -> anyhow::Result<Series> {
-    let max = sizes.iter().copied().max().unwrap_or(64);
-    let env_clear = |command: &mut Command| {
-        command
-            .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
-            .env_remove("FASTRTPS_DEFAULT_PROFILES_FILE")
-            .env_remove("ROS_DISCOVERY_SERVER");
+    let pacing = fastdds::Pacing {
+        hz: (pace.mode == Mode::Rate).then_some(pace.hz),
+        count: pace.count,
+        warmup: pace.warmup,
     };
-    let mut pong = Command::new(binary);
-    pong.args(["pong", &domain.to_string(), &max.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    env_clear(&mut pong);
-    let pong = Helper::spawn("the Fast DDS pong", &mut pong)?;
-    let hz = match pace.mode {
-        Mode::Rate => pace.hz.to_string(),
-        Mode::BackToBack => "0".to_owned(),
-    };
-    let list: Vec<String> = sizes.iter().map(ToString::to_string).collect();
-    let mut ping = Command::new(binary);
-    ping.args([
-        "ping",
-        &domain.to_string(),
-        &hz,
-        &pace.count.to_string(),
-        &pace.warmup.to_string(),
-        &list.join(","),
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped());
-    env_clear(&mut ping);
-    let mut ping = Helper::spawn("the Fast DDS ping", &mut ping)?;
-    let stdout = ping
-        .child
-        .stdout
-        .take()
-        .context("internal bug: no stdout")?;
-    let mut points = Vec::new();
-    let mut current: Option<(usize, Vec<Duration>, usize)> = None;
-    let mut echo_pages = None;
-    for line in std::io::BufReader::new(stdout).lines() {
-        let line = line?;
-        let mut words = line.split_whitespace();
-        match (words.next(), words.next()) {
-            (Some("SIZE"), Some(n)) => {
-                current = Some((n.parse()?, Vec::new(), 0));
-                // The ping prints SIZE right before its first warm-up ping of that size; a
-                // window per warm-up ping but the last, which would close on a measured one.
-                echo_pages = match pace.mode {
-                    Mode::Rate => {
-                        let windows = pace.warmup.saturating_sub(1);
-                        dds_pong_pages(pong.pid(), pace, Duration::ZERO, windows)
-                    }
-                    Mode::BackToBack => None,
-                };
-            }
-            (Some("RTT"), Some(us)) => {
-                if let Some((_, series, _)) = &mut current {
-                    series.push(Duration::from_secs_f64(us.parse::<f64>()? / 1e6));
-                }
-            }
-            (Some("LOST"), Some(n)) => {
-                if let Some((_, _, lost)) = &mut current {
-                    *lost = n.parse()?;
-                }
-            }
-            (Some("RSS"), Some(kib)) => {
-                if let Some((size, series, lost)) = current.take() {
-                    points.push(Point {
-                        size,
-                        summary: Summary::of(&series),
-                        lost,
-                        sender_rss_kib: kib.parse().ok(),
-                        echo_pages: echo_pages.take(),
-                    });
-                }
-            }
-            (Some("NOMATCH"), _) => bail!("the Fast DDS pair did not match within 30 s"),
-            (Some("DONE"), _) => break,
-            _ => {}
+    // The ping announces a size right before its first warm-up ping of that size; a window
+    // per warm-up ping but the last, which would close on a measured one.
+    let points = fastdds::ping_pong(binary, domain, sizes, pacing, |pong| match pace.mode {
+        Mode::Rate => {
+            let windows = pace.warmup.saturating_sub(1);
+            dds_pong_pages(pong, pace, Duration::ZERO, windows)
         }
-    }
-    anyhow::ensure!(
-        points.len() == sizes.len(),
-        "the Fast DDS ping stopped after {} of {} sizes",
-        points.len(),
-        sizes.len()
-    );
+        Mode::BackToBack => None,
+    })?;
     Ok(Series {
         name: format!("Fast DDS {version}"),
         kind: Kind::Peer,
@@ -1427,12 +1147,12 @@ fn goals(series: &[Series]) -> Vec<Goal> {
     out
 }
 
+/// Runs the sweep over `options.routes`, then prints the table or the JSON object and writes
+/// the chart.
 pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
-    let sweep = options.sweep;
-    let mode = sweep.mode.unwrap_or(Mode::Rate);
-    let count = sweep.count.unwrap_or(100);
+    let (mode, count, hz) = (options.mode, options.count, options.hz);
     anyhow::ensure!(count >= 1, "--count must be at least 1");
-    anyhow::ensure!(sweep.hz >= 1, "--hz must be at least 1");
+    anyhow::ensure!(hz >= 1, "--hz must be at least 1");
     anyhow::ensure!(!options.sizes.is_empty(), "--sizes is empty");
     anyhow::ensure!(
         options.domain + DOMAINS_USED <= roslite::context::MAX_DOMAIN_ID + 1,
@@ -1441,10 +1161,10 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
     );
     let pace = Pace {
         mode,
-        hz: sweep.hz,
+        hz,
         count,
         warmup: (count / 10).max(1),
-        period: (mode == Mode::Rate).then(|| Duration::from_secs(1) / sweep.hz),
+        period: (mode == Mode::Rate).then(|| Duration::from_secs(1) / hz),
     };
     let sizes = options.sizes;
     let mut series = Vec::new();
@@ -1460,8 +1180,8 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
         }
     }
     for (path, transport) in [
-        (Route::Shm, shm_bench::BenchTransport::Shm),
-        (Route::Uds, shm_bench::BenchTransport::Uds),
+        (Route::Shm, BenchTransport::Shm),
+        (Route::Uds, BenchTransport::Uds),
     ] {
         if options.routes.contains(&path) {
             series.push(measure_transport(transport, sizes, pace)?);
@@ -1501,16 +1221,16 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
     } else {
         skipped.push(Skipped {
             name: "Cyclone".into(),
-            reason: "not installed (ddsperf from Debian cyclonedds-tools not on PATH)".into(),
+            reason: cyclone::NOT_INSTALLED.into(),
         });
     }
-    if sweep.no_fastdds {
+    if options.no_fastdds {
         skipped.push(Skipped {
             name: "Fast DDS".into(),
             reason: "skipped (--no-fastdds)".into(),
         });
     } else {
-        match fastdds_peer() {
+        match fastdds::peer() {
             Ok((binary, version)) => {
                 match measure_fastdds(&binary, &version, options.domain + 5, sizes, pace) {
                     Ok(s) => series.push(s),
@@ -1537,7 +1257,7 @@ pub fn run(options: &Options<'_>) -> anyhow::Result<()> {
     }
     write_svg(options.svg, &series, sizes, pace)?;
     if options.json {
-        println!("{}", json(options, pace, &series, &skipped, &goals));
+        json::print(&to_json(options, pace, &series, &skipped, &goals));
     } else {
         print!("{}", table(options, pace, &series, &skipped, &goals));
     }
@@ -1704,162 +1424,188 @@ fn short(name: &str) -> String {
     name.chars().take(14).collect()
 }
 
-fn json_string(text: &str) -> String {
-    format!(
-        "\"{}\"",
-        text.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', " ")
-    )
+/// `--json`: every series with its points, the skipped peers, and the goals.
+#[derive(Serialize)]
+struct Json<'a> {
+    bench: &'static str,
+    sweep: bool,
+    transports: Vec<&'static str>,
+    mode: &'static str,
+    hz: u32,
+    count: usize,
+    warmup: usize,
+    domain: u32,
+    sizes: &'a [usize],
+    svg: String,
+    series: Vec<JsonSeries<'a>>,
+    skipped: Vec<JsonSkipped<'a>>,
+    goals: Vec<JsonGoal<'a>>,
 }
 
-fn json_number(value: f64) -> String {
-    if value.is_finite() {
-        format!("{value:.3}")
-    } else {
-        "null".to_owned()
-    }
+#[derive(Serialize)]
+struct JsonSeries<'a> {
+    name: &'a str,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observed: Option<&'a str>,
+    points: Vec<JsonPoint>,
 }
 
-fn json(
-    options: &Options<'_>,
+#[derive(Serialize)]
+struct JsonPoint {
+    size_bytes: usize,
+    lost: usize,
+    samples: usize,
+    #[serde(flatten)]
+    latency: Option<JsonLatency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sender_vm_rss_kib: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    echo_pages_per_ping: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct JsonLatency {
+    #[serde(serialize_with = "json::fixed3")]
+    p50_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    p99_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    max_us: f64,
+}
+
+#[derive(Serialize)]
+struct JsonSkipped<'a> {
+    name: &'a str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonGoal<'a> {
+    goal: &'a str,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    ratio: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    limit: Option<f64>,
+    met: Option<bool>,
+    #[serde(flatten)]
+    bound: Option<JsonBound<'a>>,
+    #[serde(flatten)]
+    rounds: Option<JsonRounds>,
+}
+
+#[derive(Serialize)]
+struct JsonBound<'a> {
+    #[serde(serialize_with = "json::fixed3")]
+    bound_ratio: f64,
+    bound: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonRounds {
+    rounds: usize,
+    #[serde(serialize_with = "json::fixed3_each")]
+    p50_ratio_each_round: Vec<Option<f64>>,
+    #[serde(flatten)]
+    median: Option<JsonMedianRound>,
+}
+
+#[derive(Serialize)]
+struct JsonMedianRound {
+    /// From 1, in measuring order.
+    median_round: usize,
+    #[serde(serialize_with = "json::fixed3")]
+    p50_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    floor_p50_us: f64,
+}
+
+fn to_json<'a>(
+    options: &'a Options<'_>,
     pace: Pace,
-    series: &[Series],
-    skipped: &[Skipped],
-    goals: &[Goal],
-) -> String {
-    let series_json: Vec<String> = series
+    series: &'a [Series],
+    skipped: &'a [Skipped],
+    goals: &'a [Goal],
+) -> Json<'a> {
+    let series = series
         .iter()
-        .map(|s| {
-            let points: Vec<String> = s
+        .map(|s| JsonSeries {
+            name: &s.name,
+            kind: s.kind.name(),
+            requested: s.requested,
+            observed: s
+                .requested
+                .map(|_| s.observed.as_deref().unwrap_or("unknown")),
+            points: s
                 .points
                 .iter()
-                .map(|p| {
-                    let mut text = format!("{{\"size_bytes\":{},\"lost\":{}", p.size, p.lost);
-                    match p.summary {
-                        Some(m) => {
-                            let _ = write!(
-                                text,
-                                ",\"samples\":{},\"p50_us\":{},\"p99_us\":{},\"max_us\":{}",
-                                m.count,
-                                json_number(m.p50_us),
-                                json_number(m.p99_us),
-                                json_number(m.max_us)
-                            );
-                        }
-                        None => text.push_str(",\"samples\":0"),
-                    }
-                    if let Some(kib) = p.sender_rss_kib {
-                        let _ = write!(text, ",\"sender_vm_rss_kib\":{kib}");
-                    }
-                    if let Some(pages) = p.echo_pages {
-                        let _ = write!(text, ",\"echo_pages_per_ping\":{pages}");
-                    }
-                    text.push('}');
-                    text
+                .map(|p| JsonPoint {
+                    size_bytes: p.size,
+                    lost: p.lost,
+                    samples: p.summary.map_or(0, |m| m.count),
+                    latency: p.summary.map(|m| JsonLatency {
+                        p50_us: m.p50_us,
+                        p99_us: m.p99_us,
+                        max_us: m.max_us,
+                    }),
+                    sender_vm_rss_kib: p.sender_rss_kib,
+                    echo_pages_per_ping: p.echo_pages,
                 })
-                .collect();
-            let mut text = format!(
-                "{{\"name\":{},\"kind\":\"{}\"",
-                json_string(&s.name),
-                s.kind.name()
-            );
-            if let Some(requested) = s.requested {
-                let _ = write!(
-                    text,
-                    ",\"requested\":\"{requested}\",\"observed\":{}",
-                    json_string(s.observed.as_deref().unwrap_or("unknown"))
-                );
-            }
-            let _ = write!(text, ",\"points\":[{}]}}", points.join(","));
-            text
+                .collect(),
         })
         .collect();
-    let skipped_json: Vec<String> = skipped
+    let skipped = skipped
         .iter()
-        .map(|s| {
-            format!(
-                "{{\"name\":{},\"reason\":{}}}",
-                json_string(&s.name),
-                json_string(&s.reason)
-            )
+        .map(|s| JsonSkipped {
+            name: &s.name,
+            reason: &s.reason,
         })
         .collect();
-    let goals_json: Vec<String> = goals
+    let goals = goals
         .iter()
-        .map(|g| {
-            let (ratio, limit) = g
-                .ratio
-                .map_or(("null".to_owned(), "null".to_owned()), |(r, l)| {
-                    (json_number(r), json_number(l))
-                });
-            let mut text = format!(
-                "{{\"goal\":{},\"ratio\":{ratio},\"limit\":{limit},\"met\":{}",
-                json_string(&g.text),
-                g.met().map_or("null".to_owned(), |m| m.to_string())
-            );
-            if let Some(bound) = &g.bound {
-                let _ = write!(
-                    text,
-                    ",\"bound_ratio\":{},\"bound\":{}",
-                    json_number(bound.ratio),
-                    json_string(&bound.why)
-                );
-            }
-            if let Some(rounds) = &g.rounds {
-                let each: Vec<String> = rounds
-                    .ratios
-                    .iter()
-                    .map(|r| r.map_or("null".to_owned(), json_number))
-                    .collect();
-                let _ = write!(
-                    text,
-                    ",\"rounds\":{},\"p50_ratio_each_round\":[{}]",
-                    rounds.ratios.len(),
-                    each.join(",")
-                );
-                if let Some(m) = rounds.median {
-                    let _ = write!(
-                        text,
-                        ",\"median_round\":{},\"p50_us\":{},\"floor_p50_us\":{}",
-                        m.index + 1,
-                        json_number(m.p50_us),
-                        json_number(m.floor_p50_us)
-                    );
-                }
-            }
-            text.push('}');
-            text
+        .map(|g| JsonGoal {
+            goal: &g.text,
+            ratio: g.ratio.map(|(r, _)| r),
+            limit: g.ratio.map(|(_, l)| l),
+            met: g.met(),
+            bound: g.bound.as_ref().map(|b| JsonBound {
+                bound_ratio: b.ratio,
+                bound: &b.why,
+            }),
+            rounds: g.rounds.as_ref().map(|r| JsonRounds {
+                rounds: r.ratios.len(),
+                p50_ratio_each_round: r.ratios.clone(),
+                median: r.median.map(|m| JsonMedianRound {
+                    median_round: m.index + 1,
+                    p50_us: m.p50_us,
+                    floor_p50_us: m.floor_p50_us,
+                }),
+            }),
         })
         .collect();
-    let routes: Vec<String> = options
-        .routes
-        .iter()
-        .map(|p| format!("\"{}\"", p.name()))
-        .collect();
-    let sizes: Vec<String> = options.sizes.iter().map(ToString::to_string).collect();
-    format!(
-        "{{\"bench\":\"rtt\",\"sweep\":true,\"transports\":[{}],\"mode\":\"{}\",\"hz\":{},\
-         \"count\":{},\"warmup\":{},\"domain\":{},\"sizes\":[{}],\"svg\":{},\"series\":[{}],\
-         \"skipped\":[{}],\"goals\":[{}]}}",
-        routes.join(","),
-        pace.mode.name(),
-        pace.hz,
-        pace.count,
-        pace.warmup,
-        options.domain,
-        sizes.join(","),
-        json_string(&options.svg.display().to_string()),
-        series_json.join(","),
-        skipped_json.join(","),
-        goals_json.join(",")
-    )
+    Json {
+        bench: "rtt",
+        sweep: true,
+        transports: options.routes.iter().map(|r| r.name()).collect(),
+        mode: pace.mode.name(),
+        hz: pace.hz,
+        count: pace.count,
+        warmup: pace.warmup,
+        domain: options.domain,
+        sizes: options.sizes,
+        svg: options.svg.display().to_string(),
+        series,
+        skipped,
+        goals,
+    }
 }
 
 fn write_svg(path: &Path, series: &[Series], sizes: &[usize], pace: Pace) -> anyhow::Result<()> {
     // A colour per series: p50 solid and p99 dashed for each roslite path and peer; the
     // transport-only series and the floors (p50 only) dotted, as references.
-    let line = |s: &Series, pick: fn(&Summary) -> f64, name: String, color, stroke| svg::Line {
+    let line = |s: &Series, pick: fn(&Summary) -> f64, name: String, color, stroke| plot::Line {
         name,
         points: s
             .points
@@ -1889,37 +1635,34 @@ fn write_svg(path: &Path, series: &[Series], sizes: &[usize], pace: Pace) -> any
             |m| m.p50_us,
             format!("{name} p50"),
             color,
-            svg::Stroke::Solid,
+            plot::Stroke::Solid,
         ));
         lines.push(line(
             s,
             |m| m.p99_us,
             format!("{name} p99"),
             color,
-            svg::Stroke::Dashed,
+            plot::Stroke::Dashed,
         ));
     }
     let first_reference = lines.len() / 2;
     for (offset, s) in references.enumerate() {
         let name = format!("{} p50", s.name);
         let color = first_reference + offset;
-        lines.push(line(s, |m| m.p50_us, name, color, svg::Stroke::Dotted));
+        lines.push(line(s, |m| m.p50_us, name, color, plot::Stroke::Dotted));
     }
     let ticks: Vec<(f64, String)> = sizes.iter().map(|&s| (s as f64, size_label(s))).collect();
-    let chart = svg::log_log_lines(
+    let chart = plot::log_log_lines(
         &format!(
             "Round-trip time on one host ({}), reliable keep-last 1",
             pace_text(pace)
         ),
-        "payload size",
-        "round-trip time (us)",
+        "payload size (log scale)",
+        "round-trip time (us, log scale)",
         &ticks,
         &lines,
-    );
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, chart).with_context(|| format!("writing {}", path.display()))
+    )?;
+    plot::write_svg(path, &chart)
 }
 
 #[cfg(test)]
@@ -2055,8 +1798,8 @@ mod tests {
     fn default_sizes_parse() {
         let sizes: Vec<usize> = DEFAULT_SIZES
             .split(',')
-            .map(|s| rtt::parse_size(s).unwrap())
+            .map(|s| crate::toolkit::units::parse_size(s).unwrap())
             .collect();
-        assert_eq!(sizes, shm_bench::DEFAULT_SIZES);
+        assert_eq!(sizes, transport::DEFAULT_SIZES);
     }
 }
