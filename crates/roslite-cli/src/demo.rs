@@ -14,7 +14,7 @@ use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::process;
 use roslite_linetrace::report;
 
-/// The memory goal per roslite process, in MB (10^6 bytes).
+/// The memory goal per roslite process, in MB (10^6 bytes).
 const MEMORY_GOAL_MB: f64 = 2.5;
 
 #[derive(clap::Args)]

@@ -89,7 +89,7 @@ pub struct PeerArgs {
 
 const TOPIC: &str = "chatter";
 const PERIOD: Duration = Duration::from_millis(100);
-/// The goal for roslite's publisher, in MB (10^6 bytes).
+/// The bench's goal for roslite's publisher, in MB (10^6 bytes).
 const GOAL_MB: f64 = 3.0;
 /// How long to wait for the first message to cross.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);

@@ -17,7 +17,7 @@ use crate::toolkit::json;
 use crate::toolkit::rclpy::find_python;
 use crate::toolkit::stats::Summary;
 
-/// The goals: roslite processes at most 2.5 MB RSS; roslite's /light_sensors mean at
+/// The bench's goals: roslite processes at most 2.5 MB RSS; roslite's /light_sensors mean at
 /// most a quarter of rclpy's.
 const MEMORY_GOAL_MB: f64 = 2.5;
 const LATENCY_GOAL_RATIO: f64 = 0.25;

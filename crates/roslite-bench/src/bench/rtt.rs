@@ -328,7 +328,7 @@ impl Row {
     }
 }
 
-/// The goals: `(size, largest allowed p50 ratio roslite/Cyclone, text)`.
+/// The bench's goals: `(size, largest allowed p50 ratio roslite/Cyclone, text)`.
 const GOALS: [(usize, f64, &str); 3] = [
     (64, 1.0, "64 B p50 no worse than Cyclone's"),
     (1 << 20, 0.5, "1 MiB p50 at most half of Cyclone's"),

@@ -760,7 +760,7 @@ fn floor_p50_64(path: Route, pace: Pace) -> anyhow::Result<Option<f64>> {
 
 /// The 64 B floor goals of shm (futex floor) and uds (raw UDS floor), through the API and as
 /// transport only, in `rounds` rounds per path: the floor, then the path through the API, then
-/// the bare transport (the API path, the goal, is the one right after its floor).
+/// the bare transport (the API path, the goal proper, is the one right after its floor).
 fn measure_floor_rounds(
     routes: &[Route],
     domain: u32,

@@ -168,8 +168,8 @@ pub fn pacing_timer<S: Send + 'static>(
     })?)
 }
 
-/// A chain of measured pings of one message, driven by the echo callback (see
-/// [`measure_roslite`]; also the sweep's back-to-back mode), or by a timer ([`Self::paced`]).
+/// A chain of measured pings of one message, driven by the echo callback (the UDP run of
+/// `bench rtt`, and the sweep's back-to-back mode), or by a timer ([`Self::paced`]).
 pub struct Chain {
     message: Arc<UInt8MultiArray>,
     pub pings: Pings,

@@ -35,11 +35,18 @@ const PALETTE: [RGBColor; 14] = [
 ];
 const WIDTH: u32 = 900;
 const FONT: &str = "sans-serif";
+// Font sizes as asked of plotters, whose SVG backend writes them at 1/1.24 of that (a title
+// of 20 is written at 16 px).
+const TITLE_SIZE: u32 = 20;
+const AXIS_SIZE: u32 = 17;
+const TEXT_SIZE: u32 = 15;
+const SMALL_SIZE: u32 = 13;
 /// Height of one line of the title.
 const TITLE_LINE: u32 = 22;
 /// Average advance of a sans-serif glyph, in units of the font size (for wrapping only).
 const GLYPH_WIDTH: f64 = 0.55;
 const GRID: RGBColor = RGBColor(0xdd, 0xdd, 0xdd);
+const LIGHT_GRID: RGBColor = RGBColor(0xf0, 0xf0, 0xf0);
 const OVERFLOW: RGBColor = RGBColor(0x99, 0x99, 0x99);
 
 /// How a [`Line`] is stroked.
@@ -102,7 +109,8 @@ fn titled<'a>(root: &Area<'a>, title: &str) -> anyhow::Result<Area<'a>> {
     let lines = title_lines(title);
     let height = TITLE_LINE * lines.len() as u32 + 10;
     let (top, rest) = root.split_vertically(height);
-    let style = TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let style =
+        TextStyle::from((FONT, TITLE_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     for (i, line) in lines.iter().enumerate() {
         let y = 6 + (TITLE_LINE * i as u32) as i32;
         top.draw_text(line, &style, ((WIDTH / 2) as i32, y))
@@ -115,12 +123,12 @@ fn color(index: usize) -> RGBColor {
     PALETTE[index % PALETTE.len()]
 }
 
-/// Key points for a log axis over `[lo, hi]`: 1, 2 and 5 times each power of ten.
-fn one_two_five(lo: f64, hi: f64) -> Vec<f64> {
+/// Points of a log axis over `[lo, hi]` at `multiples` of each power of ten.
+fn log_points(lo: f64, hi: f64, multiples: &[f64]) -> Vec<f64> {
     let mut out = Vec::new();
     let mut decade = 10f64.powf(lo.log10().floor());
     while decade <= hi {
-        for m in [1.0, 2.0, 5.0] {
+        for &m in multiples {
             let v = m * decade;
             if v >= lo && v <= hi {
                 out.push(v);
@@ -143,7 +151,7 @@ fn axis_number(v: f64) -> String {
 /// A log-log line chart: one line with point markers per [`Line`] of `(x, y)` points, for
 /// quantities spanning decades such as round-trip time against message size. `x_ticks` label
 /// chosen x positions (the measured sizes, say); the y axis gets gridlines at 1, 2 and 5 times
-/// each power of ten. Each line has the colour and stroke it asks for; the legend below the
+/// each power of ten (labelled at each power only when it spans more than three decades). Each line has the colour and stroke it asks for; the legend below the
 /// plot shows both. Points that are not positive cannot be placed and are left out.
 ///
 /// # Errors
@@ -204,18 +212,25 @@ pub fn log_log_lines(
         let tick_labels: Vec<(f64, String)> =
             x_ticks.iter().filter(|t| placed(t.0)).cloned().collect();
         let x_keys: Vec<f64> = tick_labels.iter().map(|t| t.0).collect();
+        // Labels at 1, 2 and 5 times each power of ten over up to three decades; over more,
+        // at the powers of ten, with light gridlines at 2 and 5 times them.
+        let y_axis = if y_hi / y_lo <= 1e3 {
+            (y_lo..y_hi)
+                .log_scale()
+                .with_key_points(log_points(y_lo, y_hi, &[1.0, 2.0, 5.0]))
+        } else {
+            (y_lo..y_hi)
+                .log_scale()
+                .with_key_points(log_points(y_lo, y_hi, &[1.0]))
+                .with_light_points(log_points(y_lo, y_hi, &[2.0, 5.0]))
+        };
         let mut chart = ChartBuilder::on(&plot)
             .margin_left(10)
             .margin_right(30)
             .margin_top(10)
             .x_label_area_size(50)
             .y_label_area_size(70)
-            .build_cartesian_2d(
-                (x_lo..x_hi).log_scale().with_key_points(x_keys),
-                (y_lo..y_hi)
-                    .log_scale()
-                    .with_key_points(one_two_five(y_lo, y_hi)),
-            )
+            .build_cartesian_2d((x_lo..x_hi).log_scale().with_key_points(x_keys), y_axis)
             .map_err(failed)?;
         let x_text = |v: &f64| {
             tick_labels
@@ -226,10 +241,11 @@ pub fn log_log_lines(
         chart
             .configure_mesh()
             .bold_line_style(GRID)
+            .light_line_style(LIGHT_GRID)
             .x_desc(x_label)
             .y_desc(y_label)
-            .axis_desc_style((FONT, 14))
-            .label_style((FONT, 12))
+            .axis_desc_style((FONT, AXIS_SIZE))
+            .label_style((FONT, TEXT_SIZE))
             .x_label_formatter(&x_text)
             .y_label_formatter(&|v| axis_number(*v))
             .draw()
@@ -267,8 +283,8 @@ pub fn log_log_lines(
                 Stroke::Dotted => legend.draw(&DashedPathElement::new(sample, 2, 4, style)),
             }
             .map_err(failed)?;
-            let text =
-                TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            let text = TextStyle::from((FONT, TEXT_SIZE).into_font())
+                .pos(Pos::new(HPos::Left, VPos::Center));
             legend
                 .draw_text(&line.name, &text, (x + 38, y))
                 .map_err(failed)?;
@@ -291,8 +307,8 @@ pub fn nice(x: f64) -> f64 {
         .unwrap_or(10.0 * decade)
 }
 
-/// One histogram per series, stacked, on a shared x axis from 0 to `x_max`; values above
-/// `x_max` are counted in a last grey "overflow" bar. Bar heights are the percentage of the
+/// One histogram per series, stacked, on a shared x axis from 0 to `x_max` (rounded up to 1,
+/// 2 or 5 times a power of ten); values above it are counted in a last grey "overflow" bar. Bar heights are the percentage of the
 /// series' samples, so series of different lengths compare.
 ///
 /// # Errors
@@ -305,11 +321,8 @@ pub fn histograms(
 ) -> anyhow::Result<String> {
     const BINS: usize = 60;
     const ROW: u32 = 150;
-    let x_max = if x_max.is_finite() && x_max > 0.0 {
-        x_max
-    } else {
-        1.0
-    };
+    // An axis end that reads well (1, 2 or 5 times a power of ten).
+    let x_max = nice(x_max);
     let bin_width = x_max / BINS as f64;
     let title_height = TITLE_LINE * title_lines(title).len() as u32 + 10;
     let height = title_height + ROW * series.len().max(1) as u32 + 30;
@@ -336,7 +349,7 @@ pub fn histograms(
             let mut chart = ChartBuilder::on(area)
                 .caption(
                     format!("{name} ({} samples)", values.len()),
-                    (FONT, 13).into_font(),
+                    (FONT, TEXT_SIZE).into_font(),
                 )
                 .margin_left(10)
                 .margin_right(30)
@@ -349,8 +362,8 @@ pub fn histograms(
                 .bold_line_style(GRID)
                 .light_line_style(WHITE)
                 .y_desc("% of samples")
-                .axis_desc_style((FONT, 12))
-                .label_style((FONT, 11))
+                .axis_desc_style((FONT, TEXT_SIZE))
+                .label_style((FONT, SMALL_SIZE))
                 .x_labels(7)
                 .y_labels(3)
                 .x_label_formatter(&|v| axis_number(*v))
@@ -422,15 +435,15 @@ pub fn box_plot(
             .x_desc(format!(
                 "{x_label} (box p25-p75, red bar p50, whiskers p1-p99, dots min and max)"
             ))
-            .axis_desc_style((FONT, 13))
-            .label_style((FONT, 12))
+            .axis_desc_style((FONT, AXIS_SIZE))
+            .label_style((FONT, TEXT_SIZE))
             .x_labels(6)
             .x_label_formatter(&|v| axis_number(*v))
             .draw()
             .map_err(failed)?;
         // The row names, left of the plot (the label area is outside the chart's own area).
         let name_style =
-            TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+            TextStyle::from((FONT, TEXT_SIZE).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
         for ((name, _), &y) in rows.iter().zip(&centres) {
             let (x, y) = chart.backend_coord(&(lo, y));
             root.draw_text(name, &name_style, (x - 10, y))
@@ -463,7 +476,7 @@ pub fn box_plot(
                 )
                 .map_err(failed)?;
             if s.max > hi {
-                let style = TextStyle::from((FONT, 10).into_font())
+                let style = TextStyle::from((FONT, SMALL_SIZE).into_font())
                     .pos(Pos::new(HPos::Right, VPos::Bottom));
                 chart
                     .draw_series([Text::new(
@@ -511,6 +524,8 @@ mod tests {
         )
         .unwrap();
         assert!(is_one_svg(&svg), "{svg}");
+        // plotters writes each text on a line of its own.
+        let flat = svg.split_whitespace().collect::<Vec<_>>().join(" ");
         for text in [
             "payload size",
             "round-trip time (us)",
@@ -518,9 +533,9 @@ mod tests {
             "4 KiB",
             "a p50",
             "b &lt;floor&gt;",
-            ">1000<",
+            "> 1000 <",
         ] {
-            assert!(svg.contains(text), "{text} missing in {svg}");
+            assert!(flat.contains(text), "{text} missing in {svg}");
         }
         // Three placeable points get a marker each.
         assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
