@@ -596,7 +596,7 @@ mod tests {
         assert_eq!(nice(130.0), 200.0);
         assert_eq!(nice(0.3), 1.0);
         assert_eq!(
-            one_two_five(1.0, 100.0),
+            log_points(1.0, 100.0, &[1.0, 2.0, 5.0]),
             [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
         );
         assert_eq!(axis_number(0.5), "0.5");
