@@ -557,9 +557,9 @@ mod tests {
         let svg = histograms(
             "t",
             "wake-up latency (us)",
-            60.0,
+            50.0,
             &[
-                ("a".into(), vec![0.5, 0.5, 59.0, 1000.0]),
+                ("a".into(), vec![0.5, 0.5, 49.0, 1000.0]),
                 ("b + c".into(), vec![10.0]),
             ],
         )
@@ -568,7 +568,7 @@ mod tests {
         assert!(svg.contains("a (4 samples)"), "{svg}");
         assert!(svg.contains("b + c (1 samples)"), "{svg}");
         assert!(
-            svg.contains("wake-up latency (us) (grey bar: above 60)"),
+            svg.contains("wake-up latency (us) (grey bar: above 50)"),
             "{svg}"
         );
         assert!(svg.contains("#999999"), "{svg}");
