@@ -1,17 +1,20 @@
-//! The demo: seed 000's application, the Raspberry Pi Mouse line follower. A simulated robot
-//! (`raspimouse`) and the upstream follower logic (`follower`) run as two roslite processes
-//! talking RTPS over 127.0.0.1 (LOCALHOST discovery, a domain of their own); the demo prints
-//! seed 000's Tables 5.2 to 5.4 (per-topic latency, per-process memory) and writes a report.
+//! The demo: the application of the mROS 2 line-follower evaluation, the Raspberry Pi Mouse
+//! line follower. A simulated robot (`raspimouse`) and the upstream follower logic (`follower`)
+//! run as two roslite processes talking RTPS over 127.0.0.1 (LOCALHOST discovery, a domain of
+//! their own); the demo prints that evaluation's tables 5.2 to 5.4 (per-topic latency,
+//! per-process memory) and writes a report. The launcher, the node executable and the domain
+//! choice are `roslite_linetrace`'s, shared with `roslite bench linetrace`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use roslite_linetrace::launch::{self, LaunchOptions, Setup};
+use roslite_linetrace::node_program::{self, NODE};
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::process;
 use roslite_linetrace::report;
 
-/// The issue's memory goal per roslite process, in MB (10^6 bytes).
+/// The memory goal per roslite process, in MB (10^6 bytes).
 const MEMORY_GOAL_MB: f64 = 2.5;
 
 #[derive(clap::Args)]
@@ -54,12 +57,6 @@ pub fn node_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
     )
 }
 
-/// A domain for this run's processes: 10..=99 by process id (0..=101 avoids Linux's
-/// ephemeral port range), so concurrent runs rarely meet.
-pub(crate) fn domain_for_run(offset: u32) -> u32 {
-    10 + (std::process::id() + offset) % 90
-}
-
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.speed.is_finite() && args.speed > 0.0,
@@ -70,14 +67,17 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     println!(
         "roslite demo: building the node executable, statically linked and size-optimised \
          (`{}`; slow only the first time) ...",
-        crate::bench::linetrace::NODE.cargo_command()
+        NODE.cargo_command()
     );
-    let node_program = crate::bench::linetrace::node_program()?;
+    let (node_program, warning) = node_program::resolve(std::env::current_exe()?);
+    if let Some(warning) = warning {
+        eprintln!("warning: {warning}");
+    }
     let options = LaunchOptions {
         node_program: node_program.clone(),
         python: None,
         work_dir,
-        domain: domain_for_run(0),
+        domain: launch::domain_for_run(0),
         node: NodeOptions {
             speed: args.speed,
             seed: args.seed,
@@ -88,7 +88,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs_f64(args.timeout),
     };
     println!(
-        "roslite demo: the Raspberry Pi Mouse line follower (seed 000), robot and follower as two \
+        "roslite demo: the Raspberry Pi Mouse line follower (the mROS 2 line-follower \
+         evaluation's application), robot and follower as two \
          roslite processes (discovery over RTPS on 127.0.0.1, domain {}; topics over shared \
          memory between them, ROSLITE_TRANSPORTS to change), {}x speed; running until {} \
          /cmd_vel samples and {} laps...",

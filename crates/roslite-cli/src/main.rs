@@ -1,14 +1,12 @@
-//! `roslite`: the command-line tool.
+//! `roslite`: the command-line tool. Each user command is a module of its own; `roslite bench
+//! ...` is `roslite_bench`'s, dispatched from here, including the helper processes the benches
+//! start by running this binary again.
 
-mod bench;
 mod demo;
 mod interface;
 mod node;
 mod param;
 mod service;
-mod small_build;
-mod stats;
-mod svg;
 mod topic;
 
 use clap::{Parser, Subcommand};
@@ -41,7 +39,7 @@ enum Command {
     /// large data, the line follower) next to the machine's own floors and, where installed,
     /// rclpy and Cyclone DDS, and prints a table (or JSON with --json).
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(roslite_bench::BenchCommand),
     /// Inspect message, service and action definitions, like `ros2 interface`.
     ///
     /// The definitions roslite knows: built in, and under
@@ -68,10 +66,9 @@ fn main() -> anyhow::Result<()> {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // The echo processes of `roslite_shm::bench` (`bench rtt`'s transport-only rows and floors)
-    // are this binary too.
-    roslite_shm::bench::run_child_if_requested();
-    if let Some(result) = bench::run_helper_before_clap(&args) {
+    // The echo processes of `bench rtt`'s transport-only rows and floors are this binary too.
+    roslite_bench::run_child_if_requested();
+    if let Some(result) = roslite_bench::run_helper_before_clap(&args) {
         return result;
     }
     if let Some(result) = demo::node_before_clap(&args) {
@@ -80,7 +77,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Demo(args) => demo::run(&args),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => roslite_bench::run(command),
         Command::Interface(command) => interface::run(command),
         Command::Topic(command) => topic::run(command),
         Command::Node(command) => node::run(command),

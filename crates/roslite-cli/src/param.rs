@@ -336,9 +336,11 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
         return print_names(&node, &mut names);
     }
     let net = crate::topic::network(tool.context());
-    let view = graph::wait_for_graph(&net, graph::spin_time(None, graph::NODE_SPIN_TIME), |view| {
-        view.participants > 0 && view.endpoints.iter().all(|e| e.local || e.node.is_some())
-    });
+    let view = graph::wait_for_graph(
+        &net,
+        graph::spin_time(None, graph::NODE_SPIN_TIME),
+        |view| view.participants > 0 && view.endpoints.iter().all(|e| e.local || e.node.is_some()),
+    );
     let own = tool.fully_qualified_name();
     let mut nodes: Vec<String> = view
         .nodes

@@ -3,8 +3,9 @@
 //!
 //! Every process is told to stay on loopback: roslite processes build a LOCALHOST-discovery
 //! context (unicast to 127.0.0.1, no multicast), rclpy processes run Fast DDS with a profile
-//! that whitelists 127.0.0.1 and turns shared memory off (ros2-wire.md §0.3), and all of them
-//! get `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` and a domain of the caller's choice.
+//! that whitelists 127.0.0.1 and turns shared memory off, and all of them get
+//! `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` and a domain of the caller's choice
+//! ([`domain_for_run`] picks one per run).
 //!
 //! The processes stop when the robot reports enough `/cmd_vel` messages: the launcher writes
 //! `stop` to their standard input (and a process whose input closes stops too), each writes its
@@ -27,8 +28,10 @@ pub const RCLPY_SCRIPT: &str = include_str!("../../../interop/python/linetrace/l
 pub const BUILD_MSGS_SCRIPT: &str =
     include_str!("../../../interop/python/linetrace/build_raspimouse_msgs.py");
 
-/// Keeps Fast DDS on 127.0.0.1 and off shared memory (ros2-wire.md §0.3; the same profile
-/// as `roslite bench`'s rclpy baselines).
+/// Keeps Fast DDS on 127.0.0.1 and off shared memory: its UDPv4 transport whitelists
+/// 127.0.0.1 only, the built-in transports (shared memory among them) are off, and data
+/// sharing is off for every writer and reader. The same profile serves `roslite bench`'s rclpy
+/// baselines.
 pub const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <dds xmlns="http://www.eprosima.com"><profiles>
   <transport_descriptors><transport_descriptor>
@@ -113,7 +116,7 @@ impl Setup {
 /// How to run a configuration.
 #[derive(Clone, Debug)]
 pub struct LaunchOptions {
-    /// What runs the roslite processes (the CLI resolves it in `bench::linetrace::node_program`).
+    /// What runs the roslite processes ([`crate::node_program::resolve`] picks it).
     pub node_program: NodeProgram,
     /// A Python with rclpy (the repository's `.venv/bin/python`), for rclpy sides.
     pub python: Option<PathBuf>,
@@ -121,7 +124,7 @@ pub struct LaunchOptions {
     pub work_dir: PathBuf,
     pub domain: u32,
     pub node: NodeOptions,
-    /// Latency samples per topic (seed 000: 1000).
+    /// Latency samples per topic (the mROS 2 line-follower evaluation took 1000).
     pub samples: usize,
     /// Also wait until the robot has completed this many laps.
     pub min_laps: u32,
@@ -162,7 +165,8 @@ impl ProcessMemory {
         })
     }
 
-    /// Resident pages private to the process (seed 000's "RES" column: RSS minus SHR).
+    /// Resident pages private to the process (the "RES" column of the mROS 2 line-follower
+    /// evaluation: RSS minus SHR).
     pub fn res(&self) -> u64 {
         self.rss_anon
     }
@@ -379,6 +383,13 @@ fn command_for(side: Side, role: &str, options: &LaunchOptions, script: &Path) -
             c
         }
     }
+}
+
+/// A domain for one run's processes: 10..=99 by this process's id (domains 0..=101 keep
+/// their ports below Linux's ephemeral range), so concurrent runs rarely meet; `offset` keeps
+/// the several runs of one process apart.
+pub fn domain_for_run(offset: u32) -> u32 {
+    10 + (std::process::id() + offset) % 90
 }
 
 /// Runs `setup` until the robot has received enough `/cmd_vel` messages, then stops it and

@@ -8,9 +8,11 @@
 //! - [`follower`]: upstream's line-follower logic as a pure state machine;
 //! - [`sim`]: both in one deterministic loop on simulated time (tests);
 //! - [`nodes`]: the two as roslite nodes (`raspimouse`, `follower`) with latency tracing;
-//! - [`node_program`]: the lean static executable the roslite processes run;
+//! - [`node_program`]: the lean static executable the roslite processes run, built by
+//!   [`small_build`] (the size profile, statically linked: what a small board would run);
 //! - [`launch`]: runs a configuration (roslite or rclpy robot and follower, separate processes
-//!   or one) on loopback and collects its latencies, memory and path;
+//!   or one) on loopback and collects its latencies, memory and path; the CLI's demo and
+//!   `roslite bench linetrace` both start it from here;
 //! - [`report`]: tables, Markdown and SVG.
 
 pub mod course;
@@ -23,3 +25,4 @@ pub mod report;
 pub mod rng;
 pub mod robot;
 pub mod sim;
+pub mod small_build;

@@ -15,7 +15,6 @@
 //!   bytes from the writer's read-only segments) and [`UdsWriter`]/[`UdsReader`] (frames on a
 //!   SOCK_SEQPACKET connection).
 //! - [`IdleSpin`]: a reader's short wait (yield and look again) before it sleeps.
-//! - [`mod@bench`]: round-trip measurements between two processes, with this machine's floors.
 //! - `conformance` (feature `conformance`): one test suite for every transport.
 //!
 //! A writer is found by its endpoint's [`EndpointAddress`] and a [`WriterKey`] (the runtime
@@ -24,7 +23,6 @@
 //!
 //! Linux only (memfd seals, abstract sockets, SO_PEERCRED).
 
-pub mod bench;
 mod channel;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -37,6 +35,8 @@ mod uds;
 
 use std::fmt;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::AtomicU32;
 
 pub use endpoint::{BadAddress, BindError, Endpoint, EndpointAddress, EndpointStats, HostId};
 pub use protocol::{History, RejectReason, WriterKey};
@@ -50,6 +50,66 @@ pub use uds::{
     UdsBytes, UdsInterrupter, UdsReader, UdsReaderConfig, UdsSample, UdsWriter, UdsWriterConfig,
     UdsWriterStats, PACKET,
 };
+
+/// The send buffer a [`UdsWriter`]'s connection asks for. Not part of the transport API:
+/// roslite-bench gives its raw Unix-socket floor the same buffers, so that the floor is never
+/// held back by smaller ones.
+#[doc(hidden)]
+pub const UDS_SEND_BUFFER: usize = uds::SEND_BUFFER;
+
+/// Two futex words in a page of shared memory (a memfd mapped by both processes), for
+/// roslite-bench's futex floor: two processes waking each other with nothing else in between.
+/// Not part of the transport API; it is here because mapping shared memory takes `unsafe`,
+/// which stays in this crate (`sys`).
+#[doc(hidden)]
+pub struct FutexWords {
+    // Field order is drop order: unmapped before the descriptor closes (either order is
+    // sound; the mapping holds its own reference to the file).
+    map: sys::Mapping,
+    fd: OwnedFd,
+}
+
+impl FutexWords {
+    const LEN: usize = 4096;
+    /// The second word's offset: a cache line apart from the first.
+    const SECOND: usize = 64;
+
+    /// A fresh zeroed page. Its descriptor is close-on-exec: give the other process a
+    /// duplicate of [`Self::fd`] (as its standard input, say) and let it [`Self::open`] it.
+    ///
+    /// # Errors
+    /// When the memfd cannot be made or mapped.
+    pub fn create() -> io::Result<Self> {
+        let fd = sys::memfd("roslite-bench-futex", Self::LEN)?;
+        let map = sys::Mapping::map(fd.as_fd(), Self::LEN, true)?;
+        Ok(Self { map, fd })
+    }
+
+    /// Maps the page behind `fd`, another process's [`Self::create`]d one.
+    ///
+    /// # Errors
+    /// When `fd` cannot be duplicated or mapped (not a memfd of at least a page, say).
+    pub fn open(fd: BorrowedFd<'_>) -> io::Result<Self> {
+        let fd = fd.try_clone_to_owned()?;
+        let map = sys::Mapping::map(fd.as_fd(), Self::LEN, true)?;
+        Ok(Self { map, fd })
+    }
+
+    /// The memfd behind the page.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The first word (the ping side writes it).
+    pub fn first(&self) -> &AtomicU32 {
+        self.map.atomic_u32(0)
+    }
+
+    /// The second word (the echo side writes it).
+    pub fn second(&self) -> &AtomicU32 {
+        self.map.atomic_u32(Self::SECOND)
+    }
+}
 
 /// Why a writer could not be created.
 #[derive(Debug)]

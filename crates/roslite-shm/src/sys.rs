@@ -311,24 +311,6 @@ pub fn open_fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |dir| dir.count())
 }
 
-/// Makes `fd` survive `exec` (for the benchmark's child process); returns its number.
-pub(crate) fn inherit(fd: &OwnedFd) -> io::Result<i32> {
-    rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
-    Ok(std::os::fd::AsRawFd::as_raw_fd(fd))
-}
-
-/// Takes ownership of a descriptor inherited from the parent process.
-///
-/// Returns `None` unless `raw` is open in this process.
-pub(crate) fn adopt_inherited(raw: i32) -> Option<OwnedFd> {
-    // SAFETY: a negative number is never a descriptor; for others we only look at its flags.
-    let borrowed = (raw >= 0).then(|| unsafe { BorrowedFd::borrow_raw(raw) })?;
-    rustix::io::fcntl_getfd(borrowed).ok()?;
-    // SAFETY: `raw` is open (checked above) and the parent passed it for us to own; nothing else
-    // in this process refers to it.
-    Some(unsafe { std::os::fd::FromRawFd::from_raw_fd(raw) })
-}
-
 #[cfg(test)]
 mod tests {
     use std::os::fd::AsFd;

@@ -1,11 +1,12 @@
-//! `roslite bench large`: very large messages (issue 4, item 6; seed 003).
+//! `roslite bench large`: very large messages, as the zero-copy / shared-memory large point cloud
+//! study sent them.
 //!
-//! 1. Seed 003's experiment: a `std_msgs/UInt64MultiArray` of 100 million elements (800 MB)
+//! 1. The study's experiment: a `std_msgs/UInt64MultiArray` of 100 million elements (800 MB)
 //!    sent intra-process, between two processes on this host (every same-host transport
 //!    available: shared memory, Unix socket, UDP), and between two processes in two network
-//!    namespaces joined by a veth pair (UDP). As in the seed, conversion and transfer are
+//!    namespaces joined by a veth pair (UDP). As in the study, conversion and transfer are
 //!    reported apart:
-//!    - send side: *fill* (the user's `Vec<u64>` built from scratch: the seed's loop; making it
+//!    - send side: *fill* (the user's `Vec<u64>` built from scratch: the study's loop; making it
 //!      the message's `data` is a move, not a copy) and *serialize* (CDR of the whole message,
 //!      timed on its own; `publish` does the same work again for other processes);
 //!    - *transfer*: the `publish` call to the subscription callback's start, both on
@@ -13,7 +14,7 @@
 //!      processes it includes the serialization inside `publish`;
 //!    - receive side: *decode* (`roslite_cdr::from_shared`; the array becomes a view into the
 //!      received buffer, which the table says) and *copy-out* (the received array copied into a
-//!      `Vec<u64>`: the seed's `convert_to_custom`, which views make unnecessary).
+//!      `Vec<u64>`: the study's `convert_to_custom`, which views make unnecessary).
 //!
 //!    The receiving process subscribes with a serialized subscription so that decoding is
 //!    timed apart from transfer. Every message is checked element for element through a
@@ -39,20 +40,22 @@ use anyhow::{bail, Context as _};
 use roslite::msgs::sensor_msgs::msg::{PointCloud2, PointField};
 use roslite::msgs::std_msgs::msg::UInt64MultiArray;
 use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo, QosProfile, TypeInfo};
+use serde::Serialize;
 
-use super::rtt::{die_with_parent, self_command};
+use crate::toolkit::json;
+use crate::toolkit::memory::mapping_of;
+use crate::toolkit::process::{die_with_parent, self_command};
+use crate::toolkit::veth;
 
-mod veth;
-
-/// Seed 003's array: 100 million `u64`.
+/// The large point cloud study's array: 100 million `u64`.
 const FULL_ELEMENTS: usize = 100_000_000;
 const QUICK_ELEMENTS: usize = 10_000_000;
-/// Seed 003's point cloud: 4 RGB-D cameras, about 55 MB per frame.
+/// The large point cloud study's point cloud: 4 RGB-D cameras, about 55 MB per frame.
 const CLOUD_BYTES: usize = 55_000_000;
 /// The largest sample an RTPS subscription of roslite accepts (1 GiB): bigger arrays are
 /// capped on the UDP rows, so they measure something instead of waiting for a sample that is
 /// dropped.
-const UDP_MAX_SAMPLE: usize = roslite::net::MAX_SAMPLE_SIZE;
+const UDP_MAX_SAMPLE: usize = roslite::backends::rtps::MAX_SAMPLE_SIZE;
 /// CDR bytes of a `UInt64MultiArray` besides its elements: encapsulation header, empty `dim`,
 /// `data_offset`, the length, padding to 8.
 const ARRAY_OVERHEAD: usize = 4 + 4 + 4 + 4 + 4;
@@ -69,7 +72,7 @@ pub struct LargeArgs {
     /// 10 million elements instead of 100 million, fewer point clouds.
     #[arg(long)]
     quick: bool,
-    /// Elements of the array (default 100 million, the seed's; 10 million with --quick).
+    /// Elements of the array (default 100 million, the large point cloud study's; 10 million with --quick).
     #[arg(long)]
     elements: Option<usize>,
     /// Array messages per row (each one built, sent and checked on its own).
@@ -137,7 +140,7 @@ pub fn checksum_bytes(bytes: &[u8]) -> u64 {
     h
 }
 
-/// The seed's array: element i is (i + 1) mod 255, and element 0 is the round number.
+/// The study's array: element i is (i + 1) mod 255, and element 0 is the round number.
 fn fill(elements: usize, round: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..elements as u64).map(|i| (i + 1) % 255).collect();
     if let Some(first) = v.first_mut() {
@@ -175,42 +178,6 @@ fn cloud(bytes: usize) -> PointCloud2 {
     }
 }
 
-/// What the mapping holding `ptr` is, from `/proc/self/maps`: `memfd` (a shared-memory
-/// segment), `heap`, `anon` (a private anonymous mapping: large heap allocations), or the
-/// mapping's name.
-pub fn mapping_of(ptr: *const u8) -> String {
-    let addr = ptr as usize;
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return "unknown".into();
-    };
-    for line in maps.lines() {
-        let mut fields = line.split_whitespace();
-        let Some((start, end)) = fields.next().and_then(|r| r.split_once('-')) else {
-            continue;
-        };
-        let (Ok(start), Ok(end)) = (
-            usize::from_str_radix(start, 16),
-            usize::from_str_radix(end, 16),
-        ) else {
-            continue;
-        };
-        if !(start..end).contains(&addr) {
-            continue;
-        }
-        let name = fields.nth(4).unwrap_or("");
-        return if name.starts_with("/memfd:") {
-            "memfd".into()
-        } else if name == "[heap]" {
-            "heap".into()
-        } else if name.is_empty() {
-            "anon".into()
-        } else {
-            name.replace(' ', "_")
-        };
-    }
-    "unmapped".into()
-}
-
 // -------------------------------------------------------------------------------------------
 // Helper processes
 
@@ -234,7 +201,10 @@ pub fn peer(args: &PeerArgs) -> anyhow::Result<()> {
 
 /// Waits until `topic` has a remote subscription; the transport carrying it.
 fn await_subscriber(ctx: &Context, topic: &str) -> anyhow::Result<&'static str> {
-    let net = ctx.network().context("the helper needs the network")?;
+    if !ctx.has_network() {
+        anyhow::bail!("the helper needs the network");
+    }
+    let net = ctx.graph();
     let start = std::time::Instant::now();
     loop {
         let (rtps, local) = net.remote_subscriptions_by_path(&format!("/{topic}"));
@@ -245,7 +215,7 @@ fn await_subscriber(ctx: &Context, topic: &str) -> anyhow::Result<&'static str> 
                 .find(|e| {
                     !e.local
                         && e.topic == format!("/{topic}")
-                        && e.kind == roslite::net::GraphEndpointKind::Subscription
+                        && e.kind == roslite::graph::GraphEndpointKind::Subscription
                 })
                 .map_or("udp", |e| e.transport);
             return Ok(transport);
@@ -721,7 +691,7 @@ fn run_pair(
     Ok((transport, wire, samples, lost))
 }
 
-/// Seed 003's intra-process case: one context, the message handed over by pointer.
+/// The study's intra-process case: one context, the message handed over by pointer.
 fn run_intra(elements: usize, rounds: usize) -> anyhow::Result<Row> {
     let ctx = Context::new(ContextOptions::default())?;
     let node = ctx.create_node("roslite_bench_large")?;
@@ -1002,14 +972,14 @@ fn print_tables(
     failures: &[String],
 ) {
     println!(
-        "seed 003: std_msgs/UInt64MultiArray of {elements} elements ({:.1} MB), {rounds} \
+        "zero-copy / shared-memory large point cloud study: std_msgs/UInt64MultiArray of {elements} elements ({:.1} MB), {rounds} \
          message(s) per row, medians",
         elements as f64 * 8.0 / 1e6
     );
     println!(
         "  conversion: fill = build the Vec<u64>; serialize = CDR of the message (timed apart; \
          publish does it again for other processes); decode = from_shared on the receiver; \
-         copy-out = received array into a Vec<u64> (the seed's convert_to_custom)"
+         copy-out = received array into a Vec<u64> (the study's convert_to_custom)"
     );
     println!("  transfer: publish call -> subscription callback start (CLOCK_MONOTONIC)");
     println!(
@@ -1125,69 +1095,97 @@ fn print_tables(
     }
 }
 
-fn json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// `--json`: the array rows, the point-cloud rows, the copy floors, and what was not measured.
+#[derive(Serialize)]
+struct Json<'a> {
+    bench: &'static str,
+    elements: usize,
+    array: Vec<JsonRow<'a>>,
+    cloud_bytes: usize,
+    cloud: Vec<JsonRow<'a>>,
+    copy_floors: Vec<JsonFloor>,
+    not_measured: &'a [String],
 }
 
-fn row_json(row: &Row) -> String {
-    let num = |v: Option<u64>| v.map_or("null".into(), |v| format!("{:.3}", ms(v)));
-    format!(
-        "{{\"path\":{},\"transport\":{},\"elements\":{},\"wire_bytes\":{},\"samples\":{},\
-         \"lost\":{},\"intact\":{},\"received_as\":{},\"note\":{},\"fill_ms\":{},\
-         \"serialize_ms\":{},\"publish_ms\":{},\"transfer_ms_p50\":{},\"transfer_ms_p90\":{},\
-         \"transfer_ms_max\":{},\"decode_ms\":{},\"copy_out_ms\":{}}}",
-        json_string(row.path),
-        json_string(&row.transport),
-        row.elements,
-        row.wire_bytes,
-        row.samples.len(),
-        row.lost,
-        row.samples.iter().filter(|s| s.intact).count(),
-        json_string(&row.received_as()),
-        row.note.as_deref().map_or("null".into(), json_string),
-        num(row.median(|s| s.fill_ns)),
-        num(row.median(|s| s.serialize_ns)),
-        num(row.median(|s| s.publish_ns)),
-        num(row.percentile(0.5, |s| s.transfer_ns)),
-        num(row.percentile(0.9, |s| s.transfer_ns)),
-        num(row.percentile(1.0, |s| s.transfer_ns)),
-        num(row.median(|s| s.decode_ns)),
-        num(row.median(|s| s.copy_ns)),
-    )
+/// A row's medians (and transfer percentiles) in ms, to 3 decimals; `null` without samples.
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    path: &'a str,
+    transport: &'a str,
+    elements: usize,
+    wire_bytes: usize,
+    samples: usize,
+    lost: usize,
+    intact: usize,
+    received_as: String,
+    note: Option<&'a str>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    fill_ms: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    serialize_ms: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    publish_ms: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    transfer_ms_p50: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    transfer_ms_p90: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    transfer_ms_max: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    decode_ms: Option<f64>,
+    #[serde(serialize_with = "json::fixed3_opt")]
+    copy_out_ms: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct JsonFloor {
+    bytes: usize,
+    #[serde(serialize_with = "json::fixed3")]
+    memcpy_warm_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    copy_fresh_ms: f64,
+}
+
+fn row_json(row: &Row) -> JsonRow<'_> {
+    let ms_of = |v: Option<u64>| v.map(ms);
+    JsonRow {
+        path: row.path,
+        transport: &row.transport,
+        elements: row.elements,
+        wire_bytes: row.wire_bytes,
+        samples: row.samples.len(),
+        lost: row.lost,
+        intact: row.samples.iter().filter(|s| s.intact).count(),
+        received_as: row.received_as(),
+        note: row.note.as_deref(),
+        fill_ms: ms_of(row.median(|s| s.fill_ns)),
+        serialize_ms: ms_of(row.median(|s| s.serialize_ns)),
+        publish_ms: ms_of(row.median(|s| s.publish_ns)),
+        transfer_ms_p50: ms_of(row.percentile(0.5, |s| s.transfer_ns)),
+        transfer_ms_p90: ms_of(row.percentile(0.9, |s| s.transfer_ns)),
+        transfer_ms_max: ms_of(row.percentile(1.0, |s| s.transfer_ns)),
+        decode_ms: ms_of(row.median(|s| s.decode_ns)),
+        copy_out_ms: ms_of(row.median(|s| s.copy_ns)),
+    }
 }
 
 fn print_json(elements: usize, rows: &[Row], clouds: &[Row], floors: &Floors, failures: &[String]) {
-    let floors: Vec<String> = floors
-        .iter()
-        .map(|(bytes, (warm, fresh))| {
-            format!(
-                "{{\"bytes\":{bytes},\"memcpy_warm_ms\":{:.3},\"copy_fresh_ms\":{:.3}}}",
-                ms(*warm),
-                ms(*fresh)
-            )
-        })
-        .collect();
-    let rows: Vec<String> = rows.iter().map(row_json).collect();
-    let clouds: Vec<String> = clouds.iter().map(row_json).collect();
-    let failures: Vec<String> = failures.iter().map(|f| json_string(f)).collect();
-    println!(
-        "{{\"bench\":\"large\",\"elements\":{elements},\"array\":[{}],\"cloud_bytes\":\
-         {CLOUD_BYTES},\"cloud\":[{}],\"copy_floors\":[{}],\"not_measured\":[{}]}}",
-        rows.join(","),
-        clouds.join(","),
-        floors.join(","),
-        failures.join(",")
-    );
+    json::print(&Json {
+        bench: "large",
+        elements,
+        array: rows.iter().map(row_json).collect(),
+        cloud_bytes: CLOUD_BYTES,
+        cloud: clouds.iter().map(row_json).collect(),
+        copy_floors: floors
+            .iter()
+            .map(|&(bytes, (warm, fresh))| JsonFloor {
+                bytes,
+                memcpy_warm_ms: ms(warm),
+                copy_fresh_ms: ms(fresh),
+            })
+            .collect(),
+        not_measured: failures,
+    });
 }
 
 #[cfg(test)]
@@ -1214,19 +1212,12 @@ mod tests {
         };
         let len = roslite_cdr::encoded_len(&message, roslite_cdr::Endianness::Little).unwrap();
         assert!(len <= UDP_MAX_SAMPLE, "{len}");
-        // Seed 003's full size fits since the limit is 1 GiB; anything bigger is capped to
+        // The study's full size fits since the limit is 1 GiB; anything bigger is capped to
         // the largest array that fits.
         assert_eq!(n, FULL_ELEMENTS);
         let capped = udp_elements(usize::MAX / 16);
         let capped_len = ARRAY_OVERHEAD + 8 * capped;
         assert!(capped_len <= UDP_MAX_SAMPLE && capped_len + 8 > UDP_MAX_SAMPLE);
         assert_eq!(udp_elements(10), 10);
-    }
-
-    #[test]
-    fn heap_memory_is_not_memfd() {
-        let v = vec![0u8; 4096];
-        let mapping = mapping_of(v.as_ptr());
-        assert!(mapping == "heap" || mapping == "anon", "{mapping}");
     }
 }

@@ -11,7 +11,7 @@
 //! The link keeps the veth default MTU (1500), like an Ethernet LAN between two hosts. Nothing
 //! is routed beyond the pair. Dropping the value deletes both namespaces, which destroys the
 //! veth pair with them. `roslite_transport::netns` makes single namespaces with `lo` only; the
-//! CLI does not depend on that crate, so this runs `ip` itself.
+//! benches do not depend on that crate, so this runs `ip` itself.
 //!
 //! Needs root (or `CAP_SYS_ADMIN` + `CAP_NET_ADMIN`) and `ip` (Debian package iproute2).
 

@@ -1,5 +1,5 @@
-//! Timer wake-up latency, seed 004's experiment: when does a periodic callback start, relative
-//! to when it was due? Measured in one run, with the same scheduling settings, the in-process
+//! Timer wake-up latency, the experiment of the ROS 2 timer wake-up latency study on a
+//! Raspberry Pi: when does a periodic callback start, relative to when it was due? Measured in one run, with the same scheduling settings, the in-process
 //! variants interleaved in one-second slices:
 //! - `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` in a loop (the kernel's floor),
 //! - a futex wait with an absolute timeout (what executors sleep on),
@@ -18,9 +18,12 @@ use anyhow::{bail, Context as _};
 use roslite::msgs::std_msgs::msg::UInt64;
 use roslite::{Context, ContextOptions, Executor, Instant, RealtimeOptions, TimerCall};
 use roslite_executor::rt;
+use serde::Serialize;
 
-use crate::stats::Summary;
-use crate::svg;
+use crate::toolkit::rclpy::{find_python, FASTDDS_LOOPBACK_PROFILE};
+use crate::toolkit::stats::Summary;
+use crate::toolkit::units::parse_duration;
+use crate::toolkit::{json, plot};
 
 #[derive(clap::Args)]
 pub struct TimerArgs {
@@ -56,35 +59,6 @@ pub struct TimerArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-/// Parses `10ms`, `500us`, `1.5s`, `2m`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration; write it like 10ms, 500us or 60s"))?;
-    let scale = match unit.trim() {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" | "" => 1.0,
-        "m" | "min" => 60.0,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{text}'; use ns, us, ms, s or m"
-            ))
-        }
-    };
-    let seconds = value * scale;
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(format!("'{text}' must be a positive duration"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 struct Variant {
@@ -274,13 +248,13 @@ fn roslite_timer(
 }
 
 fn rclpy_timer(args: &TimerArgs, realtime: &RealtimeOptions) -> anyhow::Result<Vec<Duration>> {
-    let python = super::find_python(args.python.as_deref())?;
+    let python = find_python(args.python.as_deref())?;
     let dir = std::env::temp_dir().join(format!("roslite-bench-timer-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let script = dir.join("rclpy_timer.py");
-    std::fs::write(&script, include_str!("python/rclpy_timer.py"))?;
+    std::fs::write(&script, include_str!("../../python/rclpy_timer.py"))?;
     let profile = dir.join("fastdds-loopback.xml");
-    std::fs::write(&profile, super::FASTDDS_LOOPBACK_PROFILE)?;
+    std::fs::write(&profile, FASTDDS_LOOPBACK_PROFILE)?;
     let child = Command::new(&python)
         .arg(&script)
         .arg(args.period.as_secs_f64().to_string())
@@ -339,11 +313,8 @@ fn write_svg(args: &TimerArgs, variants: &[Variant], floor: &Summary) -> anyhow:
         "Timer wake-up latency, period {:?}, {:?} per variant",
         args.period, args.duration
     );
-    let chart = svg::histograms(&title, "wake-up latency (us)", x_max, &series);
-    if let Some(parent) = args.svg.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(&args.svg, chart).with_context(|| format!("writing {}", args.svg.display()))
+    let chart = plot::histograms(&title, "wake-up latency (us)", x_max, &series)?;
+    plot::write_svg(&args.svg, &chart)
 }
 
 fn print_table(
@@ -392,45 +363,67 @@ fn print_table(
     println!("histogram: {}", args.svg.display());
 }
 
+/// `--json`: one row per variant; one that did not run says why.
+#[derive(Serialize)]
+struct Json {
+    bench: &'static str,
+    period_us: u64,
+    #[serde(serialize_with = "json::number")]
+    duration_s: f64,
+    svg: String,
+    results: Vec<JsonRow>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonRow {
+    Measured {
+        variant: &'static str,
+        samples: usize,
+        #[serde(serialize_with = "json::fixed3")]
+        min_us: f64,
+        #[serde(serialize_with = "json::fixed3")]
+        mean_us: f64,
+        #[serde(serialize_with = "json::fixed3")]
+        p50_us: f64,
+        #[serde(serialize_with = "json::fixed3")]
+        p99_us: f64,
+        #[serde(serialize_with = "json::fixed3")]
+        max_us: f64,
+    },
+    Skipped {
+        variant: &'static str,
+        samples: usize,
+        skipped: String,
+    },
+}
+
 fn print_json(args: &TimerArgs, variants: &[Variant], summaries: &[Option<Summary>]) {
-    let rows: Vec<String> = variants
+    let results = variants
         .iter()
         .zip(summaries)
         .map(|(v, s)| match s {
-            Some(s) => format!(
-                "{{\"variant\":\"{}\",\"samples\":{},\"min_us\":{:.3},\"mean_us\":{:.3},\"p50_us\":{:.3},\
-                 \"p99_us\":{:.3},\"max_us\":{:.3}}}",
-                v.name, s.count, s.min_us, s.mean_us, s.p50_us, s.p99_us, s.max_us
-            ),
-            None => format!(
-                "{{\"variant\":\"{}\",\"samples\":0,\"skipped\":\"{}\"}}",
-                v.name,
-                v.note.as_deref().unwrap_or("").replace('\\', "\\\\").replace('"', "'")
-            ),
+            Some(s) => JsonRow::Measured {
+                variant: v.name,
+                samples: s.count,
+                min_us: s.min_us,
+                mean_us: s.mean_us,
+                p50_us: s.p50_us,
+                p99_us: s.p99_us,
+                max_us: s.max_us,
+            },
+            None => JsonRow::Skipped {
+                variant: v.name,
+                samples: 0,
+                skipped: v.note.clone().unwrap_or_default(),
+            },
         })
         .collect();
-    println!(
-        "{{\"bench\":\"timer\",\"period_us\":{},\"duration_s\":{},\"svg\":\"{}\",\"results\":[{}]}}",
-        args.period.as_micros(),
-        args.duration.as_secs_f64(),
-        args.svg.display(),
-        rows.join(",")
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10ms"), Ok(Duration::from_millis(10)));
-        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
-        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert!(parse_duration("10 parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
-        assert!(parse_duration("0ms").is_err());
-    }
+    json::print(&Json {
+        bench: "timer",
+        period_us: u64::try_from(args.period.as_micros()).unwrap_or(u64::MAX),
+        duration_s: args.duration.as_secs_f64(),
+        svg: args.svg.display().to_string(),
+        results,
+    });
 }

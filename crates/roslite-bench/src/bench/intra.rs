@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
 use roslite::{Context, ContextOptions, Executor, Instant, MessageInfo};
+use serde::Serialize;
 
-use crate::stats::Summary;
+use crate::toolkit::json;
+use crate::toolkit::stats::Summary;
 
 #[derive(clap::Args)]
 pub struct IntraArgs {
@@ -43,20 +45,22 @@ pub fn run(args: &IntraArgs) -> anyhow::Result<()> {
     }
     let base = rows[0].2.p50_us;
     if args.json {
-        let results: Vec<String> = rows
-            .iter()
-            .map(|(size, _, s)| {
-                format!(
-                    "{{\"size_bytes\":{size},\"samples\":{},\"min_us\":{:.3},\"mean_us\":{:.3},\
-                     \"p50_us\":{:.3},\"p99_us\":{:.3},\"max_us\":{:.3},\"p50_ratio_to_64b\":{:.3}}}",
-                    s.count, s.min_us, s.mean_us, s.p50_us, s.p99_us, s.max_us, s.p50_us / base
-                )
-            })
-            .collect();
-        println!(
-            "{{\"bench\":\"intra\",\"results\":[{}]}}",
-            results.join(",")
-        );
+        json::print(&Json {
+            bench: "intra",
+            results: rows
+                .iter()
+                .map(|&(size, _, s)| JsonRow {
+                    size_bytes: size,
+                    samples: s.count,
+                    min_us: s.min_us,
+                    mean_us: s.mean_us,
+                    p50_us: s.p50_us,
+                    p99_us: s.p99_us,
+                    max_us: s.max_us,
+                    p50_ratio_to_64b: s.p50_us / base,
+                })
+                .collect(),
+        });
         return Ok(());
     }
     println!("intra-process one-way latency (publish -> subscription callback start)");
@@ -86,6 +90,31 @@ pub fn run(args: &IntraArgs) -> anyhow::Result<()> {
         worst
     );
     Ok(())
+}
+
+/// `--json`: one row per size.
+#[derive(Serialize)]
+struct Json {
+    bench: &'static str,
+    results: Vec<JsonRow>,
+}
+
+#[derive(Serialize)]
+struct JsonRow {
+    size_bytes: usize,
+    samples: usize,
+    #[serde(serialize_with = "json::fixed3")]
+    min_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    mean_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    p50_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    p99_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    max_us: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    p50_ratio_to_64b: f64,
 }
 
 /// Pause between samples, so each one measures a sleeping executor being woken.

@@ -1,13 +1,14 @@
-//! `cargo run --release -p roslite-shm --example rtt -- [shm|uds] [--rate] [--count N] [--sizes 64,4096] [--json]`
+//! `cargo run --release -p roslite-bench --example shm_rtt -- [shm|uds] [--rate] [--count N] [--sizes 64,4096] [--json]`
 //!
-//! Round trips between two processes over the chosen transport, at the sizes of the IPC
-//! framework comparison (docs/experiments.md), with the machine's floors measured in the same
-//! run; then the goal ratios.
+//! Round trips between two processes over a bare roslite-shm transport, at the sizes of the IPC
+//! framework comparison for ROS 2 local communication, with the machine's floors measured in
+//! the same run; then the goal ratios. `roslite bench rtt --transport shm|uds` measures the
+//! same next to roslite's user API and the DDS peers.
 
-use roslite_shm::bench::{self, BenchTransport, Pace, DEFAULT_SIZES};
+use roslite_bench::toolkit::transport::{self as bench, BenchTransport, Pace, DEFAULT_SIZES};
 
 fn main() {
-    bench::run_child_if_requested();
+    roslite_bench::run_child_if_requested();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let transport = if args.iter().any(|a| a == "uds") {
         BenchTransport::Uds

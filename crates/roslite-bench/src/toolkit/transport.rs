@@ -1,8 +1,9 @@
-//! Round-trip benchmarks between two processes, with this machine's floors measured in the
-//! same run (figures, not tests).
+//! Round trips between two processes on a bare roslite-shm transport (no serialization, no
+//! executor), and this machine's floors, measured in the same run: what the sweep of `bench
+//! rtt` sets its roslite series against.
 //!
-//! The program that runs a benchmark must call [`run_child_if_requested`] first thing in
-//! `main`: the benchmark re-executes the current binary as the echo process.
+//! The program that runs these must call [`run_child_if_requested`] first thing in `main`:
+//! they re-execute the current binary as the echo process.
 //!
 //! - [`rtt`]: ping carries `size` bytes, the echo process answers with a sample of the same
 //!   size. Over shared memory only the first 8 bytes (the sequence number) are written on each
@@ -10,23 +11,32 @@
 //!   do is what [`memcpy_floor`] measures. Over Unix sockets the bytes really travel both ways.
 //! - Floors: [`futex_floor`] (two processes waking each other through a futex word in shared
 //!   memory), [`raw_uds_floor`] (a SOCK_SEQPACKET socket pair, no framing) and [`memcpy_floor`].
+//!
+//! The echo of a floor gets its end (the shared page's memfd, or its socket) as its standard
+//! input, so that no descriptor number has to be passed and adopted.
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader};
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
-use crate::sys::{self, Mapping};
-use crate::IdleSpin;
-use crate::{
-    Endpoint, EndpointAddress, History, ReaderConfig, ShmReader, ShmWriter, UdsReader,
-    UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+use roslite_shm::{
+    ConnectError, Endpoint, EndpointAddress, FutexWords, History, IdleSpin, ReaderConfig,
+    ShmReader, ShmWriter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig,
+    WriterKey, PACKET, UDS_SEND_BUFFER,
 };
+use rustix::io::Errno;
+use rustix::thread::futex;
+use serde::Serialize;
 
-const ROLE_ENV: &str = "ROSLITE_SHM_BENCH_CHILD";
-const ARG_ENV: &str = "ROSLITE_SHM_BENCH_ARG";
+use super::memory::{ProcMemory, TouchedPages};
+
+/// The echo role a process of this binary runs ([`run_child_if_requested`]), and its argument.
+const ROLE_ENV: &str = "ROSLITE_BENCH_ECHO";
+const ARG_ENV: &str = "ROSLITE_BENCH_ECHO_ARG";
 const PING: u128 = 1;
 const PONG: u128 = 2;
 
@@ -49,7 +59,8 @@ impl BenchTransport {
 /// How pings are paced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pace {
-    /// `count` pings at `hz` (seed 002: 10 Hz, 100 messages).
+    /// `count` pings at `hz` (the IPC framework comparison for ROS 2 local communication sent
+    /// 100 at 10 Hz).
     Rate { hz: u32, count: usize },
     /// `count` pings, each sent as soon as the previous echo arrived.
     BackToBack { count: usize },
@@ -63,7 +74,8 @@ impl Pace {
     }
 }
 
-/// The sizes of seed 002 (256 B to 4 MiB), plus 64 B for the comparison with the floors.
+/// The sizes of the IPC framework comparison for ROS 2 local communication (256 B to 4 MiB),
+/// plus 64 B for the comparison with the floors.
 pub const DEFAULT_SIZES: [usize; 9] = [
     64,
     256,
@@ -77,14 +89,18 @@ pub const DEFAULT_SIZES: [usize; 9] = [
 ];
 
 /// Latency summary of one series, in microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub samples: usize,
+    #[serde(serialize_with = "super::json::fixed2")]
     pub p50_us: f64,
+    #[serde(serialize_with = "super::json::fixed2")]
     pub p99_us: f64,
+    #[serde(serialize_with = "super::json::fixed2")]
     pub max_us: f64,
     /// At a rate: the median count of the echo process's pages touched per ping (see
     /// [`TouchedPages`]); `None` back to back, or where `/proc` could not tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub echo_pages_per_ping: Option<u64>,
 }
 
@@ -166,7 +182,7 @@ pub fn rtt(
                     rows.push(RttRow {
                         size,
                         rtt,
-                        sender_rss_kib: rss_kib(),
+                        sender_rss_kib: ProcMemory::of(None).map_or(0, |m| m.vm_rss_kib),
                     });
                 }
             }
@@ -194,7 +210,7 @@ pub fn rtt(
                     rows.push(RttRow {
                         size,
                         rtt,
-                        sender_rss_kib: rss_kib(),
+                        sender_rss_kib: ProcMemory::of(None).map_or(0, |m| m.vm_rss_kib),
                     });
                 }
             }
@@ -221,20 +237,19 @@ pub fn futex_floor(count: usize) -> io::Result<Summary> {
 /// # Errors
 /// As [`futex_floor`].
 pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
-    let fd = sys::memfd("roslite-bench-futex", 4096)?;
-    let map = Mapping::map(fd.as_fd(), 4096, true)?;
-    let raw = sys::inherit(&fd)?;
-    let (mut child, ready) = spawn_echo("futex", "", Some(raw.to_string()))?;
+    let words = FutexWords::create()?;
+    let their_end = words.fd().try_clone_to_owned()?;
+    let (mut child, ready) = spawn_echo("futex", "", Some(their_end))?;
     let result = (|| {
         if ready != "ready" {
             return Err(io::Error::other("futex echo did not start"));
         }
-        let (ping, pong) = (map.atomic_u32(0), map.atomic_u32(64));
+        let (ping, pong) = (words.first(), words.second());
         let summary = ping_series(pace, warmup, &child, |i| {
             // Sequence numbers from 1 (the echo starts from 0), never u32::MAX (the stop word).
             let seq = (i % u64::from(u32::MAX - 1)) as u32 + 1;
             ping.store(seq, SeqCst);
-            sys::futex_wake_all(ping);
+            futex_wake_all(ping);
             loop {
                 let seen = pong.load(SeqCst);
                 if seen == seq {
@@ -242,11 +257,11 @@ pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
                 }
                 // No timeout, as the transports' readers wait: a timeout arms a kernel timer
                 // per wait, which would raise the floor by about 0.5 us per round trip.
-                sys::futex_wait(pong, seen, None);
+                futex_wait(pong, seen);
             }
         })?;
         ping.store(u32::MAX, SeqCst);
-        sys::futex_wake_all(ping);
+        futex_wake_all(ping);
         Ok(summary)
     })();
     let _ = child.kill();
@@ -255,7 +270,7 @@ pub fn futex_floor_paced(pace: Pace, warmup: usize) -> io::Result<Summary> {
 }
 
 /// Round trips of `size` bytes over a SOCK_SEQPACKET socket pair (packets of at most
-/// [`crate::PACKET`] bytes), without any framing or bookkeeping, back to back.
+/// [`PACKET`] bytes), without any framing or bookkeeping, back to back.
 ///
 /// # Errors
 /// When the sockets or the child process cannot be made.
@@ -276,11 +291,9 @@ pub fn raw_uds_floor_paced(size: usize, pace: Pace, warmup: usize) -> io::Result
         None,
     )?;
     // The buffers the transport asks for, so the floor is never held back by smaller ones.
-    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&mine, crate::uds::SEND_BUFFER);
-    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&theirs, crate::uds::SEND_BUFFER);
-    let raw = sys::inherit(&theirs)?;
-    let (mut child, ready) = spawn_echo("rawuds", "", Some(format!("{raw} {size}")))?;
-    drop(theirs);
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&mine, UDS_SEND_BUFFER);
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(&theirs, UDS_SEND_BUFFER);
+    let (mut child, ready) = spawn_echo("rawuds", &size.to_string(), Some(theirs))?;
     let result = (|| {
         if ready != "ready" {
             return Err(io::Error::other("raw socket echo did not start"));
@@ -387,27 +400,37 @@ impl Report {
 
     /// One JSON object (units in the key names).
     pub fn json(&self) -> String {
-        let summary = |s: &Summary| {
-            let pages = s
-                .echo_pages_per_ping
-                .map_or(String::new(), |n| format!(",\"echo_pages_per_ping\":{n}"));
-            format!(
-                "{{\"samples\":{},\"p50_us\":{:.2},\"p99_us\":{:.2},\"max_us\":{:.2}{pages}}}",
-                s.samples, s.p50_us, s.p99_us, s.max_us
-            )
-        };
-        let rows: Vec<String> = self
-            .rows
-            .iter()
-            .map(|r| format!("{{\"size_bytes\":{},\"rtt\":{},\"raw_uds_floor\":{},\"memcpy_floor\":{},\"sender_rss_kib\":{}}}", r.size, summary(&r.rtt), summary(&lookup(&self.raw_uds_floor, r.size)), summary(&lookup(&self.memcpy_floor, r.size)), r.sender_rss_kib))
-            .collect();
-        format!(
-            "{{\"transport\":\"{}\",\"pace\":\"{:?}\",\"futex_floor\":{},\"rows\":[{}]}}",
-            self.transport.name(),
-            self.pace,
-            summary(&self.futex_floor),
-            rows.join(",")
-        )
+        #[derive(Serialize)]
+        struct Json {
+            transport: &'static str,
+            pace: String,
+            futex_floor: Summary,
+            rows: Vec<Row>,
+        }
+        #[derive(Serialize)]
+        struct Row {
+            size_bytes: usize,
+            rtt: Summary,
+            raw_uds_floor: Summary,
+            memcpy_floor: Summary,
+            sender_rss_kib: u64,
+        }
+        super::json::to_line(&Json {
+            transport: self.transport.name(),
+            pace: format!("{:?}", self.pace),
+            futex_floor: self.futex_floor,
+            rows: self
+                .rows
+                .iter()
+                .map(|r| Row {
+                    size_bytes: r.size,
+                    rtt: r.rtt,
+                    raw_uds_floor: lookup(&self.raw_uds_floor, r.size),
+                    memcpy_floor: lookup(&self.memcpy_floor, r.size),
+                    sender_rss_kib: r.sender_rss_kib,
+                })
+                .collect(),
+        })
     }
 
     /// The p50 round trip at `size`, if measured.
@@ -435,19 +458,26 @@ pub fn run_child_if_requested() {
     let outcome = match role.as_str() {
         "shm" => echo_shm(&arg),
         "uds" => echo_uds(&arg),
-        "futex" => echo_futex(&arg),
+        "futex" => echo_futex(),
         "rawuds" => echo_raw_uds(&arg),
         _ => Err(io::Error::other("unknown benchmark role")),
     };
     std::process::exit(i32::from(outcome.is_err()));
 }
 
-fn spawn_echo(role: &str, arg: &str, extra: Option<String>) -> io::Result<(Child, String)> {
-    let mut child = Command::new(std::env::current_exe()?)
+/// Starts this binary as the echo `role` with `arg`, `stdin` as its standard input (a
+/// floor's end) or this process's; returns it and the first line it printed (an endpoint
+/// address, or `ready`).
+fn spawn_echo(role: &str, arg: &str, stdin: Option<OwnedFd>) -> io::Result<(Child, String)> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command
         .env(ROLE_ENV, role)
-        .env(ARG_ENV, extra.unwrap_or_else(|| arg.to_owned()))
-        .stdout(Stdio::piped())
-        .spawn()?;
+        .env(ARG_ENV, arg)
+        .stdout(Stdio::piped());
+    if let Some(fd) = stdin {
+        command.stdin(Stdio::from(fd));
+    }
+    let mut child = command.spawn()?;
     let mut line = String::new();
     let stdout = child
         .stdout
@@ -505,14 +535,10 @@ fn echo_uds(parent: &str) -> io::Result<()> {
     }
 }
 
-fn echo_futex(arg: &str) -> io::Result<()> {
-    let fd = arg
-        .parse()
-        .ok()
-        .and_then(sys::adopt_inherited)
-        .ok_or_else(|| io::Error::other("no futex fd"))?;
-    let map = Mapping::map(fd.as_fd(), 4096, true)?;
-    let (ping, pong) = (map.atomic_u32(0), map.atomic_u32(64));
+/// The futex floor's echo: the shared page's memfd is its standard input.
+fn echo_futex() -> io::Result<()> {
+    let words = FutexWords::open(std::io::stdin().as_fd())?;
+    let (ping, pong) = (words.first(), words.second());
     println!("ready");
     let mut last = 0;
     loop {
@@ -521,46 +547,62 @@ fn echo_futex(arg: &str) -> io::Result<()> {
             return Ok(());
         }
         if seen == last {
-            sys::futex_wait(ping, seen, None);
+            futex_wait(ping, seen);
             continue;
         }
         last = seen;
         pong.store(seen, SeqCst);
-        sys::futex_wake_all(pong);
+        futex_wake_all(pong);
     }
 }
 
-fn echo_raw_uds(arg: &str) -> io::Result<()> {
-    let mut parts = arg.split(' ');
-    let fd = parts
-        .next()
-        .and_then(|p| p.parse().ok())
-        .and_then(sys::adopt_inherited)
-        .ok_or_else(|| io::Error::other("no socket fd"))?;
-    let size: usize = parts
-        .next()
-        .and_then(|p| p.parse().ok())
-        .ok_or_else(|| io::Error::other("no size"))?;
+/// The raw socket floor's echo of `size`-byte pings: its socket is its standard input.
+fn echo_raw_uds(size: &str) -> io::Result<()> {
+    let size: usize = size.parse().map_err(|_| io::Error::other("no size"))?;
+    let stdin = std::io::stdin();
+    let sock = stdin.as_fd();
     let mut buf = vec![0u8; size.max(1)];
     println!("ready");
     loop {
-        raw_recv(&fd, &mut buf)?;
-        raw_send(&fd, &buf)?;
+        raw_recv(sock, &mut buf)?;
+        raw_send(sock, &buf)?;
     }
 }
 
-fn raw_send(sock: &OwnedFd, bytes: &[u8]) -> io::Result<()> {
-    for piece in bytes.chunks(crate::PACKET) {
-        sys::retry(|| rustix::net::send(sock, piece, rustix::net::SendFlags::NOSIGNAL))?;
+/// Blocks while `word == expected`, without a timeout (a timeout arms a kernel timer per wait,
+/// which would raise the floor by about 0.5 us per round trip). A shared futex, not a
+/// process-private one: the wake comes from the other process.
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // EAGAIN (value changed) and EINTR both mean "look again".
+    let _ = futex::wait(word, futex::Flags::empty(), expected, None);
+}
+
+fn futex_wake_all(word: &AtomicU32) {
+    let _ = futex::wake(word, futex::Flags::empty(), u32::MAX);
+}
+
+/// Retries a system call interrupted by a signal; maps the error to `io::Error`.
+fn retry<T>(mut call: impl FnMut() -> Result<T, Errno>) -> io::Result<T> {
+    loop {
+        match call() {
+            Err(Errno::INTR) => continue,
+            other => return other.map_err(io::Error::from),
+        }
+    }
+}
+
+fn raw_send(sock: impl AsFd, bytes: &[u8]) -> io::Result<()> {
+    for piece in bytes.chunks(PACKET) {
+        retry(|| rustix::net::send(&sock, piece, rustix::net::SendFlags::NOSIGNAL))?;
     }
     Ok(())
 }
 
-fn raw_recv(sock: &OwnedFd, buf: &mut [u8]) -> io::Result<()> {
+fn raw_recv(sock: impl AsFd, buf: &mut [u8]) -> io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
-        let n = sys::retry(|| {
-            rustix::net::recv(sock, &mut buf[filled..], rustix::net::RecvFlags::empty())
+        let n = retry(|| {
+            rustix::net::recv(&sock, &mut buf[filled..], rustix::net::RecvFlags::empty())
                 .map(|(n, _)| n)
         })?;
         if n == 0 {
@@ -611,113 +653,6 @@ fn ping_series(
     })
 }
 
-/// Counts the pages of another process's memory touched between two moments, from the
-/// kernel's accessed bits: writing `1` to `/proc/<pid>/clear_refs` clears them, and the
-/// `Referenced:` lines of `/proc/<pid>/smaps` then sum, per mapping, what was touched since.
-///
-/// Why count pages: at a rate, every ping meets cold caches and TLBs, and on this kind of VM
-/// each distinct page a path touches costs a few hundred nanoseconds then (a TLB walk and
-/// cache misses), against about ten back to back. The count is code, data, stacks and shared
-/// memory alike; it is the echo's footprint per message, and it varies far less between runs
-/// than the latency it explains.
-///
-/// What it cannot see: the CPU sets a page's accessed bit when it walks the page tables, and
-/// on this kernel clearing the bits does not flush the TLB, so a page whose translation is
-/// still cached is touched without being counted (a process touching the same 64 pages right
-/// after a clear was credited with 3 to 58). After a sleep of a period the translations are
-/// gone (the same process, 100 ms later: all 64 plus its own). At a rate the echo sleeps a
-/// whole period between pings, so the count is the pages a ping touches cold; back to back it
-/// would undercount, which is why only rate mode counts.
-///
-/// Each window should hold exactly one ping: open one right before a ping and the next right
-/// before the following ping. Pages the process touches on its own in between (a discovery
-/// announcement) land in some windows; [`Self::median`] sets those aside. When `/proc` refuses
-/// (the process is gone, or not ours), counting stops and the figure is missing, not wrong.
-pub struct TouchedPages {
-    pid: u32,
-    open: bool,
-    failed: bool,
-    windows: Vec<u64>,
-}
-
-impl TouchedPages {
-    pub fn of(pid: u32) -> Self {
-        Self {
-            pid,
-            open: false,
-            failed: false,
-            windows: Vec::new(),
-        }
-    }
-
-    /// Right before ping number `index` (from 0) of a series whose first `warmup` pings are
-    /// not measured: one window per warm-up ping, the last closed as the first measured ping
-    /// goes out, none after.
-    pub fn before_ping(&mut self, index: usize, warmup: usize) {
-        match index.cmp(&warmup) {
-            std::cmp::Ordering::Less => self.next_window(),
-            std::cmp::Ordering::Equal => self.close_window(),
-            std::cmp::Ordering::Greater => {}
-        }
-    }
-
-    /// Closes the window the previous call opened, if any, and opens the next.
-    pub fn next_window(&mut self) {
-        self.close_window();
-        if self.failed {
-            return;
-        }
-        let clear = std::fs::write(format!("/proc/{}/clear_refs", self.pid), "1");
-        self.open = clear.is_ok();
-        self.failed = clear.is_err();
-    }
-
-    /// Closes the open window, if any, and keeps its count.
-    pub fn close_window(&mut self) {
-        if !std::mem::take(&mut self.open) {
-            return;
-        }
-        match std::fs::read_to_string(format!("/proc/{}/smaps", self.pid)) {
-            Ok(smaps) => self.windows.push(referenced_pages(&smaps)),
-            Err(_) => self.failed = true,
-        }
-    }
-
-    /// The count of each closed window, in order.
-    pub fn counts(&self) -> &[u64] {
-        &self.windows
-    }
-
-    /// The median count over the closed windows (the upper middle of an even count).
-    pub fn median(&self) -> Option<u64> {
-        let mut counts = self.windows.clone();
-        counts.sort_unstable();
-        counts.get(counts.len() / 2).copied()
-    }
-}
-
-/// The pages touched since the accessed bits were last cleared, from a `/proc/<pid>/smaps`
-/// text: each mapping's `Referenced:` kB over its `KernelPageSize:` (which comes first in the
-/// mapping's block; 4 kB when the block has none).
-pub fn referenced_pages(smaps: &str) -> u64 {
-    let mut page_kib = 4;
-    let mut pages = 0;
-    for line in smaps.lines() {
-        let kib = |rest: &str| rest.split_whitespace().next()?.parse::<u64>().ok();
-        let starts_mapping = line.split_whitespace().next().is_some_and(|range| {
-            range.contains('-') && range.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
-        });
-        if starts_mapping {
-            page_kib = 4;
-        } else if let Some(rest) = line.strip_prefix("KernelPageSize:") {
-            page_kib = kib(rest).filter(|&k| k > 0).unwrap_or(4);
-        } else if let Some(rest) = line.strip_prefix("Referenced:") {
-            pages += kib(rest).unwrap_or(0) / page_kib;
-        }
-    }
-    pages
-}
-
 fn stamp(bytes: &mut [u8], seq: u64) -> io::Result<usize> {
     let len = bytes.len();
     if let Some(head) = bytes.get_mut(..8) {
@@ -757,9 +692,7 @@ fn uds_reader_config() -> UdsReaderConfig {
 }
 
 /// The echo's writer may not exist yet when we first try.
-fn connect_retrying<R>(
-    mut connect: impl FnMut() -> Result<R, crate::ConnectError>,
-) -> io::Result<R> {
+fn connect_retrying<R>(mut connect: impl FnMut() -> Result<R, ConnectError>) -> io::Result<R> {
     let start = Instant::now();
     loop {
         match connect() {
@@ -779,123 +712,4 @@ fn wait_until(mut condition: impl FnMut() -> bool) -> io::Result<()> {
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(())
-}
-
-/// VmRSS of this process.
-pub fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each mapping's `Referenced:` counts in its own page size; other lines (including `Rss:`
-    /// and the `VmFlags:` line) are not counted.
-    #[test]
-    fn referenced_pages_sums_each_mapping_in_its_page_size() {
-        let smaps = "\
-55d0c0000000-55d0c0400000 r-xp 00000000 fe:01 123 /usr/bin/roslite
-Size:               4096 kB
-KernelPageSize:        4 kB
-Rss:                1200 kB
-Referenced:          188 kB
-VmFlags: rd ex mr mw me
-7f0000000000-7f0000400000 rw-p 00000000 00:00 0
-Size:               4096 kB
-KernelPageSize:     2048 kB
-Referenced:         4096 kB
-7f0000400000-7f0000401000 rw-s 00000000 00:01 9 /memfd:roslite-shm-channel (deleted)
-Size:                  4 kB
-Referenced:            4 kB
-";
-        // 188/4 + 4096/2048 + 4/4 (a block without KernelPageSize: 4 kB, not the last one's).
-        assert_eq!(referenced_pages(smaps), 47 + 2 + 1);
-        assert_eq!(referenced_pages(""), 0);
-    }
-
-    /// Windows counted on this very process: each holds what was touched in it (the test's
-    /// own pages plus whatever reading `/proc` and the harness touch), and the median sets
-    /// aside the one window that touched far more. Each window writes pages never touched
-    /// before: their first write faults them in young, whatever the TLB still holds (a page
-    /// whose translation is cached is touched without being counted, see [`TouchedPages`]).
-    ///
-    /// The other tests of this binary run on threads of the same process and touch pages of
-    /// their own in any window (in CI one window gained 80), so the windows are counted in a
-    /// second run of this binary that runs this test alone.
-    #[test]
-    fn touched_pages_counts_what_each_window_touched() {
-        const ALONE: &str = "ROSLITE_TEST_TOUCHED_PAGES_ALONE";
-        const NAME: &str = "bench::tests::touched_pages_counts_what_each_window_touched";
-        if std::env::var_os(ALONE).is_none() {
-            let run = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
-                .env(ALONE, "1")
-                .output()
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&run.stdout);
-            assert!(
-                run.status.success() && stdout.contains("1 passed"),
-                "the test alone: {}\n{stdout}{}",
-                run.status,
-                String::from_utf8_lossy(&run.stderr)
-            );
-            return;
-        }
-        const PAGES: usize = 64;
-        // The middle window touches 16 x PAGES more than the others. Counting its own process,
-        // the counter can also see the pages its own smaps reads allocate (the smaps text grows
-        // with the mappings the suite's other tests make meanwhile): a clean-clone run saw
-        // [79, 207, 123] when the middle window touched 128 more, and twelve runs of the
-        // crate's tests up to 91 pages of noise in one window. The signal must dwarf that.
-        const MORE: usize = 16 * PAGES;
-        let mut memory = vec![0u8; (3 * PAGES + MORE) * 4096];
-        // One window first, not counted: the first use of each call on the way (the dynamic
-        // linker binding a libc function, the allocator growing for the smaps text) touches
-        // pages once (a clean-clone run credited the first window with 38 pages too many).
-        let mut warm_up = TouchedPages::of(std::process::id());
-        warm_up.next_window();
-        warm_up.close_window();
-        let mut counter = TouchedPages::of(std::process::id());
-        assert_eq!(counter.median(), None);
-        let mut fresh = 0;
-        for window in 0..3 {
-            let pages = if window == 1 { PAGES + MORE } else { PAGES };
-            counter.next_window();
-            for page in fresh..fresh + pages {
-                memory[page * 4096] = 1;
-            }
-            fresh += pages;
-            std::hint::black_box(&mut memory);
-        }
-        counter.close_window();
-        let &[first, big, last] = counter.counts() else {
-            panic!(
-                "/proc/self/clear_refs or smaps unusable: {:?}",
-                counter.counts()
-            );
-        };
-        assert!(
-            first >= PAGES as u64 && last >= PAGES as u64,
-            "{:?}",
-            counter.counts()
-        );
-        // The extra pages show, less what the other windows' own noise may add (up to half).
-        assert!(
-            big >= first.max(last) + (MORE / 2) as u64,
-            "the window that touched {MORE} more pages: {:?}",
-            counter.counts()
-        );
-        assert_eq!(counter.median(), Some(first.max(last)));
-        // Closing again counts nothing more.
-        counter.close_window();
-        assert_eq!(counter.counts().len(), 3);
-    }
 }

@@ -21,12 +21,13 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use roslite::msgs::cdr::Seq;
 use roslite::msgs::std_msgs::msg::UInt8MultiArray;
-use roslite::{
-    Context, Executor, Instant, LocalTransports, Node, Publisher, QosProfile, Subscription,
-};
+use roslite::{Context, Executor, Instant, LocalTransports, Publisher, QosProfile, Subscription};
 
-use super::rtt::{self, die_with_parent, self_command, Helper};
-use super::rtt_sweep::Point;
+use crate::toolkit::context::{
+    localhost_context, localhost_context_with, remote_publisher_path, spin_on_thread,
+};
+use crate::toolkit::pingpong::{await_echo, first_ping_number, pacing_timer, Pings, Point};
+use crate::toolkit::process::{die_with_parent, self_command, Helper};
 
 const PING_TOPIC: &str = "roslite_bench/rtt_loan/ping";
 const PONG_TOPIC: &str = "roslite_bench/rtt_loan/pong";
@@ -78,7 +79,7 @@ fn read_header(data: &[u8]) -> Option<(u64, bool)> {
 pub fn pong(args: &PongArgs) -> anyhow::Result<()> {
     die_with_parent();
     // The path under test comes in `ROSLITE_TRANSPORTS`, which every context honours.
-    let ctx = rtt::localhost_context(args.domain)?;
+    let ctx = localhost_context(args.domain)?;
     let node = ctx.create_node("roslite_bench_rtt_loan_pong")?;
     let publisher = node.create_publisher::<UInt8MultiArray>(PONG_TOPIC, qos())?;
     let _subscription =
@@ -111,7 +112,7 @@ type EchoSlot = Arc<(Mutex<Option<Echo>>, Condvar)>;
 /// takes each echo, as a ROS node publishing on a timer would).
 struct Paced {
     size: usize,
-    pings: rtt::Pings,
+    pings: Pings,
     /// Whether the loan of the ping in flight was shared memory.
     in_shared_memory: bool,
 }
@@ -170,15 +171,6 @@ struct Session {
     next_seq: u64,
 }
 
-fn spin_on_thread(ctx: &Context, node: Node) -> JoinHandle<()> {
-    let ctx = ctx.clone();
-    std::thread::spawn(move || {
-        let executor = Executor::new(&ctx);
-        executor.add_node(&node);
-        executor.spin();
-    })
-}
-
 impl Session {
     /// With `period`, a wall timer on the ping node sends the pings of [`Self::measure_paced`].
     fn start(domain: u32, period: Option<Duration>) -> anyhow::Result<Self> {
@@ -190,7 +182,7 @@ impl Session {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null()),
         )?;
-        let ctx = rtt::localhost_context_with(domain, LocalTransports::parse(TRANSPORTS)?)?;
+        let ctx = localhost_context_with(domain, LocalTransports::parse(TRANSPORTS)?)?;
         let node = ctx.create_node("roslite_bench_rtt_loan_ping")?;
         let publisher = Arc::new(node.create_publisher::<UInt8MultiArray>(PING_TOPIC, qos())?);
         let echo: EchoSlot = Arc::new((Mutex::new(None), Condvar::new()));
@@ -221,7 +213,7 @@ impl Session {
         let pacer = period
             .map(|period| {
                 let publisher = publisher.clone();
-                rtt::pacing_timer(&node, period, &paced, move |paced: &mut Option<Paced>| {
+                pacing_timer(&node, period, &paced, move |paced: &mut Option<Paced>| {
                     paced
                         .as_mut()
                         .filter(|p| !p.pings.is_done())
@@ -242,7 +234,7 @@ impl Session {
             ctx,
             spinner,
             pong,
-            next_seq: rtt::first_ping_number(),
+            next_seq: first_ping_number(),
         })
     }
 
@@ -261,7 +253,7 @@ impl Session {
         let ping_in_shared_memory = loan.is_shared_memory();
         loan.publish()?;
         let deadline = std::time::Instant::now() + timeout;
-        let Some(echo) = super::rtt_sweep::await_echo(&self.echo, deadline, |slot| {
+        let Some(echo) = await_echo(&self.echo, deadline, |slot| {
             slot.take().filter(|e| e.seq == seq)
         }) else {
             return Ok(None);
@@ -292,7 +284,7 @@ impl Session {
 
     /// The path the remote pong publisher's samples take to this context.
     fn observed_path(&self) -> String {
-        super::rtt_sweep::pong_path(&self.ctx, PONG_TOPIC)
+        remote_publisher_path(&self.ctx, PONG_TOPIC)
     }
 
     fn measure(
@@ -335,7 +327,7 @@ impl Session {
         // The first ping is numbered `next_seq + 1`, after the probes of the match.
         *paced = Some(Paced {
             size,
-            pings: rtt::Pings::new(self.next_seq + 1, total, warmup),
+            pings: Pings::new(self.next_seq + 1, total, warmup),
             in_shared_memory: false,
         });
         let limit = period * (total as u32 + 10) + ECHO_TIMEOUT;

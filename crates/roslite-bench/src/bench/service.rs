@@ -1,11 +1,11 @@
-//! Service round trips, seed 001's experiment: a client sends two integers on a fixed period,
-//! the server returns their sum; per request, the *response time* (send to reply) and the *send
+//! Service round trips, the experiment of the ROS 2 service round-trip over local 5G study
+//! (AddTwoInts): a client sends two integers on a fixed period, the server returns their sum; per request, the *response time* (send to reply) and the *send
 //! jitter* (actual send time minus scheduled time, both on `CLOCK_MONOTONIC`).
 //!
 //! Each configuration is two processes on 127.0.0.1 in a ROS domain of its own:
 //! - `roslite`: this binary twice, as the hidden `roslite bench service-peer --role server` and
 //!   `--role client` (LOCALHOST discovery, example_interfaces/srv/AddTwoInts). The client loops
-//!   as the seed's did: `Rate::sleep` to an absolute deadline, timestamp, blocking `call`,
+//!   as the study's did: `Rate::sleep` to an absolute deadline, timestamp, blocking `call`,
 //!   timestamp.
 //! - `roslite, impaired link`: the same with `ROSLITE_FAULT_INJECTION` set in both processes, so
 //!   each direction goes through roslite's fault-injecting link (`--impair`).
@@ -30,15 +30,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
+use roslite::backends::rtps::{FaultConfig, FAULT_INJECTION_ENV};
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
-use roslite::net::{FaultConfig, FAULT_INJECTION_ENV};
 use roslite::{Executor, Instant, LocalTransports, Rate, RealtimeOptions};
 use roslite_executor::SteadyClock;
 
-use super::rtt::{collect_lines, die_with_parent, localhost_context, self_command, Helper};
-use super::timer::parse_duration;
-use report::Report;
+use model::{period_label, Kind, Run, Sample};
+use report::{Report, Settings};
 
+use crate::toolkit::context::localhost_context;
+use crate::toolkit::json;
+use crate::toolkit::process::{collect_lines, die_with_parent, self_command, Helper};
+use crate::toolkit::rclpy::{find_python, FASTDDS_LOOPBACK_PROFILE};
+use crate::toolkit::units::parse_period;
+
+mod model;
 mod plot;
 mod report;
 
@@ -58,7 +64,7 @@ plain loopback.";
 #[command(after_long_help = IMPAIR_HELP)]
 pub struct ServiceArgs {
     /// Short CI run: 100 requests at 20 ms and 10 ms (unless --requests or --periods say
-    /// otherwise). Without it the run is the seed's: 1000 requests at 500 ms and at 100 ms,
+    /// otherwise). Without it the run is the study's: 1000 requests at 500 ms and at 100 ms,
     /// about ten minutes.
     #[arg(long)]
     quick: bool,
@@ -129,25 +135,13 @@ pub struct PeerArgs {
     rt_priority: u8,
 }
 
-/// A bare number is milliseconds (`500`); otherwise as `parse_duration` (`500us`, `1s`).
-fn parse_period(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        parse_duration(&format!("{text}ms"))
-    } else {
-        parse_duration(text)
-    }
-}
-
 fn parse_impairment(text: &str) -> Result<FaultConfig, String> {
     text.parse()
-        .map_err(|e: roslite::net::FaultParseError| e.to_string())
+        .map_err(|e: roslite::backends::rtps::FaultParseError| e.to_string())
 }
 
 const ROSLITE_SERVICE: &str = "roslite_bench/add_two_ints";
 const RCLPY_SERVICE: &str = "roslite_bench/set_bool";
-const ROSLITE_TYPE: &str = "example_interfaces/srv/AddTwoInts";
-const RCLPY_TYPE: &str = "std_srvs/srv/SetBool";
 /// A request whose reply has not come back by then is lost.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 const WARMUP_CALLS: usize = 5;
@@ -215,16 +209,13 @@ fn call(args: &PeerArgs) -> anyhow::Result<()> {
             .context("warm-up call")?;
     }
     // The path the calls take, as the graph shows the server's endpoints.
+    let name = client.service_name().to_owned();
     let path = ctx
-        .network()
-        .and_then(|net| {
-            let name = client.service_name().to_owned();
-            net.endpoints()
-                .into_iter()
-                .find(|e| !e.local && e.topic == name)
-                .map(|e| e.transport)
-        })
-        .unwrap_or("unknown");
+        .graph()
+        .endpoints()
+        .into_iter()
+        .find(|e| !e.local && e.topic == name)
+        .map_or("unknown", |e| e.transport);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "PATH {path}")?;
     writeln!(stdout, "READY")?;
@@ -273,92 +264,6 @@ fn call(args: &PeerArgs) -> anyhow::Result<()> {
 
 // ---------------------------------------------------------------------------------------------
 // Configurations and their processes.
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Roslite,
-    /// roslite with its same-host links off (`ROSLITE_TRANSPORTS=udp`): RTPS over loopback.
-    RosliteUdp,
-    RosliteImpaired,
-    Rclpy,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Roslite => "roslite",
-            Kind::RosliteUdp => "roslite over UDP",
-            Kind::RosliteImpaired => "roslite, impaired link",
-            Kind::Rclpy => "rclpy (ROS 2)",
-        }
-    }
-
-    fn service_type(self) -> &'static str {
-        match self {
-            Kind::Roslite | Kind::RosliteUdp | Kind::RosliteImpaired => ROSLITE_TYPE,
-            Kind::Rclpy => RCLPY_TYPE,
-        }
-    }
-}
-
-/// One request as a client reported it.
-#[derive(Clone, Copy, Debug)]
-struct Sample {
-    jitter_ns: i64,
-    /// `None`: no reply within [`REPLY_TIMEOUT`].
-    response_ns: Option<i64>,
-    ok: bool,
-}
-
-/// One configuration at one period.
-struct Run {
-    kind: Kind,
-    period: Duration,
-    samples: Vec<Sample>,
-    /// The transport the calls took, as the roslite client's graph showed it (`shm`, `uds`,
-    /// `udp`); `None` for rclpy.
-    path: Option<String>,
-    /// Why there are no samples.
-    note: Option<String>,
-}
-
-impl Run {
-    fn replies(&self) -> usize {
-        self.samples
-            .iter()
-            .filter(|s| s.response_ns.is_some())
-            .count()
-    }
-
-    fn wrong(&self) -> usize {
-        self.samples
-            .iter()
-            .filter(|s| s.response_ns.is_some() && !s.ok)
-            .count()
-    }
-
-    fn response_us(&self) -> Vec<f64> {
-        self.samples
-            .iter()
-            .filter_map(|s| s.response_ns.map(|ns| ns as f64 / 1e3))
-            .collect()
-    }
-
-    fn jitter_us(&self) -> Vec<f64> {
-        self.samples
-            .iter()
-            .map(|s| s.jitter_ns as f64 / 1e3)
-            .collect()
-    }
-
-    fn response(&self) -> Option<Stats> {
-        Stats::of(&self.response_us())
-    }
-
-    fn jitter(&self) -> Option<Stats> {
-        Stats::of(&self.jitter_us())
-    }
-}
 
 /// A started configuration: its two processes and the client's stdin.
 struct Launched {
@@ -735,7 +640,12 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<()> {
     }
     let svgs = plot::write_svgs(&args.out, &runs)?;
     let report = Report {
-        args,
+        settings: Settings {
+            timer_slack_ns: args.timer_slack_ns,
+            rt_priority: args.rt_priority,
+            impair: args.impair.clone(),
+            out: args.out.clone(),
+        },
         load: [load_before, load_average()],
         requests,
         periods: &periods,
@@ -743,7 +653,7 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<()> {
         svgs: &svgs,
     };
     if args.json {
-        println!("{}", report.json());
+        json::print(&report.json());
     } else {
         print!("{}", report.table());
     }
@@ -752,7 +662,7 @@ pub fn run(args: &ServiceArgs) -> anyhow::Result<()> {
 
 /// Writes the rclpy scripts and the Fast DDS profile to `dir`; the Python to run them with.
 fn prepare_rclpy(args: &ServiceArgs, dir: &Path) -> anyhow::Result<PathBuf> {
-    let python = super::find_python(args.python.as_deref())?;
+    let python = find_python(args.python.as_deref())?;
     std::fs::create_dir_all(dir)?;
     for (name, text) in [
         (
@@ -763,7 +673,7 @@ fn prepare_rclpy(args: &ServiceArgs, dir: &Path) -> anyhow::Result<PathBuf> {
             "bench_service_client.py",
             include_str!("../../../../interop/python/bench_service_client.py"),
         ),
-        ("fastdds-loopback.xml", super::FASTDDS_LOOPBACK_PROFILE),
+        ("fastdds-loopback.xml", FASTDDS_LOOPBACK_PROFILE),
     ] {
         std::fs::write(dir.join(name), text)?;
     }
@@ -791,20 +701,6 @@ fn load_average() -> Option<f64> {
         .ok()
 }
 
-fn period_label(period: Duration) -> String {
-    let us = period.as_micros();
-    let (ms, rest) = (us / 1000, us % 1000);
-    if rest == 0 {
-        format!("{ms} ms")
-    } else {
-        format!("{us} us")
-    }
-}
-
-fn period_ms(period: Duration) -> f64 {
-    period.as_secs_f64() * 1e3
-}
-
 fn human(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s >= 90.0 {
@@ -814,59 +710,9 @@ fn human(d: Duration) -> String {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Statistics.
-
-/// Order statistics in microseconds (nearest-rank percentiles, as `crate::stats`), of values
-/// that may be negative.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Stats {
-    count: usize,
-    min: f64,
-    p1: f64,
-    p25: f64,
-    p50: f64,
-    p75: f64,
-    p99: f64,
-    max: f64,
-    mean: f64,
-}
-
-impl Stats {
-    fn of(values: &[f64]) -> Option<Self> {
-        if values.is_empty() {
-            return None;
-        }
-        let mut v = values.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let rank = |p: f64| v[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
-        Some(Self {
-            count: n,
-            min: v[0],
-            p1: rank(0.01),
-            p25: rank(0.25),
-            p50: rank(0.50),
-            p75: rank(0.75),
-            p99: rank(0.99),
-            max: v[n - 1],
-            mean: v.iter().sum::<f64>() / n as f64,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn periods_default_to_milliseconds() {
-        assert_eq!(parse_period("500"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_period("2.5"), Ok(Duration::from_micros(2500)));
-        assert_eq!(parse_period("500us"), Ok(Duration::from_micros(500)));
-        assert_eq!(parse_period("1s"), Ok(Duration::from_secs(1)));
-        assert!(parse_period("0").is_err());
-    }
 
     #[test]
     fn impairment_errors_are_readable() {
@@ -876,7 +722,7 @@ mod tests {
     }
 
     #[test]
-    fn samples_parse_and_stats_take_negative_values() {
+    fn samples_parse() {
         let (i, s) = parse_sample("SAMPLE 3 -1500 250000 1").unwrap();
         assert_eq!(
             (i, s.jitter_ns, s.response_ns, s.ok),
@@ -887,7 +733,5 @@ mod tests {
             None
         );
         assert!(parse_sample("READY").is_none());
-        let s = Stats::of(&[-2.0, 1.0, 3.0, 10.0]).unwrap();
-        assert_eq!((s.min, s.p50, s.p99, s.max), (-2.0, 1.0, 10.0, 10.0));
     }
 }

@@ -12,7 +12,7 @@
 //!   --release -p roslite --example talker`): the same publisher as a program of its own; and
 //!   the same built as for a small board, which this bench builds itself (unless `--no-build`):
 //!   the size profile (opt-level "s", fat LTO, panic=abort, stripped), statically linked (see
-//!   `small_build`);
+//!   `roslite_linetrace::small_build`);
 //! - Cyclone DDS: `ddsperf pub 10Hz size 32` with `ddsperf sub` (ddsperf also creates its
 //!   ping/pong endpoints and a statistics writer, so this is a little above a bare C
 //!   publisher);
@@ -22,7 +22,8 @@
 //!
 //! The publisher's `/proc/<pid>/status` gives VmRSS, VmHWM and their anonymous / file / shmem
 //! split, `/proc/<pid>/smaps_rollup` its PSS (shared pages divided among the processes mapping
-//! them), and `/proc/<pid>/smaps` summed by what each mapping is shows where the RSS goes.
+//! them), and `/proc/<pid>/smaps` summed by what each mapping is shows where the RSS goes
+//! (`toolkit::memory`).
 //! Kernel socket buffers are not part of any of these.
 
 use std::path::{Path, PathBuf};
@@ -33,14 +34,16 @@ use std::time::Duration;
 use anyhow::bail;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Executor, Instant};
+use roslite_linetrace::small_build;
+use serde::Serialize;
 
-use super::find_python;
-use super::rtt::{
-    cyclone_version, ddsperf_command, die_with_parent, find_ddsperf, localhost_context, mb,
-    self_command, Helper, ProcMemory,
-};
-use super::timer::parse_duration;
-use crate::small_build;
+use crate::toolkit::context::localhost_context;
+use crate::toolkit::cyclone::{self, cyclone_version, ddsperf_command, find_ddsperf};
+use crate::toolkit::json;
+use crate::toolkit::memory::{mb, read_pss_kib, smaps_breakdown, Part, ProcMemory};
+use crate::toolkit::process::{die_with_parent, self_command, Helper};
+use crate::toolkit::rclpy::{fastdds_version, find_python, FASTDDS_LOOPBACK_PROFILE};
+use crate::toolkit::units::parse_duration;
 
 #[derive(clap::Args)]
 pub struct FootprintArgs {
@@ -86,7 +89,7 @@ pub struct PeerArgs {
 
 const TOPIC: &str = "chatter";
 const PERIOD: Duration = Duration::from_millis(100);
-/// The issue's goal for roslite's publisher, in MB (10^6 bytes).
+/// The bench's goal for roslite's publisher, in MB (10^6 bytes).
 const GOAL_MB: f64 = 3.0;
 /// How long to wait for the first message to cross.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -147,13 +150,6 @@ pub fn peer_before_clap(args: &[String]) -> Option<anyhow::Result<()>> {
     Some(peer(&PeerArgs { role, domain }))
 }
 
-/// Resident memory of one kind of mapping.
-#[derive(Clone, Debug, PartialEq)]
-struct Part {
-    name: String,
-    rss_kib: u64,
-}
-
 /// One stack's measured publisher.
 struct Measured {
     memory: ProcMemory,
@@ -210,9 +206,7 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
         } else {
             match find_ddsperf() {
                 Some(ddsperf) => measure_cyclone(args, &ddsperf).map_err(|e| format!("{e:#}")),
-                None => Err(
-                    "not installed (ddsperf from Debian cyclonedds-tools not on PATH)".to_owned(),
-                ),
+                None => Err(cyclone::NOT_INSTALLED.to_owned()),
             }
         },
         name: cyclone_name,
@@ -455,7 +449,7 @@ fn measure_rclpy(args: &FootprintArgs, python: &Path) -> anyhow::Result<Measured
     let script = dir.join("rclpy_peer.py");
     std::fs::write(&script, RCLPY_PEER)?;
     let profile = dir.join("fastdds-loopback.xml");
-    std::fs::write(&profile, super::FASTDDS_LOOPBACK_PROFILE)?;
+    std::fs::write(&profile, FASTDDS_LOOPBACK_PROFILE)?;
     let result = (|| {
         let domain = (args.domain + 2).to_string();
         let command = |role: &str| {
@@ -495,125 +489,6 @@ fn measure_rclpy(args: &FootprintArgs, python: &Path) -> anyhow::Result<Measured
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
-}
-
-/// The Fast DDS version in the interpreter's environment, from its `ros_fastdds` wheel.
-fn fastdds_version(python: &Path) -> Option<String> {
-    let root = python.parent()?.parent()?;
-    for lib in std::fs::read_dir(root.join("lib")).ok()?.flatten() {
-        let Ok(entries) = std::fs::read_dir(lib.path().join("site-packages")) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(version) = name
-                .strip_prefix("ros_fastdds-")
-                .and_then(|rest| rest.strip_suffix(".dist-info"))
-            {
-                return Some(version.to_owned());
-            }
-        }
-    }
-    None
-}
-
-/// One mapping of `/proc/<pid>/smaps`.
-#[derive(Clone, Debug, PartialEq)]
-struct Mapping {
-    start: u64,
-    end: u64,
-    perms: String,
-    path: String,
-    rss_kib: u64,
-}
-
-fn parse_smaps(text: &str) -> Vec<Mapping> {
-    let mut mappings: Vec<Mapping> = Vec::new();
-    for line in text.lines() {
-        let mut fields = line.split_whitespace();
-        let Some(first) = fields.next() else {
-            continue;
-        };
-        if let Some((start, end)) = first.split_once('-').and_then(|(s, e)| {
-            Some((
-                u64::from_str_radix(s, 16).ok()?,
-                u64::from_str_radix(e, 16).ok()?,
-            ))
-        }) {
-            let perms = fields.next().unwrap_or("").to_owned();
-            // offset, dev, inode, then the path (which may contain spaces).
-            let path = fields.skip(3).collect::<Vec<_>>().join(" ");
-            mappings.push(Mapping {
-                start,
-                end,
-                perms,
-                path,
-                rss_kib: 0,
-            });
-        } else if first == "Rss:" {
-            if let (Some(mapping), Some(value)) = (mappings.last_mut(), fields.next()) {
-                mapping.rss_kib = value.parse().unwrap_or(0);
-            }
-        }
-    }
-    mappings
-}
-
-/// Sums resident memory by what each mapping is. Anonymous read-write mappings are told apart
-/// by their neighbours, as glibc lays them out: a thread stack sits right above its
-/// inaccessible guard page; a malloc arena's heap is the accessible start of a 64 MiB
-/// reservation whose inaccessible rest follows it.
-fn classify(mappings: &[Mapping], exe: &str) -> Vec<Part> {
-    let mut parts: Vec<Part> = Vec::new();
-    let mut add = |name: String, kib: u64| {
-        if kib == 0 {
-            return;
-        }
-        match parts.iter_mut().find(|p| p.name == name) {
-            Some(part) => part.rss_kib += kib,
-            None => parts.push(Part { name, rss_kib: kib }),
-        }
-    };
-    let inaccessible = |m: Option<&Mapping>| m.is_some_and(|m| m.perms.starts_with("---"));
-    for (i, m) in mappings.iter().enumerate() {
-        let below = i.checked_sub(1).and_then(|j| mappings.get(j));
-        let above = mappings.get(i + 1);
-        let name = match m.path.as_str() {
-            "[heap]" => "heap (brk: main arena)".to_owned(),
-            "[stack]" => "main thread stack".to_owned(),
-            "[vdso]" | "[vvar]" | "[vsyscall]" | "[vvar_vclock]" => "vdso/vvar".to_owned(),
-            "" if inaccessible(below) && below.is_some_and(|b| b.end == m.start) => {
-                "thread stacks".to_owned()
-            }
-            "" if inaccessible(above) && above.is_some_and(|a| a.start == m.end) => {
-                "malloc arenas (threads)".to_owned()
-            }
-            "" => "other anonymous mmap".to_owned(),
-            path if path == exe => format!("binary {}", file_name(path)),
-            path => format!("file {}", file_name(path)),
-        };
-        add(name, m.rss_kib);
-    }
-    parts.sort_by(|a, b| b.rss_kib.cmp(&a.rss_kib).then(a.name.cmp(&b.name)));
-    parts
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// `Pss` from `/proc/<pid>/smaps_rollup`.
-fn read_pss_kib(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    text.lines()
-        .find_map(|line| line.strip_prefix("Pss:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-}
-
-fn smaps_breakdown(pid: u32) -> anyhow::Result<Vec<Part>> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps"))?;
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe"))?;
-    Ok(classify(&parse_smaps(&text), &exe.to_string_lossy()))
 }
 
 fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
@@ -679,111 +554,97 @@ fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
     }
 }
 
-fn json_string(text: &str) -> String {
-    format!(
-        "\"{}\"",
-        text.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', " ")
-    )
+/// `--json`: one object per stack, measured or skipped, and the CLI binary's goal.
+#[derive(Serialize)]
+struct Json {
+    bench: &'static str,
+    rate_hz: u32,
+    #[serde(serialize_with = "json::number")]
+    steady_s: f64,
+    #[serde(serialize_with = "json::number")]
+    goal_vm_rss_mb: f64,
+    goal_met: Option<bool>,
+    results: Vec<JsonStack>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonStack {
+    Measured {
+        publisher: String,
+        vm_rss_kib: u64,
+        vm_hwm_kib: u64,
+        #[serde(serialize_with = "json::fixed3")]
+        vm_rss_mb: f64,
+        #[serde(serialize_with = "json::fixed3")]
+        vm_hwm_mb: f64,
+        rss_anon_kib: u64,
+        rss_file_kib: u64,
+        rss_shmem_kib: u64,
+        pss_kib: Option<u64>,
+        threads: u64,
+        messages_received: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        goal_met: Option<bool>,
+        breakdown: Vec<JsonPart>,
+    },
+    Skipped {
+        publisher: String,
+        skipped: String,
+    },
+}
+
+#[derive(Serialize)]
+struct JsonPart {
+    part: String,
+    rss_kib: u64,
 }
 
 fn print_json(args: &FootprintArgs, stacks: &[Stack]) {
-    let results: Vec<String> = stacks
+    let results = stacks
         .iter()
         .map(|stack| match &stack.result {
-            Ok(m) => {
-                let parts: Vec<String> = m
+            Ok(m) => JsonStack::Measured {
+                publisher: stack.name.clone(),
+                vm_rss_kib: m.memory.vm_rss_kib,
+                vm_hwm_kib: m.memory.vm_hwm_kib,
+                vm_rss_mb: mb(m.memory.vm_rss_kib),
+                vm_hwm_mb: mb(m.memory.vm_hwm_kib),
+                rss_anon_kib: m.memory.rss_anon_kib,
+                rss_file_kib: m.memory.rss_file_kib,
+                rss_shmem_kib: m.memory.rss_shmem_kib,
+                pss_kib: m.pss_kib,
+                threads: m.memory.threads,
+                messages_received: m.received,
+                goal_met: stack
+                    .name
+                    .starts_with("roslite")
+                    .then(|| mb(m.memory.vm_rss_kib) <= GOAL_MB),
+                breakdown: m
                     .breakdown
                     .iter()
-                    .map(|p| {
-                        format!(
-                            "{{\"part\":{},\"rss_kib\":{}}}",
-                            json_string(&p.name),
-                            p.rss_kib
-                        )
+                    .map(|p| JsonPart {
+                        part: p.name.clone(),
+                        rss_kib: p.rss_kib,
                     })
-                    .collect();
-                let goal = if stack.name.starts_with("roslite") {
-                    format!(",\"goal_met\":{}", mb(m.memory.vm_rss_kib) <= GOAL_MB)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{{\"publisher\":{},\"vm_rss_kib\":{},\"vm_hwm_kib\":{},\"vm_rss_mb\":{:.3},\
-                     \"vm_hwm_mb\":{:.3},\"rss_anon_kib\":{},\"rss_file_kib\":{},\
-                     \"rss_shmem_kib\":{},\"pss_kib\":{},\"threads\":{},\"messages_received\":{}{goal},\
-                     \"breakdown\":[{}]}}",
-                    json_string(&stack.name),
-                    m.memory.vm_rss_kib,
-                    m.memory.vm_hwm_kib,
-                    mb(m.memory.vm_rss_kib),
-                    mb(m.memory.vm_hwm_kib),
-                    m.memory.rss_anon_kib,
-                    m.memory.rss_file_kib,
-                    m.memory.rss_shmem_kib,
-                    m.pss_kib.map_or("null".to_owned(), |p| p.to_string()),
-                    m.memory.threads,
-                    m.received,
-                    parts.join(",")
-                )
-            }
-            Err(why) => format!(
-                "{{\"publisher\":{},\"skipped\":{}}}",
-                json_string(&stack.name),
-                json_string(why)
-            ),
+                    .collect(),
+            },
+            Err(why) => JsonStack::Skipped {
+                publisher: stack.name.clone(),
+                skipped: why.replace('\n', " "),
+            },
         })
         .collect();
-    let goal = match stacks.first().map(|s| &s.result) {
-        Some(Ok(m)) => (mb(m.memory.vm_rss_kib) <= GOAL_MB).to_string(),
-        _ => "null".to_owned(),
+    let goal_met = match stacks.first().map(|s| &s.result) {
+        Some(Ok(m)) => Some(mb(m.memory.vm_rss_kib) <= GOAL_MB),
+        _ => None,
     };
-    println!(
-        "{{\"bench\":\"footprint\",\"rate_hz\":10,\"steady_s\":{},\"goal_vm_rss_mb\":{GOAL_MB},\
-         \"goal_met\":{goal},\"results\":[{}]}}",
-        args.steady.as_secs_f64(),
-        results.join(",")
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn smaps_mappings_are_classified_by_neighbours() {
-        let smaps = "\
-55d0a0000000-55d0a0100000 r-xp 00000000 08:01 123 /usr/bin/roslite
-Rss:                 900 kB
-55d0a1000000-55d0a1021000 rw-p 00000000 00:00 0 [heap]
-Rss:                 132 kB
-7f0000000000-7f0000021000 rw-p 00000000 00:00 0
-Rss:                  40 kB
-7f0000021000-7f0004000000 ---p 00000000 00:00 0
-Rss:                   0 kB
-7f1000000000-7f1000001000 ---p 00000000 00:00 0
-Rss:                   0 kB
-7f1000001000-7f1000201000 rw-p 00000000 00:00 0
-Rss:                  16 kB
-7f2000000000-7f2000010000 rw-p 00000000 00:00 0
-Rss:                   8 kB
-7f3000000000-7f3000100000 r-xp 00000000 08:01 456 /usr/lib/x86_64-linux-gnu/libc.so.6
-Rss:                 700 kB
-7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]
-Rss:                  12 kB
-";
-        let mappings = parse_smaps(smaps);
-        assert_eq!(mappings.len(), 9);
-        let parts = classify(&mappings, "/usr/bin/roslite");
-        let kib = |name: &str| parts.iter().find(|p| p.name == name).map(|p| p.rss_kib);
-        assert_eq!(kib("binary roslite"), Some(900));
-        assert_eq!(kib("file libc.so.6"), Some(700));
-        assert_eq!(kib("heap (brk: main arena)"), Some(132));
-        assert_eq!(kib("malloc arenas (threads)"), Some(40));
-        assert_eq!(kib("thread stacks"), Some(16));
-        assert_eq!(kib("other anonymous mmap"), Some(8));
-        assert_eq!(kib("main thread stack"), Some(12));
-        assert_eq!(parts[0].name, "binary roslite");
-    }
+    json::print(&Json {
+        bench: "footprint",
+        rate_hz: 10,
+        steady_s: args.steady.as_secs_f64(),
+        goal_vm_rss_mb: GOAL_MB,
+        goal_met,
+        results,
+    });
 }

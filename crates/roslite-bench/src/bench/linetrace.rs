@@ -1,20 +1,23 @@
-//! `roslite bench linetrace`: seed 000's application in four configurations in one run:
-//! roslite <-> roslite (two processes, RTPS on 127.0.0.1), roslite follower <-> rclpy robot
-//! (the seed's mixed setup), rclpy <-> rclpy (the ROS 2 baseline, Fast DDS on 127.0.0.1
-//! without shared memory), and both roslite nodes in one process (intra-process delivery).
+//! `roslite bench linetrace`: the application of the mROS 2 line-follower evaluation in four
+//! configurations in one run: roslite <-> roslite (two processes, RTPS on 127.0.0.1), roslite
+//! follower <-> rclpy robot (the evaluation's mixed setup), rclpy <-> rclpy (the ROS 2
+//! baseline, Fast DDS on 127.0.0.1 without shared memory), and both roslite nodes in one
+//! process (intra-process delivery). The launcher, the node executable and the domain of each
+//! run are `roslite_linetrace`'s, as for the CLI's demo.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup};
-use roslite_linetrace::node_program::NodeProgram;
+use roslite_linetrace::node_program;
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::report;
+use serde::Serialize;
 
-use crate::small_build;
-use crate::stats::Summary;
+use crate::toolkit::json;
+use crate::toolkit::rclpy::find_python;
+use crate::toolkit::stats::Summary;
 
-/// The issue's goals: roslite processes at most 2.5 MB RSS; roslite's /light_sensors mean at
+/// The bench's goals: roslite processes at most 2.5 MB RSS; roslite's /light_sensors mean at
 /// most a quarter of rclpy's.
 const MEMORY_GOAL_MB: f64 = 2.5;
 const LATENCY_GOAL_RATIO: f64 = 0.25;
@@ -38,47 +41,13 @@ pub struct LinetraceArgs {
     out: Option<PathBuf>,
 }
 
-/// What the roslite processes run: the lean `roslite-linetrace-node` built by
-/// [`small_build`] (`ROSLITE_LINETRACE_NODE=<path>` names a prebuilt one,
-/// `ROSLITE_LINETRACE_NODE=cli` forces the fallback), else this binary's own `linetrace-node`
-/// role, with a warning on stderr saying why and what it means for the memory figures.
-pub(crate) fn node_program() -> anyhow::Result<NodeProgram> {
-    let cli = std::env::current_exe()?;
-    match std::env::var_os("ROSLITE_LINETRACE_NODE") {
-        Some(v) if v == "cli" => return Ok(NodeProgram::Cli(cli)),
-        Some(v) if !v.is_empty() => return Ok(NodeProgram::Standalone(PathBuf::from(v))),
-        _ => {}
-    }
-    match small_build::build(NODE) {
-        Ok(exe) => Ok(NodeProgram::Standalone(exe)),
-        Err(why) => {
-            eprintln!(
-                "warning: the lean node binary could not be built ({why}); the roslite processes \
-                 run as `{} linetrace-node`, so their memory includes the whole CLI",
-                cli.display()
-            );
-            Ok(NodeProgram::Cli(cli))
-        }
-    }
-}
-
-/// The line follower's node executable.
-pub(crate) const NODE: small_build::Program<'static> = small_build::Program::Bin {
-    package: "roslite-linetrace",
-    name: roslite_linetrace::node_program::NODE_BINARY,
-};
-
 fn mean_of(us: &[f64]) -> Option<Summary> {
-    let d: Vec<Duration> = us
-        .iter()
-        .map(|u| Duration::from_secs_f64(u / 1e6))
-        .collect();
-    Summary::of(&d)
+    Summary::of_us(us)
 }
 
 pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
     let samples = if args.quick { 200 } else { 1000 };
-    let python = super::find_python(args.python.as_deref()).ok();
+    let python = find_python(args.python.as_deref()).ok();
     let work = std::env::temp_dir().join(format!("roslite-bench-linetrace-{}", std::process::id()));
     let setups = [
         Setup::ROSLITE,
@@ -89,7 +58,10 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
     if !args.json {
         eprintln!("building or finding the node executable ...");
     }
-    let node_program = node_program()?;
+    let (node_program, warning) = node_program::resolve(std::env::current_exe()?);
+    if let Some(warning) = warning {
+        eprintln!("warning: {warning}");
+    }
     if !args.json {
         eprintln!("roslite processes: {}", node_program.describe());
     }
@@ -108,7 +80,7 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
             node_program: node_program.clone(),
             python: python.clone(),
             work_dir: work.join(format!("run{i}")),
-            domain: crate::demo::domain_for_run(i as u32 * 7),
+            domain: launch::domain_for_run(i as u32 * 7),
             node: NodeOptions {
                 speed: args.speed,
                 seed: 1,
@@ -116,7 +88,7 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
             },
             samples,
             min_laps: 0,
-            timeout: Duration::from_secs(120),
+            timeout: std::time::Duration::from_secs(120),
         };
         results.push((
             setup,
@@ -238,65 +210,168 @@ fn print_table(
     }
 }
 
+/// `--json`: one object per configuration, with its latencies in us (1 decimal) and memory, or
+/// its error.
+#[derive(Serialize)]
+struct Json {
+    samples: usize,
+    #[serde(serialize_with = "json::number")]
+    speed: f64,
+    #[serde(serialize_with = "json::fixed4_opt")]
+    light_sensors_mean_ratio_roslite_to_rclpy: Option<f64>,
+    configurations: Vec<JsonConfiguration>,
+}
+
+#[derive(Serialize)]
+struct JsonConfiguration {
+    configuration: String,
+    #[serde(flatten)]
+    outcome: JsonOutcome,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonOutcome {
+    Ran {
+        #[serde(flatten)]
+        light_sensors: LightSensorsJson,
+        #[serde(flatten)]
+        cmd_vel: CmdVelJson,
+        #[serde(serialize_with = "json::fixed2")]
+        laps: f64,
+        memory: Vec<JsonMemory>,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+/// `/light_sensors`'s latency; only its mean, `null`, without samples.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum LightSensorsJson {
+    Measured {
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_mean_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_p50_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_p99_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_max_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_min_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        light_sensors_stddev_us: f64,
+    },
+    Missing {
+        light_sensors_mean_us: Option<f64>,
+    },
+}
+
+impl LightSensorsJson {
+    fn of(us: &[f64]) -> Self {
+        match mean_of(us) {
+            Some(s) => Self::Measured {
+                light_sensors_mean_us: s.mean_us,
+                light_sensors_p50_us: s.p50_us,
+                light_sensors_p99_us: s.p99_us,
+                light_sensors_max_us: s.max_us,
+                light_sensors_min_us: s.min_us,
+                light_sensors_stddev_us: s.stddev_us,
+            },
+            None => Self::Missing {
+                light_sensors_mean_us: None,
+            },
+        }
+    }
+}
+
+/// `/cmd_vel`'s latency; only its mean, `null`, without samples.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CmdVelJson {
+    Measured {
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_mean_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_p50_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_p99_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_max_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_min_us: f64,
+        #[serde(serialize_with = "json::fixed1")]
+        cmd_vel_stddev_us: f64,
+    },
+    Missing {
+        cmd_vel_mean_us: Option<f64>,
+    },
+}
+
+impl CmdVelJson {
+    fn of(us: &[f64]) -> Self {
+        match mean_of(us) {
+            Some(s) => Self::Measured {
+                cmd_vel_mean_us: s.mean_us,
+                cmd_vel_p50_us: s.p50_us,
+                cmd_vel_p99_us: s.p99_us,
+                cmd_vel_max_us: s.max_us,
+                cmd_vel_min_us: s.min_us,
+                cmd_vel_stddev_us: s.stddev_us,
+            },
+            None => Self::Missing {
+                cmd_vel_mean_us: None,
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonMemory {
+    process: String,
+    rss_kib: u64,
+    res_kib: u64,
+    shr_kib: u64,
+    peak_kib: u64,
+}
+
 fn print_json(
     results: &[(Setup, Result<RunResult, String>)],
     samples: usize,
     speed: f64,
     ratio: Option<f64>,
 ) {
-    let esc = |s: &str| {
-        s.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-    };
-    let mut configs = Vec::new();
-    for (setup, result) in results {
-        let body = match result {
-            Ok(r) => {
-                let stats = |name: &str, us: &[f64]| {
-                    match mean_of(us) {
-                    Some(s) => format!(
-                        "\"{name}_mean_us\":{:.1},\"{name}_p50_us\":{:.1},\"{name}_p99_us\":{:.1},\
-                         \"{name}_max_us\":{:.1},\"{name}_min_us\":{:.1},\"{name}_stddev_us\":{:.1}",
-                        s.mean_us, s.p50_us, s.p99_us, s.max_us, s.min_us, s.stddev_us
-                    ),
-                    None => format!("\"{name}_mean_us\":null"),
-                }
-                };
-                let memory: Vec<String> = r
-                    .memory
-                    .iter()
-                    .map(|m| {
-                        format!(
-                            "{{\"process\":\"{}\",\"rss_kib\":{},\"res_kib\":{},\"shr_kib\":{},\
-                             \"peak_kib\":{}}}",
-                            esc(&m.process),
-                            m.vm_rss,
-                            m.res(),
-                            m.shr(),
-                            m.vm_hwm
-                        )
-                    })
-                    .collect();
-                format!(
-                    "{},{},\"laps\":{:.2},\"memory\":[{}]",
-                    stats("light_sensors", &r.light_sensors_us),
-                    stats("cmd_vel", &r.cmd_vel_us),
-                    r.laps,
-                    memory.join(",")
-                )
-            }
-            Err(e) => format!("\"error\":\"{}\"", esc(e)),
-        };
-        configs.push(format!(
-            "{{\"configuration\":\"{}\",{body}}}",
-            esc(&setup.label())
-        ));
-    }
-    println!(
-        "{{\"samples\":{samples},\"speed\":{speed},\"light_sensors_mean_ratio_roslite_to_rclpy\":{},\
-         \"configurations\":[{}]}}",
-        ratio.map_or("null".to_owned(), |r| format!("{r:.4}")),
-        configs.join(",")
-    );
+    let configurations = results
+        .iter()
+        .map(|(setup, result)| JsonConfiguration {
+            configuration: setup.label(),
+            outcome: match result {
+                Ok(r) => JsonOutcome::Ran {
+                    light_sensors: LightSensorsJson::of(&r.light_sensors_us),
+                    cmd_vel: CmdVelJson::of(&r.cmd_vel_us),
+                    laps: r.laps,
+                    memory: r
+                        .memory
+                        .iter()
+                        .map(|m| JsonMemory {
+                            process: m.process.clone(),
+                            rss_kib: m.vm_rss,
+                            res_kib: m.res(),
+                            shr_kib: m.shr(),
+                            peak_kib: m.vm_hwm,
+                        })
+                        .collect(),
+                },
+                Err(e) => JsonOutcome::Failed { error: e.clone() },
+            },
+        })
+        .collect();
+    json::print(&Json {
+        samples,
+        speed,
+        light_sensors_mean_ratio_roslite_to_rclpy: ratio,
+        configurations,
+    });
 }

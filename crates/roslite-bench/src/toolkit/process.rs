@@ -1,0 +1,93 @@
+//! Helper processes: this binary again in a helper role (`roslite bench rtt-pong`, say), or a
+//! peer's program (`ddsperf`, a Python script). Each is killed and reaped when its [`Helper`]
+//! is dropped, and a helper of this binary dies with the bench ([`die_with_parent`]), so an
+//! interrupted bench leaves no participant behind.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::{bail, Context as _};
+
+/// Makes a helper process die with the process that started it, so an interrupted bench
+/// leaves no participant behind.
+pub fn die_with_parent() {
+    // Ignoring an error: the parent still kills its helpers itself when it ends normally.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+}
+
+/// A process this bench started; killed (by its pid) and reaped when dropped.
+pub struct Helper {
+    pub child: Child,
+    pub name: String,
+}
+
+impl Helper {
+    /// Starts `command` with the standard streams it was given (stderr shows the helper's
+    /// errors unless the caller silenced it).
+    pub fn spawn(name: &str, command: &mut Command) -> anyhow::Result<Self> {
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        Ok(Self {
+            child,
+            name: name.to_owned(),
+        })
+    }
+
+    /// Starts `command` with its stdout collected line by line (see [`collect_lines`]).
+    pub fn spawn_reading(
+        name: &str,
+        command: &mut Command,
+    ) -> anyhow::Result<(Self, Arc<Mutex<Vec<String>>>)> {
+        let mut helper = Self::spawn(name, command.stdout(Stdio::piped()))?;
+        let stdout = helper
+            .child
+            .stdout
+            .take()
+            .context("internal bug: stdout not piped")?;
+        Ok((helper, collect_lines(stdout)))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Fails if the process has already exited.
+    pub fn check_running(&mut self) -> anyhow::Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!("{} exited early with {status}", self.name);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// This binary with `args`, for a helper role.
+pub fn self_command(args: &[&str]) -> anyhow::Result<Command> {
+    let exe = std::env::current_exe().context("locating the roslite binary")?;
+    let mut command = Command::new(exe);
+    command.args(args);
+    Ok(command)
+}
+
+/// Collects a child's stdout lines on a thread, so its pipe never fills.
+pub fn collect_lines(stdout: impl Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(line);
+        }
+    });
+    lines
+}
