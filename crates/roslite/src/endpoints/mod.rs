@@ -1,6 +1,6 @@
 //! The endpoints a node creates: publishers and subscriptions (typed and serialized),
 //! services and clients. They reach the rest of the process through their node's
-//! [`host::EndpointHost`], never through the context or a backend.
+//! `EndpointHost` (`host.rs`), never through the context or a backend.
 
 pub(crate) mod host;
 pub mod pubsub;

@@ -41,7 +41,7 @@ pub trait OutletLoan: Send {
     /// once: the loan is spent afterwards (it sends nothing more and gives nothing back).
     ///
     /// # Errors
-    /// As [`Outlet::send`].
+    /// As [`Outlet::send`](super::Outlet::send).
     fn send(&mut self, info: &MessageInfo) -> Result<(), SendTimeout>;
 }
 

@@ -2,7 +2,7 @@
 //! same-host links, a user's own) implements, and what endpoints hand them.
 //!
 //! A [`Backend`] is told about every node, publisher, subscription, service server and client
-//! of its context ([`BackendSet`] tells each in turn, and a backend added later about those
+//! of its context (`BackendSet` tells each in turn, and a backend added later about those
 //! that already exist). For a publisher it may attach an [`Outlet`]: from then on each
 //! `publish` serializes the message once (CDR with encapsulation header) and hands the bytes
 //! to every outlet that [is active](Outlet::is_active). An outlet with memory of its own
@@ -106,17 +106,17 @@ pub(crate) trait SerializedSink: Send + Sync {
 
     /// For a keep-all subscription without room for `pending` more messages: keeps `waiter`
     /// to call once its callback took enough; otherwise hands it back (see
-    /// [`MessageQueue::wait_for_room`]).
+    /// [`MessageQueue::wait_for_room`](crate::vocabulary::queue::MessageQueue::wait_for_room)).
     fn wait_for_room(&self, pending: usize, waiter: RoomWaiter) -> Result<(), RoomWaiter>;
 
     /// Whether one more message fits now (always, but for a full keep-all subscription).
     fn has_room(&self) -> bool;
 
-    /// Whether a message published in this process may be delivered now: [`admit_published`]
+    /// Whether a message published in this process may be delivered now: [`admit_published`](crate::endpoints::pubsub::admit_published)
     /// with this subscription's queue, QoS and callback group.
     ///
     /// # Errors
-    /// As [`admit_published`].
+    /// As [`admit_published`](crate::endpoints::pubsub::admit_published).
     fn admit_published(
         &self,
         deadline: &mut Option<std::time::Instant>,
@@ -126,7 +126,7 @@ pub(crate) trait SerializedSink: Send + Sync {
     /// [`Self::admit_published`] lets it in.
     ///
     /// # Errors
-    /// As [`admit_published`].
+    /// As [`admit_published`](crate::endpoints::pubsub::admit_published).
     fn deliver_published_serialized(
         &self,
         payload: &SharedBuf,

@@ -39,7 +39,7 @@ pub enum Route {
     Shm,
     Uds,
     Udp,
-    /// Shared memory with loaned messages on both sides ([`loan`]).
+    /// Shared memory with loaned messages on both sides ([`loan`](super::loan)).
     ShmLoan,
 }
 
@@ -79,7 +79,7 @@ pub struct Options<'a> {
     pub hz: u32,
     pub no_fastdds: bool,
     /// Back-to-back mode: interleaved rounds for the 64 B floor goals (see
-    /// [`measure_floor_rounds`]).
+    /// [`measure_floor_rounds`](super::floors::measure_floor_rounds)).
     pub rounds: usize,
 }
 
@@ -187,10 +187,10 @@ pub(super) struct Goal {
     pub(super) ratio: Option<(f64, f64)>,
     /// Why it could not be evaluated.
     pub(super) why_not: Option<String>,
-    /// For a goal measured in interleaved rounds ([`FloorRounds`]).
+    /// For a goal measured in interleaved rounds ([`FloorRounds`](super::floors::FloorRounds)).
     pub(super) rounds: Option<GoalRounds>,
     /// The best ratio this run's floors leave the measured path, with why, where the floors
-    /// set one ([`owned_copy_bound`]).
+    /// set one ([`owned_copy_bound`](super::goals::owned_copy_bound)).
     pub(super) bound: Option<Bound>,
 }
 
@@ -200,7 +200,7 @@ pub(super) struct Bound {
     pub(super) why: String,
 }
 
-/// Every round of a [`FloorRounds`] goal and the one it is judged on.
+/// Every round of a [`FloorRounds`](super::floors::FloorRounds) goal and the one it is judged on.
 pub(super) struct GoalRounds {
     /// p50 ratio of each round, in measuring order.
     pub(super) ratios: Vec<Option<f64>>,

@@ -5,7 +5,7 @@
 //! core) and one [`UdpTransport`], both behind `NetShared`. Three kinds of caller drive them:
 //! - the context's backends, through the [`Backend`] trait, when local endpoints come and go
 //!   (an RTPS writer or reader is created and announced at once);
-//! - publishers, through an [`Outlet`] per local publisher: `publish` hands the serialized
+//! - publishers, through an [`Outlet`](crate::seam::Outlet) per local publisher: `publish` hands the serialized
 //!   message to the participant and sends the resulting datagrams on the publishing thread,
 //!   so a message costs no thread hop;
 //! - one driver thread, which receives datagrams, runs the protocol's timers (heartbeats,
@@ -213,11 +213,11 @@ struct NetState {
     /// Matches and unmatches of local endpoints with remote ones, reported likewise.
     match_reports: MatchReports,
     /// A receiving thread is handing over what the participant produced (see
-    /// [`Outbox::deliver`]): the other leaves its own to it, so that each subscription gets
+    /// [`Outbox::deliver`](driver::Outbox::deliver)): the other leaves its own to it, so that each subscription gets
     /// its messages in the order they were taken.
     delivering: bool,
     /// Samples were left in the participant's readers because the batch waiting for the
-    /// thread handing over was already [`Outbox::MAX_BACKLOG`] long: the driver takes them
+    /// thread handing over was already [`Outbox::MAX_BACKLOG`](driver::Outbox::MAX_BACKLOG) long: the driver takes them
     /// once that thread is done.
     held_back: bool,
     /// The activity flag of each local publisher's RTPS outlet.
@@ -247,7 +247,7 @@ impl NetState {
         }
     }
 
-    /// Whether local writer `writer` must be given every sample (see [`RtpsOutlet`]).
+    /// Whether local writer `writer` must be given every sample (see `endpoints::RtpsOutlet`).
     fn writer_needs_samples(&self, writer: WriterId) -> bool {
         self.participant.writer_matches(writer).next().is_some()
             || self
@@ -403,7 +403,7 @@ impl NetShared {
     }
 
     /// Wakes publishes waiting for room in a keep-all writer's history (see
-    /// [`RtpsOutlet::send`]); call with `state` locked, after an input was handled.
+    /// `endpoints::RtpsOutlet::send`); call with `state` locked, after an input was handled.
     fn wake_blocked_writers(&self) {
         if self.writers_waiting.load(Ordering::SeqCst) > 0 {
             self.history_space.notify_all();
@@ -415,7 +415,7 @@ impl NetShared {
 pub struct RtpsNetwork {
     shared: Arc<NetShared>,
     driver: Option<JoinHandle<()>>,
-    /// The thread that blocks on the user-data socket ([`receive_user_data`]); `None` if the
+    /// The thread that blocks on the user-data socket ([`receive_user_data`](driver::receive_user_data)); `None` if the
     /// socket could not be given its own thread (the driver then serves it).
     user_receiver: Option<JoinHandle<()>>,
 }

@@ -55,7 +55,7 @@ fn split_lead(sample: SharedBuf) -> Option<(SampleIdentity, SharedBuf)> {
     Some((identity, sample.into_slice(SERVICE_LEAD..len)?))
 }
 
-/// Same-host service traffic that was dropped, for [`crate::backends::rtps::ServiceNetStats`].
+/// Same-host service traffic that was dropped, for [`crate::seam::service::ServiceDrops`].
 #[derive(Debug, Default)]
 pub(crate) struct SameHostServiceStats {
     pub(crate) malformed: AtomicU64,
