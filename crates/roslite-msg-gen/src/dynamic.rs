@@ -6,7 +6,7 @@
 //! - `cdr`: [`decode`], [`encode`] and [`default_value`], walking a [`MessageSpec`] from an
 //!   [`InterfaceSet`] next to the bytes. The layout is exactly the one generated code uses
 //!   (plain CDR, see `roslite-cdr`).
-//! - `yaml`: the YAML tree of message text, parsed by `saphyr-parser`, and
+//! - `yaml`: the YAML tree of message text, read by `roslite-yaml`, and
 //!   `input`: [`from_yaml`], which reads it against the message type like `ros2 topic pub`.
 //! - `resolve`: what plain YAML 1.1 scalars mean, shared by reader and printer.
 //! - `emit`: [`to_yaml`], which prints like `ros2 topic echo` (rosidl_runtime_py
