@@ -197,6 +197,13 @@ impl Context {
     }
 }
 
+/// `pairs` sorted, each once.
+fn sorted_set(mut pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
 /// The ROS graph as one context sees it (see [`Context::graph`]): from the RTPS network when
 /// the context has one (every participant discovered, and this context), else this context's
 /// own nodes and endpoints. Cheap to keep; each query reads the graph as it is then.
@@ -209,16 +216,21 @@ impl Graph {
     /// Every ROS publisher and subscription known (services' halves included), sorted by
     /// topic, then kind.
     pub fn endpoints(&self) -> Vec<GraphEndpoint> {
-        self.backends
+        let mut endpoints = self
+            .backends
             .with_graph(|g| g.endpoints())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        endpoints.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
+        endpoints
     }
 
     /// Nodes known, as `(namespace, name)`, sorted.
     pub fn node_names(&self) -> Vec<(String, String)> {
-        self.backends
-            .with_graph(|g| g.node_names())
-            .unwrap_or_default()
+        sorted_set(
+            self.backends
+                .with_graph(|g| g.node_names())
+                .unwrap_or_default(),
+        )
     }
 
     /// Services known with their types (`example_interfaces/srv/AddTwoInts`), unsorted.
@@ -230,9 +242,11 @@ impl Graph {
 
     /// Topics (ROS names) of other participants with their ROS types, sorted.
     pub fn remote_topics(&self) -> Vec<(String, String)> {
-        self.backends
-            .with_graph(|g| g.remote_topics())
-            .unwrap_or_default()
+        sorted_set(
+            self.backends
+                .with_graph(|g| g.remote_topics())
+                .unwrap_or_default(),
+        )
     }
 
     /// How many other participants (ROS processes, DDS applications) are known.

@@ -190,14 +190,14 @@ impl LocalBus {
     }
 
     /// This context's publishers and subscriptions as graph entries (for a context without
-    /// a network, whose graph they are), sorted by topic, then kind.
+    /// a network, whose graph they are), in no particular order.
     fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
         let nodes = self.node_names_by_id();
         let topics = self.topics.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = |topic: &str, record: &EndpointRecord, kind| {
             graph_endpoint(topic, record, kind, nodes.get(&record.node_id).cloned())
         };
-        let mut out: Vec<GraphEndpoint> = topics
+        let out: Vec<GraphEndpoint> = topics
             .iter()
             .flat_map(|(topic, e)| {
                 let publishers = e
@@ -211,7 +211,6 @@ impl LocalBus {
                 publishers.chain(subscriptions)
             })
             .collect();
-        out.sort_by(|a, b| (&a.topic, a.kind).cmp(&(&b.topic, b.kind)));
         out
     }
 }
@@ -364,9 +363,7 @@ impl GraphView for LocalBus {
     }
 
     fn node_names(&self) -> Vec<(String, String)> {
-        let mut names: Vec<(String, String)> = self.node_names_by_id().into_values().collect();
-        names.sort();
-        names
+        self.node_names_by_id().into_values().collect()
     }
 
     fn service_names_and_types(&self) -> Vec<(String, String)> {

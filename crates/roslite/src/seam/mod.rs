@@ -249,10 +249,11 @@ pub trait Backend: Send + Sync {
 /// The ROS graph as one backend knows it. A context answers graph queries from the backend
 /// that sees the most: the RTPS network when it has one, else intra-process delivery.
 pub trait GraphView: Send + Sync {
-    /// Every publisher and subscription known, this context's included; sorted by topic,
-    /// then kind.
+    /// Every publisher and subscription known, this context's included, in no particular
+    /// order (the context's [`crate::context::Graph`] sorts: a sort here would be kept in every
+    /// binary through this trait's vtable, whether it queries the graph or not).
     fn endpoints(&self) -> Vec<GraphEndpoint>;
-    /// Nodes known, as `(namespace, name)`, sorted.
+    /// Nodes known, as `(namespace, name)`, in no particular order, possibly repeated.
     fn node_names(&self) -> Vec<(String, String)>;
     /// Services known with their types (`example_interfaces/srv/AddTwoInts`).
     fn service_names_and_types(&self) -> Vec<(String, String)> {
@@ -264,7 +265,8 @@ pub trait GraphView: Send + Sync {
             })
             .collect()
     }
-    /// Remote publishers and subscriptions' topics with their ROS types, sorted.
+    /// Remote publishers and subscriptions' topics with their ROS types, in no particular
+    /// order, possibly repeated.
     fn remote_topics(&self) -> Vec<(String, String)> {
         Vec::new()
     }

@@ -134,7 +134,7 @@ fn graph_endpoint(
 
 impl GraphView for NetShared {
     /// Every ROS publisher and subscription known: remote ones from SEDP (with their node from
-    /// `ros_discovery_info`), then this context's own; sorted by topic, then kind.
+    /// `ros_discovery_info`), then this context's own.
     fn endpoints(&self) -> Vec<GraphEndpoint> {
         let state = self.lock();
         let remote_node = |guid: Guid| {
@@ -194,30 +194,27 @@ impl GraphView for NetShared {
         for e in out.iter_mut().filter(|e| e.local) {
             e.transport = "intra";
         }
-        out.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
         out
     }
 
     /// Nodes known on the network (remote ones from their `ros_discovery_info`, plus this
-    /// context's own), as `(namespace, name)`, sorted.
+    /// context's own), as `(namespace, name)`, possibly repeated.
     fn node_names(&self) -> Vec<(String, String)> {
         let state = self.lock();
-        let mut nodes: Vec<(String, String)> = state
+        let nodes: Vec<(String, String)> = state
             .remote_graph
             .values()
             .flat_map(|info| info.nodes.iter())
             .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
             .chain(state.nodes.values().cloned())
             .collect();
-        nodes.sort();
-        nodes.dedup();
         nodes
     }
 
     /// Remote topics (ROS names) with their ROS type names, from SEDP.
     fn remote_topics(&self) -> Vec<(String, String)> {
         let state = self.lock();
-        let mut topics: Vec<(String, String)> = state
+        let topics: Vec<(String, String)> = state
             .participant
             .remote_endpoints()
             .filter_map(|e| {
@@ -226,8 +223,6 @@ impl GraphView for NetShared {
                 Some((ros_name, ros_type))
             })
             .collect();
-        topics.sort();
-        topics.dedup();
         topics
     }
 
