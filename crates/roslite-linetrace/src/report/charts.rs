@@ -192,12 +192,19 @@ pub fn box_plot_svg(title: &str, series: &[(&str, &[f64])]) -> String {
         if lo > 0.0 && hi / lo > 10.0 {
             let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
             let (start, end) = (10f64.powi(a), 10f64.powi(b));
-            let decades: Vec<f64> = (a..=b).map(|e| 10f64.powi(e)).collect();
-            let light: Vec<f64> = decades
-                .iter()
-                .flat_map(|d| [2.0 * d, 5.0 * d])
-                .filter(|&v| v < end)
-                .collect();
+            // Labels at 1, 2 and 5 times each power of ten over up to two decades; over more,
+            // at the powers of ten, with unlabelled gridlines at 2 and 5 times them.
+            let times = |multiples: &[f64]| -> Vec<f64> {
+                (a..=b)
+                    .flat_map(|e| multiples.iter().map(move |m| m * 10f64.powi(e)))
+                    .filter(|&v| v <= end)
+                    .collect()
+            };
+            let (decades, light) = if b - a <= 2 {
+                (times(&[1.0, 2.0, 5.0]), Vec::new())
+            } else {
+                (times(&[1.0]), times(&[2.0, 5.0]))
+            };
             let x = (start..end)
                 .log_scale()
                 .with_key_points(decades)
