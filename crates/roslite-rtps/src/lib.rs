@@ -34,7 +34,7 @@
 //! caps in [`discovery::limits`] before anything is reserved, and ranges from the wire
 //! (HEARTBEAT, GAP) stay intervals that are never iterated.
 //!
-//! The runtime (`roslite::net`) owns one [`Participant`] and the UDP sockets: it feeds the
+//! The runtime (`roslite::backends::rtps`) owns one [`Participant`] and the UDP sockets: it feeds the
 //! participant what arrives and sends what it polls.
 
 #![forbid(unsafe_code)]

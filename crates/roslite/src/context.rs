@@ -1,5 +1,5 @@
 //! The context: one per process (or per independent ROS "world" inside a process), holding what
-//! nodes share — domain, command-line arguments, the local topic bus, and shutdown.
+//! nodes share — domain, command-line arguments, its backends, and shutdown.
 
 use std::sync::Arc;
 

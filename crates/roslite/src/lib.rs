@@ -4,8 +4,11 @@
 //! - `roslite-cdr` and `roslite-msgs`: message types and their wire encoding.
 //! - `roslite-executor`: clocks, timers and the executor loop.
 //! - this crate: [`Context`] (one per process), [`Node`], [`Publisher`], [`Subscription`],
-//!   [`Timer`], QoS and ROS naming; the local topic bus that matches endpoints and delivers
-//!   messages between them without serialization.
+//!   [`Timer`], services, parameters, QoS and ROS naming, and the backends that carry their
+//!   messages: intra-process delivery (no serialization), RTPS, and same-host links. Its own
+//!   layers are its folders, bottom up: [`vocabulary`], [`seam`] (the backend interface),
+//!   [`endpoints`], [`backends`], [`context`], [`params`], [`node`]; each imports only from
+//!   the ones below it.
 //!
 //! ```no_run
 //! use roslite::{Context, Executor};

@@ -281,7 +281,7 @@ fn image_of_64_mib_crosses_intact() {
     large_image_crosses(test_domain(2), 8192, 8192, Duration::from_secs(30));
 }
 
-/// Regression (net.rs driver): a sample whose first transmission is lost must be repaired at
+/// Regression (the RTPS backend's driver): a sample whose first transmission is lost must be repaired at
 /// the writer's HEARTBEAT pace. The driver thread used to sleep until the deadline it had
 /// computed before the write (the next SPDP announcement, up to 3 s away), so the HEARTBEAT
 /// armed by a write on the publishing thread went out only when some datagram happened to

@@ -126,7 +126,7 @@ fn a_55_mb_point_cloud_is_serialized_once_into_shared_memory_and_arrives_intact(
 }
 
 /// With only shared-memory readers, no other outlet is active and nothing is copied out of
-/// the loan either. Needs the RTPS outlet (net.rs) to report itself inactive while its writer
+/// the loan either. Needs the RTPS outlet (`backends/rtps/endpoints.rs`) to report itself inactive while its writer
 /// has no matched RTPS reader and is volatile (`Outlet::is_active`); until then the RTPS
 /// outlet takes a copy of every message for its history.
 #[test]

@@ -810,7 +810,7 @@ fn array_row(
         (
             udp_elements(elements),
             Some(format!(
-                "capped at {} elements: roslite::net accepts RTPS samples up to {} MiB",
+                "capped at {} elements: roslite's RTPS backend accepts samples up to {} MiB",
                 udp_elements(elements),
                 UDP_MAX_SAMPLE >> 20
             )),

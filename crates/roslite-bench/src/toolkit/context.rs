@@ -1,7 +1,7 @@
 //! roslite contexts for the benches: confined to this host, and asked which path a remote
 //! endpoint's samples take.
 //!
-//! The path comes from the RTPS network's graph (`roslite::net`): the benches print it next to
+//! The path comes from the context's graph (`roslite::Context::graph`): the benches print it next to
 //! their figures, because a build without the same-host wiring falls back to UDP silently.
 
 use std::thread::JoinHandle;

@@ -6,7 +6,7 @@
 //! its own type by handing it the typed request. It is also the graph of a context without a
 //! network.
 //!
-//! Ownership: the bus holds type-erased `Arc`s of every live endpoint, keyed by topic. A
+//! Ownership: it holds type-erased `Arc`s of every live endpoint, keyed by topic. A
 //! publisher keeps its own list of matched subscriptions (typed), so publishing takes one read
 //! lock and no lookup. Endpoints unregister themselves when their handle is dropped.
 

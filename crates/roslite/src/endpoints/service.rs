@@ -12,7 +12,7 @@
 //! `rq/<service>Request` and the reply comes back on `rr/<service>Reply`: over shared memory or
 //! a Unix socket to a roslite server on this host (`same_host::service`, the sample identity in
 //! a lead before the payload), else over RTPS, correlated in the style of whoever is on the
-//! other side (see `net.rs`: Fast DDS's related-sample-identity inline QoS, or Cyclone's
+//! other side (see `roslite_rtps::discovery::rpc`: Fast DDS's related-sample-identity inline QoS, or Cyclone's
 //! 16-byte header in the payload).
 
 use std::any::Any;

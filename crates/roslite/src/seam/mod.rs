@@ -80,7 +80,7 @@ thread_local! {
 
 /// Runs `f` with inline dispatch allowed on this thread (see [`INLINE_DISPATCH`]). The caller
 /// must hold no lock a callback could need: a callback may publish.
-// Used by the RTPS driver thread (net.rs) once it delivers outside its state lock, and by the
+// Used by the RTPS backend's receiving threads (`backends/rtps/driver.rs`) once they deliver outside its state lock, and by the
 // same-host reader threads.
 pub(crate) fn with_inline_dispatch<R>(f: impl FnOnce() -> R) -> R {
     struct Reset(bool);
@@ -140,7 +140,7 @@ pub(crate) trait SerializedSink: Send + Sync {
     }
 }
 
-/// What the bus knows about one endpoint.
+/// What the backends know about one endpoint.
 #[derive(Clone)]
 pub(crate) struct EndpointRecord {
     pub id: u64,
@@ -174,7 +174,7 @@ impl EndpointRecord {
     }
 }
 
-/// A publisher as seen by the bus: it accepts subscriptions of its own message type.
+/// A publisher as seen by the backends: it accepts subscriptions of its own message type.
 pub(crate) trait PublisherLink: Send + Sync {
     /// Links a matched subscription: directly if it has this publisher's Rust type, else
     /// through serialization. False if neither is possible.

@@ -29,7 +29,7 @@ pub struct IncompatibleQosStatus {
     pub last_policy: Option<QosPolicyKind>,
 }
 
-/// Status plus an optional user callback, shared between an endpoint and the bus.
+/// Status plus an optional user callback, shared between an endpoint and the backends.
 #[derive(Default)]
 pub(crate) struct IncompatibleQos {
     incompatible: StatusEvent<IncompatibleQosStatus>,
@@ -165,7 +165,7 @@ pub struct MessageLostStatus {
     pub total_count_change: u64,
 }
 
-/// Match changes collected under a lock (the bus's, the network's) and reported once it is
+/// Match changes collected under a lock (intra-process delivery's, the network's) and reported once it is
 /// released, because a user's callback may create or drop endpoints: each endpoint's events,
 /// matched (`true`) or unmatched.
 pub(crate) type MatchReports = Vec<(Arc<IncompatibleQos>, bool)>;

@@ -349,7 +349,7 @@ impl NetShared {
         }
     }
 
-    /// [`Self::flush`] for callers other than the driver thread (publishers, the bus). Their
+    /// [`Self::flush`] for callers other than the driver thread (publishers, the backend calls). Their
     /// input may have armed a timer earlier than the deadline the driver sleeps until (a write
     /// arms the HEARTBEAT that repairs a lost sample 100 ms later; the driver may be waiting for
     /// the next SPDP announcement, seconds away): then the driver is woken to re-plan.

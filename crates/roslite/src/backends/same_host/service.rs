@@ -5,7 +5,7 @@
 //! get a shared-memory and a Unix-socket writer, and the server's request reader and the
 //! client's reply reader get a link thread per same-host writer they match. What RTPS carries
 //! beside the payload, the `related_sample_identity` inline QoS that correlates a reply with
-//! its request (net.rs, "Services"), travels in a lead before the payload instead:
+//! its request (`backends/rtps/services.rs`, `roslite_rtps::discovery::rpc`), travels in a lead before the payload instead:
 //!
 //! ```text
 //! 0..16   GUID   the client's reply reader (the reader the reply is for)
