@@ -137,11 +137,11 @@ impl Context {
                 Some(network)
             }
         };
-        let backends = Arc::new(BackendSet::new(ShutdownSignal::new()));
-        backends.add(Arc::new(LocalBus::default()));
+        let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
         if let Some(network) = &network {
-            backends.add(network.backend());
+            initial.push(network.backend());
         }
+        let backends = Arc::new(BackendSet::new(ShutdownSignal::new(), initial));
         Ok(Self {
             inner: Arc::new(ContextInner {
                 domain_id: options.domain_id,

@@ -35,9 +35,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl BackendSet {
-    pub(crate) fn new(shutdown: Arc<ShutdownSignal>) -> Self {
+    /// A set of `backends`, in that order, for a context that has no node yet (nothing to
+    /// replay: [`Self::add`], which replays, stays out of binaries that never add a backend
+    /// later).
+    pub(crate) fn new(shutdown: Arc<ShutdownSignal>, backends: Vec<Arc<dyn Backend>>) -> Self {
         Self {
-            backends: Mutex::default(),
+            backends: Mutex::new(backends),
             live: Mutex::default(),
             next_entity_id: AtomicU64::new(1),
             shutdown,
