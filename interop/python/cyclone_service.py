@@ -68,7 +68,13 @@ def serve(participant, seconds, count):
     print("READY", flush=True)
     served = 0
     end = time.monotonic() + seconds
+    matched = False
     while time.monotonic() < end and served < count:
+        if not matched and reader.get_matched_publications():
+            # A client's requests reach this volatile reader only from its match on; a test
+            # waits for this line before calling.
+            matched = True
+            print("MATCHED", flush=True)
         for request in take_valid(reader, SetBool_Request_):
             served += 1
             print("SERVED", request.data, flush=True)

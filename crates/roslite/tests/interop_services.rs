@@ -157,13 +157,23 @@ fn cyclone_style_client_calls_a_roslite_server() {
 #[test]
 fn roslite_client_calls_a_cyclone_style_server() {
     let ns = NetNs::create("srv-cyc-srv").expect("create a network namespace");
-    let server = cyclone(&ns, &["serve", "40", "4"]).spawn().unwrap();
+    let mut server = common::LinePeer::spawn(cyclone(&ns, &["serve", "40", "4"]));
     let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("roslite_client").unwrap();
     let client = node.create_client::<SetBool>("motor_power").unwrap();
     assert!(
         client.wait_for_service(Duration::from_secs(30)),
         "the Cyclone server never appeared"
+    );
+    // Our side matching the server is not enough: its volatile request reader takes requests
+    // only from the moment it matched our writer (a request written before is never served).
+    assert!(
+        server
+            .wait_line(std::time::Instant::now() + Duration::from_secs(30), |l| {
+                l == "MATCHED"
+            })
+            .is_some(),
+        "the Cyclone server never matched the client"
     );
     for i in 0..4 {
         let on = i % 2 == 0;
@@ -173,6 +183,7 @@ fn roslite_client_calls_a_cyclone_style_server() {
         assert_eq!(r.success, on);
         assert_eq!(r.message, if on { "motor on" } else { "motor off" });
     }
-    let stdout = finish(server, "the Cyclone server");
-    assert!(stdout.contains("RESULT 4"), "{stdout}");
+    let out = server.finish(std::time::Instant::now() + Duration::from_secs(30));
+    assert!(out.success, "the Cyclone server failed: {out}");
+    assert_eq!(out.values("RESULT "), ["4"], "{out}");
 }
