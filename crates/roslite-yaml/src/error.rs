@@ -10,8 +10,8 @@ use std::fmt;
 
 use saphyr_parser::ScanError;
 
-use crate::reader::char_at;
-use crate::Position;
+use crate::text::{char_at, indenting_tab, rest_is_blank};
+use crate::tree::Position;
 
 /// Why a text is not YAML the caller accepts, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -287,37 +287,4 @@ pub(crate) fn classify(error: &ScanError, context: &Context<'_>) -> Error {
         }
     };
     Error { at, problem }
-}
-
-/// The first tab in the indentation of a line with content, from line `from` on.
-fn indenting_tab(text: &str, from: usize) -> Option<Position> {
-    text.lines()
-        .enumerate()
-        .skip(from.saturating_sub(1))
-        .find_map(|(index, line)| {
-            let content = line.trim_start_matches([' ', '\t']);
-            if content.is_empty() || content.starts_with('#') {
-                return None;
-            }
-            let indentation = &line[..line.len() - content.len()];
-            indentation.find('\t').map(|at| Position {
-                line: index + 1,
-                column: at + 1,
-            })
-        })
-}
-
-/// Whether only blanks and comments follow the character at `index`.
-fn rest_is_blank(text: &str, index: usize) -> bool {
-    let start = if text.is_ascii() {
-        index.min(text.len())
-    } else {
-        text.char_indices()
-            .nth(index)
-            .map_or(text.len(), |(at, _)| at)
-    };
-    text[start..].lines().all(|line| {
-        let line = line.trim_start();
-        line.is_empty() || line.starts_with('#')
-    })
 }

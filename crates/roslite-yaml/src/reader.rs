@@ -10,7 +10,8 @@
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, Tag};
 
 use crate::error::{classify, Context, Error, Problem};
-use crate::{
+use crate::text::char_at;
+use crate::tree::{
     Anchors, BlockScalars, Document, Documents, FlowListPairs, Node, Position, Rules, Scalar, Style,
 };
 
@@ -275,13 +276,4 @@ fn unsupported_tag(span: Span, tag: &Tag) -> Error {
         format!("{}{}", tag.handle, tag.suffix)
     };
     at(span, Problem::Tag { name })
-}
-
-/// The character at `index`, counted in characters as `saphyr-parser` counts.
-pub(crate) fn char_at(text: &str, index: usize) -> Option<char> {
-    if text.is_ascii() {
-        text.as_bytes().get(index).map(|&b| char::from(b))
-    } else {
-        text.chars().nth(index)
-    }
 }
