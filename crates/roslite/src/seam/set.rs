@@ -9,6 +9,7 @@ use roslite_executor::ShutdownSignal;
 
 use super::service::{LocalClient, LocalServer, RequestKey};
 use super::{Backend, GraphView, LocalPublisher, LocalSubscription};
+use crate::vocabulary::snapshot::SnapshotList;
 
 /// What exists now, for a backend added later.
 #[derive(Default)]
@@ -24,7 +25,8 @@ struct Live {
 /// Additions are told to them in that order, removals in the reverse order, so that a backend
 /// never hears of an endpoint's removal after one added later did.
 pub(crate) struct BackendSet {
-    backends: Mutex<Vec<Arc<dyn Backend>>>,
+    /// Read on every service call and graph query: a snapshot costs one reference count.
+    backends: SnapshotList<Arc<dyn Backend>>,
     live: Mutex<Live>,
     next_entity_id: AtomicU64,
     shutdown: Arc<ShutdownSignal>,
@@ -39,8 +41,12 @@ impl BackendSet {
     /// replay: [`Self::add`], which replays, stays out of binaries that never add a backend
     /// later).
     pub(crate) fn new(shutdown: Arc<ShutdownSignal>, backends: Vec<Arc<dyn Backend>>) -> Self {
+        let list = SnapshotList::default();
+        for backend in backends {
+            list.push(backend);
+        }
         Self {
-            backends: Mutex::new(backends),
+            backends: list,
             live: Mutex::default(),
             next_entity_id: AtomicU64::new(1),
             shutdown,
@@ -56,8 +62,8 @@ impl BackendSet {
         &self.shutdown
     }
 
-    fn all(&self) -> Vec<Arc<dyn Backend>> {
-        lock(&self.backends).clone()
+    fn all(&self) -> Arc<[Arc<dyn Backend>]> {
+        self.backends.snapshot()
     }
 
     /// Adds a backend; it is told about the nodes and endpoints that exist now, then about
@@ -69,7 +75,7 @@ impl BackendSet {
         let subscriptions = live.subscriptions.clone();
         let servers = live.servers.clone();
         let clients = live.clients.clone();
-        lock(&self.backends).push(backend.clone());
+        self.backends.push(backend.clone());
         drop(live);
         for (id, namespace, name) in &nodes {
             backend.node_added(*id, namespace, name);
@@ -99,7 +105,7 @@ impl BackendSet {
         lock(&self.live)
             .nodes
             .push((id, namespace.to_owned(), name.to_owned()));
-        for backend in self.all() {
+        for backend in self.all().iter() {
             backend.node_added(id, namespace, name);
         }
     }
@@ -113,7 +119,7 @@ impl BackendSet {
 
     pub(crate) fn publisher_added(&self, publisher: LocalPublisher) {
         lock(&self.live).publishers.push(publisher.clone());
-        for backend in self.all() {
+        for backend in self.all().iter() {
             backend.publisher_added(publisher.clone());
         }
     }
@@ -129,7 +135,7 @@ impl BackendSet {
 
     pub(crate) fn subscription_added(&self, subscription: LocalSubscription) {
         lock(&self.live).subscriptions.push(subscription.clone());
-        for backend in self.all() {
+        for backend in self.all().iter() {
             backend.subscription_added(subscription.clone());
         }
     }
@@ -144,7 +150,7 @@ impl BackendSet {
     }
 
     pub(crate) fn service_server_added(&self, server: LocalServer) {
-        for backend in self.all() {
+        for backend in self.all().iter() {
             backend.service_server_added(&server);
         }
         lock(&self.live).servers.push(server);
@@ -160,7 +166,7 @@ impl BackendSet {
     }
 
     pub(crate) fn service_client_added(&self, client: LocalClient) {
-        for backend in self.all() {
+        for backend in self.all().iter() {
             backend.service_client_added(&client);
         }
         lock(&self.live).clients.push(client);
@@ -200,7 +206,7 @@ impl BackendSet {
         register: &mut dyn FnMut(RequestKey),
     ) -> bool {
         let mut payload = payload;
-        for backend in self.all() {
+        for backend in self.all().iter() {
             match backend.send_request(id, payload, register) {
                 Ok(()) => return true,
                 Err(back) => payload = back,
