@@ -6,7 +6,8 @@ use std::sync::Arc;
 use roslite_executor::ShutdownSignal;
 
 use crate::backends::intra::LocalBus;
-use crate::backends::rtps::RtpsNetwork;
+use crate::backends::rtps::{fault_injection_requested, DiscoveryFollower, RtpsNetwork};
+use crate::backends::same_host::SameHostBackend;
 use crate::seam::service::ServiceDrops;
 use crate::seam::{Backend, BackendSet};
 pub use crate::vocabulary::config::{
@@ -52,8 +53,8 @@ pub(crate) struct ContextInner {
     pub(crate) domain_id: u32,
     pub(crate) args: RosArgs,
     pub(crate) parameter_services: ParameterServices,
-    /// Intra-process delivery first, then the RTPS network (with its same-host links) when
-    /// there is one, then any added with [`Context::add_backend`].
+    /// Intra-process delivery first, then the RTPS network and the same-host links beside it
+    /// when there is one, then any added with [`Context::add_backend`].
     pub(crate) backends: Arc<BackendSet>,
     /// Declared last: dropped after the backends, it stops its threads.
     _network: Option<RtpsNetwork>,
@@ -122,25 +123,33 @@ impl Context {
         if let Some(level) = options.args.log_level {
             crate::vocabulary::log::set_min_severity(level);
         }
+        let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
         let network = match &options.network {
             NetworkMode::Off => None,
             NetworkMode::Rtps(config) => {
                 let mut config = config.clone();
                 config.discovery.domain_id = options.domain_id;
-                let network = RtpsNetwork::start(
-                    &config,
-                    options.ros_distro,
-                    options.local_transports.adjusted_by_env()?,
-                    crate::vocabulary::log::Logger::new("roslite.rtps"),
-                )
-                .map_err(|e| InitError::Network(e.to_string()))?;
+                let logger = crate::vocabulary::log::Logger::new("roslite.rtps");
+                let mut local_transports = options.local_transports.adjusted_by_env()?;
+                if fault_injection_requested() {
+                    local_transports = LocalTransports::UDP_ONLY;
+                }
+                let same_host = SameHostBackend::start(local_transports, logger.clone());
+                let follower = same_host
+                    .clone()
+                    .map(|s| -> Arc<dyn DiscoveryFollower> { s });
+                let network = RtpsNetwork::start(&config, options.ros_distro, follower, logger)
+                    .map_err(|e| InitError::Network(e.to_string()))?;
+                // RTPS before the same-host links: they look up the RTPS identity of each
+                // endpoint the network was told of first.
+                initial.push(network.backend());
+                if let Some(same_host) = same_host {
+                    same_host.follow(network.handle());
+                    initial.push(same_host);
+                }
                 Some(network)
             }
         };
-        let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
-        if let Some(network) = &network {
-            initial.push(network.backend());
-        }
         let backends = Arc::new(BackendSet::new(ShutdownSignal::new(), initial));
         Ok(Self {
             inner: Arc::new(ContextInner {
@@ -216,10 +225,7 @@ impl Graph {
     /// Every ROS publisher and subscription known (services' halves included), sorted by
     /// topic, then kind.
     pub fn endpoints(&self) -> Vec<GraphEndpoint> {
-        let mut endpoints = self
-            .backends
-            .with_graph(|g| g.endpoints())
-            .unwrap_or_default();
+        let mut endpoints = self.backends.graph_endpoints();
         endpoints.sort_by(|a, b| (&a.topic, a.kind, a.gid).cmp(&(&b.topic, b.kind, b.gid)));
         endpoints
     }
@@ -267,17 +273,19 @@ impl Graph {
     /// As [`Self::matched_remote_subscriptions`], by path: `(over RTPS, over a same-host
     /// link)`.
     pub fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
-        self.backends
-            .with_graph(|g| g.remote_subscriptions_by_path(topic))
-            .unwrap_or_default()
+        self.backends.fold_paths((0, 0), |(rtps, same_host), p| {
+            let (more_rtps, more_same_host) = p.remote_subscriptions_by_path(topic);
+            (rtps + more_rtps, same_host + more_same_host)
+        })
     }
 
     /// The servers this context's clients of `service` reach, by path: `(matched over RTPS,
     /// connected over a same-host link)`, summed over the clients.
     pub fn service_servers_by_path(&self, service: &str) -> (usize, usize) {
-        self.backends
-            .with_graph(|g| g.service_servers_by_path(service))
-            .unwrap_or_default()
+        self.backends.fold_paths((0, 0), |(rtps, same_host), p| {
+            let (more_rtps, more_same_host) = p.service_servers_by_path(service);
+            (rtps + more_rtps, same_host + more_same_host)
+        })
     }
 
     /// This context's RTPS participant GUID prefix (the first 12 bytes of its endpoints'
@@ -289,8 +297,7 @@ impl Graph {
     /// Service traffic the network dropped (malformed, for other clients, abandoned).
     pub fn service_stats(&self) -> ServiceDrops {
         self.backends
-            .with_graph(|g| g.service_drops())
-            .unwrap_or_default()
+            .fold_paths(ServiceDrops::default(), |sum, p| sum + p.service_drops())
     }
 }
 

@@ -395,7 +395,7 @@ impl<R: Send + 'static> ClientShared<R> {
         call: &Arc<PendingCall<R>>,
     ) -> RequestKey {
         let mut sent = None;
-        backends.send_request(self.id, payload, &mut |key| {
+        backends.send_request(self.id, &payload, &mut |key| {
             // Runs under the network lock, before any reply can be processed.
             lock(&self.pending).insert(key, call.clone());
             sent = Some(key);

@@ -224,16 +224,18 @@ pub trait Backend: Send + Sync {
         None
     }
     /// Sends a request of client `id` (`payload`: CDR with encapsulation header) if this
-    /// backend carries the client's requests; `register` runs with the request's key before
-    /// any reply can arrive, and is not called if the request could not be sent. Hands
-    /// `payload` back when this backend does not carry the client.
+    /// backend carries the client's requests, and returns the key it went under; `None` if
+    /// it was not sent. The first backend that sends a request numbers it: it runs `register`
+    /// with the key before any reply can arrive. Backends after it get that `key` and send
+    /// under it (or not at all), so a reply over any of them completes the same call.
     fn send_request(
         &self,
         _id: u64,
-        payload: Vec<u8>,
+        _payload: &[u8],
+        _key: Option<service::RequestKey>,
         _register: &mut dyn FnMut(service::RequestKey),
-    ) -> Result<(), Vec<u8>> {
-        Err(payload)
+    ) -> Option<service::RequestKey> {
+        None
     }
     /// Whether this backend reaches other processes, where a client may find its server.
     fn reaches_other_processes(&self) -> bool {
@@ -242,6 +244,11 @@ pub trait Backend: Send + Sync {
 
     /// This backend's view of the ROS graph, if it has one.
     fn graph(&self) -> Option<&dyn GraphView> {
+        None
+    }
+
+    /// What this backend carries to other processes, for graph queries, if it carries any.
+    fn paths(&self) -> Option<&dyn PathView> {
         None
     }
 }
@@ -274,26 +281,29 @@ pub trait GraphView: Send + Sync {
     fn remote_participant_count(&self) -> usize {
         0
     }
-    /// Remote subscriptions of this context's publishers on `topic`, by path: `(over RTPS,
-    /// over a same-host link)`.
-    fn remote_subscriptions_by_path(&self, _topic: &str) -> (usize, usize) {
-        (0, 0)
-    }
-    /// The servers this context's clients of `service` reach, by path, as
-    /// [`Self::remote_subscriptions_by_path`].
-    fn service_servers_by_path(&self, _service: &str) -> (usize, usize) {
-        (0, 0)
-    }
-    /// The path this context uses with the participant whose GUID prefix is `prefix`
-    /// (`shm`, `uds`, else `udp`).
-    fn path_to(&self, _prefix: [u8; 12]) -> &'static str {
-        "udp"
-    }
     /// This context's participant GUID prefix on the wire, if it has one.
     fn guid_prefix(&self) -> Option<[u8; 12]> {
         None
     }
-    /// Service traffic dropped: `(malformed, replies for other clients, replies abandoned)`.
+}
+
+/// What one backend carries to other processes: a context sums these over its backends (the
+/// RTPS network counts the pairs matched over RTPS, the same-host links their own).
+pub trait PathView: Send + Sync {
+    /// Remote subscriptions of this context's publishers on `topic` this backend carries, by
+    /// path: `(over RTPS, over a same-host link)`.
+    fn remote_subscriptions_by_path(&self, _topic: &str) -> (usize, usize) {
+        (0, 0)
+    }
+    /// The servers this context's clients of `service` reach through this backend, by path,
+    /// as [`Self::remote_subscriptions_by_path`].
+    fn service_servers_by_path(&self, _service: &str) -> (usize, usize) {
+        (0, 0)
+    }
+    /// Sets the [`transport`](GraphEndpoint::transport) of those remote `endpoints` whose
+    /// pairs with this context this backend carries.
+    fn mark_carried(&self, _endpoints: &mut [GraphEndpoint]) {}
+    /// Service traffic this backend dropped.
     fn service_drops(&self) -> service::ServiceDrops {
         service::ServiceDrops::default()
     }

@@ -94,3 +94,16 @@ pub struct ServiceDrops {
     /// space.
     pub replies_abandoned: u64,
 }
+
+impl std::ops::Add for ServiceDrops {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            malformed: self.malformed + other.malformed,
+            replies_for_other_clients: self.replies_for_other_clients
+                + other.replies_for_other_clients,
+            replies_abandoned: self.replies_abandoned + other.replies_abandoned,
+        }
+    }
+}

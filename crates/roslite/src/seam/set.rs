@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use roslite_executor::ShutdownSignal;
 
 use super::service::{LocalClient, LocalServer, RequestKey};
-use super::{Backend, GraphView, LocalPublisher, LocalSubscription};
+use super::{Backend, GraphView, LocalPublisher, LocalSubscription, PathView};
+use crate::vocabulary::graph::GraphEndpoint;
 use crate::vocabulary::snapshot::SnapshotList;
 
 /// What exists now, for a backend added later.
@@ -197,22 +198,37 @@ impl BackendSet {
             .find_map(|b| b.in_process_server(service, type_name))
     }
 
-    /// Sends a request of client `id` through the first backend that carries the client's
-    /// requests; false if none does.
+    /// Sends a request of client `id` through every backend that carries the client's
+    /// requests, under the key the first of them gave it ([`Backend::send_request`]); false
+    /// if none sent it.
     pub(crate) fn send_request(
         &self,
         id: u64,
-        payload: Vec<u8>,
+        payload: &[u8],
         register: &mut dyn FnMut(RequestKey),
     ) -> bool {
-        let mut payload = payload;
+        let mut key = None;
         for backend in self.all().iter() {
-            match backend.send_request(id, payload, register) {
-                Ok(()) => return true,
-                Err(back) => payload = back,
+            if let Some(sent) = backend.send_request(id, payload, key, register) {
+                key = Some(sent);
             }
         }
-        false
+        key.is_some()
+    }
+
+    /// `f` folded over every backend that carries something to other processes.
+    pub(crate) fn fold_paths<T>(&self, init: T, f: impl Fn(T, &dyn PathView) -> T) -> T {
+        self.all().iter().filter_map(|b| b.paths()).fold(init, f)
+    }
+
+    /// Every ROS endpoint the graph knows, each remote one marked with the path this
+    /// context uses with it.
+    pub(crate) fn graph_endpoints(&self) -> Vec<GraphEndpoint> {
+        let mut endpoints = self.with_graph(|g| g.endpoints()).unwrap_or_default();
+        for paths in self.all().iter().filter_map(|b| b.paths()) {
+            paths.mark_carried(&mut endpoints);
+        }
+        endpoints
     }
 
     /// Whether some backend reaches other processes (a client may find a server there).

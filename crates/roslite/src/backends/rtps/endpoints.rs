@@ -1,5 +1,5 @@
-//! Local publishers and subscriptions in the RTPS participant: a writer or reader each, the
-//! outlet a publisher's messages go through, and the same-host links planned beside them.
+//! Local publishers and subscriptions in the RTPS participant: a writer or reader each, and
+//! the outlet a publisher's messages go through.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -121,17 +121,6 @@ impl NetShared {
                 state.writers_by_local.insert(d.id, writer);
                 state.publishers.insert(writer, publisher.clone());
                 state.endpoint_nodes.insert(d.id, d.node_id);
-                let guid = writer.guid(state.participant.guid_prefix());
-                let NetState {
-                    same_host,
-                    participant,
-                    match_reports,
-                    ..
-                } = &mut *state;
-                if let Some(same_host) = same_host {
-                    same_host.publisher_added(participant, writer, guid, &publisher);
-                    same_host.refresh_writer_pairs(participant, match_reports);
-                }
                 state.publish_graph(now);
                 let active = Arc::new(AtomicBool::new(state.writer_needs_samples(writer)));
                 state.outlet_activity.insert(writer, active.clone());
@@ -159,9 +148,6 @@ impl NetShared {
         if let Some(writer) = state.writers_by_local.remove(&id) {
             state.publishers.remove(&writer);
             state.outlet_activity.remove(&writer);
-            if let Some(same_host) = &mut state.same_host {
-                same_host.publisher_removed(writer);
-            }
             state.participant.delete_writer(now, writer);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);
@@ -181,7 +167,6 @@ impl NetShared {
                 state.readers_by_local.insert(d.id, reader);
                 state.endpoint_nodes.insert(d.id, d.node_id);
                 state.subscriptions.insert(reader, subscription.clone());
-                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.logger.warn(format_args!(
@@ -198,9 +183,6 @@ impl NetShared {
         let mut state = self.lock();
         if let Some(reader) = state.readers_by_local.remove(&id) {
             state.subscriptions.remove(&reader);
-            if let Some(same_host) = &mut state.same_host {
-                same_host.subscription_removed(reader);
-            }
             state.participant.delete_reader(now, reader);
             state.endpoint_nodes.remove(&id);
             state.publish_graph(now);

@@ -38,21 +38,12 @@ impl NetShared {
                 }
                 Event::ParticipantLost(guid) => {
                     state.remote_graph.remove(&guid.prefix);
-                    if let Some(same_host) = &mut state.same_host {
-                        same_host.participant_lost(guid.prefix, &mut state.match_reports);
+                    if let Some(follower) = self.follower() {
+                        follower.participant_lost(guid.prefix, &mut state.match_reports);
                     }
                 }
-                Event::ParticipantDiscovered(guid) => {
-                    let NetState {
-                        same_host,
-                        participant,
-                        ..
-                    } = &mut *state;
-                    if let Some(same_host) = same_host {
-                        same_host.participant_discovered(participant, now(), guid.prefix);
-                    }
-                }
-                Event::RemoteEndpointChanged => state.refresh_same_host(),
+                Event::ParticipantDiscovered(guid) => self.participant_discovered(state, guid),
+                Event::RemoteEndpointChanged => state.endpoints_changed(self.follower()),
                 Event::LivelinessChanged {
                     reader,
                     alive,
@@ -81,6 +72,28 @@ impl NetShared {
                 Event::WriterMatched { reader, .. } => state.report_reader_match(reader, true),
                 Event::WriterUnmatched { reader, .. } => state.report_reader_match(reader, false),
             }
+        }
+    }
+
+    /// A remote participant appeared: the follower (same-host links) may take some of its
+    /// topics, which the participant then leaves unmatched. Done here, before the peer's SEDP
+    /// endpoints arrive, so no pair matches over RTPS first.
+    fn participant_discovered(&self, state: &mut NetState, guid: roslite_rtps::types::Guid) {
+        let Some(follower) = self.follower() else {
+            return;
+        };
+        let Some(user_data) = state
+            .participant
+            .remote_participant(guid.prefix)
+            .map(|p| p.user_data().to_vec())
+        else {
+            return;
+        };
+        let carried = follower.participant_discovered(guid.prefix, &user_data);
+        if !carried.is_empty() {
+            state
+                .participant
+                .set_carried_elsewhere(now(), guid.prefix, carried);
         }
     }
 

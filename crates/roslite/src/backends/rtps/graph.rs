@@ -15,7 +15,7 @@ use roslite_rtps::Instant;
 
 use super::{NetShared, NetState};
 use crate::seam::service::ServiceDrops;
-use crate::seam::GraphView;
+use crate::seam::{GraphView, PathView};
 use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, GraphQos};
 use crate::vocabulary::qos::{Durability, History, Liveliness, Reliability};
 
@@ -144,20 +144,10 @@ impl GraphView for NetShared {
                 .find(|n| n.writer_gids.contains(&guid) || n.reader_gids.contains(&guid))
                 .map(|n| (n.node_namespace.clone(), n.node_name.clone()))
         };
-        let transport = |data: &EndpointData| {
-            state
-                .same_host
-                .as_ref()
-                .map_or("udp", |s| s.transport_of(data, &state.participant))
-        };
         let mut out: Vec<GraphEndpoint> = state
             .participant
             .remote_endpoints()
-            .filter_map(|e| {
-                let mut g = graph_endpoint(e.data(), remote_node(e.guid()), false)?;
-                g.transport = transport(e.data());
-                Some(g)
-            })
+            .filter_map(|e| graph_endpoint(e.data(), remote_node(e.guid()), false))
             .collect();
         let local_node = |local_id: &u64| {
             let node_id = state.endpoint_nodes.get(local_id)?;
@@ -230,21 +220,24 @@ impl GraphView for NetShared {
         self.lock().participant.remote_participants().count()
     }
 
+    fn guid_prefix(&self) -> Option<[u8; 12]> {
+        Some(self.lock().participant.guid_prefix().0)
+    }
+}
+
+/// What RTPS carries: the pairs matched over RTPS (the same-host backend counts its own).
+impl PathView for NetShared {
     fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
         let state = self.lock();
         let writers = state.writers_by_local.values().copied();
-        state.readers_by_path(writers, &topic_to_dds(topic))
+        (state.rtps_readers(writers, &topic_to_dds(topic)), 0)
     }
 
     fn service_servers_by_path(&self, service: &str) -> (usize, usize) {
         let dds_topic = service_request_to_dds(service);
         let state = self.lock();
         let writers = state.services.clients.values().map(|c| c.request_writer);
-        state.readers_by_path(writers, &dds_topic)
-    }
-
-    fn guid_prefix(&self) -> Option<[u8; 12]> {
-        Some(self.lock().participant.guid_prefix().0)
+        (state.rtps_readers(writers, &dds_topic), 0)
     }
 
     fn service_drops(&self) -> ServiceDrops {

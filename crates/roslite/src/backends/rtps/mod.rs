@@ -14,15 +14,23 @@
 //! Everything protocol-related happens under the one `state` mutex; the UDP socket calls are
 //! thread-safe on their own and also run under it only to keep datagram order per writer.
 //!
+//! The same-host links are a backend of their own beside this one; they follow this network's
+//! discovery (`follower`) to learn which pairs they carry, and the participant leaves those
+//! pairs unmatched.
+//!
 //! The files: this one starts and stops the network and holds its state; `endpoints` carries
 //! local publishers and subscriptions, `services` servers and clients, `graph` the ROS graph,
-//! `events` routes what the participant reports, and `driver` runs the receiving threads.
+//! `events` routes what the participant reports, `driver` runs the receiving threads, and
+//! `follower` is what a backend beside this one reads of its discovery.
 
 mod driver;
 mod endpoints;
 mod events;
+mod follower;
 mod graph;
 mod services;
+
+pub(crate) use follower::{Discovery, DiscoveryFollower, NetworkHandle};
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -45,8 +53,8 @@ use roslite_transport::fault::FaultInjector;
 use roslite_transport::{TransportConfig, UdpTransport};
 
 use crate::seam::service::{LocalClient, LocalServer, ReplyChannel, RequestKey, RequestSink};
-use crate::seam::{Backend, GraphView, LocalPublisher, LocalSubscription, MessageInfo};
-use crate::vocabulary::config::{LocalTransports, RosDistro};
+use crate::seam::{Backend, GraphView, LocalPublisher, LocalSubscription, MessageInfo, PathView};
+use crate::vocabulary::config::RosDistro;
 use crate::vocabulary::events::{report_matches, MatchReports};
 use crate::vocabulary::log::Logger;
 use crate::vocabulary::qos::{Durability, History, Liveliness, QosProfile, Reliability};
@@ -202,8 +210,6 @@ struct NetState {
     /// either layout.
     wire_distro: WireDistro,
     services: ServiceState,
-    /// Shared memory / Unix sockets with roslite peers on this host; `None`: UDP only.
-    same_host: Option<crate::backends::same_host::SameHost>,
     /// Samples taken from the participant, handed to subscriptions by the receiving thread
     /// (driver or user-data) once it has released the state lock (a callback may run inline
     /// and publish).
@@ -262,39 +268,24 @@ impl NetState {
         }
     }
 
-    /// The remote readers of those of local `writers` on DDS topic `dds_topic`, summed, by
-    /// path: `(matched over RTPS, connected over a same-host link)`.
-    fn readers_by_path(
-        &self,
-        writers: impl Iterator<Item = WriterId>,
-        dds_topic: &str,
-    ) -> (usize, usize) {
+    /// The remote readers matched over RTPS with those of local `writers` on DDS topic
+    /// `dds_topic`, summed.
+    fn rtps_readers(&self, writers: impl Iterator<Item = WriterId>, dds_topic: &str) -> usize {
         writers
             .filter(|w| {
                 self.participant
                     .writer_data(*w)
                     .is_some_and(|d| d.topic_name == dds_topic)
             })
-            .fold((0, 0), |(rtps, local), w| {
-                (
-                    rtps + self.participant.writer_matches(w).count(),
-                    local
-                        + self
-                            .same_host
-                            .as_ref()
-                            .map_or(0, |s| s.connected_readers(w)),
-                )
-            })
+            .map(|w| self.participant.writer_matches(w).count())
+            .sum()
     }
 
-    /// Re-plans the same-host reader links after endpoints changed.
-    fn refresh_same_host(&mut self) {
-        if let Some(same_host) = &mut self.same_host {
-            same_host.refresh(
-                &self.participant,
-                &self.subscriptions,
-                &mut self.match_reports,
-            );
+    /// Tells the follower, if any, that endpoints changed.
+    fn endpoints_changed(&mut self, follower: Option<&dyn DiscoveryFollower>) {
+        if let Some(follower) = follower {
+            let (discovery, reports) = Discovery::split(self);
+            follower.endpoints_changed(&discovery, reports);
         }
     }
 
@@ -324,11 +315,18 @@ pub(crate) struct NetShared {
     /// network's threads notify it after each input, which may have acknowledged samples.
     history_space: Condvar,
     writers_waiting: AtomicUsize,
+    /// The backend that carries some pairs by other means (the same-host links), told what
+    /// discovery finds.
+    follower: Option<Arc<dyn DiscoveryFollower>>,
 }
 
 impl NetShared {
     fn lock(&self) -> MutexGuard<'_, NetState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn follower(&self) -> Option<&dyn DiscoveryFollower> {
+        self.follower.as_deref()
     }
 
     /// Sends everything the participant has queued.
@@ -421,14 +419,15 @@ pub struct RtpsNetwork {
 }
 
 impl RtpsNetwork {
-    /// Binds the UDP ports, starts the participant and its driver thread.
+    /// Binds the UDP ports, starts the participant and its driver thread. `follower` (the
+    /// same-host links) is told what discovery finds from the first datagram on.
     ///
     /// # Errors
     /// [`NetError`] if no ports can be bound or the configuration is refused.
     pub(crate) fn start(
         config: &TransportConfig,
         distro: RosDistro,
-        local_transports: LocalTransports,
+        follower: Option<Arc<dyn DiscoveryFollower>>,
         logger: Logger,
     ) -> Result<Self, NetError> {
         let fault_config = FaultConfig::from_env().map_err(NetError::FaultInjection)?;
@@ -462,18 +461,10 @@ impl RtpsNetwork {
             .map(to_locator)
             .collect();
         participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
-        // An impaired link must impair everything: same-host paths would bypass it.
-        let local_transports = if fault_config.is_some() {
-            LocalTransports::UDP_ONLY
-        } else {
-            local_transports
-        };
-        let same_host =
-            crate::backends::same_host::SameHost::start(local_transports, logger.clone());
-        if let Some(same_host) = &same_host {
+        if let Some(follower) = &follower {
             participant_config
                 .user_data
-                .extend_from_slice(same_host.user_data().as_bytes());
+                .extend_from_slice(follower.user_data().as_bytes());
         }
         let now = now();
         let mut participant =
@@ -520,7 +511,6 @@ impl RtpsNetwork {
                 discovery_info_reader,
                 remote_graph: HashMap::new(),
                 services: ServiceState::default(),
-                same_host,
                 deliveries: Vec::new(),
                 request_deliveries: Vec::new(),
                 match_reports: Vec::new(),
@@ -539,6 +529,7 @@ impl RtpsNetwork {
             me: me.clone(),
             history_space: Condvar::new(),
             writers_waiting: AtomicUsize::new(0),
+            follower,
         });
         if let Some(e) = fault_spawn_error {
             return Err(NetError::Spawn(e));
@@ -572,6 +563,18 @@ impl RtpsNetwork {
     pub(crate) fn backend(&self) -> Arc<dyn Backend> {
         Arc::new(RtpsBackend(self.shared.clone()))
     }
+
+    /// What the network's follower reaches it through.
+    pub(crate) fn handle(&self) -> NetworkHandle {
+        NetworkHandle(Arc::downgrade(&self.shared))
+    }
+}
+
+/// Whether `ROSLITE_FAULT_INJECTION` asks for impaired outgoing datagrams (malformed counts as
+/// set: the network refuses to start then). An impaired link must impair everything, so the
+/// same-host paths, which would bypass it, stay off.
+pub(crate) fn fault_injection_requested() -> bool {
+    !matches!(FaultConfig::from_env(), Ok(None))
 }
 
 impl Drop for RtpsNetwork {
@@ -644,16 +647,16 @@ impl Backend for RtpsBackend {
         self.0.service_client_ready(id)
     }
 
-    /// Every client's requests go out here: over RTPS, and over the same-host links to
-    /// roslite servers on this host.
+    /// Every client's requests are written here first, whoever serves them: the RTPS
+    /// writer's sequence number is the request's key on every path.
     fn send_request(
         &self,
         id: u64,
-        payload: Vec<u8>,
+        payload: &[u8],
+        _key: Option<RequestKey>,
         register: &mut dyn FnMut(RequestKey),
-    ) -> Result<(), Vec<u8>> {
-        self.0.send_service_request(id, payload, register);
-        Ok(())
+    ) -> Option<RequestKey> {
+        self.0.send_service_request(id, payload, register)
     }
 
     fn reaches_other_processes(&self) -> bool {
@@ -661,6 +664,10 @@ impl Backend for RtpsBackend {
     }
 
     fn graph(&self) -> Option<&dyn GraphView> {
+        Some(&*self.0)
+    }
+
+    fn paths(&self) -> Option<&dyn PathView> {
         Some(&*self.0)
     }
 }

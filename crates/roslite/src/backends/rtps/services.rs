@@ -3,8 +3,9 @@
 //! convention of whoever is on the other side (see `roslite_rtps::discovery::rpc`).
 //!
 //! With roslite participants on this host, requests and replies go over the same-host links
-//! instead, the sample identity in a lead before the payload (`same_host::service`); a request
-//! is still written to the RTPS writer for its sequence number, the call's key on both paths.
+//! (a backend of their own, `backends/same_host/service.rs`) as well, the sample identity in a
+//! lead before the payload; every request is still written to the RTPS writer first, for its
+//! sequence number, the call's key on both paths.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -20,7 +21,7 @@ use roslite_rtps::discovery::rpc::{
 };
 use roslite_rtps::endpoint::ReceivedSample;
 use roslite_rtps::participant::{EndpointOptions, ReaderId, WriterId};
-use roslite_rtps::types::{SampleIdentity, SequenceNumber, VendorId};
+use roslite_rtps::types::VendorId;
 use roslite_rtps::Instant;
 
 use super::{endpoint_qos, now, NetShared, NetState};
@@ -289,15 +290,6 @@ impl NetShared {
             .and_then(|r| Ok((r, state.participant.create_writer(now, writer_options)?)));
         match endpoints {
             Ok((request_reader, reply_writer)) => {
-                let prefix = state.participant.guid_prefix();
-                if let Some(same_host) = &mut state.same_host {
-                    same_host.service_server_added(
-                        request_reader,
-                        reply_writer,
-                        reply_writer.guid(prefix),
-                        sink.clone(),
-                    );
-                }
                 let s = &mut state.services;
                 s.server_by_reader.insert(request_reader, d.local_id);
                 s.server_by_reply_writer.insert(reply_writer, d.local_id);
@@ -310,7 +302,6 @@ impl NetShared {
                         sink,
                     },
                 );
-                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.logger.warn(format_args!(
@@ -339,9 +330,6 @@ impl NetShared {
             .services
             .parked_replies
             .retain(|p| p.server != local_id);
-        if let Some(same_host) = &mut state.same_host {
-            same_host.service_endpoints_removed(server.reply_writer, server.request_reader);
-        }
         state.participant.delete_reader(now, server.request_reader);
         state.participant.delete_writer(now, server.reply_writer);
         state.publish_graph(now);
@@ -375,15 +363,6 @@ impl NetShared {
             Ok((request_writer, reply_reader)) => {
                 let identity =
                     ClientIdentity::new(request_writer.guid(prefix), reply_reader.guid(prefix));
-                if let Some(same_host) = &mut state.same_host {
-                    same_host.service_client_added(
-                        request_writer,
-                        request_writer.guid(prefix),
-                        reply_reader,
-                        reply_reader.guid(prefix),
-                        sink.clone(),
-                    );
-                }
                 state
                     .services
                     .client_by_reader
@@ -399,7 +378,6 @@ impl NetShared {
                         next_header_sequence: 0,
                     },
                 );
-                state.refresh_same_host();
                 state.publish_graph(now);
             }
             Err(e) => self.logger.warn(format_args!(
@@ -417,23 +395,19 @@ impl NetShared {
             return;
         };
         state.services.client_by_reader.remove(&client.reply_reader);
-        if let Some(same_host) = &mut state.same_host {
-            same_host.service_endpoints_removed(client.request_writer, client.reply_reader);
-        }
         state.participant.delete_writer(now, client.request_writer);
         state.participant.delete_reader(now, client.reply_reader);
         state.publish_graph(now);
         self.flush_and_notify(&mut state, now);
     }
 
-    /// Whether a remote server has matched both of the client's endpoints, over RTPS or over
-    /// same-host links.
+    /// Whether a remote server has matched both of the client's endpoints over RTPS.
     pub(super) fn service_client_ready(&self, local_id: u64) -> bool {
         let state = self.lock();
         let Some(client) = state.services.clients.get(&local_id) else {
             return false;
         };
-        let over_rtps = state
+        state
             .participant
             .writer_matches(client.request_writer)
             .next()
@@ -442,12 +416,7 @@ impl NetShared {
                 .participant
                 .reader_matches(client.reply_reader)
                 .next()
-                .is_some();
-        over_rtps
-            || state
-                .same_host
-                .as_ref()
-                .is_some_and(|s| s.service_client_ready(client.request_writer, client.reply_reader))
+                .is_some()
     }
 
     /// Sends a request (`payload`: CDR with encapsulation header) for local client
@@ -456,25 +425,19 @@ impl NetShared {
     pub(super) fn send_service_request(
         &self,
         local_id: u64,
-        payload: Vec<u8>,
+        payload: &[u8],
         register: &mut dyn FnMut(RequestKey),
-    ) {
+    ) -> Option<RequestKey> {
         let now = now();
         let mut state = self.lock();
-        let prefix = state.participant.guid_prefix();
-        let Some(client) = state.services.clients.get(&local_id) else {
-            return;
-        };
-        let (request_writer, reply_reader) = (client.request_writer, client.reply_reader);
+        let client = state.services.clients.get(&local_id)?;
+        let request_writer = client.request_writer;
         let client_identity = client.identity;
-        let same_host = state
-            .same_host
-            .as_ref()
-            .and_then(|s| s.service_writers(request_writer))
-            .filter(|w| w.readers() > 0)
-            .cloned();
-        // Same-host servers are roslite ones, which read the sample identity.
-        let style = if same_host.is_some() {
+        // Servers reached by the follower (roslite ones on this host) read the sample identity.
+        let style = if self
+            .follower()
+            .is_some_and(|f| f.carries_requests(request_writer))
+        {
             RequestStyle::SampleIdentity
         } else {
             RequestStyle::for_servers(state.participant.writer_matches(request_writer).map(|g| {
@@ -486,9 +449,7 @@ impl NetShared {
         };
         let result = match style {
             RequestStyle::RequestHeader => {
-                let Some(client) = state.services.clients.get_mut(&local_id) else {
-                    return;
-                };
+                let client = state.services.clients.get_mut(&local_id)?;
                 client.next_header_sequence += 1;
                 let header = RequestHeader {
                     client_id: client.identity.header_client_id,
@@ -499,7 +460,7 @@ impl NetShared {
                     .write(
                         now,
                         request_writer,
-                        Arc::from(insert_request_header(&payload, &header.to_bytes())),
+                        Arc::from(insert_request_header(payload, &header.to_bytes())),
                         None,
                     )
                     .map(|_| RequestKey::CycloneSeq(header.sequence))
@@ -511,22 +472,16 @@ impl NetShared {
                 .write(
                     now,
                     request_writer,
-                    Arc::from(&payload[..]),
+                    Arc::from(payload),
                     Some(Arc::from(client_identity.request_inline_qos())),
                 )
                 .map(|sn| RequestKey::WriterSn(sn.0)),
         };
-        let same_host_reply_identity = match result {
+        let key = match result {
             Ok(key) => {
                 // Registered before any server can see the request.
                 register(key);
-                match key {
-                    RequestKey::WriterSn(sn) => Some(SampleIdentity {
-                        writer_guid: reply_reader.guid(prefix),
-                        sequence_number: SequenceNumber(sn),
-                    }),
-                    _ => None,
-                }
+                Some(key)
             }
             Err(e) => {
                 self.logger
@@ -535,22 +490,11 @@ impl NetShared {
             }
         };
         self.flush_and_notify(&mut state, now);
-        drop(state);
-        // Outside the lock: a KEEP_ALL server's full queue may hold the send back.
-        if let (Some(writers), Some(identity)) = (same_host, same_host_reply_identity) {
-            writers.send(identity, &payload);
-        }
+        key
     }
 
-    /// What the network dropped of service traffic, over RTPS and same-host links.
+    /// What the network dropped of service traffic over RTPS.
     pub(super) fn service_drops(&self) -> ServiceDrops {
-        let state = self.lock();
-        let mut stats = state.services.stats;
-        if let Some(same_host) = &state.same_host {
-            let (malformed, for_other_clients) = same_host.service_drops();
-            stats.malformed += malformed;
-            stats.replies_for_other_clients += for_other_clients;
-        }
-        stats
+        self.lock().services.stats
     }
 }

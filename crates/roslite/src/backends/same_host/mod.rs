@@ -1,8 +1,10 @@
 //! Same-host fast paths between roslite participants: shared memory, else a Unix domain socket.
+//! A backend of their own beside the RTPS network (`SameHostBackend`, `backend.rs`).
 //!
-//! Discovery stays RTPS. Each roslite participant advertises in its SPDP USER_DATA where its
-//! `roslite_shm::Endpoint` listens, which host it runs on (boot id, network namespace, uid) and
-//! which same-host transports it offers:
+//! Discovery stays RTPS: this backend follows the network's
+//! (`backends::rtps::DiscoveryFollower`). Each roslite participant
+//! advertises in its SPDP USER_DATA where its `roslite_shm::Endpoint` listens, which host it
+//! runs on (boot id, network namespace, uid) and which same-host transports it offers:
 //!
 //! ```text
 //! enclave=/;roslite_host=<boot id>/<netns inode>/<uid>;roslite_local=@<name>;roslite_via=shm,uds;
@@ -30,9 +32,10 @@
 //! segment), never copied. Services' readers and writers are handled alike, but outside the
 //! publishers' outlets (`service.rs`).
 //!
-//! The files: this one plans the links from discovery (`SameHost`); `outlets.rs` holds the
-//! outlets publishers send through, `links.rs` the reader threads, `service.rs` the services'
-//! writers and readers.
+//! The files: this one plans the links from discovery (`SameHost`); `backend.rs` is the
+//! backend its context and the RTPS network call; `outlets.rs` holds the outlets publishers
+//! send through, `links.rs` the reader threads, `service.rs` the services' writers and
+//! readers.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -41,13 +44,14 @@ use std::sync::Arc;
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
 use roslite_rtps::discovery::ros::user_data_value;
 use roslite_rtps::discovery::{DurabilityKind, EndpointData, EndpointKind, History as RtpsHistory};
-use roslite_rtps::participant::{Participant, ReaderId, WriterId};
+use roslite_rtps::participant::{ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix};
 use roslite_shm::{
     Endpoint, EndpointAddress, HostId, ShmWriter, UdsWriter, UdsWriterConfig, WriterConfig,
     WriterKey,
 };
 
+use crate::backends::rtps::Discovery;
 use crate::seam::service::{ReplySink, RequestSink};
 use crate::seam::{LocalPublisher, LocalSubscription};
 use crate::vocabulary::config::LocalTransports;
@@ -85,9 +89,12 @@ const KEY_HOST: &str = "roslite_host";
 const KEY_ADDRESS: &str = "roslite_local";
 const KEY_VIA: &str = "roslite_via";
 
+mod backend;
 mod links;
 mod outlets;
 mod service;
+
+pub(crate) use backend::SameHostBackend;
 
 use links::{LinkSpec, LinkStop, LinkTarget, ReaderLink};
 use outlets::{ShmOutlet, UdsOutlet};
@@ -152,12 +159,15 @@ fn pair_matches(remote: &EndpointData, local: &EndpointData) -> bool {
 const SHM_OUTLET: u64 = 1 << 62;
 const UDS_OUTLET: u64 = 1 << 61;
 
+/// The links planned from discovery, and this context's endpoints they serve.
 pub(crate) struct SameHost {
     endpoint: Arc<Endpoint>,
     host: String,
     offered: LocalTransports,
     peers: HashMap<GuidPrefix, Peer>,
     writers: HashMap<WriterId, LocalWriter>,
+    /// Local subscriptions by the RTPS reader peers know them by.
+    subscriptions: HashMap<ReaderId, LocalSubscription>,
     links: HashMap<(ReaderId, Guid), ReaderLink>,
     /// Pairs of a local writer and a remote reader carried here, as discovery sees them (the
     /// remote side connects to the writer on its own): what the publisher counts as matched.
@@ -193,6 +203,7 @@ impl SameHost {
                 offered,
                 peers: HashMap::new(),
                 writers: HashMap::new(),
+                subscriptions: HashMap::new(),
                 links: HashMap::new(),
                 writer_pairs: HashSet::new(),
                 service_writers: HashMap::new(),
@@ -243,24 +254,18 @@ impl SameHost {
         Some((kind, address))
     }
 
-    /// A remote participant appeared: if it shares our host, its topics move here.
+    /// A remote participant appeared with `user_data`: if it shares our host, its topics
+    /// move here (the topic prefixes carried, for the RTPS participant to leave unmatched).
     pub(crate) fn participant_discovered(
         &mut self,
-        participant: &mut Participant,
-        now: roslite_rtps::Instant,
         prefix: GuidPrefix,
-    ) {
-        let Some(user_data) = participant
-            .remote_participant(prefix)
-            .map(|p| p.user_data().to_vec())
-        else {
-            return;
-        };
-        let Some((kind, address)) = self.link_for(&user_data) else {
-            return;
+        user_data: &[u8],
+    ) -> &'static [&'static str] {
+        let Some((kind, address)) = self.link_for(user_data) else {
+            return &[];
         };
         self.peers.insert(prefix, Peer { kind, address });
-        participant.set_carried_elsewhere(now, prefix, &CARRIED_TOPIC_PREFIXES);
+        &CARRIED_TOPIC_PREFIXES
     }
 
     /// A remote participant is gone: its pairs end (each unmatch is added to `reports`).
@@ -310,7 +315,7 @@ impl SameHost {
     pub(crate) fn transport_of(
         &self,
         remote: &EndpointData,
-        participant: &Participant,
+        discovery: &Discovery<'_>,
     ) -> &'static str {
         let Some(kind) = self.link_of(remote.guid) else {
             return "udp";
@@ -323,7 +328,7 @@ impl SameHost {
                 let mut ours = self
                     .writers
                     .keys()
-                    .filter_map(|writer| participant.writer_data(*writer))
+                    .filter_map(|writer| discovery.writer_data(*writer))
                     .filter(|writer| pair_matches(remote, writer))
                     .peekable();
                 if ours.peek().is_some() {
@@ -343,12 +348,12 @@ impl SameHost {
     /// A local publisher got RTPS writer `writer`: give it same-host writers too.
     pub(crate) fn publisher_added(
         &mut self,
-        participant: &Participant,
+        discovery: &Discovery<'_>,
         writer: WriterId,
-        guid: Guid,
         publisher: &LocalPublisher,
     ) {
-        let kept_for_late_joiners = participant
+        let guid = writer.guid(discovery.guid_prefix());
+        let kept_for_late_joiners = discovery
             .writer_data(writer)
             .map_or(0, kept_for_late_joiners);
         let (shm, uds) = self.create_writers(guid, kept_for_late_joiners);
@@ -516,7 +521,12 @@ impl SameHost {
         }
     }
 
+    pub(crate) fn subscription_added(&mut self, reader: ReaderId, subscription: LocalSubscription) {
+        self.subscriptions.insert(reader, subscription);
+    }
+
     pub(crate) fn subscription_removed(&mut self, reader: ReaderId) {
+        self.subscriptions.remove(&reader);
         self.links.retain(|(r, _), _| *r != reader);
     }
 
@@ -535,14 +545,10 @@ impl SameHost {
     /// Starts and stops reader links so that every carried (remote writer, local
     /// subscription) pair has one, and follows the carried (local writer, remote reader)
     /// pairs. Called whenever endpoints change; each match and unmatch is added to `reports`.
-    pub(crate) fn refresh(
-        &mut self,
-        participant: &Participant,
-        subscriptions: &HashMap<ReaderId, LocalSubscription>,
-        reports: &mut MatchReports,
-    ) {
-        self.refresh_writer_pairs(participant, reports);
-        let readers: Vec<(ReaderId, &EndpointData, LinkTarget)> = subscriptions
+    pub(crate) fn refresh(&mut self, discovery: &Discovery<'_>, reports: &mut MatchReports) {
+        self.refresh_writer_pairs(discovery, reports);
+        let readers: Vec<(ReaderId, &EndpointData, LinkTarget)> = self
+            .subscriptions
             .iter()
             .map(|(reader, s)| (*reader, LinkTarget::Topic(Box::new(s.clone()))))
             .chain(
@@ -550,11 +556,10 @@ impl SameHost {
                     .iter()
                     .map(|(reader, s)| (*reader, LinkTarget::Service(s.clone()))),
             )
-            .filter_map(|(reader, target)| Some((reader, participant.reader_data(reader)?, target)))
+            .filter_map(|(reader, target)| Some((reader, discovery.reader_data(reader)?, target)))
             .collect();
         let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LinkTarget)> = HashMap::new();
-        for remote in participant.remote_endpoints() {
-            let data = remote.data();
+        for data in discovery.remote_endpoints() {
             if data.kind != EndpointKind::Writer || !self.peers.contains_key(&data.guid.prefix) {
                 continue;
             }
@@ -619,17 +624,16 @@ impl SameHost {
     /// [`Self::refresh`] for the publishers' side: all a new local publisher needs.
     pub(crate) fn refresh_writer_pairs(
         &mut self,
-        participant: &Participant,
+        discovery: &Discovery<'_>,
         reports: &mut MatchReports,
     ) {
         let mut wanted = HashSet::new();
-        for remote in participant.remote_endpoints() {
-            let data = remote.data();
+        for data in discovery.remote_endpoints() {
             if data.kind != EndpointKind::Reader || !self.peers.contains_key(&data.guid.prefix) {
                 continue;
             }
             for writer in self.writers.keys() {
-                let Some(local) = participant.writer_data(*writer) else {
+                let Some(local) = discovery.writer_data(*writer) else {
                     continue;
                 };
                 if self.carries(data, local) {

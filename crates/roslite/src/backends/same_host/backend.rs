@@ -1,0 +1,314 @@
+//! The same-host links as a backend of their context: told of every endpoint like the RTPS
+//! network and intra-process delivery are, and following the network's discovery to plan
+//! which pairs go over a link.
+//!
+//! Locks: the network's state, then this backend's plan, never the other way round. Calls
+//! from the network ([`DiscoveryFollower`]) come with its state locked; this backend's own
+//! calls that need discovery go through [`NetworkHandle::with_discovery`], which locks it
+//! first.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use roslite_rtps::participant::{ReaderId, WriterId};
+use roslite_rtps::types::{Guid, GuidPrefix, SampleIdentity, SequenceNumber};
+
+use super::SameHost;
+use crate::backends::rtps::{Discovery, DiscoveryFollower, NetworkHandle};
+use crate::seam::service::{LocalClient, LocalServer, RequestKey, ServiceDrops};
+use crate::seam::{Backend, LocalPublisher, LocalSubscription, PathView};
+use crate::vocabulary::config::LocalTransports;
+use crate::vocabulary::events::MatchReports;
+use crate::vocabulary::graph::GraphEndpoint;
+use crate::vocabulary::log::Logger;
+
+/// A local client's RTPS endpoints, by which its same-host writers and readers are known.
+struct ClientEndpoints {
+    service: String,
+    request_writer: WriterId,
+    reply_reader: ReaderId,
+    /// The reply reader's GUID: the identity a same-host server's reply must name.
+    reply_guid: Guid,
+}
+
+/// This context's endpoints by local id, as the network identifies them.
+#[derive(Default)]
+struct LocalIds {
+    publishers: HashMap<u64, WriterId>,
+    subscriptions: HashMap<u64, ReaderId>,
+    /// Servers' request readers and reply writers.
+    servers: HashMap<u64, (ReaderId, WriterId)>,
+    clients: HashMap<u64, ClientEndpoints>,
+}
+
+struct Plan {
+    links: SameHost,
+    ids: LocalIds,
+}
+
+/// Shared memory and Unix sockets to roslite participants on this host, beside the RTPS
+/// network whose discovery it follows.
+pub(crate) struct SameHostBackend {
+    plan: Mutex<Plan>,
+    /// Set once the network is started ([`Self::follow`]); the network starts after this
+    /// backend, since its first announcement carries this backend's address.
+    network: OnceLock<NetworkHandle>,
+}
+
+impl SameHostBackend {
+    /// Binds this participant's same-host endpoint; `None` (with a log line) when same-host
+    /// transports are off or unavailable, and everything stays on UDP.
+    pub(crate) fn start(offered: LocalTransports, logger: Logger) -> Option<Arc<Self>> {
+        SameHost::start(offered, logger).map(|links| {
+            Arc::new(Self {
+                plan: Mutex::new(Plan {
+                    links,
+                    ids: LocalIds::default(),
+                }),
+                network: OnceLock::new(),
+            })
+        })
+    }
+
+    /// Follows `network`'s discovery from now on.
+    pub(crate) fn follow(&self, network: NetworkHandle) {
+        let _ = self.network.set(network);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Plan> {
+        self.plan.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `f` with the network's discovery and this backend's plan, locked in that order;
+    /// nothing before the network started or after it stopped.
+    fn with_discovery(&self, f: impl FnOnce(&Discovery<'_>, &mut MatchReports, &mut Plan)) {
+        if let Some(network) = self.network.get() {
+            network.with_discovery(|discovery, reports| f(discovery, reports, &mut self.lock()));
+        }
+    }
+}
+
+impl Backend for SameHostBackend {
+    fn publisher_added(&self, publisher: LocalPublisher) {
+        let id = publisher.description.id;
+        self.with_discovery(|discovery, reports, plan| {
+            let Some(writer) = discovery.publisher_writer(id) else {
+                return; // no RTPS writer: no GUID peers could know it by
+            };
+            plan.ids.publishers.insert(id, writer);
+            plan.links.publisher_added(discovery, writer, &publisher);
+            plan.links.refresh_writer_pairs(discovery, reports);
+        });
+    }
+
+    fn publisher_removed(&self, _topic: &str, id: u64) {
+        let mut plan = self.lock();
+        if let Some(writer) = plan.ids.publishers.remove(&id) {
+            plan.links.publisher_removed(writer);
+        }
+    }
+
+    fn subscription_added(&self, subscription: LocalSubscription) {
+        let id = subscription.description.id;
+        self.with_discovery(|discovery, reports, plan| {
+            let Some(reader) = discovery.subscription_reader(id) else {
+                return;
+            };
+            plan.ids.subscriptions.insert(id, reader);
+            plan.links.subscription_added(reader, subscription);
+            plan.links.refresh(discovery, reports);
+        });
+    }
+
+    fn subscription_removed(&self, _topic: &str, id: u64) {
+        let mut plan = self.lock();
+        if let Some(reader) = plan.ids.subscriptions.remove(&id) {
+            plan.links.subscription_removed(reader);
+        }
+    }
+
+    fn service_server_added(&self, server: &LocalServer) {
+        let id = server.description.local_id;
+        self.with_discovery(|discovery, reports, plan| {
+            let Some((request_reader, reply_writer)) = discovery.server_endpoints(id) else {
+                return;
+            };
+            plan.ids.servers.insert(id, (request_reader, reply_writer));
+            plan.links.service_server_added(
+                request_reader,
+                reply_writer,
+                reply_writer.guid(discovery.guid_prefix()),
+                server.sink.clone(),
+            );
+            plan.links.refresh(discovery, reports);
+        });
+    }
+
+    fn service_server_removed(&self, _service: &str, id: u64) {
+        let mut plan = self.lock();
+        if let Some((request_reader, reply_writer)) = plan.ids.servers.remove(&id) {
+            plan.links
+                .service_endpoints_removed(reply_writer, request_reader);
+        }
+    }
+
+    fn service_client_added(&self, client: &LocalClient) {
+        let id = client.description.local_id;
+        self.with_discovery(|discovery, reports, plan| {
+            let Some((request_writer, reply_reader)) = discovery.client_endpoints(id) else {
+                return;
+            };
+            let prefix = discovery.guid_prefix();
+            let reply_guid = reply_reader.guid(prefix);
+            plan.ids.clients.insert(
+                id,
+                ClientEndpoints {
+                    service: client.description.service.clone(),
+                    request_writer,
+                    reply_reader,
+                    reply_guid,
+                },
+            );
+            plan.links.service_client_added(
+                request_writer,
+                request_writer.guid(prefix),
+                reply_reader,
+                reply_guid,
+                client.sink.clone(),
+            );
+            plan.links.refresh(discovery, reports);
+        });
+    }
+
+    fn service_client_removed(&self, id: u64) {
+        let mut plan = self.lock();
+        if let Some(client) = plan.ids.clients.remove(&id) {
+            plan.links
+                .service_endpoints_removed(client.request_writer, client.reply_reader);
+        }
+    }
+
+    fn service_client_ready(&self, id: u64) -> bool {
+        let plan = self.lock();
+        plan.ids.clients.get(&id).is_some_and(|c| {
+            plan.links
+                .service_client_ready(c.request_writer, c.reply_reader)
+        })
+    }
+
+    /// Sends the request to same-host servers under the key the RTPS network gave it (its
+    /// writer's sequence number, in the lead's sample identity); a request the network did
+    /// not number that way reaches no server here.
+    fn send_request(
+        &self,
+        id: u64,
+        payload: &[u8],
+        key: Option<RequestKey>,
+        _register: &mut dyn FnMut(RequestKey),
+    ) -> Option<RequestKey> {
+        let Some(RequestKey::WriterSn(sn)) = key else {
+            return None;
+        };
+        let (writers, reply_guid) = {
+            let plan = self.lock();
+            let client = plan.ids.clients.get(&id)?;
+            let writers = plan
+                .links
+                .service_writers(client.request_writer)
+                .filter(|w| w.readers() > 0)?
+                .clone();
+            (writers, client.reply_guid)
+        };
+        // Outside the lock: a KEEP_ALL server's full queue may hold the send back.
+        writers.send(
+            SampleIdentity {
+                writer_guid: reply_guid,
+                sequence_number: SequenceNumber(sn),
+            },
+            payload,
+        );
+        key
+    }
+
+    fn reaches_other_processes(&self) -> bool {
+        true
+    }
+
+    fn paths(&self) -> Option<&dyn PathView> {
+        Some(self)
+    }
+}
+
+impl PathView for SameHostBackend {
+    fn remote_subscriptions_by_path(&self, topic: &str) -> (usize, usize) {
+        let plan = self.lock();
+        let readers = plan
+            .links
+            .writers
+            .iter()
+            .filter(|(_, w)| w.publisher.description.topic == topic)
+            .map(|(writer, _)| plan.links.connected_readers(*writer))
+            .sum();
+        (0, readers)
+    }
+
+    fn service_servers_by_path(&self, service: &str) -> (usize, usize) {
+        let plan = self.lock();
+        let servers = plan
+            .ids
+            .clients
+            .values()
+            .filter(|c| c.service == service)
+            .map(|c| plan.links.connected_readers(c.request_writer))
+            .sum();
+        (0, servers)
+    }
+
+    fn mark_carried(&self, endpoints: &mut [GraphEndpoint]) {
+        self.with_discovery(|discovery, _, plan| {
+            for endpoint in endpoints.iter_mut().filter(|e| !e.local) {
+                if let Some(data) = discovery.remote_endpoint(Guid::from_bytes(endpoint.gid)) {
+                    endpoint.transport = plan.links.transport_of(data, discovery);
+                }
+            }
+        });
+    }
+
+    fn service_drops(&self) -> ServiceDrops {
+        let (malformed, replies_for_other_clients) = self.lock().links.service_drops();
+        ServiceDrops {
+            malformed,
+            replies_for_other_clients,
+            replies_abandoned: 0,
+        }
+    }
+}
+
+impl DiscoveryFollower for SameHostBackend {
+    fn user_data(&self) -> String {
+        self.lock().links.user_data()
+    }
+
+    fn participant_discovered(
+        &self,
+        prefix: GuidPrefix,
+        user_data: &[u8],
+    ) -> &'static [&'static str] {
+        self.lock().links.participant_discovered(prefix, user_data)
+    }
+
+    fn participant_lost(&self, prefix: GuidPrefix, reports: &mut MatchReports) {
+        self.lock().links.participant_lost(prefix, reports);
+    }
+
+    fn endpoints_changed(&self, discovery: &Discovery<'_>, reports: &mut MatchReports) {
+        self.lock().links.refresh(discovery, reports);
+    }
+
+    fn carries_requests(&self, writer: WriterId) -> bool {
+        self.lock()
+            .links
+            .service_writers(writer)
+            .is_some_and(|w| w.readers() > 0)
+    }
+}
