@@ -46,6 +46,7 @@ use crate::wire::{
 };
 
 pub use drained::{Drained, Transmitter};
+pub use fragments::{ByteBudget, SharedBudgets};
 pub use history::HistoryKind;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
 pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats};

@@ -18,7 +18,7 @@ use std::fmt;
 use crate::instant::Instant;
 use crate::types::{Count, SequenceNumber};
 
-use super::fragments::Reassembler;
+use super::fragments::{Reassembler, SharedBudgets};
 use super::reader::{ReceivedSample, WriterProxyInfo};
 use super::writer::ReaderProxyInfo;
 
@@ -69,6 +69,25 @@ impl<K: Ord + Copy> RangeSet<K> {
 
     pub(crate) fn contains(&self, k: K) -> bool {
         self.containing(k).is_some()
+    }
+
+    /// The intervals that overlap `[start, end)`, ascending. `O(log n)` plus one step per
+    /// interval returned.
+    pub(crate) fn overlapping(&self, start: K, end: K) -> impl Iterator<Item = (K, K)> + '_ {
+        let before = self
+            .map
+            .range(..start)
+            .next_back()
+            .filter(|(_, e)| **e > start)
+            .map(|(s, e)| (*s, *e));
+        let from = before.map_or(start, |(s, _)| s);
+        before.into_iter().chain(
+            self.map
+                .range(from..)
+                .skip(usize::from(before.is_some()))
+                .take_while(move |(s, _)| **s < end)
+                .map(|(s, e)| (*s, *e)),
+        )
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -275,7 +294,7 @@ pub(crate) struct WriterProxy {
 }
 
 impl WriterProxy {
-    pub(crate) fn new(info: WriterProxyInfo) -> Self {
+    pub(crate) fn new(info: WriterProxyInfo, budgets: SharedBudgets) -> Self {
         WriterProxy {
             info,
             next_expected: SequenceNumber::FIRST,
@@ -289,7 +308,7 @@ impl WriterProxy {
             ack: AckState::Waiting,
             acknack_count: Count(0),
             nack_frag_count: Count(0),
-            reassembly: Reassembler::default(),
+            reassembly: Reassembler::with_budgets(budgets),
             delivered_any: false,
             lost_pending: 0,
         }

@@ -28,13 +28,13 @@ use roslite_cdr::Endianness;
 
 use crate::instant::Instant;
 use crate::parameter_list::ParameterList;
-use crate::types::{Guid, Locator, SequenceNumber, SequenceNumberSet, Time};
+use crate::types::{Guid, GuidPrefix, Locator, SequenceNumber, SequenceNumberSet, Time};
 use crate::wire::{
     AckNackRepr, DataFragRepr, DataRepr, GapRepr, HeartbeatFragRepr, HeartbeatRepr, NackFragRepr,
     PayloadKind, Submessage,
 };
 
-use super::fragments::{FragOutcome, ReassemblyLimits};
+use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
 use super::history::HistoryKind;
 use super::proxies::{AckState, WriterProxy};
 use super::{
@@ -164,8 +164,11 @@ pub struct ReaderStats {
     /// DATA_FRAG with `sampleSize` above `max_sample_size` (a reliable reader sees only the
     /// first of such a sample: it then skips the sample as lost).
     pub samples_too_large: u64,
-    /// DATA_FRAG dropped for lack of a reassembly slot or byte budget.
+    /// DATA_FRAG dropped for lack of a reassembly slot or room in the writer's byte budget.
     pub reassembly_no_room: u64,
+    /// DATA_FRAG dropped for lack of room in a shared byte budget (the remote participant's or
+    /// the local participant's total).
+    pub reassembly_no_shared_room: u64,
     /// Reassemblies dropped to make room for a more urgent one.
     pub reassembly_evicted: u64,
     pub reassembly_timed_out: u64,
@@ -212,6 +215,8 @@ pub struct Reader {
     writers: BTreeMap<Guid, WriterProxy>,
     delivery: Delivery,
     stats: ReaderStats,
+    /// A DATA_FRAG found a shared budget full since [`Reader::take_wants_shared_room`].
+    wants_shared_room: bool,
 }
 
 impl Reader {
@@ -234,6 +239,7 @@ impl Reader {
             writers: BTreeMap::new(),
             delivery,
             stats: ReaderStats::default(),
+            wants_shared_room: false,
         }
     }
 
@@ -262,11 +268,22 @@ impl Reader {
     /// pre-emptive ACKNACK after `heartbeat_response_delay` so the writer announces itself.
     /// Adding a known writer updates its locators only.
     pub fn add_writer(&mut self, now: Instant, writer: WriterProxyInfo) {
+        self.add_writer_with_budgets(now, writer, SharedBudgets::default());
+    }
+
+    /// [`Reader::add_writer`], charging the writer's reassemblies to `budgets` as well as to
+    /// its own (a new proxy only; a known writer keeps its budgets).
+    pub fn add_writer_with_budgets(
+        &mut self,
+        now: Instant,
+        writer: WriterProxyInfo,
+        budgets: SharedBudgets,
+    ) {
         if let Some(p) = self.writers.get_mut(&writer.guid) {
             p.info = writer;
             return;
         }
-        let mut proxy = WriterProxy::new(writer);
+        let mut proxy = WriterProxy::new(writer, budgets);
         if self.config.reliable {
             proxy.schedule_ack(
                 now.saturating_add(self.config.heartbeat_response_delay),
@@ -279,6 +296,35 @@ impl Reader {
     /// Unmatches a writer; its buffered and partly reassembled samples are dropped.
     pub fn remove_writer(&mut self, guid: &Guid) {
         self.writers.remove(guid);
+    }
+
+    /// Whether a DATA_FRAG was dropped for a full shared budget since the last call.
+    pub fn take_wants_shared_room(&mut self) -> bool {
+        std::mem::take(&mut self.wants_shared_room)
+    }
+
+    /// Drops the partly reassembled samples of every writer of participant `prefix`
+    /// (counted as evicted). Returns how many.
+    pub fn discard_reassemblies_from(&mut self, prefix: GuidPrefix) -> usize {
+        let mut n = 0usize;
+        for (_, p) in self
+            .writers
+            .range_mut(Guid::new(prefix, crate::types::EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+        {
+            n = n.saturating_add(p.reassembly.clear());
+        }
+        let count = u64::try_from(n).unwrap_or(u64::MAX);
+        self.stats.reassembly_evicted = self.stats.reassembly_evicted.saturating_add(count);
+        n
+    }
+
+    /// Bytes of fragments held for writers of participant `prefix`.
+    pub fn reassembly_bytes_from(&self, prefix: GuidPrefix) -> usize {
+        self.writers
+            .range(Guid::new(prefix, crate::types::EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+            .fold(0usize, |a, (_, p)| a.saturating_add(p.reassembly.bytes()))
     }
 
     /// Looks up the proxy of `writer` and checks that `reader_id` addresses this reader.
@@ -312,6 +358,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            ..
         } = self;
         if !data.reader_id.is_unknown() && data.reader_id != config.guid.entity_id {
             stats.not_for_us = stats.not_for_us.saturating_add(1);
@@ -365,6 +412,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            wants_shared_room,
         } = self;
         stats.data_frags_received = stats.data_frags_received.saturating_add(1);
         if !frag.reader_id.is_unknown() && frag.reader_id != config.guid.entity_id {
@@ -402,6 +450,10 @@ impl Reader {
             FragOutcome::Incomplete => return,
             FragOutcome::Inconsistent => &mut stats.fragments_inconsistent,
             FragOutcome::NoRoom => &mut stats.reassembly_no_room,
+            FragOutcome::NoSharedRoom => {
+                *wants_shared_room = true;
+                &mut stats.reassembly_no_shared_room
+            }
             FragOutcome::TooLarge => {
                 // This reader can never accept the sample: it is lost (DDS SAMPLE_LOST), not
                 // missing. A reliable reader marks it irrelevant, as if GAPped, so the

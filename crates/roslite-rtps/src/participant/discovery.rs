@@ -183,8 +183,9 @@ impl Participant {
             if !set.contains(pair.remote_bit) {
                 continue;
             }
+            let budgets = self.reassembly_budgets(prefix);
             if let Some(rd) = self.sedp_readers.get_mut(&pair.local) {
-                rd.add_writer(
+                rd.add_writer_with_budgets(
                     now,
                     WriterProxyInfo {
                         guid: Guid::new(prefix, pair.remote),
@@ -192,6 +193,7 @@ impl Participant {
                         multicast: multicast.clone(),
                         reliable: true,
                     },
+                    budgets,
                 );
             }
         }
@@ -253,6 +255,7 @@ impl Participant {
             }
         }
         self.unmatch_wlp(prefix);
+        self.reassembly_budgets.remove(&prefix);
         self.push_event(Event::ParticipantLost(r.guid()));
         self.graph_changed = true;
     }
@@ -532,6 +535,9 @@ impl Participant {
             rp.host,
         );
         let reliable = re.data.reliability.kind == ReliabilityKind::Reliable;
+        let transient_local = re.data.durability >= DurabilityKind::TransientLocal;
+        let expects_inline_qos = re.data.expects_inline_qos;
+        let budgets = self.reassembly_budgets(remote.prefix);
         if let Some(w) = self.writers.get_mut(&local) {
             w.writer.add_reader(
                 now,
@@ -540,12 +546,12 @@ impl Participant {
                     unicast,
                     multicast,
                     reliable,
-                    transient_local: re.data.durability >= DurabilityKind::TransientLocal,
-                    expects_inline_qos: re.data.expects_inline_qos,
+                    transient_local,
+                    expects_inline_qos,
                 },
             );
         } else if let Some(r) = self.readers.get_mut(&local) {
-            r.reader.add_writer(
+            r.reader.add_writer_with_budgets(
                 now,
                 WriterProxyInfo {
                     guid: remote,
@@ -553,6 +559,7 @@ impl Participant {
                     multicast,
                     reliable,
                 },
+                budgets,
             );
         }
     }

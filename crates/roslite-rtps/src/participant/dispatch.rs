@@ -116,6 +116,11 @@ impl Participant {
                 self.route_to_readers(writer, f.reader_id, |r| {
                     r.handle_data_frag(now, writer, f, state.timestamp)
                 });
+                if self.evict_reassembly_hog(src, f.data.len()) {
+                    self.route_to_readers(writer, f.reader_id, |r| {
+                        r.handle_data_frag(now, writer, f, state.timestamp)
+                    });
+                }
             }
             Submessage::Heartbeat(h) => {
                 let writer = Guid::new(src, h.writer_id);
@@ -145,6 +150,46 @@ impl Participant {
             }
             _ => {}
         }
+    }
+
+    /// After a DATA_FRAG from participant `src` found the total reassembly budget full: if
+    /// another remote participant holds more than `src` would with `len` more bytes, drops all
+    /// of that one's reassemblies (docs/robustness.md §1: strangers cannot keep the total to
+    /// themselves). Returns whether it did, so the fragment can be tried again.
+    fn evict_reassembly_hog(&mut self, src: GuidPrefix, len: usize) -> bool {
+        let total = &self.reassembly_total;
+        if total.used().saturating_add(len) <= total.limit() {
+            return false;
+        }
+        let mut wanted = false;
+        for r in self.sedp_readers.values_mut() {
+            wanted |= r.take_wants_shared_room();
+        }
+        wanted |= self.wlp.reader.take_wants_shared_room();
+        for r in self.readers.values_mut() {
+            wanted |= r.reader.take_wants_shared_room();
+        }
+        let own = self.reassembly_budgets.get(&src).map_or(0, |b| b.used());
+        let Some((hog, held)) = self
+            .reassembly_budgets
+            .iter()
+            .map(|(p, b)| (*p, b.used()))
+            .max_by_key(|(p, used)| (*used, *p))
+        else {
+            return false;
+        };
+        if !wanted || hog == src || held <= own.saturating_add(len) {
+            return false;
+        }
+        for r in self.sedp_readers.values_mut() {
+            r.discard_reassemblies_from(hog);
+        }
+        self.wlp.reader.discard_reassemblies_from(hog);
+        for r in self.readers.values_mut() {
+            r.reader.discard_reassemblies_from(hog);
+        }
+        bump(&mut self.stats.reassembly_hog_evictions);
+        true
     }
 
     /// Resolves the local readers of a writer → reader submessage.

@@ -253,4 +253,7 @@ pub struct ParticipantStats {
     pub bytes_sent: u64,
     /// Submessages that fit no datagram, or transmits without any destination.
     pub transmit_dropped: u64,
+    /// Times the remote participant holding the most reassembly bytes gave them all up so
+    /// that a DATA_FRAG of another one fit the total budget.
+    pub reassembly_hog_evictions: u64,
 }

@@ -42,7 +42,7 @@ use crate::discovery::{
     DurabilityKind, EndpointData, EndpointKind, History, Liveliness, ParticipantData, Reliability,
     ReliabilityKind,
 };
-use crate::endpoint::{Drained, Reader};
+use crate::endpoint::{ByteBudget, Drained, Reader, SharedBudgets};
 use crate::endpoint::{
     HistoryKind, ReaderConfig, ReaderStats, ReceivedSample, Writer, WriterConfig, WriterStats,
     DATAGRAM_OVERHEAD, MAX_INLINE_QOS,
@@ -195,6 +195,10 @@ pub struct Participant {
     /// since, so another `poll_transmit` at `t` has nothing new to collect (saves a walk over
     /// all endpoints at the end of every flush). Every input method resets it.
     drained_at: Option<Instant>,
+    /// Reassembly bytes of all our readers together, and of each remote participant's writers
+    /// (`ReaderDefaults::reassembly_bytes_*`).
+    reassembly_total: Arc<ByteBudget>,
+    reassembly_budgets: BTreeMap<GuidPrefix, Arc<ByteBudget>>,
     stats: ParticipantStats,
 }
 
@@ -288,6 +292,8 @@ impl Participant {
             sample_cursor: None,
             scratch: Vec::new(),
             drained_at: None,
+            reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
+            reassembly_budgets: BTreeMap::new(),
             stats: ParticipantStats::default(),
             config,
         };
@@ -738,6 +744,23 @@ impl Participant {
 
     // -----------------------------------------------------------------------------------------
     // Helpers
+
+    /// The shared reassembly budgets of writers of participant `prefix`: its own and the total.
+    fn reassembly_budgets(&mut self, prefix: GuidPrefix) -> SharedBudgets {
+        let limit = self.config.reader_defaults.reassembly_bytes_per_participant;
+        let own = self
+            .reassembly_budgets
+            .entry(prefix)
+            .or_insert_with(|| ByteBudget::new(limit))
+            .clone();
+        SharedBudgets::new(vec![own, self.reassembly_total.clone()])
+    }
+
+    /// Bytes held in reassembly for participant `prefix`'s writers, and in all.
+    pub fn reassembly_bytes(&self, prefix: GuidPrefix) -> (usize, usize) {
+        let own = self.reassembly_budgets.get(&prefix).map_or(0, |b| b.used());
+        (own, self.reassembly_total.used())
+    }
 
     fn writer_config(
         &self,
