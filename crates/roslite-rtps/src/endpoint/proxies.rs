@@ -291,10 +291,21 @@ pub(crate) struct WriterProxy {
     /// Numbers lost since the last delivered sample, reported with the next one
     /// ([`ReceivedSample::lost_before`](super::reader::ReceivedSample::lost_before)).
     pub lost_pending: u64,
+    /// The number after the last sample delivered (1 before any): `next_expected` is beyond
+    /// it only by numbers skipped as irrelevant since, which a contradicting HEARTBEAT undoes.
+    pub delivered_next: SequenceNumber,
+    /// Numbers skipped as irrelevant since the last delivered sample (counted in
+    /// `irrelevant_skipped`; taken back when undone).
+    pub skipped_since_delivery: u64,
+    /// The highest sequence number the writer has credibly shown (an accepted HEARTBEAT's
+    /// `lastSN`, a DATA within the window) and when: the base of what it may plausibly
+    /// announce next.
+    pub shown: SequenceNumber,
+    pub shown_at: Instant,
 }
 
 impl WriterProxy {
-    pub(crate) fn new(info: WriterProxyInfo, budgets: SharedBudgets) -> Self {
+    pub(crate) fn new(now: Instant, info: WriterProxyInfo, budgets: SharedBudgets) -> Self {
         WriterProxy {
             info,
             next_expected: SequenceNumber::FIRST,
@@ -311,6 +322,10 @@ impl WriterProxy {
             reassembly: Reassembler::with_budgets(budgets),
             delivered_any: false,
             lost_pending: 0,
+            delivered_next: SequenceNumber::FIRST,
+            skipped_since_delivery: 0,
+            shown: SequenceNumber::ZERO,
+            shown_at: now,
         }
     }
 

@@ -148,6 +148,12 @@ pub struct ReaderStats {
     pub heartbeats_received: u64,
     /// HEARTBEAT/HEARTBEAT_FRAG with a count not newer than the last one.
     pub heartbeats_stale: u64,
+    /// HEARTBEATs whose `lastSN`, and GAPs whose range, reach beyond what the writer can
+    /// plausibly have written ([`Reader::MAX_SN_ADVANCE`]): dropped as malformed.
+    pub implausible_sequence_numbers: u64,
+    /// HEARTBEATs saying the writer has not written numbers this reader had skipped as
+    /// irrelevant (so a forged GAP or HEARTBEAT had moved it): the skip was undone.
+    pub skips_undone: u64,
     pub heartbeat_frags_received: u64,
     pub gaps_received: u64,
     /// Sequence numbers skipped as irrelevant (GAP, or below a HEARTBEAT's `firstSN`).
@@ -227,6 +233,14 @@ impl Reader {
     pub const MAX_IRRELEVANT_RANGES: usize = 1024;
     /// NACK_FRAG bitmaps (of up to 256 fragments) sent per writer in one response.
     pub const MAX_NACK_FRAG_WINDOWS: usize = 32;
+    /// How far beyond the highest number a writer has shown (an accepted HEARTBEAT's `lastSN`
+    /// or a DATA within the window) a HEARTBEAT or GAP may reach at once, plus
+    /// [`Reader::MAX_SN_RATE`] per second since it was shown; beyond, it is malformed
+    /// (docs/robustness.md §1). Before anything was shown there is no bound.
+    pub const MAX_SN_ADVANCE: i64 = 1 << 16;
+    /// Samples per second a writer is assumed to write at most (see
+    /// [`Reader::MAX_SN_ADVANCE`]).
+    pub const MAX_SN_RATE: i64 = 1 << 20;
 
     pub fn new(config: ReaderConfig) -> Self {
         let delivery = Delivery {
@@ -283,7 +297,7 @@ impl Reader {
             p.info = writer;
             return;
         }
-        let mut proxy = WriterProxy::new(writer, budgets);
+        let mut proxy = WriterProxy::new(now, writer, budgets);
         if self.config.reliable {
             proxy.schedule_ack(
                 now.saturating_add(self.config.heartbeat_response_delay),
@@ -333,15 +347,8 @@ impl Reader {
         writer: Guid,
         reader_id: crate::types::EntityId,
     ) -> Option<&mut WriterProxy> {
-        if !reader_id.is_unknown() && reader_id != self.config.guid.entity_id {
-            self.stats.not_for_us = self.stats.not_for_us.saturating_add(1);
-            return None;
-        }
-        let p = self.writers.get_mut(&writer);
-        if p.is_none() {
-            self.stats.unknown_writer = self.stats.unknown_writer.saturating_add(1);
-        }
-        p
+        let own = self.config.guid.entity_id;
+        find_proxy(&mut self.writers, &mut self.stats, own, writer, reader_id)
     }
 
     /// Processes a DATA from `writer` (§8.4.12.1 T2 best effort, §8.4.12.2 T8 reliable).
@@ -371,6 +378,7 @@ impl Reader {
         if !accepts(p, data.writer_sn, reliable, stats) {
             return;
         }
+        shown(p, _now, data.writer_sn);
         let payload = match data.payload {
             Some(pl) if pl.kind == PayloadKind::Data => pl.bytes.to_vec(),
             _ => Vec::new(),
@@ -426,6 +434,7 @@ impl Reader {
         if !accepts(p, frag.writer_sn, reliable, stats) {
             return;
         }
+        shown(p, now, frag.writer_sn);
         let outcome = p.reassembly.insert(
             now,
             frag,
@@ -479,17 +488,35 @@ impl Reader {
         if !self.config.reliable {
             return;
         }
+        let own = self.config.guid.entity_id;
         let delay = self.config.heartbeat_response_delay;
-        let Some(p) = self.proxy(writer, hb.reader_id) else {
+        let Reader { writers, stats, .. } = self;
+        let Some(p) = find_proxy(writers, stats, own, writer, hb.reader_id) else {
             return;
         };
+        if !plausible(p, now, hb.last_sn) {
+            stats.implausible_sequence_numbers =
+                stats.implausible_sequence_numbers.saturating_add(1);
+            return;
+        }
+        // RTPS 2.5 §8.3.8.6.3: lastSN is the writer's newest sequence number, and a writer's
+        // numbers only grow. If it has not written numbers we skipped as irrelevant, the
+        // skip came from someone else (one forged GAP or HEARTBEAT): take it back, so its
+        // samples are requested again. Checked before the count, which may be forged too.
+        if sn_next(hb.last_sn) < p.next_expected && p.delivered_next < p.next_expected {
+            undo_skips(p, stats);
+            p.last_heartbeat = None;
+        }
         if !count_is_newer(hb.count, p.last_heartbeat) {
-            self.stats.heartbeats_stale = self.stats.heartbeats_stale.saturating_add(1);
+            stats.heartbeats_stale = stats.heartbeats_stale.saturating_add(1);
             return;
         }
         p.last_heartbeat = Some(hb.count);
         p.heartbeat_seen = true;
-        p.max_available = p.max_available.max(hb.last_sn);
+        // A lower lastSN than an earlier HEARTBEAT's: the earlier one was not the writer's.
+        p.max_available = hb.last_sn;
+        p.shown = p.shown.max(hb.last_sn);
+        p.shown_at = now;
         if hb.first_sn > p.next_expected {
             let start = p.next_expected;
             p.irrelevant.insert(start, hb.first_sn);
@@ -529,7 +556,7 @@ impl Reader {
 
     /// Processes a GAP (§8.4.12.2 T9): `gapStart .. gapList.base` as one interval plus the
     /// (at most 256) members of `gapList`.
-    pub fn handle_gap(&mut self, _now: Instant, writer: Guid, gap: &GapRepr) {
+    pub fn handle_gap(&mut self, now: Instant, writer: Guid, gap: &GapRepr) {
         self.stats.gaps_received = self.stats.gaps_received.saturating_add(1);
         if !self.config.reliable {
             return;
@@ -538,6 +565,17 @@ impl Reader {
             return;
         };
         let range = gap.irrelevant_range();
+        let highest = gap
+            .gap_list
+            .iter()
+            .last()
+            .unwrap_or(range.end)
+            .max(SequenceNumber(range.end.0.saturating_sub(1)));
+        if !plausible(p, now, highest) {
+            self.stats.implausible_sequence_numbers =
+                self.stats.implausible_sequence_numbers.saturating_add(1);
+            return;
+        }
         let start = range.start.max(p.next_expected);
         if start < range.end {
             p.irrelevant.insert(start, range.end);
@@ -641,6 +679,70 @@ impl Reader {
         }
         Some(sample)
     }
+}
+
+/// The proxy of `writer`, if `reader_id` addresses reader `own` (counted otherwise).
+fn find_proxy<'a>(
+    writers: &'a mut BTreeMap<Guid, WriterProxy>,
+    stats: &mut ReaderStats,
+    own: crate::types::EntityId,
+    writer: Guid,
+    reader_id: crate::types::EntityId,
+) -> Option<&'a mut WriterProxy> {
+    if !reader_id.is_unknown() && reader_id != own {
+        stats.not_for_us = stats.not_for_us.saturating_add(1);
+        return None;
+    }
+    let p = writers.get_mut(&writer);
+    if p.is_none() {
+        stats.unknown_writer = stats.unknown_writer.saturating_add(1);
+    }
+    p
+}
+
+/// Records that the writer has written `sn` (a DATA that [`accepts`] let through, so within
+/// [`Reader::MAX_OUT_OF_ORDER`] of what was delivered).
+fn shown(p: &mut WriterProxy, now: Instant, sn: SequenceNumber) {
+    if sn > p.shown {
+        p.shown = sn;
+        p.shown_at = now;
+    }
+}
+
+/// Whether the writer can plausibly have written `sn` (docs/robustness.md §1): at most
+/// [`Reader::MAX_SN_ADVANCE`] beyond what it has shown, plus [`Reader::MAX_SN_RATE`] per
+/// second since. Anything is plausible before it has shown something.
+fn plausible(p: &WriterProxy, now: Instant, sn: SequenceNumber) -> bool {
+    let base = p
+        .shown
+        .max(SequenceNumber(p.next_expected.0.saturating_sub(1)));
+    if base <= SequenceNumber::ZERO {
+        return true;
+    }
+    let secs = now.saturating_duration_since(p.shown_at).as_secs();
+    let rate = Reader::MAX_SN_RATE.saturating_mul(i64::try_from(secs).unwrap_or(i64::MAX));
+    let limit = base
+        .0
+        .saturating_add(Reader::MAX_SN_ADVANCE)
+        .saturating_add(rate);
+    sn.0 <= limit
+}
+
+/// Takes back the numbers skipped as irrelevant since the last delivered sample: they are
+/// expected (and requested) again, and no longer counted as skipped or lost. Samples the
+/// writer really dropped are skipped again at its next HEARTBEAT or GAP.
+fn undo_skips(p: &mut WriterProxy, stats: &mut ReaderStats) {
+    stats.irrelevant_skipped = stats
+        .irrelevant_skipped
+        .saturating_sub(std::mem::take(&mut p.skipped_since_delivery));
+    stats.samples_lost = stats
+        .samples_lost
+        .saturating_sub(std::mem::take(&mut p.lost_pending));
+    p.next_expected = p.delivered_next;
+    p.irrelevant = super::proxies::RangeSet::default();
+    p.max_available = p.max_available.min(p.delivered_next);
+    p.shown = SequenceNumber(p.delivered_next.0.saturating_sub(1));
+    stats.skips_undone = stats.skips_undone.saturating_add(1);
 }
 
 /// Whether a sample (or fragment) numbered `sn` is new and within bounds.
@@ -761,6 +863,8 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
                 deliver(p, sample, delivery, stats);
             }
             p.next_expected = sn_next(next);
+            p.delivered_next = p.next_expected;
+            p.skipped_since_delivery = 0;
             continue;
         }
         if let Some((_, end)) = p.irrelevant.containing(next) {
@@ -771,6 +875,7 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
                 .map_or(end, |(k, _)| (*k).min(end));
             let skipped = u64::try_from(stop.0.saturating_sub(next.0)).unwrap_or(0);
             stats.irrelevant_skipped = stats.irrelevant_skipped.saturating_add(skipped);
+            p.skipped_since_delivery = p.skipped_since_delivery.saturating_add(skipped);
             count_lost(p, skipped, stats);
             p.next_expected = stop;
             continue;

@@ -16,7 +16,7 @@ use crate::types::{EntityId, Guid, GuidPrefix, Locator};
 use crate::wire::DataRepr;
 
 use super::{
-    spdp_reply_locators, EndpointRef, Event, Participant, ReaderId, RemoteEndpoint, WriterId,
+    spdp_reply_locators, EndpointRef, Event, Limit, Participant, ReaderId, RemoteEndpoint, WriterId,
 };
 
 fn bump(c: &mut u64) {
@@ -99,9 +99,15 @@ impl Participant {
             }
             return;
         }
-        if self.remotes.len() >= self.config.max_remote_participants && !self.evict_one(now) {
-            bump(&mut self.stats.participants_rejected);
-            return;
+        if self.remotes.len() >= self.config.max_remote_participants {
+            self.limit_reached(
+                Limit::MaxRemoteParticipants,
+                self.config.max_remote_participants,
+            );
+            if !self.evict_one(now) {
+                bump(&mut self.stats.participants_rejected);
+                return;
+            }
         }
         let remote = RemoteParticipant {
             data: pd,
@@ -111,6 +117,7 @@ impl Participant {
             host,
             verified: false,
             last_reply: Some(now),
+            discovered_from: source,
         };
         let guid = remote.guid();
         // Answer at once with our SPDP, so the newcomer does not wait for our next period
@@ -310,6 +317,7 @@ impl Participant {
             None => {
                 if self.remote_endpoints.len() >= self.config.max_remote_endpoints {
                     bump(&mut self.stats.endpoints_rejected);
+                    self.limit_reached(Limit::MaxRemoteEndpoints, self.config.max_remote_endpoints);
                     return;
                 }
                 self.remote_endpoints.insert(

@@ -27,7 +27,7 @@ use crate::types::{EntityId, Guid, GuidPrefix, Locator};
 use crate::wire::{Submessage, SubmessageHeader};
 
 use super::liveliness::Assertion;
-use super::{Datagram, Participant};
+use super::{Datagram, Limit, Participant};
 
 fn bump(c: &mut u64) {
     *c = c.saturating_add(1);
@@ -98,6 +98,17 @@ impl Participant {
             bump(&mut self.stats.from_unknown_participant);
             return;
         };
+        // A writer's control traffic must come from where its participant was discovered
+        // (docs/robustness.md §1): one datagram naming it from elsewhere could otherwise
+        // declare its samples irrelevant.
+        if matches!(
+            sm,
+            Submessage::Heartbeat(_) | Submessage::HeartbeatFrag(_) | Submessage::Gap(_)
+        ) && !remote.may_send_from(source.as_ref())
+        {
+            bump(&mut self.stats.control_from_elsewhere);
+            return;
+        }
         // RTPS 2.5 §8.5.3.3: any message from the participant renews its lease. It also
         // proves the participant has discovered us.
         remote.last_seen = now;
@@ -159,8 +170,18 @@ impl Participant {
     fn evict_reassembly_hog(&mut self, src: GuidPrefix, len: usize) -> bool {
         let total = &self.reassembly_total;
         if total.used().saturating_add(len) <= total.limit() {
+            let limit = self.config.reader_defaults.reassembly_bytes_per_participant;
+            if self
+                .reassembly_budgets
+                .get(&src)
+                .is_some_and(|b| b.used().saturating_add(len) > b.limit())
+            {
+                self.limit_reached(Limit::ReassemblyBytesPerParticipant, limit);
+            }
             return false;
         }
+        let limit = total.limit();
+        self.limit_reached(Limit::ReassemblyBytesTotal, limit);
         let mut wanted = false;
         for r in self.sedp_readers.values_mut() {
             wanted |= r.take_wants_shared_room();

@@ -56,8 +56,8 @@ pub use config::{
     SPDP_MULTICAST_GROUP,
 };
 pub use events::{
-    ConfigError, CreateError, EndpointRef, Event, ParticipantStats, ReaderId, SedpStats, SpdpStats,
-    WlpStats, WriteError, WriterId,
+    ConfigError, CreateError, EndpointRef, Event, Limit, ParticipantStats, ReaderId, SedpStats,
+    SpdpStats, WlpStats, WriteError, WriterId,
 };
 
 use liveliness::{LocalLiveliness, Wlp};
@@ -199,6 +199,8 @@ pub struct Participant {
     /// (`ReaderDefaults::reassembly_bytes_*`).
     reassembly_total: Arc<ByteBudget>,
     reassembly_budgets: BTreeMap<GuidPrefix, Arc<ByteBudget>>,
+    /// Caps already reported with [`Event::LimitReached`].
+    limits_reported: BTreeSet<Limit>,
     stats: ParticipantStats,
 }
 
@@ -294,6 +296,7 @@ impl Participant {
             drained_at: None,
             reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
             reassembly_budgets: BTreeMap::new(),
+            limits_reported: BTreeSet::new(),
             stats: ParticipantStats::default(),
             config,
         };
@@ -895,6 +898,13 @@ impl Participant {
         w.make_room(now);
         let qos: Arc<[u8]> = Arc::from(sedp::disposal(guid));
         w.write(now, Arc::from(Vec::new()), qos);
+    }
+
+    /// Reports `limit` (set to `value`) the first time it is reached.
+    fn limit_reached(&mut self, limit: Limit, value: usize) {
+        if self.limits_reported.insert(limit) {
+            self.push_event(Event::LimitReached { limit, value });
+        }
     }
 
     /// Queues an event, dropping the oldest beyond `max_pending_events`.
