@@ -270,6 +270,10 @@ pub struct RemoteParticipant {
     /// The UDP source of the SPDP announcement that made it known (later announcements do
     /// not change it).
     pub(crate) discovered_from: Option<Locator>,
+    /// Bytes of the datagrams it sent us, and bytes we sent to locators it announced that
+    /// have not shown to be live (docs/robustness.md §1, amplification).
+    pub(crate) received_bytes: u64,
+    pub(crate) sent_unvalidated: u64,
 }
 
 impl RemoteParticipant {

@@ -118,6 +118,8 @@ impl Participant {
             verified: false,
             last_reply: Some(now),
             discovered_from: source,
+            received_bytes: 0,
+            sent_unvalidated: 0,
         };
         let guid = remote.guid();
         // Answer at once with our SPDP, so the newcomer does not wait for our next period

@@ -52,17 +52,38 @@ impl Participant {
         self.drained_at = None;
         let mut receive = std::mem::take(&mut self.stats.receive);
         let mut own = false;
+        let mut from: Option<GuidPrefix> = None;
         // Malformed remainders are already counted in `receive`.
         let _ = parse_message(datagram, &mut receive, |rx| {
             if rx.receiver.source_guid_prefix == self.prefix {
                 own = true;
                 return;
             }
+            from.get_or_insert(rx.receiver.source_guid_prefix);
             self.on_submessage(now, source, rx);
         });
         self.stats.receive = receive;
         if own {
             bump(&mut self.stats.own_datagrams);
+        }
+        if let Some(r) = from.and_then(|p| self.remotes.get_mut(&p)) {
+            let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
+            r.received_bytes = r.received_bytes.saturating_add(len);
+            if let Some(ip) = source.and_then(|s| s.to_socket_addr()).map(|a| a.ip()) {
+                self.validated_ips.insert(ip, now);
+                let cap = self
+                    .config
+                    .max_remote_participants
+                    .saturating_mul(4)
+                    .max(16);
+                while self.validated_ips.len() > cap {
+                    let oldest = self.validated_ips.iter().min_by_key(|(_, t)| **t);
+                    let Some((ip, _)) = oldest.map(|(ip, t)| (*ip, *t)) else {
+                        break;
+                    };
+                    self.validated_ips.remove(&ip);
+                }
+            }
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);
@@ -285,13 +306,74 @@ impl Participant {
             // Every endpoint's `poll_transmit` ran until `None` at `now`.
             self.drained_at = Some(now);
         }
-        let d = self.out.pop_front()?;
+        let d = loop {
+            let mut d = self.out.pop_front()?;
+            let len = u64::try_from(d.bytes.len()).unwrap_or(u64::MAX);
+            d.destinations.retain(|l| self.may_send_to(l, len));
+            if !d.destinations.is_empty() {
+                break d;
+            }
+        };
         bump(&mut self.stats.datagrams_sent);
         self.stats.bytes_sent = self
             .stats
             .bytes_sent
             .saturating_add(u64::try_from(d.bytes.len()).unwrap_or(u64::MAX));
         Some(d)
+    }
+
+    /// Whether `len` bytes may go to `to` (docs/robustness.md §1, amplification): always to an
+    /// address of our configuration or one that sent us a datagram of a known participant
+    /// (compared by IP: peers send from other ports than they announce). Otherwise `to` was
+    /// announced by a peer that has not shown it is there, possibly a third party named to
+    /// reflect our traffic at it: as QUIC does before it validates an address (RFC 9000
+    /// §8), the announcer gets at most 3 bytes sent there per byte it sent us.
+    fn may_send_to(&mut self, to: &Locator, len: u64) -> bool {
+        const FACTOR: u64 = 3;
+        let Some(ip) = to.to_socket_addr().map(|a| a.ip()) else {
+            return true;
+        };
+        if self.config_ips.contains(&ip) || self.validated_ips.contains_key(&ip) {
+            return true;
+        }
+        let owner = self
+            .remotes
+            .values()
+            .find(|r| {
+                let d = &r.data;
+                d.metatraffic_unicast_locators
+                    .iter()
+                    .chain(&d.metatraffic_multicast_locators)
+                    .chain(&d.default_unicast_locators)
+                    .chain(&d.default_multicast_locators)
+                    .any(|l| l == to)
+            })
+            .map(|r| r.guid_prefix())
+            .or_else(|| {
+                self.remote_endpoints
+                    .values()
+                    .find(|e| {
+                        let d = &e.data;
+                        d.unicast_locators
+                            .iter()
+                            .chain(&d.multicast_locators)
+                            .any(|l| l == to)
+                    })
+                    .map(|e| e.guid().prefix)
+            });
+        let Some(r) = owner.and_then(|p| self.remotes.get_mut(&p)) else {
+            // Named by nobody we know (any more): nothing to charge, nothing to reflect.
+            bump(&mut self.stats.amplification_limited);
+            return false;
+        };
+        let sent = r.sent_unvalidated.saturating_add(len);
+        if sent > r.received_bytes.saturating_mul(FACTOR) {
+            bump(&mut self.stats.amplification_limited);
+            return false;
+        }
+        r.sent_unvalidated = sent;
+        self.stats.bytes_to_unvalidated = self.stats.bytes_to_unvalidated.saturating_add(len);
+        true
     }
 
     fn collect_transmits(&mut self, now: Instant) {

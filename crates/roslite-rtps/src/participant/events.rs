@@ -305,4 +305,9 @@ pub struct ParticipantStats {
     /// Times the remote participant holding the most reassembly bytes gave them all up so
     /// that a DATA_FRAG of another one fit the total budget.
     pub reassembly_hog_evictions: u64,
+    /// Destinations left out of a datagram because they had not shown to be live and their
+    /// announcer's allowance (3 bytes per byte it sent us) was spent.
+    pub amplification_limited: u64,
+    /// Bytes sent to locators that had not shown to be live.
+    pub bytes_to_unvalidated: u64,
 }

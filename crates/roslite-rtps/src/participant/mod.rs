@@ -33,6 +33,7 @@ mod liveliness;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
@@ -201,6 +202,10 @@ pub struct Participant {
     reassembly_budgets: BTreeMap<GuidPrefix, Arc<ByteBudget>>,
     /// Caps already reported with [`Event::LimitReached`].
     limits_reported: BTreeSet<Limit>,
+    /// Addresses that have shown to be live: our configuration's, and sources of datagrams
+    /// from known participants (with when they were last seen; bounded).
+    config_ips: BTreeSet<IpAddr>,
+    validated_ips: BTreeMap<IpAddr, Instant>,
     stats: ParticipantStats,
 }
 
@@ -297,6 +302,17 @@ impl Participant {
             reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
             reassembly_budgets: BTreeMap::new(),
             limits_reported: BTreeSet::new(),
+            config_ips: config
+                .spdp_destinations
+                .iter()
+                .chain(&config.metatraffic_unicast)
+                .chain(&config.metatraffic_multicast)
+                .chain(&config.default_unicast)
+                .chain(&config.default_multicast)
+                .filter_map(Locator::to_socket_addr)
+                .map(|a| a.ip())
+                .collect(),
+            validated_ips: BTreeMap::new(),
             stats: ParticipantStats::default(),
             config,
         };
