@@ -381,7 +381,7 @@ fn forged_last_fragments_do_not_grow_the_subscriber() {
     // The last fragment only: 16 bytes of a 60 MiB + 16 sample.
     let tail = [0x5au8; 16];
     let last = (SAMPLE / u32::from(FRAGMENT)) + 1;
-    let mut frag_for = |forger: &mut Forger, w: roslite_rtps::participant::WriterId| {
+    let frag_for = |forger: &mut Forger, w: roslite_rtps::participant::WriterId| {
         let frag = DataFragRepr {
             extra_flags: 0,
             reader_id: reader.entity_id,

@@ -20,6 +20,12 @@
 //! it again later. A sample whose `sampleSize` exceeds `max_sample_size` can never fit: it is
 //! lost, and a reliable reader treats its number as irrelevant (acknowledged, never requested)
 //! so the writer's later samples still flow.
+//!
+//! Forged control traffic (docs/robustness.md §1): a HEARTBEAT or GAP reaching beyond what the
+//! writer can plausibly have written ([`Reader::MAX_SN_ADVANCE`]) is dropped as malformed, and
+//! a HEARTBEAT whose `lastSN` is below numbers skipped since the last delivered sample undoes
+//! that skip (a writer's numbers only grow, RTPS 2.5 §8.3.8.6.3), so the real writer's next
+//! HEARTBEAT recovers a stream a forged one had moved.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;

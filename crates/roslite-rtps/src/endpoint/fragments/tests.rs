@@ -222,7 +222,7 @@ fn shared_budget_is_charged_across_writers_and_credited_when_they_go() {
         b.insert(Instant::ZERO, &f(1), None, &limits(), &mut ev),
         FragOutcome::NoSharedRoom
     );
-    assert_eq!(a.discard(SequenceNumber(2)), true);
+    assert!(a.discard(SequenceNumber(2)));
     assert_eq!(shared.used(), 1000);
     assert_eq!(
         b.insert(Instant::ZERO, &f(1), None, &limits(), &mut ev),
