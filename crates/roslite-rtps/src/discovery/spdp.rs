@@ -267,6 +267,13 @@ pub struct RemoteParticipant {
     pub(crate) verified: bool,
     /// When we last answered its SPDP with ours directly.
     pub(crate) last_reply: Option<Instant>,
+    /// The UDP source of the SPDP announcement that made it known (later announcements do
+    /// not change it).
+    pub(crate) discovered_from: Option<Locator>,
+    /// Bytes of the datagrams it sent us, and bytes we sent to locators it announced that
+    /// have not shown to be live (docs/robustness.md §1, amplification).
+    pub(crate) received_bytes: u64,
+    pub(crate) sent_unvalidated: u64,
 }
 
 impl RemoteParticipant {
@@ -325,6 +332,27 @@ impl RemoteParticipant {
     /// Whether it has sent anything besides SPDP (it has discovered us).
     pub fn is_verified(&self) -> bool {
         self.verified
+    }
+
+    /// Whether a datagram from `source` can come from this participant (docs/robustness.md
+    /// §1): from the address it was discovered from or one of the unicast addresses it
+    /// announced, compared by IP (peers may send from other ports than they receive on).
+    /// Unknown sources, and peers on this host (any of whose local addresses may be the
+    /// source), always can.
+    pub fn may_send_from(&self, source: Option<&Locator>) -> bool {
+        let Some(ip) = source.and_then(|s| s.to_socket_addr()).map(|a| a.ip()) else {
+            return true;
+        };
+        if self.host == PeerHost::Local {
+            return true;
+        }
+        let d = &self.data;
+        self.discovered_from
+            .iter()
+            .chain(&d.metatraffic_unicast_locators)
+            .chain(&d.default_unicast_locators)
+            .filter_map(|l| l.to_socket_addr())
+            .any(|a| a.ip() == ip)
     }
 }
 

@@ -6,19 +6,27 @@
 //! `fragmentsInSubmessage` consecutive fragments.
 //!
 //! Reassembly ([`Reassembler`], one per writer proxy) is keyed by sequence number and trusts
-//! nothing in a fragment:
+//! nothing in a fragment (docs/robustness.md §1, "DATA and DATA_FRAG"):
 //! - `sampleSize` above the reader's `max_sample_size` is rejected before anything is stored;
-//! - the buffer for the whole sample is reserved when a fragment first needs it, and charged in
-//!   full to a byte budget that all reassemblies of one writer share (no room: the fragment is
-//!   dropped and counted); its pages are only touched as fragments fill it, and it is never
-//!   regrown;
+//! - memory grows with the bytes received, not with `sampleSize` or the fragment numbers:
+//!   fragments received in order from the first are appended to one buffer that becomes the
+//!   payload (its capacity doubles as it fills, at most up to `sampleSize`); a fragment further
+//!   ahead is kept on its own until that buffer reaches it. Nothing is zero-filled, so one
+//!   DATA_FRAG claiming the last fragment of a 60 MiB sample costs its own bytes;
+//! - the bytes received are charged, before they are stored, to a budget of the writer's and
+//!   to [`SharedBudgets`] (its remote participant's and the local participant's total); when
+//!   one is full, other reassemblies of the same writer are evicted (reliable readers keep the
+//!   lowest sequence numbers) or the fragment is dropped and counted;
 //! - the first fragment fixes `sampleSize`, `fragmentSize` and the key flag; a fragment that
 //!   disagrees is dropped and counted;
 //! - duplicate and overlapping fragments are harmless: received fragments are an interval set
-//!   (`O(log n)` per insert, memory proportional to the number of holes);
+//!   (`O(log n)` per insert, memory proportional to the number of holes), and only the parts
+//!   not yet received are stored;
 //! - at most `max_samples` reassemblies run per writer, and stale ones time out.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use roslite_cdr::Endianness;
@@ -137,11 +145,80 @@ pub(crate) fn push_data_frags(
 pub(crate) struct ReassemblyLimits {
     pub max_samples: usize,
     pub max_sample_size: usize,
-    /// Bytes of buffers all reassemblies of one writer may hold together.
+    /// Bytes of fragments all reassemblies of one writer may hold together.
     pub max_bytes: usize,
     /// Reliable readers keep the lowest sequence numbers when out of room (they are needed
     /// first); best-effort readers keep the newest.
     pub keep_oldest: bool,
+}
+
+/// A byte budget that several reassemblers share: those of every writer of one remote
+/// participant, or those of every reader of a local participant (docs/robustness.md §1).
+/// Reassemblers charge it for the fragment bytes they hold and credit it when they let go.
+#[derive(Debug)]
+pub struct ByteBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl ByteBudget {
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(ByteBudget {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes charged now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn fits(&self, n: usize) -> bool {
+        self.used().saturating_add(n) <= self.limit
+    }
+
+    fn charge(&self, n: usize) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_add(n))
+            });
+    }
+
+    fn credit(&self, n: usize) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_sub(n))
+            });
+    }
+}
+
+/// The shared budgets one writer's reassemblies are charged to besides its own.
+#[derive(Clone, Debug, Default)]
+pub struct SharedBudgets(Vec<Arc<ByteBudget>>);
+
+impl SharedBudgets {
+    pub fn new(budgets: Vec<Arc<ByteBudget>>) -> Self {
+        SharedBudgets(budgets)
+    }
+
+    fn fits(&self, n: usize) -> bool {
+        self.0.iter().all(|b| b.fits(n))
+    }
+
+    fn charge(&self, n: usize) {
+        self.0.iter().for_each(|b| b.charge(n));
+    }
+
+    fn credit(&self, n: usize) {
+        self.0.iter().for_each(|b| b.credit(n));
+    }
 }
 
 /// A reassembled sample.
@@ -161,21 +238,32 @@ pub(crate) enum FragOutcome {
     Incomplete,
     /// `sampleSize`, `fragmentSize` or the key flag differ from the first fragment's.
     Inconsistent,
-    /// No reassembly slot or byte budget left.
+    /// No reassembly slot, or no room in this writer's byte budget.
     NoRoom,
+    /// No room in a shared budget (the remote participant's or the local total).
+    NoSharedRoom,
     /// `sampleSize` exceeds `max_sample_size`.
     TooLarge,
 }
 
+/// Smallest capacity the in-order prefix grows to.
+const MIN_PREFIX_CAPACITY: usize = 64 * 1024;
+
 #[derive(Clone, Debug)]
 struct Reassembly {
-    sample_size: u32,
-    fragment_size: u16,
-    total: u32,
+    layout: FragmentLayout,
     key: bool,
-    buf: Vec<u8>,
+    /// Bytes `0 .. prefix.len()` of the sample: fragments received in order from the first.
+    /// Its capacity grows by doubling, at most to `sampleSize`, so it is at most twice what
+    /// was received (plus [`MIN_PREFIX_CAPACITY`]); it becomes the payload.
+    prefix: Vec<u8>,
+    /// Fragments received beyond the prefix, by byte offset: disjoint, none touching the
+    /// prefix. Joined to the prefix when it reaches them.
+    chunks: BTreeMap<usize, Vec<u8>>,
     /// Received fragment numbers as half-open runs.
     received: RangeSet<u32>,
+    /// Bytes received and held (`prefix.len()` plus the chunks): what the budgets carry.
+    held: usize,
     inline_qos: Option<(Vec<u8>, Endianness)>,
     source_timestamp: Option<Time>,
     last_activity: Instant,
@@ -185,20 +273,76 @@ struct Reassembly {
 
 impl Reassembly {
     fn is_complete(&self) -> bool {
-        self.received.containing(1) == Some((1, self.total.saturating_add(1)))
+        self.received.containing(1) == Some((1, self.layout.total.saturating_add(1)))
+    }
+
+    /// Stores bytes `offset ..` (fragment aligned, not yet received) and joins chunks the
+    /// prefix reaches.
+    fn store(&mut self, offset: usize, data: &[u8]) {
+        if offset != self.prefix.len() {
+            self.chunks.insert(offset, data.to_vec());
+            return;
+        }
+        self.append(data);
+        while let Some(chunk) = self.chunks.remove(&self.prefix.len()) {
+            self.append(&chunk);
+        }
+    }
+
+    fn append(&mut self, data: &[u8]) {
+        let needed = self.prefix.len().saturating_add(data.len());
+        if needed > self.prefix.capacity() {
+            let sample = usize::try_from(self.layout.sample_size).unwrap_or(usize::MAX);
+            let target = needed
+                .max(self.prefix.capacity().saturating_mul(2))
+                .max(MIN_PREFIX_CAPACITY)
+                .min(sample)
+                .max(needed);
+            self.prefix
+                .reserve_exact(target.saturating_sub(self.prefix.len()));
+        }
+        self.prefix.extend_from_slice(data);
     }
 }
 
 /// The reassemblies of one writer.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Reassembler {
     samples: BTreeMap<SequenceNumber, Reassembly>,
-    /// Sum of the buffer capacities.
+    /// Sum of the reassemblies' `held` bytes, charged to `shared` too.
     bytes: usize,
+    shared: SharedBudgets,
+}
+
+impl Clone for Reassembler {
+    /// A copy is not charged to the shared budgets (and does not credit them).
+    fn clone(&self) -> Self {
+        Reassembler {
+            samples: self.samples.clone(),
+            bytes: self.bytes,
+            shared: SharedBudgets::default(),
+        }
+    }
+}
+
+impl Drop for Reassembler {
+    fn drop(&mut self) {
+        self.shared.credit(self.bytes);
+    }
 }
 
 impl Reassembler {
-    /// Stores the fragments of `frag`.
+    /// A reassembler whose bytes are also charged to `shared`.
+    pub(crate) fn with_budgets(shared: SharedBudgets) -> Self {
+        Reassembler {
+            samples: BTreeMap::new(),
+            bytes: 0,
+            shared,
+        }
+    }
+
+    /// Stores the fragments of `frag`. Memory grows with the bytes received, never with what
+    /// `sampleSize` or the fragment numbers claim: a fragment far ahead is kept on its own.
     pub(crate) fn insert(
         &mut self,
         now: Instant,
@@ -212,74 +356,77 @@ impl Reassembler {
         if sample_len > limits.max_sample_size {
             return FragOutcome::TooLarge;
         }
+        let layout = FragmentLayout {
+            fragment_size: frag.fragment_size,
+            per_submessage: frag.fragments_in_submessage,
+            total: frag.total_fragments(),
+            sample_size: frag.sample_size,
+        };
+        if let Some(r) = self.samples.get(&sn) {
+            if r.layout.sample_size != frag.sample_size
+                || r.layout.fragment_size != frag.fragment_size
+                || r.key != frag.key
+            {
+                return FragOutcome::Inconsistent;
+            }
+        }
+        // RTPS 2.5 §8.3.8.3.3 as validated by the parser: the run starts inside the sample and
+        // `data` holds exactly its bytes, the last fragment possibly short.
+        let first = frag.fragment_starting_num.0;
+        let stop = first
+            .saturating_add(u32::from(frag.fragments_in_submessage))
+            .min(layout.total.saturating_add(1));
+        let base = layout.byte_range(first, first).start;
+        // The parts of the run not received yet, as (offset, bytes).
+        let mut new_parts: Vec<(usize, &[u8])> = Vec::new();
+        let received = self.samples.get(&sn).map(|r| &r.received);
+        let mut cursor = first;
+        let covered = received
+            .into_iter()
+            .flat_map(|set| set.overlapping(first, stop))
+            .chain(std::iter::once((stop, stop)));
+        for (s, e) in covered {
+            if s > cursor {
+                let bytes = layout.byte_range(cursor, s.min(stop));
+                let rel = bytes.start.saturating_sub(base)..bytes.end.saturating_sub(base);
+                if let Some(part) = frag.data.get(rel) {
+                    new_parts.push((bytes.start, part));
+                }
+            }
+            cursor = cursor.max(e);
+            if cursor >= stop {
+                break;
+            }
+        }
+        let extra = new_parts
+            .iter()
+            .fold(0usize, |a, (_, p)| a.saturating_add(p.len()));
         if !self.samples.contains_key(&sn) && !self.make_slot(sn, limits, evictions) {
             return FragOutcome::NoRoom;
         }
+        if extra > 0 {
+            if let Err(outcome) = self.make_bytes(sn, extra, limits, evictions) {
+                return outcome;
+            }
+        }
         let entry = self.samples.entry(sn).or_insert_with(|| Reassembly {
-            sample_size: frag.sample_size,
-            fragment_size: frag.fragment_size,
-            total: frag.total_fragments(),
+            layout,
             key: frag.key,
-            buf: Vec::new(),
+            prefix: Vec::new(),
+            chunks: BTreeMap::new(),
             received: RangeSet::default(),
+            held: 0,
             inline_qos: None,
             source_timestamp: None,
             last_activity: now,
             announced: 0,
         });
-        if entry.sample_size != frag.sample_size
-            || entry.fragment_size != frag.fragment_size
-            || entry.key != frag.key
-        {
-            return FragOutcome::Inconsistent;
+        for (offset, part) in new_parts {
+            entry.store(offset, part);
         }
-        // RTPS 2.5 §8.3.8.3.3 as validated by the parser: the run starts inside the sample and
-        // `data` holds exactly its bytes, the last fragment possibly short.
-        let offset = usize::try_from(frag.sample_offset()).unwrap_or(usize::MAX);
-        let end = offset.saturating_add(frag.data.len());
-        let old_capacity = entry.buf.capacity();
-        // The whole sample at once: the buffer is never moved while it fills (growing by
-        // doubling copied a 4 MiB sample's bytes once more). Pages are only touched as fragments
-        // arrive, and the byte budget is charged the full size up front; a writer could claim
-        // as much already by sending its last fragment first.
-        let target = if end > old_capacity {
-            sample_len
-        } else {
-            old_capacity
-        };
-        let extra = target.saturating_sub(old_capacity);
-        if extra > 0 && !self.make_bytes(sn, extra, limits, evictions) {
-            if self.samples.get(&sn).is_some_and(|r| r.received.is_empty()) {
-                self.remove(sn);
-            }
-            return FragOutcome::NoRoom;
-        }
-        let Some(entry) = self.samples.get_mut(&sn) else {
-            return FragOutcome::NoRoom;
-        };
-        if extra > 0 {
-            entry
-                .buf
-                .reserve_exact(target.saturating_sub(entry.buf.len()));
-            let added = entry.buf.capacity().saturating_sub(old_capacity);
-            self.bytes = self.bytes.saturating_add(added);
-        }
-        if offset == entry.buf.len() {
-            // In order (the usual case): append, without zero-filling bytes about to be
-            // overwritten.
-            entry.buf.extend_from_slice(frag.data);
-        } else {
-            if end > entry.buf.len() {
-                entry.buf.resize(end, 0);
-            }
-            if let Some(dst) = entry.buf.get_mut(offset..end) {
-                dst.copy_from_slice(frag.data);
-            }
-        }
-        let first = frag.fragment_starting_num.0;
-        let stop = first
-            .saturating_add(u32::from(frag.fragments_in_submessage))
-            .min(entry.total.saturating_add(1));
+        entry.held = entry.held.saturating_add(extra);
+        self.bytes = self.bytes.saturating_add(extra);
+        self.shared.charge(extra);
         entry.received.insert(first, stop);
         entry.last_activity = now;
         if entry.inline_qos.is_none() {
@@ -296,12 +443,15 @@ impl Reassembler {
             return FragOutcome::Incomplete;
         }
         match self.remove(sn) {
-            Some(r) => FragOutcome::Complete(CompletedSample {
-                payload: r.buf,
-                inline_qos: r.inline_qos,
-                source_timestamp: r.source_timestamp,
-                key: r.key,
-            }),
+            Some(r) => {
+                debug_assert!(r.chunks.is_empty(), "internal bug: complete with chunks");
+                FragOutcome::Complete(CompletedSample {
+                    payload: r.prefix,
+                    inline_qos: r.inline_qos,
+                    source_timestamp: r.source_timestamp,
+                    key: r.key,
+                })
+            }
             None => FragOutcome::Incomplete,
         }
     }
@@ -331,33 +481,62 @@ impl Reassembler {
         }
     }
 
-    /// Frees byte budget for `extra` more bytes of `sn`'s buffer, evicting other
-    /// reassemblies per `limits.keep_oldest`.
+    /// Frees byte budget for `extra` more bytes of `sn`, evicting other reassemblies of this
+    /// writer per `limits.keep_oldest`.
     fn make_bytes(
         &mut self,
         sn: SequenceNumber,
         extra: usize,
         limits: &ReassemblyLimits,
         evictions: &mut u64,
-    ) -> bool {
+    ) -> Result<(), FragOutcome> {
         // Each iteration removes one reassembly, so this ends.
-        while self.bytes.saturating_add(extra) > limits.max_bytes {
+        loop {
+            let own = self.bytes.saturating_add(extra) <= limits.max_bytes;
+            let shared = self.shared.fits(extra);
+            if own && shared {
+                return Ok(());
+            }
             let victim = if limits.keep_oldest {
                 self.samples.keys().next_back().copied().filter(|v| *v > sn)
             } else {
                 self.samples.keys().next().copied().filter(|v| *v < sn)
             };
-            let Some(v) = victim else { return false };
+            let Some(v) = victim else {
+                if self.samples.get(&sn).is_some_and(|r| r.received.is_empty()) {
+                    self.remove(sn);
+                }
+                return Err(if own {
+                    FragOutcome::NoSharedRoom
+                } else {
+                    FragOutcome::NoRoom
+                });
+            };
             self.remove(v);
             *evictions = evictions.saturating_add(1);
         }
-        true
     }
 
     fn remove(&mut self, sn: SequenceNumber) -> Option<Reassembly> {
         let r = self.samples.remove(&sn)?;
-        self.bytes = self.bytes.saturating_sub(r.buf.capacity());
+        self.bytes = self.bytes.saturating_sub(r.held);
+        self.shared.credit(r.held);
         Some(r)
+    }
+
+    /// Bytes held by all reassemblies of this writer.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Drops every reassembly. Returns how many.
+    pub(crate) fn clear(&mut self) -> usize {
+        let n = self.samples.len();
+        let all: Vec<SequenceNumber> = self.samples.keys().copied().collect();
+        for sn in all {
+            self.remove(sn);
+        }
+        n
     }
 
     pub(crate) fn contains(&self, sn: SequenceNumber) -> bool {
@@ -413,7 +592,7 @@ impl Reassembler {
     pub(crate) fn announce(&mut self, sn: SequenceNumber, last: u32) -> bool {
         match self.samples.get_mut(&sn) {
             Some(r) => {
-                r.announced = r.announced.max(last.min(r.total));
+                r.announced = r.announced.max(last.min(r.layout.total));
                 true
             }
             None => false,
@@ -438,7 +617,11 @@ impl Reassembler {
         let Some(r) = self.samples.get(&sn) else {
             return windows;
         };
-        let limit = if whole_sample { r.total } else { r.announced };
+        let limit = if whole_sample {
+            r.layout.total
+        } else {
+            r.announced
+        };
         let stop = limit.saturating_add(1);
         let mut cursor = 1u32;
         let mut current: Option<FragmentNumberSet> = None;

@@ -18,7 +18,7 @@ use std::fmt;
 use crate::instant::Instant;
 use crate::types::{Count, SequenceNumber};
 
-use super::fragments::Reassembler;
+use super::fragments::{Reassembler, SharedBudgets};
 use super::reader::{ReceivedSample, WriterProxyInfo};
 use super::writer::ReaderProxyInfo;
 
@@ -69,6 +69,25 @@ impl<K: Ord + Copy> RangeSet<K> {
 
     pub(crate) fn contains(&self, k: K) -> bool {
         self.containing(k).is_some()
+    }
+
+    /// The intervals that overlap `[start, end)`, ascending. `O(log n)` plus one step per
+    /// interval returned.
+    pub(crate) fn overlapping(&self, start: K, end: K) -> impl Iterator<Item = (K, K)> + '_ {
+        let before = self
+            .map
+            .range(..start)
+            .next_back()
+            .filter(|(_, e)| **e > start)
+            .map(|(s, e)| (*s, *e));
+        let from = before.map_or(start, |(s, _)| s);
+        before.into_iter().chain(
+            self.map
+                .range(from..)
+                .skip(usize::from(before.is_some()))
+                .take_while(move |(s, _)| **s < end)
+                .map(|(s, e)| (*s, *e)),
+        )
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -272,10 +291,21 @@ pub(crate) struct WriterProxy {
     /// Numbers lost since the last delivered sample, reported with the next one
     /// ([`ReceivedSample::lost_before`](super::reader::ReceivedSample::lost_before)).
     pub lost_pending: u64,
+    /// The number after the last sample delivered (1 before any): `next_expected` is beyond
+    /// it only by numbers skipped as irrelevant since, which a contradicting HEARTBEAT undoes.
+    pub delivered_next: SequenceNumber,
+    /// Numbers skipped as irrelevant since the last delivered sample (counted in
+    /// `irrelevant_skipped`; taken back when undone).
+    pub skipped_since_delivery: u64,
+    /// The highest sequence number the writer has credibly shown (an accepted HEARTBEAT's
+    /// `lastSN`, a DATA within the window) and when: the base of what it may plausibly
+    /// announce next.
+    pub shown: SequenceNumber,
+    pub shown_at: Instant,
 }
 
 impl WriterProxy {
-    pub(crate) fn new(info: WriterProxyInfo) -> Self {
+    pub(crate) fn new(now: Instant, info: WriterProxyInfo, budgets: SharedBudgets) -> Self {
         WriterProxy {
             info,
             next_expected: SequenceNumber::FIRST,
@@ -289,9 +319,13 @@ impl WriterProxy {
             ack: AckState::Waiting,
             acknack_count: Count(0),
             nack_frag_count: Count(0),
-            reassembly: Reassembler::default(),
+            reassembly: Reassembler::with_budgets(budgets),
             delivered_any: false,
             lost_pending: 0,
+            delivered_next: SequenceNumber::FIRST,
+            skipped_since_delivery: 0,
+            shown: SequenceNumber::ZERO,
+            shown_at: now,
         }
     }
 

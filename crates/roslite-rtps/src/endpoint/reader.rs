@@ -20,6 +20,12 @@
 //! it again later. A sample whose `sampleSize` exceeds `max_sample_size` can never fit: it is
 //! lost, and a reliable reader treats its number as irrelevant (acknowledged, never requested)
 //! so the writer's later samples still flow.
+//!
+//! Forged control traffic (docs/robustness.md §1): a HEARTBEAT or GAP reaching beyond what the
+//! writer can plausibly have written ([`Reader::MAX_SN_ADVANCE`]) is dropped as malformed, and
+//! a HEARTBEAT whose `lastSN` is below numbers skipped since the last delivered sample undoes
+//! that skip (a writer's numbers only grow, RTPS 2.5 §8.3.8.6.3), so the real writer's next
+//! HEARTBEAT recovers a stream a forged one had moved.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -28,13 +34,13 @@ use roslite_cdr::Endianness;
 
 use crate::instant::Instant;
 use crate::parameter_list::ParameterList;
-use crate::types::{Guid, Locator, SequenceNumber, SequenceNumberSet, Time};
+use crate::types::{Guid, GuidPrefix, Locator, SequenceNumber, SequenceNumberSet, Time};
 use crate::wire::{
     AckNackRepr, DataFragRepr, DataRepr, GapRepr, HeartbeatFragRepr, HeartbeatRepr, NackFragRepr,
     PayloadKind, Submessage,
 };
 
-use super::fragments::{FragOutcome, ReassemblyLimits};
+use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
 use super::history::HistoryKind;
 use super::proxies::{AckState, WriterProxy};
 use super::{
@@ -148,6 +154,12 @@ pub struct ReaderStats {
     pub heartbeats_received: u64,
     /// HEARTBEAT/HEARTBEAT_FRAG with a count not newer than the last one.
     pub heartbeats_stale: u64,
+    /// HEARTBEATs whose `lastSN`, and GAPs whose range, reach beyond what the writer can
+    /// plausibly have written ([`Reader::MAX_SN_ADVANCE`]): dropped as malformed.
+    pub implausible_sequence_numbers: u64,
+    /// HEARTBEATs saying the writer has not written numbers this reader had skipped as
+    /// irrelevant (so a forged GAP or HEARTBEAT had moved it): the skip was undone.
+    pub skips_undone: u64,
     pub heartbeat_frags_received: u64,
     pub gaps_received: u64,
     /// Sequence numbers skipped as irrelevant (GAP, or below a HEARTBEAT's `firstSN`).
@@ -164,8 +176,11 @@ pub struct ReaderStats {
     /// DATA_FRAG with `sampleSize` above `max_sample_size` (a reliable reader sees only the
     /// first of such a sample: it then skips the sample as lost).
     pub samples_too_large: u64,
-    /// DATA_FRAG dropped for lack of a reassembly slot or byte budget.
+    /// DATA_FRAG dropped for lack of a reassembly slot or room in the writer's byte budget.
     pub reassembly_no_room: u64,
+    /// DATA_FRAG dropped for lack of room in a shared byte budget (the remote participant's or
+    /// the local participant's total).
+    pub reassembly_no_shared_room: u64,
     /// Reassemblies dropped to make room for a more urgent one.
     pub reassembly_evicted: u64,
     pub reassembly_timed_out: u64,
@@ -212,6 +227,8 @@ pub struct Reader {
     writers: BTreeMap<Guid, WriterProxy>,
     delivery: Delivery,
     stats: ReaderStats,
+    /// A DATA_FRAG found a shared budget full since [`Reader::take_wants_shared_room`].
+    wants_shared_room: bool,
 }
 
 impl Reader {
@@ -222,6 +239,14 @@ impl Reader {
     pub const MAX_IRRELEVANT_RANGES: usize = 1024;
     /// NACK_FRAG bitmaps (of up to 256 fragments) sent per writer in one response.
     pub const MAX_NACK_FRAG_WINDOWS: usize = 32;
+    /// How far beyond the highest number a writer has shown (an accepted HEARTBEAT's `lastSN`
+    /// or a DATA within the window) a HEARTBEAT or GAP may reach at once, plus
+    /// [`Reader::MAX_SN_RATE`] per second since it was shown; beyond, it is malformed
+    /// (docs/robustness.md §1). Before anything was shown there is no bound.
+    pub const MAX_SN_ADVANCE: i64 = 1 << 16;
+    /// Samples per second a writer is assumed to write at most (see
+    /// [`Reader::MAX_SN_ADVANCE`]).
+    pub const MAX_SN_RATE: i64 = 1 << 20;
 
     pub fn new(config: ReaderConfig) -> Self {
         let delivery = Delivery {
@@ -234,6 +259,7 @@ impl Reader {
             writers: BTreeMap::new(),
             delivery,
             stats: ReaderStats::default(),
+            wants_shared_room: false,
         }
     }
 
@@ -262,11 +288,22 @@ impl Reader {
     /// pre-emptive ACKNACK after `heartbeat_response_delay` so the writer announces itself.
     /// Adding a known writer updates its locators only.
     pub fn add_writer(&mut self, now: Instant, writer: WriterProxyInfo) {
+        self.add_writer_with_budgets(now, writer, SharedBudgets::default());
+    }
+
+    /// [`Reader::add_writer`], charging the writer's reassemblies to `budgets` as well as to
+    /// its own (a new proxy only; a known writer keeps its budgets).
+    pub fn add_writer_with_budgets(
+        &mut self,
+        now: Instant,
+        writer: WriterProxyInfo,
+        budgets: SharedBudgets,
+    ) {
         if let Some(p) = self.writers.get_mut(&writer.guid) {
             p.info = writer;
             return;
         }
-        let mut proxy = WriterProxy::new(writer);
+        let mut proxy = WriterProxy::new(now, writer, budgets);
         if self.config.reliable {
             proxy.schedule_ack(
                 now.saturating_add(self.config.heartbeat_response_delay),
@@ -281,21 +318,43 @@ impl Reader {
         self.writers.remove(guid);
     }
 
+    /// Whether a DATA_FRAG was dropped for a full shared budget since the last call.
+    pub fn take_wants_shared_room(&mut self) -> bool {
+        std::mem::take(&mut self.wants_shared_room)
+    }
+
+    /// Drops the partly reassembled samples of every writer of participant `prefix`
+    /// (counted as evicted). Returns how many.
+    pub fn discard_reassemblies_from(&mut self, prefix: GuidPrefix) -> usize {
+        let mut n = 0usize;
+        for (_, p) in self
+            .writers
+            .range_mut(Guid::new(prefix, crate::types::EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+        {
+            n = n.saturating_add(p.reassembly.clear());
+        }
+        let count = u64::try_from(n).unwrap_or(u64::MAX);
+        self.stats.reassembly_evicted = self.stats.reassembly_evicted.saturating_add(count);
+        n
+    }
+
+    /// Bytes of fragments held for writers of participant `prefix`.
+    pub fn reassembly_bytes_from(&self, prefix: GuidPrefix) -> usize {
+        self.writers
+            .range(Guid::new(prefix, crate::types::EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+            .fold(0usize, |a, (_, p)| a.saturating_add(p.reassembly.bytes()))
+    }
+
     /// Looks up the proxy of `writer` and checks that `reader_id` addresses this reader.
     fn proxy(
         &mut self,
         writer: Guid,
         reader_id: crate::types::EntityId,
     ) -> Option<&mut WriterProxy> {
-        if !reader_id.is_unknown() && reader_id != self.config.guid.entity_id {
-            self.stats.not_for_us = self.stats.not_for_us.saturating_add(1);
-            return None;
-        }
-        let p = self.writers.get_mut(&writer);
-        if p.is_none() {
-            self.stats.unknown_writer = self.stats.unknown_writer.saturating_add(1);
-        }
-        p
+        let own = self.config.guid.entity_id;
+        find_proxy(&mut self.writers, &mut self.stats, own, writer, reader_id)
     }
 
     /// Processes a DATA from `writer` (§8.4.12.1 T2 best effort, §8.4.12.2 T8 reliable).
@@ -312,6 +371,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            ..
         } = self;
         if !data.reader_id.is_unknown() && data.reader_id != config.guid.entity_id {
             stats.not_for_us = stats.not_for_us.saturating_add(1);
@@ -324,6 +384,7 @@ impl Reader {
         if !accepts(p, data.writer_sn, reliable, stats) {
             return;
         }
+        shown(p, _now, data.writer_sn);
         let payload = match data.payload {
             Some(pl) if pl.kind == PayloadKind::Data => pl.bytes.to_vec(),
             _ => Vec::new(),
@@ -365,6 +426,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            wants_shared_room,
         } = self;
         stats.data_frags_received = stats.data_frags_received.saturating_add(1);
         if !frag.reader_id.is_unknown() && frag.reader_id != config.guid.entity_id {
@@ -378,6 +440,7 @@ impl Reader {
         if !accepts(p, frag.writer_sn, reliable, stats) {
             return;
         }
+        shown(p, now, frag.writer_sn);
         let outcome = p.reassembly.insert(
             now,
             frag,
@@ -402,6 +465,10 @@ impl Reader {
             FragOutcome::Incomplete => return,
             FragOutcome::Inconsistent => &mut stats.fragments_inconsistent,
             FragOutcome::NoRoom => &mut stats.reassembly_no_room,
+            FragOutcome::NoSharedRoom => {
+                *wants_shared_room = true;
+                &mut stats.reassembly_no_shared_room
+            }
             FragOutcome::TooLarge => {
                 // This reader can never accept the sample: it is lost (DDS SAMPLE_LOST), not
                 // missing. A reliable reader marks it irrelevant, as if GAPped, so the
@@ -427,17 +494,35 @@ impl Reader {
         if !self.config.reliable {
             return;
         }
+        let own = self.config.guid.entity_id;
         let delay = self.config.heartbeat_response_delay;
-        let Some(p) = self.proxy(writer, hb.reader_id) else {
+        let Reader { writers, stats, .. } = self;
+        let Some(p) = find_proxy(writers, stats, own, writer, hb.reader_id) else {
             return;
         };
+        if !plausible(p, now, hb.last_sn) {
+            stats.implausible_sequence_numbers =
+                stats.implausible_sequence_numbers.saturating_add(1);
+            return;
+        }
+        // RTPS 2.5 §8.3.8.6.3: lastSN is the writer's newest sequence number, and a writer's
+        // numbers only grow. If it has not written numbers we skipped as irrelevant, the
+        // skip came from someone else (one forged GAP or HEARTBEAT): take it back, so its
+        // samples are requested again. Checked before the count, which may be forged too.
+        if sn_next(hb.last_sn) < p.next_expected && p.delivered_next < p.next_expected {
+            undo_skips(p, stats);
+            p.last_heartbeat = None;
+        }
         if !count_is_newer(hb.count, p.last_heartbeat) {
-            self.stats.heartbeats_stale = self.stats.heartbeats_stale.saturating_add(1);
+            stats.heartbeats_stale = stats.heartbeats_stale.saturating_add(1);
             return;
         }
         p.last_heartbeat = Some(hb.count);
         p.heartbeat_seen = true;
-        p.max_available = p.max_available.max(hb.last_sn);
+        // A lower lastSN than an earlier HEARTBEAT's: the earlier one was not the writer's.
+        p.max_available = hb.last_sn;
+        p.shown = p.shown.max(hb.last_sn);
+        p.shown_at = now;
         if hb.first_sn > p.next_expected {
             let start = p.next_expected;
             p.irrelevant.insert(start, hb.first_sn);
@@ -477,7 +562,7 @@ impl Reader {
 
     /// Processes a GAP (§8.4.12.2 T9): `gapStart .. gapList.base` as one interval plus the
     /// (at most 256) members of `gapList`.
-    pub fn handle_gap(&mut self, _now: Instant, writer: Guid, gap: &GapRepr) {
+    pub fn handle_gap(&mut self, now: Instant, writer: Guid, gap: &GapRepr) {
         self.stats.gaps_received = self.stats.gaps_received.saturating_add(1);
         if !self.config.reliable {
             return;
@@ -486,6 +571,17 @@ impl Reader {
             return;
         };
         let range = gap.irrelevant_range();
+        let highest = gap
+            .gap_list
+            .iter()
+            .last()
+            .unwrap_or(range.end)
+            .max(SequenceNumber(range.end.0.saturating_sub(1)));
+        if !plausible(p, now, highest) {
+            self.stats.implausible_sequence_numbers =
+                self.stats.implausible_sequence_numbers.saturating_add(1);
+            return;
+        }
         let start = range.start.max(p.next_expected);
         if start < range.end {
             p.irrelevant.insert(start, range.end);
@@ -589,6 +685,70 @@ impl Reader {
         }
         Some(sample)
     }
+}
+
+/// The proxy of `writer`, if `reader_id` addresses reader `own` (counted otherwise).
+fn find_proxy<'a>(
+    writers: &'a mut BTreeMap<Guid, WriterProxy>,
+    stats: &mut ReaderStats,
+    own: crate::types::EntityId,
+    writer: Guid,
+    reader_id: crate::types::EntityId,
+) -> Option<&'a mut WriterProxy> {
+    if !reader_id.is_unknown() && reader_id != own {
+        stats.not_for_us = stats.not_for_us.saturating_add(1);
+        return None;
+    }
+    let p = writers.get_mut(&writer);
+    if p.is_none() {
+        stats.unknown_writer = stats.unknown_writer.saturating_add(1);
+    }
+    p
+}
+
+/// Records that the writer has written `sn` (a DATA that [`accepts`] let through, so within
+/// [`Reader::MAX_OUT_OF_ORDER`] of what was delivered).
+fn shown(p: &mut WriterProxy, now: Instant, sn: SequenceNumber) {
+    if sn > p.shown {
+        p.shown = sn;
+        p.shown_at = now;
+    }
+}
+
+/// Whether the writer can plausibly have written `sn` (docs/robustness.md §1): at most
+/// [`Reader::MAX_SN_ADVANCE`] beyond what it has shown, plus [`Reader::MAX_SN_RATE`] per
+/// second since. Anything is plausible before it has shown something.
+fn plausible(p: &WriterProxy, now: Instant, sn: SequenceNumber) -> bool {
+    let base = p
+        .shown
+        .max(SequenceNumber(p.next_expected.0.saturating_sub(1)));
+    if base <= SequenceNumber::ZERO {
+        return true;
+    }
+    let secs = now.saturating_duration_since(p.shown_at).as_secs();
+    let rate = Reader::MAX_SN_RATE.saturating_mul(i64::try_from(secs).unwrap_or(i64::MAX));
+    let limit = base
+        .0
+        .saturating_add(Reader::MAX_SN_ADVANCE)
+        .saturating_add(rate);
+    sn.0 <= limit
+}
+
+/// Takes back the numbers skipped as irrelevant since the last delivered sample: they are
+/// expected (and requested) again, and no longer counted as skipped or lost. Samples the
+/// writer really dropped are skipped again at its next HEARTBEAT or GAP.
+fn undo_skips(p: &mut WriterProxy, stats: &mut ReaderStats) {
+    stats.irrelevant_skipped = stats
+        .irrelevant_skipped
+        .saturating_sub(std::mem::take(&mut p.skipped_since_delivery));
+    stats.samples_lost = stats
+        .samples_lost
+        .saturating_sub(std::mem::take(&mut p.lost_pending));
+    p.next_expected = p.delivered_next;
+    p.irrelevant = super::proxies::RangeSet::default();
+    p.max_available = p.max_available.min(p.delivered_next);
+    p.shown = SequenceNumber(p.delivered_next.0.saturating_sub(1));
+    stats.skips_undone = stats.skips_undone.saturating_add(1);
 }
 
 /// Whether a sample (or fragment) numbered `sn` is new and within bounds.
@@ -709,6 +869,8 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
                 deliver(p, sample, delivery, stats);
             }
             p.next_expected = sn_next(next);
+            p.delivered_next = p.next_expected;
+            p.skipped_since_delivery = 0;
             continue;
         }
         if let Some((_, end)) = p.irrelevant.containing(next) {
@@ -719,6 +881,7 @@ fn advance(p: &mut WriterProxy, delivery: &mut Delivery, stats: &mut ReaderStats
                 .map_or(end, |(k, _)| (*k).min(end));
             let skipped = u64::try_from(stop.0.saturating_sub(next.0)).unwrap_or(0);
             stats.irrelevant_skipped = stats.irrelevant_skipped.saturating_add(skipped);
+            p.skipped_since_delivery = p.skipped_since_delivery.saturating_add(skipped);
             count_lost(p, skipped, stats);
             p.next_expected = stop;
             continue;

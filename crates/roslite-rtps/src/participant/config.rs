@@ -112,6 +112,13 @@ pub struct ReaderDefaults {
     pub max_sample_size: usize,
     /// A sample whose fragments stop arriving is dropped after this long.
     pub reassembly_timeout: Duration,
+    /// Bytes of fragments all reassemblies of one remote participant's writers may hold
+    /// together, over all local readers (docs/robustness.md §1).
+    pub reassembly_bytes_per_participant: usize,
+    /// Bytes of fragments all reassemblies of this participant may hold together. When it is
+    /// full, the remote participant holding the most gives up its reassemblies for another
+    /// that holds less, so strangers cannot keep it for themselves.
+    pub reassembly_bytes_total: usize,
     /// Queue bound of KEEP_ALL readers.
     pub keep_all_max_samples: usize,
 }
@@ -123,6 +130,8 @@ impl Default for ReaderDefaults {
             max_samples_in_reassembly_per_writer: 16,
             max_sample_size: 64 * 1024 * 1024,
             reassembly_timeout: Duration::from_secs(10),
+            reassembly_bytes_per_participant: 128 * 1024 * 1024,
+            reassembly_bytes_total: 256 * 1024 * 1024,
             keep_all_max_samples: 5000,
         }
     }

@@ -16,7 +16,7 @@ use crate::types::{EntityId, Guid, GuidPrefix, Locator};
 use crate::wire::DataRepr;
 
 use super::{
-    spdp_reply_locators, EndpointRef, Event, Participant, ReaderId, RemoteEndpoint, WriterId,
+    spdp_reply_locators, EndpointRef, Event, Limit, Participant, ReaderId, RemoteEndpoint, WriterId,
 };
 
 fn bump(c: &mut u64) {
@@ -99,9 +99,15 @@ impl Participant {
             }
             return;
         }
-        if self.remotes.len() >= self.config.max_remote_participants && !self.evict_one(now) {
-            bump(&mut self.stats.participants_rejected);
-            return;
+        if self.remotes.len() >= self.config.max_remote_participants {
+            self.limit_reached(
+                Limit::MaxRemoteParticipants,
+                self.config.max_remote_participants,
+            );
+            if !self.evict_one(now) {
+                bump(&mut self.stats.participants_rejected);
+                return;
+            }
         }
         let remote = RemoteParticipant {
             data: pd,
@@ -111,6 +117,9 @@ impl Participant {
             host,
             verified: false,
             last_reply: Some(now),
+            discovered_from: source,
+            received_bytes: 0,
+            sent_unvalidated: 0,
         };
         let guid = remote.guid();
         // Answer at once with our SPDP, so the newcomer does not wait for our next period
@@ -183,8 +192,9 @@ impl Participant {
             if !set.contains(pair.remote_bit) {
                 continue;
             }
+            let budgets = self.reassembly_budgets(prefix);
             if let Some(rd) = self.sedp_readers.get_mut(&pair.local) {
-                rd.add_writer(
+                rd.add_writer_with_budgets(
                     now,
                     WriterProxyInfo {
                         guid: Guid::new(prefix, pair.remote),
@@ -192,6 +202,7 @@ impl Participant {
                         multicast: multicast.clone(),
                         reliable: true,
                     },
+                    budgets,
                 );
             }
         }
@@ -253,6 +264,7 @@ impl Participant {
             }
         }
         self.unmatch_wlp(prefix);
+        self.reassembly_budgets.remove(&prefix);
         self.push_event(Event::ParticipantLost(r.guid()));
         self.graph_changed = true;
     }
@@ -307,6 +319,7 @@ impl Participant {
             None => {
                 if self.remote_endpoints.len() >= self.config.max_remote_endpoints {
                     bump(&mut self.stats.endpoints_rejected);
+                    self.limit_reached(Limit::MaxRemoteEndpoints, self.config.max_remote_endpoints);
                     return;
                 }
                 self.remote_endpoints.insert(
@@ -532,6 +545,9 @@ impl Participant {
             rp.host,
         );
         let reliable = re.data.reliability.kind == ReliabilityKind::Reliable;
+        let transient_local = re.data.durability >= DurabilityKind::TransientLocal;
+        let expects_inline_qos = re.data.expects_inline_qos;
+        let budgets = self.reassembly_budgets(remote.prefix);
         if let Some(w) = self.writers.get_mut(&local) {
             w.writer.add_reader(
                 now,
@@ -540,12 +556,12 @@ impl Participant {
                     unicast,
                     multicast,
                     reliable,
-                    transient_local: re.data.durability >= DurabilityKind::TransientLocal,
-                    expects_inline_qos: re.data.expects_inline_qos,
+                    transient_local,
+                    expects_inline_qos,
                 },
             );
         } else if let Some(r) = self.readers.get_mut(&local) {
-            r.reader.add_writer(
+            r.reader.add_writer_with_budgets(
                 now,
                 WriterProxyInfo {
                     guid: remote,
@@ -553,6 +569,7 @@ impl Participant {
                     multicast,
                     reliable,
                 },
+                budgets,
             );
         }
     }

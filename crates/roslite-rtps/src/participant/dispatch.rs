@@ -27,7 +27,7 @@ use crate::types::{EntityId, Guid, GuidPrefix, Locator};
 use crate::wire::{Submessage, SubmessageHeader};
 
 use super::liveliness::Assertion;
-use super::{Datagram, Participant};
+use super::{Datagram, Limit, Participant};
 
 fn bump(c: &mut u64) {
     *c = c.saturating_add(1);
@@ -52,17 +52,38 @@ impl Participant {
         self.drained_at = None;
         let mut receive = std::mem::take(&mut self.stats.receive);
         let mut own = false;
+        let mut from: Option<GuidPrefix> = None;
         // Malformed remainders are already counted in `receive`.
         let _ = parse_message(datagram, &mut receive, |rx| {
             if rx.receiver.source_guid_prefix == self.prefix {
                 own = true;
                 return;
             }
+            from.get_or_insert(rx.receiver.source_guid_prefix);
             self.on_submessage(now, source, rx);
         });
         self.stats.receive = receive;
         if own {
             bump(&mut self.stats.own_datagrams);
+        }
+        if let Some(r) = from.and_then(|p| self.remotes.get_mut(&p)) {
+            let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
+            r.received_bytes = r.received_bytes.saturating_add(len);
+            if let Some(ip) = source.and_then(|s| s.to_socket_addr()).map(|a| a.ip()) {
+                self.validated_ips.insert(ip, now);
+                let cap = self
+                    .config
+                    .max_remote_participants
+                    .saturating_mul(4)
+                    .max(16);
+                while self.validated_ips.len() > cap {
+                    let oldest = self.validated_ips.iter().min_by_key(|(_, t)| **t);
+                    let Some((ip, _)) = oldest.map(|(ip, t)| (*ip, *t)) else {
+                        break;
+                    };
+                    self.validated_ips.remove(&ip);
+                }
+            }
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);
@@ -98,6 +119,17 @@ impl Participant {
             bump(&mut self.stats.from_unknown_participant);
             return;
         };
+        // A writer's control traffic must come from where its participant was discovered
+        // (docs/robustness.md §1): one datagram naming it from elsewhere could otherwise
+        // declare its samples irrelevant.
+        if matches!(
+            sm,
+            Submessage::Heartbeat(_) | Submessage::HeartbeatFrag(_) | Submessage::Gap(_)
+        ) && !remote.may_send_from(source.as_ref())
+        {
+            bump(&mut self.stats.control_from_elsewhere);
+            return;
+        }
         // RTPS 2.5 §8.5.3.3: any message from the participant renews its lease. It also
         // proves the participant has discovered us.
         remote.last_seen = now;
@@ -116,6 +148,11 @@ impl Participant {
                 self.route_to_readers(writer, f.reader_id, |r| {
                     r.handle_data_frag(now, writer, f, state.timestamp)
                 });
+                if self.evict_reassembly_hog(src, f.data.len()) {
+                    self.route_to_readers(writer, f.reader_id, |r| {
+                        r.handle_data_frag(now, writer, f, state.timestamp)
+                    });
+                }
             }
             Submessage::Heartbeat(h) => {
                 let writer = Guid::new(src, h.writer_id);
@@ -145,6 +182,56 @@ impl Participant {
             }
             _ => {}
         }
+    }
+
+    /// After a DATA_FRAG from participant `src` found the total reassembly budget full: if
+    /// another remote participant holds more than `src` would with `len` more bytes, drops all
+    /// of that one's reassemblies (docs/robustness.md §1: strangers cannot keep the total to
+    /// themselves). Returns whether it did, so the fragment can be tried again.
+    fn evict_reassembly_hog(&mut self, src: GuidPrefix, len: usize) -> bool {
+        let total = &self.reassembly_total;
+        if total.used().saturating_add(len) <= total.limit() {
+            let limit = self.config.reader_defaults.reassembly_bytes_per_participant;
+            if self
+                .reassembly_budgets
+                .get(&src)
+                .is_some_and(|b| b.used().saturating_add(len) > b.limit())
+            {
+                self.limit_reached(Limit::ReassemblyBytesPerParticipant, limit);
+            }
+            return false;
+        }
+        let limit = total.limit();
+        self.limit_reached(Limit::ReassemblyBytesTotal, limit);
+        let mut wanted = false;
+        for r in self.sedp_readers.values_mut() {
+            wanted |= r.take_wants_shared_room();
+        }
+        wanted |= self.wlp.reader.take_wants_shared_room();
+        for r in self.readers.values_mut() {
+            wanted |= r.reader.take_wants_shared_room();
+        }
+        let own = self.reassembly_budgets.get(&src).map_or(0, |b| b.used());
+        let Some((hog, held)) = self
+            .reassembly_budgets
+            .iter()
+            .map(|(p, b)| (*p, b.used()))
+            .max_by_key(|(p, used)| (*used, *p))
+        else {
+            return false;
+        };
+        if !wanted || hog == src || held <= own.saturating_add(len) {
+            return false;
+        }
+        for r in self.sedp_readers.values_mut() {
+            r.discard_reassemblies_from(hog);
+        }
+        self.wlp.reader.discard_reassemblies_from(hog);
+        for r in self.readers.values_mut() {
+            r.reader.discard_reassemblies_from(hog);
+        }
+        bump(&mut self.stats.reassembly_hog_evictions);
+        true
     }
 
     /// Resolves the local readers of a writer → reader submessage.
@@ -219,13 +306,74 @@ impl Participant {
             // Every endpoint's `poll_transmit` ran until `None` at `now`.
             self.drained_at = Some(now);
         }
-        let d = self.out.pop_front()?;
+        let d = loop {
+            let mut d = self.out.pop_front()?;
+            let len = u64::try_from(d.bytes.len()).unwrap_or(u64::MAX);
+            d.destinations.retain(|l| self.may_send_to(l, len));
+            if !d.destinations.is_empty() {
+                break d;
+            }
+        };
         bump(&mut self.stats.datagrams_sent);
         self.stats.bytes_sent = self
             .stats
             .bytes_sent
             .saturating_add(u64::try_from(d.bytes.len()).unwrap_or(u64::MAX));
         Some(d)
+    }
+
+    /// Whether `len` bytes may go to `to` (docs/robustness.md §1, amplification): always to an
+    /// address of our configuration or one that sent us a datagram of a known participant
+    /// (compared by IP: peers send from other ports than they announce). Otherwise `to` was
+    /// announced by a peer that has not shown it is there, possibly a third party named to
+    /// reflect our traffic at it: as QUIC does before it validates an address (RFC 9000
+    /// §8), the announcer gets at most 3 bytes sent there per byte it sent us.
+    fn may_send_to(&mut self, to: &Locator, len: u64) -> bool {
+        const FACTOR: u64 = 3;
+        let Some(ip) = to.to_socket_addr().map(|a| a.ip()) else {
+            return true;
+        };
+        if self.config_ips.contains(&ip) || self.validated_ips.contains_key(&ip) {
+            return true;
+        }
+        let owner = self
+            .remotes
+            .values()
+            .find(|r| {
+                let d = &r.data;
+                d.metatraffic_unicast_locators
+                    .iter()
+                    .chain(&d.metatraffic_multicast_locators)
+                    .chain(&d.default_unicast_locators)
+                    .chain(&d.default_multicast_locators)
+                    .any(|l| l == to)
+            })
+            .map(|r| r.guid_prefix())
+            .or_else(|| {
+                self.remote_endpoints
+                    .values()
+                    .find(|e| {
+                        let d = &e.data;
+                        d.unicast_locators
+                            .iter()
+                            .chain(&d.multicast_locators)
+                            .any(|l| l == to)
+                    })
+                    .map(|e| e.guid().prefix)
+            });
+        let Some(r) = owner.and_then(|p| self.remotes.get_mut(&p)) else {
+            // Named by nobody we know (any more): nothing to charge, nothing to reflect.
+            bump(&mut self.stats.amplification_limited);
+            return false;
+        };
+        let sent = r.sent_unvalidated.saturating_add(len);
+        if sent > r.received_bytes.saturating_mul(FACTOR) {
+            bump(&mut self.stats.amplification_limited);
+            return false;
+        }
+        r.sent_unvalidated = sent;
+        self.stats.bytes_to_unvalidated = self.stats.bytes_to_unvalidated.saturating_add(len);
+        true
     }
 
     fn collect_transmits(&mut self, now: Instant) {

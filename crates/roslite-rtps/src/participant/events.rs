@@ -92,6 +92,52 @@ pub enum Event {
     /// did not assert its liveliness (by writing or `assert_*_liveliness`) within its lease.
     /// Reported once per lapse.
     LivelinessLost { writer: WriterId },
+    /// A cap on what peers can make us hold was reached: what it protects is now refused or
+    /// evicted (and counted in [`ParticipantStats`]). Reported once per cap and participant,
+    /// so the runtime can say which setting to raise (docs/robustness.md §1).
+    LimitReached { limit: Limit, value: usize },
+}
+
+/// A configured cap on what remote peers can make a participant hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// `ParticipantConfig::max_remote_endpoints`: new remote endpoints are ignored.
+    MaxRemoteEndpoints,
+    /// `ParticipantConfig::max_remote_participants`: unverified ones are evicted, else new
+    /// ones ignored.
+    MaxRemoteParticipants,
+    /// `ReaderDefaults::reassembly_bytes_per_participant`: fragments of that participant are
+    /// dropped.
+    ReassemblyBytesPerParticipant,
+    /// `ReaderDefaults::reassembly_bytes_total`: the participant holding the most gives way.
+    ReassemblyBytesTotal,
+}
+
+impl Limit {
+    /// The configuration field that sets it.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Limit::MaxRemoteEndpoints => "ParticipantConfig::max_remote_endpoints",
+            Limit::MaxRemoteParticipants => "ParticipantConfig::max_remote_participants",
+            Limit::ReassemblyBytesPerParticipant => {
+                "ReaderDefaults::reassembly_bytes_per_participant"
+            }
+            Limit::ReassemblyBytesTotal => "ReaderDefaults::reassembly_bytes_total",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self {
+            Limit::MaxRemoteEndpoints => "remote endpoints",
+            Limit::MaxRemoteParticipants => "remote participants",
+            Limit::ReassemblyBytesPerParticipant => "bytes in reassembly for one participant",
+            Limit::ReassemblyBytesTotal => "bytes in reassembly",
+        };
+        write!(f, "{what} (cap {})", self.setting())
+    }
 }
 
 /// Why [`Participant::new`](super::Participant::new) refused a configuration.
@@ -234,6 +280,9 @@ pub struct ParticipantStats {
     pub unroutable: u64,
     /// Submessages from participants we do not know (other than SPDP).
     pub from_unknown_participant: u64,
+    /// HEARTBEAT, HEARTBEAT_FRAG and GAP from an address the writer's participant was not
+    /// discovered at and did not announce (ignored).
+    pub control_from_elsewhere: u64,
     pub spdp: SpdpStats,
     pub sedp: SedpStats,
     pub wlp: WlpStats,
@@ -253,4 +302,12 @@ pub struct ParticipantStats {
     pub bytes_sent: u64,
     /// Submessages that fit no datagram, or transmits without any destination.
     pub transmit_dropped: u64,
+    /// Times the remote participant holding the most reassembly bytes gave them all up so
+    /// that a DATA_FRAG of another one fit the total budget.
+    pub reassembly_hog_evictions: u64,
+    /// Destinations left out of a datagram because they had not shown to be live and their
+    /// announcer's allowance (3 bytes per byte it sent us) was spent.
+    pub amplification_limited: u64,
+    /// Bytes sent to locators that had not shown to be live.
+    pub bytes_to_unvalidated: u64,
 }

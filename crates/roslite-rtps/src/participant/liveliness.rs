@@ -272,7 +272,8 @@ impl Participant {
             );
         }
         if set.contains(BuiltinEndpointSet::PARTICIPANT_MESSAGE_DATA_WRITER) {
-            self.wlp.reader.add_writer(
+            let budgets = self.reassembly_budgets(prefix);
+            self.wlp.reader.add_writer_with_budgets(
                 now,
                 WriterProxyInfo {
                     guid: Guid::new(prefix, EntityId::PARTICIPANT_MESSAGE_WRITER),
@@ -280,6 +281,7 @@ impl Participant {
                     multicast: multicast.to_vec(),
                     reliable: true,
                 },
+                budgets,
             );
         }
     }

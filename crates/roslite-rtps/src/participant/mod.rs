@@ -33,6 +33,7 @@ mod liveliness;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
@@ -42,7 +43,7 @@ use crate::discovery::{
     DurabilityKind, EndpointData, EndpointKind, History, Liveliness, ParticipantData, Reliability,
     ReliabilityKind,
 };
-use crate::endpoint::{Drained, Reader};
+use crate::endpoint::{ByteBudget, Drained, Reader, SharedBudgets};
 use crate::endpoint::{
     HistoryKind, ReaderConfig, ReaderStats, ReceivedSample, Writer, WriterConfig, WriterStats,
     DATAGRAM_OVERHEAD, MAX_INLINE_QOS,
@@ -56,8 +57,8 @@ pub use config::{
     SPDP_MULTICAST_GROUP,
 };
 pub use events::{
-    ConfigError, CreateError, EndpointRef, Event, ParticipantStats, ReaderId, SedpStats, SpdpStats,
-    WlpStats, WriteError, WriterId,
+    ConfigError, CreateError, EndpointRef, Event, Limit, ParticipantStats, ReaderId, SedpStats,
+    SpdpStats, WlpStats, WriteError, WriterId,
 };
 
 use liveliness::{LocalLiveliness, Wlp};
@@ -195,6 +196,16 @@ pub struct Participant {
     /// since, so another `poll_transmit` at `t` has nothing new to collect (saves a walk over
     /// all endpoints at the end of every flush). Every input method resets it.
     drained_at: Option<Instant>,
+    /// Reassembly bytes of all our readers together, and of each remote participant's writers
+    /// (`ReaderDefaults::reassembly_bytes_*`).
+    reassembly_total: Arc<ByteBudget>,
+    reassembly_budgets: BTreeMap<GuidPrefix, Arc<ByteBudget>>,
+    /// Caps already reported with [`Event::LimitReached`].
+    limits_reported: BTreeSet<Limit>,
+    /// Addresses that have shown to be live: our configuration's, and sources of datagrams
+    /// from known participants (with when they were last seen; bounded).
+    config_ips: BTreeSet<IpAddr>,
+    validated_ips: BTreeMap<IpAddr, Instant>,
     stats: ParticipantStats,
 }
 
@@ -288,6 +299,20 @@ impl Participant {
             sample_cursor: None,
             scratch: Vec::new(),
             drained_at: None,
+            reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
+            reassembly_budgets: BTreeMap::new(),
+            limits_reported: BTreeSet::new(),
+            config_ips: config
+                .spdp_destinations
+                .iter()
+                .chain(&config.metatraffic_unicast)
+                .chain(&config.metatraffic_multicast)
+                .chain(&config.default_unicast)
+                .chain(&config.default_multicast)
+                .filter_map(Locator::to_socket_addr)
+                .map(|a| a.ip())
+                .collect(),
+            validated_ips: BTreeMap::new(),
             stats: ParticipantStats::default(),
             config,
         };
@@ -739,6 +764,23 @@ impl Participant {
     // -----------------------------------------------------------------------------------------
     // Helpers
 
+    /// The shared reassembly budgets of writers of participant `prefix`: its own and the total.
+    fn reassembly_budgets(&mut self, prefix: GuidPrefix) -> SharedBudgets {
+        let limit = self.config.reader_defaults.reassembly_bytes_per_participant;
+        let own = self
+            .reassembly_budgets
+            .entry(prefix)
+            .or_insert_with(|| ByteBudget::new(limit))
+            .clone();
+        SharedBudgets::new(vec![own, self.reassembly_total.clone()])
+    }
+
+    /// Bytes held in reassembly for participant `prefix`'s writers, and in all.
+    pub fn reassembly_bytes(&self, prefix: GuidPrefix) -> (usize, usize) {
+        let own = self.reassembly_budgets.get(&prefix).map_or(0, |b| b.used());
+        (own, self.reassembly_total.used())
+    }
+
     fn writer_config(
         &self,
         guid: Guid,
@@ -872,6 +914,13 @@ impl Participant {
         w.make_room(now);
         let qos: Arc<[u8]> = Arc::from(sedp::disposal(guid));
         w.write(now, Arc::from(Vec::new()), qos);
+    }
+
+    /// Reports `limit` (set to `value`) the first time it is reached.
+    fn limit_reached(&mut self, limit: Limit, value: usize) {
+        if self.limits_reported.insert(limit) {
+            self.push_event(Event::LimitReached { limit, value });
+        }
     }
 
     /// Queues an event, dropping the oldest beyond `max_pending_events`.

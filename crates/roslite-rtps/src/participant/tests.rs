@@ -13,6 +13,7 @@ use crate::discovery::matching::{PeerHost, QosPolicy};
 use crate::discovery::ros;
 use crate::receiver::{parse_message, ReceiveStats};
 use crate::sim::{LinkConfig, SimNetwork};
+use crate::types::Count;
 use crate::wire::{DataRepr, PayloadKind, SerializedPayload, Submessage};
 
 const CHATTER: &str = "rt/chatter";
@@ -603,6 +604,69 @@ fn remote_endpoint_cap_holds() {
     s.run_for(Duration::from_secs(2));
     assert_eq!(s.p(b).remote_endpoints().count(), 4);
     assert!(s.p(b).stats().endpoints_rejected >= 6);
+    // Said once, naming the cap (issue 34 item 4).
+    let reached: Vec<Event> = s
+        .events(b)
+        .into_iter()
+        .filter(|e| matches!(e, Event::LimitReached { .. }))
+        .collect();
+    assert_eq!(
+        reached,
+        vec![Event::LimitReached {
+            limit: Limit::MaxRemoteEndpoints,
+            value: 4
+        }]
+    );
+    let text = Limit::MaxRemoteEndpoints.to_string();
+    assert!(text.contains("max_remote_endpoints"), "{text}");
+}
+
+/// A writer's HEARTBEAT and GAP from an address its participant was neither discovered at
+/// nor announced are dropped (issue 34 item 2).
+#[test]
+fn control_traffic_from_elsewhere_is_dropped() {
+    let mut p = Participant::new(config(0), Instant::ZERO).unwrap();
+    let peer = GuidPrefix([0x77; 12]);
+    let home = Locator::udpv4(Ipv4Addr::new(10, 0, 0, 1), 7410);
+    let mut pd = ParticipantData::new(peer);
+    pd.domain_id = Some(0);
+    pd.metatraffic_unicast_locators = vec![Locator::udpv4(Ipv4Addr::new(10, 0, 0, 1), 9999)];
+    let payload = pd.to_payload(roslite_cdr::Endianness::Little).unwrap();
+    let spdp = Submessage::Data(DataRepr {
+        extra_flags: 0,
+        reader_id: EntityId::SPDP_PARTICIPANT_DETECTOR,
+        writer_id: EntityId::SPDP_PARTICIPANT_ANNOUNCER,
+        writer_sn: SequenceNumber(1),
+        inline_qos: None,
+        payload: Some(SerializedPayload {
+            kind: PayloadKind::Data,
+            bytes: &payload,
+        }),
+        non_standard_payload: false,
+    });
+    let message = |sm: &Submessage<'_>| {
+        let mut b = crate::MessageBuilder::new(HeaderRepr::new(peer), 65_000);
+        b.push(sm).unwrap();
+        b.finish().remove(0)
+    };
+    p.handle_datagram(Instant::ZERO, Some(home), &message(&spdp));
+    assert!(p.remote_participant(peer).is_some());
+    let hb = Submessage::Heartbeat(crate::wire::HeartbeatRepr {
+        reader_id: EntityId::UNKNOWN,
+        writer_id: EntityId::new([0, 0, 1], EntityId::KIND_WRITER_NO_KEY),
+        first_sn: SequenceNumber(1 << 40),
+        last_sn: SequenceNumber(1 << 40),
+        count: Count(1),
+        final_flag: false,
+        liveliness_flag: false,
+    });
+    let elsewhere = Locator::udpv4(Ipv4Addr::new(10, 0, 0, 66), 7410);
+    p.handle_datagram(Instant::ZERO, Some(elsewhere), &message(&hb));
+    assert_eq!(p.stats().control_from_elsewhere, 1);
+    // From its own address (another port) it is routed as usual.
+    let other_port = Locator::udpv4(Ipv4Addr::new(10, 0, 0, 1), 5555);
+    p.handle_datagram(Instant::ZERO, Some(other_port), &message(&hb));
+    assert_eq!(p.stats().control_from_elsewhere, 1);
 }
 
 #[test]

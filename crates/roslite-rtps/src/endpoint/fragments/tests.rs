@@ -101,8 +101,8 @@ fn missing_windows_are_bounded() {
     let w = r.missing(SequenceNumber(1), false, 3);
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 3]);
-    // The buffer is sized for the whole sample at once (charged to the byte budget).
-    assert_eq!(r.bytes, 100_000);
+    // Only the bytes received are held and charged, not the 100 000 the header claims.
+    assert_eq!(r.bytes, 10);
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn byte_budget_evicts_later_samples_for_earlier_ones() {
     let mut r = Reassembler::default();
     let mut ev = 0;
     let small = ReassemblyLimits {
-        max_bytes: 3000,
+        max_bytes: 1500,
         ..limits()
     };
     let data = vec![1u8; 1000];
@@ -119,7 +119,7 @@ fn byte_budget_evicts_later_samples_for_earlier_ones() {
         r.insert(Instant::ZERO, &last(5), None, &small, &mut ev),
         FragOutcome::Incomplete
     );
-    // Sample 4 needs 2000 more bytes than the budget leaves: sample 5 is evicted.
+    // Sample 4 needs 1000 more bytes than the budget leaves: sample 5 is evicted.
     assert_eq!(
         r.insert(Instant::ZERO, &last(4), None, &small, &mut ev),
         FragOutcome::Incomplete
@@ -133,4 +133,103 @@ fn byte_budget_evicts_later_samples_for_earlier_ones() {
     );
     assert!(!r.contains(SequenceNumber(6)));
     assert_eq!(r.len(), 1);
+}
+
+#[test]
+fn last_fragment_of_a_60_mib_sample_costs_its_own_bytes() {
+    let mut r = Reassembler::default();
+    let mut ev = 0;
+    let big = ReassemblyLimits {
+        max_sample_size: 64 << 20,
+        max_bytes: 64 << 20,
+        ..limits()
+    };
+    let tail = [9u8; 16];
+    let sample = (60 << 20) + 16;
+    let last = (60 << 20) / 1024 + 1;
+    for sn in 1..=4 {
+        let f = frag(sn, last, 1, 1024, sample, &tail);
+        assert_eq!(
+            r.insert(Instant::ZERO, &f, None, &big, &mut ev),
+            FragOutcome::Incomplete
+        );
+    }
+    assert_eq!(
+        r.bytes,
+        4 * 16,
+        "held: what was received, nothing zero-filled"
+    );
+    let s = &r.samples[&SequenceNumber(1)];
+    assert_eq!((s.prefix.capacity(), s.chunks.len()), (0, 1));
+}
+
+#[test]
+fn fragments_in_any_order_reassemble_from_sparse_chunks() {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let payload: Vec<u8> = (0..10_007u32).map(|i| (i % 253) as u8).collect();
+    let mut order: Vec<u32> = (1..=11).collect();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(34);
+    for round in 0..20 {
+        order.shuffle(&mut rng);
+        let mut r = Reassembler::default();
+        let mut ev = 0;
+        let mut done = None;
+        for (i, f) in order.iter().enumerate() {
+            // Two fragments per submessage now and then, overlapping what came before.
+            let count = if i % 3 == 0 && *f < 11 { 2 } else { 1 };
+            let start = (*f as usize - 1) * 1000;
+            let end = (start + 1000 * count as usize).min(payload.len());
+            let sub = frag(1, *f, count, 1000, 10_007, &payload[start..end]);
+            match r.insert(Instant::ZERO, &sub, None, &limits(), &mut ev) {
+                FragOutcome::Complete(c) => {
+                    done = Some(c.payload);
+                    break;
+                }
+                FragOutcome::Incomplete => {}
+                other => panic!("round {round}: {other:?}"),
+            }
+            assert!(
+                r.bytes <= payload.len(),
+                "round {round}: nothing held twice"
+            );
+        }
+        assert_eq!(done.as_deref(), Some(&payload[..]), "round {round}");
+        assert_eq!(r.bytes, 0);
+    }
+}
+
+#[test]
+fn shared_budget_is_charged_across_writers_and_credited_when_they_go() {
+    let shared = ByteBudget::new(2500);
+    let budgets = || SharedBudgets::new(vec![shared.clone()]);
+    let mut a = Reassembler::with_budgets(budgets());
+    let mut b = Reassembler::with_budgets(budgets());
+    let mut ev = 0;
+    let data = vec![1u8; 1000];
+    let f = |sn| frag(sn, 2, 1, 1000, 3000, &data);
+    assert_eq!(
+        a.insert(Instant::ZERO, &f(1), None, &limits(), &mut ev),
+        FragOutcome::Incomplete
+    );
+    assert_eq!(
+        a.insert(Instant::ZERO, &f(2), None, &limits(), &mut ev),
+        FragOutcome::Incomplete
+    );
+    assert_eq!(shared.used(), 2000);
+    // The other writer finds the shared budget full; its own is not the reason.
+    assert_eq!(
+        b.insert(Instant::ZERO, &f(1), None, &limits(), &mut ev),
+        FragOutcome::NoSharedRoom
+    );
+    assert!(a.discard(SequenceNumber(2)));
+    assert_eq!(shared.used(), 1000);
+    assert_eq!(
+        b.insert(Instant::ZERO, &f(1), None, &limits(), &mut ev),
+        FragOutcome::Incomplete
+    );
+    drop(a);
+    assert_eq!(shared.used(), 1000, "a's bytes credited when it went");
+    assert_eq!(b.clear(), 1);
+    assert_eq!(shared.used(), 0);
 }

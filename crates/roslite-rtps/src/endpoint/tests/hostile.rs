@@ -416,3 +416,102 @@ fn nack_frag_requests_only_missing_fragments_of_announced_samples() {
     });
     assert_eq!(nacks, vec![(1, vec![2, 4, 5]), (3, vec![1, 3])]);
 }
+
+/// A writer streaming 10 samples a second; one forged HEARTBEAT or GAP naming it is injected
+/// into the reader after sample 20; the stream must go on, every sample delivered once, in
+/// order, none counted lost (issue 34 item 2, docs/robustness.md §1).
+#[test]
+fn forged_heartbeat_or_gap_does_not_silence_a_streaming_writer() {
+    let huge = sn(1 << 62);
+    let near = sn(5000);
+    let writer = writer_guid();
+    let forged_hb = |first, last, count| {
+        let mut h = heartbeat(0, 0, count, false);
+        (h.first_sn, h.last_sn) = (first, last);
+        h
+    };
+    let forged_gap = move |end: SequenceNumber| GapRepr {
+        reader_id: EntityId::UNKNOWN,
+        writer_id: writer.entity_id,
+        gap_start: sn(1),
+        gap_list: SequenceNumberSet::empty(end),
+    };
+    type Inject = Box<dyn Fn(&mut Reader, Instant)>;
+    let cases: Vec<(&str, Inject, bool)> = vec![
+        (
+            "HEARTBEAT 2^62",
+            Box::new(move |r, t| {
+                r.handle_heartbeat(t, writer, &forged_hb(huge, huge, 0x3fff_ffff))
+            }),
+            true,
+        ),
+        (
+            "HEARTBEAT within reach, count ahead",
+            Box::new(move |r, t| r.handle_heartbeat(t, writer, &forged_hb(near, near, 1000))),
+            false,
+        ),
+        (
+            "GAP 2^62",
+            Box::new(move |r, t| r.handle_gap(t, writer, &forged_gap(huge))),
+            true,
+        ),
+        (
+            "GAP within reach",
+            Box::new(move |r, t| r.handle_gap(t, writer, &forged_gap(near))),
+            false,
+        ),
+    ];
+    for (what, inject, implausible) in cases {
+        let mut pair = Pair::new(
+            34,
+            writer_config(true, HistoryKind::KeepAll { max_samples: 100 }),
+            reader_config(0, true, HistoryKind::KeepAll { max_samples: 1000 }),
+        );
+        for i in 0..40u32 {
+            if i == 20 {
+                let now = pair.now;
+                inject(&mut pair.readers[0].reader, now);
+            }
+            pair.write_blocking(payload(i, 32), Duration::from_secs(5))
+                .unwrap();
+            pair.run_for(Duration::from_millis(100));
+        }
+        let all = pair.run_while_not(Duration::from_secs(10), |p| {
+            p.readers[0].received.len() >= 40
+        });
+        let received = &pair.readers[0].received;
+        assert!(all, "{what}: {} of 40 delivered", received.len());
+        assert_eq!(sns(received), (1..=40).collect::<Vec<_>>(), "{what}");
+        let s = pair.readers[0].reader.stats();
+        assert_eq!(s.samples_lost, 0, "{what}");
+        assert_eq!(s.irrelevant_skipped, 0, "{what}");
+        if implausible {
+            assert_eq!(
+                s.implausible_sequence_numbers, 1,
+                "{what}: dropped as malformed"
+            );
+        } else {
+            assert_eq!(
+                s.skips_undone, 1,
+                "{what}: undone by the writer's next HEARTBEAT"
+            );
+        }
+    }
+}
+
+#[test]
+fn count_far_behind_the_last_resynchronises() {
+    let mut r = reliable_reader();
+    r.handle_heartbeat(T0, writer_guid(), &heartbeat(1, 1, 0x3fff_ffff, true));
+    // 1024 behind: a duplicate or reordered HEARTBEAT.
+    r.handle_heartbeat(
+        T0,
+        writer_guid(),
+        &heartbeat(1, 1, 0x3fff_ffff - 1024, true),
+    );
+    assert_eq!(r.stats().heartbeats_stale, 1);
+    // Further behind: the last count was not the writer's.
+    r.handle_heartbeat(T0, writer_guid(), &heartbeat(1, 2, 3, true));
+    r.handle_heartbeat(T0, writer_guid(), &heartbeat(1, 2, 4, true));
+    assert_eq!(r.stats().heartbeats_stale, 1);
+}

@@ -69,6 +69,10 @@ impl NetShared {
                     state.update_outlet_activity(writer);
                     state.report_writer_match(writer, false);
                 }
+                Event::LimitReached { limit, value } => self.logger.warn(format_args!(
+                    "reached the limit of {value} {limit}: further ones are refused or \
+                     evicted; raise it if this network really needs more"
+                )),
                 Event::WriterMatched { reader, .. } => state.report_reader_match(reader, true),
                 Event::WriterUnmatched { reader, .. } => state.report_reader_match(reader, false),
             }
