@@ -72,6 +72,20 @@ impl Context {
     /// # Errors
     /// [`InitError`] for a bad domain id or ROS argument.
     pub fn from_env() -> Result<Self, InitError> {
+        Self::from_env_and_args(std::env::args())
+    }
+
+    /// A context from `ROS_DOMAIN_ID` and the other variables [`Self::from_env`] reads, with
+    /// the command line `args` (the program name first, as `argv`; `--ros-args ... [--]`
+    /// parsed as rcl does): what a C or C++ node's `init(argc, argv)` gives.
+    ///
+    /// # Errors
+    /// [`InitError`] for a bad domain id or ROS argument.
+    pub fn from_env_and_args<I, S>(args: I) -> Result<Self, InitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
         let domain_id = match std::env::var("ROS_DOMAIN_ID") {
             Ok(text) if !text.trim().is_empty() => text
                 .trim()
@@ -81,7 +95,7 @@ impl Context {
                 .ok_or(InitError::InvalidDomainId(text))?,
             _ => 0,
         };
-        let args = RosArgs::parse(std::env::args())?;
+        let args = RosArgs::parse(args)?;
         let network = match std::env::var("ROSLITE_NETWORK")
             .ok()
             .as_deref()

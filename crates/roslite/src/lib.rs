@@ -58,8 +58,8 @@ pub use pubsub::{
 };
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
 pub use roslite_executor::{
-    CallbackGroup, CallbackGroupKind, Clock, Instant, Rate, RealtimeOptions, RtError, SpinError,
-    TimerCall, VirtualClock,
+    CallbackGroup, CallbackGroupKind, Clock, Instant, Rate, RealtimeOptions, RtError,
+    ShutdownSignal, SpinError, TimerCall, VirtualClock,
 };
 pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.

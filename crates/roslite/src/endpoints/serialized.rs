@@ -315,6 +315,12 @@ impl SerializedPublisher {
     pub fn local_subscription_count(&self) -> usize {
         self.shared.sinks.snapshot().len()
     }
+
+    /// Subscriptions matched now, in this context and in other processes, whatever path their
+    /// messages take (rclcpp's `get_subscription_count`).
+    pub fn subscription_count(&self) -> usize {
+        self.shared.events.current_matches()
+    }
 }
 
 impl Drop for SerializedPublisher {

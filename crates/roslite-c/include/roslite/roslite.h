@@ -1,0 +1,310 @@
+/*
+ * roslite C ABI: ROS 2 nodes in C (and the C++ and WebAssembly APIs built on it).
+ *
+ * Conventions, the same for every call:
+ * - Objects are handles: 64-bit integers, never pointers; 0 is no object. A handle that was
+ *   released, never existed or names an object of another kind gives
+ *   ROSLITE_INVALID_HANDLE, never a crash. roslite_release() ends any handle.
+ * - Every call returns a roslite_status; results come back through out-pointers. On an error,
+ *   roslite_last_error() names what went wrong and how to fix it (per thread, until the next
+ *   failing call on that thread).
+ * - Messages cross as serialized bytes: CDR with its 4-byte encapsulation header, the bytes
+ *   ROS 2 puts on the wire, tagged with the ROS type name ("std_msgs/msg/String") and its
+ *   RIHS01 type hash. Generated C and C++ types encode and decode them.
+ * - Callbacks are (function, user data) pairs. roslite calls them from the thread that spins
+ *   the node's executor, with the user data given at creation.
+ * - Strings are NUL-terminated UTF-8. Durations are signed nanoseconds.
+ * - No Rust panic crosses this boundary: a fault inside roslite is ROSLITE_ERROR.
+ */
+#ifndef ROSLITE_ROSLITE_H
+#define ROSLITE_ROSLITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status ---------------------------------------------------------------------------- */
+
+typedef int32_t roslite_status;
+
+#define ROSLITE_OK 0
+/* Anything not listed below; roslite_last_error() says what. */
+#define ROSLITE_ERROR 1
+/* A null pointer where one is required, text that is not UTF-8, a value out of range. */
+#define ROSLITE_INVALID_ARGUMENT 2
+/* The handle was released, never existed, or names an object of another kind. */
+#define ROSLITE_INVALID_HANDLE 3
+/* A node, namespace, topic, service or parameter name that ROS 2 does not accept. */
+#define ROSLITE_INVALID_NAME 4
+/* Bytes that are not a serialized message (CDR with an encapsulation header). */
+#define ROSLITE_BAD_MESSAGE 5
+/* A type name that is not "package/msg/Name" (or srv), or a hash that is not RIHS01_<64 hex>. */
+#define ROSLITE_UNKNOWN_TYPE 6
+/* The time given ran out first. */
+#define ROSLITE_TIMEOUT 7
+/* The context was shut down. */
+#define ROSLITE_SHUTDOWN 8
+/* No such parameter. */
+#define ROSLITE_NOT_FOUND 9
+/* A parameter value of another type than the parameter's. */
+#define ROSLITE_TYPE_MISMATCH 10
+/* An invalid QoS profile (for example KEEP_LAST with depth 0). */
+#define ROSLITE_INVALID_QOS 11
+
+typedef uint64_t roslite_handle;
+
+/* What the last failing call on this thread said went wrong; "" when none failed. Valid until
+ * the next failing call on this thread. */
+const char *roslite_last_error(void);
+
+/* Ends `handle` (any kind): a node stops when it and everything created from it is released;
+ * a context's network stops when it and its nodes are released. */
+roslite_status roslite_release(roslite_handle handle);
+
+/* ---- Context --------------------------------------------------------------------------- */
+
+/* A context from the command line (argv[0] first; "--ros-args ... [--]" read as rcl reads it:
+ * remapping, -p, --params-file, --log-level) and the environment (ROS_DOMAIN_ID,
+ * ROS_AUTOMATIC_DISCOVERY_RANGE, ROS_STATIC_PEERS, ...). argc 0 with argv NULL is allowed. */
+roslite_status roslite_context_init(int argc, const char *const *argv, roslite_handle *context);
+
+/* Stops every executor spinning nodes of `context`. */
+roslite_status roslite_context_shutdown(roslite_handle context);
+
+/* Whether `context` is running (not shut down). */
+roslite_status roslite_context_ok(roslite_handle context, bool *ok);
+
+/* From now on SIGINT and SIGTERM shut down every context (as rclcpp::init does); a second
+ * signal ends the process as without the handler. */
+roslite_status roslite_install_signal_handlers(void);
+
+/* ---- Node ------------------------------------------------------------------------------ */
+
+/* A node `name` in `namespace_` ("" or NULL: the root namespace, "/"). */
+roslite_status roslite_node_create(
+    roslite_handle context, const char *name, const char *namespace_, roslite_handle *node);
+
+/* The node's fully qualified name ("/ns/name") or its logger name ("ns.name"), copied into
+ * `buffer` (`capacity` bytes, NUL-terminated); `length` gets the length without the NUL.
+ * A buffer too small (or NULL) gets nothing and ROSLITE_INVALID_ARGUMENT, `length` the size
+ * needed. */
+roslite_status roslite_node_fully_qualified_name(
+    roslite_handle node, char *buffer, size_t capacity, size_t *length);
+roslite_status roslite_node_logger_name(
+    roslite_handle node, char *buffer, size_t capacity, size_t *length);
+
+/* Publishers and subscriptions on `topic` known in the graph (this process and others). */
+roslite_status roslite_node_count_publishers(roslite_handle node, const char *topic, size_t *count);
+roslite_status roslite_node_count_subscribers(
+    roslite_handle node, const char *topic, size_t *count);
+
+/* ---- QoS ------------------------------------------------------------------------------- */
+
+#define ROSLITE_HISTORY_KEEP_LAST 0
+#define ROSLITE_HISTORY_KEEP_ALL 1
+#define ROSLITE_RELIABILITY_RELIABLE 0
+#define ROSLITE_RELIABILITY_BEST_EFFORT 1
+#define ROSLITE_DURABILITY_VOLATILE 0
+#define ROSLITE_DURABILITY_TRANSIENT_LOCAL 1
+#define ROSLITE_LIVELINESS_AUTOMATIC 0
+#define ROSLITE_LIVELINESS_MANUAL_BY_TOPIC 1
+
+/* A QoS profile. Durations of 0 mean "infinite" (no deadline, no lifespan, no lease). */
+typedef struct roslite_qos {
+  int32_t history;
+  uint32_t depth;
+  int32_t reliability;
+  int32_t durability;
+  int64_t deadline_ns;
+  int64_t lifespan_ns;
+  int32_t liveliness;
+  int64_t liveliness_lease_ns;
+} roslite_qos;
+
+#define ROSLITE_QOS_PROFILE_DEFAULT 0
+#define ROSLITE_QOS_PROFILE_SENSOR_DATA 1
+#define ROSLITE_QOS_PROFILE_SERVICES_DEFAULT 2
+#define ROSLITE_QOS_PROFILE_PARAMETERS 3
+#define ROSLITE_QOS_PROFILE_SYSTEM_DEFAULT 4
+
+/* One of ROS 2's standard profiles (rmw_qos_profile_default, ..._sensor_data, ...). */
+roslite_status roslite_qos_profile(int32_t profile, roslite_qos *qos);
+
+/* ---- Messages -------------------------------------------------------------------------- */
+
+/* A message type as the wire knows it. */
+typedef struct roslite_type {
+  /* "std_msgs/msg/String". */
+  const char *name;
+  /* "RIHS01_" and 64 hex digits (the type description hash). */
+  const char *hash;
+} roslite_type;
+
+/* What a subscription learns about a message besides its bytes. Timestamps are nanoseconds on
+ * this process's CLOCK_MONOTONIC. */
+typedef struct roslite_message_info {
+  int64_t source_timestamp_ns;
+  int64_t received_timestamp_ns;
+  uint64_t publication_sequence_number;
+  bool from_intra_process;
+} roslite_message_info;
+
+/* ---- Publisher ------------------------------------------------------------------------- */
+
+roslite_status roslite_publisher_create(
+    roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
+    roslite_handle *publisher);
+
+/* Publishes one serialized message (`cdr`, `length` bytes, encapsulation header first). */
+roslite_status roslite_publish(roslite_handle publisher, const uint8_t *cdr, size_t length);
+
+/* Subscriptions matched with this publisher, in this process and others. */
+roslite_status roslite_publisher_subscription_count(roslite_handle publisher, size_t *count);
+
+/* ---- Subscription ---------------------------------------------------------------------- */
+
+/* Called with each message: its bytes (valid only during the call) and its info. */
+typedef void (*roslite_message_callback)(
+    void *user_data, const uint8_t *cdr, size_t length, const roslite_message_info *info);
+
+roslite_status roslite_subscription_create(
+    roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
+    roslite_message_callback callback, void *user_data, roslite_handle *subscription);
+
+/* ---- Timer ----------------------------------------------------------------------------- */
+
+typedef void (*roslite_timer_callback)(void *user_data);
+
+/* A timer on steady time (rclcpp's wall timer) calling `callback` every `period_ns`. */
+roslite_status roslite_wall_timer_create(
+    roslite_handle node, int64_t period_ns, roslite_timer_callback callback, void *user_data,
+    roslite_handle *timer);
+
+/* A timer on the node's clock (simulated time under use_sim_time). */
+roslite_status roslite_timer_create(
+    roslite_handle node, int64_t period_ns, roslite_timer_callback callback, void *user_data,
+    roslite_handle *timer);
+
+roslite_status roslite_timer_cancel(roslite_handle timer);
+roslite_status roslite_timer_reset(roslite_handle timer);
+
+/* ---- Service client -------------------------------------------------------------------- */
+
+/* A service type: its name ("example_interfaces/srv/AddTwoInts") and the RIHS01 hashes of its
+ * request and response messages. */
+typedef struct roslite_service_type {
+  const char *name;
+  const char *request_hash;
+  const char *response_hash;
+} roslite_service_type;
+
+/* Bytes roslite allocated for the caller; give them back with roslite_buffer_fini(). */
+typedef struct roslite_buffer {
+  uint8_t *data;
+  size_t length;
+} roslite_buffer;
+
+void roslite_buffer_fini(roslite_buffer *buffer);
+
+roslite_status roslite_client_create(
+    roslite_handle node, const char *service, const roslite_service_type *type,
+    roslite_handle *client);
+
+/* Waits up to `timeout_ns` (negative: for ever) for a server; ROSLITE_TIMEOUT if none came. */
+roslite_status roslite_client_wait_for_service(roslite_handle client, int64_t timeout_ns);
+
+/* Sends a serialized request and waits up to `timeout_ns` for the serialized response, which
+ * lands in `response` (free it with roslite_buffer_fini). */
+roslite_status roslite_client_call(
+    roslite_handle client, const uint8_t *request, size_t length, int64_t timeout_ns,
+    roslite_buffer *response);
+
+/* ---- Parameters ------------------------------------------------------------------------ */
+
+/* rcl_interfaces/msg/ParameterType's numbering. */
+#define ROSLITE_PARAMETER_NOT_SET 0
+#define ROSLITE_PARAMETER_BOOL 1
+#define ROSLITE_PARAMETER_INTEGER 2
+#define ROSLITE_PARAMETER_DOUBLE 3
+#define ROSLITE_PARAMETER_STRING 4
+#define ROSLITE_PARAMETER_BYTE_ARRAY 5
+#define ROSLITE_PARAMETER_BOOL_ARRAY 6
+#define ROSLITE_PARAMETER_INTEGER_ARRAY 7
+#define ROSLITE_PARAMETER_DOUBLE_ARRAY 8
+#define ROSLITE_PARAMETER_STRING_ARRAY 9
+
+/* A parameter value. `type` says which member holds it; arrays point at `array_length`
+ * elements of uint8_t (byte and bool arrays), int64_t, double or const char *. */
+typedef struct roslite_parameter_value {
+  int32_t type;
+  bool bool_value;
+  int64_t integer_value;
+  double double_value;
+  const char *string_value;
+  const void *array_values;
+  size_t array_length;
+} roslite_parameter_value;
+
+/* Frees what roslite allocated in a value it filled in (roslite_parameter_get,
+ * roslite_parameter_declare's `value`); never call it on a value of your own. */
+void roslite_parameter_value_fini(roslite_parameter_value *value);
+
+/* Declares parameter `name` with `default_value`; `value` (may be NULL) gets the value it
+ * has, which an override (-p, --params-file) may have set. */
+roslite_status roslite_parameter_declare(
+    roslite_handle node, const char *name, const roslite_parameter_value *default_value,
+    roslite_parameter_value *value);
+
+roslite_status roslite_parameter_get(
+    roslite_handle node, const char *name, roslite_parameter_value *value);
+
+/* Sets a declared parameter; ROSLITE_ERROR with the reason when a callback or its descriptor
+ * refuses it. */
+roslite_status roslite_parameter_set(
+    roslite_handle node, const char *name, const roslite_parameter_value *value);
+
+/* ---- Logging --------------------------------------------------------------------------- */
+
+#define ROSLITE_LOG_DEBUG 10
+#define ROSLITE_LOG_INFO 20
+#define ROSLITE_LOG_WARN 30
+#define ROSLITE_LOG_ERROR 40
+#define ROSLITE_LOG_FATAL 50
+
+/* Logs `message` under `logger` ("talker", "ns.talker") at `severity`, as rclcpp's
+ * RCLCPP_INFO and friends do (console and /rosout, subject to --log-level). `function` may be
+ * NULL. */
+roslite_status roslite_log(
+    const char *logger, int32_t severity, const char *function, const char *message);
+
+/* ---- Executor -------------------------------------------------------------------------- */
+
+roslite_status roslite_executor_create(roslite_handle context, roslite_handle *executor);
+roslite_status roslite_executor_add_node(roslite_handle executor, roslite_handle node);
+
+/* Runs callbacks until the context is shut down. */
+roslite_status roslite_executor_spin(roslite_handle executor);
+
+/* Runs callbacks on `threads` threads until the context is shut down (MultiThreadedExecutor). */
+roslite_status roslite_executor_spin_threads(roslite_handle executor, size_t threads);
+
+/* Runs every callback ready now. */
+roslite_status roslite_executor_spin_some(roslite_handle executor);
+
+/* Waits up to `timeout_ns` (negative: for ever) for work and runs one callback; `ran` (may be
+ * NULL) says whether one ran. */
+roslite_status roslite_executor_spin_once(
+    roslite_handle executor, int64_t timeout_ns, bool *ran);
+
+/* Runs callbacks for `duration_ns`. */
+roslite_status roslite_executor_spin_for(roslite_handle executor, int64_t duration_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROSLITE_ROSLITE_H */

@@ -1,0 +1,182 @@
+//! The handle table: every object the C side holds is a 64-bit handle into it, never a
+//! pointer, so a stale or forged handle is an error rather than a crash, and a WebAssembly
+//! guest can hold the same handles.
+//!
+//! A handle is `(generation << 32) | (slot + 1)`: a released slot's generation moves on, so an
+//! old handle to a reused slot is refused. 0 is never a handle.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use roslite::{
+    Context, Node, SerializedClient, SerializedPublisher, SerializedSubscription, Timer,
+};
+
+use crate::status::{Failure, ROSLITE_INVALID_HANDLE};
+
+/// What a handle names.
+pub enum Object {
+    Context(Context),
+    Node(Node),
+    Publisher(Arc<SerializedPublisher>),
+    Subscription(SerializedSubscription),
+    Timer(Arc<Timer>),
+    Client(Arc<SerializedClient>),
+    Executor(Arc<roslite::Executor>),
+}
+
+impl Object {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Context(_) => "context",
+            Self::Node(_) => "node",
+            Self::Publisher(_) => "publisher",
+            Self::Subscription(_) => "subscription",
+            Self::Timer(_) => "timer",
+            Self::Client(_) => "client",
+            Self::Executor(_) => "executor",
+        }
+    }
+}
+
+struct Slot {
+    generation: u32,
+    object: Option<Object>,
+}
+
+#[derive(Default)]
+struct Table {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    slots: Vec::new(),
+    free: Vec::new(),
+});
+
+fn table() -> MutexGuard<'static, Table> {
+    TABLE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn split(handle: u64) -> Option<(usize, u32)> {
+    let slot = (handle & 0xFFFF_FFFF).checked_sub(1)?;
+    Some((usize::try_from(slot).ok()?, (handle >> 32) as u32))
+}
+
+/// Keeps `object` and returns its new handle.
+pub fn insert(object: Object) -> u64 {
+    let mut table = table();
+    let index = match table.free.pop() {
+        Some(index) => {
+            table.slots[index as usize].object = Some(object);
+            index
+        }
+        None => {
+            table.slots.push(Slot {
+                generation: 1,
+                object: Some(object),
+            });
+            u32::try_from(table.slots.len() - 1).expect("fewer than 2^32 live handles")
+        }
+    };
+    let generation = table.slots[index as usize].generation;
+    (u64::from(generation) << 32) | (u64::from(index) + 1)
+}
+
+fn invalid(handle: u64, wanted: &str) -> Failure {
+    Failure::new(
+        ROSLITE_INVALID_HANDLE,
+        format!("{handle:#x} is not a live {wanted} handle (released, never created, or 0)"),
+    )
+}
+
+/// `f` with the object `handle` names, the table locked: `f` must only copy out what the call
+/// needs (an `Arc`, a cheap clone), never run user code.
+pub fn with<R>(
+    handle: u64,
+    wanted: &'static str,
+    f: impl FnOnce(&Object) -> Option<R>,
+) -> Result<R, Failure> {
+    let table = table();
+    let object = split(handle)
+        .and_then(|(index, generation)| {
+            let slot = table.slots.get(index)?;
+            (slot.generation == generation).then_some(slot.object.as_ref()?)
+        })
+        .ok_or_else(|| invalid(handle, wanted))?;
+    let kind = object.kind();
+    f(object).ok_or_else(|| {
+        Failure::new(
+            ROSLITE_INVALID_HANDLE,
+            format!("{handle:#x} is a {kind} handle; a {wanted} handle is needed here"),
+        )
+    })
+}
+
+/// Ends `handle`; its object is dropped outside the table's lock (dropping a node or context
+/// may wait for threads).
+pub fn remove(handle: u64) -> Result<(), Failure> {
+    let object = {
+        let mut table = table();
+        let (index, generation) = split(handle).ok_or_else(|| invalid(handle, "roslite"))?;
+        let slot = table
+            .slots
+            .get_mut(index)
+            .filter(|s| s.generation == generation && s.object.is_some())
+            .ok_or_else(|| invalid(handle, "roslite"))?;
+        let object = slot.object.take();
+        slot.generation = slot.generation.wrapping_add(1).max(1);
+        table.free.push(index as u32);
+        object
+    };
+    drop(object);
+    Ok(())
+}
+
+pub fn context(handle: u64) -> Result<Context, Failure> {
+    with(handle, "context", |o| match o {
+        Object::Context(c) => Some(c.clone()),
+        _ => None,
+    })
+}
+
+pub fn node(handle: u64) -> Result<Node, Failure> {
+    with(handle, "node", |o| match o {
+        Object::Node(n) => Some(n.clone()),
+        _ => None,
+    })
+}
+
+pub fn executor(handle: u64) -> Result<Arc<roslite::Executor>, Failure> {
+    with(handle, "executor", |o| match o {
+        Object::Executor(e) => Some(e.clone()),
+        _ => None,
+    })
+}
+
+pub fn publisher(handle: u64) -> Result<Arc<SerializedPublisher>, Failure> {
+    with(handle, "publisher", |o| match o {
+        Object::Publisher(p) => Some(p.clone()),
+        _ => None,
+    })
+}
+
+pub fn timer(handle: u64) -> Result<Arc<Timer>, Failure> {
+    with(handle, "timer", |o| match o {
+        Object::Timer(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
+pub fn client(handle: u64) -> Result<Arc<SerializedClient>, Failure> {
+    with(handle, "client", |o| match o {
+        Object::Client(c) => Some(c.clone()),
+        _ => None,
+    })
+}
+
+/// `roslite_release`.
+#[no_mangle]
+pub extern "C" fn roslite_release(handle: u64) -> crate::Status {
+    crate::guard(|| remove(handle))
+}

@@ -1,0 +1,212 @@
+/* A C node over roslite's C ABI, driven by the tests in ../c_abi.rs.
+ *
+ *   node talk HASH COUNT       publish COUNT std_msgs/msg/String "hello from C N" at 20 Hz
+ *   node listen HASH COUNT     print the data of COUNT std_msgs/msg/String messages
+ *   node param                 declare "rate" (integer, default 1) and "label" and print them
+ *   node call REQ_HASH RESP_HASH A B   call /add_two_ints and print the sum
+ *   node errors HASH           check that bad arguments give their status and a message
+ *
+ * Arguments after "--ros-args" go to roslite. */
+#include <roslite/roslite.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    roslite_status status_ = (call);                                                         \
+    if (status_ != ROSLITE_OK) {                                                             \
+      fprintf(stderr, "%s:%d: %s -> %d: %s\n", __FILE__, __LINE__, #call, (int)status_,     \
+              roslite_last_error());                                                         \
+      exit(1);                                                                               \
+    }                                                                                        \
+  } while (0)
+
+static roslite_handle context, node;
+static roslite_qos qos;
+
+static size_t encode_string(uint8_t *out, const char *text) {
+  uint32_t length = (uint32_t)strlen(text) + 1;
+  out[0] = 0; out[1] = 1; out[2] = 0; out[3] = 0; /* CDR, little-endian */
+  memcpy(out + 4, &length, 4);
+  memcpy(out + 8, text, length);
+  return 8 + length;
+}
+
+struct talker { roslite_handle publisher; int sent, count; };
+
+static void on_tick(void *user) {
+  struct talker *t = user;
+  char text[64];
+  uint8_t cdr[128];
+  snprintf(text, sizeof text, "hello from C %d", ++t->sent);
+  CHECK(roslite_publish(t->publisher, cdr, encode_string(cdr, text)));
+  if (t->sent == t->count) CHECK(roslite_context_shutdown(context));
+}
+
+struct listener { int received, count; };
+
+static void on_message(void *user, const uint8_t *cdr, size_t length,
+                       const roslite_message_info *info) {
+  struct listener *l = user;
+  uint32_t n;
+  if (length < 8) return;
+  memcpy(&n, cdr + 4, 4);
+  printf("received '%.*s' seq %" PRIu64 "\n", (int)(n ? n - 1 : 0), (const char *)cdr + 8,
+         info->publication_sequence_number);
+  fflush(stdout);
+  if (++l->received == l->count) CHECK(roslite_context_shutdown(context));
+}
+
+static void spin(void) {
+  roslite_handle executor;
+  CHECK(roslite_executor_create(context, &executor));
+  CHECK(roslite_executor_add_node(executor, node));
+  CHECK(roslite_executor_spin(executor));
+  CHECK(roslite_release(executor));
+}
+
+static int expect(roslite_status got, roslite_status want, const char *what) {
+  const char *message = roslite_last_error();
+  printf("%s: status %d, message '%s'\n", what, (int)got, message);
+  if (got != want || (want != ROSLITE_OK && message[0] == '\0')) {
+    printf("  expected status %d with a message\n", (int)want);
+    return 1;
+  }
+  return 0;
+}
+
+static int errors(const char *hash) {
+  int failed = 0;
+  roslite_handle h = 0;
+  roslite_type good = {"std_msgs/msg/String", hash};
+  roslite_type bad_name = {"std_msgs/String", hash};
+  roslite_type bad_hash = {"std_msgs/msg/String", "RIHS01_nothex"};
+  uint8_t cdr[64];
+  failed += expect(roslite_node_create(context, "bad name!", NULL, &h), ROSLITE_INVALID_NAME,
+                   "invalid node name");
+  failed += expect(roslite_node_create(context, NULL, NULL, &h), ROSLITE_INVALID_ARGUMENT,
+                   "null node name");
+  failed += expect(roslite_node_create(12345, "n", NULL, &h), ROSLITE_INVALID_HANDLE,
+                   "context handle that never existed");
+  failed += expect(roslite_node_create(node, "n", NULL, &h), ROSLITE_INVALID_HANDLE,
+                   "node handle where a context is needed");
+  failed += expect(roslite_publisher_create(node, "chatter", &bad_name, &qos, &h),
+                   ROSLITE_UNKNOWN_TYPE, "type name without /msg/");
+  failed += expect(roslite_publisher_create(node, "chatter", &bad_hash, &qos, &h),
+                   ROSLITE_UNKNOWN_TYPE, "malformed type hash");
+  failed += expect(roslite_publisher_create(node, "bad topic!", &good, &qos, &h),
+                   ROSLITE_INVALID_NAME, "invalid topic name");
+  failed += expect(roslite_publisher_create(node, "chatter", &good, NULL, &h),
+                   ROSLITE_INVALID_ARGUMENT, "null QoS");
+  roslite_qos zero_depth = qos;
+  zero_depth.depth = 0;
+  failed += expect(roslite_publisher_create(node, "chatter", &good, &zero_depth, &h),
+                   ROSLITE_INVALID_QOS, "keep-last depth 0");
+  roslite_handle publisher;
+  CHECK(roslite_publisher_create(node, "chatter", &good, &qos, &publisher));
+  failed += expect(roslite_publish(publisher, (const uint8_t *)"\1", 1), ROSLITE_BAD_MESSAGE,
+                   "one byte as a message");
+  failed += expect(roslite_publish(publisher, (const uint8_t *)"\x7f\x7f\0\0xxxx", 8),
+                   ROSLITE_BAD_MESSAGE, "unknown encapsulation");
+  failed += expect(roslite_publish(publisher, NULL, 8), ROSLITE_INVALID_ARGUMENT,
+                   "null message with a length");
+  failed += expect(roslite_publish(publisher, cdr, encode_string(cdr, "fine")), ROSLITE_OK,
+                   "a good message");
+  CHECK(roslite_release(publisher));
+  failed += expect(roslite_publish(publisher, cdr, encode_string(cdr, "late")),
+                   ROSLITE_INVALID_HANDLE, "publish on a released publisher");
+  failed += expect(roslite_release(publisher), ROSLITE_INVALID_HANDLE, "release twice");
+  failed += expect(roslite_subscription_create(node, "chatter", &good, &qos, NULL, NULL, &h),
+                   ROSLITE_INVALID_ARGUMENT, "null callback");
+  failed += expect(roslite_wall_timer_create(node, -1, (roslite_timer_callback)abort, NULL, &h),
+                   ROSLITE_INVALID_ARGUMENT, "negative timer period");
+  roslite_parameter_value value = {.type = 0};
+  failed += expect(roslite_parameter_get(node, "undeclared", &value), ROSLITE_NOT_FOUND,
+                   "undeclared parameter");
+  roslite_parameter_value int_value = {.type = ROSLITE_PARAMETER_INTEGER};
+  int_value.integer_value = 3;
+  CHECK(roslite_parameter_declare(node, "count", &int_value, NULL));
+  roslite_parameter_value text_value = {.type = ROSLITE_PARAMETER_STRING};
+  text_value.string_value = "three";
+  failed += expect(roslite_parameter_set(node, "count", &text_value), ROSLITE_TYPE_MISMATCH,
+                   "string into an integer parameter");
+  failed += expect(roslite_log("c_node", 99, NULL, "x"), ROSLITE_INVALID_ARGUMENT,
+                   "unknown severity");
+  char small[4];
+  size_t length = 0;
+  failed += expect(roslite_node_fully_qualified_name(node, small, sizeof small, &length),
+                   ROSLITE_INVALID_ARGUMENT, "name buffer too small");
+  printf("name needs %zu bytes\n", length + 1);
+  printf(failed ? "FAILED %d\n" : "all error paths held\n", failed);
+  return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
+  CHECK(roslite_install_signal_handlers());
+  CHECK(roslite_node_create(context, "c_node", "", &node));
+  CHECK(roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos));
+  const char *mode = argv[1];
+  if (strcmp(mode, "talk") == 0) {
+    roslite_type type = {"std_msgs/msg/String", argv[2]};
+    struct talker t = {0, 0, atoi(argv[3])};
+    roslite_handle timer;
+    CHECK(roslite_publisher_create(node, "chatter", &type, &qos, &t.publisher));
+    CHECK(roslite_wall_timer_create(node, 50000000, on_tick, &t, &timer));
+    CHECK(roslite_log("c_node", ROSLITE_LOG_INFO, NULL, "talking"));
+    spin();
+  } else if (strcmp(mode, "listen") == 0) {
+    roslite_type type = {"std_msgs/msg/String", argv[2]};
+    struct listener l = {0, atoi(argv[3])};
+    roslite_handle subscription;
+    CHECK(roslite_subscription_create(node, "chatter", &type, &qos, on_message, &l,
+                                      &subscription));
+    printf("listening\n");
+    fflush(stdout);
+    spin();
+  } else if (strcmp(mode, "param") == 0) {
+    roslite_parameter_value rate = {.type = ROSLITE_PARAMETER_INTEGER}, got = {.type = 0};
+    rate.integer_value = 1;
+    CHECK(roslite_parameter_declare(node, "rate", &rate, &got));
+    printf("rate %" PRId64 "\n", got.integer_value);
+    roslite_parameter_value_fini(&got);
+    roslite_parameter_value label = {.type = ROSLITE_PARAMETER_STRING};
+    label.string_value = "none";
+    CHECK(roslite_parameter_declare(node, "label", &label, NULL));
+    label.string_value = "set from C";
+    CHECK(roslite_parameter_set(node, "label", &label));
+    CHECK(roslite_parameter_get(node, "label", &got));
+    printf("label %s\n", got.string_value);
+    roslite_parameter_value_fini(&got);
+    char name[64];
+    size_t length;
+    CHECK(roslite_node_fully_qualified_name(node, name, sizeof name, &length));
+    printf("node %s\n", name);
+  } else if (strcmp(mode, "call") == 0) {
+    roslite_service_type type = {"example_interfaces/srv/AddTwoInts", argv[2], argv[3]};
+    roslite_handle client;
+    CHECK(roslite_client_create(node, "add_two_ints", &type, &client));
+    CHECK(roslite_client_wait_for_service(client, 20000000000LL));
+    uint8_t request[20] = {0, 1, 0, 0};
+    int64_t a = atoll(argv[4]), b = atoll(argv[5]), sum;
+    memcpy(request + 4, &a, 8);
+    memcpy(request + 12, &b, 8);
+    roslite_buffer response = {.data = NULL};
+    CHECK(roslite_client_call(client, request, sizeof request, 10000000000LL, &response));
+    if (response.length < 12) return 3;
+    memcpy(&sum, response.data + 4, 8);
+    printf("sum %" PRId64 "\n", sum);
+    roslite_buffer_fini(&response);
+  } else if (strcmp(mode, "errors") == 0) {
+    return errors(argv[2]);
+  } else {
+    return 2;
+  }
+  CHECK(roslite_release(node));
+  CHECK(roslite_release(context));
+  return 0;
+}

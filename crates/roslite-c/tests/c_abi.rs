@@ -1,0 +1,267 @@
+//! The C ABI from C: `tests/c/node.c` is compiled against `include/roslite/roslite.h` and the
+//! static library, then talks to roslite nodes in this test process (loopback only, a domain
+//! per test).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use roslite::msgs::example_interfaces::srv::AddTwoInts;
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::{Context, ContextOptions, Message, NetworkMode, QosProfile};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+/// The compiled C node, built once per test run.
+fn c_node() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        // This test binary is target/<profile>/deps/c_abi-<hash>; the library beside deps/.
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().unwrap().parent().unwrap();
+        let library = profile_dir.join("libroslite_c.a");
+        assert!(library.exists(), "{} is missing", library.display());
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_node");
+        let status = Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&out)
+            .arg(manifest.join("tests/c/node.c"))
+            .arg("-I")
+            .arg(manifest.join("include"))
+            .arg(&library)
+            .args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+            ])
+            .status()
+            .expect("cc runs (the C compiler is installed by cargo xtask test)");
+        assert!(status.success(), "compiling tests/c/node.c failed");
+        out
+    })
+}
+
+fn domain(offset: u32) -> u32 {
+    100 + (std::process::id() % 20) * 5 + offset
+}
+
+fn context(domain_id: u32) -> Context {
+    let discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn c_command(domain_id: u32, args: &[&str]) -> Command {
+    let mut command = Command::new(c_node());
+    command
+        .args(args)
+        .env("ROS_DOMAIN_ID", domain_id.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("ROS_STATIC_PEERS");
+    command
+}
+
+fn finish(child: Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    });
+    let output = child.wait_with_output().unwrap();
+    drop(killer);
+    output
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A C talker's messages reach a Rust subscription, over every path a same-host pair can take.
+#[test]
+fn c_talker_reaches_a_rust_subscription() {
+    for (offset, transports) in [(0, "shm,uds"), (1, "udp")] {
+        let domain_id = domain(offset);
+        let ctx = context(domain_id);
+        let node = ctx.create_node("rust_listener").unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let sink = received.clone();
+        let _subscription = node
+            .create_subscription("chatter", QosProfile::DEFAULT, move |m: StringMsg| {
+                sink.lock().unwrap().push(m.data);
+            })
+            .unwrap();
+        let executor = roslite::Executor::new(&ctx);
+        executor.add_node(&node);
+        let child = c_command(domain_id, &["talk", StringMsg::TYPE_HASH, "40"])
+            .env("ROSLITE_TRANSPORTS", transports)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while received.lock().unwrap().len() < 10 && start.elapsed() < Duration::from_secs(20) {
+            executor.spin_for(Duration::from_millis(50));
+        }
+        let output = finish(child, Duration::from_secs(20));
+        let got = received.lock().unwrap().clone();
+        assert!(got.len() >= 10, "{transports}: {got:?}\n{}", text(&output));
+        for message in &got {
+            let n: u32 = message
+                .strip_prefix("hello from C ")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{message:?}"));
+            assert!((1..=40).contains(&n), "{message}");
+        }
+        assert!(output.status.success(), "{}", text(&output));
+    }
+}
+
+/// A Rust publisher's messages reach a C subscription's callback, bytes and info intact.
+#[test]
+fn rust_talker_reaches_a_c_subscription() {
+    let domain_id = domain(2);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("rust_talker").unwrap();
+    let publisher = node
+        .create_publisher::<StringMsg>("chatter", QosProfile::DEFAULT)
+        .unwrap();
+    let child = c_command(domain_id, &["listen", StringMsg::TYPE_HASH, "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut n = 0;
+    while publisher.subscription_count() == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while start.elapsed() < Duration::from_secs(20) && n < 200 {
+        n += 1;
+        publisher
+            .publish(StringMsg {
+                data: format!("from Rust {n}"),
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        if publisher.subscription_count() == 0 {
+            break; // the C node got its five and left
+        }
+    }
+    let output = finish(child, Duration::from_secs(20));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("received"))
+        .collect();
+    assert_eq!(lines.len(), 5, "{}", text(&output));
+    for line in lines {
+        // "received 'from Rust N' seq N": the sequence number is the publisher's.
+        let (data, seq) = line
+            .strip_prefix("received 'from Rust ")
+            .and_then(|rest| rest.split_once("' seq "))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(data, seq, "{line}");
+    }
+    assert!(output.status.success(), "{}", text(&output));
+}
+
+/// `--ros-args -p` reaches a C node's declared parameter; set and get round-trip.
+#[test]
+fn c_parameters_take_overrides_and_round_trip() {
+    let output = c_command(
+        domain(3),
+        &["param", "--ros-args", "-p", "rate:=5", "-r", "__ns:=/robot"],
+    )
+    .env("ROSLITE_NETWORK", "off")
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(stdout.contains("rate 5\n"), "{}", text(&output));
+    assert!(stdout.contains("label set from C\n"), "{}", text(&output));
+    assert!(stdout.contains("node /robot/c_node\n"), "{}", text(&output));
+}
+
+/// A C client calls a Rust AddTwoInts server.
+#[test]
+fn c_client_calls_a_rust_server() {
+    let domain_id = domain(4);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("adder").unwrap();
+    let _service = node
+        .create_service::<AddTwoInts, _>("add_two_ints", |request| {
+            roslite::msgs::example_interfaces::srv::AddTwoInts_Response {
+                sum: request.a + request.b,
+            }
+        })
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let child = c_command(
+        domain_id,
+        &[
+            "call",
+            <AddTwoInts as roslite::ServiceType>::Request::TYPE_HASH,
+            <AddTwoInts as roslite::ServiceType>::Response::TYPE_HASH,
+            "40",
+            "2",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinning = {
+        let done = done.clone();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                executor.spin_for(Duration::from_millis(50));
+            }
+            drop(ctx);
+        })
+    };
+    let output = finish(child, Duration::from_secs(30));
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinning.join().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("sum 42\n"),
+        "{}",
+        text(&output)
+    );
+}
+
+/// Every bad argument gives its status and a message, never a crash.
+#[test]
+fn bad_arguments_are_errors_with_messages() {
+    let output = c_command(domain(5), &["errors", StringMsg::TYPE_HASH])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("all error paths held"),
+        "{}",
+        text(&output)
+    );
+}
