@@ -1,14 +1,20 @@
 //! Service clients of serialized requests and responses.
 
-use std::ffi::c_char;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use roslite::CallError;
+use roslite::seam::service::RequestKey;
+use roslite::{CallError, SerializedClient};
 
 use crate::handles::{self, Object};
+use roslite::serialized::TypeInfo;
+
 use crate::pubsub::{check_serialized, type_info};
+use crate::pubsub::{qos_of, CQos, UserData};
 use crate::status::{guard, Failure, Status, ROSLITE_BAD_MESSAGE, ROSLITE_ERROR, ROSLITE_TIMEOUT};
-use crate::status::{ROSLITE_SHUTDOWN, ROSLITE_UNKNOWN_TYPE};
+use crate::status::{ROSLITE_NOT_FOUND, ROSLITE_OK, ROSLITE_SHUTDOWN, ROSLITE_UNKNOWN_TYPE};
 use crate::text::{bytes, put, text, timeout};
 
 /// `roslite_service_type`.
@@ -17,6 +23,31 @@ pub struct CServiceType {
     pub name: *const c_char,
     pub request_hash: *const c_char,
     pub response_hash: *const c_char,
+}
+
+/// A client and its asynchronous calls still pending, by the id the C side knows them by.
+pub struct ClientEntry {
+    client: SerializedClient,
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<i64, RequestKey>>,
+}
+
+impl ClientEntry {
+    fn forget_id(&self, id: i64) -> Option<RequestKey> {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+    }
+}
+
+fn call_status(e: &CallError) -> Status {
+    match e {
+        CallError::Timeout { .. } => ROSLITE_TIMEOUT,
+        CallError::Cancelled => ROSLITE_SHUTDOWN,
+        CallError::MalformedResponse { .. } => ROSLITE_BAD_MESSAGE,
+        _ => ROSLITE_ERROR,
+    }
 }
 
 /// `roslite_buffer`.
@@ -53,6 +84,100 @@ fn into_buffer(bytes: &[u8]) -> CBuffer {
     }
 }
 
+/// The service type's name and its request and response types.
+///
+/// # Safety
+/// `ty` is null or readable with valid strings.
+unsafe fn service_types(
+    ty: *const CServiceType,
+) -> Result<(&'static str, (TypeInfo, TypeInfo)), Failure> {
+    let ty = ty
+        .as_ref()
+        .ok_or_else(|| Failure::invalid_argument("type is NULL"))?;
+    let name = text(ty.name, "type->name")?;
+    if name.split('/').nth(1) != Some("srv") {
+        return Err(Failure::new(
+            ROSLITE_UNKNOWN_TYPE,
+            format!("service type name '{name}' is not of the form 'package/srv/Name'"),
+        ));
+    }
+    let request = type_info(
+        &format!("{name}_Request"),
+        text(ty.request_hash, "type->request_hash")?,
+        "srv",
+    )?;
+    let response = type_info(
+        &format!("{name}_Response"),
+        text(ty.response_hash, "type->response_hash")?,
+        "srv",
+    )?;
+    // The request's interned name less its suffix: a name that lives as long as the process.
+    let interned = request
+        .type_name
+        .strip_suffix("_Request")
+        .unwrap_or(request.type_name);
+    Ok((interned, (request, response)))
+}
+
+pub type RequestCallback = unsafe extern "C" fn(*mut c_void, *const u8, usize, u64);
+
+/// # Safety
+/// `service` is a string, `ty` readable with valid strings, `qos` null or readable, `out`
+/// writable; `callback` stays callable with `user_data` while the service lives.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_service_create(
+    node: u64,
+    service: *const c_char,
+    ty: *const CServiceType,
+    qos: *const CQos,
+    callback: Option<RequestCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
+    guard(|| {
+        let node = handles::node(node)?;
+        let service = text(service, "service")?;
+        let (type_name, types) = service_types(ty)?;
+        let qos = if qos.is_null() {
+            roslite::QosProfile::SERVICES_DEFAULT
+        } else {
+            qos_of(qos)?
+        };
+        let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
+        let user = UserData(user_data);
+        let server = node.create_serialized_service(
+            service,
+            type_name,
+            types,
+            qos,
+            move |request, responder| {
+                let user = user;
+                let responder = handles::insert(Object::Responder(Mutex::new(Some(responder))));
+                let bytes = request.bytes();
+                // SAFETY: the caller promised `callback` takes these while the service lives.
+                unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), responder) };
+            },
+        )?;
+        put(out, handles::insert(Object::Service(server)), "service")
+    })
+}
+
+/// # Safety
+/// `cdr` holds `length` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_service_send_response(
+    responder: u64,
+    cdr: *const u8,
+    length: usize,
+) -> Status {
+    guard(|| {
+        let cdr = bytes(cdr, length, "cdr")?;
+        check_serialized(cdr)?;
+        handles::take_responder(responder)?.send(cdr);
+        Ok(())
+    })
+}
+
 /// # Safety
 /// `service` is a string, `ty` readable with valid strings, `out` writable.
 #[no_mangle]
@@ -65,27 +190,12 @@ pub unsafe extern "C" fn roslite_client_create(
     guard(|| {
         let node = handles::node(node)?;
         let service = text(service, "service")?;
-        let ty = ty
-            .as_ref()
-            .ok_or_else(|| Failure::invalid_argument("type is NULL"))?;
-        let name = text(ty.name, "type->name")?;
-        if name.split('/').nth(1) != Some("srv") {
-            return Err(Failure::new(
-                ROSLITE_UNKNOWN_TYPE,
-                format!("service type name '{name}' is not of the form 'package/srv/Name'"),
-            ));
-        }
-        let request = type_info(
-            &format!("{name}_Request"),
-            text(ty.request_hash, "type->request_hash")?,
-            "srv",
-        )?;
-        let response = type_info(
-            &format!("{name}_Response"),
-            text(ty.response_hash, "type->response_hash")?,
-            "srv",
-        )?;
-        let client = node.create_serialized_client(service, request, response)?;
+        let (_, (request, response)) = service_types(ty)?;
+        let client = ClientEntry {
+            client: node.create_serialized_client(service, request, response)?,
+            next_id: AtomicI64::new(1),
+            pending: Mutex::default(),
+        };
         put(
             out,
             handles::insert(Object::Client(Arc::new(client))),
@@ -97,7 +207,7 @@ pub unsafe extern "C" fn roslite_client_create(
 #[no_mangle]
 pub extern "C" fn roslite_client_wait_for_service(client: u64, timeout_ns: i64) -> Status {
     guard(|| {
-        let client = handles::client(client)?;
+        let client = &handles::client(client)?.client;
         let ready = match timeout(timeout_ns) {
             Some(limit) => client.wait_for_service(limit),
             None => loop {
@@ -128,7 +238,7 @@ pub unsafe extern "C" fn roslite_client_call(
     response: *mut CBuffer,
 ) -> Status {
     guard(|| {
-        let client = handles::client(client)?;
+        let client = &handles::client(client)?.client;
         let request = bytes(request, length, "request")?;
         check_serialized(request)?;
         if response.is_null() {
@@ -137,15 +247,80 @@ pub unsafe extern "C" fn roslite_client_call(
         let limit = timeout(timeout_ns).unwrap_or(std::time::Duration::from_secs(u64::MAX >> 2));
         match client.call(request, limit) {
             Ok(reply) => put(response, into_buffer(reply.bytes()), "response"),
-            Err(e) => {
-                let status = match e {
-                    CallError::Timeout { .. } => ROSLITE_TIMEOUT,
-                    CallError::Cancelled => ROSLITE_SHUTDOWN,
-                    CallError::MalformedResponse { .. } => ROSLITE_BAD_MESSAGE,
-                    _ => ROSLITE_ERROR,
-                };
-                Err(Failure::new(status, e.to_string()))
-            }
+            Err(e) => Err(Failure::new(call_status(&e), e.to_string())),
+        }
+    })
+}
+
+pub type ResponseCallback = unsafe extern "C" fn(*mut c_void, i32, *const u8, usize);
+
+/// # Safety
+/// `request` holds `length` bytes; `request_id` is null or writable; `callback` stays
+/// callable with `user_data` until it was called or the request removed.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_client_send_request(
+    client: u64,
+    request: *const u8,
+    length: usize,
+    callback: Option<ResponseCallback>,
+    user_data: *mut c_void,
+    request_id: *mut i64,
+) -> Status {
+    guard(|| {
+        let entry = handles::client(client)?;
+        let request = bytes(request, length, "request")?;
+        check_serialized(request)?;
+        let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
+        let user = UserData(user_data);
+        let id = entry.next_id.fetch_add(1, Ordering::Relaxed);
+        let weak = Arc::downgrade(&entry);
+        let key = entry
+            .client
+            .call_with(request, move |result| {
+                let user = user;
+                if let Some(entry) = weak.upgrade() {
+                    entry.forget_id(id);
+                }
+                // SAFETY: the caller promised `callback` takes `user_data` until called.
+                unsafe {
+                    match result {
+                        Ok(reply) => {
+                            let bytes = reply.bytes();
+                            callback(user.0, ROSLITE_OK, bytes.as_ptr(), bytes.len());
+                        }
+                        Err(e) => callback(user.0, call_status(&e), std::ptr::null(), 0),
+                    }
+                }
+            })
+            .map_err(|e| Failure::new(call_status(&e), e.to_string()))?;
+        // Not held while sending: a reply is completed on a network thread, which must not
+        // wait for this one. A reply that came before the id was noted leaves it noted for a
+        // call no longer pending: noted after, it is dropped again here.
+        entry
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, key);
+        if !entry.client.is_pending(key) {
+            entry.forget_id(id);
+        }
+        if !request_id.is_null() {
+            request_id.write(id);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn roslite_client_remove_pending_request(client: u64, request_id: i64) -> Status {
+    guard(|| {
+        let entry = handles::client(client)?;
+        match entry.forget_id(request_id) {
+            Some(key) if entry.client.forget(key) => Ok(()),
+            _ => Err(Failure::new(
+                ROSLITE_NOT_FOUND,
+                format!("request {request_id} is not pending (answered, removed or never sent)"),
+            )),
         }
     })
 }

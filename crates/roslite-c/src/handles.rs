@@ -8,8 +8,11 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use roslite::{
-    Context, Node, SerializedClient, SerializedPublisher, SerializedSubscription, Timer,
+    Context, Node, OnSetParametersCallbackHandle, SerializedPublisher, SerializedService,
+    SerializedSubscription, ServiceResponder, Timer,
 };
+
+use crate::client::ClientEntry;
 
 use crate::status::{Failure, ROSLITE_INVALID_HANDLE};
 
@@ -20,8 +23,12 @@ pub enum Object {
     Publisher(Arc<SerializedPublisher>),
     Subscription(SerializedSubscription),
     Timer(Arc<Timer>),
-    Client(Arc<SerializedClient>),
+    Client(Arc<ClientEntry>),
     Executor(Arc<roslite::Executor>),
+    Service(SerializedService),
+    /// The way back to one request's client, until it is answered.
+    Responder(Mutex<Option<ServiceResponder>>),
+    OnSetParameters(OnSetParametersCallbackHandle),
 }
 
 impl Object {
@@ -34,6 +41,9 @@ impl Object {
             Self::Timer(_) => "timer",
             Self::Client(_) => "client",
             Self::Executor(_) => "executor",
+            Self::Service(_) => "service",
+            Self::Responder(_) => "responder",
+            Self::OnSetParameters(_) => "on-set-parameters callback",
         }
     }
 }
@@ -168,7 +178,17 @@ pub fn timer(handle: u64) -> Result<Arc<Timer>, Failure> {
     })
 }
 
-pub fn client(handle: u64) -> Result<Arc<SerializedClient>, Failure> {
+/// Takes the responder `handle` names out of the table: a responder answers once.
+pub fn take_responder(handle: u64) -> Result<ServiceResponder, Failure> {
+    let responder = with(handle, "responder", |o| match o {
+        Object::Responder(r) => Some(r.lock().unwrap_or_else(PoisonError::into_inner).take()),
+        _ => None,
+    })?;
+    remove(handle)?;
+    responder.ok_or_else(|| invalid(handle, "responder"))
+}
+
+pub fn client(handle: u64) -> Result<Arc<ClientEntry>, Failure> {
     with(handle, "client", |o| match o {
         Object::Client(c) => Some(c.clone()),
         _ => None,

@@ -254,3 +254,70 @@ pub unsafe extern "C" fn roslite_parameter_set(
         }
     })
 }
+
+pub type ParametersCallback = unsafe extern "C" fn(
+    *mut c_void,
+    *const *const c_char,
+    *const CParameterValue,
+    usize,
+    *mut c_char,
+    usize,
+) -> bool;
+
+/// Room a callback has for the reason it refuses a change.
+const REASON_CAPACITY: usize = 256;
+
+/// # Safety
+/// `out` is writable; `callback` stays callable with `user_data` while the handle lives.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_parameter_add_on_set_callback(
+    node: u64,
+    callback: Option<ParametersCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
+    guard(|| {
+        let node = handles::node(node)?;
+        let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
+        let user = crate::pubsub::UserData(user_data);
+        let handle = node.add_on_set_parameters_callback(move |parameters: &[Parameter]| {
+            let user = user;
+            let names: Vec<CString> = parameters
+                .iter()
+                .map(|p| CString::new(p.name.replace('\0', "")).unwrap_or_default())
+                .collect();
+            let name_pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+            let mut values: Vec<CParameterValue> =
+                parameters.iter().map(|p| to_c(&p.value)).collect();
+            let mut reason = [0 as c_char; REASON_CAPACITY];
+            // SAFETY: the caller promised `callback` takes these while the handle lives; the
+            // arrays hold `parameters.len()` elements and `reason` its capacity.
+            let accepted = unsafe {
+                callback(
+                    user.0,
+                    name_pointers.as_ptr(),
+                    values.as_ptr(),
+                    parameters.len(),
+                    reason.as_mut_ptr(),
+                    REASON_CAPACITY - 1,
+                )
+            };
+            for value in &mut values {
+                // SAFETY: each value was filled by `to_c`.
+                unsafe { roslite_parameter_value_fini(value) };
+            }
+            if accepted {
+                roslite::SetParametersResult::success()
+            } else {
+                // SAFETY: `reason` is NUL-terminated: its last byte was never handed out.
+                let text = unsafe { std::ffi::CStr::from_ptr(reason.as_ptr()) };
+                roslite::SetParametersResult::rejected(text.to_string_lossy().into_owned())
+            }
+        });
+        crate::text::put(
+            out,
+            handles::insert(handles::Object::OnSetParameters(handle)),
+            "handle",
+        )
+    })
+}

@@ -352,3 +352,30 @@ pub unsafe extern "C" fn roslite_subscription_create(
         )
     })
 }
+
+pub type MessageLostCallback = unsafe extern "C" fn(*mut c_void, u64, u64);
+
+/// # Safety
+/// `callback` stays callable with `user_data` while the subscription lives.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_subscription_on_message_lost(
+    subscription: u64,
+    callback: Option<MessageLostCallback>,
+    user_data: *mut c_void,
+) -> Status {
+    guard(|| {
+        let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
+        let user = UserData(user_data);
+        handles::with(subscription, "subscription", |o| match o {
+            Object::Subscription(s) => {
+                s.on_message_lost(move |status| {
+                    let user = user;
+                    // SAFETY: the caller promised `callback` takes `user_data` meanwhile.
+                    unsafe { callback(user.0, status.total_count, status.total_count_change) };
+                });
+                Some(())
+            }
+            _ => None,
+        })
+    })
+}

@@ -265,3 +265,86 @@ fn bad_arguments_are_errors_with_messages() {
         text(&output)
     );
 }
+
+fn add_two_ints_hashes() -> [&'static str; 2] {
+    [
+        <AddTwoInts as roslite::ServiceType>::Request::TYPE_HASH,
+        <AddTwoInts as roslite::ServiceType>::Response::TYPE_HASH,
+    ]
+}
+
+/// A Rust client calls a C server, whose callback answers through its responder.
+#[test]
+fn rust_client_calls_a_c_server() {
+    let domain_id = domain(6);
+    let [request_hash, response_hash] = add_two_ints_hashes();
+    let child = c_command(domain_id, &["serve", request_hash, response_hash, "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ctx = context(domain_id);
+    let node = ctx.create_node("caller").unwrap();
+    let client = node.create_client::<AddTwoInts>("add_two_ints").unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(20)));
+    let mut sums = Vec::new();
+    for (a, b) in [(1, 2), (-5, 5), (40, 2)] {
+        let request = roslite::msgs::example_interfaces::srv::AddTwoInts_Request { a, b };
+        sums.push(client.call(request, Duration::from_secs(10)).unwrap().sum);
+    }
+    let output = finish(child, Duration::from_secs(20));
+    assert_eq!(sums, [3, 0, 42], "{}", text(&output));
+    assert!(output.status.success(), "{}", text(&output));
+}
+
+/// Asynchronous calls from C: the reply reaches the callback; a request removed while pending
+/// never calls its callback.
+#[test]
+fn c_async_calls_complete_or_are_removed() {
+    let domain_id = domain(7);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("adder").unwrap();
+    let _service = node
+        .create_service::<AddTwoInts, _>("add_two_ints", |request| {
+            roslite::msgs::example_interfaces::srv::AddTwoInts_Response {
+                sum: request.a + request.b,
+            }
+        })
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let [request_hash, response_hash] = add_two_ints_hashes();
+    let mut child = c_command(domain_id, &["async", request_hash, response_hash])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(30) {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    let output = finish(child, Duration::from_secs(1));
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("async sum 42 status 0;"),
+        "{}",
+        text(&output)
+    );
+}
+
+/// A C on-set callback refuses a value with its reason; released, it refuses nothing.
+#[test]
+fn c_on_set_callback_refuses_with_its_reason() {
+    let output = c_command(domain(8), &["onset"])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stdout.contains("refused 1: parameter 'speed' not set: speed must not be negative"),
+        "{}",
+        text(&output)
+    );
+    assert!(stdout.contains("speed -4\n"), "{}", text(&output));
+}

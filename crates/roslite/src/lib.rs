@@ -32,7 +32,7 @@ pub mod params;
 pub mod seam;
 pub mod vocabulary;
 
-pub use endpoints::{pubsub, serialized, service};
+pub use endpoints::{pubsub, serialized, serialized_service, service};
 pub use vocabulary::{config, events, graph, log, names, qos, time};
 
 use std::future::Future;
@@ -65,6 +65,7 @@ pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.
 pub use roslite_msgs::{Message, Service as ServiceType};
 pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
+pub use serialized_service::{SerializedService, ServiceResponder};
 pub use service::{
     CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceStats,
 };

@@ -175,6 +175,14 @@ roslite_status roslite_subscription_create(
     roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
     roslite_message_callback callback, void *user_data, roslite_handle *subscription);
 
+/* Called when messages of a publisher are known to be lost (SAMPLE_LOST): the total so far and
+ * the increase since the last call. */
+typedef void (*roslite_message_lost_callback)(
+    void *user_data, uint64_t total_count, uint64_t total_count_change);
+
+roslite_status roslite_subscription_on_message_lost(
+    roslite_handle subscription, roslite_message_lost_callback callback, void *user_data);
+
 /* ---- Timer ----------------------------------------------------------------------------- */
 
 typedef void (*roslite_timer_callback)(void *user_data);
@@ -192,7 +200,7 @@ roslite_status roslite_timer_create(
 roslite_status roslite_timer_cancel(roslite_handle timer);
 roslite_status roslite_timer_reset(roslite_handle timer);
 
-/* ---- Service client -------------------------------------------------------------------- */
+/* ---- Service types and buffers ------------------------------------------------------- */
 
 /* A service type: its name ("example_interfaces/srv/AddTwoInts") and the RIHS01 hashes of its
  * request and response messages. */
@@ -210,6 +218,25 @@ typedef struct roslite_buffer {
 
 void roslite_buffer_fini(roslite_buffer *buffer);
 
+/* ---- Service server -------------------------------------------------------------------- */
+
+/* Called with each request (bytes valid only during the call) and a responder handle that
+ * answers it: roslite_service_send_response(responder, ...), now or later from any thread
+ * (the responder ends with it; released unanswered, the client times out). */
+typedef void (*roslite_request_callback)(
+    void *user_data, const uint8_t *request, size_t length, roslite_handle responder);
+
+/* A server of `service`; `qos` NULL is ROS 2's services default. */
+roslite_status roslite_service_create(
+    roslite_handle node, const char *service, const roslite_service_type *type,
+    const roslite_qos *qos, roslite_request_callback callback, void *user_data,
+    roslite_handle *server);
+
+roslite_status roslite_service_send_response(
+    roslite_handle responder, const uint8_t *cdr, size_t length);
+
+/* ---- Service client -------------------------------------------------------------------- */
+
 roslite_status roslite_client_create(
     roslite_handle node, const char *service, const roslite_service_type *type,
     roslite_handle *client);
@@ -222,6 +249,22 @@ roslite_status roslite_client_wait_for_service(roslite_handle client, int64_t ti
 roslite_status roslite_client_call(
     roslite_handle client, const uint8_t *request, size_t length, int64_t timeout_ns,
     roslite_buffer *response);
+
+/* Called once with the reply of an asynchronous request (status ROSLITE_OK, bytes valid only
+ * during the call) or why there is none (ROSLITE_SHUTDOWN when the client went first), on the
+ * thread that received it, outside roslite's locks: it may call roslite. */
+typedef void (*roslite_response_callback)(
+    void *user_data, roslite_status status, const uint8_t *response, size_t length);
+
+/* Sends a request without waiting (rclcpp's async_send_request); `request_id` (may be NULL)
+ * gets the id roslite_client_remove_pending_request takes. */
+roslite_status roslite_client_send_request(
+    roslite_handle client, const uint8_t *request, size_t length,
+    roslite_response_callback callback, void *user_data, int64_t *request_id);
+
+/* Forgets a pending request: its callback is never called (ROSLITE_NOT_FOUND if it is not
+ * pending any more). */
+roslite_status roslite_client_remove_pending_request(roslite_handle client, int64_t request_id);
 
 /* ---- Parameters ------------------------------------------------------------------------ */
 
@@ -266,6 +309,20 @@ roslite_status roslite_parameter_get(
  * refuses it. */
 roslite_status roslite_parameter_set(
     roslite_handle node, const char *name, const roslite_parameter_value *value);
+
+/* Called before parameters are declared or set, with their names and new values; returns
+ * false to refuse the change, with a NUL-terminated reason of at most `reason_capacity` bytes
+ * written into `reason`. Runs on the thread that sets them; it may read parameters but not
+ * change them. */
+typedef bool (*roslite_parameters_callback)(
+    void *user_data, const char *const *names, const roslite_parameter_value *values,
+    size_t count, char *reason, size_t reason_capacity);
+
+/* Adds an on-set callback (rclcpp's add_on_set_parameters_callback); releasing `handle`
+ * removes it. */
+roslite_status roslite_parameter_add_on_set_callback(
+    roslite_handle node, roslite_parameters_callback callback, void *user_data,
+    roslite_handle *handle);
 
 /* ---- Logging --------------------------------------------------------------------------- */
 

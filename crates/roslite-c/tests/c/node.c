@@ -4,15 +4,20 @@
  *   node listen HASH COUNT     print the data of COUNT std_msgs/msg/String messages
  *   node param                 declare "rate" (integer, default 1) and "label" and print them
  *   node call REQ_HASH RESP_HASH A B   call /add_two_ints and print the sum
+ *   node serve REQ_HASH RESP_HASH COUNT   serve /add_two_ints for COUNT requests
+ *   node async REQ_HASH RESP_HASH          two asynchronous calls, one removed before its reply
+ *   node onset                 an on-set callback that refuses negative values
  *   node errors HASH           check that bad arguments give their status and a message
  *
  * Arguments after "--ros-args" go to roslite. */
+#define _POSIX_C_SOURCE 200809L
 #include <roslite/roslite.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(call)                                                                          \
   do {                                                                                       \
@@ -58,6 +63,47 @@ static void on_message(void *user, const uint8_t *cdr, size_t length,
          info->publication_sequence_number);
   fflush(stdout);
   if (++l->received == l->count) CHECK(roslite_context_shutdown(context));
+}
+
+struct server { int served, count; };
+
+static void on_request(void *user, const uint8_t *request, size_t length,
+                       roslite_handle responder) {
+  struct server *s = user;
+  int64_t a, b, sum;
+  uint8_t response[12] = {0, 1, 0, 0};
+  if (length < 20) return; /* unanswered: the client times out */
+  memcpy(&a, request + 4, 8);
+  memcpy(&b, request + 12, 8);
+  sum = a + b;
+  memcpy(response + 4, &sum, 8);
+  CHECK(roslite_service_send_response(responder, response, sizeof response));
+  printf("served %" PRId64 " + %" PRId64 "\n", a, b);
+  fflush(stdout);
+  if (++s->served == s->count) CHECK(roslite_context_shutdown(context));
+}
+
+struct async_call { int done; int64_t sum; roslite_status status; };
+
+static void on_response(void *user, roslite_status status, const uint8_t *response,
+                        size_t length) {
+  struct async_call *call = user;
+  call->status = status;
+  if (status == ROSLITE_OK && length >= 12) memcpy(&call->sum, response + 4, 8);
+  __atomic_store_n(&call->done, 1, __ATOMIC_RELEASE);
+}
+
+static bool refuse_negative(void *user, const char *const *names,
+                            const roslite_parameter_value *values, size_t count, char *reason,
+                            size_t capacity) {
+  (void)user;
+  for (size_t i = 0; i < count; i++) {
+    if (values[i].type == ROSLITE_PARAMETER_INTEGER && values[i].integer_value < 0) {
+      snprintf(reason, capacity, "%s must not be negative", names[i]);
+      return false;
+    }
+  }
+  return true;
 }
 
 static void spin(void) {
@@ -201,6 +247,56 @@ int main(int argc, char **argv) {
     memcpy(&sum, response.data + 4, 8);
     printf("sum %" PRId64 "\n", sum);
     roslite_buffer_fini(&response);
+  } else if (strcmp(mode, "serve") == 0) {
+    roslite_service_type type = {"example_interfaces/srv/AddTwoInts", argv[2], argv[3]};
+    struct server s = {0, atoi(argv[4])};
+    roslite_handle server;
+    CHECK(roslite_service_create(node, "add_two_ints", &type, NULL, on_request, &s, &server));
+    printf("serving\n");
+    fflush(stdout);
+    spin();
+  } else if (strcmp(mode, "async") == 0) {
+    roslite_service_type type = {"example_interfaces/srv/AddTwoInts", argv[2], argv[3]};
+    roslite_handle client;
+    CHECK(roslite_client_create(node, "add_two_ints", &type, &client));
+    CHECK(roslite_client_wait_for_service(client, 20000000000LL));
+    uint8_t request[20] = {0, 1, 0, 0};
+    int64_t a = 40, b = 2;
+    memcpy(request + 4, &a, 8);
+    memcpy(request + 12, &b, 8);
+    struct async_call kept = {0, 0, -1}, removed = {0, 0, -1};
+    int64_t kept_id, removed_id;
+    CHECK(roslite_client_send_request(client, request, sizeof request, on_response, &removed,
+                                      &removed_id));
+    roslite_status removal = roslite_client_remove_pending_request(client, removed_id);
+    CHECK(roslite_client_send_request(client, request, sizeof request, on_response, &kept,
+                                      &kept_id));
+    for (int i = 0; i < 1000 && !__atomic_load_n(&kept.done, __ATOMIC_ACQUIRE); i++) {
+      struct timespec ms = {0, 10000000};
+      nanosleep(&ms, NULL);
+    }
+    printf("async sum %" PRId64 " status %d; removed: %s, called %d\n", kept.sum,
+           (int)kept.status, removal == ROSLITE_OK ? "yes" : "no (already answered)",
+           removed.done);
+    if (removal == ROSLITE_OK && removed.done) return 4;
+    if (!kept.done) return 5;
+  } else if (strcmp(mode, "onset") == 0) {
+    roslite_handle callback;
+    roslite_parameter_value value = {.type = ROSLITE_PARAMETER_INTEGER};
+    value.integer_value = 1;
+    CHECK(roslite_parameter_declare(node, "speed", &value, NULL));
+    CHECK(roslite_parameter_add_on_set_callback(node, refuse_negative, NULL, &callback));
+    value.integer_value = -3;
+    roslite_status refused = roslite_parameter_set(node, "speed", &value);
+    printf("refused %d: %s\n", (int)refused, roslite_last_error());
+    value.integer_value = 7;
+    CHECK(roslite_parameter_set(node, "speed", &value));
+    CHECK(roslite_release(callback));
+    value.integer_value = -4;
+    CHECK(roslite_parameter_set(node, "speed", &value));
+    roslite_parameter_value got = {.type = 0};
+    CHECK(roslite_parameter_get(node, "speed", &got));
+    printf("speed %" PRId64 "\n", got.integer_value);
   } else if (strcmp(mode, "errors") == 0) {
     return errors(argv[2]);
   } else {

@@ -5,4 +5,5 @@
 pub(crate) mod host;
 pub mod pubsub;
 pub mod serialized;
+pub mod serialized_service;
 pub mod service;

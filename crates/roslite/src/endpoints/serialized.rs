@@ -38,7 +38,7 @@ pub struct TypeInfo {
 /// Keeps one copy of each distinct run-time type name for the life of the process, so
 /// endpoints can hold `&'static str` like generated types do; bounded by the number of
 /// distinct types a process uses.
-fn intern(text: &str) -> &'static str {
+pub(crate) fn intern(text: &str) -> &'static str {
     static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let mut names = NAMES
         .get_or_init(Mutex::default)

@@ -133,9 +133,14 @@ pub struct ServiceStats {
 // ---------------------------------------------------------------------------------------------
 // Pending calls
 
+/// What to do with a call's result instead of keeping it for a waiting thread or future.
+type OnDone<R> = Box<dyn FnOnce(Result<R, CallError>) + Send>;
+
 struct CallSlot<R> {
     result: Option<Result<R, CallError>>,
     waker: Option<Waker>,
+    on_done: Option<OnDone<R>>,
+    done: bool,
 }
 
 /// One outstanding call: completed by whoever receives the reply.
@@ -146,24 +151,41 @@ pub(crate) struct PendingCall<R> {
 
 impl<R> PendingCall<R> {
     fn new() -> Arc<Self> {
+        Self::with_on_done(None)
+    }
+
+    fn with_on_done(on_done: Option<OnDone<R>>) -> Arc<Self> {
         Arc::new(Self {
             slot: Mutex::new(CallSlot {
                 result: None,
                 waker: None,
+                on_done,
+                done: false,
             }),
             done: Condvar::new(),
         })
     }
 
     fn complete(&self, result: Result<R, CallError>) {
-        let waker = {
+        let (waker, on_done) = {
             let mut slot = lock(&self.slot);
-            if slot.result.is_some() {
+            if slot.done {
                 return;
             }
-            slot.result = Some(result);
-            slot.waker.take()
+            slot.done = true;
+            let on_done = slot.on_done.take();
+            if on_done.is_none() {
+                slot.result = Some(result);
+                (slot.waker.take(), None)
+            } else {
+                (None, on_done.map(|f| (f, result)))
+            }
         };
+        // Outside the lock: the caller's function may do anything.
+        if let Some((on_done, result)) = on_done {
+            on_done(result);
+            return;
+        }
         self.done.notify_all();
         if let Some(waker) = waker {
             waker.wake();
@@ -654,6 +676,38 @@ impl SerializedClient {
     /// Waits up to `timeout` for [`Self::service_is_ready`].
     pub fn wait_for_service(&self, timeout: Duration) -> bool {
         wait_until_ready(&self.node, timeout, || self.service_is_ready())
+    }
+
+    /// Sends a serialized request; `on_reply` gets the serialized response (or why there is
+    /// none: [`CallError::Cancelled`] when the client goes first) on the thread that received
+    /// it. The returned key forgets the call ([`Self::forget`]).
+    ///
+    /// # Errors
+    /// [`CallError::NoServer`] without a network.
+    pub fn call_with(
+        &self,
+        request: &[u8],
+        on_reply: impl FnOnce(Result<SharedBuf, CallError>) + Send + 'static,
+    ) -> Result<RequestKey, CallError> {
+        let backends = &self.node.backends;
+        if !backends.reaches_other_processes() {
+            return Err(CallError::NoServer {
+                service: self.shared.service.clone(),
+            });
+        }
+        let call = PendingCall::with_on_done(Some(Box::new(on_reply)));
+        Ok(self.shared.send_remote(backends, request.to_vec(), &call))
+    }
+
+    /// Forgets the call of `key` (rclcpp's `remove_pending_request`): its reply, if one comes,
+    /// is counted as unmatched and dropped. False if it was not pending.
+    pub fn forget(&self, key: RequestKey) -> bool {
+        lock(&self.shared.pending).remove(&key).is_some()
+    }
+
+    /// Whether the call of `key` still waits for its reply.
+    pub fn is_pending(&self, key: RequestKey) -> bool {
+        lock(&self.shared.pending).contains_key(&key)
     }
 
     /// Sends a serialized request and waits up to `timeout` for the serialized response.

@@ -4,6 +4,10 @@ use std::sync::Arc;
 
 use roslite_executor::CallbackGroup;
 
+use roslite_cdr::SharedBuf;
+
+use crate::endpoints::serialized::TypeInfo;
+use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
 use crate::endpoints::service::{services_default_qos, Client, SerializedClient, Service};
 use crate::vocabulary::qos::QosProfile;
 use roslite_msgs::Service as ServiceType;
@@ -47,6 +51,34 @@ impl super::Node {
             self.shared.host.clone(),
             group,
             name,
+            qos,
+            Box::new(callback),
+        ))
+    }
+
+    /// A server of service `name` whose type is known only at run time: `type_name`
+    /// (`example_interfaces/srv/AddTwoInts`), its `request` and `response` types. `callback`
+    /// gets each request's bytes (CDR with the encapsulation header) and the responder that
+    /// answers it, on the executor spinning this node.
+    ///
+    /// # Errors
+    /// [`super::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_serialized_service(
+        &self,
+        name: &str,
+        type_name: &str,
+        (request, response): (TypeInfo, TypeInfo),
+        qos: QosProfile,
+        callback: impl FnMut(&SharedBuf, ServiceResponder) + Send + 'static,
+    ) -> Result<SerializedService, super::NodeError> {
+        qos.validate()?;
+        let name = self.resolve_topic_name(name)?;
+        Ok(SerializedService::new(
+            self.shared.host.clone(),
+            &self.shared.host.default_group,
+            name,
+            crate::endpoints::serialized::intern(type_name),
+            (request, response),
             qos,
             Box::new(callback),
         ))

@@ -8,7 +8,7 @@ use std::sync::MutexGuard;
 use roslite_rtps::Instant;
 use roslite_transport::{RecvEvent, RECV_BUFFER_LEN};
 
-use super::{now, to_locator, Delivery, NetShared, NetState, RequestDelivery, DRIVING, RECEIVING};
+use super::{now, to_locator, Delivery, NetShared, NetState, ServiceDelivery, DRIVING, RECEIVING};
 use crate::vocabulary::events::{report_matches, MatchReports};
 
 /// The driver thread: receive, run timers, deliver, send; until stopped.
@@ -60,7 +60,7 @@ pub(super) fn drive(shared: &NetShared) {
 #[derive(Default)]
 pub(super) struct Outbox {
     deliveries: Vec<Delivery>,
-    requests: Vec<RequestDelivery>,
+    services: Vec<ServiceDelivery>,
     match_reports: MatchReports,
 }
 
@@ -97,10 +97,10 @@ impl Outbox {
         state.delivering = true;
         for _ in 0..rounds {
             std::mem::swap(&mut self.deliveries, &mut state.deliveries);
-            std::mem::swap(&mut self.requests, &mut state.request_deliveries);
+            std::mem::swap(&mut self.services, &mut state.service_deliveries);
             std::mem::swap(&mut self.match_reports, &mut state.match_reports);
             if self.deliveries.is_empty()
-                && self.requests.is_empty()
+                && self.services.is_empty()
                 && self.match_reports.is_empty()
             {
                 state.delivering = false;
@@ -117,15 +117,22 @@ impl Outbox {
                     subscription.report_lost(lost_before);
                     subscription.deliver(&payload, info);
                 }
-                for (server, payload, reply) in self.requests.drain(..) {
-                    server.deliver_request(&payload, reply);
+                for delivery in self.services.drain(..) {
+                    match delivery {
+                        ServiceDelivery::Request(server, payload, reply) => {
+                            server.deliver_request(&payload, reply);
+                        }
+                        ServiceDelivery::Reply(client, key, payload) => {
+                            let _ = client.deliver_reply(key, &payload);
+                        }
+                    }
                 }
             });
             state = shared.lock();
         }
         // Anything still left: the driver takes it on its next turn, at once.
         let more = !(state.deliveries.is_empty()
-            && state.request_deliveries.is_empty()
+            && state.service_deliveries.is_empty()
             && state.match_reports.is_empty())
             | std::mem::take(&mut state.held_back);
         state.delivering = false;

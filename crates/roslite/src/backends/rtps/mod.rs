@@ -52,7 +52,9 @@ use roslite_rtps::Instant;
 use roslite_transport::fault::FaultInjector;
 use roslite_transport::{TransportConfig, UdpTransport};
 
-use crate::seam::service::{LocalClient, LocalServer, ReplyChannel, RequestKey, RequestSink};
+use crate::seam::service::{
+    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestKey, RequestSink,
+};
 use crate::seam::{Backend, GraphView, LocalPublisher, LocalSubscription, MessageInfo, PathView};
 use crate::vocabulary::config::RosDistro;
 use crate::vocabulary::events::{report_matches, MatchReports};
@@ -185,8 +187,15 @@ pub const MAX_SAMPLE_SIZE: usize = 1 << 30;
 const DISCOVERY_INFO_TOPIC: &str = "ros_discovery_info";
 type DiscoveryInfoMsg = roslite_msgs::rmw_dds_common::msg::ParticipantEntitiesInfo;
 
-/// A service request on its way to its server, with the way back.
-type RequestDelivery = (Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>);
+/// Service traffic on its way to a local server or client, handed over once the state lock is
+/// released: the server's callback may run inline, and a reply completes a call whose owner's
+/// function (a C caller's response callback) may do anything, the network included.
+enum ServiceDelivery {
+    /// A request, with the way back.
+    Request(Arc<dyn RequestSink>, SharedBuf, Box<dyn ReplyChannel>),
+    /// A reply for the client call of this key.
+    Reply(Arc<dyn ReplySink>, RequestKey, SharedBuf),
+}
 /// A sample for a subscription, with the messages of its writer lost right before it.
 type Delivery = (LocalSubscription, SharedBuf, MessageInfo, u64);
 
@@ -214,8 +223,8 @@ struct NetState {
     /// (driver or user-data) once it has released the state lock (a callback may run inline
     /// and publish).
     deliveries: Vec<Delivery>,
-    /// Service requests, likewise.
-    request_deliveries: Vec<RequestDelivery>,
+    /// Service requests and replies, likewise.
+    service_deliveries: Vec<ServiceDelivery>,
     /// Matches and unmatches of local endpoints with remote ones, reported likewise.
     match_reports: MatchReports,
     /// A receiving thread is handing over what the participant produced (see
@@ -512,7 +521,7 @@ impl RtpsNetwork {
                 remote_graph: HashMap::new(),
                 services: ServiceState::default(),
                 deliveries: Vec::new(),
-                request_deliveries: Vec::new(),
+                service_deliveries: Vec::new(),
                 match_reports: Vec::new(),
                 delivering: false,
                 held_back: false,

@@ -24,10 +24,9 @@ use roslite_rtps::participant::{EndpointOptions, ReaderId, WriterId};
 use roslite_rtps::types::VendorId;
 use roslite_rtps::Instant;
 
-use super::{endpoint_qos, now, NetShared, NetState};
+use super::{endpoint_qos, now, NetShared, NetState, ServiceDelivery};
 use crate::seam::service::{
-    LocalClient, LocalServer, ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink,
-    ServiceDrops,
+    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestKey, RequestSink, ServiceDrops,
 };
 
 /// Replies waiting for the client's reply reader to match, per server, at most.
@@ -111,9 +110,11 @@ impl NetShared {
         });
         // Handed to the server after the state lock is released: its callback may run inline
         // on this thread and reply, which takes the lock.
-        state
-            .request_deliveries
-            .push((sink, SharedBuf::from_vec(payload), reply));
+        state.service_deliveries.push(ServiceDelivery::Request(
+            sink,
+            SharedBuf::from_vec(payload),
+            reply,
+        ));
     }
 
     fn weak_self(&self) -> Weak<NetShared> {
@@ -244,7 +245,12 @@ pub(super) fn handle_reply(state: &mut NetState, local_id: u64, sample: Received
         }
         Err(Dropped::Empty) => return,
     };
-    let _: ReplyOutcome = sink.deliver_reply(key, &SharedBuf::from_vec(payload));
+    // Completed once the state lock is released (see `ServiceDelivery`).
+    state.service_deliveries.push(ServiceDelivery::Reply(
+        sink,
+        key,
+        SharedBuf::from_vec(payload),
+    ));
 }
 
 /// Sends a server's reply back over RTPS.

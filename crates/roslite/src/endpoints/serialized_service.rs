@@ -1,0 +1,152 @@
+//! Service servers of types known only at run time: requests and responses are CDR bytes with
+//! the encapsulation header (what the C ABI and tools serve). They join the same service as
+//! typed servers do, on every path but the typed in-process one (a typed client in this
+//! process reaches them through the backends).
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use roslite_cdr::SharedBuf;
+use roslite_executor::{CallbackGroup, Instant, Waitable};
+
+use crate::endpoints::host::EndpointHost;
+use crate::endpoints::serialized::TypeInfo;
+use crate::endpoints::service::ServiceStats;
+use crate::seam::service::{LocalServer, ReplyChannel, RequestSink, ServiceEndpointDescription};
+use crate::vocabulary::qos::QosProfile;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The way back to the client of one request: answer it once, from the callback or later
+/// from any thread (rclcpp's deferred `send_response`). Dropped unanswered, the client times
+/// out.
+pub struct ServiceResponder {
+    reply: Box<dyn ReplyChannel>,
+    stats: Arc<Mutex<ServiceStats>>,
+}
+
+impl ServiceResponder {
+    /// Sends `response` (CDR with the encapsulation header) to the client.
+    pub fn send(self, response: &[u8]) {
+        lock(&self.stats).replies_sent += 1;
+        self.reply.send(response.to_vec());
+    }
+}
+
+type RequestCallback = Box<dyn FnMut(&SharedBuf, ServiceResponder) + Send>;
+
+struct SerializedServiceShared {
+    id: u64,
+    qos: QosProfile,
+    queue: Mutex<VecDeque<(SharedBuf, Box<dyn ReplyChannel>)>>,
+    callback: Mutex<RequestCallback>,
+    group: Arc<CallbackGroup>,
+    stats: Arc<Mutex<ServiceStats>>,
+}
+
+impl RequestSink for SerializedServiceShared {
+    fn deliver_request(&self, payload: &SharedBuf, reply: Box<dyn ReplyChannel>) -> bool {
+        {
+            let mut queue = lock(&self.queue);
+            let mut stats = lock(&self.stats);
+            stats.requests_received += 1;
+            stats.overwritten_requests +=
+                self.qos.history.push(&mut queue, (payload.clone(), reply));
+        }
+        if crate::seam::inline_dispatch_allowed() && self.group.try_run_inline(self) {
+            return true;
+        }
+        self.group.notify();
+        true
+    }
+}
+
+impl Waitable for SerializedServiceShared {
+    fn is_ready(&self, _now: Instant) -> bool {
+        !lock(&self.queue).is_empty()
+    }
+
+    fn execute(&self) -> bool {
+        let Some((request, reply)) = lock(&self.queue).pop_front() else {
+            return false;
+        };
+        let responder = ServiceResponder {
+            reply,
+            stats: self.stats.clone(),
+        };
+        let mut callback = lock(&self.callback);
+        callback(&request, responder);
+        true
+    }
+}
+
+/// Serves one service whose type is known only at run time. Dropping it stops serving.
+pub struct SerializedService {
+    shared: Arc<SerializedServiceShared>,
+    name: String,
+    node: Arc<EndpointHost>,
+}
+
+impl SerializedService {
+    /// A server of `name` (resolved) of service type `type_name`
+    /// (`example_interfaces/srv/AddTwoInts`), whose requests and responses are `request` and
+    /// `response`.
+    pub(crate) fn new(
+        node: Arc<EndpointHost>,
+        group: &Arc<CallbackGroup>,
+        name: String,
+        type_name: &'static str,
+        (request, response): (TypeInfo, TypeInfo),
+        qos: QosProfile,
+        callback: RequestCallback,
+    ) -> Self {
+        let shared = Arc::new(SerializedServiceShared {
+            id: node.backends.next_entity_id(),
+            qos,
+            queue: Mutex::new(VecDeque::new()),
+            callback: Mutex::new(callback),
+            group: group.clone(),
+            stats: Arc::default(),
+        });
+        let waitable: Arc<dyn Waitable> = shared.clone();
+        group.add(Arc::downgrade(&waitable));
+        // No typed server behind it: in-process typed clients go through the backends.
+        let typed: Weak<dyn Any + Send + Sync> = Weak::<()>::new();
+        node.backends.service_server_added(LocalServer {
+            description: ServiceEndpointDescription {
+                local_id: shared.id,
+                node_id: node.node_id,
+                service: name.clone(),
+                request_dds_type: request.dds_type_name,
+                response_dds_type: response.dds_type_name,
+                request_type_hash: request.type_hash,
+                response_type_hash: response.type_hash,
+                qos,
+            },
+            type_name,
+            sink: shared.clone(),
+            typed,
+        });
+        Self { shared, name, node }
+    }
+
+    /// The fully qualified service name (after expansion and remapping).
+    pub fn service_name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn stats(&self) -> ServiceStats {
+        *lock(&self.shared.stats)
+    }
+}
+
+impl Drop for SerializedService {
+    fn drop(&mut self) {
+        self.node
+            .backends
+            .service_server_removed(&self.name, self.shared.id);
+    }
+}
