@@ -134,8 +134,26 @@ pub unsafe extern "C" fn roslite_service_create(
     user_data: *mut c_void,
     out: *mut u64,
 ) -> Status {
+    roslite_service_create_in(node, 0, service, ty, qos, callback, user_data, out)
+}
+
+/// # Safety
+/// As [`roslite_service_create`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub unsafe extern "C" fn roslite_service_create_in(
+    node: u64,
+    group: u64,
+    service: *const c_char,
+    ty: *const CServiceType,
+    qos: *const CQos,
+    callback: Option<RequestCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
     guard(|| {
         let node = handles::node(node)?;
+        let group = handles::group_of(&node, group)?;
         let service = text(service, "service")?;
         let (type_name, types) = service_types(ty)?;
         let qos = if qos.is_null() {
@@ -145,19 +163,19 @@ pub unsafe extern "C" fn roslite_service_create(
         };
         let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
         let user = UserData(user_data);
-        let server = node.create_serialized_service(
-            service,
-            type_name,
-            types,
-            qos,
-            move |request, responder| {
-                let user = user;
-                let responder = handles::insert(Object::Responder(Mutex::new(Some(responder))));
-                let bytes = request.bytes();
-                // SAFETY: the caller promised `callback` takes these while the service lives.
-                unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), responder) };
-            },
-        )?;
+        let serve = move |request: &roslite_cdr::SharedBuf, responder| {
+            let user = user;
+            let responder = handles::insert(Object::Responder(Mutex::new(Some(responder))));
+            let bytes = request.bytes();
+            // SAFETY: the caller promised `callback` takes these while the service lives.
+            unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), responder) };
+        };
+        let server = match group {
+            Some(group) => {
+                node.create_serialized_service_in(&group, service, type_name, types, qos, serve)?
+            }
+            None => node.create_serialized_service(service, type_name, types, qos, serve)?,
+        };
         put(out, handles::insert(Object::Service(server)), "service")
     })
 }

@@ -29,6 +29,8 @@ pub enum Object {
     /// The way back to one request's client, until it is answered.
     Responder(Mutex<Option<ServiceResponder>>),
     OnSetParameters(OnSetParametersCallbackHandle),
+    /// A callback group and the node it belongs to.
+    CallbackGroup(Node, Arc<roslite::CallbackGroup>),
 }
 
 impl Object {
@@ -44,6 +46,7 @@ impl Object {
             Self::Service(_) => "service",
             Self::Responder(_) => "responder",
             Self::OnSetParameters(_) => "on-set-parameters callback",
+            Self::CallbackGroup(..) => "callback group",
         }
     }
 }
@@ -199,4 +202,22 @@ pub fn client(handle: u64) -> Result<Arc<ClientEntry>, Failure> {
 #[no_mangle]
 pub extern "C" fn roslite_release(handle: u64) -> crate::Status {
     crate::guard(|| remove(handle))
+}
+
+/// The group `group` names, checked to belong to `node`; 0 is `node`'s default group.
+pub fn group_of(node: &Node, group: u64) -> Result<Option<Arc<roslite::CallbackGroup>>, Failure> {
+    if group == 0 {
+        return Ok(None);
+    }
+    let (owner, group_arc) = with(group, "callback group", |o| match o {
+        Object::CallbackGroup(n, g) => Some((n.fully_qualified_name(), g.clone())),
+        _ => None,
+    })?;
+    if owner != node.fully_qualified_name() {
+        return Err(Failure::invalid_argument(format!(
+            "callback group {group:#x} belongs to node {owner}, not {}",
+            node.fully_qualified_name()
+        )));
+    }
+    Ok(Some(group_arc))
 }

@@ -86,3 +86,32 @@ pub unsafe extern "C" fn roslite_node_count_subscribers(
         put(count, node.count_subscribers(topic), "count")
     })
 }
+
+/// # Safety
+/// `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_callback_group_create(
+    node: u64,
+    kind: i32,
+    out: *mut u64,
+) -> Status {
+    guard(|| {
+        let node = handles::node(node)?;
+        let kind = match kind {
+            0 => roslite::CallbackGroupKind::MutuallyExclusive,
+            1 => roslite::CallbackGroupKind::Reentrant,
+            _ => {
+                return Err(crate::status::Failure::invalid_argument(format!(
+                    "callback group kind {kind} is not ROSLITE_CALLBACK_GROUP_MUTUALLY_EXCLUSIVE \
+                     (0) or ROSLITE_CALLBACK_GROUP_REENTRANT (1)"
+                )))
+            }
+        };
+        let group = node.create_callback_group(kind);
+        put(
+            out,
+            handles::insert(Object::CallbackGroup(node, group)),
+            "callback_group",
+        )
+    })
+}

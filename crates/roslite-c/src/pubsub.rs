@@ -330,21 +330,44 @@ pub unsafe extern "C" fn roslite_subscription_create(
     user_data: *mut c_void,
     out: *mut u64,
 ) -> Status {
+    roslite_subscription_create_in(node, 0, topic, ty, qos, callback, user_data, out)
+}
+
+/// # Safety
+/// As [`roslite_subscription_create`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub unsafe extern "C" fn roslite_subscription_create_in(
+    node: u64,
+    group: u64,
+    topic: *const c_char,
+    ty: *const CType,
+    qos: *const CQos,
+    callback: Option<MessageCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
     guard(|| {
         let node = handles::node(node)?;
+        let group = handles::group_of(&node, group)?;
         let topic = text(topic, "topic")?;
         let ty = message_type(ty)?;
         let qos = qos_of(qos)?;
         let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
         let user = UserData(user_data);
-        let subscription =
-            node.create_serialized_subscription(topic, ty, qos, move |payload, info| {
-                let user = user;
-                let bytes = payload.bytes();
-                let info = CMessageInfo::from(info);
-                // SAFETY: the caller promised `callback` takes these for the subscription's life.
-                unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), &info) };
-            })?;
+        let deliver = move |payload: &roslite_cdr::SharedBuf, info: &MessageInfo| {
+            let user = user;
+            let bytes = payload.bytes();
+            let info = CMessageInfo::from(info);
+            // SAFETY: the caller promised `callback` takes these for the subscription's life.
+            unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), &info) };
+        };
+        let subscription = match group {
+            Some(group) => {
+                node.create_serialized_subscription_in(&group, topic, ty, qos, deliver)?
+            }
+            None => node.create_serialized_subscription(topic, ty, qos, deliver)?,
+        };
         put(
             out,
             handles::insert(Object::Subscription(subscription)),

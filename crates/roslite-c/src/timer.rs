@@ -12,6 +12,7 @@ pub type TimerCallback = unsafe extern "C" fn(*mut c_void);
 
 unsafe fn create(
     node: u64,
+    group: u64,
     period_ns: i64,
     callback: Option<TimerCallback>,
     user_data: *mut c_void,
@@ -20,6 +21,7 @@ unsafe fn create(
 ) -> Status {
     guard(|| {
         let node = handles::node(node)?;
+        let group = handles::group_of(&node, group)?;
         let period = duration(period_ns, "period_ns")?;
         let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
         let user = UserData(user_data);
@@ -28,10 +30,11 @@ unsafe fn create(
             // SAFETY: the caller promised `callback` takes `user_data` for the timer's life.
             unsafe { callback(user.0) };
         };
-        let timer = if wall {
-            node.create_wall_timer(period, call)?
-        } else {
-            node.create_timer(period, call)?
+        let timer = match (group, wall) {
+            (Some(group), true) => node.create_wall_timer_in(&group, period, call)?,
+            (Some(group), false) => node.create_timer_in(&group, period, call)?,
+            (None, true) => node.create_wall_timer(period, call)?,
+            (None, false) => node.create_timer(period, call)?,
         };
         put(
             out,
@@ -51,7 +54,7 @@ pub unsafe extern "C" fn roslite_wall_timer_create(
     user_data: *mut c_void,
     out: *mut u64,
 ) -> Status {
-    create(node, period_ns, callback, user_data, out, true)
+    create(node, 0, period_ns, callback, user_data, out, true)
 }
 
 /// # Safety
@@ -64,7 +67,7 @@ pub unsafe extern "C" fn roslite_timer_create(
     user_data: *mut c_void,
     out: *mut u64,
 ) -> Status {
-    create(node, period_ns, callback, user_data, out, false)
+    create(node, 0, period_ns, callback, user_data, out, false)
 }
 
 #[no_mangle]
@@ -81,4 +84,32 @@ pub extern "C" fn roslite_timer_reset(timer: u64) -> Status {
         handles::timer(timer)?.reset();
         Ok(())
     })
+}
+
+/// # Safety
+/// As [`roslite_wall_timer_create`].
+#[no_mangle]
+pub unsafe extern "C" fn roslite_wall_timer_create_in(
+    node: u64,
+    group: u64,
+    period_ns: i64,
+    callback: Option<TimerCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
+    create(node, group, period_ns, callback, user_data, out, true)
+}
+
+/// # Safety
+/// As [`roslite_wall_timer_create`].
+#[no_mangle]
+pub unsafe extern "C" fn roslite_timer_create_in(
+    node: u64,
+    group: u64,
+    period_ns: i64,
+    callback: Option<TimerCallback>,
+    user_data: *mut c_void,
+    out: *mut u64,
+) -> Status {
+    create(node, group, period_ns, callback, user_data, out, false)
 }

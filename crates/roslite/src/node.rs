@@ -485,6 +485,19 @@ impl Node {
         self.make_timer(&group, Arc::new(SteadyClock), period, callback)
     }
 
+    /// As [`Self::create_wall_timer`], in a group from [`Self::create_callback_group`].
+    ///
+    /// # Errors
+    /// [`NodeError::ZeroPeriod`].
+    pub fn create_wall_timer_in<Shape>(
+        &self,
+        group: &Arc<CallbackGroup>,
+        period: Duration,
+        callback: impl TimerCallback<Shape>,
+    ) -> Result<Timer, NodeError> {
+        self.make_timer(group, Arc::new(SteadyClock), period, callback)
+    }
+
     fn make_timer<Shape>(
         &self,
         group: &Arc<CallbackGroup>,
@@ -649,10 +662,27 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Result<SerializedSubscription, NodeError> {
+        let group = self.shared.host.default_group.clone();
+        self.create_serialized_subscription_in(&group, topic, ty, qos, callback)
+    }
+
+    /// As [`Self::create_serialized_subscription`], in a group from
+    /// [`Self::create_callback_group`].
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile.
+    pub fn create_serialized_subscription_in(
+        &self,
+        group: &Arc<CallbackGroup>,
+        topic: &str,
+        ty: TypeInfo,
+        qos: impl Into<QosProfile>,
+        callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
+    ) -> Result<SerializedSubscription, NodeError> {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let group = self.shared.host.default_group.clone();
+        let group = group.clone();
         let subscription = SerializedSubscription::new(
             self.shared.host.clone(),
             group,

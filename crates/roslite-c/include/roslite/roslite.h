@@ -97,6 +97,16 @@ roslite_status roslite_node_fully_qualified_name(
 roslite_status roslite_node_logger_name(
     roslite_handle node, char *buffer, size_t capacity, size_t *length);
 
+/* Callback groups: callbacks of one mutually exclusive group never run at the same time;
+ * those of a reentrant group may, on a multi-threaded executor. Entities created with the
+ * *_in functions join `group`; 0 (and the functions without _in) is the node's default,
+ * mutually exclusive group. */
+#define ROSLITE_CALLBACK_GROUP_MUTUALLY_EXCLUSIVE 0
+#define ROSLITE_CALLBACK_GROUP_REENTRANT 1
+
+roslite_status roslite_callback_group_create(
+    roslite_handle node, int32_t kind, roslite_handle *callback_group);
+
 /* Publishers and subscriptions on `topic` known in the graph (this process and others). */
 roslite_status roslite_node_count_publishers(roslite_handle node, const char *topic, size_t *count);
 roslite_status roslite_node_count_subscribers(
@@ -175,6 +185,11 @@ roslite_status roslite_subscription_create(
     roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
     roslite_message_callback callback, void *user_data, roslite_handle *subscription);
 
+roslite_status roslite_subscription_create_in(
+    roslite_handle node, roslite_handle callback_group, const char *topic,
+    const roslite_type *type, const roslite_qos *qos, roslite_message_callback callback,
+    void *user_data, roslite_handle *subscription);
+
 /* Called when messages of a publisher are known to be lost (SAMPLE_LOST): the total so far and
  * the increase since the last call. */
 typedef void (*roslite_message_lost_callback)(
@@ -196,6 +211,13 @@ roslite_status roslite_wall_timer_create(
 roslite_status roslite_timer_create(
     roslite_handle node, int64_t period_ns, roslite_timer_callback callback, void *user_data,
     roslite_handle *timer);
+
+roslite_status roslite_wall_timer_create_in(
+    roslite_handle node, roslite_handle callback_group, int64_t period_ns,
+    roslite_timer_callback callback, void *user_data, roslite_handle *timer);
+roslite_status roslite_timer_create_in(
+    roslite_handle node, roslite_handle callback_group, int64_t period_ns,
+    roslite_timer_callback callback, void *user_data, roslite_handle *timer);
 
 roslite_status roslite_timer_cancel(roslite_handle timer);
 roslite_status roslite_timer_reset(roslite_handle timer);
@@ -231,6 +253,11 @@ roslite_status roslite_service_create(
     roslite_handle node, const char *service, const roslite_service_type *type,
     const roslite_qos *qos, roslite_request_callback callback, void *user_data,
     roslite_handle *server);
+
+roslite_status roslite_service_create_in(
+    roslite_handle node, roslite_handle callback_group, const char *service,
+    const roslite_service_type *type, const roslite_qos *qos, roslite_request_callback callback,
+    void *user_data, roslite_handle *server);
 
 roslite_status roslite_service_send_response(
     roslite_handle responder, const uint8_t *cdr, size_t length);

@@ -67,6 +67,24 @@ impl super::Node {
         &self,
         name: &str,
         type_name: &str,
+        types: (TypeInfo, TypeInfo),
+        qos: QosProfile,
+        callback: impl FnMut(&SharedBuf, ServiceResponder) + Send + 'static,
+    ) -> Result<SerializedService, super::NodeError> {
+        let group = self.shared.host.default_group.clone();
+        self.create_serialized_service_in(&group, name, type_name, types, qos, callback)
+    }
+
+    /// As [`Self::create_serialized_service`], in a group from
+    /// [`super::Node::create_callback_group`].
+    ///
+    /// # Errors
+    /// [`super::NodeError`] for an invalid service name or QoS profile.
+    pub fn create_serialized_service_in(
+        &self,
+        group: &Arc<CallbackGroup>,
+        name: &str,
+        type_name: &str,
         (request, response): (TypeInfo, TypeInfo),
         qos: QosProfile,
         callback: impl FnMut(&SharedBuf, ServiceResponder) + Send + 'static,
@@ -75,7 +93,7 @@ impl super::Node {
         let name = self.resolve_topic_name(name)?;
         Ok(SerializedService::new(
             self.shared.host.clone(),
-            &self.shared.host.default_group,
+            group,
             name,
             crate::endpoints::serialized::intern(type_name),
             (request, response),
