@@ -24,7 +24,6 @@ use crate::tree::{
 /// The first problem in the text: what `saphyr-parser` cannot read, or what `rules` refuse.
 pub fn read(text: &str, rules: &Rules) -> Result<Vec<Document>, Error> {
     let mut reader = Reader {
-        text,
         cursor: CharCursor::new(text),
         rules,
         stack: Vec::new(),
@@ -76,7 +75,6 @@ struct Open {
 }
 
 struct Reader<'t, 'r> {
-    text: &'t str,
     /// Looks up the characters at the positions of the events, which move forward.
     cursor: CharCursor<'t>,
     rules: &'r Rules,

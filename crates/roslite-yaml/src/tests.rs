@@ -330,3 +330,24 @@ fn reading_work_grows_with_the_text_not_its_square() {
         );
     }
 }
+
+#[test]
+fn input_stops_at_the_limit() {
+    assert_eq!(read_text(&b"a: 1\n"[..], 5).as_deref(), Ok("a: 1\n"));
+    assert_eq!(
+        read_text(&b"a: 1\n"[..], 4),
+        Err(InputError::TooLarge { limit: 4 })
+    );
+    // An endless source: only the limit and one byte more are read.
+    let endless = std::io::repeat(0);
+    assert_eq!(
+        read_text(endless, 1 << 20),
+        Err(InputError::TooLarge { limit: 1 << 20 })
+    );
+    assert_eq!(
+        read_text(&b"ok \xff"[..], 10),
+        Err(InputError::NotUtf8 { offset: 3 })
+    );
+    assert_eq!(bytes(16 << 20), "16 MiB (16777216 bytes)");
+    assert_eq!(bytes(1000), "1000 bytes");
+}

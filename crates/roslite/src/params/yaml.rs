@@ -74,7 +74,16 @@ pub(crate) enum Yaml {
     },
     Seq(Vec<Yaml>),
     /// Entries in document order.
-    Map(Vec<(String, Yaml)>),
+    Map(Vec<(Key, Yaml)>),
+}
+
+/// A mapping key: a node, namespace or parameter name, and its line, which errors about the
+/// entry name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub(crate) text: String,
+    /// 1-based.
+    pub(crate) line: usize,
 }
 
 /// Why a text is not YAML this reader accepts.
@@ -162,7 +171,13 @@ fn map(entries: Vec<(Scalar, Node)>) -> Yaml {
     Yaml::Map(
         entries
             .into_iter()
-            .map(|(key, value)| (key.text, tree(value)))
+            .map(|(key, value)| {
+                let key = Key {
+                    text: key.text,
+                    line: key.at.line,
+                };
+                (key, tree(value))
+            })
             .collect(),
     )
 }
