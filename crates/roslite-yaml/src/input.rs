@@ -21,10 +21,9 @@ impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Io(e) => f.write_str(e),
-            Self::NotUtf8 { offset } => write!(
-                f,
-                "not UTF-8 text (byte {offset} is not); save it as UTF-8"
-            ),
+            Self::NotUtf8 { offset } => {
+                write!(f, "not UTF-8 text (byte {offset} is not); save it as UTF-8")
+            }
             Self::TooLarge { limit } => write!(f, "larger than {}", bytes(*limit)),
         }
     }
