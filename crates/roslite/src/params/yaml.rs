@@ -27,6 +27,10 @@
 //! | a tab right after `key:` | a separator | refused, see 4 |
 //! | the same key twice in one mapping | the last one wins | refused, see 5 |
 //!
+//! Typing the scalars (`overrides`) differs from rcl in one more way: an integer beyond 64 bits
+//! and a numeral beyond the range of a double are errors, where rcl reads the first as a double
+//! and the second as a string. A file is read up to `MAX_PARAMS_FILE_BYTES`.
+//!
 //! Every refusal is an error that names the line and column. Tabs cannot indent in YAML
 //! 1.2.2 (§6.1) nor in YAML 1.1.
 //!
