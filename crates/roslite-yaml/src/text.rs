@@ -3,27 +3,6 @@
 
 use crate::tree::Position;
 
-/// Counts the units of work whose number must stay proportional to the text's length (characters
-/// stepped over, keys compared), so that a test can tell linear reading from quadratic reading
-/// without timing it.
-#[cfg(test)]
-pub(crate) mod work {
-    use std::cell::Cell;
-
-    thread_local! {
-        static DONE: Cell<usize> = const { Cell::new(0) };
-    }
-
-    pub(crate) fn add(units: usize) {
-        DONE.with(|done| done.set(done.get() + units));
-    }
-
-    /// The work done on this thread since the last call.
-    pub(crate) fn take() -> usize {
-        DONE.with(|done| done.replace(0))
-    }
-}
-
 /// Character positions (as `saphyr-parser` counts them) to characters, for look-ups that
 /// mostly move forward through the text, as the reader's do: each look-up walks on from the
 /// previous one, so a whole text costs one pass instead of one pass per look-up.
@@ -106,4 +85,25 @@ pub(crate) fn rest_is_blank(text: &str, index: usize) -> bool {
         let line = line.trim_start();
         line.is_empty() || line.starts_with('#')
     })
+}
+
+/// Counts the units of work whose number must stay proportional to the text's length (characters
+/// stepped over, keys compared), so that a test can tell linear reading from quadratic reading
+/// without timing it.
+#[cfg(test)]
+pub(crate) mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        static DONE: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn add(units: usize) {
+        DONE.with(|done| done.set(done.get() + units));
+    }
+
+    /// The work done on this thread since the last call.
+    pub(crate) fn take() -> usize {
+        DONE.with(|done| done.replace(0))
+    }
 }
