@@ -47,7 +47,21 @@ pub enum InterfaceCommand {
 
 /// Built-in definitions first, then every `$AMENT_PREFIX_PATH` entry's share directory; the
 /// first definition of a name wins, so built-ins match the types roslite was compiled with.
+///
+/// A definition that is broken (does not parse, names a type nobody defines, contains itself,
+/// is too large), and every type using one, is left out with one warning each on standard
+/// error; everything else stays usable. A command naming a type left out says why
+/// ([`require_usable`]).
 pub fn load_interfaces() -> anyhow::Result<InterfaceSet> {
+    let set = load_interfaces_from(std::env::var("AMENT_PREFIX_PATH").ok().as_deref())?;
+    for problem in set.problems() {
+        eprintln!("warning: skipping a definition from $AMENT_PREFIX_PATH: {problem}");
+    }
+    Ok(set)
+}
+
+/// [`load_interfaces`] with `ament_prefix_path` for `$AMENT_PREFIX_PATH`, and no warnings.
+fn load_interfaces_from(ament_prefix_path: Option<&str>) -> anyhow::Result<InterfaceSet> {
     let mut set = InterfaceSet::new();
     for file in roslite_msgs::INTERFACE_FILES {
         let kind = InterfaceKind::from_extension(file.kind)
@@ -55,12 +69,20 @@ pub fn load_interfaces() -> anyhow::Result<InterfaceSet> {
         let path = format!("{}/{}/{}.{}", file.package, file.kind, file.name, file.kind);
         set.add_source(file.package, kind, file.name, file.text, &path)?;
     }
-    if let Ok(prefixes) = std::env::var("AMENT_PREFIX_PATH") {
-        if let Err(e) = set.add_ament_prefix_path(&prefixes) {
-            eprintln!("warning: while reading $AMENT_PREFIX_PATH: {e}");
-        }
+    if let Some(prefixes) = ament_prefix_path {
+        set.add_ament_prefix_path(prefixes);
     }
+    set.remove_unusable();
     Ok(set)
+}
+
+/// Fails, saying why, when `name` (or the interface it is a part of) was left out of `set`
+/// because its definition or one it uses is broken.
+pub fn require_usable(set: &InterfaceSet, name: &TypeName) -> anyhow::Result<()> {
+    match set.unusable(name) {
+        Some(problem) => bail!("'{name}' cannot be used: {problem}"),
+        None => Ok(()),
+    }
 }
 
 pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
@@ -97,6 +119,7 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
             no_comments,
         } => {
             let name = parse_type_name(&type_name)?;
+            require_usable(&set, &name)?;
             print!("{}", show(&set, &name, no_comments)?);
         }
         InterfaceCommand::Proto {
@@ -104,6 +127,7 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
             no_quotes,
         } => {
             let name = parse_type_name(&type_name)?;
+            require_usable(&set, &name)?;
             let yaml = proto(&set, &name)?;
             if no_quotes {
                 println!("{yaml}");
@@ -113,6 +137,7 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
         }
         InterfaceCommand::Hash { type_name } => {
             let name = parse_type_name(&type_name)?;
+            require_usable(&set, &name)?;
             let hash = roslite_msg_gen::hash::type_hash(&set, &name)
                 .map_err(|e| anyhow::anyhow!("cannot hash '{name}': {e}"))?;
             println!("{hash}");
@@ -243,6 +268,48 @@ fn strip_comment(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn broken_definitions_are_errors_naming_file_and_line_in_every_command() {
+        let dir = std::env::temp_dir().join(format!("roslite-cli-broken-{}", std::process::id()));
+        let msg_dir = dir.join("share/cyc/msg");
+        std::fs::create_dir_all(&msg_dir).unwrap();
+        std::fs::write(msg_dir.join("A.msg"), "B b\n").unwrap();
+        std::fs::write(msg_dir.join("B.msg"), "A a\n").unwrap();
+        std::fs::write(msg_dir.join("Huge.msg"), "int32[4294967295] x\n").unwrap();
+        std::fs::write(msg_dir.join("Bound.msg"), "int32[4294967296] x\n").unwrap();
+        std::fs::write(msg_dir.join("Fine.msg"), "int32 x\n").unwrap();
+        let set = load_interfaces_from(Some(dir.to_str().unwrap())).unwrap();
+        let a = msg_dir.join("A.msg").display().to_string();
+        for (name, expected) in [
+            ("cyc/msg/A", format!("{a}:1: recursive type")),
+            ("cyc/msg/B", "B.msg:1: recursive type".to_owned()),
+            (
+                "cyc/msg/Huge",
+                "Huge.msg:1: every cyc/msg/Huge takes at least".to_owned(),
+            ),
+            (
+                "cyc/msg/Bound",
+                "Bound.msg:1: array size 4294967296".to_owned(),
+            ),
+        ] {
+            let ty = parse_type_name(name).unwrap();
+            // What show, proto, hash, topic pub/echo and service call check first.
+            let e = require_usable(&set, &ty).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("'{name}' cannot be used: ")), "{e}");
+            assert!(e.contains(&expected), "{name}: {e}");
+            let e = crate::topic::type_info(&set, &ty).unwrap_err().to_string();
+            assert!(e.contains(&expected), "{name}: {e}");
+            // Without the check the commands still fail cleanly: the type is not in the set.
+            assert!(show(&set, &ty, false).is_err());
+            assert!(proto(&set, &ty).is_err());
+            assert!(roslite_msg_gen::hash::type_hash(&set, &ty).is_err());
+        }
+        let fine = parse_type_name("cyc/msg/Fine").unwrap();
+        assert_eq!(show(&set, &fine, false).unwrap(), "int32 x\n");
+        assert_eq!(set.problems().count(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_prototype_reads_back_as_the_default_value() {

@@ -9,6 +9,8 @@ mod param;
 mod service;
 mod topic;
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 /// The `roslite` tool. Its one-line description (`about`) is the package description in
@@ -60,7 +62,36 @@ enum Command {
     Param(param::ParamCommand),
 }
 
-fn main() -> anyhow::Result<()> {
+/// Runs the command; an error is printed as a user reads it (`Error: ` and its message, then
+/// each cause the message does not already hold), never as a debug structure or a backtrace.
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {}", user_message(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes, outermost first, joined by `: `. Many of roslite's errors already
+/// print their cause in their own message; a cause said already is not repeated.
+fn user_message(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+fn run() -> anyhow::Result<()> {
     // Bench helper processes whose memory is measured start before clap builds its parser.
     let args: Vec<String> = std::env::args_os()
         .skip(1)
@@ -83,5 +114,42 @@ fn main() -> anyhow::Result<()> {
         Command::Node(command) => node::run(command),
         Command::Service(command) => service::run(command),
         Command::Param(command) => param::run(command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_read_as_messages_with_each_cause_once() {
+        let file = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = anyhow::Error::new(file).context("cannot read p.yaml");
+        assert_eq!(user_message(&error), "cannot read p.yaml: no such file");
+        // A library error that prints its cause itself, and also returns it as its source.
+        let parse =
+            roslite_msg_gen::registry::LoadError::Parse(roslite_msg_gen::parse::ParseError {
+                file: "A.msg".into(),
+                line: 1,
+                message: "expected a field name".into(),
+            });
+        assert_eq!(
+            user_message(&anyhow::Error::new(parse)),
+            "A.msg:1: expected a field name"
+        );
+        // A node's parameter error, which `{:?}` printed as `Parameters(OverrideError {`.
+        let node = roslite::NodeError::Parameters(roslite::params::OverrideError {
+            source: "p.yaml".into(),
+            line: Some(3),
+            problem: roslite::params::OverrideProblem::InvalidName {
+                name: "bad name!".into(),
+                reason: "it contains whitespace or control characters",
+            },
+        });
+        let message = user_message(&anyhow::Error::new(node));
+        assert!(
+            message.starts_with("p.yaml:3: invalid parameter name 'bad name!'"),
+            "{message}"
+        );
     }
 }

@@ -183,6 +183,7 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
     let name = crate::topic::resolve_topic(&args.service_name)?;
     let set = crate::interface::load_interfaces()?;
     let ty = parse_service_type(&args.service_type)?;
+    crate::interface::require_usable(&set, &ty)?;
     if set.service(&ty).is_none() {
         bail!(
             "unknown service type '{ty}': roslite has no definition of it; put its package's \

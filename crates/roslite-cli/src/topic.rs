@@ -132,6 +132,7 @@ pub(crate) fn parse_message_type(text: &str) -> anyhow::Result<TypeName> {
 
 /// The `TypeInfo` endpoints announce for `ty`, with the hash of the definition in `set`.
 pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<roslite::TypeInfo> {
+    crate::interface::require_usable(set, ty)?;
     if set.message(ty).is_none() {
         bail!(
             "unknown message type '{ty}': roslite has no definition of it; put its package's \

@@ -259,9 +259,21 @@ impl fmt::Display for DynError {
                     "{} = {found} is out of range for {expected}",
                     subject(field)
                 )?;
-                match range_of(expected) {
-                    Some((min, max)) => write!(f, "; use a value from {min} to {max}"),
-                    None => f.write_str("; use a smaller value"),
+                match (range_of(expected), expected.as_str()) {
+                    (Some((min, max)), _) => write!(f, "; use a value from {min} to {max}"),
+                    (None, "float32") => write!(
+                        f,
+                        "; use a value from {:e} to {:e}, or .inf or -.inf for infinity",
+                        f32::MIN,
+                        f32::MAX
+                    ),
+                    (None, "float64") => write!(
+                        f,
+                        "; use a value from {:e} to {:e}, or .inf or -.inf for infinity",
+                        f64::MIN,
+                        f64::MAX
+                    ),
+                    (None, _) => f.write_str("; use a smaller value"),
                 }
             }
             Self::TooLong {

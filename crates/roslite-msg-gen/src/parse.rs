@@ -575,6 +575,17 @@ impl Ctx<'_> {
                 ),
             )
         })?;
+        // CDR writes the length of a sequence as a 32-bit count, and the counts behind a
+        // fixed array add up the same way.
+        if size > MAX_CDR_LENGTH {
+            return Err(self.error(
+                number,
+                format!(
+                    "array size {size} in type '{text}' is more than CDR can carry: lengths are \
+                     32-bit, so at most {MAX_CDR_LENGTH}; use a smaller size"
+                ),
+            ));
+        }
         Ok(if bounded {
             Collection::BoundedSequence(size)
         } else {
@@ -612,6 +623,18 @@ impl Ctx<'_> {
                         ),
                     )
                 })?;
+                // The 32-bit length of a CDR string counts its terminating NUL too.
+                if bound >= MAX_CDR_LENGTH {
+                    return Err(self.error(
+                        number,
+                        format!(
+                            "string bound {bound} in type '{text}' is more than CDR can carry: \
+                             lengths are 32-bit and count the final NUL, so at most {}; use a \
+                             smaller bound",
+                            MAX_CDR_LENGTH - 1
+                        ),
+                    ));
+                }
                 return Ok(if wide {
                     BaseType::WString { bound: Some(bound) }
                 } else {
@@ -672,6 +695,9 @@ impl Ctx<'_> {
         Ok(TypeName::new(package, InterfaceKind::Msg, name))
     }
 }
+
+/// The largest length CDR can write: lengths are 32-bit counts (OMG XTypes 1.3 §7.4.3.5.3).
+const MAX_CDR_LENGTH: usize = u32::MAX as usize;
 
 /// A decimal size or bound above zero; `Err` holds the offending text.
 fn positive(digits: &str) -> Result<usize, &str> {

@@ -9,6 +9,13 @@
 //! Layout on disk follows ament: `<prefix>/share/<package>/{msg,srv,action}/<Name>.<ext>`
 //! (`ament_index` / `rosidl_cmake` install rules). The first definition of a name wins, as the
 //! first prefix of `AMENT_PREFIX_PATH` shadows later ones.
+//!
+//! Two ways to load: strictly ([`InterfaceSet::add_share_dir`] and [`InterfaceSet::check`],
+//! for builds, where any broken file is an error), and for tools
+//! ([`InterfaceSet::add_ament_prefix_path`] then [`InterfaceSet::remove_unusable`]), where one
+//! broken file costs only its own types and those that use them: each is recorded as
+//! [`Unusable`], and every type left in the set resolves, contains no cycle and has a fixed
+//! part of at most [`MAX_FIXED_SIZE`] bytes, so tools can walk and build it without checks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -16,7 +23,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::ast::{BaseType, Interface, InterfaceKind, MessageSpec, ServiceSpec, TypeName};
+use crate::ast::{
+    BaseType, Collection, Interface, InterfaceKind, MessageSpec, ServiceSpec, TypeName,
+};
 use crate::parse::{parse_interface, ParseError};
 
 /// Loading interface files failed.
@@ -61,8 +70,36 @@ pub enum ResolveError {
     UnknownType(Box<UnknownFieldType>),
     /// A message contains itself, directly or through other messages, so it would have no
     /// finite size or C layout. Each step is a message and the field leading to the next; the
-    /// last step leads back to the first.
-    Recursive { cycle: Vec<(TypeName, String)> },
+    /// last step leads back to the first. `file` and `line` are those of the first step's
+    /// field.
+    Recursive {
+        cycle: Vec<(TypeName, String)>,
+        file: String,
+        line: usize,
+    },
+    /// A message whose fixed part is larger than [`MAX_FIXED_SIZE`].
+    TooLarge(Box<TooLargeMessage>),
+}
+
+/// The most bytes the fixed part of a message may take in CDR: what every instance holds
+/// whatever its sequences and strings hold (fixed arrays multiplied out, nested messages
+/// included, 4 bytes for each sequence or string). Tools build a default instance element by
+/// element (`interface proto`, `topic pub`), so an `int32[4294967295]` would need hundreds of
+/// gigabytes; real types carry large data in sequences and have fixed parts of a few
+/// kilobytes at most.
+pub const MAX_FIXED_SIZE: u64 = 16 << 20;
+
+/// A message whose fixed part exceeds [`MAX_FIXED_SIZE`], and its largest field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooLargeMessage {
+    pub message: TypeName,
+    /// The bytes every instance takes at least (saturating at `u64::MAX`).
+    pub size: u64,
+    /// The field that takes the most of them, its bytes, its file and line.
+    pub field: String,
+    pub field_size: u64,
+    pub file: String,
+    pub line: usize,
 }
 
 /// A message-typed field whose type is not loaded.
@@ -99,24 +136,86 @@ impl fmt::Display for ResolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::UnknownType(unknown) => unknown.fmt(f),
-            Self::Recursive { cycle } => {
+            Self::Recursive { cycle, file, line } => {
                 write!(
                     f,
-                    "recursive type: expected messages not to contain themselves, found "
+                    "{file}:{line}: recursive type: expected messages not to contain themselves, \
+                     found "
                 )?;
                 for (message, field) in cycle {
                     write!(f, "{message}.{field} -> ")?;
                 }
-                match cycle.first() {
-                    Some((first, _)) => write!(f, "{first}"),
-                    None => Ok(()),
+                if let Some((first, _)) = cycle.first() {
+                    write!(f, "{first}")?;
                 }
+                f.write_str("; remove or retype one of these fields (ROS 2 has no recursive types)")
+            }
+            Self::TooLarge(large) => {
+                let TooLargeMessage {
+                    message,
+                    size,
+                    field,
+                    field_size,
+                    file,
+                    line,
+                } = &**large;
+                write!(
+                    f,
+                    "{file}:{line}: every {message} takes at least {size} bytes ({field_size} of \
+                     them in field '{field}'), more than the {MAX_FIXED_SIZE} bytes roslite \
+                     allows for the fixed part of a message; make large arrays sequences \
+                     (T[] or T[<=N]) or smaller"
+                )
             }
         }
     }
 }
 
 impl std::error::Error for ResolveError {}
+
+/// Why an interface found under a share directory cannot be used (see
+/// [`InterfaceSet::remove_unusable`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unusable {
+    /// The file or directory could not be read.
+    Unreadable { path: String, error: String },
+    /// The file is not a valid definition.
+    Parse(ParseError),
+    /// One of its messages names a type nobody defines, contains itself or is too large.
+    Resolve(ResolveError),
+    /// A field's type is itself unusable.
+    Uses {
+        message: TypeName,
+        field: String,
+        file: String,
+        line: usize,
+        unusable: TypeName,
+    },
+}
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unreadable { path, error } => write!(f, "cannot read {path}: {error}"),
+            Self::Parse(e) => e.fmt(f),
+            Self::Resolve(e) => e.fmt(f),
+            Self::Uses {
+                message,
+                field,
+                file,
+                line,
+                unusable,
+            } => write!(
+                f,
+                "{file}:{line}: field '{field}' of {message} has type {unusable}, which cannot be \
+                 used either (fix {unusable} first)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unusable {}
 
 /// One loaded file.
 #[derive(Clone, Debug)]
@@ -132,6 +231,10 @@ pub struct InterfaceSet {
     entries: BTreeMap<TypeName, Entry>,
     /// Every message structure and (sub-)service name, mapped to the interface defining it.
     owners: BTreeMap<TypeName, TypeName>,
+    /// Interfaces left out, by interface name (`pkg/srv/X`, never a part of it).
+    unusable: BTreeMap<TypeName, Unusable>,
+    /// Share directories or package directories that could not be listed.
+    unreadable_dirs: Vec<Unusable>,
 }
 
 impl InterfaceSet {
@@ -165,8 +268,35 @@ impl InterfaceSet {
     /// [`LoadError::Io`] if `share` or a file in it cannot be read, [`LoadError::Parse`] for
     /// the first invalid file.
     pub fn add_share_dir(&mut self, share: &Path) -> Result<usize, LoadError> {
+        self.load_share_dir(share, Broken::Fail)
+    }
+
+    /// Adds the `share` directory of every prefix in an `AMENT_PREFIX_PATH`-style list
+    /// (`:`-separated, earlier prefixes win), and returns how many interfaces were added.
+    /// Prefixes without `share/` are skipped, as ament does.
+    ///
+    /// A file or directory that cannot be read or parsed is left out and recorded (see
+    /// [`InterfaceSet::problems`]); the rest still loads. A broken file still takes its name,
+    /// so that the same name in a later prefix does not silently stand in for it.
+    pub fn add_ament_prefix_path(&mut self, value: &str) -> usize {
         let mut added = 0;
-        for package_dir in sorted_dir(share)? {
+        for prefix in value.split(':').filter(|p| !p.is_empty()) {
+            let share = Path::new(prefix).join("share");
+            if share.is_dir() {
+                added += self
+                    .load_share_dir(&share, Broken::Skip)
+                    .expect("internal bug: Broken::Skip records problems instead of failing");
+            }
+        }
+        added
+    }
+
+    fn load_share_dir(&mut self, share: &Path, broken: Broken) -> Result<usize, LoadError> {
+        let mut added = 0;
+        let Some(package_dirs) = self.list_dir(share, broken)? else {
+            return Ok(0);
+        };
+        for package_dir in package_dirs {
             let Some(package) = package_dir.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
@@ -179,20 +309,42 @@ impl InterfaceSet {
                 if !dir.is_dir() {
                     continue;
                 }
-                for path in sorted_dir(&dir)? {
+                let Some(paths) = self.list_dir(&dir, broken)? else {
+                    continue;
+                };
+                for path in paths {
                     if path.extension().and_then(|e| e.to_str()) != Some(kind.extension()) {
                         continue;
                     }
                     let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
                         continue;
                     };
-                    let text = fs::read_to_string(&path).map_err(|source| LoadError::Io {
-                        path: path.clone(),
-                        source,
-                    })?;
+                    let key = TypeName::new(package, kind, name);
+                    if self.entries.contains_key(&key) || self.unusable.contains_key(&key) {
+                        continue;
+                    }
                     let file = path.display().to_string();
-                    if self.insert(package, kind, name, &text, &file)? {
-                        added += 1;
+                    let text = match fs::read_to_string(&path) {
+                        Ok(text) => text,
+                        Err(source) if broken == Broken::Fail => {
+                            return Err(LoadError::Io { path, source });
+                        }
+                        Err(e) => {
+                            let problem = Unusable::Unreadable {
+                                path: file,
+                                error: e.to_string(),
+                            };
+                            self.unusable.insert(key, problem);
+                            continue;
+                        }
+                    };
+                    match self.insert(package, kind, name, &text, &file) {
+                        Ok(true) => added += 1,
+                        Ok(false) => {}
+                        Err(e) if broken == Broken::Fail => return Err(e.into()),
+                        Err(e) => {
+                            self.unusable.insert(key, Unusable::Parse(e));
+                        }
                     }
                 }
             }
@@ -200,22 +352,24 @@ impl InterfaceSet {
         Ok(added)
     }
 
-    /// Adds the `share` directory of every prefix in an `AMENT_PREFIX_PATH`-style list
-    /// (`:`-separated, earlier prefixes win). Prefixes without `share/` are skipped, as ament
-    /// does.
-    ///
-    /// # Errors
-    ///
-    /// As [`InterfaceSet::add_share_dir`].
-    pub fn add_ament_prefix_path(&mut self, value: &str) -> Result<usize, LoadError> {
-        let mut added = 0;
-        for prefix in value.split(':').filter(|p| !p.is_empty()) {
-            let share = Path::new(prefix).join("share");
-            if share.is_dir() {
-                added += self.add_share_dir(&share)?;
+    /// The sorted entries of `dir`; `None` when it cannot be read and `broken` says to skip
+    /// it (recorded in `unreadable_dirs`).
+    fn list_dir(&mut self, dir: &Path, broken: Broken) -> Result<Option<Vec<PathBuf>>, LoadError> {
+        match sorted_dir(dir) {
+            Ok(paths) => Ok(Some(paths)),
+            Err(e) if broken == Broken::Fail => Err(e),
+            Err(e) => {
+                let error = match &e {
+                    LoadError::Io { source, .. } => source.to_string(),
+                    LoadError::Parse(p) => p.to_string(),
+                };
+                self.unreadable_dirs.push(Unusable::Unreadable {
+                    path: dir.display().to_string(),
+                    error,
+                });
+                Ok(None)
             }
         }
-        Ok(added)
     }
 
     /// All loaded interfaces, sorted by [`TypeName`].
@@ -271,32 +425,204 @@ impl InterfaceSet {
         owner.map(|e| e.file.as_str())
     }
 
-    /// Checks that every message-typed field names a loaded message and that no message
-    /// contains itself.
+    /// Checks that every message-typed field names a loaded message, that no message
+    /// contains itself, and that no message's fixed part exceeds [`MAX_FIXED_SIZE`].
     ///
     /// # Errors
     ///
     /// The first problem found, visiting interfaces in name order.
     pub fn check(&self) -> Result<(), ResolveError> {
-        for entry in self.entries.values() {
-            for message in message_specs(&entry.interface) {
-                for field in &message.fields {
-                    let BaseType::Named(target) = &field.ty.base else {
-                        continue;
-                    };
-                    if self.message(target).is_none() {
-                        return Err(ResolveError::UnknownType(Box::new(UnknownFieldType {
-                            message: message.name.clone(),
-                            field: field.name.clone(),
-                            file: entry.file.clone(),
-                            line: field.line,
-                            missing: target.clone(),
-                        })));
-                    }
-                }
+        if let Some((_, unknown)) = self.unknown_field_types().into_iter().next() {
+            return Err(ResolveError::UnknownType(Box::new(unknown)));
+        }
+        if let Some(cycle) = self.find_cycle() {
+            return Err(cycle.into_iter().next().expect("a cycle has a step").1);
+        }
+        match self.too_large().into_iter().next() {
+            Some((_, large)) => Err(ResolveError::TooLarge(Box::new(large))),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes out every interface that [`InterfaceSet::check`] would complain about, and every
+    /// interface using one of them, recording why for [`InterfaceSet::unusable`]. What stays
+    /// passes `check`.
+    pub fn remove_unusable(&mut self) {
+        // Cycles first: the search for unknown types and the sizes assume none.
+        while let Some(steps) = self.find_cycle() {
+            for (interface, error) in steps {
+                self.make_unusable(&interface, Unusable::Resolve(error));
             }
         }
-        self.check_acyclic()
+        self.remove_unresolved();
+        let too_large = self.too_large();
+        if !too_large.is_empty() {
+            for (interface, large) in too_large {
+                let problem = Unusable::Resolve(ResolveError::TooLarge(Box::new(large)));
+                self.make_unusable(&interface, problem);
+            }
+            self.remove_unresolved();
+        }
+    }
+
+    /// Why the interface `name`, or the interface a part such as `pkg/srv/X_Request` belongs
+    /// to, was left out, if it was.
+    pub fn unusable(&self, name: &TypeName) -> Option<&Unusable> {
+        if let Some(problem) = self.unusable.get(name) {
+            return Some(problem);
+        }
+        // A part of a service or action: `X_Request`, `X_SendGoal_Event`, ...
+        self.unusable.iter().find_map(|(interface, problem)| {
+            let part_of = interface.package == name.package
+                && interface.kind == name.kind
+                && name
+                    .name
+                    .strip_prefix(interface.name.as_str())
+                    .is_some_and(|rest| rest.starts_with('_'));
+            part_of.then_some(problem)
+        })
+    }
+
+    /// Every problem recorded while loading and by [`InterfaceSet::remove_unusable`]:
+    /// directories that could not be listed, then interfaces left out, by name.
+    pub fn problems(&self) -> impl Iterator<Item = &Unusable> {
+        self.unreadable_dirs.iter().chain(self.unusable.values())
+    }
+
+    /// Takes out interfaces with a field whose type is not in the set, until none is left:
+    /// the first such field of each, as an unknown type or a use of an unusable one.
+    fn remove_unresolved(&mut self) {
+        loop {
+            let unresolved = self.unknown_field_types();
+            if unresolved.is_empty() {
+                return;
+            }
+            for (interface, unknown) in unresolved {
+                let problem = if self.unusable(&unknown.missing).is_some() {
+                    Unusable::Uses {
+                        message: unknown.message,
+                        field: unknown.field,
+                        file: unknown.file,
+                        line: unknown.line,
+                        unusable: unknown.missing,
+                    }
+                } else {
+                    Unusable::Resolve(ResolveError::UnknownType(Box::new(unknown)))
+                };
+                self.make_unusable(&interface, problem);
+            }
+        }
+    }
+
+    fn make_unusable(&mut self, interface: &TypeName, problem: Unusable) {
+        if self.entries.remove(interface).is_some() {
+            self.owners.retain(|_, owner| owner != interface);
+        }
+        self.unusable.entry(interface.clone()).or_insert(problem);
+    }
+
+    /// The first field of each interface whose message type is not loaded.
+    fn unknown_field_types(&self) -> Vec<(TypeName, UnknownFieldType)> {
+        let mut found = Vec::new();
+        for (name, entry) in &self.entries {
+            let unknown = message_specs(&entry.interface)
+                .into_iter()
+                .find_map(|message| {
+                    message
+                        .fields
+                        .iter()
+                        .find_map(|field| match &field.ty.base {
+                            BaseType::Named(target) if self.message(target).is_none() => {
+                                Some(UnknownFieldType {
+                                    message: message.name.clone(),
+                                    field: field.name.clone(),
+                                    file: entry.file.clone(),
+                                    line: field.line,
+                                    missing: target.clone(),
+                                })
+                            }
+                            _ => None,
+                        })
+                });
+            if let Some(unknown) = unknown {
+                found.push((name.clone(), unknown));
+            }
+        }
+        found
+    }
+
+    /// Messages whose fixed part exceeds [`MAX_FIXED_SIZE`], with the interface defining
+    /// each. Assumes no cycle; unknown types count as empty.
+    fn too_large(&self) -> Vec<(TypeName, TooLargeMessage)> {
+        let mut sizes: BTreeMap<TypeName, u64> = BTreeMap::new();
+        let mut found = Vec::new();
+        for (name, entry) in &self.entries {
+            for message in message_specs(&entry.interface) {
+                let size = self.fixed_size(message, &mut sizes);
+                if size <= MAX_FIXED_SIZE || found.iter().any(|(n, _)| n == name) {
+                    continue;
+                }
+                let (field, field_size) = message
+                    .fields
+                    .iter()
+                    .map(|field| {
+                        (
+                            field,
+                            self.field_fixed_size(&field.ty.base, &field.ty.collection, &mut sizes),
+                        )
+                    })
+                    .max_by_key(|(_, size)| *size)
+                    .expect("internal bug: a message over the size limit has fields");
+                found.push((
+                    name.clone(),
+                    TooLargeMessage {
+                        message: message.name.clone(),
+                        size,
+                        field: field.name.clone(),
+                        field_size,
+                        file: entry.file.clone(),
+                        line: field.line,
+                    },
+                ));
+            }
+        }
+        found
+    }
+
+    /// The CDR bytes every instance of `message` takes at least, saturating; `sizes` keeps
+    /// those already computed. Recursion follows nesting, which has no cycle here.
+    fn fixed_size(&self, message: &MessageSpec, sizes: &mut BTreeMap<TypeName, u64>) -> u64 {
+        if let Some(&size) = sizes.get(&message.name) {
+            return size;
+        }
+        let size = message.fields.iter().fold(0u64, |total, field| {
+            total.saturating_add(self.field_fixed_size(&field.ty.base, &field.ty.collection, sizes))
+        });
+        sizes.insert(message.name.clone(), size);
+        size
+    }
+
+    fn field_fixed_size(
+        &self,
+        base: &BaseType,
+        collection: &Collection,
+        sizes: &mut BTreeMap<TypeName, u64>,
+    ) -> u64 {
+        // A sequence's fixed part is its 32-bit length.
+        const LENGTH: u64 = 4;
+        let element = match base {
+            BaseType::Primitive(p) => p.size() as u64,
+            BaseType::String { .. } | BaseType::WString { .. } => LENGTH,
+            BaseType::Named(name) => match self.message(name) {
+                Some(nested) => self.fixed_size(nested, sizes),
+                None => 0,
+            },
+        };
+        match collection {
+            Collection::Single => element,
+            Collection::Array(n) => element.saturating_mul(*n as u64),
+            Collection::BoundedSequence(_) | Collection::UnboundedSequence => LENGTH,
+        }
     }
 
     /// The names of all packages with at least one loaded interface, sorted.
@@ -337,8 +663,9 @@ impl InterfaceSet {
     }
 
     /// Depth-first search over message-typed fields; a field leading to a message still on
-    /// the stack closes a cycle. Unknown types were reported by `check` already.
-    fn check_acyclic(&self) -> Result<(), ResolveError> {
+    /// the stack closes a cycle. Returns each interface on the first cycle found, with the
+    /// cycle as seen from its own step (its file and line first). Unknown types are skipped.
+    fn find_cycle(&self) -> Option<Vec<(TypeName, ResolveError)>> {
         #[derive(Clone, Copy, PartialEq)]
         enum State {
             OnStack,
@@ -369,11 +696,33 @@ impl InterfaceSet {
                             .iter()
                             .position(|(m, _)| m.name == *target)
                             .expect("internal bug: an OnStack message is on the stack");
-                        let cycle = stack[start..]
+                        let steps: Vec<&crate::ast::Field> = stack[start..]
                             .iter()
-                            .map(|(m, next)| (m.name.clone(), m.fields[next - 1].name.clone()))
+                            .map(|(m, next)| &m.fields[next - 1])
                             .collect();
-                        return Err(ResolveError::Recursive { cycle });
+                        let names: Vec<(TypeName, String)> = stack[start..]
+                            .iter()
+                            .zip(&steps)
+                            .map(|((m, _), field)| (m.name.clone(), field.name.clone()))
+                            .collect();
+                        let mut found = Vec::new();
+                        for (i, ((message, _), field)) in
+                            stack[start..].iter().zip(&steps).enumerate()
+                        {
+                            let interface = self.owners[&message.name].clone();
+                            if found.iter().any(|(n, _)| *n == interface) {
+                                continue;
+                            }
+                            let mut cycle = names[i..].to_vec();
+                            cycle.extend_from_slice(&names[..i]);
+                            let error = ResolveError::Recursive {
+                                cycle,
+                                file: self.file(&message.name).unwrap_or_default().to_owned(),
+                                line: field.line,
+                            };
+                            found.push((interface, error));
+                        }
+                        return Some(found);
                     }
                     None => {
                         if let Some(child) = self.message(target) {
@@ -384,8 +733,17 @@ impl InterfaceSet {
                 }
             }
         }
-        Ok(())
+        None
     }
+}
+
+/// What loading does with a file or directory it cannot read or parse.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Broken {
+    /// Stop with its error.
+    Fail,
+    /// Record it and go on.
+    Skip,
 }
 
 /// Every message structure an interface defines, synthesized ones included.
@@ -561,13 +919,16 @@ mod tests {
         let err = set.check().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "recursive type: expected messages not to contain themselves, found \
-             p/msg/A.b -> p/msg/B.cs -> p/msg/C.back -> p/msg/A"
+            "p/msg/A.msg:2: recursive type: expected messages not to contain themselves, found \
+             p/msg/A.b -> p/msg/B.cs -> p/msg/C.back -> p/msg/A; remove or retype one of these \
+             fields (ROS 2 has no recursive types)"
         );
         let only_self = set_with_self_reference();
         assert!(matches!(
             only_self.check(),
-            Err(ResolveError::Recursive { cycle }) if cycle == vec![(tn("p/msg/D"), "children".into())]
+            Err(ResolveError::Recursive { cycle, file, line })
+                if cycle == vec![(tn("p/msg/D"), "children".into())]
+                    && file == "p/msg/D.msg" && line == 2
         ));
     }
 
@@ -597,7 +958,7 @@ mod tests {
 
         let mut set = InterfaceSet::new();
         let prefixes = format!("/nonexistent/prefix::{}", dir.display());
-        assert_eq!(set.add_ament_prefix_path(&prefixes).unwrap(), 1);
+        assert_eq!(set.add_ament_prefix_path(&prefixes), 1);
         assert_eq!(
             set.add_share_dir(&dir.join("share")).unwrap(),
             0,
@@ -615,6 +976,157 @@ mod tests {
             .add_share_dir(&dir.join("missing"))
             .unwrap_err();
         assert!(err.to_string().starts_with("cannot read "), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A set as tools load it: what `files` define, with the broken ones taken out.
+    fn tool_set(files: &[(&str, InterfaceKind, &str, &str)]) -> InterfaceSet {
+        let mut set = set(files);
+        set.remove_unusable();
+        set.check()
+            .expect("what remove_unusable leaves passes check");
+        set
+    }
+
+    #[test]
+    fn cycles_are_unusable_and_named_at_each_step() {
+        let set = tool_set(&[
+            ("p", InterfaceKind::Msg, "A", "int8 x\nB b\n"),
+            ("p", InterfaceKind::Msg, "B", "A a\n"),
+            ("p", InterfaceKind::Msg, "Self", "Self[<=1] me\n"),
+            ("p", InterfaceKind::Msg, "UsesA", "int8 y\nA[] a\n"),
+            ("p", InterfaceKind::Msg, "Fine", "int8 z\n"),
+            ("p", InterfaceKind::Srv, "Get", "---\nB b\n"),
+        ]);
+        assert!(set.message(&tn("p/msg/Fine")).is_some());
+        let why = |name: &str| set.unusable(&tn(name)).map(ToString::to_string);
+        assert_eq!(
+            why("p/msg/A").unwrap(),
+            "p/msg/A.msg:2: recursive type: expected messages not to contain themselves, found \
+             p/msg/A.b -> p/msg/B.a -> p/msg/A; remove or retype one of these fields (ROS 2 has \
+             no recursive types)"
+        );
+        assert!(why("p/msg/B")
+            .unwrap()
+            .starts_with("p/msg/B.msg:1: recursive type"));
+        assert!(why("p/msg/Self")
+            .unwrap()
+            .starts_with("p/msg/Self.msg:1: recursive type"));
+        assert_eq!(
+            why("p/msg/UsesA").unwrap(),
+            "p/msg/UsesA.msg:2: field 'a' of p/msg/UsesA has type p/msg/A, which cannot be used \
+             either (fix p/msg/A first)"
+        );
+        // A service's parts answer for the service.
+        assert!(why("p/srv/Get_Response")
+            .unwrap()
+            .contains("p/srv/Get.srv:2: field 'b'"));
+        assert!(set.message(&tn("p/srv/Get_Response")).is_none());
+        assert_eq!(why("p/msg/Fine"), None);
+        assert_eq!(set.problems().count(), 5);
+    }
+
+    #[test]
+    fn messages_larger_than_the_fixed_limit_are_unusable() {
+        let set = tool_set(&[
+            (
+                "p",
+                InterfaceKind::Msg,
+                "Huge",
+                "int8 x\nint32[4294967295] data\n",
+            ),
+            // 4 MiB each, 32 MiB together: every part is small, the whole is not.
+            ("p", InterfaceKind::Msg, "Block", "uint8[4194304] bytes\n"),
+            ("p", InterfaceKind::Msg, "Blocks", "Block[8] blocks\n"),
+            ("p", InterfaceKind::Msg, "UsesBlocks", "Blocks b\n"),
+            // Sequences and strings hold their data outside the fixed part.
+            (
+                "p",
+                InterfaceKind::Msg,
+                "Seqs",
+                "int32[<=4294967295] a\nstring<=4294967294 s\nBlock[] many\n",
+            ),
+        ]);
+        assert!(set.message(&tn("p/msg/Block")).is_some());
+        assert!(set.message(&tn("p/msg/Seqs")).is_some());
+        let Some(Unusable::Resolve(ResolveError::TooLarge(huge))) = set.unusable(&tn("p/msg/Huge"))
+        else {
+            panic!("Huge must be too large")
+        };
+        assert_eq!(
+            (huge.size, huge.field.as_str(), huge.line),
+            (4 * 4294967295 + 1, "data", 2)
+        );
+        let message = set.unusable(&tn("p/msg/Huge")).unwrap().to_string();
+        assert!(
+            message.starts_with("p/msg/Huge.msg:2: every p/msg/Huge takes at least"),
+            "{message}"
+        );
+        assert!(message.contains("make large arrays sequences"), "{message}");
+        let blocks = set.unusable(&tn("p/msg/Blocks")).unwrap().to_string();
+        assert!(blocks.contains("33554432 bytes"), "{blocks}");
+        assert!(set.unusable(&tn("p/msg/UsesBlocks")).is_some());
+        // The strict check stops at the first.
+        let mut strict = set_without_removal();
+        strict
+            .add_source(
+                "p",
+                InterfaceKind::Msg,
+                "Huge",
+                "uint8[16777217] a\n",
+                "Huge.msg",
+            )
+            .unwrap();
+        assert!(matches!(strict.check(), Err(ResolveError::TooLarge(_))));
+    }
+
+    fn set_without_removal() -> InterfaceSet {
+        set(&[("p", InterfaceKind::Msg, "Max", "uint8[16777216] a\n")])
+    }
+
+    #[test]
+    fn one_broken_file_leaves_the_rest_of_the_path_usable() {
+        let dir = std::env::temp_dir().join(format!("roslite-broken-{}", std::process::id()));
+        let first = dir.join("first/share");
+        let later = dir.join("later/share");
+        for (share, package, name, text) in [
+            (&first, "apkg", "Bad", "int32\n"),
+            (&first, "apkg", "Good", "int32 x\n"),
+            (&first, "apkg", "UsesBad", "Bad b\n"),
+            (&first, "apkg", "Zeta", "Good g\n"),
+            (&later, "bpkg", "Later", "apkg/Good g\n"),
+            // Shadowed by the broken file of the same name: not a silent stand-in.
+            (&later, "apkg", "Bad", "int32 fine\n"),
+        ] {
+            let msg_dir = share.join(package).join("msg");
+            fs::create_dir_all(&msg_dir).unwrap();
+            fs::write(msg_dir.join(format!("{name}.msg")), text).unwrap();
+        }
+        let mut set = InterfaceSet::new();
+        let path = format!(
+            "{}:{}",
+            dir.join("first").display(),
+            dir.join("later").display()
+        );
+        // Good, UsesBad, Zeta, Later: everything that parses.
+        assert_eq!(set.add_ament_prefix_path(&path), 4);
+        set.remove_unusable();
+        for good in ["apkg/msg/Good", "apkg/msg/Zeta", "bpkg/msg/Later"] {
+            assert!(set.message(&tn(good)).is_some(), "{good}");
+        }
+        let problems: Vec<String> = set.problems().map(ToString::to_string).collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].ends_with(
+                "apkg/msg/Bad.msg:1: expected a field name after type 'int32', \
+                                   found end of line"
+            ),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].contains("UsesBad.msg:1: field 'b' of apkg/msg/UsesBad"),
+            "{problems:?}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

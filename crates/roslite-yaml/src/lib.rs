@@ -6,6 +6,7 @@
 //! - `reader`: [`read`] turns `saphyr-parser`'s events into [`Document`]s of [`Node`]s. It
 //!   applies the caller's [`Rules`] as the events come, so the problem reported is always the
 //!   first one in the text.
+//! - `input`: [`read_text`] reads a file or stream to parse, up to a caller's limit of bytes.
 //! - `error`: [`Error`] and [`Problem`]: why a text is refused, at which line and column.
 //!   `saphyr-parser`'s own errors are sorted into problems that say how to fix the text (the
 //!   `'{'` opened on line 1 is never closed, tabs cannot indent, ...); [`Problem`]'s `Display`
@@ -45,6 +46,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod input;
 mod reader;
 #[cfg(test)]
 mod tests;
@@ -52,6 +54,7 @@ mod text;
 mod tree;
 
 pub use error::{Error, Problem};
+pub use input::{bytes, read_text, InputError};
 pub use reader::read;
 pub use tree::{
     Anchors, BlockScalars, Document, Documents, FlowListPairs, Node, Position, Rules, Scalar, Style,

@@ -7,10 +7,12 @@
 //! is, which the error classifier (`error::classify`) uses to say which bracket is never
 //! closed.
 
+use std::collections::HashSet;
+
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, Tag};
 
 use crate::error::{classify, Context, Error, Problem};
-use crate::text::char_at;
+use crate::text::CharCursor;
 use crate::tree::{
     Anchors, BlockScalars, Document, Documents, FlowListPairs, Node, Position, Rules, Scalar, Style,
 };
@@ -22,7 +24,7 @@ use crate::tree::{
 /// The first problem in the text: what `saphyr-parser` cannot read, or what `rules` refuse.
 pub fn read(text: &str, rules: &Rules) -> Result<Vec<Document>, Error> {
     let mut reader = Reader {
-        text,
+        cursor: CharCursor::new(text),
         rules,
         stack: Vec::new(),
         documents: Vec::new(),
@@ -57,6 +59,9 @@ enum Frame {
     Seq(Vec<Node>),
     Map {
         entries: Vec<(Scalar, Node)>,
+        /// The keys of `entries` (and `key`), so that a repeated key is found in constant time
+        /// rather than by comparing it with every key before it.
+        keys: HashSet<String>,
         /// The key read, waiting for its value.
         key: Option<Scalar>,
     },
@@ -70,7 +75,8 @@ struct Open {
 }
 
 struct Reader<'t, 'r> {
-    text: &'t str,
+    /// Looks up the characters at the positions of the events, which move forward.
+    cursor: CharCursor<'t>,
     rules: &'r Rules,
     stack: Vec<Open>,
     documents: Vec<Document>,
@@ -143,6 +149,7 @@ impl Reader<'_, '_> {
                 }
                 let frame = Frame::Map {
                     entries: Vec::new(),
+                    keys: HashSet::new(),
                     key: None,
                 };
                 self.open(frame, anchor, tag.as_deref(), span)?;
@@ -202,7 +209,7 @@ impl Reader<'_, '_> {
         // The start event of a flow collection spans up to its bracket (after any anchor); that
         // of a block collection is empty. The end's 0-based column is the bracket's 1-based one.
         let flow_start = (!span.is_empty()
-            && matches!(char_at(self.text, span.end.index() - 1), Some('[' | '{')))
+            && matches!(self.cursor.char_at(span.end.index() - 1), Some('[' | '{')))
         .then(|| Position {
             line: span.end.line(),
             column: span.end.col(),
@@ -229,7 +236,7 @@ impl Reader<'_, '_> {
         };
         match &mut open.frame {
             Frame::Seq(items) => items.push(node),
-            Frame::Map { entries, key } => match key.take() {
+            Frame::Map { entries, keys, key } => match key.take() {
                 Some(key) => entries.push((key, node)),
                 None => {
                     let Node::Scalar(new) = node else {
@@ -238,7 +245,9 @@ impl Reader<'_, '_> {
                     if new.text.is_empty() && !new.quoted {
                         return Err(at(span, Problem::MissingKey));
                     }
-                    if entries.iter().any(|(k, _)| k.text == new.text) {
+                    #[cfg(test)]
+                    crate::text::work::add(1);
+                    if !keys.insert(new.text.clone()) {
                         return Err(at(span, Problem::DuplicateKey { key: new.text }));
                     }
                     *key = Some(new);

@@ -302,3 +302,52 @@ fn random_text_is_a_tree_or_an_error() {
         }
     }
 }
+
+#[test]
+fn reading_work_grows_with_the_text_not_its_square() {
+    // Many keys in one mapping (each checked against the keys before it) and many flow
+    // collections after a non-ASCII character (each bracket looked up by character position):
+    // either used to cost work proportional to the text for every entry.
+    for entries in [1_000, 4_000] {
+        let mut text = String::from("# café\nn:\n");
+        for i in 0..entries {
+            text.push_str(&format!("  p{i}: [{i}, {{a: é}}]\n"));
+        }
+        crate::text::work::take();
+        let root = root(&text, &LENIENT);
+        let work = crate::text::work::take();
+        let Node::Map { entries: nodes, .. } = root else {
+            panic!("a mapping")
+        };
+        let Some((_, Node::Map { entries: inner, .. })) = nodes.first() else {
+            panic!("n holds a mapping")
+        };
+        assert_eq!(inner.len(), entries);
+        assert!(
+            work <= 2 * text.chars().count(),
+            "{entries} entries, {} characters: {work} units of work",
+            text.chars().count()
+        );
+    }
+}
+
+#[test]
+fn input_stops_at_the_limit() {
+    assert_eq!(read_text(&b"a: 1\n"[..], 5).as_deref(), Ok("a: 1\n"));
+    assert_eq!(
+        read_text(&b"a: 1\n"[..], 4),
+        Err(InputError::TooLarge { limit: 4 })
+    );
+    // An endless source: only the limit and one byte more are read.
+    let endless = std::io::repeat(0);
+    assert_eq!(
+        read_text(endless, 1 << 20),
+        Err(InputError::TooLarge { limit: 1 << 20 })
+    );
+    assert_eq!(
+        read_text(&b"ok \xff"[..], 10),
+        Err(InputError::NotUtf8 { offset: 3 })
+    );
+    assert_eq!(bytes(16 << 20), "16 MiB (16777216 bytes)");
+    assert_eq!(bytes(1000), "1000 bytes");
+}

@@ -6,7 +6,19 @@ use std::time::Duration;
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request};
 use roslite::{ros_info, Context};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Prints an error as its message (`Error: p.yaml:3: ...`); returning it from `main` would print
+/// its `Debug` form.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let numbers: Vec<i64> = std::env::args()
         .skip(1)
         .take_while(|a| a != "--ros-args")

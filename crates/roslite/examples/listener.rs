@@ -6,7 +6,19 @@ use std::time::Duration;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{ros_info, Context, Executor};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Prints an error as its message (`Error: p.yaml:3: ...`); returning it from `main` would print
+/// its `Debug` form.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = Context::from_env()?;
     let node = ctx.create_node("listener")?;
     let logger = node.logger().clone();

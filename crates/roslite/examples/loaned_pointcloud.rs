@@ -45,7 +45,19 @@ fn reserved_cloud(points: usize) -> PointCloud2 {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Prints an error as its message (`Error: p.yaml:3: ...`); returning it from `main` would print
+/// its `Debug` form.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut count = 10usize;
     let mut megabytes = 55usize;
     let mut args = std::env::args().skip(1);

@@ -33,7 +33,10 @@ use roslite_msgs::rcl_interfaces::msg as rcl;
 
 pub use crate::vocabulary::config::ParameterServices;
 pub(crate) use overrides::Overrides;
-pub use overrides::{parameters_in_file, OverrideError, OverrideProblem, ValueError};
+pub use overrides::{
+    parameters_in_file, OverrideError, OverrideProblem, ValueError, MAX_PARAMS_FILE_BYTES,
+    MAX_PARAMS_FILE_BYTES_VAR,
+};
 pub use store::OnSetParametersCallbackHandle;
 pub use yaml::YamlError;
 

@@ -1,7 +1,6 @@
 //! `roslite topic pub`: ros2topic's `pub` verb over a serialized publisher and the dynamic
 //! codec.
 
-use std::io::Read as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -15,6 +14,9 @@ use super::{pyrepr, QosArgs};
 /// otherwise. ros2 waits forever; a script that publishes into an empty graph should learn
 /// about it instead.
 const DEFAULT_MAX_WAIT: f64 = 10.0;
+/// What `--stdin` reads at most unless `--max-stdin-bytes` says otherwise: message values as
+/// YAML are rarely more than a few megabytes (a 640x480 RGB image written out is about 4 MiB).
+const MAX_STDIN_BYTES: usize = 16 << 20;
 /// How often the subscription count is checked while waiting.
 const WAIT_POLL: Duration = Duration::from_millis(100);
 
@@ -31,6 +33,10 @@ pub struct PubArgs {
     /// Read values from standard input
     #[arg(long)]
     stdin: bool,
+    /// The most bytes --stdin reads (default 16 MiB); more is an error, so that an endless
+    /// or wrong input stops early instead of filling memory
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_STDIN_BYTES, requires = "stdin")]
+    max_stdin_bytes: usize,
     /// Publishing rate in Hz
     #[arg(short = 'r', long, value_name = "N", default_value_t = 1.0,
           value_parser = super::positive_float)]
@@ -61,6 +67,18 @@ pub struct PubArgs {
     qos: QosArgs,
 }
 
+/// The message values piped to `--stdin`, at most `limit` bytes of them.
+fn read_stdin(input: impl std::io::Read, limit: usize) -> anyhow::Result<String> {
+    roslite_yaml::read_text(input, limit).map_err(|e| match e {
+        roslite_yaml::InputError::TooLarge { limit } => anyhow::anyhow!(
+            "the message values on standard input are larger than {}, the most --stdin reads \
+             by default; pass --max-stdin-bytes <BYTES> to read more",
+            roslite_yaml::bytes(limit)
+        ),
+        other => anyhow::anyhow!("cannot read the message values from standard input: {other}"),
+    })
+}
+
 fn non_negative_float(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -75,11 +93,7 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
     let type_info = super::type_info(&set, &ty)?;
     let qos = args.qos.profile("default")?;
     let values = if args.stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the message values from standard input")?;
-        text
+        read_stdin(std::io::stdin().lock(), args.max_stdin_bytes)?
     } else {
         args.values.clone()
     };
@@ -156,4 +170,19 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
     // Give the last messages time to reach the wire (and be repaired) before exiting.
     executor.spin_for(Duration::from_secs_f64(args.keep_alive));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdin_is_read_up_to_its_limit() {
+        assert_eq!(read_stdin(&b"data: 1\n"[..], 8).unwrap(), "data: 1\n");
+        let e = read_stdin(std::io::repeat(b' '), 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than 1 MiB (1048576 bytes)"), "{e}");
+        assert!(e.contains("--max-stdin-bytes"), "{e}");
+    }
 }

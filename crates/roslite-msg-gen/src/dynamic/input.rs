@@ -151,6 +151,15 @@ fn primitive_from_node(p: Primitive, node: &Node) -> Result<Value, DynError> {
             _ => Err(wrong()),
         },
         Primitive::Float32 | Primitive::Float64 => match resolve::float_value(text) {
+            // A numeral beyond the range of f64 parses to infinity, which nobody writing one
+            // means; infinity is written `.inf`.
+            Some(x) if plain && x.is_infinite() && !resolve::is_infinity_word(text) => {
+                Err(DynError::OutOfRange {
+                    field: String::new(),
+                    expected: p.keyword().to_owned(),
+                    found: text.clone(),
+                })
+            }
             Some(x) if plain => float_value(p, x).map_err(|e| with_text(e, text)),
             _ => Err(wrong()),
         },

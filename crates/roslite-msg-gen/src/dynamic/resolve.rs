@@ -67,6 +67,15 @@ pub(super) fn float_value(text: &str) -> Option<f64> {
     text.replace('_', "").parse().ok()
 }
 
+/// `.inf` or `-.inf` in one of YAML's spellings: infinity written as infinity, not a numeral
+/// too large for a double.
+pub(super) fn is_infinity_word(text: &str) -> bool {
+    matches!(
+        text.strip_prefix(['-', '+']).unwrap_or(text),
+        ".inf" | ".Inf" | ".INF"
+    )
+}
+
 /// True if PyYAML's resolver would read the plain text back as something other than a
 /// string (null, bool, int, float, merge key, timestamp, `=`), so it must be quoted.
 pub(super) fn resolves_to_non_string(text: &str) -> bool {

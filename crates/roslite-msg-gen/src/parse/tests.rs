@@ -753,3 +753,31 @@ fn error_separators() {
     // Errors inside a later section keep the file's line numbering.
     assert!(err(InterfaceKind::Srv, "int32 a\n---\n\nint32\n").starts_with("pkg/srv/Test.srv:4: "));
 }
+
+#[test]
+fn sizes_and_bounds_beyond_cdr_lengths_are_refused() {
+    // The largest 32-bit counts are types; one more names the line and the limit.
+    for text in [
+        "int32[4294967295] a\n",
+        "int32[<=4294967295] a\n",
+        "string<=4294967294 s\n",
+    ] {
+        msg(text);
+    }
+    for (text, what) in [
+        ("int8 x\nint32[4294967296] a\n", "array size 4294967296"),
+        ("int8 x\nint32[<=18446744073709551615] a\n", "array size"),
+        ("int8 x\nstring<=4294967295 s\n", "string bound 4294967295"),
+        (
+            "int8 x\nwstring<=99999999999[3] s\n",
+            "string bound 99999999999",
+        ),
+    ] {
+        let e = msg_err(text);
+        assert!(e.starts_with("pkg/msg/Test.msg:2: "), "{text}: {e}");
+        assert!(
+            e.contains(what) && e.contains("more than CDR can carry"),
+            "{e}"
+        );
+    }
+}

@@ -216,6 +216,22 @@ fn yaml_errors_say_what_and_how_to_fix() {
     assert_message(&err, &["out of range for uint64"]);
     let err = yaml_err("std_msgs/msg/Float32", "{data: 1e39}");
     assert_message(&err, &["1e39 is out of range for float32"]);
+    // A numeral beyond f64 is refused, not read as infinity; `.inf` is infinity.
+    let err = yaml_err("std_msgs/msg/Float64", "{data: 1e400}");
+    assert_message(
+        &err,
+        &[
+            "field `data` = 1e400 is out of range for float64",
+            "1.7976931348623157e308",
+            ".inf",
+        ],
+    );
+    let err = yaml_err("std_msgs/msg/Float32", "{data: -1e400}");
+    assert_message(&err, &["-1e400 is out of range for float32"]);
+    assert_eq!(
+        yaml("std_msgs/msg/Float64", "{data: -.inf}"),
+        s(vec![("data", Value::Float(f64::NEG_INFINITY))])
+    );
 
     let long = "n".repeat(257);
     let err = yaml_err(

@@ -22,23 +22,45 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::yaml::{self, Yaml, YamlError};
+use super::yaml::{self, Key, Yaml, YamlError};
 use super::{ParameterError, ParameterType, ParameterValue};
 use crate::vocabulary::config::RosArgs;
+
+/// The most bytes a parameter file may hold, unless [`MAX_PARAMS_FILE_BYTES_VAR`] says
+/// otherwise. ROS 2 parameter files are kilobytes (40 000 parameters take 600 KiB); the limit
+/// is there so that a wrong path (`/dev/zero`, a log, a pipe that never ends) is an error, not
+/// a node that eats all memory.
+pub const MAX_PARAMS_FILE_BYTES: usize = 16 << 20;
+
+/// The environment variable that sets another limit than [`MAX_PARAMS_FILE_BYTES`], in bytes.
+pub const MAX_PARAMS_FILE_BYTES_VAR: &str = "ROSLITE_MAX_PARAMS_FILE_BYTES";
 
 /// Why an override source could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OverrideError {
     /// The file path, or the `-p` argument.
     pub source: String,
+    /// The line in the file the problem is on, when it is on one line (problems of YAML
+    /// syntax carry theirs in [`YamlError`]).
+    pub line: Option<usize>,
     pub problem: OverrideProblem,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OverrideProblem {
+    /// A parameter name that `-p` would refuse too: empty, with an empty `.`-separated part,
+    /// or with whitespace or control characters.
+    InvalidName {
+        name: String,
+        reason: &'static str,
+    },
     /// The file's structure is not `node: ros__parameters: {...}`.
     Layout(String),
+    /// The file holds more than `limit` bytes (see [`MAX_PARAMS_FILE_BYTES`]).
+    TooLarge {
+        limit: usize,
+    },
     /// The file could not be read.
     Unreadable(String),
     /// One parameter's value is not a parameter value.
@@ -52,17 +74,38 @@ pub enum OverrideProblem {
 impl fmt::Display for OverrideError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = &self.source;
+        // `file:line: ` as compilers write it, so that editors can jump there.
+        let at = match self.line {
+            Some(line) => format!("{source}:{line}"),
+            None => source.clone(),
+        };
         match &self.problem {
+            OverrideProblem::InvalidName { name, reason } => write!(
+                f,
+                "{at}: invalid parameter name '{name}': {reason}; parameter names are words \
+                 joined by '.' (e.g. wheel.radius)"
+            ),
             OverrideProblem::Layout(what) => write!(
                 f,
-                "parameter file {source}: {what} (the format is `<node>: ros__parameters: \
+                "parameter file {at}: {what} (the format is `<node>: ros__parameters: \
                  {{name: value}}`, node names optionally nested under namespaces)"
+            ),
+            OverrideProblem::TooLarge { limit } => write!(
+                f,
+                "parameter file {source} is larger than {}, the most roslite reads (parameter \
+                 files are kilobytes; check the path). If it is a parameter file, split it into \
+                 several --params-file, or raise the limit with {MAX_PARAMS_FILE_BYTES_VAR}=<bytes>",
+                roslite_yaml::bytes(*limit)
             ),
             OverrideProblem::Unreadable(e) => write!(f, "cannot read parameter file {source}: {e}"),
             OverrideProblem::Value { name, error } => {
-                write!(f, "{source}: parameter '{name}': {error}")
+                write!(f, "{at}: parameter '{name}': {error}")
             }
-            OverrideProblem::Yaml(e) => write!(f, "{source}: not valid YAML: {e}"),
+            OverrideProblem::Yaml(e) => write!(
+                f,
+                "{source}:{}:{}: not valid YAML: {}",
+                e.line, e.column, e.message
+            ),
         }
     }
 }
@@ -73,8 +116,17 @@ impl std::error::Error for OverrideError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ValueError {
+    /// A number written as a double (with a '.' or an exponent) beyond the range of a double,
+    /// which would be read as infinity.
+    DoubleOutOfRange {
+        text: String,
+    },
     /// Nothing, `~` or `null`.
     Empty,
+    /// An integer beyond the 64 bits of a parameter integer.
+    IntegerOutOfRange {
+        text: String,
+    },
     /// A mapping where a value was expected.
     Mapping,
     /// A sequence whose elements have different types (`[1, true]`).
@@ -90,7 +142,21 @@ pub enum ValueError {
 impl fmt::Display for ValueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::DoubleOutOfRange { text } => write!(
+                f,
+                "{text} is beyond the range of a double ({:e} to {:e}); write a smaller number, \
+                 or .inf or -.inf for infinity",
+                f64::MIN,
+                f64::MAX
+            ),
             Self::Empty => f.write_str("no value given (empty, '~' or 'null')"),
+            Self::IntegerOutOfRange { text } => write!(
+                f,
+                "{text} is beyond the range of an integer parameter ({} to {}); write it with \
+                 a '.' (e.g. {text}.0) for a double, or quote it for a string",
+                i64::MIN,
+                i64::MAX
+            ),
             Self::Mapping => f.write_str("a mapping is not a parameter value"),
             Self::MixedSequence { first, other } => write!(
                 f,
@@ -128,10 +194,7 @@ pub fn parameters_in_file(
     node_fqn: &str,
     use_wildcards: bool,
 ) -> Result<Vec<super::Parameter>, OverrideError> {
-    let text = std::fs::read_to_string(path).map_err(|e| OverrideError {
-        source: path.to_owned(),
-        problem: OverrideProblem::Unreadable(e.to_string()),
-    })?;
+    let text = read_params_file(path)?;
     let mut out = Overrides {
         exact_names_only: !use_wildcards,
         ..Overrides::default()
@@ -144,17 +207,43 @@ pub fn parameters_in_file(
         .collect())
 }
 
+/// The text of the parameter file at `path`, up to [`MAX_PARAMS_FILE_BYTES`] or the limit
+/// [`MAX_PARAMS_FILE_BYTES_VAR`] sets.
+fn read_params_file(path: &str) -> Result<String, OverrideError> {
+    let error = |problem| OverrideError {
+        source: path.to_owned(),
+        line: None,
+        problem,
+    };
+    let limit = match std::env::var(MAX_PARAMS_FILE_BYTES_VAR) {
+        Err(_) => MAX_PARAMS_FILE_BYTES,
+        Ok(text) => text.trim().parse().map_err(|_| {
+            error(OverrideProblem::Unreadable(format!(
+                "{MAX_PARAMS_FILE_BYTES_VAR}={text} is not a number of bytes; set it to one, \
+                 e.g. {}",
+                MAX_PARAMS_FILE_BYTES * 4
+            )))
+        })?,
+    };
+    read_params_text(path, limit).map_err(error)
+}
+
+/// The text of the file at `path` if it holds at most `limit` bytes.
+pub(super) fn read_params_text(path: &str, limit: usize) -> Result<String, OverrideProblem> {
+    let file = std::fs::File::open(path).map_err(|e| OverrideProblem::Unreadable(e.to_string()))?;
+    roslite_yaml::read_text(file, limit).map_err(|e| match e {
+        roslite_yaml::InputError::TooLarge { limit } => OverrideProblem::TooLarge { limit },
+        other => OverrideProblem::Unreadable(other.to_string()),
+    })
+}
+
 impl Overrides {
     /// The overrides `args` give the node `node_fqn` (`/namespace/name`), reading the
     /// parameter files.
     pub(crate) fn for_node(args: &RosArgs, node_fqn: &str) -> Result<Self, OverrideError> {
         let mut files = Vec::with_capacity(args.params_files.len());
         for path in &args.params_files {
-            let text = std::fs::read_to_string(path).map_err(|e| OverrideError {
-                source: path.clone(),
-                problem: OverrideProblem::Unreadable(e.to_string()),
-            })?;
-            files.push((path.clone(), text));
+            files.push((path.clone(), read_params_file(path)?));
         }
         Self::from_sources(&files, &args.params, node_fqn)
     }
@@ -182,10 +271,12 @@ impl Overrides {
             };
             validate_name(name).map_err(|e| OverrideError {
                 source: source(),
-                problem: OverrideProblem::Layout(e.to_string()),
+                line: None,
+                problem: invalid_name(e),
             })?;
             let value = value_from_yaml_text(text).map_err(|error| OverrideError {
                 source: source(),
+                line: None,
                 problem: OverrideProblem::Value {
                     name: name.clone(),
                     error,
@@ -197,38 +288,43 @@ impl Overrides {
     }
 
     fn apply_file(&mut self, path: &str, text: &str, node_fqn: &str) -> Result<(), OverrideError> {
-        let error = |problem| OverrideError {
+        let error = |line, problem| OverrideError {
             source: path.to_owned(),
+            line,
             problem,
         };
-        let Some(document) = yaml::parse(text).map_err(|e| error(OverrideProblem::Yaml(e)))? else {
+        let Some(document) =
+            yaml::parse(text).map_err(|e| error(None, OverrideProblem::Yaml(e)))?
+        else {
             return Ok(());
         };
         let Yaml::Map(entries) = document else {
-            return Err(error(OverrideProblem::Layout(
-                "the top level must be a mapping of node names".into(),
-            )));
+            return Err(error(
+                None,
+                OverrideProblem::Layout("the top level must be a mapping of node names".into()),
+            ));
         };
         self.apply_namespace(&entries, &mut Vec::new(), node_fqn)
-            .map_err(error)
+            .map_err(|(line, problem)| error(Some(line), problem))
     }
 
     /// Walks namespace/node keys down to each `ros__parameters`.
     fn apply_namespace(
         &mut self,
-        entries: &[(String, Yaml)],
+        entries: &[(Key, Yaml)],
         path: &mut Vec<String>,
         node_fqn: &str,
-    ) -> Result<(), OverrideProblem> {
+    ) -> Result<(), (usize, OverrideProblem)> {
         for (key, value) in entries {
-            if key == "ros__parameters" {
+            let layout = |what: String| (key.line, OverrideProblem::Layout(what));
+            if key.text == "ros__parameters" {
                 let Yaml::Map(parameters) = value else {
-                    return Err(OverrideProblem::Layout(
+                    return Err(layout(
                         "'ros__parameters' must hold a mapping of parameter names".into(),
                     ));
                 };
                 if path.is_empty() {
-                    return Err(OverrideProblem::Layout(
+                    return Err(layout(
                         "'ros__parameters' must be under a node name (use '/**' for all nodes)"
                             .into(),
                     ));
@@ -240,12 +336,13 @@ impl Overrides {
                 continue;
             }
             let Yaml::Map(inner) = value else {
-                return Err(OverrideProblem::Layout(format!(
-                    "'{key}' is not under 'ros__parameters', so it must be a node or namespace \
-                     holding a mapping"
+                return Err(layout(format!(
+                    "'{}' is not under 'ros__parameters', so it must be a node or namespace \
+                     holding a mapping",
+                    key.text
                 )));
             };
-            path.push(key.clone());
+            path.push(key.text.clone());
             self.apply_namespace(inner, path, node_fqn)?;
             path.pop();
         }
@@ -254,22 +351,28 @@ impl Overrides {
 
     fn apply_parameters(
         &mut self,
-        entries: &[(String, Yaml)],
+        entries: &[(Key, Yaml)],
         prefix: &str,
-    ) -> Result<(), OverrideProblem> {
+    ) -> Result<(), (usize, OverrideProblem)> {
         for (key, value) in entries {
             let name = if prefix.is_empty() {
-                key.clone()
+                key.text.clone()
             } else {
-                format!("{prefix}.{key}")
+                format!("{prefix}.{}", key.text)
             };
             if let Yaml::Map(inner) = value {
                 self.apply_parameters(inner, &name)?;
                 continue;
             }
-            let value = value_from_yaml(value).map_err(|error| OverrideProblem::Value {
-                name: name.clone(),
-                error,
+            // The same rules as `-p name:=value`, so that a file cannot set a parameter no
+            // tool could name.
+            validate_name(&name).map_err(|e| (key.line, invalid_name(e)))?;
+            let value = value_from_yaml(value).map_err(|error| {
+                let problem = OverrideProblem::Value {
+                    name: name.clone(),
+                    error,
+                };
+                (key.line, problem)
             })?;
             self.values.insert(name, value);
         }
@@ -390,6 +493,10 @@ fn array_value(values: Vec<ParameterValue>) -> Result<ParameterValue, ValueError
 
 /// A scalar as `rcl_yaml_param_parser` reads it: quoted is a string; otherwise a YAML 1.1
 /// bool word, an integer, a double, or else a string.
+///
+/// Unlike rcl, a numeral beyond its type's range is an error: rcl reads an integer beyond 64
+/// bits as a double (`strtol` fails, `strtod` does not) and `1e400` as the string "1e400"
+/// (`strtod` fails with `ERANGE`), neither of which anyone writing them means.
 fn scalar_value(text: &str, quoted: bool) -> Result<ParameterValue, ValueError> {
     if quoted {
         return Ok(ParameterValue::String(text.to_owned()));
@@ -398,15 +505,36 @@ fn scalar_value(text: &str, quoted: bool) -> Result<ParameterValue, ValueError> 
     if text.is_empty() || matches!(text, "~" | "null" | "Null" | "NULL") {
         return Err(ValueError::Empty);
     }
-    Ok(if let Some(b) = bool_word(text) {
-        ParameterValue::Bool(b)
-    } else if let Some(i) = integer(text) {
-        ParameterValue::Integer(i)
-    } else if let Some(d) = double(text) {
-        ParameterValue::Double(d)
-    } else {
-        ParameterValue::String(text.to_owned())
+    if let Some(b) = bool_word(text) {
+        return Ok(ParameterValue::Bool(b));
+    }
+    match integer(text) {
+        Numeral::InRange(i) => return Ok(ParameterValue::Integer(i)),
+        Numeral::OutOfRange => {
+            return Err(ValueError::IntegerOutOfRange {
+                text: text.to_owned(),
+            })
+        }
+        Numeral::Not => {}
+    }
+    Ok(match double(text) {
+        Numeral::InRange(d) => ParameterValue::Double(d),
+        Numeral::OutOfRange => {
+            return Err(ValueError::DoubleOutOfRange {
+                text: text.to_owned(),
+            })
+        }
+        Numeral::Not => ParameterValue::String(text.to_owned()),
     })
+}
+
+/// What a scalar's text is as a number of one type.
+enum Numeral<T> {
+    /// Not a numeral of this type: some other value.
+    Not,
+    InRange(T),
+    /// A numeral of this type whose value the type cannot hold.
+    OutOfRange,
 }
 
 fn bool_word(text: &str) -> Option<bool> {
@@ -417,10 +545,10 @@ fn bool_word(text: &str) -> Option<bool> {
     }
 }
 
-fn integer(text: &str) -> Option<i64> {
-    let (negative, digits) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
+fn integer(text: &str) -> Numeral<i64> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
         _ => (false, text),
     };
     let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x") {
@@ -431,22 +559,42 @@ fn integer(text: &str) -> Option<i64> {
         (10, digits)
     };
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
+        return Numeral::Not;
     }
-    let magnitude = i128::from_str_radix(digits, radix).ok()?;
-    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+    // Leading zeros cannot overflow, however many there are.
+    let significant = digits.trim_start_matches('0');
+    let magnitude = match u128::from_str_radix(
+        if significant.is_empty() {
+            "0"
+        } else {
+            significant
+        },
+        radix,
+    ) {
+        Ok(magnitude) => magnitude,
+        Err(_) => return Numeral::OutOfRange,
+    };
+    let value = if negative {
+        0i128.checked_sub_unsigned(magnitude)
+    } else {
+        i128::try_from(magnitude).ok()
+    };
+    match value.and_then(|v| i64::try_from(v).ok()) {
+        Some(v) => Numeral::InRange(v),
+        None => Numeral::OutOfRange,
+    }
 }
 
-fn double(text: &str) -> Option<f64> {
+fn double(text: &str) -> Numeral<f64> {
     match text.trim_start_matches(['+', '-']) {
         ".inf" | ".Inf" | ".INF" => {
-            return Some(if text.starts_with('-') {
+            return Numeral::InRange(if text.starts_with('-') {
                 f64::NEG_INFINITY
             } else {
                 f64::INFINITY
             })
         }
-        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
+        ".nan" | ".NaN" | ".NAN" => return Numeral::InRange(f64::NAN),
         _ => {}
     }
     // Only numerals: Rust would also read `inf`, `NaN` and `infinity`, which YAML keeps as text.
@@ -455,7 +603,21 @@ fn double(text: &str) -> Option<f64> {
         .chars()
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
         && text.chars().any(|c| c.is_ascii_digit());
-    numeral.then(|| text.parse().ok()).flatten()
+    match numeral.then(|| text.parse::<f64>().ok()).flatten() {
+        None => Numeral::Not,
+        // A numeral is finite; Rust rounds one beyond the range of f64 to infinity.
+        Some(d) if d.is_infinite() => Numeral::OutOfRange,
+        Some(d) => Numeral::InRange(d),
+    }
+}
+
+fn invalid_name(error: ParameterError) -> OverrideProblem {
+    match error {
+        ParameterError::InvalidName { name, reason } => {
+            OverrideProblem::InvalidName { name, reason }
+        }
+        other => OverrideProblem::Layout(other.to_string()),
+    }
 }
 
 /// Parameter names are `.`-separated parts; rclcpp checks little more than non-emptiness,

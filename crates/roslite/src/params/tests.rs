@@ -3,7 +3,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::overrides::{node_matches, Overrides};
+use super::overrides::{
+    self, node_matches, validate_name, Overrides, MAX_PARAMS_FILE_BYTES, MAX_PARAMS_FILE_BYTES_VAR,
+};
 use super::services;
 use super::yaml::{self, Yaml};
 use super::*;
@@ -29,6 +31,13 @@ fn scalar(text: &str) -> Yaml {
     Yaml::Scalar {
         text: text.into(),
         quoted: false,
+    }
+}
+
+fn key(text: &str, line: usize) -> yaml::Key {
+    yaml::Key {
+        text: text.into(),
+        line,
     }
 }
 
@@ -58,7 +67,7 @@ fn yaml_block_flow_and_indentless_sequences() {
     let Yaml::Map(params) = &node[0].1 else {
         panic!()
     };
-    let get = |k: &str| params.iter().find(|(n, _)| n == k).unwrap().1.clone();
+    let get = |k: &str| params.iter().find(|(n, _)| n.text == k).unwrap().1.clone();
     assert_eq!(get("rate"), scalar("5"));
     assert_eq!(
         get("name"),
@@ -91,8 +100,11 @@ fn yaml_block_flow_and_indentless_sequences() {
     assert_eq!(
         get("nested"),
         Yaml::Map(vec![
-            ("x".into(), scalar("1.5")),
-            ("y".into(), Yaml::Seq(vec![scalar("true"), scalar("false")])),
+            (key("x", 12), scalar("1.5")),
+            (
+                key("y", 12),
+                Yaml::Seq(vec![scalar("true"), scalar("false")])
+            ),
         ])
     );
     assert_eq!(get("url"), scalar("http://example.com"));
@@ -108,7 +120,7 @@ fn yaml_errors_name_the_line_and_problem() {
     assert_eq!(
         yaml::parse("a: |\n  text\n").unwrap(),
         Some(Yaml::Map(vec![(
-            "a".into(),
+            key("a", 1),
             Yaml::Scalar {
                 text: "text\n".into(),
                 quoted: true
@@ -303,6 +315,171 @@ fn bad_parameter_files_are_explained() {
     check("n:\n  ros__parameters:\n    a: [1, x]\n", "parameter 'a'");
     check("n:\n  ros__parameters:\n    a:\n", "no value");
     check("n: [\n", "not valid YAML");
+    // Problems of one entry name the file and the entry's line, as `file:line:`.
+    check(
+        "n:\n  ros__parameters:\n    a: 1\n    b: [1, x]\n",
+        "bad.yaml:4: parameter 'b'",
+    );
+    check("n:\n  ros__parameters: 5\n", "bad.yaml:2: ");
+    check("n: [\n", "bad.yaml:1:4: not valid YAML");
+}
+
+#[test]
+fn numbers_beyond_their_range_are_errors() {
+    let value = |text: &str| {
+        let file = [(
+            "p.yaml".to_owned(),
+            format!("n:\n  ros__parameters:\n    v: {text}\n"),
+        )];
+        Overrides::from_sources(&file, &[], "/n").map(|o| o.get("v").cloned())
+    };
+    // rcl reads an integer beyond 64 bits as a double and 1e400 as a string.
+    for text in [
+        "100000000000000000000000",
+        "-9223372036854775809",
+        "0x10000000000000000",
+    ] {
+        let e = value(text).unwrap_err();
+        assert!(
+            matches!(
+                &e.problem,
+                OverrideProblem::Value {
+                    error: ValueError::IntegerOutOfRange { .. },
+                    ..
+                }
+            ),
+            "{text}: {e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("-9223372036854775808 to 9223372036854775807"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().starts_with("p.yaml:3: parameter 'v': "),
+            "{e}"
+        );
+    }
+    for text in ["1e400", "-1.5e309", "[1.0, 1e999]"] {
+        let e = value(text).unwrap_err();
+        assert!(
+            matches!(
+                &e.problem,
+                OverrideProblem::Value {
+                    error: ValueError::DoubleOutOfRange { .. },
+                    ..
+                }
+            ),
+            "{text}: {e}"
+        );
+        assert!(e.to_string().contains("1.7976931348623157e308"), "{e}");
+    }
+    // The edges of the ranges, and infinity written as YAML writes it, are values.
+    assert_eq!(
+        value("-9223372036854775808").unwrap(),
+        Some(ParameterValue::Integer(i64::MIN))
+    );
+    assert_eq!(
+        value("0009223372036854775807").unwrap(),
+        Some(ParameterValue::Integer(i64::MAX))
+    );
+    assert_eq!(
+        value("1.7976931348623157e308").unwrap(),
+        Some(ParameterValue::Double(f64::MAX))
+    );
+    assert_eq!(
+        value("-.inf").unwrap(),
+        Some(ParameterValue::Double(f64::NEG_INFINITY))
+    );
+    assert_eq!(value("1e-400").unwrap(), Some(ParameterValue::Double(0.0)));
+    // `-p` reads values the same way.
+    let e = Overrides::from_sources(&[], &[(None, "v".into(), "1e400".into())], "/n").unwrap_err();
+    assert!(
+        e.to_string().contains("beyond the range of a double"),
+        "{e}"
+    );
+}
+
+#[test]
+fn parameter_names_in_files_follow_the_rules_of_p() {
+    let names = |params: &str| {
+        let file = [(
+            "p.yaml".to_owned(),
+            format!("n:\n  ros__parameters:\n{params}"),
+        )];
+        Overrides::from_sources(&file, &[], "/n")
+    };
+    for (params, name) in [
+        ("    \"bad name!\": 3\n", "bad name!"),
+        ("    ok: 1\n    a:\n      \"b\\tc\": 2\n", "a.b\tc"),
+        ("    \"a..b\": 1\n", "a..b"),
+        ("    \"\": 1\n", ""),
+    ] {
+        let e = names(params).unwrap_err();
+        assert_eq!(
+            e.problem,
+            match validate_name(name) {
+                Err(ParameterError::InvalidName { name, reason }) => {
+                    OverrideProblem::InvalidName { name, reason }
+                }
+                other => panic!("{name:?} must be invalid: {other:?}"),
+            },
+            "{params}"
+        );
+        assert!(e.to_string().starts_with("p.yaml:"), "{e}");
+    }
+    assert!(e_line(
+        &names("    a: 1\n    \"bad name!\": 3\n").unwrap_err(),
+        4
+    ));
+    // The same name on `-p` is refused with the same problem.
+    let e =
+        Overrides::from_sources(&[], &[(None, "bad name!".into(), "3".into())], "/n").unwrap_err();
+    assert!(
+        matches!(e.problem, OverrideProblem::InvalidName { .. }),
+        "{e}"
+    );
+}
+
+fn e_line(e: &OverrideError, line: usize) -> bool {
+    e.line == Some(line)
+}
+
+#[test]
+fn parameter_file_input_is_capped() {
+    // An endless file fails after the limit, having read no more than it.
+    let e = crate::params::parameters_in_file("/dev/zero", "/n", true).unwrap_err();
+    assert_eq!(
+        e.problem,
+        OverrideProblem::TooLarge {
+            limit: MAX_PARAMS_FILE_BYTES
+        }
+    );
+    let message = e.to_string();
+    for part in [
+        "/dev/zero",
+        "16 MiB",
+        "--params-file",
+        MAX_PARAMS_FILE_BYTES_VAR,
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+    let dir = std::env::temp_dir().join(format!("roslite-params-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.yaml");
+    let text = "n:\n  ros__parameters:\n    a: 1\n";
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    assert_eq!(
+        overrides::read_params_text(path, text.len()).as_deref(),
+        Ok(text)
+    );
+    let limit = text.len() - 1;
+    assert_eq!(
+        overrides::read_params_text(path, limit),
+        Err(OverrideProblem::TooLarge { limit })
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

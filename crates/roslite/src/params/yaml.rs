@@ -27,6 +27,10 @@
 //! | a tab right after `key:` | a separator | refused, see 4 |
 //! | the same key twice in one mapping | the last one wins | refused, see 5 |
 //!
+//! Typing the scalars (`overrides`) differs from rcl in one more way: an integer beyond 64 bits
+//! and a numeral beyond the range of a double are errors, where rcl reads the first as a double
+//! and the second as a string. A file is read up to `MAX_PARAMS_FILE_BYTES`.
+//!
 //! Every refusal is an error that names the line and column. Tabs cannot indent in YAML
 //! 1.2.2 (§6.1) nor in YAML 1.1.
 //!
@@ -74,7 +78,16 @@ pub(crate) enum Yaml {
     },
     Seq(Vec<Yaml>),
     /// Entries in document order.
-    Map(Vec<(String, Yaml)>),
+    Map(Vec<(Key, Yaml)>),
+}
+
+/// A mapping key: a node, namespace or parameter name, and its line, which errors about the
+/// entry name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub(crate) text: String,
+    /// 1-based.
+    pub(crate) line: usize,
 }
 
 /// Why a text is not YAML this reader accepts.
@@ -162,7 +175,13 @@ fn map(entries: Vec<(Scalar, Node)>) -> Yaml {
     Yaml::Map(
         entries
             .into_iter()
-            .map(|(key, value)| (key.text, tree(value)))
+            .map(|(key, value)| {
+                let key = Key {
+                    text: key.text,
+                    line: key.at.line,
+                };
+                (key, tree(value))
+            })
             .collect(),
     )
 }
