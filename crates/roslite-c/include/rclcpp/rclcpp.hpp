@@ -1,0 +1,294 @@
+// rclcpp's API over roslite's C ABI (roslite/roslite.h), header-only: the node sources that
+// rclcpp users write (ros2/examples' minimal publisher, subscriber, service, client, timer,
+// multithreaded executor and their like) compile unchanged against it and run on roslite.
+//
+// Message types come from `roslite interface generate --lang cpp` (or any type with a
+// roslite::message_traits specialisation, roslite/message_traits.hpp).
+//
+// Errors from roslite throw rclcpp::exceptions::RCLError (a std::runtime_error) with roslite's
+// message, as rclcpp throws on rcl errors.
+#ifndef ROSLITE_RCLCPP_RCLCPP_HPP
+#define ROSLITE_RCLCPP_RCLCPP_HPP
+
+#include <roslite/message_traits.hpp>
+#include <roslite/roslite.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rclcpp {
+
+namespace exceptions {
+// What a failed roslite call throws.
+class RCLError : public std::runtime_error {
+ public:
+  RCLError(roslite_status status, const std::string &what)
+      : std::runtime_error(what), status(status) {}
+  roslite_status status;
+};
+class ParameterNotDeclaredException : public RCLError {
+ public:
+  using RCLError::RCLError;
+};
+class InvalidParameterTypeException : public RCLError {
+ public:
+  using RCLError::RCLError;
+};
+}  // namespace exceptions
+
+namespace detail {
+inline void check(roslite_status status, const char *what) {
+  if (status == ROSLITE_OK) return;
+  std::string message = std::string(what) + ": " + roslite_last_error();
+  if (status == ROSLITE_NOT_FOUND) throw exceptions::ParameterNotDeclaredException(status, message);
+  if (status == ROSLITE_TYPE_MISMATCH)
+    throw exceptions::InvalidParameterTypeException(status, message);
+  throw exceptions::RCLError(status, message);
+}
+
+// A handle released when the last owner goes.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(roslite_handle h) : h_(std::make_shared<Owned>(h)) {}
+  roslite_handle get() const { return h_ ? h_->h : 0; }
+  explicit operator bool() const { return get() != 0; }
+
+ private:
+  struct Owned {
+    explicit Owned(roslite_handle h) : h(h) {}
+    ~Owned() {
+      if (h) roslite_release(h);
+    }
+    Owned(const Owned &) = delete;
+    Owned &operator=(const Owned &) = delete;
+    roslite_handle h;
+  };
+  std::shared_ptr<Owned> h_;
+};
+
+inline int64_t to_ns(std::chrono::nanoseconds d) { return d.count(); }
+
+// The process's context, made by rclcpp::init.
+struct Global {
+  std::mutex mutex;
+  Handle context;
+};
+inline Global &global() {
+  static Global g;
+  return g;
+}
+inline roslite_handle context_or_init() {
+  Global &g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.context) {
+    roslite_handle h = 0;
+    check(roslite_context_init(0, nullptr, &h), "initialising roslite");
+    g.context = Handle(h);
+  }
+  return g.context.get();
+}
+
+template <class T>
+std::vector<uint8_t> encode(const T &message) {
+  std::vector<uint8_t> bytes;
+  roslite::message_traits<T>::encode(message, bytes);
+  return bytes;
+}
+
+template <class T>
+roslite_type type_of() {
+  return roslite_type{roslite::message_traits<T>::type_name(),
+                      roslite::message_traits<T>::type_hash()};
+}
+}  // namespace detail
+
+// ---- init / shutdown ------------------------------------------------------------------------
+
+class InitOptions {
+ public:
+  InitOptions() = default;
+  bool shutdown_on_signal = true;
+};
+
+inline void init(int argc, char const *const *argv, const InitOptions &options = InitOptions()) {
+  detail::Global &g = detail::global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  roslite_handle h = 0;
+  detail::check(roslite_context_init(argc, argv, &h), "rclcpp::init");
+  g.context = detail::Handle(h);
+  if (options.shutdown_on_signal)
+    detail::check(roslite_install_signal_handlers(), "installing signal handlers");
+}
+
+inline bool ok() {
+  detail::Global &g = detail::global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.context) return false;
+  bool running = false;
+  return roslite_context_ok(g.context.get(), &running) == ROSLITE_OK && running;
+}
+
+inline bool shutdown() {
+  detail::Global &g = detail::global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.context) return false;
+  return roslite_context_shutdown(g.context.get()) == ROSLITE_OK;
+}
+
+// Strips the ROS arguments (--ros-args ... [--]) from argv, as rclcpp does.
+inline std::vector<std::string> remove_ros_arguments(int argc, char const *const *argv) {
+  std::vector<std::string> out;
+  bool in_ros = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--ros-args") { in_ros = true; continue; }
+    if (in_ros && a == "--") { in_ros = false; continue; }
+    if (!in_ros) out.push_back(a);
+  }
+  return out;
+}
+
+// ---- time -----------------------------------------------------------------------------------
+
+using Duration = std::chrono::nanoseconds;
+
+class Time {
+ public:
+  Time() = default;
+  explicit Time(int64_t nanoseconds) : ns_(nanoseconds) {}
+  Time(int32_t seconds, uint32_t nanoseconds)
+      : ns_(int64_t(seconds) * 1000000000LL + nanoseconds) {}
+  int64_t nanoseconds() const { return ns_; }
+  double seconds() const { return double(ns_) / 1e9; }
+  Time operator+(std::chrono::nanoseconds d) const { return Time(ns_ + d.count()); }
+  std::chrono::nanoseconds operator-(const Time &other) const {
+    return std::chrono::nanoseconds(ns_ - other.ns_);
+  }
+  bool operator<(const Time &o) const { return ns_ < o.ns_; }
+  bool operator>(const Time &o) const { return ns_ > o.ns_; }
+  bool operator==(const Time &o) const { return ns_ == o.ns_; }
+
+ private:
+  int64_t ns_ = 0;
+};
+
+class Clock {
+ public:
+  using SharedPtr = std::shared_ptr<Clock>;
+  Time now() const {
+    return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count());
+  }
+};
+
+// ---- logging --------------------------------------------------------------------------------
+
+class Logger {
+ public:
+  Logger() : name_("") {}
+  explicit Logger(std::string name) : name_(std::move(name)) {}
+  const char *get_name() const { return name_.c_str(); }
+  Logger get_child(const std::string &suffix) const {
+    return Logger(name_.empty() ? suffix : name_ + "." + suffix);
+  }
+
+ private:
+  std::string name_;
+};
+
+inline Logger get_logger(const std::string &name) { return Logger(name); }
+
+namespace detail {
+inline void log(const Logger &logger, int32_t severity, const char *function,
+                const std::string &message) {
+  roslite_log(logger.get_name(), severity, function, message.c_str());
+}
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+inline void logf(const Logger &logger, int32_t severity, const char *function, const char *format,
+                 ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  int needed = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string text(needed > 0 ? size_t(needed) : 0, '\0');
+  if (needed > 0) std::vsnprintf(&text[0], text.size() + 1, format, args);
+  va_end(args);
+  log(logger, severity, function, text);
+}
+// Whether a throttled log may print now: at most once per `period_ms` per call site.
+inline bool throttle_allows(std::atomic<int64_t> &last_ns, const Clock &clock, double period_ms) {
+  int64_t now = clock.now().nanoseconds();
+  int64_t last = last_ns.load();
+  if (last != 0 && double(now - last) < period_ms * 1e6) return false;
+  return last_ns.compare_exchange_strong(last, now);
+}
+}  // namespace detail
+
+}  // namespace rclcpp
+
+#define ROSLITE_RCLCPP_LOG(severity, logger, ...) \
+  ::rclcpp::detail::logf((logger), (severity), __func__, __VA_ARGS__)
+#define ROSLITE_RCLCPP_LOG_STREAM(severity, logger, stream_arg)                 \
+  do {                                                                          \
+    std::stringstream roslite_ss_;                                              \
+    roslite_ss_ << stream_arg;                                                  \
+    ::rclcpp::detail::log((logger), (severity), __func__, roslite_ss_.str());   \
+  } while (0)
+#define ROSLITE_RCLCPP_LOG_ONCE(severity, logger, ...)                         \
+  do {                                                                         \
+    static std::atomic<bool> roslite_once_{false};                             \
+    if (!roslite_once_.exchange(true)) ROSLITE_RCLCPP_LOG(severity, logger, __VA_ARGS__); \
+  } while (0)
+#define ROSLITE_RCLCPP_LOG_THROTTLE(severity, logger, clock, period_ms, ...)              \
+  do {                                                                                   \
+    static std::atomic<int64_t> roslite_last_{0};                                        \
+    if (::rclcpp::detail::throttle_allows(roslite_last_, (clock), (period_ms)))          \
+      ROSLITE_RCLCPP_LOG(severity, logger, __VA_ARGS__);                                 \
+  } while (0)
+
+#define RCLCPP_DEBUG(logger, ...) ROSLITE_RCLCPP_LOG(ROSLITE_LOG_DEBUG, logger, __VA_ARGS__)
+#define RCLCPP_INFO(logger, ...) ROSLITE_RCLCPP_LOG(ROSLITE_LOG_INFO, logger, __VA_ARGS__)
+#define RCLCPP_WARN(logger, ...) ROSLITE_RCLCPP_LOG(ROSLITE_LOG_WARN, logger, __VA_ARGS__)
+#define RCLCPP_ERROR(logger, ...) ROSLITE_RCLCPP_LOG(ROSLITE_LOG_ERROR, logger, __VA_ARGS__)
+#define RCLCPP_FATAL(logger, ...) ROSLITE_RCLCPP_LOG(ROSLITE_LOG_FATAL, logger, __VA_ARGS__)
+#define RCLCPP_DEBUG_STREAM(logger, s) ROSLITE_RCLCPP_LOG_STREAM(ROSLITE_LOG_DEBUG, logger, s)
+#define RCLCPP_INFO_STREAM(logger, s) ROSLITE_RCLCPP_LOG_STREAM(ROSLITE_LOG_INFO, logger, s)
+#define RCLCPP_WARN_STREAM(logger, s) ROSLITE_RCLCPP_LOG_STREAM(ROSLITE_LOG_WARN, logger, s)
+#define RCLCPP_ERROR_STREAM(logger, s) ROSLITE_RCLCPP_LOG_STREAM(ROSLITE_LOG_ERROR, logger, s)
+#define RCLCPP_FATAL_STREAM(logger, s) ROSLITE_RCLCPP_LOG_STREAM(ROSLITE_LOG_FATAL, logger, s)
+#define RCLCPP_DEBUG_ONCE(logger, ...) ROSLITE_RCLCPP_LOG_ONCE(ROSLITE_LOG_DEBUG, logger, __VA_ARGS__)
+#define RCLCPP_INFO_ONCE(logger, ...) ROSLITE_RCLCPP_LOG_ONCE(ROSLITE_LOG_INFO, logger, __VA_ARGS__)
+#define RCLCPP_WARN_ONCE(logger, ...) ROSLITE_RCLCPP_LOG_ONCE(ROSLITE_LOG_WARN, logger, __VA_ARGS__)
+#define RCLCPP_ERROR_ONCE(logger, ...) ROSLITE_RCLCPP_LOG_ONCE(ROSLITE_LOG_ERROR, logger, __VA_ARGS__)
+#define RCLCPP_DEBUG_THROTTLE(logger, clock, ms, ...) \
+  ROSLITE_RCLCPP_LOG_THROTTLE(ROSLITE_LOG_DEBUG, logger, clock, ms, __VA_ARGS__)
+#define RCLCPP_INFO_THROTTLE(logger, clock, ms, ...) \
+  ROSLITE_RCLCPP_LOG_THROTTLE(ROSLITE_LOG_INFO, logger, clock, ms, __VA_ARGS__)
+#define RCLCPP_WARN_THROTTLE(logger, clock, ms, ...) \
+  ROSLITE_RCLCPP_LOG_THROTTLE(ROSLITE_LOG_WARN, logger, clock, ms, __VA_ARGS__)
+#define RCLCPP_ERROR_THROTTLE(logger, clock, ms, ...) \
+  ROSLITE_RCLCPP_LOG_THROTTLE(ROSLITE_LOG_ERROR, logger, clock, ms, __VA_ARGS__)
+
+#include <rclcpp/detail/entities.hpp>
+
+#endif  // ROSLITE_RCLCPP_RCLCPP_HPP

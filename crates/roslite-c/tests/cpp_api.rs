@@ -1,0 +1,266 @@
+//! The rclcpp-shaped C++ API: `tests/cpp/nodes.cpp`, nodes in the patterns of ros2/examples,
+//! is compiled with `c++ -std=c++17` against `include/rclcpp/rclcpp.hpp` and the static
+//! library, then talks to roslite nodes in this test process (loopback only, a domain per
+//! test).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::{Context, ContextOptions, Message, NetworkMode, QosProfile, ServiceType};
+use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+fn cpp_nodes() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let exe = std::env::current_exe().unwrap();
+        let library = exe
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("libroslite_c.a");
+        assert!(library.exists(), "{} is missing", library.display());
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_nodes");
+        let define = |name: &str, value: &str| format!("-D{name}=\"{value}\"");
+        let status = Command::new("c++")
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&out)
+            .arg(define("ROSLITE_TEST_STRING_HASH", StringMsg::TYPE_HASH))
+            .arg(define(
+                "ROSLITE_TEST_REQUEST_HASH",
+                <AddTwoInts as ServiceType>::Request::TYPE_HASH,
+            ))
+            .arg(define(
+                "ROSLITE_TEST_RESPONSE_HASH",
+                <AddTwoInts as ServiceType>::Response::TYPE_HASH,
+            ))
+            .arg(manifest.join("tests/cpp/nodes.cpp"))
+            .arg("-I")
+            .arg(manifest.join("include"))
+            .arg(&library)
+            .args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+            ])
+            .status()
+            .expect("c++ runs (the C++ compiler is installed by cargo xtask test)");
+        assert!(status.success(), "compiling tests/cpp/nodes.cpp failed");
+        out
+    })
+}
+
+fn domain(offset: u32) -> u32 {
+    200 + (std::process::id() % 6) * 5 + offset
+}
+
+fn context(domain_id: u32) -> Context {
+    let discovery = DiscoveryConfig {
+        domain_id,
+        range: DiscoveryRange::Localhost,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id,
+        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn node_command(domain_id: u32, args: &[&str]) -> Command {
+    let mut command = Command::new(cpp_nodes());
+    command
+        .args(args)
+        .env("ROS_DOMAIN_ID", domain_id.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("ROS_STATIC_PEERS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Waits for `child` up to `limit`, then kills it.
+fn finish(child: std::process::Child, limit: Duration) -> Output {
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    });
+    child.wait_with_output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn minimal_publisher_reaches_a_rust_subscription() {
+    let domain_id = domain(0);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("listener").unwrap();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let sink = received.clone();
+    let _subscription = node
+        .create_subscription("topic", QosProfile::DEFAULT, move |m: StringMsg| {
+            sink.lock().unwrap().push(m.data);
+        })
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let child = node_command(domain_id, &["talker", "60"]).spawn().unwrap();
+    let start = Instant::now();
+    while received.lock().unwrap().len() < 10 && start.elapsed() < Duration::from_secs(20) {
+        executor.spin_for(Duration::from_millis(50));
+    }
+    let output = finish(child, Duration::from_secs(20));
+    let got = received.lock().unwrap().clone();
+    assert!(got.len() >= 10, "{got:?}\n{}", text(&output));
+    assert!(
+        got.iter().all(|m| m.starts_with("Hello, world! ")),
+        "{got:?}"
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("Publishing: 'Hello, world! 1'")
+            || String::from_utf8_lossy(&output.stdout).contains("Publishing: 'Hello, world! 1'"),
+        "RCLCPP_INFO output missing\n{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn minimal_subscriber_gets_every_callback_shape() {
+    let domain_id = domain(1);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("talker").unwrap();
+    let publisher = node
+        .create_publisher::<StringMsg>("topic", QosProfile::DEFAULT)
+        .unwrap();
+    let child = node_command(domain_id, &["listener", "5"]).spawn().unwrap();
+    let start = Instant::now();
+    // Four subscriptions in the child: wait for all before publishing.
+    while publisher.subscription_count() < 4 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for n in 1..=5 {
+        publisher
+            .publish(StringMsg {
+                data: format!("message {n}"),
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let output = finish(child, Duration::from_secs(20));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    // Every shape saw the messages before the SharedPtr callback's fifth (same executor,
+    // subscriptions served in turn: at least four each).
+    let shapes = stdout
+        .lines()
+        .find(|l| l.starts_with("shapes:"))
+        .unwrap_or_else(|| panic!("{}", text(&output)));
+    let numbers: Vec<u64> = shapes
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 3, "{shapes}");
+    assert!(numbers[0] >= 4 && numbers[1] >= 4, "{shapes}");
+    assert!(
+        (4..=5).contains(&numbers[2]),
+        "publication sequence number: {shapes}"
+    );
+}
+
+#[test]
+fn rust_client_calls_a_cpp_server_and_a_cpp_client_calls_a_rust_server() {
+    let domain_id = domain(2);
+    let server = node_command(domain_id, &["server"]).spawn().unwrap();
+    let ctx = context(domain_id);
+    let node = ctx.create_node("caller").unwrap();
+    let client = node.create_client::<AddTwoInts>("add_two_ints").unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(20)));
+    let reply = client
+        .call(AddTwoInts_Request { a: 2, b: 3 }, Duration::from_secs(10))
+        .unwrap();
+    let _ = Command::new("kill").arg(server.id().to_string()).status();
+    let server_output = finish(server, Duration::from_secs(5));
+    assert_eq!(reply.sum, 5, "{}", text(&server_output));
+
+    let domain_id = domain(3);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("adder").unwrap();
+    let _service = node
+        .create_service::<AddTwoInts, _>("add_two_ints", |request| AddTwoInts_Response {
+            sum: request.a + request.b,
+        })
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let mut child = node_command(domain_id, &["client"]).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(30) {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    let output = finish(child, Duration::from_secs(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stdout.contains("Result of add_two_ints: 42"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        stdout.contains("callback form: called"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn parameters_logging_and_on_set_callbacks() {
+    let output = node_command(domain(4), &["parameters", "--ros-args", "-p", "rate:=5"])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let all = format!("{stdout}{stderr}");
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stdout.contains("rate 5 label none refused 1 (parameter 'rate' not set: rate must not be negative) now from C++ 5"),
+        "{}",
+        text(&output)
+    );
+    assert!(all.contains("streamed 5"), "{}", text(&output));
+    assert_eq!(all.matches("once").count(), 1, "{}", text(&output));
+    assert_eq!(all.matches("throttled").count(), 1, "{}", text(&output));
+}
+
+#[test]
+fn multithreaded_executor_runs_a_reentrant_group_in_parallel() {
+    let output = node_command(domain(5), &["multithreaded"])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("most at once: 2"),
+        "{}",
+        text(&output)
+    );
+}
