@@ -264,3 +264,105 @@ fn multithreaded_executor_runs_a_reentrant_group_in_parallel() {
         text(&output)
     );
 }
+
+/// An application in mROS 2-POSIX's echoreply shape, built against roslite's mROS 2 headers:
+/// its callback runs without the application spinning, and what it publishes from there
+/// arrives.
+#[test]
+fn mros2_echoreply_app_echoes_through_roslite() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::current_exe().unwrap();
+    let library = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libroslite_c.a");
+    let app = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mros2_echoreply");
+    let status = Command::new("c++")
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&app)
+        .arg(format!(
+            "-DROSLITE_TEST_STRING_HASH=\"{}\"",
+            StringMsg::TYPE_HASH
+        ))
+        .args([
+            "-DROSLITE_TEST_REQUEST_HASH=\"\"",
+            "-DROSLITE_TEST_RESPONSE_HASH=\"\"",
+        ])
+        .arg(manifest.join("tests/cpp/mros2_apps/echoreply.cpp"))
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(manifest.join("include/mros2-posix"))
+        .arg("-I")
+        .arg(manifest.join("tests/cpp/msgs"))
+        .arg(&library)
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success(), "compiling the mROS 2 application failed");
+
+    let domain_id = domain(6);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("linux").unwrap();
+    let echoed = Arc::new(Mutex::new(Vec::new()));
+    let sink = echoed.clone();
+    let subscription = node
+        .create_subscription("to_linux", QosProfile::DEFAULT, move |m: StringMsg| {
+            sink.lock().unwrap().push(m.data);
+        })
+        .unwrap();
+    let publisher = node
+        .create_publisher::<StringMsg>("to_stm", QosProfile::DEFAULT)
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let child = Command::new(&app)
+        .env("ROS_DOMAIN_ID", domain_id.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Both directions matched before the first ping, or its echo has nowhere to go.
+    while (publisher.subscription_count() == 0 || subscription.publisher_count() == 0)
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    for n in 1..=5 {
+        publisher
+            .publish(StringMsg {
+                data: format!("ping {n}"),
+            })
+            .unwrap();
+        executor.spin_for(Duration::from_millis(50));
+    }
+    while echoed.lock().unwrap().len() < 5 && start.elapsed() < Duration::from_secs(20) {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    let output = finish(child, Duration::from_secs(5));
+    let got = echoed.lock().unwrap().clone();
+    assert_eq!(
+        got,
+        (1..=5).map(|n| format!("ping {n}")).collect::<Vec<_>>(),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("subscribed msg: 'ping 1'"),
+        "{}",
+        text(&output)
+    );
+}

@@ -1,0 +1,192 @@
+// The mROS 2 API (mros2::init, mros2::Node::create_node, create_publisher/create_subscription,
+// mros2::spin) over roslite's C ABI, header-only, so that applications written for mROS 2 (on
+// POSIX: mROS 2-POSIX's workspace applications) build unchanged and run on roslite.
+//
+// As in mROS 2, subscription callbacks run without the application spinning (here on a
+// thread roslite starts at init), take a pointer to the message, and publishers and
+// subscribers live for the whole program. Unlike mROS 2: any number of them, any message
+// size, and the QoS depth honoured (reliable, volatile, keep last that many).
+//
+// Message types come from `roslite interface generate --lang cpp` (std_msgs/msg/string.hpp
+// and so on); any type with a roslite::message_traits specialisation works.
+#ifndef ROSLITE_MROS2_H
+#define ROSLITE_MROS2_H
+
+#include <roslite/message_traits.hpp>
+#include <roslite/roslite.h>
+
+#include "mros2/logging.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace mros2 {
+
+namespace detail {
+[[noreturn]] inline void fail(const char *what) {
+  std::fprintf(stderr, "[MROS2LIB] ERROR : %s: %s\n", what, roslite_last_error());
+  std::abort();
+}
+inline void check(roslite_status status, const char *what) {
+  if (status != ROSLITE_OK) fail(what);
+}
+
+// What mros2::init sets up: the context, and the thread that runs every callback.
+struct Runtime {
+  std::mutex mutex;
+  roslite_handle context = 0;
+  roslite_handle executor = 0;
+  std::thread spinner;
+  // Everything the application created, kept for the program's life as mROS 2 keeps it.
+  std::vector<std::shared_ptr<void>> kept;
+};
+inline Runtime &runtime() {
+  static Runtime r;
+  return r;
+}
+inline roslite_handle context() {
+  Runtime &r = runtime();
+  if (!r.context) fail("mros2::init was not called");
+  return r.context;
+}
+}  // namespace detail
+
+inline void init(int argc, char **argv) {
+  detail::Runtime &r = detail::runtime();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.context) return;
+  detail::check(roslite_context_init(argv ? argc : 0, argv, &r.context), "mros2::init");
+  detail::check(roslite_install_signal_handlers(), "mros2::init");
+  detail::check(roslite_executor_create(r.context, &r.executor), "mros2::init");
+  roslite_handle executor = r.executor;
+  r.spinner = std::thread([executor] { roslite_executor_spin(executor); });
+  r.spinner.detach();
+}
+
+// Blocks until the program is interrupted (SIGINT, SIGTERM): callbacks run meanwhile.
+inline void spin() {
+  roslite_handle context = detail::context();
+  bool running = true;
+  while (roslite_context_ok(context, &running) == ROSLITE_OK && running) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+class Publisher {
+ public:
+  Publisher() = default;
+  std::string topic_name;
+
+  template <class T>
+  void publish(const T &msg) {
+    if (!handle_) detail::fail("publish on a publisher that was never created");
+    std::vector<uint8_t> bytes;
+    roslite::message_traits<T>::encode(msg, bytes);
+    detail::check(roslite_publish(*handle_, bytes.data(), bytes.size()), "publish");
+  }
+
+ private:
+  friend class Node;
+  std::shared_ptr<roslite_handle> handle_;
+};
+
+class Subscriber {
+ public:
+  Subscriber() = default;
+  std::string topic_name;
+
+ private:
+  friend class Node;
+  std::shared_ptr<void> state_;
+};
+
+class Node {
+ public:
+  std::string node_name;
+
+  static Node create_node(std::string name = "mros2_node") {
+    Node node;
+    node.node_name = name;
+    detail::check(roslite_node_create(detail::context(), name.c_str(), "", &node.handle_),
+                  "create_node");
+    detail::Runtime &r = detail::runtime();
+    detail::check(roslite_executor_add_node(r.executor, node.handle_), "create_node");
+    return node;
+  }
+
+  template <class T>
+  Publisher create_publisher(std::string topic_name, int qos) {
+    roslite_type type{roslite::message_traits<T>::type_name(),
+                      roslite::message_traits<T>::type_hash()};
+    roslite_qos profile = depth(qos);
+    auto handle = std::make_shared<roslite_handle>(0);
+    detail::check(roslite_publisher_create(handle_, topic_name.c_str(), &type, &profile,
+                                           handle.get()),
+                  "create_publisher");
+    keep(handle);
+    Publisher publisher;
+    publisher.topic_name = topic_name;
+    publisher.handle_ = handle;
+    return publisher;
+  }
+
+  // `callback` takes a pointer to the message (mROS 2's `void (*)(T *)`), valid during the call.
+  template <class T, class F>
+  Subscriber create_subscription(std::string topic_name, int qos, F callback) {
+    static_assert(std::is_invocable_v<F &, T *>,
+                  "an mROS 2 subscription callback takes a pointer to the message");
+    struct State {
+      explicit State(F f) : callback(std::move(f)) {}
+      F callback;
+      roslite_handle handle = 0;
+    };
+    auto state = std::make_shared<State>(std::move(callback));
+    roslite_type type{roslite::message_traits<T>::type_name(),
+                      roslite::message_traits<T>::type_hash()};
+    roslite_qos profile = depth(qos);
+    auto deliver = [](void *user, const uint8_t *cdr, size_t length,
+                      const roslite_message_info *) {
+      T message{};
+      if (!roslite::message_traits<T>::decode(cdr, length, message)) {
+        MROS2_WARN("dropped a message that is not a valid %s", roslite::message_traits<T>::type_name());
+        return;
+      }
+      static_cast<State *>(user)->callback(&message);
+    };
+    detail::check(roslite_subscription_create(handle_, topic_name.c_str(), &type, &profile,
+                                              deliver, state.get(), &state->handle),
+                  "create_subscription");
+    keep(state);
+    Subscriber subscriber;
+    subscriber.topic_name = topic_name;
+    subscriber.state_ = state;
+    return subscriber;
+  }
+
+ private:
+  static roslite_qos depth(int qos) {
+    roslite_qos profile;
+    detail::check(roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &profile), "qos");
+    profile.depth = qos > 0 ? uint32_t(qos) : 1;
+    return profile;
+  }
+  static void keep(std::shared_ptr<void> thing) {
+    detail::Runtime &r = detail::runtime();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.kept.push_back(std::move(thing));
+  }
+  roslite_handle handle_ = 0;
+};
+
+}  // namespace mros2
+
+#endif  // ROSLITE_MROS2_H
