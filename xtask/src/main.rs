@@ -5,6 +5,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+mod install;
+
 const USAGE: &str = "\
 usage: cargo xtask <command>
 
@@ -12,6 +14,8 @@ commands:
   test      install what the tests need, then run rustfmt --check, clippy -D warnings, rustdoc
             -D warnings and every test in the workspace (what CI runs)
   codegen   regenerate crates/roslite-msgs/src/generated from the vendored interface files
+  install   --prefix DIR: the roslite tool, the C ABI libraries, the C/C++/mROS 2 headers, a
+            pkg-config module (roslite) and a CMake package (find_package(roslite))
 ";
 
 fn main() -> Result<()> {
@@ -21,6 +25,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("test" | "ci") => test(&root),
         Some("codegen") => codegen(&root),
+        Some("install") => install::install(&root, &args[1..]),
         Some("-h" | "--help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -87,14 +92,17 @@ fn install_prerequisites(root: &Path) -> Result<()> {
 
 /// Programs the network tests run, with the Debian package that provides each: `ip` creates
 /// the test network namespaces, `nft` drops packets inside them, `ddsperf` is Cyclone's
-/// benchmark (the baseline of `roslite bench rtt`), `cc`/`c++` build the Humble-era peers and
-/// the raspimouse_msgs typesupport for rclpy.
+/// benchmark (the baseline of `roslite bench rtt`), `cc`/`c++` build the Humble-era peers, the
+/// raspimouse_msgs typesupport for rclpy and the C and C++ test nodes, which `cmake` and
+/// `pkg-config` also build against an install.
 const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
     ("nft", "nftables"),
     ("ddsperf", "cyclonedds-tools"),
     ("cc", "gcc"),
     ("c++", "g++"),
+    ("cmake", "cmake"),
+    ("pkg-config", "pkg-config"),
 ];
 
 /// Libraries the Humble-era interop peers (tests/interop_humble.rs) are built against:

@@ -1,0 +1,141 @@
+//! `cargo xtask install --prefix DIR`: what a C or C++ node needs to build against roslite,
+//! laid out as a Unix install: the `roslite` tool, the C ABI's static and shared libraries, the
+//! headers (C ABI, rclcpp-shaped C++ API, mROS 2 API), a pkg-config module and a CMake package.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// Libraries the static C ABI needs besides itself (rustc's `--print native-static-libs`).
+const STATIC_DEPENDENCIES: &str = "-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc";
+
+pub fn install(root: &Path, args: &[String]) -> Result<()> {
+    let prefix = match args {
+        [flag, dir] if flag == "--prefix" => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask install --prefix DIR"),
+    };
+    let prefix = std::path::absolute(&prefix)?;
+    let status = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["build", "--release", "-p", "roslite-c", "-p", "roslite-cli"])
+        .status()?;
+    if !status.success() {
+        bail!("cargo build --release failed");
+    }
+    let release = root.join("target/release");
+    let (bin, lib, include) = (
+        prefix.join("bin"),
+        prefix.join("lib"),
+        prefix.join("include"),
+    );
+    for dir in [
+        &bin,
+        &lib,
+        &include,
+        &lib.join("pkgconfig"),
+        &lib.join("cmake/roslite"),
+    ] {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    copy(&release.join("roslite"), &bin.join("roslite"))?;
+    copy(&release.join("libroslite_c.a"), &lib.join("libroslite_c.a"))?;
+    copy(
+        &release.join("libroslite_c.so"),
+        &lib.join("libroslite_c.so"),
+    )?;
+    copy_tree(&root.join("crates/roslite-c/include"), &include)?;
+    fs::write(lib.join("pkgconfig/roslite.pc"), pkg_config(&prefix))?;
+    fs::write(lib.join("cmake/roslite/rosliteConfig.cmake"), CMAKE_CONFIG)?;
+    println!("installed roslite into {}", prefix.display());
+    println!(
+        "  C++:  c++ -std=c++17 node.cpp $(PKG_CONFIG_PATH={}/lib/pkgconfig pkg-config --cflags --libs roslite)",
+        prefix.display()
+    );
+    println!(
+        "  CMake: cmake -DCMAKE_PREFIX_PATH={} ..  (find_package(roslite), roslite::roslite)",
+        prefix.display()
+    );
+    Ok(())
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            copy(&entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The pkg-config module: the flags link the shared library, with the install's library
+/// folder on the run path so the node runs without LD_LIBRARY_PATH; `--static` links the
+/// static one.
+fn pkg_config(prefix: &Path) -> String {
+    format!(
+        "prefix={}\n\
+         includedir=${{prefix}}/include\n\
+         libdir=${{prefix}}/lib\n\
+         \n\
+         Name: roslite\n\
+         Description: roslite, a lightweight ROS 2 runtime: C ABI, rclcpp- and mROS 2-shaped C++ APIs\n\
+         Version: {}\n\
+         Cflags: -I${{includedir}} -I${{includedir}}/mros2-posix\n\
+         Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lroslite_c\n\
+         Libs.private: {STATIC_DEPENDENCIES}\n",
+        prefix.display(),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The CMake package: `find_package(roslite)` gives the target `roslite::roslite` (the shared
+/// library and the headers) and `roslite::roslite_static`, and `roslite_generate_interfaces`.
+const CMAKE_CONFIG: &str = r#"# roslite CMake package (installed by `cargo xtask install`).
+get_filename_component(_roslite_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+
+if(NOT TARGET roslite::roslite)
+  add_library(roslite::roslite SHARED IMPORTED)
+  set_target_properties(roslite::roslite PROPERTIES
+    IMPORTED_LOCATION "${_roslite_prefix}/lib/libroslite_c.so"
+    INTERFACE_INCLUDE_DIRECTORIES "${_roslite_prefix}/include;${_roslite_prefix}/include/mros2-posix")
+  add_library(roslite::roslite_static STATIC IMPORTED)
+  set_target_properties(roslite::roslite_static PROPERTIES
+    IMPORTED_LOCATION "${_roslite_prefix}/lib/libroslite_c.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${_roslite_prefix}/include;${_roslite_prefix}/include/mros2-posix"
+    INTERFACE_LINK_LIBRARIES "gcc_s;util;rt;pthread;m;dl")
+endif()
+
+set(ROSLITE_EXECUTABLE "${_roslite_prefix}/bin/roslite")
+
+# roslite_generate_interfaces(TARGET LANG cpp|c PACKAGES pkg... [PATHS dir_or_file...])
+# generates the C or C++ types of the given packages (built in, on AMENT_PREFIX_PATH, or under
+# PATHS) into the build tree and adds them to TARGET's include path.
+function(roslite_generate_interfaces target)
+  cmake_parse_arguments(ARG "" "LANG" "PACKAGES;PATHS" ${ARGN})
+  if(NOT ARG_LANG)
+    set(ARG_LANG cpp)
+  endif()
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/roslite_generated_${target}")
+  execute_process(
+    COMMAND "${ROSLITE_EXECUTABLE}" interface generate --lang ${ARG_LANG} --out "${out}"
+            ${ARG_PACKAGES} ${ARG_PATHS}
+    RESULT_VARIABLE result
+    ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "roslite interface generate failed: ${error}")
+  endif()
+  target_include_directories(${target} PRIVATE "${out}")
+endfunction()
+"#;
