@@ -724,6 +724,12 @@ impl Code {
         self.depth += 1;
     }
 
+    /// A function signature, then its opening brace on a line of its own.
+    pub(crate) fn func(&mut self, signature: impl AsRef<str>) {
+        self.line(signature);
+        self.open("{");
+    }
+
     pub(crate) fn close(&mut self, line: impl AsRef<str>) {
         self.depth = self.depth.saturating_sub(1);
         self.line(line);

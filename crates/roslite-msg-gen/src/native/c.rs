@@ -225,7 +225,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.blank();
     fini_fn(code, &fields, &p);
     code.blank();
-    code.open(format!("static inline {p} *{p}__create(void)"));
+    code.func(format!("static inline {p} *{p}__create(void)"));
     code.line(format!("{p} *msg = ({p} *)malloc(sizeof({p}));"));
     code.open(format!("if (msg != NULL && !{p}__init(msg)) {{"));
     code.line("free(msg);");
@@ -234,7 +234,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.line("return msg;");
     code.close("}");
     code.blank();
-    code.open(format!("static inline void {p}__destroy({p} *msg)"));
+    code.func(format!("static inline void {p}__destroy({p} *msg)"));
     code.open("if (msg != NULL) {");
     code.line(format!("{p}__fini(msg);"));
     code.line("free(msg);");
@@ -250,7 +250,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.line("/* Serialises `msg` (encapsulation header first) into `out`, reusing its memory;");
     code.line(" * false (and out->length 0) if a bound is exceeded, a string holds a NUL or is not");
     code.line(" * UTF-8, or memory runs out. */");
-    code.open(format!(
+    code.func(format!(
         "static inline bool {p}__encode(const {p} *msg, roslite_cdr_buffer *out)"
     ));
     code.line("roslite_cdr_writer w;");
@@ -267,7 +267,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.blank();
     code.line("/* Deserialises `length` bytes into `msg`, which must be initialised; false for");
     code.line(" * malformed input (msg then holds a valid, unspecified value to fini). */");
-    code.open(format!(
+    code.func(format!(
         "static inline bool {p}__decode({p} *msg, const uint8_t *data, size_t length)"
     ));
     code.line("roslite_cdr_reader r;");
@@ -373,7 +373,7 @@ fn init_fn(
     p: &str,
 ) -> Result<(), NativeError> {
     code.line("/* Zeros and the .msg defaults; false if memory runs out. */");
-    code.open(format!("static inline bool {p}__init({p} *msg)"));
+    code.func(format!("static inline bool {p}__init({p} *msg)"));
     code.open("if (msg == NULL) {");
     code.line("return false;");
     code.close("}");
@@ -466,7 +466,7 @@ fn init_fn(
 }
 
 fn fini_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
-    code.open(format!("static inline void {p}__fini({p} *msg)"));
+    code.func(format!("static inline void {p}__fini({p} *msg)"));
     code.open("if (msg == NULL) {");
     code.line("return;");
     code.close("}");
@@ -511,7 +511,7 @@ fn elem_equal(elem: &Elem, a: &str, b: &str) -> String {
 }
 
 fn equal_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
-    code.open(format!(
+    code.func(format!(
         "static inline bool {p}__are_equal(const {p} *a, const {p} *b)"
     ));
     code.open("if (a == NULL || b == NULL) {");
@@ -601,7 +601,7 @@ fn read_elem(elem: &Elem, v: &str) -> String {
 
 fn write_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
     code.line("/* The CDR body of `msg` (no header); errors are sticky in `w`. */");
-    code.open(format!(
+    code.func(format!(
         "static inline void {p}__cdr_write(roslite_cdr_writer *w, const {p} *msg)"
     ));
     if fields.is_empty() {
@@ -650,7 +650,7 @@ fn write_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
 }
 
 fn read_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
-    code.open(format!(
+    code.func(format!(
         "static inline bool {p}__cdr_read(roslite_cdr_reader *r, {p} *msg)"
     ));
     if fields.is_empty() {

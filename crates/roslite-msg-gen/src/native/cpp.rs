@@ -211,7 +211,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
         code.blank();
         code.line("// setters for named parameter idiom");
         for f in &fields {
-            code.open(format!("Type & set__{0}(const _{0}_type & _arg)", f.name));
+            code.func(format!("Type & set__{0}(const _{0}_type & _arg)", f.name));
             code.line(format!("this->{} = _arg;", f.name));
             code.line("return *this;");
             code.close("}");
@@ -264,7 +264,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.line(format!("using ConstWeakPtr = ::std::weak_ptr<const {name}>;"));
     code.blank();
     code.line("// comparison operators");
-    code.open(format!("bool operator==(const {name} & other) const"));
+    code.func(format!("bool operator==(const {name} & other) const"));
     if fields.is_empty() {
         code.line(
             "return this->structure_needs_at_least_one_member == \
@@ -278,7 +278,7 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
         code.line(format!("return {};", compared.join(" &&\n    ")));
     }
     code.close("}");
-    code.open(format!("bool operator!=(const {name} & other) const"));
+    code.func(format!("bool operator!=(const {name} & other) const"));
     code.line("return !(*this == other);");
     code.close("}");
     code.close("};");
@@ -318,7 +318,7 @@ fn traits(
         hash_of(set, ty)?
     ));
     code.blank();
-    code.open("static bool encode(::roslite::cdr::Writer & w, const type & m)");
+    code.func("static bool encode(::roslite::cdr::Writer & w, const type & m)");
     if fields.is_empty() {
         code.line("(void)m;");
         code.line("w.put<::std::uint8_t>(0);");
@@ -329,7 +329,7 @@ fn traits(
     code.line("return true;");
     code.close("}");
     code.blank();
-    code.open("static bool decode(::roslite::cdr::Reader & r, type & m)");
+    code.func("static bool decode(::roslite::cdr::Reader & r, type & m)");
     if fields.is_empty() {
         code.line("(void)m;");
         code.line("::std::uint8_t dummy;");
