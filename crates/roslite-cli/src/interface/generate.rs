@@ -63,8 +63,7 @@ pub fn run(mut set: InterfaceSet, args: &GenerateArgs) -> anyhow::Result<()> {
             requests.push(add_package_dir(&mut set, path)?);
         } else if path.is_file() {
             requests.push(add_file(&mut set, path)?);
-        } else if input.ends_with(".msg") || input.ends_with(".srv") || input.ends_with(".action")
-        {
+        } else if input.ends_with(".msg") || input.ends_with(".srv") || input.ends_with(".action") {
             bail!("{input}: no such file");
         } else {
             requests.push(input.clone());
@@ -83,7 +82,8 @@ pub fn run(mut set: InterfaceSet, args: &GenerateArgs) -> anyhow::Result<()> {
              or pass --builtin"
         );
     }
-    set.check().context("the loaded interfaces are inconsistent")?;
+    set.check()
+        .context("the loaded interfaces are inconsistent")?;
     let names = native::select(&set, &requests, !args.no_deps)?;
     let lang = match args.lang {
         LangArg::C => Lang::C,
@@ -142,8 +142,8 @@ fn add_file(set: &mut InterfaceSet, path: &Path) -> anyhow::Result<String> {
         .and_then(|e| e.to_str())
         .and_then(InterfaceKind::from_extension)
         .with_context(|| format!("{}: expected a .msg, .srv or .action file", path.display()))?;
-    let absolute = fs::canonicalize(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let absolute =
+        fs::canonicalize(path).with_context(|| format!("cannot read {}", path.display()))?;
     let package_dir = absolute
         .parent()
         .and_then(Path::parent)

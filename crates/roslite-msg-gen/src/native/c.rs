@@ -248,7 +248,9 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     read_fn(code, &fields, &p);
     code.blank();
     code.line("/* Serialises `msg` (encapsulation header first) into `out`, reusing its memory;");
-    code.line(" * false (and out->length 0) if a bound is exceeded, a string holds a NUL or is not");
+    code.line(
+        " * false (and out->length 0) if a bound is exceeded, a string holds a NUL or is not",
+    );
     code.line(" * UTF-8, or memory runs out. */");
     code.func(format!(
         "static inline bool {p}__encode(const {p} *msg, roslite_cdr_buffer *out)"
@@ -300,11 +302,14 @@ fn constants(code: &mut Code, spec: &MessageSpec, p: &str) -> Result<(), NativeE
             }
             (BaseType::Primitive(prim), value) => {
                 let text = scalar_literal(&constant.ty, value, NAN, INF).ok_or_else(invalid)?;
-                code.line(format!("static const {} {name} = {text};", prim_type(*prim)));
+                code.line(format!(
+                    "static const {} {name} = {text};",
+                    prim_type(*prim)
+                ));
             }
             (BaseType::String { .. }, _) => {
-                let text = scalar_literal(&constant.ty, &constant.value, NAN, INF)
-                    .ok_or_else(invalid)?;
+                let text =
+                    scalar_literal(&constant.ty, &constant.value, NAN, INF).ok_or_else(invalid)?;
                 code.line(format!("static const char *const {name} = {text};"));
             }
             (BaseType::WString { bound }, Literal::String(s)) => {
@@ -489,7 +494,10 @@ fn fini_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
                 }
             }
             Collection::BoundedSequence(_) | Collection::UnboundedSequence => {
-                code.line(format!("{}__Sequence__fini(&{m});", sequence_prefix(&f.elem)));
+                code.line(format!(
+                    "{}__Sequence__fini(&{m});",
+                    sequence_prefix(&f.elem)
+                ));
                 any = true;
             }
         }
@@ -550,11 +558,7 @@ fn equal_fn(code: &mut Code, fields: &[FieldInfo<'_>], p: &str) {
                 code.open(format!("for (size_t i = 0; i < {a}.size; ++i) {{"));
                 code.open(format!(
                     "if (!({})) {{",
-                    elem_equal(
-                        &f.elem,
-                        &format!("{a}.data[i]"),
-                        &format!("{b}.data[i]")
-                    )
+                    elem_equal(&f.elem, &format!("{a}.data[i]"), &format!("{b}.data[i]"))
                 ));
                 code.line("return false;");
                 code.close("}");
@@ -570,14 +574,10 @@ fn write_elem(elem: &Elem, v: &str) -> String {
     match elem {
         Elem::Bool => format!("roslite_cdr_put_bool(w, {v});"),
         Elem::Num(p) => format!("roslite_cdr_put_{}(w, {v});", io_suffix(*p)),
-        Elem::String(bound) => format!(
-            "roslite_cdr_put_string(w, &{v}, {});",
-            bound_text(*bound)
-        ),
-        Elem::WString(bound) => format!(
-            "roslite_cdr_put_wstring(w, &{v}, {});",
-            bound_text(*bound)
-        ),
+        Elem::String(bound) => format!("roslite_cdr_put_string(w, &{v}, {});", bound_text(*bound)),
+        Elem::WString(bound) => {
+            format!("roslite_cdr_put_wstring(w, &{v}, {});", bound_text(*bound))
+        }
         Elem::Named { ty, .. } => format!("{}__cdr_write(w, &{v});", c_name(ty)),
     }
 }
@@ -586,14 +586,8 @@ fn read_elem(elem: &Elem, v: &str) -> String {
     let call = match elem {
         Elem::Bool => format!("roslite_cdr_get_bool(r, &{v})"),
         Elem::Num(p) => format!("roslite_cdr_get_{}(r, &{v})", io_suffix(*p)),
-        Elem::String(bound) => format!(
-            "roslite_cdr_get_string(r, &{v}, {})",
-            bound_text(*bound)
-        ),
-        Elem::WString(bound) => format!(
-            "roslite_cdr_get_wstring(r, &{v}, {})",
-            bound_text(*bound)
-        ),
+        Elem::String(bound) => format!("roslite_cdr_get_string(r, &{v}, {})", bound_text(*bound)),
+        Elem::WString(bound) => format!("roslite_cdr_get_wstring(r, &{v}, {})", bound_text(*bound)),
         Elem::Named { ty, .. } => format!("{}__cdr_read(r, &{v})", c_name(ty)),
     };
     format!("if (!{call}) {{return false;}}")

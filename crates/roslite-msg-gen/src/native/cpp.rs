@@ -196,7 +196,9 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.line("// field types and members");
     if fields.is_empty() {
         code.line("using _structure_needs_at_least_one_member_type = ::std::uint8_t;");
-        code.line("_structure_needs_at_least_one_member_type structure_needs_at_least_one_member{};");
+        code.line(
+            "_structure_needs_at_least_one_member_type structure_needs_at_least_one_member{};",
+        );
     }
     for f in &fields {
         code.line(format!("using _{}_type = {};", f.name, field_type(f)));
@@ -227,7 +229,8 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
                 member: constant.name.clone(),
                 line: constant.line,
             };
-            let value = scalar_literal(&constant.ty, &constant.value, NAN, INF).ok_or_else(invalid)?;
+            let value =
+                scalar_literal(&constant.ty, &constant.value, NAN, INF).ok_or_else(invalid)?;
             let cpp_type = match &constant.ty {
                 BaseType::Primitive(p) => prim_type(*p),
                 BaseType::String { .. } => "const char *",
@@ -245,7 +248,9 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     code.line(format!("using RawPtr = {name} *;"));
     code.line(format!("using ConstRawPtr = const {name} *;"));
     code.line(format!("using SharedPtr = ::std::shared_ptr<{name}>;"));
-    code.line(format!("using ConstSharedPtr = ::std::shared_ptr<const {name}>;"));
+    code.line(format!(
+        "using ConstSharedPtr = ::std::shared_ptr<const {name}>;"
+    ));
     code.line(format!(
         "template<typename Deleter = ::std::default_delete<{name}>>"
     ));
@@ -261,7 +266,9 @@ fn message(code: &mut Code, set: &InterfaceSet, spec: &MessageSpec) -> Result<()
     ));
     code.line("using ConstUniquePtr = ConstUniquePtrWithDeleter<>;");
     code.line(format!("using WeakPtr = ::std::weak_ptr<{name}>;"));
-    code.line(format!("using ConstWeakPtr = ::std::weak_ptr<const {name}>;"));
+    code.line(format!(
+        "using ConstWeakPtr = ::std::weak_ptr<const {name}>;"
+    ));
     code.blank();
     code.line("// comparison operators");
     code.func(format!("bool operator==(const {name} & other) const"));
@@ -466,8 +473,14 @@ fn service_struct(
     code.line(format!("// Service `{ty}`."));
     code.line(format!("struct {}", ty.name));
     code.open("{");
-    code.line(format!("using Request = {};", qualified(&spec.request.name)));
-    code.line(format!("using Response = {};", qualified(&spec.response.name)));
+    code.line(format!(
+        "using Request = {};",
+        qualified(&spec.request.name)
+    ));
+    code.line(format!(
+        "using Response = {};",
+        qualified(&spec.response.name)
+    ));
     code.line(format!("using Event = {};", qualified(&spec.event.name)));
     code.close("};");
     close_namespace(code, ty);
@@ -478,8 +491,14 @@ fn service_struct(
     code.line(format!("struct service_traits<{}>", qualified(ty)));
     code.open("{");
     code.line("static constexpr bool is_service = true;");
-    code.line(format!("using Request = {};", qualified(&spec.request.name)));
-    code.line(format!("using Response = {};", qualified(&spec.response.name)));
+    code.line(format!(
+        "using Request = {};",
+        qualified(&spec.request.name)
+    ));
+    code.line(format!(
+        "using Response = {};",
+        qualified(&spec.response.name)
+    ));
     code.line(format!("using Event = {};", qualified(&spec.event.name)));
     code.line(format!(
         "static constexpr const char * type_name() {{return \"{ty}\";}}"
@@ -506,7 +525,10 @@ fn action_struct(
     code.open("{");
     code.line(format!("using Goal = {};", qualified(&spec.goal.name)));
     code.line(format!("using Result = {};", qualified(&spec.result.name)));
-    code.line(format!("using Feedback = {};", qualified(&spec.feedback.name)));
+    code.line(format!(
+        "using Feedback = {};",
+        qualified(&spec.feedback.name)
+    ));
     code.blank();
     code.line("struct Impl");
     code.open("{");

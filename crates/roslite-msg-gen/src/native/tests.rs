@@ -41,8 +41,14 @@ fn literals() {
     assert_eq!(int_literal(Primitive::Uint64, 7).unwrap(), "7ULL");
     assert_eq!(float_literal(1.0, true, "n", "i").unwrap(), "1.0f");
     assert_eq!(float_literal(1e-5, false, "n", "i").unwrap(), "1e-5");
-    assert_eq!(float_literal(f64::NEG_INFINITY, false, "n", "i").unwrap(), "-i");
-    assert_eq!(c_string_body("a\"b\\c?\u{e9}\n"), "a\\\"b\\\\c\\?\\303\\251\\012");
+    assert_eq!(
+        float_literal(f64::NEG_INFINITY, false, "n", "i").unwrap(),
+        "-i"
+    );
+    assert_eq!(
+        c_string_body("a\"b\\c?\u{e9}\n"),
+        "a\\\"b\\\\c\\?\\303\\251\\012"
+    );
     assert_eq!(u16_string_body("a\u{e9}\u{1f600}"), "a\\u00e9\\U0001f600");
 }
 
