@@ -91,8 +91,7 @@ fn a_package_folder_becomes_cpp_headers_a_node_can_use() {
     let source = root.join("node.cpp");
     fs::write(
         &source,
-        format!(
-            r#"
+        r#"
 #include <cassert>
 #include <cstdio>
 #include <cstring>
@@ -101,7 +100,7 @@ fn a_package_folder_becomes_cpp_headers_a_node_can_use() {
 #include "std_msgs/msg/header.hpp"
 
 int main()
-{{
+{
   using sensors_msgs_demo::msg::RangeReading;
   RangeReading::SharedPtr msg = std::make_shared<RangeReading>();
   assert(msg->label == "abc" && msg->window[2] == 3 && msg->valid && msg->values.empty());
@@ -109,17 +108,17 @@ int main()
   assert(std::strcmp(RangeReading::UNIT, "m") == 0);
   msg->header.frame_id = "base";
   msg->header.stamp.sec = 7;
-  msg->values = {{1.5, -2.0}};
+  msg->values = {1.5, -2.0};
   std::vector<std::uint8_t> bytes = roslite::encode(*msg);
   RangeReading back;
   assert(roslite::decode(bytes, back) && back == *msg);
   msg->label = "far too long";
   bool threw = false;
-  try {{
+  try {
     roslite::encode(*msg);
-  }} catch (const roslite::encode_error &) {{
+  } catch (const roslite::encode_error &) {
     threw = true;
-  }}
+  }
   assert(threw);
   using Srv = sensors_msgs_demo::srv::GetRange;
   Srv::Request request;
@@ -133,9 +132,8 @@ int main()
     roslite::message_traits<std_msgs::msg::Header>::type_hash(),
     roslite::service_traits<Srv>::type_name());
   return 0;
-}}
-"#
-        ),
+}
+"#,
     )
     .unwrap();
     let exe = root.join("node");

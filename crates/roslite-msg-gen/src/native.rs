@@ -4,7 +4,7 @@
 //! Layers:
 //! - this module: which interfaces to generate ([`select`]), where each header goes
 //!   ([`header_path`], rosidl's snake-case file names), the facts both languages need about a
-//!   field ([`FieldInfo`]: element kind, collection, smallest wire size), and writing files.
+//!   field (`FieldInfo`: element kind, collection, smallest wire size), and writing files.
 //! - `cpp`: `pkg/msg/name.hpp` with `pkg::msg::Name` as rosidl_generator_cpp names it, plus a
 //!   `roslite::message_traits<T>` specialisation (type name, RIHS01 hash, encode, decode).
 //! - `c`: `pkg/msg/name.h` with `pkg__msg__Name` and `__init/__fini/__encode/__decode`, as
@@ -752,11 +752,11 @@ pub(crate) fn scalar_literal(
             }
         }
         (BaseType::String { bound }, Literal::String(s)) => {
-            let fits = bound.map_or(true, |b| s.len() <= b) && !s.contains('\0');
+            let fits = bound.is_none_or(|b| s.len() <= b) && !s.contains('\0');
             fits.then(|| format!("\"{}\"", c_string_body(s)))
         }
         (BaseType::WString { bound }, Literal::String(s)) => {
-            let fits = bound.map_or(true, |b| s.encode_utf16().count() <= b) && !s.contains('\0');
+            let fits = bound.is_none_or(|b| s.encode_utf16().count() <= b) && !s.contains('\0');
             fits.then(|| format!("u\"{}\"", u16_string_body(s)))
         }
         _ => None,

@@ -98,7 +98,7 @@ fn keywords_are_refused() {
 fn string_header_has_rosidl_names_and_the_hash() {
     let set = set(&[]);
     let name = TypeName::parse("std_msgs/msg/String").unwrap();
-    let files = generate(&set, &[name.clone()], Lang::Cpp).unwrap();
+    let files = generate(&set, std::slice::from_ref(&name), Lang::Cpp).unwrap();
     assert_eq!(files[0].path, PathBuf::from("roslite/cdr.hpp"));
     let text = &files[1].text;
     let hash = type_hash(&set, &name).unwrap();
