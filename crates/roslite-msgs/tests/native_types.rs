@@ -579,8 +579,29 @@ fn c_sequence_prefix(base: &BaseType) -> String {
 const CPP_PRELUDE: &str = r#"
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
+
+// The largest single allocation since the last reset: decoding corrupted input must not
+// allocate for counts the input cannot hold.
+static std::size_t g_largest = 0;
+
+void * operator new(std::size_t n)
+{
+  if (n > g_largest) {
+    g_largest = n;
+  }
+  void * p = std::malloc(n != 0 ? n : 1);
+  if (p == nullptr) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void operator delete(void * p) noexcept {std::free(p);}
+void operator delete(void * p, std::size_t) noexcept {std::free(p);}
 
 namespace {
 
@@ -658,6 +679,7 @@ void run()
       }
     };
   std::size_t body = bytes.size() - 4;
+  g_largest = 0;
   for (std::size_t o = 0; o + 4 <= body; o += 4) {
     std::vector<std::uint8_t> c = bytes;
     c[4 + o] = 0xf0;
@@ -675,8 +697,8 @@ void run()
   for (std::uint8_t b : bytes) {
     std::printf("%02x", b);
   }
-  std::printf(" %d %d %016llx\n", round ? 1 : 0, truncated ? 1 : 0,
-    static_cast<unsigned long long>(h));
+  std::printf(" %d %d %016llx %zu\n", round ? 1 : 0, truncated ? 1 : 0,
+    static_cast<unsigned long long>(h), g_largest);
 }
 
 }  // namespace
@@ -790,7 +812,7 @@ static void fnv_char(uint64_t *h, char c)
     for (size_t i = 0; i < bytes.length; ++i) { \
       printf("%02x", bytes.data[i]); \
     } \
-    printf(" %d %d %016llx\n", round ? 1 : 0, truncated ? 1 : 0, (unsigned long long)h); \
+    printf(" %d %d %016llx 0\n", round ? 1 : 0, truncated ? 1 : 0, (unsigned long long)h); \
     T##__fini(&m); \
     T##__fini(&back); \
     roslite_cdr_buffer_fini(&bytes); \
@@ -909,6 +931,8 @@ struct Report {
     round_trip: bool,
     truncations_refused: bool,
     corruption_digest: u64,
+    /// The largest single allocation while decoding corrupted input (C++ only).
+    largest_allocation: usize,
 }
 
 fn parse_output(stdout: &[u8]) -> BTreeMap<String, Report> {
@@ -916,7 +940,7 @@ fn parse_output(stdout: &[u8]) -> BTreeMap<String, Report> {
     text.lines()
         .map(|line| {
             let parts: Vec<&str> = line.split(' ').collect();
-            assert_eq!(parts.len(), 5, "{line}");
+            assert_eq!(parts.len(), 6, "{line}");
             let hex = parts[1];
             let bytes = (0..hex.len())
                 .step_by(2)
@@ -929,6 +953,7 @@ fn parse_output(stdout: &[u8]) -> BTreeMap<String, Report> {
                     round_trip: parts[2] == "1",
                     truncations_refused: parts[3] == "1",
                     corruption_digest: u64::from_str_radix(parts[4], 16).unwrap(),
+                    largest_allocation: parts[5].parse().unwrap(),
                 },
             )
         })
