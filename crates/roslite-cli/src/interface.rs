@@ -4,6 +4,8 @@ use anyhow::{bail, Context as _};
 use roslite_msg_gen::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
 use roslite_msg_gen::registry::InterfaceSet;
 
+mod generate;
+
 #[derive(clap::Subcommand)]
 pub enum InterfaceCommand {
     /// List every known message, service and action type.
@@ -43,6 +45,7 @@ pub enum InterfaceCommand {
         /// e.g. std_msgs/msg/String, std_srvs/srv/SetBool_Request
         type_name: String,
     },
+    Generate(generate::GenerateArgs),
 }
 
 /// Built-in definitions first, then every `$AMENT_PREFIX_PATH` entry's share directory; the
@@ -142,6 +145,7 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("cannot hash '{name}': {e}"))?;
             println!("{hash}");
         }
+        InterfaceCommand::Generate(args) => generate::run(set, &args)?,
     }
     Ok(())
 }

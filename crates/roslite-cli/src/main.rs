@@ -42,7 +42,8 @@ enum Command {
     /// rclpy and Cyclone DDS, and prints a table (or JSON with --json).
     #[command(subcommand)]
     Bench(roslite_bench::BenchCommand),
-    /// Inspect message, service and action definitions, like `ros2 interface`.
+    /// Inspect message, service and action definitions, like `ros2 interface`, and generate C and
+    /// C++ types for them.
     ///
     /// The definitions roslite knows: built in, and under
     /// $AMENT_PREFIX_PATH/share/PACKAGE/{msg,srv,action}.

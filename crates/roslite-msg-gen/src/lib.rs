@@ -8,11 +8,14 @@
 //! - `rust`: Rust code generation against `roslite-msgs`' traits, for checked-in packages and
 //!   for user crates' `build.rs`.
 //! - `dynamic`: encode/decode of any known type from its definition, for tools.
+//! - `native`: header-only C and C++ message types (rosidl's names) with CDR encode/decode,
+//!   for nodes written against roslite's C ABI.
 
 pub mod ast;
 pub mod build;
 pub mod dynamic;
 pub mod hash;
+pub mod native;
 pub mod parse;
 pub mod registry;
 pub mod rust;

@@ -1,0 +1,263 @@
+//! `roslite interface generate`: headers for a user's package folder and single files, compiled
+//! with `c++` and `cc` and used the way a node would (rosidl names, defaults, constants, pointer
+//! aliases, encode/decode, type name and hash for the C ABI).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn roslite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args(args)
+        .env_remove("AMENT_PREFIX_PATH")
+        .output()
+        .expect("roslite runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A package folder `pkg_dir` whose package.xml calls it `sensors_msgs_demo`.
+fn user_package(root: &Path) -> PathBuf {
+    let pkg = root.join("src_folder");
+    fs::create_dir_all(pkg.join("msg")).unwrap();
+    fs::create_dir_all(pkg.join("srv")).unwrap();
+    fs::write(
+        pkg.join("package.xml"),
+        "<package format=\"3\">\n  <name>sensors_msgs_demo</name>\n</package>\n",
+    )
+    .unwrap();
+    fs::write(
+        pkg.join("msg/RangeReading.msg"),
+        "uint8 OK=1\nstring UNIT=\"m\"\nstd_msgs/Header header\nfloat64[] values\n\
+         string<=8 label \"abc\"\nint32[3] window [1, 2, 3]\nbool valid true\n",
+    )
+    .unwrap();
+    fs::write(
+        pkg.join("srv/GetRange.srv"),
+        "string sensor\n---\nRangeReading reading\n",
+    )
+    .unwrap();
+    pkg
+}
+
+fn compile(compiler: &str, std: &str, source: &Path, include: &Path, exe: &Path) {
+    let output = Command::new(compiler)
+        .args([std, "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(exe)
+        .arg(source)
+        .arg("-I")
+        .arg(include)
+        .output()
+        .unwrap_or_else(|e| panic!("{compiler} runs (installed by cargo xtask test): {e}"));
+    assert!(
+        output.status.success(),
+        "{compiler} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_package_folder_becomes_cpp_headers_a_node_can_use() {
+    let root = scratch("generate_cpp");
+    let pkg = user_package(&root);
+    let include = root.join("include");
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "cpp",
+        "--out",
+        include.to_str().unwrap(),
+        pkg.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    for header in [
+        "sensors_msgs_demo/msg/range_reading.hpp",
+        "sensors_msgs_demo/srv/get_range.hpp",
+        "std_msgs/msg/header.hpp",
+        "builtin_interfaces/msg/time.hpp",
+        "service_msgs/msg/service_event_info.hpp",
+        "roslite/cdr.hpp",
+    ] {
+        assert!(include.join(header).is_file(), "{header} missing");
+    }
+    let hash =
+        String::from_utf8(roslite(&["interface", "hash", "std_msgs/msg/Header"]).stdout).unwrap();
+    let source = root.join("node.cpp");
+    fs::write(
+        &source,
+        r#"
+#include <cassert>
+#include <cstdio>
+#include <cstring>
+#include "sensors_msgs_demo/msg/range_reading.hpp"
+#include "sensors_msgs_demo/srv/get_range.hpp"
+#include "std_msgs/msg/header.hpp"
+
+int main()
+{
+  using sensors_msgs_demo::msg::RangeReading;
+  RangeReading::SharedPtr msg = std::make_shared<RangeReading>();
+  assert(msg->label == "abc" && msg->window[2] == 3 && msg->valid && msg->values.empty());
+  static_assert(RangeReading::OK == 1, "constant");
+  assert(std::strcmp(RangeReading::UNIT, "m") == 0);
+  msg->header.frame_id = "base";
+  msg->header.stamp.sec = 7;
+  msg->values = {1.5, -2.0};
+  std::vector<std::uint8_t> bytes = roslite::encode(*msg);
+  RangeReading back;
+  assert(roslite::decode(bytes, back) && back == *msg);
+  msg->label = "far too long";
+  bool threw = false;
+  try {
+    roslite::encode(*msg);
+  } catch (const roslite::encode_error &) {
+    threw = true;
+  }
+  assert(threw);
+  using Srv = sensors_msgs_demo::srv::GetRange;
+  Srv::Request request;
+  request.sensor = "front";
+  Srv::Response::UniquePtr response = std::make_unique<Srv::Response>();
+  (void)response;
+  static_assert(roslite::is_service<Srv>::value, "service");
+  static_assert(roslite::is_message<Srv::Request>::value, "message");
+  static_assert(!roslite::is_message<int>::value, "not a message");
+  std::printf("%s %s %s\n", roslite::message_traits<std_msgs::msg::Header>::type_name(),
+    roslite::message_traits<std_msgs::msg::Header>::type_hash(),
+    roslite::service_traits<Srv>::type_name());
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = root.join("node");
+    compile("c++", "-std=c++17", &source, &include, &exe);
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(
+        String::from_utf8(run.stdout).unwrap(),
+        format!(
+            "std_msgs/msg/Header {} sensors_msgs_demo/srv/GetRange\n",
+            hash.trim()
+        )
+    );
+}
+
+#[test]
+fn a_single_file_becomes_a_c_header_a_node_can_use() {
+    let root = scratch("generate_c");
+    let pkg = user_package(&root);
+    let include = root.join("include");
+    let file = pkg.join("msg/RangeReading.msg");
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "c",
+        "--out",
+        include.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(include
+        .join("sensors_msgs_demo/msg/range_reading.h")
+        .is_file());
+    assert!(!include.join("sensors_msgs_demo/srv/get_range.h").exists());
+    let source = root.join("node.c");
+    fs::write(
+        &source,
+        r#"
+#include <assert.h>
+#include <stdio.h>
+#include "sensors_msgs_demo/msg/range_reading.h"
+
+int main(void)
+{
+  sensors_msgs_demo__msg__RangeReading msg;
+  sensors_msgs_demo__msg__RangeReading back;
+  roslite_cdr_buffer buf = {0};
+  assert(sensors_msgs_demo__msg__RangeReading__init(&msg));
+  assert(msg.window[1] == 2 && msg.valid && strcmp(msg.label.data, "abc") == 0);
+  assert(sensors_msgs_demo__msg__RangeReading__OK == 1);
+  assert(roslite__String__assign(&msg.header.frame_id, "base"));
+  assert(roslite__double__Sequence__init(&msg.values, 2));
+  msg.values.data[0] = 1.5;
+  assert(sensors_msgs_demo__msg__RangeReading__encode(&msg, &buf));
+  assert(sensors_msgs_demo__msg__RangeReading__init(&back));
+  assert(sensors_msgs_demo__msg__RangeReading__decode(&back, buf.data, buf.length));
+  assert(sensors_msgs_demo__msg__RangeReading__are_equal(&msg, &back));
+  assert(!sensors_msgs_demo__msg__RangeReading__decode(&back, buf.data, buf.length - 1));
+  printf("%s %s\n", sensors_msgs_demo__msg__RangeReading__TYPE_NAME,
+    sensors_msgs_demo__msg__RangeReading__TYPE_HASH);
+  sensors_msgs_demo__msg__RangeReading__fini(&msg);
+  sensors_msgs_demo__msg__RangeReading__fini(&back);
+  roslite_cdr_buffer_fini(&buf);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = root.join("node");
+    compile("cc", "-std=c11", &source, &include, &exe);
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        stdout.starts_with("sensors_msgs_demo/msg/RangeReading RIHS01_"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn unknown_names_and_empty_requests_are_errors() {
+    let root = scratch("generate_errors");
+    let out = root.join("include");
+    let out = out.to_str().unwrap();
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "cpp",
+        "--out",
+        out,
+        "nope_msgs",
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`nope_msgs` is neither a known interface"),
+        "{stderr}"
+    );
+    let output = roslite(&["interface", "generate", "--lang", "c", "--out", out]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nothing to generate"));
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "c",
+        "--out",
+        out,
+        "x/msg/Y.msg",
+    ]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no such file"));
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "cpp",
+        "--out",
+        out,
+        "--no-deps",
+        "std_msgs/msg/Header",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(root.join("include/std_msgs/msg/header.hpp").is_file());
+    assert!(!root.join("include/builtin_interfaces").exists());
+}
