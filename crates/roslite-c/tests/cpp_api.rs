@@ -1,7 +1,8 @@
 //! The rclcpp-shaped C++ API: `tests/cpp/nodes.cpp`, nodes in the patterns of ros2/examples,
-//! is compiled with `c++ -std=c++17` against `include/rclcpp/rclcpp.hpp` and the static
-//! library, then talks to roslite nodes in this test process (loopback only, a domain per
-//! test).
+//! is compiled with `c++ -std=c++17` against `include/rclcpp/rclcpp.hpp`, the generated C++
+//! message types (`roslite_msg_gen::native`, as `roslite interface generate --lang cpp` writes
+//! them) and the static library, then talks to roslite nodes in this test process (loopback
+//! only, a domain per test).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -10,51 +11,75 @@ use std::time::{Duration, Instant};
 
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Message, NetworkMode, QosProfile, ServiceType};
+use roslite::{Context, ContextOptions, NetworkMode, QosProfile};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+
+/// The generated C++ types of the packages the test nodes use, generated once per run.
+fn generated() -> &'static Path {
+    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
+    GENERATED.get_or_init(|| {
+        use roslite_msg_gen::native::{self, Lang};
+        let mut set = roslite_msg_gen::registry::InterfaceSet::new();
+        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+        set.check().unwrap();
+        let packages = [
+            "std_msgs",
+            "example_interfaces",
+            "geometry_msgs",
+            "std_srvs",
+        ];
+        let requests: Vec<String> = packages.iter().map(|p| (*p).to_owned()).collect();
+        let interfaces = native::select(&set, &requests, true).unwrap();
+        let files = native::generate(&set, &interfaces, Lang::Cpp).unwrap();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated_cpp");
+        native::write(&dir, &files).unwrap();
+        dir
+    })
+}
+
+/// `c++ -std=c++17` of `source` against the C++ APIs, the generated types and the static
+/// library, into `out`.
+fn compile_cpp(source: &Path, out: &Path) {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::current_exe().unwrap();
+    let library = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libroslite_c.a");
+    assert!(library.exists(), "{} is missing", library.display());
+    let status = Command::new("c++")
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(out)
+        .arg(source)
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(manifest.join("include/mros2-posix"))
+        .arg("-I")
+        .arg(generated())
+        .arg(&library)
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ])
+        .status()
+        .expect("c++ runs (the C++ compiler is installed by cargo xtask test)");
+    assert!(status.success(), "compiling {} failed", source.display());
+}
 
 fn cpp_nodes() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let exe = std::env::current_exe().unwrap();
-        let library = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("libroslite_c.a");
-        assert!(library.exists(), "{} is missing", library.display());
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_nodes");
-        let define = |name: &str, value: &str| format!("-D{name}=\"{value}\"");
-        let status = Command::new("c++")
-            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(&out)
-            .arg(define("ROSLITE_TEST_STRING_HASH", StringMsg::TYPE_HASH))
-            .arg(define(
-                "ROSLITE_TEST_REQUEST_HASH",
-                <AddTwoInts as ServiceType>::Request::TYPE_HASH,
-            ))
-            .arg(define(
-                "ROSLITE_TEST_RESPONSE_HASH",
-                <AddTwoInts as ServiceType>::Response::TYPE_HASH,
-            ))
-            .arg(manifest.join("tests/cpp/nodes.cpp"))
-            .arg("-I")
-            .arg(manifest.join("include"))
-            .arg(&library)
-            .args([
-                "-lgcc_s",
-                "-lutil",
-                "-lrt",
-                "-lpthread",
-                "-lm",
-                "-ldl",
-                "-lc",
-            ])
-            .status()
-            .expect("c++ runs (the C++ compiler is installed by cargo xtask test)");
-        assert!(status.success(), "compiling tests/cpp/nodes.cpp failed");
+        compile_cpp(&manifest.join("tests/cpp/nodes.cpp"), &out);
         out
     })
 }
@@ -271,45 +296,8 @@ fn multithreaded_executor_runs_a_reentrant_group_in_parallel() {
 #[test]
 fn mros2_echoreply_app_echoes_through_roslite() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().unwrap();
-    let library = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libroslite_c.a");
     let app = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mros2_echoreply");
-    let status = Command::new("c++")
-        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&app)
-        .arg(format!(
-            "-DROSLITE_TEST_STRING_HASH=\"{}\"",
-            StringMsg::TYPE_HASH
-        ))
-        .args([
-            "-DROSLITE_TEST_REQUEST_HASH=\"\"",
-            "-DROSLITE_TEST_RESPONSE_HASH=\"\"",
-        ])
-        .arg(manifest.join("tests/cpp/mros2_apps/echoreply.cpp"))
-        .arg("-I")
-        .arg(manifest.join("include"))
-        .arg("-I")
-        .arg(manifest.join("include/mros2-posix"))
-        .arg("-I")
-        .arg(manifest.join("tests/cpp/msgs"))
-        .arg(&library)
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success(), "compiling the mROS 2 application failed");
+    compile_cpp(&manifest.join("tests/cpp/mros2_apps/echoreply.cpp"), &app);
 
     let domain_id = domain(6);
     let ctx = context(domain_id);
@@ -365,4 +353,93 @@ fn mros2_echoreply_app_echoes_through_roslite() {
         "{}",
         text(&output)
     );
+}
+
+/// Applications in the shape of mROS 2-POSIX's pub_twist and sub_pose: Twists published from
+/// a plain loop reach a Rust subscription field for field; Poses a Rust node publishes reach
+/// the pointer-taking callback.
+#[test]
+fn mros2_twist_and_pose_apps_talk_to_roslite() {
+    use roslite::msgs::geometry_msgs::msg::{Point, Pose, Quaternion, Twist};
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    compile_cpp(
+        &manifest.join("tests/cpp/mros2_apps/pub_twist.cpp"),
+        &tmp.join("pub_twist"),
+    );
+    compile_cpp(
+        &manifest.join("tests/cpp/mros2_apps/sub_pose.cpp"),
+        &tmp.join("sub_pose"),
+    );
+    let domain_id = domain(7);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("linux").unwrap();
+    let twists = Arc::new(Mutex::new(Vec::new()));
+    let sink = twists.clone();
+    let _subscription = node
+        .create_subscription("cmd_vel", QosProfile::DEFAULT, move |t: Twist| {
+            sink.lock().unwrap().push(t);
+        })
+        .unwrap();
+    let poses = node
+        .create_publisher::<Pose>("pose", QosProfile::DEFAULT)
+        .unwrap();
+    let executor = roslite::Executor::new(&ctx);
+    executor.add_node(&node);
+    let spawn = |app: &str| {
+        Command::new(tmp.join(app))
+            .env("ROS_DOMAIN_ID", domain_id.to_string())
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let twist_app = spawn("pub_twist");
+    let pose_app = spawn("sub_pose");
+    let start = Instant::now();
+    while (twists.lock().unwrap().len() < 5 || poses.subscription_count() == 0)
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        executor.spin_for(Duration::from_millis(20));
+    }
+    for n in 1..=3 {
+        poses
+            .publish(Pose {
+                position: Point {
+                    x: f64::from(n),
+                    y: 2.0,
+                    z: 3.0,
+                },
+                orientation: Quaternion {
+                    x: 0.0,
+                    y: 0.0,
+                    z: 0.0,
+                    w: 1.0,
+                },
+            })
+            .unwrap();
+        executor.spin_for(Duration::from_millis(50));
+    }
+    executor.spin_for(Duration::from_millis(300));
+    for child in [&twist_app, &pose_app] {
+        let _ = Command::new("kill").arg(child.id().to_string()).status();
+    }
+    let twist_output = finish(twist_app, Duration::from_secs(5));
+    let pose_output = finish(pose_app, Duration::from_secs(5));
+    let got = twists.lock().unwrap().clone();
+    assert!(got.len() >= 5, "{}", text(&twist_output));
+    for t in &got {
+        // Filled from one counter: linear.x = n, linear.y = n / 2, angular.z = -n.
+        assert_eq!(t.linear.y * 2.0, t.linear.x, "{t:?}");
+        assert_eq!(t.angular.z, -t.linear.x, "{t:?}");
+    }
+    let stdout = String::from_utf8_lossy(&pose_output.stdout);
+    for n in 1..=3 {
+        assert!(
+            stdout.contains(&format!("pose {n}.0 2.0 3.0 1.00")),
+            "{}",
+            text(&pose_output)
+        );
+    }
 }

@@ -8,11 +8,11 @@
 // size, and the QoS depth honoured (reliable, volatile, keep last that many).
 //
 // Message types come from `roslite interface generate --lang cpp` (std_msgs/msg/string.hpp
-// and so on); any type with a roslite::message_traits specialisation works.
+// and so on, with the CDR runtime roslite/cdr.hpp).
 #ifndef ROSLITE_MROS2_H
 #define ROSLITE_MROS2_H
 
-#include <roslite/message_traits.hpp>
+#include <roslite/cdr.hpp>
 #include <roslite/roslite.h>
 
 #include "mros2/logging.h"
@@ -90,7 +90,11 @@ class Publisher {
   void publish(const T &msg) {
     if (!handle_) detail::fail("publish on a publisher that was never created");
     std::vector<uint8_t> bytes;
-    roslite::message_traits<T>::encode(msg, bytes);
+    if (!roslite::encode(msg, bytes)) {
+      MROS2_ERROR("cannot encode a %s (a bound exceeded, or a string that is not UTF-8)",
+                  roslite::message_traits<T>::type_name());
+      return;
+    }
     detail::check(roslite_publish(*handle_, bytes.data(), bytes.size()), "publish");
   }
 
@@ -156,7 +160,7 @@ class Node {
     auto deliver = [](void *user, const uint8_t *cdr, size_t length,
                       const roslite_message_info *) {
       T message{};
-      if (!roslite::message_traits<T>::decode(cdr, length, message)) {
+      if (!roslite::decode(cdr, length, message)) {
         MROS2_WARN("dropped a message that is not a valid %s", roslite::message_traits<T>::type_name());
         return;
       }

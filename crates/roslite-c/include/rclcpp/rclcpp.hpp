@@ -2,15 +2,15 @@
 // rclcpp users write (ros2/examples' minimal publisher, subscriber, service, client, timer,
 // multithreaded executor and their like) compile unchanged against it and run on roslite.
 //
-// Message types come from `roslite interface generate --lang cpp` (or any type with a
-// roslite::message_traits specialisation, roslite/message_traits.hpp).
+// Message types come from `roslite interface generate --lang cpp`, which also writes the CDR
+// runtime (roslite/cdr.hpp) this header uses; put its output directory on the include path.
 //
 // Errors from roslite throw rclcpp::exceptions::RCLError (a std::runtime_error) with roslite's
 // message, as rclcpp throws on rcl errors.
 #ifndef ROSLITE_RCLCPP_RCLCPP_HPP
 #define ROSLITE_RCLCPP_RCLCPP_HPP
 
-#include <roslite/message_traits.hpp>
+#include <roslite/cdr.hpp>
 #include <roslite/roslite.h>
 
 #include <atomic>
@@ -106,7 +106,12 @@ inline roslite_handle context_or_init() {
 template <class T>
 std::vector<uint8_t> encode(const T &message) {
   std::vector<uint8_t> bytes;
-  roslite::message_traits<T>::encode(message, bytes);
+  if (!roslite::encode(message, bytes))
+    throw exceptions::RCLError(ROSLITE_BAD_MESSAGE,
+                               std::string("cannot encode a ") +
+                                   roslite::message_traits<T>::type_name() +
+                                   ": a bounded string or sequence is over its bound, or a "
+                                   "string holds a NUL or is not UTF-8");
   return bytes;
 }
 

@@ -3,7 +3,10 @@
 // by ../c_abi.rs. First argument: which node.
 #include <rclcpp/rclcpp.hpp>
 
-#include "hand_written_types.hpp"
+#include "example_interfaces/srv/add_two_ints.hpp"
+#include "std_msgs/msg/string.hpp"
+#include "std_srvs/srv/set_bool.hpp"
+#include "std_srvs/srv/trigger.hpp"
 
 #include <chrono>
 #include <cinttypes>
@@ -157,6 +160,101 @@ static int multithreaded() {
   return 0;
 }
 
+// Shuts down a moment after the last message, so that it leaves before the process does.
+static void rclpy_done() {
+  std::thread([] {
+    std::this_thread::sleep_for(500ms);
+    rclcpp::shutdown();
+  }).detach();
+}
+
+// For rclpy: /chatter both ways, std_srvs services both ways, parameters rclpy reads and sets.
+static int chatter_talker(int count) {
+  auto node = std::make_shared<rclcpp::Node>("cpp_talker");
+  auto publisher = node->create_publisher<std_msgs::msg::String>("chatter", 10);
+  int n = 0;
+  auto timer = node->create_wall_timer(100ms, [&]() {
+    std_msgs::msg::String message;
+    message.data = "from C++ " + std::to_string(++n);
+    publisher->publish(message);
+    if (n == count) rclpy_done();
+  });
+  rclcpp::spin(node);
+  return 0;
+}
+
+static int chatter_listener(int count) {
+  auto node = std::make_shared<rclcpp::Node>("cpp_listener");
+  int heard = 0;
+  auto subscription = node->create_subscription<std_msgs::msg::String>(
+      "chatter", 10, [&](const std_msgs::msg::String &message) {
+        std::printf("HEARD %s\n", message.data.c_str());
+        std::fflush(stdout);
+        if (++heard == count) rclcpp::shutdown();
+      });
+  rclcpp::spin(node);
+  return heard == count ? 0 : 1;
+}
+
+static int motor_server() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_motor");
+  int triggers = 0;
+  auto set_bool = node->create_service<std_srvs::srv::SetBool>(
+      "motor_power", [](const std::shared_ptr<std_srvs::srv::SetBool::Request> request,
+                        std::shared_ptr<std_srvs::srv::SetBool::Response> response) {
+        response->success = request->data;
+        response->message = request->data ? "motor on" : "motor off";
+      });
+  auto trigger = node->create_service<std_srvs::srv::Trigger>(
+      "trigger", [&triggers](const std::shared_ptr<rmw_request_id_t>,
+                             const std::shared_ptr<std_srvs::srv::Trigger::Request>,
+                             std::shared_ptr<std_srvs::srv::Trigger::Response> response) {
+        response->success = true;
+        response->message = "triggered " + std::to_string(++triggers);
+      });
+  rclcpp::spin(node);
+  return 0;
+}
+
+static int motor_client() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_motor_client");
+  auto client = node->create_client<std_srvs::srv::SetBool>("motor_power");
+  if (!client->wait_for_service(20s)) return 1;
+  for (bool on : {true, false}) {
+    auto request = std::make_shared<std_srvs::srv::SetBool::Request>();
+    request->data = on;
+    auto future = client->async_send_request(request);
+    if (rclcpp::spin_until_future_complete(node, future, 10s) != rclcpp::FutureReturnCode::SUCCESS)
+      return 2;
+    auto response = future.get();
+    std::printf("REPLY %d %s\n", response->success ? 1 : 0, response->message.c_str());
+  }
+  return 0;
+}
+
+static int param_node() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_params");
+  node->declare_parameter("rate", 1);
+  node->declare_parameter("label", std::string("none"));
+  auto handle = node->add_on_set_parameters_callback(
+      [](const std::vector<rclcpp::Parameter> &parameters) {
+        rcl_interfaces::msg::SetParametersResult result;
+        for (const auto &p : parameters)
+          if (p.get_name() == "rate" && p.get_type() == rclcpp::PARAMETER_INTEGER &&
+              p.as_int() < 0) {
+            result.successful = false;
+            result.reason = "rate must not be negative";
+          }
+        return result;
+      });
+  std::printf("READY\n");
+  std::fflush(stdout);
+  rclcpp::spin(node);
+  std::printf("FINAL rate %" PRId64 " label %s\n", node->get_parameter("rate").as_int(),
+              node->get_parameter("label").as_string().c_str());
+  return 0;
+}
+
 int main(int argc, char **argv) {
   rclcpp::init(argc, argv);
   std::string which = argc > 1 ? argv[1] : "";
@@ -172,6 +270,16 @@ int main(int argc, char **argv) {
     rclcpp::spin(node);
   } else if (which == "client") {
     status = client(argc, argv);
+  } else if (which == "chatter_talker") {
+    status = chatter_talker(count);
+  } else if (which == "chatter_listener") {
+    status = chatter_listener(count);
+  } else if (which == "motor_server") {
+    status = motor_server();
+  } else if (which == "motor_client") {
+    status = motor_client();
+  } else if (which == "param_node") {
+    status = param_node();
   } else if (which == "parameters") {
     status = parameters();
   } else if (which == "multithreaded") {

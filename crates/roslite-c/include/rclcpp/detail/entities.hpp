@@ -265,7 +265,7 @@ class Subscription : public SubscriptionBase {
                       const roslite_message_info *info) {
     State *state = static_cast<State *>(user);
     auto message = std::make_unique<T>();
-    if (!roslite::message_traits<T>::decode(cdr, length, *message)) {
+    if (!roslite::decode(cdr, length, *message)) {
       state->malformed++;
       return;
     }
@@ -603,7 +603,7 @@ class Service : public ServiceBase {
   static void serve(void *user, const uint8_t *cdr, size_t length, roslite_handle responder) {
     State *state = static_cast<State *>(user);
     auto request = std::make_shared<Request>();
-    if (!roslite::message_traits<Request>::decode(cdr, length, *request)) {
+    if (!roslite::decode(cdr, length, *request)) {
       roslite_release(responder);
       return;
     }
@@ -757,7 +757,7 @@ class Client : public ClientBase {
     if (status != ROSLITE_OK) {
       call->promise.set_exception(std::make_exception_ptr(
           exceptions::RCLError(status, "service call to " + self->name_ + " failed")));
-    } else if (!roslite::message_traits<Response>::decode(cdr, length, *response)) {
+    } else if (!roslite::decode(cdr, length, *response)) {
       call->promise.set_exception(std::make_exception_ptr(
           exceptions::RCLError(ROSLITE_BAD_MESSAGE, "malformed response from " + self->name_)));
     } else {
