@@ -1,0 +1,230 @@
+//! The rclcpp-shaped C++ API against real ROS 2 (rclpy over Fast DDS, from the PyPI wheels in
+//! ./.venv, which `cargo xtask test` installs), inside a network namespace made for each test
+//! (only `lo`, multicast on: default discovery works and nothing leaves the machine), a ROS
+//! domain each: /chatter both ways, std_srvs services each way, and rclpy's parameter client
+//! reading and setting a C++ node's parameters (its on-set callback refusing one).
+//!
+//! The C++ node is `tests/cpp/nodes.cpp`, compiled as `cpp_api.rs` compiles it; the rclpy
+//! peers are `interop/python/{chatter_listener,chatter_talker,service_peer,cpp_param_peer}.py`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use roslite_transport::netns::NetNs;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn generated() -> &'static Path {
+    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
+    GENERATED.get_or_init(|| {
+        use roslite_msg_gen::native::{self, Lang};
+        let mut set = roslite_msg_gen::registry::InterfaceSet::new();
+        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+        set.check().unwrap();
+        let packages = ["std_msgs", "example_interfaces", "std_srvs"];
+        let requests: Vec<String> = packages.iter().map(|p| (*p).to_owned()).collect();
+        let interfaces = native::select(&set, &requests, true).unwrap();
+        let files = native::generate(&set, &interfaces, Lang::Cpp).unwrap();
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated_cpp_rclpy");
+        native::write(&dir, &files).unwrap();
+        dir
+    })
+}
+
+fn cpp_nodes() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let exe = std::env::current_exe().unwrap();
+        let library = exe
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("libroslite_c.a");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_nodes_rclpy");
+        let status = Command::new("c++")
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&out)
+            .arg(manifest.join("tests/cpp/nodes.cpp"))
+            .arg("-I")
+            .arg(manifest.join("include"))
+            .arg("-I")
+            .arg(generated())
+            .arg(&library)
+            .args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+            ])
+            .status()
+            .expect("c++ runs");
+        assert!(status.success(), "compiling tests/cpp/nodes.cpp failed");
+        out
+    })
+}
+
+fn namespace() -> NetNs {
+    NetNs::create("rlcpp").expect("create a network namespace (needs root and iproute2)")
+}
+
+fn domain(offset: u32) -> u32 {
+    100 + (std::process::id() % 25) * 4 + offset
+}
+
+fn rclpy(ns: &NetNs, domain: u32, script: &str, args: &[&str]) -> Child {
+    let python = workspace().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test`, which installs rclpy",
+        python.display()
+    );
+    ns.command(python)
+        .arg(workspace().join("interop/python").join(script))
+        .args(args)
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn cpp(ns: &NetNs, domain: u32, args: &[&str]) -> Child {
+    ns.command(cpp_nodes())
+        .args(args)
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` up to `limit` (then kills it); its status, stdout and stderr.
+fn finish(mut child: Child, limit: Duration) -> (bool, String, String) {
+    let pid = child.id();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    });
+    let mut out = String::new();
+    let mut err = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let ok = child.wait().unwrap().success();
+    drop(killer);
+    (ok, out, err)
+}
+
+fn stop(child: &Child) {
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+}
+
+#[test]
+fn cpp_talker_to_rclpy_listener_and_back() {
+    let ns = namespace();
+    let d = domain(0);
+    let listener = rclpy(&ns, d, "chatter_listener.py", &["30", "5"]);
+    let talker = cpp(&ns, d, &["chatter_talker", "300"]);
+    let (ok, out, err) = finish(listener, Duration::from_secs(40));
+    stop(&talker);
+    let _ = finish(talker, Duration::from_secs(5));
+    assert!(ok && out.contains("RESULT 5"), "{out}\n{err}");
+    assert!(out.contains("HEARD from C++ "), "{out}");
+    assert!(
+        out.contains("/cpp_talker"),
+        "rclpy's graph lists the C++ node: {out}"
+    );
+
+    let d = domain(1);
+    let listener = cpp(&ns, d, &["chatter_listener", "5"]);
+    let talker = rclpy(&ns, d, "chatter_talker.py", &["30"]);
+    let (ok, out, err) = finish(listener, Duration::from_secs(40));
+    stop(&talker);
+    let _ = finish(talker, Duration::from_secs(5));
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(out.matches("HEARD from rclpy ").count(), 5, "{out}\n{err}");
+}
+
+#[test]
+fn services_each_way_between_cpp_and_rclpy() {
+    let ns = namespace();
+    let d = domain(2);
+    let server = cpp(&ns, d, &["motor_server"]);
+    let caller = rclpy(&ns, d, "service_peer.py", &["call", "40", "2"]);
+    let (_, out, err) = finish(caller, Duration::from_secs(50));
+    stop(&server);
+    let _ = finish(server, Duration::from_secs(5));
+    assert!(
+        out.contains("REPLY /motor_power True motor on"),
+        "{out}\n{err}"
+    );
+    assert!(
+        out.contains("REPLY /motor_power False motor off"),
+        "{out}\n{err}"
+    );
+    assert!(
+        out.contains("REPLY /trigger True triggered 2"),
+        "{out}\n{err}"
+    );
+    assert!(out.contains("RESULT 4"), "{out}\n{err}");
+
+    let d = domain(3);
+    let server = rclpy(&ns, d, "service_peer.py", &["serve", "40", "2"]);
+    let client = cpp(&ns, d, &["motor_client"]);
+    let (ok, out, err) = finish(client, Duration::from_secs(40));
+    stop(&server);
+    let _ = finish(server, Duration::from_secs(5));
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("REPLY 1 motor on") && out.contains("REPLY 0 motor off"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rclpy_reads_and_sets_a_cpp_nodes_parameters() {
+    let ns = namespace();
+    let d = domain(0) + 50;
+    let node = cpp(&ns, d, &["param_node", "--ros-args", "-p", "rate:=7"]);
+    let peer = rclpy(&ns, d, "cpp_param_peer.py", &["/cpp_params", "40"]);
+    let (ok, out, err) = finish(peer, Duration::from_secs(50));
+    stop(&node);
+    let (_, node_out, node_err) = finish(node, Duration::from_secs(5));
+    assert!(ok && out.contains("DONE"), "{out}\n{err}\n{node_err}");
+    assert!(out.contains("GET rate 7\n"), "{out}");
+    assert!(out.contains("GET label none\n"), "{out}");
+    assert!(out.contains("SET label True"), "{out}");
+    assert!(
+        out.contains("SET rate False rate must not be negative"),
+        "{out}"
+    );
+    assert!(out.contains("SET rate True"), "{out}");
+    assert!(
+        node_out.contains("FINAL rate 20 label set by rclpy"),
+        "{node_out}\n{node_err}"
+    );
+}
