@@ -1,6 +1,8 @@
 //! `cargo xtask install --prefix DIR`: what a C or C++ node needs to build against roslite,
 //! laid out as a Unix install: the `roslite` tool, the C ABI's static and shared libraries, the
-//! headers (C ABI, rclcpp-shaped C++ API, mROS 2 API), a pkg-config module and a CMake package.
+//! headers (C ABI, rclcpp-shaped C++ API, mROS 2 API, the built-in packages' generated C and
+//! C++ message types), a pkg-config module and a CMake package. [`check`] builds the examples
+//! against such an install, as a user would, and runs them together.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,17 @@ pub fn install(root: &Path, args: &[String]) -> Result<()> {
         &lib.join("libroslite_c.so"),
     )?;
     copy_tree(&root.join("crates/roslite-c/include"), &include)?;
+    // The built-in packages' C and C++ types (std_msgs, geometry_msgs, sensor_msgs, ...).
+    for lang in ["cpp", "c"] {
+        let status = Command::new(bin.join("roslite"))
+            .args(["interface", "generate", "--lang", lang, "--out"])
+            .arg(&include)
+            .arg("--builtin")
+            .status()?;
+        if !status.success() {
+            bail!("generating the built-in {lang} message types failed");
+        }
+    }
     fs::write(lib.join("pkgconfig/roslite.pc"), pkg_config(&prefix))?;
     fs::write(lib.join("cmake/roslite/rosliteConfig.cmake"), CMAKE_CONFIG)?;
     println!("installed roslite into {}", prefix.display());
@@ -139,3 +152,75 @@ function(roslite_generate_interfaces target)
   target_include_directories(${target} PRIVATE "${out}")
 endfunction()
 "#;
+
+/// Installs into `target/install-check`, builds `examples/cpp/minimal_publisher` with CMake and
+/// `examples/c/listener.c` with `cc` and pkg-config against it, and runs the two together
+/// (loopback only): the listener must hear the publisher.
+pub fn check(root: &Path) -> Result<()> {
+    let prefix = root.join("target/install-check");
+    let _ = fs::remove_dir_all(&prefix);
+    install(root, &["--prefix".to_owned(), prefix.display().to_string()])?;
+    let build = root.join("target/install-check-build");
+    let _ = fs::remove_dir_all(&build);
+    fs::create_dir_all(&build)?;
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(root.join("examples/cpp/minimal_publisher"))
+        .arg("-B")
+        .arg(build.join("cpp"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())))?;
+    run(Command::new("cmake").arg("--build").arg(build.join("cpp")))?;
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "roslite"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .output()?;
+    if !flags.status.success() {
+        bail!("pkg-config --cflags --libs roslite failed");
+    }
+    let flags = String::from_utf8(flags.stdout)?;
+    let listener = build.join("listener");
+    run(Command::new("cc")
+        .arg(root.join("examples/c/listener.c"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&listener))?;
+    // A domain of its own, loopback-only discovery.
+    let domain = (140 + std::process::id() % 60).to_string();
+    let node = |program: &Path, arg: &str| {
+        let mut command = Command::new(program);
+        command
+            .arg(arg)
+            .env("ROS_DOMAIN_ID", &domain)
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .env_remove("ROS_STATIC_PEERS")
+            .stdout(std::process::Stdio::piped());
+        command
+    };
+    let mut listening = node(&listener, "3").spawn()?;
+    let mut publishing = node(&build.join("cpp/minimal_publisher"), "30").spawn()?;
+    let started = std::time::Instant::now();
+    while listening.try_wait()?.is_none() && started.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = listening.kill();
+    let heard = listening.wait_with_output()?;
+    let _ = publishing.kill();
+    let _ = publishing.wait();
+    let text = String::from_utf8_lossy(&heard.stdout);
+    if !heard.status.success() || text.matches("I heard: 'Hello, world! ").count() != 3 {
+        bail!("the C listener built with pkg-config did not hear the C++ publisher built with CMake:\n{text}");
+    }
+    println!("install check: a CMake-built C++ publisher and a pkg-config-built C listener talked");
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("running {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed");
+    }
+    Ok(())
+}

@@ -14,8 +14,11 @@ commands:
   test      install what the tests need, then run rustfmt --check, clippy -D warnings, rustdoc
             -D warnings and every test in the workspace (what CI runs)
   codegen   regenerate crates/roslite-msgs/src/generated from the vendored interface files
-  install   --prefix DIR: the roslite tool, the C ABI libraries, the C/C++/mROS 2 headers, a
-            pkg-config module (roslite) and a CMake package (find_package(roslite))
+  install   --prefix DIR: the roslite tool, the C ABI libraries, the C/C++/mROS 2 headers and
+            the built-in message types, a pkg-config module (roslite) and a CMake package
+            (find_package(roslite))
+  install-check   install into target/install-check and build and run the C and C++ examples
+            against it with CMake and pkg-config (part of `test`)
 ";
 
 fn main() -> Result<()> {
@@ -26,6 +29,7 @@ fn main() -> Result<()> {
         Some("test" | "ci") => test(&root),
         Some("codegen") => codegen(&root),
         Some("install") => install::install(&root, &args[1..]),
+        Some("install-check") => install::check(&root),
         Some("-h" | "--help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -65,6 +69,7 @@ fn test(root: &Path) -> Result<()> {
     )?;
     step("rustdoc (roslite-cli)", rustdoc(&["-p", "roslite-cli"]))?;
     step("tests", cargo(&["test", "--workspace", "--no-fail-fast"]))?;
+    install::check(root)?;
     println!("xtask: all checks passed");
     Ok(())
 }

@@ -7,6 +7,22 @@ use roslite::{Logger, Severity};
 use crate::status::{guard, Failure, Status};
 use crate::text::{text, text_or};
 
+/// One copy of each function name for the life of the process, as `/rosout` records want a
+/// `&'static str`: bounded by the program's logging call sites.
+fn interned(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, PoisonError};
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    let names = names.get_or_insert_with(HashSet::new);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
 fn severity(value: i32) -> Result<Severity, Failure> {
     Ok(match value {
         10 => Severity::Debug,
@@ -40,7 +56,7 @@ pub unsafe extern "C" fn roslite_log(
         if function.is_empty() {
             logger.log(severity, format_args!("{message}"));
         } else {
-            logger.log(severity, format_args!("{message} ({function})"));
+            logger.log_from(severity, interned(function), format_args!("{message}"));
         }
         Ok(())
     })
