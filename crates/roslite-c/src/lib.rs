@@ -18,6 +18,7 @@ pub mod status;
 
 mod client;
 mod context;
+mod events;
 mod executor;
 mod log;
 mod node;

@@ -348,3 +348,31 @@ fn c_on_set_callback_refuses_with_its_reason() {
     );
     assert!(stdout.contains("speed -4\n"), "{}", text(&output));
 }
+
+/// Matched and incompatible-QoS events reach C callbacks; the graph lists topics and nodes.
+#[test]
+fn c_events_and_graph_listings() {
+    let output = c_command(domain(9), &["graph", StringMsg::TYPE_HASH])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stdout.contains("publisher matched 1, subscription sees 1 publisher(s)"),
+        "{}",
+        text(&output)
+    );
+    // The transient-local subscription asks for what the volatile publisher does not offer.
+    assert!(
+        stdout.contains("incompatible 1 policy 2"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        stdout.contains("topic /chatter std_msgs/msg/String"),
+        "{}",
+        text(&output)
+    );
+    assert!(stdout.contains("node /c_node"), "{}", text(&output));
+}

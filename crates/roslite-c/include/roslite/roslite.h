@@ -112,6 +112,21 @@ roslite_status roslite_node_count_publishers(roslite_handle node, const char *to
 roslite_status roslite_node_count_subscribers(
     roslite_handle node, const char *topic, size_t *count);
 
+/* Names from the graph: `count` names and, for topics and services, each one's types
+ * (comma-separated; "" for node names). Owned by roslite until roslite_names_fini. */
+typedef struct roslite_names {
+  size_t count;
+  char **names;
+  char **types;
+} roslite_names;
+
+void roslite_names_fini(roslite_names *names);
+
+/* Topics, services (with their types) and fully qualified node names known in the graph. */
+roslite_status roslite_node_topic_names_and_types(roslite_handle node, roslite_names *out);
+roslite_status roslite_node_service_names_and_types(roslite_handle node, roslite_names *out);
+roslite_status roslite_node_names(roslite_handle node, roslite_names *out);
+
 /* ---- QoS ------------------------------------------------------------------------------- */
 
 #define ROSLITE_HISTORY_KEEP_LAST 0
@@ -197,6 +212,36 @@ typedef void (*roslite_message_lost_callback)(
 
 roslite_status roslite_subscription_on_message_lost(
     roslite_handle subscription, roslite_message_lost_callback callback, void *user_data);
+
+/* Publishers matched with this subscription, in this process and others. */
+roslite_status roslite_subscription_publisher_count(roslite_handle subscription, size_t *count);
+
+/* ---- Status events (publishers and subscriptions) --------------------------------------- */
+
+/* Called when the endpoint's matches change: matched now, the change, and matched ever. */
+typedef void (*roslite_matched_callback)(
+    void *user_data, int32_t current_count, int32_t current_count_change, int32_t total_count);
+roslite_status roslite_on_matched(
+    roslite_handle publisher_or_subscription, roslite_matched_callback callback, void *user_data);
+
+/* The QoS policy an incompatible pair disagreed on. */
+#define ROSLITE_QOS_POLICY_NONE 0
+#define ROSLITE_QOS_POLICY_RELIABILITY 1
+#define ROSLITE_QOS_POLICY_DURABILITY 2
+#define ROSLITE_QOS_POLICY_DEADLINE 3
+#define ROSLITE_QOS_POLICY_LIVELINESS 4
+#define ROSLITE_QOS_POLICY_LIFESPAN 5
+#define ROSLITE_QOS_POLICY_OWNERSHIP 6
+#define ROSLITE_QOS_POLICY_DATA_REPRESENTATION 7
+#define ROSLITE_QOS_POLICY_OTHER 8
+
+/* Called when an endpoint of incompatible QoS is found (rclcpp's REQUESTED/OFFERED
+ * INCOMPATIBLE_QOS): how many so far and the last policy. */
+typedef void (*roslite_incompatible_qos_callback)(
+    void *user_data, int32_t total_count, int32_t last_policy);
+roslite_status roslite_on_incompatible_qos(
+    roslite_handle publisher_or_subscription, roslite_incompatible_qos_callback callback,
+    void *user_data);
 
 /* ---- Timer ----------------------------------------------------------------------------- */
 

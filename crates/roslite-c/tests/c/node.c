@@ -7,6 +7,7 @@
  *   node serve REQ_HASH RESP_HASH COUNT   serve /add_two_ints for COUNT requests
  *   node async REQ_HASH RESP_HASH          two asynchronous calls, one removed before its reply
  *   node onset                 an on-set callback that refuses negative values
+ *   node graph HASH            matched and incompatible-QoS events, graph name listings
  *   node errors HASH           check that bad arguments give their status and a message
  *
  * Arguments after "--ros-args" go to roslite. */
@@ -104,6 +105,49 @@ static bool refuse_negative(void *user, const char *const *names,
     }
   }
   return true;
+}
+
+struct counts { int matched, incompatible, last_policy; };
+
+static void on_matched(void *user, int32_t current, int32_t change, int32_t total) {
+  struct counts *c = user;
+  (void)change;
+  (void)total;
+  c->matched = current;
+}
+
+static void on_incompatible(void *user, int32_t total, int32_t policy) {
+  struct counts *c = user;
+  c->incompatible = total;
+  c->last_policy = policy;
+}
+
+static int graph(const char *hash) {
+  roslite_type type = {"std_msgs/msg/String", hash};
+  struct counts pub_counts = {0, 0, 0}, sub_counts = {0, 0, 0}, bad_counts = {0, 0, 0};
+  roslite_handle publisher, subscription, best_effort_sub;
+  struct listener l = {0, 1000};
+  size_t n = 0;
+  CHECK(roslite_publisher_create(node, "chatter", &type, &qos, &publisher));
+  CHECK(roslite_on_matched(publisher, on_matched, &pub_counts));
+  CHECK(roslite_on_incompatible_qos(publisher, on_incompatible, &bad_counts));
+  CHECK(roslite_subscription_create(node, "chatter", &type, &qos, on_message, &l, &subscription));
+  CHECK(roslite_on_matched(subscription, on_matched, &sub_counts));
+  CHECK(roslite_subscription_publisher_count(subscription, &n));
+  printf("publisher matched %d, subscription sees %zu publisher(s)\n", pub_counts.matched, n);
+  roslite_qos transient = qos;
+  transient.durability = ROSLITE_DURABILITY_TRANSIENT_LOCAL;
+  CHECK(roslite_subscription_create(node, "chatter", &type, &transient, on_message, &l,
+                                    &best_effort_sub));
+  printf("incompatible %d policy %d\n", bad_counts.incompatible, bad_counts.last_policy);
+  roslite_names names;
+  CHECK(roslite_node_topic_names_and_types(node, &names));
+  for (size_t i = 0; i < names.count; i++) printf("topic %s %s\n", names.names[i], names.types[i]);
+  roslite_names_fini(&names);
+  CHECK(roslite_node_names(node, &names));
+  for (size_t i = 0; i < names.count; i++) printf("node %s\n", names.names[i]);
+  roslite_names_fini(&names);
+  return 0;
 }
 
 static void spin(void) {
@@ -297,6 +341,8 @@ int main(int argc, char **argv) {
     roslite_parameter_value got = {.type = 0};
     CHECK(roslite_parameter_get(node, "speed", &got));
     printf("speed %" PRId64 "\n", got.integer_value);
+  } else if (strcmp(mode, "graph") == 0) {
+    return graph(argv[2]);
   } else if (strcmp(mode, "errors") == 0) {
     return errors(argv[2]);
   } else {

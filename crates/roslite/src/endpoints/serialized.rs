@@ -19,7 +19,9 @@ use crate::endpoints::pubsub::{admit_published, PublishError};
 use crate::seam::{send_to_each, Outlet, SendTimeout};
 use crate::seam::{EndpointRecord, PublisherLink};
 use crate::seam::{MessageInfo, SerializedSink};
-use crate::vocabulary::events::{IncompatibleQos, MessageLostStatus};
+use crate::vocabulary::events::{
+    IncompatibleQos, IncompatibleQosStatus, MatchedStatus, MessageLostStatus,
+};
 use crate::vocabulary::qos::{Durability, QosProfile};
 use crate::vocabulary::queue::{LockedQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
@@ -181,6 +183,24 @@ impl SerializedSubscription {
     pub fn on_message_lost(&self, callback: impl FnMut(MessageLostStatus) + Send + 'static) {
         self.shared.events.on_message_lost(Box::new(callback));
     }
+
+    /// As [`Subscription::publisher_count`](crate::Subscription::publisher_count).
+    pub fn publisher_count(&self) -> usize {
+        self.shared.events.current_matches()
+    }
+
+    /// As [`Subscription::on_matched`](crate::Subscription::on_matched).
+    pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
+        self.shared.events.matched.set_callback(Box::new(callback));
+    }
+
+    /// As [`Subscription::on_incompatible_qos`](crate::Subscription::on_incompatible_qos).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl FnMut(IncompatibleQosStatus) + Send + 'static,
+    ) {
+        self.shared.events.set_callback(Box::new(callback));
+    }
 }
 
 impl Drop for SerializedSubscription {
@@ -320,6 +340,19 @@ impl SerializedPublisher {
     /// messages take (rclcpp's `get_subscription_count`).
     pub fn subscription_count(&self) -> usize {
         self.shared.events.current_matches()
+    }
+
+    /// As [`Publisher::on_matched`](crate::Publisher::on_matched).
+    pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
+        self.shared.events.matched.set_callback(Box::new(callback));
+    }
+
+    /// As [`Publisher::on_incompatible_qos`](crate::Publisher::on_incompatible_qos).
+    pub fn on_incompatible_qos(
+        &self,
+        callback: impl FnMut(IncompatibleQosStatus) + Send + 'static,
+    ) {
+        self.shared.events.set_callback(Box::new(callback));
     }
 }
 
