@@ -48,7 +48,7 @@ use crate::wire::{
 pub use drained::{Drained, Transmitter};
 pub use history::HistoryKind;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
-pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats};
+pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER};
 
 /// Something an endpoint wants sent: the same submessages to every destination.
 ///

@@ -60,6 +60,11 @@ pub struct ReaderConfig {
     pub max_sample_size: usize,
     /// A reassembly without a new fragment for this long is dropped; default 10 s.
     pub reassembly_timeout: Duration,
+    /// Remember where an unmatched writer's stream stood, so that when the same writer
+    /// matches again its stream continues from there: what it wrote in between is counted
+    /// lost and nothing is delivered twice ([`Reader::remove_writer`]). Default false: a
+    /// discovery reader must be handed everything again after its peer was lost.
+    pub remember_unmatched_writers: bool,
 }
 
 impl ReaderConfig {
@@ -74,6 +79,7 @@ impl ReaderConfig {
             max_samples_in_reassembly_per_writer: if reliable { 16 } else { 4 },
             max_sample_size: 256 << 20,
             reassembly_timeout: Duration::from_secs(10),
+            remember_unmatched_writers: false,
         }
     }
 }
@@ -210,8 +216,18 @@ impl Delivery {
 pub struct Reader {
     config: ReaderConfig,
     writers: BTreeMap<Guid, WriterProxy>,
+    /// Where the streams of writers unmatched lately stood, oldest first.
+    remembered: VecDeque<RememberedWriter>,
     delivery: Delivery,
     stats: ReaderStats,
+}
+
+/// Where an unmatched writer's stream stood (see [`Reader::remove_writer`]).
+#[derive(Clone, Copy, Debug)]
+struct RememberedWriter {
+    guid: Guid,
+    next_expected: SequenceNumber,
+    lost_pending: u64,
 }
 
 impl Reader {
@@ -222,6 +238,8 @@ impl Reader {
     pub const MAX_IRRELEVANT_RANGES: usize = 1024;
     /// NACK_FRAG bitmaps (of up to 256 fragments) sent per writer in one response.
     pub const MAX_NACK_FRAG_WINDOWS: usize = 32;
+    /// Unmatched writers whose position is remembered ([`Self::remove_writer`]).
+    pub const MAX_REMEMBERED_WRITERS: usize = 64;
 
     pub fn new(config: ReaderConfig) -> Self {
         let delivery = Delivery {
@@ -232,6 +250,7 @@ impl Reader {
         Reader {
             config,
             writers: BTreeMap::new(),
+            remembered: VecDeque::new(),
             delivery,
             stats: ReaderStats::default(),
         }
@@ -267,6 +286,17 @@ impl Reader {
             return;
         }
         let mut proxy = WriterProxy::new(writer);
+        if let Some(at) = self
+            .remembered
+            .iter()
+            .position(|r| r.guid == proxy.info.guid)
+        {
+            if let Some(r) = self.remembered.remove(at) {
+                proxy.next_expected = r.next_expected;
+                proxy.lost_pending = r.lost_pending;
+                proxy.delivered_any = true;
+            }
+        }
         if self.config.reliable {
             proxy.schedule_ack(
                 now.saturating_add(self.config.heartbeat_response_delay),
@@ -276,9 +306,26 @@ impl Reader {
         self.writers.insert(proxy.info.guid, proxy);
     }
 
-    /// Unmatches a writer; its buffered and partly reassembled samples are dropped.
+    /// Unmatches a writer; its buffered and partly reassembled samples are dropped. Where
+    /// its stream stood is remembered (the newest [`Self::MAX_REMEMBERED_WRITERS`]): when the
+    /// same writer matches again (its participant's lease ran out while this process was
+    /// stopped, say, and it was discovered again), what it wrote in between and will never
+    /// deliver is counted lost ([`ReceivedSample::lost_before`]) instead of passing unseen.
     pub fn remove_writer(&mut self, guid: &Guid) {
-        self.writers.remove(guid);
+        let Some(p) = self.writers.remove(guid) else {
+            return;
+        };
+        if self.config.remember_unmatched_writers && p.delivered_any {
+            self.remembered.retain(|r| r.guid != *guid);
+            if self.remembered.len() >= Self::MAX_REMEMBERED_WRITERS {
+                self.remembered.pop_front();
+            }
+            self.remembered.push_back(RememberedWriter {
+                guid: *guid,
+                next_expected: p.next_expected,
+                lost_pending: p.lost_pending,
+            });
+        }
     }
 
     /// Looks up the proxy of `writer` and checks that `reader_id` addresses this reader.
@@ -312,6 +359,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            ..
         } = self;
         if !data.reader_id.is_unknown() && data.reader_id != config.guid.entity_id {
             stats.not_for_us = stats.not_for_us.saturating_add(1);
@@ -365,6 +413,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            ..
         } = self;
         stats.data_frags_received = stats.data_frags_received.saturating_add(1);
         if !frag.reader_id.is_unknown() && frag.reader_id != config.guid.entity_id {
