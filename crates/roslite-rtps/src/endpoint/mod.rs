@@ -48,7 +48,10 @@ use crate::wire::{
 pub use drained::{Drained, Transmitter};
 pub use history::HistoryKind;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
-pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER};
+pub use writer::{
+    ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER,
+    KEEP_ALL_MAX_BYTES,
+};
 
 /// Something an endpoint wants sent: the same submessages to every destination.
 ///

@@ -76,7 +76,19 @@ pub struct WriterConfig {
     /// `pushMode` (§8.4.7.1): send new samples at once. If false, only HEARTBEATs announce
     /// them and readers pull with ACKNACK.
     pub push_mode: bool,
+    /// Payload bytes the history holds at most (a byte bound beside KEEP_ALL's `max_samples`,
+    /// as DDS `RESOURCE_LIMITS` bounds samples): a write that would go beyond it while the
+    /// oldest sample is unacknowledged fails with [`WriteError::Full`], so one stalled reader
+    /// cannot make the writer hold gigabytes. A sample larger than the bound is still taken
+    /// into an empty history. KEEP_LAST histories overwrite their oldest sample instead.
+    /// Default: unbounded (`usize::MAX`); a participant's writers get
+    /// [`KEEP_ALL_MAX_BYTES`] unless configured otherwise.
+    pub max_history_bytes: usize,
 }
+
+/// The default byte bound of a KEEP_ALL writer's history (64 MiB; see
+/// [`WriterConfig::max_history_bytes`]).
+pub const KEEP_ALL_MAX_BYTES: usize = 64 << 20;
 
 impl WriterConfig {
     /// Reliable, volatile, KEEP_LAST 10 (the ROS 2 default profile) with the timer and size
@@ -93,6 +105,7 @@ impl WriterConfig {
             fragment_size: 64_000,
             max_data_size: 64_000,
             push_mode: true,
+            max_history_bytes: usize::MAX,
         }
     }
 }
@@ -289,7 +302,7 @@ impl Writer {
                 return Err(WriteError::InvalidInlineQos);
             }
         }
-        self.make_room()?;
+        self.make_room(len)?;
         let sn = self.history.push(payload, inline_qos, source_timestamp);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);
         let pull = !self.config.push_mode && self.config.reliable;
@@ -307,10 +320,14 @@ impl Writer {
         Ok(sn)
     }
 
-    /// Frees a slot in the history for one more sample, per the history kind.
-    fn make_room(&mut self) -> Result<(), WriteError> {
+    /// Frees a slot (and `len` payload bytes) in the history for one more sample, per the
+    /// history kind.
+    fn make_room(&mut self, len: usize) -> Result<(), WriteError> {
         let capacity = self.config.history.capacity();
-        while self.history.len() >= capacity {
+        let max_bytes = self.config.max_history_bytes;
+        while self.history.len() >= capacity
+            || (self.history.len() > 0 && self.history.bytes().saturating_add(len) > max_bytes)
+        {
             let Some(front) = self.history.front_sn() else {
                 break;
             };

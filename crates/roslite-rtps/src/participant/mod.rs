@@ -767,6 +767,11 @@ impl Participant {
             fragment_size: d.fragment_size.min(max_data_size).max(1),
             max_data_size,
             push_mode: d.push_mode,
+            max_history_bytes: if history.is_keep_all() {
+                d.keep_all_max_bytes
+            } else {
+                usize::MAX
+            },
         }
     }
 
