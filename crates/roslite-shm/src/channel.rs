@@ -248,14 +248,27 @@ impl Channel {
         Ok(())
     }
 
-    /// Blocks until the ring has room, `deadline`, or `give_up()` (peer gone).
-    pub(crate) fn wait_for_room(
+    /// The index of the oldest entry not yet taken; `Corrupt` as [`Self::queued`].
+    pub(crate) fn tail(&self) -> Result<u64, Corrupt> {
+        let head = self.u64_at(OFF_SUB_HEAD).load(Relaxed);
+        let tail = self.u64_at(OFF_SUB_TAIL).load(Acquire);
+        match head.checked_sub(tail) {
+            Some(queued) if queued <= self.sub_capacity => Ok(tail),
+            _ => Err(Corrupt),
+        }
+    }
+
+    /// Blocks until the reader took every entry below index `min_tail`, `deadline`, or
+    /// `give_up()` (peer gone); whether it did. (A writer waits for room in the ring with
+    /// `min_tail` = head + 1 − capacity, and for bytes to come free with a higher one.)
+    pub(crate) fn wait_for_tail(
         &self,
+        min_tail: u64,
         deadline: Instant,
         give_up: impl Fn() -> bool,
     ) -> Result<bool, Corrupt> {
         loop {
-            if !self.is_full()? {
+            if self.tail()? >= min_tail {
                 return Ok(true);
             }
             let now = Instant::now();
@@ -264,14 +277,14 @@ impl Channel {
             }
             let seq = self.u32_at(OFF_SPACE_SEQ).load(SeqCst);
             self.u32_at(OFF_WRITER_WAITING).store(1, SeqCst);
-            if !self.is_full()? || give_up() {
+            if self.tail()? >= min_tail || give_up() {
                 continue;
             }
             sys::futex_wait(self.u32_at(OFF_SPACE_SEQ), seq, Some(deadline - now));
         }
     }
 
-    /// Wakes a writer blocked in [`Self::wait_for_room`] (the reader made room, or the writer's
+    /// Wakes a writer blocked in [`Self::wait_for_tail`] (the reader made room, or the writer's
     /// own endpoint saw the reader die).
     pub(crate) fn wake_writer(&self) {
         self.u32_at(OFF_SPACE_SEQ).fetch_add(1, SeqCst);
@@ -467,7 +480,7 @@ mod tests {
         writer.push(descriptor(0));
         let far = Instant::now() + Duration::from_secs(30);
         std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| writer.wait_for_room(far, || false));
+            let waiter = scope.spawn(|| writer.wait_for_tail(1, far, || false));
             // Whether the pop happens before or after the writer sleeps, it must return true.
             assert_eq!(reader.pop(), Ok(Some(descriptor(0))));
             assert_eq!(waiter.join().unwrap(), Ok(true));
@@ -479,7 +492,7 @@ mod tests {
         let (writer, _reader) = pair(1, 2);
         writer.push(descriptor(0));
         assert_eq!(
-            writer.wait_for_room(Instant::now() + Duration::from_millis(20), || false),
+            writer.wait_for_tail(1, Instant::now() + Duration::from_millis(20), || false),
             Ok(false)
         );
     }

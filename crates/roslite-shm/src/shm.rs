@@ -29,7 +29,7 @@ use std::sync::atomic::{
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::channel::{channel_len, Channel, ChunkRef, Descriptor, Sleep};
+use crate::channel::{channel_len, Channel, ChunkRef, Corrupt, Descriptor, Sleep};
 use crate::endpoint::{
     self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared, Watch,
 };
@@ -58,6 +58,12 @@ pub struct WriterConfig {
     /// them ([`ReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
     /// default, VOLATILE): none.
     pub kept_for_late_joiners: u32,
+    /// Payload bytes announced to one keep-all reader and not yet taken by it, at most (a
+    /// byte bound beside the ring's `depth` entries, as DDS `RESOURCE_LIMITS`): beyond it
+    /// `send` waits for that reader as for a full ring, up to `max_blocking_time`. One sample
+    /// larger than the bound still goes to a reader with nothing queued. Default
+    /// [`crate::KEEP_ALL_MAX_BYTES`].
+    pub keep_all_max_bytes: usize,
 }
 
 impl Default for WriterConfig {
@@ -67,6 +73,7 @@ impl Default for WriterConfig {
             max_blocking_time: Duration::from_millis(100),
             retain_free_bytes: 256 << 20,
             kept_for_late_joiners: 0,
+            keep_all_max_bytes: crate::KEEP_ALL_MAX_BYTES,
         }
     }
 }
@@ -124,12 +131,62 @@ struct ReaderSlot {
     history: History,
     /// What we pushed at each ring index (modulo capacity): the shared slot is not trusted.
     mirror: Vec<ChunkRef>,
+    /// The length of what we pushed at each ring index (keep-all readers only).
+    lens: Vec<u64>,
+    /// Bytes of the entries below `head` and at or above `counted_tail` (keep-all only).
+    queued_bytes: u64,
+    /// The reader's tail when `queued_bytes` was last brought up to date.
+    counted_tail: u64,
     /// Chunks this reader holds (announced and not yet released).
     holds: ChunkSet,
     dead: Arc<AtomicBool>,
 }
 
 impl ReaderSlot {
+    /// For a keep-all reader that has no room for one more entry of `len` bytes (its ring is
+    /// full, or its queued bytes would pass `max_bytes`): the ring index its tail must reach
+    /// first. `None` when it has room, or is keep-last (overwritten, never waited for).
+    fn room_needs(&mut self, len: u64, max_bytes: u64) -> Result<Option<u64>, Corrupt> {
+        if !matches!(self.history, History::KeepAll(_)) {
+            return Ok(None);
+        }
+        let capacity = self.mirror.len() as u64;
+        let tail = self.channel.tail()?;
+        if tail < self.counted_tail {
+            return Err(Corrupt); // the reader moved its tail back
+        }
+        // Entries the reader took since the last look (at most a ring's worth: every send
+        // looks, and each pushes one).
+        for index in self.counted_tail..tail {
+            let taken = self.lens[(index % capacity) as usize];
+            self.queued_bytes = self.queued_bytes.saturating_sub(taken);
+        }
+        self.counted_tail = tail;
+        let head = self.channel.next_index();
+        let mut need = (head + 1).saturating_sub(capacity);
+        let mut bytes = self.queued_bytes;
+        let mut index = tail;
+        while index < head && bytes.saturating_add(len) > max_bytes {
+            bytes = bytes.saturating_sub(self.lens[(index % capacity) as usize]);
+            index += 1;
+        }
+        need = need.max(index);
+        Ok((tail < need).then_some(need))
+    }
+
+    /// Announces `descriptor` at the ring's next index, remembering what it is.
+    fn push(&mut self, descriptor: Descriptor) {
+        let capacity = self.mirror.len() as u64;
+        let at = (self.channel.next_index() % capacity) as usize;
+        self.mirror[at] = descriptor.chunk;
+        if matches!(self.history, History::KeepAll(_)) {
+            self.lens[at] = descriptor.len;
+            self.queued_bytes = self.queued_bytes.saturating_add(descriptor.len);
+        }
+        self.holds.insert(descriptor.chunk);
+        self.channel.push(descriptor);
+    }
+
     /// Wakes the reader if it said it went to sleep (its flag is cleared); whether it had.
     fn wake_if_sleeping(&self) -> bool {
         match self.channel.take_reader_sleeping() {
@@ -540,32 +597,34 @@ impl ShmWriterShared {
         let mut deadline = None;
         // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
-        // Keep-all readers without room: wait (without the lock, so hang-ups are processed) until
-        // each has room or the deadline passes. Only we push, so room cannot disappear.
+        // Keep-all readers without room for one more entry or `len` more bytes: wait (without
+        // the lock, so hang-ups are processed) until each has taken enough or the deadline
+        // passes. Only we push, so room cannot disappear.
+        let max_bytes = self.config.keep_all_max_bytes as u64;
         loop {
-            let keep_all_full = |r: &ReaderSlot| {
-                matches!(r.history, History::KeepAll(_)) && r.channel.is_full().unwrap_or(false)
-            };
-            // The common case (no keep-all reader is full) allocates nothing and reads no clock.
-            if !state.readers.iter().any(keep_all_full) {
+            // The common case (every keep-all reader has room) allocates nothing and reads
+            // no clock.
+            let blocked_any = state
+                .readers
+                .iter_mut()
+                .any(|r| matches!(r.room_needs(len as u64, max_bytes), Ok(Some(_))));
+            if !blocked_any {
                 break;
             }
             let deadline =
                 *deadline.get_or_insert_with(|| Instant::now() + self.config.max_blocking_time);
-            let full: Vec<(Arc<Channel>, Arc<AtomicBool>)> = state
+            let blocked: Vec<(Arc<Channel>, Arc<AtomicBool>, u64)> = state
                 .readers
-                .iter()
-                .filter(|r| matches!(r.history, History::KeepAll(_)))
-                .filter(|r| r.channel.is_full().unwrap_or(false))
-                .map(|r| (r.channel.clone(), r.dead.clone()))
+                .iter_mut()
+                .filter_map(|r| match r.room_needs(len as u64, max_bytes) {
+                    Ok(Some(tail)) => Some((r.channel.clone(), r.dead.clone(), tail)),
+                    _ => None,
+                })
                 .collect();
-            if full.is_empty() {
-                break;
-            }
             drop(state);
             let mut timed_out = false;
-            for (channel, dead) in &full {
-                let room = channel.wait_for_room(deadline, || dead.load(SeqCst));
+            for (channel, dead, min_tail) in &blocked {
+                let room = channel.wait_for_tail(*min_tail, deadline, || dead.load(SeqCst));
                 timed_out |= room == Ok(false) && !dead.load(SeqCst);
             }
             state = lock(&self.state);
@@ -614,10 +673,7 @@ impl ShmWriterShared {
                     continue;
                 }
             }
-            let index = reader.channel.next_index();
-            reader.mirror[(index % capacity) as usize] = chunk;
-            reader.holds.insert(chunk);
-            reader.channel.push(descriptor);
+            reader.push(descriptor);
             wakeups += u64::from(reader.wake_if_sleeping());
         }
         state.wakeups += wakeups;
@@ -734,6 +790,9 @@ impl Attach for ShmWriterShared {
                 };
                 depth as usize
             ],
+            lens: vec![0; depth as usize],
+            queued_bytes: 0,
+            counted_tail: 0,
             holds: ChunkSet::default(),
             dead: Arc::new(AtomicBool::new(false)),
         };
@@ -743,10 +802,7 @@ impl Attach for ShmWriterShared {
             let replayed = state.kept.len().saturating_sub(depth as usize);
             for at in replayed..state.kept.len() {
                 let descriptor = state.kept[at];
-                let index = reader.channel.next_index();
-                reader.mirror[(index % u64::from(depth)) as usize] = descriptor.chunk;
-                reader.holds.insert(descriptor.chunk);
-                reader.channel.push(descriptor);
+                reader.push(descriptor);
                 if let Some(segment) = state.segments.get_mut(&descriptor.chunk.segment) {
                     segment.refs[descriptor.chunk.index as usize] += 1;
                 }
