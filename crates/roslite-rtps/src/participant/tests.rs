@@ -951,13 +951,10 @@ fn stall_stream(stopped: usize, stall: Duration, timers_first: bool) -> Stalled 
     let mut lost = 0;
     let mut last = 0;
     for e in s.events(1) {
-        match e {
-            Event::Sample { sample, .. } => {
-                received += 1;
-                lost += sample.lost_before;
-                last = last.max(sample.sequence_number.0);
-            }
-            _ => {}
+        if let Event::Sample { sample, .. } = e {
+            received += 1;
+            lost += sample.lost_before;
+            last = last.max(sample.sequence_number.0);
         }
     }
     Stalled {
