@@ -248,43 +248,56 @@ impl Channel {
         Ok(())
     }
 
-    /// The index of the oldest entry not yet taken; `Corrupt` as [`Self::queued`].
-    pub(crate) fn tail(&self) -> Result<u64, Corrupt> {
-        let head = self.u64_at(OFF_SUB_HEAD).load(Relaxed);
-        let tail = self.u64_at(OFF_SUB_TAIL).load(Acquire);
-        match head.checked_sub(tail) {
-            Some(queued) if queued <= self.sub_capacity => Ok(tail),
-            _ => Err(Corrupt),
-        }
-    }
-
-    /// Blocks until the reader took every entry below index `min_tail`, `deadline`, or
-    /// `give_up()` (peer gone); whether it did. (A writer waits for room in the ring with
-    /// `min_tail` = head + 1 − capacity, and for bytes to come free with a higher one.)
-    pub(crate) fn wait_for_tail(
+    /// Blocks until the ring has room, `deadline`, or `give_up()` (peer gone).
+    #[cfg(test)]
+    pub(crate) fn wait_for_room(
         &self,
-        min_tail: u64,
         deadline: Instant,
         give_up: impl Fn() -> bool,
     ) -> Result<bool, Corrupt> {
         loop {
-            if self.tail()? >= min_tail {
+            if !self.is_full()? {
                 return Ok(true);
             }
             let now = Instant::now();
             if now >= deadline || give_up() {
                 return Ok(false);
             }
-            let seq = self.u32_at(OFF_SPACE_SEQ).load(SeqCst);
-            self.u32_at(OFF_WRITER_WAITING).store(1, SeqCst);
-            if self.tail()? >= min_tail || give_up() {
+            let seq = self.prepare_wait();
+            if !self.is_full()? || give_up() {
                 continue;
             }
+            self.wait_for_change(seq, deadline);
+        }
+    }
+
+    /// Before a writer checks whether it must wait for this reader: the value to pass to
+    /// [`Self::wait_for_change`]. Marks the writer waiting, so that the reader's next take
+    /// ([`Self::pop`]) or release ([`Self::complete`]) wakes it.
+    pub(crate) fn prepare_wait(&self) -> u32 {
+        let seq = self.u32_at(OFF_SPACE_SEQ).load(SeqCst);
+        self.u32_at(OFF_WRITER_WAITING).store(1, SeqCst);
+        seq
+    }
+
+    /// Sleeps until the reader took or released something since [`Self::prepare_wait`]
+    /// returned `seq`, or `deadline`.
+    pub(crate) fn wait_for_change(&self, seq: u32, deadline: Instant) {
+        let now = Instant::now();
+        if now < deadline {
             sys::futex_wait(self.u32_at(OFF_SPACE_SEQ), seq, Some(deadline - now));
         }
     }
 
-    /// Wakes a writer blocked in [`Self::wait_for_tail`] (the reader made room, or the writer's
+    /// Wakes the writer if it waits for this reader (after a take or a release).
+    fn wake_writer_if_waiting(&self) {
+        if self.u32_at(OFF_WRITER_WAITING).load(SeqCst) != 0 {
+            self.u32_at(OFF_WRITER_WAITING).store(0, SeqCst);
+            self.wake_writer();
+        }
+    }
+
+    /// Wakes a writer blocked in [`Self::wait_for_change`] (the reader made room, or the writer's
     /// own endpoint saw the reader die).
     pub(crate) fn wake_writer(&self) {
         self.u32_at(OFF_SPACE_SEQ).fetch_add(1, SeqCst);
@@ -315,10 +328,7 @@ impl Channel {
                 .compare_exchange(tail, tail + 1, AcqRel, Acquire)
                 .is_ok()
             {
-                if self.u32_at(OFF_WRITER_WAITING).load(SeqCst) != 0 {
-                    self.u32_at(OFF_WRITER_WAITING).store(0, SeqCst);
-                    self.wake_writer();
-                }
+                self.wake_writer_if_waiting();
                 return Ok(Some(descriptor));
             }
         }
@@ -360,7 +370,10 @@ impl Channel {
         }
         self.u64_at(self.comp_slot(head))
             .store(chunk.pack(), Relaxed);
-        self.u64_at(OFF_COMP_HEAD).store(head + 1, Release);
+        // SeqCst pairs with the writer's `prepare_wait` and its look at the completions
+        // after it (Dekker): either it sees this release, or we see it waiting and wake it.
+        self.u64_at(OFF_COMP_HEAD).store(head + 1, SeqCst);
+        self.wake_writer_if_waiting();
         true
     }
 
@@ -480,7 +493,7 @@ mod tests {
         writer.push(descriptor(0));
         let far = Instant::now() + Duration::from_secs(30);
         std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| writer.wait_for_tail(1, far, || false));
+            let waiter = scope.spawn(|| writer.wait_for_room(far, || false));
             // Whether the pop happens before or after the writer sleeps, it must return true.
             assert_eq!(reader.pop(), Ok(Some(descriptor(0))));
             assert_eq!(waiter.join().unwrap(), Ok(true));
@@ -492,7 +505,7 @@ mod tests {
         let (writer, _reader) = pair(1, 2);
         writer.push(descriptor(0));
         assert_eq!(
-            writer.wait_for_tail(1, Instant::now() + Duration::from_millis(20), || false),
+            writer.wait_for_room(Instant::now() + Duration::from_millis(20), || false),
             Ok(false)
         );
     }

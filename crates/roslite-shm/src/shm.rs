@@ -29,7 +29,7 @@ use std::sync::atomic::{
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::channel::{channel_len, Channel, ChunkRef, Corrupt, Descriptor, Sleep};
+use crate::channel::{channel_len, Channel, ChunkRef, Descriptor, Sleep};
 use crate::endpoint::{
     self, lock, Attach, ConnId, Endpoint, EndpointAddress, EndpointShared, Watch,
 };
@@ -141,12 +141,6 @@ struct ReaderSlot {
     history: History,
     /// What we pushed at each ring index (modulo capacity): the shared slot is not trusted.
     mirror: Vec<ChunkRef>,
-    /// The length of what we pushed at each ring index (keep-all readers only).
-    lens: Vec<u64>,
-    /// Bytes of the entries below `head` and at or above `counted_tail` (keep-all only).
-    queued_bytes: u64,
-    /// The reader's tail when `queued_bytes` was last brought up to date.
-    counted_tail: u64,
     /// Chunks this reader holds (announced and not yet released), with their lengths.
     holds: ChunkMap,
     /// The lengths in `holds`, summed.
@@ -159,35 +153,14 @@ struct ReaderSlot {
 }
 
 impl ReaderSlot {
-    /// For a keep-all reader that has no room for one more entry of `len` bytes (its ring is
-    /// full, or its queued bytes would pass `max_bytes`): the ring index its tail must reach
-    /// first. `None` when it has room, or is keep-last (overwritten, never waited for).
-    fn room_needs(&mut self, len: u64, max_bytes: u64) -> Result<Option<u64>, Corrupt> {
-        if !matches!(self.history, History::KeepAll(_)) {
-            return Ok(None);
-        }
-        let capacity = self.mirror.len() as u64;
-        let tail = self.channel.tail()?;
-        if tail < self.counted_tail {
-            return Err(Corrupt); // the reader moved its tail back
-        }
-        // Entries the reader took since the last look (at most a ring's worth: every send
-        // looks, and each pushes one).
-        for index in self.counted_tail..tail {
-            let taken = self.lens[(index % capacity) as usize];
-            self.queued_bytes = self.queued_bytes.saturating_sub(taken);
-        }
-        self.counted_tail = tail;
-        let head = self.channel.next_index();
-        let mut need = (head + 1).saturating_sub(capacity);
-        let mut bytes = self.queued_bytes;
-        let mut index = tail;
-        while index < head && bytes.saturating_add(len) > max_bytes {
-            bytes = bytes.saturating_sub(self.lens[(index % capacity) as usize]);
-            index += 1;
-        }
-        need = need.max(index);
-        Ok((tail < need).then_some(need))
+    /// Whether this keep-all reader has no room for one more sample of `len` bytes: its ring
+    /// is full, or what it holds (announced, or taken and not given back) would pass
+    /// `max_bytes` (one sample always fits a reader that holds nothing). A keep-last reader
+    /// never makes the writer wait (its oldest entry is overwritten).
+    fn keep_all_blocked(&self, len: u64, max_bytes: u64) -> bool {
+        matches!(self.history, History::KeepAll(_))
+            && (self.channel.is_full().unwrap_or(false)
+                || (!self.holds.is_empty() && self.held_bytes.saturating_add(len) > max_bytes))
     }
 
     /// Announces `descriptor` at the ring's next index, remembering what it is.
@@ -195,10 +168,6 @@ impl ReaderSlot {
         let capacity = self.mirror.len() as u64;
         let at = (self.channel.next_index() % capacity) as usize;
         self.mirror[at] = descriptor.chunk;
-        if matches!(self.history, History::KeepAll(_)) {
-            self.lens[at] = descriptor.len;
-            self.queued_bytes = self.queued_bytes.saturating_add(descriptor.len);
-        }
         if let Some(old) = self.holds.insert(descriptor.chunk, descriptor.len) {
             self.held_bytes = self.held_bytes.saturating_sub(old);
         }
@@ -219,10 +188,13 @@ impl ReaderSlot {
 
     /// Whether this reader may be handed one more sample of `len` bytes: it holds fewer than
     /// `max_holds` chunks, and `max_held_bytes` would not be passed (one sample always fits
-    /// a reader that holds nothing).
+    /// a reader that holds nothing). Keep-all readers are held to their byte bound by
+    /// waiting ([`Self::keep_all_blocked`]) instead.
     fn within_quota(&self, len: u64, max_held_bytes: u64) -> bool {
         self.holds.len() < self.max_holds
-            && (self.holds.is_empty() || self.held_bytes.saturating_add(len) <= max_held_bytes)
+            && (matches!(self.history, History::KeepAll(_))
+                || self.holds.is_empty()
+                || self.held_bytes.saturating_add(len) <= max_held_bytes)
     }
 
     /// Wakes the reader if it said it went to sleep (its flag is cleared); whether it had.
@@ -652,39 +624,41 @@ impl ShmWriterShared {
         // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
         // Keep-all readers without room for one more entry or `len` more bytes: wait (without
-        // the lock, so hang-ups are processed) until each has taken enough or the deadline
-        // passes. Only we push, so room cannot disappear.
+        // the lock, so hang-ups are processed) until each took or released enough, or the
+        // deadline passes. Only we push, so room cannot disappear.
         let max_bytes = self.config.keep_all_max_bytes as u64;
         loop {
             // The common case (every keep-all reader has room) allocates nothing and reads
             // no clock.
-            let blocked_any = state
-                .readers
-                .iter_mut()
-                .any(|r| matches!(r.room_needs(len as u64, max_bytes), Ok(Some(_))));
-            if !blocked_any {
+            let blocked = |state: &WriterState| {
+                state
+                    .readers
+                    .iter()
+                    .find(|r| r.keep_all_blocked(len as u64, max_bytes))
+                    .map(|r| (r.channel.clone(), r.dead.clone()))
+            };
+            let Some((channel, dead)) = blocked(&state) else {
                 break;
-            }
+            };
             let deadline =
                 *deadline.get_or_insert_with(|| Instant::now() + self.config.max_blocking_time);
-            let blocked: Vec<(Arc<Channel>, Arc<AtomicBool>, u64)> = state
-                .readers
-                .iter_mut()
-                .filter_map(|r| match r.room_needs(len as u64, max_bytes) {
-                    Ok(Some(tail)) => Some((r.channel.clone(), r.dead.clone(), tail)),
-                    _ => None,
-                })
-                .collect();
-            drop(state);
-            let mut timed_out = false;
-            for (channel, dead, min_tail) in &blocked {
-                let room = channel.wait_for_tail(*min_tail, deadline, || dead.load(SeqCst));
-                timed_out |= room == Ok(false) && !dead.load(SeqCst);
+            // Marked waiting before the last look, so that a take or release after it wakes us.
+            let seq = channel.prepare_wait();
+            self.reclaim(&mut state);
+            match blocked(&state) {
+                None => break,
+                Some((now_blocking, _)) if !Arc::ptr_eq(&now_blocking, &channel) => continue,
+                Some(_) => {}
             }
-            state = lock(&self.state);
-            if timed_out {
+            if Instant::now() >= deadline {
                 return Err(SendError::Timeout);
             }
+            drop(state);
+            if !dead.load(SeqCst) {
+                channel.wait_for_change(seq, deadline);
+            }
+            state = lock(&self.state);
+            self.reclaim(&mut state);
         }
         if let Some(next) = number_from {
             state.seq = state.seq.max(next.saturating_sub(1));
@@ -854,9 +828,6 @@ impl Attach for ShmWriterShared {
                 };
                 depth as usize
             ],
-            lens: vec![0; depth as usize],
-            queued_bytes: 0,
-            counted_tail: 0,
             holds: ChunkMap::default(),
             held_bytes: 0,
             max_holds: completion_capacity as usize,
