@@ -58,10 +58,10 @@ pub struct WriterConfig {
     /// them ([`ReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
     /// default, VOLATILE): none.
     pub kept_for_late_joiners: u32,
-    /// Payload bytes announced to one keep-all reader and not yet taken by it, at most (a
-    /// byte bound beside the ring's `depth` entries, as DDS `RESOURCE_LIMITS`): beyond it
+    /// Payload bytes one keep-all reader holds at most, announced or taken and not released
+    /// (a byte bound beside the ring's `depth` entries, as DDS `RESOURCE_LIMITS`): beyond it
     /// `send` waits for that reader as for a full ring, up to `max_blocking_time`. One sample
-    /// larger than the bound still goes to a reader with nothing queued. Default
+    /// larger than the bound still goes to a reader that holds nothing. Default
     /// [`crate::KEEP_ALL_MAX_BYTES`].
     pub keep_all_max_bytes: usize,
     /// Payload bytes one reader may hold at once, announced or taken and not given back (a
