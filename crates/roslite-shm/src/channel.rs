@@ -249,6 +249,7 @@ impl Channel {
     }
 
     /// Blocks until the ring has room, `deadline`, or `give_up()` (peer gone).
+    #[cfg(test)]
     pub(crate) fn wait_for_room(
         &self,
         deadline: Instant,
@@ -262,16 +263,41 @@ impl Channel {
             if now >= deadline || give_up() {
                 return Ok(false);
             }
-            let seq = self.u32_at(OFF_SPACE_SEQ).load(SeqCst);
-            self.u32_at(OFF_WRITER_WAITING).store(1, SeqCst);
+            let seq = self.prepare_wait();
             if !self.is_full()? || give_up() {
                 continue;
             }
+            self.wait_for_change(seq, deadline);
+        }
+    }
+
+    /// Before a writer checks whether it must wait for this reader: the value to pass to
+    /// [`Self::wait_for_change`]. Marks the writer waiting, so that the reader's next take
+    /// ([`Self::pop`]) or release ([`Self::complete`]) wakes it.
+    pub(crate) fn prepare_wait(&self) -> u32 {
+        let seq = self.u32_at(OFF_SPACE_SEQ).load(SeqCst);
+        self.u32_at(OFF_WRITER_WAITING).store(1, SeqCst);
+        seq
+    }
+
+    /// Sleeps until the reader took or released something since [`Self::prepare_wait`]
+    /// returned `seq`, or `deadline`.
+    pub(crate) fn wait_for_change(&self, seq: u32, deadline: Instant) {
+        let now = Instant::now();
+        if now < deadline {
             sys::futex_wait(self.u32_at(OFF_SPACE_SEQ), seq, Some(deadline - now));
         }
     }
 
-    /// Wakes a writer blocked in [`Self::wait_for_room`] (the reader made room, or the writer's
+    /// Wakes the writer if it waits for this reader (after a take or a release).
+    fn wake_writer_if_waiting(&self) {
+        if self.u32_at(OFF_WRITER_WAITING).load(SeqCst) != 0 {
+            self.u32_at(OFF_WRITER_WAITING).store(0, SeqCst);
+            self.wake_writer();
+        }
+    }
+
+    /// Wakes a writer blocked in [`Self::wait_for_change`] (the reader made room, or the writer's
     /// own endpoint saw the reader die).
     pub(crate) fn wake_writer(&self) {
         self.u32_at(OFF_SPACE_SEQ).fetch_add(1, SeqCst);
@@ -302,10 +328,7 @@ impl Channel {
                 .compare_exchange(tail, tail + 1, AcqRel, Acquire)
                 .is_ok()
             {
-                if self.u32_at(OFF_WRITER_WAITING).load(SeqCst) != 0 {
-                    self.u32_at(OFF_WRITER_WAITING).store(0, SeqCst);
-                    self.wake_writer();
-                }
+                self.wake_writer_if_waiting();
                 return Ok(Some(descriptor));
             }
         }
@@ -347,7 +370,10 @@ impl Channel {
         }
         self.u64_at(self.comp_slot(head))
             .store(chunk.pack(), Relaxed);
-        self.u64_at(OFF_COMP_HEAD).store(head + 1, Release);
+        // SeqCst pairs with the writer's `prepare_wait` and its look at the completions
+        // after it (Dekker): either it sees this release, or we see it waiting and wake it.
+        self.u64_at(OFF_COMP_HEAD).store(head + 1, SeqCst);
+        self.wake_writer_if_waiting();
         true
     }
 

@@ -34,6 +34,14 @@ pub trait Transport: 'static {
 
     fn node() -> Self::Node;
     fn writer(node: &Self::Node, key: u64, max_blocking_time: Duration) -> Self::Writer;
+    /// [`Self::writer`] holding at most `max_bytes` for a keep-all reader that does not take
+    /// them (`keep_all_max_bytes`).
+    fn writer_bounded(
+        node: &Self::Node,
+        key: u64,
+        max_blocking_time: Duration,
+        max_bytes: usize,
+    ) -> Self::Writer;
     /// Text that lets a reader in another process find `writer` of `node`.
     fn locator(node: &Self::Node, key: u64) -> String;
     /// A reader in participant `node` of the writer `key` found through `locator`.
@@ -70,8 +78,18 @@ impl Transport for Shm {
     }
 
     fn writer(node: &Endpoint, key: u64, max_blocking_time: Duration) -> ShmWriter {
+        Self::writer_bounded(node, key, max_blocking_time, crate::KEEP_ALL_MAX_BYTES)
+    }
+
+    fn writer_bounded(
+        node: &Endpoint,
+        key: u64,
+        max_blocking_time: Duration,
+        keep_all_max_bytes: usize,
+    ) -> ShmWriter {
         let config = WriterConfig {
             max_blocking_time,
+            keep_all_max_bytes,
             ..WriterConfig::default()
         };
         ShmWriter::create(node, WriterKey::from(u128::from(key)), config).expect("create writer")
@@ -137,8 +155,18 @@ impl Transport for Uds {
     }
 
     fn writer(node: &Endpoint, key: u64, max_blocking_time: Duration) -> UdsWriter {
+        Self::writer_bounded(node, key, max_blocking_time, crate::KEEP_ALL_MAX_BYTES)
+    }
+
+    fn writer_bounded(
+        node: &Endpoint,
+        key: u64,
+        max_blocking_time: Duration,
+        keep_all_max_bytes: usize,
+    ) -> UdsWriter {
         let config = UdsWriterConfig {
             max_blocking_time,
+            keep_all_max_bytes,
             ..UdsWriterConfig::default()
         };
         UdsWriter::create(node, WriterKey::from(u128::from(key)), config).expect("create writer")
@@ -202,6 +230,10 @@ pub fn tests<T: Transport>() -> Vec<(&'static str, fn())> {
         (
             "keep_all_blocks_then_times_out",
             keep_all_blocks_then_times_out::<T>,
+        ),
+        (
+            "keep_all_is_bounded_in_bytes",
+            keep_all_is_bounded_in_bytes::<T>,
         ),
         ("large_samples", large_samples::<T>),
         (
@@ -475,6 +507,48 @@ pub fn keep_all_blocks_then_times_out<T: Transport>() {
             "no gap, no timed-out sample"
         );
     }
+}
+
+/// A keep-all reader that takes nothing holds its writer at `keep_all_max_bytes` (1 MiB
+/// here), not only at its depth (1000): the writer times out once that much is queued for it
+/// (plus, over a Unix socket, what the kernel's socket buffer took), and the backlog is all
+/// delivered, in order, once the reader takes again.
+pub fn keep_all_is_bounded_in_bytes<T: Transport>() {
+    let node = T::node();
+    let max_blocking = Duration::from_millis(20);
+    let bound = 1 << 20;
+    let writer = T::writer_bounded(&node, 4, max_blocking, bound);
+    let reader = T::reader(&node, &T::locator(&node, 4), 4, History::KeepAll(1000));
+    eventually("the reader is attached", || T::readers(&writer) == 1);
+    let len = 64 << 10;
+    let mut sent = 0u64;
+    loop {
+        // 1000 samples of 64 KiB would be 62.5 MiB: the bound must stop the writer long before.
+        assert!(sent < 1000, "the byte bound never held the writer back");
+        match T::send(&writer, &pattern(sent, len)) {
+            Ok(_) => sent += 1,
+            Err(SendError::Timeout) => break,
+            Err(e) => panic!("unexpected send error {e}"),
+        }
+    }
+    let within_bound = (bound / len) as u64;
+    if T::BUFFERS_BEYOND_DEPTH {
+        // The socket buffer (up to 8 MiB) takes frames before the writer queues any.
+        assert!(sent >= within_bound, "{sent} sent");
+    } else {
+        assert_eq!(sent, within_bound, "exactly the bound's worth is announced");
+    }
+    for seq in 0..sent {
+        assert_eq!(
+            check(&receive_one::<T>(&reader), len),
+            seq,
+            "the backlog arrives whole and in order"
+        );
+    }
+    eventually("the writer accepts again", || {
+        T::send(&writer, &pattern(sent, len)).is_ok()
+    });
+    assert_eq!(check(&receive_one::<T>(&reader), len), sent);
 }
 
 pub fn large_samples<T: Transport>() {

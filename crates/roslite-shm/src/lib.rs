@@ -51,6 +51,12 @@ pub use uds::{
     UdsWriterStats, PACKET,
 };
 
+/// The default byte bound of what a writer queues for one keep-all reader that has not taken
+/// it yet ([`WriterConfig::keep_all_max_bytes`], [`UdsWriterConfig::keep_all_max_bytes`]):
+/// 64 MiB. With a ring of 1000 entries and 1 MB samples, one stalled reader used to pin a
+/// gigabyte of the publisher's memory.
+pub const KEEP_ALL_MAX_BYTES: usize = 64 << 20;
+
 /// The send buffer a [`UdsWriter`]'s connection asks for. Not part of the transport API:
 /// roslite-bench gives its raw Unix-socket floor the same buffers, so that the floor is never
 /// held back by smaller ones.

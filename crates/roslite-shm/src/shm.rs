@@ -16,7 +16,7 @@
 //! Loans are typed: [`LoanUninit`] (chunk reserved, contents unspecified) becomes [`Loan`] once
 //! written, and `Loan::send` consumes it. A loan dropped unsent returns its chunk.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
@@ -58,6 +58,17 @@ pub struct WriterConfig {
     /// them ([`ReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
     /// default, VOLATILE): none.
     pub kept_for_late_joiners: u32,
+    /// Payload bytes one keep-all reader holds at most, announced or taken and not released
+    /// (a byte bound beside the ring's `depth` entries, as DDS `RESOURCE_LIMITS`): beyond it
+    /// `send` waits for that reader as for a full ring, up to `max_blocking_time`. One sample
+    /// larger than the bound still goes to a reader that holds nothing. Default
+    /// [`crate::KEEP_ALL_MAX_BYTES`].
+    pub keep_all_max_bytes: usize,
+    /// Payload bytes one reader may hold at once, announced or taken and not given back (a
+    /// sample always fits a reader that holds nothing); beyond it, and beyond its count quota
+    /// (its depth plus its `max_held` plus one), it gets no more samples and loses them
+    /// ([`WriterStats::quota_drops`]). Default 256 MiB.
+    pub max_held_bytes_per_reader: usize,
 }
 
 impl Default for WriterConfig {
@@ -67,6 +78,8 @@ impl Default for WriterConfig {
             max_blocking_time: Duration::from_millis(100),
             retain_free_bytes: 256 << 20,
             kept_for_late_joiners: 0,
+            keep_all_max_bytes: crate::KEEP_ALL_MAX_BYTES,
+            max_held_bytes_per_reader: 256 << 20,
         }
     }
 }
@@ -96,6 +109,10 @@ pub struct WriterStats {
     /// Wake-up calls made for readers found asleep (a futex wake or an eventfd write); a
     /// reader that was awake, or looking again ([`IdleSpin`]), needed none.
     pub wakeups: u64,
+    /// Samples not announced to a reader because it held its quota of chunks (its depth
+    /// plus its `max_held` plus one) or [`WriterConfig::max_held_bytes_per_reader`]: that
+    /// reader lost them.
+    pub quota_drops: u64,
 }
 
 struct Segment {
@@ -124,12 +141,62 @@ struct ReaderSlot {
     history: History,
     /// What we pushed at each ring index (modulo capacity): the shared slot is not trusted.
     mirror: Vec<ChunkRef>,
-    /// Chunks this reader holds (announced and not yet released).
-    holds: ChunkSet,
+    /// Chunks this reader holds (announced and not yet released), with their lengths.
+    holds: ChunkMap,
+    /// The lengths in `holds`, summed.
+    held_bytes: u64,
+    /// Chunks it may hold at once: its ring, its quota (`max_held` from its hello) and one in
+    /// flight. A reader that never gives chunks back (a process of the same user that does
+    /// not follow the protocol) gets no more samples beyond it: it loses them.
+    max_holds: usize,
     dead: Arc<AtomicBool>,
 }
 
 impl ReaderSlot {
+    /// Whether this keep-all reader has no room for one more sample of `len` bytes: its ring
+    /// is full, or what it holds (announced, or taken and not given back) would pass
+    /// `max_bytes` (one sample always fits a reader that holds nothing). A keep-last reader
+    /// never makes the writer wait (its oldest entry is overwritten).
+    fn keep_all_blocked(&self, len: u64, max_bytes: u64) -> bool {
+        matches!(self.history, History::KeepAll(_))
+            && (self.channel.is_full().unwrap_or(false)
+                || (!self.holds.is_empty() && self.held_bytes.saturating_add(len) > max_bytes))
+    }
+
+    /// Announces `descriptor` at the ring's next index, remembering what it is.
+    fn push(&mut self, descriptor: Descriptor) {
+        let capacity = self.mirror.len() as u64;
+        let at = (self.channel.next_index() % capacity) as usize;
+        self.mirror[at] = descriptor.chunk;
+        if let Some(old) = self.holds.insert(descriptor.chunk, descriptor.len) {
+            self.held_bytes = self.held_bytes.saturating_sub(old);
+        }
+        self.held_bytes = self.held_bytes.saturating_add(descriptor.len);
+        self.channel.push(descriptor);
+    }
+
+    /// Takes `chunk` out of what this reader holds; whether it held it.
+    fn forget(&mut self, chunk: ChunkRef) -> bool {
+        match self.holds.remove(&chunk) {
+            Some(len) => {
+                self.held_bytes = self.held_bytes.saturating_sub(len);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether this reader may be handed one more sample of `len` bytes: it holds fewer than
+    /// `max_holds` chunks, and `max_held_bytes` would not be passed (one sample always fits
+    /// a reader that holds nothing). Keep-all readers are held to their byte bound by
+    /// waiting ([`Self::keep_all_blocked`]) instead.
+    fn within_quota(&self, len: u64, max_held_bytes: u64) -> bool {
+        self.holds.len() < self.max_holds
+            && (matches!(self.history, History::KeepAll(_))
+                || self.holds.is_empty()
+                || self.held_bytes.saturating_add(len) <= max_held_bytes)
+    }
+
     /// Wakes the reader if it said it went to sleep (its flag is cleared); whether it had.
     fn wake_if_sleeping(&self) -> bool {
         match self.channel.take_reader_sleeping() {
@@ -141,8 +208,8 @@ impl ReaderSlot {
     }
 }
 
-/// A set of chunks hashed by [`ChunkHasher`].
-type ChunkSet = HashSet<ChunkRef, BuildHasherDefault<ChunkHasher>>;
+/// Chunks (with a length each) hashed by [`ChunkHasher`].
+type ChunkMap = HashMap<ChunkRef, u64, BuildHasherDefault<ChunkHasher>>;
 
 /// Hashes a [`ChunkRef`] with a multiply per field instead of SipHash, which was about a tenth
 /// of the pinging side's user time in a 64 B back-to-back ping-pong (a lookup and an insert
@@ -188,6 +255,7 @@ struct WriterState {
     sent_bytes: u64,
     copied_bytes: u64,
     wakeups: u64,
+    quota_drops: u64,
     /// The newest sent samples, oldest first, each holding one reference of its chunk
     /// ([`WriterConfig::kept_for_late_joiners`]).
     kept: VecDeque<Descriptor>,
@@ -341,6 +409,7 @@ impl ShmWriter {
             sent_bytes: state.sent_bytes,
             copied_bytes: state.copied_bytes,
             wakeups: state.wakeups,
+            quota_drops: state.quota_drops,
         }
     }
 
@@ -464,9 +533,10 @@ impl ShmWriterShared {
             ..
         } = state;
         for reader in readers.iter_mut() {
-            let holds = &mut reader.holds;
+            let (holds, held_bytes) = (&mut reader.holds, &mut reader.held_bytes);
             let result = reader.channel.drain_completions(|chunk| {
-                if holds.remove(&chunk) {
+                if let Some(len) = holds.remove(&chunk) {
+                    *held_bytes = held_bytes.saturating_sub(len);
                     release_ref(segments, free_segment_bytes, chunk);
                 } else {
                     *bogus_releases += 1;
@@ -484,7 +554,12 @@ impl ShmWriterShared {
     }
 
     fn retire_free_segments(&self, state: &mut WriterState) {
-        while state.free_segment_bytes > self.config.retain_free_bytes {
+        self.retire_free_segments_beyond(state, self.config.retain_free_bytes);
+    }
+
+    /// Retires fully free segments while their bytes exceed `retain`.
+    fn retire_free_segments_beyond(&self, state: &mut WriterState, retain: usize) {
+        while state.free_segment_bytes > retain {
             let Some((&id, _)) = state.segments.iter().find(|(_, s)| s.fully_free()) else {
                 break;
             };
@@ -509,10 +584,18 @@ impl ShmWriterShared {
         reader.dead.store(true, SeqCst);
         reader.channel.wake_writer();
         let _ = rustix::net::shutdown(reader.sock.as_fd(), rustix::net::Shutdown::Both);
-        for chunk in reader.holds {
+        for chunk in reader.holds.into_keys() {
             unref(state, chunk);
         }
-        self.retire_free_segments(state);
+        // What a departed reader pinned (up to its quota) is free now: give it back to the
+        // system instead of keeping it for reuse, down to as much as is still in use.
+        let in_use: usize = state
+            .segments
+            .values()
+            .filter(|s| !s.fully_free())
+            .map(Segment::bytes)
+            .sum();
+        self.retire_free_segments_beyond(state, in_use.min(self.config.retain_free_bytes));
     }
 
     /// Sends the loan's chunk; `number_from` as [`ShmWriter::number_from`], under the same lock.
@@ -540,38 +623,42 @@ impl ShmWriterShared {
         let mut deadline = None;
         // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
-        // Keep-all readers without room: wait (without the lock, so hang-ups are processed) until
-        // each has room or the deadline passes. Only we push, so room cannot disappear.
+        // Keep-all readers without room for one more entry or `len` more bytes: wait (without
+        // the lock, so hang-ups are processed) until each took or released enough, or the
+        // deadline passes. Only we push, so room cannot disappear.
+        let max_bytes = self.config.keep_all_max_bytes as u64;
         loop {
-            let keep_all_full = |r: &ReaderSlot| {
-                matches!(r.history, History::KeepAll(_)) && r.channel.is_full().unwrap_or(false)
+            // The common case (every keep-all reader has room) allocates nothing and reads
+            // no clock.
+            let blocked = |state: &WriterState| {
+                state
+                    .readers
+                    .iter()
+                    .find(|r| r.keep_all_blocked(len as u64, max_bytes))
+                    .map(|r| (r.channel.clone(), r.dead.clone()))
             };
-            // The common case (no keep-all reader is full) allocates nothing and reads no clock.
-            if !state.readers.iter().any(keep_all_full) {
+            let Some((channel, dead)) = blocked(&state) else {
                 break;
-            }
+            };
             let deadline =
                 *deadline.get_or_insert_with(|| Instant::now() + self.config.max_blocking_time);
-            let full: Vec<(Arc<Channel>, Arc<AtomicBool>)> = state
-                .readers
-                .iter()
-                .filter(|r| matches!(r.history, History::KeepAll(_)))
-                .filter(|r| r.channel.is_full().unwrap_or(false))
-                .map(|r| (r.channel.clone(), r.dead.clone()))
-                .collect();
-            if full.is_empty() {
-                break;
+            // Marked waiting before the last look, so that a take or release after it wakes us.
+            let seq = channel.prepare_wait();
+            self.reclaim(&mut state);
+            match blocked(&state) {
+                None => break,
+                Some((now_blocking, _)) if !Arc::ptr_eq(&now_blocking, &channel) => continue,
+                Some(_) => {}
             }
-            drop(state);
-            let mut timed_out = false;
-            for (channel, dead) in &full {
-                let room = channel.wait_for_room(deadline, || dead.load(SeqCst));
-                timed_out |= room == Ok(false) && !dead.load(SeqCst);
-            }
-            state = lock(&self.state);
-            if timed_out {
+            if Instant::now() >= deadline {
                 return Err(SendError::Timeout);
             }
+            drop(state);
+            if !dead.load(SeqCst) {
+                channel.wait_for_change(seq, deadline);
+            }
+            state = lock(&self.state);
+            self.reclaim(&mut state);
         }
         if let Some(next) = number_from {
             state.seq = state.seq.max(next.saturating_sub(1));
@@ -592,6 +679,8 @@ impl ShmWriterShared {
         let mut overwritten = Vec::new();
         let mut corrupt = Vec::new();
         let mut wakeups = 0;
+        let (mut delivered, mut quota_drops) = (0usize, 0u64);
+        let max_held_bytes = self.config.max_held_bytes_per_reader as u64;
         for reader in &mut state.readers {
             let capacity = reader.mirror.len() as u64;
             match reader.channel.is_full() {
@@ -599,7 +688,7 @@ impl ShmWriterShared {
                 Ok(true) => match reader.channel.take_oldest() {
                     Ok(Some(index)) => {
                         let chunk = reader.mirror[(index % capacity) as usize];
-                        if reader.holds.remove(&chunk) {
+                        if reader.forget(chunk) {
                             overwritten.push(chunk);
                         }
                     }
@@ -614,14 +703,19 @@ impl ShmWriterShared {
                     continue;
                 }
             }
-            let index = reader.channel.next_index();
-            reader.mirror[(index % capacity) as usize] = chunk;
-            reader.holds.insert(chunk);
-            reader.channel.push(descriptor);
+            if !reader.within_quota(descriptor.len, max_held_bytes) {
+                // It keeps what it was given and never gives it back: it loses this sample
+                // (its next one shows the gap in the numbering), the writer's memory stays
+                // bounded.
+                quota_drops += 1;
+                continue;
+            }
+            reader.push(descriptor);
+            delivered += 1;
             wakeups += u64::from(reader.wake_if_sleeping());
         }
         state.wakeups += wakeups;
-        let delivered = state.readers.len() - corrupt.len();
+        state.quota_drops += quota_drops;
         state.overwritten += overwritten.len() as u64;
         for chunk in overwritten {
             unref(&mut state, chunk);
@@ -734,7 +828,9 @@ impl Attach for ShmWriterShared {
                 };
                 depth as usize
             ],
-            holds: ChunkSet::default(),
+            holds: ChunkMap::default(),
+            held_bytes: 0,
+            max_holds: completion_capacity as usize,
             dead: Arc::new(AtomicBool::new(false)),
         };
         if hello.wants_kept {
@@ -743,10 +839,7 @@ impl Attach for ShmWriterShared {
             let replayed = state.kept.len().saturating_sub(depth as usize);
             for at in replayed..state.kept.len() {
                 let descriptor = state.kept[at];
-                let index = reader.channel.next_index();
-                reader.mirror[(index % u64::from(depth)) as usize] = descriptor.chunk;
-                reader.holds.insert(descriptor.chunk);
-                reader.channel.push(descriptor);
+                reader.push(descriptor);
                 if let Some(segment) = state.segments.get_mut(&descriptor.chunk.segment) {
                     segment.refs[descriptor.chunk.index as usize] += 1;
                 }
@@ -1780,6 +1873,45 @@ mod tests {
         // first sleep the reader looks again instead of sleeping, and nobody has to wake it.
         let wakeups = wakeups_in_lockstep(IdleSpin::new(Duration::from_secs(1)), 100, |_| {});
         assert!(wakeups <= 10, "{wakeups} wake-ups for 100 samples");
+    }
+
+    /// A reader (a process of the same user, not following the protocol) that takes every
+    /// sample from its ring and never gives a chunk back holds at most its quota (depth 4 +
+    /// max_held 2 + 1): beyond it the writer hands it nothing more and counts the samples it
+    /// lost, and the writer's pool stops growing. When it goes, the writer retires the
+    /// segments it had pinned instead of keeping them for reuse.
+    #[test]
+    fn a_reader_that_never_gives_chunks_back_is_bounded_and_reclaimed_when_it_goes() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(11u128);
+        let writer = ShmWriter::create(&endpoint, key, WriterConfig::default()).expect("writer");
+        let config = ReaderConfig {
+            history: History::KeepLast(4),
+            max_held: 2,
+            ..ReaderConfig::default()
+        };
+        let hog = attached(&writer, &endpoint, key, config);
+        // 1 MiB chunks: two per segment.
+        let len = 1 << 20;
+        for n in 0..100u64 {
+            writer.send_copy(&vec![n as u8; len], 0).expect("send");
+            // What a rogue reader does: take the announcement, never release the chunk.
+            while let Ok(Some(_)) = hog.shared.channel.pop() {}
+        }
+        let stats = writer.stats();
+        assert_eq!(stats.chunks_in_use, 4 + 2 + 1, "{stats:?}");
+        assert_eq!(stats.quota_drops, 100 - 7, "{stats:?}");
+        assert!(stats.segments <= 4, "{stats:?}");
+        drop(hog);
+        let start = Instant::now();
+        loop {
+            let stats = writer.stats();
+            if stats.readers == 0 && stats.chunks_in_use == 0 && stats.segments == 0 {
+                break; // every segment it pinned was retired
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "{stats:?}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     #[test]

@@ -61,6 +61,11 @@ pub struct UdsWriterConfig {
     /// ([`UdsReaderConfig::wants_kept`]): a TRANSIENT_LOCAL writer's KEEP_LAST depth. 0 (the
     /// default, VOLATILE): none.
     pub kept_for_late_joiners: u32,
+    /// Payload bytes queued for one keep-all reader (in this writer's queue, beside what its
+    /// socket buffer holds) at most: beyond it `send` waits for that reader as for a full
+    /// queue, up to `max_blocking_time`. One sample larger than the bound still goes to a
+    /// reader with nothing queued. Default [`crate::KEEP_ALL_MAX_BYTES`].
+    pub keep_all_max_bytes: usize,
 }
 
 impl Default for UdsWriterConfig {
@@ -69,6 +74,7 @@ impl Default for UdsWriterConfig {
             max_blocking_time: Duration::from_millis(100),
             inline_send_budget: Duration::from_millis(5),
             kept_for_late_joiners: 0,
+            keep_all_max_bytes: crate::KEEP_ALL_MAX_BYTES,
         }
     }
 }
@@ -214,7 +220,14 @@ impl UdsWriter {
             for conn in &mut state.conns {
                 if let History::KeepAll(depth) = conn.history {
                     flush(conn);
-                    if !conn.dead && conn.queue.len() >= depth as usize {
+                    let over_bytes = || {
+                        let queued: usize = conn.queue.iter().map(|f| f.payload.len()).sum();
+                        queued.saturating_add(payload.len()) > shared.config.keep_all_max_bytes
+                    };
+                    if !conn.dead
+                        && (conn.queue.len() >= depth as usize
+                            || (!conn.queue.is_empty() && over_bytes()))
+                    {
                         blocked.push(conn.sock.clone());
                     }
                 }

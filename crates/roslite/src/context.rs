@@ -137,6 +137,8 @@ impl Context {
         if let Some(level) = options.args.log_level {
             crate::vocabulary::log::set_min_severity(level);
         }
+        // Read again where publishers are made; a malformed value is refused here, once.
+        crate::vocabulary::qos::keep_all_max_bytes()?;
         let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
         let network = match &options.network {
             NetworkMode::Off => None,

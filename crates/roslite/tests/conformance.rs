@@ -731,11 +731,11 @@ fn publish_until_timeout(
 /// timed out.
 fn assert_all_but_the_timed_out_arrive(
     transport: Transport,
-    publisher: &Publisher<StringMsg>,
-    seen: &Mutex<Vec<usize>>,
+    pair: &KeepAllPair,
     timed_out: usize,
     size: usize,
 ) {
+    let (publisher, seen) = (&pair.publisher, &*pair.seen);
     let last_seen = || last_number(seen);
     let before = timed_out.checked_sub(1);
     assert!(
@@ -749,9 +749,13 @@ fn assert_all_but_the_timed_out_arrive(
     // at the next HEARTBEAT, every 100 ms, as long as max_blocking_time): a publish may still
     // time out once or twice. Each that does must not arrive (checked below).
     let after = timed_out + 1;
+    let mut retries_timed_out = 0;
     let sent = (0..20).any(|_| match publisher.publish(numbered(after, size)) {
         Ok(()) => true,
-        Err(roslite::PublishError::Timeout) => false,
+        Err(roslite::PublishError::Timeout) => {
+            retries_timed_out += 1;
+            false
+        }
         Err(e) => panic!("{}: publish {after} failed: {e}", transport.name()),
     });
     assert!(sent, "{}: the publisher stayed held back", transport.name());
@@ -761,6 +765,20 @@ fn assert_all_but_the_timed_out_arrive(
         transport.name(),
         last_seen(),
         seen.lock().unwrap_or_else(PoisonError::into_inner).len()
+    );
+    // Each publish that timed out is a message the subscription never gets: it is told so
+    // (DDS SAMPLE_LOST) by the time the message after them arrives. Over RTPS only the
+    // publisher knows (`PublishError::Timeout`): the message never took a sequence number.
+    let lost = pair.subscription.message_lost_status().total_count;
+    let expected_lost = match transport {
+        Transport::Udp => 0,
+        _ => 1 + retries_timed_out,
+    };
+    assert_eq!(
+        lost,
+        expected_lost,
+        "{}: the messages that timed out are counted lost",
+        transport.name()
     );
     let expected: Vec<usize> = (0..timed_out).chain([after]).collect();
     let seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
@@ -873,7 +891,7 @@ fn keep_all_publish_times_out(transport: Transport) {
         )
     });
     println!("{}: publish {timed_out} timed out", transport.name());
-    assert_all_but_the_timed_out_arrive(transport, publisher, seen, timed_out, 4000);
+    assert_all_but_the_timed_out_arrive(transport, &pair, timed_out, 4000);
     drop(spinning);
 }
 
@@ -888,7 +906,7 @@ fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
     let _case = shared_case();
     let topic = topic("keep_all_bounded", transport);
     let pair = KeepAllPair::start(transport, &topic, "idle", || {});
-    let (publisher, seen, subscription) = (&pair.publisher, &pair.seen, &pair.subscription);
+    let (publisher, subscription) = (&pair.publisher, &pair.subscription);
     let timed_out = publish_until_timeout(transport, publisher, 0, 16).unwrap_or_else(|| {
         panic!(
             "{}: no publish timed out though nobody takes the subscription's messages ({} \
@@ -910,7 +928,7 @@ fn keep_all_queue_is_bounded_while_nobody_spins(transport: Transport) {
         transport.name()
     );
     let spinning = spin_in_background(&pair.sub_ctx, &[&pair.sub_node]);
-    assert_all_but_the_timed_out_arrive(transport, publisher, seen, timed_out, 16);
+    assert_all_but_the_timed_out_arrive(transport, &pair, timed_out, 16);
     drop(spinning);
 }
 

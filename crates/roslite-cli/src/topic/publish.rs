@@ -152,14 +152,27 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
     let period = Duration::from_secs_f64(1.0 / args.rate);
     let start = Instant::now();
     let mut count: u64 = 0;
+    let mut timeouts: u64 = 0;
     loop {
         count += 1;
         if args.print_nth != 0 && count.is_multiple_of(args.print_nth) {
             println!("publishing #{count}: {shown}\n");
         }
-        publisher
-            .publish(&payload)
-            .with_context(|| format!("cannot publish on '{topic}'"))?;
+        match publisher.publish(&payload) {
+            // A reliable keep-all subscriber that stopped taking messages does not get this
+            // one (after max_blocking_time); the others did. Go on, as a stalled subscriber
+            // must not stop the publisher.
+            Err(roslite::pubsub::PublishError::Timeout) => {
+                timeouts += 1;
+                if timeouts.is_power_of_two() {
+                    eprintln!(
+                        "publisher: message #{count} timed out for a keep-all subscriber that \
+                         is not taking messages ({timeouts} so far); it does not get them"
+                    );
+                }
+            }
+            other => other.with_context(|| format!("cannot publish on '{topic}'"))?,
+        }
         if times != 0 && count >= times {
             break;
         }

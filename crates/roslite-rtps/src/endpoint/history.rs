@@ -66,6 +66,8 @@ pub(crate) struct WriterHistory {
     /// The sequence number the next write gets (RTPS 2.5 §8.4.7.1 `lastChangeSequenceNumber`
     /// + 1).
     next_sn: SequenceNumber,
+    /// Payload bytes of the cached changes.
+    bytes: usize,
 }
 
 impl WriterHistory {
@@ -73,6 +75,7 @@ impl WriterHistory {
         WriterHistory {
             changes: VecDeque::new(),
             next_sn: SequenceNumber::FIRST,
+            bytes: 0,
         }
     }
 
@@ -95,6 +98,11 @@ impl WriterHistory {
         self.changes.len()
     }
 
+    /// Payload bytes of the cached changes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     pub(crate) fn get(&self, sn: SequenceNumber) -> Option<&CacheChange> {
         let index = usize::try_from(sn.0.checked_sub(self.first_sn().0)?).ok()?;
         let change = self.changes.get(index)?;
@@ -110,6 +118,7 @@ impl WriterHistory {
         source_timestamp: Option<Time>,
     ) -> SequenceNumber {
         let sn = self.next_sn;
+        self.bytes = self.bytes.saturating_add(payload.len());
         self.changes.push_back(CacheChange {
             sn,
             payload,
@@ -126,6 +135,7 @@ impl WriterHistory {
     /// Forgets every change and numbers the next one `next` if that is ahead.
     pub(crate) fn skip_to(&mut self, next: SequenceNumber) {
         self.changes.clear();
+        self.bytes = 0;
         self.next_sn = self.next_sn.max(next);
     }
 
@@ -134,7 +144,9 @@ impl WriterHistory {
     }
 
     pub(crate) fn pop_front(&mut self) -> Option<CacheChange> {
-        self.changes.pop_front()
+        let change = self.changes.pop_front()?;
+        self.bytes = self.bytes.saturating_sub(change.payload.len());
+        Some(change)
     }
 }
 

@@ -49,7 +49,10 @@ pub use drained::{Drained, Transmitter};
 pub use fragments::{ByteBudget, SharedBudgets};
 pub use history::HistoryKind;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
-pub use writer::{ReaderProxyInfo, Writer, WriterConfig, WriterStats};
+pub use writer::{
+    ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER,
+    KEEP_ALL_MAX_BYTES,
+};
 
 /// Something an endpoint wants sent: the same submessages to every destination.
 ///

@@ -168,6 +168,8 @@ pub(crate) struct ReaderProxy {
     /// Fragments the reader asked for, per sequence number.
     pub requested_frags: BTreeMap<SequenceNumber, RangeSet<u32>>,
     pub last_acknack: Option<Count>,
+    /// When `last_acknack` was accepted.
+    pub last_acknack_at: Option<Instant>,
     pub last_nack_frag: Option<Count>,
     pub repair: RepairState,
     /// A directed HEARTBEAT is due (new reader, pre-emptive ACKNACK, periodic timer).
@@ -193,6 +195,7 @@ impl ReaderProxy {
             requested: BTreeSet::new(),
             requested_frags: BTreeMap::new(),
             last_acknack: None,
+            last_acknack_at: None,
             last_nack_frag: None,
             repair: RepairState::Waiting,
             heartbeat_wanted: false,

@@ -66,6 +66,11 @@ pub struct ReaderConfig {
     pub max_sample_size: usize,
     /// A reassembly without a new fragment for this long is dropped; default 10 s.
     pub reassembly_timeout: Duration,
+    /// Remember where an unmatched writer's stream stood, so that when the same writer
+    /// matches again its stream continues from there: what it wrote in between is counted
+    /// lost and nothing is delivered twice ([`Reader::remove_writer`]). Default false: a
+    /// discovery reader must be handed everything again after its peer was lost.
+    pub remember_unmatched_writers: bool,
 }
 
 impl ReaderConfig {
@@ -80,6 +85,7 @@ impl ReaderConfig {
             max_samples_in_reassembly_per_writer: if reliable { 16 } else { 4 },
             max_sample_size: 256 << 20,
             reassembly_timeout: Duration::from_secs(10),
+            remember_unmatched_writers: false,
         }
     }
 }
@@ -225,10 +231,20 @@ impl Delivery {
 pub struct Reader {
     config: ReaderConfig,
     writers: BTreeMap<Guid, WriterProxy>,
+    /// Where the streams of writers unmatched lately stood, oldest first.
+    remembered: VecDeque<RememberedWriter>,
     delivery: Delivery,
     stats: ReaderStats,
     /// A DATA_FRAG found a shared budget full since [`Reader::take_wants_shared_room`].
     wants_shared_room: bool,
+}
+
+/// Where an unmatched writer's stream stood (see [`Reader::remove_writer`]).
+#[derive(Clone, Copy, Debug)]
+struct RememberedWriter {
+    guid: Guid,
+    next_expected: SequenceNumber,
+    lost_pending: u64,
 }
 
 impl Reader {
@@ -247,6 +263,8 @@ impl Reader {
     /// Samples per second a writer is assumed to write at most (see
     /// [`Reader::MAX_SN_ADVANCE`]).
     pub const MAX_SN_RATE: i64 = 1 << 20;
+    /// Unmatched writers whose position is remembered ([`Self::remove_writer`]).
+    pub const MAX_REMEMBERED_WRITERS: usize = 64;
 
     pub fn new(config: ReaderConfig) -> Self {
         let delivery = Delivery {
@@ -257,6 +275,7 @@ impl Reader {
         Reader {
             config,
             writers: BTreeMap::new(),
+            remembered: VecDeque::new(),
             delivery,
             stats: ReaderStats::default(),
             wants_shared_room: false,
@@ -304,6 +323,17 @@ impl Reader {
             return;
         }
         let mut proxy = WriterProxy::new(now, writer, budgets);
+        if let Some(at) = self
+            .remembered
+            .iter()
+            .position(|r| r.guid == proxy.info.guid)
+        {
+            if let Some(r) = self.remembered.remove(at) {
+                proxy.next_expected = r.next_expected;
+                proxy.lost_pending = r.lost_pending;
+                proxy.delivered_any = true;
+            }
+        }
         if self.config.reliable {
             proxy.schedule_ack(
                 now.saturating_add(self.config.heartbeat_response_delay),
@@ -313,9 +343,26 @@ impl Reader {
         self.writers.insert(proxy.info.guid, proxy);
     }
 
-    /// Unmatches a writer; its buffered and partly reassembled samples are dropped.
+    /// Unmatches a writer; its buffered and partly reassembled samples are dropped. Where
+    /// its stream stood is remembered (the newest [`Self::MAX_REMEMBERED_WRITERS`]): when the
+    /// same writer matches again (its participant's lease ran out while this process was
+    /// stopped, say, and it was discovered again), what it wrote in between and will never
+    /// deliver is counted lost ([`ReceivedSample::lost_before`]) instead of passing unseen.
     pub fn remove_writer(&mut self, guid: &Guid) {
-        self.writers.remove(guid);
+        let Some(p) = self.writers.remove(guid) else {
+            return;
+        };
+        if self.config.remember_unmatched_writers && p.delivered_any {
+            self.remembered.retain(|r| r.guid != *guid);
+            if self.remembered.len() >= Self::MAX_REMEMBERED_WRITERS {
+                self.remembered.pop_front();
+            }
+            self.remembered.push_back(RememberedWriter {
+                guid: *guid,
+                next_expected: p.next_expected,
+                lost_pending: p.lost_pending,
+            });
+        }
     }
 
     /// Whether a DATA_FRAG was dropped for a full shared budget since the last call.
@@ -427,6 +474,7 @@ impl Reader {
             stats,
             config,
             wants_shared_room,
+            ..
         } = self;
         stats.data_frags_received = stats.data_frags_received.saturating_add(1);
         if !frag.reader_id.is_unknown() && frag.reader_id != config.guid.entity_id {

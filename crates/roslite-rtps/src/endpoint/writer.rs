@@ -47,6 +47,11 @@ use super::{
 /// Payload bytes a single [`Transmit`] aims for; at least one whole sample is always included.
 const TRANSMIT_BUDGET: usize = 1 << 20;
 
+/// An ACKNACK whose count is not newer than the last accepted one is stale, unless the last
+/// accepted one is at least this old: then the reader restarted its count (Cyclone DDS's
+/// timeout in `accept_ack_or_hb_w_timeout`), and its proxy starts afresh.
+pub const ACKNACK_COUNT_RESET_AFTER: Duration = Duration::from_secs(2);
+
 /// Writer configuration (DDS QoS mapped onto RTPS 2.5 §8.4.7.1 attributes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriterConfig {
@@ -71,7 +76,19 @@ pub struct WriterConfig {
     /// `pushMode` (§8.4.7.1): send new samples at once. If false, only HEARTBEATs announce
     /// them and readers pull with ACKNACK.
     pub push_mode: bool,
+    /// Payload bytes the history holds at most (a byte bound beside KEEP_ALL's `max_samples`,
+    /// as DDS `RESOURCE_LIMITS` bounds samples): a write that would go beyond it while the
+    /// oldest sample is unacknowledged fails with [`WriteError::Full`], so one stalled reader
+    /// cannot make the writer hold gigabytes. A sample larger than the bound is still taken
+    /// into an empty history. KEEP_LAST histories overwrite their oldest sample instead.
+    /// Default: unbounded (`usize::MAX`); a participant's writers get
+    /// [`KEEP_ALL_MAX_BYTES`] unless configured otherwise.
+    pub max_history_bytes: usize,
 }
+
+/// The default byte bound of a KEEP_ALL writer's history (64 MiB; see
+/// [`WriterConfig::max_history_bytes`]).
+pub const KEEP_ALL_MAX_BYTES: usize = 64 << 20;
 
 impl WriterConfig {
     /// Reliable, volatile, KEEP_LAST 10 (the ROS 2 default profile) with the timer and size
@@ -88,6 +105,7 @@ impl WriterConfig {
             fragment_size: 64_000,
             max_data_size: 64_000,
             push_mode: true,
+            max_history_bytes: usize::MAX,
         }
     }
 }
@@ -139,6 +157,10 @@ pub struct WriterStats {
     pub acknacks_received: u64,
     /// ACKNACKs whose count was not newer than the last one (duplicates, reordering).
     pub acknacks_stale: u64,
+    /// Readers whose ACKNACK count went back after [`ACKNACK_COUNT_RESET_AFTER`] of silence:
+    /// they lost this writer (their participant's lease of ours ran out) and matched it
+    /// again, so their proxy was started afresh.
+    pub readers_restarted: u64,
     /// ACKNACK/NACK_FRAG from a reader that is not matched.
     pub unknown_reader: u64,
     /// ACKNACKs acknowledging or requesting beyond the last written sequence number (clamped).
@@ -280,7 +302,7 @@ impl Writer {
                 return Err(WriteError::InvalidInlineQos);
             }
         }
-        self.make_room()?;
+        self.make_room(len)?;
         let sn = self.history.push(payload, inline_qos, source_timestamp);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);
         let pull = !self.config.push_mode && self.config.reliable;
@@ -298,10 +320,14 @@ impl Writer {
         Ok(sn)
     }
 
-    /// Frees a slot in the history for one more sample, per the history kind.
-    fn make_room(&mut self) -> Result<(), WriteError> {
+    /// Frees a slot (and `len` payload bytes) in the history for one more sample, per the
+    /// history kind.
+    fn make_room(&mut self, len: usize) -> Result<(), WriteError> {
         let capacity = self.config.history.capacity();
-        while self.history.len() >= capacity {
+        let max_bytes = self.config.max_history_bytes;
+        while self.history.len() >= capacity
+            || (self.history.len() > 0 && self.history.bytes().saturating_add(len) > max_bytes)
+        {
             let Some(front) = self.history.front_sn() else {
                 break;
             };
@@ -364,6 +390,14 @@ impl Writer {
             p.info = reader;
             return;
         }
+        let proxy = self.fresh_proxy(reader);
+        self.readers.insert(proxy.info.guid, proxy);
+        self.arm_heartbeat(now);
+    }
+
+    /// The proxy of a reader matched now: a volatile one starts at the next sample, a
+    /// transient-local one (of a transient-local writer) is owed the whole history.
+    fn fresh_proxy(&self, reader: ReaderProxyInfo) -> ReaderProxy {
         let late_joiner = self.config.transient_local && reader.transient_local;
         let first_relevant = if late_joiner {
             SequenceNumber::FIRST
@@ -379,8 +413,7 @@ impl Writer {
             }
         }
         proxy.heartbeat_wanted = self.config.reliable && proxy.info.reliable;
-        self.readers.insert(proxy.info.guid, proxy);
-        self.arm_heartbeat(now);
+        proxy
     }
 
     /// Unmatches a reader (§8.4.9.2 T16); samples only it had not
@@ -409,11 +442,57 @@ impl Writer {
             return;
         }
         if !count_is_newer(acknack.count, p.last_acknack) {
-            stats.acknacks_stale = stats.acknacks_stale.saturating_add(1);
+            // A count that went back after a silence is a reader that forgot us: its process
+            // lost our participant (lease) and found it again, while we kept its proxy, so it
+            // numbers its ACKNACKs afresh from a new proxy and expects what a new reader gets.
+            // Cyclone DDS (`accept_ack_or_hb_w_timeout`, `ddsi_receive.c`) likewise accepts
+            // any count 2 s after the last accepted one, "to allow continuing after an
+            // asymmetrical disconnection". Without this the stale counts were dropped, the
+            // reader never got a HEARTBEAT or its SEDP data again, and the stream stopped
+            // for good (docs/robustness.md §6).
+            let silent = p
+                .last_acknack_at
+                .is_some_and(|at| now.saturating_duration_since(at) >= ACKNACK_COUNT_RESET_AFTER);
+            if !silent {
+                stats.acknacks_stale = stats.acknacks_stale.saturating_add(1);
+                return;
+            }
+            stats.readers_restarted = stats.readers_restarted.saturating_add(1);
+            let (info, first_relevant) = (p.info.clone(), p.first_relevant);
+            let mut fresh = self.fresh_proxy(info);
+            if fresh.unsent.0 == fresh.unsent.1 {
+                // A volatile reader stays owed what it was matched for and the history still
+                // holds: it asks for what it lacks once the HEARTBEAT tells it what there is.
+                fresh.first_relevant = fresh.first_relevant.min(first_relevant);
+                fresh.acked_below = fresh
+                    .first_relevant
+                    .max(self.history.first_sn())
+                    .min(self.history.next_sn());
+                fresh.unsent = (fresh.acked_below, fresh.acked_below);
+            }
+            self.readers.insert(reader, fresh);
+            self.handle_acknack_counted(now, reader, acknack, last);
+            self.arm_heartbeat(now);
             return;
         }
+        self.handle_acknack_counted(now, reader, acknack, last);
+    }
+
+    /// [`Self::handle_acknack`] once its count was accepted.
+    fn handle_acknack_counted(
+        &mut self,
+        now: Instant,
+        reader: Guid,
+        acknack: &AckNackRepr,
+        last: SequenceNumber,
+    ) {
+        let stats = &mut self.stats;
+        let Some(p) = self.readers.get_mut(&reader) else {
+            return;
+        };
         let first_acknack = p.last_acknack.is_none();
         p.last_acknack = Some(acknack.count);
+        p.last_acknack_at = Some(now);
         if quirks::is_preemptive_acknack(acknack) {
             stats.acknacks_preemptive = stats.acknacks_preemptive.saturating_add(1);
             p.heartbeat_wanted = true;

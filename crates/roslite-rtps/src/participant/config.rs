@@ -85,6 +85,9 @@ pub struct WriterDefaults {
     pub push_mode: bool,
     /// `max_samples` of KEEP_ALL writers.
     pub keep_all_max_samples: usize,
+    /// Payload bytes a KEEP_ALL writer's history holds at most
+    /// ([`WriterConfig::max_history_bytes`](crate::WriterConfig::max_history_bytes)).
+    pub keep_all_max_bytes: usize,
 }
 
 impl Default for WriterDefaults {
@@ -96,6 +99,7 @@ impl Default for WriterDefaults {
             fragment_size: 8192,
             push_mode: true,
             keep_all_max_samples: 5000,
+            keep_all_max_bytes: crate::endpoint::KEEP_ALL_MAX_BYTES,
         }
     }
 }

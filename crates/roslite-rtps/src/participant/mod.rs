@@ -462,12 +462,16 @@ impl Participant {
         self.drained_at = None;
         let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Reader, kind, &options)?;
         let history = self.history_kind(options.qos.history, false);
-        let cfg = self.reader_config(
-            guid,
-            options.qos.reliable,
-            options.qos.transient_local,
-            history,
-        );
+        let cfg = ReaderConfig {
+            // An application's reader: a writer matched again continues its stream.
+            remember_unmatched_writers: true,
+            ..self.reader_config(
+                guid,
+                options.qos.reliable,
+                options.qos.transient_local,
+                history,
+            )
+        };
         self.readers.insert(
             guid.entity_id,
             LocalReader {
@@ -805,6 +809,11 @@ impl Participant {
             fragment_size: d.fragment_size.min(max_data_size).max(1),
             max_data_size,
             push_mode: d.push_mode,
+            max_history_bytes: if history.is_keep_all() {
+                d.keep_all_max_bytes
+            } else {
+                usize::MAX
+            },
         }
     }
 
@@ -825,6 +834,7 @@ impl Participant {
             max_samples_in_reassembly_per_writer: d.max_samples_in_reassembly_per_writer,
             max_sample_size: d.max_sample_size,
             reassembly_timeout: d.reassembly_timeout,
+            remember_unmatched_writers: false,
         }
     }
 

@@ -51,7 +51,15 @@ struct Node {
     events: Vec<Event>,
     /// Silenced nodes neither send nor receive nor run timers (a crashed process).
     alive: bool,
+    /// A stopped process (SIGSTOP): like a silenced node, but the datagrams sent to it wait
+    /// in its sockets' buffers (`Some`, oldest first, at most [`STOPPED_INBOX`]) and are
+    /// handled when it runs again ([`Swarm::resume`]).
+    stopped: Option<Vec<(Locator, Vec<u8>)>>,
 }
+
+/// Datagrams a stopped node's sockets hold; later ones are dropped, as a full socket
+/// receive buffer drops them.
+const STOPPED_INBOX: usize = 256;
 
 struct Swarm {
     nodes: Vec<Node>,
@@ -103,6 +111,7 @@ impl Swarm {
             locators,
             events: Vec::new(),
             alive: true,
+            stopped: None,
         });
         self.nodes.len() - 1
     }
@@ -159,12 +168,14 @@ impl Swarm {
             self.now = self.now.max(next);
             let now = self.now;
             while let Some((from, to, bytes)) = self.net.poll_delivery(now) {
-                if let Some(n) = self
-                    .nodes
-                    .iter_mut()
-                    .find(|n| n.alive && n.locators.contains(&to))
-                {
-                    n.p.handle_datagram(now, Some(from), &bytes);
+                if let Some(n) = self.nodes.iter_mut().find(|n| n.locators.contains(&to)) {
+                    if let Some(inbox) = &mut n.stopped {
+                        if inbox.len() < STOPPED_INBOX {
+                            inbox.push((from, bytes));
+                        }
+                    } else if n.alive {
+                        n.p.handle_datagram(now, Some(from), &bytes);
+                    }
                 }
             }
             for n in self.nodes.iter_mut().filter(|n| n.alive) {
@@ -178,6 +189,36 @@ impl Swarm {
     fn run_for(&mut self, d: Duration) {
         let until = self.now + d;
         self.run_until(until);
+    }
+
+    /// Stops node `i` as SIGSTOP does: no timers, nothing sent, datagrams kept for later.
+    fn stop(&mut self, i: usize) {
+        self.nodes[i].alive = false;
+        self.nodes[i].stopped = Some(Vec::new());
+    }
+
+    /// Lets stopped node `i` run again (SIGCONT): it first handles what waited in its
+    /// sockets (all of it at this instant, as a process catching up does), then its timers
+    /// when `timers_first` is false; with `timers_first` its overdue timers run first (the
+    /// driver thread woke before the receiving one).
+    fn resume(&mut self, i: usize, timers_first: bool) {
+        let now = self.now;
+        let inbox = self.nodes[i].stopped.take().unwrap_or_default();
+        let node = &mut self.nodes[i];
+        node.alive = true;
+        if timers_first && node.p.poll_timeout().is_some_and(|t| t <= now) {
+            node.p.handle_timeout(now);
+        }
+        for (from, bytes) in inbox {
+            node.p.handle_datagram(now, Some(from), &bytes);
+            // The runtime takes the samples after each datagram, as `flush` does.
+            while let Some(e) = node.p.poll_event() {
+                node.events.push(e);
+            }
+        }
+        if node.p.poll_timeout().is_some_and(|t| t <= now) {
+            node.p.handle_timeout(now);
+        }
     }
 
     fn events(&mut self, i: usize) -> Vec<Event> {
@@ -920,4 +961,114 @@ fn a_paused_reader_holds_its_samples_back_until_resumed() {
     s.p(1).set_reader_paused(r, false);
     s.run_for(ms(10));
     assert_eq!(s.samples(1), sent, "every sample, in order, once resumed");
+}
+
+/// What [`stall_stream`] saw.
+#[derive(Debug)]
+struct Stalled {
+    written: u64,
+    received: u64,
+    /// The sum of the samples' `lost_before`.
+    reported_lost: u64,
+    /// The highest sequence number received.
+    last: i64,
+}
+
+/// One side of a reliable KEEP_LAST 10 stream (writer in node 0, reader in node 1, 50
+/// samples a second) stopped (SIGSTOP) for `stall`, then running again ([`Swarm::resume`]
+/// with `timers_first`), and 10 s of samples after.
+fn stall_stream(stopped: usize, stall: Duration, timers_first: bool) -> Stalled {
+    let mut s = Swarm::new(2, 23);
+    let w = s
+        .p(0)
+        .create_writer(Instant::ZERO, chatter(EndpointQos::ros_default()))
+        .unwrap();
+    s.p(1)
+        .create_reader(Instant::ZERO, chatter(EndpointQos::ros_default()))
+        .unwrap();
+    s.run_for(Duration::from_secs(1));
+    s.events(0);
+    s.events(1);
+    let mut n = 0u64;
+    let mut write_for = |s: &mut Swarm, d: Duration, writing: bool| {
+        let until = s.now + d;
+        while s.now < until {
+            if writing {
+                let now = s.now;
+                s.p(0)
+                    .write(now, w, string_payload(&format!("m{n}")), None)
+                    .unwrap();
+                n += 1;
+            }
+            s.run_for(ms(20));
+        }
+    };
+    write_for(&mut s, Duration::from_secs(2), true);
+    s.stop(stopped);
+    // A stopped publisher writes nothing; a stopped subscriber misses what is written.
+    write_for(&mut s, stall, stopped == 1);
+    s.resume(stopped, timers_first);
+    write_for(&mut s, Duration::from_secs(10), true);
+    // Everything written has been acknowledged or given up by now.
+    write_for(&mut s, Duration::from_secs(2), false);
+    let mut received = 0;
+    let mut lost = 0;
+    let mut last = 0;
+    for e in s.events(1) {
+        if let Event::Sample { sample, .. } = e {
+            received += 1;
+            lost += sample.lost_before;
+            last = last.max(sample.sequence_number.0);
+        }
+    }
+    Stalled {
+        written: n,
+        received,
+        reported_lost: lost,
+        last,
+    }
+}
+
+/// A subscriber process stopped (SIGSTOP) for longer than the participant lease: the
+/// publisher's participant loses it, the subscriber (which handles the datagrams waiting in
+/// its sockets before it looks at its leases, or after) may keep the publisher. Each side
+/// that lost the other finds it again. The reliable KEEP_LAST stream must resume (every
+/// sample written after the subscriber's return arrives), and the samples written while it
+/// was stopped are reported lost, not silently skipped.
+#[test]
+fn a_reliable_keep_last_stream_resumes_after_a_subscriber_stall_longer_than_the_lease() {
+    for timers_first in [false, true] {
+        let seen = stall_stream(1, Duration::from_secs(25), timers_first);
+        assert_eq!(
+            seen.last,
+            i64::try_from(seen.written).unwrap(),
+            "the stream resumed up to the last sample (timers first: {timers_first}): {seen:?}"
+        );
+        assert_eq!(
+            seen.received + seen.reported_lost,
+            seen.written,
+            "every sample arrived or was reported lost (timers first: {timers_first}): {seen:?}"
+        );
+        assert!(seen.reported_lost > 0, "{seen:?}");
+    }
+}
+
+/// The same with the publisher stopped: the subscriber's participant loses it and finds it
+/// again, while the publisher kept the subscriber's proxies (it answers the subscriber's
+/// ACKNACKs, whose count starts again, after [`crate::endpoint::ACKNACK_COUNT_RESET_AFTER`]).
+#[test]
+fn a_reliable_keep_last_stream_resumes_after_a_publisher_stall_longer_than_the_lease() {
+    for timers_first in [false, true] {
+        let seen = stall_stream(0, Duration::from_secs(25), timers_first);
+        assert_eq!(
+            seen.last,
+            i64::try_from(seen.written).unwrap(),
+            "the stream resumed (timers first: {timers_first}): {seen:?}"
+        );
+        assert_eq!(
+            seen.received + seen.reported_lost,
+            seen.written,
+            "every sample arrived or was reported lost (timers first: {timers_first}): {seen:?}"
+        );
+    }
 }

@@ -455,6 +455,9 @@ pub(crate) fn admit_published(
         return Ok(false);
     }
     if !group.can_run_while_this_thread_waits() {
+        // The subscription never gets this message: it counts it lost (DDS SAMPLE_LOST), as
+        // a same-host link counts the gap a timed-out message leaves in the numbering.
+        events.record_lost(1);
         return Err(SendTimeout);
     }
     let deadline = *deadline.get_or_insert_with(|| {
@@ -472,6 +475,7 @@ pub(crate) fn admit_published(
         }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
+            events.record_lost(1);
             return Err(SendTimeout);
         }
         std::thread::park_timeout(left);

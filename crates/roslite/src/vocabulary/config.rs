@@ -29,6 +29,8 @@ pub enum InitError {
     InvalidTransports(String),
     /// `ROSLITE_RECEIVE_SPIN_US` is not a whole number of microseconds up to the maximum.
     InvalidReceiveSpin(String),
+    /// `ROSLITE_KEEP_ALL_MAX_BYTES` is not a byte count (with an optional K, M or G).
+    InvalidKeepAllMaxBytes(String),
 }
 
 impl fmt::Display for InitError {
@@ -52,6 +54,11 @@ impl fmt::Display for InitError {
             Self::InvalidReceiveSpin(value) => {
                 f.write_str(&roslite_shm::IdleSpin::invalid_budget(value))
             }
+            Self::InvalidKeepAllMaxBytes(value) => write!(
+                f,
+                "ROSLITE_KEEP_ALL_MAX_BYTES='{value}' is invalid: use a byte count from 1 to \
+                 1 TiB, optionally with the suffix K, M or G (e.g. 256M), or unset it for 64M"
+            ),
         }
     }
 }

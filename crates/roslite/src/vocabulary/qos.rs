@@ -29,6 +29,50 @@ pub(crate) const MAX_BLOCKING_TIME: std::time::Duration = std::time::Duration::f
 /// process loses (and counts) what finds no room.
 pub const KEEP_ALL_MAX_SAMPLES: usize = 5000;
 
+/// How many payload bytes a reliable keep-all publisher holds at most for a subscriber that
+/// has not taken or acknowledged them (DDS `RESOURCE_LIMITS`, in bytes): the RTPS writer's
+/// history, and what a shared-memory or Unix-socket writer queued for one reader. Beyond it
+/// a publish waits `max_blocking_time` and then times out, as at [`KEEP_ALL_MAX_SAMPLES`].
+/// One message larger than the bound still goes out when nothing is held. 64 MiB by
+/// default; [`KEEP_ALL_MAX_BYTES_ENV`] changes it for the process.
+pub const KEEP_ALL_MAX_BYTES: usize = 64 << 20;
+
+/// The environment variable that sets [`KEEP_ALL_MAX_BYTES`] for every publisher created
+/// after: bytes, or a number with the suffix `K`, `M` or `G` (KiB, MiB, GiB), at least 1 and
+/// at most 1 TiB (`ROSLITE_KEEP_ALL_MAX_BYTES=256M`). A malformed value fails context
+/// creation.
+pub const KEEP_ALL_MAX_BYTES_ENV: &str = "ROSLITE_KEEP_ALL_MAX_BYTES";
+
+/// Parses the [`KEEP_ALL_MAX_BYTES_ENV`] syntax; `None` when malformed or out of range.
+pub fn parse_keep_all_max_bytes(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (at, 'K' | 'k') => (&text[..at], 10),
+        (at, 'M' | 'm') => (&text[..at], 20),
+        (at, 'G' | 'g') => (&text[..at], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    let bytes = n.checked_mul(1u64 << shift)?;
+    (1..=1u64 << 40)
+        .contains(&bytes)
+        .then(|| usize::try_from(bytes).ok())
+        .flatten()
+}
+
+/// [`KEEP_ALL_MAX_BYTES`], or what [`KEEP_ALL_MAX_BYTES_ENV`] sets.
+///
+/// # Errors
+/// [`InitError::InvalidKeepAllMaxBytes`](crate::InitError::InvalidKeepAllMaxBytes) with the
+/// malformed value.
+pub fn keep_all_max_bytes() -> Result<usize, crate::vocabulary::config::InitError> {
+    match std::env::var(KEEP_ALL_MAX_BYTES_ENV) {
+        Ok(text) if !text.trim().is_empty() => parse_keep_all_max_bytes(&text)
+            .ok_or(crate::vocabulary::config::InitError::InvalidKeepAllMaxBytes(text)),
+        _ => Ok(KEEP_ALL_MAX_BYTES),
+    }
+}
+
 impl History {
     /// Appends `item`, first dropping the oldest entries a KEEP_LAST queue has no room for;
     /// returns how many were dropped.
@@ -340,6 +384,17 @@ pub fn check_compatible(offered: &QosProfile, requested: &QosProfile) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_all_max_bytes_parses_counts_and_binary_suffixes() {
+        assert_eq!(parse_keep_all_max_bytes("1048576"), Some(1 << 20));
+        assert_eq!(parse_keep_all_max_bytes(" 256M "), Some(256 << 20));
+        assert_eq!(parse_keep_all_max_bytes("4k"), Some(4096));
+        assert_eq!(parse_keep_all_max_bytes("1G"), Some(1 << 30));
+        for bad in ["", "0", "-1", "12MB", "M", "2000G", "1.5M"] {
+            assert_eq!(parse_keep_all_max_bytes(bad), None, "{bad:?}");
+        }
+    }
 
     const S: Duration = Duration::from_secs(1);
 

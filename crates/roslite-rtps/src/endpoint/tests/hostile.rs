@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::endpoint::{Reader, ReaderProxyInfo, Transmit, Writer, WriterProxyInfo};
+use crate::endpoint::{
+    Reader, ReaderProxyInfo, Transmit, WriteError, Writer, WriterConfig, WriterProxyInfo,
+};
 use crate::instant::Instant;
 use crate::types::{Count, FragmentNumber, FragmentNumberSet, Guid, Locator, SequenceNumberSet};
 use crate::wire::{
@@ -514,4 +516,75 @@ fn count_far_behind_the_last_resynchronises() {
     r.handle_heartbeat(T0, writer_guid(), &heartbeat(1, 2, 3, true));
     r.handle_heartbeat(T0, writer_guid(), &heartbeat(1, 2, 4, true));
     assert_eq!(r.stats().heartbeats_stale, 1);
+}
+
+/// A reader that never acknowledges holds a KEEP_ALL writer at its byte bound
+/// (`max_history_bytes`), not only at `max_samples`: the write beyond it fails with `Full`
+/// (the runtime then blocks up to `max_blocking_time` and times out), and once the reader
+/// acknowledges, writes go on.
+#[test]
+fn a_keep_all_history_is_bounded_in_bytes() {
+    let config = WriterConfig {
+        max_history_bytes: 1000,
+        ..writer_config(true, HistoryKind::KeepAll { max_samples: 5000 })
+    };
+    let (mut w, reader) = writer_with_reader(config);
+    write_n(&mut w, 3, 300);
+    assert_eq!(
+        w.write(T0, Arc::from(payload(3, 300)), None, None),
+        Err(WriteError::Full),
+        "900 bytes held, 300 more would pass 1000"
+    );
+    assert_eq!(w.history_len(), 3);
+    w.handle_acknack(T0, reader, &acknack(3, &[], 2));
+    w.write(T0, Arc::from(payload(3, 300)), None, None)
+        .expect("room once samples 1 and 2 were acknowledged");
+    // A sample larger than the bound still goes into an empty history.
+    let (mut w, _) = writer_with_reader(WriterConfig {
+        max_history_bytes: 100,
+        ..writer_config(true, HistoryKind::KeepAll { max_samples: 5000 })
+    });
+    w.write(T0, Arc::from(payload(0, 300)), None, None)
+        .expect("one sample always fits");
+}
+
+/// A reader whose ACKNACK count goes back after `ACKNACK_COUNT_RESET_AFTER` of silence lost
+/// this writer and matched it again (its participant's lease of ours ran out): its proxy
+/// starts afresh and it gets a HEARTBEAT (at once, and repairs of what it asks for), where
+/// the stale count used to be dropped for good. Within the timeout a stale count is still
+/// dropped (see `acknack_beyond_max_is_clamped_and_bases_never_lower`).
+#[test]
+fn a_reader_that_restarted_its_count_after_a_silence_is_served_again() {
+    let (mut w, reader) = writer_with_reader(writer_config(true, HistoryKind::KeepLast(10)));
+    write_n(&mut w, 5, 16);
+    w.handle_acknack(T0, reader, &acknack(6, &[], 40));
+    assert!(w.is_acked_by_all(sn(5)));
+    write_n(&mut w, 3, 16);
+    let later = T0 + crate::endpoint::ACKNACK_COUNT_RESET_AFTER;
+    // The reader's fresh proxy of us: count 1, nothing received (its pre-emptive ACKNACK).
+    w.handle_acknack(later, reader, &acknack(1, &[], 1));
+    assert_eq!(w.stats().readers_restarted, 1);
+    assert_eq!(w.stats().acknacks_stale, 0);
+    let mut hbs = Vec::new();
+    for_each_submessage(&drain_writer(&mut w, later), |sm| {
+        if let Submessage::Heartbeat(h) = sm {
+            hbs.push((h.first_sn, h.last_sn));
+        }
+    });
+    assert_eq!(
+        hbs,
+        vec![(sn(6), sn(8))],
+        "what the history still holds (1 to 5 were acknowledged and released)"
+    );
+    // It asks for what it lacks and gets what is left (the HEARTBEAT's firstSN already told
+    // it that 1 to 5 are gone).
+    w.handle_acknack(later, reader, &acknack(1, &[1, 2, 3, 4, 5, 6, 7, 8], 2));
+    let at = w.poll_timeout().expect("a repair is scheduled");
+    let mut resent = Vec::new();
+    for_each_submessage(&drain_writer(&mut w, at), |sm| {
+        if let Submessage::Data(d) = sm {
+            resent.push(d.writer_sn);
+        }
+    });
+    assert_eq!(resent, (6..=8).map(sn).collect::<Vec<_>>());
 }

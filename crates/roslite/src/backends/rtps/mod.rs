@@ -470,6 +470,9 @@ impl RtpsNetwork {
             .map(to_locator)
             .collect();
         participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
+        participant_config.writer_defaults.keep_all_max_bytes =
+            crate::vocabulary::qos::keep_all_max_bytes()
+                .unwrap_or(crate::vocabulary::qos::KEEP_ALL_MAX_BYTES);
         if let Some(follower) = &follower {
             participant_config
                 .user_data

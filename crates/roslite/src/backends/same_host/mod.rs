@@ -385,6 +385,8 @@ impl SameHost {
         kept_for_late_joiners: u32,
     ) -> (Option<ShmWriter>, Option<UdsWriter>) {
         let max_blocking_time = crate::vocabulary::qos::MAX_BLOCKING_TIME;
+        let keep_all_max_bytes = crate::vocabulary::qos::keep_all_max_bytes()
+            .unwrap_or(crate::vocabulary::qos::KEEP_ALL_MAX_BYTES);
         let shm = self
             .offered
             .shm
@@ -395,6 +397,7 @@ impl SameHost {
                     WriterConfig {
                         max_blocking_time,
                         kept_for_late_joiners,
+                        keep_all_max_bytes,
                         ..WriterConfig::default()
                     },
                 )
@@ -416,6 +419,7 @@ impl SameHost {
                     UdsWriterConfig {
                         max_blocking_time,
                         kept_for_late_joiners,
+                        keep_all_max_bytes,
                         ..UdsWriterConfig::default()
                     },
                 )
