@@ -571,7 +571,7 @@ impl Ctx<'_> {
                 number,
                 format!(
                     "expected an array size in type '{text}': a positive integer N in '[N]' or \
-                     '[<=N]', found '{found}'"
+                     '[<=N]', at most {MAX_SIZE}, found '{found}'"
                 ),
             )
         })?;
@@ -608,7 +608,7 @@ impl Ctx<'_> {
                         number,
                         format!(
                             "expected a positive integer string bound after '<=' in type \
-                             '{text}', found '{found}'"
+                             '{text}', at most {MAX_SIZE}, found '{found}'"
                         ),
                     )
                 })?;
@@ -673,10 +673,14 @@ impl Ctx<'_> {
     }
 }
 
-/// A decimal size or bound above zero; `Err` holds the offending text.
+/// The largest array size, sequence bound or string bound: CDR lengths are 32-bit.
+const MAX_SIZE: usize = u32::MAX as usize;
+
+/// A decimal size or bound above zero and at most [`MAX_SIZE`]; `Err` holds the offending
+/// text.
 fn positive(digits: &str) -> Result<usize, &str> {
     match digits.parse::<usize>() {
-        Ok(n) if n > 0 && digits.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        Ok(n) if n > 0 && n <= MAX_SIZE && digits.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
         _ => Err(digits),
     }
 }
