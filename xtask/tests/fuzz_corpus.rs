@@ -57,8 +57,15 @@ fn every_corpus_file_passes_its_target() {
 #[test]
 fn every_builtin_message_type_is_fuzzed() {
     let listed: BTreeSet<&str> = harness::GENERATED.iter().map(|(name, _)| *name).collect();
-    assert_eq!(listed.len(), harness::GENERATED.len(), "a type is listed twice");
-    assert!(listed.len() <= 256, "byte 0 of an input can no longer pick every type");
+    assert_eq!(
+        listed.len(),
+        harness::GENERATED.len(),
+        "a type is listed twice"
+    );
+    assert!(
+        listed.len() <= 256,
+        "byte 0 of an input can no longer pick every type"
+    );
     let vendored: BTreeSet<String> = harness::builtins()
         .messages()
         .map(|m| m.name.to_string())

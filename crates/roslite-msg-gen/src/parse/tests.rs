@@ -515,7 +515,8 @@ fn error_bad_string_bound() {
         "pkg/msg/Test.msg:1: expected a positive integer string bound after '<=' in type \
          'string<=0', at most 4294967295, found '0'"
     );
-    assert!(msg_err("wstring<=abc[] s").contains("in type 'wstring<=abc[]', found 'abc'"));
+    assert!(msg_err("wstring<=abc[] s")
+        .contains("in type 'wstring<=abc[]', at most 4294967295, found 'abc'"));
 }
 
 #[test]
