@@ -26,9 +26,12 @@ use roslite_rtps::{
     ReceiveStats, SenderInfo, Submessage, VendorId,
 };
 
+/// A target's body, or one type's check in [`GENERATED`].
+pub type Body = fn(&[u8]);
+
 /// Every target: its name (the directory under `fuzz/corpus/`, the binary in
 /// `fuzz_targets/`) and its body.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("cdr", cdr),
     ("msg_parser", msg_parser),
     ("parameter_list", parameter_list),
@@ -54,7 +57,7 @@ pub fn builtins() -> &'static InterfaceSet {
 macro_rules! generated_types {
     ($($package:ident :: $kind:ident :: $name:ident,)*) => {
         /// The type name and the check of every generated message type.
-        pub const GENERATED: &[(&str, fn(&[u8]))] = &[
+        pub const GENERATED: &[(&str, Body)] = &[
             $((
                 <roslite_msgs::$package::$kind::$name as Message>::TYPE_NAME,
                 check_generated::<roslite_msgs::$package::$kind::$name>,
