@@ -1,6 +1,6 @@
 //! Smoke test of `roslite bench soak`: a few seconds of every stream, checked for well-formed
-//! accounting that adds up (sent = delivered + reported lost on every stream), no panic and no
-//! abnormal exit. Rates and memory figures are printed, not asserted: they belong to the
+//! accounting that adds up (sent = delivered + reported lost + dropped from the subscription's
+//! queue, on every stream), no panic and no abnormal exit. Rates and memory figures are printed, not asserted: they belong to the
 //! machine.
 
 use std::process::Command;
@@ -63,10 +63,11 @@ fn bench_soak_short_run_adds_up() {
     let sent = numbers(line, "sent");
     let delivered = numbers(line, "delivered");
     let lost = numbers(line, "reported_lost");
+    let in_queue = numbers(line, "dropped_in_queue");
     let unaccounted = numbers(line, "unaccounted");
     let adds_up = values(line, "adds_up");
     assert!(!sent.is_empty(), "no streams in {line}");
-    for list in [&delivered, &lost, &unaccounted] {
+    for list in [&delivered, &lost, &in_queue, &unaccounted] {
         assert_eq!(list.len(), sent.len(), "one figure per stream in {line}");
     }
     assert_eq!(adds_up.len(), sent.len());
@@ -74,7 +75,7 @@ fn bench_soak_short_run_adds_up() {
         assert!(sent[i] > 0, "stream {i} sent nothing: {line}");
         assert_eq!(
             sent[i],
-            delivered[i] + lost[i] + unaccounted[i],
+            delivered[i] + lost[i] + in_queue[i] + unaccounted[i],
             "stream {i}: the report's own sum: {line}"
         );
         assert_eq!(

@@ -343,9 +343,10 @@ fn subscribe(ctx: &Context, args: &PeerArgs) -> anyhow::Result<()> {
             .message_lost_status()
             .total_count
             .max(lost_total);
+        let stats = subscription.stats();
         let s = seen.lock().unwrap_or_else(PoisonError::into_inner);
         println!(
-            "COUNTS {} {} {} {} {} {} {}",
+            "COUNTS {} {} {} {} {} {} {} {}",
             s.delivered,
             lost_total,
             s.duplicates,
@@ -353,7 +354,8 @@ fn subscribe(ctx: &Context, args: &PeerArgs) -> anyhow::Result<()> {
             s.first.map_or(-1, |f| i64::try_from(f).unwrap_or(i64::MAX)),
             s.highest
                 .map_or(-1, |h| i64::try_from(h).unwrap_or(i64::MAX)),
-            malformed.load(Ordering::Relaxed)
+            malformed.load(Ordering::Relaxed),
+            stats.overwritten + stats.expired + stats.malformed
         );
         std::io::stdout().flush()?;
     }
@@ -549,8 +551,12 @@ struct StreamReport {
     first_received_seq: i64,
     highest_received_seq: i64,
     malformed: u64,
-    /// `sent - delivered - reported_lost`: messages neither delivered nor reported lost
-    /// (negative: more reported lost than missing).
+    /// Dropped from the subscription's own queue (`Subscription::stats`: a full keep-last
+    /// queue overwritten before the callback ran, expired, undecodable). DDS does not count
+    /// these as SAMPLE_LOST, so `message_lost_status` does not either.
+    dropped_in_queue: u64,
+    /// `sent - delivered - reported_lost - dropped_in_queue`: messages neither delivered nor
+    /// reported (negative: more reported than missing).
     unaccounted: i64,
     adds_up: bool,
 }
@@ -724,8 +730,11 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             }
         }
         let complete = counts.iter().zip(&sent).all(|(c, (n, _))| {
-            c.first().copied().unwrap_or(0) + c.get(1).copied().unwrap_or(0)
-                >= i64::try_from(*n).unwrap_or(i64::MAX)
+            let reported: i64 = [0, 1, 7]
+                .iter()
+                .map(|&k| c.get(k).copied().unwrap_or(0))
+                .sum();
+            reported >= i64::try_from(*n).unwrap_or(i64::MAX)
         });
         if changed {
             stable_since = Instant::now();
@@ -750,7 +759,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
         let (n, failed) = sent[i];
         let delivered = u64::try_from(at(0)).unwrap_or(0);
         let lost = u64::try_from(at(1)).unwrap_or(0);
-        let unaccounted = i64::try_from(n).unwrap_or(i64::MAX) - at(0) - at(1);
+        let unaccounted = i64::try_from(n).unwrap_or(i64::MAX) - at(0) - at(1) - at(7);
         streams.push(StreamReport {
             topic: s.topic(i),
             path: s.path,
@@ -766,6 +775,7 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             first_received_seq: at(4),
             highest_received_seq: at(5),
             malformed: u64::try_from(at(6)).unwrap_or(0),
+            dropped_in_queue: u64::try_from(at(7)).unwrap_or(0),
             unaccounted,
             adds_up: unaccounted == 0,
         });
@@ -853,7 +863,7 @@ fn print_table(r: &Report) {
         r.loss_percent_udp
     );
     println!(
-        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>5} {:>7} {:>11} {:>7}",
+        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>7}",
         "path",
         "size",
         "Hz",
@@ -861,6 +871,7 @@ fn print_table(r: &Report) {
         "sent",
         "delivered",
         "lost",
+        "queue",
         "dup",
         "reorder",
         "unaccounted",
@@ -868,7 +879,7 @@ fn print_table(r: &Report) {
     );
     for s in &r.streams {
         println!(
-            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>5} {:>7} {:>11} {:>7}",
+            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>7}",
             s.path.name(),
             size_label(s.size_bytes),
             s.rate_hz,
@@ -880,6 +891,7 @@ fn print_table(r: &Report) {
             s.sent,
             s.delivered,
             s.reported_lost,
+            s.dropped_in_queue,
             s.duplicates,
             s.out_of_order,
             s.unaccounted,
@@ -922,7 +934,8 @@ fn print_table(r: &Report) {
         }
     }
     println!(
-        "accounting (sent = delivered + reported lost, every stream): {}",
+        "lost: message_lost_status; queue: dropped from the subscription's own queue \
+         (Subscription::stats)\naccounting (sent = delivered + lost + queue, every stream): {}",
         if r.all_add_up {
             "adds up"
         } else {
