@@ -12,7 +12,8 @@ usage: cargo xtask <command>
 
 commands:
   test      install what the tests need, then run rustfmt --check, clippy -D warnings, rustdoc
-            -D warnings and every test in the workspace (what CI runs)
+            -D warnings and every test in the workspace (what CI runs), then fuzz each cargo-fuzz
+            target briefly (ROSLITE_FUZZ_SECONDS each, default 20) when nightly Rust is installed
   codegen   regenerate crates/roslite-msgs/src/generated from the vendored interface files
   install   --prefix DIR: the roslite tool, the C ABI libraries, the C/C++/mROS 2 headers and
             the built-in message types, a pkg-config module (roslite) and a CMake package
@@ -70,7 +71,97 @@ fn test(root: &Path) -> Result<()> {
     step("rustdoc (roslite-cli)", rustdoc(&["-p", "roslite-cli"]))?;
     step("tests", cargo(&["test", "--workspace", "--no-fail-fast"]))?;
     install::check(root)?;
+    fuzz_smoke(root)?;
     println!("xtask: all checks passed");
+    Ok(())
+}
+
+/// Seconds each fuzz target runs in `cargo xtask test` unless `ROSLITE_FUZZ_SECONDS` says.
+const FUZZ_SECONDS_DEFAULT: u64 = 20;
+
+/// A short fuzz run of every cargo-fuzz target in `fuzz/` (docs/robustness.md, "Fuzzing"),
+/// when nightly Rust is installed; cargo-fuzz is installed if missing. Without them it says so
+/// and goes on: the corpus is replayed on stable by `xtask/tests/fuzz_corpus.rs` anyway.
+///
+/// New inputs go to `target/fuzz-smoke/<target>/`, not to the corpus in the repository; a
+/// crash fails the step and leaves its input under `target/fuzz-smoke/artifacts/<target>/`.
+fn fuzz_smoke(root: &Path) -> Result<()> {
+    let seconds = match std::env::var("ROSLITE_FUZZ_SECONDS") {
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .with_context(|| format!("ROSLITE_FUZZ_SECONDS={text}: expected whole seconds"))?,
+        Err(_) => FUZZ_SECONDS_DEFAULT,
+    };
+    if seconds == 0 {
+        println!("xtask: fuzz smoke run skipped: ROSLITE_FUZZ_SECONDS=0");
+        return Ok(());
+    }
+    let nightly = Command::new("cargo")
+        .args(["+nightly", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nightly {
+        println!(
+            "xtask: fuzz smoke run NOT RUN: no nightly toolchain (`rustup toolchain install \
+             nightly` enables it); the fuzz corpus was still replayed on stable by \
+             xtask/tests/fuzz_corpus.rs"
+        );
+        return Ok(());
+    }
+    let has_cargo_fuzz = || {
+        Command::new("cargo")
+            .args(["+nightly", "fuzz", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !has_cargo_fuzz() {
+        let mut install = Command::new("cargo");
+        install.args(["install", "cargo-fuzz", "--locked"]);
+        if let Err(e) = step("cargo install cargo-fuzz", install) {
+            println!(
+                "xtask: fuzz smoke run NOT RUN: cargo-fuzz is missing and could not be \
+                 installed ({e}); the fuzz corpus was still replayed on stable by \
+                 xtask/tests/fuzz_corpus.rs"
+            );
+            return Ok(());
+        }
+    }
+    let fuzz = root.join("fuzz");
+    let mut targets: Vec<String> = std::fs::read_dir(fuzz.join("fuzz_targets"))
+        .context("listing fuzz/fuzz_targets")?
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            (path.extension()? == "rs").then(|| path.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    targets.sort();
+    let scratch = root.join("target/fuzz-smoke");
+    for target in &targets {
+        let new_inputs = scratch.join(target);
+        let artifacts = scratch.join("artifacts").join(target);
+        std::fs::create_dir_all(&new_inputs)?;
+        std::fs::create_dir_all(&artifacts)?;
+        let mut run = Command::new("cargo");
+        run.current_dir(&fuzz)
+            .args(["+nightly", "fuzz", "run", target])
+            .arg(&new_inputs)
+            .arg(fuzz.join("corpus").join(target))
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            .args(["-rss_limit_mb=1024", "-timeout=2", "-workers=1"])
+            .arg(format!("-artifact_prefix={}/", artifacts.display()));
+        if target == "rtps_message" {
+            run.arg("-max_len=65536");
+        }
+        step(&format!("fuzz {target} for {seconds} s"), run).with_context(|| {
+            format!(
+                "fuzz target {target} found an input that fails (kept in {}): fix it, and add \
+                 the input to fuzz/regressions/{target}/",
+                artifacts.display()
+            )
+        })?;
+    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
-use crate::bench::{footprint, intra, large, linetrace, rtt, service, timer};
+use crate::bench::{footprint, intra, large, linetrace, rtt, service, soak, timer};
 use crate::toolkit::units::{parse_duration, parse_size};
 
 #[derive(clap::Subcommand)]
@@ -47,6 +47,15 @@ pub enum BenchCommand {
     /// transport) and between two network namespaces, with conversion and transfer times
     /// apart; and a 55 MB PointCloud2's one-way latency.
     Large(large::LargeArgs),
+    /// Many streams for a long time (`--minutes`): publishers and subscribers of 64 B, 100 KB
+    /// and 1 MB messages in separate processes over shared memory, Unix sockets and UDP with
+    /// 5 % loss from the fault injector, participants joining and leaving; reports per stream
+    /// messages sent, delivered and reported lost (which must add up), each process's RSS
+    /// growth per hour after a warm-up, and any panic.
+    Soak(soak::SoakArgs),
+    /// Helper for `bench soak`: a publisher, subscriber or short-lived participant.
+    #[command(hide = true)]
+    SoakPeer(soak::PeerArgs),
     /// Helper for `bench large`: the publishing or subscribing process.
     #[command(hide = true)]
     LargePeer(large::PeerArgs),
@@ -86,6 +95,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::FootprintPeer(args) => footprint::peer(&args),
         BenchCommand::Service(args) => service::run(&args),
         BenchCommand::ServicePeer(args) => service::peer(&args),
+        BenchCommand::Soak(args) => soak::run(&args),
+        BenchCommand::SoakPeer(args) => soak::peer(&args),
     }
 }
 

@@ -9,7 +9,7 @@
 //!   bench module.
 //! - `bench`: one module per bench (`intra`, `timer`, `rtt` for the long RTPS/UDP run,
 //!   `rtt_sweep` with its loaned series in `rtt_sweep::loan`, `footprint`, `service`, `large`,
-//!   `linetrace`). A bench module imports the toolkit, never another bench.
+//!   `linetrace`, `soak`). A bench module imports the toolkit, never another bench.
 //! - [`BenchCommand`] and [`run`]: the command line and the dispatch the CLI calls.
 //!
 //! Several benches run the `roslite` binary again as their helper processes (echoes, peers,

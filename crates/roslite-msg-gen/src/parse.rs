@@ -571,7 +571,7 @@ impl Ctx<'_> {
                 number,
                 format!(
                     "expected an array size in type '{text}': a positive integer N in '[N]' or \
-                     '[<=N]', found '{found}'"
+                     '[<=N]', at most {MAX_CDR_LENGTH}, found '{found}'"
                 ),
             )
         })?;
@@ -619,7 +619,7 @@ impl Ctx<'_> {
                         number,
                         format!(
                             "expected a positive integer string bound after '<=' in type \
-                             '{text}', found '{found}'"
+                             '{text}', at most {MAX_CDR_LENGTH}, found '{found}'"
                         ),
                     )
                 })?;

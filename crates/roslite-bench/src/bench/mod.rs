@@ -9,4 +9,5 @@ pub mod linetrace;
 pub mod rtt;
 pub mod rtt_sweep;
 pub mod service;
+pub mod soak;
 pub mod timer;

@@ -495,9 +495,14 @@ fn error_bad_array_suffix() {
     assert_eq!(
         msg_err("int32[x] a"),
         "pkg/msg/Test.msg:1: expected an array size in type 'int32[x]': a positive integer N in \
-         '[N]' or '[<=N]', found 'x'"
+         '[N]' or '[<=N]', at most 4294967295, found 'x'"
     );
     assert!(msg_err("int32[0] a").ends_with("found '0'"));
+    // Found by the msg_parser fuzz target: an array of 8e16 chars was accepted, and its default
+    // value then asked for 8e16 bytes. CDR lengths are 32-bit.
+    assert!(msg_err("char[082222222222222222] dx").contains("more than CDR can carry"));
+    assert!(msg_err("int32[<=4294967296] a").contains("more than CDR can carry"));
+    assert!(msg_err("string<=4294967296 s").contains("more than CDR can carry"));
     assert!(msg_err("int32[<=0] a").ends_with("found '0'"));
     assert!(msg_err("int32[<=] a").ends_with("found ''"));
     assert!(msg_err("int32[+3] a").ends_with("found '+3'"));
@@ -508,9 +513,10 @@ fn error_bad_string_bound() {
     assert_eq!(
         msg_err("string<=0 s"),
         "pkg/msg/Test.msg:1: expected a positive integer string bound after '<=' in type \
-         'string<=0', found '0'"
+         'string<=0', at most 4294967295, found '0'"
     );
-    assert!(msg_err("wstring<=abc[] s").contains("in type 'wstring<=abc[]', found 'abc'"));
+    assert!(msg_err("wstring<=abc[] s")
+        .contains("in type 'wstring<=abc[]', at most 4294967295, found 'abc'"));
 }
 
 #[test]

@@ -1,0 +1,430 @@
+//! The bodies of the cargo-fuzz targets, as plain functions of the input bytes.
+//!
+//! `fuzz_targets/<name>.rs` is one line calling the function of the same name, and
+//! `xtask/tests/fuzz_corpus.rs` includes this file (`#[path]`) and runs every file of
+//! `fuzz/corpus/<name>/` through it on stable Rust, so the corpus (and every crash found and
+//! fixed, kept there as a file) is replayed by `cargo xtask test` without nightly.
+//!
+//! Each function must not panic for any input: a panic, an allocation over the fuzzer's
+//! `-rss_limit_mb` or a run over its `-timeout` is a finding. Besides "does not crash", some
+//! targets check properties (`assert!`) that must hold for all input: a payload the generated
+//! decoder accepts re-encodes to the same bytes, and the dynamic decoder reads it alike.
+//!
+//! Selector bytes: where one target covers several types or decoders, the first input byte
+//! picks which, so the fuzzer can learn each separately.
+
+use std::sync::OnceLock;
+
+use roslite_cdr::CdrReader;
+use roslite_msg_gen::ast::{InterfaceKind, TypeName};
+use roslite_msg_gen::dynamic::{self, YamlOptions};
+use roslite_msg_gen::registry::InterfaceSet;
+use roslite_msgs::Message;
+use roslite_rtps::discovery::{ros, sedp, wlp};
+use roslite_rtps::{
+    parse_message, EndpointData, EndpointKind, ParameterList, ParticipantData, ProtocolVersion,
+    ReceiveStats, SenderInfo, Submessage, VendorId,
+};
+
+/// A target's body, or one type's check in [`GENERATED`].
+pub type Body = fn(&[u8]);
+
+/// Every target: its name (the directory under `fuzz/corpus/`, the binary in
+/// `fuzz_targets/`) and its body.
+pub const TARGETS: &[(&str, Body)] = &[
+    ("cdr", cdr),
+    ("msg_parser", msg_parser),
+    ("parameter_list", parameter_list),
+    ("rtps_message", rtps_message),
+    ("yaml_message", yaml_message),
+    ("yaml_params", yaml_params),
+];
+
+/// The built-in interface definitions (`roslite-msgs`' vendored files), parsed once.
+pub fn builtins() -> &'static InterfaceSet {
+    static SET: OnceLock<InterfaceSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = InterfaceSet::new();
+        roslite_msg_gen::build::add_builtin_interfaces(&mut set)
+            .expect("the vendored definitions parse (roslite-msgs' tests)");
+        set
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// cdr: every generated type, and the dynamic decoder on the same bytes
+
+macro_rules! generated_types {
+    ($($package:ident :: $kind:ident :: $name:ident,)*) => {
+        /// The type name and the check of every generated message type.
+        pub const GENERATED: &[(&str, Body)] = &[
+            $((
+                <roslite_msgs::$package::$kind::$name as Message>::TYPE_NAME,
+                check_generated::<roslite_msgs::$package::$kind::$name>,
+            ),)*
+        ];
+    };
+}
+
+include!("generated_types.rs");
+
+/// CDR decoding of every built-in type: input byte 0 picks the type from [`GENERATED`], the
+/// rest is the serialized payload with its encapsulation header.
+pub fn cdr(data: &[u8]) {
+    let Some((&selector, payload)) = data.split_first() else {
+        return;
+    };
+    let (_, check) = GENERATED[usize::from(selector) % GENERATED.len()];
+    check(payload);
+}
+
+/// Decodes `payload` as `T` with the generated code and with the dynamic decoder (what
+/// `topic echo` uses). What the generated decoder accepts must re-encode to bytes that decode
+/// to the same bytes again, and the dynamic decoder must accept it and encode it identically.
+fn check_generated<T: Message>(payload: &[u8]) {
+    let set = builtins();
+    let ty = TypeName::parse(T::TYPE_NAME).expect("generated type names parse");
+    let dynamic = dynamic::decode(set, &ty, payload);
+    if let Ok(value) = &dynamic {
+        let _ = dynamic::to_yaml(set, &ty, value, &YamlOptions::default());
+        let flow = YamlOptions {
+            flow_style: true,
+            truncate_length: Some(3),
+            ..YamlOptions::default()
+        };
+        let _ = dynamic::to_yaml(set, &ty, value, &flow);
+    }
+    let Ok(value) = roslite_cdr::from_bytes::<T>(payload) else {
+        return;
+    };
+    let endianness = CdrReader::new(payload)
+        .expect("the payload decoded, so its header is valid")
+        .endianness();
+    let bytes = match roslite_cdr::to_vec(&value, endianness) {
+        Ok(bytes) => bytes,
+        // The reader takes a string with a NUL inside (a C++ peer can send one), the writer
+        // refuses to write one (docs/robustness.md, "Fuzzing"): not a finding.
+        Err(roslite_cdr::EncodeError::InteriorNul) => return,
+        Err(e) => panic!("{}: a decoded value does not encode: {e}", T::TYPE_NAME),
+    };
+    let again = roslite_cdr::from_bytes::<T>(&bytes).expect("a re-encoded value decodes");
+    let bytes_again = roslite_cdr::to_vec(&again, endianness).expect("a decoded value encodes");
+    assert_eq!(
+        bytes,
+        bytes_again,
+        "{}: re-encoding is not stable",
+        T::TYPE_NAME
+    );
+    let value = match dynamic {
+        Ok(value) => value,
+        Err(e) => panic!(
+            "{}: the generated decoder accepts the payload, the dynamic one says: {e}",
+            T::TYPE_NAME
+        ),
+    };
+    let dynamic_bytes = match dynamic::encode(set, &ty, &value, endianness) {
+        Ok(bytes) => bytes,
+        Err(e) => panic!(
+            "{}: a decoded dynamic value does not encode: {e}",
+            T::TYPE_NAME
+        ),
+    };
+    assert_eq!(
+        dynamic_bytes,
+        bytes,
+        "{}: dynamic and generated encodings differ",
+        T::TYPE_NAME
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// parameter_list: SPDP, SEDP, WLP, inline QoS and ROS discovery payloads
+
+/// Discovery payload decoding without an RTPS frame around it. Input byte 0 picks the
+/// sender's vendor and protocol version (bits 0-2), the SEDP sample's status info (bits 3-4)
+/// and whether it carries a key hash (bit 5); the rest is the payload. The payload is also
+/// read as an inline QoS list (no encapsulation header) in both byte orders, and as the ROS
+/// `ParticipantEntitiesInfo` and USER_DATA strings.
+pub fn parameter_list(data: &[u8]) {
+    let Some((&selector, payload)) = data.split_first() else {
+        return;
+    };
+    const VENDORS: [VendorId; 8] = [
+        VendorId::EPROSIMA,
+        VendorId::ECLIPSE_CYCLONE,
+        VendorId::RTI_CONNEXT,
+        VendorId::OPENDDS,
+        VendorId::RUSTDDS,
+        VendorId::DUST_DDS,
+        VendorId::ROSLITE,
+        VendorId::EPROSIMA,
+    ];
+    let version = if selector & 7 == 7 {
+        ProtocolVersion::V2_1
+    } else {
+        ProtocolVersion::V2_4
+    };
+    let sender = SenderInfo {
+        vendor_id: VENDORS[usize::from(selector & 7)],
+        version,
+    };
+    let _ = ParticipantData::from_payload(payload, sender);
+    for kind in [EndpointKind::Writer, EndpointKind::Reader] {
+        let _ = EndpointData::from_payload(payload, kind, sender);
+        let status_info = match (selector >> 3) & 3 {
+            0 => None,
+            1 => Some(1),
+            2 => Some(2),
+            _ => Some(3),
+        };
+        let key_hash = (selector & 0x20 != 0).then(|| {
+            let mut key = [0; 16];
+            let n = payload.len().min(16);
+            key[..n].copy_from_slice(&payload[..n]);
+            key
+        });
+        let _ = sedp::parse_sample(kind, payload, status_info, key_hash, sender);
+    }
+    let _ = wlp::ParticipantMessageData::from_payload(payload);
+    if let Ok(list) = ParameterList::from_payload(payload) {
+        read_parameter_list(&list, sender.vendor_id);
+    }
+    for endianness in [
+        roslite_rtps::Endianness::Little,
+        roslite_rtps::Endianness::Big,
+    ] {
+        if let Ok(list) = ParameterList::parse(payload, endianness) {
+            read_parameter_list(&list, sender.vendor_id);
+        }
+    }
+    for distro in [ros::WireDistro::Humble, ros::WireDistro::IronOrLater] {
+        let _ = ros::ParticipantEntitiesInfo::from_payload_any(payload, distro);
+    }
+    let _ = ros::parse_enclave(payload);
+    let _ = ros::parse_typehash(payload);
+    for role in [
+        ros::CycloneServiceRole::Client,
+        ros::CycloneServiceRole::Service,
+    ] {
+        let _ = ros::parse_cyclone_service_id(payload, role);
+    }
+}
+
+fn read_parameter_list(list: &ParameterList<'_>, vendor: VendorId) {
+    let _ = list.iter().count();
+    let _ = list.key_hash();
+    let _ = list.status_info();
+    let _ = list.related_sample_identity(vendor);
+    let mut out = Vec::new();
+    list.emit(&mut out);
+    assert_eq!(out.len(), list.buffer_len(), "emit writes buffer_len bytes");
+}
+
+// ---------------------------------------------------------------------------------------------
+// rtps_message: the datagram receive path
+
+/// The datagram receive path: the message receiver, then SPDP/SEDP decoding of every DATA
+/// payload and the inline-QoS accessors; the raw input is also decoded directly as a
+/// discovery payload so the parameter-list decoders are reached without a valid RTPS frame.
+pub fn rtps_message(data: &[u8]) {
+    fn decode_discovery(payload: &[u8], sender: SenderInfo) {
+        let _ = ParticipantData::from_payload(payload, sender);
+        let _ = EndpointData::from_payload(payload, EndpointKind::Writer, sender);
+        let _ = EndpointData::from_payload(payload, EndpointKind::Reader, sender);
+    }
+    let mut stats = ReceiveStats::default();
+    let _ = parse_message(data, &mut stats, |rx| {
+        let sender = SenderInfo::from_receiver(rx.receiver);
+        if let Submessage::Data(d) = rx.submessage {
+            if let Some(p) = d.payload {
+                decode_discovery(p.bytes, sender);
+            }
+            if let Some(q) = d.inline_qos {
+                let _ = q.related_sample_identity(sender.vendor_id);
+                let _ = (q.key_hash(), q.status_info());
+            }
+        }
+    });
+    let sender = SenderInfo {
+        vendor_id: VendorId::EPROSIMA,
+        version: ProtocolVersion::V2_2,
+    };
+    decode_discovery(data, sender);
+}
+
+// ---------------------------------------------------------------------------------------------
+// msg_parser: .msg/.srv/.action files, then everything tools do with a parsed type
+
+/// The packages the `msg_parser` target's files may refer to: a few, since the set is cloned
+/// for every input.
+fn msg_parser_base() -> &'static InterfaceSet {
+    static SET: OnceLock<InterfaceSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = InterfaceSet::new();
+        for file in roslite_msgs::INTERFACE_FILES {
+            if !["builtin_interfaces", "std_msgs", "geometry_msgs"].contains(&file.package) {
+                continue;
+            }
+            let kind = InterfaceKind::from_extension(file.kind).expect("vendored kinds are known");
+            set.add_source(file.package, kind, file.name, file.text, file.name)
+                .expect("the vendored definitions parse (roslite-msgs' tests)");
+        }
+        set
+    })
+}
+
+/// The interface parser and what follows it. The input is up to three files of package
+/// `fuzz_pkg`, separated by NUL bytes, named `A`, `B` and `C`; the first byte picks each
+/// file's kind (two bits per file: msg, srv, action). Files may refer to each other
+/// (`fuzz_pkg/B b`) and to `builtin_interfaces`, `std_msgs` and `geometry_msgs`. Each file that parses is added to a copy of
+/// the built-in set; if the set resolves (`InterfaceSet::check`), every new message type is
+/// hashed, given its default value, encoded, decoded and printed, and Rust code is generated
+/// for the package.
+pub fn msg_parser(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    const NAMES: [&str; 3] = ["A", "B", "C"];
+    const PACKAGE: &str = "fuzz_pkg";
+    let mut set = msg_parser_base().clone();
+    let mut added = Vec::new();
+    for (i, file_text) in text.split('\0').take(3).enumerate() {
+        let kind = match (selector >> (2 * i)) & 3 {
+            0 | 3 => InterfaceKind::Msg,
+            1 => InterfaceKind::Srv,
+            _ => InterfaceKind::Action,
+        };
+        let file = format!(
+            "{PACKAGE}/{}/{}.{}",
+            kind.as_str(),
+            NAMES[i],
+            kind.extension()
+        );
+        if set
+            .add_source(PACKAGE, kind, NAMES[i], file_text, &file)
+            .is_ok()
+        {
+            added.push(TypeName::new(PACKAGE, kind, NAMES[i]));
+        }
+    }
+    if added.is_empty() || set.check().is_err() {
+        return;
+    }
+    let messages: Vec<TypeName> = set
+        .messages()
+        .filter(|m| m.name.package == PACKAGE)
+        .map(|m| m.name.clone())
+        .collect();
+    for ty in &messages {
+        let _ = roslite_msg_gen::hash::type_hash(&set, ty);
+        // A fixed array of a billion elements is a valid type whose value is gigabytes: only
+        // build values of types that fit the fuzzer's memory limit.
+        if value_elements(&set, ty, 0) > MAX_VALUE_ELEMENTS {
+            continue;
+        }
+        let Ok(value) = dynamic::default_value(&set, ty) else {
+            continue;
+        };
+        let _ = dynamic::to_yaml(&set, ty, &value, &YamlOptions::default());
+        if let Ok(bytes) = dynamic::encode(&set, ty, &value, roslite_cdr::Endianness::Little) {
+            let decoded = dynamic::decode(&set, ty, &bytes);
+            assert!(
+                decoded.is_ok(),
+                "{ty}: the encoded default value does not decode: {decoded:?}"
+            );
+        }
+    }
+    let options = roslite_msg_gen::rust::RustOptions::for_user_crate();
+    let _ = roslite_msg_gen::rust::generate_package(&set, PACKAGE, &options);
+}
+
+/// The most elements of fixed arrays a type's value may hold for `msg_parser` to build it.
+const MAX_VALUE_ELEMENTS: u64 = 1 << 20;
+
+/// How many values a default value of `ty` holds, counting each fixed array's elements
+/// (saturating; types nested deeper than 64 levels count as too many).
+fn value_elements(set: &InterfaceSet, ty: &TypeName, depth: usize) -> u64 {
+    use roslite_msg_gen::ast::{BaseType, Collection};
+    let Some(spec) = set.message(ty) else {
+        return 1;
+    };
+    if depth > 64 {
+        return u64::MAX;
+    }
+    spec.fields.iter().fold(1u64, |total, field| {
+        let count = match field.ty.collection {
+            Collection::Array(n) => u64::try_from(n).unwrap_or(u64::MAX),
+            _ => 1,
+        };
+        let each = match &field.ty.base {
+            BaseType::Named(inner) => value_elements(set, inner, depth + 1),
+            _ => 1,
+        };
+        total.saturating_add(count.saturating_mul(each))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// yaml_message: message text, as `topic pub` reads it
+
+/// Message text: input byte 0 picks the type from [`GENERATED`], the rest is the YAML text
+/// `roslite topic pub` would read for it. What reads is encoded, decoded and printed again.
+pub fn yaml_message(data: &[u8]) {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let set = builtins();
+    let (name, _) = GENERATED[usize::from(selector) % GENERATED.len()];
+    let ty = TypeName::parse(name).expect("generated type names parse");
+    let Ok(value) = dynamic::from_yaml(set, &ty, text) else {
+        return;
+    };
+    let Ok(bytes) = dynamic::encode(set, &ty, &value, roslite_cdr::Endianness::Little) else {
+        return;
+    };
+    let decoded = dynamic::decode(set, &ty, &bytes);
+    let Ok(decoded) = decoded else {
+        panic!("{name}: the encoding of a value read from YAML does not decode: {decoded:?}");
+    };
+    let _ = dynamic::to_yaml(set, &ty, &decoded, &YamlOptions::default());
+}
+
+// ---------------------------------------------------------------------------------------------
+// yaml_params: parameter files and `-p name:=value`
+
+/// Parameter files as `--params-file` and `roslite param load` read them, and values as
+/// `-p name:=value` reads them. The input is the file's text; it is written to a file of this
+/// process (the public entry point reads a path) and read for node `/ns/node` with and without
+/// wildcard entries.
+pub fn yaml_params(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = roslite::ParameterValue::from_yaml(text);
+    let path = params_file_path();
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let path = path.to_str().expect("the temporary path is UTF-8");
+    for use_wildcards in [true, false] {
+        let _ = roslite::parameters_in_file(path, "/ns/node", use_wildcards);
+    }
+}
+
+/// One file per process and thread, under the temporary directory.
+fn params_file_path() -> std::path::PathBuf {
+    thread_local! {
+        static PATH: std::path::PathBuf = std::env::temp_dir().join(format!(
+            "roslite-fuzz-params-{}-{:?}.yaml",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+    }
+    PATH.with(Clone::clone)
+}
