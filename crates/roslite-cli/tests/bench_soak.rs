@@ -1,6 +1,7 @@
 //! Smoke test of `roslite bench soak`: a few seconds of every stream, checked for well-formed
 //! accounting that adds up (sent = delivered + reported lost + dropped from the subscription's
-//! queue, on every stream), no panic and no abnormal exit. Rates and memory figures are printed, not asserted: they belong to the
+//! queue, on every stream; a best-effort stream may leave the messages after its last one
+//! received unreported), no panic and no abnormal exit. Rates and memory figures are printed, not asserted: they belong to the
 //! machine.
 
 use std::process::Command;
@@ -65,12 +66,15 @@ fn bench_soak_short_run_adds_up() {
     let lost = numbers(line, "reported_lost");
     let in_queue = numbers(line, "dropped_in_queue");
     let unaccounted = numbers(line, "unaccounted");
+    let tail = numbers(line, "unreported_tail");
+    let reliable = values(line, "reliable");
     let adds_up = values(line, "adds_up");
     assert!(!sent.is_empty(), "no streams in {line}");
-    for list in [&delivered, &lost, &in_queue, &unaccounted] {
+    for list in [&delivered, &lost, &in_queue, &unaccounted, &tail] {
         assert_eq!(list.len(), sent.len(), "one figure per stream in {line}");
     }
     assert_eq!(adds_up.len(), sent.len());
+    assert_eq!(reliable.len(), sent.len());
     for i in 0..sent.len() {
         assert!(sent[i] > 0, "stream {i} sent nothing: {line}");
         assert_eq!(
@@ -78,8 +82,12 @@ fn bench_soak_short_run_adds_up() {
             delivered[i] + lost[i] + in_queue[i] + unaccounted[i],
             "stream {i}: the report's own sum: {line}"
         );
-        assert_eq!(
-            unaccounted[i], 0,
+        // A best-effort reader learns of a loss only from a later message, so what was lost
+        // after the last message it got (the tail) cannot be reported; nothing else may be
+        // missing. A reliable stream has no tail after the drain.
+        let allowed = if reliable[i] == "true" { 0 } else { tail[i] };
+        assert!(
+            (0..=allowed).contains(&unaccounted[i]),
             "stream {i}: messages neither delivered nor reported lost: {line}"
         );
         assert_eq!(adds_up[i], "true");

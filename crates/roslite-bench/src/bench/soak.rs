@@ -558,6 +558,11 @@ struct StreamReport {
     /// `sent - delivered - reported_lost - dropped_in_queue`: messages neither delivered nor
     /// reported (negative: more reported than missing).
     unaccounted: i64,
+    /// Messages after the highest one received. A best-effort reader learns of a loss only
+    /// when a later message arrives, so losses here cannot be reported; a reliable reader
+    /// must have none after the drain.
+    unreported_tail: i64,
+    /// `unaccounted` is 0, or for best effort, no more than the unreportable tail.
     adds_up: bool,
 }
 
@@ -760,6 +765,8 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
         let delivered = u64::try_from(at(0)).unwrap_or(0);
         let lost = u64::try_from(at(1)).unwrap_or(0);
         let unaccounted = i64::try_from(n).unwrap_or(i64::MAX) - at(0) - at(1) - at(7);
+        // The highest sequence number is sent - 1; -1 means nothing arrived.
+        let tail = i64::try_from(n).unwrap_or(i64::MAX) - 1 - at(5);
         streams.push(StreamReport {
             topic: s.topic(i),
             path: s.path,
@@ -777,7 +784,8 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             malformed: u64::try_from(at(6)).unwrap_or(0),
             dropped_in_queue: u64::try_from(at(7)).unwrap_or(0),
             unaccounted,
-            adds_up: unaccounted == 0,
+            unreported_tail: tail,
+            adds_up: unaccounted == 0 || (s.best_effort && (0..=tail).contains(&unaccounted)),
         });
     }
     let warmup_s = warmup.as_secs_f64();
@@ -863,7 +871,7 @@ fn print_table(r: &Report) {
         r.loss_percent_udp
     );
     println!(
-        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>7}",
+        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>7}",
         "path",
         "size",
         "Hz",
@@ -875,11 +883,12 @@ fn print_table(r: &Report) {
         "dup",
         "reorder",
         "unaccounted",
+        "tail",
         "adds up"
     );
     for s in &r.streams {
         println!(
-            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>7}",
+            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>7}",
             s.path.name(),
             size_label(s.size_bytes),
             s.rate_hz,
@@ -895,6 +904,7 @@ fn print_table(r: &Report) {
             s.duplicates,
             s.out_of_order,
             s.unaccounted,
+            s.unreported_tail,
             if s.adds_up { "yes" } else { "NO" }
         );
     }
@@ -935,7 +945,9 @@ fn print_table(r: &Report) {
     }
     println!(
         "lost: message_lost_status; queue: dropped from the subscription's own queue \
-         (Subscription::stats)\naccounting (sent = delivered + lost + queue, every stream): {}",
+         (Subscription::stats); tail: sent after the last message received (a best-effort \
+         reader cannot know those were lost)\naccounting (sent = delivered + lost + queue, \
+         every stream; best effort may leave at most its tail unreported): {}",
         if r.all_add_up {
             "adds up"
         } else {
