@@ -1,18 +1,16 @@
 //! Service clients of serialized requests and responses.
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use roslite::seam::service::RequestKey;
-use roslite::{CallError, SerializedClient};
+use roslite::CallError;
 
-use crate::handles::{self, Object};
+use crate::handles::{self, ClientEntry, Object};
 use roslite::serialized::TypeInfo;
 
-use crate::pubsub::{check_serialized, type_info};
-use crate::pubsub::{qos_of, CQos, UserData};
+use crate::convert::{check_serialized, type_info};
+use crate::convert::{qos_of, CQos, UserData};
 use crate::status::{guard, Failure, Status, ROSLITE_BAD_MESSAGE, ROSLITE_ERROR, ROSLITE_TIMEOUT};
 use crate::status::{ROSLITE_NOT_FOUND, ROSLITE_OK, ROSLITE_SHUTDOWN, ROSLITE_UNKNOWN_TYPE};
 use crate::text::{bytes, put, text, timeout};
@@ -23,22 +21,6 @@ pub struct CServiceType {
     pub name: *const c_char,
     pub request_hash: *const c_char,
     pub response_hash: *const c_char,
-}
-
-/// A client and its asynchronous calls still pending, by the id the C side knows them by.
-pub struct ClientEntry {
-    client: SerializedClient,
-    next_id: AtomicI64,
-    pending: Mutex<HashMap<i64, RequestKey>>,
-}
-
-impl ClientEntry {
-    fn forget_id(&self, id: i64) -> Option<RequestKey> {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id)
-    }
 }
 
 fn call_status(e: &CallError) -> Status {

@@ -5,8 +5,8 @@ use std::ffi::{c_char, c_void, CString};
 
 use roslite::{IncompatibleQosStatus, MatchedStatus, QosPolicyKind};
 
+use crate::convert::UserData;
 use crate::handles::{self, Object};
-use crate::pubsub::UserData;
 use crate::status::{guard, Failure, Status};
 use crate::text::put;
 

@@ -5,16 +5,34 @@
 //! A handle is `(generation << 32) | (slot + 1)`: a released slot's generation moves on, so an
 //! old handle to a reused slot is refused. 0 is never a handle.
 
+use std::collections::HashMap;
+use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use roslite::seam::service::RequestKey;
+
 use roslite::{
-    Context, Node, OnSetParametersCallbackHandle, SerializedPublisher, SerializedService,
-    SerializedSubscription, ServiceResponder, Timer,
+    Context, Node, OnSetParametersCallbackHandle, SerializedClient, SerializedPublisher,
+    SerializedService, SerializedSubscription, ServiceResponder, Timer,
 };
 
-use crate::client::ClientEntry;
-
 use crate::status::{Failure, ROSLITE_INVALID_HANDLE};
+
+/// A client and its asynchronous calls still pending, by the id the C side knows them by.
+pub struct ClientEntry {
+    pub(crate) client: SerializedClient,
+    pub(crate) next_id: AtomicI64,
+    pub(crate) pending: Mutex<HashMap<i64, RequestKey>>,
+}
+
+impl ClientEntry {
+    pub(crate) fn forget_id(&self, id: i64) -> Option<RequestKey> {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+    }
+}
 
 /// What a handle names.
 pub enum Object {

@@ -7,8 +7,9 @@
 //! status, sets the thread's last error on failure ([`status`]) and catches any panic inside
 //! roslite, so none crosses the boundary.
 //!
-//! The files: `status` (codes, last error, the guard around every call), `handles` (the
-//! handle table), then one file per family: `context`, `node`, `pubsub`, `timer`, `client`,
+//! The files: `status` (codes, last error, the guard around every call), `text` and
+//! `convert` (what crosses the boundary, read and written), `handles` (the handle table),
+//! then one file per family: `context`, `node`, `pubsub`, `timer`, `client`, `events`,
 //! `params`, `log`, `executor`, and `signals` (SIGINT/SIGTERM as a shutdown).
 
 #![allow(clippy::missing_safety_doc)] // the header documents each function's contract
@@ -18,6 +19,7 @@ pub mod status;
 
 mod client;
 mod context;
+mod convert;
 mod events;
 mod executor;
 mod log;

@@ -279,7 +279,7 @@ pub unsafe extern "C" fn roslite_parameter_add_on_set_callback(
     guard(|| {
         let node = handles::node(node)?;
         let callback = callback.ok_or_else(|| Failure::invalid_argument("callback is NULL"))?;
-        let user = crate::pubsub::UserData(user_data);
+        let user = crate::convert::UserData(user_data);
         let handle = node.add_on_set_parameters_callback(move |parameters: &[Parameter]| {
             let user = user;
             let names: Vec<CString> = parameters

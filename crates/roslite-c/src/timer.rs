@@ -3,8 +3,8 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use crate::convert::UserData;
 use crate::handles::{self, Object};
-use crate::pubsub::UserData;
 use crate::status::{guard, Failure, Status};
 use crate::text::{duration, put};
 
