@@ -54,6 +54,13 @@ fn in_one_process_goals_complete_are_rejected_canceled_and_run_at_once() {
         })
     };
     assert!(client.wait_for_action_server(PATIENCE));
+    assert_eq!(
+        client_node.action_names_and_types(),
+        [(
+            "/fibonacci".to_owned(),
+            vec!["test_msgs/action/Fibonacci".to_owned()]
+        )]
+    );
     assert_succeeds_with_every_feedback(&client, 10);
     assert_rejected(&client);
     assert_canceled(&client);

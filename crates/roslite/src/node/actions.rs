@@ -13,6 +13,7 @@ use crate::endpoints::action::{
     ServerCore, ServerGoalHandle, ServerServices, DEFAULT_RESULT_TIMEOUT,
 };
 use crate::endpoints::service::{services_default_qos, Service, ServiceHandler};
+use crate::vocabulary::graph::action_of_feedback_topic;
 use crate::vocabulary::qos::QosProfile;
 
 /// rcl_action's `rcl_action_qos_profile_status_default`: reliable, transient local, keep
@@ -168,6 +169,26 @@ impl super::Node {
             },
             group,
         ))
+    }
+
+    /// The ROS graph's actions with their types, sorted (rclpy's
+    /// `get_action_names_and_types`): found by their feedback topics, served or called, in
+    /// this context and in other processes.
+    pub fn action_names_and_types(&self) -> Vec<(String, Vec<String>)> {
+        let mut actions: Vec<(String, Vec<String>)> = Vec::new();
+        for (topic, types) in self.topic_names_and_types() {
+            for ty in types {
+                let Some((action, action_type)) = action_of_feedback_topic(&topic, &ty) else {
+                    continue;
+                };
+                match actions.iter_mut().find(|(name, _)| *name == action) {
+                    Some((_, types)) if !types.contains(&action_type) => types.push(action_type),
+                    Some(_) => {}
+                    None => actions.push((action, vec![action_type])),
+                }
+            }
+        }
+        actions
     }
 
     /// A client of action `name`. Its goals' feedback callbacks run in the executor spinning
