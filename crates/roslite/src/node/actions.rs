@@ -9,24 +9,12 @@ use roslite_msgs::action_msgs::msg::GoalStatusArray;
 use roslite_msgs::Action;
 
 use crate::endpoints::action::{
-    ActionClient, ActionServer, CancelResponse, ClientCore, GoalId, GoalResponse, ServerCallbacks,
-    ServerCore, ServerGoalHandle, ServerServices, DEFAULT_RESULT_TIMEOUT,
+    action_feedback_qos, action_status_qos, ActionClient, ActionServer, CancelResponse, ClientCore,
+    GoalId, GoalResponse, ServerCallbacks, ServerCore, ServerGoalHandle, ServerServices,
+    DEFAULT_RESULT_TIMEOUT,
 };
 use crate::endpoints::service::{services_default_qos, Service, ServiceHandler};
 use crate::vocabulary::graph::action_of_feedback_topic;
-use crate::vocabulary::qos::QosProfile;
-
-/// rcl_action's `rcl_action_qos_profile_status_default`: reliable, transient local, keep
-/// last 1, so a client that joins late reads the latest status list.
-pub fn action_status_qos() -> QosProfile {
-    QosProfile::keep_last(1).transient_local()
-}
-
-/// rcl_action's feedback topic QoS (`rmw_qos_profile_default`): reliable, volatile, keep
-/// last 10.
-pub fn action_feedback_qos() -> QosProfile {
-    QosProfile::keep_last(10)
-}
 
 /// The names under which action `action` (fully qualified) lives: services and topics.
 fn action_part(action: &str, part: &str) -> String {

@@ -31,3 +31,17 @@ pub use server::{
     DEFAULT_RESULT_TIMEOUT,
 };
 pub(crate) use server::{ServerCallbacks, ServerCore, ServerServices};
+
+use crate::vocabulary::qos::QosProfile;
+
+/// rcl_action's `rcl_action_qos_profile_status_default`: reliable, transient local, keep
+/// last 1, so a client that joins late reads the latest status list.
+pub fn action_status_qos() -> QosProfile {
+    QosProfile::keep_last(1).transient_local()
+}
+
+/// rcl_action's feedback topic QoS (`rmw_qos_profile_default`): reliable, volatile, keep
+/// last 10. A client whose node is spun less often than feedback comes loses the oldest.
+pub fn action_feedback_qos() -> QosProfile {
+    QosProfile::keep_last(10)
+}
