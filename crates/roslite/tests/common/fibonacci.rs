@@ -102,7 +102,7 @@ pub fn send(
 }
 
 pub fn expected_feedback(order: i32) -> Vec<Vec<i32>> {
-    (2..=order).map(|n| fibonacci(n)).collect()
+    (2..=order).map(fibonacci).collect()
 }
 
 pub fn assert_succeeds_with_every_feedback(client: &ActionClient<Fibonacci>, order: i32) {

@@ -142,7 +142,7 @@ impl<A: Action> ServerCore<A> {
     ) -> Arc<Self> {
         let (status_publisher, feedback_publisher) = publishers;
         Arc::new_cyclic(|weak_self| Self {
-            logger: Logger::new(&format!("roslite.action{}", name.replace('/', "."))),
+            logger: Logger::new(format!("roslite.action{}", name.replace('/', "."))),
             name,
             weak_self: weak_self.clone(),
             goals: Mutex::new(Vec::new()),
