@@ -93,6 +93,25 @@ fn in_one_process_a_dropped_server_fails_the_result_future() {
 }
 
 #[test]
+fn in_one_process_a_dropped_client_fails_its_goals_futures() {
+    let ctx = offline();
+    let node = ctx.create_node("fibonacci").unwrap();
+    let server = fibonacci_server(&node);
+    let client = node.create_action_client::<Fibonacci>("fibonacci").unwrap();
+    let spinner = common::spin_in_background(&ctx, &node);
+    assert!(client.wait_for_action_server(PATIENCE));
+    let (goal, _log) = start_held_goal(&client);
+    let result = goal.result();
+    drop(client);
+    assert_eq!(result.wait(PATIENCE).unwrap_err(), ActionError::ClientGone);
+    // The server still has the goal; a client disconnecting does not end it.
+    assert!(goal.goal_id() != roslite::GoalId::default());
+    assert_eq!(server.goal_count(), 1);
+    ctx.shutdown();
+    spinner.join().unwrap();
+}
+
+#[test]
 fn a_goal_for_an_action_nobody_serves_fails_at_once_without_a_network() {
     let ctx = offline();
     let node = ctx.create_node("lonely").unwrap();

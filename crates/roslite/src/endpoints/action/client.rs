@@ -378,6 +378,18 @@ impl<A: Action> ClientCore<A> {
     }
 }
 
+impl<A: Action> Drop for ClientCore<A> {
+    /// Futures and handles outliving their client learn it was dropped rather than wait for
+    /// an answer that can no longer reach them.
+    fn drop(&mut self) {
+        let goals = self.goals.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for goal in goals.values() {
+            goal.accepted.fulfill(Err(ActionError::ClientGone));
+            goal.result.fulfill(Err(ActionError::ClientGone));
+        }
+    }
+}
+
 /// Keeps a goal's entry in its client while a future or handle of it lives.
 struct GoalTracker<A: Action> {
     core: Weak<ClientCore<A>>,

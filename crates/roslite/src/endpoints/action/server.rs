@@ -28,8 +28,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// rcl_action's default `result_timeout` since Iron (rclpy's `result_timeout=10`): how long
-/// a goal's result stays available after it ended. Foxy to Humble kept results 15 minutes.
+/// How long a goal's result stays available after it ended: rclpy's `result_timeout=10` and
+/// rcl_action's default in the ROS 2 release this repository tests against (Foxy's kept
+/// results 15 minutes).
 pub const DEFAULT_RESULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The server's answer to a new goal (rclcpp_action's `GoalResponse`).
