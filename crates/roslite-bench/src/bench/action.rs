@@ -262,12 +262,16 @@ pub fn run(args: &ActionArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The accept and feedback summaries of one run.
+type Summaries = (Option<Summary>, Option<Summary>);
+
 fn report(runs: &[Run], as_json: bool) {
-    let medians: Vec<(Option<Summary>, Option<Summary>)> = runs
+    let medians: Vec<Summaries> = runs
         .iter()
         .map(|r| (Summary::of(&r.accept), Summary::of(&r.feedback)))
         .collect();
-    let ratio = |pick: fn(&(Option<Summary>, Option<Summary>)) -> Option<f64>| {
+    // roslite's median over rclpy's.
+    let ratio = |pick: fn(&Summaries) -> Option<f64>| {
         let roslite = pick(medians.first()?)?;
         let rclpy = pick(medians.get(1)?)?;
         Some(roslite / rclpy)
