@@ -174,6 +174,7 @@ const PYTHON_PEERS: &[&str] = &[
     "ros-std-srvs",
     "ros-sensor-msgs",
     "ros-rosgraph-msgs",
+    "ros-test-msgs",
     "cyclonedds",
 ];
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
-use crate::bench::{footprint, intra, large, linetrace, rtt, service, soak, timer};
+use crate::bench::{action, footprint, intra, large, linetrace, rtt, service, soak, timer};
 use crate::toolkit::units::{parse_duration, parse_size};
 
 #[derive(clap::Subcommand)]
@@ -35,6 +35,9 @@ pub enum BenchCommand {
     /// round-trip over local 5G study: AddTwoInts on a fixed period), next to an rclpy client
     /// and server, optionally over an impaired link.
     Service(service::ServiceArgs),
+    /// Action goals between two processes: the goal-accept round trip and the feedback
+    /// latency of roslite's server and client, next to rclpy's.
+    Action(action::ActionArgs),
     /// The mROS 2 line-follower evaluation's line follower in four configurations
     /// (roslite<->roslite, roslite follower<->rclpy robot, rclpy<->rclpy, one roslite process):
     /// per-topic latency and memory.
@@ -74,6 +77,9 @@ pub enum BenchCommand {
     /// Helper for `bench service`: a roslite server or client.
     #[command(hide = true)]
     ServicePeer(service::PeerArgs),
+    /// Helper for `bench action`: a roslite action server or client.
+    #[command(hide = true)]
+    ActionPeer(action::PeerArgs),
 }
 
 /// Runs a `roslite bench` subcommand.
@@ -97,6 +103,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::ServicePeer(args) => service::peer(&args),
         BenchCommand::Soak(args) => soak::run(&args),
         BenchCommand::SoakPeer(args) => soak::peer(&args),
+        BenchCommand::Action(args) => action::run(&args),
+        BenchCommand::ActionPeer(args) => action::peer(&args),
     }
 }
 

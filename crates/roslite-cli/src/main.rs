@@ -2,6 +2,7 @@
 //! ...` is `roslite_bench`'s, dispatched from here, including the helper processes the benches
 //! start by running this binary again.
 
+mod action;
 mod demo;
 mod interface;
 mod node;
@@ -61,6 +62,9 @@ enum Command {
     /// Inspect and change the parameters of nodes, like `ros2 param`.
     #[command(subcommand)]
     Param(param::ParamCommand),
+    /// Inspect the actions of the ROS graph and send goals, like `ros2 action`.
+    #[command(subcommand)]
+    Action(action::ActionCommand),
 }
 
 /// Runs the command; an error is printed as a user reads it (`Error: ` and its message, then
@@ -115,6 +119,7 @@ fn run() -> anyhow::Result<()> {
         Command::Node(command) => node::run(command),
         Command::Service(command) => service::run(command),
         Command::Param(command) => param::run(command),
+        Command::Action(command) => action::run(command),
     }
 }
 

@@ -109,11 +109,12 @@ fn interface_list_has_all_builtin_packages() {
         "rmw_dds_common/msg/ParticipantEntitiesInfo",
         "sensor_msgs/msg/PointCloud2",
         "type_description_interfaces/srv/GetTypeDescription",
+        "test_msgs/action/Fibonacci",
     ] {
         assert!(out.contains(&format!("    {name}\n")), "{name} missing");
     }
     let packages = stdout(&roslite(&["interface", "packages"]));
-    assert_eq!(packages.lines().count(), 16, "{packages}");
+    assert_eq!(packages.lines().count(), 17, "{packages}");
 }
 
 #[test]

@@ -379,6 +379,7 @@ fn emit_action(
     ));
     code.line("const TYPE_HASH: &'static str =");
     code.line(format!("    \"{}\";", hash(&spec.name)?));
+    emit_action_wrapping(code, scope, spec)?;
     code.close("}");
     for part in [&spec.goal, &spec.result, &spec.feedback] {
         code.blank();
@@ -390,6 +391,72 @@ fn emit_action(
     }
     code.blank();
     emit_message(code, scope, &spec.feedback_message, resolve, hash)
+}
+
+/// The `Action` trait's functions that wrap and unwrap goal, result and feedback in the
+/// action's service and topic messages (fields named as rosidl's action expansion names them).
+fn emit_action_wrapping(
+    code: &mut Code,
+    scope: &Scope<'_>,
+    spec: &ActionSpec,
+) -> Result<(), GenError> {
+    let msgs = scope.msgs;
+    let uuid = format!("{msgs}::unique_identifier_msgs::msg::UUID");
+    let time = format!("{msgs}::builtin_interfaces::msg::Time");
+    let send_request = scope.type_path(&spec.send_goal.request.name)?;
+    let send_response = scope.type_path(&spec.send_goal.response.name)?;
+    let result_request = scope.type_path(&spec.get_result.request.name)?;
+    let result_response = scope.type_path(&spec.get_result.response.name)?;
+    let feedback_message = scope.type_path(&spec.feedback_message.name)?;
+    let functions = [
+        format!(
+            "fn send_goal_request(goal_id: {uuid}, goal: Self::Goal) -> {send_request} {{\n    \
+             {send_request} {{ goal_id, goal }}\n}}"
+        ),
+        format!(
+            "fn split_send_goal_request(request: {send_request}) -> ({uuid}, Self::Goal) {{\n    \
+             (request.goal_id, request.goal)\n}}"
+        ),
+        format!(
+            "fn send_goal_response(accepted: bool, stamp: {time}) -> {send_response} {{\n    \
+             {send_response} {{ accepted, stamp }}\n}}"
+        ),
+        format!(
+            "fn split_send_goal_response(response: {send_response}) -> (bool, {time}) {{\n    \
+             (response.accepted, response.stamp)\n}}"
+        ),
+        format!(
+            "fn get_result_request(goal_id: {uuid}) -> {result_request} {{\n    \
+             {result_request} {{ goal_id }}\n}}"
+        ),
+        format!(
+            "fn get_result_request_goal_id(request: &{result_request}) -> {uuid} {{\n    \
+             request.goal_id.clone()\n}}"
+        ),
+        format!(
+            "fn get_result_response(status: i8, result: Self::Result) -> {result_response} {{\n    \
+             {result_response} {{ status, result }}\n}}"
+        ),
+        format!(
+            "fn split_get_result_response(response: {result_response}) -> (i8, Self::Result) {{\n    \
+             (response.status, response.result)\n}}"
+        ),
+        format!(
+            "fn feedback_message(goal_id: {uuid}, feedback: Self::Feedback) -> {feedback_message} {{\n    \
+             {feedback_message} {{ goal_id, feedback }}\n}}"
+        ),
+        format!(
+            "fn split_feedback_message(message: {feedback_message}) -> ({uuid}, Self::Feedback) {{\n    \
+             (message.goal_id, message.feedback)\n}}"
+        ),
+    ];
+    for function in functions {
+        code.blank();
+        for line in function.lines() {
+            code.line(line);
+        }
+    }
+    Ok(())
 }
 
 /// Where generated code is: which package and which of its `msg`/`srv`/`action` modules.

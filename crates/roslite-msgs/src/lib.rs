@@ -46,6 +46,56 @@ pub trait Action: Send + Sync + 'static {
     /// `example_interfaces/action/Fibonacci`.
     const TYPE_NAME: &'static str;
     const TYPE_HASH: &'static str;
+
+    // The wire messages wrap the goal, result and feedback with a goal id (and status or
+    // stamp); these build and take them apart, so an action runtime can stay generic (the
+    // role of rclcpp_action's `create_goal_request` and friends).
+
+    /// `SendGoal_Request { goal_id, goal }`.
+    fn send_goal_request(
+        goal_id: unique_identifier_msgs::msg::UUID,
+        goal: Self::Goal,
+    ) -> <Self::SendGoal as Service>::Request;
+    /// `(goal_id, goal)` of a `SendGoal_Request`.
+    fn split_send_goal_request(
+        request: <Self::SendGoal as Service>::Request,
+    ) -> (unique_identifier_msgs::msg::UUID, Self::Goal);
+    /// `SendGoal_Response { accepted, stamp }`.
+    fn send_goal_response(
+        accepted: bool,
+        stamp: builtin_interfaces::msg::Time,
+    ) -> <Self::SendGoal as Service>::Response;
+    /// `(accepted, stamp)` of a `SendGoal_Response`.
+    fn split_send_goal_response(
+        response: <Self::SendGoal as Service>::Response,
+    ) -> (bool, builtin_interfaces::msg::Time);
+    /// `GetResult_Request { goal_id }`.
+    fn get_result_request(
+        goal_id: unique_identifier_msgs::msg::UUID,
+    ) -> <Self::GetResult as Service>::Request;
+    /// The goal id of a `GetResult_Request`.
+    fn get_result_request_goal_id(
+        request: &<Self::GetResult as Service>::Request,
+    ) -> unique_identifier_msgs::msg::UUID;
+    /// `GetResult_Response { status, result }`; `status` is an `action_msgs/msg/GoalStatus`
+    /// code.
+    fn get_result_response(
+        status: i8,
+        result: Self::Result,
+    ) -> <Self::GetResult as Service>::Response;
+    /// `(status, result)` of a `GetResult_Response`.
+    fn split_get_result_response(
+        response: <Self::GetResult as Service>::Response,
+    ) -> (i8, Self::Result);
+    /// `FeedbackMessage { goal_id, feedback }`.
+    fn feedback_message(
+        goal_id: unique_identifier_msgs::msg::UUID,
+        feedback: Self::Feedback,
+    ) -> Self::FeedbackMessage;
+    /// `(goal_id, feedback)` of a `FeedbackMessage`.
+    fn split_feedback_message(
+        message: Self::FeedbackMessage,
+    ) -> (unique_identifier_msgs::msg::UUID, Self::Feedback);
 }
 
 /// One vendored interface definition file.

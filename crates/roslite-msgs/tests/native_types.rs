@@ -302,6 +302,16 @@ rust_types! {
     type_description_interfaces::srv::GetTypeDescription_Request,
     type_description_interfaces::srv::GetTypeDescription_Response,
     type_description_interfaces::srv::GetTypeDescription_Event,
+    test_msgs::action::Fibonacci_Goal,
+    test_msgs::action::Fibonacci_Result,
+    test_msgs::action::Fibonacci_Feedback,
+    test_msgs::action::Fibonacci_SendGoal_Request,
+    test_msgs::action::Fibonacci_SendGoal_Response,
+    test_msgs::action::Fibonacci_SendGoal_Event,
+    test_msgs::action::Fibonacci_GetResult_Request,
+    test_msgs::action::Fibonacci_GetResult_Response,
+    test_msgs::action::Fibonacci_GetResult_Event,
+    test_msgs::action::Fibonacci_FeedbackMessage,
     unique_identifier_msgs::msg::UUID,
 }
 

@@ -4,7 +4,7 @@
 //! - `roslite-cdr` and `roslite-msgs`: message types and their wire encoding.
 //! - `roslite-executor`: clocks, timers and the executor loop.
 //! - this crate: [`Context`] (one per process), [`Node`], [`Publisher`], [`Subscription`],
-//!   [`Timer`], services, parameters, QoS and ROS naming, and the backends that carry their
+//!   [`Timer`], services, actions, parameters, QoS and ROS naming, and the backends that carry their
 //!   messages: intra-process delivery (no serialization), RTPS, and same-host links. Its own
 //!   layers are its folders, bottom up: [`vocabulary`], [`seam`] (the backend interface),
 //!   [`endpoints`], [`backends`], [`context`], [`params`], [`node`]; each imports only from
@@ -32,13 +32,17 @@ pub mod params;
 pub mod seam;
 pub mod vocabulary;
 
-pub use endpoints::{pubsub, serialized, serialized_service, service};
+pub use endpoints::{action, pubsub, serialized, serialized_service, service};
 pub use vocabulary::{config, events, graph, log, names, qos, time};
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use action::{
+    ActionClient, ActionError, ActionServer, CancelResponse, ClientGoalHandle, GoalId,
+    GoalResponse, GoalStatusCode, ServerGoalHandle,
+};
 pub use context::{
     Context, ContextOptions, Graph, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
 };
@@ -63,7 +67,7 @@ pub use roslite_executor::{
 };
 pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.
-pub use roslite_msgs::{Message, Service as ServiceType};
+pub use roslite_msgs::{Action as ActionType, Message, Service as ServiceType};
 pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 pub use serialized_service::{SerializedService, ServiceResponder};
 pub use service::{

@@ -26,6 +26,7 @@ use crate::vocabulary::time::{sim_instant, RosClockSource, Time};
 use roslite_msgs::rcl_interfaces::msg::Log as LogMsg;
 use roslite_msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 
+mod actions;
 mod parameters;
 mod services;
 

@@ -2,6 +2,7 @@
 //! a bench's own parts are its submodules (`rtt_sweep::loan`, `service::{model, plot,
 //! report}`), which import the toolkit and the bench's shared data, never the bench's entry.
 
+pub mod action;
 pub mod footprint;
 pub mod intra;
 pub mod large;

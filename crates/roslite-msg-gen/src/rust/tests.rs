@@ -236,6 +236,10 @@ fn services_and_actions_get_markers_and_all_synthesized_types() {
         "type SendGoal = Count_SendGoal;",
         "type FeedbackMessage = Count_FeedbackMessage;",
         "impl ::roslite_msgs::Service for Count_SendGoal {",
+        "fn send_goal_request(goal_id: ::roslite_msgs::unique_identifier_msgs::msg::UUID, \
+         goal: Self::Goal) -> Count_SendGoal_Request {",
+        "Count_GetResult_Response { status, result }",
+        "(message.goal_id, message.feedback)",
         "pub struct Count_SendGoal_Event {",
         "pub struct Count_GetResult_Response {",
         "pub goal_id: ::roslite_msgs::unique_identifier_msgs::msg::UUID,",

@@ -1830,6 +1830,46 @@ pub mod action {
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci";
         const TYPE_HASH: &'static str =
             "RIHS01_9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51";
+
+        fn send_goal_request(goal_id: crate::unique_identifier_msgs::msg::UUID, goal: Self::Goal) -> Fibonacci_SendGoal_Request {
+            Fibonacci_SendGoal_Request { goal_id, goal }
+        }
+
+        fn split_send_goal_request(request: Fibonacci_SendGoal_Request) -> (crate::unique_identifier_msgs::msg::UUID, Self::Goal) {
+            (request.goal_id, request.goal)
+        }
+
+        fn send_goal_response(accepted: bool, stamp: crate::builtin_interfaces::msg::Time) -> Fibonacci_SendGoal_Response {
+            Fibonacci_SendGoal_Response { accepted, stamp }
+        }
+
+        fn split_send_goal_response(response: Fibonacci_SendGoal_Response) -> (bool, crate::builtin_interfaces::msg::Time) {
+            (response.accepted, response.stamp)
+        }
+
+        fn get_result_request(goal_id: crate::unique_identifier_msgs::msg::UUID) -> Fibonacci_GetResult_Request {
+            Fibonacci_GetResult_Request { goal_id }
+        }
+
+        fn get_result_request_goal_id(request: &Fibonacci_GetResult_Request) -> crate::unique_identifier_msgs::msg::UUID {
+            request.goal_id.clone()
+        }
+
+        fn get_result_response(status: i8, result: Self::Result) -> Fibonacci_GetResult_Response {
+            Fibonacci_GetResult_Response { status, result }
+        }
+
+        fn split_get_result_response(response: Fibonacci_GetResult_Response) -> (i8, Self::Result) {
+            (response.status, response.result)
+        }
+
+        fn feedback_message(goal_id: crate::unique_identifier_msgs::msg::UUID, feedback: Self::Feedback) -> Fibonacci_FeedbackMessage {
+            Fibonacci_FeedbackMessage { goal_id, feedback }
+        }
+
+        fn split_feedback_message(message: Fibonacci_FeedbackMessage) -> (crate::unique_identifier_msgs::msg::UUID, Self::Feedback) {
+            (message.goal_id, message.feedback)
+        }
     }
 
     /// Message `example_interfaces/action/Fibonacci_Goal`.

@@ -1077,6 +1077,12 @@
         text: include_str!("../../interfaces/std_srvs/srv/Trigger.srv"),
     },
     InterfaceFile {
+        package: "test_msgs",
+        kind: "action",
+        name: "Fibonacci",
+        text: include_str!("../../interfaces/test_msgs/action/Fibonacci.action"),
+    },
+    InterfaceFile {
         package: "type_description_interfaces",
         kind: "msg",
         name: "Field",

@@ -37,6 +37,8 @@ pub mod std_msgs;
 #[rustfmt::skip]
 pub mod std_srvs;
 #[rustfmt::skip]
+pub mod test_msgs;
+#[rustfmt::skip]
 pub mod type_description_interfaces;
 #[rustfmt::skip]
 pub mod unique_identifier_msgs;

@@ -2,6 +2,7 @@
 //! services and clients. They reach the rest of the process through their node's
 //! `EndpointHost` (`host.rs`), never through the context or a backend.
 
+pub mod action;
 pub(crate) mod host;
 pub mod pubsub;
 pub mod serialized;

@@ -205,13 +205,59 @@ enum Responder<S: ServiceType> {
 type ServiceCallback<S> =
     Box<dyn FnMut(<S as ServiceType>::Request) -> <S as ServiceType>::Response + Send + 'static>;
 
+/// A callback that answers later, through the [`ServiceReply`] it is given.
+pub(crate) type DeferredServiceCallback<S> =
+    Box<dyn FnMut(<S as ServiceType>::Request, ServiceReply<S>) + Send + 'static>;
+
+/// How a server answers: from its callback's return value, or later.
+pub(crate) enum ServiceHandler<S: ServiceType> {
+    Immediate(ServiceCallback<S>),
+    Deferred(DeferredServiceCallback<S>),
+}
+
+/// The way back to the client of one request, for a server that answers after its callback
+/// returned (rclcpp's deferred `send_response`): an action server answers a result request
+/// when the goal ends. Dropping it unanswered leaves the client waiting, as a lost reply would.
+pub struct ServiceReply<S: ServiceType> {
+    responder: Responder<S>,
+    service: Weak<ServiceShared<S>>,
+}
+
+impl<S: ServiceType> ServiceReply<S> {
+    /// Sends `response` to the client that made the request, from the calling thread.
+    pub fn send(self, response: S::Response) {
+        if let Some(service) = self.service.upgrade() {
+            lock(&service.stats).replies_sent += 1;
+        }
+        respond(self.responder, response);
+    }
+}
+
+/// Hands `response` to the caller: completes an in-process call, or serializes it into the
+/// reply channel.
+fn respond<S: ServiceType>(responder: Responder<S>, response: S::Response) {
+    match responder {
+        Responder::Local(complete) => complete(response),
+        Responder::Remote(channel) => match roslite_cdr::to_vec(&response, Endianness::Little) {
+            Ok(bytes) => channel.send(bytes),
+            Err(e) => {
+                // The caller times out; the server's log says why.
+                crate::vocabulary::log::Logger::new("roslite.service")
+                    .error(format_args!("cannot serialize a response: {e}"));
+            }
+        },
+    }
+}
+
 pub(crate) struct ServiceShared<S: ServiceType> {
     id: u64,
     qos: QosProfile,
     queue: Mutex<VecDeque<(S::Request, Responder<S>)>>,
-    callback: Mutex<ServiceCallback<S>>,
+    callback: Mutex<ServiceHandler<S>>,
     group: Arc<CallbackGroup>,
     stats: Mutex<ServiceStats>,
+    /// This service itself, for the replies of a deferred handler to count themselves.
+    weak_self: std::sync::OnceLock<Weak<ServiceShared<S>>>,
 }
 
 impl<S: ServiceType> ServiceShared<S> {
@@ -255,24 +301,25 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
         let Some((request, responder)) = lock(&self.queue).pop_front() else {
             return false;
         };
-        let response = {
-            let mut callback = lock(&self.callback);
-            callback(request)
-        };
-        // Counted first: the caller may look at the count as soon as the reply reaches it.
-        lock(&self.stats).replies_sent += 1;
-        match responder {
-            Responder::Local(complete) => complete(response),
-            Responder::Remote(channel) => {
-                match roslite_cdr::to_vec(&response, Endianness::Little) {
-                    Ok(bytes) => channel.send(bytes),
-                    Err(e) => {
-                        // The caller times out; the server's log says why.
-                        crate::vocabulary::log::Logger::new("roslite.service")
-                            .error(format_args!("cannot serialize a response: {e}"));
-                        return true;
-                    }
-                }
+        let mut handler = lock(&self.callback);
+        match &mut *handler {
+            ServiceHandler::Immediate(callback) => {
+                let response = callback(request);
+                drop(handler);
+                // Counted first: the caller may look at the count as soon as the reply
+                // reaches it.
+                lock(&self.stats).replies_sent += 1;
+                respond(responder, response);
+            }
+            ServiceHandler::Deferred(callback) => {
+                let weak = self.weak_self.get().cloned().unwrap_or_default();
+                callback(
+                    request,
+                    ServiceReply {
+                        responder,
+                        service: weak,
+                    },
+                );
             }
         }
         true
@@ -293,7 +340,7 @@ impl<S: ServiceType> Service<S> {
         group: &Arc<CallbackGroup>,
         name: String,
         qos: QosProfile,
-        callback: ServiceCallback<S>,
+        callback: ServiceHandler<S>,
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
             id: node.backends.next_entity_id(),
@@ -302,7 +349,9 @@ impl<S: ServiceType> Service<S> {
             callback: Mutex::new(callback),
             group: group.clone(),
             stats: Mutex::default(),
+            weak_self: std::sync::OnceLock::new(),
         });
+        let _ = shared.weak_self.set(Arc::downgrade(&shared));
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
         let any: Arc<dyn Any + Send + Sync> = shared.clone();
@@ -532,6 +581,43 @@ impl<S: ServiceType> Client<S> {
     /// process); [`CallError::Serialize`].
     pub fn call_async(&self, request: S::Request) -> Result<ResponseFuture<S>, CallError> {
         let call = PendingCall::new();
+        let key = self.start_call(request, &call)?;
+        Ok(ResponseFuture {
+            call,
+            client: Arc::downgrade(&self.shared),
+            key,
+            _service: PhantomData,
+        })
+    }
+
+    /// Sends `request`; `on_reply` gets the response (or why there is none:
+    /// [`CallError::Cancelled`] when the client goes first) on the thread that received it.
+    /// The call stays pending until then: [`Self::forget`] drops it.
+    ///
+    /// # Errors
+    /// As [`Self::call_async`].
+    pub fn call_with(
+        &self,
+        request: S::Request,
+        on_reply: impl FnOnce(Result<S::Response, CallError>) + Send + 'static,
+    ) -> Result<RequestKey, CallError> {
+        let call = PendingCall::with_on_done(Some(Box::new(on_reply)));
+        self.start_call(request, &call)
+    }
+
+    /// Forgets the call of `key`: its reply, if one comes, is counted as unmatched and
+    /// dropped, and its `on_reply` is never called. False if it was not pending.
+    pub fn forget(&self, key: RequestKey) -> bool {
+        lock(&self.shared.pending).remove(&key).is_some()
+    }
+
+    /// Sends `request` to the server in this process, or else to the network, with `call`
+    /// pending under the returned key.
+    fn start_call(
+        &self,
+        request: S::Request,
+        call: &Arc<PendingCall<S::Response>>,
+    ) -> Result<RequestKey, CallError> {
         let backends = &self.node.backends;
         let key = if let Some(server) = self.in_process_server() {
             let n = self.shared.next_local.fetch_add(1, Ordering::Relaxed);
@@ -556,18 +642,13 @@ impl<S: ServiceType> Client<S> {
         } else if backends.reaches_other_processes() {
             let payload =
                 roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
-            self.shared.send_remote(backends, payload, &call)
+            self.shared.send_remote(backends, payload, call)
         } else {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });
         };
-        Ok(ResponseFuture {
-            call,
-            client: Arc::downgrade(&self.shared),
-            key,
-            _service: PhantomData,
-        })
+        Ok(key)
     }
 
     /// Sends `request` and waits up to `timeout` for the response. Must not be called from a

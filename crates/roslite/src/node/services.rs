@@ -8,7 +8,9 @@ use roslite_cdr::SharedBuf;
 
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
-use crate::endpoints::service::{services_default_qos, Client, SerializedClient, Service};
+use crate::endpoints::service::{
+    services_default_qos, Client, SerializedClient, Service, ServiceHandler,
+};
 use crate::vocabulary::qos::QosProfile;
 use roslite_msgs::Service as ServiceType;
 
@@ -52,7 +54,7 @@ impl super::Node {
             group,
             name,
             qos,
-            Box::new(callback),
+            ServiceHandler::Immediate(Box::new(callback)),
         ))
     }
 

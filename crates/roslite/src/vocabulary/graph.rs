@@ -91,3 +91,41 @@ impl From<&QosProfile> for GraphQos {
         }
     }
 }
+
+/// The action a topic belongs to, as rcl_action finds actions in the graph: an action
+/// `/fibonacci` of type `test_msgs/action/Fibonacci` shows as topic
+/// `/fibonacci/_action/feedback` of type `test_msgs/action/Fibonacci_FeedbackMessage`.
+/// `None` for any other topic.
+pub fn action_of_feedback_topic(topic: &str, type_name: &str) -> Option<(String, String)> {
+    let action = topic.strip_suffix("/_action/feedback")?;
+    let action_type = type_name.strip_suffix("_FeedbackMessage")?;
+    (!action.is_empty() && action_type.contains("/action/"))
+        .then(|| (action.to_owned(), action_type.to_owned()))
+}
+
+#[cfg(test)]
+mod action_tests {
+    use super::*;
+
+    #[test]
+    fn actions_are_found_by_their_feedback_topic() {
+        assert_eq!(
+            action_of_feedback_topic(
+                "/ns/fibonacci/_action/feedback",
+                "test_msgs/action/Fibonacci_FeedbackMessage"
+            ),
+            Some(("/ns/fibonacci".into(), "test_msgs/action/Fibonacci".into()))
+        );
+        assert_eq!(
+            action_of_feedback_topic(
+                "/fibonacci/_action/status",
+                "action_msgs/msg/GoalStatusArray"
+            ),
+            None
+        );
+        assert_eq!(
+            action_of_feedback_topic("/chatter/_action/feedback", "std_msgs/msg/String"),
+            None
+        );
+    }
+}

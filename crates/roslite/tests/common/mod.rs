@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod fibonacci;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -206,6 +208,12 @@ impl LinePeer {
             let _ = writeln!(stdin, "{line}");
             let _ = stdin.flush();
         }
+    }
+
+    /// Kills the peer (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Waits for the peer to exit by itself until `deadline`, then kills it. Its stdin stays
