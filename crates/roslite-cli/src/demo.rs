@@ -76,6 +76,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let options = LaunchOptions {
         node_program: node_program.clone(),
         python: None,
+        cpp_follower: None,
         work_dir,
         domain: launch::domain_for_run(0),
         node: NodeOptions {

@@ -28,6 +28,7 @@ fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
     let options = LaunchOptions {
         node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
         python: Some(python()),
+        cpp_follower: None,
         work_dir,
         domain,
         node: NodeOptions {
