@@ -206,7 +206,7 @@ fn print_table(
          start (CLOCK_MONOTONIC) in us; RSS = VmRSS in MB"
     );
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  RSS per process",
+        "{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  RSS per process",
         "configuration", "ls mean", "ls p50", "ls p99", "ls sd", "cv mean", "cv p50", "cv p99",
     );
     for (setup, result) in results {
@@ -223,7 +223,7 @@ fn print_table(
                     .map(|m| format!("{} {:.2}", m.process, rss_mb(m.vm_rss)))
                     .collect();
                 println!(
-                    "{:<34} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}",
+                    "{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}",
                     setup.label(),
                     f(ls, |s| s.mean_us),
                     f(ls, |s| s.p50_us),
@@ -235,7 +235,7 @@ fn print_table(
                     memory.join(", ")
                 );
             }
-            Err(e) => println!("{:<34} failed: {e}", setup.label()),
+            Err(e) => println!("{:<40} failed: {e}", setup.label()),
         }
     }
     match ratio {

@@ -97,9 +97,29 @@ pub(crate) struct SerializedSubscriptionShared {
 impl SerializedSink for SerializedSubscriptionShared {
     fn deliver_serialized(&self, payload: &SharedBuf, mut info: MessageInfo) -> bool {
         info.received_timestamp = Instant::monotonic_now();
+        // As a typed subscription does (`Subscription`'s `deliver_incoming`): from a receive
+        // thread, a sleeping executor lends its turn, and with nothing queued before it the
+        // message goes straight to the callback, without waking the executor's thread (one
+        // thread hop less per message; the C ABI's subscriptions are these).
+        let inline = crate::seam::inline_dispatch_allowed();
+        let straight = inline && self.queue.is_idle();
+        if straight
+            && self.group.try_run_inline_with(&mut || {
+                let mut callback = self.callback.lock().unwrap_or_else(PoisonError::into_inner);
+                callback(payload, &info);
+                true
+            })
+        {
+            return true;
+        }
         {
             let mut queue = self.queue.lock();
             queue.push((payload.clone(), info));
+        }
+        // Asked once: a turn refused just now for the message above is not asked again (the
+        // notification wakes the executor if it fell asleep in between).
+        if inline && !straight && self.group.try_run_inline(self) {
+            return true;
         }
         self.group.notify();
         true
