@@ -8,6 +8,8 @@
 // thing in that callback. A ping not echoed within 5 s is lost and the next one sent. The ping
 // prints `lost N`, `stale N` and one `rtt_ns T` line per measured round trip, then exits.
 // ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE and ROSLITE_TRANSPORTS come from the bench.
+// `pingpong pong-raw` is the pong without the C++ layer (bytes echoed through the C ABI).
+#include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -45,6 +47,37 @@ static int pong()
   auto subscription = node->create_subscription<Msg>(
     PING_TOPIC, qos(), [publisher](const Msg & ping) {publisher->publish(ping);});
   rclcpp::spin(node);
+  return 0;
+}
+
+// The floor of the C++ layer: the pong as bytes through the C ABI, no rclcpp, no decoding or
+// encoding (`pingpong pong-raw`).
+static int pong_raw(int argc, char * argv[])
+{
+  roslite_handle context = 0, node = 0, publisher = 0, subscription = 0, executor = 0;
+  roslite_type type{roslite::message_traits<Msg>::type_name(),
+    roslite::message_traits<Msg>::type_hash()};
+  roslite_qos profile = qos().get_roslite_qos();
+  if (roslite_context_init(argc, argv, &context) != ROSLITE_OK ||
+    roslite_node_create(context, "roslite_bench_rtt_cpp_pong", "", &node) != ROSLITE_OK ||
+    roslite_publisher_create(node, PONG_TOPIC, &type, &profile, &publisher) != ROSLITE_OK)
+  {
+    std::fprintf(stderr, "pong-raw: %s\n", roslite_last_error());
+    return 2;
+  }
+  static roslite_handle echo_to = publisher;
+  auto echo = [](void *, const uint8_t * cdr, size_t length, const roslite_message_info *) {
+      roslite_publish(echo_to, cdr, length);
+    };
+  if (roslite_subscription_create(node, PING_TOPIC, &type, &profile, echo, nullptr,
+    &subscription) != ROSLITE_OK ||
+    roslite_executor_create(context, &executor) != ROSLITE_OK ||
+    roslite_executor_add_node(executor, node) != ROSLITE_OK)
+  {
+    std::fprintf(stderr, "pong-raw: %s\n", roslite_last_error());
+    return 2;
+  }
+  roslite_executor_spin(executor);
   return 0;
 }
 
@@ -149,6 +182,7 @@ int main(int argc, char * argv[])
   rclcpp::init(argc, argv);
   std::string role = argc > 1 ? argv[1] : "";
   if (role == "pong") {return pong();}
+  if (role == "pong-raw") {return pong_raw(argc, argv);}
   size_t count = 2000, warmup = 200, size = 64;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string flag = argv[i];

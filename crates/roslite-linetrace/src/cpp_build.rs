@@ -11,9 +11,13 @@
 //! 2.4 MB, as big as the Rust node it is compared with. With panic=abort, a fault inside
 //! roslite ends the process instead of returning `ROSLITE_ERROR`; none is expected in a bench.
 //!
-//! Everything goes under `<target>/cpp-nodes/<name>/` of the target directory this binary lives
-//! in; a program whose executable is newer than its source, the headers and the library is not
-//! compiled again.
+//! `ROSLITE_CPP_PROFILE=release` builds the library in the `release` profile instead (opt-level
+//! 3, unwinding), the one the Rust benches' own processes are built with: what the latency
+//! comparisons need to compare like with like.
+//!
+//! Everything goes under `<target>/cpp-nodes/<profile>/<name>/` of the target directory this
+//! binary lives in; a program whose executable is newer than its source, the headers and the
+//! library is not compiled again.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,9 +58,23 @@ pub const CXX_FLAGS: [&str; 7] = [
 /// What the static library needs from the C library, after it.
 pub const LIBS: [&str; 5] = ["-lpthread", "-lm", "-ldl", "-lrt", "-lutil"];
 
+/// The environment variable naming the library's cargo profile (default [`PROFILE`]).
+pub const PROFILE_ENV: &str = "ROSLITE_CPP_PROFILE";
+
+/// The library's cargo profile: `ROSLITE_CPP_PROFILE`, else the size profile.
+pub fn library_profile() -> String {
+    std::env::var(PROFILE_ENV)
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| PROFILE.to_owned())
+}
+
 /// The cargo command that builds the static library (for messages and docs).
 pub fn library_command() -> String {
-    format!("cargo rustc --profile {PROFILE} -p roslite-c --lib --crate-type staticlib")
+    format!(
+        "cargo rustc --profile {} -p roslite-c --lib --crate-type staticlib",
+        library_profile()
+    )
 }
 
 fn tail(bytes: &[u8]) -> String {
@@ -69,11 +87,11 @@ fn tail(bytes: &[u8]) -> String {
 }
 
 /// Builds the static library (or finds it up to date) and returns its path.
-fn build_library(root: &Path, target_dir: &Path) -> Result<PathBuf, String> {
+fn build_library(root: &Path, target_dir: &Path, profile: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(&cargo)
         .current_dir(root)
-        .args(["rustc", "--quiet", "--profile", PROFILE, "-p", "roslite-c"])
+        .args(["rustc", "--quiet", "--profile", profile, "-p", "roslite-c"])
         .args(["--lib", "--crate-type", "staticlib", "--target-dir"])
         .arg(target_dir)
         .output()
@@ -85,7 +103,7 @@ fn build_library(root: &Path, target_dir: &Path) -> Result<PathBuf, String> {
             tail(&output.stderr)
         ));
     }
-    let library = target_dir.join(PROFILE).join("libroslite_c.a");
+    let library = target_dir.join(profile).join("libroslite_c.a");
     if library.is_file() {
         Ok(library)
     } else {
@@ -140,8 +158,12 @@ pub fn build(program: CppProgram<'_>) -> Result<PathBuf, String> {
         .ok()
         .and_then(|exe| small_build::target_dir_of(&exe))
         .unwrap_or_else(|| root.join("target"));
-    let library = build_library(&root, &target_dir)?;
-    let dir = target_dir.join("cpp-nodes").join(program.name);
+    let profile = library_profile();
+    let library = build_library(&root, &target_dir, &profile)?;
+    let dir = target_dir
+        .join("cpp-nodes")
+        .join(&profile)
+        .join(program.name);
     let generated = dir.join("include");
     generate_types(program.packages, &generated)?;
     let source = root.join(program.source);

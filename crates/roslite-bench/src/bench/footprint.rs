@@ -314,6 +314,7 @@ fn cpp_talker_built() -> Result<PathBuf, String> {
         .and_then(|exe| small_build::target_dir_of(&exe))
         .map(|dir| {
             dir.join("cpp-nodes")
+                .join(cpp_build::library_profile())
                 .join(CPP_TALKER.name)
                 .join(CPP_TALKER.name)
         })
