@@ -11,9 +11,9 @@
 //! 2.4 MB, as big as the Rust node it is compared with. With panic=abort, a fault inside
 //! roslite ends the process instead of returning `ROSLITE_ERROR`; none is expected in a bench.
 //!
-//! `ROSLITE_CPP_PROFILE=release` builds the library in the `release` profile instead (opt-level
-//! 3, unwinding), the one the Rust benches' own processes are built with: what the latency
-//! comparisons need to compare like with like.
+//! A latency comparison with Rust nodes of the `release` profile (the CLI's, as `roslite bench
+//! rtt` runs them) builds the library in that profile instead ([`RELEASE`]: opt-level 3,
+//! unwinding), so that the same Rust code runs on both sides.
 //!
 //! Everything goes under `<target>/cpp-nodes/<profile>/<name>/` of the target directory this
 //! binary lives in; a program whose executable is newer than its source, the headers and the
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-use crate::small_build::{self, PROFILE};
+use crate::small_build;
 
 /// A C++ node of the workspace.
 #[derive(Clone, Copy, Debug)]
@@ -58,23 +58,12 @@ pub const CXX_FLAGS: [&str; 7] = [
 /// What the static library needs from the C library, after it.
 pub const LIBS: [&str; 5] = ["-lpthread", "-lm", "-ldl", "-lrt", "-lutil"];
 
-/// The environment variable naming the library's cargo profile (default [`PROFILE`]).
-pub const PROFILE_ENV: &str = "ROSLITE_CPP_PROFILE";
+/// The `release` profile, for comparisons with Rust nodes built in it.
+pub const RELEASE: &str = "release";
 
-/// The library's cargo profile: `ROSLITE_CPP_PROFILE`, else the size profile.
-pub fn library_profile() -> String {
-    std::env::var(PROFILE_ENV)
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| PROFILE.to_owned())
-}
-
-/// The cargo command that builds the static library (for messages and docs).
-pub fn library_command() -> String {
-    format!(
-        "cargo rustc --profile {} -p roslite-c --lib --crate-type staticlib",
-        library_profile()
-    )
+/// The cargo command that builds the static library in `profile` (for messages and docs).
+pub fn library_command(profile: &str) -> String {
+    format!("cargo rustc --profile {profile} -p roslite-c --lib --crate-type staticlib")
 }
 
 fn tail(bytes: &[u8]) -> String {
@@ -99,7 +88,7 @@ fn build_library(root: &Path, target_dir: &Path, profile: &str) -> Result<PathBu
     if !output.status.success() {
         return Err(format!(
             "`{}` failed: {}",
-            library_command(),
+            library_command(profile),
             tail(&output.stderr)
         ));
     }
@@ -146,23 +135,31 @@ fn newest_under(dir: &Path) -> Option<SystemTime> {
     newest
 }
 
-/// Builds `program` (or finds it up to date) into the target directory this binary lives in
-/// and returns the executable's path.
+/// The executable [`build`] makes of `program` with the library in `profile`, under the
+/// target directory this binary lives in (it may not be built yet).
+pub fn executable(program: CppProgram<'_>, profile: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = small_build::target_dir_of(&exe)?;
+    Some(dir.join("cpp-nodes").join(profile).join(program.name).join(program.name))
+}
+
+/// Builds `program` against the library in cargo profile `profile`
+/// ([`small_build::PROFILE`], the size profile, or [`RELEASE`]), or finds it up to date, in
+/// the target directory this binary lives in, and returns the executable's path.
 ///
 /// # Errors
 /// Why not: no source tree, no cargo or `c++`, or their failure (the tail of their output).
-pub fn build(program: CppProgram<'_>) -> Result<PathBuf, String> {
+pub fn build(program: CppProgram<'_>, profile: &str) -> Result<PathBuf, String> {
     let root = small_build::workspace_root()
         .ok_or("the roslite source tree this binary was built from is not there any more")?;
     let target_dir = std::env::current_exe()
         .ok()
         .and_then(|exe| small_build::target_dir_of(&exe))
         .unwrap_or_else(|| root.join("target"));
-    let profile = library_profile();
-    let library = build_library(&root, &target_dir, &profile)?;
+    let library = build_library(&root, &target_dir, profile)?;
     let dir = target_dir
         .join("cpp-nodes")
-        .join(&profile)
+        .join(profile)
         .join(program.name);
     let generated = dir.join("include");
     generate_types(program.packages, &generated)?;

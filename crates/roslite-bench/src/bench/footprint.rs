@@ -221,11 +221,11 @@ pub fn run(args: &FootprintArgs) -> anyhow::Result<()> {
         if !args.json {
             eprintln!(
                 "building the C++ talker (`{}`, then c++ {}) ...",
-                cpp_build::library_command(),
+                cpp_build::library_command(small_build::PROFILE),
                 cpp_build::CXX_FLAGS.join(" ")
             );
         }
-        cpp_build::build(CPP_TALKER)
+        cpp_build::build(CPP_TALKER, small_build::PROFILE)
     };
     stacks.push(Stack {
         name: "roslite C++ (rclcpp API: -Os, static)".to_owned(),
@@ -309,17 +309,9 @@ fn lean_talker_built() -> Result<PathBuf, String> {
 
 /// The C++ talker if an earlier run built it (`--no-build`).
 fn cpp_talker_built() -> Result<PathBuf, String> {
-    let path = std::env::current_exe()
-        .ok()
-        .and_then(|exe| small_build::target_dir_of(&exe))
-        .map(|dir| {
-            dir.join("cpp-nodes")
-                .join(cpp_build::library_profile())
-                .join(CPP_TALKER.name)
-                .join(CPP_TALKER.name)
-        })
-        .filter(|path| path.is_file());
-    path.ok_or_else(|| "not built (--no-build)".to_owned())
+    cpp_build::executable(CPP_TALKER, small_build::PROFILE)
+        .filter(|path| path.is_file())
+        .ok_or_else(|| "not built (--no-build)".to_owned())
 }
 
 fn example_talker(args: &FootprintArgs, path: PathBuf) -> (PathBuf, Command) {

@@ -73,11 +73,15 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
         eprintln!("roslite processes: {}", node_program.describe());
         eprintln!(
             "building or finding the C++ follower (`{}`, then c++ {}) ...",
-            cpp_build::library_command(),
+            cpp_build::library_command(roslite_linetrace::small_build::PROFILE),
             cpp_build::CXX_FLAGS.join(" ")
         );
     }
-    let cpp_follower = cpp_build::build(cpp_build::FOLLOWER);
+    // The library in the size profile, as the Rust node executable is built.
+    let cpp_follower = cpp_build::build(
+        cpp_build::FOLLOWER,
+        roslite_linetrace::small_build::PROFILE,
+    );
     let mut results: Vec<(Setup, Result<RunResult, String>)> = Vec::new();
     for (i, setup) in setups.into_iter().enumerate() {
         let needs_python =

@@ -320,6 +320,29 @@ impl SerializedPublisher {
             publisher_id: shared.id,
             from_intra_process: true,
         };
+        // Through the only active outlet and nowhere else (no subscription in this context,
+        // nothing kept for late joiners): the bytes go straight into its memory (a shared-memory
+        // chunk), as a typed publisher serializes into it, instead of into a shared copy first.
+        if shared.qos.durability != Durability::TransientLocal && shared.sinks.snapshot().is_empty()
+        {
+            let remote = shared.remote.snapshot();
+            let mut active = remote
+                .iter()
+                .map(|(_, outlet)| outlet)
+                .filter(|outlet| outlet.is_active());
+            if let (Some(outlet), None) = (active.next(), active.next()) {
+                let mut write = |buf: &mut [u8]| {
+                    let used = payload.len().min(buf.len());
+                    buf[..used].copy_from_slice(&payload[..used]);
+                    Ok(used)
+                };
+                let serialized = info.as_serialized();
+                if let Some(Ok(sent)) = outlet.send_in_place(payload.len(), &mut write, &serialized)
+                {
+                    return Ok(sent.result?);
+                }
+            }
+        }
         // One copy of the caller's bytes, shared by local and remote receivers.
         let bytes: Arc<[u8]> = Arc::from(payload);
         let local = SharedBuf::from_arc(bytes.clone());

@@ -8,9 +8,11 @@
 //! echo callback of the one before, the time taken first thing in that callback. The Rust
 //! pair's ping side is this process (as in the sweep), the C++ pair's is a C++ process; both
 //! pongs are processes of their own; all of them get the path in `ROSLITE_TRANSPORTS` (`udp`
-//! or `shm`), LOCALHOST discovery and a domain per pair. The C++ programs are built as for a
-//! small board (`roslite_linetrace::cpp_build`: the static library in the size profile,
-//! `c++ -Os -static`).
+//! or `shm`), LOCALHOST discovery and a domain per pair. The C++ programs are built by
+//! `roslite_linetrace::cpp_build` (`c++ -Os -static`, stripped) against the static library in
+//! the `release` profile, the one this binary and so the Rust pair are built with: the same
+//! Rust code runs under both pairs (the size profile's library makes the C++ pair about 1.35x
+//! slower over UDP, all of it roslite's own code at opt-level s).
 //!
 //! Each path is measured in `--rounds` rounds, each the Rust pair then the C++ pair right
 //! after it (this shared VM drifts between fast and slow phases lasting seconds), and judged on
@@ -82,11 +84,11 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
     if !options.json {
         eprintln!(
             "building the C++ ping/pong (`{}`, then c++ {}) ...",
-            cpp_build::library_command(),
+            cpp_build::library_command(cpp_build::RELEASE),
             cpp_build::CXX_FLAGS.join(" ")
         );
     }
-    let exe = cpp_build::build(PINGPONG).map_err(|e| anyhow::anyhow!(e))?;
+    let exe = cpp_build::build(PINGPONG, cpp_build::RELEASE).map_err(|e| anyhow::anyhow!(e))?;
     let pace = Pace {
         mode: Mode::BackToBack,
         hz: 10,
