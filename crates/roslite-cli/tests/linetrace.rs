@@ -95,16 +95,15 @@ fn rclpy_follower_drives_the_roslite_robot_with_twist_stamped() {
 fn cpp_follower_drives_the_roslite_robot() {
     // Built as `roslite bench linetrace` builds it: the C ABI's static library in the size
     // profile (cargo, first time slow), then c++ -Os -static.
-    let exe = cpp_build::build(
-        cpp_build::FOLLOWER,
-        roslite_linetrace::small_build::PROFILE,
-    )
-    .unwrap_or_else(|e| panic!("building the C++ follower: {e}"));
+    let exe = cpp_build::build(cpp_build::FOLLOWER, roslite_linetrace::small_build::PROFILE)
+        .unwrap_or_else(|e| panic!("building the C++ follower: {e}"));
     let r = run_with(Setup::CPP_FOLLOWER, 95, false, None, Some(exe));
     assert_eq!(r.label, "roslite C++ follower <-> roslite robot");
     assert_every_topic_and_the_service(&r);
     assert!(
-        r.memory.iter().any(|m| m.process == "follower (roslite C++)"),
+        r.memory
+            .iter()
+            .any(|m| m.process == "follower (roslite C++)"),
         "{:?}",
         r.memory
     );

@@ -140,7 +140,12 @@ fn newest_under(dir: &Path) -> Option<SystemTime> {
 pub fn executable(program: CppProgram<'_>, profile: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = small_build::target_dir_of(&exe)?;
-    Some(dir.join("cpp-nodes").join(profile).join(program.name).join(program.name))
+    Some(
+        dir.join("cpp-nodes")
+            .join(profile)
+            .join(program.name)
+            .join(program.name),
+    )
 }
 
 /// Builds `program` against the library in cargo profile `profile`

@@ -665,9 +665,7 @@ fn print_json(args: &FootprintArgs, stacks: &[Stack]) {
                 pss_kib: m.pss_kib,
                 threads: m.memory.threads,
                 messages_received: m.received,
-                goal_met: stack
-                    .goal
-                    .then(|| mb(m.memory.vm_rss_kib) <= GOAL_MB),
+                goal_met: stack.goal.then(|| mb(m.memory.vm_rss_kib) <= GOAL_MB),
                 breakdown: m
                     .breakdown
                     .iter()

@@ -10,9 +10,9 @@
 use std::path::PathBuf;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup};
-use roslite_linetrace::{cpp_build, node_program};
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::report;
+use roslite_linetrace::{cpp_build, node_program};
 use serde::Serialize;
 
 use crate::toolkit::json;
@@ -78,10 +78,8 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
         );
     }
     // The library in the size profile, as the Rust node executable is built.
-    let cpp_follower = cpp_build::build(
-        cpp_build::FOLLOWER,
-        roslite_linetrace::small_build::PROFILE,
-    );
+    let cpp_follower =
+        cpp_build::build(cpp_build::FOLLOWER, roslite_linetrace::small_build::PROFILE);
     let mut results: Vec<(Setup, Result<RunResult, String>)> = Vec::new();
     for (i, setup) in setups.into_iter().enumerate() {
         let needs_python =
@@ -172,7 +170,10 @@ impl CppGoals {
         let follower_rss_kib = results.iter().find_map(|(s, r)| {
             let r = r.as_ref().ok().filter(|_| *s == Setup::CPP_FOLLOWER)?;
             let name = format!("follower ({})", launch::Side::RosliteCpp.name());
-            r.memory.iter().find(|m| m.process == name).map(|m| m.vm_rss)
+            r.memory
+                .iter()
+                .find(|m| m.process == name)
+                .map(|m| m.vm_rss)
         });
         Self {
             latency_ratio: cpp_mean.zip(rust_mean).map(|(a, b)| a / b),
@@ -280,7 +281,9 @@ fn print_table(
             Setup::ROSLITE.label(),
             verdict(r <= CPP_LATENCY_GOAL_RATIO)
         ),
-        None => println!("goal: {cpp_label}: /light_sensors mean vs the Rust follower's: not measured"),
+        None => {
+            println!("goal: {cpp_label}: /light_sensors mean vs the Rust follower's: not measured")
+        }
     }
     match cpp.follower_rss_kib {
         Some(kib) => println!(

@@ -117,8 +117,8 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
                         lost: point.lost,
                     })
                 });
-            let cpp = measure_cpp(&exe, route, options.domain + 1, pace)
-                .map_err(|e| format!("{e:#}"));
+            let cpp =
+                measure_cpp(&exe, route, options.domain + 1, pace).map_err(|e| format!("{e:#}"));
             measured.push(Round { rust, cpp });
         }
         results.push((route, measured));
