@@ -11,8 +11,9 @@
 //! or `shm`), LOCALHOST discovery and a domain per pair. The C++ programs are built by
 //! `roslite_linetrace::cpp_build` (`c++ -Os -static`, stripped) against the static library in
 //! the `release` profile, the one this binary and so the Rust pair are built with: the same
-//! Rust code runs under both pairs (the size profile's library makes the C++ pair about 1.35x
-//! slower over UDP, all of it roslite's own code at opt-level s).
+//! Rust code runs under both pairs (against the size profile's library the C++ pair's UDP p50
+//! is 1.1-1.2 times its own against the release library, roslite's code at opt-level s; over
+//! shared memory no different).
 //!
 //! Each path is measured in `--rounds` rounds, each the Rust pair then the C++ pair right
 //! after it (this shared VM drifts between fast and slow phases lasting seconds), and judged on
