@@ -29,7 +29,9 @@ pub enum BenchCommand {
     /// DDS ping-pong) run in the same run when installed.
     Rtt(RttArgs),
     /// VmRSS and VmHWM of a minimal roslite publisher (std_msgs/String at 10 Hz, one matched
-    /// subscriber in another process), next to Cyclone DDS and rclpy/Fast DDS when installed.
+    /// subscriber in another process): the CLI binary, the Rust talker and the C++ one (the
+    /// rclcpp-shaped API) built for a small board (size-optimised, static; goal: at most 3 MB
+    /// VmRSS), next to Cyclone DDS and rclpy/Fast DDS when installed.
     Footprint(footprint::FootprintArgs),
     /// Service response time and send jitter between two processes (the ROS 2 service
     /// round-trip over local 5G study: AddTwoInts on a fixed period), next to an rclpy client
@@ -38,12 +40,17 @@ pub enum BenchCommand {
     /// Action goals between two processes: the goal-accept round trip and the feedback
     /// latency of roslite's server and client, next to rclpy's.
     Action(action::ActionArgs),
-    /// The mROS 2 line-follower evaluation's line follower in four configurations
-    /// (roslite<->roslite, roslite follower<->rclpy robot, rclpy<->rclpy, one roslite process):
-    /// per-topic latency and memory.
+    /// The mROS 2 line-follower evaluation's line follower in five configurations
+    /// (roslite<->roslite, the C++ follower on the mROS 2 API<->roslite robot, roslite
+    /// follower<->rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and
+    /// memory.
     ///
     /// The roslite processes run `roslite-linetrace-node`, built on first use as for the demo
-    /// (see `roslite demo --help`, which also describes ROSLITE_LINETRACE_NODE).
+    /// (see `roslite demo --help`, which also describes ROSLITE_LINETRACE_NODE). The C++
+    /// follower (`crates/roslite-linetrace/cpp/follower.cpp`) is built on first use too: the C
+    /// ABI's static library in the size profile, then `c++ -std=c++17 -Os -static` (needs
+    /// cargo, a C++ compiler and the source tree). Its goals: /light_sensors mean at most 1.1x
+    /// the Rust follower's, its process at most 2.5 + 0.5 MB RSS.
     Linetrace(linetrace::LinetraceArgs),
     /// The very large data of the zero-copy / shared-memory large point cloud study: an 800 MB
     /// std_msgs/UInt64MultiArray intra-process, between two processes (every same-host
@@ -133,9 +140,25 @@ pub enum RttTransport {
     All,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RttApi {
+    /// Rust nodes (the UDP run or the sweep, as `--transport` and `--mode` say).
+    Rust,
+    /// The C++ ping/pong pair (`crates/roslite-bench/cpp/pingpong.cpp`, roslite's rclcpp API)
+    /// next to the Rust pair: 64 B back to back over UDP and over shared memory, in `--rounds`
+    /// rounds of `--samples` round trips; goal: the C++ pair's p50 at most 1.1x the Rust
+    /// pair's. Builds the C++ pair first (the C ABI's static library in the size profile, then
+    /// `c++ -std=c++17 -Os -static`; needs cargo, a C++ compiler and the source tree).
+    Cpp,
+}
+
 /// The flags of `roslite bench rtt`: the UDP run's and the sweep's.
 #[derive(clap::Args)]
 pub struct RttArgs {
+    /// Which API the measured nodes use: `rust`, or `cpp` for the C++ pair next to the Rust
+    /// one (then `--transport`, `--sizes` and the sweep's flags do not apply).
+    #[arg(long, value_enum, default_value = "rust")]
+    api: RttApi,
     /// How the two roslite participants talk: `udp` alone (without `--mode`/`--count`) is the
     /// long back-to-back RTPS/UDP run; the others run the sweep of the IPC framework
     /// comparison for ROS 2 local communication through the user API. Same-host readers (shm,
@@ -248,6 +271,19 @@ fn run_rtt(args: &RttArgs) -> anyhow::Result<()> {
         "--domain must be below {} (Cyclone runs in the next domain)",
         roslite::context::MAX_DOMAIN_ID
     );
+    if args.api == RttApi::Cpp {
+        anyhow::ensure!(
+            args.domain + 1 < roslite::context::MAX_DOMAIN_ID,
+            "--domain must be below {} (the C++ pair runs in the next domain)",
+            roslite::context::MAX_DOMAIN_ID - 1
+        );
+        return rtt_sweep::cpp::run(&rtt_sweep::cpp::Options {
+            samples: args.samples,
+            rounds: args.rounds,
+            domain: args.domain,
+            json: args.json,
+        });
+    }
     let routes = match args.transport {
         RttTransport::Udp if !args.sweep.requested() => None,
         RttTransport::Udp => Some(vec![Route::Udp]),

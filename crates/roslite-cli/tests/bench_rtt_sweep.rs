@@ -207,3 +207,34 @@ fn rate_mode_counts_each_echo_process_pages() {
     assert!(values(futex, "echo_pages_per_ping").is_empty(), "{futex}");
     let _ = std::fs::remove_file(&svg);
 }
+
+#[test]
+fn api_cpp_measures_the_cpp_pair_next_to_the_rust_pair() {
+    // Builds the C++ pair first (the C ABI's static library in the release profile: slow the
+    // first time), then one tiny round per path.
+    let domain = (170 + (std::process::id() % 10) * 2).to_string();
+    let svg = std::env::temp_dir().join(format!("roslite-rtt-cpp-{}.svg", std::process::id()));
+    let line = bench_rtt_json(
+        &[
+            "--api",
+            "cpp",
+            "--samples",
+            "30",
+            "--rounds",
+            "1",
+            "--domain",
+            &domain,
+        ],
+        &svg,
+    );
+    assert_eq!(values(&line, "bench"), ["\"rtt-api-cpp\""], "{line}");
+    assert_eq!(values(&line, "path"), ["\"udp\"", "\"shm\""], "{line}");
+    // Both pairs measured on both paths, nothing lost: four p50s, two ratios per path (the
+    // round's and the judged one).
+    assert_eq!(values(&line, "p50_us").len(), 4, "{line}");
+    assert!(values(&line, "error").is_empty(), "{line}");
+    assert!(values(&line, "lost").iter().all(|n| *n == "0"), "{line}");
+    let ratios = values(&line, "p50_ratio_cpp_to_rust");
+    assert_eq!(ratios.len(), 4, "{line}");
+    assert!(ratios.iter().all(|r| *r != "null"), "{line}");
+}

@@ -1,11 +1,14 @@
 //! The line follower across implementations: a roslite node and an rclpy node (real ROS 2
 //! Kilted from PyPI, Fast DDS) exchange every topic and the `/motor_power` service. Both run
 //! as separate processes on 127.0.0.1 only (roslite: LOCALHOST discovery; Fast DDS: the
-//! loopback-only profile without shared memory), in a domain of their own.
+//! loopback-only profile without shared memory), in a domain of their own. The C++ follower
+//! (mROS 2 API, `crates/roslite-linetrace/cpp/follower.cpp`) drives the roslite robot the same
+//! way, as `roslite bench linetrace` runs it.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use roslite_linetrace::cpp_build;
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side};
 use roslite_linetrace::node_program::NodeProgram;
 use roslite_linetrace::nodes::NodeOptions;
@@ -21,13 +24,24 @@ fn python() -> PathBuf {
 }
 
 fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
+    run_with(setup, domain, twist_stamped, Some(python()), None)
+}
+
+fn run_with(
+    setup: Setup,
+    domain: u32,
+    twist_stamped: bool,
+    python: Option<PathBuf>,
+    cpp_follower: Option<PathBuf>,
+) -> RunResult {
     let work_dir = std::env::temp_dir().join(format!(
         "roslite-linetrace-test-{}-{domain}",
         std::process::id()
     ));
     let options = LaunchOptions {
         node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
-        python: Some(python()),
+        python,
+        cpp_follower,
         work_dir,
         domain,
         node: NodeOptions {
@@ -75,4 +89,22 @@ fn rclpy_follower_drives_the_roslite_robot_with_twist_stamped() {
     };
     let r = run(setup, 93, true);
     assert_every_topic_and_the_service(&r);
+}
+
+#[test]
+fn cpp_follower_drives_the_roslite_robot() {
+    // Built as `roslite bench linetrace` builds it: the C ABI's static library in the size
+    // profile (cargo, first time slow), then c++ -Os -static.
+    let exe = cpp_build::build(cpp_build::FOLLOWER, roslite_linetrace::small_build::PROFILE)
+        .unwrap_or_else(|e| panic!("building the C++ follower: {e}"));
+    let r = run_with(Setup::CPP_FOLLOWER, 95, false, None, Some(exe));
+    assert_eq!(r.label, "roslite C++ follower <-> roslite robot");
+    assert_every_topic_and_the_service(&r);
+    assert!(
+        r.memory
+            .iter()
+            .any(|m| m.process == "follower (roslite C++)"),
+        "{:?}",
+        r.memory
+    );
 }

@@ -52,6 +52,9 @@ pub const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     Roslite,
+    /// The C++ follower on roslite's mROS 2 API (`cpp/follower.cpp`,
+    /// [`crate::cpp_build::FOLLOWER`]); it plays the follower only.
+    RosliteCpp,
     Rclpy,
 }
 
@@ -59,6 +62,7 @@ impl Side {
     pub fn name(self) -> &'static str {
         match self {
             Self::Roslite => "roslite",
+            Self::RosliteCpp => "roslite C++",
             Self::Rclpy => "rclpy",
         }
     }
@@ -87,6 +91,12 @@ impl Setup {
     pub const RCLPY: Self = Self {
         robot: Side::Rclpy,
         follower: Side::Rclpy,
+        one_process: false,
+    };
+    /// The C++ follower (mROS 2 API) with the roslite robot.
+    pub const CPP_FOLLOWER: Self = Self {
+        robot: Side::Roslite,
+        follower: Side::RosliteCpp,
         one_process: false,
     };
     pub const ONE_PROCESS: Self = Self {
@@ -120,6 +130,9 @@ pub struct LaunchOptions {
     pub node_program: NodeProgram,
     /// A Python with rclpy (the repository's `.venv/bin/python`), for rclpy sides.
     pub python: Option<PathBuf>,
+    /// The C++ follower's executable ([`crate::cpp_build::build`] of
+    /// [`crate::cpp_build::FOLLOWER`]), for a [`Side::RosliteCpp`] follower.
+    pub cpp_follower: Option<PathBuf>,
     /// Where traces, logs and helper files go.
     pub work_dir: PathBuf,
     pub domain: u32,
@@ -221,6 +234,8 @@ pub enum LaunchError {
     Messages(String),
     /// A trace file is missing or malformed.
     Trace(String),
+    /// A side's program was not given (the C++ follower's executable) or cannot play its role.
+    Program(String),
     Io(std::io::Error),
 }
 
@@ -241,6 +256,7 @@ impl fmt::Display for LaunchError {
             ),
             Self::Messages(e) => write!(f, "raspimouse_msgs for rclpy: {e}"),
             Self::Trace(e) => write!(f, "trace: {e}"),
+            Self::Program(e) => e.fmt(f),
             Self::Io(e) => e.fmt(f),
         }
     }
@@ -362,11 +378,29 @@ fn spawn(
     })
 }
 
-fn command_for(side: Side, role: &str, options: &LaunchOptions, script: &Path) -> Command {
-    match side {
+fn command_for(
+    side: Side,
+    role: &str,
+    options: &LaunchOptions,
+    script: &Path,
+) -> Result<Command, LaunchError> {
+    Ok(match side {
         Side::Roslite => {
             let mut c = options.node_program.command(role);
             c.arg("--domain").arg(options.domain.to_string());
+            c
+        }
+        Side::RosliteCpp => {
+            if role != "follower" {
+                return Err(LaunchError::Program(format!(
+                    "the C++ node plays the follower only, not the {role}"
+                )));
+            }
+            let exe = options.cpp_follower.as_deref().ok_or_else(|| {
+                LaunchError::Program("no C++ follower executable was given".into())
+            })?;
+            let mut c = Command::new(exe);
+            c.arg(role).arg("--domain").arg(options.domain.to_string());
             c
         }
         Side::Rclpy => {
@@ -382,7 +416,7 @@ fn command_for(side: Side, role: &str, options: &LaunchOptions, script: &Path) -
                 .env("PYTHONUNBUFFERED", "1");
             c
         }
-    }
+    })
 }
 
 /// A domain for one run's processes: 10..=99 by this process's id (domains 0..=101 keep
@@ -417,14 +451,14 @@ pub fn run(setup: Setup, options: &LaunchOptions) -> Result<RunResult, LaunchErr
     let robot_name;
     if setup.one_process {
         robot_name = "raspimouse+follower (roslite)".to_owned();
-        let c = command_for(Side::Roslite, "both", options, &script);
+        let c = command_for(Side::Roslite, "both", options, &script)?;
         procs.push(spawn(&robot_name, c, options, &events_tx)?);
     } else {
         robot_name = format!("raspimouse ({})", setup.robot.name());
         let follower_name = format!("follower ({})", setup.follower.name());
-        let c = command_for(setup.robot, "robot", options, &script);
+        let c = command_for(setup.robot, "robot", options, &script)?;
         procs.push(spawn(&robot_name, c, options, &events_tx)?);
-        let c = command_for(setup.follower, "follower", options, &script);
+        let c = command_for(setup.follower, "follower", options, &script)?;
         procs.push(spawn(&follower_name, c, options, &events_tx)?);
     }
     drop(events_tx);

@@ -16,6 +16,7 @@
 //! - [`report`]: tables, Markdown and SVG.
 
 pub mod course;
+pub mod cpp_build;
 pub mod follower;
 pub mod launch;
 pub mod node_program;

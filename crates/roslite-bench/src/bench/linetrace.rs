@@ -1,16 +1,18 @@
-//! `roslite bench linetrace`: the application of the mROS 2 line-follower evaluation in four
-//! configurations in one run: roslite <-> roslite (two processes, RTPS on 127.0.0.1), roslite
-//! follower <-> rclpy robot (the evaluation's mixed setup), rclpy <-> rclpy (the ROS 2
-//! baseline, Fast DDS on 127.0.0.1 without shared memory), and both roslite nodes in one
-//! process (intra-process delivery). The launcher, the node executable and the domain of each
-//! run are `roslite_linetrace`'s, as for the CLI's demo.
+//! `roslite bench linetrace`: the application of the mROS 2 line-follower evaluation in five
+//! configurations in one run: roslite <-> roslite (two processes, RTPS on 127.0.0.1), the C++
+//! follower (`crates/roslite-linetrace/cpp/follower.cpp`, on roslite's mROS 2 API, built by
+//! `roslite_linetrace::cpp_build`) <-> the roslite robot, roslite follower <-> rclpy robot
+//! (the evaluation's mixed setup), rclpy <-> rclpy (the ROS 2 baseline, Fast DDS on 127.0.0.1
+//! without shared memory), and both roslite nodes in one process (intra-process delivery). The
+//! launcher, the node executable and the domain of each run are `roslite_linetrace`'s, as for
+//! the CLI's demo.
 
 use std::path::PathBuf;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup};
-use roslite_linetrace::node_program;
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::report;
+use roslite_linetrace::{cpp_build, node_program};
 use serde::Serialize;
 
 use crate::toolkit::json;
@@ -21,6 +23,10 @@ use crate::toolkit::stats::Summary;
 /// most a quarter of rclpy's.
 const MEMORY_GOAL_MB: f64 = 2.5;
 const LATENCY_GOAL_RATIO: f64 = 0.25;
+/// The C++ follower's goals: its /light_sensors mean at most 1.1 times the Rust follower's
+/// (roslite <-> roslite, same run), its process at most 2.5 MB + 0.5 MB RSS.
+const CPP_LATENCY_GOAL_RATIO: f64 = 1.1;
+const CPP_MEMORY_GOAL_MB: f64 = MEMORY_GOAL_MB + 0.5;
 
 #[derive(clap::Args)]
 pub struct LinetraceArgs {
@@ -51,6 +57,7 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
     let work = std::env::temp_dir().join(format!("roslite-bench-linetrace-{}", std::process::id()));
     let setups = [
         Setup::ROSLITE,
+        Setup::CPP_FOLLOWER,
         Setup::MIXED,
         Setup::RCLPY,
         Setup::ONE_PROCESS,
@@ -64,7 +71,15 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
     }
     if !args.json {
         eprintln!("roslite processes: {}", node_program.describe());
+        eprintln!(
+            "building or finding the C++ follower (`{}`, then c++ {}) ...",
+            cpp_build::library_command(roslite_linetrace::small_build::PROFILE),
+            cpp_build::CXX_FLAGS.join(" ")
+        );
     }
+    // The library in the size profile, as the Rust node executable is built.
+    let cpp_follower =
+        cpp_build::build(cpp_build::FOLLOWER, roslite_linetrace::small_build::PROFILE);
     let mut results: Vec<(Setup, Result<RunResult, String>)> = Vec::new();
     for (i, setup) in setups.into_iter().enumerate() {
         let needs_python =
@@ -73,12 +88,17 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
             results.push((setup, Err("no Python with rclpy (pass --python)".into())));
             continue;
         }
+        if let (launch::Side::RosliteCpp, Err(why)) = (setup.follower, &cpp_follower) {
+            results.push((setup, Err(format!("the C++ follower was not built: {why}"))));
+            continue;
+        }
         if !args.json {
             eprintln!("running {} ...", setup.label());
         }
         let options = LaunchOptions {
             node_program: node_program.clone(),
             python: python.clone(),
+            cpp_follower: cpp_follower.as_ref().ok().cloned(),
             work_dir: work.join(format!("run{i}")),
             domain: launch::domain_for_run(i as u32 * 7),
             node: NodeOptions {
@@ -95,23 +115,21 @@ pub fn run(args: &LinetraceArgs) -> anyhow::Result<()> {
             launch::run(setup, &options).map_err(|e| e.to_string()),
         ));
     }
-    let rclpy_mean = results.iter().find_map(|(s, r)| {
-        (*s == Setup::RCLPY)
-            .then(|| r.as_ref().ok().and_then(|r| mean_of(&r.light_sensors_us)))
-            .flatten()
-            .map(|s| s.mean_us)
-    });
-    let roslite_mean = results.iter().find_map(|(s, r)| {
-        (*s == Setup::ROSLITE)
-            .then(|| r.as_ref().ok().and_then(|r| mean_of(&r.light_sensors_us)))
-            .flatten()
-            .map(|s| s.mean_us)
-    });
-    let ratio = roslite_mean.zip(rclpy_mean).map(|(a, b)| a / b);
+    let mean = |setup: Setup| {
+        results.iter().find_map(|(s, r)| {
+            (*s == setup)
+                .then(|| r.as_ref().ok().and_then(|r| mean_of(&r.light_sensors_us)))
+                .flatten()
+                .map(|s| s.mean_us)
+        })
+    };
+    let roslite_mean = mean(Setup::ROSLITE);
+    let ratio = roslite_mean.zip(mean(Setup::RCLPY)).map(|(a, b)| a / b);
+    let cpp = CppGoals::of(&results, mean(Setup::CPP_FOLLOWER), roslite_mean);
     if args.json {
-        print_json(&results, samples, args.speed, ratio);
+        print_json(&results, samples, args.speed, ratio, &cpp);
     } else {
-        print_table(&results, samples, args.speed, ratio);
+        print_table(&results, samples, args.speed, ratio, &cpp);
     }
     if let Some(out) = &args.out {
         let ok: Vec<&RunResult> = results
@@ -135,18 +153,65 @@ fn rss_mb(kib: u64) -> f64 {
     kib as f64 * 1024.0 / 1e6
 }
 
+/// The C++ follower's figures against its goals (`None`: not measured).
+struct CppGoals {
+    /// Its /light_sensors mean over the Rust follower's.
+    latency_ratio: Option<f64>,
+    /// Its process's VmRSS in KiB.
+    follower_rss_kib: Option<u64>,
+}
+
+impl CppGoals {
+    fn of(
+        results: &[(Setup, Result<RunResult, String>)],
+        cpp_mean: Option<f64>,
+        rust_mean: Option<f64>,
+    ) -> Self {
+        let follower_rss_kib = results.iter().find_map(|(s, r)| {
+            let r = r.as_ref().ok().filter(|_| *s == Setup::CPP_FOLLOWER)?;
+            let name = format!("follower ({})", launch::Side::RosliteCpp.name());
+            r.memory
+                .iter()
+                .find(|m| m.process == name)
+                .map(|m| m.vm_rss)
+        });
+        Self {
+            latency_ratio: cpp_mean.zip(rust_mean).map(|(a, b)| a / b),
+            follower_rss_kib,
+        }
+    }
+
+    fn latency_met(&self) -> Option<bool> {
+        self.latency_ratio.map(|r| r <= CPP_LATENCY_GOAL_RATIO)
+    }
+
+    fn memory_met(&self) -> Option<bool> {
+        self.follower_rss_kib
+            .map(|kib| rss_mb(kib) <= CPP_MEMORY_GOAL_MB)
+    }
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
 fn print_table(
     results: &[(Setup, Result<RunResult, String>)],
     samples: usize,
     speed: f64,
     ratio: Option<f64>,
+    cpp: &CppGoals,
 ) {
     println!(
         "line follower, {samples} samples per topic, {speed}x speed; latency publish -> callback \
          start (CLOCK_MONOTONIC) in us; RSS = VmRSS in MB"
     );
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  RSS per process",
+        "{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  RSS per process",
         "configuration", "ls mean", "ls p50", "ls p99", "ls sd", "cv mean", "cv p50", "cv p99",
     );
     for (setup, result) in results {
@@ -163,7 +228,7 @@ fn print_table(
                     .map(|m| format!("{} {:.2}", m.process, rss_mb(m.vm_rss)))
                     .collect();
                 println!(
-                    "{:<34} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}",
+                    "{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {}",
                     setup.label(),
                     f(ls, |s| s.mean_us),
                     f(ls, |s| s.p50_us),
@@ -175,7 +240,7 @@ fn print_table(
                     memory.join(", ")
                 );
             }
-            Err(e) => println!("{:<34} failed: {e}", setup.label()),
+            Err(e) => println!("{:<40} failed: {e}", setup.label()),
         }
     }
     match ratio {
@@ -208,6 +273,30 @@ fn print_table(
             }
         }
     }
+    let cpp_label = Setup::CPP_FOLLOWER.label();
+    match cpp.latency_ratio {
+        Some(r) => println!(
+            "goal: {cpp_label}: /light_sensors mean <= {CPP_LATENCY_GOAL_RATIO} x the Rust \
+             follower's ({}): {r:.3} -> {}",
+            Setup::ROSLITE.label(),
+            verdict(r <= CPP_LATENCY_GOAL_RATIO)
+        ),
+        None => {
+            println!("goal: {cpp_label}: /light_sensors mean vs the Rust follower's: not measured")
+        }
+    }
+    match cpp.follower_rss_kib {
+        Some(kib) => println!(
+            "goal: follower ({}) <= {MEMORY_GOAL_MB} MB + 0.5 MB RSS: {:.2} MB -> {}",
+            launch::Side::RosliteCpp.name(),
+            rss_mb(kib),
+            verdict(rss_mb(kib) <= CPP_MEMORY_GOAL_MB)
+        ),
+        None => println!(
+            "goal: follower ({}) RSS: not measured",
+            launch::Side::RosliteCpp.name()
+        ),
+    }
 }
 
 /// `--json`: one object per configuration, with its latencies in us (1 decimal) and memory, or
@@ -219,6 +308,13 @@ struct Json {
     speed: f64,
     #[serde(serialize_with = "json::fixed4_opt")]
     light_sensors_mean_ratio_roslite_to_rclpy: Option<f64>,
+    /// The C++ follower's /light_sensors mean over the Rust follower's (goal: at most 1.1).
+    #[serde(serialize_with = "json::fixed4_opt")]
+    light_sensors_mean_ratio_cpp_to_rust_follower: Option<f64>,
+    cpp_follower_latency_goal_met: Option<bool>,
+    /// The C++ follower's VmRSS (goal: at most 3 MB, 2.5 + 0.5).
+    cpp_follower_rss_kib: Option<u64>,
+    cpp_follower_rss_goal_met: Option<bool>,
     configurations: Vec<JsonConfiguration>,
 }
 
@@ -342,6 +438,7 @@ fn print_json(
     samples: usize,
     speed: f64,
     ratio: Option<f64>,
+    cpp: &CppGoals,
 ) {
     let configurations = results
         .iter()
@@ -372,6 +469,10 @@ fn print_json(
         samples,
         speed,
         light_sensors_mean_ratio_roslite_to_rclpy: ratio,
+        light_sensors_mean_ratio_cpp_to_rust_follower: cpp.latency_ratio,
+        cpp_follower_latency_goal_met: cpp.latency_met(),
+        cpp_follower_rss_kib: cpp.follower_rss_kib,
+        cpp_follower_rss_goal_met: cpp.memory_met(),
         configurations,
     });
 }

@@ -56,6 +56,7 @@
 //! toolkit; none imports this file, which runs them in order.
 
 mod api;
+pub mod cpp;
 mod floors;
 mod goals;
 pub mod loan;

@@ -9,6 +9,17 @@
 //
 // Message types come from `roslite interface generate --lang cpp` (std_msgs/msg/string.hpp
 // and so on, with the CDR runtime roslite/cdr.hpp).
+//
+// roslite extensions (mROS 2 has neither; an application that uses them does not build on
+// mROS 2):
+// - services, client side: `mros2::Node::create_client<S>(service_name)` returns a
+//   `mros2::Client<S>` with `wait_for_service(timeout_ms)` and `async_send_request(request)`,
+//   which sends and returns at once (fire and forget, as rclcpp's async_send_request whose
+//   future is dropped), or `async_send_request(request, callback)` whose callback takes a
+//   `S::Response *` (null when no response came: the context shut down) and runs on the thread
+//   that received the reply;
+// - a subscription callback may take `(T *, const roslite_message_info *)`: the message's
+//   publication sequence number and source/receive times (CLOCK_MONOTONIC nanoseconds).
 #ifndef ROSLITE_MROS2_H
 #define ROSLITE_MROS2_H
 
@@ -113,6 +124,68 @@ class Subscriber {
   std::shared_ptr<void> state_;
 };
 
+// roslite extension: a service client (see the top of this file).
+template <class S>
+class Client {
+ public:
+  using Request = typename S::Request;
+  using Response = typename S::Response;
+  Client() = default;
+  std::string service_name;
+
+  // Waits up to `timeout_ms` (negative: for ever) for a server; false if none came.
+  bool wait_for_service(int64_t timeout_ms) {
+    if (!handle_) detail::fail("wait_for_service on a client that was never created");
+    int64_t ns = timeout_ms < 0 ? -1 : timeout_ms * 1000000;
+    roslite_status s = roslite_client_wait_for_service(*handle_, ns);
+    if (s == ROSLITE_TIMEOUT || s == ROSLITE_SHUTDOWN) return false;
+    detail::check(s, "wait_for_service");
+    return true;
+  }
+
+  // Sends `request` and returns at once; the response is dropped. False (with an error
+  // logged) if it could not be sent.
+  bool async_send_request(const Request &request) {
+    return async_send_request(request, [](Response *) {});
+  }
+
+  // Sends `request` and returns at once; `callback(Response *)` runs once on the thread that
+  // received the reply (with nullptr when none will come: the context shut down).
+  template <class F>
+  bool async_send_request(const Request &request, F callback) {
+    static_assert(std::is_invocable_v<F &, Response *>,
+                  "a response callback takes a pointer to the response");
+    if (!handle_) detail::fail("async_send_request on a client that was never created");
+    std::vector<uint8_t> bytes;
+    if (!roslite::encode(request, bytes)) {
+      MROS2_ERROR("cannot encode a %s request", roslite::service_traits<S>::type_name());
+      return false;
+    }
+    auto pending = new F(std::move(callback));
+    auto reply = [](void *user, roslite_status status, const uint8_t *cdr, size_t length) {
+      std::unique_ptr<F> f(static_cast<F *>(user));
+      Response response{};
+      if (status == ROSLITE_OK && roslite::decode(cdr, length, response)) {
+        (*f)(&response);
+      } else {
+        (*f)(nullptr);
+      }
+    };
+    roslite_status s =
+        roslite_client_send_request(*handle_, bytes.data(), bytes.size(), reply, pending, nullptr);
+    if (s != ROSLITE_OK) {
+      delete pending;
+      MROS2_ERROR("%s: cannot send a request: %s", service_name.c_str(), roslite_last_error());
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  friend class Node;
+  std::shared_ptr<roslite_handle> handle_;
+};
+
 class Node {
  public:
   std::string node_name;
@@ -143,10 +216,12 @@ class Node {
     return publisher;
   }
 
-  // `callback` takes a pointer to the message (mROS 2's `void (*)(T *)`), valid during the call.
+  // `callback` takes a pointer to the message (mROS 2's `void (*)(T *)`), valid during the call;
+  // or (roslite extension) the pointer and the message's info.
   template <class T, class F>
   Subscriber create_subscription(std::string topic_name, int qos, F callback) {
-    static_assert(std::is_invocable_v<F &, T *>,
+    constexpr bool with_info = std::is_invocable_v<F &, T *, const roslite_message_info *>;
+    static_assert(std::is_invocable_v<F &, T *> || with_info,
                   "an mROS 2 subscription callback takes a pointer to the message");
     struct State {
       explicit State(F f) : callback(std::move(f)) {}
@@ -158,13 +233,18 @@ class Node {
                       roslite::message_traits<T>::type_hash()};
     roslite_qos profile = depth(qos);
     auto deliver = [](void *user, const uint8_t *cdr, size_t length,
-                      const roslite_message_info *) {
+                      const roslite_message_info *info) {
       T message{};
       if (!roslite::decode(cdr, length, message)) {
         MROS2_WARN("dropped a message that is not a valid %s", roslite::message_traits<T>::type_name());
         return;
       }
-      static_cast<State *>(user)->callback(&message);
+      if constexpr (with_info) {
+        static_cast<State *>(user)->callback(&message, info);
+      } else {
+        (void)info;
+        static_cast<State *>(user)->callback(&message);
+      }
     };
     detail::check(roslite_subscription_create(handle_, topic_name.c_str(), &type, &profile,
                                               deliver, state.get(), &state->handle),
@@ -174,6 +254,22 @@ class Node {
     subscriber.topic_name = topic_name;
     subscriber.state_ = state;
     return subscriber;
+  }
+
+  // roslite extension: a client of `service_name` (see the top of this file).
+  template <class S>
+  Client<S> create_client(std::string service_name) {
+    roslite_service_type type{roslite::service_traits<S>::type_name(),
+                              roslite::message_traits<typename S::Request>::type_hash(),
+                              roslite::message_traits<typename S::Response>::type_hash()};
+    auto handle = std::make_shared<roslite_handle>(0);
+    detail::check(roslite_client_create(handle_, service_name.c_str(), &type, handle.get()),
+                  "create_client");
+    keep(handle);
+    Client<S> client;
+    client.service_name = service_name;
+    client.handle_ = handle;
+    return client;
   }
 
  private:
