@@ -4,8 +4,11 @@
 //! domain each: /chatter both ways, std_srvs services each way, and rclpy's parameter client
 //! reading and setting a C++ node's parameters (its on-set callback refusing one).
 //!
+//! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer.
+//!
 //! The C++ node is `tests/cpp/nodes.cpp`, compiled as `cpp_api.rs` compiles it; the rclpy
-//! peers are `interop/python/{chatter_listener,chatter_talker,service_peer,cpp_param_peer}.py`.
+//! peers are `interop/python/{chatter_listener,chatter_talker,service_peer,cpp_param_peer,
+//! mros2_peer}.py`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -36,41 +39,47 @@ fn generated() -> &'static Path {
     })
 }
 
+/// `tests/<source>` compiled against the C++ APIs, the generated types and the static
+/// library, into `out` in the test's temporary directory.
+fn compile(source: &str, out: &str) -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::current_exe().unwrap();
+    let library = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libroslite_c.a");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(out);
+    let status = Command::new("c++")
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&out)
+        .arg(manifest.join("tests").join(source))
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(manifest.join("include/mros2-posix"))
+        .arg("-I")
+        .arg(generated())
+        .arg(&library)
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ])
+        .status()
+        .expect("c++ runs");
+    assert!(status.success(), "compiling tests/{source} failed");
+    out
+}
+
 fn cpp_nodes() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let exe = std::env::current_exe().unwrap();
-        let library = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("libroslite_c.a");
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_nodes_rclpy");
-        let status = Command::new("c++")
-            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(&out)
-            .arg(manifest.join("tests/cpp/nodes.cpp"))
-            .arg("-I")
-            .arg(manifest.join("include"))
-            .arg("-I")
-            .arg(generated())
-            .arg(&library)
-            .args([
-                "-lgcc_s",
-                "-lutil",
-                "-lrt",
-                "-lpthread",
-                "-lm",
-                "-ldl",
-                "-lc",
-            ])
-            .status()
-            .expect("c++ runs");
-        assert!(status.success(), "compiling tests/cpp/nodes.cpp failed");
-        out
-    })
+    BUILT.get_or_init(|| compile("cpp/nodes.cpp", "cpp_nodes_rclpy"))
 }
 
 fn namespace() -> NetNs {
@@ -226,5 +235,53 @@ fn rclpy_reads_and_sets_a_cpp_nodes_parameters() {
     assert!(
         node_out.contains("FINAL rate 20 label set by rclpy"),
         "{node_out}\n{node_err}"
+    );
+}
+
+#[test]
+fn mros2_apps_talk_to_rclpy() {
+    let ns = namespace();
+    let app = |path: &Path, d: u32| {
+        ns.command(path)
+            .env("ROS_DOMAIN_ID", d.to_string())
+            .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+            .env_remove("ROS_STATIC_PEERS")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // echoreply: what rclpy publishes on /to_stm comes back on /to_linux.
+    let echoreply = compile("cpp/mros2_apps/echoreply.cpp", "mros2_echoreply_rclpy");
+    let d = domain(0) + 60;
+    let running = app(&echoreply, d);
+    let peer = rclpy(&ns, d, "mros2_peer.py", &["40", "5"]);
+    let (ok, out, err) = finish(peer, Duration::from_secs(50));
+    stop(&running);
+    let (_, app_out, _) = finish(running, Duration::from_secs(5));
+    assert!(ok && out.contains("RESULT 5"), "{out}\n{err}\n{app_out}");
+    assert_eq!(out.matches("HEARD from rclpy ").count(), 5, "{out}");
+    assert!(
+        app_out.contains("subscribed msg: 'from rclpy "),
+        "{app_out}"
+    );
+
+    // echoback: the app's own messages reach rclpy; rclpy's reach the app's callback.
+    let echoback = compile("cpp/mros2_apps/echoback.cpp", "mros2_echoback_rclpy");
+    let d = domain(1) + 60;
+    let running = app(&echoback, d);
+    let peer = rclpy(&ns, d, "mros2_peer.py", &["40", "5"]);
+    let (ok, out, err) = finish(peer, Duration::from_secs(50));
+    stop(&running);
+    let (_, app_out, _) = finish(running, Duration::from_secs(5));
+    assert!(ok && out.contains("RESULT 5"), "{out}\n{err}");
+    assert_eq!(
+        out.matches("HEARD Hello from mros2 onto Linux: ").count(),
+        5,
+        "{out}"
+    );
+    assert!(
+        app_out.contains("subscribed msg: 'from rclpy "),
+        "{app_out}"
     );
 }
