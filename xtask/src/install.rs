@@ -212,6 +212,73 @@ pub fn check(root: &Path) -> Result<()> {
         bail!("the C listener built with pkg-config did not hear the C++ publisher built with CMake:\n{text}");
     }
     println!("install check: a CMake-built C++ publisher and a pkg-config-built C listener talked");
+    check_test_nodes(root, &prefix, &build, &flags)
+}
+
+/// Builds the C and C++ test nodes (`crates/roslite-c/tests/{c,cpp}`) with CMake and with
+/// pkg-config against the install, and runs a mode of each that needs no network: the C
+/// node's error paths and the C++ node's parameters, logging and on-set callback.
+fn check_test_nodes(root: &Path, prefix: &Path, build: &Path, flags: &str) -> Result<()> {
+    let tests = root.join("crates/roslite-c/tests");
+    run(Command::new("cmake")
+        .arg("-S")
+        .arg(tests.join("cmake"))
+        .arg("-B")
+        .arg(build.join("test-nodes"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())))?;
+    run(Command::new("cmake")
+        .arg("--build")
+        .arg(build.join("test-nodes")))?;
+    let c_pc = build.join("c_node_pkg_config");
+    run(Command::new("cc")
+        .arg("-std=c11")
+        .arg(tests.join("c/node.c"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&c_pc))?;
+    let cpp_pc = build.join("cpp_nodes_pkg_config");
+    run(Command::new("c++")
+        .arg("-std=c++17")
+        .arg(tests.join("cpp/nodes.cpp"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&cpp_pc))?;
+    let header = fs::read_to_string(prefix.join("include/std_msgs/msg/string.h"))?;
+    let hash = header
+        .lines()
+        .find_map(|l| l.strip_prefix("#define std_msgs__msg__String__TYPE_HASH "))
+        .map(|h| h.trim_matches('"').to_owned())
+        .context("the installed std_msgs/msg/string.h names no type hash")?;
+    for c_node in [build.join("test-nodes/c_node"), c_pc] {
+        expect_output(&c_node, &["errors", &hash], "all error paths held")?;
+    }
+    for cpp_nodes in [build.join("test-nodes/cpp_nodes"), cpp_pc] {
+        expect_output(
+            &cpp_nodes,
+            &["parameters"],
+            "refused 1 (parameter 'rate' not set",
+        )?;
+    }
+    println!("install check: the C and C++ test nodes built with CMake and with pkg-config run");
+    Ok(())
+}
+
+/// Runs `program args` without a network and checks its output holds `expected`.
+fn expect_output(program: &Path, args: &[&str], expected: &str) -> Result<()> {
+    let output = Command::new(program)
+        .args(args)
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .with_context(|| format!("running {}", program.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() || !text.contains(expected) {
+        bail!(
+            "{} {} did not print '{expected}':\n{text}{}",
+            program.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     Ok(())
 }
 
