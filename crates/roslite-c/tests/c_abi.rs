@@ -12,16 +12,14 @@ use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Context, ContextOptions, Message, NetworkMode, QosProfile};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
+mod common;
+
 /// The compiled C node, built once per test run.
 fn c_node() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-        // This test binary is target/<profile>/deps/c_abi-<hash>; the library beside deps/.
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe.parent().unwrap().parent().unwrap();
-        let library = profile_dir.join("libroslite_c.a");
-        assert!(library.exists(), "{} is missing", library.display());
+        let library = common::static_library();
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_node");
         let status = Command::new("cc")
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])

@@ -14,6 +14,8 @@ use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite::{Context, ContextOptions, NetworkMode, QosProfile};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
+mod common;
+
 /// The generated C++ types of the packages the test nodes use, generated once per run.
 fn generated() -> &'static Path {
     static GENERATED: OnceLock<PathBuf> = OnceLock::new();
@@ -41,14 +43,7 @@ fn generated() -> &'static Path {
 /// library, into `out`.
 fn compile_cpp(source: &Path, out: &Path) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().unwrap();
-    let library = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libroslite_c.a");
-    assert!(library.exists(), "{} is missing", library.display());
+    let library = common::static_library();
     let status = Command::new("c++")
         .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
         .arg(out)

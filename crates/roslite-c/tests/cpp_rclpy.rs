@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use roslite_transport::netns::NetNs;
 
+mod common;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -43,13 +45,7 @@ fn generated() -> &'static Path {
 /// library, into `out` in the test's temporary directory.
 fn compile(source: &str, out: &str) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().unwrap();
-    let library = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libroslite_c.a");
+    let library = common::static_library();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(out);
     let status = Command::new("c++")
         .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
