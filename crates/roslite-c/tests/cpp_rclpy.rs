@@ -82,8 +82,10 @@ fn namespace() -> NetNs {
     NetNs::create("rlcpp").expect("create a network namespace (needs root and iproute2)")
 }
 
+/// A domain for one test (`offset` < 8), at most 227. Each test has a namespace of its own
+/// too, so domains only keep its two exchanges apart.
 fn domain(offset: u32) -> u32 {
-    100 + (std::process::id() % 25) * 4 + offset
+    100 + (std::process::id() % 16) * 8 + offset
 }
 
 fn rclpy(ns: &NetNs, domain: u32, script: &str, args: &[&str]) -> Child {
@@ -213,7 +215,7 @@ fn services_each_way_between_cpp_and_rclpy() {
 #[test]
 fn rclpy_reads_and_sets_a_cpp_nodes_parameters() {
     let ns = namespace();
-    let d = domain(0) + 50;
+    let d = domain(4);
     let node = cpp(&ns, d, &["param_node", "--ros-args", "-p", "rate:=7"]);
     let peer = rclpy(&ns, d, "cpp_param_peer.py", &["/cpp_params", "40"]);
     let (ok, out, err) = finish(peer, Duration::from_secs(50));
@@ -249,7 +251,7 @@ fn mros2_apps_talk_to_rclpy() {
     };
     // echoreply: what rclpy publishes on /to_stm comes back on /to_linux.
     let echoreply = compile("cpp/mros2_apps/echoreply.cpp", "mros2_echoreply_rclpy");
-    let d = domain(0) + 60;
+    let d = domain(5);
     let running = app(&echoreply, d);
     let peer = rclpy(&ns, d, "mros2_peer.py", &["40", "5"]);
     let (ok, out, err) = finish(peer, Duration::from_secs(50));
@@ -264,7 +266,7 @@ fn mros2_apps_talk_to_rclpy() {
 
     // echoback: the app's own messages reach rclpy; rclpy's reach the app's callback.
     let echoback = compile("cpp/mros2_apps/echoback.cpp", "mros2_echoback_rclpy");
-    let d = domain(1) + 60;
+    let d = domain(6);
     let running = app(&echoback, d);
     let peer = rclpy(&ns, d, "mros2_peer.py", &["40", "5"]);
     let (ok, out, err) = finish(peer, Duration::from_secs(50));
