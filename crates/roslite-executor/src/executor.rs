@@ -342,6 +342,7 @@ impl ShutdownSignal {
             .iter()
         {
             if let Some(parker) = parker.upgrade() {
+                parker.refuse_lending();
                 parker.unpark();
             }
         }

@@ -47,6 +47,9 @@ pub struct Parker {
     closing: AtomicBool,
     /// A panic of a callback run on a lent turn, re-raised on the executor's thread.
     lent_panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Set when the executor's context shut down: no callback runs on a lent turn after that
+    /// (a receive thread delivering a batch would otherwise run the rest of it).
+    lending_refused: AtomicBool,
 }
 
 impl Parker {
@@ -94,9 +97,17 @@ impl Parker {
     /// Takes the sleeping executor's turn. On success the caller runs one callback and then
     /// calls [`Parker::end_lend`]; meanwhile the executor does not run any.
     pub fn try_lend(&self) -> bool {
+        if self.lending_refused.load(SeqCst) {
+            return false;
+        }
         self.lend
             .compare_exchange(LEND_OPEN, LEND_TAKEN, SeqCst, SeqCst)
             .is_ok()
+    }
+
+    /// Lends no turn from now on: the executor's context shut down.
+    pub fn refuse_lending(&self) {
+        self.lending_refused.store(true, SeqCst);
     }
 
     /// Gives the turn back after a lent run; `panic` is what the callback raised, if anything.
