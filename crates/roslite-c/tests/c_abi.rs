@@ -3,16 +3,16 @@
 //! per test).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::example_interfaces::srv::AddTwoInts;
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, Message, NetworkMode, QosProfile};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::{Message, QosProfile};
 
 mod common;
+use common::{context, finish, text};
 
 /// The compiled C node, built once per test run.
 fn c_node() -> &'static Path {
@@ -28,15 +28,7 @@ fn c_node() -> &'static Path {
             .arg("-I")
             .arg(manifest.join("include"))
             .arg(&library)
-            .args([
-                "-lgcc_s",
-                "-lutil",
-                "-lrt",
-                "-lpthread",
-                "-lm",
-                "-ldl",
-                "-lc",
-            ])
+            .args(common::NATIVE_LIBS)
             .status()
             .expect("cc runs (the C compiler is installed by cargo xtask test)");
         assert!(status.success(), "compiling tests/c/node.c failed");
@@ -48,20 +40,6 @@ fn domain(offset: u32) -> u32 {
     100 + (std::process::id() % 20) * 5 + offset
 }
 
-fn context(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .unwrap()
-}
-
 fn c_command(domain_id: u32, args: &[&str]) -> Command {
     let mut command = Command::new(c_node());
     command
@@ -70,26 +48,6 @@ fn c_command(domain_id: u32, args: &[&str]) -> Command {
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env_remove("ROS_STATIC_PEERS");
     command
-}
-
-fn finish(child: Child, limit: Duration) -> Output {
-    let pid = child.id();
-    let killer = std::thread::spawn(move || {
-        std::thread::sleep(limit);
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    });
-    let output = child.wait_with_output().unwrap();
-    drop(killer);
-    output
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// A C talker's messages reach a Rust subscription, over every path a same-host pair can take.

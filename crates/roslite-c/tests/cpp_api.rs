@@ -5,68 +5,33 @@
 //! only, a domain per test).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, AddTwoInts_Response};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite::{Context, ContextOptions, NetworkMode, QosProfile};
-use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
+use roslite::QosProfile;
 
 mod common;
+use common::{context, finish, text};
 
 /// The generated C++ types of the packages the test nodes use, generated once per run.
 fn generated() -> &'static Path {
     static GENERATED: OnceLock<PathBuf> = OnceLock::new();
     GENERATED.get_or_init(|| {
-        use roslite_msg_gen::native::{self, Lang};
-        let mut set = roslite_msg_gen::registry::InterfaceSet::new();
-        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
-        set.check().unwrap();
         let packages = [
             "std_msgs",
             "example_interfaces",
             "geometry_msgs",
             "std_srvs",
         ];
-        let requests: Vec<String> = packages.iter().map(|p| (*p).to_owned()).collect();
-        let interfaces = native::select(&set, &requests, true).unwrap();
-        let files = native::generate(&set, &interfaces, Lang::Cpp).unwrap();
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated_cpp");
-        native::write(&dir, &files).unwrap();
-        dir
+        common::generated_cpp(&packages, "generated_cpp")
     })
 }
 
-/// `c++ -std=c++17` of `source` against the C++ APIs, the generated types and the static
-/// library, into `out`.
 fn compile_cpp(source: &Path, out: &Path) {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let library = common::static_library();
-    let status = Command::new("c++")
-        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(out)
-        .arg(source)
-        .arg("-I")
-        .arg(manifest.join("include"))
-        .arg("-I")
-        .arg(manifest.join("include/mros2-posix"))
-        .arg("-I")
-        .arg(generated())
-        .arg(&library)
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-        ])
-        .status()
-        .expect("c++ runs (the C++ compiler is installed by cargo xtask test)");
-    assert!(status.success(), "compiling {} failed", source.display());
+    common::compile_cpp(source, generated(), out);
 }
 
 fn cpp_nodes() -> &'static Path {
@@ -83,20 +48,6 @@ fn domain(offset: u32) -> u32 {
     200 + (std::process::id() % 6) * 5 + offset
 }
 
-fn context(domain_id: u32) -> Context {
-    let discovery = DiscoveryConfig {
-        domain_id,
-        range: DiscoveryRange::Localhost,
-        ..Default::default()
-    };
-    Context::new(ContextOptions {
-        domain_id,
-        network: NetworkMode::Rtps(TransportConfig::new(discovery)),
-        ..Default::default()
-    })
-    .unwrap()
-}
-
 fn node_command(domain_id: u32, args: &[&str]) -> Command {
     let mut command = Command::new(cpp_nodes());
     command
@@ -107,25 +58,6 @@ fn node_command(domain_id: u32, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-/// Waits for `child` up to `limit`, then kills it.
-fn finish(child: std::process::Child, limit: Duration) -> Output {
-    let pid = child.id();
-    std::thread::spawn(move || {
-        std::thread::sleep(limit);
-        let _ = Command::new("kill").arg(pid.to_string()).status();
-    });
-    child.wait_with_output().unwrap()
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 #[test]

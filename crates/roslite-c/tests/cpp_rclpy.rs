@@ -20,57 +20,28 @@ use roslite_transport::netns::NetNs;
 
 mod common;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn generated() -> &'static Path {
     static GENERATED: OnceLock<PathBuf> = OnceLock::new();
     GENERATED.get_or_init(|| {
-        use roslite_msg_gen::native::{self, Lang};
-        let mut set = roslite_msg_gen::registry::InterfaceSet::new();
-        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
-        set.check().unwrap();
-        let packages = ["std_msgs", "example_interfaces", "std_srvs"];
-        let requests: Vec<String> = packages.iter().map(|p| (*p).to_owned()).collect();
-        let interfaces = native::select(&set, &requests, true).unwrap();
-        let files = native::generate(&set, &interfaces, Lang::Cpp).unwrap();
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated_cpp_rclpy");
-        native::write(&dir, &files).unwrap();
-        dir
+        common::generated_cpp(
+            &["std_msgs", "example_interfaces", "std_srvs"],
+            "generated_cpp_rclpy",
+        )
     })
 }
 
-/// `tests/<source>` compiled against the C++ APIs, the generated types and the static
-/// library, into `out` in the test's temporary directory.
+/// `tests/<source>` compiled into `out` in the test's temporary directory.
 fn compile(source: &str, out: &str) -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let library = common::static_library();
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(out);
-    let status = Command::new("c++")
-        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&out)
-        .arg(manifest.join("tests").join(source))
-        .arg("-I")
-        .arg(manifest.join("include"))
-        .arg("-I")
-        .arg(manifest.join("include/mros2-posix"))
-        .arg("-I")
-        .arg(generated())
-        .arg(&library)
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-        ])
-        .status()
-        .expect("c++ runs");
-    assert!(status.success(), "compiling tests/{source} failed");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(source);
+    common::compile_cpp(&source, generated(), &out);
     out
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn cpp_nodes() -> &'static Path {
