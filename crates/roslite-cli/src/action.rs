@@ -189,26 +189,6 @@ fn info(args: &InfoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An action type name from the command line: `pkg/action/Name` or the short `pkg/Name`.
-fn parse_action_type(text: &str) -> anyhow::Result<TypeName> {
-    let full = match text.split('/').count() {
-        2 => text.replacen('/', "/action/", 1),
-        _ => text.to_owned(),
-    };
-    match TypeName::parse(&full) {
-        Some(name) if name.kind == InterfaceKind::Action => Ok(name),
-        _ => bail!(
-            "'{text}' is not an action type name; write it as <package>/action/<Name>, e.g. \
-             example_interfaces/action/Fibonacci"
-        ),
-    }
-}
-
-fn part(ty: &TypeName, suffix: &str) -> anyhow::Result<TypeName> {
-    TypeName::parse(&format!("{ty}{suffix}"))
-        .with_context(|| format!("'{ty}{suffix}' is not a valid type name"))
-}
-
 /// rosidl_runtime_py's `message_to_yaml`, as ros2action prints goals, feedback and results.
 fn yaml(set: &InterfaceSet, ty: &TypeName, value: &Value) -> String {
     dynamic::to_yaml(set, ty, value, &YamlOptions::default())
@@ -248,7 +228,7 @@ fn decode(set: &InterfaceSet, ty: &TypeName, bytes: &[u8]) -> anyhow::Result<Val
 fn send_goal(args: &SendGoalArgs) -> anyhow::Result<()> {
     let name = crate::topic::resolve_topic(&args.action_name)?;
     let set = Arc::new(crate::interface::load_interfaces()?);
-    let ty = parse_action_type(&args.action_type)?;
+    let ty = parse_action_type_arg(&args.action_type)?;
     crate::interface::require_usable(&set, &ty)?;
     if !matches!(set.interface(&ty), Some(Interface::Action(_))) {
         bail!(
@@ -257,14 +237,14 @@ fn send_goal(args: &SendGoalArgs) -> anyhow::Result<()> {
              types)"
         );
     }
-    let goal_ty = part(&ty, "_Goal")?;
-    let result_ty = part(&ty, "_Result")?;
-    let feedback_ty = part(&ty, "_Feedback")?;
-    let feedback_message_ty = part(&ty, "_FeedbackMessage")?;
-    let send_request_ty = part(&ty, "_SendGoal_Request")?;
-    let send_response_ty = part(&ty, "_SendGoal_Response")?;
-    let result_request_ty = part(&ty, "_GetResult_Request")?;
-    let result_response_ty = part(&ty, "_GetResult_Response")?;
+    let goal_ty = crate::interface::type_part(&ty, "_Goal")?;
+    let result_ty = crate::interface::type_part(&ty, "_Result")?;
+    let feedback_ty = crate::interface::type_part(&ty, "_Feedback")?;
+    let feedback_message_ty = crate::interface::type_part(&ty, "_FeedbackMessage")?;
+    let send_request_ty = crate::interface::type_part(&ty, "_SendGoal_Request")?;
+    let send_response_ty = crate::interface::type_part(&ty, "_SendGoal_Response")?;
+    let result_request_ty = crate::interface::type_part(&ty, "_GetResult_Request")?;
+    let result_response_ty = crate::interface::type_part(&ty, "_GetResult_Response")?;
     let info = |t: &TypeName| crate::topic::type_info(&set, t);
     let goal =
         dynamic::from_yaml(&set, &goal_ty, &args.goal).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -394,6 +374,14 @@ fn hex(id: GoalId) -> String {
     id.0.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+fn parse_action_type_arg(text: &str) -> anyhow::Result<TypeName> {
+    crate::interface::parse_kind_type(
+        text,
+        InterfaceKind::Action,
+        "example_interfaces/action/Fibonacci",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,12 +389,12 @@ mod tests {
     #[test]
     fn action_types_accept_the_short_form_and_refuse_others() {
         assert_eq!(
-            parse_action_type("test_msgs/Fibonacci")
+            parse_action_type_arg("test_msgs/Fibonacci")
                 .unwrap()
                 .to_string(),
             "test_msgs/action/Fibonacci"
         );
-        let err = parse_action_type("std_srvs/srv/SetBool").unwrap_err();
+        let err = parse_action_type_arg("std_srvs/srv/SetBool").unwrap_err();
         assert!(err.to_string().contains("<package>/action/<Name>"), "{err}");
     }
 

@@ -150,6 +150,38 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A service or action type name from the command line: `pkg/<kind>/Name`, or the short
+/// `pkg/Name` ros2 also accepts; the error names the form and shows `example`.
+pub(crate) fn parse_kind_type(
+    text: &str,
+    kind: InterfaceKind,
+    example: &str,
+) -> anyhow::Result<TypeName> {
+    let (word, what) = match kind {
+        InterfaceKind::Msg => ("msg", "message"),
+        InterfaceKind::Srv => ("srv", "service"),
+        InterfaceKind::Action => ("action", "action"),
+    };
+    let full = match text.split('/').count() {
+        2 => text.replacen('/', &format!("/{word}/"), 1),
+        _ => text.to_owned(),
+    };
+    match TypeName::parse(&full) {
+        Some(name) if name.kind == kind => Ok(name),
+        _ => bail!(
+            "'{text}' is not {} {what} type name; write it as <package>/{word}/<Name>, e.g. \
+             {example}",
+            if what == "action" { "an" } else { "a" }
+        ),
+    }
+}
+
+/// The type `ty` with `suffix` (`_Request`, `_Goal`, ...): one of its parts.
+pub(crate) fn type_part(ty: &TypeName, suffix: &str) -> anyhow::Result<TypeName> {
+    TypeName::parse(&format!("{ty}{suffix}"))
+        .with_context(|| format!("'{ty}{suffix}' is not a valid type name"))
+}
+
 fn parse_type_name(text: &str) -> anyhow::Result<TypeName> {
     match TypeName::parse(text) {
         Some(name) if text.matches('/').count() == 2 => Ok(name),

@@ -126,7 +126,7 @@ fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
 }
 
 fn find(args: &FindArgs) -> anyhow::Result<()> {
-    let wanted = parse_service_type(&args.service_type)?.to_string();
+    let wanted = parse_service_type_arg(&args.service_type)?.to_string();
     let view = crate::topic::discover(args.filter.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.participants > 0
     })?;
@@ -159,30 +159,10 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A service type name from the command line: `std_srvs/srv/SetBool` or `std_srvs/SetBool`.
-fn parse_service_type(text: &str) -> anyhow::Result<TypeName> {
-    let full = match text.split('/').count() {
-        2 => text.replacen('/', "/srv/", 1),
-        _ => text.to_owned(),
-    };
-    match TypeName::parse(&full) {
-        Some(name) if name.kind == InterfaceKind::Srv => Ok(name),
-        _ => bail!(
-            "'{text}' is not a service type name; write it as <package>/srv/<Name>, e.g. \
-             std_srvs/srv/SetBool"
-        ),
-    }
-}
-
-fn part(ty: &TypeName, suffix: &str) -> anyhow::Result<TypeName> {
-    TypeName::parse(&format!("{ty}{suffix}"))
-        .with_context(|| format!("'{ty}{suffix}' is not a valid type name"))
-}
-
 fn call(args: &CallArgs) -> anyhow::Result<()> {
     let name = crate::topic::resolve_topic(&args.service_name)?;
     let set = crate::interface::load_interfaces()?;
-    let ty = parse_service_type(&args.service_type)?;
+    let ty = parse_service_type_arg(&args.service_type)?;
     crate::interface::require_usable(&set, &ty)?;
     if set.service(&ty).is_none() {
         bail!(
@@ -191,8 +171,8 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
              types)"
         );
     }
-    let request_ty = part(&ty, "_Request")?;
-    let response_ty = part(&ty, "_Response")?;
+    let request_ty = crate::interface::type_part(&ty, "_Request")?;
+    let response_ty = crate::interface::type_part(&ty, "_Response")?;
     let request_info = crate::topic::type_info(&set, &request_ty)?;
     let response_info = crate::topic::type_info(&set, &response_ty)?;
     // `from_yaml` errors name the field and what is wrong with it.
@@ -244,6 +224,10 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
     }
 }
 
+fn parse_service_type_arg(text: &str) -> anyhow::Result<TypeName> {
+    crate::interface::parse_kind_type(text, InterfaceKind::Srv, "std_srvs/srv/SetBool")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,16 +235,18 @@ mod tests {
     #[test]
     fn service_types_accept_the_short_form_and_refuse_messages() {
         assert_eq!(
-            parse_service_type("std_srvs/SetBool").unwrap().to_string(),
-            "std_srvs/srv/SetBool"
-        );
-        assert_eq!(
-            parse_service_type("std_srvs/srv/SetBool")
+            parse_service_type_arg("std_srvs/SetBool")
                 .unwrap()
                 .to_string(),
             "std_srvs/srv/SetBool"
         );
-        let err = parse_service_type("std_msgs/msg/String").unwrap_err();
+        assert_eq!(
+            parse_service_type_arg("std_srvs/srv/SetBool")
+                .unwrap()
+                .to_string(),
+            "std_srvs/srv/SetBool"
+        );
+        let err = parse_service_type_arg("std_msgs/msg/String").unwrap_err();
         assert!(err.to_string().contains("<package>/srv/<Name>"), "{err}");
     }
 }
