@@ -6,7 +6,7 @@ use std::sync::Arc;
 use roslite_executor::ShutdownSignal;
 
 use crate::backends::intra::LocalBus;
-use crate::backends::rtps::{fault_injection_requested, DiscoveryFollower, RtpsNetwork};
+use crate::backends::rtps::{DiscoveryFollower, FaultConfig, NetError, RtpsNetwork};
 use crate::backends::same_host::SameHostBackend;
 use crate::seam::service::ServiceDrops;
 use crate::seam::{Backend, BackendSet};
@@ -147,15 +147,19 @@ impl Context {
                 config.discovery.domain_id = options.domain_id;
                 let logger = crate::vocabulary::log::Logger::new("roslite.rtps");
                 let mut local_transports = options.local_transports.adjusted_by_env()?;
-                if fault_injection_requested() {
+                let fault = FaultConfig::from_env()
+                    .map_err(|e| InitError::Network(NetError::FaultInjection(e).to_string()))?;
+                // An impaired link must impair everything: same-host paths would bypass it.
+                if fault.is_some() {
                     local_transports = LocalTransports::UDP_ONLY;
                 }
                 let same_host = SameHostBackend::start(local_transports, logger.clone());
                 let follower = same_host
                     .clone()
                     .map(|s| -> Arc<dyn DiscoveryFollower> { s });
-                let network = RtpsNetwork::start(&config, options.ros_distro, follower, logger)
-                    .map_err(|e| InitError::Network(e.to_string()))?;
+                let network =
+                    RtpsNetwork::start(&config, options.ros_distro, follower, fault, logger)
+                        .map_err(|e| InitError::Network(e.to_string()))?;
                 // RTPS before the same-host links: they look up the RTPS identity of each
                 // endpoint the network was told of first.
                 initial.push(network.backend());

@@ -429,7 +429,8 @@ pub struct RtpsNetwork {
 
 impl RtpsNetwork {
     /// Binds the UDP ports, starts the participant and its driver thread. `follower` (the
-    /// same-host links) is told what discovery finds from the first datagram on.
+    /// same-host links) is told what discovery finds from the first datagram on; `fault`
+    /// (`ROSLITE_FAULT_INJECTION`, read by the caller) impairs every datagram sent.
     ///
     /// # Errors
     /// [`NetError`] if no ports can be bound or the configuration is refused.
@@ -437,9 +438,9 @@ impl RtpsNetwork {
         config: &TransportConfig,
         distro: RosDistro,
         follower: Option<Arc<dyn DiscoveryFollower>>,
+        fault_config: Option<FaultConfig>,
         logger: Logger,
     ) -> Result<Self, NetError> {
-        let fault_config = FaultConfig::from_env().map_err(NetError::FaultInjection)?;
         let mut udp = UdpTransport::bind(config).map_err(NetError::Bind)?;
         let dedicated = match udp.dedicate_user_socket() {
             Ok(()) => true,
@@ -580,13 +581,6 @@ impl RtpsNetwork {
     pub(crate) fn handle(&self) -> NetworkHandle {
         NetworkHandle(Arc::downgrade(&self.shared))
     }
-}
-
-/// Whether `ROSLITE_FAULT_INJECTION` asks for impaired outgoing datagrams (malformed counts as
-/// set: the network refuses to start then). An impaired link must impair everything, so the
-/// same-host paths, which would bypass it, stay off.
-pub(crate) fn fault_injection_requested() -> bool {
-    !matches!(FaultConfig::from_env(), Ok(None))
 }
 
 impl Drop for RtpsNetwork {
