@@ -12,22 +12,26 @@
 //! then one file per family: `context`, `node`, `pubsub`, `timer`, `client`, `events`,
 //! `params`, `log`, `executor`, and `signals` (SIGINT/SIGTERM as a shutdown).
 
+//!
+//! The modules are public for the WebAssembly host (`roslite-wasm`), which calls the same
+//! functions with what a guest passed, so a Wasm node behaves exactly as a C node.
+
 #![allow(clippy::missing_safety_doc)] // the header documents each function's contract
 
 pub mod handles;
 pub mod status;
 
-mod client;
-mod context;
-mod convert;
-mod events;
-mod executor;
-mod log;
-mod node;
-mod params;
-mod pubsub;
-mod signals;
-mod text;
-mod timer;
+pub mod client;
+pub mod context;
+pub mod convert;
+pub mod events;
+pub mod executor;
+pub mod log;
+pub mod node;
+pub mod params;
+pub mod pubsub;
+pub mod signals;
+pub mod text;
+pub mod timer;
 
 pub use status::*;

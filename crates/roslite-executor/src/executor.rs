@@ -365,6 +365,8 @@ pub struct Executor {
     next_index: AtomicUsize,
     /// Set while worker threads share this executor, so they pass wake-ups on.
     multi_threaded: AtomicBool,
+    /// Cleared by [`Self::keep_callbacks_on_own_threads`]: no turn is lent while asleep.
+    lends_turn: AtomicBool,
 }
 
 impl Executor {
@@ -383,12 +385,20 @@ impl Executor {
             groups: Mutex::new(Vec::new()),
             next_index: AtomicUsize::new(0),
             multi_threaded: AtomicBool::new(false),
+            lends_turn: AtomicBool::new(true),
         }
     }
 
     /// Tells sleeping executor threads to look for work again.
     pub fn wake(&self) {
         self.parker.unpark();
+    }
+
+    /// Runs every callback on the executor's own threads: no turn is lent to a receive thread
+    /// while the executor sleeps (see [`Parker`]). For callbacks that must run on the thread
+    /// that spins, such as those into a WebAssembly instance, which that thread owns.
+    pub fn keep_callbacks_on_own_threads(&self) {
+        self.lends_turn.store(false, Ordering::Release);
     }
 
     /// Runs callbacks on `threads` threads (the calling one included) until shutdown. Callbacks
@@ -540,7 +550,8 @@ impl Executor {
                 (a, b) => a.or(b),
             };
             // A single-threaded executor lends its turn while asleep (see `Parker`).
-            let lend = !self.multi_threaded.load(Ordering::Acquire);
+            let lend = !self.multi_threaded.load(Ordering::Acquire)
+                && self.lends_turn.load(Ordering::Acquire);
             let runs = self.parker.lent_runs();
             if lend {
                 self.parker.open_lending(report);

@@ -124,6 +124,18 @@ impl Executor {
         Self::with_realtime(ctx, RealtimeOptions::from_env()?)
     }
 
+    /// Runs every callback on this executor's own threads, never on a receive thread that
+    /// brings a message while the executor sleeps. That saves no hop, so it costs latency; it
+    /// is for callbacks bound to the spinning thread (a WebAssembly instance it owns).
+    pub fn keep_callbacks_on_own_threads(&self) {
+        self.inner.keep_callbacks_on_own_threads();
+    }
+
+    /// Wakes the threads spinning this executor, so that they look for work again.
+    pub fn wake(&self) {
+        self.inner.wake();
+    }
+
     /// Schedules the node's callbacks (in all its callback groups, also those created later).
     pub fn add_node(&self, node: &Node) {
         node.attach_executor(&self.inner);

@@ -1,0 +1,162 @@
+//! The two engines behind one interface: wasmtime (the default: Cranelift code compiled ahead
+//! of time, epoch interruption for deadlines) and wasmi (a pure-Rust interpreter, fuel for
+//! deadlines). Each links the same imports ([`crate::imports`], [`crate::wasi`]) and runs a
+//! guest's `_start` on the calling thread.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::fault::Fault;
+use crate::guest::GuestState;
+
+pub mod wasmi_engine;
+pub mod wasmtime_engine;
+
+/// Which engine runs a guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EngineKind {
+    #[default]
+    Wasmtime,
+    Wasmi,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Wasmtime => "wasmtime",
+            Self::Wasmi => "wasmi",
+        }
+    }
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "wasmtime" => Ok(Self::Wasmtime),
+            "wasmi" => Ok(Self::Wasmi),
+            other => Err(format!("unknown engine '{other}': give wasmtime or wasmi")),
+        }
+    }
+}
+
+/// What a guest may use: time per callback and memory.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long guest code may run between two returns to the host (a callback, or `main`
+    /// up to its first host call) on wasmtime.
+    pub deadline: Duration,
+    /// The same bound on wasmi, in fuel (about one unit per instruction).
+    pub fuel: u64,
+    /// Linear memory the guest may grow to.
+    pub max_memory_bytes: usize,
+}
+
+impl Limits {
+    pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(1);
+    pub const DEFAULT_FUEL: u64 = 1_000_000_000;
+    pub const DEFAULT_MAX_MEMORY_BYTES: usize = 64 << 20;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            deadline: Self::DEFAULT_DEADLINE,
+            fuel: Self::DEFAULT_FUEL,
+            max_memory_bytes: Self::DEFAULT_MAX_MEMORY_BYTES,
+        }
+    }
+}
+
+/// A module compiled (or checked) for one engine, ready to instantiate any number of times.
+pub enum Loaded {
+    Wasmtime(wasmtime::Module),
+    Wasmi(wasmi::Module),
+}
+
+/// Why a module could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    Read(std::io::Error),
+    /// Not a module this engine accepts (malformed, or a `.cwasm` for another build).
+    Invalid(String),
+    /// A `.wasm` given to wasmtime in a host built without the compiler.
+    NeedsCompiler,
+    /// A `.cwasm` given to wasmi (which runs the portable `.wasm` only).
+    PrecompiledForWasmtime,
+    Check(crate::module::ModuleError),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Read(e) => write!(f, "cannot read it: {e}"),
+            Self::Invalid(e) => write!(f, "not a module this host can run: {e}"),
+            Self::NeedsCompiler => f.write_str(
+                "it is a .wasm and this host has no compiler: precompile it with `roslite wasm compile NODE.wasm -o NODE.cwasm`, or run it with --engine wasmi",
+            ),
+            Self::PrecompiledForWasmtime => f.write_str(
+                "it is a .cwasm (wasmtime machine code); wasmi runs the .wasm it was compiled from",
+            ),
+            Self::Check(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The wasmtime header every `.cwasm` starts with (an ELF object).
+fn is_precompiled(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+}
+
+/// Loads `path` (`.wasm` or `.cwasm`) for `kind`, after checking the guest ABI.
+pub fn load(kind: EngineKind, path: &Path) -> Result<Loaded, LoadError> {
+    let bytes = std::fs::read(path).map_err(LoadError::Read)?;
+    load_bytes(kind, &bytes)
+}
+
+pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    let precompiled = is_precompiled(bytes);
+    match kind {
+        EngineKind::Wasmtime => {
+            let module = if precompiled {
+                wasmtime_engine::deserialize(bytes)?
+            } else {
+                crate::module::check(bytes).map_err(LoadError::Check)?;
+                wasmtime_engine::compile(bytes)?
+            };
+            crate::module::check_imports_and_exports(
+                module
+                    .imports()
+                    .map(|i| (i.module().to_owned(), i.name().to_owned())),
+                module.exports().map(|e| e.name().to_owned()),
+            )
+            .map_err(LoadError::Check)?;
+            Ok(Loaded::Wasmtime(module))
+        }
+        EngineKind::Wasmi => {
+            if precompiled {
+                return Err(LoadError::PrecompiledForWasmtime);
+            }
+            crate::module::check(bytes).map_err(LoadError::Check)?;
+            Ok(Loaded::Wasmi(wasmi_engine::compile(bytes)?))
+        }
+    }
+}
+
+/// Runs a loaded module's `_start` as one guest on this thread until it returns, exits or
+/// faults. `Ok(())` is a return from `main` (or `exit(0)`).
+pub fn run(loaded: &Loaded, state: GuestState, limits: Limits) -> Result<(), Fault> {
+    match loaded {
+        Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits),
+        Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits),
+    }
+}
+
+/// The one wasmtime engine of this process (its epoch ticker serves every guest).
+pub(crate) fn shared_wasmtime() -> &'static wasmtime::Engine {
+    static ENGINE: OnceLock<wasmtime::Engine> = OnceLock::new();
+    ENGINE.get_or_init(wasmtime_engine::new_engine)
+}

@@ -1,0 +1,196 @@
+//! wasmi: a pure-Rust interpreter, the portable engine and the cross-check of wasmtime; fuel
+//! bounds each callback, a store limiter the memory.
+
+use wasmi::{
+    AsContextMut, Caller, Config, Engine, Linker, Memory, Module, Store, StoreContextMut,
+    StoreLimits, StoreLimitsBuilder, TrapCode, TypedFunc,
+};
+
+use super::{Limits, LoadError};
+use crate::abi::{self, CallbackKind};
+use crate::calls::{enter, GuestCalls};
+use crate::fault::Fault;
+use crate::guest::GuestState;
+use crate::memory::GuestMemory;
+
+fn engine() -> &'static Engine {
+    static ENGINE: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let mut config = Config::default();
+        config.consume_fuel(true);
+        Engine::new(&config)
+    })
+}
+
+pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
+    Module::new(engine(), bytes).map_err(|e| LoadError::Invalid(e.to_string()))
+}
+
+impl wasmi::errors::HostError for Fault {}
+
+pub struct Data {
+    guest: GuestState,
+    memory: Option<Memory>,
+    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    alloc: Option<TypedFunc<i32, i32>>,
+    free: Option<TypedFunc<i32, ()>>,
+    limits: StoreLimits,
+    fuel: u64,
+}
+
+struct Guest<'a>(StoreContextMut<'a, Data>);
+
+fn classify(error: wasmi::Error, during: &str, fuel: u64) -> Fault {
+    if let Some(fault) = error.downcast_ref::<Fault>() {
+        return fault.clone();
+    }
+    match error.as_trap_code() {
+        Some(TrapCode::OutOfFuel) => Fault::Deadline {
+            during: during.to_owned(),
+            limit: format!("fuel of {fuel} (--fuel)"),
+        },
+        _ => Fault::Trap {
+            during: during.to_owned(),
+            message: error.to_string(),
+        },
+    }
+}
+
+impl Guest<'_> {
+    fn renew_fuel(&mut self) -> u64 {
+        let fuel = self.0.data().fuel;
+        self.0.set_fuel(fuel).expect("fuel is on");
+        fuel
+    }
+}
+
+impl GuestCalls for Guest<'_> {
+    fn parts(&mut self) -> (GuestMemory<'_>, &mut GuestState) {
+        let memory = self.0.data().memory;
+        match memory {
+            Some(memory) => {
+                let (bytes, data) = memory.data_and_store_mut(&mut self.0);
+                (GuestMemory::new(bytes), &mut data.guest)
+            }
+            None => (GuestMemory::new(&mut []), &mut self.0.data_mut().guest),
+        }
+    }
+
+    fn alloc(&mut self, size: u32) -> Result<u32, Fault> {
+        let f = self.0.data().alloc.expect("checked at load");
+        let fuel = self.renew_fuel();
+        f.call(&mut self.0, size as i32)
+            .map(|at| at as u32)
+            .map_err(|e| classify(e, abi::EXPORT_ALLOC, fuel))
+    }
+
+    fn free(&mut self, pointer: u32) -> Result<(), Fault> {
+        let f = self.0.data().free.expect("checked at load");
+        let fuel = self.renew_fuel();
+        f.call(&mut self.0, pointer as i32)
+            .map_err(|e| classify(e, abi::EXPORT_FREE, fuel))
+    }
+
+    fn dispatch(
+        &mut self,
+        slot: i32,
+        kind: CallbackKind,
+        [a, b, c, d]: [i64; 4],
+        during: &str,
+    ) -> Result<i32, Fault> {
+        let f = self.0.data().dispatch.expect("checked at load");
+        let fuel = self.renew_fuel();
+        f.call(&mut self.0, (slot, kind as i32, a, b, c, d))
+            .map_err(|e| classify(e, during, fuel))
+    }
+}
+
+macro_rules! link_roslite {
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            $linker
+                .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
+                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
+                    Guest(caller.as_context_mut()).renew_fuel();
+                    result.map_err(wasmi::Error::host)
+                })
+                .expect("each import is linked once");
+        )*
+    };
+}
+
+macro_rules! link_wasi {
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            $linker
+                .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
+                    let mut guest = Guest(caller.as_context_mut());
+                    let (memory, state) = guest.parts();
+                    let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                    let result = crate::wasi::$name(&mut cx, $($arg),*);
+                    guest.renew_fuel();
+                    result.map_err(|crate::wasi::WasiExit(code)| wasmi::Error::host(Fault::Exit(code)))
+                })
+                .expect("each import is linked once");
+        )*
+    };
+}
+
+fn linker(engine: &Engine) -> Linker<Data> {
+    let mut linker = Linker::new(engine);
+    macro_rules! with_linker_roslite { ($($t:tt)*) => { link_roslite!(linker; $($t)*); } }
+    macro_rules! with_linker_wasi { ($($t:tt)*) => { link_wasi!(linker; $($t)*); } }
+    crate::roslite_imports!(with_linker_roslite);
+    crate::wasi_functions!(with_linker_wasi);
+    linker
+}
+
+pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fault> {
+    let data = Data {
+        guest,
+        memory: None,
+        dispatch: None,
+        alloc: None,
+        free: None,
+        limits: StoreLimitsBuilder::new()
+            .memory_size(limits.max_memory_bytes)
+            .instances(1)
+            .build(),
+        fuel: limits.fuel,
+    };
+    let mut store = Store::new(module.engine(), data);
+    store.limiter(|data| &mut data.limits);
+    store.set_fuel(limits.fuel).expect("fuel is on");
+    let instance = linker(module.engine())
+        .instantiate_and_start(&mut store, module)
+        .map_err(|e| classify(e, "instantiation", limits.fuel))?;
+    let abi_error = |what: &str, e: wasmi::Error| Fault::Abi(format!("{what}: {e}"));
+    let memory = instance
+        .get_memory(&store, abi::EXPORT_MEMORY)
+        .ok_or_else(|| Fault::Abi(format!("exports no memory named '{}'", abi::EXPORT_MEMORY)))?;
+    let dispatch = instance
+        .get_typed_func(&store, abi::EXPORT_DISPATCH)
+        .map_err(|e| abi_error(abi::EXPORT_DISPATCH, e))?;
+    let alloc = instance
+        .get_typed_func(&store, abi::EXPORT_ALLOC)
+        .map_err(|e| abi_error(abi::EXPORT_ALLOC, e))?;
+    let free = instance
+        .get_typed_func(&store, abi::EXPORT_FREE)
+        .map_err(|e| abi_error(abi::EXPORT_FREE, e))?;
+    let start = instance
+        .get_typed_func::<(), ()>(&store, abi::EXPORT_START)
+        .map_err(|e| abi_error(abi::EXPORT_START, e))?;
+    let data = store.data_mut();
+    data.memory = Some(memory);
+    data.dispatch = Some(dispatch);
+    data.alloc = Some(alloc);
+    data.free = Some(free);
+    store.set_fuel(limits.fuel).expect("fuel is on");
+    match start.call(&mut store, ()) {
+        Ok(()) => Ok(()),
+        Err(e) => match classify(e, "main", limits.fuel) {
+            Fault::Exit(0) => Ok(()),
+            fault => Err(fault),
+        },
+    }
+}

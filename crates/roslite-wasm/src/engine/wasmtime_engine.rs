@@ -1,0 +1,247 @@
+//! wasmtime: AOT machine code (`.cwasm`) or Cranelift at load time, epoch interruption for
+//! callback deadlines, a store limiter for memory.
+
+use std::time::Duration;
+
+use wasmtime::{
+    AsContextMut, Caller, Config, Engine, Linker, Memory, Module, Store, StoreContextMut,
+    StoreLimits, StoreLimitsBuilder, Trap, TypedFunc,
+};
+
+use super::{Limits, LoadError};
+use crate::abi::{self, CallbackKind};
+use crate::calls::{enter, GuestCalls};
+use crate::fault::Fault;
+use crate::guest::GuestState;
+use crate::memory::GuestMemory;
+
+/// How often the epoch advances: the resolution of callback deadlines.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The configuration every `.cwasm` must be compiled with to load here (wasmtime checks it):
+/// epoch checks in loops and calls.
+pub fn config() -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config
+}
+
+pub(crate) fn new_engine() -> Engine {
+    let engine = Engine::new(&config()).expect("wasmtime accepts the host's configuration");
+    let ticking = engine.weak();
+    std::thread::Builder::new()
+        .name("wasm-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = ticking.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawn the epoch ticker");
+    engine
+}
+
+pub fn deserialize(bytes: &[u8]) -> Result<Module, LoadError> {
+    // SAFETY: wasmtime checks that the artefact was made by this wasmtime version for this
+    // target and configuration; what it cannot check is that the file came from `roslite wasm
+    // compile` and not from someone crafting machine code, which is why `.cwasm` files are
+    // the user's own build products (docs/wasm.md).
+    unsafe { Module::deserialize(super::shared_wasmtime(), bytes) }
+        .map_err(|e| LoadError::Invalid(format!("{e:#}")))
+}
+
+#[cfg(feature = "compiler")]
+pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
+    Module::new(super::shared_wasmtime(), bytes).map_err(|e| LoadError::Invalid(format!("{e:#}")))
+}
+
+#[cfg(not(feature = "compiler"))]
+pub fn compile(_bytes: &[u8]) -> Result<Module, LoadError> {
+    Err(LoadError::NeedsCompiler)
+}
+
+/// Compiles `wasm` to a `.cwasm` for `target` (a Rust target triple; None: this machine).
+#[cfg(feature = "compiler")]
+pub fn precompile(wasm: &[u8], target: Option<&str>) -> Result<Vec<u8>, String> {
+    let mut config = config();
+    if let Some(target) = target {
+        config.target(target).map_err(|e| format!("{e:#}"))?;
+    }
+    let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+    engine.precompile_module(wasm).map_err(|e| format!("{e:#}"))
+}
+
+pub struct Data {
+    guest: GuestState,
+    memory: Option<Memory>,
+    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    alloc: Option<TypedFunc<i32, i32>>,
+    free: Option<TypedFunc<i32, ()>>,
+    limits: StoreLimits,
+    deadline_ticks: u64,
+}
+
+struct Guest<'a>(StoreContextMut<'a, Data>);
+
+fn classify(error: wasmtime::Error, during: &str, deadline: Duration) -> Fault {
+    if let Some(fault) = error.downcast_ref::<Fault>() {
+        return fault.clone();
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => Fault::Deadline {
+            during: during.to_owned(),
+            limit: format!("deadline of {deadline:?} (--deadline-ms)"),
+        },
+        _ => Fault::Trap {
+            during: during.to_owned(),
+            message: format!("{error:#}"),
+        },
+    }
+}
+
+impl Guest<'_> {
+    fn renew_deadline(&mut self) {
+        let ticks = self.0.data().deadline_ticks;
+        self.0.set_epoch_deadline(ticks);
+    }
+}
+
+impl GuestCalls for Guest<'_> {
+    fn parts(&mut self) -> (GuestMemory<'_>, &mut GuestState) {
+        let memory = self.0.data().memory;
+        match memory {
+            Some(memory) => {
+                let (bytes, data) = memory.data_and_store_mut(&mut self.0);
+                (GuestMemory::new(bytes), &mut data.guest)
+            }
+            None => (GuestMemory::new(&mut []), &mut self.0.data_mut().guest),
+        }
+    }
+
+    fn alloc(&mut self, size: u32) -> Result<u32, Fault> {
+        let f = self.0.data().alloc.clone().expect("checked at load");
+        self.renew_deadline();
+        f.call(&mut self.0, size as i32)
+            .map(|at| at as u32)
+            .map_err(|e| classify(e, abi::EXPORT_ALLOC, deadline_of(self)))
+    }
+
+    fn free(&mut self, pointer: u32) -> Result<(), Fault> {
+        let f = self.0.data().free.clone().expect("checked at load");
+        self.renew_deadline();
+        f.call(&mut self.0, pointer as i32)
+            .map_err(|e| classify(e, abi::EXPORT_FREE, deadline_of(self)))
+    }
+
+    fn dispatch(
+        &mut self,
+        slot: i32,
+        kind: CallbackKind,
+        [a, b, c, d]: [i64; 4],
+        during: &str,
+    ) -> Result<i32, Fault> {
+        let f = self.0.data().dispatch.clone().expect("checked at load");
+        self.renew_deadline();
+        f.call(&mut self.0, (slot, kind as i32, a, b, c, d))
+            .map_err(|e| classify(e, during, deadline_of(self)))
+    }
+}
+
+fn deadline_of(g: &mut Guest<'_>) -> Duration {
+    EPOCH_TICK * g.0.data().deadline_ticks as u32
+}
+
+macro_rules! link_roslite {
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            $linker
+                .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> wasmtime::Result<i32> {
+                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
+                    Guest(caller.as_context_mut()).renew_deadline();
+                    result.map_err(wasmtime::Error::new)
+                })
+                .expect("each import is linked once");
+        )*
+    };
+}
+
+macro_rules! link_wasi {
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            $linker
+                .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> wasmtime::Result<i32> {
+                    let mut guest = Guest(caller.as_context_mut());
+                    let (memory, state) = guest.parts();
+                    let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                    let result = crate::wasi::$name(&mut cx, $($arg),*);
+                    guest.renew_deadline();
+                    result.map_err(|crate::wasi::WasiExit(code)| wasmtime::Error::new(Fault::Exit(code)))
+                })
+                .expect("each import is linked once");
+        )*
+    };
+}
+
+fn linker(engine: &Engine) -> Linker<Data> {
+    let mut linker = Linker::new(engine);
+    macro_rules! with_linker_roslite { ($($t:tt)*) => { link_roslite!(linker; $($t)*); } }
+    macro_rules! with_linker_wasi { ($($t:tt)*) => { link_wasi!(linker; $($t)*); } }
+    crate::roslite_imports!(with_linker_roslite);
+    crate::wasi_functions!(with_linker_wasi);
+    linker
+}
+
+pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fault> {
+    let engine = module.engine();
+    let deadline_ticks =
+        (limits.deadline.as_nanos().div_ceil(EPOCH_TICK.as_nanos()) as u64).max(1) + 1;
+    let data = Data {
+        guest,
+        memory: None,
+        dispatch: None,
+        alloc: None,
+        free: None,
+        limits: StoreLimitsBuilder::new()
+            .memory_size(limits.max_memory_bytes)
+            .instances(1)
+            .build(),
+        deadline_ticks,
+    };
+    let mut store = Store::new(engine, data);
+    store.limiter(|data| &mut data.limits);
+    store.epoch_deadline_trap();
+    store.set_epoch_deadline(deadline_ticks);
+    let instance = linker(engine)
+        .instantiate(&mut store, module)
+        .map_err(|e| classify(e, "instantiation", limits.deadline))?;
+    let abi_error = |what: &str, e: wasmtime::Error| Fault::Abi(format!("{what}: {e:#}"));
+    let memory = instance
+        .get_memory(&mut store, abi::EXPORT_MEMORY)
+        .ok_or_else(|| Fault::Abi(format!("exports no memory named '{}'", abi::EXPORT_MEMORY)))?;
+    let dispatch = instance
+        .get_typed_func(&mut store, abi::EXPORT_DISPATCH)
+        .map_err(|e| abi_error(abi::EXPORT_DISPATCH, e))?;
+    let alloc = instance
+        .get_typed_func(&mut store, abi::EXPORT_ALLOC)
+        .map_err(|e| abi_error(abi::EXPORT_ALLOC, e))?;
+    let free = instance
+        .get_typed_func(&mut store, abi::EXPORT_FREE)
+        .map_err(|e| abi_error(abi::EXPORT_FREE, e))?;
+    let start = instance
+        .get_typed_func::<(), ()>(&mut store, abi::EXPORT_START)
+        .map_err(|e| abi_error(abi::EXPORT_START, e))?;
+    let data = store.data_mut();
+    data.memory = Some(memory);
+    data.dispatch = Some(dispatch);
+    data.alloc = Some(alloc);
+    data.free = Some(free);
+    store.set_epoch_deadline(deadline_ticks);
+    match start.call(&mut store, ()) {
+        Ok(()) => Ok(()),
+        Err(e) => match classify(e, "main", limits.deadline) {
+            Fault::Exit(0) => Ok(()),
+            fault => Err(fault),
+        },
+    }
+}

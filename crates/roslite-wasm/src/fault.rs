@@ -1,0 +1,32 @@
+//! Why a guest stopped.
+
+use std::fmt;
+
+/// A guest's end other than returning from `main`: each names what the user must look at.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// The guest called `proc_exit` (C `exit()`, Rust `std::process::exit`).
+    Exit(i32),
+    /// Guest code trapped (unreachable, out-of-bounds access, division by zero, stack
+    /// overflow, an abort).
+    Trap { during: String, message: String },
+    /// A callback ran past its deadline (wasmtime: epoch interruption) or its fuel (wasmi).
+    Deadline { during: String, limit: String },
+    /// The guest broke the ABI (a missing export, a dispatch result out of range).
+    Abi(String),
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Exit(code) => write!(f, "exited with status {code}"),
+            Self::Trap { during, message } => write!(f, "trapped in {during}: {message}"),
+            Self::Deadline { during, limit } => {
+                write!(f, "stopped: {during} ran past its {limit}")
+            }
+            Self::Abi(message) => write!(f, "broke the guest ABI: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Fault {}

@@ -1,0 +1,193 @@
+//! Runs guests: one context (one participant) for the process, one thread and one instance per
+//! guest. A guest that faults is stopped and its entities released; the others keep running.
+
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::engine::{self, EngineKind, Limits, Loaded};
+use crate::fault::Fault;
+use crate::guest::{GuestShared, GuestState};
+use crate::wasi::{WasiConfig, WasiState};
+
+/// One node to run.
+#[derive(Clone, Debug)]
+pub struct GuestSpec {
+    pub path: PathBuf,
+}
+
+/// How to run the guests.
+#[derive(Clone, Default)]
+pub struct HostOptions {
+    /// The context the guests share; None makes one from `ros_args` and the environment, as
+    /// a C node's `roslite_context_init` would.
+    pub context: Option<roslite::Context>,
+    pub engine: EngineKind,
+    pub limits: Limits,
+    /// The process's ROS arguments (`--ros-args ...`), the shared context's command line.
+    pub ros_args: Vec<String>,
+    /// Environment variables the guests may read (`--allow-env`).
+    pub allowed_env: Vec<String>,
+}
+
+/// How one guest ended.
+#[derive(Debug)]
+pub struct GuestEnd {
+    pub name: String,
+    pub outcome: Result<(), Fault>,
+}
+
+/// Why the host could not start.
+#[derive(Debug)]
+pub enum HostError {
+    Load {
+        path: PathBuf,
+        error: engine::LoadError,
+    },
+    Context(String),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Load { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Context(e) => write!(f, "cannot start the ROS context: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// The shared context, made from the host's ROS arguments; its native handle.
+fn context(ros_args: &[String]) -> Result<u64, HostError> {
+    let mut argv: Vec<CString> = vec![CString::new("roslite-wasm").expect("no NUL")];
+    for a in ros_args {
+        argv.push(
+            CString::new(a.as_str())
+                .map_err(|_| HostError::Context(format!("argument {a:?} holds a NUL")))?,
+        );
+    }
+    let pointers: Vec<*const std::ffi::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    let mut handle = 0;
+    // SAFETY: argv holds `len` strings, valid for the call.
+    let status = unsafe {
+        roslite_c::context::roslite_context_init(
+            pointers.len() as i32,
+            pointers.as_ptr(),
+            &mut handle,
+        )
+    };
+    if status != roslite_c::ROSLITE_OK {
+        // SAFETY: the C ABI's last error is a NUL-terminated string of this thread.
+        let text = unsafe { std::ffi::CStr::from_ptr(roslite_c::status::roslite_last_error()) };
+        return Err(HostError::Context(text.to_string_lossy().into_owned()));
+    }
+    Ok(handle)
+}
+
+/// A running host: its guests' threads, and the context to shut down.
+pub struct Host {
+    context: u64,
+    guests: Vec<(Arc<GuestShared>, std::thread::JoinHandle<GuestEnd>)>,
+}
+
+impl Host {
+    /// Loads every guest (all or none start), then starts each on its own thread.
+    pub fn start(specs: &[GuestSpec], options: &HostOptions) -> Result<Self, HostError> {
+        let mut loaded = Vec::new();
+        for spec in specs {
+            let module =
+                engine::load(options.engine, &spec.path).map_err(|error| HostError::Load {
+                    path: spec.path.clone(),
+                    error,
+                })?;
+            loaded.push((spec.clone(), Arc::new(module)));
+        }
+        let context = match &options.context {
+            Some(given) => {
+                roslite_c::handles::insert(roslite_c::handles::Object::Context(given.clone()))
+            }
+            None => context(&options.ros_args)?,
+        };
+        let mut guests = Vec::new();
+        for (spec, module) in loaded {
+            let name = spec
+                .path
+                .file_stem()
+                .map_or_else(|| "guest".to_owned(), |s| s.to_string_lossy().into_owned());
+            let shared = GuestShared::new(name.clone());
+            let mut args = vec![name.clone()];
+            if !options.ros_args.is_empty() {
+                args.push("--ros-args".into());
+                args.extend(options.ros_args.iter().cloned());
+            }
+            let env = options
+                .allowed_env
+                .iter()
+                .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+                .collect::<Vec<_>>();
+            let wasi = WasiState::new(wasi_config(args, env));
+            let state = GuestState::new(shared.clone(), context, wasi);
+            let limits = options.limits;
+            let thread_shared = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("wasm-{name}"))
+                .spawn(move || run_guest(&module, state, limits, &thread_shared))
+                .expect("spawn a guest thread");
+            guests.push((shared, thread));
+        }
+        Ok(Self { context, guests })
+    }
+
+    /// Waits for every guest to end.
+    pub fn wait(self) -> Vec<GuestEnd> {
+        let ends = self
+            .guests
+            .into_iter()
+            .map(|(_, t)| t.join().expect("guest threads catch their faults"))
+            .collect();
+        roslite_c::handles::roslite_release(self.context);
+        ends
+    }
+
+    /// Stops every guest (their spin loops return) and shuts the context down.
+    pub fn shutdown(&self) {
+        for (shared, _) in &self.guests {
+            shared.stop();
+        }
+        roslite_c::context::roslite_context_shutdown(self.context);
+    }
+
+    /// The context the guests share, for native nodes in the same process.
+    pub fn context(&self) -> roslite::Context {
+        roslite_c::handles::context(self.context).expect("the host holds its context")
+    }
+}
+
+fn wasi_config(args: Vec<String>, env: Vec<(String, String)>) -> WasiConfig {
+    let _ = env;
+    WasiConfig { args }
+}
+
+fn run_guest(
+    module: &Loaded,
+    state: GuestState,
+    limits: Limits,
+    shared: &Arc<GuestShared>,
+) -> GuestEnd {
+    *shared
+        .thread
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current().id());
+    let outcome = engine::run(module, state, limits);
+    if let Err(fault) = &outcome {
+        eprintln!(
+            "[ERROR] [roslite.wasm]: node {} {fault}; it was stopped and its endpoints removed",
+            shared.name
+        );
+    }
+    GuestEnd {
+        name: shared.name.clone(),
+        outcome,
+    }
+}
