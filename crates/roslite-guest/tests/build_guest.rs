@@ -12,7 +12,12 @@ use wasmparser::{
     CompositeInnerType, ExternalKind, FuncType, Operator, Parser, Payload, TypeRef, ValType,
 };
 
-const GUESTS: [&str; 2] = ["talker", "listener"];
+const GUESTS: [&str; 4] = [
+    "talker",
+    "listener",
+    "add_two_ints_server",
+    "add_two_ints_client",
+];
 const STACK_SIZE: i32 = 65536;
 
 fn workspace_root() -> PathBuf {
@@ -212,7 +217,7 @@ fn the_example_guests_import_and_export_what_docs_wasm_md_says() {
             "node_create",
             "log",
             "release",
-            "executor_spin",
+            "executor_create",
         ] {
             assert!(
                 roslite_imports.contains(&expected),
