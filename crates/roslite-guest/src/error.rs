@@ -140,7 +140,8 @@ pub(crate) fn read_host_text(
     mut call: impl FnMut(*mut u8, usize, *mut usize) -> i32,
 ) -> Result<String, Error> {
     let mut buffer = vec![0u8; 128];
-    loop {
+    // A host whose text keeps growing between calls gets a few tries, not a loop for ever.
+    for _ in 0..4 {
         let mut length = 0usize;
         let status = call(buffer.as_mut_ptr(), buffer.len(), &mut length);
         if status == sys::STATUS_OK && length < buffer.len() {
@@ -153,6 +154,10 @@ pub(crate) fn read_host_text(
         // Room for the text and its NUL.
         buffer.resize(length + 1, 0);
     }
+    Err(Error::new(
+        ErrorCode::Error,
+        "the host's text kept outgrowing the buffer it asked for",
+    ))
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ impl Drop for Slot {
 
 pub(crate) fn unregister(number: u32) {
     SLOTS.with_borrow_mut(|table| {
-        if let Some(entry) = table.callbacks.get_mut(number as usize - 1) {
+        if let Some(entry) = table.callbacks.get_mut((number as usize).wrapping_sub(1)) {
             if entry.take().is_some() {
                 table.vacant.push(number);
             }
