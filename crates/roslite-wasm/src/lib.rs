@@ -2,3 +2,4 @@
 //! roslite's native runtime, one sandboxed instance per node, several to a process.
 
 pub mod memory;
+pub mod wasi;

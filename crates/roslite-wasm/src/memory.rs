@@ -79,6 +79,9 @@ impl<'a> GuestMemory<'a> {
     pub fn u8(&self, address: u32) -> Result<u8, OutOfBounds> {
         Ok(self.array::<1>(address)?[0])
     }
+    pub fn u16(&self, address: u32) -> Result<u16, OutOfBounds> {
+        self.array(address).map(u16::from_le_bytes)
+    }
     pub fn u32(&self, address: u32) -> Result<u32, OutOfBounds> {
         self.array(address).map(u32::from_le_bytes)
     }
@@ -156,7 +159,10 @@ mod tests {
         assert_eq!(memory.u8(8).unwrap(), 0x08, "little-endian");
         assert!(memory.put_u64(60, 1).is_err());
         assert!(memory.bytes(u32::MAX, 2).is_err());
-        assert!(memory.bytes(64, 0).is_ok(), "an empty range at the end is inside");
+        assert!(
+            memory.bytes(64, 0).is_ok(),
+            "an empty range at the end is inside"
+        );
     }
 
     #[test]
