@@ -21,27 +21,38 @@
 //! Layouts of the records in guest memory follow `typenames.witx` of WASI preview1
 //! (wasm32: pointers and `size` are 4 bytes, records naturally aligned).
 
-mod fs;
+mod fd;
+mod layout;
+mod output;
+mod path;
 mod poll;
+mod process;
 #[cfg(test)]
 mod tests;
 
-pub use fs::{
+pub use fd::{
     fd_advise, fd_allocate, fd_close, fd_datasync, fd_fdstat_get, fd_fdstat_set_flags,
     fd_fdstat_set_rights, fd_filestat_get, fd_filestat_set_size, fd_filestat_set_times, fd_pread,
     fd_prestat_dir_name, fd_prestat_get, fd_pwrite, fd_read, fd_readdir, fd_renumber, fd_seek,
-    fd_sync, fd_tell, fd_write, path_create_directory, path_filestat_get, path_filestat_set_times,
-    path_link, path_open, path_readlink, path_remove_directory, path_rename, path_symlink,
-    path_unlink_file,
+    fd_sync, fd_tell, fd_write,
+};
+pub use output::{LineSink, OutputSink, OutputStream, ProcessOutput};
+pub use path::{
+    path_create_directory, path_filestat_get, path_filestat_set_times, path_link, path_open,
+    path_readlink, path_remove_directory, path_rename, path_symlink, path_unlink_file,
 };
 pub use poll::{poll_oneoff, MAX_POLL_SUBSCRIPTIONS};
+pub use process::{
+    args_get, args_sizes_get, clock_res_get, clock_time_get, environ_get, environ_sizes_get,
+    proc_exit, proc_raise, random_get, sched_yield, sock_accept, sock_recv, sock_send,
+    sock_shutdown,
+};
 
 use crate::memory::{GuestMemory, OutOfBounds};
+use layout::{filetype, rights};
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
-use rustix::time::ClockId;
 use std::fmt;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// The highest number of file descriptors a guest has open at once, stdio and preopens
@@ -172,98 +183,6 @@ fn finish(result: WasiResult) -> Result<i32, WasiExit> {
     })
 }
 
-/// Which of the guest's output streams bytes were written to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputStream {
-    Stdout,
-    Stderr,
-}
-
-/// Where a guest's stdout and stderr go: each `fd_write` to fd 1 or 2 is one call with the
-/// bytes written (not necessarily whole lines; wrap in [`LineSink`] for lines).
-pub trait OutputSink: Send {
-    fn write(&mut self, stream: OutputStream, bytes: &[u8]);
-}
-
-impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for F {
-    fn write(&mut self, stream: OutputStream, bytes: &[u8]) {
-        self(stream, bytes)
-    }
-}
-
-/// The default sink: the guest's stdout and stderr go to the host process's, unchanged.
-pub struct ProcessOutput;
-
-impl OutputSink for ProcessOutput {
-    fn write(&mut self, stream: OutputStream, bytes: &[u8]) {
-        // A host whose own stdout is gone has nowhere to report that to; the guest's write
-        // still succeeds, as a write to a closed terminal would not stop a native node.
-        let _ = match stream {
-            OutputStream::Stdout => std::io::stdout().lock().write_all(bytes),
-            OutputStream::Stderr => std::io::stderr().lock().write_all(bytes),
-        };
-    }
-}
-
-/// Collects a stream's bytes into lines and hands each complete line (without its `\n`) to
-/// `on_line`; what is left when it is dropped goes out as a last line. A line longer than
-/// [`LineSink::MAX_LINE`] is cut there, so a guest that never writes `\n` cannot grow it
-/// without bound.
-pub struct LineSink<F: FnMut(OutputStream, &[u8]) + Send> {
-    on_line: F,
-    pending: [Vec<u8>; 2],
-}
-
-impl<F: FnMut(OutputStream, &[u8]) + Send> LineSink<F> {
-    pub const MAX_LINE: usize = 64 * 1024;
-
-    pub fn new(on_line: F) -> Self {
-        Self {
-            on_line,
-            pending: [Vec::new(), Vec::new()],
-        }
-    }
-}
-
-impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for LineSink<F> {
-    fn write(&mut self, stream: OutputStream, mut bytes: &[u8]) {
-        let pending = &mut self.pending[stream as usize];
-        while !bytes.is_empty() {
-            let room = Self::MAX_LINE - pending.len();
-            match bytes[..bytes.len().min(room)]
-                .iter()
-                .position(|&b| b == b'\n')
-            {
-                Some(end) => {
-                    pending.extend_from_slice(&bytes[..end]);
-                    bytes = &bytes[end + 1..];
-                }
-                None if bytes.len() < room => {
-                    pending.extend_from_slice(bytes);
-                    return;
-                }
-                None => {
-                    pending.extend_from_slice(&bytes[..room]);
-                    bytes = &bytes[room..];
-                }
-            }
-            (self.on_line)(stream, pending);
-            pending.clear();
-        }
-    }
-}
-
-impl<F: FnMut(OutputStream, &[u8]) + Send> Drop for LineSink<F> {
-    fn drop(&mut self) {
-        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
-            let rest = std::mem::take(&mut self.pending[stream as usize]);
-            if !rest.is_empty() {
-                (self.on_line)(stream, &rest);
-            }
-        }
-    }
-}
-
 /// A host directory the guest may use, seen by the guest under `guest` (e.g. `/data`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllowedDir {
@@ -352,7 +271,7 @@ struct HostFd {
     preopen: Option<String>,
     /// The directory's entries as `fd_readdir` last listed them, read again when the guest
     /// starts over at cookie 0; the cookie is an index into it.
-    listing: Option<Vec<fs::ListedEntry>>,
+    listing: Option<Vec<fd::ListedEntry>>,
 }
 
 struct OpenFd {
@@ -408,21 +327,21 @@ impl WasiState {
             })
             .collect::<Result<_, _>>()?;
 
-        let stdio_rights = fs::rights::POLL_FD_READWRITE;
+        let stdio_rights = rights::POLL_FD_READWRITE;
         let mut fds: Vec<Option<OpenFd>> = vec![
             Some(OpenFd {
                 object: FdObject::Stdin,
-                rights_base: fs::rights::FD_READ | stdio_rights,
+                rights_base: rights::FD_READ | stdio_rights,
                 rights_inheriting: 0,
             }),
             Some(OpenFd {
                 object: FdObject::Stdout,
-                rights_base: fs::rights::FD_WRITE | stdio_rights,
+                rights_base: rights::FD_WRITE | stdio_rights,
                 rights_inheriting: 0,
             }),
             Some(OpenFd {
                 object: FdObject::Stderr,
-                rights_base: fs::rights::FD_WRITE | stdio_rights,
+                rights_base: rights::FD_WRITE | stdio_rights,
                 rights_inheriting: 0,
             }),
         ];
@@ -439,7 +358,7 @@ impl WasiState {
             fds.push(Some(OpenFd {
                 object: FdObject::Host(HostFd {
                     fd,
-                    filetype: fs::filetype::DIRECTORY,
+                    filetype: filetype::DIRECTORY,
                     grant_writable: dir.writable,
                     preopen: Some(dir.guest),
                     listing: None,
@@ -448,8 +367,8 @@ impl WasiState {
                 // `path_open` with the directory's inheriting rights, and a write asked of a
                 // read-only grant should fail at open with EROFS rather than open read-only
                 // and fail at the first write.
-                rights_base: fs::rights::ALL,
-                rights_inheriting: fs::rights::ALL,
+                rights_base: rights::ALL,
+                rights_inheriting: rights::ALL,
             }));
         }
         Ok(Self {
@@ -464,6 +383,14 @@ impl WasiState {
     /// How many descriptors the guest has open, stdio and preopens included.
     pub fn open_fd_count(&self) -> usize {
         self.fds.iter().filter(|fd| fd.is_some()).count()
+    }
+
+    fn open_fd_ref(&self, fd: i32) -> Result<&OpenFd, Errno> {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|index| self.fds.get(index))
+            .and_then(Option::as_ref)
+            .ok_or(Errno::BADF)
     }
 
     fn open_fd(&mut self, fd: i32) -> Result<&mut OpenFd, Errno> {
@@ -494,203 +421,6 @@ impl WasiState {
 pub struct WasiCx<'a> {
     pub memory: GuestMemory<'a>,
     pub state: &'a mut WasiState,
-}
-
-/// Lays out NUL-terminated strings for `args_get` / `environ_get`: the array of pointers at
-/// `pointers`, the strings one after another at `buffer`.
-fn write_string_list(
-    memory: &mut GuestMemory<'_>,
-    strings: &[Vec<u8>],
-    pointers: u32,
-    buffer: u32,
-) -> WasiResult {
-    let mut at = buffer;
-    for (index, string) in strings.iter().enumerate() {
-        let slot = pointers.checked_add(4 * index as u32).ok_or(Errno::FAULT)?;
-        memory.put_u32(slot, at)?;
-        memory.write(at, string)?;
-        at = at.checked_add(string.len() as u32).ok_or(Errno::FAULT)?;
-    }
-    Ok(())
-}
-
-fn write_list_sizes(
-    memory: &mut GuestMemory<'_>,
-    strings: &[Vec<u8>],
-    count: u32,
-    buffer_size: u32,
-) -> WasiResult {
-    let total: usize = strings.iter().map(Vec::len).sum();
-    memory.put_u32(count, strings.len() as u32)?;
-    memory.put_u32(
-        buffer_size,
-        u32::try_from(total).map_err(|_| Errno::OVERFLOW)?,
-    )?;
-    Ok(())
-}
-
-pub fn args_get(cx: &mut WasiCx<'_>, argv: i32, argv_buf: i32) -> Result<i32, WasiExit> {
-    finish(write_string_list(
-        &mut cx.memory,
-        &cx.state.args,
-        argv as u32,
-        argv_buf as u32,
-    ))
-}
-
-pub fn args_sizes_get(cx: &mut WasiCx<'_>, argc: i32, argv_buf_size: i32) -> Result<i32, WasiExit> {
-    finish(write_list_sizes(
-        &mut cx.memory,
-        &cx.state.args,
-        argc as u32,
-        argv_buf_size as u32,
-    ))
-}
-
-pub fn environ_get(cx: &mut WasiCx<'_>, environ: i32, environ_buf: i32) -> Result<i32, WasiExit> {
-    finish(write_string_list(
-        &mut cx.memory,
-        &cx.state.env,
-        environ as u32,
-        environ_buf as u32,
-    ))
-}
-
-pub fn environ_sizes_get(
-    cx: &mut WasiCx<'_>,
-    environ_count: i32,
-    environ_buf_size: i32,
-) -> Result<i32, WasiExit> {
-    finish(write_list_sizes(
-        &mut cx.memory,
-        &cx.state.env,
-        environ_count as u32,
-        environ_buf_size as u32,
-    ))
-}
-
-/// The host clock behind a WASI `clockid` (`realtime`, `monotonic`, `process_cputime_id`,
-/// `thread_cputime_id`, in that order).
-fn host_clock(id: i32) -> Result<ClockId, Errno> {
-    match id {
-        0 => Ok(ClockId::Realtime),
-        1 => Ok(ClockId::Monotonic),
-        2 => Ok(ClockId::ProcessCPUTime),
-        3 => Ok(ClockId::ThreadCPUTime),
-        _ => Err(Errno::INVAL),
-    }
-}
-
-fn timespec_ns(time: rustix::time::Timespec) -> i128 {
-    time.tv_sec as i128 * 1_000_000_000 + time.tv_nsec as i128
-}
-
-impl WasiState {
-    /// The guest's reading of a clock in nanoseconds: the host's, plus the monotonic offset for
-    /// the monotonic clock.
-    fn clock_now_ns(&self, clock: ClockId) -> u64 {
-        let mut now = timespec_ns(rustix::time::clock_gettime(clock));
-        if clock == ClockId::Monotonic {
-            now += self.monotonic_offset_ns as i128;
-        }
-        now.clamp(0, u64::MAX as i128) as u64
-    }
-}
-
-pub fn clock_res_get(cx: &mut WasiCx<'_>, id: i32, resolution: i32) -> Result<i32, WasiExit> {
-    finish((|| {
-        let clock = host_clock(id)?;
-        let ns = timespec_ns(rustix::time::clock_getres(clock)).max(1) as u64;
-        cx.memory.put_u64(resolution as u32, ns)?;
-        Ok(())
-    })())
-}
-
-pub fn clock_time_get(
-    cx: &mut WasiCx<'_>,
-    id: i32,
-    _precision: i64,
-    time: i32,
-) -> Result<i32, WasiExit> {
-    finish((|| {
-        let now = cx.state.clock_now_ns(host_clock(id)?);
-        cx.memory.put_u64(time as u32, now)?;
-        Ok(())
-    })())
-}
-
-pub fn proc_exit(_cx: &mut WasiCx<'_>, rval: i32) -> Result<i32, WasiExit> {
-    Err(WasiExit(rval as u32))
-}
-
-/// Signals are not part of the sandbox: a guest cannot raise one on the host.
-pub fn proc_raise(_cx: &mut WasiCx<'_>, _sig: i32) -> Result<i32, WasiExit> {
-    finish(Err(Errno::NOSYS))
-}
-
-pub fn sched_yield(_cx: &mut WasiCx<'_>) -> Result<i32, WasiExit> {
-    std::thread::yield_now();
-    finish(Ok(()))
-}
-
-pub fn random_get(cx: &mut WasiCx<'_>, buf: i32, buf_len: i32) -> Result<i32, WasiExit> {
-    finish((|| {
-        let target = cx.memory.bytes_mut(buf as u32, buf_len as u32)?;
-        let mut filled = 0;
-        while filled < target.len() {
-            match rustix::rand::getrandom(
-                &mut target[filled..],
-                rustix::rand::GetRandomFlags::empty(),
-            ) {
-                Ok(count) => filled += count,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(error) => return Err(error.into()),
-            }
-        }
-        Ok(())
-    })())
-}
-
-/// A socket call: no socket is ever granted, so every descriptor lacks the capability (and one
-/// that is not open is `EBADF`, as for any call).
-fn no_socket(cx: &mut WasiCx<'_>, fd: i32) -> Result<i32, WasiExit> {
-    finish(cx.state.open_fd(fd).and(Err(Errno::NOTCAPABLE)))
-}
-
-pub fn sock_accept(
-    cx: &mut WasiCx<'_>,
-    fd: i32,
-    _flags: i32,
-    _result_fd: i32,
-) -> Result<i32, WasiExit> {
-    no_socket(cx, fd)
-}
-
-pub fn sock_recv(
-    cx: &mut WasiCx<'_>,
-    fd: i32,
-    _ri_data: i32,
-    _ri_data_len: i32,
-    _ri_flags: i32,
-    _ro_datalen: i32,
-    _ro_flags: i32,
-) -> Result<i32, WasiExit> {
-    no_socket(cx, fd)
-}
-
-pub fn sock_send(
-    cx: &mut WasiCx<'_>,
-    fd: i32,
-    _si_data: i32,
-    _si_data_len: i32,
-    _si_flags: i32,
-    _so_datalen: i32,
-) -> Result<i32, WasiExit> {
-    no_socket(cx, fd)
-}
-
-pub fn sock_shutdown(cx: &mut WasiCx<'_>, fd: i32, _how: i32) -> Result<i32, WasiExit> {
-    no_socket(cx, fd)
 }
 
 /// Every `wasi_snapshot_preview1` function, in the core WebAssembly types of its arguments

@@ -1,6 +1,6 @@
 //! The WASI functions called as an engine would, on a `Vec<u8>` standing in for guest memory.
 
-use super::fs::rights;
+use super::layout::rights;
 use super::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
