@@ -306,7 +306,8 @@ pub fn fd_pread(
             FdObject::Host(host) => host,
             _ => return Err(Errno::SPIPE),
         };
-        let start = offset as u64;
+        // A `filesize` above i64::MAX is no offset a host file can have.
+        let start = u64::try_from(offset).map_err(|_| Errno::INVAL)?;
         let total = read_iovecs(&mut cx.memory, &iovecs, |buf, done| {
             rustix::io::pread(&host.fd, buf, start + done)
         })?;
@@ -329,7 +330,8 @@ pub fn fd_pwrite(
             FdObject::Host(host) => host,
             _ => return Err(Errno::SPIPE),
         };
-        let start = offset as u64;
+        // A `filesize` above i64::MAX is no offset a host file can have.
+        let start = u64::try_from(offset).map_err(|_| Errno::INVAL)?;
         let total = write_iovecs(&cx.memory, &iovecs, |buf, done| {
             rustix::io::pwrite(&host.fd, buf, start + done)
         })?;

@@ -359,6 +359,8 @@ fn a_granted_directory_can_be_read() {
     guest.put_u32(IOVECS_AT + 4, 4);
     let errno = guest.call(|cx| fd_pread(cx, file, IOVECS_AT as i32, 1, 7, RESULT_AT as i32));
     assert_eq!((errno, guest.bytes(DATA_AT, 4)), (0, &b"gues"[..]));
+    let errno = guest.call(|cx| fd_pread(cx, file, IOVECS_AT as i32, 1, -1, RESULT_AT as i32));
+    assert_eq!(errno, Errno::INVAL.code());
 
     assert_eq!(guest.call(|cx| fd_filestat_get(cx, file, 100)), 0);
     assert_eq!(
