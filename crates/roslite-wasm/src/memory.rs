@@ -79,6 +79,9 @@ impl<'a> GuestMemory<'a> {
     pub fn u8(&self, address: u32) -> Result<u8, OutOfBounds> {
         Ok(self.array::<1>(address)?[0])
     }
+    pub fn u16(&self, address: u32) -> Result<u16, OutOfBounds> {
+        self.array(address).map(u16::from_le_bytes)
+    }
     pub fn u32(&self, address: u32) -> Result<u32, OutOfBounds> {
         self.array(address).map(u32::from_le_bytes)
     }
