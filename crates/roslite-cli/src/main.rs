@@ -1,6 +1,7 @@
 //! `roslite`: the command-line tool. Each user command is a module of its own; `roslite bench
 //! ...` is `roslite_bench`'s, dispatched from here, including the helper processes the benches
-//! start by running this binary again.
+//! start by running this binary again, and `roslite run` and `roslite wasm` (WebAssembly
+//! nodes) are `roslite_wasm`'s.
 
 mod action;
 mod demo;
@@ -65,6 +66,23 @@ enum Command {
     /// Inspect the actions of the ROS graph and send goals, like `ros2 action`.
     #[command(subcommand)]
     Action(action::ActionCommand),
+    /// Run ROS 2 nodes compiled to WebAssembly, sandboxed, several in one process.
+    ///
+    /// Each NODE is a .wasm (compiled when loaded on wasmtime; interpreted on wasmi) or a .cwasm
+    /// from `roslite wasm compile`. The nodes share one participant and roslite's native
+    /// network; each sees no files, sockets or environment unless granted, and a callback that
+    /// runs past its deadline stops its node while the others keep running (docs/wasm.md).
+    Run(roslite_wasm::cli::RunArgs),
+    /// Prepare WebAssembly nodes: compile them ahead of time.
+    #[command(subcommand)]
+    Wasm(WasmCommand),
+}
+
+#[derive(Subcommand)]
+enum WasmCommand {
+    /// Compile NODE.wasm to machine code for wasmtime (NODE.cwasm), for this machine or another
+    /// CPU architecture (--target).
+    Compile(roslite_wasm::cli::CompileArgs),
 }
 
 /// Runs the command; an error is printed as a user reads it (`Error: ` and its message, then
@@ -120,6 +138,10 @@ fn run() -> anyhow::Result<()> {
         Command::Service(command) => service::run(command),
         Command::Param(command) => param::run(command),
         Command::Action(command) => action::run(command),
+        Command::Run(args) => roslite_wasm::cli::run(&args).map_err(anyhow::Error::msg),
+        Command::Wasm(WasmCommand::Compile(args)) => {
+            roslite_wasm::cli::compile(&args).map_err(anyhow::Error::msg)
+        }
     }
 }
 

@@ -28,6 +28,32 @@ pub struct HostOptions {
     pub ros_args: Vec<String>,
     /// Environment variables the guests may read (`--allow-env`).
     pub allowed_env: Vec<String>,
+    /// Directories the guests may use (`--allow-dir`).
+    pub allowed_dirs: Vec<crate::wasi::AllowedDir>,
+}
+
+/// `HOST_DIR`, `HOST_DIR:GUEST_PATH`, either with `:rw` at the end for write access.
+pub fn parse_allowed_dir(spec: &str) -> Result<crate::wasi::AllowedDir, String> {
+    let (rest, writable) = match spec.strip_suffix(":rw") {
+        Some(rest) => (rest, true),
+        None => (spec.strip_suffix(":ro").unwrap_or(spec), false),
+    };
+    let (host, guest) = match rest.split_once(':') {
+        Some((host, guest)) => (host, guest.to_owned()),
+        None => (rest, rest.to_owned()),
+    };
+    let host = std::path::PathBuf::from(host);
+    if !host.is_dir() {
+        return Err(format!(
+            "--allow-dir {spec}: {} is not a directory",
+            host.display()
+        ));
+    }
+    Ok(crate::wasi::AllowedDir {
+        host,
+        guest,
+        writable,
+    })
 }
 
 /// How one guest ended.
@@ -45,6 +71,8 @@ pub enum HostError {
         error: engine::LoadError,
     },
     Context(String),
+    /// A grant (`--allow-env`, `--allow-dir`) that cannot be made.
+    Sandbox(String),
 }
 
 impl std::fmt::Display for HostError {
@@ -52,6 +80,7 @@ impl std::fmt::Display for HostError {
         match self {
             Self::Load { path, error } => write!(f, "{}: {error}", path.display()),
             Self::Context(e) => write!(f, "cannot start the ROS context: {e}"),
+            Self::Sandbox(e) => write!(f, "cannot set up the sandbox: {e}"),
         }
     }
 }
@@ -126,7 +155,8 @@ impl Host {
                 .iter()
                 .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
                 .collect::<Vec<_>>();
-            let wasi = WasiState::new(wasi_config(args, env));
+            let wasi = WasiState::new(wasi_config(args, env, options.allowed_dirs.clone()))
+                .map_err(|e| HostError::Sandbox(e.to_string()))?;
             let state = GuestState::new(shared.clone(), context, wasi);
             let limits = options.limits;
             let thread_shared = shared.clone();
@@ -164,9 +194,17 @@ impl Host {
     }
 }
 
-fn wasi_config(args: Vec<String>, env: Vec<(String, String)>) -> WasiConfig {
-    let _ = env;
-    WasiConfig { args }
+fn wasi_config(
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    dirs: Vec<crate::wasi::AllowedDir>,
+) -> WasiConfig {
+    WasiConfig {
+        args,
+        env,
+        dirs,
+        ..Default::default()
+    }
 }
 
 fn run_guest(

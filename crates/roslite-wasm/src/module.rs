@@ -49,7 +49,7 @@ impl std::error::Error for ModuleError {}
 
 fn wasi_names() -> &'static [&'static str] {
     macro_rules! names {
-        ($($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        ($($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
             &[$(stringify!($name)),*]
         };
     }
@@ -58,6 +58,11 @@ fn wasi_names() -> &'static [&'static str] {
 
 /// Validates `wasm` and checks its imports and exports.
 pub fn check(wasm: &[u8]) -> Result<(), ModuleError> {
+    if !wasm.starts_with(b"\0asm") {
+        return Err(ModuleError::Malformed(
+            "it does not start with the WebAssembly magic bytes (\\0asm)".into(),
+        ));
+    }
     let mut validator = wasmparser::Validator::new();
     validator
         .validate_all(wasm)

@@ -119,20 +119,35 @@ macro_rules! link_roslite {
     };
 }
 
+/// WASI: `errno` functions return the errno; `noreturn` (`proc_exit`) ends the guest.
 macro_rules! link_wasi {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
-        $(
-            $linker
-                .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
-                    let mut guest = Guest(caller.as_context_mut());
-                    let (memory, state) = guest.parts();
-                    let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                    let result = crate::wasi::$name(&mut cx, $($arg),*);
-                    guest.renew_fuel();
-                    result.map_err(|crate::wasi::WasiExit(code)| wasmi::Error::host(Fault::Exit(code)))
-                })
-                .expect("each import is linked once");
-        )*
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
+        $( link_wasi!(@one $linker; $name($($arg: $ty),*) -> $result); )*
+    };
+    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> errno) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                let result = crate::wasi::$name(&mut cx, $($arg),*);
+                guest.renew_fuel();
+                result.map_err(|crate::wasi::WasiExit(code)| wasmi::Error::host(Fault::Exit(code as i32)))
+            })
+            .expect("each import is linked once");
+    };
+    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> noreturn) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<(), wasmi::Error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                match crate::wasi::$name(&mut cx, $($arg),*) {
+                    Err(crate::wasi::WasiExit(code)) => Err(wasmi::Error::host(Fault::Exit(code as i32))),
+                    Ok(_) => Err(wasmi::Error::host(Fault::Abi(concat!(stringify!($name), " returned").into()))),
+                }
+            })
+            .expect("each import is linked once");
     };
 }
 

@@ -47,8 +47,12 @@ pub fn deserialize(bytes: &[u8]) -> Result<Module, LoadError> {
     // target and configuration; what it cannot check is that the file came from `roslite wasm
     // compile` and not from someone crafting machine code, which is why `.cwasm` files are
     // the user's own build products (docs/wasm.md).
-    unsafe { Module::deserialize(super::shared_wasmtime(), bytes) }
-        .map_err(|e| LoadError::Invalid(format!("{e:#}")))
+    unsafe { Module::deserialize(super::shared_wasmtime(), bytes) }.map_err(|e| {
+        LoadError::Invalid(format!(
+            "{e:#}; a .cwasm runs only on the machine kind and roslite version it was compiled \
+             for: compile the .wasm again with `roslite wasm compile`"
+        ))
+    })
 }
 
 #[cfg(feature = "compiler")]
@@ -166,20 +170,35 @@ macro_rules! link_roslite {
     };
 }
 
+/// WASI: `errno` functions return the errno; `noreturn` (`proc_exit`) ends the guest.
 macro_rules! link_wasi {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
-        $(
-            $linker
-                .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> wasmtime::Result<i32> {
-                    let mut guest = Guest(caller.as_context_mut());
-                    let (memory, state) = guest.parts();
-                    let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                    let result = crate::wasi::$name(&mut cx, $($arg),*);
-                    guest.renew_deadline();
-                    result.map_err(|crate::wasi::WasiExit(code)| wasmtime::Error::new(Fault::Exit(code)))
-                })
-                .expect("each import is linked once");
-        )*
+    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
+        $( link_wasi!(@one $linker; $name($($arg: $ty),*) -> $result); )*
+    };
+    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> errno) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmtime::Error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                let result = crate::wasi::$name(&mut cx, $($arg),*);
+                guest.renew_deadline();
+                result.map_err(|crate::wasi::WasiExit(code)| wasmtime::Error::new(Fault::Exit(code as i32)))
+            })
+            .expect("each import is linked once");
+    };
+    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> noreturn) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<(), wasmtime::Error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                match crate::wasi::$name(&mut cx, $($arg),*) {
+                    Err(crate::wasi::WasiExit(code)) => Err(wasmtime::Error::new(Fault::Exit(code as i32))),
+                    Ok(_) => Err(wasmtime::Error::new(Fault::Abi(concat!(stringify!($name), " returned").into()))),
+                }
+            })
+            .expect("each import is linked once");
     };
 }
 
