@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use roslite_msgs::std_msgs::msg::String as StringMsg;
 use roslite_msgs::Message;
-use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
+use roslite_wasm::engine::LoadError;
+use roslite_wasm::host::HostError;
+use roslite_wasm::module::ModuleError;
+use roslite_wasm::{EngineKind, Fault, GuestSpec, Host, HostOptions, Limits};
 
 fn guest(name: &str, replacements: &[(&str, String)]) -> PathBuf {
     let mut text = std::fs::read_to_string(
@@ -80,4 +83,201 @@ fn talker_on_wasmtime() {
 #[test]
 fn talker_on_wasmi() {
     talker_reaches_a_native_subscriber(EngineKind::Wasmi);
+}
+
+fn options(engine: EngineKind) -> HostOptions {
+    HostOptions {
+        engine,
+        context: Some(roslite::Context::new(Default::default()).unwrap()),
+        limits: Limits {
+            deadline: Duration::from_millis(200),
+            fuel: 50_000_000,
+            max_memory_bytes: 4 << 20,
+        },
+        ..Default::default()
+    }
+}
+
+/// Counts `/chatter` messages in this process.
+struct Listener {
+    _node: roslite::Node,
+    _subscription: roslite::Subscription<StringMsg>,
+    executor: roslite::Executor,
+    count: Arc<Mutex<usize>>,
+}
+
+impl Listener {
+    fn new(context: &roslite::Context) -> Self {
+        let node = context.create_node("listener").unwrap();
+        let count = Arc::new(Mutex::new(0));
+        let sink = count.clone();
+        let subscription = node
+            .create_subscription("/chatter", 10, move |_: StringMsg| {
+                *sink.lock().unwrap() += 1
+            })
+            .unwrap();
+        let executor = roslite::Executor::new(context);
+        executor.add_node(&node);
+        Self {
+            _node: node,
+            _subscription: subscription,
+            executor,
+            count,
+        }
+    }
+
+    /// Spins until `more` messages came (or 20 s); how many came.
+    fn receive(&self, more: usize) -> usize {
+        let target = *self.count.lock().unwrap() + more;
+        let start = Instant::now();
+        while *self.count.lock().unwrap() < target && start.elapsed() < Duration::from_secs(20) {
+            self.executor.spin_once(Some(Duration::from_millis(50)));
+        }
+        *self.count.lock().unwrap()
+    }
+}
+
+/// A callback that never returns stops its node, named with the callback, while another node
+/// of the same host keeps publishing.
+fn runaway_callback_is_stopped(engine: EngineKind) {
+    let host = Host::start(
+        &[
+            GuestSpec {
+                path: guest("runaway", &[]),
+            },
+            GuestSpec {
+                path: talker(1_000_000),
+            },
+        ],
+        &options(engine),
+    )
+    .unwrap();
+    let listener = Listener::new(&host.context());
+    // The runaway node's first timer fires after 50 ms and is stopped 200 ms (or its fuel)
+    // later; messages after that show the talker outlived it.
+    std::thread::sleep(Duration::from_millis(600));
+    let before = listener.receive(0);
+    let after = listener.receive(5);
+    assert!(
+        after >= before + 5,
+        "the talker stopped too: {before} then {after}"
+    );
+    host.shutdown();
+    let ends = host.wait();
+    let runaway = ends.iter().find(|e| e.name.starts_with("runaway")).unwrap();
+    match &runaway.outcome {
+        Err(Fault::Deadline { during, limit }) => {
+            assert!(during.contains("timer callback"), "{during}");
+            let expected = if engine == EngineKind::Wasmtime {
+                "deadline"
+            } else {
+                "fuel"
+            };
+            assert!(limit.contains(expected), "{limit}");
+        }
+        other => panic!("expected a deadline fault, got {other:?}"),
+    }
+    let talker = ends.iter().find(|e| e.name.starts_with("talker")).unwrap();
+    assert!(talker.outcome.is_ok(), "{:?}", talker.outcome);
+}
+
+#[test]
+fn runaway_callback_on_wasmtime() {
+    runaway_callback_is_stopped(EngineKind::Wasmtime);
+}
+
+#[test]
+fn runaway_callback_on_wasmi() {
+    runaway_callback_is_stopped(EngineKind::Wasmi);
+}
+
+fn exit_code(path: PathBuf, options: &HostOptions) -> i32 {
+    let ends = Host::start(&[GuestSpec { path }], options).unwrap().wait();
+    match &ends[0].outcome {
+        Err(Fault::Exit(code)) => *code,
+        Ok(()) => 0,
+        other => panic!("expected an exit, got {other:?}"),
+    }
+}
+
+/// Without a grant a guest cannot open a file (no descriptor 3: EBADF); with one it opens a
+/// file inside, on both engines.
+#[test]
+fn files_only_with_a_grant() {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("grant-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("secret.txt"), "x").unwrap();
+    for engine in [EngineKind::Wasmtime, EngineKind::Wasmi] {
+        assert_eq!(
+            exit_code(guest("files", &[]), &options(engine)),
+            8,
+            "EBADF without a grant ({engine:?})"
+        );
+        let granted = HostOptions {
+            allowed_dirs: vec![
+                roslite_wasm::host::parse_allowed_dir(dir.to_str().unwrap()).unwrap()
+            ],
+            ..options(engine)
+        };
+        assert_eq!(
+            exit_code(guest("files", &[]), &granted),
+            0,
+            "opened with a grant ({engine:?})"
+        );
+    }
+}
+
+/// A guest growing its memory without end is refused at the cap (4 MiB here) and lives on.
+#[test]
+fn memory_is_capped() {
+    for engine in [EngineKind::Wasmtime, EngineKind::Wasmi] {
+        let pages = exit_code(guest("memory_bomb", &[]), &options(engine));
+        assert_eq!(pages, 64, "4 MiB is 64 pages ({engine:?})");
+    }
+}
+
+fn load_error(name: &str, engine: EngineKind) -> String {
+    match Host::start(
+        &[GuestSpec {
+            path: guest(name, &[]),
+        }],
+        &options(engine),
+    ) {
+        Err(HostError::Load { error, .. }) => {
+            assert!(
+                matches!(error, LoadError::Check(_) | LoadError::Invalid(_)),
+                "{error:?}"
+            );
+            error.to_string()
+        }
+        Err(other) => panic!("{name}: expected a load error, got {other}"),
+        Ok(_) => panic!("{name}: loaded"),
+    }
+}
+
+/// Modules that cannot work are refused before anything runs, saying why.
+#[test]
+fn unusable_modules_are_refused_with_the_reason() {
+    for engine in [EngineKind::Wasmtime, EngineKind::Wasmi] {
+        let text = load_error("other_abi", engine);
+        assert!(
+            text.contains("roslite_v2") && text.contains("roslite_v1"),
+            "{text}"
+        );
+        let text = load_error("unknown_import", engine);
+        assert!(text.contains("env.open_socket"), "{text}");
+        let text = load_error("no_dispatch", engine);
+        assert!(text.contains("roslite_guest_dispatch"), "{text}");
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("malformed.wasm");
+        std::fs::write(&path, b"\0asm\x01\0\0\0\x05garbage").unwrap();
+        match Host::start(&[GuestSpec { path }], &options(engine)) {
+            Err(HostError::Load {
+                error: LoadError::Check(ModuleError::Malformed(_)),
+                ..
+            }) => {}
+            Err(other) => panic!("expected malformed, got {other}"),
+            Ok(_) => panic!("a malformed module loaded"),
+        }
+    }
 }
