@@ -29,10 +29,19 @@ pub const STACK_SIZE: u32 = 65536;
 pub enum GuestBuildError {
     /// A part of the toolchain is not installed: `what` it is and the Debian `package` that
     /// has it.
-    Missing { what: String, package: &'static str },
+    Missing {
+        what: String,
+        package: &'static str,
+    },
     /// The compiler or linker ran and failed.
-    Failed { command: String, output: String },
-    Io { what: String, error: std::io::Error },
+    Failed {
+        command: String,
+        output: String,
+    },
+    Io {
+        what: String,
+        error: std::io::Error,
+    },
 }
 
 impl fmt::Display for GuestBuildError {
@@ -44,7 +53,10 @@ impl fmt::Display for GuestBuildError {
                  {TOOLCHAIN_PACKAGES} (`cargo xtask test` installs them)"
             ),
             GuestBuildError::Failed { command, output } => {
-                write!(f, "building a WebAssembly guest failed: {command}\n{output}")
+                write!(
+                    f,
+                    "building a WebAssembly guest failed: {command}\n{output}"
+                )
             }
             GuestBuildError::Io { what, error } => write!(f, "{what}: {error}"),
         }
@@ -106,14 +118,19 @@ fn find_sysroot() -> Result<PathBuf, GuestBuildError> {
             return Ok(root);
         }
     }
-    Err(missing("WASI's C library (lib/wasm32-wasi/libc.a)", "wasi-libc"))
+    Err(missing(
+        "WASI's C library (lib/wasm32-wasi/libc.a)",
+        "wasi-libc",
+    ))
 }
 
 fn find_libcxx_include(sysroot: &Path) -> Option<PathBuf> {
     ["include/wasm32-wasi/c++/v1", "include/c++/v1"]
         .iter()
         .map(|dir| sysroot.join(dir))
-        .find(|dir| dir.join("vector").is_file() && sysroot.join("lib/wasm32-wasi/libc++.a").is_file())
+        .find(|dir| {
+            dir.join("vector").is_file() && sysroot.join("lib/wasm32-wasi/libc++.a").is_file()
+        })
 }
 
 impl Toolchain {
@@ -122,8 +139,8 @@ impl Toolchain {
     pub fn find() -> Result<Toolchain, GuestBuildError> {
         let clang = find_clang().ok_or_else(|| missing("clang", "clang"))?;
         let linker = runs(&clang, &["-print-prog-name=wasm-ld"]).unwrap_or_default();
-        let linker_found = Path::new(&linker).is_absolute() && Path::new(&linker).is_file()
-            || on_path("wasm-ld");
+        let linker_found =
+            Path::new(&linker).is_absolute() && Path::new(&linker).is_file() || on_path("wasm-ld");
         if !linker_found {
             return Err(missing("wasm-ld (the WebAssembly linker)", "lld"));
         }
@@ -162,7 +179,9 @@ impl Toolchain {
         out: &Path,
     ) -> Result<(), GuestBuildError> {
         let mut command = self.command(false);
-        command.args(["-std=c11", "-Wall", "-Wextra", "-c", "-o"]).arg(out);
+        command
+            .args(["-std=c11", "-Wall", "-Wextra", "-c", "-o"])
+            .arg(out);
         add_includes(&mut command, include_dirs);
         command.arg(guest_library_source());
         run(command)
@@ -176,7 +195,11 @@ impl Toolchain {
         out: &Path,
     ) -> Result<(), GuestBuildError> {
         let mut command = self.command(false);
-        command.arg("-std=c11").args(link_flags()).arg("-o").arg(out);
+        command
+            .arg("-std=c11")
+            .args(link_flags())
+            .arg("-o")
+            .arg(out);
         add_includes(&mut command, include_dirs);
         command.args(sources).arg(guest_library_source());
         run(command)
@@ -190,14 +213,21 @@ impl Toolchain {
         out: &Path,
     ) -> Result<(), GuestBuildError> {
         if self.libcxx_include.is_none() {
-            return Err(missing("libc++ for wasm32 (its headers and libc++.a)", "libc++-dev-wasm32"));
+            return Err(missing(
+                "libc++ for wasm32 (its headers and libc++.a)",
+                "libc++-dev-wasm32",
+            ));
         }
         // The guest library is C11, the sources C++: one clang run cannot give each its own
         // -std, so the library is compiled on its own first, next to the output.
         let library = out.with_extension("roslite_guest.o");
         self.compile_guest_library(include_dirs, &library)?;
         let mut command = self.command(true);
-        command.arg("-std=c++17").args(link_flags()).arg("-o").arg(out);
+        command
+            .arg("-std=c++17")
+            .args(link_flags())
+            .arg("-o")
+            .arg(out);
         add_includes(&mut command, include_dirs);
         command.args(sources).arg(&library);
         let result = run(command);
