@@ -305,3 +305,23 @@ pub fn compile_cpp_guest(
 ) -> Result<(), GuestBuildError> {
     Toolchain::find()?.compile_cpp(sources, include_dirs, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_names_its_package_and_the_whole_toolchain() {
+        let text = missing("wasm-ld (the WebAssembly linker)", "lld").to_string();
+        assert!(text.contains("Debian package lld"), "{text}");
+        assert!(text.contains(TOOLCHAIN_PACKAGES), "{text}");
+    }
+
+    #[test]
+    fn the_guest_library_and_headers_are_where_guests_are_built_from() {
+        assert!(guest_library_source().is_file());
+        let dirs = roslite_include_dirs();
+        assert!(dirs.iter().any(|d| d.join("roslite/roslite.h").is_file()));
+        assert!(dirs.iter().any(|d| d.join("mros2.h").is_file()));
+    }
+}
