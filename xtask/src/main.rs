@@ -191,7 +191,8 @@ fn install_prerequisites(root: &Path) -> Result<()> {
 /// the test network namespaces, `nft` drops packets inside them, `ddsperf` is Cyclone's
 /// benchmark (the baseline of `roslite bench rtt`), `cc`/`c++` build the Humble-era peers, the
 /// raspimouse_msgs typesupport for rclpy and the C and C++ test nodes, which `cmake` and
-/// `pkg-config` also build against an install.
+/// `pkg-config` also build against an install; `clang` and `wasm-ld` build the WebAssembly
+/// guests (roslite-wasm's guest_build).
 const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
     ("nft", "nftables"),
@@ -200,12 +201,21 @@ const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("c++", "g++"),
     ("cmake", "cmake"),
     ("pkg-config", "pkg-config"),
+    ("clang", "clang"),
+    ("wasm-ld", "lld"),
 ];
 
 /// Libraries the Humble-era interop peers (tests/interop_humble.rs) are built against:
 /// Cyclone DDS 0.10 and Fast DDS 2.9, as Debian bookworm ships them. Checked with
-/// `dpkg-query`, since they put no program on PATH.
-const DEBIAN_LIBRARIES: &[&str] = &["cyclonedds-dev", "libfastrtps-dev"];
+/// `dpkg-query`, since they put no program on PATH. With them, what WebAssembly guests are
+/// linked against: WASI's C library, libc++ for wasm32 and the wasm32 compiler builtins.
+const DEBIAN_LIBRARIES: &[&str] = &[
+    "cyclonedds-dev",
+    "libfastrtps-dev",
+    "wasi-libc",
+    "libc++-dev-wasm32",
+    "libclang-rt-dev-wasm32",
+];
 
 fn debian_package_installed(package: &str) -> bool {
     Command::new("dpkg-query")
@@ -285,6 +295,7 @@ fn install_python_peers(root: &Path, python: &Path) -> Result<()> {
 }
 
 fn ensure_rust_components() -> Result<()> {
+    ensure_wasm_target()?;
     for component in ["rustfmt", "clippy"] {
         let probe = if component == "rustfmt" {
             "fmt"
@@ -302,6 +313,31 @@ fn ensure_rust_components() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Rust guests are built for wasm32-wasip1. Without rustup (a distribution's Rust) the target
+/// cannot be added here; the C and C++ guests do not need it, so that is a note, not a failure.
+fn ensure_wasm_target() -> Result<()> {
+    const TARGET: &str = "wasm32-wasip1";
+    let installed = match Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+    {
+        Ok(output) if output.status.success() => output.stdout,
+        _ => {
+            println!("xtask: rustup not found; add the {TARGET} target to your Rust by hand");
+            return Ok(());
+        }
+    };
+    if String::from_utf8_lossy(&installed)
+        .lines()
+        .any(|line| line.trim() == TARGET)
+    {
+        return Ok(());
+    }
+    let mut rustup = Command::new("rustup");
+    rustup.args(["target", "add", TARGET]);
+    step(&format!("rustup target add {TARGET}"), rustup)
 }
 
 fn codegen(root: &Path) -> Result<()> {

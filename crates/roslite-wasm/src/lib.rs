@@ -14,6 +14,7 @@ pub mod cli;
 pub mod engine;
 pub mod fault;
 pub mod guest;
+pub mod guest_build;
 pub mod host;
 pub mod imports;
 pub mod memory;

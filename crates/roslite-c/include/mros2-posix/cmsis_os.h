@@ -1,12 +1,32 @@
 // What mROS 2-POSIX applications use of CMSIS-RTOS2, as it means on a POSIX host: the kernel
 // is the process (osKernelStart does nothing), osDelay sleeps the calling thread for that
 // many milliseconds (mROS 2-POSIX's tick), and threads are POSIX threads.
+//
+// In a WebAssembly node (__wasi__) there is one thread and no other to run the callbacks
+// while main waits, so osDelay runs the mROS 2 executor for those milliseconds (after
+// mros2::init; before it, and once the context is shut down, it only waits), which is what
+// the application sees natively: its callbacks keep coming while it delays. osThreadNew
+// cannot start a thread there and says so.
 #ifndef ROSLITE_CMSIS_OS_H
 #define ROSLITE_CMSIS_OS_H
 
 #include <chrono>
 #include <cstdint>
+
+#if defined(__wasi__)
+#include <roslite/roslite.h>
+
+#include <cstdio>
+#include <time.h>
+
+// The executor mros2::init made (0 before it): what osDelay runs on a Wasm node.
+inline roslite_handle &roslite_mros2_executor() {
+  static roslite_handle executor = 0;
+  return executor;
+}
+#else
 #include <thread>
+#endif
 
 typedef enum {
   osOK = 0,
@@ -44,6 +64,28 @@ inline uint32_t osKernelGetTickCount(void) {
 }
 inline uint32_t osKernelGetTickFreq(void) { return 1000; }
 
+#if defined(__wasi__)
+inline osStatus_t osDelay(uint32_t ticks) {
+  using namespace std::chrono;
+  auto until = steady_clock::now() + milliseconds(ticks);
+  if (roslite_handle executor = roslite_mros2_executor())
+    roslite_executor_spin_for(executor, duration_cast<nanoseconds>(milliseconds(ticks)).count());
+  // spin_for returns early when the context is shut down: the rest is only waited, as a
+  // native osDelay would.
+  auto left = duration_cast<nanoseconds>(until - steady_clock::now()).count();
+  if (left > 0) {
+    struct timespec rest = {time_t(left / 1000000000), long(left % 1000000000)};
+    nanosleep(&rest, nullptr);
+  }
+  return osOK;
+}
+
+inline osThreadId_t osThreadNew(osThreadFunc_t function, void *, const osThreadAttr_t *) {
+  if (function)
+    std::fprintf(stderr, "osThreadNew: a WebAssembly node has one thread; no thread started\n");
+  return nullptr;
+}
+#else
 inline osStatus_t osDelay(uint32_t ticks) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ticks));
   return osOK;
@@ -57,5 +99,6 @@ inline osThreadId_t osThreadNew(osThreadFunc_t function, void *argument,
   thread.detach();
   return id;
 }
+#endif
 
 #endif  // ROSLITE_CMSIS_OS_H

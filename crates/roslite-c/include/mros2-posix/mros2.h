@@ -20,6 +20,9 @@
 //   that received the reply;
 // - a subscription callback may take `(T *, const roslite_message_info *)`: the message's
 //   publication sequence number and source/receive times (CLOCK_MONOTONIC nanoseconds).
+//
+// In a WebAssembly node (__wasi__) there is no thread for the callbacks: they run while the
+// application is in osDelay or mros2::spin (see cmsis_os.h), on its one thread.
 #ifndef ROSLITE_MROS2_H
 #define ROSLITE_MROS2_H
 
@@ -33,16 +36,35 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#if defined(__wasi__)
+#include "cmsis_os.h"
+#else
+#include <mutex>
+#include <thread>
+#endif
+
 namespace mros2 {
 
 namespace detail {
+#if defined(__wasi__)
+// One thread: nothing to exclude.
+struct Mutex {
+  void lock() {}
+  void unlock() {}
+};
+struct Lock {
+  explicit Lock(Mutex &) {}
+};
+#else
+using Mutex = std::mutex;
+using Lock = std::lock_guard<std::mutex>;
+#endif
+
 [[noreturn]] inline void fail(const char *what) {
   std::fprintf(stderr, "[MROS2LIB] ERROR : %s: %s\n", what, roslite_last_error());
   std::abort();
@@ -53,10 +75,12 @@ inline void check(roslite_status status, const char *what) {
 
 // What mros2::init sets up: the context, and the thread that runs every callback.
 struct Runtime {
-  std::mutex mutex;
+  Mutex mutex;
   roslite_handle context = 0;
   roslite_handle executor = 0;
+#if !defined(__wasi__)
   std::thread spinner;
+#endif
   // Everything the application created, kept for the program's life as mROS 2 keeps it.
   std::vector<std::shared_ptr<void>> kept;
 };
@@ -73,23 +97,33 @@ inline roslite_handle context() {
 
 inline void init(int argc, char **argv) {
   detail::Runtime &r = detail::runtime();
-  std::lock_guard<std::mutex> lock(r.mutex);
+  detail::Lock lock(r.mutex);
   if (r.context) return;
   detail::check(roslite_context_init(argv ? argc : 0, argv, &r.context), "mros2::init");
   detail::check(roslite_install_signal_handlers(), "mros2::init");
   detail::check(roslite_executor_create(r.context, &r.executor), "mros2::init");
+#if defined(__wasi__)
+  roslite_mros2_executor() = r.executor;  // osDelay runs it
+#else
   roslite_handle executor = r.executor;
   r.spinner = std::thread([executor] { roslite_executor_spin(executor); });
   r.spinner.detach();
+#endif
 }
 
 // Blocks until the program is interrupted (SIGINT, SIGTERM): callbacks run meanwhile.
 inline void spin() {
   roslite_handle context = detail::context();
+#if defined(__wasi__)
+  // The callbacks run here, on the one thread, until the context is shut down.
+  (void)context;
+  detail::check(roslite_executor_spin(detail::runtime().executor), "mros2::spin");
+#else
   bool running = true;
   while (roslite_context_ok(context, &running) == ROSLITE_OK && running) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+#endif
 }
 
 class Publisher {
@@ -281,7 +315,7 @@ class Node {
   }
   static void keep(std::shared_ptr<void> thing) {
     detail::Runtime &r = detail::runtime();
-    std::lock_guard<std::mutex> lock(r.mutex);
+    detail::Lock lock(r.mutex);
     r.kept.push_back(std::move(thing));
   }
   roslite_handle handle_ = 0;

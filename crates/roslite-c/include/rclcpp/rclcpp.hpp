@@ -7,6 +7,11 @@
 //
 // Errors from roslite throw rclcpp::exceptions::RCLError (a std::runtime_error) with roslite's
 // message, as rclcpp throws on rcl errors.
+//
+// Compiled for WebAssembly (__wasi__: a guest of roslite-wasm, docs/wasm.md) it takes a
+// single-threaded path, since wasm32's libc++ has no threads: no locks, futures completed by
+// spinning (detail/single_threaded.hpp), executors on the guest's one thread. Wasm guests have
+// no exception support either: an error prints its message and ends the node.
 #ifndef ROSLITE_RCLCPP_RCLCPP_HPP
 #define ROSLITE_RCLCPP_RCLCPP_HPP
 
@@ -18,17 +23,22 @@
 #include <cstdarg>
 #include <cstdio>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__wasi__)
+#include <rclcpp/detail/single_threaded.hpp>
+#else
+#include <future>
+#include <mutex>
+#include <thread>
+#endif
 
 namespace rclcpp {
 
@@ -51,9 +61,32 @@ class InvalidParameterTypeException : public RCLError {
 }  // namespace exceptions
 
 namespace detail {
+#if defined(__wasi__)
+// A throw ends a Wasm node (no exception support), so its text is printed first.
+inline void report(const std::string &message) {
+  std::fprintf(stderr, "rclcpp: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+[[noreturn]] inline void raise_error(roslite_status status, const std::string &message) {
+  report(message);
+  throw exceptions::RCLError(status, message);
+}
+#else
+inline void report(const std::string &) {}
+using Mutex = std::mutex;
+using Lock = std::lock_guard<std::mutex>;
+template <class T>
+using Promise = std::promise<T>;
+template <class T>
+using Future = std::future<T>;
+template <class T>
+using SharedFuture = std::shared_future<T>;
+#endif
+
 inline void check(roslite_status status, const char *what) {
   if (status == ROSLITE_OK) return;
   std::string message = std::string(what) + ": " + roslite_last_error();
+  report(message);
   if (status == ROSLITE_NOT_FOUND) throw exceptions::ParameterNotDeclaredException(status, message);
   if (status == ROSLITE_TYPE_MISMATCH)
     throw exceptions::InvalidParameterTypeException(status, message);
@@ -85,7 +118,7 @@ inline int64_t to_ns(std::chrono::nanoseconds d) { return d.count(); }
 
 // The process's context, made by rclcpp::init.
 struct Global {
-  std::mutex mutex;
+  Mutex mutex;
   Handle context;
 };
 inline Global &global() {
@@ -94,7 +127,7 @@ inline Global &global() {
 }
 inline roslite_handle context_or_init() {
   Global &g = global();
-  std::lock_guard<std::mutex> lock(g.mutex);
+  Lock lock(g.mutex);
   if (!g.context) {
     roslite_handle h = 0;
     check(roslite_context_init(0, nullptr, &h), "initialising roslite");
@@ -106,12 +139,13 @@ inline roslite_handle context_or_init() {
 template <class T>
 std::vector<uint8_t> encode(const T &message) {
   std::vector<uint8_t> bytes;
-  if (!roslite::encode(message, bytes))
-    throw exceptions::RCLError(ROSLITE_BAD_MESSAGE,
-                               std::string("cannot encode a ") +
-                                   roslite::message_traits<T>::type_name() +
-                                   ": a bounded string or sequence is over its bound, or a "
-                                   "string holds a NUL or is not UTF-8");
+  if (!roslite::encode(message, bytes)) {
+    std::string text = std::string("cannot encode a ") + roslite::message_traits<T>::type_name() +
+                       ": a bounded string or sequence is over its bound, or a string holds a "
+                       "NUL or is not UTF-8";
+    report(text);
+    throw exceptions::RCLError(ROSLITE_BAD_MESSAGE, text);
+  }
   return bytes;
 }
 
@@ -132,7 +166,7 @@ class InitOptions {
 
 inline void init(int argc, char const *const *argv, const InitOptions &options = InitOptions()) {
   detail::Global &g = detail::global();
-  std::lock_guard<std::mutex> lock(g.mutex);
+  detail::Lock lock(g.mutex);
   roslite_handle h = 0;
   detail::check(roslite_context_init(argc, argv, &h), "rclcpp::init");
   g.context = detail::Handle(h);
@@ -142,7 +176,7 @@ inline void init(int argc, char const *const *argv, const InitOptions &options =
 
 inline bool ok() {
   detail::Global &g = detail::global();
-  std::lock_guard<std::mutex> lock(g.mutex);
+  detail::Lock lock(g.mutex);
   if (!g.context) return false;
   bool running = false;
   return roslite_context_ok(g.context.get(), &running) == ROSLITE_OK && running;
@@ -150,7 +184,7 @@ inline bool ok() {
 
 inline bool shutdown() {
   detail::Global &g = detail::global();
-  std::lock_guard<std::mutex> lock(g.mutex);
+  detail::Lock lock(g.mutex);
   if (!g.context) return false;
   return roslite_context_shutdown(g.context.get()) == ROSLITE_OK;
 }

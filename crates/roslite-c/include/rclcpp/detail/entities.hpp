@@ -409,10 +409,11 @@ class ParameterValue {
 
  private:
   void expect(ParameterType t) const {
-    if (type_ != t)
-      throw exceptions::InvalidParameterTypeException(
-          ROSLITE_TYPE_MISMATCH, "parameter value is of type " + std::to_string(int(type_)) +
-                                     ", not " + std::to_string(int(t)));
+    if (type_ == t) return;
+    std::string message = "parameter value is of type " + std::to_string(int(type_)) + ", not " +
+                          std::to_string(int(t));
+    detail::report(message);
+    throw exceptions::InvalidParameterTypeException(ROSLITE_TYPE_MISMATCH, message);
   }
   ParameterType type_ = PARAMETER_NOT_SET;
   bool bool_ = false;
@@ -630,13 +631,13 @@ class Client : public ClientBase {
   using Response = typename S::Response;
   using SharedRequest = std::shared_ptr<Request>;
   using SharedResponse = std::shared_ptr<Response>;
-  using Promise = std::promise<SharedResponse>;
-  using SharedFuture = std::shared_future<SharedResponse>;
+  using Promise = detail::Promise<SharedResponse>;
+  using SharedFuture = detail::SharedFuture<SharedResponse>;
   using CallbackType = std::function<void(SharedFuture)>;
 
   // What async_send_request returns: a future for the response and the request's id.
   struct FutureAndRequestId {
-    std::future<SharedResponse> future;
+    detail::Future<SharedResponse> future;
     int64_t request_id;
     SharedResponse get() { return future.get(); }
     bool valid() const { return future.valid(); }
@@ -657,7 +658,7 @@ class Client : public ClientBase {
     }
   };
 
-  Client(roslite_handle node, const std::string &name) : name_(name) {
+  Client(roslite_handle node, const std::string &name) : node_(node), name_(name) {
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<Request>::type_hash(),
                               roslite::message_traits<Response>::type_hash()};
@@ -682,7 +683,7 @@ class Client : public ClientBase {
 
   FutureAndRequestId async_send_request(SharedRequest request) {
     auto call = std::make_unique<Call>();
-    std::future<SharedResponse> future = call->promise.get_future();
+    detail::Future<SharedResponse> future = call->promise.get_future();
     int64_t id = send(*request, std::move(call));
     return FutureAndRequestId{std::move(future), id};
   }
@@ -700,7 +701,7 @@ class Client : public ClientBase {
   bool remove_pending_request(int64_t request_id) {
     if (roslite_client_remove_pending_request(handle_.get(), request_id) != ROSLITE_OK)
       return false;
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::Lock lock(mutex_);
     calls_.erase(request_id);
     return true;
   }
@@ -708,7 +709,7 @@ class Client : public ClientBase {
     return remove_pending_request(f.request_id);
   }
   size_t prune_pending_requests() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::Lock lock(mutex_);
     size_t n = calls_.size();
     for (auto &entry : calls_) roslite_client_remove_pending_request(handle_.get(), entry.first);
     calls_.clear();
@@ -728,8 +729,11 @@ class Client : public ClientBase {
 
   int64_t send(const Request &request, std::unique_ptr<Call> call) {
     std::vector<uint8_t> bytes = detail::encode(request);
+#if defined(__wasi__)
+    call->promise.set_pump(pump());
+#endif
     auto pending = new Pending{this, 0};
-    std::lock_guard<std::mutex> lock(mutex_);
+    detail::Lock lock(mutex_);
     int64_t id = 0;
     roslite_status s = roslite_client_send_request(handle_.get(), bytes.data(), bytes.size(),
                                                    &Client::reply, pending, &id);
@@ -747,7 +751,7 @@ class Client : public ClientBase {
     Client *self = pending->client;
     std::unique_ptr<Call> call;
     {
-      std::lock_guard<std::mutex> lock(self->mutex_);  // waits until send() noted the call
+      detail::Lock lock(self->mutex_);  // waits until send() noted the call
       auto it = self->calls_.find(pending->id);
       if (it == self->calls_.end()) return;
       call = std::move(it->second);
@@ -755,19 +759,51 @@ class Client : public ClientBase {
     }
     auto response = std::make_shared<Response>();
     if (status != ROSLITE_OK) {
-      call->promise.set_exception(std::make_exception_ptr(
-          exceptions::RCLError(status, "service call to " + self->name_ + " failed")));
+      fail(call->promise, status, "service call to " + self->name_ + " failed");
     } else if (!roslite::decode(cdr, length, *response)) {
-      call->promise.set_exception(std::make_exception_ptr(
-          exceptions::RCLError(ROSLITE_BAD_MESSAGE, "malformed response from " + self->name_)));
+      fail(call->promise, ROSLITE_BAD_MESSAGE, "malformed response from " + self->name_);
     } else {
       call->promise.set_value(response);
     }
     if (call->callback) call->callback(call->shared);
   }
 
+  static void fail(Promise &promise, roslite_status status, const std::string &message) {
+#if defined(__wasi__)
+    promise.set_error(status, message);
+#else
+    promise.set_exception(std::make_exception_ptr(exceptions::RCLError(status, message)));
+#endif
+  }
+
+#if defined(__wasi__)
+  // What waiting for a response runs on the guest's one thread: the client's node on an
+  // executor of its own (a node may be in several), made at the first wait.
+  std::function<void(std::chrono::nanoseconds)> pump() {
+    std::shared_ptr<detail::Handle> executor = pump_executor_;
+    if (!executor) executor = pump_executor_ = std::make_shared<detail::Handle>();
+    roslite_handle node = node_;
+    return [executor, node](std::chrono::nanoseconds most) {
+      if (!*executor) {
+        roslite_handle h = 0;
+        detail::check(roslite_executor_create(detail::context_or_init(), &h),
+                      "creating the executor a future waits on");
+        *executor = detail::Handle(h);
+        detail::check(roslite_executor_add_node(h, node), "creating the executor a future waits on");
+      }
+      bool running = false;
+      if (roslite_context_ok(detail::context_or_init(), &running) != ROSLITE_OK || !running)
+        detail::raise_error(ROSLITE_SHUTDOWN, "the context was shut down while waiting for a "
+                                              "response");
+      roslite_executor_spin_once(executor->get(), most.count(), nullptr);
+    };
+  }
+  std::shared_ptr<detail::Handle> pump_executor_;
+#endif
+
+  roslite_handle node_;
   std::string name_;
-  std::mutex mutex_;
+  detail::Mutex mutex_;
   std::map<int64_t, std::unique_ptr<Call>> calls_;
   detail::Handle handle_;
 };
@@ -913,12 +949,19 @@ class Node : public std::enable_shared_from_this<Node> {
     if (roslite_parameter_get(handle_.get(), name.c_str(), &out) != ROSLITE_OK) return false;
     ParameterValue v = ParameterValue::from_c(out);
     roslite_parameter_value_fini(&out);
+#if defined(__wasi__)
+    // No catch on Wasm (a throw ends the node): the type is compared before get throws.
+    if (v.get_type() != ParameterValue(V{}).get_type()) return false;
+    value = v.get<V>();
+    return true;
+#else
     try {
       value = v.get<V>();
       return true;
     } catch (const exceptions::RCLError &) {
       return false;
     }
+#endif
   }
   bool has_parameter(const std::string &name) const {
     roslite_parameter_value out{};
@@ -1070,8 +1113,16 @@ class MultiThreadedExecutor : public Executor {
   explicit MultiThreadedExecutor(const ExecutorOptions & = ExecutorOptions(),
                                  size_t number_of_threads = 0, bool = false,
                                  std::chrono::nanoseconds = std::chrono::nanoseconds(-1))
-      : Executor(number_of_threads ? number_of_threads
-                                   : std::max<size_t>(2, std::thread::hardware_concurrency())) {}
+      : Executor(number_of_threads ? number_of_threads : default_threads()) {}
+
+ private:
+  static size_t default_threads() {
+#if defined(__wasi__)
+    return 2;  // a guest has one thread; the host runs the executor's work on it
+#else
+    return std::max<size_t>(2, std::thread::hardware_concurrency());
+#endif
+  }
 };
 }  // namespace executors
 
