@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
-use crate::bench::{action, footprint, intra, large, linetrace, rtt, service, soak, timer};
+use crate::bench::{action, footprint, intra, large, linetrace, rtt, service, soak, timer, wasm};
 use crate::toolkit::units::{parse_duration, parse_size};
 
 #[derive(clap::Subcommand)]
@@ -63,6 +63,14 @@ pub enum BenchCommand {
     /// messages sent, delivered and reported lost (which must add up), each process's RSS
     /// growth per hour after a warm-up, and any panic.
     Soak(soak::SoakArgs),
+    /// What a WebAssembly node costs: the host -> guest dispatch -> host publish round trip on
+    /// wasmtime and on wasmi next to the same echo done by a native node (one process,
+    /// alternating rounds), and the start-up time (process start to first callback) of a
+    /// .cwasm node next to a native node.
+    Wasm(wasm::WasmArgs),
+    /// Helper for `bench wasm`: the native node whose start-up is measured.
+    #[command(hide = true)]
+    WasmStartupPeer,
     /// Helper for `bench soak`: a publisher, subscriber or short-lived participant.
     #[command(hide = true)]
     SoakPeer(soak::PeerArgs),
@@ -112,6 +120,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::SoakPeer(args) => soak::peer(&args),
         BenchCommand::Action(args) => action::run(&args),
         BenchCommand::ActionPeer(args) => action::peer(&args),
+        BenchCommand::Wasm(args) => wasm::run(&args),
+        BenchCommand::WasmStartupPeer => wasm::startup_peer(),
     }
 }
 

@@ -12,3 +12,4 @@ pub mod rtt_sweep;
 pub mod service;
 pub mod soak;
 pub mod timer;
+pub mod wasm;
