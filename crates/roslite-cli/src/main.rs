@@ -73,7 +73,7 @@ enum Command {
     /// network; each sees no files, sockets or environment unless granted, and a callback that
     /// runs past its deadline stops its node while the others keep running (docs/wasm.md).
     Run(roslite_wasm::cli::RunArgs),
-    /// Prepare WebAssembly nodes: compile them ahead of time.
+    /// Prepare WebAssembly nodes: build C and C++ nodes, compile them ahead of time.
     #[command(subcommand)]
     Wasm(WasmCommand),
 }
@@ -83,6 +83,8 @@ enum WasmCommand {
     /// Compile NODE.wasm to machine code for wasmtime (NODE.cwasm), for this machine or another
     /// CPU architecture (--target).
     Compile(roslite_wasm::cli::CompileArgs),
+    /// Build C or C++ sources (the C ABI, rclcpp or mROS 2 API) into a WebAssembly node.
+    Build(roslite_wasm::cli::BuildArgs),
 }
 
 /// Runs the command; an error is printed as a user reads it (`Error: ` and its message, then
@@ -141,6 +143,9 @@ fn run() -> anyhow::Result<()> {
         Command::Run(args) => roslite_wasm::cli::run(&args).map_err(anyhow::Error::msg),
         Command::Wasm(WasmCommand::Compile(args)) => {
             roslite_wasm::cli::compile(&args).map_err(anyhow::Error::msg)
+        }
+        Command::Wasm(WasmCommand::Build(args)) => {
+            roslite_wasm::cli::build(&args).map_err(anyhow::Error::msg)
         }
     }
 }

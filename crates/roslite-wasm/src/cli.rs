@@ -119,3 +119,55 @@ pub fn compile(args: &CompileArgs) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", args.wasm.display()))?;
     std::fs::write(&args.output, code).map_err(|e| format!("{}: {e}", args.output.display()))
 }
+
+/// Build a C or C++ node into a WebAssembly node (a WASI command linked with roslite's guest
+/// library), with the generated types of the message packages it uses.
+///
+/// C sources (.c) are compiled as C11 against `roslite/roslite.h`; C++ sources (.cpp, .cc,
+/// .cxx) as C++17 against the rclcpp and mROS 2 APIs. Needs the Debian packages clang, lld,
+/// wasi-libc, libc++-dev-wasm32 and libclang-rt-dev-wasm32 (docs/wasm.md, "Building guests").
+#[derive(clap::Args, Debug, Clone)]
+pub struct BuildArgs {
+    /// The node's sources, all C or all C++.
+    #[arg(required = true)]
+    pub sources: Vec<PathBuf>,
+    /// Message packages whose C or C++ types the node includes (what they use comes too),
+    /// comma-separated: built in, or under $AMENT_PREFIX_PATH.
+    #[arg(long, value_delimiter = ',', default_value = "std_msgs")]
+    pub msgs: Vec<String>,
+    /// More include directories.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Where to write the .wasm.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+}
+
+/// Builds a C or C++ guest (see [`BuildArgs`]).
+pub fn build(args: &BuildArgs) -> Result<(), String> {
+    use roslite_msg_gen::native::{self, Lang};
+    let cpp = args.sources.iter().any(|s| {
+        matches!(s.extension().and_then(|e| e.to_str()), Some("cpp" | "cc" | "cxx" | "C"))
+    });
+    let lang = if cpp { Lang::Cpp } else { Lang::C };
+    let mut set = roslite_msg_gen::registry::InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).map_err(|e| e.to_string())?;
+    if let Ok(prefixes) = std::env::var("AMENT_PREFIX_PATH") {
+        set.add_ament_prefix_path(&prefixes);
+    }
+    set.remove_unusable();
+    let interfaces = native::select(&set, &args.msgs, true).map_err(|e| e.to_string())?;
+    let files = native::generate(&set, &interfaces, lang).map_err(|e| e.to_string())?;
+    let generated = std::env::temp_dir().join(format!("roslite-wasm-build-{}", std::process::id()));
+    native::write(&generated, &files).map_err(|e| format!("{}: {e}", generated.display()))?;
+    let sources: Vec<&std::path::Path> = args.sources.iter().map(PathBuf::as_path).collect();
+    let mut include: Vec<&std::path::Path> = vec![generated.as_path()];
+    include.extend(args.include.iter().map(PathBuf::as_path));
+    let built = if cpp {
+        crate::guest_build::compile_cpp_guest(&sources, &include, &args.output)
+    } else {
+        crate::guest_build::compile_c_guest(&sources, &include, &args.output)
+    };
+    std::fs::remove_dir_all(&generated).ok();
+    built.map_err(|e| e.to_string())
+}
