@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::fault::Fault;
 use crate::guest::GuestState;
 
+#[cfg(feature = "wasmi")]
 pub mod wasmi_engine;
 pub mod wasmtime_engine;
 
@@ -72,6 +73,7 @@ impl Default for Limits {
 /// A module compiled (or checked) for one engine, ready to instantiate any number of times.
 pub enum Loaded {
     Wasmtime(wasmtime::Module),
+    #[cfg(feature = "wasmi")]
     Wasmi(wasmi::Module),
 }
 
@@ -86,6 +88,8 @@ pub enum LoadError {
     /// A `.cwasm` given to wasmi (which runs the portable `.wasm` only).
     PrecompiledForWasmtime,
     Check(crate::module::ModuleError),
+    /// This host was built without wasmi.
+    NoWasmi,
 }
 
 impl std::fmt::Display for LoadError {
@@ -100,6 +104,7 @@ impl std::fmt::Display for LoadError {
                 "it is a .cwasm (wasmtime machine code); wasmi runs the .wasm it was compiled from",
             ),
             Self::Check(e) => write!(f, "{e}"),
+            Self::NoWasmi => f.write_str("this host was built without the wasmi engine (feature `wasmi`)"),
         }
     }
 }
@@ -136,6 +141,7 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
             .map_err(LoadError::Check)?;
             Ok(Loaded::Wasmtime(module))
         }
+        #[cfg(feature = "wasmi")]
         EngineKind::Wasmi => {
             if precompiled {
                 return Err(LoadError::PrecompiledForWasmtime);
@@ -143,6 +149,8 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
             crate::module::check(bytes).map_err(LoadError::Check)?;
             Ok(Loaded::Wasmi(wasmi_engine::compile(bytes)?))
         }
+        #[cfg(not(feature = "wasmi"))]
+        EngineKind::Wasmi => Err(LoadError::NoWasmi),
     }
 }
 
@@ -151,6 +159,7 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
 pub fn run(loaded: &Loaded, state: GuestState, limits: Limits) -> Result<(), Fault> {
     match loaded {
         Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits),
+        #[cfg(feature = "wasmi")]
         Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits),
     }
 }

@@ -90,6 +90,9 @@ impl std::error::Error for HostError {}
 /// The shared context, made from the host's ROS arguments; its native handle.
 fn context(ros_args: &[String]) -> Result<u64, HostError> {
     let mut argv: Vec<CString> = vec![CString::new("roslite-wasm").expect("no NUL")];
+    if !ros_args.is_empty() {
+        argv.push(CString::new("--ros-args").expect("no NUL"));
+    }
     for a in ros_args {
         argv.push(
             CString::new(a.as_str())
