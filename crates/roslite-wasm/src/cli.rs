@@ -39,10 +39,18 @@ pub struct RunArgs {
     /// suffixed with :rw (repeatable; none by default).
     #[arg(long = "allow-dir", value_name = "DIR")]
     pub allow_dir: Vec<String>,
+    /// Stop the nodes when a line `stop`, or the end, arrives on standard input (for
+    /// launchers that stop their processes that way), besides SIGINT and SIGTERM.
+    #[arg(long)]
+    pub stop_on_stdin: bool,
     /// ROS arguments for every node, as rcl reads them (remapping, -p, --params-file,
     /// --log-level).
     #[arg(long = "ros-args", num_args = 0.., allow_hyphen_values = true, value_name = "ARGS")]
     pub ros_args: Vec<String>,
+    /// Arguments for the nodes' own command lines (after `--`): each node's `main` gets its
+    /// file name, these, then `--ros-args ...`.
+    #[arg(last = true, value_name = "NODE_ARGS")]
+    pub node_args: Vec<String>,
 }
 
 impl RunArgs {
@@ -62,6 +70,7 @@ impl RunArgs {
             ros_args: self.ros_args.clone(),
             allowed_env: self.allow_env.clone(),
             allowed_dirs: dirs,
+            node_args: self.node_args.clone(),
             context: None,
         })
     }
@@ -76,7 +85,20 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         .map(|p| GuestSpec { path: p.clone() })
         .collect();
     roslite_c::signals::roslite_install_signal_handlers();
-    let host = Host::start(&specs, &options).map_err(|e| e.to_string())?;
+    let host = std::sync::Arc::new(Host::start(&specs, &options).map_err(|e| e.to_string())?);
+    if args.stop_on_stdin {
+        let stopping = host.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+                if line.trim() == "stop" {
+                    break;
+                }
+                line.clear();
+            }
+            stopping.shutdown();
+        });
+    }
     let ends = host.wait();
     let failed: Vec<String> = ends
         .iter()

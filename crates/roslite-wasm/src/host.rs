@@ -3,7 +3,8 @@
 
 use std::ffi::CString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
 use crate::engine::{self, EngineKind, Limits, Loaded};
 use crate::fault::Fault;
@@ -30,6 +31,8 @@ pub struct HostOptions {
     pub allowed_env: Vec<String>,
     /// Directories the guests may use (`--allow-dir`).
     pub allowed_dirs: Vec<crate::wasi::AllowedDir>,
+    /// Arguments each guest's `main` gets after its name.
+    pub node_args: Vec<String>,
 }
 
 /// `HOST_DIR`, `HOST_DIR:GUEST_PATH`, either with `:rw` at the end for write access.
@@ -120,7 +123,7 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
 /// A running host: its guests' threads, and the context to shut down.
 pub struct Host {
     context: u64,
-    guests: Vec<(Arc<GuestShared>, std::thread::JoinHandle<GuestEnd>)>,
+    guests: Vec<(Arc<GuestShared>, Mutex<Option<JoinHandle<GuestEnd>>>)>,
 }
 
 impl Host {
@@ -149,6 +152,7 @@ impl Host {
                 .map_or_else(|| "guest".to_owned(), |s| s.to_string_lossy().into_owned());
             let shared = GuestShared::new(name.clone());
             let mut args = vec![name.clone()];
+            args.extend(options.node_args.iter().cloned());
             if !options.ros_args.is_empty() {
                 args.push("--ros-args".into());
                 args.extend(options.ros_args.iter().cloned());
@@ -167,20 +171,18 @@ impl Host {
                 .name(format!("wasm-{name}"))
                 .spawn(move || run_guest(&module, state, limits, &thread_shared))
                 .expect("spawn a guest thread");
-            guests.push((shared, thread));
+            guests.push((shared, Mutex::new(Some(thread))));
         }
         Ok(Self { context, guests })
     }
 
-    /// Waits for every guest to end.
-    pub fn wait(self) -> Vec<GuestEnd> {
-        let ends = self
-            .guests
-            .into_iter()
-            .map(|(_, t)| t.join().expect("guest threads catch their faults"))
-            .collect();
-        roslite_c::handles::roslite_release(self.context);
-        ends
+    /// Waits for every guest to end (each is reported once; a second call returns none).
+    pub fn wait(&self) -> Vec<GuestEnd> {
+        self.guests
+            .iter()
+            .filter_map(|(_, thread)| thread.lock().unwrap_or_else(PoisonError::into_inner).take())
+            .map(|t| t.join().expect("guest threads catch their faults"))
+            .collect()
     }
 
     /// Stops every guest (their spin loops return) and shuts the context down.
@@ -230,5 +232,13 @@ fn run_guest(
     GuestEnd {
         name: shared.name.clone(),
         outcome,
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.shutdown();
+        self.wait();
+        roslite_c::handles::roslite_release(self.context);
     }
 }
