@@ -393,3 +393,52 @@ fn mros2_twist_and_pose_apps_talk_to_roslite() {
         );
     }
 }
+
+/// A C++ node with `use_sim_time:=true` reads the time a `/clock` publisher sends, through
+/// `Node::now()` and `get_clock()->now()`, and does rclcpp's Time/Duration arithmetic on it.
+#[test]
+fn cpp_node_now_follows_clock_under_use_sim_time() {
+    use roslite::msgs::builtin_interfaces::msg::Time as TimeMsg;
+    use roslite::msgs::rosgraph_msgs::msg::Clock;
+    let domain_id = domain(8);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("simulator").unwrap();
+    let clock = node.create_publisher::<Clock>("/clock", 10).unwrap();
+    let mut child = node_command(
+        domain_id,
+        &["sim_time", "--ros-args", "-p", "use_sim_time:=true"],
+    )
+    .spawn()
+    .unwrap();
+    // 1234.5 s of simulated time, sent until the node has read it and exited.
+    let message = Clock {
+        clock: TimeMsg {
+            sec: 1234,
+            nanosec: 500_000_000,
+        },
+    };
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(20) {
+        clock.publish(message.clone()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = finish(child, Duration::from_secs(5));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    // Before the first /clock arrives ROS time is 0 (/clock may also have come already): never
+    // the system time.
+    assert!(
+        stdout.contains("READY before /clock 0\n")
+            || stdout.contains("READY before /clock 1234500000000\n"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        stdout.contains(
+            "SIM now 1234500000000 ns 1234.500 s stamp 1234.500000000 back 1234500000000 \
+             later 1236.000 elapsed 1.500 s 1500000000 ns ros 1"
+        ),
+        "{}",
+        text(&output)
+    );
+}

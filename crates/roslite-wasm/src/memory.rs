@@ -156,7 +156,10 @@ mod tests {
         assert_eq!(memory.u8(8).unwrap(), 0x08, "little-endian");
         assert!(memory.put_u64(60, 1).is_err());
         assert!(memory.bytes(u32::MAX, 2).is_err());
-        assert!(memory.bytes(64, 0).is_ok(), "an empty range at the end is inside");
+        assert!(
+            memory.bytes(64, 0).is_ok(),
+            "an empty range at the end is inside"
+        );
     }
 
     #[test]

@@ -97,6 +97,11 @@ roslite_status roslite_node_fully_qualified_name(
 roslite_status roslite_node_logger_name(
     roslite_handle node, char *buffer, size_t capacity, size_t *length);
 
+/* The node's ROS time, in nanoseconds since the Unix epoch: the system clock, or under
+ * use_sim_time (`--ros-args -p use_sim_time:=true`) the time of the last /clock message (0
+ * before the first). What rclcpp's Node::now() returns. */
+roslite_status roslite_node_now(roslite_handle node, int64_t *ns);
+
 /* Callback groups: callbacks of one mutually exclusive group never run at the same time;
  * those of a reentrant group may, on a multi-threaded executor. Entities created with the
  * *_in functions join `group`; 0 (and the functions without _in) is the node's default,

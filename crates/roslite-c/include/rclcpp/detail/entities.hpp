@@ -822,6 +822,7 @@ class Node : public std::enable_shared_from_this<Node> {
     handle_ = detail::Handle(h);
     logger_ = Logger(text(roslite_node_logger_name));
     name_ = name;
+    clock_ = std::make_shared<Clock>(handle_);
   }
   virtual ~Node() = default;
 
@@ -996,7 +997,7 @@ class Node : public std::enable_shared_from_this<Node> {
   detail::Handle handle_;
   std::string name_;
   Logger logger_;
-  Clock::SharedPtr clock_ = std::make_shared<Clock>();
+  Clock::SharedPtr clock_;
   std::map<std::string, ParameterValue> declared_;
 };
 
