@@ -116,8 +116,16 @@ std::vector<uint8_t> encode(const T &message) {
   return bytes;
 }
 
+// Hands roslite the definition of a generated type it does not ship (nothing for the rest).
+template <class T>
+void register_type() {
+  if (const char *definition = roslite::type_definition<T>::text())
+    check(roslite_type_register(definition), "registering the definition of a message type");
+}
+
 template <class T>
 roslite_type type_of() {
+  register_type<T>();
   return roslite_type{roslite::message_traits<T>::type_name(),
                       roslite::message_traits<T>::type_hash()};
 }

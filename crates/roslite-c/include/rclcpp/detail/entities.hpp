@@ -583,6 +583,7 @@ class Service : public ServiceBase {
           Callback callback)
       : name_(name), state_(std::make_unique<State>()) {
     state_->callback = std::move(callback);
+    detail::register_type<S>();
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<Request>::type_hash(),
                               roslite::message_traits<Response>::type_hash()};
@@ -658,6 +659,7 @@ class Client : public ClientBase {
   };
 
   Client(roslite_handle node, const std::string &name) : name_(name) {
+    detail::register_type<S>();
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<Request>::type_hash(),
                               roslite::message_traits<Response>::type_hash()};
