@@ -442,3 +442,53 @@ fn cpp_node_now_follows_clock_under_use_sim_time() {
         text(&output)
     );
 }
+
+/// A C++ node on a generated type roslite does not ship (`my_msgs/msg/Reading`, using
+/// `my_msgs/msg/Unit` and `std_msgs/msg/Header`): the rclcpp API registers the generated
+/// definition, so the type is usable without `$AMENT_PREFIX_PATH`.
+#[test]
+fn cpp_generated_user_type_registers_itself() {
+    use roslite_msg_gen::ast::InterfaceKind;
+    use roslite_msg_gen::native::{self, Lang};
+    use roslite_msg_gen::registry::InterfaceSet;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let mut set = InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+    for (name, text) in [
+        ("Unit", "string symbol\n"),
+        (
+            "Reading",
+            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
+        ),
+    ] {
+        let file = format!("my_msgs/msg/{name}.msg");
+        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
+            .unwrap();
+    }
+    set.check().unwrap();
+    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
+    let generated = tmp.join("cpp_user_type_generated");
+    native::write(
+        &generated,
+        &native::generate(&set, &interfaces, Lang::Cpp).unwrap(),
+    )
+    .unwrap();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let program = tmp.join("cpp_user_type");
+    common::compile_cpp(
+        &manifest.join("tests/cpp/user_type.cpp"),
+        &generated,
+        &program,
+    );
+    let output = Command::new(&program)
+        .env("ROSLITE_NETWORK", "off")
+        .env_remove("AMENT_PREFIX_PATH")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("user type received 1 value 21.5"),
+        "{}",
+        text(&output)
+    );
+}
