@@ -50,7 +50,10 @@ pub enum BenchCommand {
     /// follower (`crates/roslite-linetrace/cpp/follower.cpp`) is built on first use too: the C
     /// ABI's static library in the size profile, then `c++ -std=c++17 -Os -static` (needs
     /// cargo, a C++ compiler and the source tree). Its goals: /light_sensors mean at most 1.1x
-    /// the Rust follower's, its process at most 2.5 + 0.5 MB RSS.
+    /// the Rust follower's, its process at most 2.5 + 0.5 MB RSS. The latency goal is judged
+    /// over `--rounds` rounds of the Rust and the C++ follower, alternating which runs first
+    /// (the table's runs are round 1): on the median of the per-round ratios of the means,
+    /// printed with the pooled ratio and how many rounds met it.
     Linetrace(linetrace::LinetraceArgs),
     /// The very large data of the zero-copy / shared-memory large point cloud study: an 800 MB
     /// std_msgs/UInt64MultiArray intra-process, between two processes (every same-host

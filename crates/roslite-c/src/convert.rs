@@ -139,7 +139,8 @@ pub(crate) fn is_type_hash(hash: &str) -> bool {
     })
 }
 
-/// A type from its name and hash, both checked.
+/// A type from its name and hash, both checked for their form and against the types roslite
+/// knows ([`crate::types`]).
 pub(crate) fn type_info(name: &str, hash: &str, kind: &str) -> Result<TypeInfo, Failure> {
     let wrong_name = || {
         Failure::new(
@@ -159,7 +160,9 @@ pub(crate) fn type_info(name: &str, hash: &str, kind: &str) -> Result<TypeInfo, 
             ),
         ));
     }
-    TypeInfo::new(name, hash).ok_or_else(wrong_name)
+    let info = TypeInfo::new(name, hash).ok_or_else(wrong_name)?;
+    crate::types::check(name, hash)?;
+    Ok(info)
 }
 
 /// # Safety

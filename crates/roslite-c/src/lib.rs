@@ -8,7 +8,8 @@
 //! roslite, so none crosses the boundary.
 //!
 //! The files: `status` (codes, last error, the guard around every call), `text` and
-//! `convert` (what crosses the boundary, read and written), `handles` (the handle table),
+//! `convert` (what crosses the boundary, read and written), `types` (the message types the
+//! runtime knows, `roslite_type_register`), `handles` (the handle table),
 //! then one file per family: `context`, `node`, `pubsub`, `timer`, `client`, `events`,
 //! `params`, `log`, `executor`, and `signals` (SIGINT/SIGTERM as a shutdown).
 
@@ -33,5 +34,6 @@ pub mod pubsub;
 pub mod signals;
 pub mod text;
 pub mod timer;
+pub mod types;
 
 pub use status::*;

@@ -115,3 +115,13 @@ pub unsafe extern "C" fn roslite_callback_group_create(
         )
     })
 }
+
+/// # Safety
+/// `ns` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_node_now(node: u64, ns: *mut i64) -> Status {
+    guard(|| {
+        let node = handles::node(node)?;
+        put(ns, node.now().nanos, "ns")
+    })
+}

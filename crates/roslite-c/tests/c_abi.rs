@@ -332,3 +332,163 @@ fn c_events_and_graph_listings() {
     );
     assert!(stdout.contains("node /c_node"), "{}", text(&output));
 }
+
+/// `tests/c/types.c` built against the C header generated for `my_msgs/msg/Reading`, a type
+/// roslite does not ship (it uses `my_msgs/msg/Unit` and `std_msgs/msg/Header`), and the
+/// hash of `amt_msgs/msg/Thing`, which the returned prefix holds for `$AMENT_PREFIX_PATH`.
+fn types_program() -> (PathBuf, PathBuf, String) {
+    use roslite_msg_gen::ast::{InterfaceKind, TypeName};
+    use roslite_msg_gen::native::{self, Lang};
+    use roslite_msg_gen::registry::InterfaceSet;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let mut set = InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+    for (name, text) in [
+        ("Unit", "string symbol\n"),
+        (
+            "Reading",
+            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
+        ),
+    ] {
+        let file = format!("my_msgs/msg/{name}.msg");
+        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
+            .unwrap();
+    }
+    set.check().unwrap();
+    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
+    let generated = tmp.join("c_types_generated");
+    native::write(
+        &generated,
+        &native::generate(&set, &interfaces, Lang::C).unwrap(),
+    )
+    .unwrap();
+
+    let prefix = tmp.join("c_types_ament_prefix");
+    let msg_dir = prefix.join("share/amt_msgs/msg");
+    std::fs::create_dir_all(&msg_dir).unwrap();
+    std::fs::write(msg_dir.join("Thing.msg"), "int32 count\n").unwrap();
+    let mut ament = InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut ament).unwrap();
+    ament.add_ament_prefix_path(prefix.to_str().unwrap());
+    let thing = TypeName::parse("amt_msgs/msg/Thing").unwrap();
+    let thing_hash = roslite_msg_gen::hash::type_hash(&ament, &thing).unwrap();
+
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tmp.join("c_types");
+    let status = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&out)
+        .arg(manifest.join("tests/c/types.c"))
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-I")
+        .arg(&generated)
+        .arg(common::static_library())
+        .args(common::NATIVE_LIBS)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "compiling tests/c/types.c failed");
+    (out, prefix, thing_hash)
+}
+
+/// The line of `stdout` that starts with `what: `.
+fn line_of<'a>(stdout: &'a str, what: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{what}: ")))
+        .unwrap_or_else(|| panic!("no line '{what}: ...' in\n{stdout}"))
+}
+
+/// A type roslite ships must carry its hash; a type it does not know is refused, saying where
+/// roslite looks; a user type registered from its generated definition is usable, and its hash
+/// is checked too; a type under `$AMENT_PREFIX_PATH` is known.
+#[test]
+fn types_are_checked_against_what_roslite_knows() {
+    let (program, prefix, thing_hash) = types_program();
+    let output = Command::new(&program)
+        .args([
+            "types",
+            StringMsg::TYPE_HASH,
+            "amt_msgs/msg/Thing",
+            &thing_hash,
+        ])
+        .env("ROSLITE_NETWORK", "off")
+        .env("AMENT_PREFIX_PATH", &prefix)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(stdout.contains("all type checks held"), "{}", text(&output));
+    let zeros = format!("RIHS01_{}", "0".repeat(64));
+
+    // Known type, wrong hash: both hashes and how to fix it.
+    let wrong = line_of(&stdout, "known type, wrong hash");
+    assert!(wrong.contains("status 6,"), "{wrong}");
+    for part in [
+        format!("type std_msgs/msg/String has hash {zeros} here"),
+        format!(
+            "roslite computes {} from its definition (built into roslite)",
+            StringMsg::TYPE_HASH
+        ),
+        "regenerate the C/C++ types (`roslite interface generate".to_owned(),
+    ] {
+        assert!(wrong.contains(&part), "{part}\n{wrong}");
+    }
+    let service = line_of(&stdout, "known service type, wrong hashes");
+    assert!(
+        service.contains("status 6,")
+            && service.contains("type std_srvs/srv/SetBool_Request has hash"),
+        "{service}"
+    );
+
+    // Unknown type: where roslite looks and how to make it known.
+    let unknown = line_of(&stdout, "unknown type");
+    assert!(unknown.contains("status 6,"), "{unknown}");
+    for part in [
+        "type my_msgs/msg/Reading is unknown to roslite",
+        "the packages it ships",
+        "registered with roslite_type_register()",
+        "share/my_msgs/msg/Reading.msg under each prefix of $AMENT_PREFIX_PATH",
+        "__TYPE_DEFINITION",
+    ] {
+        assert!(unknown.contains(part), "{part}\n{unknown}");
+    }
+    assert!(
+        unknown.contains(&format!("now '{}'", prefix.display())),
+        "{unknown}"
+    );
+
+    // Registered, then usable; a wrong hash of it names the hash computed from the definition.
+    assert!(line_of(&stdout, "registering the user type").contains("status 0,"));
+    let generated = std::fs::read_to_string(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_types_generated/my_msgs/msg/reading.h"),
+    )
+    .unwrap();
+    let reading_hash = generated
+        .lines()
+        .find_map(|l| l.strip_prefix("#define my_msgs__msg__Reading__TYPE_HASH \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap();
+    let registered_wrong = line_of(&stdout, "registered type, wrong hash");
+    assert!(
+        registered_wrong.contains("status 6,")
+            && registered_wrong.contains(&format!(
+                "roslite computes {reading_hash} from its definition (registered by this program)"
+            )),
+        "{registered_wrong}"
+    );
+    let conflict = line_of(
+        &stdout,
+        "registering another definition of a registered type",
+    );
+    assert!(
+        conflict.contains("status 2,")
+            && conflict.contains("my_msgs/msg/Unit was registered before with another definition"),
+        "{conflict}"
+    );
+    assert!(line_of(&stdout, "a definition without its MSG: line").contains("status 2,"));
+    assert!(line_of(&stdout, "a definition that does not parse")
+        .contains("the definition of my_msgs/msg/Bad does not parse"));
+    assert!(line_of(&stdout, "a type under AMENT_PREFIX_PATH").contains("status 0,"));
+    assert!(stdout.contains("received 1, value 21.5"), "{stdout}");
+}

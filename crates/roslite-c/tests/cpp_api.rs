@@ -393,3 +393,102 @@ fn mros2_twist_and_pose_apps_talk_to_roslite() {
         );
     }
 }
+
+/// A C++ node with `use_sim_time:=true` reads the time a `/clock` publisher sends, through
+/// `Node::now()` and `get_clock()->now()`, and does rclcpp's Time/Duration arithmetic on it.
+#[test]
+fn cpp_node_now_follows_clock_under_use_sim_time() {
+    use roslite::msgs::builtin_interfaces::msg::Time as TimeMsg;
+    use roslite::msgs::rosgraph_msgs::msg::Clock;
+    let domain_id = domain(8);
+    let ctx = context(domain_id);
+    let node = ctx.create_node("simulator").unwrap();
+    let clock = node.create_publisher::<Clock>("/clock", 10).unwrap();
+    let mut child = node_command(
+        domain_id,
+        &["sim_time", "--ros-args", "-p", "use_sim_time:=true"],
+    )
+    .spawn()
+    .unwrap();
+    // 1234.5 s of simulated time, sent until the node has read it and exited.
+    let message = Clock {
+        clock: TimeMsg {
+            sec: 1234,
+            nanosec: 500_000_000,
+        },
+    };
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(20) {
+        clock.publish(message.clone()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = finish(child, Duration::from_secs(5));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output));
+    // Before the first /clock arrives ROS time is 0 (/clock may also have come already): never
+    // the system time.
+    assert!(
+        stdout.contains("READY before /clock 0\n")
+            || stdout.contains("READY before /clock 1234500000000\n"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        stdout.contains(
+            "SIM now 1234500000000 ns 1234.500 s stamp 1234.500000000 back 1234500000000 \
+             later 1236.000 elapsed 1.500 s 1500000000 ns ros 1"
+        ),
+        "{}",
+        text(&output)
+    );
+}
+
+/// A C++ node on a generated type roslite does not ship (`my_msgs/msg/Reading`, using
+/// `my_msgs/msg/Unit` and `std_msgs/msg/Header`): the rclcpp API registers the generated
+/// definition, so the type is usable without `$AMENT_PREFIX_PATH`.
+#[test]
+fn cpp_generated_user_type_registers_itself() {
+    use roslite_msg_gen::ast::InterfaceKind;
+    use roslite_msg_gen::native::{self, Lang};
+    use roslite_msg_gen::registry::InterfaceSet;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let mut set = InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+    for (name, text) in [
+        ("Unit", "string symbol\n"),
+        (
+            "Reading",
+            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
+        ),
+    ] {
+        let file = format!("my_msgs/msg/{name}.msg");
+        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
+            .unwrap();
+    }
+    set.check().unwrap();
+    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
+    let generated = tmp.join("cpp_user_type_generated");
+    native::write(
+        &generated,
+        &native::generate(&set, &interfaces, Lang::Cpp).unwrap(),
+    )
+    .unwrap();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let program = tmp.join("cpp_user_type");
+    common::compile_cpp(
+        &manifest.join("tests/cpp/user_type.cpp"),
+        &generated,
+        &program,
+    );
+    let output = Command::new(&program)
+        .env("ROSLITE_NETWORK", "off")
+        .env_remove("AMENT_PREFIX_PATH")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("user type received 1 value 21.5"),
+        "{}",
+        text(&output)
+    );
+}

@@ -79,6 +79,17 @@ pub fn add_builtin_interfaces(set: &mut InterfaceSet) -> Result<(), ParseError> 
     Ok(())
 }
 
+/// Whether `roslite-msgs` ships the interface `name` with exactly this `text` (a type the
+/// runtime knows without being told).
+pub fn is_builtin(name: &crate::ast::TypeName, text: &str) -> bool {
+    builtin::FILES.iter().any(|f| {
+        f.package == name.package
+            && f.kind == name.kind.as_str()
+            && f.name == name.name
+            && f.text == text
+    })
+}
+
 /// The names of the packages `roslite-msgs` ships, sorted.
 pub fn builtin_packages() -> Vec<&'static str> {
     let mut packages: Vec<&'static str> = builtin::FILES.iter().map(|f| f.package).collect();
@@ -239,6 +250,24 @@ pub fn regenerate_builtin(interfaces_dir: &Path, out_dir: &Path) -> Result<Vec<P
     list.push_str("]\n");
     files.push(("interface_files.rs".to_owned(), list));
 
+    let mut hashes = Vec::new();
+    for message in set.messages() {
+        let hash =
+            crate::hash::type_hash(&set, &message.name).map_err(|e| GenError::Hash(Box::new(e)))?;
+        hashes.push((message.name.to_string(), hash));
+    }
+    hashes.sort();
+    let mut table = format!(
+        "{GENERATED_MARKER} (`cargo xtask codegen`); do not edit.\n\
+         // The RIHS01 hash of every message structure in `interfaces/` (services' and actions'\n\
+         // parts included), sorted by name: the `TYPE_HASHES` of `mod.rs`.\n[\n"
+    );
+    for (name, hash) in hashes {
+        table.push_str(&format!("    (\"{name}\", \"{hash}\"),\n"));
+    }
+    table.push_str("]\n");
+    files.push(("type_hashes.rs".to_owned(), table));
+
     fs::create_dir_all(out_dir).map_err(|error| GenError::Io {
         path: out_dir.to_owned(),
         error,
@@ -270,6 +299,11 @@ use crate::InterfaceFile;
 const MOD_RS_FOOTER: &str = "
 /// Every vendored definition file, for tools that work on types known only at run time.
 pub static INTERFACE_FILES: &[InterfaceFile] = &include!(\"interface_files.rs\");
+
+/// `(type name, RIHS01 hash)` of every message structure these packages define (a service's
+/// `_Request`/`_Response`/`_Event` and an action's parts included), sorted by name: what the
+/// runtime checks a type known only by its name and hash against, without parsing definitions.
+pub static TYPE_HASHES: &[(&str, &str)] = &include!(\"type_hashes.rs\");
 ";
 
 /// The `*.msg` (or `*.srv`, `*.action`) files of one directory, sorted.

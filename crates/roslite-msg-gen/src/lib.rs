@@ -10,9 +10,12 @@
 //! - `dynamic`: encode/decode of any known type from its definition, for tools.
 //! - `native`: header-only C and C++ message types (rosidl's names) with CDR encode/decode,
 //!   for nodes written against roslite's C ABI.
+//! - `bundle`: one text carrying an interface's definition and those it uses, which generated
+//!   C and C++ code hands the runtime for a type roslite does not ship.
 
 pub mod ast;
 pub mod build;
+pub mod bundle;
 pub mod dynamic;
 pub mod hash;
 pub mod native;

@@ -364,6 +364,47 @@ fn dependencies(set: &InterfaceSet, interface: &Interface) -> Result<Vec<TypeNam
     Ok(deps.into_iter().collect())
 }
 
+/// The definition bundle of `interface` ([`crate::bundle`]) that generated code hands
+/// `roslite_type_register`: its own text and that of every interface it uses, directly or
+/// not, that roslite does not ship. `None` when roslite ships `interface` (the runtime knows it
+/// already).
+pub(crate) fn definition(
+    set: &InterfaceSet,
+    interface: &Interface,
+) -> Result<Option<String>, NativeError> {
+    let source = |name: &TypeName| set.source(name).unwrap_or_default();
+    let builtin = |name: &TypeName| crate::build::is_builtin(name, source(name));
+    let name = interface.name();
+    if builtin(name) {
+        return Ok(None);
+    }
+    let mut order = vec![name.clone()];
+    let mut seen = BTreeSet::from([name.clone()]);
+    let mut next = 0;
+    while let Some(current) = order.get(next) {
+        let current = set
+            .interface(current)
+            .ok_or_else(|| NativeError::UnknownInterface(current.to_string()))?;
+        for dep in dependencies(set, current)? {
+            if !builtin(&dep) && seen.insert(dep.clone()) {
+                order.push(dep);
+            }
+        }
+        next += 1;
+    }
+    Ok(Some(crate::bundle::join(
+        order.iter().map(|name| (name, source(name))),
+    )))
+}
+
+/// `text` as C/C++ string literal pieces, one per line, each on its own line of code after
+/// `indent`.
+pub(crate) fn string_pieces(text: &str, indent: &str) -> Vec<String> {
+    text.lines()
+        .map(|line| format!("{indent}\"{}\\n\"", c_string_body(line)))
+        .collect()
+}
+
 /// What every action's C++ `Impl` refers to besides its own types.
 const ACTION_EXTRAS: &[&str] = &[
     "action_msgs/srv/CancelGoal",

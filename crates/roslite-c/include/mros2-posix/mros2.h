@@ -72,6 +72,12 @@ using Lock = std::lock_guard<std::mutex>;
 inline void check(roslite_status status, const char *what) {
   if (status != ROSLITE_OK) fail(what);
 }
+// Hands roslite the definition of a generated type it does not ship (nothing for the rest).
+template <class T>
+void register_type() {
+  if (const char *definition = roslite::type_definition<T>::text())
+    check(roslite_type_register(definition), "registering the definition of a message type");
+}
 
 // What mros2::init sets up: the context, and the thread that runs every callback.
 struct Runtime {
@@ -236,6 +242,7 @@ class Node {
 
   template <class T>
   Publisher create_publisher(std::string topic_name, int qos) {
+    detail::register_type<T>();
     roslite_type type{roslite::message_traits<T>::type_name(),
                       roslite::message_traits<T>::type_hash()};
     roslite_qos profile = depth(qos);
@@ -263,6 +270,7 @@ class Node {
       roslite_handle handle = 0;
     };
     auto state = std::make_shared<State>(std::move(callback));
+    detail::register_type<T>();
     roslite_type type{roslite::message_traits<T>::type_name(),
                       roslite::message_traits<T>::type_hash()};
     roslite_qos profile = depth(qos);
@@ -293,6 +301,7 @@ class Node {
   // roslite extension: a client of `service_name` (see the top of this file).
   template <class S>
   Client<S> create_client(std::string service_name) {
+    detail::register_type<S>();
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<typename S::Request>::type_hash(),
                               roslite::message_traits<typename S::Response>::type_hash()};

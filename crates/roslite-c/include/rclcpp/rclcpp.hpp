@@ -23,6 +23,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -149,8 +150,16 @@ std::vector<uint8_t> encode(const T &message) {
   return bytes;
 }
 
+// Hands roslite the definition of a generated type it does not ship (nothing for the rest).
+template <class T>
+void register_type() {
+  if (const char *definition = roslite::type_definition<T>::text())
+    check(roslite_type_register(definition), "registering the definition of a message type");
+}
+
 template <class T>
 roslite_type type_of() {
+  register_type<T>();
   return roslite_type{roslite::message_traits<T>::type_name(),
                       roslite::message_traits<T>::type_hash()};
 }
@@ -204,36 +213,175 @@ inline std::vector<std::string> remove_ros_arguments(int argc, char const *const
 
 // ---- time -----------------------------------------------------------------------------------
 
-using Duration = std::chrono::nanoseconds;
+}  // namespace rclcpp
 
-class Time {
+#ifndef ROSLITE_RCL_CLOCK_TYPE
+#define ROSLITE_RCL_CLOCK_TYPE
+// rcl's clock types (rcl/time.h), for the rclcpp::Clock and rclcpp::Time constructors.
+enum rcl_clock_type_t {
+  RCL_CLOCK_UNINITIALIZED = 0,
+  RCL_ROS_TIME,
+  RCL_SYSTEM_TIME,
+  RCL_STEADY_TIME,
+};
+#endif
+
+namespace rclcpp {
+
+namespace detail {
+constexpr bool same_text(const char *a, const char *b) {
+  return *a == *b && (*a == '\0' || same_text(a + 1, b + 1));
+}
+// Whether M is the generated message `name` (builtin_interfaces' Time and Duration).
+template <class M>
+constexpr bool is_message_named(const char *name) {
+  if constexpr (roslite::message_traits<M>::is_message)
+    return same_text(roslite::message_traits<M>::type_name(), name);
+  else
+    return false;
+}
+template <class M>
+using if_time_msg =
+    std::enable_if_t<is_message_named<M>("builtin_interfaces/msg/Time"), int>;
+template <class M>
+using if_duration_msg =
+    std::enable_if_t<is_message_named<M>("builtin_interfaces/msg/Duration"), int>;
+constexpr int64_t kNsPerSecond = 1000000000LL;
+}  // namespace detail
+
+// A signed span of time in nanoseconds, as rclcpp::Duration: from (seconds, nanoseconds), any
+// std::chrono duration or a builtin_interfaces/msg/Duration, and back.
+class Duration {
  public:
-  Time() = default;
-  explicit Time(int64_t nanoseconds) : ns_(nanoseconds) {}
-  Time(int32_t seconds, uint32_t nanoseconds)
-      : ns_(int64_t(seconds) * 1000000000LL + nanoseconds) {}
+  Duration() = default;
+  Duration(int32_t seconds, uint32_t nanoseconds)
+      : ns_(int64_t(seconds) * detail::kNsPerSecond + int64_t(nanoseconds)) {}
+  template <class Rep, class Period>
+  Duration(const std::chrono::duration<Rep, Period> &d)  // NOLINT: implicit, as rclcpp's
+      : ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()) {}
+  template <class M, detail::if_duration_msg<M> = 0>
+  Duration(const M &msg)  // NOLINT: implicit, as rclcpp's
+      : Duration(msg.sec, msg.nanosec) {}
+
+  static Duration from_seconds(double seconds) {
+    return Duration(std::chrono::nanoseconds(int64_t(seconds * 1e9)));
+  }
+  static Duration from_nanoseconds(int64_t nanoseconds) {
+    return Duration(std::chrono::nanoseconds(nanoseconds));
+  }
+  static Duration max() { return Duration(std::numeric_limits<int32_t>::max(), 999999999u); }
+
   int64_t nanoseconds() const { return ns_; }
   double seconds() const { return double(ns_) / 1e9; }
-  Time operator+(std::chrono::nanoseconds d) const { return Time(ns_ + d.count()); }
-  std::chrono::nanoseconds operator-(const Time &other) const {
-    return std::chrono::nanoseconds(ns_ - other.ns_);
+  template <class D>
+  D to_chrono() const {
+    return std::chrono::duration_cast<D>(std::chrono::nanoseconds(ns_));
   }
-  bool operator<(const Time &o) const { return ns_ < o.ns_; }
-  bool operator>(const Time &o) const { return ns_ > o.ns_; }
-  bool operator==(const Time &o) const { return ns_ == o.ns_; }
+  template <class M, detail::if_duration_msg<M> = 0>
+  operator M() const {
+    M msg;
+    int64_t sec = ns_ >= 0 ? ns_ / detail::kNsPerSecond : -((-ns_ - 1) / detail::kNsPerSecond) - 1;
+    msg.sec = int32_t(sec);
+    msg.nanosec = uint32_t(ns_ - sec * detail::kNsPerSecond);
+    return msg;
+  }
+
+  Duration operator+(const Duration &o) const { return from_nanoseconds(ns_ + o.ns_); }
+  Duration operator-(const Duration &o) const { return from_nanoseconds(ns_ - o.ns_); }
+  Duration operator-() const { return from_nanoseconds(-ns_); }
+  Duration operator*(double scale) const { return from_nanoseconds(int64_t(double(ns_) * scale)); }
+  Duration &operator+=(const Duration &o) { ns_ += o.ns_; return *this; }
+  Duration &operator-=(const Duration &o) { ns_ -= o.ns_; return *this; }
+  bool operator==(const Duration &o) const { return ns_ == o.ns_; }
+  bool operator!=(const Duration &o) const { return ns_ != o.ns_; }
+  bool operator<(const Duration &o) const { return ns_ < o.ns_; }
+  bool operator<=(const Duration &o) const { return ns_ <= o.ns_; }
+  bool operator>(const Duration &o) const { return ns_ > o.ns_; }
+  bool operator>=(const Duration &o) const { return ns_ >= o.ns_; }
 
  private:
   int64_t ns_ = 0;
 };
 
+// A point in time, nanoseconds since the Unix epoch (steady time: since boot), as
+// rclcpp::Time: converts to and from builtin_interfaces/msg/Time (`msg.header.stamp = now()`).
+class Time {
+ public:
+  Time(int32_t seconds, uint32_t nanoseconds, rcl_clock_type_t clock_type = RCL_SYSTEM_TIME)
+      : ns_(int64_t(seconds) * detail::kNsPerSecond + int64_t(nanoseconds)),
+        clock_type_(clock_type) {}
+  explicit Time(int64_t nanoseconds = 0, rcl_clock_type_t clock_type = RCL_SYSTEM_TIME)
+      : ns_(nanoseconds), clock_type_(clock_type) {}
+  template <class M, detail::if_time_msg<M> = 0>
+  Time(const M &msg, rcl_clock_type_t clock_type = RCL_ROS_TIME)  // NOLINT: implicit
+      : Time(msg.sec, msg.nanosec, clock_type) {}
+
+  static Time max() { return Time(std::numeric_limits<int32_t>::max(), 999999999u); }
+
+  int64_t nanoseconds() const { return ns_; }
+  double seconds() const { return double(ns_) / 1e9; }
+  rcl_clock_type_t get_clock_type() const { return clock_type_; }
+  template <class M, detail::if_time_msg<M> = 0>
+  operator M() const {
+    M msg;
+    int64_t sec = ns_ >= 0 ? ns_ / detail::kNsPerSecond : -((-ns_ - 1) / detail::kNsPerSecond) - 1;
+    msg.sec = int32_t(sec);
+    msg.nanosec = uint32_t(ns_ - sec * detail::kNsPerSecond);
+    return msg;
+  }
+
+  Time operator+(const Duration &d) const { return Time(ns_ + d.nanoseconds(), clock_type_); }
+  Time operator-(const Duration &d) const { return Time(ns_ - d.nanoseconds(), clock_type_); }
+  Duration operator-(const Time &o) const { return Duration::from_nanoseconds(ns_ - o.ns_); }
+  Time &operator+=(const Duration &d) { ns_ += d.nanoseconds(); return *this; }
+  Time &operator-=(const Duration &d) { ns_ -= d.nanoseconds(); return *this; }
+  bool operator==(const Time &o) const { return ns_ == o.ns_; }
+  bool operator!=(const Time &o) const { return ns_ != o.ns_; }
+  bool operator<(const Time &o) const { return ns_ < o.ns_; }
+  bool operator<=(const Time &o) const { return ns_ <= o.ns_; }
+  bool operator>(const Time &o) const { return ns_ > o.ns_; }
+  bool operator>=(const Time &o) const { return ns_ >= o.ns_; }
+
+ private:
+  int64_t ns_ = 0;
+  rcl_clock_type_t clock_type_ = RCL_SYSTEM_TIME;
+};
+
+inline Time operator+(const Duration &d, const Time &t) { return t + d; }
+
+// A clock, as rclcpp::Clock. A node's clock (Node::get_clock()) is the node's ROS time: the
+// system clock, or /clock under use_sim_time. A Clock made directly reads the system clock
+// (RCL_SYSTEM_TIME, and RCL_ROS_TIME, which without a node has no /clock to follow) or the
+// steady clock (RCL_STEADY_TIME).
 class Clock {
  public:
   using SharedPtr = std::shared_ptr<Clock>;
+  explicit Clock(rcl_clock_type_t clock_type = RCL_SYSTEM_TIME) : clock_type_(clock_type) {}
+  // The clock of the node `node` (what Node::get_clock() gives).
+  explicit Clock(const detail::Handle &node) : clock_type_(RCL_ROS_TIME), node_(node) {}
+
   Time now() const {
+    if (node_) {
+      int64_t ns = 0;
+      detail::check(roslite_node_now(node_.get(), &ns), "reading the node's clock");
+      return Time(ns, RCL_ROS_TIME);
+    }
+    if (clock_type_ == RCL_STEADY_TIME)
+      return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count(),
+                  RCL_STEADY_TIME);
     return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
-                    .count());
+                    .count(),
+                clock_type_);
   }
+  rcl_clock_type_t get_clock_type() const { return clock_type_; }
+
+ private:
+  rcl_clock_type_t clock_type_;
+  // Shares the node's handle, so the clock keeps working while someone holds it.
+  detail::Handle node_;
 };
 
 // ---- logging --------------------------------------------------------------------------------

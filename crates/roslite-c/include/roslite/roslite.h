@@ -42,7 +42,9 @@ typedef int32_t roslite_status;
 #define ROSLITE_INVALID_NAME 4
 /* Bytes that are not a serialized message (CDR with an encapsulation header). */
 #define ROSLITE_BAD_MESSAGE 5
-/* A type name that is not "package/msg/Name" (or srv), or a hash that is not RIHS01_<64 hex>. */
+/* A type name that is not "package/msg/Name" (or srv), a hash that is not RIHS01_<64 hex>, a
+ * type roslite does not know (see roslite_type_register), or a known type whose hash is not the
+ * one roslite computes from its definition (code generated from another definition). */
 #define ROSLITE_UNKNOWN_TYPE 6
 /* The time given ran out first. */
 #define ROSLITE_TIMEOUT 7
@@ -96,6 +98,11 @@ roslite_status roslite_node_fully_qualified_name(
     roslite_handle node, char *buffer, size_t capacity, size_t *length);
 roslite_status roslite_node_logger_name(
     roslite_handle node, char *buffer, size_t capacity, size_t *length);
+
+/* The node's ROS time, in nanoseconds since the Unix epoch: the system clock, or under
+ * use_sim_time (`--ros-args -p use_sim_time:=true`) the time of the last /clock message (0
+ * before the first). What rclcpp's Node::now() returns. */
+roslite_status roslite_node_now(roslite_handle node, int64_t *ns);
 
 /* Callback groups: callbacks of one mutually exclusive group never run at the same time;
  * those of a reentrant group may, on a multi-threaded executor. Entities created with the
@@ -168,6 +175,23 @@ typedef struct roslite_type {
   /* "RIHS01_" and 64 hex digits (the type description hash). */
   const char *hash;
 } roslite_type;
+
+/* Every endpoint's type is checked against the types roslite knows, once per type name: the
+ * packages it ships (`roslite interface packages`), definitions registered below, and
+ * share/<package>/<msg|srv|action>/<Name>.<ext> under the prefixes of $AMENT_PREFIX_PATH, the
+ * first of these winning. A known type must carry the hash roslite computes from its definition;
+ * an unknown type, or a known one with another hash, is ROSLITE_UNKNOWN_TYPE with a message
+ * saying where roslite looked or which hash it computed. */
+
+/* Makes types known to roslite from their definitions. `definition` is a definition bundle:
+ * sections separated by a line of '=' characters, each a line "MSG: pkg/msg/Name" (or
+ * "SRV: pkg/srv/Name", "ACTION: pkg/action/Name") followed by that file's text. The C header that
+ * `roslite interface generate --lang c` writes for an interface roslite does not ship defines it
+ * as <pkg>__<kind>__<Name>__TYPE_DEFINITION (that interface and the unshipped ones it uses); the
+ * C++ APIs (rclcpp, mROS 2) register generated types themselves. Registering the same text again
+ * does nothing; ROSLITE_INVALID_ARGUMENT for a bundle that does not parse or a name registered
+ * before with another text. A definition of a type roslite ships does not replace it. */
+roslite_status roslite_type_register(const char *definition);
 
 /* What a subscription learns about a message besides its bytes. Timestamps are nanoseconds on
  * this process's CLOCK_MONOTONIC. */

@@ -3,6 +3,7 @@
 // by ../c_abi.rs. First argument: which node.
 #include <rclcpp/rclcpp.hpp>
 
+#include "builtin_interfaces/msg/time.hpp"
 #include "example_interfaces/srv/add_two_ints.hpp"
 #include "std_msgs/msg/string.hpp"
 #include "std_srvs/srv/set_bool.hpp"
@@ -255,6 +256,31 @@ static int param_node() {
   return 0;
 }
 
+// A node on simulated time (run with `--ros-args -p use_sim_time:=true`): waits for /clock,
+// then prints what now() says and the Time/Duration arithmetic typical code does with it.
+static int sim_time() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_sim_time");
+  rclcpp::Clock::SharedPtr clock = node->get_clock();
+  std::printf("READY before /clock %" PRId64 "\n", node->now().nanoseconds());
+  std::fflush(stdout);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (rclcpp::ok() && clock->now().nanoseconds() == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    rclcpp::spin_some(node);
+  rclcpp::Time now = node->now();
+  builtin_interfaces::msg::Time stamp = now;
+  rclcpp::Time from_stamp(stamp);
+  rclcpp::Duration half(0, 500000000u);
+  rclcpp::Time later = now + half + rclcpp::Duration(1s);
+  rclcpp::Duration elapsed = later - now;
+  std::printf("SIM now %" PRId64 " ns %.3f s stamp %d.%09u back %" PRId64
+              " later %.3f elapsed %.3f s %" PRId64 " ns ros %d\n",
+              now.nanoseconds(), now.seconds(), int(stamp.sec), unsigned(stamp.nanosec),
+              from_stamp.nanoseconds(), later.seconds(), elapsed.seconds(),
+              elapsed.nanoseconds(), clock->get_clock_type() == RCL_ROS_TIME ? 1 : 0);
+  return now.nanoseconds() == 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   rclcpp::init(argc, argv);
   std::string which = argc > 1 ? argv[1] : "";
@@ -282,6 +308,8 @@ int main(int argc, char **argv) {
     status = param_node();
   } else if (which == "parameters") {
     status = parameters();
+  } else if (which == "sim_time") {
+    status = sim_time();
   } else if (which == "multithreaded") {
     status = multithreaded();
   } else {

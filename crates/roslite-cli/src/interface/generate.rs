@@ -27,6 +27,12 @@ pub enum LangArg {
 /// `roslite/cdr.h`, standard library only) is written to DIR too, so `-I DIR` is all a compiler
 /// needs. Types the requested interfaces use are generated as well unless --no-deps.
 ///
+/// The runtime refuses types it does not know. For an interface roslite does not ship, the
+/// header also carries its definition (C: `pkg__msg__Name__TYPE_DEFINITION`, to pass to
+/// roslite_type_register() before creating endpoints; C++: `roslite::type_definition<T>`, which
+/// the rclcpp and mROS 2 APIs register themselves), so the program runs without the package on
+/// $AMENT_PREFIX_PATH.
+///
 /// Examples:
 ///   roslite interface generate --lang cpp --out include std_msgs example_interfaces/srv/AddTwoInts
 ///   roslite interface generate --lang c --out include ./my_msgs            (a package folder)

@@ -142,7 +142,8 @@ fn regenerate_builtin_writes_the_tree_and_removes_only_stale_generated_files() {
             "mod.rs",
             "pkg_a.rs",
             "pkg_b.rs",
-            "service_msgs.rs"
+            "service_msgs.rs",
+            "type_hashes.rs"
         ]
     );
     assert!(!stale.exists());

@@ -7,7 +7,9 @@
 //! `static inline` functions: `__init` (zeros and `.msg` defaults), `__fini`, `__create`,
 //! `__destroy`, `__are_equal`, `__Sequence__init/__fini`, `__encode` and `__decode`. The type
 //! name, DDS type name and RIHS01 hash are the macros `__TYPE_NAME`, `__DDS_TYPE_NAME` and
-//! `__TYPE_HASH`; services and actions get `__TYPE_NAME`/`__TYPE_HASH` too.
+//! `__TYPE_HASH`; services and actions get `__TYPE_NAME`/`__TYPE_HASH` too. An interface
+//! roslite does not ship also gets `__TYPE_DEFINITION`, its definition bundle
+//! (`crate::bundle`) for `roslite_type_register`.
 //!
 //! Every function is `static inline`, so a header may be included by any number of translation
 //! units without a library to link.
@@ -63,6 +65,27 @@ pub(super) fn header(set: &InterfaceSet, interface: &Interface) -> Result<String
             c_name(ty),
             hash_of(set, ty)?
         ));
+    }
+    if let Some(definition) = super::definition(set, interface)? {
+        code.blank();
+        code.line(format!(
+            "/* The definition of `{name}` and of the types it uses that roslite does not ship: \
+             pass it to"
+        ));
+        code.line(
+            " * roslite_type_register() before creating publishers, subscriptions, services or \
+             clients of its types. */",
+        );
+        code.line(format!("#define {}__TYPE_DEFINITION \\", c_name(name)));
+        let pieces = super::string_pieces(&definition, "  ");
+        let last = pieces.len().saturating_sub(1);
+        for (i, piece) in pieces.into_iter().enumerate() {
+            code.line(if i == last {
+                piece
+            } else {
+                format!("{piece} \\")
+            });
+        }
     }
     code.blank();
     code.line("#ifdef __cplusplus");

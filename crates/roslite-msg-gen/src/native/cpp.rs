@@ -69,9 +69,54 @@ pub(super) fn header(set: &InterfaceSet, interface: &Interface) -> Result<String
         code.blank();
         action_struct(&mut code, set, action)?;
     }
+    if let Some(definition) = super::definition(set, interface)? {
+        code.blank();
+        definition_traits(&mut code, interface, &definition);
+    }
     code.blank();
     code.line(format!("#endif  // {guard}"));
     Ok(code.text)
+}
+
+/// The definition bundle of an interface roslite does not ship, and
+/// `roslite::type_definition<T>` for each of its types, which the C++ APIs hand to
+/// `roslite_type_register` before creating an endpoint.
+fn definition_traits(code: &mut Code, interface: &Interface, definition: &str) {
+    let name = interface.name();
+    let variable = format!("{}__{}__{}", name.package, name.kind.as_str(), name.name);
+    code.line("namespace roslite");
+    code.line("{");
+    code.line("namespace definitions");
+    code.line("{");
+    code.line(format!(
+        "// `{name}` and the types it uses that roslite does not ship, for roslite_type_register."
+    ));
+    code.line(format!("inline constexpr char {variable}[] ="));
+    let pieces = super::string_pieces(definition, "  ");
+    let last = pieces.len().saturating_sub(1);
+    for (i, piece) in pieces.into_iter().enumerate() {
+        code.line(if i == last {
+            format!("{piece};")
+        } else {
+            piece
+        });
+    }
+    code.line("}  // namespace definitions");
+    let mut types: Vec<&TypeName> = parts(interface).into_iter().map(|p| &p.name).collect();
+    types.extend(services(interface).into_iter().map(|s| &s.name));
+    if let Interface::Action(action) = interface {
+        types.push(&action.name);
+    }
+    for ty in types {
+        code.line("template<>");
+        code.line(format!("struct type_definition<{}>", qualified(ty)));
+        code.open("{");
+        code.line(format!(
+            "static constexpr const char * text() {{return ::roslite::definitions::{variable};}}"
+        ));
+        code.close("};");
+    }
+    code.line("}  // namespace roslite");
 }
 
 /// `::pkg::kind::Name`.

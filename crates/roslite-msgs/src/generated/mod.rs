@@ -45,3 +45,8 @@ pub mod unique_identifier_msgs;
 
 /// Every vendored definition file, for tools that work on types known only at run time.
 pub static INTERFACE_FILES: &[InterfaceFile] = &include!("interface_files.rs");
+
+/// `(type name, RIHS01 hash)` of every message structure these packages define (a service's
+/// `_Request`/`_Response`/`_Event` and an action's parts included), sorted by name: what the
+/// runtime checks a type known only by its name and hash against, without parsing definitions.
+pub static TYPE_HASHES: &[(&str, &str)] = &include!("type_hashes.rs");

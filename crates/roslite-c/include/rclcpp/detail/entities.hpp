@@ -584,6 +584,7 @@ class Service : public ServiceBase {
           Callback callback)
       : name_(name), state_(std::make_unique<State>()) {
     state_->callback = std::move(callback);
+    detail::register_type<S>();
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<Request>::type_hash(),
                               roslite::message_traits<Response>::type_hash()};
@@ -659,6 +660,7 @@ class Client : public ClientBase {
   };
 
   Client(roslite_handle node, const std::string &name) : node_(node), name_(name) {
+    detail::register_type<S>();
     roslite_service_type type{roslite::service_traits<S>::type_name(),
                               roslite::message_traits<Request>::type_hash(),
                               roslite::message_traits<Response>::type_hash()};
@@ -858,6 +860,7 @@ class Node : public std::enable_shared_from_this<Node> {
     handle_ = detail::Handle(h);
     logger_ = Logger(text(roslite_node_logger_name));
     name_ = name;
+    clock_ = std::make_shared<Clock>(handle_);
   }
   virtual ~Node() = default;
 
@@ -1039,7 +1042,7 @@ class Node : public std::enable_shared_from_this<Node> {
   detail::Handle handle_;
   std::string name_;
   Logger logger_;
-  Clock::SharedPtr clock_ = std::make_shared<Clock>();
+  Clock::SharedPtr clock_;
   std::map<std::string, ParameterValue> declared_;
 };
 

@@ -69,6 +69,15 @@ struct action_traits
   static constexpr bool is_action = false;
 };
 
+// Specialised by the generated types of interfaces roslite does not ship: their definition
+// bundle, which the C++ APIs hand to roslite_type_register() so that the runtime knows the type.
+// nullptr for every other type.
+template<class T>
+struct type_definition
+{
+  static constexpr const char * text() {return nullptr;}
+};
+
 template<class T>
 struct is_message : std::integral_constant<bool, message_traits<T>::is_message> {};
 
