@@ -72,6 +72,7 @@ macro_rules! roslite_imports {
             node_create(context: i64, name: i32, namespace: i32, out: i32);
             node_fully_qualified_name(node: i64, buffer: i32, capacity: i32, length: i32);
             node_logger_name(node: i64, buffer: i32, capacity: i32, length: i32);
+            node_now(node: i64, ns: i32);
             callback_group_create(node: i64, kind: i32, out: i32);
             node_count_publishers(node: i64, topic: i32, count: i32);
             node_count_subscribers(node: i64, topic: i32, count: i32);
@@ -79,6 +80,7 @@ macro_rules! roslite_imports {
             node_service_names_and_types(node: i64, names: i32);
             node_names(node: i64, names: i32);
             qos_profile(profile: i32, qos: i32);
+            type_register(definition: i32);
             publisher_create(node: i64, topic: i32, message_type: i32, qos: i32, out: i32);
             publish(publisher: i64, cdr: i32, length: i32);
             publisher_subscription_count(publisher: i64, count: i32);

@@ -368,6 +368,30 @@ pub fn node_logger_name(
     )
 }
 
+pub fn node_now(g: &mut dyn GuestCalls, node: i64, ns: i32) -> ImportResult {
+    let outcome = (|| {
+        let node = native(g, node)?;
+        check_out(g, ns, 8, "ns")?;
+        let mut now = 0i64;
+        // SAFETY: a valid out-pointer.
+        let status = unsafe { roslite_c::node::roslite_node_now(node, &mut now) };
+        if status == ROSLITE_OK {
+            g.parts().0.put_i64(pointer(ns), now)?;
+        }
+        Ok(status)
+    })();
+    finish(g, outcome)
+}
+
+pub fn type_register(g: &mut dyn GuestCalls, definition: i32) -> ImportResult {
+    let outcome = (|| {
+        let definition = string(g, definition, "definition")?;
+        // SAFETY: a string valid for the call.
+        Ok(unsafe { roslite_c::types::roslite_type_register(optional(&definition)) })
+    })();
+    finish(g, outcome)
+}
+
 pub fn callback_group_create(
     g: &mut dyn GuestCalls,
     node: i64,

@@ -103,6 +103,7 @@ roslite_status host_node_fully_qualified_name(
 ROSLITE_IMPORT(node_logger_name)
 roslite_status host_node_logger_name(
     roslite_handle node, char *buffer, size_t capacity, size_t *length);
+ROSLITE_IMPORT(node_now) roslite_status host_node_now(roslite_handle node, int64_t *ns);
 ROSLITE_IMPORT(callback_group_create)
 roslite_status host_callback_group_create(roslite_handle node, int32_t kind, roslite_handle *out);
 ROSLITE_IMPORT(node_count_publishers)
@@ -115,6 +116,7 @@ ROSLITE_IMPORT(node_service_names_and_types)
 roslite_status host_node_service_names_and_types(roslite_handle node, roslite_names *names);
 ROSLITE_IMPORT(node_names) roslite_status host_node_names(roslite_handle node, roslite_names *names);
 ROSLITE_IMPORT(qos_profile) roslite_status host_qos_profile(int32_t profile, roslite_qos *qos);
+ROSLITE_IMPORT(type_register) roslite_status host_type_register(const char *definition);
 ROSLITE_IMPORT(publisher_create)
 roslite_status host_publisher_create(
     roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
@@ -492,6 +494,11 @@ roslite_status roslite_node_logger_name(
   return from_host(host_node_logger_name(node, buffer, capacity, length));
 }
 
+roslite_status roslite_node_now(roslite_handle node, int64_t *ns)
+{
+  return from_host(host_node_now(node, ns));
+}
+
 roslite_status roslite_callback_group_create(
     roslite_handle node, int32_t kind, roslite_handle *callback_group)
 {
@@ -527,6 +534,11 @@ roslite_status roslite_node_names(roslite_handle node, roslite_names *out)
 roslite_status roslite_qos_profile(int32_t profile, roslite_qos *qos)
 {
   return from_host(host_qos_profile(profile, qos));
+}
+
+roslite_status roslite_type_register(const char *definition)
+{
+  return from_host(host_type_register(definition));
 }
 
 roslite_status roslite_publisher_create(

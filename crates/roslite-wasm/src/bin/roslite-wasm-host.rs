@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use roslite_wasm::cli::RunArgs;
 use roslite_wasm::Limits;
 
-const USAGE: &str = "usage: roslite-wasm-host [--engine wasmtime|wasmi] [--deadline-ms MS] [--fuel N] \
+const USAGE: &str =
+    "usage: roslite-wasm-host [--engine wasmtime|wasmi] [--deadline-ms MS] [--fuel N] \
 [--max-memory-mib MIB] [--allow-env VAR]... [--allow-dir DIR[:GUEST][:rw]]... [--stop-on-stdin] \
 NODE... [--ros-args ARGS...] [-- NODE_ARGS...]
 (the flags of `roslite run`; see `roslite run --help`)";
@@ -42,8 +43,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<RunArgs, String> {
             "--deadline-ms" => run.deadline_ms = number("--deadline-ms", args.next())?,
             "--fuel" => run.fuel = number("--fuel", args.next())?,
             "--max-memory-mib" => run.max_memory_mib = number("--max-memory-mib", args.next())?,
-            "--allow-env" => run.allow_env.push(args.next().ok_or("--allow-env needs a value")?),
-            "--allow-dir" => run.allow_dir.push(args.next().ok_or("--allow-dir needs a value")?),
+            "--allow-env" => run
+                .allow_env
+                .push(args.next().ok_or("--allow-env needs a value")?),
+            "--allow-dir" => run
+                .allow_dir
+                .push(args.next().ok_or("--allow-dir needs a value")?),
             "--stop-on-stdin" => run.stop_on_stdin = true,
             "--ros-args" => {
                 for a in args.by_ref() {
