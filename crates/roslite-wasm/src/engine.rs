@@ -129,13 +129,10 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
             let module = if precompiled {
                 wasmtime_engine::deserialize(bytes)?
             } else {
-                crate::module::check(bytes).map_err(LoadError::Check)?;
-                wasmtime_engine::compile(bytes)?
+                check_then_compile(bytes)?
             };
             crate::module::check_imports_and_exports(
-                module
-                    .imports()
-                    .map(|i| (i.module().to_owned(), i.name().to_owned())),
+                module.imports().map(|i| (i.module().to_owned(), i.name().to_owned())),
                 module.exports().map(|e| e.name().to_owned()),
             )
             .map_err(LoadError::Check)?;
@@ -146,12 +143,29 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
             if precompiled {
                 return Err(LoadError::PrecompiledForWasmtime);
             }
-            crate::module::check(bytes).map_err(LoadError::Check)?;
-            Ok(Loaded::Wasmi(wasmi_engine::compile(bytes)?))
+            let module = wasmi_engine::compile(bytes)?;
+            crate::module::check_imports_and_exports(
+                module.imports().map(|i| (i.module().to_owned(), i.name().to_owned())),
+                module.exports().map(|e| e.name().to_owned()),
+            )
+            .map_err(LoadError::Check)?;
+            Ok(Loaded::Wasmi(module))
         }
         #[cfg(not(feature = "wasmi"))]
         EngineKind::Wasmi => Err(LoadError::NoWasmi),
     }
+}
+
+/// A `.wasm` for wasmtime: checked (for errors that say what is wrong), then compiled.
+#[cfg(feature = "compiler")]
+fn check_then_compile(bytes: &[u8]) -> Result<wasmtime::Module, LoadError> {
+    crate::module::check(bytes).map_err(LoadError::Check)?;
+    wasmtime_engine::compile(bytes)
+}
+
+#[cfg(not(feature = "compiler"))]
+fn check_then_compile(_bytes: &[u8]) -> Result<wasmtime::Module, LoadError> {
+    Err(LoadError::NeedsCompiler)
 }
 
 /// Runs a loaded module's `_start` as one guest on this thread until it returns, exits or

@@ -57,6 +57,7 @@ fn wasi_names() -> &'static [&'static str] {
 }
 
 /// Validates `wasm` and checks its imports and exports.
+#[cfg(feature = "compiler")]
 pub fn check(wasm: &[u8]) -> Result<(), ModuleError> {
     if !wasm.starts_with(b"\0asm") {
         return Err(ModuleError::Malformed(

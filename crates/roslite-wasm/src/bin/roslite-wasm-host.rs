@@ -72,6 +72,12 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<RunArgs, String> {
 }
 
 fn main() -> ExitCode {
+    // As roslite's other lean node programs: one malloc arena for all threads (a guest's
+    // thread would otherwise get an arena of its own).
+    // SAFETY: mallopt only tunes the allocator.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
     let run = match parse(std::env::args().skip(1)) {
         Ok(run) => run,
         Err(message) => {

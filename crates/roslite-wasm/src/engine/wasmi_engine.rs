@@ -22,8 +22,15 @@ fn engine() -> &'static Engine {
     })
 }
 
+/// Validates and translates `bytes`; what wasmi refuses is a malformed module.
 pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
-    Module::new(engine(), bytes).map_err(|e| LoadError::Invalid(e.to_string()))
+    if !bytes.starts_with(b"\0asm") {
+        return Err(LoadError::Check(crate::module::ModuleError::Malformed(
+            "it does not start with the WebAssembly magic bytes (\\0asm)".into(),
+        )));
+    }
+    Module::new(engine(), bytes)
+        .map_err(|e| LoadError::Check(crate::module::ModuleError::Malformed(e.to_string())))
 }
 
 impl wasmi::errors::HostError for Fault {}
