@@ -147,7 +147,10 @@ pub struct BuildArgs {
 pub fn build(args: &BuildArgs) -> Result<(), String> {
     use roslite_msg_gen::native::{self, Lang};
     let cpp = args.sources.iter().any(|s| {
-        matches!(s.extension().and_then(|e| e.to_str()), Some("cpp" | "cc" | "cxx" | "C"))
+        matches!(
+            s.extension().and_then(|e| e.to_str()),
+            Some("cpp" | "cc" | "cxx" | "C")
+        )
     });
     let lang = if cpp { Lang::Cpp } else { Lang::C };
     let mut set = roslite_msg_gen::registry::InterfaceSet::new();
