@@ -93,10 +93,10 @@ impl std::error::Error for HostError {}
 /// The shared context, made from the host's ROS arguments; its native handle.
 fn context(ros_args: &[String]) -> Result<u64, HostError> {
     let mut argv: Vec<CString> = vec![CString::new("roslite-wasm").expect("no NUL")];
-    if !ros_args.is_empty() {
-        argv.push(CString::new("--ros-args").expect("no NUL"));
-    }
-    for a in ros_args {
+    // rcl reads only what follows `--ros-args`: without it remappings and `-p` would be
+    // taken for the program's own arguments and ignored.
+    let marker = (!ros_args.is_empty()).then(|| "--ros-args".to_owned());
+    for a in marker.iter().chain(ros_args) {
         argv.push(
             CString::new(a.as_str())
                 .map_err(|_| HostError::Context(format!("argument {a:?} holds a NUL")))?,

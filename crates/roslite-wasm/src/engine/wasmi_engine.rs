@@ -35,10 +35,13 @@ pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
 
 impl wasmi::errors::HostError for Fault {}
 
+/// `roslite_guest_dispatch`: (slot, kind, a, b, c, d) -> result.
+type DispatchFunc = TypedFunc<(i32, i32, i64, i64, i64, i64), i32>;
+
 pub struct Data {
     guest: GuestState,
     memory: Option<Memory>,
-    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
     free: Option<TypedFunc<i32, ()>>,
     limits: StoreLimits,

@@ -76,10 +76,13 @@ pub fn precompile(wasm: &[u8], target: Option<&str>) -> Result<Vec<u8>, String> 
     engine.precompile_module(wasm).map_err(|e| format!("{e:#}"))
 }
 
+/// `roslite_guest_dispatch`: (slot, kind, a, b, c, d) -> result.
+type DispatchFunc = TypedFunc<(i32, i32, i64, i64, i64, i64), i32>;
+
 pub struct Data {
     guest: GuestState,
     memory: Option<Memory>,
-    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
     free: Option<TypedFunc<i32, ()>>,
     limits: StoreLimits,
