@@ -523,3 +523,37 @@ fn the_same_guest_replies_byte_for_byte_alike_on_wasmtime_and_wasmi() {
         String::from_utf8_lossy(&text)
     );
 }
+
+// ---- Same-host paths -----------------------------------------------------------------------
+
+/// A Wasm node reaches a Wasm node of another host process over each same-host path alone
+/// (`ROSLITE_TRANSPORTS=shm`, then `uds`: no UDP for user data), as native roslite nodes do.
+#[test]
+fn guests_in_two_hosts_talk_over_shared_memory_and_unix_sockets() {
+    let ns = namespace();
+    for (offset, transports) in [(5, "shm"), (6, "uds")] {
+        let d = domain(offset);
+        let with_transports = |guest: &Path| {
+            let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
+            command
+                .arg(guest)
+                .env("ROS_DOMAIN_ID", d.to_string())
+                .env("ROSLITE_TRANSPORTS", transports)
+                .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+                .env_remove("ROS_STATIC_PEERS")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            command.spawn().unwrap()
+        };
+        let listener = with_transports(&rust_examples().join("listener.wasm"));
+        let talker = with_transports(c_talker());
+        let (_, listener_out, heard) = until(listener, Duration::from_secs(40), |_, err| {
+            err.matches("I heard: [Hello from Wasm: ").count() >= 5
+        });
+        let (_, talker_out, talker_err) = stop_host(talker);
+        assert!(
+            heard.matches("I heard: [Hello from Wasm: ").count() >= 5,
+            "{transports}: {heard}\n{listener_out}\n{talker_out}\n{talker_err}"
+        );
+    }
+}
