@@ -123,7 +123,13 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
 /// A running host: its guests' threads, and the context to shut down.
 pub struct Host {
     context: u64,
-    guests: Vec<(Arc<GuestShared>, Mutex<Option<JoinHandle<GuestEnd>>>)>,
+    guests: Vec<RunningGuest>,
+}
+
+/// A guest and its thread (taken when joined).
+struct RunningGuest {
+    shared: Arc<GuestShared>,
+    thread: Mutex<Option<JoinHandle<GuestEnd>>>,
 }
 
 impl Host {
@@ -171,7 +177,10 @@ impl Host {
                 .name(format!("wasm-{name}"))
                 .spawn(move || run_guest(&module, state, limits, &thread_shared))
                 .expect("spawn a guest thread");
-            guests.push((shared, Mutex::new(Some(thread))));
+            guests.push(RunningGuest {
+                shared,
+                thread: Mutex::new(Some(thread)),
+            });
         }
         Ok(Self { context, guests })
     }
@@ -180,15 +189,21 @@ impl Host {
     pub fn wait(&self) -> Vec<GuestEnd> {
         self.guests
             .iter()
-            .filter_map(|(_, thread)| thread.lock().unwrap_or_else(PoisonError::into_inner).take())
+            .filter_map(|guest| {
+                guest
+                    .thread
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+            })
             .map(|t| t.join().expect("guest threads catch their faults"))
             .collect()
     }
 
     /// Stops every guest (their spin loops return) and shuts the context down.
     pub fn shutdown(&self) {
-        for (shared, _) in &self.guests {
-            shared.stop();
+        for guest in &self.guests {
+            guest.shared.stop();
         }
         roslite_c::context::roslite_context_shutdown(self.context);
     }
