@@ -11,7 +11,7 @@
 //! - an rclcpp guest (tests/guests/rclcpp_rclpy.cpp) serves std_srvs to rclpy and calls rclpy's,
 //!   and rclpy's graph API and parameter client see it as a node like any other, under the name
 //!   given with `--ros-args -r __node:=...`, with the value given with `-p`;
-//! - mROS 2's echoreply (examples/wasm/mros2/echoreply.cpp) echoes rclpy's messages back;
+//! - mROS 2's echoreply (crates/roslite-c/tests/cpp/mros2_apps/echoreply.cpp) echoes rclpy's messages back;
 //! - one deterministic guest (tests/guests/deterministic_reply.c) answers the same sequence
 //!   from rclpy with byte-identical replies on wasmtime and on wasmi.
 //!
@@ -120,7 +120,7 @@ fn rclcpp_node() -> &'static Path {
 
 fn mros2_echoreply() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| cpp_guest("examples/wasm/mros2/echoreply.cpp", "mros2_echoreply.wasm"))
+    BUILT.get_or_init(|| cpp_guest("crates/roslite-c/tests/cpp/mros2_apps/echoreply.cpp", "mros2_echoreply.wasm"))
 }
 
 /// The Rust example guests (examples/wasm/rust), built as roslite-guest's build_guest.rs
@@ -470,7 +470,7 @@ fn mros2_echoreply_with_rclpy(engine: EngineKind) {
     let all = format!("{out}\n{err}\n{app_out}\n{app_err}");
     assert!(ok && out.contains("RESULT 5"), "{all}");
     assert_eq!(out.matches("HEARD from rclpy ").count(), 5, "{all}");
-    assert!(app_out.contains("app name: echoreply_string"), "{all}");
+    assert!(app_out.contains("app name: echoreply"), "{all}");
     assert!(app_out.contains("subscribed msg: 'from rclpy "), "{all}");
 }
 
