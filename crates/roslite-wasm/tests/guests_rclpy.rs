@@ -120,7 +120,12 @@ fn rclcpp_node() -> &'static Path {
 
 fn mros2_echoreply() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| cpp_guest("crates/roslite-c/tests/cpp/mros2_apps/echoreply.cpp", "mros2_echoreply.wasm"))
+    BUILT.get_or_init(|| {
+        cpp_guest(
+            "crates/roslite-c/tests/cpp/mros2_apps/echoreply.cpp",
+            "mros2_echoreply.wasm",
+        )
+    })
 }
 
 /// The Rust example guests (examples/wasm/rust), built as roslite-guest's build_guest.rs
