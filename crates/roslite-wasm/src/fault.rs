@@ -14,6 +14,10 @@ pub enum Fault {
     Deadline { during: String, limit: String },
     /// The guest broke the ABI (a missing export, a dispatch result out of range).
     Abi(String),
+    /// The host stopped (SIGINT, SIGTERM, `--stop-on-stdin`) and the guest went on waiting
+    /// (sleeping, or spinning for a time) instead of returning from `main`: it is ended
+    /// there. Not an error.
+    Stopped,
 }
 
 impl fmt::Display for Fault {
@@ -25,6 +29,7 @@ impl fmt::Display for Fault {
                 write!(f, "stopped: {during} ran past its {limit}")
             }
             Self::Abi(message) => write!(f, "broke the guest ABI: {message}"),
+            Self::Stopped => f.write_str("was stopped while it waited"),
         }
     }
 }

@@ -177,6 +177,15 @@ impl GuestState {
         target.cast()
     }
 
+    /// Whether the guest should end its waiting: it shut its context down, the host stops it,
+    /// or the shared context was shut down (SIGINT, SIGTERM).
+    pub fn is_stopping(&self) -> bool {
+        let mut ok = false;
+        // SAFETY: a valid out-pointer.
+        unsafe { roslite_c::context::roslite_context_ok(self.context, &mut ok) };
+        self.shared.is_stopping() || !ok
+    }
+
     /// Releases every runtime object the guest still holds, newest first, then the slot
     /// targets their callbacks pointed at.
     pub fn release_all(&mut self) {

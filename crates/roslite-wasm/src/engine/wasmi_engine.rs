@@ -171,7 +171,7 @@ pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fau
     match start.call(&mut store, ()) {
         Ok(()) => Ok(()),
         Err(e) => match classify(e, "main", limits.fuel) {
-            Fault::Exit(0) => Ok(()),
+            Fault::Exit(0) | Fault::Stopped => Ok(()),
             fault => Err(fault),
         },
     }

@@ -219,7 +219,7 @@ pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fau
     match start.call(&mut store, ()) {
         Ok(()) => Ok(()),
         Err(e) => match classify(e, "main", limits.deadline) {
-            Fault::Exit(0) => Ok(()),
+            Fault::Exit(0) | Fault::Stopped => Ok(()),
             fault => Err(fault),
         },
     }

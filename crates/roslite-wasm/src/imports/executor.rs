@@ -99,11 +99,7 @@ pub(super) fn last_native_error() -> String {
 
 /// Whether the guest may keep spinning: it did not shut down, nor did the shared context.
 pub(super) fn running(g: &mut dyn GuestCalls) -> bool {
-    let state = g.state();
-    let mut ok = false;
-    // SAFETY: a valid out-pointer.
-    unsafe { roslite_c::context::roslite_context_ok(state.context, &mut ok) };
-    ok && !state.shared.is_stopping()
+    !g.state().is_stopping()
 }
 
 /// Spins until `end` (None: until the guest or the context stops).
@@ -127,6 +123,11 @@ pub(super) fn spin_until(
         if let Err(r) = spin_once(g, executor, timeout)? {
             return finish(g, Err(r));
         }
+    }
+    // Spinning for a time (osDelay, spin_for) after the host stopped: a node that waits on
+    // instead of returning from `main` is ended here, as `Fault::Stopped` says.
+    if end.is_some() && g.state().is_stopping() {
+        return Err(Fault::Stopped);
     }
     finish(g, Ok(ROSLITE_OK))
 }
