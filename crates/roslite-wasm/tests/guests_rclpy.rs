@@ -43,7 +43,7 @@ fn generated(lang: roslite_msg_gen::native::Lang, dir: &str) -> PathBuf {
     let mut set = roslite_msg_gen::registry::InterfaceSet::new();
     roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
     set.check().unwrap();
-    let packages: Vec<String> = ["std_msgs", "std_srvs"]
+    let packages: Vec<String> = ["std_msgs", "std_srvs", "geometry_msgs"]
         .iter()
         .map(|p| (*p).to_owned())
         .collect();
@@ -559,6 +559,33 @@ fn guests_in_two_hosts_talk_over_shared_memory_and_unix_sockets() {
         assert!(
             heard.matches("I heard: [Hello from Wasm: ").count() >= 5,
             "{transports}: {heard}\n{listener_out}\n{talker_out}\n{talker_err}"
+        );
+    }
+}
+
+/// An mROS 2 application publishes in a loop of `osDelay` and never returns from `main`: on
+/// SIGTERM the host shuts down, the node is ended at its next wait, and the host exits 0.
+#[test]
+fn sigterm_ends_an_mros2_loop_that_never_returns() {
+    let ns = namespace();
+    let guest = cpp_guest(
+        "crates/roslite-c/tests/cpp/mros2_apps/pub_twist.cpp",
+        "mros2_pub_twist.wasm",
+    );
+    for engine in [EngineKind::Wasmtime, EngineKind::Wasmi] {
+        let child = host(&ns, domain(7), &guest, engine, &[]);
+        // `until` sends SIGTERM once the loop runs (600 publishes, 50 ms apart: 30 s), then
+        // waits for the exit.
+        let (ok, out, err) = until(child, Duration::from_secs(25), |out, err| {
+            out.contains("ready to publish") || err.contains("ready to publish")
+        });
+        assert!(
+            (out.clone() + &err).contains("ready to publish"),
+            "{engine:?}: {out}\n{err}"
+        );
+        assert!(
+            ok,
+            "{engine:?}: the host did not exit cleanly: {out}\n{err}"
         );
     }
 }
