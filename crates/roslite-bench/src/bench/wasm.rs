@@ -6,7 +6,9 @@
 //!   node (serialized subscription and publisher, the same work a guest does), the echo guest
 //!   on wasmtime (Cranelift machine code) and the same guest on wasmi. All in one process on an
 //!   intra-process context, so the difference is the host -> guest dispatch -> host publish
-//!   path, not a network. The three run in alternating rounds (the VM drifts); each row is
+//!   path, not a network. A fourth row runs the native echo with its callbacks kept on its own
+//!   executor thread, as a guest's are (no turn lent to the publishing thread): it separates
+//!   the cost of that thread hop from the engine's. The three run in alternating rounds (the VM drifts); each row is
 //!   the median of its rounds' medians.
 //! - **Start-up**: process start to a node's first callback (a 1 ms wall timer), for a guest
 //!   precompiled to a `.cwasm` and run by `roslite run`, and for the same node natively
@@ -54,6 +56,9 @@ pub struct WasmArgs {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Echo {
     Native,
+    /// The native echo with its callbacks kept on its executor's thread, as a guest's are:
+    /// the same thread hop, no engine.
+    NativeOwnThread,
     Guest(EngineKind),
 }
 
@@ -61,14 +66,16 @@ impl Echo {
     fn name(self) -> &'static str {
         match self {
             Self::Native => "native node",
+            Self::NativeOwnThread => "native, own thread",
             Self::Guest(EngineKind::Wasmtime) => "Wasm guest on wasmtime",
             Self::Guest(EngineKind::Wasmi) => "Wasm guest on wasmi",
         }
     }
 }
 
-const ECHOES: [Echo; 3] = [
+const ECHOES: [Echo; 4] = [
     Echo::Native,
+    Echo::NativeOwnThread,
     Echo::Guest(EngineKind::Wasmtime),
     Echo::Guest(EngineKind::Wasmi),
 ];
@@ -96,7 +103,7 @@ fn round_trips(echo: Echo, guest: &Path, samples: usize) -> anyhow::Result<Vec<D
     let mut native_echo = None;
     let mut host = None;
     match echo {
-        Echo::Native => {
+        Echo::Native | Echo::NativeOwnThread => {
             let echo_node = context.create_node("native_echo")?;
             let publisher = echo_node.create_serialized_publisher(PONG, ty, 10)?;
             let subscription =
@@ -104,6 +111,9 @@ fn round_trips(echo: Echo, guest: &Path, samples: usize) -> anyhow::Result<Vec<D
                     let _ = publisher.publish(bytes.bytes());
                 })?;
             let executor = Executor::new(&context);
+            if echo == Echo::NativeOwnThread {
+                executor.keep_callbacks_on_own_threads();
+            }
             executor.add_node(&echo_node);
             let spinner_context = context.clone();
             let thread = std::thread::spawn(move || {
