@@ -132,7 +132,9 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
                 check_then_compile(bytes)?
             };
             crate::module::check_imports_and_exports(
-                module.imports().map(|i| (i.module().to_owned(), i.name().to_owned())),
+                module
+                    .imports()
+                    .map(|i| (i.module().to_owned(), i.name().to_owned())),
                 module.exports().map(|e| e.name().to_owned()),
             )
             .map_err(LoadError::Check)?;
@@ -145,7 +147,9 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
             }
             let module = wasmi_engine::compile(bytes)?;
             crate::module::check_imports_and_exports(
-                module.imports().map(|i| (i.module().to_owned(), i.name().to_owned())),
+                module
+                    .imports()
+                    .map(|i| (i.module().to_owned(), i.name().to_owned())),
                 module.exports().map(|e| e.name().to_owned()),
             )
             .map_err(LoadError::Check)?;
