@@ -70,6 +70,11 @@ fn test(root: &Path) -> Result<()> {
     )?;
     step("rustdoc (roslite-cli)", rustdoc(&["-p", "roslite-cli"]))?;
     step("tests", cargo(&["test", "--workspace", "--no-fail-fast"]))?;
+    // The C ABI without its `definitions` feature, as the size-optimised nodes build it.
+    step(
+        "tests (roslite-c, size-optimised)",
+        cargo(&["test", "-p", "roslite-c", "--no-default-features", "--lib"]),
+    )?;
     install::check(root)?;
     fuzz_smoke(root)?;
     println!("xtask: all checks passed");

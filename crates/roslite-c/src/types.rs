@@ -7,18 +7,34 @@
 //! `$AMENT_PREFIX_PATH` holds `share/<package>/<kind>/<Name>.<ext>`; the first of these wins,
 //! as for `roslite interface show`. A known type must carry the hash roslite computes from
 //! its definition; an unknown type is refused.
+//!
+//! Computing a hash from a definition takes the interface parser and every built-in
+//! definition's text, about 0.3 MB of a static node (docs/footprint.md). A library built
+//! without the `definitions` feature (the size-optimised one for small boards) leaves them
+//! out: built-in types are still checked by their hash, a registered type is known by its
+//! name and trusted to carry the hash its generator computed, and `$AMENT_PREFIX_PATH` is not
+//! read ([`lean`]).
 
+#[cfg(feature = "definitions")]
 use std::collections::BTreeMap;
+#[cfg(feature = "definitions")]
 use std::ffi::c_char;
+#[cfg(feature = "definitions")]
 use std::sync::{Mutex, MutexGuard};
 
+#[cfg(feature = "definitions")]
 use roslite_msg_gen::ast::TypeName;
+#[cfg(feature = "definitions")]
 use roslite_msg_gen::registry::InterfaceSet;
 
-use crate::status::{guard, Failure, Status, ROSLITE_INVALID_ARGUMENT, ROSLITE_UNKNOWN_TYPE};
+#[cfg(feature = "definitions")]
+use crate::status::{guard, Status, ROSLITE_INVALID_ARGUMENT};
+use crate::status::{Failure, ROSLITE_UNKNOWN_TYPE};
+#[cfg(feature = "definitions")]
 use crate::text::text;
 
 /// The file name registered definitions carry inside the interface set.
+#[cfg(feature = "definitions")]
 const REGISTERED: &str = "<registered by roslite_type_register>";
 
 /// A hash roslite computed from a definition, and where the definition came from.
@@ -28,6 +44,7 @@ struct Computed {
     origin: String,
 }
 
+#[cfg(feature = "definitions")]
 #[derive(Default)]
 struct Known {
     /// Interface definitions the program registered, by interface name.
@@ -37,11 +54,13 @@ struct Known {
     computed: BTreeMap<String, Result<Computed, String>>,
 }
 
+#[cfg(feature = "definitions")]
 static KNOWN: Mutex<Known> = Mutex::new(Known {
     registered: BTreeMap::new(),
     computed: BTreeMap::new(),
 });
 
+#[cfg(feature = "definitions")]
 fn known() -> MutexGuard<'static, Known> {
     // A panic while holding the lock leaves the maps consistent (each insert is one step).
     KNOWN
@@ -49,6 +68,7 @@ fn known() -> MutexGuard<'static, Known> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+#[cfg_attr(not(feature = "definitions"), allow(dead_code))]
 fn regenerate_hint() -> &'static str {
     "regenerate the C/C++ types (`roslite interface generate --lang c|cpp --out DIR ...`) from \
      the definition roslite uses, and rebuild"
@@ -67,21 +87,30 @@ fn mismatch(name: &str, hash: &str, computed: &Computed) -> Failure {
     )
 }
 
+/// Checks a built-in type's hash: `None` for a type roslite does not ship.
+fn check_builtin(name: &str, hash: &str) -> Option<Result<(), Failure>> {
+    let i = roslite::msgs::TYPE_HASHES
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    let builtin = roslite::msgs::TYPE_HASHES[i].1;
+    if builtin == hash {
+        return Some(Ok(()));
+    }
+    Some(Err(mismatch(
+        name,
+        hash,
+        &Computed {
+            hash: builtin.to_owned(),
+            origin: "built into roslite".to_owned(),
+        },
+    )))
+}
+
 /// Checks a message type, whose name and hash have the right form, against what roslite knows.
+#[cfg(feature = "definitions")]
 pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
-    if let Ok(i) = roslite::msgs::TYPE_HASHES.binary_search_by(|(n, _)| (*n).cmp(name)) {
-        let builtin = roslite::msgs::TYPE_HASHES[i].1;
-        if builtin == hash {
-            return Ok(());
-        }
-        return Err(mismatch(
-            name,
-            hash,
-            &Computed {
-                hash: builtin.to_owned(),
-                origin: "built into roslite".to_owned(),
-            },
-        ));
+    if let Some(outcome) = check_builtin(name, hash) {
+        return outcome;
     }
     let mut known = known();
     if !known.computed.contains_key(name) {
@@ -95,6 +124,7 @@ pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
     }
 }
 
+#[cfg(feature = "definitions")]
 impl Known {
     /// The hash of a type roslite does not ship, from a registered definition or one under
     /// `$AMENT_PREFIX_PATH`, or why there is none.
@@ -142,6 +172,7 @@ impl Known {
     }
 }
 
+#[cfg(feature = "definitions")]
 fn unknown_message(name: &str, ament: Option<&str>) -> String {
     let file = TypeName::parse(name).map_or_else(
         || name.to_owned(),
@@ -175,6 +206,7 @@ fn unknown_message(name: &str, ament: Option<&str>) -> String {
 
 /// # Safety
 /// `definition` is a string.
+#[cfg(feature = "definitions")]
 #[no_mangle]
 pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Status {
     guard(|| {
@@ -225,4 +257,127 @@ pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Sta
         }
         Ok(())
     })
+}
+
+#[cfg(not(feature = "definitions"))]
+pub(crate) use lean::check;
+#[cfg(not(feature = "definitions"))]
+pub use lean::roslite_type_register;
+
+/// The check without definitions (see the module docs).
+#[cfg(not(feature = "definitions"))]
+mod lean {
+    use std::collections::BTreeSet;
+    use std::ffi::c_char;
+    use std::sync::{Mutex, PoisonError};
+
+    use super::check_builtin;
+    use crate::status::{guard, Failure, Status, ROSLITE_INVALID_ARGUMENT, ROSLITE_UNKNOWN_TYPE};
+    use crate::text::text;
+
+    /// Interface names ("pkg/msg/Name") the program registered.
+    static REGISTERED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+    /// The interface a message type belongs to: itself, or the service or action whose part
+    /// it is (`pkg/srv/Name_Request` belongs to `pkg/srv/Name`).
+    fn interfaces_of(name: &str) -> impl Iterator<Item = &str> {
+        const PARTS: [&str; 10] = [
+            "_SendGoal_Request",
+            "_SendGoal_Response",
+            "_GetResult_Request",
+            "_GetResult_Response",
+            "_FeedbackMessage",
+            "_Request",
+            "_Response",
+            "_Goal",
+            "_Result",
+            "_Feedback",
+        ];
+        std::iter::once(name).chain(PARTS.iter().filter_map(move |part| name.strip_suffix(part)))
+    }
+
+    pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
+        if let Some(outcome) = check_builtin(name, hash) {
+            return outcome;
+        }
+        let registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
+        if interfaces_of(name).any(|i| registered.contains(i)) {
+            return Ok(());
+        }
+        Err(Failure::new(
+            ROSLITE_UNKNOWN_TYPE,
+            format!(
+                "type {name} is unknown to roslite: this size-optimised roslite knows the \
+                 packages it ships and definitions the program registered with \
+                 roslite_type_register() (the C++ APIs register generated types themselves); \
+                 it does not read $AMENT_PREFIX_PATH"
+            ),
+        ))
+    }
+
+    /// # Safety
+    /// `definition` is a string.
+    #[no_mangle]
+    pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Status {
+        guard(|| {
+            let definition = text(definition, "definition")?;
+            let names: Vec<&str> = definition
+                .lines()
+                .filter_map(|line| {
+                    ["MSG: ", "SRV: ", "ACTION: "]
+                        .iter()
+                        .find_map(|tag| line.strip_prefix(tag))
+                })
+                .map(str::trim)
+                .collect();
+            if names.is_empty() {
+                return Err(Failure::new(
+                    ROSLITE_INVALID_ARGUMENT,
+                    "the definition names no interface (no `MSG: pkg/msg/Name` line): pass the \
+                     __TYPE_DEFINITION of a generated C header",
+                ));
+            }
+            let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
+            registered.extend(names.into_iter().map(str::to_owned));
+            Ok(())
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn register(text: &str) -> Status {
+            let text = std::ffi::CString::new(text).unwrap();
+            // SAFETY: a string.
+            unsafe { roslite_type_register(text.as_ptr()) }
+        }
+
+        #[test]
+        fn builtin_types_by_hash_registered_ones_by_name() {
+            let string_hash = roslite::msgs::TYPE_HASHES
+                .iter()
+                .find(|(n, _)| *n == "std_msgs/msg/String")
+                .unwrap()
+                .1;
+            assert!(check("std_msgs/msg/String", string_hash).is_ok());
+            let wrong = "RIHS01_".to_owned() + &"0".repeat(64);
+            assert!(check("std_msgs/msg/String", &wrong).is_err());
+            let unknown = check("lean_msgs/srv/Ask_Request", &wrong).unwrap_err();
+            assert_eq!(unknown.status, ROSLITE_UNKNOWN_TYPE);
+            assert!(
+                unknown.message.contains("AMENT_PREFIX_PATH"),
+                "{}",
+                unknown.message
+            );
+            assert_eq!(register("no header here"), ROSLITE_INVALID_ARGUMENT);
+            assert_eq!(
+                register("SRV: lean_msgs/srv/Ask\nint32 a\n---\nint32 b\n"),
+                0
+            );
+            assert!(check("lean_msgs/srv/Ask_Request", &wrong).is_ok());
+            assert!(check("lean_msgs/srv/Ask_Response", &wrong).is_ok());
+            assert!(check("lean_msgs/srv/Other_Request", &wrong).is_err());
+        }
+    }
 }

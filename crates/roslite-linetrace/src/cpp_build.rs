@@ -1,7 +1,10 @@
 //! Builds the C++ nodes the benches and the demo measure next to their Rust twins, as a small
 //! board would get them: the C ABI's static library in the size profile (`cargo rustc
-//! --profile release-small -p roslite-c --lib --crate-type staticlib`: opt-level s, fat LTO,
-//! panic=abort, stripped, as [`crate::small_build`] builds the Rust nodes), the generated C++
+//! --profile release-small -p roslite-c --no-default-features --lib --crate-type staticlib`:
+//! opt-level s, fat LTO, panic=abort, stripped, as [`crate::small_build`] builds the Rust
+//! nodes; without the `definitions` feature, so types roslite does not ship are known by the
+//! name they were registered under rather than by a hash computed from their definition, see
+//! roslite-c's `types`), the generated C++
 //! message types (`roslite_msg_gen::native`, what `roslite interface generate --lang cpp`
 //! writes), and one `c++ -std=c++17 -Os -static` of the node's source against them, stripped.
 //!
@@ -63,7 +66,10 @@ pub const RELEASE: &str = "release";
 
 /// The cargo command that builds the static library in `profile` (for messages and docs).
 pub fn library_command(profile: &str) -> String {
-    format!("cargo rustc --profile {profile} -p roslite-c --lib --crate-type staticlib")
+    format!(
+        "cargo rustc --profile {profile} -p roslite-c --no-default-features --lib --crate-type \
+         staticlib"
+    )
 }
 
 fn tail(bytes: &[u8]) -> String {
@@ -81,6 +87,7 @@ fn build_library(root: &Path, target_dir: &Path, profile: &str) -> Result<PathBu
     let output = Command::new(&cargo)
         .current_dir(root)
         .args(["rustc", "--quiet", "--profile", profile, "-p", "roslite-c"])
+        .arg("--no-default-features")
         .args(["--lib", "--crate-type", "staticlib", "--target-dir"])
         .arg(target_dir)
         .output()

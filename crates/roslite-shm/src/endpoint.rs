@@ -38,6 +38,29 @@ impl EndpointAddress {
     fn socket_address(&self) -> io::Result<SocketAddrUnix> {
         Ok(SocketAddrUnix::new_abstract_name(self.0.as_bytes())?)
     }
+
+    /// Whether an endpoint still listens at this address. False only when a connection is
+    /// refused: nothing listens under that name any more, so the participant that bound it is
+    /// gone (its endpoint was dropped, or its process ended: the kernel removes a killed
+    /// process's abstract socket with it). True when in doubt. The connection, if accepted, is
+    /// closed at once, before any hello; the endpoint drops it without a word.
+    pub fn is_listening(&self) -> bool {
+        let Ok(sock) = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        ) else {
+            return true;
+        };
+        let Ok(address) = self.socket_address() else {
+            return true;
+        };
+        !matches!(
+            sys::retry(|| rustix::net::connect(&sock, &address)),
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::CONNREFUSED.raw_os_error())
+        )
+    }
 }
 
 impl fmt::Display for EndpointAddress {
@@ -526,6 +549,9 @@ fn handle_hello(shared: &EndpointShared, sock: OwnedFd) {
     let Ok(received) = sys::recv_with_fds(sock.as_fd(), &mut buf) else {
         return;
     };
+    if received.len == 0 && !received.truncated {
+        return; // closed before its hello: a probe (`EndpointAddress::is_listening`)
+    }
     let hello = match Message::decode(buf.get(..received.len).unwrap_or_default()) {
         Some(Message::Hello(hello)) if !received.truncated => hello,
         _ => return reject(shared, &sock, RejectReason::BadHello),

@@ -10,6 +10,57 @@ use std::time::Duration;
 use crate::fault::Fault;
 use crate::guest::GuestState;
 
+/// Links every `roslite_v1` import ([`crate::imports`]) into `$linker`, for either engine:
+/// called as `roslite_imports!(link_roslite [linker, Error])` from an engine module, which
+/// provides `Caller`, `Data`, `Guest` (with `renew_budget`: a fresh deadline or fuel when the
+/// guest gets control back) and `host_error` (a [`Fault`] as the engine's error).
+macro_rules! link_roslite {
+    ([$linker:ident, $error:ty] $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            $linker
+                .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
+                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
+                    Guest(caller.as_context_mut()).renew_budget();
+                    result.map_err(host_error)
+                })
+                .expect("each import is linked once");
+        )*
+    };
+}
+
+/// Links every WASI function ([`crate::wasi`]) as [`link_roslite`] does the roslite imports:
+/// `errno` functions return the errno; `noreturn` (`proc_exit`) ends the guest.
+macro_rules! link_wasi {
+    ([$linker:ident, $error:ty] $($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
+        $( link_wasi!(@one $linker, $error; $name($($arg: $ty),*) -> $result); )*
+    };
+    (@one $linker:ident, $error:ty; $name:ident($($arg:ident: $ty:ty),*) -> errno) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                let result = crate::wasi::$name(&mut cx, $($arg),*);
+                guest.renew_budget();
+                result.map_err(|crate::wasi::WasiExit(code)| host_error(Fault::Exit(code as i32)))
+            })
+            .expect("each import is linked once");
+    };
+    (@one $linker:ident, $error:ty; $name:ident($($arg:ident: $ty:ty),*) -> noreturn) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<(), $error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let (memory, state) = guest.parts();
+                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                match crate::wasi::$name(&mut cx, $($arg),*) {
+                    Err(crate::wasi::WasiExit(code)) => Err(host_error(Fault::Exit(code as i32))),
+                    Ok(_) => Err(host_error(Fault::Abi(concat!(stringify!($name), " returned").into()))),
+                }
+            })
+            .expect("each import is linked once");
+    };
+}
+
 #[cfg(feature = "wasmi")]
 pub mod wasmi_engine;
 pub mod wasmtime_engine;

@@ -236,10 +236,15 @@ impl Toolchain {
     }
 }
 
-/// What every guest is linked with: the small shadow stack of [`STACK_SIZE`]. The exports
-/// (`roslite_guest_dispatch`, `_alloc`, `_free`) are the library's `export_name` attributes.
-fn link_flags() -> [String; 1] {
-    [format!("-Wl,-zstack-size={STACK_SIZE}")]
+/// What every guest is linked with: the small shadow stack of [`STACK_SIZE`], and no
+/// crt1-command.o: the guest library has the `_start` (which runs the constructors once;
+/// see roslite_guest.c). The exports (`_start`, `roslite_guest_dispatch`, `_alloc`, `_free`)
+/// are the library's `export_name` attributes.
+fn link_flags() -> [String; 2] {
+    [
+        format!("-Wl,-zstack-size={STACK_SIZE}"),
+        "-nostartfiles".to_owned(),
+    ]
 }
 
 fn add_includes(command: &mut Command, include_dirs: &[&Path]) {

@@ -93,10 +93,10 @@ impl std::error::Error for HostError {}
 /// The shared context, made from the host's ROS arguments; its native handle.
 fn context(ros_args: &[String]) -> Result<u64, HostError> {
     let mut argv: Vec<CString> = vec![CString::new("roslite-wasm").expect("no NUL")];
-    if !ros_args.is_empty() {
-        argv.push(CString::new("--ros-args").expect("no NUL"));
-    }
-    for a in ros_args {
+    // rcl reads only what follows `--ros-args`: without it remappings and `-p` would be
+    // taken for the program's own arguments and ignored.
+    let marker = (!ros_args.is_empty()).then(|| "--ros-args".to_owned());
+    for a in marker.iter().chain(ros_args) {
         argv.push(
             CString::new(a.as_str())
                 .map_err(|_| HostError::Context(format!("argument {a:?} holds a NUL")))?,
@@ -123,7 +123,13 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
 /// A running host: its guests' threads, and the context to shut down.
 pub struct Host {
     context: u64,
-    guests: Vec<(Arc<GuestShared>, Mutex<Option<JoinHandle<GuestEnd>>>)>,
+    guests: Vec<RunningGuest>,
+}
+
+/// A guest and its thread (taken when joined).
+struct RunningGuest {
+    shared: Arc<GuestShared>,
+    thread: Mutex<Option<JoinHandle<GuestEnd>>>,
 }
 
 impl Host {
@@ -171,7 +177,10 @@ impl Host {
                 .name(format!("wasm-{name}"))
                 .spawn(move || run_guest(&module, state, limits, &thread_shared))
                 .expect("spawn a guest thread");
-            guests.push((shared, Mutex::new(Some(thread))));
+            guests.push(RunningGuest {
+                shared,
+                thread: Mutex::new(Some(thread)),
+            });
         }
         Ok(Self { context, guests })
     }
@@ -180,15 +189,21 @@ impl Host {
     pub fn wait(&self) -> Vec<GuestEnd> {
         self.guests
             .iter()
-            .filter_map(|(_, thread)| thread.lock().unwrap_or_else(PoisonError::into_inner).take())
+            .filter_map(|guest| {
+                guest
+                    .thread
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+            })
             .map(|t| t.join().expect("guest threads catch their faults"))
             .collect()
     }
 
     /// Stops every guest (their spin loops return) and shuts the context down.
     pub fn shutdown(&self) {
-        for (shared, _) in &self.guests {
-            shared.stop();
+        for guest in &self.guests {
+            guest.shared.stop();
         }
         roslite_c::context::roslite_context_shutdown(self.context);
     }

@@ -205,7 +205,7 @@ fn the_rclcpp_minimal_publisher_builds_to_a_guest() {
     let wasm = out("cpp_minimal_publisher.wasm");
     toolchain()
         .compile_cpp(
-            &[&workspace().join("examples/wasm/cpp/minimal_publisher.cpp")],
+            &[&workspace().join("examples/cpp/minimal_publisher/minimal_publisher.cpp")],
             &[&generated],
             &wasm,
         )
@@ -231,7 +231,7 @@ fn the_mros2_echoreply_builds_to_a_guest() {
     let wasm = out("mros2_echoreply.wasm");
     toolchain()
         .compile_cpp(
-            &[&workspace().join("examples/wasm/mros2/echoreply.cpp")],
+            &[&workspace().join("crates/roslite-c/tests/cpp/mros2_apps/echoreply.cpp")],
             &[&generated],
             &wasm,
         )

@@ -344,8 +344,8 @@ pub fn run(args: &WasmArgs) -> anyhow::Result<()> {
         args.rounds, args.samples
     );
     println!(
-        "{:<26} {:>10} {:>10} {:>12}  {}",
-        "echo", "p50 us", "mean us", "p50 vs native", "p50 per round"
+        "{:<26} {:>10} {:>10} {:>12}  p50 per round",
+        "echo", "p50 us", "mean us", "p50 vs native"
     );
     for echo in ECHOES {
         let (per_round, p50, mean) = p50_of(echo);

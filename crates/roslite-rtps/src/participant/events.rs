@@ -291,6 +291,9 @@ pub struct ParticipantStats {
     pub participants_disposed: u64,
     pub participants_expired: u64,
     pub participants_evicted: u64,
+    /// Removed because the caller learned that their process is gone
+    /// ([`super::Participant::remove_remote_participant`]).
+    pub participants_gone: u64,
     /// New participants ignored because the table was full of verified ones.
     pub participants_rejected: u64,
     /// New remote endpoints ignored because `max_remote_endpoints` were known.

@@ -686,6 +686,20 @@ impl Participant {
         self.remotes.get(&prefix)
     }
 
+    /// Forgets remote participant `prefix` now, as its lease expiring would: for a caller that
+    /// learned by other means that its process is gone (a same-host link whose peer hung up
+    /// and no longer listens). Its endpoints are unmatched and removed, and
+    /// [`Event::ParticipantLost`] is reported. False if it was not known. Should it still be
+    /// alive, its next SPDP announcement discovers it again.
+    pub fn remove_remote_participant(&mut self, now: Instant, prefix: GuidPrefix) -> bool {
+        if !self.remotes.contains_key(&prefix) {
+            return false;
+        }
+        self.stats.participants_gone = self.stats.participants_gone.saturating_add(1);
+        self.remove_participant(now, prefix);
+        true
+    }
+
     /// Every known remote endpoint.
     pub fn remote_endpoints(&self) -> impl Iterator<Item = &RemoteEndpoint> {
         self.remote_endpoints.values()

@@ -397,6 +397,32 @@ int32_t roslite_guest_dispatch(
   }
 }
 
+/* ---- The command's entry point ------------------------------------------------------------ */
+
+/* `_start`, in place of the sysroot's crt1-command.o (guest_build links with -nostartfiles):
+ * constructors once, main, destructors, as current wasi-libc's crt1-command does. An older
+ * crt1-command (Debian bookworm's wasi-libc) leaves the constructors to wasm-ld, which then
+ * wraps *every* export of a command in __wasm_call_ctors/__wasm_call_dtors: each
+ * roslite_guest_dispatch and roslite_guest_alloc would construct the program's globals
+ * afresh and run its atexit handlers, so a C++ global (mROS 2's `mros2::Publisher pub`) set
+ * in main would be empty again in a callback. Calling __wasm_call_ctors here is also what
+ * tells wasm-ld not to make those wrappers. */
+extern void __wasm_call_ctors(void);
+extern void __wasm_call_dtors(void);
+extern int __main_void(void);
+
+__attribute__((export_name("_start")))
+void _start(void)
+{
+  static volatile int started = 0;
+  if (started) __builtin_trap(); /* a command runs once per instance */
+  started = 1;
+  __wasm_call_ctors();
+  int status = __main_void();
+  __wasm_call_dtors();
+  if (status != 0) _Exit(status);
+}
+
 /* ---- Memory the host hands over ---------------------------------------------------------- */
 
 __attribute__((export_name("roslite_guest_alloc")))

@@ -35,10 +35,13 @@ pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
 
 impl wasmi::errors::HostError for Fault {}
 
+/// `roslite_guest_dispatch`: (slot, kind, a, b, c, d) -> result.
+type DispatchFunc = TypedFunc<(i32, i32, i64, i64, i64, i64), i32>;
+
 pub struct Data {
     guest: GuestState,
     memory: Option<Memory>,
-    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
     free: Option<TypedFunc<i32, ()>>,
     limits: StoreLimits,
@@ -64,7 +67,7 @@ fn classify(error: wasmi::Error, during: &str, fuel: u64) -> Fault {
 }
 
 impl Guest<'_> {
-    fn renew_fuel(&mut self) -> u64 {
+    fn renew_budget(&mut self) -> u64 {
         let fuel = self.0.data().fuel;
         self.0.set_fuel(fuel).expect("fuel is on");
         fuel
@@ -85,7 +88,7 @@ impl GuestCalls for Guest<'_> {
 
     fn alloc(&mut self, size: u32) -> Result<u32, Fault> {
         let f = self.0.data().alloc.expect("checked at load");
-        let fuel = self.renew_fuel();
+        let fuel = self.renew_budget();
         f.call(&mut self.0, size as i32)
             .map(|at| at as u32)
             .map_err(|e| classify(e, abi::EXPORT_ALLOC, fuel))
@@ -93,7 +96,7 @@ impl GuestCalls for Guest<'_> {
 
     fn free(&mut self, pointer: u32) -> Result<(), Fault> {
         let f = self.0.data().free.expect("checked at load");
-        let fuel = self.renew_fuel();
+        let fuel = self.renew_budget();
         f.call(&mut self.0, pointer as i32)
             .map_err(|e| classify(e, abi::EXPORT_FREE, fuel))
     }
@@ -106,64 +109,21 @@ impl GuestCalls for Guest<'_> {
         during: &str,
     ) -> Result<i32, Fault> {
         let f = self.0.data().dispatch.expect("checked at load");
-        let fuel = self.renew_fuel();
+        let fuel = self.renew_budget();
         f.call(&mut self.0, (slot, kind as i32, a, b, c, d))
             .map_err(|e| classify(e, during, fuel))
     }
 }
 
-macro_rules! link_roslite {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
-        $(
-            $linker
-                .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
-                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
-                    Guest(caller.as_context_mut()).renew_fuel();
-                    result.map_err(wasmi::Error::host)
-                })
-                .expect("each import is linked once");
-        )*
-    };
-}
-
-/// WASI: `errno` functions return the errno; `noreturn` (`proc_exit`) ends the guest.
-macro_rules! link_wasi {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
-        $( link_wasi!(@one $linker; $name($($arg: $ty),*) -> $result); )*
-    };
-    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> errno) => {
-        $linker
-            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmi::Error> {
-                let mut guest = Guest(caller.as_context_mut());
-                let (memory, state) = guest.parts();
-                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                let result = crate::wasi::$name(&mut cx, $($arg),*);
-                guest.renew_fuel();
-                result.map_err(|crate::wasi::WasiExit(code)| wasmi::Error::host(Fault::Exit(code as i32)))
-            })
-            .expect("each import is linked once");
-    };
-    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> noreturn) => {
-        $linker
-            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<(), wasmi::Error> {
-                let mut guest = Guest(caller.as_context_mut());
-                let (memory, state) = guest.parts();
-                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                match crate::wasi::$name(&mut cx, $($arg),*) {
-                    Err(crate::wasi::WasiExit(code)) => Err(wasmi::Error::host(Fault::Exit(code as i32))),
-                    Ok(_) => Err(wasmi::Error::host(Fault::Abi(concat!(stringify!($name), " returned").into()))),
-                }
-            })
-            .expect("each import is linked once");
-    };
+/// A fault as wasmi's error, carried out of the guest's call.
+fn host_error(fault: Fault) -> wasmi::Error {
+    wasmi::Error::host(fault)
 }
 
 fn linker(engine: &Engine) -> Linker<Data> {
     let mut linker = Linker::new(engine);
-    macro_rules! with_linker_roslite { ($($t:tt)*) => { link_roslite!(linker; $($t)*); } }
-    macro_rules! with_linker_wasi { ($($t:tt)*) => { link_wasi!(linker; $($t)*); } }
-    crate::roslite_imports!(with_linker_roslite);
-    crate::wasi_functions!(with_linker_wasi);
+    crate::roslite_imports!(link_roslite[linker, wasmi::Error]);
+    crate::wasi_functions!(link_wasi[linker, wasmi::Error]);
     linker
 }
 

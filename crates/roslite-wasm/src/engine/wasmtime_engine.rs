@@ -76,10 +76,13 @@ pub fn precompile(wasm: &[u8], target: Option<&str>) -> Result<Vec<u8>, String> 
     engine.precompile_module(wasm).map_err(|e| format!("{e:#}"))
 }
 
+/// `roslite_guest_dispatch`: (slot, kind, a, b, c, d) -> result.
+type DispatchFunc = TypedFunc<(i32, i32, i64, i64, i64, i64), i32>;
+
 pub struct Data {
     guest: GuestState,
     memory: Option<Memory>,
-    dispatch: Option<TypedFunc<(i32, i32, i64, i64, i64, i64), i32>>,
+    dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
     free: Option<TypedFunc<i32, ()>>,
     limits: StoreLimits,
@@ -105,7 +108,7 @@ fn classify(error: wasmtime::Error, during: &str, deadline: Duration) -> Fault {
 }
 
 impl Guest<'_> {
-    fn renew_deadline(&mut self) {
+    fn renew_budget(&mut self) {
         let ticks = self.0.data().deadline_ticks;
         self.0.set_epoch_deadline(ticks);
     }
@@ -125,7 +128,7 @@ impl GuestCalls for Guest<'_> {
 
     fn alloc(&mut self, size: u32) -> Result<u32, Fault> {
         let f = self.0.data().alloc.clone().expect("checked at load");
-        self.renew_deadline();
+        self.renew_budget();
         f.call(&mut self.0, size as i32)
             .map(|at| at as u32)
             .map_err(|e| classify(e, abi::EXPORT_ALLOC, deadline_of(self)))
@@ -133,7 +136,7 @@ impl GuestCalls for Guest<'_> {
 
     fn free(&mut self, pointer: u32) -> Result<(), Fault> {
         let f = self.0.data().free.clone().expect("checked at load");
-        self.renew_deadline();
+        self.renew_budget();
         f.call(&mut self.0, pointer as i32)
             .map_err(|e| classify(e, abi::EXPORT_FREE, deadline_of(self)))
     }
@@ -146,7 +149,7 @@ impl GuestCalls for Guest<'_> {
         during: &str,
     ) -> Result<i32, Fault> {
         let f = self.0.data().dispatch.clone().expect("checked at load");
-        self.renew_deadline();
+        self.renew_budget();
         f.call(&mut self.0, (slot, kind as i32, a, b, c, d))
             .map_err(|e| classify(e, during, deadline_of(self)))
     }
@@ -156,58 +159,15 @@ fn deadline_of(g: &mut Guest<'_>) -> Duration {
     EPOCH_TICK * g.0.data().deadline_ticks as u32
 }
 
-macro_rules! link_roslite {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?);)*) => {
-        $(
-            $linker
-                .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> wasmtime::Result<i32> {
-                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
-                    Guest(caller.as_context_mut()).renew_deadline();
-                    result.map_err(wasmtime::Error::new)
-                })
-                .expect("each import is linked once");
-        )*
-    };
-}
-
-/// WASI: `errno` functions return the errno; `noreturn` (`proc_exit`) ends the guest.
-macro_rules! link_wasi {
-    ($linker:ident; $($name:ident($($arg:ident: $ty:ty),* $(,)?) -> $result:ident;)*) => {
-        $( link_wasi!(@one $linker; $name($($arg: $ty),*) -> $result); )*
-    };
-    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> errno) => {
-        $linker
-            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, wasmtime::Error> {
-                let mut guest = Guest(caller.as_context_mut());
-                let (memory, state) = guest.parts();
-                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                let result = crate::wasi::$name(&mut cx, $($arg),*);
-                guest.renew_deadline();
-                result.map_err(|crate::wasi::WasiExit(code)| wasmtime::Error::new(Fault::Exit(code as i32)))
-            })
-            .expect("each import is linked once");
-    };
-    (@one $linker:ident; $name:ident($($arg:ident: $ty:ty),*) -> noreturn) => {
-        $linker
-            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<(), wasmtime::Error> {
-                let mut guest = Guest(caller.as_context_mut());
-                let (memory, state) = guest.parts();
-                let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
-                match crate::wasi::$name(&mut cx, $($arg),*) {
-                    Err(crate::wasi::WasiExit(code)) => Err(wasmtime::Error::new(Fault::Exit(code as i32))),
-                    Ok(_) => Err(wasmtime::Error::new(Fault::Abi(concat!(stringify!($name), " returned").into()))),
-                }
-            })
-            .expect("each import is linked once");
-    };
+/// A fault as wasmtime's error, carried out of the guest's call.
+fn host_error(fault: Fault) -> wasmtime::Error {
+    wasmtime::Error::new(fault)
 }
 
 fn linker(engine: &Engine) -> Linker<Data> {
     let mut linker = Linker::new(engine);
-    macro_rules! with_linker_roslite { ($($t:tt)*) => { link_roslite!(linker; $($t)*); } }
-    macro_rules! with_linker_wasi { ($($t:tt)*) => { link_wasi!(linker; $($t)*); } }
-    crate::roslite_imports!(with_linker_roslite);
-    crate::wasi_functions!(with_linker_wasi);
+    crate::roslite_imports!(link_roslite[linker, wasmtime::Error]);
+    crate::wasi_functions!(link_wasi[linker, wasmtime::Error]);
     linker
 }
 

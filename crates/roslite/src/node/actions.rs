@@ -156,6 +156,7 @@ impl super::Node {
                 get_result,
             },
             group,
+            self.shared.timer_clock.clone(),
         ))
     }
 

@@ -149,4 +149,26 @@ impl NetworkHandle {
         NetState::report_matches_unlocked(state);
         Some(result)
     }
+
+    /// The follower learned that the process of remote participant `prefix` is gone (its
+    /// same-host endpoint hung up and no longer listens): discovery forgets it now rather than
+    /// at the end of its lease. The driver thread, woken, reports the loss as it would an
+    /// expired lease (every pair with it unmatched). Must not be called with the follower's
+    /// own lock held.
+    pub(crate) fn peer_process_gone(&self, prefix: GuidPrefix) {
+        let Some(shared) = self.0.upgrade() else {
+            return;
+        };
+        let mut state = shared.lock();
+        if state
+            .participant
+            .remove_remote_participant(super::now(), prefix)
+        {
+            shared.logger.debug(format_args!(
+                "participant {prefix:?} is gone: its same-host endpoint closed"
+            ));
+            drop(state);
+            shared.udp.waker().wake();
+        }
+    }
 }

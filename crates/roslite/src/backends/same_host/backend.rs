@@ -52,20 +52,29 @@ pub(crate) struct SameHostBackend {
     plan: Mutex<Plan>,
     /// Set once the network is started ([`Self::follow`]); the network starts after this
     /// backend, since its first announcement carries this backend's address.
-    network: OnceLock<NetworkHandle>,
+    network: Arc<OnceLock<NetworkHandle>>,
 }
 
 impl SameHostBackend {
     /// Binds this participant's same-host endpoint; `None` (with a log line) when same-host
     /// transports are off or unavailable, and everything stays on UDP.
     pub(crate) fn start(offered: LocalTransports, logger: Logger) -> Option<Arc<Self>> {
-        SameHost::start(offered, logger).map(|links| {
+        // The links learn first that a peer's process died (its sockets close at once);
+        // discovery, told, forgets the peer without waiting for its lease to end.
+        let network: Arc<OnceLock<NetworkHandle>> = Arc::default();
+        let told = network.clone();
+        let peer_gone = Arc::new(move |prefix| {
+            if let Some(network) = told.get() {
+                network.peer_process_gone(prefix);
+            }
+        });
+        SameHost::start(offered, logger, peer_gone).map(|links| {
             Arc::new(Self {
                 plan: Mutex::new(Plan {
                     links,
                     ids: LocalIds::default(),
                 }),
-                network: OnceLock::new(),
+                network,
             })
         })
     }

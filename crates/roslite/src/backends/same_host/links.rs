@@ -14,7 +14,7 @@ use roslite_shm::{
 };
 
 use super::service::ServiceReader;
-use super::{writer_key, LinkKind, HELD_SLACK};
+use super::{writer_key, LinkKind, PeerGone, HELD_SLACK};
 use crate::seam::loan::SAMPLE_LEAD;
 use crate::seam::{LocalSubscription, MessageInfo};
 use crate::vocabulary::events::IncompatibleQos;
@@ -105,6 +105,8 @@ pub(super) struct LinkSpec {
     /// [`IdleSpin`]'s budget for this link's reader.
     pub(super) receive_spin: Duration,
     pub(super) logger: Logger,
+    /// Called when the writer's participant turns out to be gone ([`Self::writer_hung_up`]).
+    pub(super) peer_gone: PeerGone,
 }
 
 pub(super) fn info_for(seq: u64, timestamp_ns: u64) -> MessageInfo {
@@ -160,7 +162,12 @@ impl LinkSpec {
                 }),
             };
             match result {
-                Ok(()) => return,
+                Ok(()) => {
+                    if !self.stop.requested() {
+                        self.writer_hung_up();
+                    }
+                    return;
+                }
                 Err(e) if attempt == 19 => {
                     self.logger.warn(format_args!(
                         "same-host link to writer {:?} failed, samples from it are lost: {e}",
@@ -169,6 +176,25 @@ impl LinkSpec {
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
+        }
+    }
+
+    /// The writer hung up without this side asking. A writer deleted in an orderly way leaves
+    /// its participant's endpoint listening (discovery then says it went); when nothing listens
+    /// there any more, the participant's process is gone (a killed process's sockets close at
+    /// once), and discovery is told now rather than at the end of the peer's lease.
+    fn writer_hung_up(&self) {
+        // A dying process's sockets close one after the other: its listener may outlive this
+        // connection by a moment.
+        for _ in 0..5 {
+            if self.stop.requested() {
+                return;
+            }
+            if !self.address.is_listening() {
+                (self.peer_gone)(self.writer.prefix);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

@@ -101,6 +101,9 @@ use outlets::{ShmOutlet, UdsOutlet};
 pub(crate) use service::ServiceWriters;
 use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
 
+/// Told that a remote participant's process is gone (on a link's thread, no lock held).
+pub(crate) type PeerGone = Arc<dyn Fn(GuidPrefix) + Send + Sync>;
+
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
 /// reader waits for one to be released.
 const HELD_SLACK: u32 = 32;
@@ -178,12 +181,17 @@ pub(crate) struct SameHost {
     service_readers: HashMap<ReaderId, Arc<ServiceReader>>,
     service_stats: Arc<SameHostServiceStats>,
     logger: Logger,
+    peer_gone: PeerGone,
 }
 
 impl SameHost {
     /// Binds this participant's endpoint; `None` (with a log line) when same-host transports
     /// are off or unavailable, and everything stays on UDP.
-    pub(crate) fn start(offered: LocalTransports, logger: Logger) -> Option<Self> {
+    pub(crate) fn start(
+        offered: LocalTransports,
+        logger: Logger,
+        peer_gone: PeerGone,
+    ) -> Option<Self> {
         if !offered.shm && !offered.uds {
             return None;
         }
@@ -210,6 +218,7 @@ impl SameHost {
                 service_readers: HashMap::new(),
                 service_stats: Arc::default(),
                 logger,
+                peer_gone,
             }),
             Err(e) => {
                 logger.warn(format_args!(
@@ -602,6 +611,7 @@ impl SameHost {
                 stop: stop.clone(),
                 receive_spin: self.offered.receive_spin,
                 logger: self.logger.clone(),
+                peer_gone: self.peer_gone.clone(),
             };
             let events = match &link.target {
                 LinkTarget::Topic(subscription) => Some(subscription.events.clone()),

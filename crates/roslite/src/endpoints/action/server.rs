@@ -8,9 +8,9 @@
 //! callback runs, a reply is sent, or status is published.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::{Duration, Instant as StdInstant};
+use std::time::Duration;
 
-use roslite_executor::{CallbackGroup, SteadyClock, Timer as TimerEntity, Waitable};
+use roslite_executor::{CallbackGroup, Clock, Timer as TimerEntity, Waitable};
 use roslite_msgs::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
 use roslite_msgs::action_msgs::srv::{CancelGoal, CancelGoal_Request, CancelGoal_Response};
 use roslite_msgs::builtin_interfaces::msg::Time as TimeMsg;
@@ -22,7 +22,7 @@ use super::goal_state::{
 use crate::endpoints::pubsub::{PublishError, Publisher};
 use crate::endpoints::service::{Service, ServiceReply};
 use crate::vocabulary::log::Logger;
-use crate::vocabulary::time::RosClockSource;
+use crate::vocabulary::time::{RosClockSource, Time};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -111,7 +111,9 @@ struct ServerGoal<A: Action> {
     result: Option<A::Result>,
     /// Result requests that came before the end, answered when it comes.
     waiting: Vec<ServiceReply<A::GetResult>>,
-    ended_at: Option<StdInstant>,
+    /// When it ended, in the node's ROS time (simulated time under `use_sim_time`, as
+    /// rcl_action measures result_timeout on the server's clock).
+    ended_at: Option<Time>,
     handle: Weak<HandleInner<A>>,
 }
 
@@ -210,6 +212,7 @@ impl<A: Action> ServerCore<A> {
         request: CancelGoal_Request,
         reply: ServiceReply<CancelGoal>,
     ) {
+        self.expire();
         let info = request.goal_info;
         let selection = {
             let goals = lock(&self.goals);
@@ -258,6 +261,7 @@ impl<A: Action> ServerCore<A> {
         reply: ServiceReply<A::GetResult>,
     ) {
         let id = GoalId::from_msg(&A::get_result_request_goal_id(&request));
+        self.expire();
         let answer = {
             let mut goals = lock(&self.goals);
             match goals.iter_mut().find(|g| g.id == id) {
@@ -334,7 +338,7 @@ impl<A: Action> ServerCore<A> {
                     waiting.push((reply, result.clone()));
                 }
                 goal.result = Some(result);
-                goal.ended_at = Some(StdInstant::now());
+                goal.ended_at = Some(self.clock.now());
             }
             (next, waiting)
         };
@@ -398,15 +402,17 @@ impl<A: Action> ServerCore<A> {
         }
     }
 
-    /// Forgets goals that ended more than `result_timeout` ago.
+    /// Forgets goals that ended `result_timeout` ago or more, in the node's ROS time. Run by
+    /// the expiry timer, and before each request is handled, so that an answer never depends
+    /// on when the timer last ran.
     pub(crate) fn expire(&self) {
-        let now = StdInstant::now();
+        let now = self.clock.now();
         let expired = {
             let mut goals = lock(&self.goals);
             let before = goals.len();
             goals.retain(|g| {
                 g.ended_at
-                    .is_none_or(|ended| now.duration_since(ended) < self.result_timeout)
+                    .is_none_or(|ended| now.saturating_since(ended) < self.result_timeout)
             });
             before != goals.len()
         };
@@ -437,16 +443,18 @@ pub struct ActionServer<A: Action> {
 }
 
 impl<A: Action> ActionServer<A> {
+    /// `timer_clock`: the node's timers' (simulated time under `use_sim_time`).
     pub(crate) fn new(
         core: Arc<ServerCore<A>>,
         services: ServerServices<A>,
         group: &Arc<CallbackGroup>,
+        timer_clock: Arc<dyn Clock>,
     ) -> Self {
         // Ended goals are checked twice per result_timeout, so one is forgotten between one
-        // and one and a half timeouts after its end.
+        // and one and a half timeouts after its end (and requests check first themselves).
         let period = (core.result_timeout / 2).max(Duration::from_millis(1));
         let weak = Arc::downgrade(&core);
-        let expiry = Arc::new(TimerEntity::new(Arc::new(SteadyClock), period, move |_| {
+        let expiry = Arc::new(TimerEntity::new(timer_clock, period, move |_| {
             if let Some(core) = weak.upgrade() {
                 core.expire();
             }

@@ -1,0 +1,368 @@
+//! The C ABI's callbacks into the guest: each finds its guest through [`with_guest`] and
+//! dispatches into it; a fault is kept for the import that was running to carry out.
+
+use super::*;
+
+pub(super) fn zero_info() -> CMessageInfo {
+    CMessageInfo {
+        source_timestamp_ns: 0,
+        received_timestamp_ns: 0,
+        publication_sequence_number: 0,
+        from_intra_process: false,
+    }
+}
+
+/// Runs `deliver` on the guest `user` leads to, if it is inside a host call on this thread and
+/// alive; a fault is kept for the import to carry out.
+///
+/// # Safety
+/// `user` is a [`SlotTarget`] made by [`crate::guest::GuestState::target`].
+pub(super) unsafe fn into_guest<R>(
+    user: *mut c_void,
+    deliver: impl FnOnce(&mut dyn GuestCalls, &SlotTarget) -> Result<R, Fault>,
+) -> Option<R> {
+    // SAFETY: the caller's promise.
+    let target = unsafe { &*(user as *const SlotTarget) };
+    with_guest(&target.shared, |g| {
+        if g.state().dead {
+            return None;
+        }
+        match deliver(g, target) {
+            Ok(r) => Some(r),
+            Err(fault) => {
+                let state = g.state();
+                state.dead = true;
+                state.fault = Some(fault);
+                None
+            }
+        }
+    })
+    .flatten()
+}
+
+pub(super) fn deliver_message(
+    g: &mut dyn GuestCalls,
+    slot: i32,
+    bytes: &[u8],
+    info: &CMessageInfo,
+    during: &str,
+) -> Result<(), Fault> {
+    let info_size = layout::MESSAGE_INFO_SIZE;
+    let at = g.alloc(info_size + bytes.len() as u32)?;
+    if at == 0 {
+        return Err(Fault::Abi(format!(
+            "roslite_guest_alloc had no memory for a {}-byte message",
+            bytes.len()
+        )));
+    }
+    {
+        let (mut memory, _) = g.parts();
+        let written = (|| {
+            memory.put_i64(at, info.source_timestamp_ns)?;
+            memory.put_i64(at + 8, info.received_timestamp_ns)?;
+            memory.put_u64(at + 16, info.publication_sequence_number)?;
+            memory.bytes_mut(at + 24, 8)?.fill(0);
+            memory.put_u8(at + 24, u8::from(info.from_intra_process))?;
+            memory.write(at + info_size, bytes)
+        })();
+        written.map_err(|e| {
+            Fault::Abi(format!(
+                "roslite_guest_alloc gave memory outside the guest: {e}"
+            ))
+        })?;
+    }
+    g.dispatch(
+        slot,
+        CallbackKind::Message,
+        [
+            i64::from(at + info_size),
+            bytes.len() as i64,
+            i64::from(at),
+            0,
+        ],
+        during,
+    )?;
+    g.free(at)
+}
+
+pub(super) unsafe extern "C" fn on_message(
+    user: *mut c_void,
+    cdr: *const u8,
+    length: usize,
+    info: *const CMessageInfo,
+) {
+    // SAFETY: the C ABI passes `length` bytes and an info, valid during the call.
+    let (bytes, info) = unsafe { (std::slice::from_raw_parts(cdr, length), &*info) };
+    // SAFETY: `user` is a slot target (it was registered so).
+    let delivered = unsafe {
+        into_guest(user, |g, t| {
+            deliver_message(g, t.slot, bytes, info, &t.description)
+        })
+    };
+    if delivered.is_none() {
+        // SAFETY: as above.
+        let target = unsafe { &*(user as *const SlotTarget) };
+        if !target.shared.is_guest_thread() {
+            target.shared.post(Deferred {
+                slot: target.slot,
+                kind: CallbackKind::Message,
+                status: 0,
+                bytes: Some(bytes.to_vec()),
+            });
+        }
+    }
+}
+
+pub(super) unsafe extern "C" fn on_timer(user: *mut c_void) {
+    // SAFETY: `user` is a slot target.
+    unsafe {
+        into_guest(user, |g, t| {
+            g.dispatch(t.slot, CallbackKind::Timer, [0; 4], &t.description)
+        })
+    };
+}
+
+pub(super) unsafe extern "C" fn on_request(
+    user: *mut c_void,
+    request: *const u8,
+    length: usize,
+    responder: u64,
+) {
+    // SAFETY: the C ABI passes `length` bytes, valid during the call.
+    let bytes = unsafe { std::slice::from_raw_parts(request, length) };
+    // SAFETY: `user` is a slot target.
+    let delivered = unsafe {
+        into_guest(user, |g, t| {
+            let guest_responder = g.state().handles.insert(responder);
+            let at = g.alloc(bytes.len().max(1) as u32)?;
+            if at == 0 || g.parts().0.write(at, bytes).is_err() {
+                return Err(Fault::Abi(
+                    "roslite_guest_alloc had no memory for a request".into(),
+                ));
+            }
+            g.dispatch(
+                t.slot,
+                CallbackKind::Request,
+                [i64::from(at), bytes.len() as i64, guest_responder as i64, 0],
+                &t.description,
+            )?;
+            g.free(at)
+        })
+    };
+    if delivered.is_none() {
+        // Unanswerable: the client times out, as when a C server drops a responder.
+        roslite_c::handles::remove(responder).ok();
+    }
+}
+
+pub(super) fn deliver_response(
+    g: &mut dyn GuestCalls,
+    slot: i32,
+    status: i32,
+    bytes: Option<&[u8]>,
+) -> Result<(), Fault> {
+    let (at, n) = match bytes {
+        Some(b) => {
+            let at = g.alloc(b.len().max(1) as u32)?;
+            if at == 0 || g.parts().0.write(at, b).is_err() {
+                return Err(Fault::Abi(
+                    "roslite_guest_alloc had no memory for a response".into(),
+                ));
+            }
+            (at, b.len())
+        }
+        None => (0, 0),
+    };
+    g.dispatch(
+        slot,
+        CallbackKind::Response,
+        [i64::from(status), i64::from(at), n as i64, 0],
+        "response callback",
+    )?;
+    if at != 0 {
+        g.free(at)?;
+    }
+    Ok(())
+}
+
+pub(super) unsafe extern "C" fn on_response(
+    user: *mut c_void,
+    status: i32,
+    response: *const u8,
+    length: usize,
+) {
+    let bytes = (!response.is_null()).then(|| {
+        // SAFETY: the C ABI passes `length` bytes, valid during the call.
+        unsafe { std::slice::from_raw_parts(response, length) }
+    });
+    // SAFETY: `user` is a slot target.
+    let delivered = unsafe { into_guest(user, |g, t| deliver_response(g, t.slot, status, bytes)) };
+    if delivered.is_none() {
+        // SAFETY: as above.
+        let target = unsafe { &*(user as *const SlotTarget) };
+        target.shared.post(Deferred {
+            slot: target.slot,
+            kind: CallbackKind::Response,
+            status,
+            bytes: bytes.map(<[u8]>::to_vec),
+        });
+    }
+}
+
+pub(super) unsafe extern "C" fn on_message_lost(user: *mut c_void, total: u64, change: u64) {
+    // SAFETY: `user` is a slot target.
+    unsafe {
+        into_guest(user, |g, t| {
+            g.dispatch(
+                t.slot,
+                CallbackKind::MessageLost,
+                [total as i64, change as i64, 0, 0],
+                &t.description,
+            )
+        })
+    };
+}
+
+pub(super) unsafe extern "C" fn on_matched_event(
+    user: *mut c_void,
+    current: i32,
+    change: i32,
+    total: i32,
+) {
+    // SAFETY: `user` is a slot target.
+    unsafe {
+        into_guest(user, |g, t| {
+            g.dispatch(
+                t.slot,
+                CallbackKind::Matched,
+                [current.into(), change.into(), total.into(), 0],
+                &t.description,
+            )
+        })
+    };
+}
+
+pub(super) unsafe extern "C" fn on_incompatible_qos_event(
+    user: *mut c_void,
+    total: i32,
+    policy: i32,
+) {
+    // SAFETY: `user` is a slot target.
+    unsafe {
+        into_guest(user, |g, t| {
+            g.dispatch(
+                t.slot,
+                CallbackKind::IncompatibleQos,
+                [total.into(), policy.into(), 0, 0],
+                &t.description,
+            )
+        })
+    };
+}
+
+pub(super) unsafe extern "C" fn on_parameters(
+    user: *mut c_void,
+    names: *const *const c_char,
+    values: *const CParameterValue,
+    count: usize,
+    reason: *mut c_char,
+    reason_capacity: usize,
+) -> bool {
+    let refuse = |text: &str| {
+        if reason_capacity > 0 && !reason.is_null() {
+            let n = text.len().min(reason_capacity - 1);
+            // SAFETY: `reason` holds `reason_capacity` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), reason.cast::<u8>(), n);
+                *reason.add(n) = 0;
+            }
+        }
+        false
+    };
+    // SAFETY: the C ABI passes `count` names and values, valid during the call.
+    let (names, values) = unsafe {
+        (
+            std::slice::from_raw_parts(names, count),
+            std::slice::from_raw_parts(values, count),
+        )
+    };
+    // SAFETY: `user` is a slot target.
+    let outcome = unsafe {
+        into_guest(user, |g, t| {
+            // Everything handed over is freed after the call (docs/wasm.md, dispatch kinds).
+            g.state().allocations = Some(Vec::new());
+            let outcome = parameters_into_guest(g, t, names, values, count);
+            for at in g.state().allocations.take().unwrap_or_default() {
+                g.free(at)?;
+            }
+            outcome
+        })
+    };
+    match outcome {
+        Some((true, _)) => true,
+        Some((false, text)) => refuse(&text),
+        None => refuse("the node's WebAssembly instance could not run the callback (it stopped, or the change came from another thread)"),
+    }
+}
+
+pub(super) fn parameters_into_guest(
+    g: &mut dyn GuestCalls,
+    t: &SlotTarget,
+    names: &[*const c_char],
+    values: &[CParameterValue],
+    count: usize,
+) -> Result<(bool, String), Fault> {
+    {
+        {
+            let name_bytes: Vec<Vec<u8>> = names
+                .iter()
+                // SAFETY: the C ABI's strings.
+                .map(|n| unsafe { CStr::from_ptr(*n) }.to_bytes().to_vec())
+                .collect();
+            let names_at = guest_strings(g, &name_bytes)?;
+            let values_at = guest_alloc(g, layout::PARAMETER_VALUE_SIZE * count.max(1) as u32)?;
+            let reason_at = guest_alloc(g, REASON_CAPACITY)?;
+            if values_at == 0 || reason_at == 0 {
+                return Err(Fault::Abi(
+                    "roslite_guest_alloc had no memory for parameters".into(),
+                ));
+            }
+            for (i, value) in values.iter().enumerate() {
+                write_value(
+                    g,
+                    values_at + layout::PARAMETER_VALUE_SIZE * i as u32,
+                    value,
+                )?
+                .map_err(|e| Fault::Abi(e.to_string()))?;
+            }
+            g.parts()
+                .0
+                .put_u8(reason_at, 0)
+                .map_err(|e| Fault::Abi(e.to_string()))?;
+            // Allocations the guest makes inside the callback are its own, not these.
+            let handed_over = g.state().allocations.take();
+            let accepted = g.dispatch(
+                t.slot,
+                CallbackKind::Parameters,
+                [
+                    i64::from(names_at),
+                    i64::from(values_at),
+                    count as i64,
+                    i64::from(reason_at),
+                ],
+                &t.description,
+            );
+            g.state().allocations = handed_over;
+            let accepted = accepted?;
+            let text = g
+                .parts()
+                .0
+                .c_string(reason_at, REASON_CAPACITY as usize)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            Ok((accepted != 0, text))
+        }
+    }
+}
