@@ -78,8 +78,10 @@ impl WasmEngine {
 /// The Wasm follower's files ([`crate::wasm_build`] makes them, with feature `wasm`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WasmFollower {
-    /// The lean `roslite-wasm-host` (wasmtime's runtime and wasmi).
-    pub host: PathBuf,
+    /// The lean `roslite-wasm-host` for wasmtime (its runtime only).
+    pub wasmtime_host: PathBuf,
+    /// The lean `roslite-wasm-host` for wasmi (wasmtime's runtime and wasmi).
+    pub wasmi_host: PathBuf,
     /// The C++ follower compiled to `wasm32-wasip1` (for wasmi).
     pub wasm: PathBuf,
     /// The same compiled ahead of time for this machine (for wasmtime).
@@ -480,15 +482,15 @@ fn command_for(
             let files = options.wasm_follower.as_ref().ok_or_else(|| {
                 LaunchError::Program("no Wasm follower (host and modules) was given".into())
             })?;
-            let module = match engine {
-                WasmEngine::WasmtimeAot => &files.cwasm,
-                WasmEngine::Wasmi => &files.wasm,
+            let (host, module) = match engine {
+                WasmEngine::WasmtimeAot => (&files.wasmtime_host, &files.cwasm),
+                WasmEngine::Wasmi => (&files.wasmi_host, &files.wasm),
             };
             // The guest writes its trace into the work directory, granted under its own
             // (absolute) path; after `--`, the C++ follower's own command line, to which
             // `spawn` adds the rest.
             let dir = options.work_dir.display();
-            let mut c = Command::new(&files.host);
+            let mut c = Command::new(host);
             c.args(["--engine", engine.flag(), "--stop-on-stdin", "--allow-dir"])
                 .arg(format!("{dir}:{dir}:rw"))
                 .arg(module)

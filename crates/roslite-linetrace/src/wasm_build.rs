@@ -9,13 +9,15 @@
 //! - its `.cwasm`: that module compiled ahead of time for this machine
 //!   (`roslite_wasm::engine::wasmtime_engine::precompile`, what `roslite wasm compile` does),
 //!   which wasmtime runs;
-//! - the host: `roslite-wasm-host` built lean by [`crate::small_build`] ([`HOST`]: the size
-//!   profile, static, with wasmtime's runtime and wasmi but without wasmtime's compiler), so
-//!   that one program serves both engines and its memory is that of a node program, not of the
-//!   CLI.
+//! - the hosts: `roslite-wasm-host` built lean by [`crate::small_build`] (the size profile,
+//!   static, without wasmtime's compiler), so that its memory is that of a node program, not
+//!   of the CLI: for wasmtime [`HOST_WASMTIME`], runtime only, the program docs/wasm.md calls
+//!   the lean host (the one for a robot); for wasmi [`HOST_WASMI`], the same with the
+//!   interpreter, which adds about 0.9 MB of code the wasmtime row should not pay for.
 //!
-//! Module and `.cwasm` go under `<target>/wasm-nodes/linetrace-follower/` of the target
-//! directory this binary lives in; what is newer than its inputs is not built again.
+//! Module, `.cwasm` and copies of the two hosts (cargo builds both to one path) go under
+//! `<target>/wasm-nodes/linetrace-follower/` of the target directory this binary lives in;
+//! what is newer than its inputs is not built again.
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -24,8 +26,15 @@ use crate::cpp_build;
 use crate::launch::WasmFollower;
 use crate::small_build::{self, Program};
 
-/// The lean Wasm host: wasmtime's runtime (for `.cwasm` files) and wasmi, no compiler.
-pub const HOST: Program<'static> = Program::BinFeatures {
+/// The lean Wasm host for wasmtime: its runtime only (`.cwasm` files), no compiler.
+pub const HOST_WASMTIME: Program<'static> = Program::BinFeatures {
+    package: "roslite-wasm",
+    name: "roslite-wasm-host",
+    features: "",
+};
+
+/// The lean Wasm host for wasmi: wasmtime's runtime and wasmi, no compiler.
+pub const HOST_WASMI: Program<'static> = Program::BinFeatures {
     package: "roslite-wasm",
     name: "roslite-wasm-host",
     features: "wasmi",
@@ -88,16 +97,35 @@ pub fn build() -> Result<WasmFollower, String> {
         std::fs::write(&part, code).map_err(|e| format!("{}: {e}", part.display()))?;
         std::fs::rename(&part, &cwasm).map_err(|e| format!("{}: {e}", cwasm.display()))?;
     }
-    let host = small_build::build(HOST)?;
-    Ok(WasmFollower { host, wasm, cwasm })
+    // Both hosts come out of cargo as the same file: each is copied away before the next.
+    let mut hosts = Vec::new();
+    for (program, engine) in [(HOST_WASMTIME, "wasmtime"), (HOST_WASMI, "wasmi")] {
+        let built = small_build::build(program)?;
+        let copy = dir.join(format!("roslite-wasm-host-{engine}"));
+        if !up_to_date(&copy, &[modified(&built)]) {
+            let part = partial(&copy);
+            std::fs::copy(&built, &part).map_err(|e| format!("{}: {e}", part.display()))?;
+            std::fs::rename(&part, &copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+        }
+        hosts.push(copy);
+    }
+    let wasmi_host = hosts.pop().expect("two hosts");
+    let wasmtime_host = hosts.pop().expect("two hosts");
+    Ok(WasmFollower {
+        wasmtime_host,
+        wasmi_host,
+        wasm,
+        cwasm,
+    })
 }
 
 /// What [`build`] runs, for messages.
 pub fn describe() -> String {
     format!(
         "clang --target=wasm32-wasi -O2 {} with roslite's guest library, precompiled for \
-         wasmtime; host `{}`",
+         wasmtime; hosts `{}` and the same with `{}`",
         cpp_build::FOLLOWER.source,
-        HOST.cargo_command()
+        HOST_WASMTIME.cargo_command(),
+        "--features wasmi"
     )
 }
