@@ -69,7 +69,7 @@ impl<'a> Program<'a> {
     /// Cargo's feature flags for it (none: the default features).
     fn feature_args(self) -> Vec<&'a str> {
         match self {
-            Self::BinFeatures { features, .. } if features.is_empty() => {
+            Self::BinFeatures { features: "", .. } => {
                 vec!["--no-default-features"]
             }
             Self::BinFeatures { features, .. } => {
