@@ -6,7 +6,9 @@
 //! choice are `roslite_linetrace`'s, shared with `roslite bench linetrace`. With
 //! `--cpp-follower` the follower is the C++ node on the mROS 2 API instead
 //! (`crates/roslite-linetrace/cpp/follower.cpp`, built on first use by
-//! `roslite_linetrace::cpp_build`).
+//! `roslite_linetrace::cpp_build`). With `--wasm` the follower is that C++ node compiled to
+//! WebAssembly, run by roslite's lean Wasm host on wasmtime from code compiled ahead of time
+//! (built on first use by `roslite_linetrace::wasm_build`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +19,7 @@ use roslite_linetrace::node_program::{self, NODE};
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::process;
 use roslite_linetrace::report;
+use roslite_linetrace::wasm_build;
 
 /// The memory goal per roslite process, in MB (10^6 bytes); the C++ follower's is 0.5 MB more.
 const MEMORY_GOAL_MB: f64 = 2.5;
@@ -52,6 +55,12 @@ pub struct DemoArgs {
     /// compiler and the source tree).
     #[arg(long)]
     cpp_follower: bool,
+    /// Run the follower as a WebAssembly node: that C++ follower compiled to wasm32-wasip1
+    /// (clang with Debian's wasm32 toolchain: clang lld wasi-libc libc++-dev-wasm32
+    /// libclang-rt-dev-wasm32), compiled ahead of time for wasmtime and run by the lean
+    /// `roslite-wasm-host` (built on first use).
+    #[arg(long, conflicts_with = "cpp_follower")]
+    wasm: bool,
 }
 
 /// `roslite linetrace-node ...` (the demo's and the bench's child processes), recognised
@@ -84,7 +93,15 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     if let Some(warning) = warning {
         eprintln!("warning: {warning}");
     }
-    let (setup, cpp_follower) = if args.cpp_follower {
+    let mut wasm_follower = None;
+    let (setup, cpp_follower) = if args.wasm {
+        println!(
+            "roslite demo: building the Wasm follower ({}) ...",
+            wasm_build::describe()
+        );
+        wasm_follower = Some(wasm_build::build().map_err(anyhow::Error::msg)?);
+        (Setup::WASM_WASMTIME, None)
+    } else if args.cpp_follower {
         println!(
             "roslite demo: building the C++ follower (`{}`, then c++ {}) ...",
             cpp_build::library_command(roslite_linetrace::small_build::PROFILE),
@@ -100,6 +117,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         node_program: node_program.clone(),
         python: None,
         cpp_follower,
+        wasm_follower,
         work_dir,
         domain: launch::domain_for_run(0),
         node: NodeOptions {
@@ -142,9 +160,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     );
     println!("\nMemory per process while following (RES = RssAnon, SHR = RssFile + RssShmem, RSS = VmRSS):");
     print!("{}", report::memory_table(&result.memory));
-    let cpp_process = format!("follower ({})", Side::RosliteCpp.name());
+    let cpp_process = Side::RosliteCpp.follower_process();
+    let wasm_process = setup.follower.follower_process();
     for m in &result.memory {
         let mb = m.vm_rss as f64 * 1024.0 / 1e6;
+        if args.wasm && m.process == wasm_process {
+            // Its goal is relative: the native follower's RSS + 1 MB, measured in one run.
+            println!(
+                "  {} {mb:.2} MB RSS (goal: the native follower's + 1 MB; `roslite bench \
+                 linetrace` measures both in one run)",
+                m.process
+            );
+            continue;
+        }
         let (goal, what) = if m.process == cpp_process {
             (CPP_MEMORY_GOAL_MB, "the C++ follower (2.5 + 0.5)")
         } else {
@@ -160,7 +188,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let preface = format!(
         "`roslite demo`: simulated Raspberry Pi Mouse and the upstream line follower as two roslite \
          processes over RTPS/UDP on 127.0.0.1{}, {}x speed, seed {}, {} samples per topic.",
-        if args.cpp_follower {
+        if args.wasm {
+            " (the follower in C++ on the mROS 2 API, as a WebAssembly node on wasmtime, AOT)"
+        } else if args.cpp_follower {
             " (the follower in C++ on the mROS 2 API)"
         } else {
             ""

@@ -3,15 +3,16 @@
 //! as separate processes on 127.0.0.1 only (roslite: LOCALHOST discovery; Fast DDS: the
 //! loopback-only profile without shared memory), in a domain of their own. The C++ follower
 //! (mROS 2 API, `crates/roslite-linetrace/cpp/follower.cpp`) drives the roslite robot the same
-//! way, as `roslite bench linetrace` runs it.
+//! way, as `roslite bench linetrace` runs it, and so does that follower compiled to WebAssembly
+//! in roslite's lean Wasm host, on wasmtime (AOT) and on wasmi.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use roslite_linetrace::cpp_build;
-use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side};
+use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side, WasmFollower};
 use roslite_linetrace::node_program::NodeProgram;
 use roslite_linetrace::nodes::NodeOptions;
+use roslite_linetrace::{cpp_build, wasm_build};
 
 fn python() -> PathBuf {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
@@ -24,7 +25,7 @@ fn python() -> PathBuf {
 }
 
 fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
-    run_with(setup, domain, twist_stamped, Some(python()), None)
+    run_with(setup, domain, twist_stamped, Some(python()), None, None)
 }
 
 fn run_with(
@@ -33,6 +34,7 @@ fn run_with(
     twist_stamped: bool,
     python: Option<PathBuf>,
     cpp_follower: Option<PathBuf>,
+    wasm_follower: Option<WasmFollower>,
 ) -> RunResult {
     let work_dir = std::env::temp_dir().join(format!(
         "roslite-linetrace-test-{}-{domain}",
@@ -42,6 +44,7 @@ fn run_with(
         node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
         python,
         cpp_follower,
+        wasm_follower,
         work_dir,
         domain,
         node: NodeOptions {
@@ -97,7 +100,7 @@ fn cpp_follower_drives_the_roslite_robot() {
     // profile (cargo, first time slow), then c++ -Os -static.
     let exe = cpp_build::build(cpp_build::FOLLOWER, roslite_linetrace::small_build::PROFILE)
         .unwrap_or_else(|e| panic!("building the C++ follower: {e}"));
-    let r = run_with(Setup::CPP_FOLLOWER, 95, false, None, Some(exe));
+    let r = run_with(Setup::CPP_FOLLOWER, 95, false, None, Some(exe), None);
     assert_eq!(r.label, "roslite C++ follower <-> roslite robot");
     assert_every_topic_and_the_service(&r);
     assert!(
@@ -107,4 +110,40 @@ fn cpp_follower_drives_the_roslite_robot() {
         "{:?}",
         r.memory
     );
+}
+
+/// The Wasm follower and its host, as `roslite bench linetrace` builds them (the host in the
+/// size profile with cargo, first time slow; the module with Debian's wasm32 clang toolchain,
+/// which `cargo xtask test` installs).
+fn wasm_follower() -> WasmFollower {
+    wasm_build::build().unwrap_or_else(|e| panic!("building the Wasm follower: {e}"))
+}
+
+fn assert_wasm_follower_drove_the_robot(setup: Setup, domain: u32) {
+    let r = run_with(setup, domain, false, None, None, Some(wasm_follower()));
+    assert_every_topic_and_the_service(&r);
+    let process = setup.follower.follower_process();
+    assert!(
+        r.memory.iter().any(|m| m.process == process),
+        "{process}: {:?}",
+        r.memory
+    );
+}
+
+#[test]
+fn wasm_follower_on_wasmtime_drives_the_roslite_robot() {
+    assert_eq!(
+        Setup::WASM_WASMTIME.label(),
+        "roslite Wasm follower (wasmtime AOT) <-> roslite robot"
+    );
+    assert_wasm_follower_drove_the_robot(Setup::WASM_WASMTIME, 97);
+}
+
+#[test]
+fn wasm_follower_on_wasmi_drives_the_roslite_robot() {
+    assert_eq!(
+        Setup::WASM_WASMI.label(),
+        "roslite Wasm follower (wasmi) <-> roslite robot"
+    );
+    assert_wasm_follower_drove_the_robot(Setup::WASM_WASMI, 99);
 }

@@ -18,6 +18,16 @@
 // reply, as upstream does. The subscription's message info (the publication sequence number
 // the trace joins on) comes from the other extension, a callback taking
 // `(T *, const roslite_message_info *)`.
+//
+// The same source builds as a WebAssembly node (wasm32-wasip1, `__wasi__`; src/wasm_build.rs,
+// run by roslite's Wasm host: "roslite Wasm follower"). There the node has one thread and the
+// host decides the sandbox, so, and only there: the host's environment decides discovery (no
+// setenv; no prctl, signal or mallopt either), the mutexes do nothing, the follower stops when
+// the host shuts its context down (`roslite-wasm-host --stop-on-stdin` does when the launcher
+// writes `stop`) instead of a thread reading standard input, and its 50 ms loop runs the
+// mROS 2 executor until each deadline (mros2::spin_until, a roslite extension) instead of
+// sleeping, so that the callbacks run while it waits. The trace is written through WASI into
+// the directory the launcher grants.
 #include "mros2.h"
 
 #include "cmsis_os.h"
@@ -29,9 +39,11 @@
 #include "std_msgs/msg/int16.hpp"
 #include "std_srvs/srv/set_bool.hpp"
 
+#if !defined(__wasi__)
 #include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#endif
 #include <time.h>
 
 #include <array>
@@ -40,10 +52,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+#if !defined(__wasi__)
+#include <mutex>
+#include <thread>
+#endif
 
 using raspimouse_msgs::msg::LightSensors;
 using raspimouse_msgs::msg::Switches;
@@ -229,6 +243,17 @@ class Follower {
 
 // ---- The node (src/nodes.rs's FollowerNode) ----------------------------------------------
 
+#if defined(__wasi__)
+// One thread: nothing to exclude.
+struct Mutex {};
+struct Lock {
+  explicit Lock(Mutex &) {}
+};
+#else
+using Mutex = std::mutex;
+using Lock = std::lock_guard<std::mutex>;
+#endif
+
 static uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -243,12 +268,12 @@ struct Options {
 };
 
 struct Core {
-  std::mutex mutex;
+  Mutex mutex;
   follower::Follower follower;
   Options options;
   FILE *trace = nullptr;
   // Guards `trace` being closed (stdio locks each write itself).
-  std::mutex trace_mutex;
+  Mutex trace_mutex;
   mros2::Publisher cmd_vel, leds, buzzer;
   mros2::Client<std_srvs::srv::SetBool> motor_power;
   uint64_t cmd_vel_seq = 0;
@@ -257,7 +282,13 @@ struct Core {
   bool following_marked = false;
 
   void sleep_scaled_ms(unsigned ms) const {
+#if defined(__wasi__)
+    int64_t ns = int64_t(ms * 1e6 / options.speed);
+    timespec span{time_t(ns / 1000000000), long(ns % 1000000000)};
+    nanosleep(&span, nullptr);
+#else
     std::this_thread::sleep_for(std::chrono::nanoseconds(int64_t(ms * 1e6 / options.speed)));
+#endif
   }
 
   // FollowerCore::run; called with `mutex` held.
@@ -331,13 +362,13 @@ static Core core;
 void on_light_sensors(LightSensors *msg, const roslite_message_info *info) {
   uint64_t at = monotonic_ns();
   {
-    std::lock_guard<std::mutex> lock(core.mutex);
+    Lock lock(core.mutex);
     core.light_sensors++;
     follower::Action beep{follower::Action::BeepPattern};
     if (core.follower.handle_light_sensors(*msg, &beep)) core.run({beep});
   }
   // After the reaction is published: the trace's writes stay out of the control path.
-  std::lock_guard<std::mutex> lock(core.trace_mutex);
+  Lock lock(core.trace_mutex);
   if (core.trace) {
     std::fprintf(core.trace, "sub light_sensors %llu %llu\n",
                  (unsigned long long)info->publication_sequence_number, (unsigned long long)at);
@@ -345,7 +376,7 @@ void on_light_sensors(LightSensors *msg, const roslite_message_info *info) {
 }
 
 void on_switches(Switches *msg) {
-  std::lock_guard<std::mutex> lock(core.mutex);
+  Lock lock(core.mutex);
   core.switches++;
   core.follower.handle_switches(*msg);
 }
@@ -395,16 +426,22 @@ static bool parse(int argc, char **argv, Options *options) {
 }
 
 int main(int argc, char *argv[]) {
+#if !defined(__wasi__)
   // As the Rust node executable: die with the launcher, EPIPE instead of SIGPIPE, one malloc
   // arena for all threads.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGPIPE, SIG_IGN);
   mallopt(M_ARENA_MAX, 1);
+#endif
   if (!parse(argc, argv, &core.options)) return 2;
+#if !defined(__wasi__)
   // Loopback only, whatever the environment says (src/process.rs's localhost_context).
   if (!core.options.domain.empty()) setenv("ROS_DOMAIN_ID", core.options.domain.c_str(), 1);
   setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST", 1);
   unsetenv("ROS_STATIC_PEERS");
+#endif
+  // (In a Wasm node the host's context, made from the host's environment, decides discovery:
+  // `--domain` is accepted and left to it.)
   core.trace = std::fopen(core.options.trace.c_str(), "w");
   if (!core.trace) {
     std::fprintf(stderr, "follower: cannot create %s\n", core.options.trace.c_str());
@@ -434,6 +471,21 @@ int main(int argc, char *argv[]) {
     return 2;
   }
 
+#if defined(__wasi__)
+  // Runs until the host shuts the context down; meanwhile the callbacks run inside
+  // mros2::spin_until, on this one thread.
+  const uint64_t period = uint64_t(follower::TIMER_PERIOD_S * 1e9 / core.options.speed);
+  uint64_t next = monotonic_ns() + period;
+  while (mros2::spin_until(next)) {
+    {
+      Lock lock(core.mutex);
+      core.run(core.follower.handle_timer());
+    }
+    uint64_t now = monotonic_ns();
+    next += period;
+    while (next <= now) next += period;
+  }
+#else
   // Runs until a line `stop` (or the end) arrives on standard input.
   static std::atomic<bool> stop{false};
   std::thread([] {
@@ -452,21 +504,22 @@ int main(int argc, char *argv[]) {
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
     if (stop) break;
     {
-      std::lock_guard<std::mutex> lock(core.mutex);
+      Lock lock(core.mutex);
       core.run(core.follower.handle_timer());
     }
     uint64_t now = monotonic_ns();
     next += period;
     while (next <= now) next += period;
   }
+#endif
 
-  std::lock_guard<std::mutex> lock(core.mutex);
+  Lock lock(core.mutex);
   std::fprintf(core.trace, "count light_sensors %llu\n", (unsigned long long)core.light_sensors);
   std::fprintf(core.trace, "count switches %llu\n", (unsigned long long)core.switches);
   std::fprintf(core.trace, "count motor_power_responses %llu\n",
                (unsigned long long)core.motor_power_responses.load());
   std::fprintf(core.trace, "count cmd_vel_published %llu\n", (unsigned long long)core.cmd_vel_seq);
-  std::lock_guard<std::mutex> trace_lock(core.trace_mutex);
+  Lock trace_lock(core.trace_mutex);
   bool written = std::fflush(core.trace) == 0 && !std::ferror(core.trace);
   std::fclose(core.trace);
   core.trace = nullptr;

@@ -111,7 +111,7 @@ fn build_library(root: &Path, target_dir: &Path, profile: &str) -> Result<PathBu
 }
 
 /// Writes the C++ types of `packages` (and of what they use) into `dir`.
-fn generate_types(packages: &[&str], dir: &Path) -> Result<(), String> {
+pub(crate) fn generate_types(packages: &[&str], dir: &Path) -> Result<(), String> {
     use roslite_msg_gen::native::{self, Lang};
     let mut set = roslite_msg_gen::registry::InterfaceSet::new();
     roslite_msg_gen::build::add_builtin_interfaces(&mut set).map_err(|e| e.to_string())?;
@@ -128,7 +128,7 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 /// The newest modification time of the files under `dir`.
-fn newest_under(dir: &Path) -> Option<SystemTime> {
+pub(crate) fn newest_under(dir: &Path) -> Option<SystemTime> {
     let mut newest = None;
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();

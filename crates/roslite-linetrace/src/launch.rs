@@ -48,6 +48,46 @@ pub const FASTDDS_LOOPBACK_PROFILE: &str = r#"<?xml version="1.0" encoding="UTF-
 </profiles></dds>
 "#;
 
+/// Which engine of roslite's Wasm host runs the Wasm follower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WasmEngine {
+    /// wasmtime, running the module compiled ahead of time (`.cwasm`).
+    WasmtimeAot,
+    /// wasmi, interpreting the `.wasm`.
+    Wasmi,
+}
+
+impl WasmEngine {
+    /// The host's `--engine` value.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::WasmtimeAot => "wasmtime",
+            Self::Wasmi => "wasmi",
+        }
+    }
+
+    /// How the tables name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WasmtimeAot => "wasmtime AOT",
+            Self::Wasmi => "wasmi",
+        }
+    }
+}
+
+/// The Wasm follower's files ([`crate::wasm_build`] makes them, with feature `wasm`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WasmFollower {
+    /// The lean `roslite-wasm-host` for wasmtime (its runtime only).
+    pub wasmtime_host: PathBuf,
+    /// The lean `roslite-wasm-host` for wasmi (wasmtime's runtime and wasmi).
+    pub wasmi_host: PathBuf,
+    /// The C++ follower compiled to `wasm32-wasip1` (for wasmi).
+    pub wasm: PathBuf,
+    /// The same compiled ahead of time for this machine (for wasmtime).
+    pub cwasm: PathBuf,
+}
+
 /// Which implementation plays a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -55,6 +95,9 @@ pub enum Side {
     /// The C++ follower on roslite's mROS 2 API (`cpp/follower.cpp`,
     /// [`crate::cpp_build::FOLLOWER`]); it plays the follower only.
     RosliteCpp,
+    /// The same C++ follower compiled to WebAssembly, run by roslite's lean Wasm host on one
+    /// engine; it plays the follower only.
+    RosliteWasm(WasmEngine),
     Rclpy,
 }
 
@@ -63,8 +106,15 @@ impl Side {
         match self {
             Self::Roslite => "roslite",
             Self::RosliteCpp => "roslite C++",
+            Self::RosliteWasm(WasmEngine::WasmtimeAot) => "roslite Wasm (wasmtime AOT)",
+            Self::RosliteWasm(WasmEngine::Wasmi) => "roslite Wasm (wasmi)",
             Self::Rclpy => "rclpy",
         }
+    }
+
+    /// The name of its follower process in [`RunResult::memory`].
+    pub fn follower_process(self) -> String {
+        format!("follower ({})", self.name())
     }
 }
 
@@ -99,6 +149,18 @@ impl Setup {
         follower: Side::RosliteCpp,
         one_process: false,
     };
+    /// The C++ follower as a Wasm node on wasmtime (AOT) with the roslite robot.
+    pub const WASM_WASMTIME: Self = Self {
+        robot: Side::Roslite,
+        follower: Side::RosliteWasm(WasmEngine::WasmtimeAot),
+        one_process: false,
+    };
+    /// The C++ follower as a Wasm node on wasmi with the roslite robot.
+    pub const WASM_WASMI: Self = Self {
+        robot: Side::Roslite,
+        follower: Side::RosliteWasm(WasmEngine::Wasmi),
+        one_process: false,
+    };
     pub const ONE_PROCESS: Self = Self {
         robot: Side::Roslite,
         follower: Side::Roslite,
@@ -109,6 +171,12 @@ impl Setup {
     pub fn label(&self) -> String {
         if self.one_process {
             "roslite, one process".into()
+        } else if let Side::RosliteWasm(engine) = self.follower {
+            format!(
+                "roslite Wasm follower ({}) <-> {} robot",
+                engine.label(),
+                self.robot.name()
+            )
         } else {
             format!(
                 "{} follower <-> {} robot",
@@ -133,6 +201,8 @@ pub struct LaunchOptions {
     /// The C++ follower's executable ([`crate::cpp_build::build`] of
     /// [`crate::cpp_build::FOLLOWER`]), for a [`Side::RosliteCpp`] follower.
     pub cpp_follower: Option<PathBuf>,
+    /// The Wasm follower's host and modules, for a [`Side::RosliteWasm`] follower.
+    pub wasm_follower: Option<WasmFollower>,
     /// Where traces, logs and helper files go.
     pub work_dir: PathBuf,
     pub domain: u32,
@@ -403,6 +473,33 @@ fn command_for(
             c.arg(role).arg("--domain").arg(options.domain.to_string());
             c
         }
+        Side::RosliteWasm(engine) => {
+            if role != "follower" {
+                return Err(LaunchError::Program(format!(
+                    "the Wasm node plays the follower only, not the {role}"
+                )));
+            }
+            let files = options.wasm_follower.as_ref().ok_or_else(|| {
+                LaunchError::Program("no Wasm follower (host and modules) was given".into())
+            })?;
+            let (host, module) = match engine {
+                WasmEngine::WasmtimeAot => (&files.wasmtime_host, &files.cwasm),
+                WasmEngine::Wasmi => (&files.wasmi_host, &files.wasm),
+            };
+            // The guest writes its trace into the work directory, granted under its own
+            // (absolute) path; after `--`, the C++ follower's own command line, to which
+            // `spawn` adds the rest.
+            let dir = options.work_dir.display();
+            let mut c = Command::new(host);
+            c.args(["--engine", engine.flag(), "--stop-on-stdin", "--allow-dir"])
+                .arg(format!("{dir}:{dir}:rw"))
+                .arg(module)
+                .arg("--")
+                .arg(role)
+                .arg("--domain")
+                .arg(options.domain.to_string());
+            c
+        }
         Side::Rclpy => {
             let python = options.python.as_deref().unwrap_or(Path::new("python3"));
             let mut c = Command::new(python);
@@ -433,6 +530,11 @@ pub fn domain_for_run(offset: u32) -> u32 {
 /// [`LaunchError`] saying which process failed and its log.
 pub fn run(setup: Setup, options: &LaunchOptions) -> Result<RunResult, LaunchError> {
     std::fs::create_dir_all(&options.work_dir)?;
+    // Absolute, so that a Wasm follower finds its trace under the directory it is granted.
+    let options = &LaunchOptions {
+        work_dir: std::fs::canonicalize(&options.work_dir)?,
+        ..options.clone()
+    };
     let script = options.work_dir.join("linetrace.py");
     if setup.needs_python() {
         let python = options.python.as_deref().ok_or_else(|| {
@@ -455,7 +557,7 @@ pub fn run(setup: Setup, options: &LaunchOptions) -> Result<RunResult, LaunchErr
         procs.push(spawn(&robot_name, c, options, &events_tx)?);
     } else {
         robot_name = format!("raspimouse ({})", setup.robot.name());
-        let follower_name = format!("follower ({})", setup.follower.name());
+        let follower_name = setup.follower.follower_process();
         let c = command_for(setup.robot, "robot", options, &script)?;
         procs.push(spawn(&robot_name, c, options, &events_tx)?);
         let c = command_for(setup.follower, "follower", options, &script)?;

@@ -13,7 +13,9 @@
 //! - [`launch`]: runs a configuration (roslite or rclpy robot and follower, separate processes
 //!   or one) on loopback and collects its latencies, memory and path; the CLI's demo and
 //!   `roslite bench linetrace` both start it from here;
-//! - [`report`]: tables, Markdown and SVG.
+//! - [`report`]: tables, Markdown and SVG;
+//! - [`cpp_build`] and (feature `wasm`) `wasm_build`: the C++ follower (`cpp/follower.cpp`)
+//!   as a native program and as a WebAssembly node with its lean host.
 
 pub mod course;
 pub mod cpp_build;
@@ -27,3 +29,5 @@ pub mod rng;
 pub mod robot;
 pub mod sim;
 pub mod small_build;
+#[cfg(feature = "wasm")]
+pub mod wasm_build;

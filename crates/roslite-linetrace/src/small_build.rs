@@ -24,24 +24,58 @@ pub const STATIC_LINK_FLAGS: [&str; 4] = [
 /// One program of a workspace package.
 #[derive(Clone, Copy, Debug)]
 pub enum Program<'a> {
-    Bin { package: &'a str, name: &'a str },
-    Example { package: &'a str, name: &'a str },
+    Bin {
+        package: &'a str,
+        name: &'a str,
+    },
+    Example {
+        package: &'a str,
+        name: &'a str,
+    },
+    /// A binary built with only `features` (comma-separated; empty: none) instead of the
+    /// package's default ones (`--no-default-features --features ...`).
+    BinFeatures {
+        package: &'a str,
+        name: &'a str,
+        features: &'a str,
+    },
 }
 
 impl<'a> Program<'a> {
     /// The cargo command that builds it (for messages and docs).
     pub fn cargo_command(self) -> String {
         let (package, kind, name) = self.parts();
+        let features = self.feature_args().join(" ");
+        let features = if features.is_empty() {
+            String::new()
+        } else {
+            format!("{features} ")
+        };
         format!(
-            "cargo rustc --profile {PROFILE} -p {package} {kind} {name} -- {}",
+            "cargo rustc --profile {PROFILE} -p {package} {features}{kind} {name} -- {}",
             STATIC_LINK_FLAGS.join(" ")
         )
     }
 
     fn parts(self) -> (&'a str, &'static str, &'a str) {
         match self {
-            Self::Bin { package, name } => (package, "--bin", name),
+            Self::Bin { package, name } | Self::BinFeatures { package, name, .. } => {
+                (package, "--bin", name)
+            }
             Self::Example { package, name } => (package, "--example", name),
+        }
+    }
+
+    /// Cargo's feature flags for it (none: the default features).
+    fn feature_args(self) -> Vec<&'a str> {
+        match self {
+            Self::BinFeatures { features: "", .. } => {
+                vec!["--no-default-features"]
+            }
+            Self::BinFeatures { features, .. } => {
+                vec!["--no-default-features", "--features", features]
+            }
+            _ => Vec::new(),
         }
     }
 }
@@ -77,16 +111,10 @@ pub fn build(program: Program<'_>) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let (package, kind, name) = program.parts();
     let mut command = Command::new(&cargo);
-    command.current_dir(&root).args([
-        "rustc",
-        "--quiet",
-        "--profile",
-        PROFILE,
-        "-p",
-        package,
-        kind,
-        name,
-    ]);
+    command
+        .current_dir(&root)
+        .args(["rustc", "--quiet", "--profile", PROFILE, "-p", package]);
+    command.args(program.feature_args()).args([kind, name]);
     if let Some(dir) = &target_dir {
         command.arg("--target-dir").arg(dir);
     }
@@ -108,7 +136,7 @@ pub fn build(program: Program<'_>) -> Result<PathBuf, String> {
         .unwrap_or_else(|| root.join("target"))
         .join(PROFILE);
     let exe = match program {
-        Program::Bin { .. } => dir.join(name),
+        Program::Bin { .. } | Program::BinFeatures { .. } => dir.join(name),
         Program::Example { .. } => dir.join("examples").join(name),
     };
     if exe.is_file() {
@@ -150,6 +178,17 @@ mod tests {
             p.cargo_command(),
             "cargo rustc --profile release-small -p roslite --example talker -- -C \
              target-feature=+crt-static -C relocation-model=static"
+        );
+        let p = Program::BinFeatures {
+            package: "roslite-wasm",
+            name: "roslite-wasm-host",
+            features: "wasmi",
+        };
+        assert_eq!(
+            p.cargo_command(),
+            "cargo rustc --profile release-small -p roslite-wasm --no-default-features \
+             --features wasmi --bin roslite-wasm-host -- -C target-feature=+crt-static -C \
+             relocation-model=static"
         );
     }
 }

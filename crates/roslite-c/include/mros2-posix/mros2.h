@@ -22,7 +22,8 @@
 //   publication sequence number and source/receive times (CLOCK_MONOTONIC nanoseconds).
 //
 // In a WebAssembly node (__wasi__) there is no thread for the callbacks: they run while the
-// application is in osDelay or mros2::spin (see cmsis_os.h), on its one thread.
+// application is in osDelay, mros2::spin or (roslite extension) mros2::spin_until(deadline_ns)
+// (see cmsis_os.h), on its one thread.
 #ifndef ROSLITE_MROS2_H
 #define ROSLITE_MROS2_H
 
@@ -131,6 +132,30 @@ inline void spin() {
   }
 #endif
 }
+
+#if defined(__wasi__)
+// roslite extension, WebAssembly nodes only: runs the callbacks (the mROS 2 executor) until
+// CLOCK_MONOTONIC reads `deadline_ns`, to the nanosecond (osDelay counts whole milliseconds
+// from its call), for a periodic loop in main that must keep its callbacks coming while it
+// waits; with the deadline already past it runs what is ready and returns. True while the
+// context runs; false, at once, once it is shut down (SIGINT, SIGTERM, or the host stopping
+// its nodes).
+inline bool spin_until(uint64_t deadline_ns) {
+  roslite_handle context = detail::context();
+  bool running = false;
+  if (roslite_context_ok(context, &running) != ROSLITE_OK || !running) return false;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  roslite_handle executor = detail::runtime().executor;
+  roslite_status s = deadline_ns > now_ns
+                         ? roslite_executor_spin_for(executor, int64_t(deadline_ns - now_ns))
+                         : roslite_executor_spin_some(executor);
+  if (s == ROSLITE_SHUTDOWN) return false;
+  detail::check(s, "mros2::spin_until");
+  return roslite_context_ok(context, &running) == ROSLITE_OK && running;
+}
+#endif
 
 class Publisher {
  public:
