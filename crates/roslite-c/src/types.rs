@@ -13,7 +13,7 @@
 //! without the `definitions` feature (the size-optimised one for small boards) leaves them
 //! out: built-in types are still checked by their hash, a registered type is known by its
 //! name and trusted to carry the hash its generator computed, and `$AMENT_PREFIX_PATH` is not
-//! read ([`lean`]).
+//! read (the `lean` module, compiled only then).
 
 #[cfg(feature = "definitions")]
 use std::collections::BTreeMap;

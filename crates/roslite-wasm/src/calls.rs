@@ -5,7 +5,7 @@
 //! Re-entry: a guest calls an import (say `executor_spin`), the import calls the C ABI, the C
 //! ABI runs a callback, and the callback calls back into the same guest. The engine's handle
 //! for that guest (a `Caller` inside the import) is on this thread's stack, so the callback
-//! reaches it through [`CURRENT`], set for the length of every import. An import never holds a
+//! reaches it through `CURRENT`, set for the length of every import. An import never holds a
 //! borrow of guest memory across a C ABI call that may run callbacks: it copies what it read
 //! first and looks memory up again afterwards (a callback may grow memory).
 

@@ -17,7 +17,7 @@
 //!
 //! The calling convention, for the engine glue: every function is
 //! `fn(cx: &mut WasiCx<'_>, i32|i64, ...) -> Result<i32, WasiExit>`, the `Ok` value being the
-//! errno (0: success) and [`WasiExit`] meaning `proc_exit`. [`wasi_functions!`] lists them all.
+//! errno (0: success) and [`WasiExit`] meaning `proc_exit`. [`crate::wasi_functions!`] lists them all.
 //! Layouts of the records in guest memory follow `typenames.witx` of WASI preview1
 //! (wasm32: pointers and `size` are 4 bytes, records naturally aligned).
 
