@@ -7,15 +7,20 @@
 // mros2::init; before it, and once the context is shut down, it only waits), which is what
 // the application sees natively: its callbacks keep coming while it delays. osThreadNew
 // cannot start a thread there and says so.
+//
+// An mROS 2 application has no shutdown: its main often loops on osDelay for ever. After
+// SIGINT or SIGTERM (which mros2::init turns into a shutdown of its context) osDelay ends the
+// process (exit status 0) instead of sleeping on, so that Ctrl-C stops such an application as
+// it would without roslite; in a WebAssembly node the host ends the node at that wait.
 #ifndef ROSLITE_CMSIS_OS_H
 #define ROSLITE_CMSIS_OS_H
 
 #include <chrono>
 #include <cstdint>
 
-#if defined(__wasi__)
 #include <roslite/roslite.h>
 
+#if defined(__wasi__)
 #include <cstdio>
 #include <time.h>
 
@@ -25,7 +30,14 @@ inline roslite_handle &roslite_mros2_executor() {
   return executor;
 }
 #else
+#include <cstdlib>
 #include <thread>
+
+// The context mros2::init made (0 before it): once it is shut down, osDelay ends the process.
+inline roslite_handle &roslite_mros2_context() {
+  static roslite_handle context = 0;
+  return context;
+}
 #endif
 
 typedef enum {
@@ -87,7 +99,14 @@ inline osThreadId_t osThreadNew(osThreadFunc_t function, void *, const osThreadA
 }
 #else
 inline osStatus_t osDelay(uint32_t ticks) {
+  auto shut_down = [] {
+    bool ok = true;
+    roslite_handle context = roslite_mros2_context();
+    return context && roslite_context_ok(context, &ok) == ROSLITE_OK && !ok;
+  };
+  if (shut_down()) std::exit(0);
   std::this_thread::sleep_for(std::chrono::milliseconds(ticks));
+  if (shut_down()) std::exit(0);
   return osOK;
 }
 

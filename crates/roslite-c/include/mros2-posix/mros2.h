@@ -42,9 +42,9 @@
 #include <utility>
 #include <vector>
 
-#if defined(__wasi__)
 #include "cmsis_os.h"
-#else
+
+#if !defined(__wasi__)
 #include <mutex>
 #include <thread>
 #endif
@@ -112,6 +112,7 @@ inline void init(int argc, char **argv) {
 #if defined(__wasi__)
   roslite_mros2_executor() = r.executor;  // osDelay runs it
 #else
+  roslite_mros2_context() = r.context;  // osDelay ends the process once it is shut down
   roslite_handle executor = r.executor;
   r.spinner = std::thread([executor] { roslite_executor_spin(executor); });
   r.spinner.detach();
