@@ -379,8 +379,16 @@ fn mros2_twist_and_pose_apps_talk_to_roslite() {
     let pose_output = finish(pose_app, Duration::from_secs(5));
     // SIGTERM ends both: sub_pose's mros2::spin returns, and pub_twist's loop, which never
     // returns by itself, is ended at its next osDelay (cmsis_os.h).
-    assert!(twist_output.status.success(), "pub_twist: {}", text(&twist_output));
-    assert!(pose_output.status.success(), "sub_pose: {}", text(&pose_output));
+    assert!(
+        twist_output.status.success(),
+        "pub_twist: {}",
+        text(&twist_output)
+    );
+    assert!(
+        pose_output.status.success(),
+        "sub_pose: {}",
+        text(&pose_output)
+    );
     let got = twists.lock().unwrap().clone();
     assert!(got.len() >= 5, "{}", text(&twist_output));
     for t in &got {
