@@ -40,7 +40,7 @@ macro_rules! link_wasi {
                 let mut guest = Guest(caller.as_context_mut());
                 let (memory, state) = guest.parts();
                 // A stopped node that goes to sleep again (an mROS 2 loop of osDelay) ends.
-                if stringify!($name) == "poll_oneoff" && state.is_stopping() {
+                if stringify!($name) == "poll_oneoff" && state.ends_waiting() {
                     return Err(host_error(Fault::Stopped));
                 }
                 let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };

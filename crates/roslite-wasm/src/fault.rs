@@ -14,9 +14,9 @@ pub enum Fault {
     Deadline { during: String, limit: String },
     /// The guest broke the ABI (a missing export, a dispatch result out of range).
     Abi(String),
-    /// The host stopped (SIGINT, SIGTERM, `--stop-on-stdin`) and the guest went on waiting
-    /// (sleeping, or spinning for a time) instead of returning from `main`: it is ended
-    /// there. Not an error.
+    /// The host stopped (SIGINT, SIGTERM, `--stop-on-stdin`) and the guest, after one wait
+    /// that returned early for it, went on waiting (sleeping, or spinning for a time) instead
+    /// of returning from `main`: it is ended there. Not an error.
     Stopped,
 }
 

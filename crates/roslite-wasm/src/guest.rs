@@ -143,6 +143,10 @@ pub struct GuestState {
     pub dead: bool,
     /// Guest allocations to free once the callback being prepared returns.
     pub allocations: Option<Vec<u32>>,
+    /// A wait of the guest already returned early because it was stopping: the guest had its
+    /// chance to see that (`rclcpp::ok()`, a loop's own check) and finish; a further wait ends
+    /// it ([`Self::ends_waiting`]).
+    pub stop_seen: bool,
     pub wasi: crate::wasi::WasiState,
 }
 
@@ -161,6 +165,7 @@ impl GuestState {
             fault: None,
             dead: false,
             allocations: None,
+            stop_seen: false,
             wasi,
         }
     }
@@ -184,6 +189,23 @@ impl GuestState {
         // SAFETY: a valid out-pointer.
         unsafe { roslite_c::context::roslite_context_ok(self.context, &mut ok) };
         self.shared.is_stopping() || !ok
+    }
+
+    /// Whether a wait (spinning for a time, sleeping) that the guest starts or just ended
+    /// should end the guest instead ([`Fault::Stopped`]): the guest is stopping and a wait of
+    /// its already returned early for that. The first such wait returns normally, so that a
+    /// node that checks whether it should go on (the line follower's loop, rclcpp's
+    /// `while (rclcpp::ok())`) finishes its work; one that only ever waits (an mROS 2 loop of
+    /// `osDelay`) is ended at its next wait.
+    pub fn ends_waiting(&mut self) -> bool {
+        if !self.is_stopping() {
+            return false;
+        }
+        if self.stop_seen {
+            return true;
+        }
+        self.stop_seen = true;
+        false
     }
 
     /// Releases every runtime object the guest still holds, newest first, then the slot

@@ -126,7 +126,7 @@ pub(super) fn spin_until(
     }
     // Spinning for a time (osDelay, spin_for) after the host stopped: a node that waits on
     // instead of returning from `main` is ended here, as `Fault::Stopped` says.
-    if end.is_some() && g.state().is_stopping() {
+    if end.is_some() && g.state().ends_waiting() {
         return Err(Fault::Stopped);
     }
     finish(g, Ok(ROSLITE_OK))
