@@ -56,9 +56,16 @@ impl Summary {
 /// line-follower evaluation, docs/experiments.md).
 pub fn latency_table(topic: &str, rows: &[(&str, &[f64])]) -> String {
     let mut out = String::new();
+    // The first column as wide as its longest entry (at least 36), so the figures line up.
+    let width = rows
+        .iter()
+        .map(|(label, _)| label.len())
+        .chain([topic.len(), 36])
+        .max()
+        .unwrap_or(36);
     let _ = writeln!(
         out,
-        "{topic:<36} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "{topic:<width$} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}",
         "mean us", "max us", "min us", "stddev", "p50 us", "p99 us", "n"
     );
     for (label, samples) in rows {
@@ -66,12 +73,12 @@ pub fn latency_table(topic: &str, rows: &[(&str, &[f64])]) -> String {
             Some(s) => {
                 let _ = writeln!(
                     out,
-                    "{label:<36} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>6}",
+                    "{label:<width$} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>6}",
                     s.mean, s.max, s.min, s.stddev, s.p50, s.p99, s.count
                 );
             }
             None => {
-                let _ = writeln!(out, "{label:<36} no samples");
+                let _ = writeln!(out, "{label:<width$} no samples");
             }
         }
     }
@@ -83,15 +90,21 @@ pub fn latency_table(topic: &str, rows: &[(&str, &[f64])]) -> String {
 pub fn memory_table(rows: &[ProcessMemory]) -> String {
     let mb = |kib: u64| kib as f64 * 1024.0 / 1e6;
     let mut out = String::new();
+    let width = rows
+        .iter()
+        .map(|m| m.process.len())
+        .chain([36])
+        .max()
+        .unwrap_or(36);
     let _ = writeln!(
         out,
-        "{:<36} {:>9} {:>9} {:>9} {:>9}",
+        "{:<width$} {:>9} {:>9} {:>9} {:>9}",
         "process", "RES MB", "SHR MB", "RSS MB", "peak MB"
     );
     for m in rows {
         let _ = writeln!(
             out,
-            "{:<36} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
+            "{:<width$} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
             m.process,
             mb(m.res()),
             mb(m.shr()),
