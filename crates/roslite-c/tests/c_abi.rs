@@ -337,31 +337,11 @@ fn c_events_and_graph_listings() {
 /// roslite does not ship (it uses `my_msgs/msg/Unit` and `std_msgs/msg/Header`), and the
 /// hash of `amt_msgs/msg/Thing`, which the returned prefix holds for `$AMENT_PREFIX_PATH`.
 fn types_program() -> (PathBuf, PathBuf, String) {
-    use roslite_msg_gen::ast::{InterfaceKind, TypeName};
-    use roslite_msg_gen::native::{self, Lang};
+    use roslite_msg_gen::ast::TypeName;
     use roslite_msg_gen::registry::InterfaceSet;
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let mut set = InterfaceSet::new();
-    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
-    for (name, text) in [
-        ("Unit", "string symbol\n"),
-        (
-            "Reading",
-            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
-        ),
-    ] {
-        let file = format!("my_msgs/msg/{name}.msg");
-        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
-            .unwrap();
-    }
-    set.check().unwrap();
-    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
-    let generated = tmp.join("c_types_generated");
-    native::write(
-        &generated,
-        &native::generate(&set, &interfaces, Lang::C).unwrap(),
-    )
-    .unwrap();
+    let generated =
+        common::generated_user_types(roslite_msg_gen::native::Lang::C, "c_types_generated");
 
     let prefix = tmp.join("c_types_ament_prefix");
     let msg_dir = prefix.join("share/amt_msgs/msg");

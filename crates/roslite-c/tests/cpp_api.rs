@@ -460,31 +460,11 @@ fn cpp_node_now_follows_clock_under_use_sim_time() {
 /// definition, so the type is usable without `$AMENT_PREFIX_PATH`.
 #[test]
 fn cpp_generated_user_type_registers_itself() {
-    use roslite_msg_gen::ast::InterfaceKind;
-    use roslite_msg_gen::native::{self, Lang};
-    use roslite_msg_gen::registry::InterfaceSet;
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let mut set = InterfaceSet::new();
-    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
-    for (name, text) in [
-        ("Unit", "string symbol\n"),
-        (
-            "Reading",
-            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
-        ),
-    ] {
-        let file = format!("my_msgs/msg/{name}.msg");
-        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
-            .unwrap();
-    }
-    set.check().unwrap();
-    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
-    let generated = tmp.join("cpp_user_type_generated");
-    native::write(
-        &generated,
-        &native::generate(&set, &interfaces, Lang::Cpp).unwrap(),
-    )
-    .unwrap();
+    let generated = common::generated_user_types(
+        roslite_msg_gen::native::Lang::Cpp,
+        "cpp_user_type_generated",
+    );
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let program = tmp.join("cpp_user_type");
     common::compile_cpp(

@@ -46,6 +46,35 @@ pub fn generated_cpp(packages: &[&str], dir: &str) -> PathBuf {
     dir
 }
 
+/// The generated `lang` types of `my_msgs`, a package roslite does not ship (`Reading` uses
+/// `Unit` and `std_msgs/Header`), written under the test directory's `dir`.
+pub fn generated_user_types(lang: roslite_msg_gen::native::Lang, dir: &str) -> PathBuf {
+    use roslite_msg_gen::ast::InterfaceKind;
+    use roslite_msg_gen::native;
+    let mut set = roslite_msg_gen::registry::InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+    for (name, text) in [
+        ("Unit", "string symbol\n"),
+        (
+            "Reading",
+            "std_msgs/Header header\nfloat64 value\nUnit unit\n",
+        ),
+    ] {
+        let file = format!("my_msgs/msg/{name}.msg");
+        set.add_source("my_msgs", InterfaceKind::Msg, name, text, &file)
+            .unwrap();
+    }
+    set.check().unwrap();
+    let interfaces = native::select(&set, &["my_msgs".to_owned()], true).unwrap();
+    let generated = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    native::write(
+        &generated,
+        &native::generate(&set, &interfaces, lang).unwrap(),
+    )
+    .unwrap();
+    generated
+}
+
 /// `c++ -std=c++17` of `source` against the C++ APIs (rclcpp and mROS 2), the generated types
 /// in `generated` and the static library, into `out`.
 pub fn compile_cpp(source: &std::path::Path, generated: &std::path::Path, out: &std::path::Path) {
