@@ -61,62 +61,10 @@ pub mod layout {
 /// `$m! { name(arg: type, ...); ... }`; each returns the status as `i32`.
 #[macro_export]
 macro_rules! roslite_imports {
-    ($m:ident) => {
+    // `[...]`, when given, comes before the list for the callback (the linker and error type).
+    ($m:ident $([$($extra:tt)*])?) => {
         $m! {
-            last_error(buffer: i32, capacity: i32);
-            release(handle: i64);
-            context_init(argc: i32, argv: i32, out: i32);
-            context_shutdown(context: i64);
-            context_ok(context: i64, ok: i32);
-            install_signal_handlers();
-            node_create(context: i64, name: i32, namespace: i32, out: i32);
-            node_fully_qualified_name(node: i64, buffer: i32, capacity: i32, length: i32);
-            node_logger_name(node: i64, buffer: i32, capacity: i32, length: i32);
-            node_now(node: i64, ns: i32);
-            callback_group_create(node: i64, kind: i32, out: i32);
-            node_count_publishers(node: i64, topic: i32, count: i32);
-            node_count_subscribers(node: i64, topic: i32, count: i32);
-            node_topic_names_and_types(node: i64, names: i32);
-            node_service_names_and_types(node: i64, names: i32);
-            node_names(node: i64, names: i32);
-            qos_profile(profile: i32, qos: i32);
-            type_register(definition: i32);
-            publisher_create(node: i64, topic: i32, message_type: i32, qos: i32, out: i32);
-            publish(publisher: i64, cdr: i32, length: i32);
-            publisher_subscription_count(publisher: i64, count: i32);
-            subscription_create(node: i64, group: i64, topic: i32, message_type: i32, qos: i32, slot: i32, out: i32);
-            subscription_on_message_lost(subscription: i64, slot: i32);
-            subscription_publisher_count(subscription: i64, count: i32);
-            on_matched(endpoint: i64, slot: i32);
-            on_incompatible_qos(endpoint: i64, slot: i32);
-            timer_create(node: i64, group: i64, period_ns: i64, wall: i32, slot: i32, out: i32);
-            timer_cancel(timer: i64);
-            timer_reset(timer: i64);
-            service_create(node: i64, group: i64, service: i32, service_type: i32, qos: i32, slot: i32, out: i32);
-            service_send_response(responder: i64, cdr: i32, length: i32);
-            client_create(node: i64, service: i32, service_type: i32, out: i32);
-            client_wait_for_service(client: i64, timeout_ns: i64);
-            client_call(client: i64, request: i32, length: i32, timeout_ns: i64, response: i32);
-            client_send_request(client: i64, request: i32, length: i32, slot: i32, request_id: i32);
-            client_remove_pending_request(client: i64, request_id: i64);
-            parameter_declare(node: i64, name: i32, default_value: i32, value: i32);
-            parameter_get(node: i64, name: i32, value: i32);
-            parameter_set(node: i64, name: i32, value: i32);
-            parameter_add_on_set_callback(node: i64, slot: i32, out: i32);
-            log(logger: i32, severity: i32, function: i32, message: i32);
-            executor_create(context: i64, out: i32);
-            executor_add_node(executor: i64, node: i64);
-            executor_spin(executor: i64);
-            executor_spin_threads(executor: i64, threads: i32);
-            executor_spin_some(executor: i64);
-            executor_spin_once(executor: i64, timeout_ns: i64, ran: i32);
-            executor_spin_for(executor: i64, duration_ns: i64);
-        }
-    };
-    // With leading tokens for the callback (`[linker, Error]`), before the list.
-    ($m:ident [$($extra:tt)*]) => {
-        $m! {
-            [$($extra)*]
+            $([$($extra)*])?
             last_error(buffer: i32, capacity: i32);
             release(handle: i64);
             context_init(argc: i32, argv: i32, out: i32);

@@ -433,78 +433,10 @@ pub struct WasiCx<'a> {
 /// `$crate::wasi::name`.
 #[macro_export]
 macro_rules! wasi_functions {
-    ($m:ident) => {
+    // `[...]`, when given, comes before the list for the callback (the linker and error type).
+    ($m:ident $([$($extra:tt)*])?) => {
         $m! {
-            args_get(argv: i32, argv_buf: i32) -> errno;
-            args_sizes_get(argc: i32, argv_buf_size: i32) -> errno;
-            environ_get(environ: i32, environ_buf: i32) -> errno;
-            environ_sizes_get(environ_count: i32, environ_buf_size: i32) -> errno;
-            clock_res_get(id: i32, resolution: i32) -> errno;
-            clock_time_get(id: i32, precision: i64, time: i32) -> errno;
-            fd_advise(fd: i32, offset: i64, len: i64, advice: i32) -> errno;
-            fd_allocate(fd: i32, offset: i64, len: i64) -> errno;
-            fd_close(fd: i32) -> errno;
-            fd_datasync(fd: i32) -> errno;
-            fd_fdstat_get(fd: i32, stat: i32) -> errno;
-            fd_fdstat_set_flags(fd: i32, flags: i32) -> errno;
-            fd_fdstat_set_rights(fd: i32, fs_rights_base: i64, fs_rights_inheriting: i64) -> errno;
-            fd_filestat_get(fd: i32, buf: i32) -> errno;
-            fd_filestat_set_size(fd: i32, size: i64) -> errno;
-            fd_filestat_set_times(fd: i32, atim: i64, mtim: i64, fst_flags: i32) -> errno;
-            fd_pread(fd: i32, iovs: i32, iovs_len: i32, offset: i64, nread: i32) -> errno;
-            fd_prestat_get(fd: i32, buf: i32) -> errno;
-            fd_prestat_dir_name(fd: i32, path: i32, path_len: i32) -> errno;
-            fd_pwrite(fd: i32, iovs: i32, iovs_len: i32, offset: i64, nwritten: i32) -> errno;
-            fd_read(fd: i32, iovs: i32, iovs_len: i32, nread: i32) -> errno;
-            fd_readdir(fd: i32, buf: i32, buf_len: i32, cookie: i64, bufused: i32) -> errno;
-            fd_renumber(fd: i32, to: i32) -> errno;
-            fd_seek(fd: i32, offset: i64, whence: i32, newoffset: i32) -> errno;
-            fd_sync(fd: i32) -> errno;
-            fd_tell(fd: i32, offset: i32) -> errno;
-            fd_write(fd: i32, iovs: i32, iovs_len: i32, nwritten: i32) -> errno;
-            path_create_directory(fd: i32, path: i32, path_len: i32) -> errno;
-            path_filestat_get(fd: i32, flags: i32, path: i32, path_len: i32, buf: i32) -> errno;
-            path_filestat_set_times(
-                fd: i32, flags: i32, path: i32, path_len: i32, atim: i64, mtim: i64, fst_flags: i32
-            ) -> errno;
-            path_link(
-                old_fd: i32, old_flags: i32, old_path: i32, old_path_len: i32,
-                new_fd: i32, new_path: i32, new_path_len: i32
-            ) -> errno;
-            path_open(
-                fd: i32, dirflags: i32, path: i32, path_len: i32, oflags: i32,
-                fs_rights_base: i64, fs_rights_inheriting: i64, fdflags: i32, opened_fd: i32
-            ) -> errno;
-            path_readlink(
-                fd: i32, path: i32, path_len: i32, buf: i32, buf_len: i32, bufused: i32
-            ) -> errno;
-            path_remove_directory(fd: i32, path: i32, path_len: i32) -> errno;
-            path_rename(
-                fd: i32, old_path: i32, old_path_len: i32, new_fd: i32, new_path: i32,
-                new_path_len: i32
-            ) -> errno;
-            path_symlink(
-                old_path: i32, old_path_len: i32, fd: i32, new_path: i32, new_path_len: i32
-            ) -> errno;
-            path_unlink_file(fd: i32, path: i32, path_len: i32) -> errno;
-            poll_oneoff(subscriptions: i32, events: i32, nsubscriptions: i32, nevents: i32) -> errno;
-            proc_exit(rval: i32) -> noreturn;
-            proc_raise(sig: i32) -> errno;
-            sched_yield() -> errno;
-            random_get(buf: i32, buf_len: i32) -> errno;
-            sock_accept(fd: i32, flags: i32, result_fd: i32) -> errno;
-            sock_recv(
-                fd: i32, ri_data: i32, ri_data_len: i32, ri_flags: i32, ro_datalen: i32,
-                ro_flags: i32
-            ) -> errno;
-            sock_send(fd: i32, si_data: i32, si_data_len: i32, si_flags: i32, so_datalen: i32) -> errno;
-            sock_shutdown(fd: i32, how: i32) -> errno;
-        }
-    };
-    // With leading tokens for the callback (`[linker, Error]`), before the list.
-    ($m:ident [$($extra:tt)*]) => {
-        $m! {
-            [$($extra)*]
+            $([$($extra)*])?
             args_get(argv: i32, argv_buf: i32) -> errno;
             args_sizes_get(argc: i32, argv_buf_size: i32) -> errno;
             environ_get(environ: i32, environ_buf: i32) -> errno;
