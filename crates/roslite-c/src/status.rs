@@ -87,6 +87,12 @@ pub fn guard(body: impl FnOnce() -> CallResult) -> Status {
     }
 }
 
+/// The message of the last failing call on this thread, for Rust callers of the C ABI (the
+/// WebAssembly host).
+pub fn last_error_message() -> String {
+    LAST_ERROR.with(|e| e.borrow().to_string_lossy().into_owned())
+}
+
 /// `roslite_last_error`: the message of the last failing call on this thread.
 #[no_mangle]
 pub extern "C" fn roslite_last_error() -> *const c_char {

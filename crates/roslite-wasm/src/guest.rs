@@ -133,6 +133,8 @@ pub struct GuestState {
     pub handles: Handles,
     /// The context every guest of this host shares (a native handle, not the guest's).
     pub context: u64,
+    /// The same context, asked directly whether it still runs (every spin and sleep asks).
+    running: roslite::Context,
     /// Slot targets handed to the C ABI as user data; freed when the guest ends.
     pub targets: Vec<*mut SlotTarget>,
     /// What the guest's last failing call said, for its `last_error` import.
@@ -156,10 +158,12 @@ unsafe impl Send for GuestState {}
 
 impl GuestState {
     pub fn new(shared: Arc<GuestShared>, context: u64, wasi: crate::wasi::WasiState) -> Self {
+        let running = roslite_c::handles::context(context).expect("the host holds its context");
         Self {
             shared,
             handles: Handles::default(),
             context,
+            running,
             targets: Vec::new(),
             last_error: String::new(),
             fault: None,
@@ -185,10 +189,7 @@ impl GuestState {
     /// Whether the guest should end its waiting: it shut its context down, the host stops it,
     /// or the shared context was shut down (SIGINT, SIGTERM).
     pub fn is_stopping(&self) -> bool {
-        let mut ok = false;
-        // SAFETY: a valid out-pointer.
-        unsafe { roslite_c::context::roslite_context_ok(self.context, &mut ok) };
-        self.shared.is_stopping() || !ok
+        self.shared.is_stopping() || !self.running.ok()
     }
 
     /// Whether a wait (spinning for a time, sleeping) that the guest starts or just ended

@@ -113,9 +113,7 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
         )
     };
     if status != roslite_c::ROSLITE_OK {
-        // SAFETY: the C ABI's last error is a NUL-terminated string of this thread.
-        let text = unsafe { std::ffi::CStr::from_ptr(roslite_c::status::roslite_last_error()) };
-        return Err(HostError::Context(text.to_string_lossy().into_owned()));
+        return Err(HostError::Context(roslite_c::status::last_error_message()));
     }
     Ok(handle)
 }

@@ -85,16 +85,12 @@ pub(super) fn spin_once(
         return Err(fault);
     }
     if status != ROSLITE_OK {
-        return Ok(Err(Refusal(status, last_native_error())));
+        return Ok(Err(Refusal(
+            status,
+            roslite_c::status::last_error_message(),
+        )));
     }
     Ok(Ok(ran || run_mail(g)?))
-}
-
-pub(super) fn last_native_error() -> String {
-    // SAFETY: the C ABI's last error is a NUL-terminated string of this thread.
-    unsafe { CStr::from_ptr(roslite_c::status::roslite_last_error()) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// Whether the guest may keep spinning: it did not shut down, nor did the shared context.

@@ -51,9 +51,7 @@ pub(super) fn finish(g: &mut dyn GuestCalls, outcome: Step<i32>) -> ImportResult
     match outcome {
         Ok(ROSLITE_OK) => Ok(ROSLITE_OK),
         Ok(status) => {
-            // SAFETY: the C ABI's last error is a NUL-terminated string of this thread.
-            let text = unsafe { CStr::from_ptr(roslite_c::status::roslite_last_error()) };
-            state.last_error = text.to_string_lossy().into_owned();
+            state.last_error = roslite_c::status::last_error_message();
             Ok(status)
         }
         Err(Refusal(status, message)) => {
