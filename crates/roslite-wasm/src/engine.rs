@@ -39,10 +39,6 @@ macro_rules! link_wasi {
             .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
                 let mut guest = Guest(caller.as_context_mut());
                 let (memory, state) = guest.parts();
-                // A stopped node that goes to sleep again (an mROS 2 loop of osDelay) ends.
-                if stringify!($name) == "poll_oneoff" && state.ends_waiting() {
-                    return Err(host_error(Fault::Stopped));
-                }
                 let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
                 let result = crate::wasi::$name(&mut cx, $($arg),*);
                 guest.renew_budget();

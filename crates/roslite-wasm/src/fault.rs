@@ -15,8 +15,9 @@ pub enum Fault {
     /// The guest broke the ABI (a missing export, a dispatch result out of range).
     Abi(String),
     /// The host stopped (SIGINT, SIGTERM, `--stop-on-stdin`) and the guest, after one wait
-    /// that returned early for it, went on waiting (sleeping, or spinning for a time) instead
-    /// of returning from `main`: it is ended there. Not an error.
+    /// that returned early for it, went on spinning for a time instead of returning from
+    /// `main`: it is ended there (a sleep ends it as `exit(0)`, [`crate::wasi::WasiConfig`]'s
+    /// `ends_sleeping`). Not an error.
     Stopped,
 }
 

@@ -71,17 +71,26 @@ pub struct GuestShared {
     pub mailbox: Mutex<VecDeque<Deferred>>,
     /// The guest shut its context down (or the host stops it): its spin loops end.
     pub stopping: AtomicBool,
+    /// A wait of the guest already returned early because it was stopping: the guest had its
+    /// chance to see that (`rclcpp::ok()`, a loop's own check) and finish; a further wait ends
+    /// it ([`Self::ends_waiting`]).
+    stop_seen: AtomicBool,
+    /// The context the host's guests share, asked directly whether it still runs (every spin
+    /// and sleep asks).
+    running: roslite::Context,
     /// Executors the guest created, to wake when mail arrives or it stops.
     pub executors: Mutex<Vec<Arc<roslite::Executor>>>,
 }
 
 impl GuestShared {
-    pub fn new(name: String) -> Arc<Self> {
+    pub fn new(name: String, running: roslite::Context) -> Arc<Self> {
         Arc::new(Self {
             name,
             thread: Mutex::new(None),
             mailbox: Mutex::new(VecDeque::new()),
             stopping: AtomicBool::new(false),
+            stop_seen: AtomicBool::new(false),
+            running,
             executors: Mutex::new(Vec::new()),
         })
     }
@@ -111,8 +120,20 @@ impl GuestShared {
         self.wake();
     }
 
+    /// Whether the guest should end its waiting: it shut its context down, the host stops it,
+    /// or the shared context was shut down (SIGINT, SIGTERM).
     pub fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::SeqCst)
+        self.stopping.load(Ordering::SeqCst) || !self.running.ok()
+    }
+
+    /// Whether a wait (spinning for a time, sleeping) that the guest starts or just ended
+    /// should end the guest instead ([`Fault::Stopped`]): the guest is stopping and a wait of
+    /// its already returned early for that. The first such wait returns normally, so that a
+    /// node that checks whether it should go on (the line follower's loop, rclcpp's
+    /// `while (rclcpp::ok())`) finishes its work; one that only ever waits (an mROS 2 loop of
+    /// `osDelay`) is ended at its next wait. Only the guest's own thread asks.
+    pub fn ends_waiting(&self) -> bool {
+        self.is_stopping() && self.stop_seen.swap(true, Ordering::SeqCst)
     }
 
     fn wake(&self) {
@@ -133,8 +154,6 @@ pub struct GuestState {
     pub handles: Handles,
     /// The context every guest of this host shares (a native handle, not the guest's).
     pub context: u64,
-    /// The same context, asked directly whether it still runs (every spin and sleep asks).
-    running: roslite::Context,
     /// Slot targets handed to the C ABI as user data; freed when the guest ends.
     pub targets: Vec<*mut SlotTarget>,
     /// What the guest's last failing call said, for its `last_error` import.
@@ -145,10 +164,6 @@ pub struct GuestState {
     pub dead: bool,
     /// Guest allocations to free once the callback being prepared returns.
     pub allocations: Option<Vec<u32>>,
-    /// A wait of the guest already returned early because it was stopping: the guest had its
-    /// chance to see that (`rclcpp::ok()`, a loop's own check) and finish; a further wait ends
-    /// it ([`Self::ends_waiting`]).
-    pub stop_seen: bool,
     pub wasi: crate::wasi::WasiState,
 }
 
@@ -158,18 +173,15 @@ unsafe impl Send for GuestState {}
 
 impl GuestState {
     pub fn new(shared: Arc<GuestShared>, context: u64, wasi: crate::wasi::WasiState) -> Self {
-        let running = roslite_c::handles::context(context).expect("the host holds its context");
         Self {
             shared,
             handles: Handles::default(),
             context,
-            running,
             targets: Vec::new(),
             last_error: String::new(),
             fault: None,
             dead: false,
             allocations: None,
-            stop_seen: false,
             wasi,
         }
     }
@@ -184,29 +196,6 @@ impl GuestState {
         }));
         self.targets.push(target);
         target.cast()
-    }
-
-    /// Whether the guest should end its waiting: it shut its context down, the host stops it,
-    /// or the shared context was shut down (SIGINT, SIGTERM).
-    pub fn is_stopping(&self) -> bool {
-        self.shared.is_stopping() || !self.running.ok()
-    }
-
-    /// Whether a wait (spinning for a time, sleeping) that the guest starts or just ended
-    /// should end the guest instead ([`Fault::Stopped`]): the guest is stopping and a wait of
-    /// its already returned early for that. The first such wait returns normally, so that a
-    /// node that checks whether it should go on (the line follower's loop, rclcpp's
-    /// `while (rclcpp::ok())`) finishes its work; one that only ever waits (an mROS 2 loop of
-    /// `osDelay`) is ended at its next wait.
-    pub fn ends_waiting(&mut self) -> bool {
-        if !self.is_stopping() {
-            return false;
-        }
-        if self.stop_seen {
-            return true;
-        }
-        self.stop_seen = true;
-        false
     }
 
     /// Releases every runtime object the guest still holds, newest first, then the slot

@@ -154,7 +154,9 @@ impl Host {
                 .path
                 .file_stem()
                 .map_or_else(|| "guest".to_owned(), |s| s.to_string_lossy().into_owned());
-            let shared = GuestShared::new(name.clone());
+            let running =
+                roslite_c::handles::context(context).map_err(|e| HostError::Context(e.message))?;
+            let shared = GuestShared::new(name.clone(), running);
             let mut args = vec![name.clone()];
             args.extend(options.node_args.iter().cloned());
             if !options.ros_args.is_empty() {
@@ -166,8 +168,11 @@ impl Host {
                 .iter()
                 .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
                 .collect::<Vec<_>>();
-            let wasi = WasiState::new(wasi_config(args, env, options.allowed_dirs.clone()))
-                .map_err(|e| HostError::Sandbox(e.to_string()))?;
+            let stopping = shared.clone();
+            let mut config = wasi_config(args, env, options.allowed_dirs.clone());
+            // A stopped node that goes to sleep again (an mROS 2 loop of osDelay) ends there.
+            config.ends_sleeping = Some(Box::new(move || stopping.ends_waiting()));
+            let wasi = WasiState::new(config).map_err(|e| HostError::Sandbox(e.to_string()))?;
             let state = GuestState::new(shared.clone(), context, wasi);
             let limits = options.limits;
             let thread_shared = shared.clone();

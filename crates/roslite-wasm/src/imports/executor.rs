@@ -95,7 +95,7 @@ pub(super) fn spin_once(
 
 /// Whether the guest may keep spinning: it did not shut down, nor did the shared context.
 pub(super) fn running(g: &mut dyn GuestCalls) -> bool {
-    !g.state().is_stopping()
+    !g.state().shared.is_stopping()
 }
 
 /// Spins until `end` (None: until the guest or the context stops).
@@ -122,7 +122,7 @@ pub(super) fn spin_until(
     }
     // Spinning for a time (osDelay, spin_for) after the host stopped: a node that waits on
     // instead of returning from `main` is ended here, as `Fault::Stopped` says.
-    if end.is_some() && g.state().ends_waiting() {
+    if end.is_some() && g.state().shared.ends_waiting() {
         return Err(Fault::Stopped);
     }
     finish(g, Ok(ROSLITE_OK))

@@ -200,6 +200,9 @@ pub struct WasiConfig {
     pub env: Vec<(String, String)>,
     pub dirs: Vec<AllowedDir>,
     pub output: Box<dyn OutputSink>,
+    /// Asked when the guest is about to sleep (`poll_oneoff`): true ends the guest there, as
+    /// `proc_exit(0)` would (the host stops a node that waits on after it was stopped).
+    pub ends_sleeping: Option<Box<dyn FnMut() -> bool + Send>>,
 }
 
 impl Default for WasiConfig {
@@ -209,6 +212,7 @@ impl Default for WasiConfig {
             env: Vec::new(),
             dirs: Vec::new(),
             output: Box::new(ProcessOutput),
+            ends_sleeping: None,
         }
     }
 }
@@ -289,12 +293,18 @@ pub struct WasiState {
     /// Indexed by guest fd; `None` is a closed descriptor. Never longer than `MAX_OPEN_FDS`.
     fds: Vec<Option<OpenFd>>,
     output: Box<dyn OutputSink>,
+    ends_sleeping: Option<Box<dyn FnMut() -> bool + Send>>,
     /// Added to every monotonic clock reading (and monotonic deadline) the guest sees, so that a
     /// guest moved to another host keeps a monotonic clock that does not jump back.
     pub monotonic_offset_ns: i64,
 }
 
 impl WasiState {
+    /// Whether the host ends the guest instead of letting it sleep ([`WasiConfig::ends_sleeping`]).
+    pub(crate) fn ends_sleeping(&mut self) -> bool {
+        self.ends_sleeping.as_mut().is_some_and(|ends| ends())
+    }
+
     pub fn new(config: WasiConfig) -> Result<Self, WasiSetupError> {
         let max_dirs = MAX_OPEN_FDS - 3;
         if config.dirs.len() > max_dirs {
@@ -376,6 +386,7 @@ impl WasiState {
             env,
             fds,
             output: config.output,
+            ends_sleeping: config.ends_sleeping,
             monotonic_offset_ns: 0,
         })
     }

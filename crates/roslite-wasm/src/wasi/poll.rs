@@ -56,6 +56,9 @@ pub fn poll_oneoff(
     nsubscriptions: i32,
     nevents: i32,
 ) -> Result<i32, WasiExit> {
+    if cx.state.ends_sleeping() {
+        return Err(WasiExit(0));
+    }
     finish((|| {
         let count = nsubscriptions as u32;
         if count == 0 {
