@@ -59,7 +59,6 @@ pub mod layout {
 
 /// Every import of [`IMPORT_MODULE`], for the module check and the engines' linkers: calls
 /// `$m! { name(arg: type, ...); ... }`; each returns the status as `i32`.
-#[macro_export]
 macro_rules! roslite_imports {
     // `[...]`, when given, comes before the list for the callback (the linker and error type).
     ($m:ident $([$($extra:tt)*])?) => {
@@ -116,6 +115,7 @@ macro_rules! roslite_imports {
         }
     };
 }
+pub(crate) use roslite_imports;
 
 /// One import's name and its parameter types, for checking a module before it is linked.
 pub struct ImportSignature {

@@ -53,7 +53,7 @@ fn wasi_names() -> &'static [&'static str] {
             &[$(stringify!($name)),*]
         };
     }
-    crate::wasi_functions!(names)
+    crate::wasi::wasi_functions!(names)
 }
 
 /// Validates `wasm` and checks its imports and exports.

@@ -122,8 +122,8 @@ fn host_error(fault: Fault) -> wasmi::Error {
 
 fn linker(engine: &Engine) -> Linker<Data> {
     let mut linker = Linker::new(engine);
-    crate::roslite_imports!(link_roslite[linker, wasmi::Error]);
-    crate::wasi_functions!(link_wasi[linker, wasmi::Error]);
+    crate::abi::roslite_imports!(link_roslite[linker, wasmi::Error]);
+    crate::wasi::wasi_functions!(link_wasi[linker, wasmi::Error]);
     linker
 }
 

@@ -166,8 +166,8 @@ fn host_error(fault: Fault) -> wasmtime::Error {
 
 fn linker(engine: &Engine) -> Linker<Data> {
     let mut linker = Linker::new(engine);
-    crate::roslite_imports!(link_roslite[linker, wasmtime::Error]);
-    crate::wasi_functions!(link_wasi[linker, wasmtime::Error]);
+    crate::abi::roslite_imports!(link_roslite[linker, wasmtime::Error]);
+    crate::wasi::wasi_functions!(link_wasi[linker, wasmtime::Error]);
     linker
 }
 

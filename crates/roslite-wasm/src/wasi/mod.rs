@@ -17,7 +17,7 @@
 //!
 //! The calling convention, for the engine glue: every function is
 //! `fn(cx: &mut WasiCx<'_>, i32|i64, ...) -> Result<i32, WasiExit>`, the `Ok` value being the
-//! errno (0: success) and [`WasiExit`] meaning `proc_exit`. [`crate::wasi_functions!`] lists them all.
+//! errno (0: success) and [`WasiExit`] meaning `proc_exit`. `wasi_functions!` lists them all.
 //! Layouts of the records in guest memory follow `typenames.witx` of WASI preview1
 //! (wasm32: pointers and `size` are 4 bytes, records naturally aligned).
 
@@ -442,7 +442,6 @@ pub struct WasiCx<'a> {
 /// the `i32` errno) or `noreturn` (`proc_exit`, whose core function returns nothing: the glue
 /// turns its [`WasiExit`] into the end of the run). Each entry's Rust function is
 /// `$crate::wasi::name`.
-#[macro_export]
 macro_rules! wasi_functions {
     // `[...]`, when given, comes before the list for the callback (the linker and error type).
     ($m:ident $([$($extra:tt)*])?) => {
@@ -515,3 +514,4 @@ macro_rules! wasi_functions {
         }
     };
 }
+pub(crate) use wasi_functions;

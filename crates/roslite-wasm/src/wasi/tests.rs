@@ -799,7 +799,7 @@ fn every_function_links_and_answers_with_an_errno() {
             )*]
         };
     }
-    let functions = crate::wasi_functions!(each_with_zero_arguments);
+    let functions = crate::wasi::wasi_functions!(each_with_zero_arguments);
     let mut names: Vec<_> = functions.iter().map(|(name, _, _)| *name).collect();
     names.sort();
     names.dedup();
