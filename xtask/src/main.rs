@@ -197,7 +197,7 @@ fn install_prerequisites(root: &Path) -> Result<()> {
 /// benchmark (the baseline of `roslite bench rtt`), `cc`/`c++` build the Humble-era peers, the
 /// raspimouse_msgs typesupport for rclpy and the C and C++ test nodes, which `cmake` and
 /// `pkg-config` also build against an install; `clang` and `wasm-ld` build the WebAssembly
-/// guests (roslite-wasm's guest_build).
+/// guests and `wasm-opt` prepares them for parking (roslite-wasm's guest_build).
 const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
     ("nft", "nftables"),
@@ -208,6 +208,7 @@ const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("pkg-config", "pkg-config"),
     ("clang", "clang"),
     ("wasm-ld", "lld"),
+    ("wasm-opt", "binaryen"),
 ];
 
 /// Libraries the Humble-era interop peers (tests/interop_humble.rs) are built against:

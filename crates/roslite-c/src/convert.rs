@@ -211,6 +211,7 @@ pub(crate) fn check_serialized(cdr: &[u8]) -> Result<(), Failure> {
 
 /// `roslite_message_info`.
 #[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct CMessageInfo {
     pub source_timestamp_ns: i64,
     pub received_timestamp_ns: i64,

@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::Duration;
@@ -367,6 +367,9 @@ pub struct Executor {
     multi_threaded: AtomicBool,
     /// Cleared by [`Self::keep_callbacks_on_own_threads`]: no turn is lent while asleep.
     lends_turn: AtomicBool,
+    /// How many times [`Self::wake`] was called: [`Self::spin_while`] returns to its caller
+    /// when it changes.
+    wakes: AtomicU64,
 }
 
 impl Executor {
@@ -386,11 +389,13 @@ impl Executor {
             next_index: AtomicUsize::new(0),
             multi_threaded: AtomicBool::new(false),
             lends_turn: AtomicBool::new(true),
+            wakes: AtomicU64::new(0),
         }
     }
 
     /// Tells sleeping executor threads to look for work again.
     pub fn wake(&self) {
+        self.wakes.fetch_add(1, Ordering::AcqRel);
         self.parker.unpark();
     }
 
@@ -489,6 +494,36 @@ impl Executor {
         }
     }
 
+    /// Runs callbacks until shutdown, until `duration` (if given) has passed on this
+    /// executor's clock, or until `go_on` says to stop; `go_on` is asked before the first wait,
+    /// after every callback this thread runs and after every [`Self::wake`]. A callback run on
+    /// a lent turn does not wake this thread (as in [`Self::spin`]): the thread that received
+    /// the work runs it alone.
+    pub fn spin_while(&self, duration: Option<Duration>, go_on: &mut dyn FnMut() -> bool) {
+        let end = duration.map(|d| self.clock.now() + d);
+        let mut entities = Vec::new();
+        while !self.shutdown.is_shutdown() && go_on() {
+            let timeout = match end {
+                Some(end) => {
+                    let now = self.clock.now();
+                    if now >= end {
+                        return;
+                    }
+                    Some(end - now)
+                }
+                None => None,
+            };
+            let wakes = self.wakes.load(Ordering::Acquire);
+            self.spin_once_until_woken(timeout, &mut entities, wakes);
+        }
+    }
+
+    /// [`Self::spin_once`] that also returns (false) when [`Self::wake`] is called meanwhile.
+    pub fn spin_once_or_wake(&self, timeout: Option<Duration>) -> bool {
+        let wakes = self.wakes.load(Ordering::Acquire);
+        self.spin_once_inner_with(timeout, true, &mut Vec::new(), Some(wakes))
+    }
+
     /// Runs every callback that is ready now, without waiting.
     pub fn spin_some(&self) {
         let mut entities = Vec::new();
@@ -522,6 +557,27 @@ impl Executor {
         timeout: Option<Duration>,
         report: bool,
         entities: &mut Vec<Entry>,
+    ) -> bool {
+        self.spin_once_inner_with(timeout, report, entities, None)
+    }
+
+    /// [`Self::spin_once_with`] for [`Self::spin_while`], which must hear every wake: returns
+    /// false once [`Self::wake`] was called after `wakes` was read.
+    fn spin_once_until_woken(
+        &self,
+        timeout: Option<Duration>,
+        entities: &mut Vec<Entry>,
+        wakes: u64,
+    ) -> bool {
+        self.spin_once_inner_with(timeout, false, entities, Some(wakes))
+    }
+
+    fn spin_once_inner_with(
+        &self,
+        timeout: Option<Duration>,
+        report: bool,
+        entities: &mut Vec<Entry>,
+        return_on_wake_after: Option<u64>,
     ) -> bool {
         let wait_end = timeout.map(|t| self.clock.now() + t);
         loop {
@@ -564,6 +620,9 @@ impl Executor {
                 if self.parker.lent_runs() != runs {
                     return true;
                 }
+            }
+            if return_on_wake_after.is_some_and(|w| self.wakes.load(Ordering::Acquire) != w) {
+                return false;
             }
         }
     }

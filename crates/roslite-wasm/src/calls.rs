@@ -35,6 +35,18 @@ pub trait GuestCalls {
         during: &str,
     ) -> Result<i32, Fault>;
 
+    /// Runs (or, rewinding, resumes) the guest's `_start` with a fresh deadline; a return
+    /// from `main` or an unwind to park is `Ok`.
+    fn start(&mut self) -> Result<(), Fault>;
+    /// Calls one of the Asyncify exports (crate::park); a guest without them cannot park, so
+    /// it is never asked.
+    fn asyncify(&mut self, call: crate::park::Asyncify) -> Result<(), Fault>;
+    /// Whether a wait that starts now can park the guest: it was prepared with Asyncify and
+    /// the wait is `main`'s, not a callback's.
+    fn can_park(&mut self) -> bool;
+    /// Whether the guest was prepared with Asyncify at all.
+    fn can_park_at_all(&mut self) -> bool;
+
     fn state(&mut self) -> &mut GuestState {
         self.parts().1
     }
@@ -61,6 +73,15 @@ pub fn enter<R>(guest: &mut dyn GuestCalls, body: impl FnOnce(&mut dyn GuestCall
     let _restore = Restore(outer);
     // SAFETY: `pointer` came from `guest` just above and is valid for this call.
     body(unsafe { &mut *pointer })
+}
+
+/// Whether an import of the guest of `shared` runs on this thread (innermost).
+pub fn is_current(shared: &Arc<GuestShared>) -> bool {
+    CURRENT.with(Cell::get).is_some_and(|pointer| {
+        // SAFETY: as in `with_guest`.
+        let guest = unsafe { &mut *pointer };
+        Arc::ptr_eq(&guest.state().shared, shared)
+    })
 }
 
 /// Runs `f` on the guest of `shared` if an import of that guest runs on this thread; `None`

@@ -4,11 +4,12 @@
 //! guest's `_start` on the calling thread.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::fault::Fault;
-use crate::guest::GuestState;
+use crate::guest::{GuestShared, GuestState};
+use crate::park::{self, Resident};
 
 /// Links every `roslite_v1` import ([`crate::imports`]) into `$linker`, for either engine:
 /// called as `roslite_imports!(link_roslite [linker, Error])` from an engine module, which
@@ -43,6 +44,20 @@ macro_rules! link_wasi {
                 let result = crate::wasi::$name(&mut cx, $($arg),*);
                 guest.renew_budget();
                 result.map_err(|crate::wasi::WasiExit(code)| host_error(Fault::Exit(code as i32)))
+            })
+            .expect("each import is linked once");
+    };
+    (@one $linker:ident, $error:ty; $name:ident($($arg:ident: $ty:ty),*) -> sleeps) => {
+        $linker
+            .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
+                let mut guest = Guest(caller.as_context_mut());
+                let result = crate::park::sleeping_call(&mut guest, |g, phase| {
+                    let (memory, state) = g.parts();
+                    let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
+                    crate::wasi::$name(&mut cx, $($arg,)* phase)
+                });
+                guest.renew_budget();
+                result.map_err(host_error)
             })
             .expect("each import is linked once");
     };
@@ -230,6 +245,29 @@ pub fn run(loaded: &Loaded, state: GuestState, limits: Limits) -> Result<(), Fau
         Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits),
         #[cfg(feature = "wasmi")]
         Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits),
+    }
+}
+
+/// Runs the instantiated guest in `resident` to its end ([`park::run_main`]), then stops it for
+/// good on this thread: nothing is dispatched into it any more, and its entities are released
+/// (waiting for a callback that still runs in it on another thread).
+fn run_resident(
+    resident: Arc<Mutex<dyn Resident>>,
+    shared: &Arc<GuestShared>,
+) -> Result<(), Fault> {
+    shared.set_resident(Arc::downgrade(&resident));
+    let outcome = park::run_main(&resident, shared);
+    {
+        let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
+        park::enter(&mut *slot, |g| {
+            let state = g.state();
+            state.dead = true;
+            state.release_all();
+        });
+    }
+    match outcome {
+        Err(Fault::Exit(0) | Fault::Stopped) => Ok(()),
+        other => other,
     }
 }
 

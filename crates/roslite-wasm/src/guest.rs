@@ -3,12 +3,15 @@
 
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError, Weak};
 use std::thread::ThreadId;
+use std::time::Instant;
 
 use crate::abi::CallbackKind;
+use crate::calls::GuestCalls;
 use crate::fault::Fault;
+use crate::park::{Park, Resident, Resumed};
 
 /// A guest's handles: small integers of its own (index + 1), each naming a handle of the C
 /// ABI's table. A guest can reach only what it created, and the numbers it sees depend only on
@@ -55,13 +58,38 @@ pub struct SlotTarget {
     pub description: String,
 }
 
-/// A callback that arrived on a thread other than the guest's (an asynchronous reply comes
-/// on a network thread): it waits here until the guest's thread runs it.
-pub struct Deferred {
-    pub slot: i32,
-    pub kind: CallbackKind,
-    pub status: i32,
-    pub bytes: Option<Vec<u8>>,
+/// A callback whose guest was busy when it came (its `main` runs, or another callback holds
+/// the instance): it waits here until the guest can take it, at its next wait.
+pub enum Deferred {
+    Message {
+        slot: i32,
+        bytes: Vec<u8>,
+        info: roslite_c::convert::CMessageInfo,
+        description: String,
+    },
+    Timer {
+        slot: i32,
+        description: String,
+    },
+    Request {
+        slot: i32,
+        bytes: Vec<u8>,
+        /// The native responder; released unanswered if the guest ends first.
+        responder: u64,
+        description: String,
+    },
+    Response {
+        slot: i32,
+        status: i32,
+        bytes: Option<Vec<u8>>,
+    },
+    /// A status event (message lost, matched, incompatible QoS) with its four arguments.
+    Event {
+        slot: i32,
+        kind: CallbackKind,
+        args: [i64; 4],
+        description: String,
+    },
 }
 
 /// The part of a guest other threads may touch.
@@ -80,6 +108,17 @@ pub struct GuestShared {
     running: roslite::Context,
     /// Executors the guest created, to wake when mail arrives or it stops.
     pub executors: Mutex<Vec<Arc<roslite::Executor>>>,
+    /// The guest's instance, which a callback on any thread may take while the guest's `main`
+    /// is parked (crate::park); the engine's run holds the only strong reference.
+    resident: OnceLock<Weak<Mutex<dyn Resident>>>,
+    /// A callback that ran outside the guest's own thread faulted: its parked wait ends.
+    faulted: AtomicBool,
+    /// Rung when the guest stops, for a parked sleep.
+    bell: (Mutex<()>, Condvar),
+    /// How often the guest parked, and how many callbacks ran on a thread other than the
+    /// guest's own (on the thread that brought their work): [`crate::host::GuestStatistics`].
+    pub parks: AtomicU64,
+    pub callbacks_elsewhere: AtomicU64,
 }
 
 impl GuestShared {
@@ -92,7 +131,66 @@ impl GuestShared {
             stop_seen: AtomicBool::new(false),
             running,
             executors: Mutex::new(Vec::new()),
+            resident: OnceLock::new(),
+            faulted: AtomicBool::new(false),
+            bell: (Mutex::new(()), Condvar::new()),
+            parks: AtomicU64::new(0),
+            callbacks_elsewhere: AtomicU64::new(0),
         })
+    }
+
+    /// Makes the guest's instance reachable by callbacks on other threads (once, by the engine).
+    pub fn set_resident(&self, resident: Weak<Mutex<dyn Resident>>) {
+        let _ = self.resident.set(resident);
+    }
+
+    /// Runs `f` on the guest's instance if it is free now (its `main` parked, no other callback
+    /// inside); None if it is busy or gone.
+    pub fn with_resident<R>(&self, f: impl FnOnce(&mut dyn GuestCalls) -> R) -> Option<R> {
+        let resident = self.resident.get()?.upgrade()?;
+        let mut slot = resident.try_lock().ok()?;
+        if !self.is_guest_thread() {
+            self.callbacks_elsewhere.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(crate::park::enter(&mut *slot, f))
+    }
+
+    /// Notes that a callback faulted away from the guest's own thread, and wakes that thread.
+    pub fn note_fault(&self) {
+        self.faulted.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn take_fault_flag(&self) -> bool {
+        self.faulted.swap(false, Ordering::SeqCst)
+    }
+
+    pub fn has_mail(&self) -> bool {
+        !self
+            .mailbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
+    /// Sleeps until `until` or until the guest stops.
+    pub fn sleep_until(&self, until: Instant) {
+        let (lock, bell) = &self.bell;
+        let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        while !self.is_stopping() {
+            let Some(left) = until.checked_duration_since(Instant::now()) else {
+                return;
+            };
+            if left.is_zero() {
+                return;
+            }
+            // A shutdown of the shared context rings no bell: look again now and then.
+            let slice = left.min(crate::park::SLEEP_SLICE);
+            guard = bell
+                .wait_timeout(guard, slice)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
     }
 
     pub fn is_guest_thread(&self) -> bool {
@@ -118,6 +216,9 @@ impl GuestShared {
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         self.wake();
+        let (lock, bell) = &self.bell;
+        let _guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        bell.notify_all();
     }
 
     /// Whether the guest should end its waiting: it shut its context down, the host stops it,
@@ -165,6 +266,14 @@ pub struct GuestState {
     /// Guest allocations to free once the callback being prepared returns.
     pub allocations: Option<Vec<u32>>,
     pub wasi: crate::wasi::WasiState,
+    /// How many dispatches into the guest are running (a wait inside one cannot park).
+    pub dispatching: u32,
+    /// The wait `main` unwound for, until the host takes it (crate::park).
+    pub park: Option<Park>,
+    /// How the parked wait ended, for the import that parked when it is rewound.
+    pub resumed: Option<Resumed>,
+    /// Where in guest memory a parked call stack is saved (allocated at the first park).
+    pub saved_stack: Option<u32>,
 }
 
 // SAFETY: the raw target pointers are owned by this state and dereferenced only by the C ABI's
@@ -183,6 +292,10 @@ impl GuestState {
             dead: false,
             allocations: None,
             wasi,
+            dispatching: 0,
+            park: None,
+            resumed: None,
+            saved_stack: None,
         }
     }
 
@@ -201,6 +314,12 @@ impl GuestState {
     /// Releases every runtime object the guest still holds, newest first, then the slot
     /// targets their callbacks pointed at.
     pub fn release_all(&mut self) {
+        // Requests that waited for the guest are answered by nobody: their clients time out.
+        while let Some(mail) = self.shared.take_mail() {
+            if let Deferred::Request { responder, .. } = mail {
+                roslite_c::handles::remove(responder).ok();
+            }
+        }
         for native in self.handles.drain_newest_first() {
             if native != self.context {
                 roslite_c::handles::remove(native).ok();

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What to install when part of the toolchain is missing.
-pub const TOOLCHAIN_PACKAGES: &str = "clang lld wasi-libc libc++-dev-wasm32 libclang-rt-dev-wasm32";
+pub const TOOLCHAIN_PACKAGES: &str =
+    "clang lld wasi-libc libc++-dev-wasm32 libclang-rt-dev-wasm32 binaryen";
 
 /// The target triple clang is given: clang 14 knows `wasm32-wasi`, which is what Rust calls
 /// `wasm32-wasip1`.
@@ -74,6 +75,8 @@ pub struct Toolchain {
     pub sysroot: PathBuf,
     /// libc++'s headers for wasm32, when installed (C++ guests need them).
     pub libcxx_include: Option<PathBuf>,
+    /// Binaryen's optimizer, which prepares a linked module for parking ([`prepare_for_parking`]).
+    pub wasm_opt: PathBuf,
 }
 
 fn missing(what: impl Into<String>, package: &'static str) -> GuestBuildError {
@@ -153,10 +156,12 @@ impl Toolchain {
             ));
         }
         let libcxx_include = find_libcxx_include(&sysroot);
+        let wasm_opt = find_wasm_opt().ok_or_else(|| missing("wasm-opt (Binaryen)", "binaryen"))?;
         Ok(Toolchain {
             clang,
             sysroot,
             libcxx_include,
+            wasm_opt,
         })
     }
 
@@ -202,7 +207,8 @@ impl Toolchain {
             .arg(out);
         add_includes(&mut command, include_dirs);
         command.args(sources).arg(guest_library_source());
-        run(command)
+        run(command)?;
+        self.prepare_for_parking(out, out)
     }
 
     /// Compiles and links `sources` (C++17) with the guest library into the module `out`.
@@ -232,8 +238,46 @@ impl Toolchain {
         command.args(sources).arg(&library);
         let result = run(command);
         let _ = std::fs::remove_file(&library);
-        result
+        result?;
+        self.prepare_for_parking(out, out)
     }
+
+    /// [`prepare_for_parking`] with this toolchain's `wasm-opt`.
+    pub fn prepare_for_parking(&self, wasm: &Path, out: &Path) -> Result<(), GuestBuildError> {
+        asyncify(&self.wasm_opt, wasm, out)
+    }
+}
+
+/// Runs Binaryen's Asyncify pass over the module `wasm` (any guest: C, C++, WebAssembly text,
+/// or Rust built by cargo), writing `out` (which may be `wasm`): the guest can then park at its
+/// waits (crate::park), which lets its callbacks run on the thread that receives their work
+/// and lets a snapshot be taken between callbacks. Only the functions that can reach one of
+/// the waiting imports are changed; `-O2` afterwards keeps the cost small. Needs only
+/// `wasm-opt` (Debian package `binaryen`).
+pub fn prepare_for_parking(wasm: &Path, out: &Path) -> Result<(), GuestBuildError> {
+    let wasm_opt = find_wasm_opt().ok_or_else(|| missing("wasm-opt (Binaryen)", "binaryen"))?;
+    asyncify(&wasm_opt, wasm, out)
+}
+
+fn asyncify(wasm_opt: &Path, wasm: &Path, out: &Path) -> Result<(), GuestBuildError> {
+    let mut command = Command::new(wasm_opt);
+    command
+        .arg(wasm)
+        .args([
+            "--asyncify",
+            &crate::park::asyncify_imports_argument(),
+            "-O2",
+            "-o",
+        ])
+        .arg(out);
+    run(command)
+}
+
+fn find_wasm_opt() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("wasm-opt"))
+        .find(|p| p.is_file())
 }
 
 /// What every guest is linked with: the small shadow stack of [`STACK_SIZE`], and no

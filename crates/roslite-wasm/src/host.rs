@@ -66,6 +66,18 @@ pub struct GuestEnd {
     pub outcome: Result<(), Fault>,
 }
 
+/// How a guest has run so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuestStatistics {
+    pub name: String,
+    /// Waits of its `main` that parked it (crate::park): 0 for a guest not prepared for
+    /// parking.
+    pub parks: u64,
+    /// Callbacks that ran on the thread that brought their work (a receive or publishing
+    /// thread) instead of the guest's own.
+    pub callbacks_elsewhere: u64,
+}
+
 /// Why the host could not start.
 #[derive(Debug)]
 pub enum HostError {
@@ -209,6 +221,19 @@ impl Host {
             guest.shared.stop();
         }
         roslite_c::context::roslite_context_shutdown(self.context);
+    }
+
+    /// How each guest has run so far, in the order they were given.
+    pub fn statistics(&self) -> Vec<GuestStatistics> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.guests
+            .iter()
+            .map(|g| GuestStatistics {
+                name: g.shared.name.clone(),
+                parks: g.shared.parks.load(Relaxed),
+                callbacks_elsewhere: g.shared.callbacks_elsewhere.load(Relaxed),
+            })
+            .collect()
     }
 
     /// The context the guests share, for native nodes in the same process.

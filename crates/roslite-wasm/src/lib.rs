@@ -19,6 +19,7 @@ pub mod host;
 pub mod imports;
 pub mod memory;
 pub mod module;
+pub mod park;
 pub mod wasi;
 
 pub use engine::{EngineKind, Limits};

@@ -13,9 +13,14 @@ use roslite_wasm::module::ModuleError;
 use roslite_wasm::{EngineKind, Fault, GuestSpec, Host, HostOptions, Limits};
 
 fn guest(name: &str, replacements: &[(&str, String)]) -> PathBuf {
+    guest_from("tests/guests", name, replacements)
+}
+
+/// `DIR/NAME.wat` (DIR relative to this crate) with `replacements`, as a binary module.
+fn guest_from(dir: &str, name: &str, replacements: &[(&str, String)]) -> PathBuf {
     let mut text = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/guests")
+            .join(dir)
             .join(format!("{name}.wat")),
     )
     .unwrap();
@@ -83,6 +88,142 @@ fn talker_on_wasmtime() {
 #[test]
 fn talker_on_wasmi() {
     talker_reaches_a_native_subscriber(EngineKind::Wasmi);
+}
+
+/// The echo guest (guests/echo.wat), as written or prepared for parking.
+fn echo(parks: bool) -> PathBuf {
+    static BUILT: Mutex<Option<(PathBuf, PathBuf)>> = Mutex::new(None);
+    let mut built = BUILT.lock().unwrap();
+    let (written, prepared) = built.get_or_insert_with(|| {
+        let written = guest_from(
+            "guests",
+            "echo",
+            &[("@HASH@", StringMsg::TYPE_HASH.to_owned())],
+        );
+        let prepared = written.with_extension("parks.wasm");
+        roslite_wasm::guest_build::prepare_for_parking(&written, &prepared)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (written, prepared)
+    });
+    if parks {
+        prepared.clone()
+    } else {
+        written.clone()
+    }
+}
+
+/// A context on RTPS over UDP inside `ns` (its sockets made on a thread inside it).
+fn networked(ns: &roslite_transport::netns::NetNs) -> roslite::Context {
+    ns.run(|| {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id: 42,
+            range: roslite_transport::DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        roslite::Context::new(roslite::ContextOptions {
+            domain_id: 42,
+            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            // Two contexts of one process: RTPS over UDP, each datagram taken by a receive
+            // thread, which runs the callback of a parked guest itself.
+            local_transports: roslite::LocalTransports::UDP_ONLY,
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
+
+/// The echo guest answers every ping of a native node in another context of this process
+/// (inside a network namespace of the test's own). Prepared for parking, its `main` parks in
+/// its spin and its callbacks run on the thread that receives each ping, as a native node's
+/// do; as written it waits inside its instance and every callback runs on its own thread.
+fn echo_answers_every_ping(engine: EngineKind, parks: bool) {
+    let ns = roslite_transport::netns::NetNs::create("wasmpark").expect("a network namespace");
+    let host = Host::start(
+        &[GuestSpec { path: echo(parks) }],
+        &HostOptions {
+            engine,
+            context: Some(networked(&ns)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let context = networked(&ns);
+    let node = context.create_node("pinger").unwrap();
+    let ty = roslite::TypeInfo::of::<StringMsg>();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let _pong = node
+        .create_serialized_subscription("/wasm_bench/pong", ty, 10, move |bytes, _| {
+            let _ = tx.send(bytes.bytes().to_vec());
+        })
+        .unwrap();
+    let ping = node
+        .create_serialized_publisher("/wasm_bench/ping", ty, 10)
+        .unwrap();
+    let executor = roslite::Executor::new(&context);
+    executor.add_node(&node);
+    let spinner = std::thread::spawn(move || executor.spin());
+    // The echo sends the bytes it got; RTPS may pad them, so what comes back is compared as
+    // a message.
+    let message = |i: usize| {
+        roslite_cdr::to_vec(
+            &StringMsg {
+                data: format!("ping {i}"),
+            },
+            roslite_cdr::Endianness::Little,
+        )
+        .unwrap()
+    };
+    // Until the echo is up, pings may go unanswered.
+    let up_by = Instant::now() + Duration::from_secs(20);
+    loop {
+        ping.publish(&message(0)).unwrap();
+        if rx.recv_timeout(Duration::from_millis(50)).is_ok() {
+            break;
+        }
+        assert!(Instant::now() < up_by, "the echo never answered");
+    }
+    while rx.try_recv().is_ok() {}
+    for i in 1..=50 {
+        let sent = message(i);
+        ping.publish(&sent).unwrap();
+        let back = rx.recv_timeout(Duration::from_secs(5)).expect("an answer");
+        let back: StringMsg = roslite_cdr::from_bytes(&back).expect("a String");
+        assert_eq!(back.data, format!("ping {i}"), "ping {i} came back changed");
+    }
+    let statistics = host.statistics().remove(0);
+    host.shutdown();
+    context.shutdown();
+    spinner.join().unwrap();
+    let ends = host.wait();
+    assert!(ends[0].outcome.is_ok(), "{:?}", ends[0].outcome);
+    if parks {
+        assert!(statistics.parks >= 1, "{statistics:?}");
+        assert!(statistics.callbacks_elsewhere >= 1, "{statistics:?}");
+    } else {
+        assert_eq!(statistics.parks, 0, "{statistics:?}");
+        assert_eq!(statistics.callbacks_elsewhere, 0, "{statistics:?}");
+    }
+}
+
+#[test]
+fn parked_echo_on_wasmtime() {
+    echo_answers_every_ping(EngineKind::Wasmtime, true);
+}
+
+#[test]
+fn parked_echo_on_wasmi() {
+    echo_answers_every_ping(EngineKind::Wasmi, true);
+}
+
+#[test]
+fn echo_waiting_inside_on_wasmtime() {
+    echo_answers_every_ping(EngineKind::Wasmtime, false);
+}
+
+#[test]
+fn echo_waiting_inside_on_wasmi() {
+    echo_answers_every_ping(EngineKind::Wasmi, false);
 }
 
 fn options(engine: EngineKind) -> HostOptions {

@@ -167,6 +167,19 @@ impl Executor {
         self.inner.spin_for(duration);
     }
 
+    /// Runs callbacks until the context is shut down, `duration` (if given) has passed, or
+    /// `go_on` says to stop; `go_on` is asked before the first wait, after each callback this
+    /// thread runs and after each [`Self::wake`]. For a host that must notice its own events
+    /// (a WebAssembly node's mail, its stop) while it spins.
+    pub fn spin_while(&self, duration: Option<Duration>, go_on: &mut dyn FnMut() -> bool) {
+        self.inner.spin_while(duration, go_on);
+    }
+
+    /// [`Self::spin_once`] that also returns (false) when [`Self::wake`] is called meanwhile.
+    pub fn spin_once_or_wake(&self, timeout: Option<Duration>) -> bool {
+        self.inner.spin_once_or_wake(timeout)
+    }
+
     /// Runs every callback that is ready now.
     pub fn spin_some(&self) {
         self.inner.spin_some();

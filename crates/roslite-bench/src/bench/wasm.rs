@@ -6,16 +6,19 @@
 //!   node (serialized subscription and publisher, the same work a guest does), the echo guest
 //!   on wasmtime (Cranelift machine code) and the same guest on wasmi. All in one process on an
 //!   intra-process context, so the difference is the host -> guest dispatch -> host publish
-//!   path, not a network. A fourth row runs the native echo with its callbacks kept on its own
-//!   executor thread, as a guest's are (no turn lent to the publishing thread): it separates
-//!   the cost of that thread hop from the engine's. The three run in alternating rounds (the VM drifts); each row is
-//!   the median of its rounds' medians.
+//!   path, not a network. The guest is prepared for parking (Asyncify, as `roslite wasm build`
+//!   prepares every guest), so its callback runs on the publishing thread as a native node's
+//!   does; two more rows run it as written, waiting inside its instance, where each callback
+//!   is a hop to the guest's thread, and a last one runs the native echo with its callbacks
+//!   kept on its own executor thread (no turn lent to the publishing thread), the same hop
+//!   without any engine. All run in alternating rounds (the VM drifts); each row is the median
+//!   of its rounds' medians.
 //! - **Start-up**: process start to a node's first callback (a 1 ms wall timer), for a guest
 //!   precompiled to a `.cwasm` and run by `roslite run`, and for the same node natively
 //!   (a hidden helper of this binary). Both are this binary, so both pay for loading it.
 //!
 //! The guests are WebAssembly text in `crates/roslite-bench/guests/`, so the bench needs no
-//! guest toolchain.
+//! compiler for guests, only Binaryen's `wasm-opt` to prepare them for parking.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -31,7 +34,7 @@ use serde::Serialize;
 use crate::toolkit::json;
 use crate::toolkit::stats::{upper_median, Summary};
 
-const ECHO_GUEST: &str = include_str!("../../guests/echo.wat");
+const ECHO_GUEST: &str = include_str!("../../../roslite-wasm/guests/echo.wat");
 const STARTUP_GUEST: &str = include_str!("../../guests/startup.wat");
 
 const PING: &str = "/wasm_bench/ping";
@@ -59,7 +62,16 @@ enum Echo {
     /// The native echo with its callbacks kept on its executor's thread, as a guest's are:
     /// the same thread hop, no engine.
     NativeOwnThread,
-    Guest(EngineKind),
+    /// The echo guest on an engine, prepared for parking (Asyncify) or not.
+    Guest(EngineKind, Parking),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Parking {
+    /// The guest waits parked: a callback runs on the thread that brings the message.
+    Parks,
+    /// The guest waits inside its instance: each callback is a hop to its thread.
+    WaitsInside,
 }
 
 impl Echo {
@@ -67,18 +79,37 @@ impl Echo {
         match self {
             Self::Native => "native node",
             Self::NativeOwnThread => "native, own thread",
-            Self::Guest(EngineKind::Wasmtime) => "Wasm guest on wasmtime",
-            Self::Guest(EngineKind::Wasmi) => "Wasm guest on wasmi",
+            Self::Guest(EngineKind::Wasmtime, Parking::Parks) => "Wasm guest on wasmtime",
+            Self::Guest(EngineKind::Wasmi, Parking::Parks) => "Wasm guest on wasmi",
+            Self::Guest(EngineKind::Wasmtime, Parking::WaitsInside) => "wasmtime, no parking",
+            Self::Guest(EngineKind::Wasmi, Parking::WaitsInside) => "wasmi, no parking",
         }
     }
 }
 
-const ECHOES: [Echo; 4] = [
+const ECHOES: [Echo; 6] = [
     Echo::Native,
     Echo::NativeOwnThread,
-    Echo::Guest(EngineKind::Wasmtime),
-    Echo::Guest(EngineKind::Wasmi),
+    Echo::Guest(EngineKind::Wasmtime, Parking::Parks),
+    Echo::Guest(EngineKind::Wasmi, Parking::Parks),
+    Echo::Guest(EngineKind::Wasmtime, Parking::WaitsInside),
+    Echo::Guest(EngineKind::Wasmi, Parking::WaitsInside),
 ];
+
+/// The echo guest's two builds: as written, and prepared for parking.
+struct EchoGuests {
+    waits_inside: PathBuf,
+    parks: PathBuf,
+}
+
+impl EchoGuests {
+    fn path(&self, parking: Parking) -> &Path {
+        match parking {
+            Parking::Parks => &self.parks,
+            Parking::WaitsInside => &self.waits_inside,
+        }
+    }
+}
 
 /// A guest's WebAssembly text with std_msgs/String's hash filled in, compiled to binary and
 /// written under the system's temporary directory.
@@ -91,7 +122,7 @@ fn guest_file(text: &str, name: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// One round of `samples` round trips through `echo`; the round-trip times.
-fn round_trips(echo: Echo, guest: &Path, samples: usize) -> anyhow::Result<Vec<Duration>> {
+fn round_trips(echo: Echo, guests: &EchoGuests, samples: usize) -> anyhow::Result<Vec<Duration>> {
     let context = Context::new(ContextOptions::default())?;
     let node = context.create_node("wasm_bench")?;
     let ty = TypeInfo::of::<StringMsg>();
@@ -122,10 +153,10 @@ fn round_trips(echo: Echo, guest: &Path, samples: usize) -> anyhow::Result<Vec<D
             });
             native_echo = Some((echo_node, subscription, thread));
         }
-        Echo::Guest(engine) => {
+        Echo::Guest(engine, parking) => {
             host = Some(Host::start(
                 &[GuestSpec {
-                    path: guest.to_owned(),
+                    path: guests.path(parking).to_owned(),
                 }],
                 &HostOptions {
                     engine,
@@ -270,7 +301,13 @@ pub fn run(args: &WasmArgs) -> anyhow::Result<()> {
         args.samples >= 10 && args.rounds >= 1 && args.starts >= 1,
         "--samples must be at least 10, --rounds and --starts at least 1"
     );
-    let echo_guest = guest_file(ECHO_GUEST, "echo")?;
+    let waits_inside = guest_file(ECHO_GUEST, "echo")?;
+    let parks = waits_inside.with_extension("parks.wasm");
+    roslite_wasm::guest_build::prepare_for_parking(&waits_inside, &parks)?;
+    let echo_guests = EchoGuests {
+        waits_inside,
+        parks,
+    };
     let mut rounds: Vec<Vec<(Echo, Summary)>> = Vec::new();
     for round in 0..args.rounds {
         let mut this = Vec::new();
@@ -278,7 +315,7 @@ pub fn run(args: &WasmArgs) -> anyhow::Result<()> {
             if !args.json {
                 eprintln!("round {}/{}: {}", round + 1, args.rounds, echo.name());
             }
-            let times = round_trips(echo, &echo_guest, args.samples)?;
+            let times = round_trips(echo, &echo_guests, args.samples)?;
             this.push((echo, Summary::of(&times).expect("samples")));
         }
         rounds.push(this);

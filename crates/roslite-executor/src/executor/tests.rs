@@ -190,6 +190,77 @@ fn shutdown_stops_spin() {
     assert!(!executor.spin_once(None));
 }
 
+/// Wakes `executor` every millisecond until the returned flag is set.
+fn keep_waking(
+    executor: &Arc<Executor>,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (executor, stop) = (executor.clone(), done.clone());
+    let thread = std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            executor.wake();
+            std::thread::sleep(MS);
+        }
+    });
+    (done, thread)
+}
+
+/// `wake` returns to a caller that asked to hear it, with no work: `spin_once_or_wake` (which
+/// would otherwise wait for ever) returns false, and `spin_while` asks its caller again.
+#[test]
+fn a_wake_returns_to_a_caller_that_asked_for_it() {
+    let executor = Arc::new(Executor::new());
+    let (done, waker) = keep_waking(&executor);
+    assert!(!executor.spin_once_or_wake(None));
+    let mut asked = 0;
+    executor.spin_while(None, &mut || {
+        asked += 1;
+        asked < 3
+    });
+    assert_eq!(asked, 3);
+    done.store(true, Ordering::SeqCst);
+    waker.join().unwrap();
+}
+
+/// `spin_while` runs the callbacks that come, asks its caller after each, and ends at its
+/// duration or at shutdown.
+#[test]
+fn spin_while_runs_callbacks_until_told_or_timed_out() {
+    let (_clock, executor, group) = virtual_executor();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let entities: Vec<Arc<dyn Waitable>> = (0..3)
+        .map(|_| {
+            let ran = ran.clone();
+            one_shot(move || {
+                ran.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for entity in &entities {
+        group.add(Arc::downgrade(entity));
+    }
+    let mut asked = 0;
+    executor.spin_while(None, &mut || {
+        asked += 1;
+        ran.load(Ordering::SeqCst) < 2
+    });
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        2,
+        "stopped when told, after the second"
+    );
+    assert_eq!(asked, 3);
+    // On the virtual clock a duration passes only when advanced: zero ends at once.
+    executor.spin_while(Some(Duration::ZERO), &mut || true);
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
+    executor.shutdown_signal().shutdown();
+    executor.spin_while(None, &mut || true);
+    assert_eq!(ran.load(Ordering::SeqCst), 2, "nothing runs after shutdown");
+}
+
 /// A one-shot entity whose callback runs `body` once.
 struct OneShot<F: Fn() + Send + Sync> {
     pending: std::sync::atomic::AtomicBool,

@@ -2,7 +2,7 @@
 //! bounds each callback, a store limiter the memory.
 
 use wasmi::{
-    AsContextMut, Caller, Config, Engine, Linker, Memory, Module, Store, StoreContextMut,
+    AsContextMut, Caller, Config, Engine, Instance, Linker, Memory, Module, Store, StoreContextMut,
     StoreLimits, StoreLimitsBuilder, TrapCode, TypedFunc,
 };
 
@@ -12,6 +12,8 @@ use crate::calls::{enter, GuestCalls};
 use crate::fault::Fault;
 use crate::guest::GuestState;
 use crate::memory::GuestMemory;
+use crate::park::{self, Asyncify, Resident};
+use std::sync::{Arc, Mutex};
 
 fn engine() -> &'static Engine {
     static ENGINE: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
@@ -38,12 +40,42 @@ impl wasmi::errors::HostError for Fault {}
 /// `roslite_guest_dispatch`: (slot, kind, a, b, c, d) -> result.
 type DispatchFunc = TypedFunc<(i32, i32, i64, i64, i64, i64), i32>;
 
+/// The Asyncify exports of a guest prepared for parking (crate::park).
+#[derive(Clone, Copy)]
+struct AsyncifyFuncs {
+    start_unwind: TypedFunc<i32, ()>,
+    start_rewind: TypedFunc<i32, ()>,
+    stop_unwind: TypedFunc<(), ()>,
+    stop_rewind: TypedFunc<(), ()>,
+}
+
+impl AsyncifyFuncs {
+    fn of(instance: &Instance, store: &mut Store<Data>) -> Option<Self> {
+        Some(Self {
+            start_unwind: instance
+                .get_typed_func(&mut *store, park::EXPORT_START_UNWIND)
+                .ok()?,
+            start_rewind: instance
+                .get_typed_func(&mut *store, park::EXPORT_START_REWIND)
+                .ok()?,
+            stop_unwind: instance
+                .get_typed_func(&mut *store, park::EXPORT_STOP_UNWIND)
+                .ok()?,
+            stop_rewind: instance
+                .get_typed_func(&mut *store, park::EXPORT_STOP_REWIND)
+                .ok()?,
+        })
+    }
+}
+
 pub struct Data {
     guest: GuestState,
     memory: Option<Memory>,
     dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
     free: Option<TypedFunc<i32, ()>>,
+    start: Option<TypedFunc<(), ()>>,
+    asyncify: Option<AsyncifyFuncs>,
     limits: StoreLimits,
     fuel: u64,
 }
@@ -110,8 +142,53 @@ impl GuestCalls for Guest<'_> {
     ) -> Result<i32, Fault> {
         let f = self.0.data().dispatch.expect("checked at load");
         let fuel = self.renew_budget();
-        f.call(&mut self.0, (slot, kind as i32, a, b, c, d))
-            .map_err(|e| classify(e, during, fuel))
+        self.0.data_mut().guest.dispatching += 1;
+        let result = f.call(&mut self.0, (slot, kind as i32, a, b, c, d));
+        self.0.data_mut().guest.dispatching -= 1;
+        result.map_err(|e| classify(e, during, fuel))
+    }
+
+    fn start(&mut self) -> Result<(), Fault> {
+        let f = self.0.data().start.expect("checked at load");
+        let fuel = self.renew_budget();
+        f.call(&mut self.0, ())
+            .map_err(|e| classify(e, "main", fuel))
+    }
+
+    fn asyncify(&mut self, call: Asyncify) -> Result<(), Fault> {
+        let Some(f) = self.0.data().asyncify else {
+            return Err(Fault::Abi(format!(
+                "the guest does not export {}",
+                call.export()
+            )));
+        };
+        let fuel = self.0.data().fuel;
+        let result = match call {
+            Asyncify::StartUnwind(at) => f.start_unwind.call(&mut self.0, at as i32),
+            Asyncify::StartRewind(at) => f.start_rewind.call(&mut self.0, at as i32),
+            Asyncify::StopUnwind => f.stop_unwind.call(&mut self.0, ()),
+            Asyncify::StopRewind => f.stop_rewind.call(&mut self.0, ()),
+        };
+        result.map_err(|e| classify(e, call.export(), fuel))
+    }
+
+    fn can_park(&mut self) -> bool {
+        self.can_park_at_all() && self.0.data().guest.dispatching == 0
+    }
+
+    fn can_park_at_all(&mut self) -> bool {
+        self.0.data().asyncify.is_some()
+    }
+}
+
+/// The store while the guest runs: any thread may take it to run a callback when the guest's
+/// `main` is parked.
+struct ResidentStore(Store<Data>);
+
+impl Resident for ResidentStore {
+    fn enter(&mut self, body: &mut dyn FnMut(&mut dyn GuestCalls)) {
+        let mut guest = Guest(self.0.as_context_mut());
+        enter(&mut guest, |g| body(g));
     }
 }
 
@@ -128,12 +205,15 @@ fn linker(engine: &Engine) -> Linker<Data> {
 }
 
 pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fault> {
+    let shared = guest.shared.clone();
     let data = Data {
         guest,
         memory: None,
         dispatch: None,
         alloc: None,
         free: None,
+        start: None,
+        asyncify: None,
         limits: StoreLimitsBuilder::new()
             .memory_size(limits.max_memory_bytes)
             .instances(1)
@@ -162,17 +242,14 @@ pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fau
     let start = instance
         .get_typed_func::<(), ()>(&store, abi::EXPORT_START)
         .map_err(|e| abi_error(abi::EXPORT_START, e))?;
+    let asyncify = AsyncifyFuncs::of(&instance, &mut store);
     let data = store.data_mut();
     data.memory = Some(memory);
     data.dispatch = Some(dispatch);
     data.alloc = Some(alloc);
     data.free = Some(free);
-    store.set_fuel(limits.fuel).expect("fuel is on");
-    match start.call(&mut store, ()) {
-        Ok(()) => Ok(()),
-        Err(e) => match classify(e, "main", limits.fuel) {
-            Fault::Exit(0) | Fault::Stopped => Ok(()),
-            fault => Err(fault),
-        },
-    }
+    data.start = Some(start);
+    data.asyncify = asyncify;
+    let resident: Arc<Mutex<dyn Resident>> = Arc::new(Mutex::new(ResidentStore(store)));
+    super::run_resident(resident, &shared)
 }

@@ -1,43 +1,98 @@
-//! The C ABI's callbacks into the guest: each finds its guest through [`with_guest`] and
-//! dispatches into it; a fault is kept for the import that was running to carry out.
+//! The C ABI's callbacks into the guest: each finds its guest ([`into_guest`]) and dispatches
+//! into it, or leaves the work in its mailbox while it is busy; a fault is kept for the import
+//! or the parked wait that was running to carry out.
 
 use super::*;
 
-pub(super) fn zero_info() -> CMessageInfo {
-    CMessageInfo {
-        source_timestamp_ns: 0,
-        received_timestamp_ns: 0,
-        publication_sequence_number: 0,
-        from_intra_process: false,
-    }
+/// Where a callback went.
+pub(super) enum Reached<R> {
+    /// Into the guest (None: it was dead, or the callback faulted, which is kept).
+    Ran(Option<R>),
+    /// The guest is busy (its `main` runs, or another callback holds it): the caller defers
+    /// the work to its mailbox.
+    Busy,
 }
 
-/// Runs `deliver` on the guest `user` leads to, if it is inside a host call on this thread and
-/// alive; a fault is kept for the import to carry out.
+/// Runs `deliver` on the guest `user` leads to: through this thread's stack if an import of
+/// that guest runs here (a callback inside a spin of the guest), else on its instance if that
+/// is free (its `main` parked). A fault is kept for the import or the parked wait to carry
+/// out.
 ///
 /// # Safety
 /// `user` is a [`SlotTarget`] made by [`crate::guest::GuestState::target`].
 pub(super) unsafe fn into_guest<R>(
     user: *mut c_void,
     deliver: impl FnOnce(&mut dyn GuestCalls, &SlotTarget) -> Result<R, Fault>,
-) -> Option<R> {
+) -> Reached<R> {
     // SAFETY: the caller's promise.
     let target = unsafe { &*(user as *const SlotTarget) };
-    with_guest(&target.shared, |g| {
+    let run = |g: &mut dyn GuestCalls| {
         if g.state().dead {
-            return None;
+            return (None, false);
         }
         match deliver(g, target) {
-            Ok(r) => Some(r),
+            Ok(r) => (Some(r), false),
             Err(fault) => {
                 let state = g.state();
                 state.dead = true;
                 state.fault = Some(fault);
-                None
+                (None, true)
             }
         }
-    })
-    .flatten()
+    };
+    if is_current(&target.shared) {
+        return Reached::Ran(with_guest(&target.shared, run).and_then(|(r, _)| r));
+    }
+    match target.shared.with_resident(run) {
+        Some((r, faulted)) => {
+            if faulted {
+                target.shared.note_fault();
+            }
+            Reached::Ran(r)
+        }
+        None => Reached::Busy,
+    }
+}
+
+/// The slot target behind `user`.
+///
+/// # Safety
+/// As [`into_guest`].
+unsafe fn target<'a>(user: *mut c_void) -> &'a SlotTarget {
+    // SAFETY: the caller's promise.
+    unsafe { &*(user as *const SlotTarget) }
+}
+
+/// Runs a callback that waited in the guest's mailbox.
+pub(crate) fn deliver_mail(g: &mut dyn GuestCalls, mail: Deferred) -> Result<(), Fault> {
+    match mail {
+        Deferred::Message {
+            slot,
+            bytes,
+            info,
+            description,
+        } => deliver_message(g, slot, &bytes, &info, &description),
+        Deferred::Timer { slot, description } => g
+            .dispatch(slot, CallbackKind::Timer, [0; 4], &description)
+            .map(drop),
+        Deferred::Request {
+            slot,
+            bytes,
+            responder,
+            description,
+        } => deliver_request(g, slot, &bytes, responder, &description),
+        Deferred::Response {
+            slot,
+            status,
+            bytes,
+        } => deliver_response(g, slot, status, bytes.as_deref()),
+        Deferred::Event {
+            slot,
+            kind,
+            args,
+            description,
+        } => g.dispatch(slot, kind, args, &description).map(drop),
+    }
 }
 
 pub(super) fn deliver_message(
@@ -94,32 +149,61 @@ pub(super) unsafe extern "C" fn on_message(
     // SAFETY: the C ABI passes `length` bytes and an info, valid during the call.
     let (bytes, info) = unsafe { (std::slice::from_raw_parts(cdr, length), &*info) };
     // SAFETY: `user` is a slot target (it was registered so).
-    let delivered = unsafe {
+    let reached = unsafe {
         into_guest(user, |g, t| {
             deliver_message(g, t.slot, bytes, info, &t.description)
         })
     };
-    if delivered.is_none() {
+    if let Reached::Busy = reached {
         // SAFETY: as above.
-        let target = unsafe { &*(user as *const SlotTarget) };
-        if !target.shared.is_guest_thread() {
-            target.shared.post(Deferred {
-                slot: target.slot,
-                kind: CallbackKind::Message,
-                status: 0,
-                bytes: Some(bytes.to_vec()),
-            });
-        }
+        let t = unsafe { target(user) };
+        t.shared.post(Deferred::Message {
+            slot: t.slot,
+            bytes: bytes.to_vec(),
+            info: *info,
+            description: t.description.clone(),
+        });
     }
 }
 
 pub(super) unsafe extern "C" fn on_timer(user: *mut c_void) {
     // SAFETY: `user` is a slot target.
-    unsafe {
+    let reached = unsafe {
         into_guest(user, |g, t| {
             g.dispatch(t.slot, CallbackKind::Timer, [0; 4], &t.description)
         })
     };
+    if let Reached::Busy = reached {
+        // SAFETY: as above.
+        let t = unsafe { target(user) };
+        t.shared.post(Deferred::Timer {
+            slot: t.slot,
+            description: t.description.clone(),
+        });
+    }
+}
+
+pub(super) fn deliver_request(
+    g: &mut dyn GuestCalls,
+    slot: i32,
+    bytes: &[u8],
+    responder: u64,
+    description: &str,
+) -> Result<(), Fault> {
+    let guest_responder = g.state().handles.insert(responder);
+    let at = g.alloc(bytes.len().max(1) as u32)?;
+    if at == 0 || g.parts().0.write(at, bytes).is_err() {
+        return Err(Fault::Abi(
+            "roslite_guest_alloc had no memory for a request".into(),
+        ));
+    }
+    g.dispatch(
+        slot,
+        CallbackKind::Request,
+        [i64::from(at), bytes.len() as i64, guest_responder as i64, 0],
+        description,
+    )?;
+    g.free(at)
 }
 
 pub(super) unsafe extern "C" fn on_request(
@@ -131,27 +215,27 @@ pub(super) unsafe extern "C" fn on_request(
     // SAFETY: the C ABI passes `length` bytes, valid during the call.
     let bytes = unsafe { std::slice::from_raw_parts(request, length) };
     // SAFETY: `user` is a slot target.
-    let delivered = unsafe {
+    let reached = unsafe {
         into_guest(user, |g, t| {
-            let guest_responder = g.state().handles.insert(responder);
-            let at = g.alloc(bytes.len().max(1) as u32)?;
-            if at == 0 || g.parts().0.write(at, bytes).is_err() {
-                return Err(Fault::Abi(
-                    "roslite_guest_alloc had no memory for a request".into(),
-                ));
-            }
-            g.dispatch(
-                t.slot,
-                CallbackKind::Request,
-                [i64::from(at), bytes.len() as i64, guest_responder as i64, 0],
-                &t.description,
-            )?;
-            g.free(at)
+            deliver_request(g, t.slot, bytes, responder, &t.description)
         })
     };
-    if delivered.is_none() {
+    match reached {
+        Reached::Ran(Some(())) => {}
         // Unanswerable: the client times out, as when a C server drops a responder.
-        roslite_c::handles::remove(responder).ok();
+        Reached::Ran(None) => {
+            roslite_c::handles::remove(responder).ok();
+        }
+        Reached::Busy => {
+            // SAFETY: as above.
+            let t = unsafe { target(user) };
+            t.shared.post(Deferred::Request {
+                slot: t.slot,
+                bytes: bytes.to_vec(),
+                responder,
+                description: t.description.clone(),
+            });
+        }
     }
 }
 
@@ -196,15 +280,34 @@ pub(super) unsafe extern "C" fn on_response(
         unsafe { std::slice::from_raw_parts(response, length) }
     });
     // SAFETY: `user` is a slot target.
-    let delivered = unsafe { into_guest(user, |g, t| deliver_response(g, t.slot, status, bytes)) };
-    if delivered.is_none() {
+    let reached = unsafe { into_guest(user, |g, t| deliver_response(g, t.slot, status, bytes)) };
+    if let Reached::Busy = reached {
         // SAFETY: as above.
-        let target = unsafe { &*(user as *const SlotTarget) };
-        target.shared.post(Deferred {
-            slot: target.slot,
-            kind: CallbackKind::Response,
+        let t = unsafe { target(user) };
+        t.shared.post(Deferred::Response {
+            slot: t.slot,
             status,
             bytes: bytes.map(<[u8]>::to_vec),
+        });
+    }
+}
+
+/// A status event: dispatched, or deferred while the guest is busy.
+///
+/// # Safety
+/// `user` is a slot target.
+unsafe fn on_event(user: *mut c_void, kind: CallbackKind, args: [i64; 4]) {
+    // SAFETY: the caller's promise.
+    let reached =
+        unsafe { into_guest(user, |g, t| g.dispatch(t.slot, kind, args, &t.description)) };
+    if let Reached::Busy = reached {
+        // SAFETY: as above.
+        let t = unsafe { target(user) };
+        t.shared.post(Deferred::Event {
+            slot: t.slot,
+            kind,
+            args,
+            description: t.description.clone(),
         });
     }
 }
@@ -212,14 +315,11 @@ pub(super) unsafe extern "C" fn on_response(
 pub(super) unsafe extern "C" fn on_message_lost(user: *mut c_void, total: u64, change: u64) {
     // SAFETY: `user` is a slot target.
     unsafe {
-        into_guest(user, |g, t| {
-            g.dispatch(
-                t.slot,
-                CallbackKind::MessageLost,
-                [total as i64, change as i64, 0, 0],
-                &t.description,
-            )
-        })
+        on_event(
+            user,
+            CallbackKind::MessageLost,
+            [total as i64, change as i64, 0, 0],
+        )
     };
 }
 
@@ -231,14 +331,11 @@ pub(super) unsafe extern "C" fn on_matched_event(
 ) {
     // SAFETY: `user` is a slot target.
     unsafe {
-        into_guest(user, |g, t| {
-            g.dispatch(
-                t.slot,
-                CallbackKind::Matched,
-                [current.into(), change.into(), total.into(), 0],
-                &t.description,
-            )
-        })
+        on_event(
+            user,
+            CallbackKind::Matched,
+            [current.into(), change.into(), total.into(), 0],
+        )
     };
 }
 
@@ -249,14 +346,11 @@ pub(super) unsafe extern "C" fn on_incompatible_qos_event(
 ) {
     // SAFETY: `user` is a slot target.
     unsafe {
-        into_guest(user, |g, t| {
-            g.dispatch(
-                t.slot,
-                CallbackKind::IncompatibleQos,
-                [total.into(), policy.into(), 0, 0],
-                &t.description,
-            )
-        })
+        on_event(
+            user,
+            CallbackKind::IncompatibleQos,
+            [total.into(), policy.into(), 0, 0],
+        )
     };
 }
 
@@ -299,9 +393,12 @@ pub(super) unsafe extern "C" fn on_parameters(
         })
     };
     match outcome {
-        Some((true, _)) => true,
-        Some((false, text)) => refuse(&text),
-        None => refuse("the node's WebAssembly instance could not run the callback (it stopped, or the change came from another thread)"),
+        Reached::Ran(Some((true, _))) => true,
+        Reached::Ran(Some((false, text))) => refuse(&text),
+        Reached::Ran(None) => refuse("the node's WebAssembly instance stopped"),
+        Reached::Busy => refuse(
+            "the node's WebAssembly instance is busy (its main runs and does not wait in a spin): try again",
+        ),
     }
 }
 

@@ -2,6 +2,7 @@
 //! came for it from other threads.
 
 use super::*;
+use crate::park;
 
 pub fn executor_create(g: &mut dyn GuestCalls, context: i64, out: i32) -> ImportResult {
     let outcome = (|| {
@@ -13,8 +14,12 @@ pub fn executor_create(g: &mut dyn GuestCalls, context: i64, out: i32) -> Import
             unsafe { roslite_c::executor::roslite_executor_create(context, &mut executor) };
         if status == ROSLITE_OK {
             if let Ok(spinner) = roslite_c::handles::executor(executor) {
-                // Callbacks enter the guest only on its own thread, which owns the instance.
-                spinner.keep_callbacks_on_own_threads();
+                // A guest that cannot park keeps its instance on its own thread while it
+                // spins: its callbacks must run there. One that parks lends its turn, as a
+                // native node does (crate::park).
+                if !g.can_park_at_all() {
+                    spinner.keep_callbacks_on_own_threads();
+                }
                 g.state()
                     .shared
                     .executors
@@ -39,25 +44,16 @@ pub fn executor_add_node(g: &mut dyn GuestCalls, executor: i64, node: i64) -> Im
     finish(g, outcome)
 }
 
-/// Runs callbacks deferred to the guest's thread (replies that came on a network thread);
-/// whether any ran.
-pub(super) fn run_mail(g: &mut dyn GuestCalls) -> Result<bool, Fault> {
+/// Runs the callbacks that waited in the guest's mailbox while it was busy; whether any ran.
+pub(crate) fn run_mail(g: &mut dyn GuestCalls) -> Result<bool, Fault> {
     let shared = g.state().shared.clone();
     let mut ran = false;
     while let Some(mail) = shared.take_mail() {
         ran = true;
-        match mail.kind {
-            CallbackKind::Response => {
-                deliver_response(g, mail.slot, mail.status, mail.bytes.as_deref())?
-            }
-            CallbackKind::Message => deliver_message(
-                g,
-                mail.slot,
-                &mail.bytes.unwrap_or_default(),
-                &zero_info(),
-                "subscription callback",
-            )?,
-            _ => {}
+        if let Err(fault) = deliver_mail(g, mail) {
+            let state = g.state();
+            state.dead = true;
+            return Err(fault);
         }
         if let Some(fault) = g.state().fault.take() {
             return Err(fault);
@@ -98,26 +94,41 @@ pub(super) fn running(g: &mut dyn GuestCalls) -> bool {
     !g.state().shared.is_stopping()
 }
 
-/// Spins until `end` (None: until the guest or the context stops).
+/// Spins until `end` (None: until the guest or the context stops): parked if the guest can
+/// park (crate::park), else here.
 pub(super) fn spin_until(
     g: &mut dyn GuestCalls,
     executor: i64,
     end: Option<Instant>,
 ) -> ImportResult {
-    let executor = match native(g, executor) {
-        Ok(e) => e,
-        Err(r) => return finish(g, Err(r)),
-    };
-    while running(g) {
-        let timeout = match end {
-            Some(end) => match end.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => Some(left),
-                _ => break,
-            },
-            None => None,
-        };
-        if let Err(r) = spin_once(g, executor, timeout)? {
+    if let Some(resumed) = park::resume(g)? {
+        if let Err(r) = spun(resumed)? {
             return finish(g, Err(r));
+        }
+    } else {
+        let executor = match native(g, executor) {
+            Ok(e) => e,
+            Err(r) => return finish(g, Err(r)),
+        };
+        let wait = Park::Spin {
+            executor,
+            until: end,
+            once: false,
+        };
+        if park::park(g, wait)? {
+            return Ok(ROSLITE_OK);
+        }
+        while running(g) {
+            let timeout = match end {
+                Some(end) => match end.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => break,
+                },
+                None => None,
+            };
+            if let Err(r) = spin_once(g, executor, timeout)? {
+                return finish(g, Err(r));
+            }
         }
     }
     // Spinning for a time (osDelay, spin_for) after the host stopped: a node that waits on
@@ -126,6 +137,17 @@ pub(super) fn spin_until(
         return Err(Fault::Stopped);
     }
     finish(g, Ok(ROSLITE_OK))
+}
+
+/// What a rewound spin returns: whether a callback ran, or the C ABI's refusal.
+fn spun(resumed: Resumed) -> Result<Step<bool>, Fault> {
+    match resumed {
+        Resumed::Spun(Ok(ran)) => Ok(Ok(ran)),
+        Resumed::Spun(Err((status, message))) => Ok(Err(Refusal(status, message))),
+        Resumed::Slept => Err(Fault::Abi(
+            "a spin was resumed from a sleep: the guest's stack does not match its park".into(),
+        )),
+    }
 }
 
 pub fn executor_spin(g: &mut dyn GuestCalls, executor: i64) -> ImportResult {
@@ -168,20 +190,36 @@ pub fn executor_spin_once(
     ran: i32,
 ) -> ImportResult {
     let outcome: Result<Step<i32>, Fault> = (|| {
-        let executor = match native(g, executor) {
-            Ok(e) => e,
-            Err(r) => return Ok(Err(r)),
-        };
-        if !running(g) {
-            return Ok(Err(Refusal(
-                ROSLITE_SHUTDOWN,
-                "the node's context was shut down".into(),
-            )));
-        }
-        let timeout = (timeout_ns >= 0).then(|| Duration::from_nanos(timeout_ns as u64));
-        let did = match spin_once(g, executor, timeout)? {
-            Ok(did) => did,
-            Err(r) => return Ok(Err(r)),
+        let did = if let Some(resumed) = park::resume(g)? {
+            match spun(resumed)? {
+                Ok(did) => did,
+                Err(r) => return Ok(Err(r)),
+            }
+        } else {
+            let executor = match native(g, executor) {
+                Ok(e) => e,
+                Err(r) => return Ok(Err(r)),
+            };
+            if !running(g) {
+                return Ok(Err(Refusal(
+                    ROSLITE_SHUTDOWN,
+                    "the node's context was shut down".into(),
+                )));
+            }
+            let timeout = (timeout_ns >= 0).then(|| Duration::from_nanos(timeout_ns as u64));
+            // A spin that may wait parks; one that only looks (timeout 0) does not.
+            let wait = Park::Spin {
+                executor,
+                until: timeout.map(|t| Instant::now() + t),
+                once: true,
+            };
+            if !timeout.is_some_and(|t| t.is_zero()) && park::park(g, wait)? {
+                return Ok(Ok(ROSLITE_OK));
+            }
+            match spin_once(g, executor, timeout)? {
+                Ok(did) => did,
+                Err(r) => return Ok(Err(r)),
+            }
         };
         if ran != 0 {
             if let Err(e) = g.parts().0.put_u8(pointer(ran), u8::from(did)) {

@@ -18,10 +18,11 @@ use roslite_c::params::CParameterValue;
 use roslite_c::{ROSLITE_INVALID_ARGUMENT, ROSLITE_INVALID_HANDLE, ROSLITE_OK, ROSLITE_SHUTDOWN};
 
 use crate::abi::{layout, CallbackKind, REASON_CAPACITY};
-use crate::calls::{with_guest, GuestCalls};
+use crate::calls::{is_current, with_guest, GuestCalls};
 use crate::fault::Fault;
 use crate::guest::{Deferred, SlotTarget};
 use crate::memory::{GuestMemory, OutOfBounds};
+use crate::park::{Park, Resumed};
 
 pub type ImportResult = Result<i32, Fault>;
 
@@ -201,6 +202,7 @@ mod timer;
 use callbacks::*;
 
 pub use context::*;
+pub(crate) use executor::run_mail;
 pub use executor::*;
 pub use log::*;
 pub use node::*;

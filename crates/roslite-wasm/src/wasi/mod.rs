@@ -41,7 +41,7 @@ pub use path::{
     path_create_directory, path_filestat_get, path_filestat_set_times, path_link, path_open,
     path_readlink, path_remove_directory, path_rename, path_symlink, path_unlink_file,
 };
-pub use poll::{poll_oneoff, MAX_POLL_SUBSCRIPTIONS};
+pub use poll::{poll_oneoff, poll_oneoff_here, PollPhase, Polled, MAX_POLL_SUBSCRIPTIONS};
 pub use process::{
     args_get, args_sizes_get, clock_res_get, clock_time_get, environ_get, environ_sizes_get,
     proc_exit, proc_raise, random_get, sched_yield, sock_accept, sock_recv, sock_send,
@@ -439,9 +439,10 @@ pub struct WasiCx<'a> {
 /// `wasi_snapshot_preview1.witx`, for the engine glue to register each with both engines from
 /// this one list. `$m` is called once with every entry as
 /// `name(arg: type, ...) -> result;`, where `result` is `errno` (the core function returns
-/// the `i32` errno) or `noreturn` (`proc_exit`, whose core function returns nothing: the glue
-/// turns its [`WasiExit`] into the end of the run). Each entry's Rust function is
-/// `$crate::wasi::name`.
+/// the `i32` errno), `noreturn` (`proc_exit`, whose core function returns nothing: the glue
+/// turns its [`WasiExit`] into the end of the run) or `sleeps` (`poll_oneoff`: the Rust
+/// function takes a [`PollPhase`] more and may ask for a sleep, [`Polled`], which the glue
+/// parks the guest for, crate::park). Each entry's Rust function is `$crate::wasi::name`.
 macro_rules! wasi_functions {
     // `[...]`, when given, comes before the list for the callback (the linker and error type).
     ($m:ident $([$($extra:tt)*])?) => {
@@ -499,7 +500,7 @@ macro_rules! wasi_functions {
                 old_path: i32, old_path_len: i32, fd: i32, new_path: i32, new_path_len: i32
             ) -> errno;
             path_unlink_file(fd: i32, path: i32, path_len: i32) -> errno;
-            poll_oneoff(subscriptions: i32, events: i32, nsubscriptions: i32, nevents: i32) -> errno;
+            poll_oneoff(subscriptions: i32, events: i32, nsubscriptions: i32, nevents: i32) -> sleeps;
             proc_exit(rval: i32) -> noreturn;
             proc_raise(sig: i32) -> errno;
             sched_yield() -> errno;

@@ -49,17 +49,59 @@ fn until_deadline(state: &WasiState, id: u32, timeout: u64, flags: u16) -> Resul
     Ok(timeout.saturating_sub(state.clock_now_ns(clock)))
 }
 
-pub fn poll_oneoff(
+/// Which half of a `poll_oneoff` this call is: a sleep the host does (crate::park parks the
+/// guest for it) splits it in two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollPhase {
+    /// The guest's call: check, answer what is ready, or say how long to sleep first.
+    Begin,
+    /// The same call again once that sleep is over: report the clocks that are due.
+    Slept,
+}
+
+/// What the first half of `poll_oneoff` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polled {
+    /// Answered (the errno).
+    Done(i32),
+    /// Nothing is ready: sleep this long, then call again with [`PollPhase::Slept`].
+    Sleep(Duration),
+}
+
+/// `poll_oneoff` sleeping on the calling thread (where the guest cannot park).
+pub fn poll_oneoff_here(
     cx: &mut WasiCx<'_>,
     subscriptions: i32,
     events: i32,
     nsubscriptions: i32,
     nevents: i32,
 ) -> Result<i32, WasiExit> {
-    if cx.state.ends_sleeping() {
+    let args = (subscriptions, events, nsubscriptions, nevents);
+    match poll_oneoff(cx, args.0, args.1, args.2, args.3, PollPhase::Begin)? {
+        Polled::Done(errno) => Ok(errno),
+        Polled::Sleep(span) => {
+            std::thread::sleep(span);
+            match poll_oneoff(cx, args.0, args.1, args.2, args.3, PollPhase::Slept)? {
+                Polled::Done(errno) => Ok(errno),
+                Polled::Sleep(_) => unreachable!("the second half never sleeps"),
+            }
+        }
+    }
+}
+
+pub fn poll_oneoff(
+    cx: &mut WasiCx<'_>,
+    subscriptions: i32,
+    events: i32,
+    nsubscriptions: i32,
+    nevents: i32,
+    phase: PollPhase,
+) -> Result<Polled, WasiExit> {
+    if phase == PollPhase::Begin && cx.state.ends_sleeping() {
         return Err(WasiExit(0));
     }
-    finish((|| {
+    let mut sleep = None;
+    let answered = finish((|| {
         let count = nsubscriptions as u32;
         if count == 0 {
             return Err(Errno::INVAL);
@@ -110,7 +152,10 @@ pub fn poll_oneoff(
         let due_within = if ready.is_empty() {
             let soonest = timers.iter().map(|&(_, remaining)| remaining).min();
             let soonest = soonest.unwrap_or(0);
-            std::thread::sleep(Duration::from_nanos(soonest));
+            if phase == PollPhase::Begin && soonest > 0 {
+                sleep = Some(Duration::from_nanos(soonest));
+                return Ok(());
+            }
             soonest
         } else {
             0
@@ -136,5 +181,9 @@ pub fn poll_oneoff(
                 .write(output + index as u32 * EVENT_SIZE, &record)?;
         }
         Ok(cx.memory.put_u32(nevents as u32, ready.len() as u32)?)
-    })())
+    })())?;
+    Ok(match sleep {
+        Some(span) => Polled::Sleep(span),
+        None => Polled::Done(answered),
+    })
 }

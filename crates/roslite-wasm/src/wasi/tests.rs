@@ -625,8 +625,14 @@ fn pointers_outside_memory_are_efault_not_a_panic() {
         guest.call(|cx| fd_prestat_dir_name(cx, 1, end, 4)),
         Errno::BADF.code()
     );
-    assert_eq!(guest.call(|cx| poll_oneoff(cx, end - 8, 0, 1, 100)), fault);
-    assert_eq!(guest.call(|cx| poll_oneoff(cx, 0, end - 8, 1, 100)), fault);
+    assert_eq!(
+        guest.call(|cx| poll_oneoff_here(cx, end - 8, 0, 1, 100)),
+        fault
+    );
+    assert_eq!(
+        guest.call(|cx| poll_oneoff_here(cx, 0, end - 8, 1, 100)),
+        fault
+    );
 
     let dir = TempDir::new();
     std::fs::write(dir.path().join("f"), b"").unwrap();
@@ -685,7 +691,7 @@ fn poll_oneoff_sleeps_on_clock_subscriptions() {
 
     put_clock_subscription(&mut guest, subscriptions, 0xABCD, 1, 30_000_000, false);
     let started = Instant::now();
-    let errno = guest.call(|cx| poll_oneoff(cx, subscriptions as i32, events as i32, 1, 100));
+    let errno = guest.call(|cx| poll_oneoff_here(cx, subscriptions as i32, events as i32, 1, 100));
     assert_eq!(errno, 0);
     assert!(started.elapsed() >= Duration::from_millis(30), "it slept");
     assert_eq!(guest.u32(100), 1);
@@ -701,7 +707,7 @@ fn poll_oneoff_sleeps_on_clock_subscriptions() {
     let deadline = guest.u64(200) + 20_000_000;
     put_clock_subscription(&mut guest, subscriptions, 7, 1, deadline, true);
     let started = Instant::now();
-    let errno = guest.call(|cx| poll_oneoff(cx, subscriptions as i32, events as i32, 1, 100));
+    let errno = guest.call(|cx| poll_oneoff_here(cx, subscriptions as i32, events as i32, 1, 100));
     assert_eq!((errno, guest.u32(100), guest.u64(events)), (0, 1, 7));
     assert!(started.elapsed() >= Duration::from_millis(19));
 
@@ -714,7 +720,7 @@ fn poll_oneoff_sleeps_on_clock_subscriptions() {
         guest.put(at + 8, &[2]);
         guest.put_u32(at + 16, fd);
     }
-    let errno = guest.call(|cx| poll_oneoff(cx, subscriptions as i32, events as i32, 3, 100));
+    let errno = guest.call(|cx| poll_oneoff_here(cx, subscriptions as i32, events as i32, 3, 100));
     assert_eq!(
         (errno, guest.u32(100)),
         (0, 2),
@@ -729,12 +735,12 @@ fn poll_oneoff_sleeps_on_clock_subscriptions() {
     assert_eq!(guest.bytes(second + 8, 2), Errno::BADF.0.to_le_bytes());
 
     assert_eq!(
-        guest.call(|cx| poll_oneoff(cx, subscriptions as i32, events as i32, 0, 100)),
+        guest.call(|cx| poll_oneoff_here(cx, subscriptions as i32, events as i32, 0, 100)),
         Errno::INVAL.code()
     );
     let too_many = MAX_POLL_SUBSCRIPTIONS as i32 + 1;
     assert_eq!(
-        guest.call(|cx| poll_oneoff(cx, 0, 0, too_many, 100)),
+        guest.call(|cx| poll_oneoff_here(cx, 0, 0, too_many, 100)),
         Errno::NOTSUP.code()
     );
 }
@@ -789,14 +795,27 @@ fn every_function_links_and_answers_with_an_errno() {
     /// Each function with all-zero arguments, as the engine glue would call it.
     macro_rules! each_with_zero_arguments {
         ($( $name:ident ( $( $arg:ident : $ty:ident ),* ) -> $result:ident ; )*) => {
-            vec![$(
-                (
-                    stringify!($name),
-                    stringify!($result),
-                    (|cx: &mut WasiCx<'_>| crate::wasi::$name(cx, $( 0 as $ty ),*))
-                        as fn(&mut WasiCx<'_>) -> Result<i32, WasiExit>,
-                ),
-            )*]
+            vec![$( each_with_zero_arguments!(@one $name($($ty),*) -> $result) ),*]
+        };
+        (@one $name:ident($($ty:ident),*) -> sleeps) => {
+            (
+                stringify!($name),
+                "errno",
+                (|cx: &mut WasiCx<'_>| {
+                    match crate::wasi::$name(cx, $( 0 as $ty, )* PollPhase::Begin)? {
+                        Polled::Done(errno) => Ok(errno),
+                        Polled::Sleep(span) => panic!("no subscriptions, yet a sleep of {span:?}"),
+                    }
+                }) as fn(&mut WasiCx<'_>) -> Result<i32, WasiExit>,
+            )
+        };
+        (@one $name:ident($($ty:ident),*) -> $result:ident) => {
+            (
+                stringify!($name),
+                stringify!($result),
+                (|cx: &mut WasiCx<'_>| crate::wasi::$name(cx, $( 0 as $ty ),*))
+                    as fn(&mut WasiCx<'_>) -> Result<i32, WasiExit>,
+            )
         };
     }
     let functions = crate::wasi::wasi_functions!(each_with_zero_arguments);
