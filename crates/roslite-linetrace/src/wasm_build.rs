@@ -78,6 +78,8 @@ pub fn build() -> Result<WasmFollower, String> {
         cpp_build::newest_under(&root.join("crates/roslite-c/include")),
         cpp_build::newest_under(&generated),
         modified(&roslite_wasm::guest_build::guest_library_source()),
+        // How guests are built (prepared for parking, for one) is part of this program.
+        modified(&exe),
     ];
     // Built under names of their own and renamed: a concurrent build never runs a half file.
     let partial = |path: &Path| path.with_extension(format!("{}.partial", std::process::id()));

@@ -143,14 +143,17 @@ pub fn compile(args: &CompileArgs) -> Result<(), String> {
 }
 
 /// Build a C or C++ node into a WebAssembly node (a WASI command linked with roslite's guest
-/// library), with the generated types of the message packages it uses.
+/// library), with the generated types of the message packages it uses, prepared for parking.
 ///
 /// C sources (.c) are compiled as C11 against `roslite/roslite.h`; C++ sources (.cpp, .cc,
 /// .cxx) as C++17 against the rclcpp and mROS 2 APIs. Needs the Debian packages clang, lld,
-/// wasi-libc, libc++-dev-wasm32 and libclang-rt-dev-wasm32 (docs/wasm.md, "Building guests").
+/// wasi-libc, libc++-dev-wasm32, libclang-rt-dev-wasm32 and binaryen (docs/wasm.md,
+/// "Building guests"). Given one .wasm built elsewhere (a Rust node built by cargo), it only
+/// prepares that module for parking (Binaryen's wasm-opt, docs/wasm.md, "Parking"): its
+/// callbacks then run on the thread that receives their messages, and it can be migrated.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BuildArgs {
-    /// The node's sources, all C or all C++.
+    /// The node's sources, all C or all C++; or one .wasm to prepare for parking.
     #[arg(required = true)]
     pub sources: Vec<PathBuf>,
     /// Message packages whose C or C++ types the node includes (what they use comes too),
@@ -168,6 +171,12 @@ pub struct BuildArgs {
 /// Builds a C or C++ guest (see [`BuildArgs`]).
 pub fn build(args: &BuildArgs) -> Result<(), String> {
     use roslite_msg_gen::native::{self, Lang};
+    if let [module] = args.sources.as_slice() {
+        if module.extension().is_some_and(|e| e == "wasm") {
+            return crate::guest_build::prepare_for_parking(module, &args.output)
+                .map_err(|e| e.to_string());
+        }
+    }
     let cpp = args.sources.iter().any(|s| {
         matches!(
             s.extension().and_then(|e| e.to_str()),

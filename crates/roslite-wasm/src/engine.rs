@@ -230,7 +230,15 @@ pub fn load_bytes(kind: EngineKind, bytes: &[u8]) -> Result<Loaded, LoadError> {
 #[cfg(feature = "compiler")]
 fn check_then_compile(bytes: &[u8]) -> Result<wasmtime::Module, LoadError> {
     crate::module::check(bytes).map_err(LoadError::Check)?;
-    wasmtime_engine::compile(bytes)
+    wasmtime_engine::compile(&instrumented(bytes)?)
+}
+
+/// A checked `.wasm` instrumented for snapshots ([`crate::instrument`]); a `.cwasm` was when
+/// `roslite wasm compile` made it.
+#[cfg(feature = "instrument")]
+pub(crate) fn instrumented(bytes: &[u8]) -> Result<Vec<u8>, LoadError> {
+    crate::instrument::instrument(bytes)
+        .map_err(|e| LoadError::Check(crate::module::ModuleError::Malformed(e)))
 }
 
 #[cfg(not(feature = "compiler"))]

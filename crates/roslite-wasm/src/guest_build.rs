@@ -263,6 +263,7 @@ fn asyncify(wasm_opt: &Path, wasm: &Path, out: &Path) -> Result<(), GuestBuildEr
     let mut command = Command::new(wasm_opt);
     command
         .arg(wasm)
+        .args(GUEST_FEATURES)
         .args([
             "--asyncify",
             &crate::park::asyncify_imports_argument(),
@@ -272,6 +273,17 @@ fn asyncify(wasm_opt: &Path, wasm: &Path, out: &Path) -> Result<(), GuestBuildEr
         .arg(out);
     run(command)
 }
+
+/// What current compilers emit for wasm32-wasip1 by default (Rust since 1.87 and clang alike),
+/// and what both engines run: Binaryen's own default is the first WebAssembly version alone.
+const GUEST_FEATURES: &[&str] = &[
+    "--enable-bulk-memory",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-nontrapping-float-to-int",
+    "--enable-multivalue",
+    "--enable-reference-types",
+];
 
 fn find_wasm_opt() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -17,6 +17,8 @@ pub mod guest;
 pub mod guest_build;
 pub mod host;
 pub mod imports;
+#[cfg(feature = "instrument")]
+pub mod instrument;
 pub mod memory;
 pub mod module;
 pub mod park;

@@ -156,7 +156,16 @@ fn rust_examples() -> &'static Path {
             "building examples/wasm/rust for wasm32-wasip1 failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        target_dir.join("wasm32-wasip1").join("release")
+        // As a user would: each node prepared for parking (`roslite wasm build X.wasm`).
+        let built = target_dir.join("wasm32-wasip1").join("release");
+        let prepared = target_dir.join("parks");
+        std::fs::create_dir_all(&prepared).unwrap();
+        for node in ["talker", "listener"] {
+            let name = format!("{node}.wasm");
+            roslite_wasm::guest_build::prepare_for_parking(&built.join(&name), &prepared.join(&name))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        prepared
     })
 }
 

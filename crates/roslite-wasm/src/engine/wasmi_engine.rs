@@ -31,8 +31,11 @@ pub fn compile(bytes: &[u8]) -> Result<Module, LoadError> {
             "it does not start with the WebAssembly magic bytes (\\0asm)".into(),
         )));
     }
-    Module::new(engine(), bytes)
-        .map_err(|e| LoadError::Check(crate::module::ModuleError::Malformed(e.to_string())))
+    let malformed = |e: String| LoadError::Check(crate::module::ModuleError::Malformed(e));
+    wasmparser::Validator::new()
+        .validate_all(bytes)
+        .map_err(|e| malformed(e.to_string()))?;
+    Module::new(engine(), &super::instrumented(bytes)?).map_err(|e| malformed(e.to_string()))
 }
 
 impl wasmi::errors::HostError for Fault {}

@@ -67,9 +67,16 @@ pub fn compile(_bytes: &[u8]) -> Result<Module, LoadError> {
     Err(LoadError::NeedsCompiler)
 }
 
-/// Compiles `wasm` to a `.cwasm` for `target` (a Rust target triple; None: this machine).
+/// Compiles `wasm` to a `.cwasm` for `target` (a Rust target triple; None: this machine),
+/// instrumented for snapshots first ([`crate::instrument`]), as every module this host runs.
 #[cfg(feature = "compiler")]
 pub fn precompile(wasm: &[u8], target: Option<&str>) -> Result<Vec<u8>, String> {
+    let wasm = crate::instrument::instrument(wasm)?;
+    precompile_as_is(&wasm, target)
+}
+
+#[cfg(feature = "compiler")]
+fn precompile_as_is(wasm: &[u8], target: Option<&str>) -> Result<Vec<u8>, String> {
     let mut config = config();
     if let Some(target) = target {
         config.target(target).map_err(|e| format!("{e:#}"))?;
