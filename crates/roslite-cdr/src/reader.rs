@@ -201,17 +201,21 @@ impl<'a> CdrReader<'a> {
         std::str::from_utf8(text).map_err(|_| DecodeError::InvalidUtf8)
     }
 
-    /// Reads a string whose length in bytes (without NUL) is bounded.
+    /// Reads a `string<=bound`. The bound is read as leniently as any ROS 2 client library
+    /// writes it: rclcpp counts it in bytes, rclpy in characters, so a text of `bound`
+    /// characters is accepted even when its UTF-8 takes more bytes (up to 4 a character,
+    /// which bounds what an accepted string can hold).
     ///
     /// # Errors
-    /// As [`Self::read_string`], plus [`DecodeError::BoundExceeded`].
+    /// As [`Self::read_string`], plus [`DecodeError::StringBoundExceeded`].
     pub fn read_bounded_string(&mut self, bound: usize) -> Result<&'a str, DecodeError> {
         let s = self.read_string()?;
+        // ASCII and short texts need no count: a character is at least one byte.
         if s.len() > bound {
-            return Err(DecodeError::BoundExceeded {
-                len: s.len(),
-                bound,
-            });
+            let chars = s.chars().count();
+            if chars > bound {
+                return Err(DecodeError::StringBoundExceeded { chars, bound });
+            }
         }
         Ok(s)
     }
@@ -222,6 +226,39 @@ impl<'a> CdrReader<'a> {
     /// [`DecodeError::InvalidValue`] for unpaired surrogates or units above 0xffff.
     pub fn read_wstring(&mut self) -> Result<String, DecodeError> {
         let len = self.read_len(4)?;
+        self.read_wstring_units(len)
+    }
+
+    /// Reads a `wstring<=bound`, read as leniently as any ROS 2 client library writes it:
+    /// rclcpp counts UTF-16 code units, rclpy characters, so `bound` characters outside the
+    /// Basic Multilingual Plane (two units each) are accepted. More than `2 * bound` units
+    /// cannot be that many characters and are refused before anything is allocated.
+    ///
+    /// # Errors
+    /// As [`Self::read_wstring`], plus [`DecodeError::StringBoundExceeded`].
+    pub fn read_bounded_wstring(&mut self, bound: usize) -> Result<String, DecodeError> {
+        let len = self.read_len(4)?;
+        if len > bound.saturating_mul(2) {
+            // Count the characters for the error without keeping the units: each unit that is
+            // not the second half of a surrogate pair starts one.
+            let mut chars = 0;
+            for _ in 0..len {
+                let unit = self.read_u32()?;
+                chars += usize::from(!(0xdc00..0xe000).contains(&unit));
+            }
+            return Err(DecodeError::StringBoundExceeded { chars, bound });
+        }
+        let text = self.read_wstring_units(len)?;
+        if len > bound {
+            let chars = text.chars().count();
+            if chars > bound {
+                return Err(DecodeError::StringBoundExceeded { chars, bound });
+            }
+        }
+        Ok(text)
+    }
+
+    fn read_wstring_units(&mut self, len: usize) -> Result<String, DecodeError> {
         let mut units = Vec::with_capacity(len);
         for _ in 0..len {
             let unit = u16::try_from(self.read_u32()?).map_err(|_| DecodeError::InvalidValue)?;

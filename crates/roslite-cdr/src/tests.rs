@@ -497,3 +497,76 @@ fn a_reserved_sequence_reads_as_empty_and_keeps_its_length() {
     assert_eq!((seq.reserved_len(), seq.as_slice()), (None, &[1][..]));
     assert_eq!(Seq::<u8>::from(vec![1]).reserved_len(), None);
 }
+
+/// A `string<=N` is sent counted in bytes (rclcpp's reading) and received counted in
+/// characters (rclpy's), so that what any ROS 2 client library sends is read and what roslite
+/// sends is read by all.
+#[test]
+fn string_bounds_are_strict_on_sending_and_lenient_on_receipt() {
+    let umlauts = "ö".repeat(22); // what rclpy sends in a string<=22: 44 bytes
+    let mut w = CdrWriter::new(Endianness::Little);
+    assert_eq!(
+        w.write_bounded_string(&umlauts, 22),
+        Err(EncodeError::StringBoundExceeded {
+            bytes: 44,
+            chars: 22,
+            bound: 22
+        })
+    );
+    w.write_string(&umlauts).unwrap();
+    w.write_string(&"ö".repeat(23)).unwrap();
+    w.write_string("😀😀").unwrap(); // 8 bytes, 2 characters
+    let bytes = w.finish();
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert_eq!(r.read_bounded_string(22), Ok(umlauts.as_str()));
+    assert_eq!(
+        r.read_bounded_string(22),
+        Err(DecodeError::StringBoundExceeded {
+            chars: 23,
+            bound: 22
+        })
+    );
+    assert_eq!(r.read_bounded_string(2), Ok("😀😀"));
+    let error = DecodeError::StringBoundExceeded {
+        chars: 23,
+        bound: 22,
+    }
+    .to_string();
+    assert!(
+        error.contains("23 characters") && error.contains("rclpy"),
+        "{error}"
+    );
+}
+
+/// A `wstring<=N` is sent counted in UTF-16 units (rclcpp) and received counted in characters
+/// (rclpy), with at most 2N units read: N characters outside the Basic Multilingual Plane.
+#[test]
+fn wstring_bounds_are_strict_on_sending_and_lenient_on_receipt() {
+    let faces = "😀".repeat(3); // 6 UTF-16 units
+    let mut w = CdrWriter::new(Endianness::Big);
+    assert_eq!(
+        w.write_bounded_wstring(&faces, 3),
+        Err(EncodeError::WStringBoundExceeded {
+            units: 6,
+            chars: 3,
+            bound: 3
+        })
+    );
+    w.write_bounded_wstring("ハロー", 3).unwrap();
+    w.write_wstring(&faces).unwrap();
+    w.write_wstring("😀😀a").unwrap(); // 5 units, 3 characters
+    w.write_wstring("abcdefg").unwrap(); // 7 units: over 2 * 3, refused unread
+    let bytes = w.finish();
+    let mut r = CdrReader::new(&bytes).unwrap();
+    assert_eq!(r.read_bounded_wstring(3).as_deref(), Ok("ハロー"));
+    assert_eq!(r.read_bounded_wstring(3), Ok(faces));
+    assert_eq!(
+        r.read_bounded_wstring(2),
+        Err(DecodeError::StringBoundExceeded { chars: 3, bound: 2 })
+    );
+    assert_eq!(
+        r.read_bounded_wstring(3),
+        Err(DecodeError::StringBoundExceeded { chars: 7, bound: 3 })
+    );
+    assert_eq!(r.remaining(), 0);
+}

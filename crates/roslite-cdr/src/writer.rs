@@ -325,14 +325,17 @@ impl<'a> CdrWriter<'a> {
         Ok(())
     }
 
-    /// A string with an upper bound on its length in bytes (not counting the NUL).
+    /// A `string<=bound`, the bound counted the strict way: in bytes of UTF-8, not counting
+    /// the NUL, as rclcpp counts it (rclpy counts characters), so every ROS 2 client library
+    /// accepts what this writes.
     ///
     /// # Errors
-    /// As [`Self::write_string`], plus [`EncodeError::BoundExceeded`].
+    /// As [`Self::write_string`], plus [`EncodeError::StringBoundExceeded`].
     pub fn write_bounded_string(&mut self, s: &str, bound: usize) -> Result<(), EncodeError> {
         if s.len() > bound {
-            return Err(EncodeError::BoundExceeded {
-                len: s.len(),
+            return Err(EncodeError::StringBoundExceeded {
+                bytes: s.len(),
+                chars: s.chars().count(),
                 bound,
             });
         }
@@ -351,6 +354,24 @@ impl<'a> CdrWriter<'a> {
             self.write_u32(u32::from(unit));
         }
         Ok(())
+    }
+
+    /// A `wstring<=bound`, the bound counted the strict way: in UTF-16 code units, as rclcpp
+    /// counts it (rclpy counts characters, and one outside the Basic Multilingual Plane is two
+    /// units).
+    ///
+    /// # Errors
+    /// As [`Self::write_wstring`], plus [`EncodeError::WStringBoundExceeded`].
+    pub fn write_bounded_wstring(&mut self, s: &str, bound: usize) -> Result<(), EncodeError> {
+        let units = s.encode_utf16().count();
+        if units > bound {
+            return Err(EncodeError::WStringBoundExceeded {
+                units,
+                chars: s.chars().count(),
+                bound,
+            });
+        }
+        self.write_wstring(s)
     }
 
     /// Writes the elements of a primitive array or sequence body (no length), aligned once.

@@ -88,15 +88,70 @@ enum WasmCommand {
 }
 
 /// Runs the command; an error is printed as a user reads it (`Error: ` and its message, then
-/// each cause the message does not already hold), never as a debug structure or a backtrace.
+/// each cause the message does not already hold), never as a debug structure or a backtrace
+/// (`RUST_BACKTRACE` is for bugs: panics).
+///
+/// A reader that goes away (`roslite interface proto ... | head -1`) ends the command quietly
+/// with status 1, as the ros2 CLI ends (Python's `BrokenPipeError`), without its traceback.
 fn main() -> ExitCode {
+    end_quietly_when_stdout_closes();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => ExitCode::FAILURE,
         Err(error) => {
             eprintln!("Error: {}", user_message(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The exit status when stdout's reader went away: the ros2 CLI's (an uncaught
+/// `BrokenPipeError` in Python).
+const READER_GONE_STATUS: i32 = 1;
+
+/// Rust ignores SIGPIPE, so a write to a pipe whose reader has gone fails with EPIPE, and
+/// `println!` turns that failure into a panic ("failed printing to stdout: Broken pipe"), on
+/// whichever thread printed (`topic echo` prints from network threads too). Every command
+/// prints with `println!`, so the panic hook is the one place that sees them all: that panic
+/// exits the process at once with no message; every other panic is a bug and keeps the
+/// default report (with a backtrace under `RUST_BACKTRACE=1`).
+///
+/// SIGPIPE stays ignored rather than restored to its default (which would end the process
+/// the way `cat` ends) because the same-host links write to Unix sockets, where a peer that
+/// went away must be an error to handle, not the end of the process.
+fn end_quietly_when_stdout_closes() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_stdout_broken_pipe_panic(message) {
+            std::process::exit(READER_GONE_STATUS);
+        }
+        default_hook(info);
+    }));
+}
+
+/// Whether a panic message is std's report of a `print!` to a stdout whose reader is gone
+/// (`std::io::stdio::print_to`: "failed printing to stdout: " and the OS error, EPIPE, which
+/// is 32 on Linux: "Broken pipe (os error 32)").
+fn is_stdout_broken_pipe_panic(message: &str) -> bool {
+    message
+        .strip_prefix("failed printing to stdout: ")
+        .is_some_and(|cause| cause.ends_with("(os error 32)"))
+}
+
+/// Whether a command failed because its output's reader went away (a command that writes
+/// stdout itself and returns the error).
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error and its causes, outermost first, joined by `: `. Many of roslite's errors already
@@ -153,6 +208,23 @@ fn run() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_print_to_a_closed_stdout_ends_quietly() {
+        // The text std panics with, from a real EPIPE.
+        let epipe = std::io::Error::from_raw_os_error(32);
+        assert_eq!(epipe.kind(), std::io::ErrorKind::BrokenPipe);
+        assert!(is_stdout_broken_pipe_panic(&format!(
+            "failed printing to stdout: {epipe}"
+        )));
+        assert!(!is_stdout_broken_pipe_panic(&format!(
+            "failed printing to stderr: {epipe}"
+        )));
+        assert!(!is_stdout_broken_pipe_panic("index out of bounds"));
+        let error = anyhow::Error::new(epipe).context("cannot print");
+        assert!(is_broken_pipe(&error));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
+    }
 
     #[test]
     fn errors_read_as_messages_with_each_cause_once() {

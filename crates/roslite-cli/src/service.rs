@@ -180,7 +180,7 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
         dynamic::from_yaml(&set, &request_ty, &args.values).map_err(|e| anyhow::anyhow!("{e}"))?;
     let payload = dynamic::encode(&set, &request_ty, &value, Endianness::Little)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let shown = pyrepr::message_repr(&set, &request_ty, &value);
+    let shown = pyrepr::message_repr(&set, &request_ty, &value, pyrepr::Origin::Typed);
 
     let ctx = crate::topic::networked_context()?;
     let node_name = crate::topic::default_node_name();
@@ -212,7 +212,7 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("the response does not decode as {response_ty}: {e}"))?;
         println!(
             "response:\n{}\n",
-            pyrepr::message_repr(&set, &response_ty, &response)
+            pyrepr::message_repr(&set, &response_ty, &response, pyrepr::Origin::Received)
         );
         let Some(period) = period else {
             return Ok(());

@@ -262,3 +262,109 @@ fn bench_timer_rejects_bad_durations_and_refused_settings_clearly() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("CPU affinity [1000] refused"));
 }
+
+/// `roslite <args>` with its stdout a pipe whose reader is already gone, as after `| head -1`
+/// took its line: every write fails with EPIPE.
+fn with_reader_gone(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("make a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_roslite"))
+        .args(args)
+        .env_remove("AMENT_PREFIX_PATH")
+        // Only this process: `topic pub` below sends nothing anywhere.
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF")
+        .env("RUST_BACKTRACE", "1")
+        .stdout(writer)
+        .output()
+        .expect("run roslite")
+}
+
+/// A reader that goes away ends every command quietly, with the ros2 CLI's status (1), not a
+/// panic (101) and its "failed printing to stdout: Broken pipe" with a backtrace.
+#[test]
+fn a_reader_that_goes_away_ends_each_command_quietly() {
+    for args in [
+        &["interface", "proto", "sensor_msgs/msg/PointCloud2"][..],
+        &["interface", "show", "sensor_msgs/msg/PointCloud2"],
+        &["interface", "list"],
+        &["interface", "packages"],
+        &[
+            "topic",
+            "pub",
+            "-w",
+            "0",
+            "--once",
+            "/chatter",
+            "std_msgs/msg/String",
+            "data: hi",
+        ],
+    ] {
+        let output = with_reader_gone(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "roslite {args:?} ended with {}: {stderr}",
+            output.status
+        );
+        assert_eq!(stderr, "", "roslite {args:?} was not quiet");
+    }
+}
+
+/// The same through a shell pipeline into `head -1`, as a user types it.
+#[test]
+fn interface_proto_into_head_prints_one_line_and_no_error() {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' interface proto sensor_msgs/msg/PointCloud2 | head -1",
+            env!("CARGO_BIN_EXE_roslite")
+        ))
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("AMENT_PREFIX_PATH")
+        .output()
+        .expect("run sh");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "\"header:\n");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+/// A user's mistake is a message, not a program fault: even with `RUST_BACKTRACE=1` (common in
+/// a Rust developer's shell) no backtrace follows it.
+#[test]
+fn user_errors_print_their_message_only_under_rust_backtrace() {
+    for (args, message) in [
+        (
+            &["interface", "show", "nope_msgs/msg/Missing"][..],
+            "Error: unknown interface type 'nope_msgs/msg/Missing'",
+        ),
+        (
+            &[
+                "topic",
+                "pub",
+                "/chatter",
+                "std_msgs/msg/String",
+                "{data: [1]}",
+            ],
+            "Error: field `data` expects string but got a list of 1 items",
+        ),
+        (
+            &["service", "call", "/x", "std_srvs/srv/Missing"],
+            "Error: unknown service type 'std_srvs/srv/Missing'",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LIB_BACKTRACE", "1")
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF")
+            .env_remove("AMENT_PREFIX_PATH")
+            .output()
+            .expect("run roslite");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "roslite {args:?}: {stderr}");
+        assert!(stderr.starts_with(message), "roslite {args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "roslite {args:?}: {stderr}");
+        assert!(!stderr.contains("backtrace"), "roslite {args:?}: {stderr}");
+    }
+}

@@ -261,3 +261,154 @@ fn unknown_names_and_empty_requests_are_errors() {
     assert!(root.join("include/std_msgs/msg/header.hpp").is_file());
     assert!(!root.join("include/builtin_interfaces").exists());
 }
+
+/// A package `bounds_demo` with the same fields bounded (`Bounded`) and not (`Free`): what the
+/// second encodes is what rclpy would send for the first.
+fn bounds_package(root: &Path) -> PathBuf {
+    let pkg = root.join("bounds_demo");
+    fs::create_dir_all(pkg.join("msg")).unwrap();
+    fs::write(
+        pkg.join("package.xml"),
+        "<package format=\"3\">\n  <name>bounds_demo</name>\n</package>\n",
+    )
+    .unwrap();
+    fs::write(pkg.join("msg/Bounded.msg"), "string<=3 s\nwstring<=2 w\n").unwrap();
+    fs::write(pkg.join("msg/Free.msg"), "string s\nwstring w\n").unwrap();
+    pkg
+}
+
+/// Generated C and C++ types read a bounded string as leniently as any ROS 2 client library
+/// writes it (in characters: rclpy), and send it only within the strict reading (bytes or
+/// UTF-16 units: rclcpp).
+#[test]
+fn generated_c_and_cpp_types_read_bounds_in_characters_and_send_them_in_bytes() {
+    let root = scratch("generate_bounds");
+    let pkg = bounds_package(&root);
+    for (lang, compiler, std, file, source) in [
+        ("cpp", "c++", "-std=c++17", "node.cpp", BOUNDS_CPP),
+        ("c", "cc", "-std=c11", "node.c", BOUNDS_C),
+    ] {
+        let include = root.join(format!("include_{lang}"));
+        let output = roslite(&[
+            "interface",
+            "generate",
+            "--lang",
+            lang,
+            "--out",
+            include.to_str().unwrap(),
+            pkg.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        let path = root.join(file);
+        fs::write(&path, source).unwrap();
+        let exe = root.join(format!("bounds_{lang}"));
+        compile(compiler, std, &path, &include, &exe);
+        let run = Command::new(&exe).output().unwrap();
+        assert!(run.status.success(), "{lang}: {run:?}");
+        assert_eq!(String::from_utf8(run.stdout).unwrap(), "ok\n", "{lang}");
+    }
+}
+
+const BOUNDS_CPP: &str = r#"
+#include <cassert>
+#include <cstdio>
+#include "bounds_demo/msg/bounded.hpp"
+#include "bounds_demo/msg/free.hpp"
+
+// Whether `s` and `w`, sent without bounds, decode as the bounded type.
+static bool accepted(const char * s, const std::u16string & w)
+{
+  bounds_demo::msg::Free free;
+  free.s = s;
+  free.w = w;
+  bounds_demo::msg::Bounded bounded;
+  bool ok = roslite::decode(roslite::encode(free), bounded);
+  assert(!ok || (bounded.s == free.s && bounded.w == free.w));
+  return ok;
+}
+
+static bool sent(const char * s, const std::u16string & w)
+{
+  bounds_demo::msg::Bounded bounded;
+  bounded.s = s;
+  bounded.w = w;
+  try {
+    roslite::encode(bounded);
+    return true;
+  } catch (const roslite::encode_error &) {
+    return false;
+  }
+}
+
+int main()
+{
+  // 6 bytes in a string<=3, 4 UTF-16 units in a wstring<=2: three and two characters.
+  assert(accepted("\xc3\xa4\xc3\xb6\xc3\xbc", u"\U0001F600\U0001F600"));
+  assert(!accepted("\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f", u""));
+  assert(!accepted("abcd", u""));
+  assert(!accepted("", u"abc"));
+  assert(!accepted("", u"\U0001F600\U0001F600a"));
+  assert(sent("abc", u"ab"));
+  assert(!sent("\xc3\xa4\xc3\xb6\xc3\xbc", u""));
+  assert(!sent("", u"\U0001F600a"));
+  std::printf("ok\n");
+  return 0;
+}
+"#;
+
+const BOUNDS_C: &str = r#"
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+#include "bounds_demo/msg/bounded.h"
+#include "bounds_demo/msg/free.h"
+
+/* Whether `s` and `w` (n UTF-16 units), sent without bounds, decode as the bounded type. */
+static bool accepted(const char *s, const uint16_t *w, size_t n)
+{
+  bounds_demo__msg__Free free_msg;
+  bounds_demo__msg__Bounded bounded;
+  roslite_cdr_buffer buf = {0};
+  assert(bounds_demo__msg__Free__init(&free_msg) && bounds_demo__msg__Bounded__init(&bounded));
+  assert(roslite__String__assign(&free_msg.s, s));
+  assert(roslite__U16String__assignn(&free_msg.w, w, n));
+  assert(bounds_demo__msg__Free__encode(&free_msg, &buf));
+  bool ok = bounds_demo__msg__Bounded__decode(&bounded, buf.data, buf.length);
+  assert(!ok || (strcmp(bounded.s.data, s) == 0 && bounded.w.size == n));
+  bounds_demo__msg__Free__fini(&free_msg);
+  bounds_demo__msg__Bounded__fini(&bounded);
+  roslite_cdr_buffer_fini(&buf);
+  return ok;
+}
+
+static bool sent(const char *s, const uint16_t *w, size_t n)
+{
+  bounds_demo__msg__Bounded bounded;
+  roslite_cdr_buffer buf = {0};
+  assert(bounds_demo__msg__Bounded__init(&bounded));
+  assert(roslite__String__assign(&bounded.s, s));
+  assert(roslite__U16String__assignn(&bounded.w, w, n));
+  bool ok = bounds_demo__msg__Bounded__encode(&bounded, &buf);
+  bounds_demo__msg__Bounded__fini(&bounded);
+  roslite_cdr_buffer_fini(&buf);
+  return ok;
+}
+
+int main(void)
+{
+  static const uint16_t faces[] = {0xd83d, 0xde00, 0xd83d, 0xde00, 'a'};
+  static const uint16_t abc[] = {'a', 'b', 'c'};
+  static const uint16_t face_a[] = {0xd83d, 0xde00, 'a'};
+  /* 6 bytes in a string<=3, 4 UTF-16 units in a wstring<=2: three and two characters. */
+  assert(accepted("\xc3\xa4\xc3\xb6\xc3\xbc", faces, 4));
+  assert(!accepted("\xc3\xa4\xc3\xb6\xc3\xbc\xc3\x9f", abc, 0));
+  assert(!accepted("abcd", abc, 0));
+  assert(!accepted("", abc, 3));
+  assert(!accepted("", faces, 5));
+  assert(sent("abc", abc, 2));
+  assert(!sent("\xc3\xa4\xc3\xb6\xc3\xbc", abc, 0));
+  assert(!sent("", face_a, 3));
+  printf("ok\n");
+  return 0;
+}
+"#;

@@ -136,7 +136,17 @@ pub enum DynError {
         expected: String,
         found: String,
     },
-    /// A bounded string or sequence longer than its bound.
+    /// A bounded string to send that is longer than its bound counted the strict way (see
+    /// `check_string_bound`): `len` is bytes of UTF-8 for a `string`, UTF-16 code units for a
+    /// `wstring`.
+    StringTooLong {
+        field: String,
+        expected: String,
+        len: usize,
+        chars: usize,
+        bound: usize,
+    },
+    /// A bounded sequence longer than its bound.
     TooLong {
         field: String,
         expected: String,
@@ -192,6 +202,7 @@ impl DynError {
             | Self::UnknownField { field, .. }
             | Self::OutOfRange { field, .. }
             | Self::TooLong { field, .. }
+            | Self::StringTooLong { field, .. }
             | Self::WrongLength { field, .. } => Some(field),
             Self::UnknownType(_) | Self::Recursive(_) | Self::Yaml { .. } => None,
         }
@@ -213,9 +224,9 @@ impl fmt::Display for DynError {
             ),
             Self::Decode { field, source } => write!(
                 f,
-                "cannot decode {}: {source}; the payload does not match the type, so check that \
-                 both sides use the same definition (compare the type hashes)",
-                subject(field)
+                "cannot decode {}: {source}; {}",
+                subject(field),
+                decode_hint(source)
             ),
             Self::Encode { field, source } => {
                 write!(f, "cannot encode {}: {source}", subject(field))
@@ -286,6 +297,33 @@ impl fmt::Display for DynError {
                 "{} is too long for {expected}: length {len}, at most {bound} allowed; shorten it",
                 subject(field)
             ),
+            Self::StringTooLong {
+                field,
+                expected,
+                len,
+                chars,
+                bound,
+            } => {
+                // (what `len` counts, the unit, how the unit is counted)
+                let (what, unit, counted) = if expected.starts_with("wstring") {
+                    (
+                        "UTF-16 code units",
+                        "units",
+                        "UTF-16 code units (a character outside the Basic Multilingual Plane \
+                         takes two)",
+                    )
+                } else {
+                    ("bytes of UTF-8", "bytes", "bytes")
+                };
+                write!(
+                    f,
+                    "{} holds {len} {what} ({chars} characters), over the bound of {expected}: \
+                     roslite sends a bounded string only if it fits the bound counted in \
+                     {counted}, as rclcpp counts it (rclpy counts characters), so that every \
+                     ROS 2 node can read it; shorten it to at most {bound} {unit}",
+                    subject(field),
+                )
+            }
             Self::WrongLength {
                 field,
                 expected,
@@ -313,6 +351,27 @@ impl std::error::Error for DynError {
             Self::Decode { source, .. } => Some(source),
             Self::Encode { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+/// What a payload that does not decode says about its sender, and what to do.
+fn decode_hint(source: &DecodeError) -> &'static str {
+    match source {
+        DecodeError::StringBoundExceeded { .. } => {
+            "the sender broke the bound of its own type, so its messages are dropped; fix the \
+             sender"
+        }
+        DecodeError::BoundExceeded { .. } => {
+            "the sender broke the bound of the type as roslite has it; check that both sides \
+             use the same definition (compare the type hashes), else fix the sender"
+        }
+        DecodeError::InvalidUtf8 => {
+            "ROS 2 strings are UTF-8 (and wide strings UTF-16), so fix the sender's text"
+        }
+        _ => {
+            "the payload does not match the type, so check that both sides use the same \
+             definition (compare the type hashes)"
         }
     }
 }

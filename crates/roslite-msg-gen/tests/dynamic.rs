@@ -571,8 +571,23 @@ fn encode_checks_values_against_the_type() {
     assert!(
         matches!(
             &err,
-            DynError::TooLong {
+            DynError::StringTooLong {
                 len: 7,
+                chars: 7,
+                bound: 5,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // Sent bounds count bytes (rclcpp's reading): 5 characters of 2 bytes do not fit.
+    let err = with("bs", Value::String("ööööö".into())).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            DynError::StringTooLong {
+                len: 10,
+                chars: 5,
                 bound: 5,
                 ..
             }
@@ -657,5 +672,64 @@ fn recursive_definitions_are_refused_not_overflowed() {
     assert_eq!(
         err.unwrap_err(),
         DynError::Recursive(tn("loop_msgs/msg/Knot"))
+    );
+}
+
+/// What rclpy sends in bounded strings (the bound counted in characters) decodes; more than the
+/// bound even in characters is an error that names the sender's broken bound, not a type
+/// mismatch.
+#[test]
+fn bounded_strings_decode_as_any_ros2_client_library_sends_them() {
+    let mut set = InterfaceSet::new();
+    for (name, text) in [
+        ("Bounded", "string<=3 s\nwstring<=2 w\n"),
+        ("Unbounded", "string s\nwstring w\n"),
+    ] {
+        set.add_source("t", InterfaceKind::Msg, name, text, "t.msg")
+            .unwrap();
+    }
+    let sent = |s: &str, w: &str| {
+        let value = Value::Struct(vec![
+            ("s".into(), Value::String(s.into())),
+            ("w".into(), Value::String(w.into())),
+        ]);
+        encode(&set, &tn("t/msg/Unbounded"), &value, Endianness::Little).unwrap()
+    };
+    let bounded = tn("t/msg/Bounded");
+    // 6 bytes in a string<=3 and 4 UTF-16 units in a wstring<=2, as rclpy sends them.
+    let value = decode(&set, &bounded, &sent("äöü", "😀😀")).unwrap();
+    assert_eq!(value.get("s"), Some(&Value::String("äöü".into())));
+    assert_eq!(value.get("w"), Some(&Value::String("😀😀".into())));
+    // Sending them is refused: bytes and units are what rclcpp counts.
+    let err = encode(&set, &bounded, &value, Endianness::Little).unwrap_err();
+    assert!(matches!(
+        err,
+        DynError::StringTooLong {
+            len: 6,
+            chars: 3,
+            bound: 3,
+            ..
+        }
+    ));
+
+    let err = decode(&set, &bounded, &sent("äöüß", "")).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "cannot decode field `s`: a bounded string of 4 characters exceeds its \
+             bound of 3 characters"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the sender broke the bound of its own type"),
+        "{text}"
+    );
+    assert!(!text.contains("hash"), "{text}");
+    let err = decode(&set, &bounded, &sent("", "abcde")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("cannot decode field `w`: a bounded string of 5 characters"),
+        "{err}"
     );
 }

@@ -191,18 +191,13 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
             let payload = match echoed {
                 Echoed::Message(payload) => payload,
                 Echoed::Lost(status) => {
-                    if print_now(&lost_text(status)).is_err() {
-                        return Ok(());
-                    }
+                    // A closed stdout (`| head`) ends the command, quietly (see main).
+                    print_now(&lost_text(status))?;
                     continue;
                 }
             };
             match printer.render(payload.bytes()) {
-                Ok(text) => {
-                    if print_now(&text).is_err() {
-                        return Ok(()); // stdout closed (`| head`): nothing left to do
-                    }
-                }
+                Ok(text) => print_now(&text)?,
                 // A message that does not decode is reported and does not count for --once.
                 Err(e) => {
                     eprintln!("{e}");

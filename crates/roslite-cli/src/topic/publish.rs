@@ -101,7 +101,7 @@ pub fn run(args: &PubArgs) -> anyhow::Result<()> {
     let value = dynamic::from_yaml(&set, &ty, &values).map_err(|e| anyhow::anyhow!("{e}"))?;
     let payload = dynamic::encode(&set, &ty, &value, Endianness::Little)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let shown = pyrepr::message_repr(&set, &ty, &value);
+    let shown = pyrepr::message_repr(&set, &ty, &value, pyrepr::Origin::Typed);
 
     let times = if args.once { 1 } else { args.times };
     let wait_for = args

@@ -1,31 +1,71 @@
 //! Messages and fields printed the way Python prints rclpy messages, for the lines where
-//! `ros2 topic pub` shows `repr(msg)` (`publishing #1: std_msgs.msg.String(data='hi')`) and
-//! `ros2 topic echo --field` shows `str(value)` of a field that is not a message.
+//! `ros2 topic pub` shows `repr(msg)` (`publishing #1: std_msgs.msg.String(data='hi')`), `ros2
+//! service call` shows the request and response, and `ros2 topic echo --field` shows
+//! `str(value)` of a field that is not a message.
 //!
 //! The generated `__repr__` (rosidl_generator_py `_msg.py.em`) prints
-//! `pkg.msg.Name(field=repr(value), ...)` and strips `array('d', ...)` from sequences of
-//! numbers, leaving `[1.0, 2.0]`. Fixed-size numeric arrays are numpy arrays there, whose
-//! padding rules we do not copy: they print as `array([1.0, 2.0])` here.
+//! `pkg.msg.Name(field=repr(value), ...)`, each value as rclpy holds it:
+//!
+//! | field | Python value | printed |
+//! | --- | --- | --- |
+//! | `bool`, integers, `char` | `bool`, `int` | `True`, `-5`, `char_value=255` |
+//! | `byte` | `bytes` of one | `b'\xff'` |
+//! | `float32`, `float64` | `float` | `0.1` (a `float32` as typed, or widened when received) |
+//! | `string`, `wstring` | `str` | `'Hellö'`, escaped as Python escapes |
+//! | fixed arrays of numbers and `char` | numpy array | `array([0, 0, 0], dtype=int32)` |
+//! | sequences of numbers (not `char`) | `array.array` | `[1.0, 2.0]`, the `array('d', ...)` stripped |
+//! | other arrays and sequences | `list` | `[b'\x00']`, `[0, 65]`, `['a']`, `[pkg.msg.T(...)]` |
+
+mod numpy;
+mod unprintable;
 
 use roslite_msg_gen::ast::{BaseType, Collection, FieldType, Primitive, TypeName};
 use roslite_msg_gen::dynamic::Value;
 use roslite_msg_gen::registry::InterfaceSet;
 
+use numpy::Numbers;
+
+/// Where a message's values come from, which decides how a `float32` prints: rclpy keeps the
+/// Python float a user typed into a `float32` field (`0.1`), but a received one is the
+/// `float32` widened (`0.10000000149011612`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Read from the user's YAML (`topic pub`, `service call`'s request). A `float32` holds
+    /// the value rounded to `float32`; it prints as the shortest text that rounds to it,
+    /// which is what the user typed unless they typed more digits than a `float32` keeps.
+    Typed,
+    /// Decoded from the wire (`service call`'s response, `topic echo`).
+    Received,
+}
+
 /// `repr(msg)` of a message of type `ty`.
-pub(crate) fn message_repr(set: &InterfaceSet, ty: &TypeName, value: &Value) -> String {
+pub(crate) fn message_repr(
+    set: &InterfaceSet,
+    ty: &TypeName,
+    value: &Value,
+    origin: Origin,
+) -> String {
     let mut out = String::new();
-    struct_repr(set, ty, value, &mut out);
+    Printer { set, origin }.struct_repr(ty, value, &mut out);
     out
 }
 
-/// `str(value)` of a field of type `ty`, as `print` shows it (strings without quotes).
+/// `str(value)` of a received field of type `ty`, as `print` shows it (strings without quotes,
+/// sequences of numbers with their `array.array` type code, numpy arrays as numpy's `str`).
 pub(crate) fn field_str(set: &InterfaceSet, ty: &FieldType, value: &Value) -> String {
+    let printer = Printer {
+        set,
+        origin: Origin::Received,
+    };
     match (&ty.base, ty.collection, value) {
         (
             BaseType::String { .. } | BaseType::WString { .. },
             Collection::Single,
             Value::String(s),
         ) => s.clone(),
+        (BaseType::Primitive(p), Collection::Array(_), _) if numpy_dtype(*p).is_some() => {
+            numpy::array_str(&numbers(*p, value))
+        }
         (
             BaseType::Primitive(p),
             Collection::BoundedSequence(_) | Collection::UnboundedSequence,
@@ -39,7 +79,7 @@ pub(crate) fn field_str(set: &InterfaceSet, ty: &FieldType, value: &Value) -> St
             } else {
                 let mut out = format!("array('{code}', [");
                 join(&mut out, &items, |out, v| {
-                    element_repr(set, &ty.base, v, out)
+                    printer.sequence_element(*p, v, out)
                 });
                 out.push_str("])");
                 out
@@ -47,50 +87,109 @@ pub(crate) fn field_str(set: &InterfaceSet, ty: &FieldType, value: &Value) -> St
         }
         _ => {
             let mut out = String::new();
-            field_repr(set, ty, value, &mut out);
+            printer.field_repr(ty, value, &mut out);
             out
         }
     }
 }
 
-fn struct_repr(set: &InterfaceSet, ty: &TypeName, value: &Value, out: &mut String) {
-    out.push_str(&format!("{}.{}.{}(", ty.package, ty.kind.as_str(), ty.name));
-    match set.message(ty) {
-        Some(spec) => {
-            let mut first = true;
-            for field in &spec.fields {
-                if !first {
-                    out.push_str(", ");
-                }
-                first = false;
-                out.push_str(&field.name);
-                out.push('=');
-                match value.get(&field.name) {
-                    Some(v) => field_repr(set, &field.ty, v, out),
-                    None => out.push_str("None"),
-                }
-            }
-        }
-        None => {
-            // No definition: print what the value holds.
-            if let Value::Struct(fields) = value {
+struct Printer<'a> {
+    set: &'a InterfaceSet,
+    origin: Origin,
+}
+
+impl Printer<'_> {
+    fn struct_repr(&self, ty: &TypeName, value: &Value, out: &mut String) {
+        out.push_str(&format!("{}.{}.{}(", ty.package, ty.kind.as_str(), ty.name));
+        match self.set.message(ty) {
+            Some(spec) => {
                 let mut first = true;
-                for (name, v) in fields {
+                for field in &spec.fields {
                     if !first {
                         out.push_str(", ");
                     }
                     first = false;
-                    out.push_str(name);
+                    out.push_str(&field.name);
                     out.push('=');
-                    plain_repr(v, out);
+                    match value.get(&field.name) {
+                        Some(v) => self.field_repr(&field.ty, v, out),
+                        None => out.push_str("None"),
+                    }
+                }
+            }
+            None => {
+                // No definition: print what the value holds.
+                if let Value::Struct(fields) = value {
+                    let mut first = true;
+                    for (name, v) in fields {
+                        if !first {
+                            out.push_str(", ");
+                        }
+                        first = false;
+                        out.push_str(name);
+                        out.push('=');
+                        plain_repr(v, out);
+                    }
                 }
             }
         }
+        out.push(')');
     }
-    out.push(')');
+
+    fn field_repr(&self, ty: &FieldType, value: &Value, out: &mut String) {
+        match (&ty.base, ty.collection) {
+            (base, Collection::Single) => self.element_repr(base, value, out),
+            (BaseType::Primitive(p), Collection::Array(_)) if numpy_dtype(*p).is_some() => {
+                out.push_str(&numpy::array_repr(&numbers(*p, value)));
+            }
+            (BaseType::Primitive(p), _) if typecode(*p).is_some() => {
+                // An `array.array`, printed without its `array('d', ...)`.
+                out.push('[');
+                join(out, &elements(value), |out, v| {
+                    self.sequence_element(*p, v, out)
+                });
+                out.push(']');
+            }
+            (base, _) => {
+                out.push('[');
+                join(out, &elements(value), |out, v| {
+                    self.element_repr(base, v, out)
+                });
+                out.push(']');
+            }
+        }
+    }
+
+    /// One element of an `array.array`: a `float32` is the Python float of the `float32`.
+    fn sequence_element(&self, p: Primitive, value: &Value, out: &mut String) {
+        match (p, value) {
+            (Primitive::Float32, Value::Float(x)) => {
+                out.push_str(&float_repr(f64::from(*x as f32)))
+            }
+            (_, v) => plain_repr(v, out),
+        }
+    }
+
+    fn element_repr(&self, base: &BaseType, value: &Value, out: &mut String) {
+        match (base, value) {
+            (BaseType::Named(ty), v) => self.struct_repr(ty, v, out),
+            (BaseType::Primitive(Primitive::Byte), Value::UInt(b)) => {
+                out.push_str(&bytes_repr(&[u8::try_from(*b).unwrap_or(u8::MAX)]));
+            }
+            (BaseType::Primitive(Primitive::Float32), Value::Float(x)) => {
+                let single = *x as f32;
+                out.push_str(&match self.origin {
+                    Origin::Typed => float32_repr(single),
+                    Origin::Received => float_repr(f64::from(single)),
+                });
+            }
+            (_, v) => plain_repr(v, out),
+        }
+    }
 }
 
-/// The `array.array` type code rclpy stores a sequence of `p` in, if any.
+/// The `array.array` type code rclpy stores a sequence of `p` in, if any (`char` sequences
+/// are lists).
 fn typecode(p: Primitive) -> Option<char> {
     Some(match p {
         Primitive::Float32 => 'f',
@@ -107,56 +206,59 @@ fn typecode(p: Primitive) -> Option<char> {
     })
 }
 
+/// The numpy dtype rclpy stores a fixed-size array of `p` in, if any (`bool` and `byte`
+/// arrays are lists).
+fn numpy_dtype(p: Primitive) -> Option<&'static str> {
+    Some(match p {
+        Primitive::Float32 => "float32",
+        Primitive::Float64 => "float64",
+        Primitive::Int8 => "int8",
+        Primitive::Uint8 | Primitive::Char => "uint8",
+        Primitive::Int16 => "int16",
+        Primitive::Uint16 => "uint16",
+        Primitive::Int32 => "int32",
+        Primitive::Uint32 => "uint32",
+        Primitive::Int64 => "int64",
+        Primitive::Uint64 => "uint64",
+        Primitive::Bool | Primitive::Byte => return None,
+    })
+}
+
+/// The numbers of a fixed-size array of `p` (one with a numpy dtype), as numpy holds them.
+fn numbers(p: Primitive, value: &Value) -> Numbers {
+    let items = elements(value);
+    match p {
+        Primitive::Float32 => Numbers::Float32(items.iter().map(|v| number(v) as f32).collect()),
+        Primitive::Float64 => Numbers::Float64(items.iter().map(number).collect()),
+        _ => Numbers::Int(
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => i128::from(*i),
+                    Value::UInt(u) => i128::from(*u),
+                    _ => 0,
+                })
+                .collect(),
+            numpy_dtype(p).unwrap_or("int64"),
+        ),
+    }
+}
+
+fn number(value: &Value) -> f64 {
+    match value {
+        Value::Float(x) => *x,
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        _ => f64::NAN,
+    }
+}
+
 /// Elements of an array value, with packed bytes unpacked.
 fn elements(value: &Value) -> Vec<Value> {
     match value {
         Value::Array(items) => items.clone(),
         Value::Bytes(bytes) => bytes.iter().map(|b| Value::UInt(u64::from(*b))).collect(),
         other => vec![other.clone()],
-    }
-}
-
-fn field_repr(set: &InterfaceSet, ty: &FieldType, value: &Value, out: &mut String) {
-    match ty.collection {
-        Collection::Single => element_repr(set, &ty.base, value, out),
-        collection => {
-            let items = elements(value);
-            let numpy = collection_is_numpy(&ty.base, collection);
-            if numpy {
-                out.push_str("array(");
-            }
-            out.push('[');
-            join(out, &items, |out, v| element_repr(set, &ty.base, v, out));
-            out.push(']');
-            if numpy {
-                out.push(')');
-            }
-        }
-    }
-}
-
-/// Fixed-size arrays of numbers are numpy arrays in rclpy.
-fn collection_is_numpy(base: &BaseType, collection: Collection) -> bool {
-    matches!(
-        (base, collection),
-        (BaseType::Primitive(p), Collection::Array(_)) if typecode(*p).is_some()
-    )
-}
-
-fn element_repr(set: &InterfaceSet, base: &BaseType, value: &Value, out: &mut String) {
-    match (base, value) {
-        (BaseType::Named(ty), v) => struct_repr(set, ty, v, out),
-        (BaseType::Primitive(Primitive::Byte), Value::UInt(b)) => {
-            out.push_str(&bytes_repr(&[u8::try_from(*b).unwrap_or(u8::MAX)]));
-        }
-        (BaseType::Primitive(Primitive::Char), Value::UInt(c)) => {
-            let c = u32::try_from(*c)
-                .ok()
-                .and_then(char::from_u32)
-                .unwrap_or('\u{fffd}');
-            out.push_str(&str_repr(&c.to_string()));
-        }
-        (_, v) => plain_repr(v, out),
     }
 }
 
@@ -203,18 +305,36 @@ fn join<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T))
 /// Python's `repr(float)`: the shortest digits that round-trip, positional for exponents from
 /// -4 to 15, else scientific with a signed two-digit exponent (`1e-05`, `1.5e+16`).
 pub(crate) fn float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    if !x.is_finite() || x == 0.0 {
+        return special_float_repr(x.is_nan(), x.is_sign_negative(), x.is_infinite());
     }
     // Rust's `{:e}` also prints the shortest round-trip digits: "-1.2345e-5".
-    let sci = format!("{x:e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    python_float_text(&format!("{x:e}"))
+}
+
+/// `repr` of the Python float a user typed into a `float32` field, from the `float32` it was
+/// rounded to: the shortest digits that round to that `float32`, in Python's layout.
+fn float32_repr(x: f32) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return special_float_repr(x.is_nan(), x.is_sign_negative(), x.is_infinite());
+    }
+    python_float_text(&format!("{x:e}"))
+}
+
+fn special_float_repr(nan: bool, negative: bool, infinite: bool) -> String {
+    match (nan, infinite, negative) {
+        (true, _, _) => "nan",
+        (false, true, true) => "-inf",
+        (false, true, false) => "inf",
+        (false, false, true) => "-0.0",
+        (false, false, false) => "0.0",
+    }
+    .to_owned()
+}
+
+/// Python's `float.__repr__` layout of a number given as Rust's shortest `{:e}` text.
+fn python_float_text(sci: &str) -> String {
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
         Some(m) => ("-", m),
@@ -248,7 +368,8 @@ pub(crate) fn float_repr(x: f64) -> String {
 }
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`; backslash escapes
-/// for the quote, backslash and control characters.
+/// for the quote, the backslash, `\t`, `\n`, `\r`, and every character Python does not
+/// print (`\x..`, `\u....`, `\U........`).
 pub(crate) fn str_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -267,14 +388,30 @@ pub(crate) fn str_repr(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if u32::from(c) < 0x20 || (0x7f..0xa0).contains(&u32::from(c)) => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            c if !printable(c) => {
+                let code = u32::from(c);
+                out.push_str(&if code < 0x100 {
+                    format!("\\x{code:02x}")
+                } else if code < 0x10000 {
+                    format!("\\u{code:04x}")
+                } else {
+                    format!("\\U{code:08x}")
+                });
             }
             c => out.push(c),
         }
     }
     out.push(quote);
     out
+}
+
+/// Python's `str.isprintable()` for one character.
+fn printable(c: char) -> bool {
+    let code = u32::from(c);
+    let ranges = unprintable::UNPRINTABLE;
+    // The last range starting at or below `code` is the only one that can hold it.
+    let after = ranges.partition_point(|(start, _)| *start <= code);
+    !(after > 0 && code <= ranges[after - 1].1)
 }
 
 /// Python's `repr(bytes)`: `b'A'`, `b'\x00'`.
@@ -328,7 +465,28 @@ mod tests {
     }
 
     #[test]
+    fn float32_values_typed_print_as_short_as_they_round() {
+        for (x, text) in [
+            (0.1f32, "0.1"),
+            (1.125, "1.125"),
+            (3.4e38, "3.4e+38"),
+            (1e-45, "1e-45"),
+            (-0.0, "-0.0"),
+            (f32::INFINITY, "inf"),
+            (1e16, "1e+16"),
+            (123456.7, "123456.7"),
+        ] {
+            assert_eq!(float32_repr(x), text, "{x}");
+        }
+    }
+
+    #[test]
     fn strings_print_like_python() {
+        // Python escapes what `str.isprintable()` rejects, by code point size.
+        assert_eq!(
+            str_repr("a\u{a0}\u{200b}😀\u{e0001}\u{7f}\u{3000}é\u{2028}"),
+            "'a\\xa0\\u200b😀\\U000e0001\\x7f\\u3000é\\u2028'"
+        );
         assert_eq!(str_repr("hello"), "'hello'");
         assert_eq!(str_repr("it's"), "\"it's\"");
         assert_eq!(str_repr("a'\"b"), "'a\\'\"b'");
@@ -350,19 +508,19 @@ mod tests {
             roslite_msg_gen::dynamic::from_yaml(&set, &ty, "{linear: {x: 2.0}, angular: {z: 1.8}}")
                 .unwrap();
         assert_eq!(
-            message_repr(&set, &ty, &value),
+            message_repr(&set, &ty, &value, Origin::Typed),
             "geometry_msgs.msg.Twist(linear=geometry_msgs.msg.Vector3(x=2.0, y=0.0, z=0.0), \
              angular=geometry_msgs.msg.Vector3(x=0.0, y=0.0, z=1.8))"
         );
         let ty = TypeName::parse("std_msgs/msg/String").unwrap();
         let value = roslite_msg_gen::dynamic::from_yaml(&set, &ty, "data: it's").unwrap();
         assert_eq!(
-            message_repr(&set, &ty, &value),
+            message_repr(&set, &ty, &value, Origin::Typed),
             "std_msgs.msg.String(data=\"it's\")"
         );
         let ty = TypeName::parse("std_msgs/msg/Float64MultiArray").unwrap();
         let value = roslite_msg_gen::dynamic::from_yaml(&set, &ty, "data: [1, 2.5]").unwrap();
-        let text = message_repr(&set, &ty, &value);
+        let text = message_repr(&set, &ty, &value, Origin::Typed);
         assert!(text.ends_with("data_offset=0), data=[1.0, 2.5])"), "{text}");
         let data_ty = roslite_msg_gen::dynamic::field_type(&set, &ty, "data").unwrap();
         let data = roslite_msg_gen::dynamic::field(&value, "data").unwrap();

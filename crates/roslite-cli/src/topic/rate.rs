@@ -300,9 +300,8 @@ fn measure(
         while let Ok(size) = sizes.try_recv() {
             arrived(size);
         }
-        if tick().is_err() {
-            return Ok(()); // stdout closed (`| head`)
-        }
+        // A closed stdout (`| head`) ends the command, quietly (see main).
+        tick()?;
         if deadline.passed() {
             return Ok(());
         }

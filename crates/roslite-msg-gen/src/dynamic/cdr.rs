@@ -151,14 +151,11 @@ fn decode_element(
             Ok(Value::String(text.map_err(decode_error)?.to_owned()))
         }
         BaseType::WString { bound } => {
-            let text = r.read_wstring().map_err(decode_error)?;
-            if let Some(bound) = *bound {
-                let len = text.encode_utf16().count();
-                if len > bound {
-                    return Err(decode_error(DecodeError::BoundExceeded { len, bound }));
-                }
-            }
-            Ok(Value::String(text))
+            let text = match bound {
+                Some(bound) => r.read_bounded_wstring(*bound),
+                None => r.read_wstring(),
+            };
+            Ok(Value::String(text.map_err(decode_error)?))
         }
         BaseType::Named(name) => decode_struct(set, lookup(set, name)?, r, depth),
     }
@@ -295,35 +292,46 @@ fn encode_element(
             let Value::String(text) = value else {
                 return Err(mismatch(base_type_name(base), value));
             };
-            check_string_bound(base, text.len(), *bound)?;
+            check_string_bound(base, text, *bound)?;
             w.write_string(text).map_err(encode_error)
         }
         BaseType::WString { bound } => {
             let Value::String(text) = value else {
                 return Err(mismatch(base_type_name(base), value));
             };
-            check_string_bound(base, text.encode_utf16().count(), *bound)?;
+            check_string_bound(base, text, *bound)?;
             w.write_wstring(text).map_err(encode_error)
         }
         BaseType::Named(name) => encode_struct(set, lookup(set, name)?, value, w, depth),
     }
 }
 
-/// String bounds count bytes (UTF-16 units for `wstring`), not including the NUL.
+/// A bound on text to send is counted the strict way, as rclcpp counts it: bytes of UTF-8 for
+/// a `string` (not including the NUL), UTF-16 code units for a `wstring`. rclpy counts
+/// characters, and receivers here do too (`CdrReader::read_bounded_string`), but a message
+/// sent within the byte count is read by every ROS 2 client library.
 pub(super) fn check_string_bound(
     base: &BaseType,
-    len: usize,
+    text: &str,
     bound: Option<usize>,
 ) -> Result<(), DynError> {
-    match bound {
-        Some(bound) if len > bound => Err(DynError::TooLong {
-            field: String::new(),
-            expected: base_type_name(base),
-            len,
-            bound,
-        }),
-        _ => Ok(()),
+    let Some(bound) = bound else {
+        return Ok(());
+    };
+    let len = match base {
+        BaseType::WString { .. } => text.encode_utf16().count(),
+        _ => text.len(),
+    };
+    if len <= bound {
+        return Ok(());
     }
+    Err(DynError::StringTooLong {
+        field: String::new(),
+        expected: base_type_name(base),
+        len,
+        chars: text.chars().count(),
+        bound,
+    })
 }
 
 fn encode_primitive(p: Primitive, value: &Value, w: &mut CdrWriter) -> Result<(), DynError> {

@@ -128,11 +128,7 @@ fn element_from_node(
                 Node::Scalar { text, .. } if !node.is_null() => text,
                 _ => return Err(mismatch(base_type_name(base), node)),
             };
-            let len = match base {
-                BaseType::WString { .. } => text.encode_utf16().count(),
-                _ => text.len(),
-            };
-            check_string_bound(base, len, *bound)?;
+            check_string_bound(base, text, *bound)?;
             Ok(Value::String(text.clone()))
         }
         BaseType::Primitive(p) => primitive_from_node(*p, node),

@@ -311,20 +311,10 @@ fn encode_elem(code: &mut Code, elem: &Elem, item: &str, cdr: &str) {
             code.line(format!("w.write_bounded_string({item}, {bound})?;"))
         }
         Elem::WString(None) => code.line(format!("w.write_wstring({item})?;")),
+        // Bounds are counted strictly when sending (bytes, UTF-16 units: rclcpp's reading)
+        // and leniently on receipt (characters: rclpy's); see `roslite_cdr::CdrReader`.
         Elem::WString(Some(bound)) => {
-            // A wstring bound counts UTF-16 code units, which is what goes on the wire.
-            code.open("{");
-            code.line(format!(
-                "let units = ::core::iter::Iterator::count(str::encode_utf16({item}));"
-            ));
-            code.open(format!("if units > {bound} {{"));
-            code.line(format!(
-                "return ::core::result::Result::Err({cdr}::EncodeError::BoundExceeded {{ len: \
-                 units, bound: {bound} }});"
-            ));
-            code.close("}");
-            code.line(format!("w.write_wstring({item})?;"));
-            code.close("}");
+            code.line(format!("w.write_bounded_wstring({item}, {bound})?;"))
         }
         Elem::Named { .. } => code.line(format!("{cdr}::CdrEncode::encode({item}, w)?;")),
     }
@@ -342,17 +332,7 @@ fn decode_elem(elem: &Elem, cdr: &str) -> Vec<String> {
             )]
         }
         Elem::WString(None) => vec!["r.read_wstring()?".to_owned()],
-        Elem::WString(Some(bound)) => vec![
-            "let s = r.read_wstring()?;".to_owned(),
-            "let units = ::core::iter::Iterator::count(s.encode_utf16());".to_owned(),
-            format!("if units > {bound} {{"),
-            format!(
-                "    return ::core::result::Result::Err({cdr}::DecodeError::BoundExceeded {{ \
-                 len: units, bound: {bound} }});"
-            ),
-            "}".to_owned(),
-            "s".to_owned(),
-        ],
+        Elem::WString(Some(bound)) => vec![format!("r.read_bounded_wstring({bound})?")],
         // The element type is inferred from the field, which keeps lines short.
         Elem::Named { .. } => vec![format!("{cdr}::CdrDecode::decode(r)?")],
     }

@@ -171,7 +171,7 @@ fn message_with_every_field_shape() {
         // Encoding.
         "w.write_u8(self.r#type);",
         "w.write_bounded_string(&self.name, 8)?;",
-        "let units = ::core::iter::Iterator::count(str::encode_utf16(&self.wide));",
+        "w.write_bounded_wstring(&self.wide, 4)?;",
         "w.write_prim_slice(&self.covariance);",
         "w.write_bounded_prim_seq(&self.samples, 4)?;",
         "w.write_prim_seq(&self.values)?;",
@@ -180,6 +180,7 @@ fn message_with_every_field_shape() {
         // Decoding.
         "r#type: r.read_u8()?,",
         "name: ::std::string::String::from(r.read_bounded_string(8)?),",
+        "wide: r.read_bounded_wstring(4)?,",
         "covariance: r.read_prim_array()?,",
         "let mut items: [bool; 2] = [false; 2];",
         "let len = r.read_bounded_len(8, 4)?;",

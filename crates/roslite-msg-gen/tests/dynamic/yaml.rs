@@ -239,19 +239,29 @@ fn yaml_errors_say_what_and_how_to_fix() {
         &format!("{{node_name: {long}}}"),
     );
     assert!(
-        matches!(&err, DynError::TooLong { field, len: 257, bound: 256, .. }
+        matches!(&err, DynError::StringTooLong { field, len: 257, chars: 257, bound: 256, .. }
         if field == "node_name"),
         "{err:?}"
     );
     assert_message(
         &err,
         &[
-            "field `node_name` is too long for string<=256",
-            "at most 256",
+            "field `node_name` holds 257 bytes of UTF-8 (257 characters), over the bound of \
+             string<=256",
+            "shorten it to at most 256 bytes",
         ],
     );
     let err = yaml_err("test_msgs/msg/Everything", "{bstrs: [ab, abcd]}");
-    assert_message(&err, &["`bstrs[1]` is too long for string<=3"]);
+    assert_message(&err, &["`bstrs[1]` holds 4 bytes of UTF-8"]);
+    // rclpy would send these 3 characters in a string<=3; roslite says why it does not.
+    let err = yaml_err("test_msgs/msg/Everything", "{bstrs: [äöü]}");
+    assert_message(
+        &err,
+        &[
+            "`bstrs[0]` holds 6 bytes of UTF-8 (3 characters), over the bound of string<=3",
+            "as rclcpp counts it (rclpy counts characters)",
+        ],
+    );
     let err = yaml_err("test_msgs/msg/Everything", "{bseq: [1, 2, 3, 4, 5]}");
     assert_message(&err, &["`bseq` is too long for uint8[<=4]: length 5"]);
     let err = yaml_err("test_msgs/msg/Everything", "{arr: [1, 2]}");
@@ -260,7 +270,13 @@ fn yaml_errors_say_what_and_how_to_fix() {
         &["`arr` is the fixed-size array int16[3] but was given 2 elements"],
     );
     let err = yaml_err("test_msgs/msg/Everything", "{bws: ab😀}");
-    assert_message(&err, &["wstring<=3: length 4"]);
+    assert_message(
+        &err,
+        &[
+            "`bws` holds 4 UTF-16 code units (3 characters), over the bound of wstring<=3",
+            "outside the Basic Multilingual Plane takes two",
+        ],
+    );
 
     let err = yaml_err(
         "geometry_msgs/msg/Twist",

@@ -275,7 +275,7 @@ impl ParticipantEntitiesInfo {
     /// Serializes with an encapsulation header (CDR_LE, like both ROS vendors).
     ///
     /// # Errors
-    /// [`EncodeError::BoundExceeded`] for a node name or namespace over 256 bytes,
+    /// [`EncodeError::StringBoundExceeded`] for a node name or namespace over 256 bytes,
     /// [`EncodeError::InteriorNul`] for a name containing NUL.
     pub fn to_payload(&self, distro: WireDistro) -> Result<Vec<u8>, EncodeError> {
         let mut w = CdrWriter::new(Endianness::Little);

@@ -364,6 +364,26 @@ static inline bool roslite_cdr_valid_utf8(const unsigned char *s, size_t n)
   return true;
 }
 
+/* Characters in well-formed UTF-8: the bytes that are not continuation bytes. */
+static inline size_t roslite_cdr_utf8_chars(const unsigned char *s, size_t n)
+{
+  size_t chars = 0;
+  for (size_t i = 0; i < n; ++i) {
+    chars += (s[i] & 0xc0) != 0x80;
+  }
+  return chars;
+}
+
+/* Characters in well-formed UTF-16: the units that are not the second half of a pair. */
+static inline size_t roslite_cdr_utf16_chars(const uint16_t *s, size_t n)
+{
+  size_t chars = 0;
+  for (size_t i = 0; i < n; ++i) {
+    chars += s[i] < 0xdc00 || s[i] > 0xdfff;
+  }
+  return chars;
+}
+
 /* Every surrogate paired. */
 static inline bool roslite_cdr_valid_utf16(const uint16_t *s, size_t n)
 {
@@ -683,8 +703,13 @@ static inline bool roslite_cdr_get_string(
   {
     return false;
   }
+  /* A bound is read as leniently as any ROS 2 client library writes it: in characters
+   * (rclpy), so `bound` characters are accepted even when their UTF-8 is longer. Sent
+   * strings are held to bytes (roslite_cdr_put_string), as rclcpp counts them. */
   const uint8_t *text = r->data + r->pos;
-  if (n - 1 > bound || !roslite_cdr_valid_utf8(text, n - 1)) {
+  if (!roslite_cdr_valid_utf8(text, n - 1) ||
+    (n - 1 > bound && roslite_cdr_utf8_chars(text, n - 1) > bound))
+  {
     return false;
   }
   if (!roslite__String__assignn(s, (const char *)text, n - 1)) {
@@ -698,7 +723,9 @@ static inline bool roslite_cdr_get_wstring(
   roslite_cdr_reader *r, roslite__U16String *s, size_t bound)
 {
   size_t n;
-  if (!roslite_cdr_get_len(r, &n, 4, ROSLITE_CDR_UNBOUNDED)) {
+  /* Read in characters, as rclpy counts the bound (rclcpp counts UTF-16 units): at most two
+   * units a character, refused before anything is allocated. */
+  if (!roslite_cdr_get_len(r, &n, 4, ROSLITE_CDR_UNBOUNDED) || n - n / 2 > bound) {
     return false;
   }
   roslite__U16String out = {NULL, 0, 0};
@@ -716,7 +743,8 @@ static inline bool roslite_cdr_get_wstring(
     }
     out.data[i] = (uint16_t)unit;
   }
-  bool ok = n <= bound && roslite_cdr_valid_utf16(out.data, n) &&
+  bool ok = roslite_cdr_valid_utf16(out.data, n) &&
+    (n <= bound || roslite_cdr_utf16_chars(out.data, n) <= bound) &&
     roslite__U16String__assignn(s, out.data, n);
   free(out.data);
   return ok;

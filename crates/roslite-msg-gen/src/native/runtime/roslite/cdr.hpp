@@ -141,6 +141,26 @@ inline bool valid_utf8(const unsigned char * s, std::size_t n)
   return true;
 }
 
+// Characters in well-formed UTF-8: the bytes that are not continuation bytes.
+inline std::size_t utf8_chars(const unsigned char * s, std::size_t n)
+{
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    chars += (s[i] & 0xc0) != 0x80;
+  }
+  return chars;
+}
+
+// Characters in well-formed UTF-16: the units that are not the second half of a pair.
+inline std::size_t utf16_chars(const char16_t * s, std::size_t n)
+{
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    chars += s[i] < 0xdc00 || s[i] > 0xdfff;
+  }
+  return chars;
+}
+
 // Whether UTF-16 units pair every surrogate, as Rust's String::from_utf16 demands.
 inline bool valid_utf16(const char16_t * s, std::size_t n)
 {
@@ -361,8 +381,11 @@ public:
     if (!get_len(n, 1) || n == 0 || data_[pos_ + n - 1] != 0) {
       return false;
     }
+    // A bound is read as leniently as any ROS 2 client library writes it: in characters
+    // (rclpy), so `bound` characters are accepted even when their UTF-8 is longer. Sent
+    // strings are held to bytes (put_string), as rclcpp counts them.
     const unsigned char * text = data_ + pos_;
-    if (n - 1 > bound || !valid_utf8(text, n - 1)) {
+    if (!valid_utf8(text, n - 1) || (n - 1 > bound && utf8_chars(text, n - 1) > bound)) {
       return false;
     }
     s.assign(reinterpret_cast<const char *>(text), n - 1);
@@ -373,7 +396,9 @@ public:
   bool get_wstring(std::u16string & s, std::size_t bound = kUnbounded)
   {
     std::size_t n;
-    if (!get_len(n, 4)) {
+    // Read in characters, as rclpy counts the bound (rclcpp counts UTF-16 units): at most two
+    // units a character, refused before anything is allocated.
+    if (!get_len(n, 4) || n - n / 2 > bound) {
       return false;
     }
     std::u16string out;
@@ -385,7 +410,9 @@ public:
       }
       out.push_back(static_cast<char16_t>(unit));
     }
-    if (n > bound || !valid_utf16(out.data(), out.size())) {
+    if (!valid_utf16(out.data(), out.size()) ||
+      (n > bound && utf16_chars(out.data(), out.size()) > bound))
+    {
       return false;
     }
     s = std::move(out);
