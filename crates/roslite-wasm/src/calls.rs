@@ -47,6 +47,27 @@ pub trait GuestCalls {
     /// Whether the guest was prepared with Asyncify at all.
     fn can_park_at_all(&mut self) -> bool;
 
+    /// Every global the module defines, by its index among them (read through the exports
+    /// crate::instrument added); an uninstrumented module's are not reachable: None.
+    fn globals(&mut self) -> Option<Vec<(u32, crate::snapshot::GlobalValue)>> {
+        None
+    }
+    /// Sets the mutable ones of `globals` (the others must already hold those values).
+    fn set_globals(
+        &mut self,
+        _globals: &[(u32, crate::snapshot::GlobalValue)],
+    ) -> Result<(), String> {
+        Err("this guest's globals cannot be set".into())
+    }
+    /// The hash crate::instrument embedded: which module this is.
+    fn module_hash(&mut self) -> Option<crate::snapshot::ModuleHash> {
+        None
+    }
+    /// Grows the guest's memory to `pages` WebAssembly pages (nothing if it has them).
+    fn grow_memory_to(&mut self, _pages: u32) -> Result<(), String> {
+        Err("this guest's memory cannot grow".into())
+    }
+
     fn state(&mut self) -> &mut GuestState {
         self.parts().1
     }

@@ -20,7 +20,16 @@ macro_rules! link_roslite {
         $(
             $linker
                 .func_wrap(abi::IMPORT_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
-                    let result = enter(&mut Guest(caller.as_context_mut()), |g| crate::imports::$name(g, $($arg),*));
+                    const JOURNALED: bool = crate::journal::is_journaled(stringify!($name));
+                    let result = enter(&mut Guest(caller.as_context_mut()), |g| {
+                        if JOURNALED {
+                            crate::journal::record(g, stringify!($name), &[$(i64::from($arg)),*], |g| {
+                                crate::imports::$name(g, $($arg),*)
+                            })
+                        } else {
+                            crate::imports::$name(g, $($arg),*)
+                        }
+                    });
                     Guest(caller.as_context_mut()).renew_budget();
                     result.map_err(host_error)
                 })
@@ -247,12 +256,18 @@ fn check_then_compile(_bytes: &[u8]) -> Result<wasmtime::Module, LoadError> {
 }
 
 /// Runs a loaded module's `_start` as one guest on this thread until it returns, exits or
-/// faults. `Ok(())` is a return from `main` (or `exit(0)`).
-pub fn run(loaded: &Loaded, state: GuestState, limits: Limits) -> Result<(), Fault> {
+/// faults, or (`restoring`) resumes a snapshot of one. `Ok(())` is a return from `main` (or
+/// `exit(0)`, or the guest's migration to another host).
+pub fn run(
+    loaded: &Loaded,
+    state: GuestState,
+    limits: Limits,
+    restoring: Option<&crate::migrate::Restoring>,
+) -> Result<(), Fault> {
     match loaded {
-        Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits),
+        Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits, restoring),
         #[cfg(feature = "wasmi")]
-        Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits),
+        Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits, restoring),
     }
 }
 
@@ -262,9 +277,21 @@ pub fn run(loaded: &Loaded, state: GuestState, limits: Limits) -> Result<(), Fau
 fn run_resident(
     resident: Arc<Mutex<dyn Resident>>,
     shared: &Arc<GuestShared>,
+    restoring: Option<&crate::migrate::Restoring>,
 ) -> Result<(), Fault> {
+    let parked = match restoring {
+        Some(restoring) => {
+            let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
+            let restored = park::enter(&mut *slot, |g| crate::migrate::restore_into(g, restoring));
+            if let Some(report) = &restoring.report {
+                let _ = report.send(restored.as_ref().map(drop).map_err(Clone::clone));
+            }
+            Some(restored.map_err(|e| Fault::NotRestored(e.to_string()))?)
+        }
+        None => None,
+    };
     shared.set_resident(Arc::downgrade(&resident));
-    let outcome = park::run_main(&resident, shared);
+    let outcome = park::run_main(&resident, shared, parked);
     {
         let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
         park::enter(&mut *slot, |g| {

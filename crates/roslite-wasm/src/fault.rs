@@ -19,6 +19,8 @@ pub enum Fault {
     /// `main`: it is ended there (a sleep ends it as `exit(0)`, [`crate::wasi::WasiConfig`]'s
     /// `ends_sleeping`). Not an error.
     Stopped,
+    /// A snapshot could not be restored into the new instance (docs/migration.md).
+    NotRestored(String),
 }
 
 impl fmt::Display for Fault {
@@ -31,6 +33,7 @@ impl fmt::Display for Fault {
             }
             Self::Abi(message) => write!(f, "broke the guest ABI: {message}"),
             Self::Stopped => f.write_str("was stopped while it waited"),
+            Self::NotRestored(why) => write!(f, "could not be restored from its snapshot: {why}"),
         }
     }
 }

@@ -27,6 +27,29 @@ impl Handles {
         self.native.len() as u64
     }
 
+    /// How many handles were ever given (released ones included).
+    pub fn len(&self) -> usize {
+        self.native.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.native.is_empty()
+    }
+
+    /// Uses up the next number without an object (journal replay: a number given then to
+    /// something not re-created, a service request's responder).
+    pub fn skip(&mut self) {
+        self.native.push(None);
+    }
+
+    /// The guest handle of `native`, if the guest holds it.
+    pub fn guest_of(&self, native: u64) -> Option<i64> {
+        self.native
+            .iter()
+            .position(|n| *n == Some(native))
+            .map(|i| i as i64 + 1)
+    }
+
     /// The native handle behind a guest handle; 0 stays 0 ("none", "the default group").
     pub fn native(&self, guest: i64) -> Option<u64> {
         if guest == 0 {
@@ -119,6 +142,11 @@ pub struct GuestShared {
     /// guest's own (on the thread that brought their work): [`crate::host::GuestStatistics`].
     pub parks: AtomicU64,
     pub callbacks_elsewhere: AtomicU64,
+    /// A migration holds the guest between callbacks: nothing enters it, its `main` is not
+    /// resumed ([`Self::wait_while_frozen`]).
+    frozen: AtomicBool,
+    /// The guest went on on another host: its `main` is not resumed here.
+    migrated: AtomicBool,
 }
 
 impl GuestShared {
@@ -136,6 +164,8 @@ impl GuestShared {
             bell: (Mutex::new(()), Condvar::new()),
             parks: AtomicU64::new(0),
             callbacks_elsewhere: AtomicU64::new(0),
+            frozen: AtomicBool::new(false),
+            migrated: AtomicBool::new(false),
         })
     }
 
@@ -149,10 +179,72 @@ impl GuestShared {
     pub fn with_resident<R>(&self, f: impl FnOnce(&mut dyn GuestCalls) -> R) -> Option<R> {
         let resident = self.resident.get()?.upgrade()?;
         let mut slot = resident.try_lock().ok()?;
+        if self.is_frozen() {
+            return None;
+        }
         if !self.is_guest_thread() {
             self.callbacks_elsewhere.fetch_add(1, Ordering::Relaxed);
         }
         Some(crate::park::enter(&mut *slot, f))
+    }
+
+    /// The guest's instance, for a migration (which locks it itself).
+    pub fn resident(&self) -> Option<Arc<Mutex<dyn Resident>>> {
+        self.resident.get()?.upgrade()
+    }
+
+    pub fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.load(Ordering::SeqCst)
+    }
+
+    /// Lets a frozen guest go on (its migration failed).
+    pub fn thaw(&self) {
+        self.frozen.store(false, Ordering::SeqCst);
+        self.ring();
+    }
+
+    /// Ends a frozen guest here: it went on on another host.
+    pub fn end_migrated(&self) {
+        self.migrated.store(true, Ordering::SeqCst);
+        self.ring();
+    }
+
+    pub fn is_migrated(&self) -> bool {
+        self.migrated.load(Ordering::SeqCst)
+    }
+
+    /// Whether a parked wait should end now: the guest stops, or went on elsewhere.
+    pub fn ends_parked_wait(&self) -> bool {
+        self.is_stopping() || self.is_migrated()
+    }
+
+    /// Waits while the guest is frozen; true if it was migrated away meanwhile.
+    pub fn wait_while_frozen(&self) -> bool {
+        let (lock, bell) = &self.bell;
+        let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if self.migrated.load(Ordering::SeqCst) {
+                return true;
+            }
+            if !self.is_frozen() || self.is_stopping() {
+                return false;
+            }
+            guard = bell
+                .wait_timeout(guard, crate::park::SLEEP_SLICE)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn ring(&self) {
+        self.wake();
+        let (lock, bell) = &self.bell;
+        let _guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        bell.notify_all();
     }
 
     /// Notes that a callback faulted away from the guest's own thread, and wakes that thread.
@@ -177,7 +269,7 @@ impl GuestShared {
     pub fn sleep_until(&self, until: Instant) {
         let (lock, bell) = &self.bell;
         let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        while !self.is_stopping() {
+        while !self.ends_parked_wait() {
             let Some(left) = until.checked_duration_since(Instant::now()) else {
                 return;
             };
@@ -215,10 +307,7 @@ impl GuestShared {
 
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        self.wake();
-        let (lock, bell) = &self.bell;
-        let _guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        bell.notify_all();
+        self.ring();
     }
 
     /// Whether the guest should end its waiting: it shut its context down, the host stops it,
@@ -270,10 +359,14 @@ pub struct GuestState {
     pub dispatching: u32,
     /// The wait `main` unwound for, until the host takes it (crate::park).
     pub park: Option<Park>,
+    /// The wait `main` is parked in now (None while it runs): what a snapshot records.
+    pub parked: Option<Park>,
     /// How the parked wait ended, for the import that parked when it is rewound.
     pub resumed: Option<Resumed>,
     /// Where in guest memory a parked call stack is saved (allocated at the first park).
     pub saved_stack: Option<u32>,
+    /// What the guest made, to make again where it is restored (crate::journal).
+    pub journal: Vec<crate::journal::Entry>,
 }
 
 // SAFETY: the raw target pointers are owned by this state and dereferenced only by the C ABI's
@@ -294,8 +387,10 @@ impl GuestState {
             wasi,
             dispatching: 0,
             park: None,
+            parked: None,
             resumed: None,
             saved_stack: None,
+            journal: Vec::new(),
         }
     }
 

@@ -133,7 +133,8 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
 /// A running host: its guests' threads, and the context to shut down.
 pub struct Host {
     context: u64,
-    guests: Vec<RunningGuest>,
+    options: HostOptions,
+    guests: Mutex<Vec<RunningGuest>>,
 }
 
 /// A guest and its thread (taken when joined).
@@ -141,6 +142,39 @@ struct RunningGuest {
     shared: Arc<GuestShared>,
     thread: Mutex<Option<JoinHandle<GuestEnd>>>,
 }
+
+/// Why a guest could not be migrated out of or into this host.
+#[derive(Debug)]
+pub enum MigrateError {
+    /// No guest of that name runs here.
+    NoSuchNode(String),
+    /// The guest did not stop between callbacks in time.
+    Busy(String),
+    Migration(crate::migrate::MigrationError),
+    Host(HostError),
+    /// The guest ended before it was restored.
+    NotRestored(String),
+}
+
+impl std::fmt::Display for MigrateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoSuchNode(name) => write!(f, "no node {name} runs on this host"),
+            Self::Busy(name) => write!(
+                f,
+                "node {name} did not come to a wait between callbacks within {FREEZE_TIMEOUT:?}: its main must wait in a spin or a sleep, and the guest be prepared for parking (`roslite wasm build`)"
+            ),
+            Self::Migration(e) => write!(f, "{e}"),
+            Self::Host(e) => write!(f, "{e}"),
+            Self::NotRestored(why) => write!(f, "the node could not be restored: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for MigrateError {}
+
+/// How long a migration waits for a guest to park between callbacks.
+pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Host {
     /// Loads every guest (all or none start), then starts each on its own thread.
@@ -160,49 +194,171 @@ impl Host {
             }
             None => context(&options.ros_args)?,
         };
-        let mut guests = Vec::new();
+        let host = Self {
+            context,
+            options: options.clone(),
+            guests: Mutex::new(Vec::new()),
+        };
         for (spec, module) in loaded {
-            let name = spec
-                .path
-                .file_stem()
-                .map_or_else(|| "guest".to_owned(), |s| s.to_string_lossy().into_owned());
-            let running =
-                roslite_c::handles::context(context).map_err(|e| HostError::Context(e.message))?;
-            let shared = GuestShared::new(name.clone(), running);
-            let mut args = vec![name.clone()];
-            args.extend(options.node_args.iter().cloned());
-            if !options.ros_args.is_empty() {
-                args.push("--ros-args".into());
-                args.extend(options.ros_args.iter().cloned());
-            }
-            let env = options
-                .allowed_env
-                .iter()
-                .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
-                .collect::<Vec<_>>();
-            let stopping = shared.clone();
-            let mut config = wasi_config(args, env, options.allowed_dirs.clone());
-            // A stopped node that goes to sleep again (an mROS 2 loop of osDelay) ends there.
-            config.ends_sleeping = Some(Box::new(move || stopping.ends_waiting()));
-            let wasi = WasiState::new(config).map_err(|e| HostError::Sandbox(e.to_string()))?;
-            let state = GuestState::new(shared.clone(), context, wasi);
-            let limits = options.limits;
-            let thread_shared = shared.clone();
-            let thread = std::thread::Builder::new()
-                .name(format!("wasm-{name}"))
-                .spawn(move || run_guest(&module, state, limits, &thread_shared))
-                .expect("spawn a guest thread");
-            guests.push(RunningGuest {
-                shared,
+            host.spawn(&spec, module, None)?;
+        }
+        Ok(host)
+    }
+
+    /// Starts `spec`'s module on a thread of its own: from its `main`, or resumed from a
+    /// snapshot (`restoring`).
+    fn spawn(
+        &self,
+        spec: &GuestSpec,
+        module: Arc<Loaded>,
+        restoring: Option<crate::migrate::Restoring>,
+    ) -> Result<Arc<GuestShared>, HostError> {
+        let options = &self.options;
+        let context = self.context;
+        let name = guest_name(spec);
+        let running =
+            roslite_c::handles::context(context).map_err(|e| HostError::Context(e.message))?;
+        let shared = GuestShared::new(name.clone(), running);
+        let mut args = vec![name.clone()];
+        args.extend(options.node_args.iter().cloned());
+        if !options.ros_args.is_empty() {
+            args.push("--ros-args".into());
+            args.extend(options.ros_args.iter().cloned());
+        }
+        let env = options
+            .allowed_env
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+            .collect::<Vec<_>>();
+        let stopping = shared.clone();
+        let mut config = wasi_config(args, env, options.allowed_dirs.clone());
+        // A stopped node that goes to sleep again (an mROS 2 loop of osDelay) ends there.
+        config.ends_sleeping = Some(Box::new(move || stopping.ends_waiting()));
+        let wasi = WasiState::new(config).map_err(|e| HostError::Sandbox(e.to_string()))?;
+        let state = GuestState::new(shared.clone(), context, wasi);
+        let limits = options.limits;
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("wasm-{name}"))
+            .spawn(move || run_guest(&module, state, limits, &thread_shared, restoring.as_ref()))
+            .expect("spawn a guest thread");
+        self.guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(RunningGuest {
+                shared: shared.clone(),
                 thread: Mutex::new(Some(thread)),
             });
+        Ok(shared)
+    }
+
+    fn guest(&self, name: &str) -> Result<Arc<GuestShared>, MigrateError> {
+        self.guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .rev()
+            .find(|g| g.shared.name == name && !g.shared.is_stopping())
+            .map(|g| g.shared.clone())
+            .ok_or_else(|| MigrateError::NoSuchNode(name.to_owned()))
+    }
+
+    /// Holds guest `name` between callbacks for a migration, and takes its snapshot
+    /// (docs/migration.md). The guest stays frozen: [`Self::end_migrated`] ends it here once
+    /// it runs elsewhere, [`Self::thaw`] lets it go on here if the migration failed. What
+    /// arrives for it meanwhile waits in its mailbox.
+    pub fn freeze_and_snapshot(&self, name: &str) -> Result<Vec<u8>, MigrateError> {
+        let shared = self.guest(name)?;
+        let resident = shared
+            .resident()
+            .ok_or_else(|| MigrateError::Busy(name.to_owned()))?;
+        shared.freeze();
+        let deadline = std::time::Instant::now() + FREEZE_TIMEOUT;
+        loop {
+            if let Ok(mut slot) = resident.try_lock() {
+                let parked = crate::park::enter(&mut *slot, |g| g.state().parked.is_some());
+                if parked {
+                    return crate::migrate::capture(&mut *slot).map_err(|e| {
+                        drop(slot);
+                        shared.thaw();
+                        MigrateError::Migration(e)
+                    });
+                }
+            }
+            if std::time::Instant::now() >= deadline {
+                shared.thaw();
+                return Err(MigrateError::Busy(name.to_owned()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        Ok(Self { context, guests })
+    }
+
+    /// Lets a frozen guest go on here (its migration failed).
+    pub fn thaw(&self, name: &str) -> Result<(), MigrateError> {
+        self.guest(name)?.thaw();
+        Ok(())
+    }
+
+    /// Ends a frozen guest here: it runs on another host now. Its endpoints are removed.
+    pub fn end_migrated(&self, name: &str) -> Result<(), MigrateError> {
+        self.guest(name)?.end_migrated();
+        Ok(())
+    }
+
+    /// Resumes a guest from `snapshot` (taken on any host, by either engine) with `spec`'s
+    /// module, which must be the module the snapshot was taken of.
+    pub fn start_restored(&self, spec: &GuestSpec, snapshot: &[u8]) -> Result<(), MigrateError> {
+        let module = engine::load(self.options.engine, &spec.path).map_err(|error| {
+            MigrateError::Host(HostError::Load {
+                path: spec.path.clone(),
+                error,
+            })
+        })?;
+        let caps = crate::snapshot::Caps {
+            max_memory_bytes: self.options.limits.max_memory_bytes as u64,
+            max_host_bytes: 64 << 20,
+        };
+        let mut restoring =
+            crate::migrate::Restoring::decode(snapshot, caps).map_err(MigrateError::Migration)?;
+        let (report, restored) = std::sync::mpsc::sync_channel(1);
+        restoring.report = Some(report);
+        let shared = self
+            .spawn(spec, Arc::new(module), Some(restoring))
+            .map_err(MigrateError::Host)?;
+        let outcome = restored.recv();
+        if !matches!(outcome, Ok(Ok(()))) {
+            // The guest thread ends (or ended) without running: it is no guest of this host.
+            let end = self.forget(&shared);
+            return Err(match outcome {
+                Ok(Err(e)) => MigrateError::Migration(e),
+                _ => MigrateError::NotRestored(
+                    end.map_or_else(|| "it ended".to_owned(), |f| f.to_string()),
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Removes the guest of `shared` from this host once its thread ended; its fault, if any.
+    fn forget(&self, shared: &Arc<GuestShared>) -> Option<Fault> {
+        let guest = {
+            let mut guests = self.guests.lock().unwrap_or_else(PoisonError::into_inner);
+            let at = guests.iter().position(|g| Arc::ptr_eq(&g.shared, shared))?;
+            guests.remove(at)
+        };
+        let thread = guest
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        thread.join().ok()?.outcome.err()
     }
 
     /// Waits for every guest to end (each is reported once; a second call returns none).
     pub fn wait(&self) -> Vec<GuestEnd> {
-        self.guests
+        let guests =
+            std::mem::take(&mut *self.guests.lock().unwrap_or_else(PoisonError::into_inner));
+        let ends: Vec<GuestEnd> = guests
             .iter()
             .filter_map(|guest| {
                 guest
@@ -212,12 +368,30 @@ impl Host {
                     .take()
             })
             .map(|t| t.join().expect("guest threads catch their faults"))
-            .collect()
+            .collect();
+        // Guests started while these ended (a migration in) are waited for too.
+        let mut more = self.guests.lock().unwrap_or_else(PoisonError::into_inner);
+        let later = std::mem::take(&mut *more);
+        drop(more);
+        let mut ends = ends;
+        if !later.is_empty() {
+            self.guests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend(later);
+            ends.extend(self.wait());
+        }
+        ends
     }
 
     /// Stops every guest (their spin loops return) and shuts the context down.
     pub fn shutdown(&self) {
-        for guest in &self.guests {
+        for guest in self
+            .guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
             guest.shared.stop();
         }
         roslite_c::context::roslite_context_shutdown(self.context);
@@ -227,6 +401,8 @@ impl Host {
     pub fn statistics(&self) -> Vec<GuestStatistics> {
         use std::sync::atomic::Ordering::Relaxed;
         self.guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .map(|g| GuestStatistics {
                 name: g.shared.name.clone(),
@@ -255,17 +431,25 @@ fn wasi_config(
     }
 }
 
+/// A guest's name: its module's file stem.
+fn guest_name(spec: &GuestSpec) -> String {
+    spec.path
+        .file_stem()
+        .map_or_else(|| "guest".to_owned(), |s| s.to_string_lossy().into_owned())
+}
+
 fn run_guest(
     module: &Loaded,
     state: GuestState,
     limits: Limits,
     shared: &Arc<GuestShared>,
+    restoring: Option<&crate::migrate::Restoring>,
 ) -> GuestEnd {
     *shared
         .thread
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current().id());
-    let outcome = engine::run(module, state, limits);
+    let outcome = engine::run(module, state, limits, restoring);
     if let Err(fault) = &outcome {
         eprintln!(
             "[ERROR] [roslite.wasm]: node {} {fault}; it was stopped and its endpoints removed",

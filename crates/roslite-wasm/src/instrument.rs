@@ -10,7 +10,9 @@
 //! idempotent (an instrumented module is returned unchanged).
 
 use sha2::{Digest, Sha256};
+#[cfg(feature = "instrument")]
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
+#[cfg(feature = "instrument")]
 use wasmparser::{Parser, Payload, TypeRef};
 
 /// The export naming defined global `i`.
@@ -45,6 +47,7 @@ pub fn hash_from_parts(parts: [i64; 4]) -> ModuleHash {
 }
 
 /// `wasm` with its globals and its hash exported; `wasm` itself if it already is.
+#[cfg(feature = "instrument")]
 pub fn instrument(wasm: &[u8]) -> Result<Vec<u8>, String> {
     let hash = module_hash(wasm);
     let mut imported_globals = 0u32;
@@ -130,7 +133,9 @@ pub fn instrument(wasm: &[u8]) -> Result<Vec<u8>, String> {
                     let export = export.map_err(|e| e.to_string())?;
                     section.export(
                         export.name,
-                        reencoder.export_kind(export.kind).map_err(|e| e.to_string())?,
+                        reencoder
+                            .export_kind(export.kind)
+                            .map_err(|e| e.to_string())?,
                         export.index,
                     );
                 }
@@ -154,7 +159,7 @@ pub fn instrument(wasm: &[u8]) -> Result<Vec<u8>, String> {
     Ok(module.finish())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "instrument"))]
 mod tests {
     use super::*;
 
@@ -189,7 +194,10 @@ mod tests {
             "roslite_module_hash_0",
             "roslite_module_hash_3",
         ] {
-            assert!(names.iter().any(|n| n == name), "{name} missing from {names:?}");
+            assert!(
+                names.iter().any(|n| n == name),
+                "{name} missing from {names:?}"
+            );
         }
         assert!(!names.iter().any(|n| n == "roslite_global_2"), "{names:?}");
         // Deterministic and idempotent.

@@ -17,11 +17,13 @@ pub mod guest;
 pub mod guest_build;
 pub mod host;
 pub mod imports;
-#[cfg(feature = "instrument")]
 pub mod instrument;
+pub mod journal;
 pub mod memory;
+pub mod migrate;
 pub mod module;
 pub mod park;
+pub mod snapshot;
 pub mod wasi;
 
 pub use engine::{EngineKind, Limits};

@@ -31,6 +31,32 @@ pub struct GuestMemory<'a> {
     bytes: &'a mut [u8],
 }
 
+/// Ranges of guest memory read: (address, the bytes read).
+pub type Reads = Vec<(u32, Vec<u8>)>;
+
+thread_local! {
+    /// What the journaled import running on this thread read of guest memory
+    /// ([`record_reads`]); None when nothing records.
+    static READS: std::cell::RefCell<Option<Reads>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `body`, returning with its result every range of guest memory it read (address and
+/// bytes, as read): what replaying a journaled import needs (crate::journal).
+pub fn record_reads<R>(body: impl FnOnce() -> R) -> (R, Reads) {
+    let outer = READS.with(|r| r.replace(Some(Vec::new())));
+    let result = body();
+    let reads = READS.with(|r| r.replace(outer)).unwrap_or_default();
+    (result, reads)
+}
+
+fn note_read(address: u32, bytes: &[u8]) {
+    READS.with(|r| {
+        if let Some(reads) = r.borrow_mut().as_mut() {
+            reads.push((address, bytes.to_vec()));
+        }
+    });
+}
+
 impl<'a> GuestMemory<'a> {
     pub fn new(bytes: &'a mut [u8]) -> Self {
         Self { bytes }
@@ -38,6 +64,11 @@ impl<'a> GuestMemory<'a> {
 
     pub fn size(&self) -> usize {
         self.bytes.len()
+    }
+
+    /// The whole memory (for a snapshot).
+    pub fn all(&self) -> &[u8] {
+        self.bytes
     }
 
     fn range(&self, address: u32, length: u64) -> Result<std::ops::Range<usize>, OutOfBounds> {
@@ -55,6 +86,7 @@ impl<'a> GuestMemory<'a> {
 
     pub fn bytes(&self, address: u32, length: u32) -> Result<&[u8], OutOfBounds> {
         let range = self.range(address, length as u64)?;
+        note_read(address, &self.bytes[range.clone()]);
         Ok(&self.bytes[range])
     }
 
@@ -73,6 +105,7 @@ impl<'a> GuestMemory<'a> {
         let range = self.range(address, N as u64)?;
         let mut out = [0; N];
         out.copy_from_slice(&self.bytes[range]);
+        note_read(address, &out);
         Ok(out)
     }
 
@@ -136,7 +169,10 @@ impl<'a> GuestMemory<'a> {
         }
         let window = &self.bytes[start..self.bytes.len().min(start.saturating_add(limit + 1))];
         match window.iter().position(|&b| b == 0) {
-            Some(end) => Ok(Some(&window[..end])),
+            Some(end) => {
+                note_read(address, &window[..=end]);
+                Ok(Some(&window[..end]))
+            }
             None => Err(OutOfBounds {
                 address,
                 length: window.len() as u64 + 1,

@@ -107,6 +107,8 @@ pub enum Resumed {
 pub trait Resident: Send {
     /// Runs `body` on the guest, reachable by C ABI callbacks on this thread meanwhile.
     fn enter(&mut self, body: &mut dyn FnMut(&mut dyn GuestCalls));
+    /// The module's memory before anything ran (a snapshot stores what differs from it).
+    fn initial_memory(&mut self) -> Result<Vec<u8>, String>;
 }
 
 /// Runs `body` on `resident`'s guest and returns what it returned.
@@ -202,36 +204,55 @@ pub fn sleeping_call(
 
 /// Runs a guest's `main` to its end, parking it at each wait it makes: the caller's thread
 /// waits natively meanwhile, and the guest stays in `resident` for callbacks on any thread.
+/// `parked`: a restored guest's wait and saved stack, to resume from instead of starting.
 pub fn run_main(
     resident: &Arc<Mutex<dyn Resident>>,
     shared: &Arc<GuestShared>,
+    parked: Option<(Park, u32)>,
 ) -> Result<(), Fault> {
     let lock = || resident.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut outcome = enter(&mut *lock(), |g| g.start());
-    loop {
-        outcome?;
-        // `_start` returned: `main` ended, or the guest unwound to park.
-        let parked = enter(&mut *lock(), |g| -> Result<Option<(Park, u32)>, Fault> {
-            let Some(park) = g.state().park.take() else {
-                return Ok(None);
-            };
-            g.asyncify(Asyncify::StopUnwind)?;
-            let buffer = g.state().saved_stack.expect("a park saved the stack");
-            Ok(Some((park, buffer)))
-        })?;
-        let Some((park, buffer)) = parked else {
-            return Ok(());
-        };
+    let mut next = match parked {
+        Some((park, buffer)) => {
+            enter(&mut *lock(), |g| g.state().parked = Some(park.clone()));
+            Some((park, buffer))
+        }
+        None => started(&mut *lock(), |g| g.start())?,
+    };
+    while let Some((park, buffer)) = next {
         shared
             .parks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let resumed = wait(park, resident, shared)?;
-        outcome = enter(&mut *lock(), |g| {
+        // A migration may hold the guest here; one that succeeded ends it on this host.
+        if shared.wait_while_frozen() {
+            return Ok(());
+        }
+        next = started(&mut *lock(), |g| {
+            g.state().parked = None;
             g.state().resumed = Some(resumed);
             g.asyncify(Asyncify::StartRewind(buffer))?;
             g.start()
-        });
+        })?;
     }
+    Ok(())
+}
+
+/// Runs `start` (a first run or a rewind of `_start`) and tells how it returned: `main` ended
+/// (None), or the guest unwound to park (the wait and the buffer its stack is saved in).
+fn started(
+    resident: &mut dyn Resident,
+    start: impl FnOnce(&mut dyn GuestCalls) -> Result<(), Fault>,
+) -> Result<Option<(Park, u32)>, Fault> {
+    enter(resident, |g| {
+        start(g)?;
+        let Some(park) = g.state().park.take() else {
+            return Ok(None);
+        };
+        g.asyncify(Asyncify::StopUnwind)?;
+        let buffer = g.state().saved_stack.expect("a park saved the stack");
+        g.state().parked = Some(park.clone());
+        Ok(Some((park, buffer)))
+    })
 }
 
 /// The wait of a parked guest, on the thread that runs its `main`, with the instance free.
@@ -250,7 +271,7 @@ fn wait(
             fault = enter(&mut *slot, |g| g.state().fault.take());
             return false;
         }
-        if shared.has_mail() {
+        if shared.has_mail() && !shared.is_frozen() {
             if let Ok(mut slot) = resident.try_lock() {
                 match enter(&mut *slot, crate::imports::run_mail) {
                     Ok(ran) => mail_ran.set(mail_ran.get() | ran),
@@ -261,7 +282,7 @@ fn wait(
                 }
             }
         }
-        !shared.is_stopping()
+        !shared.ends_parked_wait()
     };
     let resumed = match park {
         Park::Sleep { until } => {

@@ -29,69 +29,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use roslite_transport::netns::NetNs;
-use roslite_wasm::guest_build::Toolchain;
 use roslite_wasm::EngineKind;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Generated message types of the packages the guests use (C or C++), under the test
-/// directory's `dir`.
-fn generated(lang: roslite_msg_gen::native::Lang, dir: &str) -> PathBuf {
-    use roslite_msg_gen::native;
-    let mut set = roslite_msg_gen::registry::InterfaceSet::new();
-    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
-    set.check().unwrap();
-    let packages: Vec<String> = ["std_msgs", "std_srvs", "geometry_msgs"]
-        .iter()
-        .map(|p| (*p).to_owned())
-        .collect();
-    let interfaces = native::select(&set, &packages, true).unwrap();
-    let files = native::generate(&set, &interfaces, lang).unwrap();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
-    native::write(&dir, &files).unwrap();
-    dir
-}
-
-fn toolchain() -> &'static Toolchain {
-    static TOOLCHAIN: OnceLock<Toolchain> = OnceLock::new();
-    TOOLCHAIN.get_or_init(|| Toolchain::find().unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn out(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-guests-rclpy");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-/// `source` (relative to the workspace) built into a C guest.
-fn c_guest(source: &str, name: &str) -> PathBuf {
-    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
-    let generated = GENERATED
-        .get_or_init(|| generated(roslite_msg_gen::native::Lang::C, "wasm-rclpy-generated-c"));
-    let wasm = out(name);
-    toolchain()
-        .compile_c(&[&workspace().join(source)], &[generated], &wasm)
-        .unwrap_or_else(|e| panic!("{e}"));
-    wasm
-}
-
-/// `source` (relative to the workspace) built into a C++ guest.
-fn cpp_guest(source: &str, name: &str) -> PathBuf {
-    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
-    let generated = GENERATED.get_or_init(|| {
-        generated(
-            roslite_msg_gen::native::Lang::Cpp,
-            "wasm-rclpy-generated-cpp",
-        )
-    });
-    let wasm = out(name);
-    toolchain()
-        .compile_cpp(&[&workspace().join(source)], &[generated], &wasm)
-        .unwrap_or_else(|e| panic!("{e}"));
-    wasm
-}
+mod common;
+use common::{c_guest, cpp_guest, workspace};
 
 fn c_talker() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
@@ -162,8 +103,11 @@ fn rust_examples() -> &'static Path {
         std::fs::create_dir_all(&prepared).unwrap();
         for node in ["talker", "listener"] {
             let name = format!("{node}.wasm");
-            roslite_wasm::guest_build::prepare_for_parking(&built.join(&name), &prepared.join(&name))
-                .unwrap_or_else(|e| panic!("{e}"));
+            roslite_wasm::guest_build::prepare_for_parking(
+                &built.join(&name),
+                &prepared.join(&name),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
         }
         prepared
     })

@@ -2,8 +2,8 @@
 //! bounds each callback, a store limiter the memory.
 
 use wasmi::{
-    AsContextMut, Caller, Config, Engine, Instance, Linker, Memory, Module, Store, StoreContextMut,
-    StoreLimits, StoreLimitsBuilder, TrapCode, TypedFunc,
+    AsContextMut, Caller, Config, Engine, Instance, Linker, Memory, Module, Mutability, Store,
+    StoreContextMut, StoreLimits, StoreLimitsBuilder, TrapCode, TypedFunc, Val,
 };
 
 use super::{Limits, LoadError};
@@ -13,6 +13,7 @@ use crate::fault::Fault;
 use crate::guest::GuestState;
 use crate::memory::GuestMemory;
 use crate::park::{self, Asyncify, Resident};
+use crate::snapshot::{GlobalValue, ModuleHash};
 use std::sync::{Arc, Mutex};
 
 fn engine() -> &'static Engine {
@@ -73,6 +74,7 @@ impl AsyncifyFuncs {
 
 pub struct Data {
     guest: GuestState,
+    instance: Option<Instance>,
     memory: Option<Memory>,
     dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
@@ -182,16 +184,108 @@ impl GuestCalls for Guest<'_> {
     fn can_park_at_all(&mut self) -> bool {
         self.0.data().asyncify.is_some()
     }
+
+    fn globals(&mut self) -> Option<Vec<(u32, GlobalValue)>> {
+        let instance = self.0.data().instance?;
+        let mut globals = Vec::new();
+        for index in 0u32.. {
+            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
+            let Some(global) = instance.get_global(&self.0, &name) else {
+                break;
+            };
+            let value = match global.get(&self.0) {
+                Val::I32(v) => GlobalValue::I32(v),
+                Val::I64(v) => GlobalValue::I64(v),
+                Val::F32(v) => GlobalValue::F32(v.to_bits()),
+                Val::F64(v) => GlobalValue::F64(v.to_bits()),
+                _ => return None,
+            };
+            globals.push((index, value));
+        }
+        Some(globals)
+    }
+
+    fn set_globals(&mut self, globals: &[(u32, GlobalValue)]) -> Result<(), String> {
+        let instance = self.0.data().instance.ok_or("no instance")?;
+        for &(index, value) in globals {
+            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
+            let global = instance
+                .get_global(&self.0, &name)
+                .ok_or_else(|| format!("the module has no global {index}"))?;
+            let val = match value {
+                GlobalValue::I32(v) => Val::I32(v),
+                GlobalValue::I64(v) => Val::I64(v),
+                GlobalValue::F32(bits) => Val::F32(wasmi::F32::from_bits(bits)),
+                GlobalValue::F64(bits) => Val::F64(wasmi::F64::from_bits(bits)),
+            };
+            if global.ty(&self.0).mutability() == Mutability::Var {
+                global
+                    .set(&mut self.0, val)
+                    .map_err(|e| format!("global {index}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn module_hash(&mut self) -> Option<ModuleHash> {
+        let instance = self.0.data().instance?;
+        let mut parts = [0i64; 4];
+        for (i, part) in parts.iter_mut().enumerate() {
+            let name = crate::instrument::hash_export(i);
+            match instance.get_global(&self.0, &name)?.get(&self.0) {
+                Val::I64(v) => *part = v,
+                _ => return None,
+            }
+        }
+        Some(crate::instrument::hash_from_parts(parts))
+    }
+
+    fn grow_memory_to(&mut self, pages: u32) -> Result<(), String> {
+        let memory = self.0.data().memory.ok_or("no memory")?;
+        let have = memory.size(&self.0);
+        if u64::from(pages) > have {
+            memory
+                .grow(&mut self.0, u64::from(pages) - have)
+                .map_err(|e| format!("growing memory to {pages} pages: {e}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// The store while the guest runs: any thread may take it to run a callback when the guest's
 /// `main` is parked.
-struct ResidentStore(Store<Data>);
+struct ResidentStore(Store<Data>, Module);
 
 impl Resident for ResidentStore {
     fn enter(&mut self, body: &mut dyn FnMut(&mut dyn GuestCalls)) {
         let mut guest = Guest(self.0.as_context_mut());
         enter(&mut guest, |g| body(g));
+    }
+
+    fn initial_memory(&mut self) -> Result<Vec<u8>, String> {
+        // A second instance that runs nothing: its memory is the module's initial image.
+        let engine = self.1.engine();
+        let mut linker = Linker::<()>::new(engine);
+        for import in self.1.imports() {
+            if let wasmi::ExternType::Func(ty) = import.ty() {
+                linker
+                    .func_new(import.module(), import.name(), ty.clone(), |_, _, _| {
+                        Err(wasmi::Error::new(
+                            "an import called while reading the initial image",
+                        ))
+                    })
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let mut store = Store::new(engine, ());
+        store.set_fuel(u64::MAX / 2).map_err(|e| e.to_string())?;
+        let instance = linker
+            .instantiate_and_start(&mut store, &self.1)
+            .map_err(|e| e.to_string())?;
+        let memory = instance
+            .get_memory(&store, abi::EXPORT_MEMORY)
+            .ok_or("the module exports no memory")?;
+        Ok(memory.data(&store).to_vec())
     }
 }
 
@@ -207,10 +301,16 @@ fn linker(engine: &Engine) -> Linker<Data> {
     linker
 }
 
-pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fault> {
+pub fn run(
+    module: &Module,
+    guest: GuestState,
+    limits: Limits,
+    restoring: Option<&crate::migrate::Restoring>,
+) -> Result<(), Fault> {
     let shared = guest.shared.clone();
     let data = Data {
         guest,
+        instance: None,
         memory: None,
         dispatch: None,
         alloc: None,
@@ -247,12 +347,14 @@ pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fau
         .map_err(|e| abi_error(abi::EXPORT_START, e))?;
     let asyncify = AsyncifyFuncs::of(&instance, &mut store);
     let data = store.data_mut();
+    data.instance = Some(instance);
     data.memory = Some(memory);
     data.dispatch = Some(dispatch);
     data.alloc = Some(alloc);
     data.free = Some(free);
     data.start = Some(start);
     data.asyncify = asyncify;
-    let resident: Arc<Mutex<dyn Resident>> = Arc::new(Mutex::new(ResidentStore(store)));
-    super::run_resident(resident, &shared)
+    let resident: Arc<Mutex<dyn Resident>> =
+        Arc::new(Mutex::new(ResidentStore(store, module.clone())));
+    super::run_resident(resident, &shared, restoring)
 }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wasmtime::{
-    AsContextMut, Caller, Config, Engine, Instance, Linker, Memory, Module, Store, StoreContextMut,
-    StoreLimits, StoreLimitsBuilder, Trap, TypedFunc,
+    AsContextMut, Caller, Config, Engine, Instance, Linker, Memory, Module, Mutability, Store,
+    StoreContextMut, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc, Val,
 };
 
 use super::{Limits, LoadError};
@@ -16,6 +16,7 @@ use crate::fault::Fault;
 use crate::guest::GuestState;
 use crate::memory::GuestMemory;
 use crate::park::{self, Asyncify, Resident};
+use crate::snapshot::{GlobalValue, ModuleHash};
 
 /// How often the epoch advances: the resolution of callback deadlines.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -118,6 +119,7 @@ impl AsyncifyFuncs {
 
 pub struct Data {
     guest: GuestState,
+    instance: Option<Instance>,
     memory: Option<Memory>,
     dispatch: Option<DispatchFunc>,
     alloc: Option<TypedFunc<i32, i32>>,
@@ -225,16 +227,100 @@ impl GuestCalls for Guest<'_> {
     fn can_park_at_all(&mut self) -> bool {
         self.0.data().asyncify.is_some()
     }
+
+    fn globals(&mut self) -> Option<Vec<(u32, GlobalValue)>> {
+        let instance = self.0.data().instance?;
+        let mut globals = Vec::new();
+        for index in 0u32.. {
+            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
+            let Some(global) = instance.get_global(&mut self.0, &name) else {
+                break;
+            };
+            let value = match global.get(&mut self.0) {
+                Val::I32(v) => GlobalValue::I32(v),
+                Val::I64(v) => GlobalValue::I64(v),
+                Val::F32(bits) => GlobalValue::F32(bits),
+                Val::F64(bits) => GlobalValue::F64(bits),
+                _ => return None,
+            };
+            globals.push((index, value));
+        }
+        Some(globals)
+    }
+
+    fn set_globals(&mut self, globals: &[(u32, GlobalValue)]) -> Result<(), String> {
+        let instance = self.0.data().instance.ok_or("no instance")?;
+        for &(index, value) in globals {
+            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
+            let global = instance
+                .get_global(&mut self.0, &name)
+                .ok_or_else(|| format!("the module has no global {index}"))?;
+            let val = match value {
+                GlobalValue::I32(v) => Val::I32(v),
+                GlobalValue::I64(v) => Val::I64(v),
+                GlobalValue::F32(bits) => Val::F32(bits),
+                GlobalValue::F64(bits) => Val::F64(bits),
+            };
+            if global.ty(&self.0).mutability() == Mutability::Var {
+                global
+                    .set(&mut self.0, val)
+                    .map_err(|e| format!("global {index}: {e:#}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn module_hash(&mut self) -> Option<ModuleHash> {
+        let instance = self.0.data().instance?;
+        let mut parts = [0i64; 4];
+        for (i, part) in parts.iter_mut().enumerate() {
+            let name = crate::instrument::hash_export(i);
+            *part = instance
+                .get_global(&mut self.0, &name)?
+                .get(&mut self.0)
+                .i64()?;
+        }
+        Some(crate::instrument::hash_from_parts(parts))
+    }
+
+    fn grow_memory_to(&mut self, pages: u32) -> Result<(), String> {
+        let memory = self.0.data().memory.ok_or("no memory")?;
+        let have = memory.size(&self.0);
+        if u64::from(pages) > have {
+            memory
+                .grow(&mut self.0, u64::from(pages) - have)
+                .map_err(|e| format!("growing memory to {pages} pages: {e:#}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// The store while the guest runs: any thread may take it to run a callback when the guest's
 /// `main` is parked.
-struct ResidentStore(Store<Data>);
+struct ResidentStore(Store<Data>, Module);
 
 impl Resident for ResidentStore {
     fn enter(&mut self, body: &mut dyn FnMut(&mut dyn GuestCalls)) {
         let mut guest = Guest(self.0.as_context_mut());
         enter(&mut guest, |g| body(g));
+    }
+
+    fn initial_memory(&mut self) -> Result<Vec<u8>, String> {
+        // A second instance that runs nothing: its memory is the module's initial image.
+        let engine = self.1.engine();
+        let mut linker = Linker::<()>::new(engine);
+        linker
+            .define_unknown_imports_as_traps(&self.1)
+            .map_err(|e| format!("{e:#}"))?;
+        let mut store = Store::new(engine, ());
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = linker
+            .instantiate(&mut store, &self.1)
+            .map_err(|e| format!("{e:#}"))?;
+        let memory = instance
+            .get_memory(&mut store, abi::EXPORT_MEMORY)
+            .ok_or("the module exports no memory")?;
+        Ok(memory.data(&store).to_vec())
     }
 }
 
@@ -254,13 +340,19 @@ fn linker(engine: &Engine) -> Linker<Data> {
     linker
 }
 
-pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fault> {
+pub fn run(
+    module: &Module,
+    guest: GuestState,
+    limits: Limits,
+    restoring: Option<&crate::migrate::Restoring>,
+) -> Result<(), Fault> {
     let engine = module.engine();
     let deadline_ticks =
         (limits.deadline.as_nanos().div_ceil(EPOCH_TICK.as_nanos()) as u64).max(1) + 1;
     let shared = guest.shared.clone();
     let data = Data {
         guest,
+        instance: None,
         memory: None,
         dispatch: None,
         alloc: None,
@@ -298,12 +390,14 @@ pub fn run(module: &Module, guest: GuestState, limits: Limits) -> Result<(), Fau
         .map_err(|e| abi_error(abi::EXPORT_START, e))?;
     let asyncify = AsyncifyFuncs::of(&instance, &mut store);
     let data = store.data_mut();
+    data.instance = Some(instance);
     data.memory = Some(memory);
     data.dispatch = Some(dispatch);
     data.alloc = Some(alloc);
     data.free = Some(free);
     data.start = Some(start);
     data.asyncify = asyncify;
-    let resident: Arc<Mutex<dyn Resident>> = Arc::new(Mutex::new(ResidentStore(store)));
-    super::run_resident(resident, &shared)
+    let resident: Arc<Mutex<dyn Resident>> =
+        Arc::new(Mutex::new(ResidentStore(store, module.clone())));
+    super::run_resident(resident, &shared, restoring)
 }

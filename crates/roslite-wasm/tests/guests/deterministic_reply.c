@@ -4,6 +4,8 @@
  * point through libm, formatting through printf), so any difference in how wasmtime and wasmi
  * run the same module shows in the bytes of the replies. Both topics are reliable and
  * transient-local with room for the whole sequence, so no message depends on discovery timing.
+ * Its state (integers, doubles, the heap) is also what the migration tests (../migration.rs)
+ * check survives a move to another host.
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -98,7 +100,9 @@ int main(int argc, char **argv)
   CHECK(roslite_node_create(context, "wasm_replier", "", &node));
   CHECK(roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos));
   qos.depth = 100;
-  qos.durability = ROSLITE_DURABILITY_TRANSIENT_LOCAL;
+  /* With the argument "volatile" (the migration tests) nothing is kept for late joiners. */
+  qos.durability = argc > 1 && strcmp(argv[1], "volatile") == 0 ? ROSLITE_DURABILITY_VOLATILE
+                                                                 : ROSLITE_DURABILITY_TRANSIENT_LOCAL;
   CHECK(roslite_publisher_create(node, "numbers_out", &type, &qos, &replier.publisher));
   CHECK(roslite_subscription_create(node, "numbers_in", &type, &qos, on_message, &replier,
                                     &subscription));

@@ -1,0 +1,336 @@
+//! Taking a parked guest's snapshot and restoring it (docs/migration.md): the engine-neutral
+//! half of a migration. The host's state for a guest ([`HostState`]) is what the snapshot's host
+//! section holds: the journal of what the guest made (replayed where it is restored, so its
+//! objects come back with their handle numbers), where its parked call stack is saved, and the
+//! wait it is parked in.
+
+use std::time::{Duration, Instant};
+
+use crate::calls::GuestCalls;
+use crate::journal::Entry;
+use crate::park::{Park, Resident};
+use crate::snapshot::{self, Reader, Snapshot, SnapshotError};
+
+/// The host section's own version.
+const HOST_STATE_VERSION: u16 = 1;
+
+/// The wait a snapshot's guest is parked in, with handles as the guest numbers them and
+/// deadlines as what was left of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParkedWait {
+    Spin {
+        executor: i64,
+        left: Option<Duration>,
+        once: bool,
+    },
+    Sleep {
+        left: Duration,
+    },
+}
+
+/// What the host keeps for a guest, as a snapshot carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostState {
+    pub journal: Vec<Entry>,
+    pub saved_stack: u32,
+    pub parked: ParkedWait,
+}
+
+/// Why a guest could not be snapshotted or restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MigrationError {
+    /// The module was loaded without crate::instrument (its globals are out of reach).
+    NotInstrumented,
+    /// The guest was not prepared for parking, or its `main` does not wait where it could
+    /// park: it is never between callbacks with an empty stack.
+    NotParked,
+    Snapshot(SnapshotError),
+    /// The journal did not replay on this host.
+    Replay(String),
+    /// The engine refused to restore memory or globals.
+    Restore(String),
+}
+
+impl std::fmt::Display for MigrationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotInstrumented => f.write_str(
+                "the node's module was not instrumented for snapshots (load its .wasm, or compile it with `roslite wasm compile`)",
+            ),
+            Self::NotParked => f.write_str(
+                "the node is not parked at a wait: prepare it for parking (`roslite wasm build`) and let its main wait in a spin or a sleep",
+            ),
+            Self::Snapshot(e) => write!(f, "{e}"),
+            Self::Replay(e) => write!(f, "{e}"),
+            Self::Restore(e) => write!(f, "restoring the node's memory failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MigrationError {}
+
+impl From<SnapshotError> for MigrationError {
+    fn from(e: SnapshotError) -> Self {
+        Self::Snapshot(e)
+    }
+}
+
+impl HostState {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&HOST_STATE_VERSION.to_le_bytes());
+        put_u32(&mut out, self.saved_stack);
+        match &self.parked {
+            ParkedWait::Spin {
+                executor,
+                left,
+                once,
+            } => {
+                out.push(1);
+                out.extend_from_slice(&executor.to_le_bytes());
+                out.extend_from_slice(&left.map_or(u64::MAX, nanos).to_le_bytes());
+                out.push(u8::from(*once));
+            }
+            ParkedWait::Sleep { left } => {
+                out.push(2);
+                out.extend_from_slice(&nanos(*left).to_le_bytes());
+            }
+        }
+        put_u32(&mut out, self.journal.len() as u32);
+        for entry in &self.journal {
+            put_u32(&mut out, entry.import.len() as u32);
+            out.extend_from_slice(entry.import.as_bytes());
+            put_u32(&mut out, entry.args.len() as u32);
+            for arg in &entry.args {
+                out.extend_from_slice(&arg.to_le_bytes());
+            }
+            put_u32(&mut out, entry.handles_before);
+            put_u32(&mut out, entry.reads.len() as u32);
+            for (at, bytes) in &entry.reads {
+                put_u32(&mut out, *at);
+                put_u32(&mut out, bytes.len() as u32);
+                out.extend_from_slice(bytes);
+            }
+        }
+        out
+    }
+
+    /// Reads a host section (already bounded in size by [`snapshot::decode`]'s caps).
+    pub fn decode(bytes: &[u8]) -> Result<Self, SnapshotError> {
+        let malformed = |what: String| SnapshotError::Malformed(what);
+        let mut r = Reader::new(bytes);
+        let version = r.u16("the host state")?;
+        if version != HOST_STATE_VERSION {
+            return Err(malformed(format!("host state version {version}")));
+        }
+        let saved_stack = r.u32("the host state")?;
+        let parked = match r.u8("the parked wait")? {
+            1 => {
+                let executor = r.u64("the parked wait")? as i64;
+                let left = r.u64("the parked wait")?;
+                let once = r.u8("the parked wait")? != 0;
+                ParkedWait::Spin {
+                    executor,
+                    left: (left != u64::MAX).then(|| Duration::from_nanos(left)),
+                    once,
+                }
+            }
+            2 => ParkedWait::Sleep {
+                left: Duration::from_nanos(r.u64("the parked wait")?),
+            },
+            other => return Err(malformed(format!("unknown wait kind {other}"))),
+        };
+        let count = r.u32("the journal")?;
+        let mut journal = Vec::new();
+        for _ in 0..count {
+            let len = r.u32("a journal entry")? as usize;
+            let import = String::from_utf8(r.take(len, "a journal entry")?.to_vec())
+                .map_err(|_| malformed("a journal entry's import is not UTF-8".into()))?;
+            let argc = r.u32("a journal entry")? as usize;
+            if argc > 16 {
+                return Err(malformed(format!("{argc} arguments to {import}")));
+            }
+            let mut args = Vec::with_capacity(argc);
+            for _ in 0..argc {
+                args.push(r.u64("a journal entry")? as i64);
+            }
+            let handles_before = r.u32("a journal entry")?;
+            let reads_count = r.u32("a journal entry")?;
+            let mut reads = Vec::new();
+            for _ in 0..reads_count {
+                let at = r.u32("a journal read")?;
+                let len = r.u32("a journal read")? as usize;
+                reads.push((at, r.take(len, "a journal read")?.to_vec()));
+            }
+            journal.push(Entry {
+                import,
+                args,
+                reads,
+                handles_before,
+            });
+        }
+        if r.left() != 0 {
+            return Err(malformed(format!("{} bytes after the journal", r.left())));
+        }
+        Ok(Self {
+            journal,
+            saved_stack,
+            parked,
+        })
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX - 1)
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// The snapshot of the guest in `resident`, which must be parked with no callback running
+/// (the caller holds it frozen).
+pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
+    let initial = resident.initial_memory().map_err(MigrationError::Restore)?;
+    crate::park::enter(resident, |g| {
+        let module_hash = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
+        let globals = g.globals().ok_or(MigrationError::NotInstrumented)?;
+        let (memory, state) = g.parts();
+        let parked = match state.parked.clone() {
+            Some(Park::Spin {
+                executor,
+                until,
+                once,
+            }) => ParkedWait::Spin {
+                executor: state
+                    .handles
+                    .guest_of(executor)
+                    .ok_or(MigrationError::NotParked)?,
+                left: until.map(|u| u.saturating_duration_since(Instant::now())),
+                once,
+            },
+            Some(Park::Sleep { until }) => ParkedWait::Sleep {
+                left: until.saturating_duration_since(Instant::now()),
+            },
+            None => return Err(MigrationError::NotParked),
+        };
+        let host = HostState {
+            journal: state.journal.clone(),
+            saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
+            parked,
+        };
+        let bytes = memory.all();
+        let snapshot = Snapshot {
+            module_hash,
+            memory_pages: (bytes.len() / snapshot::PAGE_BYTES as usize) as u32,
+            chunks: snapshot::differing_chunks(bytes, &initial),
+            globals,
+            host: host.encode(),
+        };
+        Ok(snapshot::encode(&snapshot))
+    })
+}
+
+/// A snapshot read and checked for a host, ready for [`restore_into`].
+pub struct Restoring {
+    pub snapshot: Snapshot,
+    pub host: HostState,
+    /// Told how the restore went (before the guest runs on), for the caller that waits.
+    pub report: Option<std::sync::mpsc::SyncSender<Result<(), MigrationError>>>,
+}
+
+impl Restoring {
+    pub fn decode(bytes: &[u8], caps: snapshot::Caps) -> Result<Self, MigrationError> {
+        let snapshot = snapshot::decode(bytes, caps)?;
+        let host = HostState::decode(&snapshot.host)?;
+        Ok(Self {
+            snapshot,
+            host,
+            report: None,
+        })
+    }
+}
+
+/// Makes the freshly instantiated guest `g` (whose `main` has not run) what the snapshot was:
+/// same module, its objects re-created from the journal, memory and globals written back.
+/// Returns the wait to resume it from and the buffer its stack is saved in.
+pub fn restore_into(
+    g: &mut dyn GuestCalls,
+    restoring: &Restoring,
+) -> Result<(Park, u32), MigrationError> {
+    let module = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
+    if module != restoring.snapshot.module_hash {
+        return Err(SnapshotError::ModuleMismatch {
+            snapshot: restoring.snapshot.module_hash,
+            module,
+        }
+        .into());
+    }
+    let parks = g.can_park_at_all();
+    if !parks {
+        return Err(MigrationError::NotParked);
+    }
+    crate::journal::replay(g.state(), &restoring.host.journal, parks)
+        .map_err(|e| MigrationError::Replay(e.to_string()))?;
+    g.state().journal = restoring.host.journal.clone();
+    g.grow_memory_to(restoring.snapshot.memory_pages)
+        .map_err(MigrationError::Restore)?;
+    {
+        let (mut memory, _) = g.parts();
+        for (index, bytes) in &restoring.snapshot.chunks {
+            memory
+                .write(index * snapshot::CHUNK_BYTES, bytes)
+                .map_err(|e| MigrationError::Restore(e.to_string()))?;
+        }
+    }
+    g.set_globals(&restoring.snapshot.globals)
+        .map_err(MigrationError::Restore)?;
+    let state = g.state();
+    state.saved_stack = Some(restoring.host.saved_stack);
+    let now = Instant::now();
+    let park = match restoring.host.parked {
+        ParkedWait::Spin {
+            executor,
+            left,
+            once,
+        } => Park::Spin {
+            executor: state.handles.native(executor).ok_or_else(|| {
+                MigrationError::Replay(format!(
+                    "the parked spin's executor {executor} was not re-created"
+                ))
+            })?,
+            until: left.map(|l| now + l),
+            once,
+        },
+        ParkedWait::Sleep { left } => Park::Sleep { until: now + left },
+    };
+    Ok((park, restoring.host.saved_stack))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_state_reads_back_as_written_and_cut_anywhere_is_refused() {
+        let state = HostState {
+            journal: vec![Entry {
+                import: "node_create".into(),
+                args: vec![1, 2048, 0, 4096],
+                reads: vec![(2048, b"talker\0".to_vec())],
+                handles_before: 1,
+            }],
+            saved_stack: 70000,
+            parked: ParkedWait::Spin {
+                executor: 3,
+                left: Some(Duration::from_millis(5)),
+                once: false,
+            },
+        };
+        let bytes = state.encode();
+        assert_eq!(HostState::decode(&bytes).unwrap(), state);
+        for len in 0..bytes.len() {
+            assert!(HostState::decode(&bytes[..len]).is_err(), "cut at {len}");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! What the tests that build guests share: the workspace, generated message types, the guest
+//! toolchain, and building a C or C++ guest.
+#![allow(dead_code)] // each test binary uses a part
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use roslite_wasm::guest_build::Toolchain;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Generated message types of the packages the guests use (C or C++), under the test
+/// directory's `dir`.
+pub fn generated(lang: roslite_msg_gen::native::Lang, dir: &str) -> PathBuf {
+    use roslite_msg_gen::native;
+    let mut set = roslite_msg_gen::registry::InterfaceSet::new();
+    roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+    set.check().unwrap();
+    let packages: Vec<String> = ["std_msgs", "std_srvs", "geometry_msgs"]
+        .iter()
+        .map(|p| (*p).to_owned())
+        .collect();
+    let interfaces = native::select(&set, &packages, true).unwrap();
+    let files = native::generate(&set, &interfaces, lang).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    native::write(&dir, &files).unwrap();
+    dir
+}
+
+pub fn toolchain() -> &'static Toolchain {
+    static TOOLCHAIN: OnceLock<Toolchain> = OnceLock::new();
+    TOOLCHAIN.get_or_init(|| Toolchain::find().unwrap_or_else(|e| panic!("{e}")))
+}
+
+pub fn out(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-guests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// `source` (relative to the workspace) built into a C guest.
+pub fn c_guest(source: &str, name: &str) -> PathBuf {
+    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
+    let generated = GENERATED
+        .get_or_init(|| generated(roslite_msg_gen::native::Lang::C, "wasm-rclpy-generated-c"));
+    let wasm = out(name);
+    toolchain()
+        .compile_c(&[&workspace().join(source)], &[generated], &wasm)
+        .unwrap_or_else(|e| panic!("{e}"));
+    wasm
+}
+
+/// `source` (relative to the workspace) built into a C++ guest.
+pub fn cpp_guest(source: &str, name: &str) -> PathBuf {
+    static GENERATED: OnceLock<PathBuf> = OnceLock::new();
+    let generated = GENERATED.get_or_init(|| {
+        generated(
+            roslite_msg_gen::native::Lang::Cpp,
+            "wasm-rclpy-generated-cpp",
+        )
+    });
+    let wasm = out(name);
+    toolchain()
+        .compile_cpp(&[&workspace().join(source)], &[generated], &wasm)
+        .unwrap_or_else(|e| panic!("{e}"));
+    wasm
+}

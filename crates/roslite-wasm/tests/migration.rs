@@ -1,0 +1,277 @@
+//! Moving a running guest between hosts (docs/migration.md), in one process: host A runs the
+//! deterministic replier (tests/guests/deterministic_reply.c, whose every reply depends on all
+//! it heard before: integers, doubles through libm, text on its heap); a native node sends it
+//! numbers and collects the replies; halfway, A freezes the guest between callbacks and takes
+//! its snapshot, host B resumes it from the snapshot, A ends its copy, and the rest of the
+//! numbers go to B. The replies must be exactly those of a host that ran the guest throughout:
+//! the state crossed over whole. Both directions between the engines, and a snapshot refused
+//! for the reasons a host must refuse one.
+//!
+//! The three contexts (A, B, the native node) talk RTPS over UDP inside a network namespace of
+//! the test's own.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite_transport::netns::NetNs;
+use roslite_wasm::host::MigrateError;
+use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
+
+mod common;
+
+fn replier() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        common::c_guest(
+            "crates/roslite-wasm/tests/guests/deterministic_reply.c",
+            "deterministic_reply.wasm",
+        )
+    })
+}
+
+fn networked(ns: &NetNs) -> roslite::Context {
+    ns.run(|| {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id: 43,
+            range: roslite_transport::DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        roslite::Context::new(roslite::ContextOptions {
+            domain_id: 43,
+            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            local_transports: roslite::LocalTransports::UDP_ONLY,
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
+
+fn host(ns: &NetNs, engine: EngineKind) -> Host {
+    Host::start(
+        &[],
+        &HostOptions {
+            engine,
+            context: Some(networked(ns)),
+            node_args: vec!["volatile".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// The native side: publishes numbers on /numbers_in, hears replies on /numbers_out.
+struct Sender {
+    context: roslite::Context,
+    _node: roslite::Node,
+    publisher: roslite::Publisher<StringMsg>,
+    subscription: roslite::Subscription<StringMsg>,
+    replies: mpsc::Receiver<String>,
+    spinner: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sender {
+    fn new(ns: &NetNs) -> Self {
+        let context = networked(ns);
+        let node = context.create_node("sender").unwrap();
+        let qos = roslite::QosProfile::keep_last(100).reliable();
+        let publisher = node.create_publisher("numbers_in", qos).unwrap();
+        let (tx, replies) = mpsc::channel();
+        let subscription = node
+            .create_subscription("numbers_out", qos, move |m: StringMsg| {
+                let _ = tx.send(m.data);
+            })
+            .unwrap();
+        let executor = roslite::Executor::new(&context);
+        executor.add_node(&node);
+        let spinner = Some(std::thread::spawn(move || executor.spin()));
+        Self {
+            context,
+            _node: node,
+            publisher,
+            subscription,
+            replies,
+            spinner,
+        }
+    }
+
+    /// Waits until `replicas` copies of the guest's endpoints matched ours.
+    fn await_matched(&self, replicas: usize) {
+        let until = Instant::now() + Duration::from_secs(20);
+        while self.publisher.subscription_count() != replicas
+            || self.subscription.publisher_count() != replicas
+        {
+            assert!(
+                Instant::now() < until,
+                "the guest's endpoints did not match ({} subscriptions, {} publishers, want {replicas})",
+                self.publisher.subscription_count(),
+                self.subscription.publisher_count()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends `numbers` one at a time, each after the reply to the one before.
+    fn exchange(&self, numbers: std::ops::RangeInclusive<u32>) -> Vec<String> {
+        numbers
+            .map(|n| {
+                self.publisher
+                    .publish(StringMsg {
+                        data: format!("number {n}: hello ünïcode"),
+                    })
+                    .unwrap();
+                self.replies
+                    .recv_timeout(Duration::from_secs(10))
+                    .unwrap_or_else(|_| panic!("no reply to number {n}"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.context.shutdown();
+        if let Some(spinner) = self.spinner.take() {
+            spinner.join().ok();
+        }
+    }
+}
+
+fn spec() -> GuestSpec {
+    GuestSpec {
+        path: replier().to_owned(),
+    }
+}
+
+/// The replies of a guest that ran on one host throughout.
+fn uninterrupted(engine: EngineKind) -> Vec<String> {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let host = Host::start(
+        &[spec()],
+        &HostOptions {
+            engine,
+            context: Some(networked(&ns)),
+            node_args: vec!["volatile".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    sender.await_matched(1);
+    let replies = sender.exchange(1..=10);
+    host.shutdown();
+    replies
+}
+
+fn migrate(from: EngineKind, to: EngineKind) {
+    let expected = uninterrupted(from);
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let a = Host::start(
+        &[spec()],
+        &HostOptions {
+            engine: from,
+            context: Some(networked(&ns)),
+            node_args: vec!["volatile".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let b = host(&ns, to);
+    sender.await_matched(1);
+    let mut replies = sender.exchange(1..=5);
+
+    let snapshot = a.freeze_and_snapshot("deterministic_reply").unwrap();
+    b.start_restored(&spec(), &snapshot).unwrap();
+    sender.await_matched(2);
+    a.end_migrated("deterministic_reply").unwrap();
+    let ended = a.wait();
+    assert_eq!(ended.len(), 1);
+    assert!(ended[0].outcome.is_ok(), "{:?}", ended[0].outcome);
+    sender.await_matched(1);
+    replies.extend(sender.exchange(6..=10));
+    assert_eq!(replies, expected, "the replies after the move differ");
+    assert_eq!(b.statistics()[0].name, "deterministic_reply");
+    b.shutdown();
+    let ended = b.wait();
+    assert!(ended[0].outcome.is_ok(), "{:?}", ended[0].outcome);
+}
+
+#[test]
+fn a_guest_moves_from_wasmtime_to_wasmi_with_its_state() {
+    migrate(EngineKind::Wasmtime, EngineKind::Wasmi);
+}
+
+#[test]
+fn a_guest_moves_from_wasmi_to_wasmtime_with_its_state() {
+    migrate(EngineKind::Wasmi, EngineKind::Wasmtime);
+}
+
+#[test]
+fn a_guest_moves_between_two_wasmtime_hosts_with_its_state() {
+    migrate(EngineKind::Wasmtime, EngineKind::Wasmtime);
+}
+
+/// A snapshot that is damaged, cut short, of another module or too large for the target is
+/// refused with the reason, and the guest goes on on its first host.
+#[test]
+fn a_bad_snapshot_is_refused_and_the_guest_goes_on() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let a = Host::start(
+        &[spec()],
+        &HostOptions {
+            engine: EngineKind::Wasmtime,
+            context: Some(networked(&ns)),
+            node_args: vec!["volatile".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    sender.await_matched(1);
+    let before = sender.exchange(1..=2);
+    let snapshot = a.freeze_and_snapshot("deterministic_reply").unwrap();
+    let b = host(&ns, EngineKind::Wasmi);
+    let refused = |bytes: &[u8], spec: &GuestSpec| match b.start_restored(spec, bytes) {
+        Err(MigrateError::Migration(e)) => e.to_string(),
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(()) => panic!("a bad snapshot was accepted"),
+    };
+    let mut damaged = snapshot.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 1;
+    assert!(refused(&damaged, &spec()).contains("checksum"));
+    assert!(refused(&snapshot[..snapshot.len() - 10], &spec()).contains("truncated"));
+    let other_module = common::c_guest("examples/wasm/c/talker.c", "talker_for_migration.wasm");
+    let wrong = refused(&snapshot, &GuestSpec { path: other_module });
+    assert!(wrong.contains("module"), "{wrong}");
+    let small = Host::start(
+        &[],
+        &HostOptions {
+            engine: EngineKind::Wasmi,
+            context: Some(networked(&ns)),
+            limits: roslite_wasm::Limits {
+                max_memory_bytes: 64 << 10,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    match small.start_restored(&spec(), &snapshot) {
+        Err(MigrateError::Migration(e)) => {
+            assert!(e.to_string().contains("--max-memory-mib"), "{e}")
+        }
+        other => panic!("a snapshot over the memory cap: {other:?}"),
+    }
+    // The guest goes on where it was, with its state.
+    a.thaw("deterministic_reply").unwrap();
+    let after = sender.exchange(3..=4);
+    let expected = uninterrupted(EngineKind::Wasmtime);
+    assert_eq!([before, after].concat(), expected[..4]);
+    assert!(b.statistics().is_empty());
+    a.shutdown();
+}
