@@ -7,12 +7,13 @@
 //!   on wasmtime (Cranelift machine code) and the same guest on wasmi. All in one process on an
 //!   intra-process context, so the difference is the host -> guest dispatch -> host publish
 //!   path, not a network. The guest is prepared for parking (Asyncify, as `roslite wasm build`
-//!   prepares every guest), so its callback runs on the publishing thread as a native node's
-//!   does; two more rows run it as written, waiting inside its instance, where each callback
-//!   is a hop to the guest's thread, and a last one runs the native echo with its callbacks
-//!   kept on its own executor thread (no turn lent to the publishing thread), the same hop
-//!   without any engine. All run in alternating rounds (the VM drifts); each row is the median
-//!   of its rounds' medians.
+//!   prepares every guest); two more rows run it as written, waiting inside its instance. In
+//!   one process a message published is handed to the echo's executor, never run on the
+//!   publishing thread, so every row pays one hop to the echo's thread and the rows compare
+//!   the engines and the parking machinery, not the hops (the line follower's bench, across
+//!   processes, shows the hop parking saves). A row runs the native echo with its callbacks
+//!   kept on its executor's thread, as a guest that cannot park does. All run in alternating
+//!   rounds (the VM drifts); each row is the median of its rounds' medians.
 //! - **Start-up**: process start to a node's first callback (a 1 ms wall timer), for a guest
 //!   precompiled to a `.cwasm` and run by `roslite run`, and for the same node natively
 //!   (a hidden helper of this binary). Both are this binary, so both pay for loading it.
