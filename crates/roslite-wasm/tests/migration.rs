@@ -146,6 +146,19 @@ fn spec() -> GuestSpec {
     }
 }
 
+/// The replier compiled ahead of time for this machine, as `roslite wasm compile` does.
+fn precompiled() -> GuestSpec {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let path = BUILT.get_or_init(|| {
+        let wasm = std::fs::read(replier()).unwrap();
+        let code = roslite_wasm::engine::wasmtime_engine::precompile(&wasm, None).unwrap();
+        let path = replier().with_extension("cwasm");
+        std::fs::write(&path, code).unwrap();
+        path
+    });
+    GuestSpec { path: path.clone() }
+}
+
 /// The replies of a guest that ran on one host throughout.
 fn uninterrupted(engine: EngineKind) -> Vec<String> {
     let ns = NetNs::create("wasmmig").expect("a network namespace");
@@ -167,11 +180,16 @@ fn uninterrupted(engine: EngineKind) -> Vec<String> {
 }
 
 fn migrate(from: EngineKind, to: EngineKind) {
+    migrate_module(from, spec(), to, spec());
+}
+
+/// Moves the replier from a host running `from_spec` on `from` to one running `to_spec` on `to`.
+fn migrate_module(from: EngineKind, from_spec: GuestSpec, to: EngineKind, to_spec: GuestSpec) {
     let expected = uninterrupted(from);
     let ns = NetNs::create("wasmmig").expect("a network namespace");
     let sender = Sender::new(&ns);
     let a = Host::start(
-        &[spec()],
+        &[from_spec],
         &HostOptions {
             engine: from,
             context: Some(networked(&ns)),
@@ -185,7 +203,7 @@ fn migrate(from: EngineKind, to: EngineKind) {
     let mut replies = sender.exchange(1..=5);
 
     let snapshot = a.freeze_and_snapshot("deterministic_reply").unwrap();
-    b.start_restored(&spec(), &snapshot).unwrap();
+    b.start_restored(&to_spec, &snapshot).unwrap();
     sender.await_matched(2);
     a.end_migrated("deterministic_reply").unwrap();
     let ended = a.wait();
@@ -213,6 +231,14 @@ fn a_guest_moves_from_wasmi_to_wasmtime_with_its_state() {
 #[test]
 fn a_guest_moves_between_two_wasmtime_hosts_with_its_state() {
     migrate(EngineKind::Wasmtime, EngineKind::Wasmtime);
+}
+
+/// A `.cwasm` (which keeps the hash of the `.wasm` it was compiled from) hands over to a host
+/// running the `.wasm` on wasmi, and back.
+#[test]
+fn a_precompiled_guest_moves_to_and_from_its_wasm() {
+    migrate_module(EngineKind::Wasmtime, precompiled(), EngineKind::Wasmi, spec());
+    migrate_module(EngineKind::Wasmi, spec(), EngineKind::Wasmtime, precompiled());
 }
 
 /// A snapshot that is damaged, cut short, of another module or too large for the target is
