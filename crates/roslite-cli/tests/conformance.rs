@@ -46,13 +46,15 @@ use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 use serde_json::Value;
 
 mod common;
-use common::Tally;
-use common::{call_lines, difference, failure, field, roslite_command, roslite_in, text, Peer};
+use common::{
+    call_lines, difference, failure, field, parallel_map, roslite_command, roslite_in, text, Peer,
+    Tally,
+};
 
 const DOMAIN: u32 = 0;
 const SCRIPT: &str = "conformance_peer.py";
-/// `topic pub` processes running at once.
-const PARALLEL_PUBS: usize = 4;
+/// `roslite` processes of one direction running at once.
+const PARALLEL: usize = 4;
 /// The longest any one step waits (discovery plus a case, or a peer's whole direction).
 const STEP: Duration = Duration::from_secs(60);
 
@@ -287,22 +289,10 @@ fn pub_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
         .into_iter()
         .filter(|(_, c)| c["refused"].is_null())
         .collect();
-    let next = Mutex::new(sent.iter());
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..PARALLEL_PUBS {
-            scope.spawn(|| loop {
-                let Some(&(n, case)) = next.lock().unwrap().next() else {
-                    break;
-                };
-                let outcome = publish_case(ns, &sink, n, case);
-                results.lock().unwrap().push((n, case, outcome));
-            });
-        }
+    let outcomes = parallel_map(&sent, PARALLEL, |&(n, case)| {
+        publish_case(ns, &sink, n, case)
     });
-    let mut results = results.into_inner().unwrap();
-    results.sort_by_key(|(n, _, _)| *n);
-    for (_, case, (values, bytes)) in results {
+    for (&(_, case), (values, bytes)) in sent.iter().zip(outcomes) {
         let (ty, label) = (field(case, "type"), field(case, "case"));
         tally.record(ty, "pub values", label, values);
         tally.record(ty, "pub bytes", label, bytes);
@@ -557,22 +547,19 @@ fn record_generated(
 fn call_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
     let server = Peer::start(ns, DOMAIN, SCRIPT, "serve", 300);
     let (_, services) = split(cases);
-    for (n, case) in services {
-        let (ty, label) = (field(case, "type"), field(case, "case"));
+    let outputs = parallel_map(&services, PARALLEL, |&(n, case)| {
         let service = format!("/conformance/call/c{n}");
-        let output = roslite_in(
-            ns,
-            DOMAIN,
-            &[
-                "service",
-                "call",
-                &service,
-                ty,
-                field(case, "yaml"),
-                "--timeout",
-                "60",
-            ],
-        );
+        let args = [
+            "service",
+            "call",
+            &service,
+            field(case, "type"),
+            field(case, "yaml"),
+        ];
+        roslite_in(ns, DOMAIN, &[&args[..], &["--timeout", "60"]].concat())
+    });
+    for (&(n, case), output) in services.iter().zip(outputs) {
+        let (ty, label) = (field(case, "type"), field(case, "case"));
         let stdout = text(&output.stdout);
         let printed = match call_lines(&stdout) {
             Some((_, response)) if output.status.success() => {
@@ -582,9 +569,8 @@ fn call_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
             }
             _ => Some(format!("call failed: {stdout}{}", text(&output.stderr))),
         };
-        let request = match server.wait_report(Duration::from_secs(5), |r| {
-            r["served"].as_u64() == Some(n as u64)
-        }) {
+        let served = |r: &Value| r["served"].as_u64() == Some(n as u64);
+        let request = match server.wait_report(Duration::from_secs(5), served) {
             Some(r) => {
                 failure(&r, "values").map(|why| format!("the server got a request whose {why}"))
             }

@@ -23,7 +23,9 @@ use roslite_transport::netns::NetNs;
 use serde_json::Value;
 
 mod common;
-use common::{ament_prefix, call_lines, difference, field, roslite_in, text, Peer, Tally};
+use common::{
+    ament_prefix, call_lines, difference, field, parallel_map, roslite_in, text, Peer, Tally,
+};
 
 const DOMAIN: u32 = 0;
 /// Processes of the `topic pub` direction running at once.
@@ -91,25 +93,16 @@ fn check_publish(case: &Value, output: &Output) -> Option<String> {
 
 fn service_directions(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
     let server = Peer::start(ns, DOMAIN, SCRIPT, "serve", 300);
-    for case in cases.iter().filter(|c| c["kind"] == "srv") {
+    let calls: Vec<&Value> = cases.iter().filter(|c| c["kind"] == "srv").collect();
+    let outputs = parallel_map(&calls, PARALLEL, |case| {
         let ty = field(case, "type");
-        let name = ty.rsplit('/').next().unwrap_or_default();
-        let service = format!("/conformance/{name}");
-        let output = roslite_in(
-            ns,
-            DOMAIN,
-            &[
-                "service",
-                "call",
-                &service,
-                ty,
-                field(case, "yaml"),
-                "--timeout",
-                "30",
-            ],
-        );
+        let service = format!("/conformance/{}", ty.rsplit('/').next().unwrap_or_default());
+        let args = ["service", "call", &service, ty, field(case, "yaml")];
+        roslite_in(ns, DOMAIN, &[&args[..], &["--timeout", "30"]].concat())
+    });
+    for (case, output) in calls.iter().zip(outputs) {
+        let (ty, label) = (field(case, "type"), field(case, "case"));
         let stdout = text(&output.stdout);
-        let label = field(case, "case");
         match call_lines(&stdout) {
             Some((request, response)) if output.status.success() => {
                 let expected = field(case, "request_repr");
@@ -184,22 +177,8 @@ fn text_conformance_against_rclpy() {
         "too few message cases: {}",
         messages.len()
     );
-    let results: Vec<Option<String>> = std::thread::scope(|scope| {
-        let chunks: Vec<_> = messages
-            .chunks(messages.len().div_ceil(PARALLEL))
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|case| check_publish(case, &publish(case)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        chunks
-            .into_iter()
-            .flat_map(|h| h.join().expect("a publishing thread"))
-            .collect()
+    let results = parallel_map(&messages, PARALLEL, |case| {
+        check_publish(case, &publish(case))
     });
     for (case, failure) in messages.iter().zip(results) {
         tally.record(

@@ -58,6 +58,32 @@ pub fn cases(script_name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `f` of every item, on `workers` threads at once, in the items' order.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let result = f(item);
+                results.lock().unwrap()[i] = Some(result);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every item was mapped"))
+        .collect()
+}
+
 /// A text member of a case or report (empty if absent).
 pub fn field<'a>(case: &'a Value, name: &str) -> &'a str {
     case[name].as_str().unwrap_or_default()
