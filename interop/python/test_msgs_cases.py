@@ -9,6 +9,7 @@ object a line, in the same order; a case's number is its line (from 0):
 
     {"kind": "msg", "type": "test_msgs/msg/Arrays", "case": "fixture 0", "yaml": ...,
      "repr": repr(msg), "echo": what `ros2 topic echo --full-length` prints of it,
+     "echo_truncated": what `ros2 topic echo` prints (strings and arrays cut at 128),
      "cdr": serialize_message(msg) as hex, "refused": null or the field roslite refuses to send}
     {"kind": "srv", "type": "test_msgs/srv/BasicTypes", "case": ..., "yaml": request,
      "request_repr": repr(request), "response_repr": repr(response as a client receives it),
@@ -323,20 +324,24 @@ def received(msg):
 # `yaml.dump` (allow_unicode, unlimited width, block style) of the message turned into an
 # ordered mapping of plain Python values. rosidl_runtime_py is not on PyPI, so the conversion
 # is written out here, following its documented rules: bytes become text of one character per
-# byte, numpy scalars Python numbers, arrays lists, nested messages mappings in field order.
+# byte, numpy scalars Python numbers, arrays lists, nested messages mappings in field order;
+# with a truncate length, longer strings keep that many characters and end in `...`, longer
+# arrays keep that many elements and get a last element `...`.
 
-def _plain(value):
+def _plain(value, cut):
     if isinstance(value, bytes):
-        return "".join(chr(b) for b in value)
+        value = "".join(chr(b) for b in value)
     if isinstance(value, str):
-        return value
+        return value if cut is None or len(value) <= cut else value[:cut] + "..."
     if isinstance(value, (list, tuple, array.array, numpy.ndarray)):
-        return [_plain(v) for v in value]
+        items = [_plain(v, cut) for v in value[:cut]] if cut is not None else \
+            [_plain(v, cut) for v in value]
+        return items + ["..."] if cut is not None and len(value) > cut else items
     if isinstance(value, numpy.number):
         return value.item()
     if isinstance(value, (bool, float, int)):
         return value
-    return OrderedDict((name, _plain(getattr(value, name)))
+    return OrderedDict((name, _plain(getattr(value, name), cut))
                        for name in value.get_fields_and_field_types())
 
 
@@ -350,13 +355,15 @@ _EchoDumper.add_representer(
         "tag:yaml.org,2002:map",
         [(dumper.represent_data(k), dumper.represent_data(v)) for k, v in data.items()]))
 
+# `ros2 topic echo`'s default `--truncate-length`.
+ECHO_TRUNCATE_LENGTH = 128
+
 
 def echo_text(msg, truncate_length=None):
-    """`ros2 topic echo`'s text of a received message, up to its `---` line."""
-    if truncate_length is not None:
-        raise NotImplementedError("only --full-length output is compared")
-    return yaml.dump(_plain(msg), Dumper=_EchoDumper, allow_unicode=True, width=sys.maxsize,
-                     default_flow_style=False)
+    """`ros2 topic echo`'s text of a received message, up to its `---` line (with
+    `--full-length` when `truncate_length` is None)."""
+    return yaml.dump(_plain(msg, truncate_length), Dumper=_EchoDumper, allow_unicode=True,
+                     width=sys.maxsize, default_flow_style=False)
 
 
 # Serialized bytes, compared without what their padding holds: Fast CDR leaves padding bytes
@@ -503,6 +510,7 @@ def all_cases():
         out.append({
             "kind": "msg", "type": ty, "case": label, "yaml": check_yaml(cls, msg),
             "repr": repr(msg), "echo": echo_text(received(msg)),
+            "echo_truncated": echo_text(received(msg), ECHO_TRUNCATE_LENGTH),
             "cdr": serialize_message(msg).hex(), "refused": over_byte_bound(msg),
             "_": (cls, msg),
         })

@@ -5,8 +5,10 @@
 //! `interop/python/conformance_peer.py`, one process per direction serving every case.
 //!
 //! Directions, as the table names them:
-//! - `echo`: rclpy publishes every case; `roslite topic echo --full-length` prints exactly what
-//!   `ros2 topic echo` does (rosidl_runtime_py's `message_to_yaml` of the received message).
+//! - `echo`, `echo truncated`: rclpy publishes every case; `roslite topic echo --full-length`
+//!   and `roslite topic echo` print exactly what `ros2 topic echo` does (rosidl_runtime_py's
+//!   `message_to_yaml` of the received message, without and with the default truncation of
+//!   strings and arrays at 128).
 //! - `pub values`, `pub bytes`: `roslite topic pub` sends every case (its YAML on stdin);
 //!   rclpy receives it with the case's values and exactly the bytes rclpy's
 //!   `serialize_message` gives (padding bytes aside). Cases with a bounded string rclpy counts
@@ -137,12 +139,23 @@ fn echo_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
     for (_, case) in &messages {
         by_type.entry(field(case, "type")).or_default().push(case);
     }
-    let results: Vec<(&str, Vec<String>, String)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = by_type
+    // (table direction, the case's expected text, what `topic echo` is given besides).
+    let variants: [(&'static str, &str, &[&str]); 2] = [
+        ("echo", "echo", &["--full-length"]),
+        ("echo truncated", "echo_truncated", &[]),
+    ];
+    let runs: Vec<(&str, &'static str, &str)> = variants
+        .iter()
+        .flat_map(|&(direction, key, _)| by_type.keys().map(move |ty| (*ty, direction, key)))
+        .collect();
+    let results: Vec<(Vec<String>, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
             .iter()
-            .map(|(ty, group)| {
+            .map(|&(ty, direction, _)| {
+                let extra = variants.iter().find(|v| v.0 == direction).map(|v| v.2);
                 let child = roslite_command(ns, DOMAIN)
-                    .args(["topic", "echo", "--full-length", "--timeout", "60"])
+                    .args(["topic", "echo", "--timeout", "60"])
+                    .args(extra.unwrap_or_default())
                     .args(["--qos-reliability", "reliable"])
                     .args(["--qos-durability", "transient_local"])
                     .args(["--qos-history", "keep_all"])
@@ -152,11 +165,8 @@ fn echo_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
                     .stderr(Stdio::piped())
                     .spawn()
                     .expect("run roslite topic echo");
-                let expected = group.len();
-                scope.spawn(move || {
-                    let (texts, stderr) = echoed(child, expected);
-                    (*ty, texts, stderr)
-                })
+                let expected = by_type[ty].len();
+                scope.spawn(move || echoed(child, expected))
             })
             .collect();
         handles
@@ -164,10 +174,10 @@ fn echo_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
             .map(|h| h.join().expect("an echo thread"))
             .collect()
     });
-    for (ty, texts, stderr) in results {
+    for (&(ty, direction, key), (texts, stderr)) in runs.iter().zip(results) {
         let group = &by_type[ty];
         for (i, case) in group.iter().enumerate() {
-            let expected = field(case, "echo");
+            let expected = field(case, key);
             let failure = match texts.get(i) {
                 _ if texts.len() != group.len() => Some(format!(
                     "topic echo printed {} messages of {}, so they cannot be told apart: {}",
@@ -179,7 +189,7 @@ fn echo_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
                 Some(got) => Some(difference(expected, got)),
                 None => unreachable!("as many texts as cases"),
             };
-            tally.record(ty, "echo", field(case, "case"), failure);
+            tally.record(ty, direction, field(case, "case"), failure);
         }
     }
     roslite_graph(ns, &source, &by_type, tally);
