@@ -25,8 +25,9 @@
 //! - `graph (rclpy)`: rclpy's graph API gives every roslite endpoint of those topics and
 //!   services (subscription, publisher, request reader, reply writer) the type name and
 //!   RIHS01 hash of rclpy's own, and lists the services with their types.
-//! - `graph (roslite)`: `roslite topic list -t` lists rclpy's topics with their types, and
-//!   `roslite topic info -v` shows rclpy's publishers with rclpy's type name and hash.
+//! - `graph (roslite)`: `roslite topic list -t` lists rclpy's topics with their types,
+//!   `roslite topic info -v` shows rclpy's publishers with rclpy's type name and hash, and
+//!   `roslite service list -t` lists rclpy's services with their types.
 //!
 //! The suite prints a table of type x direction, passed/total (`cargo test -p roslite-cli
 //! --test conformance -- --nocapture`), then fails listing every case that did not pass.
@@ -557,6 +558,19 @@ fn record_generated(
 fn call_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
     let server = Peer::start(ns, DOMAIN, SCRIPT, "serve", 300);
     let (_, services) = split(cases);
+    let list = roslite_in(ns, DOMAIN, &["service", "list", "-t", "--spin-time", "10"]);
+    let listed = text(&list.stdout);
+    for &(n, case) in &services {
+        let line = format!("/conformance/call/c{n} [{}]", field(case, "type"));
+        let failure = (!listed.lines().any(|l| l == line))
+            .then(|| format!("`{line}` missing from `service list -t`:\n{listed}"));
+        tally.record(
+            field(case, "type"),
+            "graph (roslite)",
+            "service list -t",
+            failure,
+        );
+    }
     let outputs = parallel_map(&services, PARALLEL, |&(n, case)| {
         let service = format!("/conformance/call/c{n}");
         let args = [
