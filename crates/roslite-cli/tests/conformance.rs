@@ -14,9 +14,11 @@
 //!   `serialize_message` gives (padding bytes aside). Cases with a bounded string rclpy counts
 //!   in characters but roslite in bytes are refused by `topic pub` by design (docs/
 //!   ros2-interop.md §7; conformance_text.rs checks the refusal) and are not sent here.
-//! - `relay values`, `relay bytes`: rclpy publishes every case to a roslite node built on
-//!   Rust types generated at build time (`interop/test-msgs`, as a user's build.rs does),
-//!   which republishes what it decodes; rclpy receives the case's values and bytes back.
+//! - `relay values`, `relay bytes`, `relay refuses`: rclpy publishes every case to a roslite
+//!   node built on Rust types generated at build time (`interop/test-msgs`, as a user's
+//!   build.rs does), which republishes what it decodes; rclpy receives the case's values and
+//!   bytes back. A case with a string over its bound in bytes is received, and publishing it
+//!   again fails with the bound (`relay refuses`).
 //! - `rclpy client`: an rclpy client calls a roslite service server of generated types for
 //!   every service case; the server sees the case's request (compared through the generated
 //!   types) and the client gets the case's response.
