@@ -16,102 +16,21 @@
 //! type x direction, passed/total (`cargo test -p roslite-cli --test conformance_text --
 //! --nocapture`), then fails listing every case that did not pass.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
 
 use roslite_transport::netns::NetNs;
 use serde_json::Value;
 
+mod common;
+use common::{
+    ament_prefix, call_lines, difference, field, parallel_map, roslite_in, text, Peer, Tally,
+};
+
 const DOMAIN: u32 = 0;
 /// Processes of the `topic pub` direction running at once.
 const PARALLEL: usize = 3;
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn python() -> PathBuf {
-    let python = workspace().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `cargo xtask test`, which installs rclpy",
-        python.display()
-    );
-    python
-}
-
-fn script() -> PathBuf {
-    workspace().join("interop/python/repr_conformance.py")
-}
-
-/// The venv holds test_msgs' interface files under share/.
-fn ament_prefix() -> PathBuf {
-    workspace().join(".venv")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Passed and total per (type, direction), and what failed.
-#[derive(Default)]
-struct Tally {
-    rows: BTreeMap<(String, &'static str), (u32, u32)>,
-    failures: Vec<String>,
-}
-
-impl Tally {
-    fn record(&mut self, ty: &str, direction: &'static str, case: &str, failure: Option<String>) {
-        let row = self.rows.entry((ty.to_owned(), direction)).or_default();
-        row.1 += 1;
-        match failure {
-            None => row.0 += 1,
-            Some(why) => self
-                .failures
-                .push(format!("{ty} [{direction}] {case}: {why}")),
-        }
-    }
-
-    fn table(&self) -> String {
-        let mut out = format!("{:<38} {:<20} {:>8}\n", "type", "direction", "passed");
-        let (mut passed, mut total) = (0, 0);
-        for ((ty, direction), (p, t)) in &self.rows {
-            out.push_str(&format!(
-                "{ty:<38} {direction:<20} {:>8}\n",
-                format!("{p}/{t}")
-            ));
-            passed += p;
-            total += t;
-        }
-        out.push_str(&format!(
-            "{:<38} {:<20} {:>8}\n",
-            "all",
-            "",
-            format!("{passed}/{total}")
-        ));
-        out
-    }
-}
-
-/// The cases rclpy describes: one JSON object each.
-fn cases() -> Vec<Value> {
-    let output = Command::new(python())
-        .arg(script())
-        .arg("cases")
-        .output()
-        .expect("run the rclpy side");
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    text(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON case"))
-        .collect()
-}
-
-fn field<'a>(case: &'a Value, name: &str) -> &'a str {
-    case[name].as_str().unwrap_or_default()
-}
+const SCRIPT: &str = "repr_conformance.py";
 
 /// `roslite topic pub` of one case with its values on stdin, only in this process (no
 /// discovery, no waiting): the line it prints or the error it refuses with.
@@ -145,25 +64,6 @@ fn publish(case: &Value) -> Output {
     child.wait_with_output().expect("wait for roslite")
 }
 
-/// What printed differently: the first differing character and a window around it.
-fn difference(expected: &str, got: &str) -> String {
-    let at = expected
-        .char_indices()
-        .zip(got.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(expected.len().min(got.len()), |((i, _), _)| i);
-    let window = |s: &str| {
-        let start = s.floor_char_boundary(at.saturating_sub(40));
-        let end = s.ceil_char_boundary((at + 40).min(s.len()));
-        s[start..end].to_owned()
-    };
-    format!(
-        "differs at byte {at}: rclpy `{}`, roslite `{}`",
-        window(expected),
-        window(got)
-    )
-}
-
 fn check_publish(case: &Value, output: &Output) -> Option<String> {
     let stdout = text(&output.stdout);
     let stderr = text(&output.stderr);
@@ -191,69 +91,18 @@ fn check_publish(case: &Value, output: &Output) -> Option<String> {
     (line != expected).then(|| difference(expected, line))
 }
 
-/// Starts the rclpy side in `ns` in `mode` and waits for its READY.
-fn rclpy(ns: &NetNs, mode: &str) -> Child {
-    let mut child = ns
-        .command(python())
-        .arg(script())
-        .args([mode, "300"])
-        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
-        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rclpy");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    assert!(
-        lines.any(|l| l.is_ok_and(|l| l == "READY")),
-        "the rclpy {mode} peer did not start"
-    );
-    child
-}
-
-/// `roslite <args>` in `ns`.
-fn roslite_in(ns: &NetNs, args: &[&str]) -> Output {
-    ns.command(env!("CARGO_BIN_EXE_roslite"))
-        .args(args)
-        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
-        .env("AMENT_PREFIX_PATH", ament_prefix())
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROSLITE_NETWORK")
-        .output()
-        .expect("run roslite")
-}
-
-/// The request and response lines of `roslite service call`'s output.
-fn call_lines(stdout: &str) -> Option<(&str, &str)> {
-    let (_, rest) = stdout.split_once("requester: making request: ")?;
-    let (request, rest) = rest.split_once("\n\nresponse:\n")?;
-    let (response, _) = rest.split_once("\n\n")?;
-    Some((request, response))
-}
-
 fn service_directions(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
-    let mut server = rclpy(ns, "serve");
-    for case in cases.iter().filter(|c| c["kind"] == "srv") {
+    let server = Peer::start(ns, DOMAIN, SCRIPT, "serve", 300);
+    let calls: Vec<&Value> = cases.iter().filter(|c| c["kind"] == "srv").collect();
+    let outputs = parallel_map(&calls, PARALLEL, |case| {
         let ty = field(case, "type");
-        let name = ty.rsplit('/').next().unwrap_or_default();
-        let service = format!("/conformance/{name}");
-        let output = roslite_in(
-            ns,
-            &[
-                "service",
-                "call",
-                &service,
-                ty,
-                field(case, "yaml"),
-                "--timeout",
-                "30",
-            ],
-        );
+        let service = format!("/conformance/{}", ty.rsplit('/').next().unwrap_or_default());
+        let args = ["service", "call", &service, ty, field(case, "yaml")];
+        roslite_in(ns, DOMAIN, &[&args[..], &["--timeout", "30"]].concat())
+    });
+    for (case, output) in calls.iter().zip(outputs) {
+        let (ty, label) = (field(case, "type"), field(case, "case"));
         let stdout = text(&output.stdout);
-        let label = field(case, "case");
         match call_lines(&stdout) {
             Some((request, response)) if output.status.success() => {
                 let expected = field(case, "request_repr");
@@ -270,8 +119,7 @@ fn service_directions(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
             }
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    server.stop();
 }
 
 /// Lines `topic echo` must print for what the rclpy talker sends (its `TEXT_CASES`), as
@@ -297,10 +145,11 @@ const ECHOED: &[(&str, &str, &[&str])] = &[
 ];
 
 fn echo_direction(ns: &NetNs, tally: &mut Tally) {
-    let mut talker = rclpy(ns, "talk");
+    let talker = Peer::start(ns, DOMAIN, SCRIPT, "talk", 300);
     for (topic, ty, lines) in ECHOED {
         let output = roslite_in(
             ns,
+            DOMAIN,
             &["topic", "echo", "--once", "--timeout", "30", topic, ty],
         );
         let stdout = text(&output.stdout);
@@ -314,13 +163,12 @@ fn echo_direction(ns: &NetNs, tally: &mut Tally) {
         };
         tally.record(ty, "echo non-ASCII", "rclpy talker", failure);
     }
-    let _ = talker.kill();
-    let _ = talker.wait();
+    talker.stop();
 }
 
 #[test]
 fn text_conformance_against_rclpy() {
-    let cases = cases();
+    let cases = common::cases(SCRIPT);
     let mut tally = Tally::default();
 
     let messages: Vec<&Value> = cases.iter().filter(|c| c["kind"] == "msg").collect();
@@ -329,22 +177,8 @@ fn text_conformance_against_rclpy() {
         "too few message cases: {}",
         messages.len()
     );
-    let results: Vec<Option<String>> = std::thread::scope(|scope| {
-        let chunks: Vec<_> = messages
-            .chunks(messages.len().div_ceil(PARALLEL))
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|case| check_publish(case, &publish(case)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        chunks
-            .into_iter()
-            .flat_map(|h| h.join().expect("a publishing thread"))
-            .collect()
+    let results = parallel_map(&messages, PARALLEL, |case| {
+        check_publish(case, &publish(case))
     });
     for (case, failure) in messages.iter().zip(results) {
         tally.record(
@@ -359,12 +193,5 @@ fn text_conformance_against_rclpy() {
     service_directions(&ns, &cases, &mut tally);
     echo_direction(&ns, &mut tally);
 
-    println!("{}", tally.table());
-    assert!(
-        tally.failures.is_empty(),
-        "{}\n{} failed:\n{}",
-        tally.table(),
-        tally.failures.len(),
-        tally.failures.join("\n")
-    );
+    tally.finish();
 }

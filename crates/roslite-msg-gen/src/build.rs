@@ -29,10 +29,10 @@ use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::ast::InterfaceKind;
+use crate::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
 use crate::parse::ParseError;
 use crate::registry::InterfaceSet;
-use crate::rust::{generate_package, GenError, RustOptions};
+use crate::rust::{generate_package, generate_package_where, GenError, RustOptions};
 
 /// The file [`generate`] writes into `OUT_DIR`.
 pub const OUTPUT_FILE: &str = "roslite_interfaces.rs";
@@ -140,18 +140,29 @@ pub fn generate(package: &str, crate_dir: &Path) -> Result<(), GenError> {
 /// the shipped packages available for references. Nothing is printed.
 ///
 /// # Errors
+/// `package` may be one `roslite-msgs` ships part of (`test_msgs`, of which it ships the
+/// `Fibonacci` action): the crate then adds the interfaces `roslite-msgs` does not ship.
+///
+/// # Errors
 /// [`GenError::Parse`] for a definition that does not follow the grammar (its `Display` is
 /// `file:line: what was expected`), [`GenError::Resolve`] for a reference to a type nobody
 /// defines, [`GenError::UnknownPackage`] when there are no definitions at all,
-/// [`GenError::ReservedPackage`] when `package` is one `roslite-msgs` ships, [`GenError::Io`].
+/// [`GenError::ShippedInterface`] for a definition `roslite-msgs` ships,
+/// [`GenError::ShippedReference`] for a reference to one it ships in `package`,
+/// [`GenError::Io`].
 pub fn generate_into(
     package: &str,
     crate_dir: &Path,
     out_file: &Path,
 ) -> Result<Generated, GenError> {
-    if builtin_packages().contains(&package) {
-        return Err(GenError::ReservedPackage(package.to_owned()));
-    }
+    let shipped: Vec<TypeName> = builtin::FILES
+        .iter()
+        .filter(|f| f.package == package)
+        .filter_map(|f| {
+            let kind = InterfaceKind::from_extension(f.kind)?;
+            Some(TypeName::new(f.package, kind, f.name))
+        })
+        .collect();
     let mut set = InterfaceSet::new();
     let mut inputs = Vec::new();
     for kind in [
@@ -173,6 +184,10 @@ pub fn generate_into(
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or_default();
+            let type_name = TypeName::new(package, kind, name);
+            if shipped.contains(&type_name) {
+                return Err(GenError::ShippedInterface(type_name));
+            }
             set.add_source(package, kind, name, &text, &path.display().to_string())?;
             inputs.push(path);
         }
@@ -180,9 +195,11 @@ pub fn generate_into(
     if set.packages().is_empty() {
         return Err(GenError::UnknownPackage(package.to_owned()));
     }
+    check_no_shipped_reference(&set, &shipped)?;
     add_builtin_interfaces(&mut set)?;
     set.check()?;
-    let code = generate_package(&set, package, &RustOptions::for_user_crate())?;
+    let own = |name: &TypeName| !shipped.contains(name);
+    let code = generate_package_where(&set, package, &RustOptions::for_user_crate(), &own)?;
     let text = format!(
         "{GENERATED_MARKER} for package `{package}` from {}; do not edit.\n\n{code}",
         crate_dir.display()
@@ -192,6 +209,31 @@ pub fn generate_into(
         output: out_file.to_owned(),
         inputs,
     })
+}
+
+/// Generated code names the types of its own package relatively, so a crate adding to a
+/// package `roslite-msgs` ships part of cannot refer to the shipped part.
+fn check_no_shipped_reference(set: &InterfaceSet, shipped: &[TypeName]) -> Result<(), GenError> {
+    for interface in set.interfaces() {
+        let parts: Vec<&MessageSpec> = match interface {
+            Interface::Message(m) => vec![m],
+            Interface::Service(s) => vec![&s.request, &s.response],
+            Interface::Action(a) => vec![&a.goal, &a.result, &a.feedback],
+        };
+        for part in parts {
+            for field in &part.fields {
+                if let BaseType::Named(named) = &field.ty.base {
+                    if shipped.contains(named) {
+                        return Err(GenError::ShippedReference {
+                            user: interface.name().clone(),
+                            shipped: named.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Regenerates `roslite-msgs/src/generated/` (`out_dir`) from the vendored definitions in

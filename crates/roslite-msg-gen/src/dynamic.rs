@@ -13,18 +13,23 @@
 //!   `message_to_yaml`, i.e. PyYAML's `yaml.dump` of an ordered dict).
 //!
 //! Canonical values: every function here produces, for a given ROS type, the same [`Value`]
-//! variant, so a decoded value compares equal to one read from YAML:
+//! variant, so a decoded value compares equal to one read from YAML (but see `float32` below):
 //!
 //! | ROS type | `Value` |
 //! | --- | --- |
 //! | `bool` | `Bool` |
 //! | `int8` … `int64` | `Int` |
 //! | `uint8` … `uint64`, `byte`, `char` | `UInt` |
-//! | `float32`, `float64` | `Float` (a `float32` holds the exact widened `f32`) |
+//! | `float32`, `float64` | `Float` (see below for `float32`) |
 //! | `string`, `wstring` | `String` |
 //! | arrays/sequences of `uint8`, `byte`, `char` | `Bytes` |
 //! | other arrays/sequences | `Array` |
 //! | nested message | `Struct`, every field in definition order |
+//!
+//! A `float32` decoded holds the exact widened `f32`; one read from YAML or taken from a
+//! definition's default holds the number as written (`0.123456789`), as rclpy keeps it in the
+//! field until the message is sent, and [`encode`] rounds it. So a `float32` written with more
+//! digits than an `f32` keeps does not compare equal to its decoded encoding.
 //!
 //! Type graphs are finite and ROS forbids recursive types, so recursion over a type is bounded
 //! by its nesting; a definition that does nest itself is refused with [`DynError::Recursive`]

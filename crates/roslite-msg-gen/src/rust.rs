@@ -86,8 +86,13 @@ pub enum GenError {
     Parse(ParseError),
     /// The definitions refer to types none of them defines, or contain themselves.
     Resolve(Box<ResolveError>),
-    /// A user package has the name of one `roslite-msgs` ships.
-    ReservedPackage(String),
+    /// A user crate defines an interface `roslite-msgs` ships (a crate may add interfaces to a
+    /// package `roslite-msgs` ships part of, as `test_msgs` beside its `Fibonacci` action, but
+    /// not define one again).
+    ShippedInterface(TypeName),
+    /// A user crate's interface refers to one of its own package that `roslite-msgs` ships;
+    /// generated code names its own package's types relatively, so it cannot reach it.
+    ShippedReference { user: TypeName, shipped: TypeName },
     /// Reading a definition file or directory failed.
     Read { path: PathBuf, error: io::Error },
     /// Writing generated files failed.
@@ -119,9 +124,19 @@ impl fmt::Display for GenError {
             Self::Load(e) => e.fmt(f),
             Self::Parse(e) => e.fmt(f),
             Self::Resolve(e) => e.fmt(f),
-            Self::ReservedPackage(package) => write!(
+            Self::ShippedInterface(name) => write!(
                 f,
-                "package `{package}` is one roslite-msgs ships; give the user package another name"
+                "{name} is one roslite-msgs ships: use `roslite_msgs::{}::{}::{}` instead of \
+                 defining it again, or give the user package another name",
+                name.package,
+                name.kind.as_str(),
+                name.name
+            ),
+            Self::ShippedReference { user, shipped } => write!(
+                f,
+                "{user} uses {shipped}, which roslite-msgs ships in the same package; a crate \
+                 that adds interfaces to a shipped package cannot refer to the shipped ones of \
+                 that package: give the user package another name"
             ),
             Self::Read { path, error } => write!(f, "cannot read {}: {error}", path.display()),
             Self::Io { path, error } => write!(f, "cannot write {}: {error}", path.display()),
@@ -162,7 +177,8 @@ impl std::error::Error for GenError {
             Self::Resolve(e) => Some(&**e),
             Self::Read { error, .. } | Self::Io { error, .. } => Some(error),
             Self::UnknownPackage(_)
-            | Self::ReservedPackage(_)
+            | Self::ShippedInterface(_)
+            | Self::ShippedReference { .. }
             | Self::MissingEnv(_)
             | Self::UnresolvedType { .. }
             | Self::InvalidName { .. }
@@ -185,9 +201,20 @@ pub fn generate_package(
     package: &str,
     opts: &RustOptions,
 ) -> Result<String, GenError> {
+    generate_package_where(set, package, opts, &|_| true)
+}
+
+/// [`generate_package`] for the interfaces of `package` that `keep` holds to, the others
+/// (types `roslite-msgs` ships in a package a user crate adds to) being left out.
+pub(crate) fn generate_package_where(
+    set: &InterfaceSet,
+    package: &str,
+    opts: &RustOptions,
+    keep: &dyn Fn(&TypeName) -> bool,
+) -> Result<String, GenError> {
     let interfaces: Vec<&Interface> = set
         .interfaces()
-        .filter(|i| i.name().package == package)
+        .filter(|i| i.name().package == package && keep(i.name()))
         .collect();
     let resolve = |name: &TypeName| set.message(name);
     let hash = |name: &TypeName| type_hash(set, name).map_err(|e| GenError::Hash(Box::new(e)));

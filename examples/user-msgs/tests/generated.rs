@@ -172,7 +172,11 @@ fn bounds_are_enforced() {
     };
     assert_eq!(
         to_vec(&too_long, Endianness::Little),
-        Err(EncodeError::BoundExceeded { len: 17, bound: 16 })
+        Err(EncodeError::StringBoundExceeded {
+            bytes: 17,
+            chars: 17,
+            bound: 16
+        })
     );
     let too_many = RobotStatus {
         recent_errors: vec![1, 2, 3, 4, 5].into(),

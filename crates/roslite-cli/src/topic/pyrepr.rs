@@ -30,9 +30,10 @@ use numpy::Numbers;
 /// `float32` widened (`0.10000000149011612`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
-    /// Read from the user's YAML (`topic pub`, `service call`'s request). A `float32` holds
-    /// the value rounded to `float32`; it prints as the shortest text that rounds to it,
-    /// which is what the user typed unless they typed more digits than a `float32` keeps.
+    /// Read from the user's YAML (`topic pub`, `service call`'s request). A `float32` field
+    /// holds the number as typed (the dynamic codec rounds it only when encoding) and prints
+    /// as Python prints that float, digits beyond what a `float32` keeps included; elements
+    /// of `float32` arrays and sequences are stored as `float32` by numpy and `array.array`.
     Typed,
     /// Decoded from the wire (`service call`'s response, `topic echo`).
     Received,
@@ -177,10 +178,9 @@ impl Printer<'_> {
                 out.push_str(&bytes_repr(&[u8::try_from(*b).unwrap_or(u8::MAX)]));
             }
             (BaseType::Primitive(Primitive::Float32), Value::Float(x)) => {
-                let single = *x as f32;
                 out.push_str(&match self.origin {
-                    Origin::Typed => float32_repr(single),
-                    Origin::Received => float_repr(f64::from(single)),
+                    Origin::Typed => float_repr(*x),
+                    Origin::Received => float_repr(f64::from(*x as f32)),
                 });
             }
             (_, v) => plain_repr(v, out),
@@ -309,15 +309,6 @@ pub(crate) fn float_repr(x: f64) -> String {
         return special_float_repr(x.is_nan(), x.is_sign_negative(), x.is_infinite());
     }
     // Rust's `{:e}` also prints the shortest round-trip digits: "-1.2345e-5".
-    python_float_text(&format!("{x:e}"))
-}
-
-/// `repr` of the Python float a user typed into a `float32` field, from the `float32` it was
-/// rounded to: the shortest digits that round to that `float32`, in Python's layout.
-fn float32_repr(x: f32) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return special_float_repr(x.is_nan(), x.is_sign_negative(), x.is_infinite());
-    }
     python_float_text(&format!("{x:e}"))
 }
 
@@ -464,20 +455,45 @@ mod tests {
         }
     }
 
+    /// rclpy keeps the Python float typed into a `float32` field, so its `repr` shows every
+    /// digit typed, also more than a `float32` keeps (echo output fed back into `topic pub`);
+    /// a `float32` sequence is an `array('f')`, which stores the rounded value.
     #[test]
-    fn float32_values_typed_print_as_short_as_they_round() {
-        for (x, text) in [
-            (0.1f32, "0.1"),
-            (1.125, "1.125"),
-            (3.4e38, "3.4e+38"),
-            (1e-45, "1e-45"),
-            (-0.0, "-0.0"),
-            (f32::INFINITY, "inf"),
-            (1e16, "1e+16"),
-            (123456.7, "123456.7"),
+    fn float32_values_typed_print_as_typed() {
+        let set = set();
+        let ty = TypeName::parse("std_msgs/msg/Float32").unwrap();
+        for typed in [
+            "0.1",
+            "0.123456789",
+            "0.10000000149011612",
+            "1.401298464324817e-45",
+            "3.4e+38",
+            "1e+16",
+            "123456.7",
+            "-0.0",
+            "inf",
         ] {
-            assert_eq!(float32_repr(x), text, "{x}");
+            let text = if typed == "inf" { ".inf" } else { typed };
+            let value =
+                roslite_msg_gen::dynamic::from_yaml(&set, &ty, &format!("data: {text}")).unwrap();
+            assert_eq!(
+                message_repr(&set, &ty, &value, Origin::Typed),
+                format!("std_msgs.msg.Float32(data={typed})")
+            );
         }
+        let value = roslite_msg_gen::dynamic::from_yaml(&set, &ty, "data: 0.123456789").unwrap();
+        assert_eq!(
+            message_repr(&set, &ty, &value, Origin::Received),
+            "std_msgs.msg.Float32(data=0.12345679104328156)"
+        );
+        let ty = TypeName::parse("std_msgs/msg/Float32MultiArray").unwrap();
+        let value =
+            roslite_msg_gen::dynamic::from_yaml(&set, &ty, "data: [0.123456789, 0.1]").unwrap();
+        let text = message_repr(&set, &ty, &value, Origin::Typed);
+        assert!(
+            text.ends_with("data=[0.12345679104328156, 0.10000000149011612])"),
+            "{text}"
+        );
     }
 
     #[test]

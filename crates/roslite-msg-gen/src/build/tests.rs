@@ -106,12 +106,51 @@ fn unknown_references_are_reported_with_their_line() {
 }
 
 #[test]
-fn builtin_package_names_and_empty_crates_are_rejected() {
+fn shipped_interfaces_and_empty_crates_are_rejected() {
     let scratch = Scratch::new("names");
-    let error = generate_into("std_msgs", &scratch.0, &scratch.0.join("out.rs")).unwrap_err();
-    assert!(matches!(error, GenError::ReservedPackage(_)), "{error:?}");
     let error = generate_into("my_msgs", &scratch.0, &scratch.0.join("out.rs")).unwrap_err();
     assert!(matches!(error, GenError::UnknownPackage(_)), "{error:?}");
+
+    scratch.write("msg/String.msg", "string data\n");
+    let error = generate_into("std_msgs", &scratch.0, &scratch.0.join("out.rs")).unwrap_err();
+    assert!(
+        matches!(&error, GenError::ShippedInterface(name) if name.to_string() == "std_msgs/msg/String"),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("roslite_msgs::std_msgs::msg::String"),
+        "{error}"
+    );
+
+    let scratch = Scratch::new("shipped-reference");
+    scratch.write("msg/Stamped.msg", "Header header\n");
+    let error = generate_into("std_msgs", &scratch.0, &scratch.0.join("out.rs")).unwrap_err();
+    assert!(
+        matches!(&error, GenError::ShippedReference { shipped, .. }
+            if shipped.to_string() == "std_msgs/msg/Header"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_crate_adds_interfaces_to_a_package_roslite_msgs_ships_part_of() {
+    // roslite-msgs ships test_msgs' Fibonacci action only; test_msgs' messages come from the
+    // user crate, and the generated code holds those alone.
+    let scratch = Scratch::new("extend");
+    scratch.write("msg/Basic.msg", "int32 x\n");
+    scratch.write("srv/Ask.srv", "Basic q\n---\nbuiltin_interfaces/Time t\n");
+    let out = scratch.0.join("out.rs");
+    generate_into("test_msgs", &scratch.0, &out).unwrap();
+    let code = fs::read_to_string(&out).unwrap();
+    assert!(code.contains("pub struct Basic {"), "{code}");
+    assert!(code.contains("pub struct Ask_Request {"), "{code}");
+    assert!(
+        code.contains("::roslite_msgs::builtin_interfaces::msg::Time"),
+        "{code}"
+    );
+    assert!(!code.contains("Fibonacci"), "{code}");
 }
 
 #[test]

@@ -399,19 +399,18 @@ pub(super) fn int_value(p: Primitive, i: i128) -> Result<Value, DynError> {
     })
 }
 
-/// The canonical value of `x` for a float type: a `float32` is rounded to `f32` so that it
-/// equals what a decode of the encoding gives. Finite values beyond `f32` range are refused,
-/// as rclpy does, rather than silently becoming infinities.
+/// The value of `x` written (typed, or a definition's default) for a float type. A `float32`
+/// keeps the number as written, as rclpy keeps the Python float in a `float32` field until it
+/// sends the message (so `repr` shows `0.123456789`); encoding rounds it to `f32`. Finite
+/// values beyond `f32` range are refused, as rclpy does, rather than silently becoming
+/// infinities.
 pub(super) fn float_value(p: Primitive, x: f64) -> Result<Value, DynError> {
-    if p == Primitive::Float32 {
-        if x.is_finite() && x.abs() > f64::from(f32::MAX) {
-            return Err(DynError::OutOfRange {
-                field: String::new(),
-                expected: p.keyword().to_owned(),
-                found: x.to_string(),
-            });
-        }
-        return Ok(Value::Float(f64::from(x as f32)));
+    if p == Primitive::Float32 && x.is_finite() && x.abs() > f64::from(f32::MAX) {
+        return Err(DynError::OutOfRange {
+            field: String::new(),
+            expected: p.keyword().to_owned(),
+            found: x.to_string(),
+        });
     }
     Ok(Value::Float(x))
 }

@@ -1,9 +1,12 @@
 //! `from_yaml` against `ros2 topic pub` arguments and `to_yaml` against `ros2 topic echo`.
 
-use roslite_msg_gen::ast::{BaseType, Collection, Primitive};
+use roslite_cdr::Endianness;
+use roslite_msg_gen::ast::{BaseType, Collection, InterfaceKind, Primitive};
 use roslite_msg_gen::dynamic::{
-    default_value, field, field_type, from_yaml, to_yaml, DynError, Value, YamlOptions,
+    decode, default_value, encode, field, field_type, from_yaml, to_yaml, DynError, Value,
+    YamlOptions,
 };
+use roslite_msg_gen::registry::InterfaceSet;
 
 use super::{s, set, string_msg, tn, twist, vector3, Generator, Rng, ROUND_TRIP_TYPES};
 
@@ -87,7 +90,51 @@ fn ros2_topic_pub_arguments() {
     assert_eq!(field(&value, "i8"), Some(&Value::Int(-128)));
     assert_eq!(field(&value, "by"), Some(&Value::UInt(65)));
     assert_eq!(field(&value, "raw"), Some(&Value::Bytes(vec![0, 255])));
-    assert_eq!(field(&value, "f32"), Some(&Value::Float(f64::from(0.1f32))));
+    assert_eq!(field(&value, "f32"), Some(&Value::Float(0.1)));
+}
+
+/// A `float32` holds the number the user typed, or the definition's default, until it is
+/// encoded, as rclpy keeps the Python float in the field: `topic pub` then prints
+/// `float32_value=0.123456789` where rclpy does, and the bytes hold the `float32` it rounds to.
+#[test]
+fn float32_keeps_the_typed_digits_until_encoded() {
+    let ev = tn("test_msgs/msg/Everything");
+    for typed in [
+        "0.123456789",
+        "0.10000000149011612",
+        "1.401298464324817e-45",
+        "0.1",
+    ] {
+        let value = yaml(
+            "test_msgs/msg/Everything",
+            &format!("{{f32: {typed}, f32s: [{typed}]}}"),
+        );
+        let x: f64 = typed.parse().unwrap();
+        assert_eq!(field(&value, "f32"), Some(&Value::Float(x)), "{typed}");
+        let bytes = encode(set(), &ev, &value, Endianness::Little).unwrap();
+        let back = decode(set(), &ev, &bytes).unwrap();
+        let rounded = Value::Float(f64::from(x as f32));
+        assert_eq!(field(&back, "f32"), Some(&rounded), "{typed}");
+        assert_eq!(field(&back, "f32s"), Some(&Value::Array(vec![rounded])));
+    }
+    let error = yaml_err("test_msgs/msg/Everything", "{f32: 3.5e38}");
+    assert!(matches!(error, DynError::OutOfRange { .. }), "{error:?}");
+
+    let mut set = InterfaceSet::new();
+    set.add_source(
+        "typed_msgs",
+        InterfaceKind::Msg,
+        "Defaults",
+        "float32 x 0.123456789\nfloat32[2] xs [0.1, 0.2]\n",
+        "Defaults.msg",
+    )
+    .unwrap();
+    let defaults = default_value(&set, &tn("typed_msgs/msg/Defaults")).unwrap();
+    assert_eq!(field(&defaults, "x"), Some(&Value::Float(0.123456789)));
+    assert_eq!(
+        field(&defaults, "xs"),
+        Some(&Value::Array(vec![Value::Float(0.1), Value::Float(0.2)]))
+    );
 }
 
 /// YAML that `ros2 topic pub` (PyYAML) reads beyond plain flow and block style: block scalars,
