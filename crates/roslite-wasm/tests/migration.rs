@@ -237,8 +237,18 @@ fn a_guest_moves_between_two_wasmtime_hosts_with_its_state() {
 /// running the `.wasm` on wasmi, and back.
 #[test]
 fn a_precompiled_guest_moves_to_and_from_its_wasm() {
-    migrate_module(EngineKind::Wasmtime, precompiled(), EngineKind::Wasmi, spec());
-    migrate_module(EngineKind::Wasmi, spec(), EngineKind::Wasmtime, precompiled());
+    migrate_module(
+        EngineKind::Wasmtime,
+        precompiled(),
+        EngineKind::Wasmi,
+        spec(),
+    );
+    migrate_module(
+        EngineKind::Wasmi,
+        spec(),
+        EngineKind::Wasmtime,
+        precompiled(),
+    );
 }
 
 /// A snapshot that is damaged, cut short, of another module or too large for the target is
