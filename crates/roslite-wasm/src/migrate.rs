@@ -34,6 +34,8 @@ pub struct HostState {
     pub journal: Vec<Entry>,
     pub saved_stack: u32,
     pub parked: ParkedWait,
+    /// The guest's monotonic clock when it was taken, in ns: where it goes on from.
+    pub monotonic_ns: u64,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -44,6 +46,8 @@ pub enum MigrationError {
     /// The guest was not prepared for parking, or its `main` does not wait where it could
     /// park: it is never between callbacks with an empty stack.
     NotParked,
+    /// The guest has files open, which stay on this host.
+    OpenFiles(usize),
     Snapshot(SnapshotError),
     /// The journal did not replay on this host.
     Replay(String),
@@ -59,6 +63,10 @@ impl std::fmt::Display for MigrationError {
             ),
             Self::NotParked => f.write_str(
                 "the node is not parked at a wait: prepare it for parking (`roslite wasm build`) and let its main wait in a spin or a sleep",
+            ),
+            Self::OpenFiles(n) => write!(
+                f,
+                "the node has {n} file(s) open, which cannot move with it: close them before it waits"
             ),
             Self::Snapshot(e) => write!(f, "{e}"),
             Self::Replay(e) => write!(f, "{e}"),
@@ -80,6 +88,7 @@ impl HostState {
         let mut out = Vec::new();
         out.extend_from_slice(&HOST_STATE_VERSION.to_le_bytes());
         put_u32(&mut out, self.saved_stack);
+        out.extend_from_slice(&self.monotonic_ns.to_le_bytes());
         match &self.parked {
             ParkedWait::Spin {
                 executor,
@@ -124,6 +133,7 @@ impl HostState {
             return Err(malformed(format!("host state version {version}")));
         }
         let saved_stack = r.u32("the host state")?;
+        let monotonic_ns = r.u64("the host state")?;
         let parked = match r.u8("the parked wait")? {
             1 => {
                 let executor = r.u64("the parked wait")? as i64;
@@ -176,6 +186,7 @@ impl HostState {
             journal,
             saved_stack,
             parked,
+            monotonic_ns,
         })
     }
 }
@@ -196,6 +207,10 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
         let module_hash = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
         let globals = g.globals().ok_or(MigrationError::NotInstrumented)?;
         let (memory, state) = g.parts();
+        let opened = state.wasi.opened_file_count();
+        if opened > 0 {
+            return Err(MigrationError::OpenFiles(opened));
+        }
         let parked = match state.parked.clone() {
             Some(Park::Spin {
                 executor,
@@ -218,6 +233,7 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             journal: state.journal.clone(),
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
+            monotonic_ns: state.wasi.guest_monotonic_ns(),
         };
         let bytes = memory.all();
         let snapshot = Snapshot {
@@ -287,6 +303,9 @@ pub fn restore_into(
         .map_err(MigrationError::Restore)?;
     let state = g.state();
     state.saved_stack = Some(restoring.host.saved_stack);
+    state
+        .wasi
+        .set_guest_monotonic_ns(restoring.host.monotonic_ns);
     let now = Instant::now();
     let park = match restoring.host.parked {
         ParkedWait::Spin {
@@ -326,6 +345,7 @@ mod tests {
                 left: Some(Duration::from_millis(5)),
                 once: false,
             },
+            monotonic_ns: 123_456_789,
         };
         let bytes = state.encode();
         assert_eq!(HostState::decode(&bytes).unwrap(), state);

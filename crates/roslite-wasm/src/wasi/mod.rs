@@ -391,6 +391,31 @@ impl WasiState {
         })
     }
 
+    /// How many files and directories the guest opened itself (not stdio, not preopens):
+    /// what a snapshot cannot carry to another host.
+    pub fn opened_file_count(&self) -> usize {
+        self.fds
+            .iter()
+            .flatten()
+            .filter(|fd| matches!(&fd.object, FdObject::Host(host) if host.preopen.is_none()))
+            .count()
+    }
+
+    /// The monotonic clock as the guest reads it, in ns.
+    pub fn guest_monotonic_ns(&self) -> u64 {
+        self.clock_now_ns(rustix::time::ClockId::Monotonic)
+    }
+
+    /// Sets the guest's monotonic clock to read `guest_ns` now (a restored guest goes on from
+    /// the time it read on the host it came from).
+    pub fn set_guest_monotonic_ns(&mut self, guest_ns: u64) {
+        self.monotonic_offset_ns = 0;
+        let host_ns = self.clock_now_ns(rustix::time::ClockId::Monotonic);
+        self.monotonic_offset_ns = (i128::from(guest_ns) - i128::from(host_ns))
+            .clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+            as i64;
+    }
+
     /// How many descriptors the guest has open, stdio and preopens included.
     pub fn open_fd_count(&self) -> usize {
         self.fds.iter().filter(|fd| fd.is_some()).count()

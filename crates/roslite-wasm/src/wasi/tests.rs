@@ -314,6 +314,14 @@ fn clocks_read_the_host_and_monotonic_takes_the_offset() {
     guest.state.monotonic_offset_ns = 1_000_000_000_000;
     assert_eq!(guest.call(|cx| clock_time_get(cx, 1, 0, 100)), 0);
     assert!(guest.u64(100) >= before + 1_000_000_000_000);
+    // A restored guest's clock goes on from the time it read where it was taken.
+    guest.state.set_guest_monotonic_ns(5_000_000_000);
+    assert_eq!(guest.call(|cx| clock_time_get(cx, 1, 0, 100)), 0);
+    let restored = guest.u64(100);
+    assert!(
+        (5_000_000_000..6_000_000_000).contains(&restored),
+        "{restored}"
+    );
     assert_eq!(guest.call(|cx| clock_res_get(cx, 1, 100)), 0);
     assert!(guest.u64(100) > 0);
     assert_eq!(
@@ -388,10 +396,13 @@ fn a_granted_directory_can_be_read() {
     let names = dirent_names(guest.bytes(DATA_AT, guest.u32(100) as usize));
     assert!(names.contains(&"hello.txt".to_string()) && names.contains(&"sub".to_string()));
 
+    // What a snapshot cannot carry: the two the guest opened, not stdio or the preopen.
+    assert_eq!(guest.state.opened_file_count(), 2);
     assert_eq!(guest.call(|cx| fd_close(cx, file)), 0);
     assert_eq!(guest.read(file, 4).0, Errno::BADF.code());
     assert_eq!(guest.call(|cx| fd_close(cx, file)), Errno::BADF.code());
     assert_eq!(guest.call(|cx| fd_close(cx, sub)), 0);
+    assert_eq!(guest.state.opened_file_count(), 0);
 }
 
 /// The names in a buffer of `dirent` records (24-byte header, `d_namlen` at 16, then the name).
