@@ -217,6 +217,7 @@ pub struct CMessageInfo {
     pub received_timestamp_ns: i64,
     pub publication_sequence_number: u64,
     pub from_intra_process: bool,
+    pub publisher_gid: [u8; 16],
 }
 
 impl From<&MessageInfo> for CMessageInfo {
@@ -227,6 +228,7 @@ impl From<&MessageInfo> for CMessageInfo {
             received_timestamp_ns: ns(info.received_timestamp),
             publication_sequence_number: info.publication_sequence_number,
             from_intra_process: info.from_intra_process,
+            publisher_gid: info.publisher_gid,
         }
     }
 }

@@ -75,6 +75,9 @@ pub struct MessageInfo {
     /// The publisher's sequence number for this message, from 1.
     pub publication_sequence_number: u64,
     pub from_intra_process: bool,
+    /// The publisher's id across the ROS graph (its RTPS writer's GUID); all zero for a
+    /// publisher in the host's own process.
+    pub publisher_gid: [u8; 16],
 }
 
 /// Matches of a publisher or subscription.
@@ -495,6 +498,7 @@ unsafe fn message_info(address: i64) -> MessageInfo {
         received_timestamp_ns: raw.received_timestamp_ns,
         publication_sequence_number: raw.publication_sequence_number,
         from_intra_process: raw.from_intra_process,
+        publisher_gid: raw.publisher_gid,
     }
 }
 
@@ -538,11 +542,13 @@ mod tests {
             received_timestamp_ns: 7,
             publication_sequence_number: 3,
             from_intra_process: true,
+            publisher_gid: [9; 16],
         };
         // SAFETY: points at a live RawMessageInfo.
         let info = unsafe { message_info(&raw as *const RawMessageInfo as usize as i64) };
         assert_eq!(info.publication_sequence_number, 3);
         assert!(info.from_intra_process);
+        assert_eq!(info.publisher_gid, [9; 16]);
         // SAFETY: 0 is "none".
         assert_eq!(unsafe { message_info(0) }, MessageInfo::default());
     }

@@ -56,6 +56,7 @@ pub(crate) struct RawMessageInfo {
     pub received_timestamp_ns: i64,
     pub publication_sequence_number: u64,
     pub from_intra_process: bool,
+    pub publisher_gid: [u8; 16],
 }
 
 /// `roslite_parameter_value`.

@@ -51,7 +51,7 @@ pub const REASON_CAPACITY: u32 = 256;
 /// wasm32 layouts (docs/wasm.md, "Structs").
 pub mod layout {
     pub const QOS_SIZE: u32 = 48;
-    pub const MESSAGE_INFO_SIZE: u32 = 32;
+    pub const MESSAGE_INFO_SIZE: u32 = 48;
     pub const PARAMETER_VALUE_SIZE: u32 = 40;
     pub const NAMES_SIZE: u32 = 12;
     pub const BUFFER_SIZE: u32 = 8;

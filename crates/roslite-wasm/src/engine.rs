@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::fault::Fault;
 use crate::guest::{GuestShared, GuestState};
+use crate::migrate::{Beginning, MigrationError, Restoring};
 use crate::park::{self, Resident};
 
 /// Links every `roslite_v1` import ([`crate::imports`]) into `$linker`, for either engine:
@@ -256,18 +257,18 @@ fn check_then_compile(_bytes: &[u8]) -> Result<wasmtime::Module, LoadError> {
 }
 
 /// Runs a loaded module's `_start` as one guest on this thread until it returns, exits or
-/// faults, or (`restoring`) resumes a snapshot of one. `Ok(())` is a return from `main` (or
+/// faults, or (`beginning`) resumes a snapshot of one. `Ok(())` is a return from `main` (or
 /// `exit(0)`, or the guest's migration to another host).
 pub fn run(
     loaded: &Loaded,
     state: GuestState,
     limits: Limits,
-    restoring: Option<&crate::migrate::Restoring>,
+    beginning: Beginning,
 ) -> Result<(), Fault> {
     match loaded {
-        Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits, restoring),
+        Loaded::Wasmtime(module) => wasmtime_engine::run(module, state, limits, beginning),
         #[cfg(feature = "wasmi")]
-        Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits, restoring),
+        Loaded::Wasmi(module) => wasmi_engine::run(module, state, limits, beginning),
     }
 }
 
@@ -277,33 +278,69 @@ pub fn run(
 fn run_resident(
     resident: Arc<Mutex<dyn Resident>>,
     shared: &Arc<GuestShared>,
-    restoring: Option<&crate::migrate::Restoring>,
+    beginning: Beginning,
 ) -> Result<(), Fault> {
-    let parked = match restoring {
-        Some(restoring) => {
-            let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
-            let restored = park::enter(&mut *slot, |g| crate::migrate::restore_into(g, restoring));
-            if let Some(report) = &restoring.report {
-                let _ = report.send(restored.as_ref().map(drop).map_err(Clone::clone));
+    let outcome = (|| {
+        let parked = match beginning {
+            Beginning::Main => None,
+            Beginning::Restore(restoring) => Some(restore(&resident, shared, &restoring, &[])?),
+            Beginning::Prepare(preparing) => {
+                let replayed = park::enter(&mut *lock(&resident), |g| {
+                    let parks = g.can_park_at_all();
+                    crate::journal::replay(g.state(), &preparing.journal, parks)
+                        .map_err(|e| MigrationError::Replay(e.to_string()))
+                });
+                let failed = replayed.as_ref().err().map(ToString::to_string);
+                let _ = preparing.prepared.send(replayed);
+                if let Some(why) = failed {
+                    return Err(Fault::NotRestored(why));
+                }
+                match preparing.snapshot.recv() {
+                    Ok(restoring) => {
+                        Some(restore(&resident, shared, &restoring, &preparing.journal)?)
+                    }
+                    // Called off: the objects made are released below.
+                    Err(_) => return Ok(()),
+                }
             }
-            Some(restored.map_err(|e| Fault::NotRestored(e.to_string()))?)
-        }
-        None => None,
-    };
-    shared.set_resident(Arc::downgrade(&resident));
-    let outcome = park::run_main(&resident, shared, parked);
-    {
-        let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
-        park::enter(&mut *slot, |g| {
-            let state = g.state();
-            state.dead = true;
-            state.release_all();
-        });
-    }
+        };
+        shared.set_resident(Arc::downgrade(&resident));
+        park::run_main(&resident, shared, parked)
+    })();
+    park::enter(&mut *lock(&resident), |g| {
+        let state = g.state();
+        state.dead = true;
+        state.release_all();
+    });
     match outcome {
         Err(Fault::Exit(0) | Fault::Stopped) => Ok(()),
         other => other,
     }
+}
+
+fn lock<'a>(
+    resident: &'a Mutex<dyn Resident + 'static>,
+) -> std::sync::MutexGuard<'a, dyn Resident + 'static> {
+    resident.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Restores `restoring` into the guest (crate::migrate::restore_into), reports how it went,
+/// and drops timer ticks that came while the guest was only prepared (its timers ran on the
+/// host it came from meanwhile).
+fn restore(
+    resident: &Mutex<dyn Resident>,
+    shared: &GuestShared,
+    restoring: &Restoring,
+    prepared: &[crate::journal::Entry],
+) -> Result<(park::Park, u32), Fault> {
+    let restored = park::enter(&mut *lock(resident), |g| {
+        crate::migrate::restore_into(g, restoring, prepared)
+    });
+    if let Some(report) = &restoring.report {
+        let _ = report.send(restored.as_ref().map(drop).map_err(Clone::clone));
+    }
+    shared.drop_timer_mail();
+    restored.map_err(|e| Fault::NotRestored(e.to_string()))
 }
 
 /// The one wasmtime engine of this process (its epoch ticker serves every guest).

@@ -147,6 +147,9 @@ pub struct GuestShared {
     frozen: AtomicBool,
     /// The guest went on on another host: its `main` is not resumed here.
     migrated: AtomicBool,
+    /// What the guest made, to make again where it is restored (crate::journal); readable
+    /// while the guest runs, to prepare a host it will move to.
+    pub journal: Mutex<Vec<crate::journal::Entry>>,
 }
 
 impl GuestShared {
@@ -166,6 +169,7 @@ impl GuestShared {
             callbacks_elsewhere: AtomicU64::new(0),
             frozen: AtomicBool::new(false),
             migrated: AtomicBool::new(false),
+            journal: Mutex::new(Vec::new()),
         })
     }
 
@@ -298,6 +302,14 @@ impl GuestShared {
         self.wake();
     }
 
+    /// Drops the timer ticks waiting in the mailbox.
+    pub fn drop_timer_mail(&self) {
+        self.mailbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|mail| !matches!(mail, Deferred::Timer { .. }));
+    }
+
     pub fn take_mail(&self) -> Option<Deferred> {
         self.mailbox
             .lock()
@@ -365,8 +377,48 @@ pub struct GuestState {
     pub resumed: Option<Resumed>,
     /// Where in guest memory a parked call stack is saved (allocated at the first park).
     pub saved_stack: Option<u32>,
-    /// What the guest made, to make again where it is restored (crate::journal).
-    pub journal: Vec<crate::journal::Entry>,
+    /// The last message each subscription was given from each publisher.
+    pub delivered: Delivered,
+}
+
+/// For each (subscription slot, publisher), the sequence number of the last message the guest
+/// was given: a snapshot carries it, so that the host it moves to gives the node each message
+/// exactly once (it buffered what arrived while the node moved, some of which the node had).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delivered {
+    last: std::collections::BTreeMap<(i32, [u8; 16]), u64>,
+}
+
+impl Delivered {
+    /// Whether a message (subscription `slot`, publisher `gid`, number `seq`) is new to the
+    /// guest; if so it counts as given. A publisher without a global id (one in this process)
+    /// is not tracked.
+    pub fn admit(&mut self, slot: i32, gid: [u8; 16], seq: u64) -> bool {
+        if gid == [0; 16] || seq == 0 {
+            return true;
+        }
+        let last = self.last.entry((slot, gid)).or_insert(0);
+        if seq <= *last {
+            return false;
+        }
+        *last = seq;
+        true
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (i32, [u8; 16], u64)> + '_ {
+        self.last
+            .iter()
+            .map(|(&(slot, gid), &seq)| (slot, gid, seq))
+    }
+
+    pub fn from_entries(entries: impl IntoIterator<Item = (i32, [u8; 16], u64)>) -> Self {
+        Self {
+            last: entries
+                .into_iter()
+                .map(|(slot, gid, seq)| ((slot, gid), seq))
+                .collect(),
+        }
+    }
 }
 
 // SAFETY: the raw target pointers are owned by this state and dereferenced only by the C ABI's
@@ -390,7 +442,7 @@ impl GuestState {
             parked: None,
             resumed: None,
             saved_stack: None,
-            journal: Vec::new(),
+            delivered: Delivered::default(),
         }
     }
 

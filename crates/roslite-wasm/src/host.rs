@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use crate::engine::{self, EngineKind, Limits, Loaded};
 use crate::fault::Fault;
 use crate::guest::{GuestShared, GuestState};
+use crate::migrate::Beginning;
 use crate::wasi::{WasiConfig, WasiState};
 
 /// One node to run.
@@ -173,6 +174,12 @@ impl std::fmt::Display for MigrateError {
 
 impl std::error::Error for MigrateError {}
 
+/// A guest made ready on this host for a move ([`Host::prepare_restore`]).
+pub struct Prepared {
+    shared: Arc<GuestShared>,
+    snapshot: std::sync::mpsc::SyncSender<crate::migrate::Restoring>,
+}
+
 /// How long a migration waits for a guest to park between callbacks.
 pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -200,7 +207,7 @@ impl Host {
             guests: Mutex::new(Vec::new()),
         };
         for (spec, module) in loaded {
-            host.spawn(&spec, module, None)?;
+            host.spawn(&spec, module, Beginning::Main)?;
         }
         Ok(host)
     }
@@ -211,7 +218,7 @@ impl Host {
         &self,
         spec: &GuestSpec,
         module: Arc<Loaded>,
-        restoring: Option<crate::migrate::Restoring>,
+        beginning: Beginning,
     ) -> Result<Arc<GuestShared>, HostError> {
         let options = &self.options;
         let context = self.context;
@@ -240,7 +247,7 @@ impl Host {
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("wasm-{name}"))
-            .spawn(move || run_guest(&module, state, limits, &thread_shared, restoring.as_ref()))
+            .spawn(move || run_guest(&module, state, limits, &thread_shared, beginning))
             .expect("spawn a guest thread");
         self.guests
             .lock()
@@ -308,27 +315,114 @@ impl Host {
     /// Resumes a guest from `snapshot` (taken on any host, by either engine) with `spec`'s
     /// module, which must be the module the snapshot was taken of.
     pub fn start_restored(&self, spec: &GuestSpec, snapshot: &[u8]) -> Result<(), MigrateError> {
-        let module = engine::load(self.options.engine, &spec.path).map_err(|error| {
+        let module = self.load(spec)?;
+        let mut restoring = self.decode(snapshot)?;
+        let (report, restored) = std::sync::mpsc::sync_channel(1);
+        restoring.report = Some(report);
+        let shared = self
+            .spawn(spec, Arc::new(module), Beginning::Restore(restoring))
+            .map_err(MigrateError::Host)?;
+        self.await_restored(&shared, &restored)
+    }
+
+    /// The journal of guest `name` (what it made), to prepare the host it will move to
+    /// ([`Self::prepare_restore`]) before it is frozen.
+    pub fn journal_of(&self, name: &str) -> Result<Vec<u8>, MigrateError> {
+        let shared = self.guest(name)?;
+        let journal = shared
+            .journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::new();
+        crate::migrate::encode_journal(&journal, &mut out);
+        Ok(out)
+    }
+
+    /// Makes again, from the `journal` of a guest running on another host, the objects of that
+    /// guest (its node, publishers, subscriptions, ...) with `spec`'s module, before the guest
+    /// is frozen there: they discover and match their peers meanwhile, and what arrives for
+    /// them waits. [`Self::complete_restore`] then resumes the guest from its snapshot, and
+    /// the guest is given each message it did not have on its old host exactly once; dropping
+    /// the [`Prepared`] calls the move off.
+    pub fn prepare_restore(
+        &self,
+        spec: &GuestSpec,
+        journal: &[u8],
+    ) -> Result<Prepared, MigrateError> {
+        let module = self.load(spec)?;
+        let journal = crate::migrate::decode_journal_bytes(journal)
+            .map_err(|e| MigrateError::Migration(e.into()))?;
+        let (prepared_report, prepared) = std::sync::mpsc::sync_channel(1);
+        let (snapshot, waiting) = std::sync::mpsc::sync_channel(1);
+        let shared = self
+            .spawn(
+                spec,
+                Arc::new(module),
+                Beginning::Prepare(crate::migrate::Preparing {
+                    journal,
+                    prepared: prepared_report,
+                    snapshot: waiting,
+                }),
+            )
+            .map_err(MigrateError::Host)?;
+        self.await_restored(&shared, &prepared)?;
+        Ok(Prepared { shared, snapshot })
+    }
+
+    /// Resumes a guest prepared with [`Self::prepare_restore`] from its `snapshot`.
+    pub fn complete_restore(
+        &self,
+        prepared: Prepared,
+        snapshot: &[u8],
+    ) -> Result<(), MigrateError> {
+        let decoded = self.decode(snapshot);
+        let mut restoring = match decoded {
+            Ok(restoring) => restoring,
+            Err(e) => {
+                drop(prepared.snapshot);
+                self.forget(&prepared.shared);
+                return Err(e);
+            }
+        };
+        let (report, restored) = std::sync::mpsc::sync_channel(1);
+        restoring.report = Some(report);
+        if prepared.snapshot.send(restoring).is_err() {
+            return Err(MigrateError::NotRestored(
+                self.forget(&prepared.shared)
+                    .map_or_else(|| "it ended".to_owned(), |f| f.to_string()),
+            ));
+        }
+        self.await_restored(&prepared.shared, &restored)
+    }
+
+    fn load(&self, spec: &GuestSpec) -> Result<Loaded, MigrateError> {
+        engine::load(self.options.engine, &spec.path).map_err(|error| {
             MigrateError::Host(HostError::Load {
                 path: spec.path.clone(),
                 error,
             })
-        })?;
+        })
+    }
+
+    fn decode(&self, snapshot: &[u8]) -> Result<crate::migrate::Restoring, MigrateError> {
         let caps = crate::snapshot::Caps {
             max_memory_bytes: self.options.limits.max_memory_bytes as u64,
             max_host_bytes: 64 << 20,
         };
-        let mut restoring =
-            crate::migrate::Restoring::decode(snapshot, caps).map_err(MigrateError::Migration)?;
-        let (report, restored) = std::sync::mpsc::sync_channel(1);
-        restoring.report = Some(report);
-        let shared = self
-            .spawn(spec, Arc::new(module), Some(restoring))
-            .map_err(MigrateError::Host)?;
-        let outcome = restored.recv();
+        crate::migrate::Restoring::decode(snapshot, caps).map_err(MigrateError::Migration)
+    }
+
+    /// Waits for the guest of `shared` to report a restore (or preparation); if it failed, the
+    /// guest is removed from this host and the error says why.
+    fn await_restored(
+        &self,
+        shared: &Arc<GuestShared>,
+        report: &std::sync::mpsc::Receiver<Result<(), crate::migrate::MigrationError>>,
+    ) -> Result<(), MigrateError> {
+        let outcome = report.recv();
         if !matches!(outcome, Ok(Ok(()))) {
             // The guest thread ends (or ended) without running: it is no guest of this host.
-            let end = self.forget(&shared);
+            let end = self.forget(shared);
             return Err(match outcome {
                 Ok(Err(e)) => MigrateError::Migration(e),
                 _ => MigrateError::NotRestored(
@@ -443,13 +537,13 @@ fn run_guest(
     state: GuestState,
     limits: Limits,
     shared: &Arc<GuestShared>,
-    restoring: Option<&crate::migrate::Restoring>,
+    beginning: Beginning,
 ) -> GuestEnd {
     *shared
         .thread
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current().id());
-    let outcome = engine::run(module, state, limits, restoring);
+    let outcome = engine::run(module, state, limits, beginning);
     if let Err(fault) = &outcome {
         eprintln!(
             "[ERROR] [roslite.wasm]: node {} {fault}; it was stopped and its endpoints removed",

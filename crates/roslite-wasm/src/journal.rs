@@ -86,12 +86,17 @@ pub fn record(
     let handles_before = g.state().handles.len() as u32;
     let (result, reads) = record_reads(|| body(&mut *g));
     if result == Ok(roslite_c::ROSLITE_OK) {
-        g.state().journal.push(Entry {
-            import: import.to_owned(),
-            args: args.to_vec(),
-            reads,
-            handles_before,
-        });
+        let shared = g.state().shared.clone();
+        shared
+            .journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Entry {
+                import: import.to_owned(),
+                args: args.to_vec(),
+                reads,
+                handles_before,
+            });
     }
     result
 }

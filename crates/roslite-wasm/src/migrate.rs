@@ -32,6 +32,8 @@ pub enum ParkedWait {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostState {
     pub journal: Vec<Entry>,
+    /// (subscription slot, publisher gid, last sequence number given): crate::guest::Delivered.
+    pub delivered: Vec<(i32, [u8; 16], u64)>,
     pub saved_stack: u32,
     pub parked: ParkedWait,
     /// The guest's monotonic clock when it was taken, in ns: where it goes on from.
@@ -105,22 +107,13 @@ impl HostState {
                 out.extend_from_slice(&nanos(*left).to_le_bytes());
             }
         }
-        put_u32(&mut out, self.journal.len() as u32);
-        for entry in &self.journal {
-            put_u32(&mut out, entry.import.len() as u32);
-            out.extend_from_slice(entry.import.as_bytes());
-            put_u32(&mut out, entry.args.len() as u32);
-            for arg in &entry.args {
-                out.extend_from_slice(&arg.to_le_bytes());
-            }
-            put_u32(&mut out, entry.handles_before);
-            put_u32(&mut out, entry.reads.len() as u32);
-            for (at, bytes) in &entry.reads {
-                put_u32(&mut out, *at);
-                put_u32(&mut out, bytes.len() as u32);
-                out.extend_from_slice(bytes);
-            }
+        put_u32(&mut out, self.delivered.len() as u32);
+        for (slot, gid, seq) in &self.delivered {
+            out.extend_from_slice(&slot.to_le_bytes());
+            out.extend_from_slice(gid);
+            out.extend_from_slice(&seq.to_le_bytes());
         }
+        encode_journal(&self.journal, &mut out);
         out
     }
 
@@ -150,45 +143,99 @@ impl HostState {
             },
             other => return Err(malformed(format!("unknown wait kind {other}"))),
         };
-        let count = r.u32("the journal")?;
-        let mut journal = Vec::new();
-        for _ in 0..count {
-            let len = r.u32("a journal entry")? as usize;
-            let import = String::from_utf8(r.take(len, "a journal entry")?.to_vec())
-                .map_err(|_| malformed("a journal entry's import is not UTF-8".into()))?;
-            let argc = r.u32("a journal entry")? as usize;
-            if argc > 16 {
-                return Err(malformed(format!("{argc} arguments to {import}")));
-            }
-            let mut args = Vec::with_capacity(argc);
-            for _ in 0..argc {
-                args.push(r.u64("a journal entry")? as i64);
-            }
-            let handles_before = r.u32("a journal entry")?;
-            let reads_count = r.u32("a journal entry")?;
-            let mut reads = Vec::new();
-            for _ in 0..reads_count {
-                let at = r.u32("a journal read")?;
-                let len = r.u32("a journal read")? as usize;
-                reads.push((at, r.take(len, "a journal read")?.to_vec()));
-            }
-            journal.push(Entry {
-                import,
-                args,
-                reads,
-                handles_before,
+        let delivered_count = r.u32("the delivered numbers")?;
+        if delivered_count as usize > r.left() / 28 {
+            return Err(SnapshotError::Truncated {
+                needed: delivered_count as usize * 28,
+                left: r.left(),
+                what: "the delivered numbers",
             });
         }
+        let mut delivered = Vec::with_capacity(delivered_count as usize);
+        for _ in 0..delivered_count {
+            let slot = r.u32("the delivered numbers")? as i32;
+            let gid: [u8; 16] = r.take(16, "the delivered numbers")?.try_into().expect("16");
+            delivered.push((slot, gid, r.u64("the delivered numbers")?));
+        }
+        let journal = decode_journal(&mut r)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
         }
         Ok(Self {
             journal,
+            delivered,
             saved_stack,
             parked,
             monotonic_ns,
         })
     }
+}
+
+/// The journal alone (what a host is prepared with before the snapshot comes).
+pub fn encode_journal(journal: &[Entry], out: &mut Vec<u8>) {
+    put_u32(out, journal.len() as u32);
+    for entry in journal {
+        put_u32(out, entry.import.len() as u32);
+        out.extend_from_slice(entry.import.as_bytes());
+        put_u32(out, entry.args.len() as u32);
+        for arg in &entry.args {
+            out.extend_from_slice(&arg.to_le_bytes());
+        }
+        put_u32(out, entry.handles_before);
+        put_u32(out, entry.reads.len() as u32);
+        for (at, bytes) in &entry.reads {
+            put_u32(out, *at);
+            put_u32(out, bytes.len() as u32);
+            out.extend_from_slice(bytes);
+        }
+    }
+}
+
+pub(crate) fn decode_journal(r: &mut Reader<'_>) -> Result<Vec<Entry>, SnapshotError> {
+    let malformed = |what: String| SnapshotError::Malformed(what);
+    let count = r.u32("the journal")?;
+    let mut journal = Vec::new();
+    for _ in 0..count {
+        let len = r.u32("a journal entry")? as usize;
+        let import = String::from_utf8(r.take(len, "a journal entry")?.to_vec())
+            .map_err(|_| malformed("a journal entry's import is not UTF-8".into()))?;
+        let argc = r.u32("a journal entry")? as usize;
+        if argc > 16 {
+            return Err(malformed(format!("{argc} arguments to {import}")));
+        }
+        let mut args = Vec::with_capacity(argc);
+        for _ in 0..argc {
+            args.push(r.u64("a journal entry")? as i64);
+        }
+        let handles_before = r.u32("a journal entry")?;
+        let reads_count = r.u32("a journal entry")?;
+        let mut reads = Vec::new();
+        for _ in 0..reads_count {
+            let at = r.u32("a journal read")?;
+            let len = r.u32("a journal read")? as usize;
+            reads.push((at, r.take(len, "a journal read")?.to_vec()));
+        }
+        journal.push(Entry {
+            import,
+            args,
+            reads,
+            handles_before,
+        });
+    }
+    Ok(journal)
+}
+
+/// Reads a journal sent alone ([`encode_journal`]).
+pub fn decode_journal_bytes(bytes: &[u8]) -> Result<Vec<Entry>, SnapshotError> {
+    let mut r = Reader::new(bytes);
+    let journal = decode_journal(&mut r)?;
+    if r.left() != 0 {
+        return Err(SnapshotError::Malformed(format!(
+            "{} bytes after the journal",
+            r.left()
+        )));
+    }
+    Ok(journal)
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -230,7 +277,13 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             None => return Err(MigrationError::NotParked),
         };
         let host = HostState {
-            journal: state.journal.clone(),
+            journal: state
+                .shared
+                .journal
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+            delivered: state.delivered.entries().collect(),
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
@@ -245,6 +298,26 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
         };
         Ok(snapshot::encode(&snapshot))
     })
+}
+
+/// How a guest's thread begins.
+pub enum Beginning {
+    /// With its `main`.
+    Main,
+    /// From a snapshot at hand.
+    Restore(Restoring),
+    /// With its objects made again from a journal first (what arrives for them waits in its
+    /// mailbox), and its snapshot later.
+    Prepare(Preparing),
+}
+
+/// A guest prepared for before its snapshot comes ([`Beginning::Prepare`]).
+pub struct Preparing {
+    pub journal: Vec<Entry>,
+    /// Told once the objects exist, or why they could not be made.
+    pub prepared: std::sync::mpsc::SyncSender<Result<(), MigrationError>>,
+    /// Where the snapshot comes from; closed without one: the move was called off.
+    pub snapshot: std::sync::mpsc::Receiver<Restoring>,
 }
 
 /// A snapshot read and checked for a host, ready for [`restore_into`].
@@ -273,6 +346,7 @@ impl Restoring {
 pub fn restore_into(
     g: &mut dyn GuestCalls,
     restoring: &Restoring,
+    prepared: &[Entry],
 ) -> Result<(Park, u32), MigrationError> {
     let module = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
     if module != restoring.snapshot.module_hash {
@@ -286,9 +360,23 @@ pub fn restore_into(
     if !parks {
         return Err(MigrationError::NotParked);
     }
-    crate::journal::replay(g.state(), &restoring.host.journal, parks)
+    // What was replayed to prepare this host is the journal's beginning; the rest is what the
+    // node made since.
+    let journal = &restoring.host.journal;
+    if !journal.starts_with(prepared) {
+        return Err(MigrationError::Replay(
+            "the node's journal does not continue the one this host was prepared with".into(),
+        ));
+    }
+    crate::journal::replay(g.state(), &journal[prepared.len()..], parks)
         .map_err(|e| MigrationError::Replay(e.to_string()))?;
-    g.state().journal = restoring.host.journal.clone();
+    *g.state()
+        .shared
+        .journal
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = journal.clone();
+    g.state().delivered =
+        crate::guest::Delivered::from_entries(restoring.host.delivered.iter().copied());
     g.grow_memory_to(restoring.snapshot.memory_pages)
         .map_err(MigrationError::Restore)?;
     {
@@ -339,6 +427,7 @@ mod tests {
                 reads: vec![(2048, b"talker\0".to_vec())],
                 handles_before: 1,
             }],
+            delivered: vec![(3, [7; 16], 41)],
             saved_stack: 70000,
             parked: ParkedWait::Spin {
                 executor: 3,

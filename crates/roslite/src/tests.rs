@@ -1039,6 +1039,7 @@ fn malformed_remote_payloads_are_counted_and_dropped() {
         received_timestamp: Instant::ZERO,
         publication_sequence_number: 1,
         publisher_id: 0,
+        publisher_gid: [0; 16],
         from_intra_process: false,
     };
     let sinks = pipe.peer_subscriptions.lock().unwrap().clone();
@@ -1297,6 +1298,7 @@ fn count_from_elsewhere(
         received_timestamp: roslite_executor::Instant::ZERO,
         publication_sequence_number: 1,
         publisher_id: 0,
+        publisher_gid: [0; 16],
         from_intra_process: false,
     };
     (payload, info)

@@ -399,23 +399,28 @@ fn assert_dropping_a_subscription_ends_its_reader(
 /// A publication that goes only over shared memory (no RTPS reader matched) is recorded
 /// without the network lock; RTPS subscribers that join later, the second one after the
 /// first left (the writer's history then still holds samples), still see the publisher's own
-/// numbering, and the shared-memory subscriber sees the same numbers.
+/// numbering, and the shared-memory subscriber sees the same numbers. On every path the
+/// publisher has the same global id (its writer's GUID), so a message is named alike wherever
+/// it arrives.
 #[test]
 fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
     type Seen = Arc<Mutex<Vec<(String, u64)>>>;
-    fn subscribe(node: &roslite::Node, seen: &Seen) -> roslite::Subscription<StringMsg> {
-        let seen = seen.clone();
+    type Gids = Arc<Mutex<std::collections::BTreeSet<[u8; 16]>>>;
+    let gids: Gids = Arc::default();
+    let subscribe = |node: &roslite::Node, seen: &Seen| -> roslite::Subscription<StringMsg> {
+        let (seen, gids) = (seen.clone(), gids.clone());
         node.create_subscription(
             "numbered",
             QosProfile::keep_last(100),
             move |m: StringMsg, info: &roslite::MessageInfo| {
+                gids.lock().unwrap().insert(info.publisher_gid);
                 seen.lock()
                     .unwrap()
                     .push((m.data, info.publication_sequence_number))
             },
         )
         .unwrap()
-    }
+    };
     fn assert_numbered_as_published(seen: &Seen, who: &str) {
         for (data, number) in seen.lock().unwrap().iter() {
             assert_eq!(
@@ -487,6 +492,17 @@ fn rtps_numbers_follow_publications_that_only_went_over_shared_memory() {
         over_shm.lock().unwrap().len() as u64 == published
     }));
     assert_numbered_as_published(&over_shm, "shared-memory listener");
+    let gids = gids.lock().unwrap().clone();
+    assert_eq!(
+        gids.len(),
+        1,
+        "one publisher, one id on every path: {gids:?}"
+    );
+    assert_ne!(
+        gids.first(),
+        Some(&[0; 16]),
+        "a remote publisher's id is known"
+    );
     shm_ctx.shutdown();
     shm_spinner.join().unwrap();
 }

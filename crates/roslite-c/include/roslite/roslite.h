@@ -194,12 +194,14 @@ typedef struct roslite_type {
 roslite_status roslite_type_register(const char *definition);
 
 /* What a subscription learns about a message besides its bytes. Timestamps are nanoseconds on
- * this process's CLOCK_MONOTONIC. */
+ * this process's CLOCK_MONOTONIC. `publisher_gid` is the publisher's id across the ROS graph
+ * (its RTPS writer's GUID, rmw's publisher_gid), all zero for a publisher of this process. */
 typedef struct roslite_message_info {
   int64_t source_timestamp_ns;
   int64_t received_timestamp_ns;
   uint64_t publication_sequence_number;
   bool from_intra_process;
+  uint8_t publisher_gid[16];
 } roslite_message_info;
 
 /* ---- Publisher ------------------------------------------------------------------------- */

@@ -54,11 +54,12 @@ ROSLITE_ASSERT_FIELD(roslite_service_type, name, 0);
 ROSLITE_ASSERT_FIELD(roslite_service_type, request_hash, 4);
 ROSLITE_ASSERT_FIELD(roslite_service_type, response_hash, 8);
 
-ROSLITE_ASSERT_LAYOUT(roslite_message_info, 32, 8);
+ROSLITE_ASSERT_LAYOUT(roslite_message_info, 48, 8);
 ROSLITE_ASSERT_FIELD(roslite_message_info, source_timestamp_ns, 0);
 ROSLITE_ASSERT_FIELD(roslite_message_info, received_timestamp_ns, 8);
 ROSLITE_ASSERT_FIELD(roslite_message_info, publication_sequence_number, 16);
 ROSLITE_ASSERT_FIELD(roslite_message_info, from_intra_process, 24);
+ROSLITE_ASSERT_FIELD(roslite_message_info, publisher_gid, 25);
 
 ROSLITE_ASSERT_LAYOUT(roslite_parameter_value, 40, 8);
 ROSLITE_ASSERT_FIELD(roslite_parameter_value, type, 0);

@@ -305,7 +305,7 @@ pub fn run(
     module: &Module,
     guest: GuestState,
     limits: Limits,
-    restoring: Option<&crate::migrate::Restoring>,
+    beginning: crate::migrate::Beginning,
 ) -> Result<(), Fault> {
     let shared = guest.shared.clone();
     let data = Data {
@@ -356,5 +356,5 @@ pub fn run(
     data.asyncify = asyncify;
     let resident: Arc<Mutex<dyn Resident>> =
         Arc::new(Mutex::new(ResidentStore(store, module.clone())));
-    super::run_resident(resident, &shared, restoring)
+    super::run_resident(resident, &shared, beginning)
 }

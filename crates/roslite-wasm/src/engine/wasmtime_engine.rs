@@ -344,7 +344,7 @@ pub fn run(
     module: &Module,
     guest: GuestState,
     limits: Limits,
-    restoring: Option<&crate::migrate::Restoring>,
+    beginning: crate::migrate::Beginning,
 ) -> Result<(), Fault> {
     let engine = module.engine();
     let deadline_ticks =
@@ -399,5 +399,5 @@ pub fn run(
     data.asyncify = asyncify;
     let resident: Arc<Mutex<dyn Resident>> =
         Arc::new(Mutex::new(ResidentStore(store, module.clone())));
-    super::run_resident(resident, &shared, restoring)
+    super::run_resident(resident, &shared, beginning)
 }

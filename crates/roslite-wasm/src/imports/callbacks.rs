@@ -102,6 +102,14 @@ pub(super) fn deliver_message(
     info: &CMessageInfo,
     during: &str,
 ) -> Result<(), Fault> {
+    // Each message once: after a move, what the node had on its old host is not given again.
+    if !g
+        .state()
+        .delivered
+        .admit(slot, info.publisher_gid, info.publication_sequence_number)
+    {
+        return Ok(());
+    }
     let info_size = layout::MESSAGE_INFO_SIZE;
     let at = g.alloc(info_size + bytes.len() as u32)?;
     if at == 0 {
@@ -118,6 +126,7 @@ pub(super) fn deliver_message(
             memory.put_u64(at + 16, info.publication_sequence_number)?;
             memory.bytes_mut(at + 24, 8)?.fill(0);
             memory.put_u8(at + 24, u8::from(info.from_intra_process))?;
+            memory.write(at + 25, &info.publisher_gid)?;
             memory.write(at + info_size, bytes)
         })();
         written.map_err(|e| {

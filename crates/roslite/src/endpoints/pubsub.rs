@@ -967,6 +967,7 @@ impl<T: Message> PublisherShared<T> {
             received_timestamp: Instant::ZERO,
             publication_sequence_number: self.sequence.fetch_add(1, Ordering::Relaxed) + 1,
             publisher_id: self.id,
+            publisher_gid: [0; 16],
             from_intra_process: true,
         }
     }
@@ -1573,6 +1574,7 @@ mod serialize_tests {
             received_timestamp: crate::Instant::ZERO,
             publication_sequence_number: 1,
             publisher_id: 0,
+            publisher_gid: [0; 16],
             from_intra_process: false,
         };
         let expect_sent = |message: &RosString, lent: &[usize]| {

@@ -318,6 +318,7 @@ impl SerializedPublisher {
             received_timestamp: Instant::ZERO,
             publication_sequence_number: shared.sequence.fetch_add(1, Ordering::Relaxed) + 1,
             publisher_id: shared.id,
+            publisher_gid: [0; 16],
             from_intra_process: true,
         };
         // Through the only active outlet and nowhere else (no subscription in this context,

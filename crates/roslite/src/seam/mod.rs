@@ -57,6 +57,11 @@ pub struct MessageInfo {
     pub publication_sequence_number: u64,
     /// Process-local id of the publisher.
     pub publisher_id: u64,
+    /// The publisher's id across the ROS graph (rmw's `publisher_gid`): its RTPS writer's GUID,
+    /// for a message from another participant (over RTPS or a same-host link); all zero for a
+    /// publisher of this context. With `publication_sequence_number` it names one message
+    /// wherever it is received (a migrated WebAssembly node's hand-over counts on it).
+    pub publisher_gid: [u8; 16],
     pub from_intra_process: bool,
 }
 

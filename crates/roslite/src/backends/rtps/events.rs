@@ -138,6 +138,7 @@ impl NetShared {
             received_timestamp: MonoInstant::ZERO,
             publication_sequence_number: u64::try_from(sample.sequence_number.0).unwrap_or(0),
             publisher_id: 0,
+            publisher_gid: sample.writer.to_bytes(),
             from_intra_process: false,
         };
         let subscription = subscription.clone();

@@ -109,13 +109,16 @@ pub(super) struct LinkSpec {
     pub(super) peer_gone: PeerGone,
 }
 
-pub(super) fn info_for(seq: u64, timestamp_ns: u64) -> MessageInfo {
+pub(super) fn info_for(seq: u64, timestamp_ns: u64, writer: Guid) -> MessageInfo {
     MessageInfo {
         // The publisher's CLOCK_MONOTONIC at publish: meaningful on one host.
         source_timestamp: MonoInstant::from_nanos(timestamp_ns),
         received_timestamp: MonoInstant::ZERO,
+        // The same numbering as the writer's RTPS sequence numbers (the RTPS outlet skips to
+        // each message's number), so a message is one message on either path.
         publication_sequence_number: seq,
         publisher_id: 0,
+        publisher_gid: writer.to_bytes(),
         from_intra_process: false,
     }
 }
@@ -225,7 +228,7 @@ impl LinkSpec {
                 Ok(_) if self.stop.requested() => return,
                 Ok(sample) => {
                     subscription.report_lost(numbering.lost_before(sample.seq()));
-                    let info = info_for(sample.seq(), sample.timestamp_ns());
+                    let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
                     let len = sample.len();
                     let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
                     else {
@@ -267,7 +270,7 @@ impl LinkSpec {
                 return; // samples still queued in the socket are not wanted any more
             }
             subscription.report_lost(numbering.lost_before(sample.seq()));
-            let info = info_for(sample.seq(), sample.timestamp_ns());
+            let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
             let buf = uds_buf(sample);
             crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
         }

@@ -252,7 +252,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "never attached");
             std::thread::sleep(Duration::from_millis(1));
         }
-        let info = info_for(5, 9);
+        let info = info_for(5, 9, roslite_rtps::types::Guid::UNKNOWN);
         let sent = outlet
             .send_in_place(
                 100,
