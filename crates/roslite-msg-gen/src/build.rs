@@ -68,6 +68,7 @@ pub fn add_builtin_interfaces(set: &mut InterfaceSet) -> Result<(), ParseError> 
         let kind = InterfaceKind::from_extension(file.kind).ok_or_else(|| ParseError {
             file: file.name.to_owned(),
             line: 0,
+            column: 0,
             message: format!("internal bug: embedded definition of kind '{}'", file.kind),
         })?;
         let path = format!(
