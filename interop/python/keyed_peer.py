@@ -7,8 +7,9 @@
   keyed_peer.py strings TOPIC SECONDS
                                     publishes KeyedString with the keys of KEYED_STRING_KEYS in
                                     turn (value "v"), every 100 ms
-  keyed_peer.py sub TOPIC SECONDS   prints every KeyedLong received on TOPIC as
-                                    `got key=K value=V`
+  keyed_peer.py sub TOPIC SECONDS [TYPE]
+                                    prints every message of TYPE (KeyedLong, the default, or
+                                    KeyedString) received on TOPIC as `got key=K value=V`
   keyed_peer.py sniff SECONDS       prints the PID_KEY_HASH of every RTPS DATA seen on `lo` (of
                                     the network namespace it runs in) as
                                     `keyhash <writer guid> <sequence number> <key hash>`, once
@@ -62,14 +63,17 @@ def publish_strings(topic, seconds):
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
-def subscribe(topic, seconds):
+def subscribe(topic, seconds, type_name):
     import rclpy
-    from test_msgs.msg import KeyedLong
+    import test_msgs.msg
 
     rclpy.init()
     node = rclpy.create_node("py_keyed_listener")
     node.create_subscription(
-        KeyedLong, topic, lambda m: print(f"got key={m.key} value={m.value}", flush=True), 10
+        getattr(test_msgs.msg, type_name),
+        topic,
+        lambda m: print(f"got key={m.key} value={m.value}", flush=True),
+        10,
     )
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -131,7 +135,7 @@ if mode == "pub":
 elif mode == "strings":
     publish_strings(sys.argv[2], float(sys.argv[3]))
 elif mode == "sub":
-    subscribe(sys.argv[2], float(sys.argv[3]))
+    subscribe(sys.argv[2], float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "KeyedLong")
 elif mode == "sniff":
     sniff(float(sys.argv[2]))
 else:
