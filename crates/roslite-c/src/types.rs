@@ -383,3 +383,42 @@ mod lean {
         }
     }
 }
+
+#[cfg(all(test, feature = "definitions"))]
+mod tests {
+    use super::*;
+
+    /// A definition bundle with an `IDL:` section registers, and the type's hash is computed
+    /// from the IDL.
+    #[test]
+    fn idl_sections_register() {
+        let idl =
+            "module idl_reg_msgs { module msg {\n  struct Tagged {\n    @key uint16 id;\n    \
+                   std_msgs::msg::Header header;\n  };\n}; };\n";
+        let bundle = format!("IDL: idl_reg_msgs/msg/Tagged\n{idl}");
+        let text = std::ffi::CString::new(bundle).unwrap();
+        // SAFETY: a string.
+        assert_eq!(unsafe { roslite_type_register(text.as_ptr()) }, 0);
+        let mut set = InterfaceSet::new();
+        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+        set.add_idl_source(
+            "idl_reg_msgs",
+            roslite_msg_gen::ast::InterfaceKind::Msg,
+            "Tagged",
+            idl,
+            "x",
+        )
+        .unwrap();
+        let name = TypeName::parse("idl_reg_msgs/msg/Tagged").unwrap();
+        let hash = roslite_msg_gen::hash::type_hash(&set, &name).unwrap();
+        assert!(check("idl_reg_msgs/msg/Tagged", &hash).is_ok());
+        let wrong = format!("RIHS01_{}", "0".repeat(64));
+        assert!(check("idl_reg_msgs/msg/Tagged", &wrong).is_err());
+
+        // An IDL section that does not parse is refused with where and why.
+        let broken = std::ffi::CString::new("IDL: idl_reg_msgs/msg/Broken\nmodule x {\n").unwrap();
+        // SAFETY: a string.
+        let status = unsafe { roslite_type_register(broken.as_ptr()) };
+        assert_eq!(status, ROSLITE_INVALID_ARGUMENT);
+    }
+}

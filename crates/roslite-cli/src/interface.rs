@@ -22,7 +22,8 @@ pub enum InterfaceCommand {
     },
     /// List the packages that provide interfaces.
     Packages,
-    /// Show a definition with nested types expanded, like `ros2 interface show`.
+    /// Show a definition with nested types expanded, like `ros2 interface show`; an interface
+    /// written in IDL as its .idl file.
     Show {
         /// e.g. geometry_msgs/msg/Twist or std_srvs/srv/SetBool
         type_name: String,

@@ -129,7 +129,7 @@ impl fmt::Display for UnknownFieldType {
         write!(
             f,
             "{file}:{line}: field '{field}' of {message} has type {missing}, which no loaded \
-             package defines (expected a .msg file {}/msg/{}.msg)",
+             package defines (expected a file {}/msg/{}.msg or .idl)",
             missing.package, missing.name
         )
     }
@@ -955,7 +955,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "p/msg/A.msg:2: field 'thing' of p/msg/A has type q/msg/Missing, which no loaded \
-             package defines (expected a .msg file q/msg/Missing.msg)"
+             package defines (expected a file q/msg/Missing.msg or .idl)"
         );
     }
 
