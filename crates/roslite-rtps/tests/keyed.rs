@@ -49,12 +49,15 @@ static COMPLEX_NESTED_KEY: KeyStruct = KeyStruct {
     ],
 };
 
+/// A sample's payload and the key hash it came with.
+type Sample = (Vec<u8>, Option<[u8; 16]>);
+
 /// What the capture holds: SEDP endpoints, and each user DATA once by (writer, sequence
-/// number) with its payload and key hash.
+/// number).
 #[derive(Default)]
 struct Keyed {
     endpoints: Vec<EndpointData>,
-    samples: BTreeMap<(Guid, i64), (Vec<u8>, Option<[u8; 16]>)>,
+    samples: BTreeMap<(Guid, i64), Sample>,
 }
 
 fn read() -> Keyed {
