@@ -16,8 +16,10 @@
 //!   for a key that has none (strings, unbounded sequences) starts at a few bytes and grows to
 //!   the largest key the writer has serialized so far. So `KeyedString { key: "ab" }` is sent
 //!   in plain until a writer has sent a key longer than 16 bytes, hashed after. A writer keeps
-//!   its own bound here; Fast DDS keeps one per type and participant, which differs only for a
-//!   process with several writers of one keyed type.
+//!   its own bound here, grown by the samples it is given; Fast DDS keeps one per type and
+//!   participant, grown by every sample written, which differs for a process with several
+//!   writers of one keyed type, or whose writer had no remote reader for a while (the runtime
+//!   does not serialize samples for an RTPS writer nobody reads).
 
 use md5::{Digest, Md5};
 use roslite_cdr::key::KeyStruct;
