@@ -162,7 +162,11 @@ pub(super) type SyntaxError = (Pos, String);
 /// # Errors
 /// The first token that does not fit the grammar, or a construct rosidl does not read.
 pub(super) fn specification(tokens: &[(Pos, Tok)]) -> Result<Vec<Definition>, SyntaxError> {
-    let mut parser = Parser { tokens, at: 0 };
+    let mut parser = Parser {
+        tokens,
+        at: 0,
+        depth: 0,
+    };
     let mut out = Vec::new();
     while parser.peek() != &Tok::Eof {
         out.push(parser.definition()?);
@@ -178,9 +182,15 @@ pub(super) fn specification(tokens: &[(Pos, Tok)]) -> Result<Vec<Definition>, Sy
     Ok(out)
 }
 
+/// How deep modules, types and expressions may nest: far more than any real file, few enough
+/// that the recursive descent cannot run out of stack on a hostile one.
+const MAX_NESTING: usize = 64;
+
 struct Parser<'a> {
     tokens: &'a [(Pos, Tok)],
     at: usize,
+    /// Nesting of the rules being parsed, against [`MAX_NESTING`].
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -263,8 +273,29 @@ impl Parser<'_> {
         }
     }
 
+    /// Runs `rule` one nesting level deeper, refusing to go past [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        rule: impl FnOnce(&mut Self) -> Result<T, SyntaxError>,
+    ) -> Result<T, SyntaxError> {
+        if self.depth >= MAX_NESTING {
+            return Err((
+                self.pos(),
+                format!("nested more than {MAX_NESTING} levels deep: expected a flatter file"),
+            ));
+        }
+        self.depth += 1;
+        let out = rule(self);
+        self.depth -= 1;
+        out
+    }
+
     /// (2) definition: module, const, type or include, with the `;` after it.
     fn definition(&mut self) -> Result<Definition, SyntaxError> {
+        self.nested(Self::definition_here)
+    }
+
+    fn definition_here(&mut self) -> Result<Definition, SyntaxError> {
         if let Tok::Include(_) = self.peek() {
             self.bump();
             return Ok(Definition::Include);
@@ -520,6 +551,10 @@ impl Parser<'_> {
 
     /// (21) type_spec.
     fn type_spec(&mut self) -> Result<TypeSpec, SyntaxError> {
+        self.nested(Self::type_spec_here)
+    }
+
+    fn type_spec_here(&mut self) -> Result<TypeSpec, SyntaxError> {
         let pos = self.pos();
         let Tok::Ident(word) = self.peek().clone() else {
             if self.is_punct("::") {
@@ -700,6 +735,10 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Value, SyntaxError> {
+        self.nested(Self::unary_here)
+    }
+
+    fn unary_here(&mut self) -> Result<Value, SyntaxError> {
         let pos = self.pos();
         if self.eat_punct("-") {
             return match self.unary()? {

@@ -523,3 +523,24 @@ fn typedefs_may_repeat_but_not_change() {
     ))
     .contains("typedef 'a' leads back to itself"));
 }
+
+#[test]
+fn hostile_nesting_is_an_error_not_a_stack_overflow() {
+    let default = |value: String| {
+        in_module(&format!(
+            "struct Test {{ @default(value={value}) long a; }};"
+        ))
+    };
+    for text in [
+        default(format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000))),
+        default("-".repeat(100_000) + "1"),
+        "module a { ".repeat(100_000),
+        in_module(&format!(
+            "struct Test {{ {}long> x; }};",
+            "sequence<".repeat(100_000)
+        )),
+    ] {
+        let error = msg_err(&text);
+        assert!(error.contains("nested more than 64 levels deep"), "{error}");
+    }
+}
