@@ -68,14 +68,37 @@ macro_rules! generated_types {
 
 include!("generated_types.rs");
 
-/// CDR decoding of every built-in type: input byte 0 picks the type from [`GENERATED`], the
-/// rest is the serialized payload with its encapsulation header.
+/// CDR decoding of every built-in type: the input starts with the type's index in
+/// [`GENERATED`] ([`split_type_index`]), the rest is the serialized payload with its
+/// encapsulation header.
 pub fn cdr(data: &[u8]) {
-    let Some((&selector, payload)) = data.split_first() else {
+    let Some((index, payload)) = split_type_index(data) else {
         return;
     };
-    let (_, check) = GENERATED[usize::from(selector) % GENERATED.len()];
+    let (_, check) = GENERATED[index];
     check(payload);
+}
+
+/// The index into [`GENERATED`] an input starts with, and the rest: byte 0 below 255 is the
+/// index; 255 is followed by a second byte adding to it, for the types past the first 255.
+pub fn split_type_index(data: &[u8]) -> Option<(usize, &[u8])> {
+    let (&first, rest) = data.split_first()?;
+    let (index, rest) = match first {
+        255 => {
+            let (&second, rest) = rest.split_first()?;
+            (255 + usize::from(second), rest)
+        }
+        _ => (usize::from(first), rest),
+    };
+    Some((index % GENERATED.len(), rest))
+}
+
+/// What [`split_type_index`] reads as `index`.
+pub fn type_index_prefix(index: usize) -> Vec<u8> {
+    match u8::try_from(index) {
+        Ok(byte) if byte < 255 => vec![byte],
+        _ => vec![255, u8::try_from(index - 255).unwrap_or(u8::MAX)],
+    }
 }
 
 /// Decodes `payload` as `T` with the generated code and with the dynamic decoder (what
@@ -274,16 +297,20 @@ fn msg_parser_base() -> &'static InterfaceSet {
                 continue;
             }
             let kind = InterfaceKind::from_extension(file.kind).expect("vendored kinds are known");
-            set.add_source(file.package, kind, file.name, file.text, file.name)
-                .expect("the vendored definitions parse (roslite-msgs' tests)");
+            let added = if file.idl {
+                set.add_idl_source(file.package, kind, file.name, file.text, file.name)
+            } else {
+                set.add_source(file.package, kind, file.name, file.text, file.name)
+            };
+            added.expect("the vendored definitions parse (roslite-msgs' tests)");
         }
         set
     })
 }
 
-/// The interface parser and what follows it. The input is up to three files of package
+/// The interface parsers and what follows them. The input is up to three files of package
 /// `fuzz_pkg`, separated by NUL bytes, named `A`, `B` and `C`; the first byte picks each
-/// file's kind (two bits per file: msg, srv, action). Files may refer to each other
+/// file's kind (two bits per file: msg, srv, action, or a message written in IDL). Files may refer to each other
 /// (`fuzz_pkg/B b`) and to `builtin_interfaces`, `std_msgs` and `geometry_msgs`. Each file that parses is added to a copy of
 /// the built-in set; if the set resolves (`InterfaceSet::check`), every new message type is
 /// hashed, given its default value, encoded, decoded and printed, and Rust code is generated
@@ -300,21 +327,20 @@ pub fn msg_parser(data: &[u8]) {
     let mut set = msg_parser_base().clone();
     let mut added = Vec::new();
     for (i, file_text) in text.split('\0').take(3).enumerate() {
-        let kind = match (selector >> (2 * i)) & 3 {
+        let bits = (selector >> (2 * i)) & 3;
+        let kind = match bits {
             0 | 3 => InterfaceKind::Msg,
             1 => InterfaceKind::Srv,
             _ => InterfaceKind::Action,
         };
-        let file = format!(
-            "{PACKAGE}/{}/{}.{}",
-            kind.as_str(),
-            NAMES[i],
-            kind.extension()
-        );
-        if set
-            .add_source(PACKAGE, kind, NAMES[i], file_text, &file)
-            .is_ok()
-        {
+        let extension = if bits == 3 { "idl" } else { kind.extension() };
+        let file = format!("{PACKAGE}/{}/{}.{extension}", kind.as_str(), NAMES[i]);
+        let parsed = if bits == 3 {
+            set.add_idl_source(PACKAGE, kind, NAMES[i], file_text, &file)
+        } else {
+            set.add_source(PACKAGE, kind, NAMES[i], file_text, &file)
+        };
+        if parsed.is_ok() {
             added.push(TypeName::new(PACKAGE, kind, NAMES[i]));
         }
     }
@@ -378,17 +404,18 @@ fn value_elements(set: &InterfaceSet, ty: &TypeName, depth: usize) -> u64 {
 // ---------------------------------------------------------------------------------------------
 // yaml_message: message text, as `topic pub` reads it
 
-/// Message text: input byte 0 picks the type from [`GENERATED`], the rest is the YAML text
-/// `roslite topic pub` would read for it. What reads is encoded, decoded and printed again.
+/// Message text: the input starts with the type's index in [`GENERATED`]
+/// ([`split_type_index`]), the rest is the YAML text `roslite topic pub` would read for it.
+/// What reads is encoded, decoded and printed again.
 pub fn yaml_message(data: &[u8]) {
-    let Some((&selector, rest)) = data.split_first() else {
+    let Some((index, rest)) = split_type_index(data) else {
         return;
     };
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
     let set = builtins();
-    let (name, _) = GENERATED[usize::from(selector) % GENERATED.len()];
+    let (name, _) = GENERATED[index];
     let ty = TypeName::parse(name).expect("generated type names parse");
     let Ok(value) = dynamic::from_yaml(set, &ty, text) else {
         return;

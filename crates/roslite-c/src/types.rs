@@ -25,7 +25,9 @@ use std::sync::{Mutex, MutexGuard};
 #[cfg(feature = "definitions")]
 use roslite_msg_gen::ast::TypeName;
 #[cfg(feature = "definitions")]
-use roslite_msg_gen::registry::InterfaceSet;
+use roslite_msg_gen::bundle::Section;
+#[cfg(feature = "definitions")]
+use roslite_msg_gen::registry::{InterfaceSet, SourceFormat};
 
 #[cfg(feature = "definitions")]
 use crate::status::{guard, Status, ROSLITE_INVALID_ARGUMENT};
@@ -47,8 +49,9 @@ struct Computed {
 #[cfg(feature = "definitions")]
 #[derive(Default)]
 struct Known {
-    /// Interface definitions the program registered, by interface name.
-    registered: BTreeMap<TypeName, String>,
+    /// Interface definitions the program registered, by interface name: the language and the
+    /// text of each.
+    registered: BTreeMap<TypeName, (SourceFormat, String)>,
     /// Per message type name not built in: its computed hash, or why it is not known.
     /// Cleared when a registration adds a definition.
     computed: BTreeMap<String, Result<Computed, String>>,
@@ -140,15 +143,13 @@ impl Known {
         let mut set = InterfaceSet::new();
         roslite_msg_gen::build::add_builtin_interfaces(&mut set)
             .map_err(|e| format!("internal error in roslite's built-in definitions: {e}"))?;
-        for (interface, text) in &self.registered {
+        for (interface, (format, text)) in &self.registered {
+            let (package, kind, name) = (&interface.package, interface.kind, &interface.name);
             // Parsed when registered, so this cannot fail.
-            let _ = set.add_source(
-                &interface.package,
-                interface.kind,
-                &interface.name,
-                text,
-                REGISTERED,
-            );
+            let _ = match format {
+                SourceFormat::Idl => set.add_idl_source(package, kind, name, text, REGISTERED),
+                SourceFormat::Msg => set.add_source(package, kind, name, text, REGISTERED),
+            };
         }
         if let Some(prefixes) = &ament {
             set.add_ament_prefix_path(prefixes);
@@ -193,10 +194,10 @@ fn unknown_message(name: &str, ament: Option<&str>) -> String {
     format!(
         "type {name} is unknown to roslite: roslite knows the packages it ships (`roslite \
          interface packages`), definitions the program registered with roslite_type_register(), \
-         and share/{file} under each prefix of $AMENT_PREFIX_PATH ({}); make it known by \
-         registering its definition (the __TYPE_DEFINITION of the C header `roslite interface \
-         generate --lang c` writes; the C++ APIs register generated types themselves) or by \
-         putting its package's install prefix on AMENT_PREFIX_PATH",
+         and share/{file} (or the .idl beside it) under each prefix of $AMENT_PREFIX_PATH ({}); \
+         make it known by registering its definition (the __TYPE_DEFINITION of the C header \
+         `roslite interface generate --lang c` writes; the C++ APIs register generated types \
+         themselves) or by putting its package's install prefix on AMENT_PREFIX_PATH",
         match ament {
             Some(value) if !value.is_empty() => format!("now '{value}'"),
             _ => "unset".to_owned(),
@@ -219,21 +220,22 @@ pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Sta
         })?;
         let mut known = known();
         // Everything is checked before anything is added.
-        for (name, body) in &sections {
-            roslite_msg_gen::parse::parse_interface(
-                &name.package,
-                name.kind,
-                &name.name,
-                body,
-                REGISTERED,
-            )
-            .map_err(|e| {
+        for Section { name, format, text } in &sections {
+            let parse = match format {
+                SourceFormat::Idl => roslite_msg_gen::parse::parse_idl,
+                SourceFormat::Msg => roslite_msg_gen::parse::parse_interface,
+            };
+            parse(&name.package, name.kind, &name.name, text, REGISTERED).map_err(|e| {
                 Failure::new(
                     ROSLITE_INVALID_ARGUMENT,
                     format!("the definition of {name} does not parse: {e}"),
                 )
             })?;
-            if known.registered.get(name).is_some_and(|old| old != body) {
+            if known
+                .registered
+                .get(name)
+                .is_some_and(|old| *old != (*format, text.clone()))
+            {
                 return Err(Failure::new(
                     ROSLITE_INVALID_ARGUMENT,
                     format!(
@@ -245,10 +247,10 @@ pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Sta
             }
         }
         let mut added = false;
-        for (name, body) in sections {
+        for Section { name, format, text } in sections {
             if let std::collections::btree_map::Entry::Vacant(entry) = known.registered.entry(name)
             {
-                entry.insert(body);
+                entry.insert((format, text));
                 added = true;
             }
         }
@@ -324,7 +326,7 @@ mod lean {
             let names: Vec<&str> = definition
                 .lines()
                 .filter_map(|line| {
-                    ["MSG: ", "SRV: ", "ACTION: "]
+                    ["MSG: ", "SRV: ", "ACTION: ", "IDL: "]
                         .iter()
                         .find_map(|tag| line.strip_prefix(tag))
                 })
@@ -379,5 +381,44 @@ mod lean {
             assert!(check("lean_msgs/srv/Ask_Response", &wrong).is_ok());
             assert!(check("lean_msgs/srv/Other_Request", &wrong).is_err());
         }
+    }
+}
+
+#[cfg(all(test, feature = "definitions"))]
+mod tests {
+    use super::*;
+
+    /// A definition bundle with an `IDL:` section registers, and the type's hash is computed
+    /// from the IDL.
+    #[test]
+    fn idl_sections_register() {
+        let idl =
+            "module idl_reg_msgs { module msg {\n  struct Tagged {\n    @key uint16 id;\n    \
+                   std_msgs::msg::Header header;\n  };\n}; };\n";
+        let bundle = format!("IDL: idl_reg_msgs/msg/Tagged\n{idl}");
+        let text = std::ffi::CString::new(bundle).unwrap();
+        // SAFETY: a string.
+        assert_eq!(unsafe { roslite_type_register(text.as_ptr()) }, 0);
+        let mut set = InterfaceSet::new();
+        roslite_msg_gen::build::add_builtin_interfaces(&mut set).unwrap();
+        set.add_idl_source(
+            "idl_reg_msgs",
+            roslite_msg_gen::ast::InterfaceKind::Msg,
+            "Tagged",
+            idl,
+            "x",
+        )
+        .unwrap();
+        let name = TypeName::parse("idl_reg_msgs/msg/Tagged").unwrap();
+        let hash = roslite_msg_gen::hash::type_hash(&set, &name).unwrap();
+        assert!(check("idl_reg_msgs/msg/Tagged", &hash).is_ok());
+        let wrong = format!("RIHS01_{}", "0".repeat(64));
+        assert!(check("idl_reg_msgs/msg/Tagged", &wrong).is_err());
+
+        // An IDL section that does not parse is refused with where and why.
+        let broken = std::ffi::CString::new("IDL: idl_reg_msgs/msg/Broken\nmodule x {\n").unwrap();
+        // SAFETY: a string.
+        let status = unsafe { roslite_type_register(broken.as_ptr()) };
+        assert_eq!(status, ROSLITE_INVALID_ARGUMENT);
     }
 }

@@ -428,7 +428,8 @@ fn types_are_checked_against_what_roslite_knows() {
         "type my_msgs/msg/Reading is unknown to roslite",
         "the packages it ships",
         "registered with roslite_type_register()",
-        "share/my_msgs/msg/Reading.msg under each prefix of $AMENT_PREFIX_PATH",
+        "share/my_msgs/msg/Reading.msg (or the .idl beside it) under each prefix of \
+         $AMENT_PREFIX_PATH",
         "__TYPE_DEFINITION",
     ] {
         assert!(unknown.contains(part), "{part}\n{unknown}");

@@ -2,7 +2,7 @@ use std::fmt;
 
 /// Why a payload could not be decoded. Small and `Copy`: peers that send bad data are counted,
 /// not reported with allocations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// The payload ended before the value did.

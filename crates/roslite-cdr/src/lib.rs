@@ -15,6 +15,9 @@
 //!   lengths and leaves their elements for the application to write in place (a loaned
 //!   shared-memory chunk).
 //!
+//! - [`key`]: the key members of a keyed type's sample, serialized on their own (what a DDS
+//!   key hash digests).
+//!
 //! Decoding never panics on any input and never allocates more than the input could describe:
 //! every length read from the stream is checked against the remaining bytes before anything is
 //! reserved.
@@ -22,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod key;
 mod reader;
 mod seq;
 mod writer;

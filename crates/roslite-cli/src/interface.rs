@@ -1,8 +1,8 @@
 //! `roslite interface list|packages|show|proto|hash`, shaped like `ros2 interface`.
 
 use anyhow::{bail, Context as _};
-use roslite_msg_gen::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
-use roslite_msg_gen::registry::InterfaceSet;
+use roslite_msg_gen::ast::{BaseType, Interface, InterfaceKind, Literal, MessageSpec, TypeName};
+use roslite_msg_gen::registry::{InterfaceSet, SourceFormat};
 
 mod generate;
 
@@ -22,7 +22,8 @@ pub enum InterfaceCommand {
     },
     /// List the packages that provide interfaces.
     Packages,
-    /// Show a definition with nested types expanded, like `ros2 interface show`.
+    /// Show a definition with nested types expanded, like `ros2 interface show`; an interface
+    /// written in IDL as its .idl file.
     Show {
         /// e.g. geometry_msgs/msg/Twist or std_srvs/srv/SetBool
         type_name: String,
@@ -69,8 +70,13 @@ fn load_interfaces_from(ament_prefix_path: Option<&str>) -> anyhow::Result<Inter
     for file in roslite_msgs::INTERFACE_FILES {
         let kind = InterfaceKind::from_extension(file.kind)
             .with_context(|| format!("built-in file of unknown kind '{}'", file.kind))?;
-        let path = format!("{}/{}/{}.{}", file.package, file.kind, file.name, file.kind);
-        set.add_source(file.package, kind, file.name, file.text, &path)?;
+        let extension = if file.idl { "idl" } else { file.kind };
+        let path = format!("{}/{}/{}.{extension}", file.package, file.kind, file.name);
+        if file.idl {
+            set.add_idl_source(file.package, kind, file.name, file.text, &path)?;
+        } else {
+            set.add_source(file.package, kind, file.name, file.text, &path)?;
+        }
     }
     if let Some(prefixes) = ament_prefix_path {
         set.add_ament_prefix_path(prefixes);
@@ -218,7 +224,8 @@ pub fn proto(set: &InterfaceSet, name: &TypeName) -> anyhow::Result<String> {
 }
 
 /// The text `ros2 interface show` prints: the file itself, and under each field of a nested
-/// type, that type's fields and constants indented by one tab per level.
+/// type, that type's fields and constants indented by one tab per level. An interface written
+/// in IDL is shown as its `.idl` file, without the nested types (which the IDL names in full).
 pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::Result<String> {
     let Some(interface) = set.interface(name) else {
         if let Some(message) = set.message(name) {
@@ -232,6 +239,9 @@ pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::R
     let source = set
         .source(name)
         .with_context(|| format!("no source text for '{name}'"))?;
+    if set.format(name) == Some(SourceFormat::Idl) {
+        return Ok(show_idl(source, no_comments));
+    }
     let parts: Vec<&MessageSpec> = match interface {
         Interface::Message(m) => vec![m],
         Interface::Service(s) => vec![&s.request, &s.response],
@@ -264,12 +274,89 @@ pub fn show(set: &InterfaceSet, name: &TypeName, no_comments: bool) -> anyhow::R
     Ok(out)
 }
 
+/// An `.idl` file as written, or without its comments and blank lines.
+fn show_idl(source: &str, no_comments: bool) -> String {
+    let mut out = String::new();
+    let mut in_block_comment = false;
+    for line in source.lines() {
+        if !no_comments {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let mut code = String::new();
+        let mut rest = line;
+        while !rest.is_empty() {
+            if in_block_comment {
+                match rest.find("*/") {
+                    Some(end) => {
+                        in_block_comment = false;
+                        rest = &rest[end + 2..];
+                    }
+                    None => rest = "",
+                }
+                continue;
+            }
+            // A comment starts outside string literals only.
+            let mut in_string = false;
+            let mut cut = None;
+            let bytes = rest.as_bytes();
+            for (i, &b) in bytes.iter().enumerate() {
+                match b {
+                    b'"' if i == 0 || bytes[i - 1] != b'\\' => in_string = !in_string,
+                    b'/' if !in_string && matches!(bytes.get(i + 1), Some(b'/' | b'*')) => {
+                        cut = Some(i);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            match cut {
+                Some(i) => {
+                    code.push_str(&rest[..i]);
+                    if rest[i..].starts_with("//") {
+                        rest = "";
+                    } else {
+                        in_block_comment = true;
+                        rest = &rest[i + 2..];
+                    }
+                }
+                None => {
+                    code.push_str(rest);
+                    rest = "";
+                }
+            }
+        }
+        if !code.trim().is_empty() {
+            out.push_str(code.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Fields and constants of a nested message, comment-free, as ros2 prints them.
 fn expand_fields(set: &InterfaceSet, message: &MessageSpec, depth: usize, out: &mut String) {
     let Some(source) = set.source(&message.name) else {
         return;
     };
     let indent = "\t".repeat(depth);
+    if set.format(&message.name) == Some(SourceFormat::Idl) {
+        // The IDL's lines are no `.msg` lines: its definition as `.msg` text instead.
+        for line in msg_lines(message) {
+            out.push_str(&indent);
+            out.push_str(&line);
+            out.push('\n');
+        }
+        for field in &message.fields {
+            if let BaseType::Named(nested) = &field.ty.base {
+                if let Some(nested) = set.message(nested) {
+                    expand_fields(set, nested, depth + 1, out);
+                }
+            }
+        }
+        return;
+    }
     for (index, line) in source.lines().enumerate() {
         let code = strip_comment(line).trim_end();
         if code.trim().is_empty() {
@@ -283,6 +370,48 @@ fn expand_fields(set: &InterfaceSet, message: &MessageSpec, depth: usize, out: &
             if let Some(nested) = set.message(nested) {
                 expand_fields(set, nested, depth + 1, out);
             }
+        }
+    }
+}
+
+/// A message read from IDL in `.msg` syntax: constants, then fields with their defaults, key
+/// fields marked by a comment (`.msg` files have no keys).
+fn msg_lines(message: &MessageSpec) -> Vec<String> {
+    let mut lines: Vec<String> = message
+        .constants
+        .iter()
+        .map(|c| {
+            let ty = roslite_msg_gen::ast::FieldType {
+                base: c.ty.clone(),
+                collection: roslite_msg_gen::ast::Collection::Single,
+            };
+            format!("{ty} {}={}", c.name, msg_literal(&c.value))
+        })
+        .collect();
+    for field in &message.fields {
+        let mut line = format!("{} {}", field.ty, field.name);
+        if let Some(default) = &field.default {
+            line.push(' ');
+            line.push_str(&msg_literal(default));
+        }
+        if field.key {
+            line.push_str("  # @key");
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// A literal as a `.msg` file writes it.
+fn msg_literal(value: &Literal) -> String {
+    match value {
+        Literal::Bool(b) => b.to_string(),
+        Literal::Int(v) => v.to_string(),
+        Literal::Float(v) => format!("{v:?}"),
+        Literal::String(s) => format!("\"{}\"", s.escape_default()),
+        Literal::Array(items) => {
+            let items: Vec<String> = items.iter().map(msg_literal).collect();
+            format!("[{}]", items.join(", "))
         }
     }
 }
@@ -344,6 +473,33 @@ mod tests {
         let fine = parse_type_name("cyc/msg/Fine").unwrap();
         assert_eq!(show(&set, &fine, false).unwrap(), "int32 x\n");
         assert_eq!(set.problems().count(), 4);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn idl_interfaces_show_as_their_file_and_nest_as_msg_lines() {
+        let dir = std::env::temp_dir().join(format!("roslite-cli-idl-{}", std::process::id()));
+        let msg_dir = dir.join("share/idl_pkg/msg");
+        std::fs::create_dir_all(&msg_dir).unwrap();
+        let idl = "// A keyed type.\nmodule idl_pkg { module msg {\n  module Thing_Constants { \
+                   const int32 MAX = 3; };\n  struct Thing {\n    @key long id; /* the key */\n    \
+                   @default (value=\"x\") string<4> label;\n  };\n}; };\n";
+        std::fs::write(msg_dir.join("Thing.idl"), idl).unwrap();
+        std::fs::write(msg_dir.join("Holder.msg"), "# holds one\nThing thing\n").unwrap();
+        let set = load_interfaces_from(Some(dir.to_str().unwrap())).unwrap();
+        let thing = parse_type_name("idl_pkg/msg/Thing").unwrap();
+        assert_eq!(show(&set, &thing, false).unwrap(), idl);
+        assert_eq!(
+            show(&set, &thing, true).unwrap(),
+            "module idl_pkg { module msg {\n  module Thing_Constants { const int32 MAX = 3; };\n  \
+             struct Thing {\n    @key long id;\n    @default (value=\"x\") string<4> label;\n  \
+             };\n}; };\n"
+        );
+        let holder = parse_type_name("idl_pkg/msg/Holder").unwrap();
+        assert_eq!(
+            show(&set, &holder, false).unwrap(),
+            "# holds one\nThing thing\n\tint32 MAX=3\n\tint32 id  # @key\n\tstring<=4 label \"x\"\n"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

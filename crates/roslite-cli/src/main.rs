@@ -236,6 +236,7 @@ mod tests {
             roslite_msg_gen::registry::LoadError::Parse(roslite_msg_gen::parse::ParseError {
                 file: "A.msg".into(),
                 line: 1,
+                column: 0,
                 message: "expected a field name".into(),
             });
         assert_eq!(

@@ -130,7 +130,8 @@ pub(crate) fn parse_message_type(text: &str) -> anyhow::Result<TypeName> {
     }
 }
 
-/// The `TypeInfo` endpoints announce for `ty`, with the hash of the definition in `set`.
+/// The `TypeInfo` endpoints announce for `ty`, with the hash of the definition in `set` and,
+/// for a keyed IDL type, its key (its endpoints are then keyed, as rclpy's are).
 pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<roslite::TypeInfo> {
     crate::interface::require_usable(set, ty)?;
     if set.message(ty).is_none() {
@@ -142,8 +143,9 @@ pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<ros
     }
     let hash = roslite_msg_gen::hash::type_hash(set, ty)
         .map_err(|e| anyhow::anyhow!("cannot hash '{ty}': {e}"))?;
-    roslite::TypeInfo::new(&ty.to_string(), &hash)
-        .with_context(|| format!("'{ty}' is not a <package>/<kind>/<Name> type name"))
+    let info = roslite::TypeInfo::new(&ty.to_string(), &hash)
+        .with_context(|| format!("'{ty}' is not a <package>/<kind>/<Name> type name"))?;
+    Ok(info.with_key(roslite_msg_gen::key::key_layout(set, ty)))
 }
 
 /// `--qos-*` options shared by `echo`, `hz`, `bw` and `pub`, as ros2topic's

@@ -214,6 +214,66 @@ int main(void)
     );
 }
 
+/// An `.idl` file, alone or in a package folder, becomes a C header that compiles and carries
+/// its IDL text for `roslite_type_register` (an `IDL:` section of the definition bundle).
+/// A file alone is read alone, so this one uses built-in types only.
+#[test]
+fn idl_files_become_headers_with_their_idl_definition() {
+    let root = scratch("generate_idl");
+    let pkg = user_package(&root);
+    let idl =
+        "module sensors_msgs_demo { module msg {\n  struct Beacon {\n    @key uint16 id;\n    \
+               std_msgs::msg::Header header;\n  };\n}; };\n";
+    fs::write(pkg.join("msg/Beacon.idl"), idl).unwrap();
+    let include = root.join("include");
+    for target in [pkg.clone(), pkg.join("msg/Beacon.idl")] {
+        let _ = fs::remove_dir_all(&include);
+        let output = roslite(&[
+            "interface",
+            "generate",
+            "--lang",
+            "c",
+            "--out",
+            include.to_str().unwrap(),
+            target.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{output:?}");
+        let header = fs::read_to_string(include.join("sensors_msgs_demo/msg/beacon.h")).unwrap();
+        assert!(
+            header.contains("\"IDL: sensors_msgs_demo/msg/Beacon\\n\""),
+            "{header}"
+        );
+        assert!(header.contains("\"    @key uint16 id;\\n\""), "{header}");
+    }
+    let source = root.join("node.c");
+    fs::write(
+        &source,
+        "#include <assert.h>\n#include \"sensors_msgs_demo/msg/beacon.h\"\n         int main(void) {\n  sensors_msgs_demo__msg__Beacon msg;\n           assert(sensors_msgs_demo__msg__Beacon__init(&msg));\n  msg.id = 7;\n           sensors_msgs_demo__msg__Beacon__fini(&msg);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let exe = root.join("node");
+    compile("cc", "-std=c11", &source, &include, &exe);
+    assert!(Command::new(&exe).output().unwrap().status.success());
+
+    let loose = root.join("Loose.idl");
+    fs::write(&loose, idl).unwrap();
+    let output = roslite(&[
+        "interface",
+        "generate",
+        "--lang",
+        "c",
+        "--out",
+        include.to_str().unwrap(),
+        loose.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("an .idl file must be in a msg/, srv/ or action/ folder"),
+        "{output:?}"
+    );
+}
+
 #[test]
 fn unknown_names_and_empty_requests_are_errors() {
     let root = scratch("generate_errors");

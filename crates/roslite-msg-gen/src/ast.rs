@@ -189,6 +189,29 @@ pub struct FieldType {
     pub collection: Collection,
 }
 
+impl fmt::Display for FieldType {
+    /// The type as a `.msg` file writes it: `int32[<=3]`, `string<=8`, `std_msgs/Header[]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.base {
+            BaseType::Primitive(p) => f.write_str(p.keyword())?,
+            BaseType::String { bound: None } => f.write_str("string")?,
+            BaseType::String { bound: Some(n) } => write!(f, "string<={n}")?,
+            BaseType::WString { bound: None } => f.write_str("wstring")?,
+            BaseType::WString { bound: Some(n) } => write!(f, "wstring<={n}")?,
+            BaseType::Named(t) if t.kind == InterfaceKind::Msg => {
+                write!(f, "{}/{}", t.package, t.name)?;
+            }
+            BaseType::Named(t) => write!(f, "{t}")?,
+        }
+        match self.collection {
+            Collection::Single => Ok(()),
+            Collection::Array(n) => write!(f, "[{n}]"),
+            Collection::BoundedSequence(n) => write!(f, "[<={n}]"),
+            Collection::UnboundedSequence => f.write_str("[]"),
+        }
+    }
+}
+
 /// A literal value: a constant's value or a field default. Arrays hold element literals.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
@@ -208,6 +231,10 @@ pub struct Field {
     pub default: Option<Literal>,
     /// 1-based line in the source file, for error messages.
     pub line: usize,
+    /// Part of the message's key (IDL `@key`; `.msg` files have no keys). A message with key
+    /// fields is a keyed type: DDS tells its instances apart by the values of these fields
+    /// (OMG DDS 1.4 §2.2.1.2.2).
+    pub key: bool,
 }
 
 /// `<TYPE> <NAME>=<value>`; only primitive and string types.
@@ -225,6 +252,13 @@ pub struct MessageSpec {
     pub name: TypeName,
     pub fields: Vec<Field>,
     pub constants: Vec<Constant>,
+}
+
+impl MessageSpec {
+    /// Whether any field is a key field (IDL `@key`): DDS then keeps one instance per key value.
+    pub fn is_keyed(&self) -> bool {
+        self.fields.iter().any(|f| f.key)
+    }
 }
 
 /// A `.srv` file: request `---` response. `event` is the `_Event` type rosidl synthesizes for

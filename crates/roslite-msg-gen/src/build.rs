@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ast::{BaseType, Interface, InterfaceKind, MessageSpec, TypeName};
 use crate::parse::ParseError;
-use crate::registry::InterfaceSet;
+use crate::registry::{InterfaceSet, SourceFormat};
 use crate::rust::{generate_package, generate_package_where, GenError, RustOptions};
 
 /// The file [`generate`] writes into `OUT_DIR`.
@@ -47,6 +47,7 @@ mod builtin {
         pub(super) package: &'static str,
         pub(super) kind: &'static str,
         pub(super) name: &'static str,
+        pub(super) idl: bool,
         pub(super) text: &'static str,
     }
 
@@ -68,19 +69,25 @@ pub fn add_builtin_interfaces(set: &mut InterfaceSet) -> Result<(), ParseError> 
         let kind = InterfaceKind::from_extension(file.kind).ok_or_else(|| ParseError {
             file: file.name.to_owned(),
             line: 0,
+            column: 0,
             message: format!("internal bug: embedded definition of kind '{}'", file.kind),
         })?;
+        let extension = if file.idl { "idl" } else { file.kind };
         let path = format!(
-            "roslite-msgs/interfaces/{}/{}/{}.{}",
-            file.package, file.kind, file.name, file.kind
+            "roslite-msgs/interfaces/{}/{}/{}.{extension}",
+            file.package, file.kind, file.name
         );
-        set.add_source(file.package, kind, file.name, file.text, &path)?;
+        if file.idl {
+            set.add_idl_source(file.package, kind, file.name, file.text, &path)?;
+        } else {
+            set.add_source(file.package, kind, file.name, file.text, &path)?;
+        }
     }
     Ok(())
 }
 
-/// Whether `roslite-msgs` ships the interface `name` with exactly this `text` (a type the
-/// runtime knows without being told).
+/// Whether `roslite-msgs` ships the interface `name` with exactly this `text`, in either
+/// format (a type the runtime knows without being told).
 pub fn is_builtin(name: &crate::ast::TypeName, text: &str) -> bool {
     builtin::FILES.iter().any(|f| {
         f.package == name.package
@@ -122,8 +129,9 @@ pub fn run(package: &str) {
     }
 }
 
-/// Generates the types of `package` from `crate_dir/{msg,srv,action}` into
-/// `$OUT_DIR/roslite_interfaces.rs` and prints `cargo:rerun-if-changed` for every input.
+/// Generates the types of `package` from `crate_dir/{msg,srv,action}` (`.msg`, `.srv`,
+/// `.action` and `.idl` files) into `$OUT_DIR/roslite_interfaces.rs` and prints
+/// `cargo:rerun-if-changed` for every input.
 ///
 /// # Errors
 /// [`GenError::MissingEnv`] outside a build script; otherwise as [`generate_into`].
@@ -175,7 +183,7 @@ pub fn generate_into(
             continue;
         }
         inputs.push(dir.clone());
-        for path in definition_files(&dir, kind)? {
+        for (path, format) in definition_files(&dir, kind)? {
             let text = fs::read_to_string(&path).map_err(|error| GenError::Read {
                 path: path.clone(),
                 error,
@@ -188,7 +196,11 @@ pub fn generate_into(
             if shipped.contains(&type_name) {
                 return Err(GenError::ShippedInterface(type_name));
             }
-            set.add_source(package, kind, name, &text, &path.display().to_string())?;
+            let file = path.display().to_string();
+            match format {
+                SourceFormat::Idl => set.add_idl_source(package, kind, name, &text, &file)?,
+                SourceFormat::Msg => set.add_source(package, kind, name, &text, &file)?,
+            }
             inputs.push(path);
         }
     }
@@ -279,11 +291,14 @@ pub fn regenerate_builtin(interfaces_dir: &Path, out_dir: &Path) -> Result<Vec<P
     for interface in set.interfaces() {
         let name = interface.name();
         let kind = name.kind.as_str();
-        let (package, name, ext) = (&name.package, &name.name, name.kind.extension());
+        let format = set.format(name).unwrap_or(SourceFormat::Msg);
+        let idl = format == SourceFormat::Idl;
+        let (package, name, ext) = (&name.package, &name.name, format.extension(name.kind));
         list.push_str("    InterfaceFile {\n");
         list.push_str(&format!("        package: \"{package}\",\n"));
         list.push_str(&format!("        kind: \"{kind}\",\n"));
         list.push_str(&format!("        name: \"{name}\",\n"));
+        list.push_str(&format!("        idl: {idl},\n"));
         list.push_str(&format!(
             "        text: include_str!(\"../../interfaces/{package}/{kind}/{name}.{ext}\"),\n"
         ));
@@ -348,8 +363,12 @@ pub static INTERFACE_FILES: &[InterfaceFile] = &include!(\"interface_files.rs\")
 pub static TYPE_HASHES: &[(&str, &str)] = &include!(\"type_hashes.rs\");
 ";
 
-/// The `*.msg` (or `*.srv`, `*.action`) files of one directory, sorted.
-fn definition_files(dir: &Path, kind: InterfaceKind) -> Result<Vec<PathBuf>, GenError> {
+/// The `*.msg` (or `*.srv`, `*.action`) files of one directory, sorted, then its `*.idl`
+/// files of other names (as in a share directory, the `.msg`-style file wins).
+fn definition_files(
+    dir: &Path,
+    kind: InterfaceKind,
+) -> Result<Vec<(PathBuf, SourceFormat)>, GenError> {
     let read_error = |error| GenError::Read {
         path: dir.to_owned(),
         error,
@@ -357,12 +376,26 @@ fn definition_files(dir: &Path, kind: InterfaceKind) -> Result<Vec<PathBuf>, Gen
     let mut paths = Vec::new();
     for entry in fs::read_dir(dir).map_err(read_error)? {
         let path = entry.map_err(read_error)?.path();
-        if path.is_file() && path.extension().and_then(|e| e.to_str()) == Some(kind.extension()) {
+        if path.is_file() {
             paths.push(path);
         }
     }
     paths.sort();
-    Ok(paths)
+    let with_extension = |format: SourceFormat| {
+        paths
+            .iter()
+            .filter(move |p| p.extension().and_then(|e| e.to_str()) == Some(format.extension(kind)))
+    };
+    let native: Vec<PathBuf> = with_extension(SourceFormat::Msg).cloned().collect();
+    let idl = with_extension(SourceFormat::Idl)
+        .filter(|p| !native.iter().any(|n| n.file_stem() == p.file_stem()))
+        .map(|p| (p.clone(), SourceFormat::Idl));
+    let mut files: Vec<(PathBuf, SourceFormat)> = native
+        .iter()
+        .map(|p| (p.clone(), SourceFormat::Msg))
+        .collect();
+    files.extend(idl);
+    Ok(files)
 }
 
 /// Leaves the file (and its modification time) alone when it already holds `text`, so

@@ -5,7 +5,8 @@
 //! The layout follows rosbag2's concatenated `ros2msg` schemas, with a header on every
 //! section: each section is a line `MSG: pkg/msg/Name` (`SRV: pkg/srv/Name`,
 //! `ACTION: pkg/action/Name`) followed by that file's text; sections are separated by a line
-//! of `=` characters (80 when written).
+//! of `=` characters (80 when written). An interface written in IDL has the header
+//! `IDL: pkg/<kind>/Name` and the text of its `.idl` file.
 //!
 //! ```text
 //! MSG: my_msgs/msg/Pose2D
@@ -17,6 +18,15 @@
 //! ```
 
 use crate::ast::{InterfaceKind, TypeName};
+use crate::registry::SourceFormat;
+
+/// One section of a bundle: an interface, the language of its text, and the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub name: TypeName,
+    pub format: SourceFormat,
+    pub text: String,
+}
 
 /// What separates two sections.
 pub const SEPARATOR: &str =
@@ -30,15 +40,22 @@ fn kind_word(kind: InterfaceKind) -> &'static str {
     }
 }
 
-/// The bundle of `sections`, each an interface name and its file's text, in order.
-pub fn join<'a>(sections: impl IntoIterator<Item = (&'a TypeName, &'a str)>) -> String {
+/// The bundle of `sections`, each an interface name, the language of its file and the file's
+/// text, in order.
+pub fn join<'a>(
+    sections: impl IntoIterator<Item = (&'a TypeName, SourceFormat, &'a str)>,
+) -> String {
     let mut out = String::new();
-    for (name, text) in sections {
+    for (name, format, text) in sections {
         if !out.is_empty() {
             out.push_str(SEPARATOR);
             out.push('\n');
         }
-        out.push_str(&format!("{}: {name}\n", kind_word(name.kind)));
+        let word = match format {
+            SourceFormat::Idl => "IDL",
+            SourceFormat::Msg => kind_word(name.kind),
+        };
+        out.push_str(&format!("{word}: {name}\n"));
         out.push_str(text);
         if !text.ends_with('\n') {
             out.push('\n');
@@ -47,13 +64,13 @@ pub fn join<'a>(sections: impl IntoIterator<Item = (&'a TypeName, &'a str)>) -> 
     out
 }
 
-/// The sections of a bundle: each interface name and its text.
+/// The sections of a bundle.
 ///
 /// # Errors
 /// What is wrong with the layout: an empty bundle, a section without its `MSG:`/`SRV:`/
-/// `ACTION:` line, a name not of the form `package/kind/Name` or of another kind than the
-/// word says.
-pub fn split(bundle: &str) -> Result<Vec<(TypeName, String)>, String> {
+/// `ACTION:`/`IDL:` line, a name not of the form `package/kind/Name` or of another kind than
+/// the word says.
+pub fn split(bundle: &str) -> Result<Vec<Section>, String> {
     let mut sections: Vec<Vec<&str>> = vec![Vec::new()];
     for line in bundle.lines() {
         let trimmed = line.trim_end();
@@ -74,25 +91,28 @@ pub fn split(bundle: &str) -> Result<Vec<(TypeName, String)>, String> {
         };
         let first = lines[header].trim();
         let parsed = first.split_once(':').and_then(|(word, name)| {
-            let kind = match word {
-                "MSG" => InterfaceKind::Msg,
-                "SRV" => InterfaceKind::Srv,
-                "ACTION" => InterfaceKind::Action,
+            let (kind, format) = match word {
+                "MSG" => (Some(InterfaceKind::Msg), SourceFormat::Msg),
+                "SRV" => (Some(InterfaceKind::Srv), SourceFormat::Msg),
+                "ACTION" => (Some(InterfaceKind::Action), SourceFormat::Msg),
+                "IDL" => (None, SourceFormat::Idl),
                 _ => return None,
             };
             let name = TypeName::parse(name.trim())?;
-            (name.kind == kind && name.to_string() == name.to_string().trim()).then_some(name)
+            let kind_fits = kind.is_none_or(|kind| kind == name.kind);
+            (kind_fits && name.to_string() == name.to_string().trim()).then_some((name, format))
         });
-        let Some(name) = parsed else {
+        let Some((name, format)) = parsed else {
             return Err(format!(
                 "section {} of the definition starts with '{first}'; expected 'MSG: pkg/msg/Name', \
-                 'SRV: pkg/srv/Name' or 'ACTION: pkg/action/Name' (the kind matching the name)",
+                 'SRV: pkg/srv/Name', 'ACTION: pkg/action/Name' (the kind matching the name) or \
+                 'IDL: pkg/<kind>/Name'",
                 index + 1
             ));
         };
         let mut text = lines[header + 1..].join("\n");
         text.push('\n');
-        out.push((name, text));
+        out.push(Section { name, format, text });
     }
     Ok(out)
 }
@@ -105,16 +125,31 @@ mod tests {
     fn join_and_split_round_trip() {
         let a = TypeName::parse("p/msg/A").unwrap();
         let s = TypeName::parse("p/srv/S").unwrap();
-        let bundle = join([(&a, "int32 x\n"), (&s, "A a\n---\nbool ok")]);
+        let k = TypeName::parse("p/msg/K").unwrap();
+        let idl = "module p { module msg { struct K { @key long id; }; }; };\n";
+        let bundle = join([
+            (&a, SourceFormat::Msg, "int32 x\n"),
+            (&s, SourceFormat::Msg, "A a\n---\nbool ok"),
+            (&k, SourceFormat::Idl, idl),
+        ]);
         assert_eq!(
             bundle,
-            format!("MSG: p/msg/A\nint32 x\n{SEPARATOR}\nSRV: p/srv/S\nA a\n---\nbool ok\n")
+            format!(
+                "MSG: p/msg/A\nint32 x\n{SEPARATOR}\nSRV: p/srv/S\nA a\n---\nbool ok\n\
+                 {SEPARATOR}\nIDL: p/msg/K\n{idl}"
+            )
         );
+        let section = |name: &TypeName, format, text: &str| Section {
+            name: name.clone(),
+            format,
+            text: text.to_owned(),
+        };
         assert_eq!(
             split(&bundle).unwrap(),
             vec![
-                (a, "int32 x\n".to_owned()),
-                (s, "A a\n---\nbool ok\n".to_owned())
+                section(&a, SourceFormat::Msg, "int32 x\n"),
+                section(&s, SourceFormat::Msg, "A a\n---\nbool ok\n"),
+                section(&k, SourceFormat::Idl, idl),
             ]
         );
     }

@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cannot build the type description: Broken.msg:1: field 'g' of p/msg/Broken has type \
-             q/msg/Gone, which no loaded package defines (expected a .msg file q/msg/Gone.msg)"
+             q/msg/Gone, which no loaded package defines (expected a file q/msg/Gone.msg or .idl)"
         );
     }
 

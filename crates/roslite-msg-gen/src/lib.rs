@@ -1,9 +1,10 @@
 //! Reads ROS 2 interface definitions and turns them into what roslite needs.
 //!
 //! Layers:
-//! - [`ast`]: the resolved model of `.msg`/`.srv`/`.action` files.
-//! - `parse`: the grammar of `ros2/design` article 116, with errors that name file, line and
-//!   what was expected.
+//! - [`ast`]: the resolved model of `.msg`/`.srv`/`.action` and `.idl` files.
+//! - `parse`: the grammar of `ros2/design` article 116, and the IDL subset rosidl reads, with
+//!   errors that name file, line and what was expected.
+//! - `key`: the key layouts of keyed (IDL `@key`) types, for DDS endpoints and key hashes.
 //! - `hash`: REP-2011 type descriptions and RIHS01 hashes, as `rosidl_generator_type_description`.
 //! - `rust`: Rust code generation against `roslite-msgs`' traits, for checked-in packages and
 //!   for user crates' `build.rs`.
@@ -18,6 +19,7 @@ pub mod build;
 pub mod bundle;
 pub mod dynamic;
 pub mod hash;
+pub mod key;
 pub mod native;
 pub mod parse;
 pub mod registry;

@@ -37,7 +37,7 @@ use crate::ast::{
     ServiceSpec, TypeName,
 };
 use crate::hash::{type_hash, HashError};
-use crate::registry::InterfaceSet;
+use crate::registry::{InterfaceSet, SourceFormat};
 
 /// The language to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -392,8 +392,9 @@ pub(crate) fn definition(
         }
         next += 1;
     }
+    let format = |name: &TypeName| set.format(name).unwrap_or(SourceFormat::Msg);
     Ok(Some(crate::bundle::join(
-        order.iter().map(|name| (name, source(name))),
+        order.iter().map(|name| (name, format(name), source(name))),
     )))
 }
 

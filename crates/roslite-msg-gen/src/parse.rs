@@ -21,10 +21,13 @@
 //! (`rosidl_parser/definition.py`, classes `Service` and `Action`); see [`build_service`] and
 //! [`build_action`]. Synthesized fields carry line 0.
 
+mod idl;
 mod value;
 
 #[cfg(test)]
 mod tests;
+
+pub use idl::parse_idl;
 
 use std::fmt;
 
@@ -33,7 +36,7 @@ use crate::ast::{
     MessageSpec, Primitive, ServiceSpec, TypeName,
 };
 
-/// A `.msg`/`.srv`/`.action` file that does not follow the grammar.
+/// A `.msg`/`.srv`/`.action`/`.idl` file that does not follow the grammar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     /// The file name as the caller gave it.
@@ -41,13 +44,20 @@ pub struct ParseError {
     /// 1-based line of the offending text; 0 when the problem is the file's package or
     /// interface name rather than its contents.
     pub line: usize,
+    /// 1-based column (in characters) where the offending text starts; 0 when the error is
+    /// about the whole line, as every error of the line-based `.msg` grammar is.
+    pub column: usize,
     /// What is wrong, phrased as what was expected and what was found.
     pub message: String,
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        write!(f, "{}:{}:", self.file, self.line)?;
+        if self.column > 0 {
+            write!(f, "{}:", self.column)?;
+        }
+        write!(f, " {}", self.message)
     }
 }
 
@@ -230,6 +240,7 @@ fn synthesized(name: &str, base: BaseType, collection: Collection) -> Field {
         ty: FieldType { base, collection },
         default: None,
         line: 0,
+        key: false,
     }
 }
 
@@ -357,6 +368,7 @@ impl Ctx<'_> {
         ParseError {
             file: self.file.to_owned(),
             line,
+            column: 0,
             message: message.into(),
         }
     }
@@ -489,6 +501,7 @@ impl Ctx<'_> {
             ty,
             default,
             line: number,
+            key: false,
         })
     }
 

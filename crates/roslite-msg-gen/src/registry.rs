@@ -7,8 +7,11 @@
 //! interface that owns it, so lookups never copy.
 //!
 //! Layout on disk follows ament: `<prefix>/share/<package>/{msg,srv,action}/<Name>.<ext>`
-//! (`ament_index` / `rosidl_cmake` install rules). The first definition of a name wins, as the
-//! first prefix of `AMENT_PREFIX_PATH` shadows later ones.
+//! (`ament_index` / `rosidl_cmake` install rules), where `<ext>` is the folder's own
+//! (`.msg`, `.srv`, `.action`) or `.idl`. rosidl installs both for every interface it
+//! generated from a `.msg`-style file; the `.msg`-style one is read then (it keeps the
+//! comments `interface show` prints), the `.idl` only for interfaces written in IDL. The first
+//! definition of a name wins, as the first prefix of `AMENT_PREFIX_PATH` shadows later ones.
 //!
 //! Two ways to load: strictly ([`InterfaceSet::add_share_dir`] and [`InterfaceSet::check`],
 //! for builds, where any broken file is an error), and for tools
@@ -26,7 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::ast::{
     BaseType, Collection, Interface, InterfaceKind, MessageSpec, ServiceSpec, TypeName,
 };
-use crate::parse::{parse_interface, ParseError};
+use crate::parse::{parse_idl, parse_interface, ParseError};
 
 /// Loading interface files failed.
 #[derive(Debug)]
@@ -126,7 +129,7 @@ impl fmt::Display for UnknownFieldType {
         write!(
             f,
             "{file}:{line}: field '{field}' of {message} has type {missing}, which no loaded \
-             package defines (expected a .msg file {}/msg/{}.msg)",
+             package defines (expected a file {}/msg/{}.msg or .idl)",
             missing.package, missing.name
         )
     }
@@ -217,11 +220,31 @@ impl fmt::Display for Unusable {
 
 impl std::error::Error for Unusable {}
 
+/// The language an interface file is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceFormat {
+    /// IDL, as rosidl reads it ([`crate::parse::parse_idl`]).
+    Idl,
+    /// The `.msg`/`.srv`/`.action` language ([`crate::parse::parse_interface`]).
+    Msg,
+}
+
+impl SourceFormat {
+    /// The file extension of an interface of `kind` in this format: `idl`, or `kind`'s own.
+    pub fn extension(self, kind: InterfaceKind) -> &'static str {
+        match self {
+            Self::Idl => "idl",
+            Self::Msg => kind.extension(),
+        }
+    }
+}
+
 /// One loaded file.
 #[derive(Clone, Debug)]
 struct Entry {
     interface: Interface,
     source: String,
+    format: SourceFormat,
     file: String,
 }
 
@@ -256,11 +279,31 @@ impl InterfaceSet {
         text: &str,
         file: &str,
     ) -> Result<(), ParseError> {
-        self.insert(package, kind, name, text, file).map(|_| ())
+        self.insert(package, kind, name, text, file, SourceFormat::Msg)
+            .map(|_| ())
     }
 
-    /// Adds every `<share>/<package>/{msg,srv,action}/*.{msg,srv,action}`, in sorted order, and
-    /// returns how many new interfaces were added. Other files (`.idl`, `.json`) and
+    /// As [`InterfaceSet::add_source`] for the text of an `.idl` file (`name` is its stem,
+    /// `kind` the folder it is in).
+    ///
+    /// # Errors
+    ///
+    /// The [`ParseError`] of `text`.
+    pub fn add_idl_source(
+        &mut self,
+        package: &str,
+        kind: InterfaceKind,
+        name: &str,
+        text: &str,
+        file: &str,
+    ) -> Result<(), ParseError> {
+        self.insert(package, kind, name, text, file, SourceFormat::Idl)
+            .map(|_| ())
+    }
+
+    /// Adds every `<share>/<package>/{msg,srv,action}/*.{msg,srv,action,idl}`, in sorted
+    /// order, and returns how many new interfaces were added; an `.idl` file only where no
+    /// `.msg`/`.srv`/`.action` file of the same name is next to it. Other files (`.json`) and
     /// directories without interfaces are ignored.
     ///
     /// # Errors
@@ -312,10 +355,19 @@ impl InterfaceSet {
                 let Some(paths) = self.list_dir(&dir, broken)? else {
                     continue;
                 };
-                for path in paths {
-                    if path.extension().and_then(|e| e.to_str()) != Some(kind.extension()) {
-                        continue;
-                    }
+                // The folder's own format first, so that it wins over the `.idl` beside it.
+                let files = [SourceFormat::Msg, SourceFormat::Idl]
+                    .into_iter()
+                    .flat_map(|format| {
+                        paths
+                            .iter()
+                            .filter(move |p| {
+                                p.extension().and_then(|e| e.to_str())
+                                    == Some(format.extension(kind))
+                            })
+                            .map(move |p| (p.clone(), format))
+                    });
+                for (path, format) in files.collect::<Vec<_>>() {
                     let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
                         continue;
                     };
@@ -338,7 +390,7 @@ impl InterfaceSet {
                             continue;
                         }
                     };
-                    match self.insert(package, kind, name, &text, &file) {
+                    match self.insert(package, kind, name, &text, &file, format) {
                         Ok(true) => added += 1,
                         Ok(false) => {}
                         Err(e) if broken == Broken::Fail => return Err(e.into()),
@@ -414,6 +466,15 @@ impl InterfaceSet {
             .get(name)
             .or_else(|| self.entries.get(self.owners.get(name)?));
         owner.map(|e| e.source.as_str())
+    }
+
+    /// The language of the file that defines `name` (or the part `name`).
+    pub fn format(&self, name: &TypeName) -> Option<SourceFormat> {
+        let owner = self
+            .entries
+            .get(name)
+            .or_else(|| self.entries.get(self.owners.get(name)?));
+        owner.map(|e| e.format)
     }
 
     /// The file name given when the file defining `name` (or the part `name`) was added.
@@ -639,12 +700,16 @@ impl InterfaceSet {
         name: &str,
         text: &str,
         file: &str,
+        format: SourceFormat,
     ) -> Result<bool, ParseError> {
         let key = TypeName::new(package, kind, name);
         if self.entries.contains_key(&key) {
             return Ok(false);
         }
-        let interface = parse_interface(package, kind, name, text, file)?;
+        let interface = match format {
+            SourceFormat::Idl => parse_idl(package, kind, name, text, file)?,
+            SourceFormat::Msg => parse_interface(package, kind, name, text, file)?,
+        };
         for part in message_specs(&interface) {
             self.owners.insert(part.name.clone(), key.clone());
         }
@@ -656,6 +721,7 @@ impl InterfaceSet {
             Entry {
                 interface,
                 source: text.to_owned(),
+                format,
                 file: file.to_owned(),
             },
         );
@@ -889,7 +955,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "p/msg/A.msg:2: field 'thing' of p/msg/A has type q/msg/Missing, which no loaded \
-             package defines (expected a .msg file q/msg/Missing.msg)"
+             package defines (expected a file q/msg/Missing.msg or .idl)"
         );
     }
 

@@ -3,8 +3,8 @@
 //!
 //! Each message is a plain struct with public fields, a hand-written `Default` that honours the
 //! `.msg` default values, `CdrEncode`/`CdrDecode` written directly against `CdrWriter` and
-//! `CdrReader` (module `codec`), and `roslite_msgs::Message` with its type name, DDS type name and
-//! RIHS01 hash. A service or action is a unit marker struct whose trait impl ties the
+//! `CdrReader` (module `codec`), and `roslite_msgs::Message` with its type name, DDS type name,
+//! RIHS01 hash and, for a keyed IDL type, its key layout ([`crate::key`]). A service or action is a unit marker struct whose trait impl ties the
 //! synthesized messages (`_Request`, `_Response`, `_Event`, `_Goal`, ...) together.
 //!
 //! Invariants of the output:
@@ -328,6 +328,28 @@ fn emit_message(
     ));
     code.line("const TYPE_HASH: &'static str =");
     code.line(format!("    \"{}\";", hash(&spec.name)?));
+    let key = crate::key::tree(spec, resolve).map_err(|missing| GenError::UnresolvedType {
+        user: spec.name.clone(),
+        missing,
+    })?;
+    if let Some(key) = key {
+        let cdr = format!("{}::cdr", scope.msgs);
+        code.line(format!(
+            "const KEY: ::core::option::Option<&'static {cdr}::key::KeyStruct> ="
+        ));
+        let expr = crate::key::rust_expr(&key, &cdr, "");
+        let mut lines = expr.lines();
+        if let Some(first) = lines.next() {
+            code.line(format!("    ::core::option::Option::Some(&{first}"));
+        }
+        for line in lines {
+            code.line(format!("    {line}"));
+        }
+        // `rust_expr` ends with the struct's closing brace; close the `Some(`.
+        if let Some(end) = code.text.strip_suffix('\n') {
+            code.text = format!("{end});\n");
+        }
+    }
     code.close("}");
     Ok(())
 }

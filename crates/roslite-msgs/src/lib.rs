@@ -24,6 +24,9 @@ pub trait Message:
     const DDS_TYPE_NAME: &'static str;
     /// The REP-2011 type hash, `RIHS01_<64 hex>`.
     const TYPE_HASH: &'static str;
+    /// The key members of a keyed type (IDL `@key`), which DDS endpoints of the type announce
+    /// and whose key hash each sample carries; `None` for the keyless types of `.msg` files.
+    const KEY: Option<&'static cdr::key::KeyStruct> = None;
 }
 
 /// A ROS 2 service type: a marker tying a request and a response type together.
@@ -102,9 +105,11 @@ pub trait Action: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug)]
 pub struct InterfaceFile {
     pub package: &'static str,
-    /// `msg`, `srv` or `action`.
+    /// `msg`, `srv` or `action`: the folder the file is in.
     pub kind: &'static str,
     pub name: &'static str,
+    /// The text is IDL (`<name>.idl`), not the `.msg`/`.srv`/`.action` language.
+    pub idl: bool,
     pub text: &'static str,
 }
 

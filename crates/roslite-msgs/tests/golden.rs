@@ -343,14 +343,20 @@ fn interface_files_list_every_vendored_definition() {
             };
             for entry in entries {
                 let path = entry.unwrap().path();
-                if path.extension().and_then(|e| e.to_str()) == Some(kind) {
+                let extension = path.extension().and_then(|e| e.to_str());
+                if extension == Some(kind) || extension == Some("idl") {
                     on_disk += 1;
                     let name = path.file_stem().unwrap().to_str().unwrap();
                     let listed = files
                         .iter()
                         .find(|f| (f.package, f.kind, f.name) == (&package_name, kind, name));
                     let text = std::fs::read_to_string(&path).unwrap();
-                    assert!(listed.is_some_and(|f| f.text == text), "{}", path.display());
+                    assert!(
+                        listed
+                            .is_some_and(|f| f.text == text && f.idl == (extension == Some("idl"))),
+                        "{}",
+                        path.display()
+                    );
                 }
             }
         }

@@ -312,6 +312,10 @@ rust_types! {
     test_msgs::action::Fibonacci_GetResult_Response,
     test_msgs::action::Fibonacci_GetResult_Event,
     test_msgs::action::Fibonacci_FeedbackMessage,
+    test_msgs::msg::ComplexNestedKey,
+    test_msgs::msg::KeyedLong,
+    test_msgs::msg::KeyedString,
+    test_msgs::msg::NonKeyedWithNestedKey,
     unique_identifier_msgs::msg::UUID,
 }
 

@@ -1,5 +1,5 @@
 //! Golden tests against real ROS 2 traffic (Fast DDS 3.2.3 / Kilted rclpy and Cyclone DDS 11),
-//! from the captures in `tests/data`. Every RTPS datagram in the three captures must parse with
+//! from the captures in `tests/data`. Every RTPS datagram in the captures must parse with
 //! zero malformed counts, every known submessage must re-emit byte for byte, and every SPDP
 //! and SEDP sample must decode to known facts and survive an encode/decode round trip.
 

@@ -108,7 +108,7 @@ fn mutated_captures_never_panic() {
     for name in common::ALL {
         corpus.extend(common::rtps_datagrams(name).into_iter().map(|d| d.payload));
     }
-    assert_eq!(corpus.len(), 240 + 335 + 144);
+    assert_eq!(corpus.len(), 240 + 335 + 144 + 326);
     let mut rng = SmallRng::seed_from_u64(0xf022_0003);
     let mut stats = ReceiveStats::default();
     let mut input = Vec::new();

@@ -611,6 +611,7 @@ impl Node {
             type_name: ty.type_name,
             dds_type_name: ty.dds_type_name,
             type_hash: ty.type_hash,
+            key: ty.key,
             qos,
             node: self.fully_qualified_name(),
             node_id: self.shared.host.node_id,

@@ -1,6 +1,7 @@
 //! roslite against a plain Cyclone DDS 11 peer (PyPI `cyclonedds` in ./.venv, which `cargo xtask
 //! test` installs; no ROS on that side) that follows the ROS 2 wire conventions for `/chatter`
-//! (`interop/python/cyclone_chatter.py`). Each test runs in a network namespace made for it: only
+//! (`interop/python/cyclone_chatter.py`) and for a keyed topic, `test_msgs/msg/KeyedLong`
+//! (`interop/python/cyclone_keyed.py`). Each test runs in a network namespace made for it: only
 //! `lo`, with multicast, and Cyclone is pinned to `lo`, so nothing can leave the machine; and
 //! in a ROS domain of its own.
 
@@ -27,9 +28,13 @@ const DEADLINE: Duration = Duration::from_secs(20);
 const CYCLONEDDS_URI: &str = r#"<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo" multicast="true"/></Interfaces></General></Domain></CycloneDDS>"#;
 
 fn cyclone(ns: &NetNs, domain: u32, args: &[&str]) -> Command {
+    cyclone_script(ns, domain, "cyclone_chatter.py", args)
+}
+
+fn cyclone_script(ns: &NetNs, domain: u32, script: &str, args: &[&str]) -> Command {
     let mut command = ns.command(common::python());
     command
-        .arg(common::workspace().join("interop/python/cyclone_chatter.py"))
+        .arg(common::workspace().join("interop/python").join(script))
         .args(args)
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
@@ -103,6 +108,10 @@ impl Peer {
     /// Stops the peer now (it is expected to be still running).
     fn stop(self) -> Finished {
         self.finish(Instant::now())
+    }
+
+    fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 }
 
@@ -234,5 +243,89 @@ fn roslite_listener_hears_a_cyclone_talker() {
     assert!(
         topics.contains(&("/chatter".to_owned(), "std_msgs/msg/String".to_owned())),
         "SEDP did not show the Cyclone writer as /chatter std_msgs/msg/String: {topics:?}"
+    );
+}
+
+/// A keyed topic both ways: Cyclone's keyed writer (entity kind 0x02, no key hash in its DATA:
+/// Cyclone finds the key in the payload) reaches a roslite subscription of the generated
+/// `KeyedLong`, and a roslite publisher (keyed, with key hashes) a Cyclone keyed reader.
+#[test]
+fn keyed_topics_flow_both_ways_with_cyclone() {
+    use roslite::msgs::test_msgs::msg::KeyedLong;
+
+    let domain = 42;
+    let ns = NetNs::create("cyclone-keyed")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_keyed").unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let _sub = node
+        .create_subscription("keyed", 10, move |m: KeyedLong| {
+            sink.lock().unwrap().push((m.key, m.value))
+        })
+        .unwrap();
+    let publisher = node.create_publisher::<KeyedLong>("keyed", 10).unwrap();
+    let start = Instant::now();
+    let talker = Peer::spawn(cyclone_script(
+        &ns,
+        domain,
+        "cyclone_keyed.py",
+        &["talk", "30"],
+    ));
+    let mut listener = Peer::spawn(cyclone_script(
+        &ns,
+        domain,
+        "cyclone_keyed.py",
+        &["listen", "20", &COUNT.to_string(), "100"],
+    ));
+    let spinner = common::spin_in_background(&ctx, &node);
+    let mut n = 0;
+    // Cyclone's listener hears Cyclone's talker too, and counts only roslite's samples (keys
+    // 100 and 101).
+    while start.elapsed() < DEADLINE {
+        n += 1;
+        publisher
+            .publish(KeyedLong {
+                key: 100 + n % 2,
+                value: n,
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let from_cyclone = heard
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k < 100)
+            .count();
+        if from_cyclone >= COUNT && listener.has_exited() {
+            break;
+        }
+    }
+    let talked = talker.stop();
+    let listened = listener.finish(start + DEADLINE);
+    ctx.shutdown();
+    spinner.join().unwrap();
+    let heard = heard.lock().unwrap().clone();
+    let from_cyclone: Vec<(i32, i32)> = heard.into_iter().filter(|(k, _)| *k < 100).collect();
+    assert!(
+        from_cyclone.len() >= COUNT,
+        "roslite heard {from_cyclone:?} from Cyclone; its stderr:\n{}",
+        talked.stderr
+    );
+    assert!(
+        from_cyclone.iter().all(|(k, v)| *k == v % 2),
+        "{from_cyclone:?}"
+    );
+    let from_roslite: Vec<&str> = listened
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("HEARD 100 ") || l.starts_with("HEARD 101 "))
+        .collect();
+    assert!(
+        listened.success && from_roslite.len() >= COUNT,
+        "Cyclone's keyed reader heard nothing from roslite:\n{}\n{}",
+        listened.stdout,
+        listened.stderr
     );
 }

@@ -6,7 +6,7 @@ use roslite_msgs::builtin_interfaces::msg::Time;
 use roslite_msgs::geometry_msgs::msg::Point;
 use roslite_msgs::std_msgs::msg::Header;
 use roslite_msgs::{Message, Service};
-use user_msgs::msg::{Fleet, RobotStatus};
+use user_msgs::msg::{Beacon, Fleet, RobotStatus};
 use user_msgs::srv::{SetMode, SetMode_Event, SetMode_Request, SetMode_Response};
 
 fn sample() -> RobotStatus {
@@ -199,4 +199,27 @@ fn bounds_are_enforced() {
     };
     let bytes = to_vec(&at_bounds, Endianness::Little).unwrap();
     assert_eq!(from_bytes::<RobotStatus>(&bytes).unwrap(), at_bounds);
+}
+
+#[test]
+fn an_idl_message_is_generated_with_its_key() {
+    let beacon = Beacon::default();
+    assert_eq!(beacon.kind, Beacon::KIND_MOVING);
+    assert_eq!(beacon.variance, [0.1, 0.1, 0.2]);
+    assert!(beacon.rssi.is_empty());
+    let beacon = Beacon {
+        robot: "mouse".into(),
+        id: 7,
+        rssi: vec![-40.5].into(),
+        ..beacon
+    };
+    let bytes = to_vec(&beacon, Endianness::Big).unwrap();
+    assert_eq!(from_bytes::<Beacon>(&bytes).unwrap(), beacon);
+    // The key members, little-endian: "mouse" with its length and NUL, then the id.
+    let key = Beacon::KEY.expect("Beacon is keyed");
+    assert_eq!(
+        key.key_of(&bytes).unwrap(),
+        [6, 0, 0, 0, b'm', b'o', b'u', b's', b'e', 0, 7, 0]
+    );
+    assert!(RobotStatus::KEY.is_none());
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _};
 use roslite_msg_gen::ast::{InterfaceKind, TypeName};
 use roslite_msg_gen::native::{self, Lang};
-use roslite_msg_gen::registry::InterfaceSet;
+use roslite_msg_gen::registry::{InterfaceSet, SourceFormat};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum LangArg {
@@ -56,7 +56,7 @@ pub struct GenerateArgs {
     /// What to generate: a package name (std_msgs), a full type name (std_msgs/msg/String,
     /// std_srvs/srv/SetBool, example_interfaces/action/Fibonacci), a package folder with msg/,
     /// srv/ or action/ inside (its package.xml names the package, else the folder does), or
-    /// .msg/.srv/.action files (their package is the folder above msg/, srv/ or action/).
+    /// .msg/.srv/.action/.idl files (their package is the folder above msg/, srv/ or action/).
     #[arg(value_name = "PKG_OR_FILES")]
     inputs: Vec<String>,
 }
@@ -124,11 +124,25 @@ fn add_package_dir(set: &mut InterfaceSet, dir: &Path) -> anyhow::Result<String>
         let mut paths: Vec<PathBuf> = fs::read_dir(&sub)
             .with_context(|| format!("cannot read {}", sub.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(kind.extension()))
             .collect();
         paths.sort();
-        for path in paths {
-            add_definition(set, &package, kind, &path)?;
+        let extension = |p: &PathBuf| p.extension().and_then(|e| e.to_str()).map(str::to_owned);
+        let native: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|p| extension(p).as_deref() == Some(kind.extension()))
+            .collect();
+        // An .idl only where no .msg/.srv/.action of its name is beside it (rosidl installs
+        // both for every interface it generated from the latter).
+        let idl = paths.iter().filter(|p| {
+            extension(p).as_deref() == Some("idl")
+                && !native.iter().any(|n| n.file_stem() == p.file_stem())
+        });
+        for path in native.iter().copied() {
+            add_definition(set, &package, kind, SourceFormat::Msg, path)?;
+            found += 1;
+        }
+        for path in idl {
+            add_definition(set, &package, kind, SourceFormat::Idl, path)?;
             found += 1;
         }
     }
@@ -141,13 +155,37 @@ fn add_package_dir(set: &mut InterfaceSet, dir: &Path) -> anyhow::Result<String>
     Ok(package)
 }
 
-/// Loads one definition file; returns its full type name.
+/// Loads one definition file; returns its full type name. An `.idl` file's kind is the folder
+/// it is in (`msg`, `srv` or `action`).
 fn add_file(set: &mut InterfaceSet, path: &Path) -> anyhow::Result<String> {
-    let kind = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .and_then(InterfaceKind::from_extension)
-        .with_context(|| format!("{}: expected a .msg, .srv or .action file", path.display()))?;
+    let extension = path.extension().and_then(|e| e.to_str());
+    let (kind, format) = if extension == Some("idl") {
+        let folder = path
+            .canonicalize()
+            .ok()
+            .and_then(|p| Some(p.parent()?.file_name()?.to_str()?.to_owned()));
+        let kind = folder
+            .as_deref()
+            .and_then(InterfaceKind::from_extension)
+            .with_context(|| {
+                format!(
+                    "{}: an .idl file must be in a msg/, srv/ or action/ folder, which says what \
+                     it defines",
+                    path.display()
+                )
+            })?;
+        (kind, SourceFormat::Idl)
+    } else {
+        let kind = extension
+            .and_then(InterfaceKind::from_extension)
+            .with_context(|| {
+                format!(
+                    "{}: expected a .msg, .srv, .action or .idl file",
+                    path.display()
+                )
+            })?;
+        (kind, SourceFormat::Msg)
+    };
     let absolute =
         fs::canonicalize(path).with_context(|| format!("cannot read {}", path.display()))?;
     let package_dir = absolute
@@ -155,7 +193,7 @@ fn add_file(set: &mut InterfaceSet, path: &Path) -> anyhow::Result<String> {
         .and_then(Path::parent)
         .with_context(|| format!("{}: no package folder above it", path.display()))?;
     let package = package_name(package_dir)?;
-    let name = add_definition(set, &package, kind, path)?;
+    let name = add_definition(set, &package, kind, format, path)?;
     Ok(name.to_string())
 }
 
@@ -163,6 +201,7 @@ fn add_definition(
     set: &mut InterfaceSet,
     package: &str,
     kind: InterfaceKind,
+    format: SourceFormat,
     path: &Path,
 ) -> anyhow::Result<TypeName> {
     let stem = path
@@ -179,7 +218,11 @@ fn add_definition(
             path.display()
         );
     }
-    set.add_source(package, kind, stem, &text, &path.display().to_string())?;
+    let file = path.display().to_string();
+    match format {
+        SourceFormat::Idl => set.add_idl_source(package, kind, stem, &text, &file)?,
+        SourceFormat::Msg => set.add_source(package, kind, stem, &text, &file)?,
+    }
     Ok(name)
 }
 

@@ -83,6 +83,48 @@ fn user_package_is_generated_with_builtin_references() {
 }
 
 #[test]
+fn idl_files_are_generated_and_keyed_types_get_their_key() {
+    let scratch = Scratch::new("idl");
+    let keyed = scratch.write(
+        "msg/Reading.idl",
+        "module my_msgs { module msg {\n  struct Reading {\n    @key string<8> sensor;\n    \
+         double value;\n    std_msgs::msg::Header header;\n  };\n}; };\n",
+    );
+    // A .msg next to an .idl of the same name wins, as in a share directory.
+    let plain = scratch.write("msg/Plain.msg", "int32 x\n");
+    scratch.write("msg/Plain.idl", "not even IDL");
+    let out = scratch.0.join("out.rs");
+    let generated = generate_into("my_msgs", &scratch.0, &out).unwrap();
+    assert_eq!(generated.inputs, vec![scratch.0.join("msg"), plain, keyed]);
+    let code = fs::read_to_string(&out).unwrap();
+    for expected in [
+        "pub struct Reading {",
+        "pub sensor: ::std::string::String,",
+        "pub header: ::roslite_msgs::std_msgs::msg::Header,",
+        "const KEY: ::core::option::Option<&'static ::roslite_msgs::cdr::key::KeyStruct> =",
+        "element: ::roslite_msgs::cdr::key::KeyElement::String { bound: Some(8) },",
+        "pub struct Plain {",
+    ] {
+        assert!(code.contains(expected), "missing `{expected}` in\n{code}");
+    }
+    // Keyless types keep the trait's default.
+    assert_eq!(code.matches("const KEY:").count(), 1);
+
+    let bad = scratch.write(
+        "msg/Broken.idl",
+        "module my_msgs { module msg { struct Broken { char c; }; }; };\n",
+    );
+    let error = generate_into("my_msgs", &scratch.0, &out).unwrap_err();
+    assert!(
+        error.to_string().starts_with(&format!(
+            "{}:1:47: IDL 'char' is not supported",
+            bad.display()
+        )),
+        "{error}"
+    );
+}
+
+#[test]
 fn parse_errors_name_file_and_line() {
     let scratch = Scratch::new("parse-error");
     let bad = scratch.write("msg/Bad.msg", "int32 fine\nfloat65 broken\n");

@@ -300,6 +300,7 @@ fn field(name: &str, base: BaseType, collection: Collection, default: Option<Lit
         ty: FieldType { base, collection },
         default,
         line: 7,
+        key: false,
     }
 }
 

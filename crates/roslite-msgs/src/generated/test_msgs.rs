@@ -2,6 +2,278 @@
 
 //! The `test_msgs` interface package.
 
+/// Messages of `test_msgs`.
+#[allow(
+    missing_docs,
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    clippy::approx_constant,
+    clippy::derivable_impls,
+    clippy::upper_case_acronyms
+)]
+pub mod msg {
+    /// Message `test_msgs/msg/ComplexNestedKey`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ComplexNestedKey {
+        pub uint32_key: u32,
+        pub nested_keys: NonKeyedWithNestedKey,
+        pub float64_value: f64,
+    }
+
+    impl ::core::default::Default for ComplexNestedKey {
+        fn default() -> Self {
+            Self {
+                uint32_key: 0,
+                nested_keys: ::core::default::Default::default(),
+                float64_value: 0.0,
+            }
+        }
+    }
+
+    impl crate::cdr::CdrEncode for ComplexNestedKey {
+        fn encode(
+            &self,
+            w: &mut crate::cdr::CdrWriter,
+        ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
+            w.write_u32(self.uint32_key);
+            crate::cdr::CdrEncode::encode(&self.nested_keys, w)?;
+            w.write_f64(self.float64_value);
+            ::core::result::Result::Ok(())
+        }
+    }
+
+    impl crate::cdr::CdrDecode for ComplexNestedKey {
+        fn decode(
+            r: &mut crate::cdr::CdrReader<'_>,
+        ) -> ::core::result::Result<Self, crate::cdr::DecodeError> {
+            ::core::result::Result::Ok(Self {
+                uint32_key: r.read_u32()?,
+                nested_keys: crate::cdr::CdrDecode::decode(r)?,
+                float64_value: r.read_f64()?,
+            })
+        }
+    }
+
+    impl crate::Message for ComplexNestedKey {
+        const TYPE_NAME: &'static str = "test_msgs/msg/ComplexNestedKey";
+        const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::ComplexNestedKey_";
+        const TYPE_HASH: &'static str =
+            "RIHS01_67de37f251f9431ed5f2630507939ff5538ecfaaa4169849be18870c3fbe2de8";
+        const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
+            ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
+                members: &[
+                    crate::cdr::key::KeyMember {
+                        in_key: true,
+                        element: crate::cdr::key::KeyElement::Primitive { size: 4 },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                    crate::cdr::key::KeyMember {
+                        in_key: true,
+                        element: crate::cdr::key::KeyElement::Struct(&crate::cdr::key::KeyStruct {
+                            members: &[
+                                crate::cdr::key::KeyMember {
+                                    in_key: true,
+                                    element: crate::cdr::key::KeyElement::Struct(&crate::cdr::key::KeyStruct {
+                                        members: &[
+                                            crate::cdr::key::KeyMember {
+                                                in_key: true,
+                                                element: crate::cdr::key::KeyElement::String { bound: None },
+                                                collection: crate::cdr::key::KeyCollection::Single,
+                                            },
+                                            crate::cdr::key::KeyMember {
+                                                in_key: false,
+                                                element: crate::cdr::key::KeyElement::String { bound: None },
+                                                collection: crate::cdr::key::KeyCollection::Single,
+                                            },
+                                        ],
+                                    }),
+                                    collection: crate::cdr::key::KeyCollection::Single,
+                                },
+                                crate::cdr::key::KeyMember {
+                                    in_key: true,
+                                    element: crate::cdr::key::KeyElement::Primitive { size: 4 },
+                                    collection: crate::cdr::key::KeyCollection::Single,
+                                },
+                            ],
+                        }),
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                    crate::cdr::key::KeyMember {
+                        in_key: false,
+                        element: crate::cdr::key::KeyElement::Primitive { size: 8 },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                ],
+            });
+    }
+
+    /// Message `test_msgs/msg/KeyedLong`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct KeyedLong {
+        pub key: i32,
+        pub value: i32,
+    }
+
+    impl ::core::default::Default for KeyedLong {
+        fn default() -> Self {
+            Self {
+                key: 0,
+                value: 0,
+            }
+        }
+    }
+
+    impl crate::cdr::CdrEncode for KeyedLong {
+        fn encode(
+            &self,
+            w: &mut crate::cdr::CdrWriter,
+        ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
+            w.write_i32(self.key);
+            w.write_i32(self.value);
+            ::core::result::Result::Ok(())
+        }
+    }
+
+    impl crate::cdr::CdrDecode for KeyedLong {
+        fn decode(
+            r: &mut crate::cdr::CdrReader<'_>,
+        ) -> ::core::result::Result<Self, crate::cdr::DecodeError> {
+            ::core::result::Result::Ok(Self {
+                key: r.read_i32()?,
+                value: r.read_i32()?,
+            })
+        }
+    }
+
+    impl crate::Message for KeyedLong {
+        const TYPE_NAME: &'static str = "test_msgs/msg/KeyedLong";
+        const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::KeyedLong_";
+        const TYPE_HASH: &'static str =
+            "RIHS01_660defa556c3c4b1991498e62bca58bf71ac6e13bcf9a476aa998a8b66f650f0";
+        const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
+            ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
+                members: &[
+                    crate::cdr::key::KeyMember {
+                        in_key: true,
+                        element: crate::cdr::key::KeyElement::Primitive { size: 4 },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                    crate::cdr::key::KeyMember {
+                        in_key: false,
+                        element: crate::cdr::key::KeyElement::Primitive { size: 4 },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                ],
+            });
+    }
+
+    /// Message `test_msgs/msg/KeyedString`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct KeyedString {
+        pub key: ::std::string::String,
+        pub value: ::std::string::String,
+    }
+
+    impl ::core::default::Default for KeyedString {
+        fn default() -> Self {
+            Self {
+                key: ::std::string::String::new(),
+                value: ::std::string::String::new(),
+            }
+        }
+    }
+
+    impl crate::cdr::CdrEncode for KeyedString {
+        fn encode(
+            &self,
+            w: &mut crate::cdr::CdrWriter,
+        ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
+            w.write_string(&self.key)?;
+            w.write_string(&self.value)?;
+            ::core::result::Result::Ok(())
+        }
+    }
+
+    impl crate::cdr::CdrDecode for KeyedString {
+        fn decode(
+            r: &mut crate::cdr::CdrReader<'_>,
+        ) -> ::core::result::Result<Self, crate::cdr::DecodeError> {
+            ::core::result::Result::Ok(Self {
+                key: ::std::string::String::from(r.read_string()?),
+                value: ::std::string::String::from(r.read_string()?),
+            })
+        }
+    }
+
+    impl crate::Message for KeyedString {
+        const TYPE_NAME: &'static str = "test_msgs/msg/KeyedString";
+        const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::KeyedString_";
+        const TYPE_HASH: &'static str =
+            "RIHS01_20c0320c41013bc51612123c18abadac81944a31db59f1caf817829e2f186043";
+        const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
+            ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
+                members: &[
+                    crate::cdr::key::KeyMember {
+                        in_key: true,
+                        element: crate::cdr::key::KeyElement::String { bound: None },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                    crate::cdr::key::KeyMember {
+                        in_key: false,
+                        element: crate::cdr::key::KeyElement::String { bound: None },
+                        collection: crate::cdr::key::KeyCollection::Single,
+                    },
+                ],
+            });
+    }
+
+    /// Message `test_msgs/msg/NonKeyedWithNestedKey`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct NonKeyedWithNestedKey {
+        pub nested_data: KeyedString,
+        pub some_int: i32,
+    }
+
+    impl ::core::default::Default for NonKeyedWithNestedKey {
+        fn default() -> Self {
+            Self {
+                nested_data: ::core::default::Default::default(),
+                some_int: 0,
+            }
+        }
+    }
+
+    impl crate::cdr::CdrEncode for NonKeyedWithNestedKey {
+        fn encode(
+            &self,
+            w: &mut crate::cdr::CdrWriter,
+        ) -> ::core::result::Result<(), crate::cdr::EncodeError> {
+            crate::cdr::CdrEncode::encode(&self.nested_data, w)?;
+            w.write_i32(self.some_int);
+            ::core::result::Result::Ok(())
+        }
+    }
+
+    impl crate::cdr::CdrDecode for NonKeyedWithNestedKey {
+        fn decode(
+            r: &mut crate::cdr::CdrReader<'_>,
+        ) -> ::core::result::Result<Self, crate::cdr::DecodeError> {
+            ::core::result::Result::Ok(Self {
+                nested_data: crate::cdr::CdrDecode::decode(r)?,
+                some_int: r.read_i32()?,
+            })
+        }
+    }
+
+    impl crate::Message for NonKeyedWithNestedKey {
+        const TYPE_NAME: &'static str = "test_msgs/msg/NonKeyedWithNestedKey";
+        const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::NonKeyedWithNestedKey_";
+        const TYPE_HASH: &'static str =
+            "RIHS01_36baf7e933c8647ccf6a96e27549df0db4c6d5bc0200819dab4c61e6b6d927d2";
+    }
+}
+
 /// Actions of `test_msgs`.
 #[allow(
     missing_docs,

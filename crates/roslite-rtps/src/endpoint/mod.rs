@@ -27,6 +27,7 @@
 mod drained;
 mod fragments;
 mod history;
+mod key_hash;
 mod proxies;
 mod reader;
 mod writer;
@@ -48,6 +49,7 @@ use crate::wire::{
 pub use drained::{Drained, Transmitter};
 pub use fragments::{ByteBudget, SharedBudgets};
 pub use history::HistoryKind;
+pub use key_hash::KeyHasher;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
 pub use writer::{
     ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER,
@@ -158,6 +160,9 @@ pub enum WriteError {
     /// The inline QoS is not a valid little-endian parameter list ending in a sentinel, or is
     /// larger than [`MAX_INLINE_QOS`].
     InvalidInlineQos,
+    /// A keyed writer's sample does not hold its type's key members: the payload is not of
+    /// the writer's type.
+    KeyNotFound(roslite_cdr::DecodeError),
 }
 
 impl fmt::Display for WriteError {
@@ -172,6 +177,10 @@ impl fmt::Display for WriteError {
                 write!(f, "serialized payload of {len} bytes exceeds {max} bytes")
             }
             Self::InvalidInlineQos => f.write_str("inline QoS is not a valid parameter list"),
+            Self::KeyNotFound(e) => write!(
+                f,
+                "the sample is not of the keyed writer's type, its key cannot be read: {e}"
+            ),
         }
     }
 }

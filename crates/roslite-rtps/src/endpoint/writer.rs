@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use roslite_cdr::key::KeyStruct;
 use roslite_cdr::Endianness;
 
 use crate::instant::Instant;
@@ -38,6 +39,7 @@ use crate::wire::{
 
 use super::fragments::{push_data_frags, FragmentLayout};
 use super::history::{CacheChange, HistoryKind, WriterHistory};
+use super::key_hash::{with_key_hash, KeyHasher};
 use super::proxies::{RangeSet, ReaderProxy, RepairState};
 use super::{
     count_is_newer, count_next, directed_locators, push_unique, sn_next, Transmit, TransmitBuilder,
@@ -84,6 +86,10 @@ pub struct WriterConfig {
     /// Default: unbounded (`usize::MAX`); a participant's writers get
     /// [`KEEP_ALL_MAX_BYTES`] unless configured otherwise.
     pub max_history_bytes: usize,
+    /// The key members of a keyed topic's type: each sample then carries its key hash
+    /// (`PID_KEY_HASH`, RTPS 2.5 §9.6.3.8) in its inline QoS, as Fast DDS sends it
+    /// ([`KeyHasher`]). `None` for a keyless topic (all ROS 2 types but IDL ones with `@key`).
+    pub key: Option<&'static KeyStruct>,
 }
 
 /// The default byte bound of a KEEP_ALL writer's history (64 MiB; see
@@ -106,6 +112,7 @@ impl WriterConfig {
             max_data_size: 64_000,
             push_mode: true,
             max_history_bytes: usize::MAX,
+            key: None,
         }
     }
 }
@@ -192,6 +199,8 @@ pub struct Writer {
     /// [`Writer::assert_liveliness`] was called: the next poll sends a HEARTBEAT with the
     /// liveliness flag to every matched reader.
     liveliness_pending: bool,
+    /// Set for a keyed topic ([`WriterConfig::key`]).
+    key_hasher: Option<KeyHasher>,
     stats: WriterStats,
 }
 
@@ -210,6 +219,7 @@ impl Writer {
             ..config
         };
         Writer {
+            key_hasher: config.key.map(KeyHasher::new),
             config,
             fragment_size,
             history: WriterHistory::new(),
@@ -302,6 +312,19 @@ impl Writer {
                 return Err(WriteError::InvalidInlineQos);
             }
         }
+        // A sample of a keyed topic names its instance (RTPS 2.5 §9.6.3.8); an empty payload
+        // (a dispose or unregister) already does so in the caller's inline QoS.
+        let inline_qos = match &mut self.key_hasher {
+            Some(hasher) if len > 0 => {
+                let hash = hasher.key_hash(&payload).map_err(WriteError::KeyNotFound)?;
+                let merged = with_key_hash(hash, inline_qos.as_deref());
+                if merged.len() > MAX_INLINE_QOS {
+                    return Err(WriteError::InvalidInlineQos);
+                }
+                Some(Arc::from(merged))
+            }
+            _ => inline_qos,
+        };
         self.make_room(len)?;
         let sn = self.history.push(payload, inline_qos, source_timestamp);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);

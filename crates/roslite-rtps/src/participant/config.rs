@@ -8,6 +8,8 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+use roslite_cdr::key::KeyStruct;
+
 use crate::discovery::{History, LivelinessKind};
 use crate::types::{GuidPrefix, Locator};
 
@@ -320,9 +322,11 @@ pub struct EndpointOptions {
     /// Endpoint USER_DATA, e.g. `typehash=RIHS01_…;`
     /// ([`crate::discovery::ros::typehash_user_data`]).
     pub user_data: Vec<u8>,
-    /// Entity kind with key (0x02/0x07) instead of without (0x03/0x04). ROS topics are
-    /// keyless (docs/ros2-interop.md §8).
-    pub keyed: bool,
+    /// The key members of a keyed type (IDL `@key`): the endpoint then has an entity kind
+    /// with key (0x02/0x07 instead of 0x03/0x04, RTPS 2.5 §9.3.1.2), which Fast DDS requires
+    /// of both sides of a keyed topic, and a writer sends each sample's key hash. ROS topics
+    /// are keyless but for such types (docs/ros2-interop.md §8).
+    pub key: Option<&'static KeyStruct>,
 }
 
 impl EndpointOptions {
@@ -333,7 +337,7 @@ impl EndpointOptions {
             type_name: type_name.to_owned(),
             qos: EndpointQos::ros_default(),
             user_data: Vec::new(),
-            keyed: false,
+            key: None,
         }
     }
 
@@ -344,6 +348,12 @@ impl EndpointOptions {
 
     pub fn with_user_data(mut self, user_data: Vec<u8>) -> Self {
         self.user_data = user_data;
+        self
+    }
+
+    /// Options for a keyed type whose key members `key` describes.
+    pub fn with_key(mut self, key: Option<&'static KeyStruct>) -> Self {
+        self.key = key;
         self
     }
 }

@@ -412,7 +412,7 @@ impl Participant {
         now: Instant,
         options: EndpointOptions,
     ) -> Result<WriterId, CreateError> {
-        let kind = if options.keyed {
+        let kind = if options.key.is_some() {
             EntityId::KIND_WRITER_WITH_KEY
         } else {
             EntityId::KIND_WRITER_NO_KEY
@@ -420,12 +420,15 @@ impl Participant {
         self.drained_at = None;
         let (guid, data, payload) = self.prepare_endpoint(EndpointKind::Writer, kind, &options)?;
         let history = self.history_kind(options.qos.history, true);
-        let cfg = self.writer_config(
-            guid,
-            options.qos.reliable,
-            options.qos.transient_local,
-            history,
-        );
+        let cfg = WriterConfig {
+            key: options.key,
+            ..self.writer_config(
+                guid,
+                options.qos.reliable,
+                options.qos.transient_local,
+                history,
+            )
+        };
         let liveliness =
             LocalLiveliness::new(options.qos.liveliness, options.qos.liveliness_lease, now);
         self.writers.insert(
@@ -454,7 +457,7 @@ impl Participant {
         now: Instant,
         options: EndpointOptions,
     ) -> Result<ReaderId, CreateError> {
-        let kind = if options.keyed {
+        let kind = if options.key.is_some() {
             EntityId::KIND_READER_WITH_KEY
         } else {
             EntityId::KIND_READER_NO_KEY
@@ -828,6 +831,7 @@ impl Participant {
             } else {
                 usize::MAX
             },
+            key: None,
         }
     }
 

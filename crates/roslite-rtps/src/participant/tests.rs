@@ -750,8 +750,14 @@ fn entity_ids_follow_the_fast_dds_scheme() {
         .unwrap();
     assert_eq!(w.entity_id(), EntityId::new([0, 0, 1], 0x03));
     assert_eq!(r.entity_id(), EntityId::new([0, 0, 2], 0x04));
-    let mut opts = EndpointOptions::new("k", "T");
-    opts.keyed = true;
+    static KEY: roslite_cdr::key::KeyStruct = roslite_cdr::key::KeyStruct {
+        members: &[roslite_cdr::key::KeyMember {
+            in_key: true,
+            element: roslite_cdr::key::KeyElement::Primitive { size: 4 },
+            collection: roslite_cdr::key::KeyCollection::Single,
+        }],
+    };
+    let opts = EndpointOptions::new("k", "T").with_key(Some(&KEY));
     let kw = p.create_writer(Instant::ZERO, opts).unwrap();
     assert_eq!(kw.entity_id(), EntityId::new([0, 0, 3], 0x02));
 }

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 pub const CYCLONE: &str = "cyclone11-python-to-kilted-rclpy.pcap";
 pub const IMAGE: &str = "kilted-fastdds-image-datafrag.pcap";
 pub const TALKER: &str = "kilted-fastdds-talker-listener-setbool.pcap";
-pub const ALL: [&str; 3] = [CYCLONE, IMAGE, TALKER];
+pub const KEYED: &str = "kilted-fastdds-keyed.pcap";
+pub const ALL: [&str; 4] = [CYCLONE, IMAGE, TALKER, KEYED];
 
 /// `tests/data` of this crate, where the captures are checked in (see its README).
 ///

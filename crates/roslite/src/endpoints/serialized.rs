@@ -10,6 +10,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use roslite_cdr::key::KeyStruct;
 use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
@@ -35,6 +36,8 @@ pub struct TypeInfo {
     pub dds_type_name: &'static str,
     /// `RIHS01_...`.
     pub type_hash: &'static str,
+    /// The key members of a keyed type ([`Message::KEY`]).
+    pub key: Option<&'static KeyStruct>,
 }
 
 /// Keeps one copy of each distinct run-time type name for the life of the process, so
@@ -61,6 +64,7 @@ impl TypeInfo {
             type_name: T::TYPE_NAME,
             dds_type_name: T::DDS_TYPE_NAME,
             type_hash: T::TYPE_HASH,
+            key: T::KEY,
         }
     }
 
@@ -79,7 +83,13 @@ impl TypeInfo {
             type_name: intern(type_name),
             dds_type_name: intern(&format!("{package}::{kind}::dds_::{name}_")),
             type_hash: intern(type_hash),
+            key: None,
         })
+    }
+
+    /// The type with key members `key` (a keyed IDL type, see [`Message::KEY`]).
+    pub fn with_key(self, key: Option<&'static KeyStruct>) -> Self {
+        Self { key, ..self }
     }
 }
 

@@ -152,6 +152,7 @@ pub(crate) struct EndpointRecord {
     pub type_name: &'static str,
     pub dds_type_name: &'static str,
     pub type_hash: &'static str,
+    pub key: Option<&'static roslite_cdr::key::KeyStruct>,
     pub qos: QosProfile,
     pub node: String,
     pub node_id: u64,
@@ -172,6 +173,7 @@ impl EndpointRecord {
             type_name: self.type_name,
             dds_type_name: self.dds_type_name,
             type_hash: self.type_hash,
+            key: self.key,
             qos: self.qos,
             node: self.node.clone(),
             node_id: self.node_id,
@@ -327,6 +329,8 @@ pub struct EndpointDescription {
     pub dds_type_name: &'static str,
     /// `RIHS01_...`.
     pub type_hash: &'static str,
+    /// The key members of a keyed type (IDL `@key`): its DDS endpoints are keyed.
+    pub key: Option<&'static roslite_cdr::key::KeyStruct>,
     pub qos: QosProfile,
     /// Fully qualified name of the owning node.
     pub node: String,

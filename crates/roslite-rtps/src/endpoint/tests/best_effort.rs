@@ -111,3 +111,46 @@ fn reader_keep_last_queue_overwrites_unread_samples() {
     assert_eq!(got, vec![3, 4, 5]);
     assert_eq!(r.stats().samples_overwritten, 2);
 }
+
+/// A keyed writer's samples carry their key hash in the inline QoS (RTPS 2.5 §9.6.3.8), the
+/// reader sees it, and a sample that does not hold the key is refused at `write`.
+#[test]
+fn keyed_writers_send_the_key_hash_of_each_sample() {
+    use roslite_cdr::key::{KeyCollection, KeyElement, KeyMember, KeyStruct};
+    static KEYED_LONG: KeyStruct = KeyStruct {
+        members: &[
+            KeyMember {
+                in_key: true,
+                element: KeyElement::Primitive { size: 4 },
+                collection: KeyCollection::Single,
+            },
+            KeyMember {
+                in_key: false,
+                element: KeyElement::Primitive { size: 4 },
+                collection: KeyCollection::Single,
+            },
+        ],
+    };
+    let mut pair = Pair::new(
+        75,
+        WriterConfig {
+            key: Some(&KEYED_LONG),
+            ..writer_config(true, HistoryKind::KeepLast(10))
+        },
+        reader_config(0, true, HistoryKind::KeepLast(10)),
+    );
+    // KeyedLong { key: 0x01020304, value: 7 } as rclpy serializes it.
+    let sample = vec![0, 1, 0, 0, 4, 3, 2, 1, 7, 0, 0, 0];
+    pair.write(sample.clone()).unwrap();
+    pair.run_for(Duration::from_millis(50));
+    let got = &pair.readers[0].received;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].payload[..sample.len()], sample[..]);
+    let mut expected = [0u8; 16];
+    expected[..4].copy_from_slice(&[4, 3, 2, 1]);
+    assert_eq!(got[0].key_hash, Some(expected));
+    assert!(matches!(
+        pair.write(vec![0, 1, 0, 0, 4]),
+        Err(crate::endpoint::WriteError::KeyNotFound(_))
+    ));
+}

@@ -113,7 +113,8 @@ impl NetShared {
         let d = &publisher.description;
         let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
             .with_qos(endpoint_qos(&d.qos))
-            .with_user_data(typehash_user_data(d.type_hash));
+            .with_user_data(typehash_user_data(d.type_hash))
+            .with_key(d.key);
         let now = now();
         let mut state = self.lock();
         match state.participant.create_writer(now, options) {
@@ -159,7 +160,8 @@ impl NetShared {
         let d = &subscription.description;
         let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
             .with_qos(endpoint_qos(&d.qos))
-            .with_user_data(typehash_user_data(d.type_hash));
+            .with_user_data(typehash_user_data(d.type_hash))
+            .with_key(d.key);
         let now = now();
         let mut state = self.lock();
         match state.participant.create_reader(now, options) {
