@@ -71,6 +71,11 @@ impl Schedule {
     }
 
     /// Restarts the grid one period after `now`.
+    /// The next deadline becomes `next`; the ones after it follow on its grid.
+    pub fn reset_next(&mut self, next: Instant) {
+        self.next = next;
+    }
+
     pub fn reset(&mut self, now: Instant) {
         self.next = now + self.period;
     }
@@ -144,6 +149,13 @@ impl Timer {
         self.lock_schedule().next_deadline() - self.clock.now()
     }
 
+    /// Moves the next call to `left` from now, the period staying: the timer keeps a phase it
+    /// had elsewhere (a WebAssembly node moved to another host). An executor already asleep
+    /// past the new deadline makes the call when it next wakes.
+    pub fn set_time_until_trigger(&self, left: Duration) {
+        self.lock_schedule().reset_next(self.clock.now() + left);
+    }
+
     fn lock_schedule(&self) -> std::sync::MutexGuard<'_, Schedule> {
         self.schedule.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -210,6 +222,14 @@ mod tests {
             assert_eq!(firing.skipped, 0);
         }
         assert_eq!(s.next_deadline(), at(100_010));
+    }
+
+    #[test]
+    fn a_moved_next_deadline_keeps_the_period_from_there() {
+        let mut s = Schedule::new(at(0), 10 * MS);
+        s.reset_next(at(3));
+        assert_eq!(s.fire(at(3)).scheduled, at(3));
+        assert_eq!(s.next_deadline(), at(13));
     }
 
     #[test]

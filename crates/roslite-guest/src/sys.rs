@@ -121,8 +121,9 @@ mod layout_checks {
         assert!(offset_of!(RawType, hash) == 4);
         assert!(size_of::<RawServiceType>() == 12);
         assert!(offset_of!(RawServiceType, response_hash) == 8);
-        assert!(size_of::<RawMessageInfo>() == 32);
+        assert!(size_of::<RawMessageInfo>() == 48);
         assert!(offset_of!(RawMessageInfo, publication_sequence_number) == 16);
+        assert!(offset_of!(RawMessageInfo, publisher_gid) == 25);
         assert!(offset_of!(RawMessageInfo, from_intra_process) == 24);
         assert!(size_of::<RawParameterValue>() == 40);
         assert!(offset_of!(RawParameterValue, bool_value) == 4);

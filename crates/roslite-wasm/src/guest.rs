@@ -42,6 +42,14 @@ impl Handles {
         self.native.push(None);
     }
 
+    /// Every (guest handle, native handle) the guest holds.
+    pub fn held(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
+        self.native
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.map(|n| (i as i64 + 1, n)))
+    }
+
     /// The guest handle of `native`, if the guest holds it.
     pub fn guest_of(&self, native: u64) -> Option<i64> {
         self.native

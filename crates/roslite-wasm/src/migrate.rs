@@ -38,6 +38,8 @@ pub struct HostState {
     pub parked: ParkedWait,
     /// The guest's monotonic clock when it was taken, in ns: where it goes on from.
     pub monotonic_ns: u64,
+    /// Each timer's phase: (guest handle, time left until its next call in ns, cancelled).
+    pub timers: Vec<(i64, u64, bool)>,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -107,6 +109,12 @@ impl HostState {
                 out.extend_from_slice(&nanos(*left).to_le_bytes());
             }
         }
+        put_u32(&mut out, self.timers.len() as u32);
+        for (handle, left, cancelled) in &self.timers {
+            out.extend_from_slice(&handle.to_le_bytes());
+            out.extend_from_slice(&left.to_le_bytes());
+            out.push(u8::from(*cancelled));
+        }
         put_u32(&mut out, self.delivered.len() as u32);
         for (slot, gid, seq) in &self.delivered {
             out.extend_from_slice(&slot.to_le_bytes());
@@ -143,6 +151,20 @@ impl HostState {
             },
             other => return Err(malformed(format!("unknown wait kind {other}"))),
         };
+        let timer_count = r.u32("the timers")?;
+        if timer_count as usize > r.left() / 17 {
+            return Err(SnapshotError::Truncated {
+                needed: timer_count as usize * 17,
+                left: r.left(),
+                what: "the timers",
+            });
+        }
+        let mut timers = Vec::with_capacity(timer_count as usize);
+        for _ in 0..timer_count {
+            let handle = r.u64("the timers")? as i64;
+            let left = r.u64("the timers")?;
+            timers.push((handle, left, r.u8("the timers")? != 0));
+        }
         let delivered_count = r.u32("the delivered numbers")?;
         if delivered_count as usize > r.left() / 28 {
             return Err(SnapshotError::Truncated {
@@ -163,6 +185,7 @@ impl HostState {
         }
         Ok(Self {
             journal,
+            timers,
             delivered,
             saved_stack,
             parked,
@@ -287,6 +310,18 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
+            timers: state
+                .handles
+                .held()
+                .filter_map(|(handle, native)| {
+                    let timer = roslite_c::handles::timer(native).ok()?;
+                    Some((
+                        handle,
+                        nanos(timer.time_until_trigger()),
+                        timer.is_cancelled(),
+                    ))
+                })
+                .collect(),
         };
         let bytes = memory.all();
         let snapshot = Snapshot {
@@ -390,6 +425,22 @@ pub fn restore_into(
     g.set_globals(&restoring.snapshot.globals)
         .map_err(MigrationError::Restore)?;
     let state = g.state();
+    // Each timer goes on in the phase it had.
+    for &(handle, left, cancelled) in &restoring.host.timers {
+        let timer = state
+            .handles
+            .native(handle)
+            .and_then(|native| roslite_c::handles::timer(native).ok())
+            .ok_or_else(|| MigrationError::Replay(format!("timer {handle} was not re-created")))?;
+        if cancelled {
+            timer.cancel();
+        } else {
+            if timer.is_cancelled() {
+                timer.reset();
+            }
+            timer.set_time_until_trigger(Duration::from_nanos(left));
+        }
+    }
     state.saved_stack = Some(restoring.host.saved_stack);
     state
         .wasi
@@ -435,6 +486,7 @@ mod tests {
                 once: false,
             },
             monotonic_ns: 123_456_789,
+            timers: vec![(4, 2_000_000, false)],
         };
         let bytes = state.encode();
         assert_eq!(HostState::decode(&bytes).unwrap(), state);

@@ -733,6 +733,12 @@ impl Timer {
     pub fn time_until_trigger(&self) -> Duration {
         self.entity.time_until_trigger()
     }
+
+    /// Moves the next call to `left` from now; the period stays (see
+    /// [`roslite_executor::Timer::set_time_until_trigger`]).
+    pub fn set_time_until_trigger(&self, left: Duration) {
+        self.entity.set_time_until_trigger(left);
+    }
 }
 
 /// Timer callback shapes: `|| ...` or `|call: &TimerCall| ...`.
