@@ -47,21 +47,56 @@ pub trait GuestCalls {
     /// Whether the guest was prepared with Asyncify at all.
     fn can_park_at_all(&mut self) -> bool;
 
-    /// Every global the module defines, by its index among them (read through the exports
-    /// crate::instrument added); an uninstrumented module's are not reachable: None.
-    fn globals(&mut self) -> Option<Vec<(u32, crate::snapshot::GlobalValue)>> {
+    /// The exported global `name`: None if there is no such export, an error for a type a
+    /// snapshot cannot carry (a reference).
+    fn exported_global(
+        &mut self,
+        _name: &str,
+    ) -> Option<Result<crate::snapshot::GlobalValue, String>> {
         None
     }
-    /// Sets the mutable ones of `globals` (the others must already hold those values).
+    /// Sets the exported global `name` if it is mutable (an immutable one keeps the value the
+    /// module gave it, which a snapshot of the same module carries too).
+    fn set_exported_global(
+        &mut self,
+        name: &str,
+        _value: crate::snapshot::GlobalValue,
+    ) -> Result<(), String> {
+        Err(format!("this guest has no global {name}"))
+    }
+
+    /// Every global the module defines, by its index among them, through the exports
+    /// crate::instrument added.
+    fn globals(&mut self) -> Result<Vec<(u32, crate::snapshot::GlobalValue)>, String> {
+        let mut globals = Vec::new();
+        for index in 0u32.. {
+            match self.exported_global(&crate::instrument::global_export(index)) {
+                Some(value) => globals.push((index, value?)),
+                None => return Ok(globals),
+            }
+        }
+        Ok(globals)
+    }
+    /// Sets the mutable ones of `globals` (see [`Self::set_exported_global`]).
     fn set_globals(
         &mut self,
-        _globals: &[(u32, crate::snapshot::GlobalValue)],
+        globals: &[(u32, crate::snapshot::GlobalValue)],
     ) -> Result<(), String> {
-        Err("this guest's globals cannot be set".into())
+        for &(index, value) in globals {
+            self.set_exported_global(&crate::instrument::global_export(index), value)?;
+        }
+        Ok(())
     }
-    /// The hash crate::instrument embedded: which module this is.
+    /// The hash crate::instrument embedded: which module this is; None if uninstrumented.
     fn module_hash(&mut self) -> Option<crate::snapshot::ModuleHash> {
-        None
+        let mut parts = [0i64; 4];
+        for (i, part) in parts.iter_mut().enumerate() {
+            match self.exported_global(&crate::instrument::hash_export(i))? {
+                Ok(crate::snapshot::GlobalValue::I64(v)) => *part = v,
+                _ => return None,
+            }
+        }
+        Some(crate::instrument::hash_from_parts(parts))
     }
     /// Grows the guest's memory to `pages` WebAssembly pages (nothing if it has them).
     fn grow_memory_to(&mut self, _pages: u32) -> Result<(), String> {

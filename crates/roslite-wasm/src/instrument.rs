@@ -27,6 +27,11 @@ pub fn module_hash(wasm: &[u8]) -> ModuleHash {
     Sha256::digest(wasm).into()
 }
 
+/// The name of the export of defined global `index`.
+pub fn global_export(index: u32) -> String {
+    format!("{GLOBAL_EXPORT_PREFIX}{index}")
+}
+
 /// The name of the export of hash part `i` (0..4).
 pub fn hash_export(i: usize) -> String {
     format!("{HASH_EXPORT_PREFIX}{i}")

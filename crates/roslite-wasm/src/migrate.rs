@@ -151,29 +151,15 @@ impl HostState {
             },
             other => return Err(malformed(format!("unknown wait kind {other}"))),
         };
-        let timer_count = r.u32("the timers")?;
-        if timer_count as usize > r.left() / 17 {
-            return Err(SnapshotError::Truncated {
-                needed: timer_count as usize * 17,
-                left: r.left(),
-                what: "the timers",
-            });
-        }
-        let mut timers = Vec::with_capacity(timer_count as usize);
+        let timer_count = r.count(17, "the timers")?;
+        let mut timers = Vec::with_capacity(timer_count);
         for _ in 0..timer_count {
             let handle = r.u64("the timers")? as i64;
             let left = r.u64("the timers")?;
             timers.push((handle, left, r.u8("the timers")? != 0));
         }
-        let delivered_count = r.u32("the delivered numbers")?;
-        if delivered_count as usize > r.left() / 28 {
-            return Err(SnapshotError::Truncated {
-                needed: delivered_count as usize * 28,
-                left: r.left(),
-                what: "the delivered numbers",
-            });
-        }
-        let mut delivered = Vec::with_capacity(delivered_count as usize);
+        let delivered_count = r.count(28, "the delivered numbers")?;
+        let mut delivered = Vec::with_capacity(delivered_count);
         for _ in 0..delivered_count {
             let slot = r.u32("the delivered numbers")? as i32;
             let gid: [u8; 16] = r.take(16, "the delivered numbers")?.try_into().expect("16");
@@ -275,7 +261,7 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
     let initial = resident.initial_memory().map_err(MigrationError::Restore)?;
     crate::park::enter(resident, |g| {
         let module_hash = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
-        let globals = g.globals().ok_or(MigrationError::NotInstrumented)?;
+        let globals = g.globals().map_err(MigrationError::Restore)?;
         let (memory, state) = g.parts();
         let opened = state.wasi.opened_file_count();
         if opened > 0 {

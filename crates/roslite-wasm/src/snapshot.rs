@@ -258,16 +258,9 @@ pub fn decode(bytes: &[u8], caps: Caps) -> Result<Snapshot, SnapshotError> {
             r.take(CHUNK_BYTES as usize, "a memory chunk")?.to_vec(),
         ));
     }
-    let global_count = r.u32("the global count")?;
-    // Each global takes 13 bytes: a count beyond what is left is a lie.
-    if global_count as usize > r.left() / 13 {
-        return Err(SnapshotError::Truncated {
-            needed: global_count as usize * 13,
-            left: r.left(),
-            what: "the globals",
-        });
-    }
-    let mut globals = Vec::with_capacity(global_count as usize);
+    // Each global takes 13 bytes.
+    let global_count = r.count(13, "the globals")?;
+    let mut globals = Vec::with_capacity(global_count);
     for _ in 0..global_count {
         let index = r.u32("a global")?;
         let tag = r.u8("a global")?;
@@ -356,6 +349,25 @@ impl<'a> Reader<'a> {
         let (head, rest) = self.bytes.split_at(n);
         self.bytes = rest;
         Ok(head)
+    }
+
+    /// A count (u32) of items of `item_bytes` each, refused if they cannot all be there: a
+    /// count is never trusted to size an allocation.
+    pub(crate) fn count(
+        &mut self,
+        item_bytes: usize,
+        what: &'static str,
+    ) -> Result<usize, SnapshotError> {
+        let count = self.u32(what)? as usize;
+        let needed = count.saturating_mul(item_bytes);
+        if needed > self.left() {
+            return Err(SnapshotError::Truncated {
+                needed,
+                left: self.left(),
+                what,
+            });
+        }
+        Ok(count)
     }
 
     pub(crate) fn u8(&mut self, what: &'static str) -> Result<u8, SnapshotError> {

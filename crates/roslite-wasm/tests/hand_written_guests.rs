@@ -12,6 +12,8 @@ use roslite_wasm::host::HostError;
 use roslite_wasm::module::ModuleError;
 use roslite_wasm::{EngineKind, Fault, GuestSpec, Host, HostOptions, Limits};
 
+mod common;
+
 fn guest(name: &str, replacements: &[(&str, String)]) -> PathBuf {
     guest_from("tests/guests", name, replacements)
 }
@@ -112,25 +114,8 @@ fn echo(parks: bool) -> PathBuf {
     }
 }
 
-/// A context on RTPS over UDP inside `ns` (its sockets made on a thread inside it).
 fn networked(ns: &roslite_transport::netns::NetNs) -> roslite::Context {
-    ns.run(|| {
-        let discovery = roslite_transport::DiscoveryConfig {
-            domain_id: 42,
-            range: roslite_transport::DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        roslite::Context::new(roslite::ContextOptions {
-            domain_id: 42,
-            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
-            // Two contexts of one process: RTPS over UDP, each datagram taken by a receive
-            // thread, which runs the callback of a parked guest itself.
-            local_transports: roslite::LocalTransports::UDP_ONLY,
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
+    common::networked(ns, 42)
 }
 
 /// The echo guest answers every ping of a native node in another context of this process

@@ -33,26 +33,13 @@ fn replier() -> &'static Path {
 }
 
 fn networked(ns: &NetNs) -> roslite::Context {
-    ns.run(|| {
-        let discovery = roslite_transport::DiscoveryConfig {
-            domain_id: 43,
-            range: roslite_transport::DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        roslite::Context::new(roslite::ContextOptions {
-            domain_id: 43,
-            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
-            local_transports: roslite::LocalTransports::UDP_ONLY,
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
+    common::networked(ns, 43)
 }
 
-fn host(ns: &NetNs, engine: EngineKind) -> Host {
+/// A host on `engine` running `specs` (the replier with its volatile topics).
+fn replier_host(ns: &NetNs, engine: EngineKind, specs: &[GuestSpec]) -> Host {
     Host::start(
-        &[],
+        specs,
         &HostOptions {
             engine,
             context: Some(networked(ns)),
@@ -61,6 +48,10 @@ fn host(ns: &NetNs, engine: EngineKind) -> Host {
         },
     )
     .unwrap()
+}
+
+fn host(ns: &NetNs, engine: EngineKind) -> Host {
+    replier_host(ns, engine, &[])
 }
 
 /// The native side: publishes numbers on /numbers_in, hears replies on /numbers_out.
@@ -169,16 +160,7 @@ fn answered(reply: &str) -> u32 {
 fn uninterrupted(engine: EngineKind) -> Vec<String> {
     let ns = NetNs::create("wasmmig").expect("a network namespace");
     let sender = Sender::new(&ns);
-    let host = Host::start(
-        &[spec()],
-        &HostOptions {
-            engine,
-            context: Some(networked(&ns)),
-            node_args: vec!["volatile".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let host = replier_host(&ns, engine, &[spec()]);
     sender.await_matched(1);
     let replies = sender.exchange(1..=10);
     host.shutdown();
@@ -194,16 +176,7 @@ fn migrate_module(from: EngineKind, from_spec: GuestSpec, to: EngineKind, to_spe
     let expected = uninterrupted(from);
     let ns = NetNs::create("wasmmig").expect("a network namespace");
     let sender = Sender::new(&ns);
-    let a = Host::start(
-        &[from_spec],
-        &HostOptions {
-            engine: from,
-            context: Some(networked(&ns)),
-            node_args: vec!["volatile".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = replier_host(&ns, from, &[from_spec]);
     let b = host(&ns, to);
     sender.await_matched(1);
     let mut replies = sender.exchange(1..=5);
@@ -232,16 +205,7 @@ fn migrate_while_messages_flow(from: EngineKind, to: EngineKind) {
     const COUNT: u32 = 60;
     let ns = NetNs::create("wasmmig").expect("a network namespace");
     let sender = Sender::new(&ns);
-    let a = Host::start(
-        &[spec()],
-        &HostOptions {
-            engine: from,
-            context: Some(networked(&ns)),
-            node_args: vec!["volatile".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = replier_host(&ns, from, &[spec()]);
     let b = host(&ns, to);
     sender.await_matched(1);
     let expected = sender.exchange(1..=COUNT);
@@ -250,16 +214,7 @@ fn migrate_while_messages_flow(from: EngineKind, to: EngineKind) {
     a.shutdown();
     a.wait();
     drop(a);
-    let a = Host::start(
-        &[spec()],
-        &HostOptions {
-            engine: from,
-            context: Some(networked(&ns)),
-            node_args: vec!["volatile".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = replier_host(&ns, from, &[spec()]);
     sender.await_matched(1);
 
     let publisher = &sender.publisher;
@@ -418,16 +373,7 @@ fn a_precompiled_guest_moves_to_and_from_its_wasm() {
 fn a_bad_snapshot_is_refused_and_the_guest_goes_on() {
     let ns = NetNs::create("wasmmig").expect("a network namespace");
     let sender = Sender::new(&ns);
-    let a = Host::start(
-        &[spec()],
-        &HostOptions {
-            engine: EngineKind::Wasmtime,
-            context: Some(networked(&ns)),
-            node_args: vec!["volatile".into()],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = replier_host(&ns, EngineKind::Wasmtime, &[spec()]);
     sender.await_matched(1);
     let before = sender.exchange(1..=2);
     let snapshot = a.freeze_and_snapshot("deterministic_reply").unwrap();

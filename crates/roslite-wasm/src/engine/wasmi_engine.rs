@@ -13,7 +13,7 @@ use crate::fault::Fault;
 use crate::guest::GuestState;
 use crate::memory::GuestMemory;
 use crate::park::{self, Asyncify, Resident};
-use crate::snapshot::{GlobalValue, ModuleHash};
+use crate::snapshot::GlobalValue;
 use std::sync::{Arc, Mutex};
 
 fn engine() -> &'static Engine {
@@ -185,59 +185,39 @@ impl GuestCalls for Guest<'_> {
         self.0.data().asyncify.is_some()
     }
 
-    fn globals(&mut self) -> Option<Vec<(u32, GlobalValue)>> {
-        let instance = self.0.data().instance?;
-        let mut globals = Vec::new();
-        for index in 0u32.. {
-            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
-            let Some(global) = instance.get_global(&self.0, &name) else {
-                break;
-            };
-            let value = match global.get(&self.0) {
-                Val::I32(v) => GlobalValue::I32(v),
-                Val::I64(v) => GlobalValue::I64(v),
-                Val::F32(v) => GlobalValue::F32(v.to_bits()),
-                Val::F64(v) => GlobalValue::F64(v.to_bits()),
-                _ => return None,
-            };
-            globals.push((index, value));
-        }
-        Some(globals)
+    fn exported_global(&mut self, name: &str) -> Option<Result<GlobalValue, String>> {
+        let global = self.0.data().instance?.get_global(&self.0, name)?;
+        Some(match global.get(&self.0) {
+            Val::I32(v) => Ok(GlobalValue::I32(v)),
+            Val::I64(v) => Ok(GlobalValue::I64(v)),
+            Val::F32(v) => Ok(GlobalValue::F32(v.to_bits())),
+            Val::F64(v) => Ok(GlobalValue::F64(v.to_bits())),
+            other => Err(format!(
+                "global {name} holds a {:?}, which a snapshot cannot carry",
+                other.ty()
+            )),
+        })
     }
 
-    fn set_globals(&mut self, globals: &[(u32, GlobalValue)]) -> Result<(), String> {
-        let instance = self.0.data().instance.ok_or("no instance")?;
-        for &(index, value) in globals {
-            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
-            let global = instance
-                .get_global(&self.0, &name)
-                .ok_or_else(|| format!("the module has no global {index}"))?;
-            let val = match value {
-                GlobalValue::I32(v) => Val::I32(v),
-                GlobalValue::I64(v) => Val::I64(v),
-                GlobalValue::F32(bits) => Val::F32(wasmi::F32::from_bits(bits)),
-                GlobalValue::F64(bits) => Val::F64(wasmi::F64::from_bits(bits)),
-            };
-            if global.ty(&self.0).mutability() == Mutability::Var {
-                global
-                    .set(&mut self.0, val)
-                    .map_err(|e| format!("global {index}: {e}"))?;
-            }
+    fn set_exported_global(&mut self, name: &str, value: GlobalValue) -> Result<(), String> {
+        let global = self
+            .0
+            .data()
+            .instance
+            .and_then(|instance| instance.get_global(&self.0, name))
+            .ok_or_else(|| format!("the module has no global {name}"))?;
+        if global.ty(&self.0).mutability() != Mutability::Var {
+            return Ok(());
         }
-        Ok(())
-    }
-
-    fn module_hash(&mut self) -> Option<ModuleHash> {
-        let instance = self.0.data().instance?;
-        let mut parts = [0i64; 4];
-        for (i, part) in parts.iter_mut().enumerate() {
-            let name = crate::instrument::hash_export(i);
-            match instance.get_global(&self.0, &name)?.get(&self.0) {
-                Val::I64(v) => *part = v,
-                _ => return None,
-            }
-        }
-        Some(crate::instrument::hash_from_parts(parts))
+        let val = match value {
+            GlobalValue::I32(v) => Val::I32(v),
+            GlobalValue::I64(v) => Val::I64(v),
+            GlobalValue::F32(bits) => Val::F32(wasmi::F32::from_bits(bits)),
+            GlobalValue::F64(bits) => Val::F64(wasmi::F64::from_bits(bits)),
+        };
+        global
+            .set(&mut self.0, val)
+            .map_err(|e| format!("global {name}: {e}"))
     }
 
     fn grow_memory_to(&mut self, pages: u32) -> Result<(), String> {

@@ -16,7 +16,7 @@ use crate::fault::Fault;
 use crate::guest::GuestState;
 use crate::memory::GuestMemory;
 use crate::park::{self, Asyncify, Resident};
-use crate::snapshot::{GlobalValue, ModuleHash};
+use crate::snapshot::GlobalValue;
 
 /// How often the epoch advances: the resolution of callback deadlines.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -228,59 +228,39 @@ impl GuestCalls for Guest<'_> {
         self.0.data().asyncify.is_some()
     }
 
-    fn globals(&mut self) -> Option<Vec<(u32, GlobalValue)>> {
-        let instance = self.0.data().instance?;
-        let mut globals = Vec::new();
-        for index in 0u32.. {
-            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
-            let Some(global) = instance.get_global(&mut self.0, &name) else {
-                break;
-            };
-            let value = match global.get(&mut self.0) {
-                Val::I32(v) => GlobalValue::I32(v),
-                Val::I64(v) => GlobalValue::I64(v),
-                Val::F32(bits) => GlobalValue::F32(bits),
-                Val::F64(bits) => GlobalValue::F64(bits),
-                _ => return None,
-            };
-            globals.push((index, value));
-        }
-        Some(globals)
+    fn exported_global(&mut self, name: &str) -> Option<Result<GlobalValue, String>> {
+        let global = self.0.data().instance?.get_global(&mut self.0, name)?;
+        Some(match global.get(&mut self.0) {
+            Val::I32(v) => Ok(GlobalValue::I32(v)),
+            Val::I64(v) => Ok(GlobalValue::I64(v)),
+            Val::F32(bits) => Ok(GlobalValue::F32(bits)),
+            Val::F64(bits) => Ok(GlobalValue::F64(bits)),
+            other => Err(format!(
+                "global {name} holds a {:?}, which a snapshot cannot carry",
+                other.ty(&self.0)
+            )),
+        })
     }
 
-    fn set_globals(&mut self, globals: &[(u32, GlobalValue)]) -> Result<(), String> {
-        let instance = self.0.data().instance.ok_or("no instance")?;
-        for &(index, value) in globals {
-            let name = format!("{}{index}", crate::instrument::GLOBAL_EXPORT_PREFIX);
-            let global = instance
-                .get_global(&mut self.0, &name)
-                .ok_or_else(|| format!("the module has no global {index}"))?;
-            let val = match value {
-                GlobalValue::I32(v) => Val::I32(v),
-                GlobalValue::I64(v) => Val::I64(v),
-                GlobalValue::F32(bits) => Val::F32(bits),
-                GlobalValue::F64(bits) => Val::F64(bits),
-            };
-            if global.ty(&self.0).mutability() == Mutability::Var {
-                global
-                    .set(&mut self.0, val)
-                    .map_err(|e| format!("global {index}: {e:#}"))?;
-            }
+    fn set_exported_global(&mut self, name: &str, value: GlobalValue) -> Result<(), String> {
+        let global = self
+            .0
+            .data()
+            .instance
+            .and_then(|instance| instance.get_global(&mut self.0, name))
+            .ok_or_else(|| format!("the module has no global {name}"))?;
+        if global.ty(&self.0).mutability() != Mutability::Var {
+            return Ok(());
         }
-        Ok(())
-    }
-
-    fn module_hash(&mut self) -> Option<ModuleHash> {
-        let instance = self.0.data().instance?;
-        let mut parts = [0i64; 4];
-        for (i, part) in parts.iter_mut().enumerate() {
-            let name = crate::instrument::hash_export(i);
-            *part = instance
-                .get_global(&mut self.0, &name)?
-                .get(&mut self.0)
-                .i64()?;
-        }
-        Some(crate::instrument::hash_from_parts(parts))
+        let val = match value {
+            GlobalValue::I32(v) => Val::I32(v),
+            GlobalValue::I64(v) => Val::I64(v),
+            GlobalValue::F32(bits) => Val::F32(bits),
+            GlobalValue::F64(bits) => Val::F64(bits),
+        };
+        global
+            .set(&mut self.0, val)
+            .map_err(|e| format!("global {name}: {e:#}"))
     }
 
     fn grow_memory_to(&mut self, pages: u32) -> Result<(), String> {

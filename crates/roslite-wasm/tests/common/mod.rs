@@ -67,3 +67,24 @@ pub fn cpp_guest(source: &str, name: &str) -> PathBuf {
         .unwrap_or_else(|e| panic!("{e}"));
     wasm
 }
+
+/// A context on RTPS over UDP inside `ns` on `domain` (its sockets made on a thread inside it):
+/// contexts of one test process that talk as separate participants, each datagram taken by a
+/// receive thread.
+pub fn networked(ns: &roslite_transport::netns::NetNs, domain: u32) -> roslite::Context {
+    ns.run(|| {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id: domain,
+            range: roslite_transport::DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        roslite::Context::new(roslite::ContextOptions {
+            domain_id: domain,
+            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            local_transports: roslite::LocalTransports::UDP_ONLY,
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
