@@ -1,6 +1,5 @@
-//! The seam between the engines and the host's imports: what an import may do with the guest
-//! it serves ([`GuestCalls`]), and the thread-local that lets a C ABI callback find the guest
-//! whose host call is running on this thread.
+//! The thread-local that lets a C ABI callback find the guest whose host call is running on
+//! this thread ([`crate::guest::GuestCalls`] is what it can do with it).
 //!
 //! Re-entry: a guest calls an import (say `executor_spin`), the import calls the C ABI, the C
 //! ABI runs a callback, and the callback calls back into the same guest. The engine's handle
@@ -12,101 +11,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::abi::CallbackKind;
-use crate::fault::Fault;
-use crate::guest::{GuestShared, GuestState};
-use crate::memory::GuestMemory;
-
-/// What an import can do with its guest, whichever engine runs it.
-pub trait GuestCalls {
-    /// The guest's memory and the host's state for it, borrowed together.
-    fn parts(&mut self) -> (GuestMemory<'_>, &mut GuestState);
-    /// `roslite_guest_alloc(size)`: 0 when the guest has no memory to give.
-    fn alloc(&mut self, size: u32) -> Result<u32, Fault>;
-    /// `roslite_guest_free(pointer)`.
-    fn free(&mut self, pointer: u32) -> Result<(), Fault>;
-    /// `roslite_guest_dispatch(slot, kind, a, b, c, d)`, with a fresh deadline; `during` names
-    /// the callback in a fault.
-    fn dispatch(
-        &mut self,
-        slot: i32,
-        kind: CallbackKind,
-        args: [i64; 4],
-        during: &str,
-    ) -> Result<i32, Fault>;
-
-    /// Runs (or, rewinding, resumes) the guest's `_start` with a fresh deadline; a return
-    /// from `main` or an unwind to park is `Ok`.
-    fn start(&mut self) -> Result<(), Fault>;
-    /// Calls one of the Asyncify exports (crate::park); a guest without them cannot park, so
-    /// it is never asked.
-    fn asyncify(&mut self, call: crate::park::Asyncify) -> Result<(), Fault>;
-    /// Whether a wait that starts now can park the guest: it was prepared with Asyncify and
-    /// the wait is `main`'s, not a callback's.
-    fn can_park(&mut self) -> bool;
-    /// Whether the guest was prepared with Asyncify at all.
-    fn can_park_at_all(&mut self) -> bool;
-
-    /// The exported global `name`: None if there is no such export, an error for a type a
-    /// snapshot cannot carry (a reference).
-    fn exported_global(
-        &mut self,
-        _name: &str,
-    ) -> Option<Result<crate::snapshot::GlobalValue, String>> {
-        None
-    }
-    /// Sets the exported global `name` if it is mutable (an immutable one keeps the value the
-    /// module gave it, which a snapshot of the same module carries too).
-    fn set_exported_global(
-        &mut self,
-        name: &str,
-        _value: crate::snapshot::GlobalValue,
-    ) -> Result<(), String> {
-        Err(format!("this guest has no global {name}"))
-    }
-
-    /// Every global the module defines, by its index among them, through the exports
-    /// crate::instrument added.
-    fn globals(&mut self) -> Result<Vec<(u32, crate::snapshot::GlobalValue)>, String> {
-        let mut globals = Vec::new();
-        for index in 0u32.. {
-            match self.exported_global(&crate::instrument::global_export(index)) {
-                Some(value) => globals.push((index, value?)),
-                None => return Ok(globals),
-            }
-        }
-        Ok(globals)
-    }
-    /// Sets the mutable ones of `globals` (see [`Self::set_exported_global`]).
-    fn set_globals(
-        &mut self,
-        globals: &[(u32, crate::snapshot::GlobalValue)],
-    ) -> Result<(), String> {
-        for &(index, value) in globals {
-            self.set_exported_global(&crate::instrument::global_export(index), value)?;
-        }
-        Ok(())
-    }
-    /// The hash crate::instrument embedded: which module this is; None if uninstrumented.
-    fn module_hash(&mut self) -> Option<crate::snapshot::ModuleHash> {
-        let mut parts = [0i64; 4];
-        for (i, part) in parts.iter_mut().enumerate() {
-            match self.exported_global(&crate::instrument::hash_export(i))? {
-                Ok(crate::snapshot::GlobalValue::I64(v)) => *part = v,
-                _ => return None,
-            }
-        }
-        Some(crate::instrument::hash_from_parts(parts))
-    }
-    /// Grows the guest's memory to `pages` WebAssembly pages (nothing if it has them).
-    fn grow_memory_to(&mut self, _pages: u32) -> Result<(), String> {
-        Err("this guest's memory cannot grow".into())
-    }
-
-    fn state(&mut self) -> &mut GuestState {
-        self.parts().1
-    }
-}
+use crate::guest::{GuestCalls, GuestShared};
 
 thread_local! {
     /// The guest whose import runs on this thread (innermost first), while it runs.

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::fault::Fault;
+use crate::guest::{enter_resident, Resident};
 use crate::guest::{GuestShared, GuestState};
 use crate::migrate::{Beginning, MigrationError, Restoring};
-use crate::park::{self, Resident};
+use crate::park;
 
 /// Links every `roslite_v1` import ([`crate::imports`]) into `$linker`, for either engine:
 /// called as `roslite_imports!(link_roslite [linker, Error])` from an engine module, which
@@ -61,7 +62,7 @@ macro_rules! link_wasi {
         $linker
             .func_wrap(abi::WASI_MODULE, stringify!($name), |mut caller: Caller<'_, Data>, $($arg: $ty),*| -> Result<i32, $error> {
                 let mut guest = Guest(caller.as_context_mut());
-                let result = crate::park::sleeping_call(&mut guest, |g, phase| {
+                let result = crate::imports::sleeping_call(&mut guest, |g, phase| {
                     let (memory, state) = g.parts();
                     let mut cx = crate::wasi::WasiCx { memory, state: &mut state.wasi };
                     crate::wasi::$name(&mut cx, $($arg,)* phase)
@@ -285,7 +286,7 @@ fn run_resident(
             Beginning::Main => None,
             Beginning::Restore(restoring) => Some(restore(&resident, shared, &restoring, &[])?),
             Beginning::Prepare(preparing) => {
-                let replayed = park::enter(&mut *lock(&resident), |g| {
+                let replayed = enter_resident(&mut *lock(&resident), |g| {
                     let parks = g.can_park_at_all();
                     crate::journal::replay(g.state(), &preparing.journal, parks)
                         .map_err(|e| MigrationError::Replay(e.to_string()))
@@ -307,7 +308,7 @@ fn run_resident(
         shared.set_resident(Arc::downgrade(&resident));
         park::run_main(&resident, shared, parked)
     })();
-    park::enter(&mut *lock(&resident), |g| {
+    enter_resident(&mut *lock(&resident), |g| {
         let state = g.state();
         state.dead = true;
         state.release_all();
@@ -332,8 +333,8 @@ fn restore(
     shared: &GuestShared,
     restoring: &Restoring,
     prepared: &[crate::journal::Entry],
-) -> Result<(park::Park, u32), Fault> {
-    let restored = park::enter(&mut *lock(resident), |g| {
+) -> Result<(crate::waiting::Park, u32), Fault> {
+    let restored = enter_resident(&mut *lock(resident), |g| {
         crate::migrate::restore_into(g, restoring, prepared)
     });
     if let Some(report) = &restoring.report {

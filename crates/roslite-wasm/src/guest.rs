@@ -9,9 +9,10 @@ use std::thread::ThreadId;
 use std::time::Instant;
 
 use crate::abi::CallbackKind;
-use crate::calls::GuestCalls;
 use crate::fault::Fault;
-use crate::park::{Park, Resident, Resumed};
+use crate::memory::GuestMemory;
+use crate::recorded::Entry;
+use crate::waiting::{Park, Resumed, SLEEP_SLICE};
 
 /// A guest's handles: small integers of its own (index + 1), each naming a handle of the C
 /// ABI's table. A guest can reach only what it created, and the numbers it sees depend only on
@@ -157,7 +158,7 @@ pub struct GuestShared {
     migrated: AtomicBool,
     /// What the guest made, to make again where it is restored (crate::journal); readable
     /// while the guest runs, to prepare a host it will move to.
-    pub journal: Mutex<Vec<crate::journal::Entry>>,
+    pub journal: Mutex<Vec<Entry>>,
 }
 
 impl GuestShared {
@@ -197,7 +198,7 @@ impl GuestShared {
         if !self.is_guest_thread() {
             self.callbacks_elsewhere.fetch_add(1, Ordering::Relaxed);
         }
-        Some(crate::park::enter(&mut *slot, f))
+        Some(enter_resident(&mut *slot, f))
     }
 
     /// The guest's instance, for a migration (which locks it itself).
@@ -246,7 +247,7 @@ impl GuestShared {
                 return false;
             }
             guard = bell
-                .wait_timeout(guard, crate::park::SLEEP_SLICE)
+                .wait_timeout(guard, SLEEP_SLICE)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
@@ -289,7 +290,7 @@ impl GuestShared {
                 return;
             }
             // A shutdown of the shared context rings no bell: look again now and then.
-            let slice = left.min(crate::park::SLEEP_SLICE);
+            let slice = left.min(SLEEP_SLICE);
             guard = bell
                 .wait_timeout(guard, slice)
                 .unwrap_or_else(PoisonError::into_inner)
@@ -356,6 +357,117 @@ impl GuestShared {
             executor.wake();
         }
     }
+}
+
+/// What an import can do with its guest, whichever engine runs it.
+pub trait GuestCalls {
+    /// The guest's memory and the host's state for it, borrowed together.
+    fn parts(&mut self) -> (GuestMemory<'_>, &mut GuestState);
+    /// `roslite_guest_alloc(size)`: 0 when the guest has no memory to give.
+    fn alloc(&mut self, size: u32) -> Result<u32, Fault>;
+    /// `roslite_guest_free(pointer)`.
+    fn free(&mut self, pointer: u32) -> Result<(), Fault>;
+    /// `roslite_guest_dispatch(slot, kind, a, b, c, d)`, with a fresh deadline; `during` names
+    /// the callback in a fault.
+    fn dispatch(
+        &mut self,
+        slot: i32,
+        kind: CallbackKind,
+        args: [i64; 4],
+        during: &str,
+    ) -> Result<i32, Fault>;
+
+    /// Runs (or, rewinding, resumes) the guest's `_start` with a fresh deadline; a return
+    /// from `main` or an unwind to park is `Ok`.
+    fn start(&mut self) -> Result<(), Fault>;
+    /// Calls one of the Asyncify exports (crate::park); a guest without them cannot park, so
+    /// it is never asked.
+    fn asyncify(&mut self, call: crate::waiting::Asyncify) -> Result<(), Fault>;
+    /// Whether a wait that starts now can park the guest: it was prepared with Asyncify and
+    /// the wait is `main`'s, not a callback's.
+    fn can_park(&mut self) -> bool;
+    /// Whether the guest was prepared with Asyncify at all.
+    fn can_park_at_all(&mut self) -> bool;
+
+    /// The exported global `name`: None if there is no such export, an error for a type a
+    /// snapshot cannot carry (a reference).
+    fn exported_global(
+        &mut self,
+        _name: &str,
+    ) -> Option<Result<crate::snapshot::GlobalValue, String>> {
+        None
+    }
+    /// Sets the exported global `name` if it is mutable (an immutable one keeps the value the
+    /// module gave it, which a snapshot of the same module carries too).
+    fn set_exported_global(
+        &mut self,
+        name: &str,
+        _value: crate::snapshot::GlobalValue,
+    ) -> Result<(), String> {
+        Err(format!("this guest has no global {name}"))
+    }
+
+    /// Every global the module defines, by its index among them, through the exports
+    /// crate::instrument added.
+    fn globals(&mut self) -> Result<Vec<(u32, crate::snapshot::GlobalValue)>, String> {
+        let mut globals = Vec::new();
+        for index in 0u32.. {
+            match self.exported_global(&crate::instrument::global_export(index)) {
+                Some(value) => globals.push((index, value?)),
+                None => return Ok(globals),
+            }
+        }
+        Ok(globals)
+    }
+    /// Sets the mutable ones of `globals` (see [`Self::set_exported_global`]).
+    fn set_globals(
+        &mut self,
+        globals: &[(u32, crate::snapshot::GlobalValue)],
+    ) -> Result<(), String> {
+        for &(index, value) in globals {
+            self.set_exported_global(&crate::instrument::global_export(index), value)?;
+        }
+        Ok(())
+    }
+    /// The hash crate::instrument embedded: which module this is; None if uninstrumented.
+    fn module_hash(&mut self) -> Option<crate::snapshot::ModuleHash> {
+        let mut parts = [0i64; 4];
+        for (i, part) in parts.iter_mut().enumerate() {
+            match self.exported_global(&crate::instrument::hash_export(i))? {
+                Ok(crate::snapshot::GlobalValue::I64(v)) => *part = v,
+                _ => return None,
+            }
+        }
+        Some(crate::instrument::hash_from_parts(parts))
+    }
+    /// Grows the guest's memory to `pages` WebAssembly pages (nothing if it has them).
+    fn grow_memory_to(&mut self, _pages: u32) -> Result<(), String> {
+        Err("this guest's memory cannot grow".into())
+    }
+
+    fn state(&mut self) -> &mut GuestState {
+        self.parts().1
+    }
+}
+
+/// The guest as the host holds it while its `main` is parked: any thread may lock it and call
+/// in. Implemented by each engine for its store.
+pub trait Resident: Send {
+    /// Runs `body` on the guest, reachable by C ABI callbacks on this thread meanwhile.
+    fn enter(&mut self, body: &mut dyn FnMut(&mut dyn GuestCalls));
+    /// The module's memory before anything ran (a snapshot stores what differs from it).
+    fn initial_memory(&mut self) -> Result<Vec<u8>, String>;
+}
+
+/// Runs `body` on `resident`'s guest and returns what it returned.
+pub fn enter_resident<R>(
+    resident: &mut dyn Resident,
+    body: impl FnOnce(&mut dyn GuestCalls) -> R,
+) -> R {
+    let mut body = Some(body);
+    let mut out = None;
+    resident.enter(&mut |g| out = Some((body.take().expect("entered once"))(g)));
+    out.expect("Resident::enter runs its body")
 }
 
 /// Everything the host keeps for one guest, owned by the engine's store.

@@ -266,7 +266,7 @@ fn asyncify(wasm_opt: &Path, wasm: &Path, out: &Path) -> Result<(), GuestBuildEr
         .args(GUEST_FEATURES)
         .args([
             "--asyncify",
-            &crate::park::asyncify_imports_argument(),
+            &crate::waiting::asyncify_imports_argument(),
             "-O2",
             "-o",
         ])

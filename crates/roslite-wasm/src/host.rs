@@ -283,7 +283,8 @@ impl Host {
         let deadline = std::time::Instant::now() + FREEZE_TIMEOUT;
         loop {
             if let Ok(mut slot) = resident.try_lock() {
-                let parked = crate::park::enter(&mut *slot, |g| g.state().parked.is_some());
+                let parked =
+                    crate::guest::enter_resident(&mut *slot, |g| g.state().parked.is_some());
                 if parked {
                     return crate::migrate::capture(&mut *slot).map_err(|e| {
                         drop(slot);

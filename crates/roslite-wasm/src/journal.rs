@@ -6,11 +6,12 @@
 //! checks, callbacks and handle numbers the old ones had, without a second description of
 //! each import.
 
-use crate::calls::GuestCalls;
 use crate::fault::Fault;
-use crate::guest::GuestState;
+use crate::guest::{GuestCalls, GuestState};
 use crate::imports::ImportResult;
 use crate::memory::{record_reads, GuestMemory};
+
+pub use crate::recorded::Entry;
 
 /// The imports the journal keeps (when they succeed).
 pub const JOURNALED: &[&str] = &[
@@ -60,20 +61,6 @@ const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
-}
-
-/// One journaled call.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    pub import: String,
-    /// Its arguments, each widened to `i64`.
-    pub args: Vec<i64>,
-    /// What it read of guest memory: (address, bytes).
-    pub reads: Vec<(u32, Vec<u8>)>,
-    /// How many handles the guest had been given before it: handles given meanwhile without
-    /// an import (a service request's responder) are skipped on replay, so every object gets
-    /// its old number back.
-    pub handles_before: u32,
 }
 
 /// Runs a journaled import (`body`) and keeps it in the guest's journal if it succeeded.
@@ -171,7 +158,7 @@ impl GuestCalls for Replaying<'_> {
         Err(replay_only("main"))
     }
 
-    fn asyncify(&mut self, call: crate::park::Asyncify) -> Result<(), Fault> {
+    fn asyncify(&mut self, call: crate::waiting::Asyncify) -> Result<(), Fault> {
         Err(replay_only(call.export()))
     }
 

@@ -23,7 +23,9 @@ pub mod memory;
 pub mod migrate;
 pub mod module;
 pub mod park;
+pub mod recorded;
 pub mod snapshot;
+pub mod waiting;
 pub mod wasi;
 
 pub use engine::{EngineKind, Limits};

@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::calls::GuestCalls;
+use crate::guest::{enter_resident, GuestCalls, Resident};
 use crate::journal::Entry;
-use crate::park::{Park, Resident};
 use crate::snapshot::{self, Reader, Snapshot, SnapshotError};
+use crate::waiting::Park;
 
 /// The host section's own version.
 const HOST_STATE_VERSION: u16 = 1;
@@ -259,7 +259,7 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
 /// (the caller holds it frozen).
 pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
     let initial = resident.initial_memory().map_err(MigrationError::Restore)?;
-    crate::park::enter(resident, |g| {
+    enter_resident(resident, |g| {
         let module_hash = g.module_hash().ok_or(MigrationError::NotInstrumented)?;
         let globals = g.globals().map_err(MigrationError::Restore)?;
         let (memory, state) = g.parts();

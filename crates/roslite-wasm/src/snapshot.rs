@@ -1,6 +1,6 @@
 //! The snapshot of a parked guest (docs/migration.md, "Snapshot format"): its linear memory as
 //! the 4 KiB chunks that differ from the module's initial image, every global it defines, and
-//! the host's state for it (an opaque section here, [`crate::host_state`]), behind a header
+//! the host's state for it (an opaque section here, [`crate::migrate::HostState`]), behind a header
 //! naming the format version, the guest ABI and the module, and a SHA-256 of everything before
 //! it. The body is LZ4-compressed.
 //!
@@ -37,7 +37,7 @@ pub struct Snapshot {
     pub chunks: Vec<(u32, Vec<u8>)>,
     /// Every global the module defines, by its index among them.
     pub globals: Vec<(u32, GlobalValue)>,
-    /// The host's state for the guest ([`crate::host_state::HostState`], encoded).
+    /// The host's state for the guest ([`crate::migrate::HostState`], encoded).
     pub host: Vec<u8>,
 }
 

@@ -11,12 +11,14 @@ use wasmtime::{
 
 use super::{Limits, LoadError};
 use crate::abi::{self, CallbackKind};
-use crate::calls::{enter, GuestCalls};
+use crate::calls::enter;
 use crate::fault::Fault;
+use crate::guest::GuestCalls;
 use crate::guest::GuestState;
+use crate::guest::Resident;
 use crate::memory::GuestMemory;
-use crate::park::{self, Asyncify, Resident};
 use crate::snapshot::GlobalValue;
+use crate::waiting::{self, Asyncify};
 
 /// How often the epoch advances: the resolution of callback deadlines.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -102,16 +104,16 @@ impl AsyncifyFuncs {
     fn of(instance: &Instance, store: &mut Store<Data>) -> Option<Self> {
         Some(Self {
             start_unwind: instance
-                .get_typed_func(&mut *store, park::EXPORT_START_UNWIND)
+                .get_typed_func(&mut *store, waiting::EXPORT_START_UNWIND)
                 .ok()?,
             start_rewind: instance
-                .get_typed_func(&mut *store, park::EXPORT_START_REWIND)
+                .get_typed_func(&mut *store, waiting::EXPORT_START_REWIND)
                 .ok()?,
             stop_unwind: instance
-                .get_typed_func(&mut *store, park::EXPORT_STOP_UNWIND)
+                .get_typed_func(&mut *store, waiting::EXPORT_STOP_UNWIND)
                 .ok()?,
             stop_rewind: instance
-                .get_typed_func(&mut *store, park::EXPORT_STOP_REWIND)
+                .get_typed_func(&mut *store, waiting::EXPORT_STOP_REWIND)
                 .ok()?,
         })
     }

@@ -1,8 +1,8 @@
 //! Executors: spinning runs the guest's callbacks on its own thread, and the mail that
 //! came for it from other threads.
 
+use super::wait as park;
 use super::*;
-use crate::park;
 
 pub fn executor_create(g: &mut dyn GuestCalls, context: i64, out: i32) -> ImportResult {
     let outcome = (|| {

@@ -18,11 +18,12 @@ use roslite_c::params::CParameterValue;
 use roslite_c::{ROSLITE_INVALID_ARGUMENT, ROSLITE_INVALID_HANDLE, ROSLITE_OK, ROSLITE_SHUTDOWN};
 
 use crate::abi::{layout, CallbackKind, REASON_CAPACITY};
-use crate::calls::{is_current, with_guest, GuestCalls};
+use crate::calls::{is_current, with_guest};
 use crate::fault::Fault;
+use crate::guest::GuestCalls;
 use crate::guest::{Deferred, SlotTarget};
 use crate::memory::{GuestMemory, OutOfBounds};
-use crate::park::{Park, Resumed};
+use crate::waiting::{Park, Resumed};
 
 pub type ImportResult = Result<i32, Fault>;
 
@@ -198,6 +199,7 @@ mod params;
 mod pubsub;
 mod service;
 mod timer;
+mod wait;
 
 use callbacks::*;
 
@@ -210,3 +212,4 @@ pub use params::*;
 pub use pubsub::*;
 pub use service::*;
 pub use timer::*;
+pub use wait::sleeping_call;
