@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
-use crate::bench::{action, footprint, intra, large, linetrace, rtt, service, soak, timer, wasm};
+use crate::bench::{
+    action, footprint, intra, large, linetrace, rtt, service, soak, throughput, timer, wasm,
+};
 use crate::toolkit::units::{parse_duration, parse_size};
 
 #[derive(clap::Subcommand)]
@@ -66,6 +68,12 @@ pub enum BenchCommand {
     /// messages sent, delivered and reported lost (which must add up), each process's RSS
     /// growth per hour after a warm-up, and any panic.
     Soak(soak::SoakArgs),
+    /// Throughput between two processes, one publisher and one subscriber, reliable keep-all
+    /// and keep-last, as fast as the subscriber keeps up, 64 B to 4 MiB: messages/s, MB/s,
+    /// loss and CPU time per message of both, over shared memory, a Unix socket and RTPS/UDP on
+    /// 127.0.0.1, next to Cyclone DDS's `ddsperf pub`/`ddsperf sub` in the same run; writes a
+    /// chart of throughput against size.
+    Throughput(throughput::ThroughputArgs),
     /// What a WebAssembly node costs: the host -> guest dispatch -> host publish round trip on
     /// wasmtime and on wasmi next to the same echo done by a native node (one process,
     /// alternating rounds), and the start-up time (process start to first callback) of a
@@ -74,6 +82,9 @@ pub enum BenchCommand {
     /// Helper for `bench wasm`: the native node whose start-up is measured.
     #[command(hide = true)]
     WasmStartupPeer,
+    /// Helper for `bench throughput`: the publisher or the subscriber.
+    #[command(hide = true)]
+    ThroughputPeer(throughput::PeerArgs),
     /// Helper for `bench soak`: a publisher, subscriber or short-lived participant.
     #[command(hide = true)]
     SoakPeer(soak::PeerArgs),
@@ -123,6 +134,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::SoakPeer(args) => soak::peer(&args),
         BenchCommand::Action(args) => action::run(&args),
         BenchCommand::ActionPeer(args) => action::peer(&args),
+        BenchCommand::Throughput(args) => throughput::run(&args),
+        BenchCommand::ThroughputPeer(args) => throughput::peer(&args),
         BenchCommand::Wasm(args) => wasm::run(&args),
         BenchCommand::WasmStartupPeer => wasm::startup_peer(),
     }

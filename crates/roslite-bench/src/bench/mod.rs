@@ -11,5 +11,6 @@ pub mod rtt;
 pub mod rtt_sweep;
 pub mod service;
 pub mod soak;
+pub mod throughput;
 pub mod timer;
 pub mod wasm;
