@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
 use crate::bench::{
-    action, footprint, intra, large, linetrace, rtt, service, soak, throughput, timer, wasm,
+    action, footprint, intra, large, linetrace, rtt, scale, service, soak, throughput, timer, wasm,
 };
 use crate::toolkit::units::{parse_duration, parse_size};
 
@@ -74,6 +74,13 @@ pub enum BenchCommand {
     /// 127.0.0.1, next to Cyclone DDS's `ddsperf pub`/`ddsperf sub` in the same run; writes a
     /// chart of throughput against size.
     Throughput(throughput::ThroughputArgs),
+    /// How cost grows with the graph: N processes (2 to 64) each with M publishers and M
+    /// subscriptions (1 to 500) on M shared topics, started together in a network namespace of
+    /// their own: time until every endpoint matched, discovery datagrams and bytes on the wire
+    /// (SPDP, SEDP, ros_discovery_info, from a raw capture), idle CPU, traffic and RSS per
+    /// process in steady state; the same graph of rclpy (Fast DDS) processes for one size; a
+    /// chart of each figure against N x M. Needs root (network namespaces, raw capture).
+    Scale(scale::ScaleArgs),
     /// What a WebAssembly node costs: the host -> guest dispatch -> host publish round trip on
     /// wasmtime and on wasmi next to the same echo done by a native node (one process,
     /// alternating rounds), and the start-up time (process start to first callback) of a
@@ -85,6 +92,9 @@ pub enum BenchCommand {
     /// Helper for `bench throughput`: the publisher or the subscriber.
     #[command(hide = true)]
     ThroughputPeer(throughput::PeerArgs),
+    /// Helper for `bench scale`: one roslite process of a graph.
+    #[command(hide = true)]
+    ScalePeer(scale::PeerArgs),
     /// Helper for `bench soak`: a publisher, subscriber or short-lived participant.
     #[command(hide = true)]
     SoakPeer(soak::PeerArgs),
@@ -134,6 +144,8 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::SoakPeer(args) => soak::peer(&args),
         BenchCommand::Action(args) => action::run(&args),
         BenchCommand::ActionPeer(args) => action::peer(&args),
+        BenchCommand::Scale(args) => scale::run(&args),
+        BenchCommand::ScalePeer(args) => scale::peer(&args),
         BenchCommand::Throughput(args) => throughput::run(&args),
         BenchCommand::ThroughputPeer(args) => throughput::peer(&args),
         BenchCommand::Wasm(args) => wasm::run(&args),

@@ -9,6 +9,7 @@ pub mod large;
 pub mod linetrace;
 pub mod rtt;
 pub mod rtt_sweep;
+pub mod scale;
 pub mod service;
 pub mod soak;
 pub mod throughput;
