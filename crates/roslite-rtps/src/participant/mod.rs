@@ -9,8 +9,9 @@
 //! always an argument; nothing here reads a clock, opens a socket or draws randomness.
 //!
 //! Ownership and invariants:
-//! - Local endpoints live in `writers`/`readers`, keyed by entity id; ids are allocated from
-//!   a counter and never reused. The two SEDP announcers and two SEDP detectors are ordinary
+//! - Local endpoints live in `writers`/`readers` ([`table::Table`]s keyed by entity id, which
+//!   record what each input touched, so a flush, a timeout and the sample queue visit those
+//!   endpoints only); ids are allocated from a counter and never reused. The two SEDP announcers and two SEDP detectors are ordinary
 //!   [`Writer`]s/[`Reader`]s kept apart in `sedp_writers`/`sedp_readers`.
 //! - `remotes` holds one [`RemoteParticipant`] per GUID prefix, `remote_endpoints` one
 //!   [`RemoteEndpoint`] per endpoint GUID. Every remote endpoint belongs to a known remote
@@ -18,6 +19,11 @@
 //! - A local endpoint's `matched` set and the proxies inside its writer/reader always agree;
 //!   `readers_of_writer` indexes the same relation by remote writer, for DATA addressed to
 //!   `ENTITYID_UNKNOWN`.
+//! - `local_by_topic` and `remote_by_topic` index every local and remote user endpoint by
+//!   topic name: only endpoints of one topic can match, so matching a new endpoint costs the
+//!   endpoints of its topic, not all of them.
+//! - `ready` holds exactly the unpaused readers with samples ready, as of the readers
+//!   touched last (`Table::take_unchecked`).
 //! - All maps are `BTreeMap`s: iteration order, and therefore output, is deterministic.
 //!
 //! See `discovery.rs` for SPDP/SEDP handling and matching, `dispatch.rs` for the receive and
@@ -28,10 +34,14 @@ mod discovery;
 mod dispatch;
 mod events;
 mod liveliness;
+mod table;
 
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -58,10 +68,11 @@ pub use config::{
 };
 pub use events::{
     ConfigError, CreateError, EndpointRef, Event, Limit, ParticipantStats, ReaderId, SedpStats,
-    SpdpStats, WlpStats, WriteError, WriterId,
+    SpdpStats, WlpStats, WorkStats, WriteError, WriterId,
 };
 
 use liveliness::{LocalLiveliness, Wlp};
+use table::Table;
 
 /// One RTPS message ready to send, to every destination. Its `bytes` may end in a tail sent
 /// from the writer's history (a DATA_FRAG's fragment data): send [`crate::WireBytes::parts`] with one
@@ -174,11 +185,25 @@ pub struct Participant {
     sedp_readers: BTreeMap<EntityId, Drained<Reader>>,
     /// The participant-message (WLP) writer and reader, and liveliness bookkeeping.
     wlp: Wlp,
-    writers: BTreeMap<EntityId, LocalWriter>,
-    readers: BTreeMap<EntityId, LocalReader>,
+    writers: Table<LocalWriter>,
+    readers: Table<LocalReader>,
+    /// Local writers with a manual liveliness kind (the only ones with a liveliness timer).
+    manual_writers: BTreeSet<EntityId>,
+    /// Unpaused local readers with samples ready for [`Participant::poll_event`].
+    ready: BTreeSet<EntityId>,
     next_entity_key: u32,
     remotes: BTreeMap<GuidPrefix, RemoteParticipant>,
     remote_endpoints: BTreeMap<Guid, RemoteEndpoint>,
+    /// Local user endpoints (writers and readers) by topic name.
+    local_by_topic: BTreeMap<String, BTreeSet<EntityId>>,
+    /// Remote endpoints by topic name.
+    remote_by_topic: BTreeMap<String, BTreeSet<Guid>>,
+    /// Remote endpoints announced, changed or removed since the runtime last asked
+    /// ([`Participant::take_remote_endpoint_changes`]); `None` once more changed than
+    /// `max_remote_endpoints` (the runtime then looks at all of them).
+    remote_changes: Option<BTreeSet<Guid>>,
+    /// No lease can run out before this (see [`Participant::poll_timeout`]).
+    lease_check_at: Option<Instant>,
     /// Remote participants whose user data on topics with one of these name prefixes another
     /// transport carries (see [`Participant::set_carried_elsewhere`]).
     carried_elsewhere: BTreeMap<GuidPrefix, Vec<String>>,
@@ -207,6 +232,8 @@ pub struct Participant {
     config_ips: BTreeSet<IpAddr>,
     validated_ips: BTreeMap<IpAddr, Instant>,
     stats: ParticipantStats,
+    /// Endpoints [`Participant::poll_timeout`] looked at (it takes `&self`).
+    timeout_polls: Cell<u64>,
 }
 
 impl Participant {
@@ -286,11 +313,17 @@ impl Participant {
                     true,
                 )),
             ),
-            writers: BTreeMap::new(),
-            readers: BTreeMap::new(),
+            writers: Table::default(),
+            readers: Table::default(),
+            manual_writers: BTreeSet::new(),
+            ready: BTreeSet::new(),
             next_entity_key: 1,
             remotes: BTreeMap::new(),
             remote_endpoints: BTreeMap::new(),
+            local_by_topic: BTreeMap::new(),
+            remote_by_topic: BTreeMap::new(),
+            remote_changes: Some(BTreeSet::new()),
+            lease_check_at: None,
             carried_elsewhere: BTreeMap::new(),
             readers_of_writer: BTreeMap::new(),
             events: VecDeque::new(),
@@ -314,6 +347,7 @@ impl Participant {
                 .collect(),
             validated_ips: BTreeMap::new(),
             stats: ParticipantStats::default(),
+            timeout_polls: Cell::new(0),
             config,
         };
         let depth = p.config.max_local_endpoints.saturating_add(32);
@@ -428,6 +462,10 @@ impl Participant {
         );
         let liveliness =
             LocalLiveliness::new(options.qos.liveliness, options.qos.liveliness_lease, now);
+        if liveliness.is_manual() {
+            self.manual_writers.insert(guid.entity_id);
+        }
+        self.index_local_topic(&data.topic_name, guid.entity_id, true);
         self.writers.insert(
             guid.entity_id,
             LocalWriter {
@@ -472,6 +510,7 @@ impl Participant {
                 history,
             )
         };
+        self.index_local_topic(&data.topic_name, guid.entity_id, true);
         self.readers.insert(
             guid.entity_id,
             LocalReader {
@@ -495,6 +534,8 @@ impl Participant {
         let Some(w) = self.writers.remove(&id.0) else {
             return;
         };
+        self.manual_writers.remove(&id.0);
+        self.index_local_topic(&w.data.topic_name, id.0, false);
         drop(w);
         self.plan_automatic_liveliness(now);
         self.sedp_dispose(now, EndpointKind::Writer, Guid::new(self.prefix, id.0));
@@ -507,6 +548,8 @@ impl Participant {
         let Some(r) = self.readers.remove(&id.0) else {
             return;
         };
+        self.ready.remove(&id.0);
+        self.index_local_topic(&r.data.topic_name, id.0, false);
         for remote in &r.matched {
             if let Some(set) = self.readers_of_writer.get_mut(remote) {
                 set.remove(&id.0);
@@ -586,41 +629,43 @@ impl Participant {
     }
 
     /// The next event: discovery events first, then samples, round-robin over readers.
+    ///
+    /// Costs the readers touched since the last call, not all readers: `ready` is brought up
+    /// to date from them first.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.drained_at = None;
         if let Some(e) = self.events.pop_front() {
             return Some(e);
         }
-        // The first reader with a sample, round robin from the cursor (no allocation: this runs
-        // once per received sample).
-        let start = self.sample_cursor;
-        let ready = |(id, r): (&EntityId, &LocalReader)| {
-            (!r.paused && r.reader.ready_len() > 0).then_some(*id)
-        };
-        let found = match start {
-            Some(s) => self
-                .readers
-                .range(s..)
-                .chain(self.readers.range(..s))
-                .find_map(ready),
-            None => self.readers.iter().find_map(ready),
-        };
-        if let Some(id) = found {
-            let r = self.readers.get_mut(&id)?;
-            if let Some(sample) = r.reader.poll_sample() {
-                // Next time, start after this reader.
-                self.sample_cursor = self
-                    .readers
-                    .range((std::ops::Bound::Excluded(id), std::ops::Bound::Unbounded))
-                    .next()
-                    .map(|(k, _)| *k);
-                return Some(Event::Sample {
-                    reader: ReaderId(id),
-                    sample,
-                });
-            }
+        for id in self.readers.take_unchecked() {
+            self.stats.work.sample_checks = self.stats.work.sample_checks.saturating_add(1);
+            match self.readers.get(&id) {
+                Some(r) if !r.paused && r.reader.ready_len() > 0 => self.ready.insert(id),
+                _ => self.ready.remove(&id),
+            };
         }
-        None
+        // The first ready reader from the cursor on, round robin.
+        let found = match self.sample_cursor {
+            Some(s) => self.ready.range(s..).next().or_else(|| self.ready.first()),
+            None => self.ready.first(),
+        };
+        let id = *found?;
+        let r = self.readers.get_mut(&id)?;
+        let sample = r.reader.poll_sample();
+        if r.reader.ready_len() == 0 {
+            self.ready.remove(&id);
+        }
+        let sample = sample?;
+        // Next time, start after this reader.
+        self.sample_cursor = self
+            .ready
+            .range((std::ops::Bound::Excluded(id), std::ops::Bound::Unbounded))
+            .next()
+            .copied();
+        Some(Event::Sample {
+            reader: ReaderId(id),
+            sample,
+        })
     }
 
     /// Holds `reader`'s samples back from [`Participant::poll_event`] (`true`) or lets them
@@ -711,6 +756,11 @@ impl Participant {
 
     /// When `handle_timeout` must be called next: the next SPDP announcement, the earliest
     /// lease expiry, or an endpoint timer. Always `Some` (SPDP is periodic).
+    ///
+    /// Costs the endpoints touched since the last flush, not all of them: the others' timers
+    /// are indexed ([`table::Table`]). Lease expiries are checked no earlier than
+    /// `lease_check_at`, the earliest a lease could run out (a peer's `last_seen` only moves
+    /// forward); `handle_timeout` then looks at them all and plans the next check.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.spdp.deadline();
         let mut consider = |x: Option<Instant>| {
@@ -718,9 +768,7 @@ impl Participant {
                 t = t.min(x);
             }
         };
-        for r in self.remotes.values() {
-            consider(r.lease_expiry());
-        }
+        consider(self.lease_check_at);
         for w in self.sedp_writers.values() {
             consider(w.writer.poll_timeout());
         }
@@ -730,32 +778,43 @@ impl Participant {
         consider(self.wlp.writer.poll_timeout());
         consider(self.wlp.reader.poll_timeout());
         consider(self.liveliness_timeout());
-        for w in self.writers.values() {
+        consider(self.writers.next_indexed_timer());
+        consider(self.readers.next_indexed_timer());
+        let mut polled = 0u64;
+        for (_, w) in self.writers.touched() {
+            polled = polled.saturating_add(1);
             consider(w.writer.poll_timeout());
         }
-        for r in self.readers.values() {
+        for (_, r) in self.readers.touched() {
+            polled = polled.saturating_add(1);
             consider(r.reader.poll_timeout());
         }
+        self.timeout_polls
+            .set(self.timeout_polls.get().saturating_add(polled));
         Some(t)
     }
 
     /// Runs every timer due at `now`: SPDP announcements, lease expiry, endpoint heartbeats,
-    /// ACKNACK delays and repairs.
+    /// ACKNACK delays and repairs. Visits the endpoints whose timer is due and those touched
+    /// since the last flush, not all of them.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.drained_at = None;
         if self.spdp.due(now) {
             let dests = self.spdp_all_destinations();
             self.pending_spdp.push(dests);
         }
-        let expired: Vec<GuidPrefix> = self
-            .remotes
-            .values()
-            .filter(|r| r.lease_expiry().is_some_and(|t| t <= now))
-            .map(|r| r.guid_prefix())
-            .collect();
-        for prefix in expired {
-            self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
-            self.remove_participant(now, prefix);
+        if self.lease_check_at.is_some_and(|t| t <= now) {
+            let expired: Vec<GuidPrefix> = self
+                .remotes
+                .values()
+                .filter(|r| r.lease_expiry().is_some_and(|t| t <= now))
+                .map(|r| r.guid_prefix())
+                .collect();
+            for prefix in expired {
+                self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
+                self.remove_participant(now, prefix);
+            }
+            self.lease_check_at = self.remotes.values().filter_map(|r| r.lease_expiry()).min();
         }
         // Only endpoints with a timer due: touching the others would forget their memo of
         // having nothing to send (see `Drained`).
@@ -767,11 +826,37 @@ impl Participant {
         }
         self.wlp.writer.handle_timeout_if_due(now);
         self.wlp.reader.handle_timeout_if_due(now);
-        for w in self.writers.values_mut() {
-            w.writer.handle_timeout_if_due(now);
+        let writers: BTreeSet<EntityId> = self
+            .writers
+            .due(now)
+            .into_iter()
+            .chain(self.writers.touched().map(|(id, _)| *id))
+            .collect();
+        for id in writers {
+            self.stats.work.timer_checks = self.stats.work.timer_checks.saturating_add(1);
+            let due = self
+                .writers
+                .get(&id)
+                .is_some_and(|w| w.writer.timer_due(now));
+            if let (true, Some(w)) = (due, self.writers.get_mut(&id)) {
+                w.writer.handle_timeout_if_due(now);
+            }
         }
-        for r in self.readers.values_mut() {
-            r.reader.handle_timeout_if_due(now);
+        let readers: BTreeSet<EntityId> = self
+            .readers
+            .due(now)
+            .into_iter()
+            .chain(self.readers.touched().map(|(id, _)| *id))
+            .collect();
+        for id in readers {
+            self.stats.work.timer_checks = self.stats.work.timer_checks.saturating_add(1);
+            let due = self
+                .readers
+                .get(&id)
+                .is_some_and(|r| r.reader.timer_due(now));
+            if let (true, Some(r)) = (due, self.readers.get_mut(&id)) {
+                r.reader.handle_timeout_if_due(now);
+            }
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);
@@ -779,8 +864,39 @@ impl Participant {
         self.finish_input();
     }
 
+    /// How much this participant walked so far ([`WorkStats`]).
+    pub fn work(&self) -> WorkStats {
+        let mut work = self.stats.work;
+        work.timer_checks = work.timer_checks.saturating_add(self.timeout_polls.get());
+        work
+    }
+
+    /// The remote endpoints announced, changed or removed since the last call: `None` when
+    /// more than `max_remote_endpoints` did (look at all of them then). For a runtime that
+    /// follows discovery endpoint by endpoint after [`Event::RemoteEndpointChanged`].
+    pub fn take_remote_endpoint_changes(&mut self) -> Option<Vec<Guid>> {
+        let changes = self.remote_changes.replace(BTreeSet::new());
+        changes.map(|c| c.into_iter().collect())
+    }
+
     // -----------------------------------------------------------------------------------------
     // Helpers
+
+    /// Adds (`present`) or removes local endpoint `id` in the topic index.
+    fn index_local_topic(&mut self, topic: &str, id: EntityId, present: bool) {
+        index_topic(&mut self.local_by_topic, topic, id, present);
+    }
+
+    /// Records that remote endpoint `guid` was announced, changed or removed.
+    fn remote_endpoint_changed(&mut self, guid: Guid) {
+        let cap = self.config.max_remote_endpoints;
+        if let Some(changes) = &mut self.remote_changes {
+            changes.insert(guid);
+            if changes.len() > cap {
+                self.remote_changes = None;
+            }
+        }
+    }
 
     /// The shared reassembly budgets of writers of participant `prefix`: its own and the total.
     fn reassembly_budgets(&mut self, prefix: GuidPrefix) -> SharedBudgets {
@@ -1024,6 +1140,23 @@ impl SedpWriter {
                 self.failed = self.failed.saturating_add(1);
                 None
             }
+        }
+    }
+}
+
+/// Adds (`present`) or removes `id` under `topic` in a topic index.
+fn index_topic<T: Ord>(
+    index: &mut BTreeMap<String, BTreeSet<T>>,
+    topic: &str,
+    id: T,
+    present: bool,
+) {
+    if present {
+        index.entry(topic.to_owned()).or_default().insert(id);
+    } else if let Some(set) = index.get_mut(topic) {
+        set.remove(&id);
+        if set.is_empty() {
+            index.remove(topic);
         }
     }
 }

@@ -30,6 +30,8 @@ mod follower;
 mod graph;
 mod services;
 
+#[cfg(test)]
+pub(crate) use follower::EmptyRuntime;
 pub(crate) use follower::{Discovery, DiscoveryFollower, NetworkHandle};
 
 use std::collections::HashMap;
@@ -292,9 +294,11 @@ impl NetState {
 
     /// Tells the follower, if any, that endpoints changed.
     fn endpoints_changed(&mut self, follower: Option<&dyn DiscoveryFollower>) {
+        // Taken even without a follower: the participant keeps them until asked.
+        let changed = self.participant.take_remote_endpoint_changes();
         if let Some(follower) = follower {
             let (discovery, reports) = Discovery::split(self);
-            follower.endpoints_changed(&discovery, reports);
+            follower.endpoints_changed(&discovery, changed.as_deref(), reports);
         }
     }
 
