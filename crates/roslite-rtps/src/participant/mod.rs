@@ -83,6 +83,15 @@ pub struct Datagram {
     pub bytes: crate::WireBytes,
 }
 
+/// How full a local writer's history is ([`Participant::writer_history`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterHistory {
+    pub samples: usize,
+    pub bytes: usize,
+    pub max_samples: usize,
+    pub max_bytes: usize,
+}
+
 /// A remote writer or reader as announced in SEDP, for graph queries (`ros2 topic list`,
 /// `ros2 topic info -v`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -687,6 +696,19 @@ impl Participant {
 
     pub fn stats(&self) -> &ParticipantStats {
         &self.stats
+    }
+
+    /// Samples and payload bytes `id`'s history holds now, and its caps on them (a KEEP_ALL
+    /// writer's `keep_all_max_samples` and `keep_all_max_bytes`).
+    pub fn writer_history(&self, id: WriterId) -> Option<WriterHistory> {
+        let w = self.writers.get(&id.0)?;
+        let config = w.writer.config();
+        Some(WriterHistory {
+            samples: w.writer.history_len(),
+            bytes: w.writer.history_bytes(),
+            max_samples: config.history.capacity(),
+            max_bytes: config.max_history_bytes,
+        })
     }
 
     pub fn writer_stats(&self, id: WriterId) -> Option<WriterStats> {
