@@ -13,9 +13,9 @@
 //!    subscription N publishers (its own process's included), then says `MATCHED` with the
 //!    time (CLOCK_MONOTONIC, which the bench reads too). Time to match is the last process's
 //!    `MATCHED` after `go`; the discovery traffic is what the capture counted until then;
-//! 4. after `--settle`, the steady state: for `--steady`, the CPU time of every process
-//!    (`/proc/<pid>/stat`) and the traffic (all RTPS, by kind) while the graph sits idle;
-//!    then each process's VmRSS.
+//! 4. after `--settle`, the steady state: for `--steady`, the CPU time of every process (its
+//!    threads' `schedstat`, nanoseconds) and the traffic (all RTPS, by kind) while the graph
+//!    sits idle; then each process's VmRSS.
 //!
 //! roslite processes are this binary again (the hidden `roslite bench scale-peer`), with the
 //! process environment's defaults (shared memory between them on this host); rclpy processes
@@ -94,8 +94,8 @@ pub struct ScaleArgs {
     /// Wait after matching before the steady state is measured.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     settle: Duration,
-    /// How long the steady state (idle CPU, idle traffic) is measured. CPU times come in
-    /// 10 ms ticks, so 5 s resolve 0.2 % of a core per process.
+    /// How long the steady state (idle CPU, idle traffic) is measured (CPU: each thread's
+    /// time on a CPU, to the nanosecond).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     steady: Duration,
     /// ROS domain of the graphs (each runs in a network namespace of its own).
@@ -497,10 +497,10 @@ fn measure(
     }
     std::thread::sleep(args.settle);
     let pids: Vec<u32> = processes.iter().map(Conversation::pid).collect();
-    let before_cpu = CpuReading::of(&pids);
+    let before_cpu = CpuReading::of_threads(&pids);
     let before_traffic = capture.counts();
     std::thread::sleep(args.steady);
-    let after_cpu = CpuReading::of(&pids);
+    let after_cpu = CpuReading::of_threads(&pids);
     let steady_traffic = capture.counts().since(&before_traffic);
     let memory: Vec<ProcMemory> = pids
         .iter()

@@ -1,9 +1,12 @@
-//! CPU time of a process as `/proc/<pid>/stat` reports it: user plus system time of all its
-//! threads, living and exited, in clock ticks.
+//! CPU time of a process as `/proc` reports it.
 //!
-//! The kernel reports these times in `USER_HZ`, which is 100 on every architecture the benches
-//! run on (x86, ARM, RISC-V), so a reading has 10 ms resolution: over a window of seconds at
-//! tens of percent CPU the error is a few percent, which the tables' figures allow for.
+//! - [`cpu_time`]: user plus system time of all its threads, living and exited, from
+//!   `/proc/<pid>/stat`, in `USER_HZ` ticks (100 per second on every architecture the benches
+//!   run on), so 10 ms resolution: over seconds at tens of percent CPU the error is a few
+//!   percent, which the throughput figures allow for.
+//! - [`thread_cpu_time`]: the time its living threads spent on a CPU, in nanoseconds, from
+//!   `/proc/<pid>/task/<tid>/schedstat`: what an idle process's few milliseconds need. Threads
+//!   that exit between two readings drop out, so it is for steady states.
 
 use std::time::Duration;
 
@@ -20,6 +23,30 @@ pub fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
     let path = format!("/proc/{pid}/stat");
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
     parse_stat_cpu(&text).with_context(|| format!("no CPU times in {path}"))
+}
+
+/// Time on a CPU of every living thread of process `pid` (`/proc/<pid>/task/*/schedstat`,
+/// first field, nanoseconds).
+///
+/// # Errors
+/// When the process's task list cannot be read (it has exited).
+pub fn thread_cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let dir = format!("/proc/{pid}/task");
+    let mut total = 0u64;
+    for task in std::fs::read_dir(&dir).with_context(|| format!("reading {dir}"))? {
+        let path = task?.path().join("schedstat");
+        // A thread that ended since the listing is simply not counted.
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            if let Some(ns) = text
+                .split_whitespace()
+                .next()
+                .and_then(|t| t.parse::<u64>().ok())
+            {
+                total = total.saturating_add(ns);
+            }
+        }
+    }
+    Ok(Duration::from_nanos(total))
 }
 
 /// utime + stime from the text of `/proc/<pid>/stat`. The command name (field 2) is in
@@ -45,11 +72,19 @@ pub struct CpuReading {
 }
 
 impl CpuReading {
-    /// Reads every one of `pids` now.
+    /// Reads every one of `pids` now ([`cpu_time`]).
     pub fn of(pids: &[u32]) -> Self {
         Self {
             at: std::time::Instant::now(),
             times: pids.iter().map(|pid| cpu_time(*pid).ok()).collect(),
+        }
+    }
+
+    /// Reads every one of `pids` now, to the nanosecond ([`thread_cpu_time`]).
+    pub fn of_threads(pids: &[u32]) -> Self {
+        Self {
+            at: std::time::Instant::now(),
+            times: pids.iter().map(|pid| thread_cpu_time(*pid).ok()).collect(),
         }
     }
 
@@ -94,6 +129,7 @@ mod tests {
         }
         let me = std::process::id();
         assert!(cpu_time(me).is_ok(), "{spin}");
+        assert!(thread_cpu_time(me).unwrap() > Duration::ZERO);
         let first = CpuReading::of(&[me, u32::MAX]);
         let second = CpuReading::of(&[me, u32::MAX]);
         let used = second.used_since(&first);
