@@ -258,7 +258,8 @@ struct Run {
     time_to_create_ms: Option<f64>,
     /// Traffic from `go` to matched (or to the timeout).
     discovery: Counts,
-    /// Traffic per second during the steady state.
+    /// Traffic during the steady state, by kind, and per second.
+    idle: Counts,
     #[serde(serialize_with = "json::fixed1")]
     idle_bytes_per_s: f64,
     #[serde(serialize_with = "json::fixed1")]
@@ -530,6 +531,7 @@ fn measure(
         time_to_match_ms,
         time_to_create_ms,
         discovery,
+        idle: steady_traffic,
         idle_bytes_per_s: idle.bytes as f64 / seconds,
         idle_datagrams_per_s: idle.datagrams as f64 / seconds,
         idle_cpu_percent_mean: shares.iter().sum::<f64>() / shares.len().max(1) as f64,
@@ -852,6 +854,7 @@ mod tests {
             time_to_match_ms: Some(1.0),
             time_to_create_ms: Some(1.0),
             discovery: Counts::default(),
+            idle: Counts::default(),
             idle_bytes_per_s: 0.0,
             idle_datagrams_per_s: 0.0,
             idle_cpu_percent_mean: 0.0,

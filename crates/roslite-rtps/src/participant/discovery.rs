@@ -66,6 +66,9 @@ impl Participant {
         let reply_interval = self.config.initial_announce_period;
         if let Some(r) = self.remotes.get_mut(&prefix) {
             r.last_seen = now;
+            if self.receiving_multicast {
+                r.multicast_heard = Some(now);
+            }
             let old_host = r.host;
             if source.is_some() {
                 r.source = source;
@@ -123,6 +126,7 @@ impl Participant {
             discovered_from: source,
             received_bytes: 0,
             sent_unvalidated: 0,
+            multicast_heard: self.receiving_multicast.then_some(now),
         };
         let guid = remote.guid();
         self.plan_lease_check(remote.lease_expiry());

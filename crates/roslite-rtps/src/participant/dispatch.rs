@@ -44,6 +44,20 @@ enum Target {
 }
 
 impl Participant {
+    /// [`Participant::handle_datagram`] for a datagram that arrived on the SPDP multicast
+    /// group: a peer heard there shares the group, so periodic announcements reach it without
+    /// a unicast copy.
+    pub fn handle_multicast_datagram(
+        &mut self,
+        now: Instant,
+        source: Option<Locator>,
+        datagram: &[u8],
+    ) {
+        self.receiving_multicast = true;
+        self.handle_datagram(now, source, datagram);
+        self.receiving_multicast = false;
+    }
+
     /// Processes one received datagram. `source` is the UDP source address, if known: it
     /// tells whether a new peer runs on this host (for its loopback locators).
     ///

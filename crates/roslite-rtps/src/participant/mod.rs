@@ -213,6 +213,9 @@ pub struct Participant {
     remote_changes: Option<BTreeSet<Guid>>,
     /// No lease can run out before this (see [`Participant::poll_timeout`]).
     lease_check_at: Option<Instant>,
+    /// The datagram being handled came over multicast
+    /// ([`Participant::handle_multicast_datagram`]).
+    receiving_multicast: bool,
     /// Remote participants whose user data on topics with one of these name prefixes another
     /// transport carries (see [`Participant::set_carried_elsewhere`]).
     carried_elsewhere: BTreeMap<GuidPrefix, Vec<String>>,
@@ -333,6 +336,7 @@ impl Participant {
             remote_by_topic: BTreeMap::new(),
             remote_changes: Some(BTreeSet::new()),
             lease_check_at: None,
+            receiving_multicast: false,
             carried_elsewhere: BTreeMap::new(),
             readers_of_writer: BTreeMap::new(),
             events: VecDeque::new(),
@@ -822,7 +826,7 @@ impl Participant {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.drained_at = None;
         if self.spdp.due(now) {
-            let dests = self.spdp_all_destinations();
+            let dests = self.spdp_periodic_destinations(now);
             self.pending_spdp.push(dests);
         }
         if self.lease_check_at.is_some_and(|t| t <= now) {
@@ -1099,6 +1103,35 @@ impl Participant {
         if std::mem::take(&mut self.graph_changed) {
             self.push_event(Event::RemoteEndpointChanged);
         }
+    }
+
+    /// Where a periodic announcement goes: the configured destinations, plus the metatraffic
+    /// unicast locators of every known participant that does not hear our multicast. One that
+    /// announced it listens on a multicast group we send to, and whose own announcements came
+    /// over multicast within the last two periods, shares that group with us: a unicast copy
+    /// would only double what it receives (every participant of an N-process graph would get
+    /// 2 (N - 1) announcements a period instead of N - 1). Fast DDS and Cyclone send periodic
+    /// announcements to the multicast group and their configured peers only; a peer heard only
+    /// over unicast (LOCALHOST discovery, static peers, multicast lost) keeps its copy.
+    /// Replies to newcomers stay unicast.
+    fn spdp_periodic_destinations(&self, now: Instant) -> Vec<Locator> {
+        let window = self.config.announce_period.saturating_mul(2);
+        let mut dests = self.config.spdp_destinations.clone();
+        for r in self.remotes.values() {
+            let hears_our_multicast = r
+                .multicast_heard
+                .is_some_and(|t| now.saturating_duration_since(t) <= window)
+                && r.data
+                    .metatraffic_multicast_locators
+                    .iter()
+                    .any(|l| l.is_multicast() && self.config.spdp_destinations.contains(l));
+            if !hears_our_multicast {
+                dests.extend(spdp_reply_locators(r));
+            }
+        }
+        dests.sort();
+        dests.dedup();
+        dests
     }
 
     /// Every SPDP destination: the configured ones plus the metatraffic unicast locators of

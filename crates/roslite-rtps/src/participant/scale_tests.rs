@@ -121,3 +121,63 @@ fn remote_endpoint_changes_are_reported_once_each() {
         Some(vec![writer.guid(prefix)])
     );
 }
+
+/// A participant that discovers by multicast on 239.255.0.1:7400, as the ROS default does.
+fn multicast_participant(i: u8) -> Participant {
+    use std::net::Ipv4Addr;
+    let group = Locator::udpv4(Ipv4Addr::new(239, 255, 0, 1), 7400);
+    let mut c = ParticipantConfig::new(GuidPrefix([i; 12]), 0, u32::from(i));
+    c.metatraffic_unicast = vec![Locator::udpv4(Ipv4Addr::LOCALHOST, 7410 + 2 * u16::from(i))];
+    c.default_unicast = vec![Locator::udpv4(Ipv4Addr::LOCALHOST, 7411 + 2 * u16::from(i))];
+    c.metatraffic_multicast = vec![group];
+    c.spdp_destinations = vec![group];
+    Participant::new(c, Instant::ZERO).unwrap()
+}
+
+/// Destinations of participant 0's first periodic announcement after `peers` peers were
+/// heard once, at t = 1 s, over multicast (`multicast`) or unicast; and of the one after two
+/// periods without hearing them again (their leases still run).
+fn announcement_destinations(peers: u8, multicast: bool) -> (usize, usize) {
+    let mut us = multicast_participant(100);
+    while us.poll_transmit(Instant::ZERO).is_some() {}
+    let heard = Instant::ZERO + Duration::from_secs(1);
+    for i in 0..peers {
+        let mut peer = multicast_participant(i);
+        let spdp = peer.poll_transmit(Instant::ZERO).unwrap();
+        let source = Some(peer.config().metatraffic_unicast[0]);
+        let bytes = spdp.bytes.to_vec();
+        if multicast {
+            us.handle_multicast_datagram(heard, source, &bytes);
+        } else {
+            us.handle_datagram(heard, source, &bytes);
+        }
+        while us.poll_transmit(heard).is_some() {}
+    }
+    let next_announcement = |us: &mut Participant, after: Instant| loop {
+        let t = us.poll_timeout().unwrap().max(after);
+        us.handle_timeout(t);
+        if let Some(d) = us.poll_transmit(t) {
+            while us.poll_transmit(t).is_some() {}
+            return (t, d.destinations.len());
+        }
+    };
+    let (t, first) = next_announcement(&mut us, heard);
+    // Keep the peers alive without any multicast from them: only their leases are renewed.
+    let mut now = t;
+    let mut later = first;
+    while now.saturating_duration_since(heard) <= us.config().announce_period * 3 {
+        (now, later) = next_announcement(&mut us, now + ms(1));
+    }
+    (first, later)
+}
+
+#[test]
+fn periodic_announcements_reach_multicast_peers_once() {
+    // Peers heard over multicast get the multicast announcement only: one destination
+    // whether 4 or 32 peers listen; a copy per peer would make every period cost the graph
+    // N (N - 1) datagrams more. Peers that stopped being heard there get unicast copies
+    // again, as do peers only ever heard over unicast.
+    assert_eq!(announcement_destinations(4, true), (1, 5));
+    assert_eq!(announcement_destinations(32, true), (1, 33));
+    assert_eq!(announcement_destinations(4, false), (5, 5));
+}
