@@ -98,6 +98,11 @@ pub struct ScaleArgs {
     /// time on a CPU, to the nanosecond).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     steady: Duration,
+    /// Same-host transports the roslite processes may use (`ROSLITE_TRANSPORTS`: `udp` keeps
+    /// everything on RTPS); default: the environment's default (shared memory, then a Unix
+    /// socket, between roslite processes).
+    #[arg(long)]
+    transports: Option<String>,
     /// ROS domain of the graphs (each runs in a network namespace of its own).
     #[arg(long, default_value_t = 0)]
     domain: u32,
@@ -286,6 +291,10 @@ pub fn run(args: &ScaleArgs) -> anyhow::Result<()> {
         "--domain must be at most {}",
         roslite::context::MAX_DOMAIN_ID
     );
+    if let Some(transports) = &args.transports {
+        roslite::LocalTransports::parse(transports)
+            .map_err(|e| anyhow::anyhow!("--transports: {e}"))?;
+    }
     let mut sizes = args.sizes.clone();
     sizes.sort_by_key(|s| (s.product(), *s));
     sizes.dedup();
@@ -310,6 +319,7 @@ pub fn run(args: &ScaleArgs) -> anyhow::Result<()> {
             bench: "scale",
             steady_s: args.steady.as_secs_f64(),
             fastdds: python.as_deref().and_then(fastdds_version),
+            transports: args.transports.as_deref(),
             runs: &runs,
             rss_kib_per_matched_remote_endpoint: slope,
             goals: &goals,
@@ -402,7 +412,11 @@ fn measure(
                     "--endpoints",
                     &size.endpoints.to_string(),
                 ])?;
-                in_namespace(&ns, &template)
+                let mut command = in_namespace(&ns, &template);
+                if let Some(transports) = &args.transports {
+                    command.env(roslite::LocalTransports::ENV, transports);
+                }
+                command
             }
             (Stack::Rclpy, Some(python)) => {
                 let mut command = ns.command(python);
@@ -429,8 +443,10 @@ fn measure(
             .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
             .env_remove("ROS_STATIC_PEERS")
             .env_remove("ROS_LOCALHOST_ONLY")
-            .env_remove("ROSLITE_TRANSPORTS")
             .env_remove("ROSLITE_NETWORK");
+        if args.transports.is_none() || stack == Stack::Rclpy {
+            command.env_remove(roslite::LocalTransports::ENV);
+        }
         let name = format!("{} process {index}", stack.name());
         processes.push(Conversation::spawn(&name, &mut command)?);
     }
@@ -696,7 +712,11 @@ fn table(args: &ScaleArgs, runs: &[Run], slope: Option<f64>, goals: &[Goal]) -> 
     let _ = writeln!(
         out,
         "remote = remote endpoints each process matches, 2 x M x (N - 1); CPU %/pr = mean idle \
-         CPU of one process, percent of a core"
+         CPU of one process, percent of a core; roslite paths: {}",
+        args.transports.as_deref().map_or(
+            "the default (same-host links between roslite processes)".to_owned(),
+            |t| { format!("ROSLITE_TRANSPORTS={t}") }
+        )
     );
     match slope {
         Some(s) => {
@@ -805,6 +825,8 @@ struct Json<'a> {
     #[serde(serialize_with = "json::number")]
     steady_s: f64,
     fastdds: Option<String>,
+    /// `ROSLITE_TRANSPORTS` of the roslite processes (`null`: the default).
+    transports: Option<&'a str>,
     runs: &'a [Run],
     #[serde(serialize_with = "json::fixed3_opt")]
     rss_kib_per_matched_remote_endpoint: Option<f64>,
