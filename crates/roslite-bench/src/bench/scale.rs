@@ -611,12 +611,13 @@ struct Goal {
     met: bool,
 }
 
-/// The scale goals, each only where its same-run comparison exists.
+/// The scale goals, each only where its same-run comparison exists: both graphs of
+/// 16 x 50 measured and fully matched (a graph still discovering is not idle).
 fn goals(runs: &[Run], slope: Option<f64>) -> Vec<Goal> {
     let mut out = Vec::new();
     let at = |stack: Stack| {
         runs.iter()
-            .find(|r| r.stack == stack && r.processes == 16 && r.endpoints == 50)
+            .find(|r| r.stack == stack && r.processes == 16 && r.endpoints == 50 && r.matched)
     };
     if let (Some(ours), Some(theirs)) = (at(Stack::Roslite), at(Stack::Rclpy)) {
         if let (Some(a), Some(b)) = (ours.time_to_match_ms, theirs.time_to_match_ms) {
@@ -896,9 +897,22 @@ mod tests {
         let slope = rss_slope(&runs).unwrap();
         assert!((slope - 2.0).abs() < 1e-9, "{slope}");
         assert_eq!(rss_slope(&runs[..1]), None);
-        let goals = goals(&runs, Some(slope));
+        let memory_only = goals(&runs, Some(slope));
         // No rclpy run: only the memory goal has its figures.
-        assert_eq!(goals.len(), 1);
-        assert!(goals[0].met);
+        assert_eq!(memory_only.len(), 1);
+        assert!(memory_only[0].met);
+        // The 16 x 50 goals need both graphs matched.
+        let mut ours = run(16, 50, 9000);
+        let mut theirs = Run {
+            stack: Stack::Rclpy,
+            idle_cpu_percent_total: 1.0,
+            ..run(16, 50, 80000)
+        };
+        assert_eq!(goals(&[ours.clone(), theirs.clone()], None).len(), 2);
+        theirs.matched = false;
+        assert!(goals(&[ours.clone(), theirs.clone()], None).is_empty());
+        theirs.matched = true;
+        ours.matched = false;
+        assert!(goals(&[ours, theirs], None).is_empty());
     }
 }
