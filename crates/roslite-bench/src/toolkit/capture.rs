@@ -1,6 +1,6 @@
 //! Counting the RTPS traffic of a network namespace: a raw packet socket on its loopback
 //! device sees every datagram the processes inside send one another (unicast and multicast,
-//! once each), and [`classify`] sorts each one by the endpoint it comes from or goes to.
+//! once each), and [`Classifier::classify`] sorts each one by the endpoint it comes from or goes to.
 //!
 //! Each submessage that names an endpoint (DATA, DATA_FRAG, HEARTBEAT, HEARTBEAT_FRAG, GAP,
 //! ACKNACK, NACK_FRAG) is sorted by its writer:

@@ -9,10 +9,11 @@
 //! always an argument; nothing here reads a clock, opens a socket or draws randomness.
 //!
 //! Ownership and invariants:
-//! - Local endpoints live in `writers`/`readers` ([`table::Table`]s keyed by entity id, which
+//! - Local endpoints live in `writers`/`readers`, tables (`table.rs`) keyed by entity id that
 //!   record what each input touched, so a flush, a timeout and the sample queue visit those
-//!   endpoints only); ids are allocated from a counter and never reused. The two SEDP announcers and two SEDP detectors are ordinary
-//!   [`Writer`]s/[`Reader`]s kept apart in `sedp_writers`/`sedp_readers`.
+//!   endpoints only; ids are allocated from a counter and never reused. The two SEDP
+//!   announcers and two SEDP detectors are ordinary [`Writer`]s/[`Reader`]s kept apart in
+//!   `sedp_writers`/`sedp_readers`.
 //! - `remotes` holds one [`RemoteParticipant`] per GUID prefix, `remote_endpoints` one
 //!   [`RemoteEndpoint`] per endpoint GUID. Every remote endpoint belongs to a known remote
 //!   participant: removing a participant removes its endpoints first.
@@ -784,7 +785,7 @@ impl Participant {
     /// lease expiry, or an endpoint timer. Always `Some` (SPDP is periodic).
     ///
     /// Costs the endpoints touched since the last flush, not all of them: the others' timers
-    /// are indexed ([`table::Table`]). Lease expiries are checked no earlier than
+    /// are indexed (`table.rs`). Lease expiries are checked no earlier than
     /// `lease_check_at`, the earliest a lease could run out (a peer's `last_seen` only moves
     /// forward); `handle_timeout` then looks at them all and plans the next check.
     pub fn poll_timeout(&self) -> Option<Instant> {
