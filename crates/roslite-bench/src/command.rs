@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
-use crate::bench::{action, footprint, intra, large, linetrace, rtt, service, soak, timer, wasm};
+use crate::bench::{
+    action, footprint, intra, large, linetrace, rtt, scale, service, soak, throughput, timer, wasm,
+};
 use crate::toolkit::units::{parse_duration, parse_size};
 
 #[derive(clap::Subcommand)]
@@ -66,6 +68,19 @@ pub enum BenchCommand {
     /// messages sent, delivered and reported lost (which must add up), each process's RSS
     /// growth per hour after a warm-up, and any panic.
     Soak(soak::SoakArgs),
+    /// Throughput between two processes, one publisher and one subscriber, reliable keep-all
+    /// and keep-last, as fast as the subscriber keeps up, 64 B to 4 MiB: messages/s, MB/s,
+    /// loss and CPU time per message of both, over shared memory, a Unix socket and RTPS/UDP on
+    /// 127.0.0.1, next to Cyclone DDS's `ddsperf pub`/`ddsperf sub` in the same run; writes a
+    /// chart of throughput against size.
+    Throughput(throughput::ThroughputArgs),
+    /// How cost grows with the graph: N processes (2 to 64) each with M publishers and M
+    /// subscriptions (1 to 500) on M shared topics, started together in a network namespace of
+    /// their own: time until every endpoint matched, discovery datagrams and bytes on the wire
+    /// (SPDP, SEDP, ros_discovery_info, from a raw capture), idle CPU, traffic and RSS per
+    /// process in steady state; the same graph of rclpy (Fast DDS) processes for one size; a
+    /// chart of each figure against N x M. Needs root (network namespaces, raw capture).
+    Scale(scale::ScaleArgs),
     /// What a WebAssembly node costs: the host -> guest dispatch -> host publish round trip on
     /// wasmtime and on wasmi next to the same echo done by a native node (one process,
     /// alternating rounds), and the start-up time (process start to first callback) of a
@@ -74,6 +89,12 @@ pub enum BenchCommand {
     /// Helper for `bench wasm`: the native node whose start-up is measured.
     #[command(hide = true)]
     WasmStartupPeer,
+    /// Helper for `bench throughput`: the publisher or the subscriber.
+    #[command(hide = true)]
+    ThroughputPeer(throughput::PeerArgs),
+    /// Helper for `bench scale`: one roslite process of a graph.
+    #[command(hide = true)]
+    ScalePeer(scale::PeerArgs),
     /// Helper for `bench soak`: a publisher, subscriber or short-lived participant.
     #[command(hide = true)]
     SoakPeer(soak::PeerArgs),
@@ -123,6 +144,10 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::SoakPeer(args) => soak::peer(&args),
         BenchCommand::Action(args) => action::run(&args),
         BenchCommand::ActionPeer(args) => action::peer(&args),
+        BenchCommand::Scale(args) => scale::run(&args),
+        BenchCommand::ScalePeer(args) => scale::peer(&args),
+        BenchCommand::Throughput(args) => throughput::run(&args),
+        BenchCommand::ThroughputPeer(args) => throughput::peer(&args),
         BenchCommand::Wasm(args) => wasm::run(&args),
         BenchCommand::WasmStartupPeer => wasm::startup_peer(),
     }

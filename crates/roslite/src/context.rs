@@ -139,6 +139,8 @@ impl Context {
         }
         // Read again where publishers are made; a malformed value is refused here, once.
         crate::vocabulary::qos::keep_all_max_bytes()?;
+        // Read again where the network starts; likewise.
+        crate::vocabulary::limits::NetworkLimits::from_env()?;
         let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
         let network = match &options.network {
             NetworkMode::Off => None,

@@ -33,7 +33,7 @@ pub mod seam;
 pub mod vocabulary;
 
 pub use endpoints::{action, pubsub, serialized, serialized_service, service};
-pub use vocabulary::{config, events, graph, log, names, qos, time};
+pub use vocabulary::{config, events, graph, limits, log, names, qos, time};
 
 use std::future::Future;
 use std::sync::Arc;

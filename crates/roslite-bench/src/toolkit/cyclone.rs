@@ -1,5 +1,6 @@
 //! Cyclone DDS's `ddsperf` (Debian `cyclonedds-tools`) as a peer: `ddsperf pong` and `ddsperf
-//! ping size N` (reliable, keep-last 1), confined to 127.0.0.1 and given the socket buffer
+//! ping size N` (reliable, keep-last 1) for round trips ([`ping`]), `ddsperf pub` and `ddsperf
+//! sub` for throughput ([`throughput`]), confined to 127.0.0.1 and given the socket buffer
 //! sizes roslite asks for ([`CYCLONE_LOOPBACK_URI`]).
 //!
 //! Two things about `ddsperf`'s figures:
@@ -20,8 +21,9 @@ use std::time::Duration;
 use anyhow::bail;
 use roslite::Instant;
 
+use super::cpu::CpuReading;
 use super::memory::ProcMemory;
-use super::process::Helper;
+use super::process::{Conversation, Helper};
 use super::stats::weighted_median;
 
 /// `ddsperf` on the PATH, if installed.
@@ -226,9 +228,182 @@ pub fn ping<T>(
     })
 }
 
+/// One per-second line of `ddsperf sub`, as printed: `[pid] 2.000  size 64 total 2527681 lost 0
+/// delta 1177649 lost 0 rate 1177.66 kS/s 602.96 Mb/s (...)`. The first `lost` is the total
+/// so far, the second the interval's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DdsperfSubInterval {
+    pub time_s: f64,
+    pub size: usize,
+    pub total: u64,
+    pub lost_total: u64,
+}
+
+/// Parses a `ddsperf sub` interval line; other lines (`rss:...`, participants) give `None`.
+pub fn parse_ddsperf_sub_interval(line: &str) -> Option<DdsperfSubInterval> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let time_s = tokens.get(1)?.parse().ok()?;
+    let after = |key: &str| -> Option<&str> {
+        let i = tokens.iter().position(|t| *t == key)?;
+        tokens.get(i + 1).copied()
+    };
+    Some(DdsperfSubInterval {
+        time_s,
+        size: after("size")?.parse().ok()?,
+        total: after("total")?.parse().ok()?,
+        lost_total: after("lost")?.parse().ok()?,
+    })
+}
+
+/// Parses a `ddsperf pub` interval line, `[pid] 2.000 1.18M/s   0n |@___...|   0%   4m`:
+/// its time and the samples published per second in the interval.
+pub fn parse_ddsperf_pub_rate(line: &str) -> Option<(f64, f64)> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let time_s: f64 = tokens.get(1)?.parse().ok()?;
+    let rate = tokens.get(2)?.strip_suffix("/s")?;
+    let (number, scale) = match rate.chars().last()? {
+        'k' => (&rate[..rate.len() - 1], 1e3),
+        'M' => (&rate[..rate.len() - 1], 1e6),
+        'G' => (&rate[..rate.len() - 1], 1e9),
+        _ => (rate, 1.0),
+    };
+    Some((time_s, number.parse::<f64>().ok()? * scale))
+}
+
+/// What one [`throughput`] run measured, over whole seconds after the first.
+#[derive(Clone, Copy, Debug)]
+pub struct CycloneThroughput {
+    /// Samples the subscriber received per second.
+    pub messages_per_s: f64,
+    pub received: u64,
+    /// Samples the subscriber saw missing (sequence-number gaps).
+    pub lost: u64,
+    /// Samples published per second, as `ddsperf pub` reports it (its mean over the window).
+    pub published_per_s: Option<f64>,
+    /// CPU time (user + system, all threads) per sample, publisher per sample published,
+    /// subscriber per sample received.
+    pub pub_cpu_us_per_msg: Option<f64>,
+    pub sub_cpu_us_per_msg: Option<f64>,
+}
+
+/// `ddsperf sub` and `ddsperf pub size N` as fast as it goes, reliable, keep-all (`depth`
+/// `None`) or keep-last `depth`, in `domain`, for `duration` of whole one-second intervals
+/// after the first (which includes discovery). Both processes' CPU time is read when the
+/// subscriber prints the interval lines that open and close the window, so the count of
+/// samples and the CPU time cover the same seconds.
+///
+/// # Errors
+/// When a process cannot be started. A run that reports nothing is `Ok(Err(why))`.
+pub fn throughput(
+    ddsperf: &Path,
+    domain: u32,
+    size: usize,
+    depth: Option<u32>,
+    duration: Duration,
+) -> anyhow::Result<Result<CycloneThroughput, String>> {
+    let seconds = duration.as_secs().max(1);
+    let run_for = (seconds + 4).to_string();
+    let history = depth.map_or_else(|| "all".to_owned(), |d| d.to_string());
+    let mut sub = ddsperf_command(ddsperf, domain);
+    sub.args(["-D", &run_for, "-k", &history, "sub"])
+        .stderr(Stdio::null());
+    let mut sub = Conversation::spawn("ddsperf sub", &mut sub)?;
+    let size_arg = size.max(12).to_string();
+    let mut publisher = ddsperf_command(ddsperf, domain);
+    publisher
+        .args(["-D", &run_for, "-k", &history, "pub", "size", &size_arg])
+        .stderr(Stdio::null());
+    let (publisher, pub_lines) = Helper::spawn_reading("ddsperf pub", &mut publisher)?;
+    let pids = [publisher.pid(), sub.pid()];
+    let wait = Duration::from_secs(seconds + 10);
+    let next_interval = |sub: &mut Conversation| -> Option<DdsperfSubInterval> {
+        loop {
+            let line = sub.expect("[", wait).ok()?;
+            if let Some(interval) = parse_ddsperf_sub_interval(&format!("[{line}")) {
+                return Some(interval);
+            }
+        }
+    };
+    let Some(first) = next_interval(&mut sub) else {
+        return Ok(Err("ddsperf sub reported no samples".to_owned()));
+    };
+    let start = CpuReading::of(&pids);
+    let mut last = first;
+    while last.time_s - first.time_s < seconds as f64 - 0.5 {
+        match next_interval(&mut sub) {
+            Some(interval) => last = interval,
+            None => break,
+        }
+    }
+    let end = CpuReading::of(&pids);
+    drop(publisher);
+    drop(sub);
+    let window = last.time_s - first.time_s;
+    if window <= 0.0 {
+        return Ok(Err("ddsperf sub reported one interval only".to_owned()));
+    }
+    let received = last.total.saturating_sub(first.total);
+    let lost = last.lost_total.saturating_sub(first.lost_total);
+    let rates: Vec<f64> = pub_lines
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(|l| parse_ddsperf_pub_rate(l))
+        .filter(|(t, _)| *t > first.time_s - 0.5 && *t < last.time_s + 0.5)
+        .map(|(_, rate)| rate)
+        .collect();
+    let published_per_s =
+        (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64);
+    let used = end.used_since(&start);
+    let per = |cpu: Option<Duration>, count: f64| {
+        cpu.filter(|_| count > 0.0)
+            .map(|c| c.as_secs_f64() * 1e6 / count)
+    };
+    Ok(Ok(CycloneThroughput {
+        messages_per_s: received as f64 / window,
+        received,
+        lost,
+        published_per_s,
+        pub_cpu_us_per_msg: per(
+            used[0],
+            published_per_s.map_or(received as f64, |r| r * window),
+        ),
+        sub_cpu_us_per_msg: per(used[1], received as f64),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ddsperf_throughput_lines_parse() {
+        let sub = "[17437] 2.000  size 64 total 2527681 lost 3 delta 1177649 lost 1 rate \
+                   1177.66 kS/s 602.96 Mb/s (252.77 kS/s 129.42 Mb/s)";
+        assert_eq!(
+            parse_ddsperf_sub_interval(sub),
+            Some(DdsperfSubInterval {
+                time_s: 2.0,
+                size: 64,
+                total: 2_527_681,
+                lost_total: 3,
+            })
+        );
+        assert_eq!(
+            parse_ddsperf_sub_interval("[17437] 2.000  rss:7.2MB vcsw:736 ivcsw:308"),
+            None
+        );
+        let (t, rate) =
+            parse_ddsperf_pub_rate("[17438] 2.000 1.18M/s   0n |@___.... ...|   0%   4m").unwrap();
+        assert_eq!(t, 2.0);
+        assert!((rate - 1.18e6).abs() < 1.0);
+        let (_, rate) = parse_ddsperf_pub_rate("[1] 3.000 520.50k/s 0n |@|").unwrap();
+        assert!((rate - 520_500.0).abs() < 1e-6);
+        assert_eq!(
+            parse_ddsperf_pub_rate("[1] 3.000  rss:10.5MB vcsw:759"),
+            None
+        );
+    }
 
     #[test]
     fn ddsperf_lines_parse_and_double() {

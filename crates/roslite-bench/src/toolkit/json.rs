@@ -50,6 +50,11 @@ pub fn fixed4<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
     fixed(*value, 4, s)
 }
 
+/// An optional figure to 1 decimal (`null` for `None`).
+pub fn fixed1_opt<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    fixed(value.unwrap_or(f64::NAN), 1, s)
+}
+
 /// An optional figure to 3 decimals (`null` for `None`).
 pub fn fixed3_opt<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     fixed(value.unwrap_or(f64::NAN), 3, s)

@@ -7,6 +7,8 @@
 //!   when dropped.
 //! - [`context`]: roslite contexts confined to this host, and the path the graph says a remote
 //!   endpoint's samples take.
+//! - [`capture`]: the RTPS traffic of a network namespace, counted by kind from a raw socket.
+//! - [`cpu`]: a process's CPU time from `/proc`, read at two instants.
 //! - [`memory`]: a process's memory as `/proc` reports it: status, smaps by mapping, and the
 //!   pages it touches per message.
 //! - [`pingpong`]: roslite's ping-pong through the user API (pings, echoes, chains of pings
@@ -17,7 +19,9 @@
 //! - [`veth`]: two network namespaces joined by a veth pair.
 //! - [`json`] and [`plot`]: the `--json` output and the SVG charts.
 
+pub mod capture;
 pub mod context;
+pub mod cpu;
 pub mod cyclone;
 pub mod fastdds;
 pub mod json;

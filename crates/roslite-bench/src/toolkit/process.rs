@@ -3,9 +3,10 @@
 //! is dropped, and a helper of this binary dies with the bench ([`die_with_parent`]), so an
 //! interrupted bench leaves no participant behind.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
@@ -66,6 +67,90 @@ impl Drop for Helper {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A helper spoken to line by line: commands on its stdin, its stdout read on a thread into a
+/// channel, so [`Self::expect`] can wait for one line with a timeout. Killed and reaped when
+/// dropped.
+pub struct Conversation {
+    helper: Helper,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Conversation {
+    /// Starts `command` with stdin and stdout piped (stderr as the command has it).
+    pub fn spawn(name: &str, command: &mut Command) -> anyhow::Result<Self> {
+        let mut helper = Helper::spawn(name, command.stdin(Stdio::piped()).stdout(Stdio::piped()))?;
+        let stdout = helper
+            .child
+            .stdout
+            .take()
+            .context("internal bug: stdout not piped")?;
+        let stdin = helper.child.stdin.take();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            helper,
+            stdin,
+            lines,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.helper.pid()
+    }
+
+    pub fn name(&self) -> &str {
+        &self.helper.name
+    }
+
+    /// What follows `prefix` on the next line that starts with it (other lines are skipped),
+    /// within `timeout`.
+    ///
+    /// # Errors
+    /// When no such line came in time, or the helper ended first.
+    pub fn expect(&mut self, prefix: &str, timeout: Duration) -> anyhow::Result<String> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return Ok(rest.trim().to_owned());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    bail!("{} said no {prefix:?} within {timeout:?}", self.helper.name)
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = self.helper.child.wait()?;
+                    bail!(
+                        "{} exited ({status}) before saying {prefix:?}",
+                        self.helper.name
+                    )
+                }
+            }
+        }
+    }
+
+    /// Writes one line to the helper's stdin.
+    ///
+    /// # Errors
+    /// When the helper's stdin is closed.
+    pub fn say(&mut self, line: &str) -> anyhow::Result<()> {
+        let stdin = self.stdin.as_mut().context("internal bug: stdin closed")?;
+        writeln!(stdin, "{line}").with_context(|| format!("writing to {}", self.helper.name))?;
+        stdin.flush()?;
+        Ok(())
     }
 }
 

@@ -10,8 +10,8 @@
 //! multicast) works across the pair; the peers are given each other as `ROS_STATIC_PEERS` too.
 //! The link keeps the veth default MTU (1500), like an Ethernet LAN between two hosts. Nothing
 //! is routed beyond the pair. Dropping the value deletes both namespaces, which destroys the
-//! veth pair with them. `roslite_transport::netns` makes single namespaces with `lo` only; the
-//! benches do not depend on that crate, so this runs `ip` itself.
+//! veth pair with them. `roslite_transport::netns` makes single namespaces with `lo` only
+//! (`bench scale` uses it); this pair of joined ones runs `ip` itself.
 //!
 //! Needs root (or `CAP_SYS_ADMIN` + `CAP_NET_ADMIN`) and `ip` (Debian package iproute2).
 

@@ -274,6 +274,10 @@ pub struct RemoteParticipant {
     /// have not shown to be live (docs/robustness.md §1, amplification).
     pub(crate) received_bytes: u64,
     pub(crate) sent_unvalidated: u64,
+    /// When its SPDP announcement last arrived over multicast: while that keeps happening it
+    /// shares our multicast group, so our periodic announcements reach it there without a
+    /// unicast copy.
+    pub(crate) multicast_heard: Option<Instant>,
 }
 
 impl RemoteParticipant {

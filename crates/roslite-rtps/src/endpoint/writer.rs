@@ -262,6 +262,11 @@ impl Writer {
         self.history.len()
     }
 
+    /// Payload bytes currently held in the history cache.
+    pub fn history_bytes(&self) -> usize {
+        self.history.bytes()
+    }
+
     pub fn matched_readers(&self) -> impl Iterator<Item = &Guid> {
         self.readers.keys()
     }

@@ -66,6 +66,9 @@ impl Participant {
         let reply_interval = self.config.initial_announce_period;
         if let Some(r) = self.remotes.get_mut(&prefix) {
             r.last_seen = now;
+            if self.receiving_multicast {
+                r.multicast_heard = Some(now);
+            }
             let old_host = r.host;
             if source.is_some() {
                 r.source = source;
@@ -80,6 +83,9 @@ impl Participant {
                 reroute |= !same_locators(&r.data, &pd);
                 r.data = pd;
                 self.graph_changed = true;
+                // Its lease may have become shorter.
+                let expiry = r.lease_expiry();
+                self.plan_lease_check(expiry);
             }
             if reroute {
                 self.reroute(now, prefix);
@@ -120,8 +126,10 @@ impl Participant {
             discovered_from: source,
             received_bytes: 0,
             sent_unvalidated: 0,
+            multicast_heard: self.receiving_multicast.then_some(now),
         };
         let guid = remote.guid();
+        self.plan_lease_check(remote.lease_expiry());
         // Answer at once with our SPDP, so the newcomer does not wait for our next period
         // (docs/ros2-interop.md §13); our SEDP follows as soon as the builtin endpoints
         // are matched below.
@@ -132,6 +140,13 @@ impl Participant {
         self.push_event(Event::ParticipantDiscovered(guid));
         self.graph_changed = true;
         self.match_builtin(now, prefix);
+    }
+
+    /// Makes sure leases are checked no later than `expiry` (see `lease_check_at`).
+    fn plan_lease_check(&mut self, expiry: Option<Instant>) {
+        if let Some(expiry) = expiry {
+            self.lease_check_at = Some(self.lease_check_at.map_or(expiry, |t| t.min(expiry)));
+        }
     }
 
     fn queue_spdp(&mut self, dests: Vec<Locator>) {
@@ -221,21 +236,49 @@ impl Participant {
             .collect();
         for remote in endpoints {
             let locals: Vec<EntityId> = self
-                .writers
-                .iter()
-                .filter(|(_, w)| w.matched.contains(&remote))
-                .map(|(id, _)| *id)
-                .chain(
-                    self.readers
-                        .iter()
-                        .filter(|(_, r)| r.matched.contains(&remote))
-                        .map(|(id, _)| *id),
-                )
+                .locals_on_topic_of(remote)
+                .into_iter()
+                .filter(|local| self.is_matched(*local, remote))
                 .collect();
             for local in locals {
                 self.add_proxy(now, local, remote);
             }
         }
+    }
+
+    /// Whether local endpoint `local` is matched with remote endpoint `remote`.
+    fn is_matched(&self, local: EntityId, remote: Guid) -> bool {
+        if local.is_writer() {
+            self.writers
+                .get(&local)
+                .is_some_and(|w| w.matched.contains(&remote))
+        } else {
+            self.readers
+                .get(&local)
+                .is_some_and(|r| r.matched.contains(&remote))
+        }
+    }
+
+    /// The local endpoints on the topic of known remote endpoint `remote`, of the other side.
+    fn locals_on_topic_of(&self, remote: Guid) -> Vec<EntityId> {
+        let Some(e) = self.remote_endpoints.get(&remote) else {
+            return Vec::new();
+        };
+        self.locals_on_topic(&e.data.topic_name, e.data.kind)
+    }
+
+    /// The local endpoints on `topic` that pair with a remote endpoint of kind `remote_kind`.
+    fn locals_on_topic(&self, topic: &str, remote_kind: EndpointKind) -> Vec<EntityId> {
+        let Some(ids) = self.local_by_topic.get(topic) else {
+            return Vec::new();
+        };
+        ids.iter()
+            .copied()
+            .filter(|id| match remote_kind {
+                EndpointKind::Writer => !id.is_writer(),
+                EndpointKind::Reader => id.is_writer(),
+            })
+            .collect()
     }
 
     /// Forgets a remote participant: unmatches and removes its endpoints, unmatches the
@@ -310,18 +353,29 @@ impl Participant {
 
     fn upsert_remote_endpoint(&mut self, now: Instant, data: EndpointData) {
         let guid = data.guid;
-        match self.remote_endpoints.get_mut(&guid) {
+        match self.remote_endpoints.get(&guid) {
             Some(e) if e.data == data => {
                 bump(&mut self.stats.sedp.unchanged);
                 return;
             }
-            Some(e) => e.data = data,
+            Some(e) if e.data.topic_name != data.topic_name || e.data.kind != data.kind => {
+                // An endpoint does not move to another topic, but a peer may say it did: its
+                // pairs on the old topic end first.
+                self.remove_remote_endpoint(guid);
+                return self.upsert_remote_endpoint(now, data);
+            }
+            Some(_) => {
+                if let Some(e) = self.remote_endpoints.get_mut(&guid) {
+                    e.data = data;
+                }
+            }
             None => {
                 if self.remote_endpoints.len() >= self.config.max_remote_endpoints {
                     bump(&mut self.stats.endpoints_rejected);
                     self.limit_reached(Limit::MaxRemoteEndpoints, self.config.max_remote_endpoints);
                     return;
                 }
+                super::index_topic(&mut self.remote_by_topic, &data.topic_name, guid, true);
                 self.remote_endpoints.insert(
                     guid,
                     RemoteEndpoint {
@@ -333,6 +387,7 @@ impl Participant {
         }
         bump(&mut self.stats.sedp.announcements);
         self.graph_changed = true;
+        self.remote_endpoint_changed(guid);
         self.match_remote(now, guid);
     }
 
@@ -341,12 +396,11 @@ impl Participant {
         let Some(e) = self.remote_endpoints.remove(&guid) else {
             return;
         };
+        super::index_topic(&mut self.remote_by_topic, &e.data.topic_name, guid, false);
         self.graph_changed = true;
-        let locals: Vec<EntityId> = match e.data.kind {
-            EndpointKind::Writer => self.readers.keys().copied().collect(),
-            EndpointKind::Reader => self.writers.keys().copied().collect(),
-        };
-        for local in locals {
+        self.remote_endpoint_changed(guid);
+        // Only endpoints of its topic can be matched with it or find it incompatible.
+        for local in self.locals_on_topic(&e.data.topic_name, e.data.kind) {
             self.unmatch(local, guid);
             self.clear_incompatible(local, guid);
         }
@@ -378,9 +432,9 @@ impl Participant {
         }
         let remotes: Vec<Guid> = self
             .remote_endpoints
-            .keys()
-            .filter(|g| g.prefix == prefix)
-            .copied()
+            .range(Guid::new(prefix, EntityId::UNKNOWN)..)
+            .take_while(|(g, _)| g.prefix == prefix)
+            .map(|(g, _)| *g)
             .collect();
         for remote in remotes {
             self.match_remote(now, remote);
@@ -394,32 +448,37 @@ impl Participant {
             .is_some_and(|ps| ps.iter().any(|p| remote.topic_name.starts_with(p.as_str())))
     }
 
-    /// Evaluates a (new or changed) remote endpoint against every local endpoint.
+    /// Evaluates a (new or changed) remote endpoint against the local endpoints of its topic
+    /// (no other can match it).
     fn match_remote(&mut self, now: Instant, guid: Guid) {
-        let Some(kind) = self.remote_endpoints.get(&guid).map(|e| e.data.kind) else {
-            return;
-        };
-        let locals: Vec<EntityId> = match kind {
-            EndpointKind::Writer => self.readers.keys().copied().collect(),
-            EndpointKind::Reader => self.writers.keys().copied().collect(),
-        };
-        for local in locals {
+        for local in self.locals_on_topic_of(guid) {
             self.evaluate_pair(now, local, guid);
         }
     }
 
-    /// Evaluates a new local endpoint against every known remote endpoint.
+    /// Evaluates a new local endpoint against the known remote endpoints of its topic.
     pub(super) fn match_local(&mut self, now: Instant, local: EntityId) {
-        let want = if local.is_writer() {
-            EndpointKind::Reader
+        let (want, topic) = if local.is_writer() {
+            (
+                EndpointKind::Reader,
+                self.writers.get(&local).map(|w| &w.data.topic_name),
+            )
         } else {
-            EndpointKind::Writer
+            (
+                EndpointKind::Writer,
+                self.readers.get(&local).map(|r| &r.data.topic_name),
+            )
         };
-        let remotes: Vec<Guid> = self
-            .remote_endpoints
-            .values()
-            .filter(|e| e.data.kind == want)
-            .map(|e| e.data.guid)
+        let remotes: Vec<Guid> = topic
+            .and_then(|t| self.remote_by_topic.get(t))
+            .into_iter()
+            .flatten()
+            .filter(|g| {
+                self.remote_endpoints
+                    .get(g)
+                    .is_some_and(|e| e.data.kind == want)
+            })
+            .copied()
             .collect();
         for remote in remotes {
             self.evaluate_pair(now, local, remote);
@@ -429,6 +488,7 @@ impl Participant {
     /// Matches, unmatches or reports incompatibility between a local and a remote endpoint
     /// according to their current data.
     fn evaluate_pair(&mut self, now: Instant, local: EntityId, remote: Guid) {
+        self.stats.work.pairs_evaluated = self.stats.work.pairs_evaluated.saturating_add(1);
         let Some(re) = self.remote_endpoints.get(&remote) else {
             return;
         };
@@ -487,17 +547,33 @@ impl Participant {
     }
 
     fn clear_incompatible(&mut self, local: EntityId, remote: Guid) {
-        if let Some(w) = self.writers.get_mut(&local) {
-            w.incompatible.remove(&remote);
+        // Looked at first: mutable access marks an endpoint for the next flush.
+        if self
+            .writers
+            .get(&local)
+            .is_some_and(|w| w.incompatible.contains(&remote))
+        {
+            if let Some(w) = self.writers.get_mut(&local) {
+                w.incompatible.remove(&remote);
+            }
         }
-        if let Some(r) = self.readers.get_mut(&local) {
-            r.incompatible.remove(&remote);
+        if self
+            .readers
+            .get(&local)
+            .is_some_and(|r| r.incompatible.contains(&remote))
+        {
+            if let Some(r) = self.readers.get_mut(&local) {
+                r.incompatible.remove(&remote);
+            }
         }
     }
 
     /// Adds the proxy for a compatible pair and reports it (no-op if already matched).
     fn matched_pair(&mut self, now: Instant, local: EntityId, remote: Guid) {
         self.clear_incompatible(local, remote);
+        if self.is_matched(local, remote) {
+            return;
+        }
         let newly = if local.is_writer() {
             self.writers
                 .get_mut(&local)
@@ -576,6 +652,9 @@ impl Participant {
 
     /// Removes the proxy of a matched pair and reports it (no-op if not matched).
     fn unmatch(&mut self, local: EntityId, remote: Guid) {
+        if !self.is_matched(local, remote) {
+            return;
+        }
         if let Some(w) = self.writers.get_mut(&local) {
             if w.matched.remove(&remote) {
                 w.writer.remove_reader(&remote);

@@ -44,6 +44,20 @@ enum Target {
 }
 
 impl Participant {
+    /// [`Participant::handle_datagram`] for a datagram that arrived on the SPDP multicast
+    /// group: a peer heard there shares the group, so periodic announcements reach it without
+    /// a unicast copy.
+    pub fn handle_multicast_datagram(
+        &mut self,
+        now: Instant,
+        source: Option<Locator>,
+        datagram: &[u8],
+    ) {
+        self.receiving_multicast = true;
+        self.handle_datagram(now, source, datagram);
+        self.receiving_multicast = false;
+    }
+
     /// Processes one received datagram. `source` is the UDP source address, if known: it
     /// tells whether a new peer runs on this host (for its loopback locators).
     ///
@@ -208,7 +222,7 @@ impl Participant {
             wanted |= r.take_wants_shared_room();
         }
         wanted |= self.wlp.reader.take_wants_shared_room();
-        for r in self.readers.values_mut() {
+        for r in self.readers.values_mut_all() {
             wanted |= r.reader.take_wants_shared_room();
         }
         let own = self.reassembly_budgets.get(&src).map_or(0, |b| b.used());
@@ -227,7 +241,7 @@ impl Participant {
             r.discard_reassemblies_from(hog);
         }
         self.wlp.reader.discard_reassemblies_from(hog);
-        for r in self.readers.values_mut() {
+        for r in self.readers.values_mut_all() {
             r.reader.discard_reassemblies_from(hog);
         }
         bump(&mut self.stats.reassembly_hog_evictions);
@@ -415,16 +429,21 @@ impl Participant {
         while let Some(t) = self.wlp.reader.poll_transmit(now) {
             packer.push(&t);
         }
-        for w in self.writers.values_mut() {
+        // Only the endpoints an input touched: the others were drained and have not changed
+        // (their due timers touch them through `handle_timeout`).
+        let polled = self.writers.flush(|w| {
             while let Some(t) = w.writer.poll_transmit(now) {
                 packer.push(&t);
             }
-        }
-        for r in self.readers.values_mut() {
+            w.writer.poll_timeout()
+        });
+        let polled = polled.saturating_add(self.readers.flush(|r| {
             while let Some(t) = r.reader.poll_transmit(now) {
                 packer.push(&t);
             }
-        }
+            r.reader.poll_timeout()
+        }));
+        self.stats.work.transmit_polls = self.stats.work.transmit_polls.saturating_add(polled);
         self.stats.transmit_dropped = self.stats.transmit_dropped.saturating_add(packer.dropped);
         for (dests, mut builder) in packer.groups {
             for built in builder.finish_datagrams() {

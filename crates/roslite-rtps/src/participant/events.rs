@@ -265,6 +265,21 @@ pub struct WlpStats {
     pub written: u64,
 }
 
+/// How much a participant walked over its endpoints, so tests can tell what grows with the
+/// number of endpoints from what grows with the input (see `scale_tests.rs`). Read it with
+/// [`super::Participant::work`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkStats {
+    /// Local endpoints asked for datagrams by `poll_transmit`.
+    pub transmit_polls: u64,
+    /// Local endpoints whose timers `poll_timeout` and `handle_timeout` looked at.
+    pub timer_checks: u64,
+    /// Local readers `poll_event` looked at for samples.
+    pub sample_checks: u64,
+    /// (local, remote) endpoint pairs matching evaluated.
+    pub pairs_evaluated: u64,
+}
+
 /// Counters of a participant. Peer misbehaviour is counted here and never returned as an
 /// error (docs/robustness.md §2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -313,4 +328,7 @@ pub struct ParticipantStats {
     pub amplification_limited: u64,
     /// Bytes sent to locators that had not shown to be live.
     pub bytes_to_unvalidated: u64,
+    /// Work done over endpoints; read through `Participant::work`, which adds what
+    /// `poll_timeout` (`&self`) looked at.
+    pub work: WorkStats,
 }

@@ -222,8 +222,13 @@ impl Participant {
     /// `always`, or if the last one is older than a third of the smallest such lease.
     fn assert_manual_by_participant(&mut self, now: Instant, always: bool) {
         let mut any = false;
-        for w in self.writers.values_mut() {
-            if w.liveliness.kind == LivelinessKind::ManualByParticipant {
+        let manual: Vec<EntityId> = self.manual_writers.iter().copied().collect();
+        for id in manual {
+            let by_participant = self
+                .writers
+                .get(&id)
+                .is_some_and(|w| w.liveliness.kind == LivelinessKind::ManualByParticipant);
+            if let (true, Some(w)) = (by_participant, self.writers.get_mut(&id)) {
                 w.liveliness.last_assert = now;
                 w.liveliness.lost = false;
                 any = true;
@@ -387,9 +392,9 @@ impl Participant {
     /// lease, or the next AUTOMATIC update.
     pub(super) fn liveliness_timeout(&self) -> Option<Instant> {
         let local = self
-            .writers
-            .values()
-            .filter_map(|w| w.liveliness.expiry())
+            .manual_writers
+            .iter()
+            .filter_map(|id| self.writers.get(id)?.liveliness.expiry())
             .min();
         let remote = self
             .wlp
@@ -415,11 +420,19 @@ impl Participant {
                 .min_lease(LivelinessKind::Automatic)
                 .map(|lease| now.saturating_add(assertion_period(lease)));
         }
-        let mut lost = Vec::new();
-        for (id, w) in &mut self.writers {
-            if w.liveliness.expiry().is_some_and(|t| t <= now) {
+        let lost: Vec<EntityId> = self
+            .manual_writers
+            .iter()
+            .copied()
+            .filter(|id| {
+                self.writers
+                    .get(id)
+                    .is_some_and(|w| w.liveliness.expiry().is_some_and(|t| t <= now))
+            })
+            .collect();
+        for &id in &lost {
+            if let Some(w) = self.writers.get_mut(&id) {
                 w.liveliness.lost = true;
-                lost.push(*id);
             }
         }
         for id in lost {

@@ -9,15 +9,22 @@
 //! always an argument; nothing here reads a clock, opens a socket or draws randomness.
 //!
 //! Ownership and invariants:
-//! - Local endpoints live in `writers`/`readers`, keyed by entity id; ids are allocated from
-//!   a counter and never reused. The two SEDP announcers and two SEDP detectors are ordinary
-//!   [`Writer`]s/[`Reader`]s kept apart in `sedp_writers`/`sedp_readers`.
+//! - Local endpoints live in `writers`/`readers`, tables (`table.rs`) keyed by entity id that
+//!   record what each input touched, so a flush, a timeout and the sample queue visit those
+//!   endpoints only; ids are allocated from a counter and never reused. The two SEDP
+//!   announcers and two SEDP detectors are ordinary [`Writer`]s/[`Reader`]s kept apart in
+//!   `sedp_writers`/`sedp_readers`.
 //! - `remotes` holds one [`RemoteParticipant`] per GUID prefix, `remote_endpoints` one
 //!   [`RemoteEndpoint`] per endpoint GUID. Every remote endpoint belongs to a known remote
 //!   participant: removing a participant removes its endpoints first.
 //! - A local endpoint's `matched` set and the proxies inside its writer/reader always agree;
 //!   `readers_of_writer` indexes the same relation by remote writer, for DATA addressed to
 //!   `ENTITYID_UNKNOWN`.
+//! - `local_by_topic` and `remote_by_topic` index every local and remote user endpoint by
+//!   topic name: only endpoints of one topic can match, so matching a new endpoint costs the
+//!   endpoints of its topic, not all of them.
+//! - `ready` holds exactly the unpaused readers with samples ready, as of the readers
+//!   touched last (`Table::take_unchecked`).
 //! - All maps are `BTreeMap`s: iteration order, and therefore output, is deterministic.
 //!
 //! See `discovery.rs` for SPDP/SEDP handling and matching, `dispatch.rs` for the receive and
@@ -28,10 +35,14 @@ mod discovery;
 mod dispatch;
 mod events;
 mod liveliness;
+mod table;
 
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -58,10 +69,11 @@ pub use config::{
 };
 pub use events::{
     ConfigError, CreateError, EndpointRef, Event, Limit, ParticipantStats, ReaderId, SedpStats,
-    SpdpStats, WlpStats, WriteError, WriterId,
+    SpdpStats, WlpStats, WorkStats, WriteError, WriterId,
 };
 
 use liveliness::{LocalLiveliness, Wlp};
+use table::Table;
 
 /// One RTPS message ready to send, to every destination. Its `bytes` may end in a tail sent
 /// from the writer's history (a DATA_FRAG's fragment data): send [`crate::WireBytes::parts`] with one
@@ -70,6 +82,15 @@ use liveliness::{LocalLiveliness, Wlp};
 pub struct Datagram {
     pub destinations: Vec<Locator>,
     pub bytes: crate::WireBytes,
+}
+
+/// How full a local writer's history is ([`Participant::writer_history`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterHistory {
+    pub samples: usize,
+    pub bytes: usize,
+    pub max_samples: usize,
+    pub max_bytes: usize,
 }
 
 /// A remote writer or reader as announced in SEDP, for graph queries (`ros2 topic list`,
@@ -174,11 +195,28 @@ pub struct Participant {
     sedp_readers: BTreeMap<EntityId, Drained<Reader>>,
     /// The participant-message (WLP) writer and reader, and liveliness bookkeeping.
     wlp: Wlp,
-    writers: BTreeMap<EntityId, LocalWriter>,
-    readers: BTreeMap<EntityId, LocalReader>,
+    writers: Table<LocalWriter>,
+    readers: Table<LocalReader>,
+    /// Local writers with a manual liveliness kind (the only ones with a liveliness timer).
+    manual_writers: BTreeSet<EntityId>,
+    /// Unpaused local readers with samples ready for [`Participant::poll_event`].
+    ready: BTreeSet<EntityId>,
     next_entity_key: u32,
     remotes: BTreeMap<GuidPrefix, RemoteParticipant>,
     remote_endpoints: BTreeMap<Guid, RemoteEndpoint>,
+    /// Local user endpoints (writers and readers) by topic name.
+    local_by_topic: BTreeMap<String, BTreeSet<EntityId>>,
+    /// Remote endpoints by topic name.
+    remote_by_topic: BTreeMap<String, BTreeSet<Guid>>,
+    /// Remote endpoints announced, changed or removed since the runtime last asked
+    /// ([`Participant::take_remote_endpoint_changes`]); `None` once more changed than
+    /// `max_remote_endpoints` (the runtime then looks at all of them).
+    remote_changes: Option<BTreeSet<Guid>>,
+    /// No lease can run out before this (see [`Participant::poll_timeout`]).
+    lease_check_at: Option<Instant>,
+    /// The datagram being handled came over multicast
+    /// ([`Participant::handle_multicast_datagram`]).
+    receiving_multicast: bool,
     /// Remote participants whose user data on topics with one of these name prefixes another
     /// transport carries (see [`Participant::set_carried_elsewhere`]).
     carried_elsewhere: BTreeMap<GuidPrefix, Vec<String>>,
@@ -207,6 +245,8 @@ pub struct Participant {
     config_ips: BTreeSet<IpAddr>,
     validated_ips: BTreeMap<IpAddr, Instant>,
     stats: ParticipantStats,
+    /// Endpoints [`Participant::poll_timeout`] looked at (it takes `&self`).
+    timeout_polls: Cell<u64>,
 }
 
 impl Participant {
@@ -286,11 +326,18 @@ impl Participant {
                     true,
                 )),
             ),
-            writers: BTreeMap::new(),
-            readers: BTreeMap::new(),
+            writers: Table::default(),
+            readers: Table::default(),
+            manual_writers: BTreeSet::new(),
+            ready: BTreeSet::new(),
             next_entity_key: 1,
             remotes: BTreeMap::new(),
             remote_endpoints: BTreeMap::new(),
+            local_by_topic: BTreeMap::new(),
+            remote_by_topic: BTreeMap::new(),
+            remote_changes: Some(BTreeSet::new()),
+            lease_check_at: None,
+            receiving_multicast: false,
             carried_elsewhere: BTreeMap::new(),
             readers_of_writer: BTreeMap::new(),
             events: VecDeque::new(),
@@ -314,6 +361,7 @@ impl Participant {
                 .collect(),
             validated_ips: BTreeMap::new(),
             stats: ParticipantStats::default(),
+            timeout_polls: Cell::new(0),
             config,
         };
         let depth = p.config.max_local_endpoints.saturating_add(32);
@@ -431,6 +479,10 @@ impl Participant {
         };
         let liveliness =
             LocalLiveliness::new(options.qos.liveliness, options.qos.liveliness_lease, now);
+        if liveliness.is_manual() {
+            self.manual_writers.insert(guid.entity_id);
+        }
+        self.index_local_topic(&data.topic_name, guid.entity_id, true);
         self.writers.insert(
             guid.entity_id,
             LocalWriter {
@@ -475,6 +527,7 @@ impl Participant {
                 history,
             )
         };
+        self.index_local_topic(&data.topic_name, guid.entity_id, true);
         self.readers.insert(
             guid.entity_id,
             LocalReader {
@@ -498,6 +551,8 @@ impl Participant {
         let Some(w) = self.writers.remove(&id.0) else {
             return;
         };
+        self.manual_writers.remove(&id.0);
+        self.index_local_topic(&w.data.topic_name, id.0, false);
         drop(w);
         self.plan_automatic_liveliness(now);
         self.sedp_dispose(now, EndpointKind::Writer, Guid::new(self.prefix, id.0));
@@ -510,6 +565,8 @@ impl Participant {
         let Some(r) = self.readers.remove(&id.0) else {
             return;
         };
+        self.ready.remove(&id.0);
+        self.index_local_topic(&r.data.topic_name, id.0, false);
         for remote in &r.matched {
             if let Some(set) = self.readers_of_writer.get_mut(remote) {
                 set.remove(&id.0);
@@ -589,41 +646,43 @@ impl Participant {
     }
 
     /// The next event: discovery events first, then samples, round-robin over readers.
+    ///
+    /// Costs the readers touched since the last call, not all readers: `ready` is brought up
+    /// to date from them first.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.drained_at = None;
         if let Some(e) = self.events.pop_front() {
             return Some(e);
         }
-        // The first reader with a sample, round robin from the cursor (no allocation: this runs
-        // once per received sample).
-        let start = self.sample_cursor;
-        let ready = |(id, r): (&EntityId, &LocalReader)| {
-            (!r.paused && r.reader.ready_len() > 0).then_some(*id)
-        };
-        let found = match start {
-            Some(s) => self
-                .readers
-                .range(s..)
-                .chain(self.readers.range(..s))
-                .find_map(ready),
-            None => self.readers.iter().find_map(ready),
-        };
-        if let Some(id) = found {
-            let r = self.readers.get_mut(&id)?;
-            if let Some(sample) = r.reader.poll_sample() {
-                // Next time, start after this reader.
-                self.sample_cursor = self
-                    .readers
-                    .range((std::ops::Bound::Excluded(id), std::ops::Bound::Unbounded))
-                    .next()
-                    .map(|(k, _)| *k);
-                return Some(Event::Sample {
-                    reader: ReaderId(id),
-                    sample,
-                });
-            }
+        for id in self.readers.take_unchecked() {
+            self.stats.work.sample_checks = self.stats.work.sample_checks.saturating_add(1);
+            match self.readers.get(&id) {
+                Some(r) if !r.paused && r.reader.ready_len() > 0 => self.ready.insert(id),
+                _ => self.ready.remove(&id),
+            };
         }
-        None
+        // The first ready reader from the cursor on, round robin.
+        let found = match self.sample_cursor {
+            Some(s) => self.ready.range(s..).next().or_else(|| self.ready.first()),
+            None => self.ready.first(),
+        };
+        let id = *found?;
+        let r = self.readers.get_mut(&id)?;
+        let sample = r.reader.poll_sample();
+        if r.reader.ready_len() == 0 {
+            self.ready.remove(&id);
+        }
+        let sample = sample?;
+        // Next time, start after this reader.
+        self.sample_cursor = self
+            .ready
+            .range((std::ops::Bound::Excluded(id), std::ops::Bound::Unbounded))
+            .next()
+            .copied();
+        Some(Event::Sample {
+            reader: ReaderId(id),
+            sample,
+        })
     }
 
     /// Holds `reader`'s samples back from [`Participant::poll_event`] (`true`) or lets them
@@ -645,6 +704,19 @@ impl Participant {
 
     pub fn stats(&self) -> &ParticipantStats {
         &self.stats
+    }
+
+    /// Samples and payload bytes `id`'s history holds now, and its caps on them (a KEEP_ALL
+    /// writer's `keep_all_max_samples` and `keep_all_max_bytes`).
+    pub fn writer_history(&self, id: WriterId) -> Option<WriterHistory> {
+        let w = self.writers.get(&id.0)?;
+        let config = w.writer.config();
+        Some(WriterHistory {
+            samples: w.writer.history_len(),
+            bytes: w.writer.history_bytes(),
+            max_samples: config.history.capacity(),
+            max_bytes: config.max_history_bytes,
+        })
     }
 
     pub fn writer_stats(&self, id: WriterId) -> Option<WriterStats> {
@@ -714,6 +786,11 @@ impl Participant {
 
     /// When `handle_timeout` must be called next: the next SPDP announcement, the earliest
     /// lease expiry, or an endpoint timer. Always `Some` (SPDP is periodic).
+    ///
+    /// Costs the endpoints touched since the last flush, not all of them: the others' timers
+    /// are indexed (`table.rs`). Lease expiries are checked no earlier than
+    /// `lease_check_at`, the earliest a lease could run out (a peer's `last_seen` only moves
+    /// forward); `handle_timeout` then looks at them all and plans the next check.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.spdp.deadline();
         let mut consider = |x: Option<Instant>| {
@@ -721,9 +798,7 @@ impl Participant {
                 t = t.min(x);
             }
         };
-        for r in self.remotes.values() {
-            consider(r.lease_expiry());
-        }
+        consider(self.lease_check_at);
         for w in self.sedp_writers.values() {
             consider(w.writer.poll_timeout());
         }
@@ -733,32 +808,43 @@ impl Participant {
         consider(self.wlp.writer.poll_timeout());
         consider(self.wlp.reader.poll_timeout());
         consider(self.liveliness_timeout());
-        for w in self.writers.values() {
+        consider(self.writers.next_indexed_timer());
+        consider(self.readers.next_indexed_timer());
+        let mut polled = 0u64;
+        for (_, w) in self.writers.touched() {
+            polled = polled.saturating_add(1);
             consider(w.writer.poll_timeout());
         }
-        for r in self.readers.values() {
+        for (_, r) in self.readers.touched() {
+            polled = polled.saturating_add(1);
             consider(r.reader.poll_timeout());
         }
+        self.timeout_polls
+            .set(self.timeout_polls.get().saturating_add(polled));
         Some(t)
     }
 
     /// Runs every timer due at `now`: SPDP announcements, lease expiry, endpoint heartbeats,
-    /// ACKNACK delays and repairs.
+    /// ACKNACK delays and repairs. Visits the endpoints whose timer is due and those touched
+    /// since the last flush, not all of them.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.drained_at = None;
         if self.spdp.due(now) {
-            let dests = self.spdp_all_destinations();
+            let dests = self.spdp_periodic_destinations(now);
             self.pending_spdp.push(dests);
         }
-        let expired: Vec<GuidPrefix> = self
-            .remotes
-            .values()
-            .filter(|r| r.lease_expiry().is_some_and(|t| t <= now))
-            .map(|r| r.guid_prefix())
-            .collect();
-        for prefix in expired {
-            self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
-            self.remove_participant(now, prefix);
+        if self.lease_check_at.is_some_and(|t| t <= now) {
+            let expired: Vec<GuidPrefix> = self
+                .remotes
+                .values()
+                .filter(|r| r.lease_expiry().is_some_and(|t| t <= now))
+                .map(|r| r.guid_prefix())
+                .collect();
+            for prefix in expired {
+                self.stats.participants_expired = self.stats.participants_expired.saturating_add(1);
+                self.remove_participant(now, prefix);
+            }
+            self.lease_check_at = self.remotes.values().filter_map(|r| r.lease_expiry()).min();
         }
         // Only endpoints with a timer due: touching the others would forget their memo of
         // having nothing to send (see `Drained`).
@@ -770,11 +856,37 @@ impl Participant {
         }
         self.wlp.writer.handle_timeout_if_due(now);
         self.wlp.reader.handle_timeout_if_due(now);
-        for w in self.writers.values_mut() {
-            w.writer.handle_timeout_if_due(now);
+        let writers: BTreeSet<EntityId> = self
+            .writers
+            .due(now)
+            .into_iter()
+            .chain(self.writers.touched().map(|(id, _)| *id))
+            .collect();
+        for id in writers {
+            self.stats.work.timer_checks = self.stats.work.timer_checks.saturating_add(1);
+            let due = self
+                .writers
+                .get(&id)
+                .is_some_and(|w| w.writer.timer_due(now));
+            if let (true, Some(w)) = (due, self.writers.get_mut(&id)) {
+                w.writer.handle_timeout_if_due(now);
+            }
         }
-        for r in self.readers.values_mut() {
-            r.reader.handle_timeout_if_due(now);
+        let readers: BTreeSet<EntityId> = self
+            .readers
+            .due(now)
+            .into_iter()
+            .chain(self.readers.touched().map(|(id, _)| *id))
+            .collect();
+        for id in readers {
+            self.stats.work.timer_checks = self.stats.work.timer_checks.saturating_add(1);
+            let due = self
+                .readers
+                .get(&id)
+                .is_some_and(|r| r.reader.timer_due(now));
+            if let (true, Some(r)) = (due, self.readers.get_mut(&id)) {
+                r.reader.handle_timeout_if_due(now);
+            }
         }
         self.process_sedp_samples(now);
         self.process_wlp_samples(now);
@@ -782,8 +894,39 @@ impl Participant {
         self.finish_input();
     }
 
+    /// How much this participant walked so far ([`WorkStats`]).
+    pub fn work(&self) -> WorkStats {
+        let mut work = self.stats.work;
+        work.timer_checks = work.timer_checks.saturating_add(self.timeout_polls.get());
+        work
+    }
+
+    /// The remote endpoints announced, changed or removed since the last call: `None` when
+    /// more than `max_remote_endpoints` did (look at all of them then). For a runtime that
+    /// follows discovery endpoint by endpoint after [`Event::RemoteEndpointChanged`].
+    pub fn take_remote_endpoint_changes(&mut self) -> Option<Vec<Guid>> {
+        let changes = self.remote_changes.replace(BTreeSet::new());
+        changes.map(|c| c.into_iter().collect())
+    }
+
     // -----------------------------------------------------------------------------------------
     // Helpers
+
+    /// Adds (`present`) or removes local endpoint `id` in the topic index.
+    fn index_local_topic(&mut self, topic: &str, id: EntityId, present: bool) {
+        index_topic(&mut self.local_by_topic, topic, id, present);
+    }
+
+    /// Records that remote endpoint `guid` was announced, changed or removed.
+    fn remote_endpoint_changed(&mut self, guid: Guid) {
+        let cap = self.config.max_remote_endpoints;
+        if let Some(changes) = &mut self.remote_changes {
+            changes.insert(guid);
+            if changes.len() > cap {
+                self.remote_changes = None;
+            }
+        }
+    }
 
     /// The shared reassembly budgets of writers of participant `prefix`: its own and the total.
     fn reassembly_budgets(&mut self, prefix: GuidPrefix) -> SharedBudgets {
@@ -967,6 +1110,35 @@ impl Participant {
         }
     }
 
+    /// Where a periodic announcement goes: the configured destinations, plus the metatraffic
+    /// unicast locators of every known participant that does not hear our multicast. One that
+    /// announced it listens on a multicast group we send to, and whose own announcements came
+    /// over multicast within the last two periods, shares that group with us: a unicast copy
+    /// would only double what it receives (every participant of an N-process graph would get
+    /// 2 (N - 1) announcements a period instead of N - 1). Fast DDS and Cyclone send periodic
+    /// announcements to the multicast group and their configured peers only; a peer heard only
+    /// over unicast (LOCALHOST discovery, static peers, multicast lost) keeps its copy.
+    /// Replies to newcomers stay unicast.
+    fn spdp_periodic_destinations(&self, now: Instant) -> Vec<Locator> {
+        let window = self.config.announce_period.saturating_mul(2);
+        let mut dests = self.config.spdp_destinations.clone();
+        for r in self.remotes.values() {
+            let hears_our_multicast = r
+                .multicast_heard
+                .is_some_and(|t| now.saturating_duration_since(t) <= window)
+                && r.data
+                    .metatraffic_multicast_locators
+                    .iter()
+                    .any(|l| l.is_multicast() && self.config.spdp_destinations.contains(l));
+            if !hears_our_multicast {
+                dests.extend(spdp_reply_locators(r));
+            }
+        }
+        dests.sort();
+        dests.dedup();
+        dests
+    }
+
     /// Every SPDP destination: the configured ones plus the metatraffic unicast locators of
     /// every known participant.
     fn spdp_all_destinations(&self) -> Vec<Locator> {
@@ -1028,6 +1200,23 @@ impl SedpWriter {
                 self.failed = self.failed.saturating_add(1);
                 None
             }
+        }
+    }
+}
+
+/// Adds (`present`) or removes `id` under `topic` in a topic index.
+fn index_topic<T: Ord>(
+    index: &mut BTreeMap<String, BTreeSet<T>>,
+    topic: &str,
+    id: T,
+    present: bool,
+) {
+    if present {
+        index.entry(topic.to_owned()).or_default().insert(id);
+    } else if let Some(set) = index.get_mut(topic) {
+        set.remove(&id);
+        if set.is_empty() {
+            index.remove(topic);
         }
     }
 }

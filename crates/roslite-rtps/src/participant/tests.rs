@@ -16,10 +16,10 @@ use crate::sim::{LinkConfig, SimNetwork};
 use crate::types::Count;
 use crate::wire::{DataRepr, PayloadKind, SerializedPayload, Submessage};
 
-const CHATTER: &str = "rt/chatter";
-const STRING: &str = "std_msgs::msg::dds_::String_";
+pub(super) const CHATTER: &str = "rt/chatter";
+pub(super) const STRING: &str = "std_msgs::msg::dds_::String_";
 
-fn ms(n: u64) -> Duration {
+pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
@@ -28,7 +28,7 @@ fn at(t: Duration) -> Instant {
 }
 
 /// A CDR_LE `std_msgs/String` payload.
-fn string_payload(s: &str) -> Arc<[u8]> {
+pub(super) fn string_payload(s: &str) -> Arc<[u8]> {
     let mut v = vec![0, 1, 0, 0];
     v.extend_from_slice(&u32::try_from(s.len() + 1).unwrap().to_le_bytes());
     v.extend_from_slice(s.as_bytes());
@@ -39,7 +39,7 @@ fn string_payload(s: &str) -> Arc<[u8]> {
     Arc::from(v)
 }
 
-fn payload_text(p: &[u8]) -> String {
+pub(super) fn payload_text(p: &[u8]) -> String {
     let n = u32::from_le_bytes(p[4..8].try_into().unwrap()) as usize;
     String::from_utf8(p[8..8 + n - 1].to_vec()).unwrap()
 }
@@ -61,9 +61,9 @@ struct Node {
 /// receive buffer drops them.
 const STOPPED_INBOX: usize = 256;
 
-struct Swarm {
+pub(super) struct Swarm {
     nodes: Vec<Node>,
-    now: Instant,
+    pub(super) now: Instant,
     net: SimNetwork,
     /// Datagrams sent whose last bytes came from a writer's history (a DATA_FRAG's data).
     with_tail: usize,
@@ -79,7 +79,7 @@ fn config(i: u32) -> ParticipantConfig {
 }
 
 impl Swarm {
-    fn new(n: u32, seed: u64) -> Self {
+    pub(super) fn new(n: u32, seed: u64) -> Self {
         let mut s = Swarm {
             nodes: Vec::new(),
             now: Instant::ZERO,
@@ -116,7 +116,7 @@ impl Swarm {
         self.nodes.len() - 1
     }
 
-    fn p(&mut self, i: usize) -> &mut Participant {
+    pub(super) fn p(&mut self, i: usize) -> &mut Participant {
         &mut self.nodes[i].p
     }
 
@@ -186,7 +186,7 @@ impl Swarm {
         }
     }
 
-    fn run_for(&mut self, d: Duration) {
+    pub(super) fn run_for(&mut self, d: Duration) {
         let until = self.now + d;
         self.run_until(until);
     }
@@ -221,11 +221,11 @@ impl Swarm {
         }
     }
 
-    fn events(&mut self, i: usize) -> Vec<Event> {
+    pub(super) fn events(&mut self, i: usize) -> Vec<Event> {
         std::mem::take(&mut self.nodes[i].events)
     }
 
-    fn samples(&mut self, i: usize) -> Vec<String> {
+    pub(super) fn samples(&mut self, i: usize) -> Vec<String> {
         let mut out = Vec::new();
         let mut rest = Vec::new();
         for e in std::mem::take(&mut self.nodes[i].events) {

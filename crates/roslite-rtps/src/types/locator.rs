@@ -115,6 +115,11 @@ impl Locator {
     /// Validity of a UDP locator's port: RTPS ports are 32-bit on the wire but UDP ports are
     /// 16-bit, and 0 is not a port one can send to (cyclonedds #1772, RustDDS #286).
     /// Locators of other kinds are not judged here.
+    /// Whether it names a multicast group (IPv4 224.0.0.0/4, IPv6 ff00::/8).
+    pub fn is_multicast(&self) -> bool {
+        self.to_socket_addr().is_some_and(|a| a.ip().is_multicast())
+    }
+
     pub fn has_valid_port(&self) -> bool {
         !self.kind.is_udp() || (1..=u32::from(u16::MAX)).contains(&self.port)
     }

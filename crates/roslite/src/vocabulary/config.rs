@@ -31,6 +31,12 @@ pub enum InitError {
     InvalidReceiveSpin(String),
     /// `ROSLITE_KEEP_ALL_MAX_BYTES` is not a byte count (with an optional K, M or G).
     InvalidKeepAllMaxBytes(String),
+    /// A cap of the network (`ROSLITE_MAX_*`, `ROSLITE_REASSEMBLY_MAX_BYTES*`;
+    /// [`crate::limits`]) is not a count (with an optional K, M or G).
+    InvalidLimit {
+        variable: &'static str,
+        value: String,
+    },
 }
 
 impl fmt::Display for InitError {
@@ -58,6 +64,11 @@ impl fmt::Display for InitError {
                 f,
                 "ROSLITE_KEEP_ALL_MAX_BYTES='{value}' is invalid: use a byte count from 1 to \
                  1 TiB, optionally with the suffix K, M or G (e.g. 256M), or unset it for 64M"
+            ),
+            Self::InvalidLimit { variable, value } => write!(
+                f,
+                "{variable}='{value}' is invalid: use a count from 1 to 1 Ti, optionally with \
+                 the suffix K, M or G (e.g. 512 or 64K), or unset it for the default"
             ),
         }
     }

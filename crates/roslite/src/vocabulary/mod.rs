@@ -5,6 +5,7 @@
 pub mod config;
 pub mod events;
 pub mod graph;
+pub mod limits;
 pub mod log;
 pub mod names;
 pub mod qos;

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
 
 use roslite_rtps::Instant;
-use roslite_transport::{RecvEvent, RECV_BUFFER_LEN};
+use roslite_transport::{RecvEvent, SocketKind, RECV_BUFFER_LEN};
 
 use super::{now, to_locator, Delivery, NetShared, NetState, ServiceDelivery, DRIVING, RECEIVING};
 use crate::vocabulary::events::{report_matches, MatchReports};
@@ -32,10 +32,15 @@ pub(super) fn drive(shared: &NetShared) {
         let mut state = shared.lock();
         match event {
             Ok(RecvEvent::Datagram(received)) => {
-                let source = to_locator(received.source);
-                state
-                    .participant
-                    .handle_datagram(now, Some(source), &buf[..received.len]);
+                let source = Some(to_locator(received.source));
+                let datagram = &buf[..received.len];
+                if received.kind == SocketKind::Multicast {
+                    state
+                        .participant
+                        .handle_multicast_datagram(now, source, datagram);
+                } else {
+                    state.participant.handle_datagram(now, source, datagram);
+                }
             }
             Ok(RecvEvent::DeadlineReached | RecvEvent::Woken) => {}
             Err(e) => shared.logger.debug(format_args!("receiving: {e}")),

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
-use roslite_rtps::discovery::ros::{topic_to_dds, typehash_user_data};
+use roslite_rtps::discovery::ros::{dds_to_ros, topic_to_dds, typehash_user_data};
 use roslite_rtps::participant::{EndpointOptions, WriteError as ParticipantWriteError, WriterId};
 use roslite_rtps::types::SequenceNumber;
 
@@ -64,6 +64,12 @@ impl Outlet for RtpsOutlet {
                     let left = deadline.saturating_duration_since(std::time::Instant::now());
                     let on_network_thread = RECEIVING.with(|r| std::ptr::eq(r.get(), &*shared));
                     if left.is_zero() || on_network_thread {
+                        let topic = state
+                            .participant
+                            .writer_data(self.writer)
+                            .and_then(|d| dds_to_ros(&d.topic_name))
+                            .map_or_else(|| "?".to_owned(), |(_, name)| name);
+                        shared.history_full(&topic, state.participant.writer_history(self.writer));
                         break Err(SendTimeout);
                     }
                     shared.writers_waiting.fetch_add(1, Ordering::SeqCst);
@@ -134,10 +140,7 @@ impl NetShared {
                     }),
                 );
             }
-            Err(e) => self.logger.warn(format_args!(
-                "publisher on '{}' stays local: cannot create its RTPS writer: {e:?}",
-                d.topic
-            )),
+            Err(e) => self.endpoint_refused(format_args!("the publisher on '{}'", d.topic), e),
         }
         self.flush_and_notify(&mut state, now);
         NetState::report_matches_unlocked(state);
@@ -171,10 +174,9 @@ impl NetShared {
                 state.subscriptions.insert(reader, subscription.clone());
                 state.publish_graph(now);
             }
-            Err(e) => self.logger.warn(format_args!(
-                "subscription on '{}' stays local: cannot create its RTPS reader: {e:?}",
-                d.topic
-            )),
+            Err(e) => {
+                self.endpoint_refused(format_args!("the subscription on '{}'", d.topic), e);
+            }
         }
         self.flush_and_notify(&mut state, now);
         NetState::report_matches_unlocked(state);

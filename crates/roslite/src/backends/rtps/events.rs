@@ -70,8 +70,11 @@ impl NetShared {
                     state.report_writer_match(writer, false);
                 }
                 Event::LimitReached { limit, value } => self.logger.warn(format_args!(
-                    "reached the limit of {value} {limit}: further ones are refused or \
-                     evicted; raise it if this network really needs more"
+                    "reached the limit of {value} {}: {}; set {}= to raise it (this warning \
+                     is given once)",
+                    limit_what(limit),
+                    crate::vocabulary::limits::consequence_of(limit),
+                    crate::vocabulary::limits::variable_of(limit),
                 )),
                 Event::WriterMatched { reader, .. } => state.report_reader_match(reader, true),
                 Event::WriterUnmatched { reader, .. } => state.report_reader_match(reader, false),
@@ -211,6 +214,18 @@ impl NetShared {
             // The alive count is the matches' (all paths) less these.
             subscription.events.set_not_alive(not_alive_count);
         }
+    }
+}
+
+/// What a cap counts, in a warning.
+fn limit_what(limit: roslite_rtps::participant::Limit) -> &'static str {
+    use roslite_rtps::participant::Limit;
+    match limit {
+        Limit::MaxRemoteEndpoints => "remote endpoints",
+        Limit::MaxRemoteParticipants => "remote participants",
+        Limit::ReassemblyBytesPerParticipant => "bytes of fragments held for one participant",
+        Limit::ReassemblyBytesTotal => "bytes of fragments held for all participants",
+        _ => "entries",
     }
 }
 

@@ -41,8 +41,14 @@ pub(crate) trait DiscoveryFollower: Send + Sync {
     /// Remote participant `prefix` is gone: its pairs end (each unmatch added to `reports`).
     fn participant_lost(&self, prefix: GuidPrefix, reports: &mut MatchReports);
 
-    /// Remote endpoints appeared, changed or went: re-plan the pairs carried.
-    fn endpoints_changed(&self, discovery: &Discovery<'_>, reports: &mut MatchReports);
+    /// Remote endpoints `changed` (appeared, changed or went; `None`: more than discovery
+    /// kept track of, so any): re-plan the pairs carried.
+    fn endpoints_changed(
+        &self,
+        discovery: &Discovery<'_>,
+        changed: Option<&[Guid]>,
+        reports: &mut MatchReports,
+    );
 
     /// Whether servers reached by other means read the requests of local request writer
     /// `writer`: the requests then carry the sample identity, the convention those servers
@@ -128,6 +134,29 @@ impl<'a> Discovery<'a> {
             .clients
             .get(&local_id)
             .map(|c| (c.request_writer, c.reply_reader))
+    }
+}
+
+/// What a [`Discovery`] view borrows besides the participant, empty: for tests that drive a
+/// follower from a bare participant.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct EmptyRuntime {
+    writers_by_local: HashMap<u64, WriterId>,
+    readers_by_local: HashMap<u64, ReaderId>,
+    services: ServiceState,
+}
+
+#[cfg(test)]
+impl EmptyRuntime {
+    /// `participant`'s discovery, with no endpoints of this runtime's own.
+    pub(crate) fn view<'a>(&'a self, participant: &'a Participant) -> Discovery<'a> {
+        Discovery {
+            participant,
+            writers_by_local: &self.writers_by_local,
+            readers_by_local: &self.readers_by_local,
+            services: &self.services,
+        }
     }
 }
 

@@ -30,6 +30,8 @@ mod follower;
 mod graph;
 mod services;
 
+#[cfg(test)]
+pub(crate) use follower::EmptyRuntime;
 pub(crate) use follower::{Discovery, DiscoveryFollower, NetworkHandle};
 
 use std::collections::HashMap;
@@ -45,7 +47,8 @@ use roslite_msgs::Message as _;
 use roslite_rtps::discovery::ros::{typehash_user_data, WireDistro};
 use roslite_rtps::discovery::{History as RtpsHistory, LivelinessKind};
 use roslite_rtps::participant::{
-    EndpointOptions, EndpointQos, Participant, ParticipantConfig, ReaderId, WriterId,
+    CreateError, EndpointOptions, EndpointQos, Participant, ParticipantConfig, ReaderId,
+    WriterHistory, WriterId,
 };
 use roslite_rtps::types::{GuidPrefix, Locator, Time};
 use roslite_rtps::Instant;
@@ -292,9 +295,11 @@ impl NetState {
 
     /// Tells the follower, if any, that endpoints changed.
     fn endpoints_changed(&mut self, follower: Option<&dyn DiscoveryFollower>) {
+        // Taken even without a follower: the participant keeps them until asked.
+        let changed = self.participant.take_remote_endpoint_changes();
         if let Some(follower) = follower {
             let (discovery, reports) = Discovery::split(self);
-            follower.endpoints_changed(&discovery, reports);
+            follower.endpoints_changed(&discovery, changed.as_deref(), reports);
         }
     }
 
@@ -327,11 +332,59 @@ pub(crate) struct NetShared {
     /// The backend that carries some pairs by other means (the same-host links), told what
     /// discovery finds.
     follower: Option<Arc<dyn DiscoveryFollower>>,
+    /// The caps of this process that warn once: local RTPS endpoints, a keep-all writer's
+    /// history ([`NetShared::endpoint_refused`], [`NetShared::history_full`]).
+    local_endpoints_cap_warned: AtomicBool,
+    history_cap_warned: AtomicBool,
 }
 
 impl NetShared {
     fn lock(&self) -> MutexGuard<'_, NetState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `what` (a publisher on '/x', say) got no RTPS writer or reader: it stays in this
+    /// process. Reaching the cap on local endpoints is said once, with the variable that
+    /// raises it; any other refusal each time.
+    fn endpoint_refused(&self, what: std::fmt::Arguments<'_>, e: CreateError) {
+        if let CreateError::TooManyEndpoints { max } = e {
+            if !self
+                .local_endpoints_cap_warned
+                .swap(true, Ordering::Relaxed)
+            {
+                self.logger.warn(format_args!(
+                    "reached the limit of {max} local RTPS writers and readers: {what} and \
+                     further new endpoints reach only this process, while those created \
+                     before keep working; set {}= to raise it (this warning is given once)",
+                    crate::vocabulary::limits::MAX_LOCAL_ENDPOINTS_ENV
+                ));
+            }
+            return;
+        }
+        self.logger.warn(format_args!(
+            "{what} stays in this process: cannot create its RTPS endpoint: {e}"
+        ));
+    }
+
+    /// A keep-all publisher on `topic` gave up on a sample: its RTPS writer's history stayed
+    /// full for `max_blocking_time` (`history`: how full, and the caps). Said once.
+    fn history_full(&self, topic: &str, history: Option<WriterHistory>) {
+        if self.history_cap_warned.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let held = history.map_or_else(String::new, |h| {
+            format!(
+                " (it holds {} of at most {} samples, {} of at most {} bytes)",
+                h.samples, h.max_samples, h.bytes, h.max_bytes
+            )
+        });
+        self.logger.warn(format_args!(
+            "a keep-all publisher on '{topic}' found its history full{held}: a subscriber over \
+             UDP has not acknowledged those samples, so publish waits up to max_blocking_time \
+             and then returns Timeout; the sample cap is DDS max_samples, the byte cap \
+             {}= raises (this warning is given once)",
+            crate::vocabulary::qos::KEEP_ALL_MAX_BYTES_ENV
+        ));
     }
 
     fn follower(&self) -> Option<&dyn DiscoveryFollower> {
@@ -471,6 +524,10 @@ impl RtpsNetwork {
             .map(to_locator)
             .collect();
         participant_config.reader_defaults.max_sample_size = MAX_SAMPLE_SIZE;
+        // Validated when the context was made.
+        crate::vocabulary::limits::NetworkLimits::from_env()
+            .unwrap_or_default()
+            .apply(&mut participant_config);
         participant_config.writer_defaults.keep_all_max_bytes =
             crate::vocabulary::qos::keep_all_max_bytes()
                 .unwrap_or(crate::vocabulary::qos::KEEP_ALL_MAX_BYTES);
@@ -543,6 +600,8 @@ impl RtpsNetwork {
             history_space: Condvar::new(),
             writers_waiting: AtomicUsize::new(0),
             follower,
+            local_endpoints_cap_warned: AtomicBool::new(false),
+            history_cap_warned: AtomicBool::new(false),
         });
         if let Some(e) = fault_spawn_error {
             return Err(NetError::Spawn(e));

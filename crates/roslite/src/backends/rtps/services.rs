@@ -290,10 +290,17 @@ impl NetShared {
             EndpointOptions::new(&service_reply_to_dds(&d.service), d.response_dds_type)
                 .with_qos(qos)
                 .with_user_data(user_data_with(d.response_type_hash, &service_id));
-        let endpoints = state
-            .participant
-            .create_reader(now, reader_options)
-            .and_then(|r| Ok((r, state.participant.create_writer(now, writer_options)?)));
+        let endpoints = match state.participant.create_reader(now, reader_options) {
+            Ok(r) => match state.participant.create_writer(now, writer_options) {
+                Ok(w) => Ok((r, w)),
+                Err(e) => {
+                    // Half a server answers nobody: its reader goes too.
+                    state.participant.delete_reader(now, r);
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
         match endpoints {
             Ok((request_reader, reply_writer)) => {
                 let s = &mut state.services;
@@ -310,10 +317,9 @@ impl NetShared {
                 );
                 state.publish_graph(now);
             }
-            Err(e) => self.logger.warn(format_args!(
-                "service '{}' stays local: cannot create its RTPS endpoints: {e:?}",
-                d.service
-            )),
+            Err(e) => {
+                self.endpoint_refused(format_args!("the service '{}'", d.service), e);
+            }
         }
         self.flush_and_notify(&mut state, now);
     }
@@ -361,10 +367,17 @@ impl NetShared {
             EndpointOptions::new(&service_reply_to_dds(&d.service), d.response_dds_type)
                 .with_qos(qos)
                 .with_user_data(user_data_with(d.response_type_hash, &client_id));
-        let endpoints = state
-            .participant
-            .create_writer(now, writer_options)
-            .and_then(|w| Ok((w, state.participant.create_reader(now, reader_options)?)));
+        let endpoints = match state.participant.create_writer(now, writer_options) {
+            Ok(w) => match state.participant.create_reader(now, reader_options) {
+                Ok(r) => Ok((w, r)),
+                Err(e) => {
+                    // Half a client gets no replies: its writer goes too.
+                    state.participant.delete_writer(now, w);
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
         match endpoints {
             Ok((request_writer, reply_reader)) => {
                 let identity =
@@ -386,10 +399,9 @@ impl NetShared {
                 );
                 state.publish_graph(now);
             }
-            Err(e) => self.logger.warn(format_args!(
-                "client of '{}' stays local: cannot create its RTPS endpoints: {e:?}",
-                d.service
-            )),
+            Err(e) => {
+                self.endpoint_refused(format_args!("the client of '{}'", d.service), e);
+            }
         }
         self.flush_and_notify(&mut state, now);
     }

@@ -105,8 +105,8 @@ impl Backend for SameHostBackend {
                 return; // no RTPS writer: no GUID peers could know it by
             };
             plan.ids.publishers.insert(id, writer);
-            plan.links.publisher_added(discovery, writer, &publisher);
-            plan.links.refresh_writer_pairs(discovery, reports);
+            plan.links
+                .publisher_added(discovery, writer, &publisher, reports);
         });
     }
 
@@ -124,8 +124,8 @@ impl Backend for SameHostBackend {
                 return;
             };
             plan.ids.subscriptions.insert(id, reader);
-            plan.links.subscription_added(reader, subscription);
-            plan.links.refresh(discovery, reports);
+            plan.links
+                .subscription_added(discovery, reader, subscription, reports);
         });
     }
 
@@ -144,12 +144,12 @@ impl Backend for SameHostBackend {
             };
             plan.ids.servers.insert(id, (request_reader, reply_writer));
             plan.links.service_server_added(
+                discovery,
                 request_reader,
                 reply_writer,
-                reply_writer.guid(discovery.guid_prefix()),
                 server.sink.clone(),
+                reports,
             );
-            plan.links.refresh(discovery, reports);
         });
     }
 
@@ -179,13 +179,12 @@ impl Backend for SameHostBackend {
                 },
             );
             plan.links.service_client_added(
+                discovery,
                 request_writer,
-                request_writer.guid(prefix),
                 reply_reader,
-                reply_guid,
                 client.sink.clone(),
+                reports,
             );
-            plan.links.refresh(discovery, reports);
         });
     }
 
@@ -310,8 +309,15 @@ impl DiscoveryFollower for SameHostBackend {
         self.lock().links.participant_lost(prefix, reports);
     }
 
-    fn endpoints_changed(&self, discovery: &Discovery<'_>, reports: &mut MatchReports) {
-        self.lock().links.refresh(discovery, reports);
+    fn endpoints_changed(
+        &self,
+        discovery: &Discovery<'_>,
+        changed: Option<&[Guid]>,
+        reports: &mut MatchReports,
+    ) {
+        self.lock()
+            .links
+            .remote_endpoints_changed(discovery, changed, reports);
     }
 
     fn carries_requests(&self, writer: WriterId) -> bool {

@@ -93,6 +93,8 @@ mod backend;
 mod links;
 mod outlets;
 mod service;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use backend::SameHostBackend;
 
@@ -182,6 +184,8 @@ pub(crate) struct SameHost {
     service_stats: Arc<SameHostServiceStats>,
     logger: Logger,
     peer_gone: PeerGone,
+    /// Remote endpoints re-planned so far (see [`Self::pairs_planned`]).
+    pairs_planned: u64,
 }
 
 impl SameHost {
@@ -219,6 +223,7 @@ impl SameHost {
                 service_stats: Arc::default(),
                 logger,
                 peer_gone,
+                pairs_planned: 0,
             }),
             Err(e) => {
                 logger.warn(format_args!(
@@ -354,12 +359,14 @@ impl SameHost {
         }
     }
 
-    /// A local publisher got RTPS writer `writer`: give it same-host writers too.
+    /// A local publisher got RTPS writer `writer`: give it same-host writers too, and count
+    /// its pairs with same-host readers.
     pub(crate) fn publisher_added(
         &mut self,
         discovery: &Discovery<'_>,
         writer: WriterId,
         publisher: &LocalPublisher,
+        reports: &mut MatchReports,
     ) {
         let guid = writer.guid(discovery.guid_prefix());
         let kept_for_late_joiners = discovery
@@ -383,6 +390,7 @@ impl SameHost {
                 publisher: publisher.clone(),
             },
         );
+        self.local_writer_added(discovery, writer, reports);
     }
 
     /// A shared-memory and a Unix-socket writer (those offered) for local RTPS writer `guid`,
@@ -442,14 +450,16 @@ impl SameHost {
 
     /// A local server got request reader `request_reader` and reply writer `reply_writer`
     /// (GUID `reply_guid`): requests from same-host clients reach `sink`, and its replies go
-    /// back over same-host writers of its own. Call [`Self::refresh`] after.
+    /// back over same-host writers of its own.
     pub(crate) fn service_server_added(
         &mut self,
+        discovery: &Discovery<'_>,
         request_reader: ReaderId,
         reply_writer: WriterId,
-        reply_guid: Guid,
         sink: Arc<dyn RequestSink>,
+        reports: &mut MatchReports,
     ) {
+        let reply_guid = reply_writer.guid(discovery.guid_prefix());
         let (shm, uds) = self.create_writers(reply_guid, 0);
         let replies = Arc::new(ServiceWriters { shm, uds });
         let inlet = ServiceInlet::Requests {
@@ -461,19 +471,22 @@ impl SameHost {
             request_reader,
             Arc::new(ServiceReader::new(inlet, self.service_stats.clone())),
         );
+        self.local_reader_added(discovery, request_reader, reports);
     }
 
     /// A local client got request writer `request_writer` (GUID `request_guid`) and reply
     /// reader `reply_reader` (GUID `reply_guid`): its requests also go to same-host servers,
-    /// and their replies addressed to it reach `sink`. Call [`Self::refresh`] after.
+    /// and their replies addressed to it reach `sink`.
     pub(crate) fn service_client_added(
         &mut self,
+        discovery: &Discovery<'_>,
         request_writer: WriterId,
-        request_guid: Guid,
         reply_reader: ReaderId,
-        reply_guid: Guid,
         sink: Arc<dyn ReplySink>,
+        reports: &mut MatchReports,
     ) {
+        let request_guid = request_writer.guid(discovery.guid_prefix());
+        let reply_guid = reply_reader.guid(discovery.guid_prefix());
         let (shm, uds) = self.create_writers(request_guid, 0);
         self.service_writers
             .insert(request_writer, Arc::new(ServiceWriters { shm, uds }));
@@ -485,6 +498,7 @@ impl SameHost {
             reply_reader,
             Arc::new(ServiceReader::new(inlet, self.service_stats.clone())),
         );
+        self.local_reader_added(discovery, reply_reader, reports);
     }
 
     /// A local server or client is gone: its same-host writer stops (readers see the end) and
@@ -534,8 +548,16 @@ impl SameHost {
         }
     }
 
-    pub(crate) fn subscription_added(&mut self, reader: ReaderId, subscription: LocalSubscription) {
+    /// A local subscription got RTPS reader `reader`: its links to same-host writers start.
+    pub(crate) fn subscription_added(
+        &mut self,
+        discovery: &Discovery<'_>,
+        reader: ReaderId,
+        subscription: LocalSubscription,
+        reports: &mut MatchReports,
+    ) {
         self.subscriptions.insert(reader, subscription);
+        self.local_reader_added(discovery, reader, reports);
     }
 
     pub(crate) fn subscription_removed(&mut self, reader: ReaderId) {
@@ -555,13 +577,115 @@ impl SameHost {
         })
     }
 
-    /// Starts and stops reader links so that every carried (remote writer, local
-    /// subscription) pair has one, and follows the carried (local writer, remote reader)
-    /// pairs. Called whenever endpoints change; each match and unmatch is added to `reports`.
+    /// Re-plans every pair: each remote endpoint as [`Self::remote_endpoint_changed`] does.
+    /// For when discovery cannot say which endpoints changed; costs remote x local endpoints.
     pub(crate) fn refresh(&mut self, discovery: &Discovery<'_>, reports: &mut MatchReports) {
-        self.refresh_writer_pairs(discovery, reports);
-        let readers: Vec<(ReaderId, &EndpointData, LinkTarget)> = self
-            .subscriptions
+        let remotes: Vec<Guid> = discovery.remote_endpoints().map(|d| d.guid).collect();
+        for guid in remotes {
+            self.remote_endpoint_changed(discovery, guid, reports);
+        }
+    }
+
+    /// Remote endpoints `changed` (announced, changed or gone; `None`: any) since the last
+    /// call: re-plans their pairs only.
+    pub(crate) fn remote_endpoints_changed(
+        &mut self,
+        discovery: &Discovery<'_>,
+        changed: Option<&[Guid]>,
+        reports: &mut MatchReports,
+    ) {
+        match changed {
+            Some(guids) => {
+                for guid in guids {
+                    self.remote_endpoint_changed(discovery, *guid, reports);
+                }
+            }
+            None => self.refresh(discovery, reports),
+        }
+    }
+
+    /// Starts and stops the links and follows the writer pairs of remote endpoint `guid`, as
+    /// discovery knows it now (gone: its pairs end). Costs this context's endpoints, not the
+    /// remote ones: what discovery reports endpoint by endpoint stays linear in the graph.
+    fn remote_endpoint_changed(
+        &mut self,
+        discovery: &Discovery<'_>,
+        guid: Guid,
+        reports: &mut MatchReports,
+    ) {
+        self.pairs_planned = self.pairs_planned.saturating_add(1);
+        let data = discovery.remote_endpoint(guid);
+        let is_writer = data.is_none_or(|d| d.kind == EndpointKind::Writer);
+        let is_reader = data.is_none_or(|d| d.kind == EndpointKind::Reader);
+        if is_writer {
+            let readers: Vec<(ReaderId, LinkTarget)> = self.reader_targets();
+            for (reader, target) in readers {
+                let local = discovery.reader_data(reader);
+                let wanted = match (data, local) {
+                    (Some(remote), Some(local)) => self.carries(remote, local),
+                    _ => false,
+                };
+                self.plan_link(reader, guid, wanted, local, target, reports);
+            }
+        }
+        if is_reader {
+            let writers: Vec<WriterId> = self.writers.keys().copied().collect();
+            for writer in writers {
+                let wanted = match (data, discovery.writer_data(writer)) {
+                    (Some(remote), Some(local)) => self.carries(remote, local),
+                    _ => false,
+                };
+                self.plan_writer_pair(writer, guid, wanted, reports);
+            }
+        }
+    }
+
+    /// Plans the pairs of local reader `reader` (a subscription's, a server's request reader
+    /// or a client's reply reader) with every remote writer: for a reader just added.
+    fn local_reader_added(
+        &mut self,
+        discovery: &Discovery<'_>,
+        reader: ReaderId,
+        reports: &mut MatchReports,
+    ) {
+        let Some(target) = self.reader_target(reader) else {
+            return;
+        };
+        let local = discovery.reader_data(reader);
+        let remotes: Vec<&EndpointData> = discovery
+            .remote_endpoints()
+            .filter(|d| d.kind == EndpointKind::Writer)
+            .collect();
+        for remote in remotes {
+            let wanted = local.is_some_and(|local| self.carries(remote, local));
+            self.plan_link(reader, remote.guid, wanted, local, target.clone(), reports);
+        }
+    }
+
+    /// Plans the pairs of local publisher writer `writer` with every remote reader: for a
+    /// publisher just added.
+    fn local_writer_added(
+        &mut self,
+        discovery: &Discovery<'_>,
+        writer: WriterId,
+        reports: &mut MatchReports,
+    ) {
+        let Some(local) = discovery.writer_data(writer) else {
+            return;
+        };
+        let remotes: Vec<&EndpointData> = discovery
+            .remote_endpoints()
+            .filter(|d| d.kind == EndpointKind::Reader)
+            .collect();
+        for remote in remotes {
+            let wanted = self.carries(remote, local);
+            self.plan_writer_pair(writer, remote.guid, wanted, reports);
+        }
+    }
+
+    /// Every local reader a link can deliver to, with where it delivers.
+    fn reader_targets(&self) -> Vec<(ReaderId, LinkTarget)> {
+        self.subscriptions
             .iter()
             .map(|(reader, s)| (*reader, LinkTarget::Topic(Box::new(s.clone()))))
             .chain(
@@ -569,104 +693,109 @@ impl SameHost {
                     .iter()
                     .map(|(reader, s)| (*reader, LinkTarget::Service(s.clone()))),
             )
-            .filter_map(|(reader, target)| Some((reader, discovery.reader_data(reader)?, target)))
-            .collect();
-        let mut wanted: HashMap<(ReaderId, Guid), (EndpointData, LinkTarget)> = HashMap::new();
-        for data in discovery.remote_endpoints() {
-            if data.kind != EndpointKind::Writer || !self.peers.contains_key(&data.guid.prefix) {
-                continue;
-            }
-            for (reader, local, target) in &readers {
-                if self.carries(data, local) {
-                    wanted.insert((*reader, data.guid), ((*local).clone(), target.clone()));
-                }
-            }
+            .collect()
+    }
+
+    fn reader_target(&self, reader: ReaderId) -> Option<LinkTarget> {
+        if let Some(s) = self.subscriptions.get(&reader) {
+            return Some(LinkTarget::Topic(Box::new(s.clone())));
         }
-        self.links.retain(|pair, link| {
-            let keep = wanted.contains_key(pair);
-            if let (false, Some(events)) = (keep, &link.events) {
-                reports.push((events.clone(), false));
+        self.service_readers
+            .get(&reader)
+            .map(|s| LinkTarget::Service(s.clone()))
+    }
+
+    /// Makes the link of (local `reader`, remote writer `writer`) exist iff `wanted`: a new
+    /// one starts a reader thread and counts as a match, an ended one as an unmatch.
+    fn plan_link(
+        &mut self,
+        reader: ReaderId,
+        writer: Guid,
+        wanted: bool,
+        local: Option<&EndpointData>,
+        target: LinkTarget,
+        reports: &mut MatchReports,
+    ) {
+        let pair = (reader, writer);
+        let have = self.links.contains_key(&pair);
+        if have && !wanted {
+            if let Some(events) = self
+                .links
+                .remove(&pair)
+                .and_then(|link| link.events.clone())
+            {
+                reports.push((events, false));
             }
-            keep
-        });
-        for (pair, (local, target)) in wanted {
-            if self.links.contains_key(&pair) {
-                continue;
-            }
-            let Some(peer) = self.peers.get(&pair.1.prefix) else {
-                continue;
-            };
-            let stop = Arc::new(LinkStop::default());
-            let link = LinkSpec {
-                endpoint: self.endpoint.clone(),
-                kind: peer.kind,
-                address: peer.address.clone(),
-                writer: pair.1,
-                history: match local.history {
-                    RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(depth.max(1)),
-                    RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
-                },
-                wants_kept: local.durability == DurabilityKind::TransientLocal,
-                target,
-                stop: stop.clone(),
-                receive_spin: self.offered.receive_spin,
-                logger: self.logger.clone(),
-                peer_gone: self.peer_gone.clone(),
-            };
-            let events = match &link.target {
-                LinkTarget::Topic(subscription) => Some(subscription.events.clone()),
-                LinkTarget::Service(_) => None,
-            };
-            let spawned = std::thread::Builder::new()
-                .name("roslite-local-rx".into())
-                .stack_size(64 << 10)
-                .spawn(move || link.run());
-            match spawned {
-                Ok(_) => {
-                    if let Some(events) = &events {
-                        reports.push((events.clone(), true));
-                    }
-                    self.links.insert(pair, ReaderLink { stop, events });
+            return;
+        }
+        if have || !wanted {
+            return;
+        }
+        let (Some(local), Some(peer)) = (local, self.peers.get(&writer.prefix)) else {
+            return;
+        };
+        let stop = Arc::new(LinkStop::default());
+        let link = LinkSpec {
+            endpoint: self.endpoint.clone(),
+            kind: peer.kind,
+            address: peer.address.clone(),
+            writer,
+            history: match local.history {
+                RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(depth.max(1)),
+                RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
+            },
+            wants_kept: local.durability == DurabilityKind::TransientLocal,
+            target,
+            stop: stop.clone(),
+            receive_spin: self.offered.receive_spin,
+            logger: self.logger.clone(),
+            peer_gone: self.peer_gone.clone(),
+        };
+        let events = match &link.target {
+            LinkTarget::Topic(subscription) => Some(subscription.events.clone()),
+            LinkTarget::Service(_) => None,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("roslite-local-rx".into())
+            .stack_size(64 << 10)
+            .spawn(move || link.run());
+        match spawned {
+            Ok(_) => {
+                if let Some(events) = &events {
+                    reports.push((events.clone(), true));
                 }
-                Err(e) => self
-                    .logger
-                    .warn(format_args!("cannot start a same-host reader: {e}")),
+                self.links.insert(pair, ReaderLink { stop, events });
             }
+            Err(e) => self
+                .logger
+                .warn(format_args!("cannot start a same-host reader: {e}")),
         }
     }
 
-    /// [`Self::refresh`] for the publishers' side: all a new local publisher needs.
-    pub(crate) fn refresh_writer_pairs(
+    /// Makes the pair of local publisher writer `writer` and remote reader `reader` counted
+    /// iff `wanted` (the remote side connects on its own).
+    fn plan_writer_pair(
         &mut self,
-        discovery: &Discovery<'_>,
+        writer: WriterId,
+        reader: Guid,
+        wanted: bool,
         reports: &mut MatchReports,
     ) {
-        let mut wanted = HashSet::new();
-        for data in discovery.remote_endpoints() {
-            if data.kind != EndpointKind::Reader || !self.peers.contains_key(&data.guid.prefix) {
-                continue;
-            }
-            for writer in self.writers.keys() {
-                let Some(local) = discovery.writer_data(*writer) else {
-                    continue;
-                };
-                if self.carries(data, local) {
-                    wanted.insert((*writer, data.guid));
-                }
-            }
-        }
-        let writers = &self.writers;
-        let mut report = |writer: &WriterId, matched: bool| {
-            if let Some(w) = writers.get(writer) {
-                reports.push((w.publisher.events.clone(), matched));
-            }
+        let pair = (writer, reader);
+        let changed = if wanted {
+            self.writer_pairs.insert(pair)
+        } else {
+            self.writer_pairs.remove(&pair)
         };
-        for pair in self.writer_pairs.difference(&wanted) {
-            report(&pair.0, false);
+        if let (true, Some(w)) = (changed, self.writers.get(&writer)) {
+            reports.push((w.publisher.events.clone(), wanted));
         }
-        for pair in wanted.difference(&self.writer_pairs) {
-            report(&pair.0, true);
-        }
-        self.writer_pairs = wanted;
+    }
+
+    /// Remote endpoints looked at by the planning so far, one per endpoint and change: what
+    /// a test counts to see the planning follow discovery endpoint by endpoint.
+    #[cfg(test)]
+    pub(crate) fn pairs_planned(&self) -> u64 {
+        self.pairs_planned
     }
 }
