@@ -15,8 +15,9 @@ number in `cases`; a field that is null passed, a text says what differed.
         what arrives with the case: {"case": N, "values": ..., "bytes": ...}. Prints READY.
     conformance_peer.py relay <seconds>
         publishes every message case on /conformance/relay/<Name>/in, takes what comes back on
-        /conformance/relay/<Name>/out (all but the cases roslite refuses to send) and compares
-        it ({"relay": N, "values", "bytes"}); calls
+        /conformance/relay/<Name>/out (all but the cases roslite refuses to send; of a keyed
+        type, each matched to its case by its key) and compares it
+        ({"relay": N, "values", "bytes"}); calls
         /conformance/gen/c<N> for every service case and compares the response
         ({"client": N, "values"}); then checks the type name and hash of every endpoint of
         those topics and services that is not its own against its own
