@@ -15,8 +15,9 @@ number in `cases`; a field that is null passed, a text says what differed.
         what arrives with the case: {"case": N, "values": ..., "bytes": ...}. Prints READY.
     conformance_peer.py relay <seconds>
         publishes every message case on /conformance/relay/<Name>/in, takes what comes back on
-        /conformance/relay/<Name>/out (all but the cases roslite refuses to send) and compares
-        it ({"relay": N, "values", "bytes"}); calls
+        /conformance/relay/<Name>/out (all but the cases roslite refuses to send; of a keyed
+        type, each matched to its case by its key) and compares it
+        ({"relay": N, "values", "bytes"}); calls
         /conformance/gen/c<N> for every service case and compares the response
         ({"client": N, "values"}); then checks the type name and hash of every endpoint of
         those topics and services that is not its own against its own
@@ -36,7 +37,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.serialization import deserialize_message, serialize_message
 
 from test_msgs_cases import (
-    all_cases, compare_bytes, compare_values, print_cases, received,
+    all_cases, compare_bytes, compare_values, instance_key, print_cases, received, yaml_message,
 )
 
 # Every case is kept until read, in order, also for a subscriber that joins later.
@@ -126,7 +127,7 @@ def relay(seconds):
         topic = f"/conformance/relay/{short(ty)}"
         cls = group[0][1]
         # roslite refuses to send what `refused` names (bounds counted in bytes), so the
-        # others come back, in order.
+        # others come back, in order (of a keyed type: in order within each instance).
         expected = [case for case in group if case[0] not in refused]
         pending[ty] = expected
 
@@ -134,11 +135,21 @@ def relay(seconds):
             if not expected:
                 report(relay=None, type=ty, failure="more messages came back than were sent")
                 return
-            n, cls, msg = expected.pop(0)
+            n, cls, msg = expected[0]
             try:
-                values = compare_values(received(msg), deserialize_message(data, cls))
+                got = deserialize_message(data, cls)
+                key = instance_key(got)
+                if key is not None:
+                    keyed = [i for i, case in enumerate(expected) if instance_key(case[2]) == key]
+                    if not keyed:
+                        report(relay=None, type=ty, failure=f"a message came back with a key no "
+                               f"case waiting sent: {yaml_message(got)[:200]}")
+                        return
+                    n, cls, msg = expected[keyed[0]]
+                values = compare_values(received(msg), got)
             except Exception as e:
                 values = f"rclpy cannot deserialize it: {e}"
+            expected.remove((n, cls, msg))
             report(relay=n, values=values, bytes=compare_bytes(cls, serialize_message(msg), data))
 
         keep.append(node.create_subscription(cls, f"{topic}/out", back, KEEP_ALL, raw=True))

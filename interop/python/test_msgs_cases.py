@@ -20,26 +20,29 @@ the message set from it equals the case). `refused` names a bounded string rclpy
 (its bound counted in characters) but roslite refuses to (in bytes).
 """
 import array
+import functools
 import json
 import math
+import pathlib
 import sys
 from collections import OrderedDict
 
 import numpy
 import rosidl_parser.definition as idl
 import yaml
+from rosidl_parser.parser import parse_idl_file
 from rclpy.serialization import deserialize_message, serialize_message
 from test_msgs import message_fixtures, service_fixtures
 from test_msgs import msg as test_msg
 from test_msgs import srv as test_srv
 
-# Every test_msgs message type roslite reads. test_msgs also defines KeyedLong, KeyedString,
-# ComplexNestedKey and NonKeyedWithNestedKey, in .idl only: they join this list (and
-# interop/test-msgs/msg) once roslite reads .idl.
+# Every test_msgs message type: the keyed ones (test_msgs defines them in .idl only; roslite
+# ships their Rust types) last.
 MESSAGES = [
     "Arrays", "BasicTypes", "BoundedPlainSequences", "BoundedSequences", "Builtins",
     "Constants", "Defaults", "Empty", "MultiNested", "Nested", "Strings",
     "UnboundedSequences", "WStrings",
+    "KeyedLong", "KeyedString", "NonKeyedWithNestedKey", "ComplexNestedKey",
 ]
 SERVICES = ["Arrays", "BasicTypes", "Empty"]
 
@@ -198,6 +201,45 @@ def edge_messages():
     s.defaults_values = [checked(test_msg.Defaults)] * 3
     s.constants_values = [checked(test_msg.Constants)] * 3
     out.append(("edge bounded sequences full", s))
+    return out + keyed_edge_messages()
+
+
+# Keys around the 16 bytes a key hash holds as it is: a string key of 11 characters serializes
+# to 16 bytes (length, text, NUL) and goes out plain, one of 12 needs its MD5 (docs/
+# ros2-interop.md §8); and keys of every kind of text.
+KEY_TEXTS = ["", "k" * 11, "k" * 12, LONG_TEXT[:1000], "Hellö Wörld!", "😀 outside the BMP",
+             "tab\tnew\nline\r", "\x01\x7f"]
+
+
+def keyed_edge_messages():
+    """(name, message) pairs of the keyed types beyond the fixtures: integer limits, keys
+    repeated (two samples of one instance), string keys short, at and over 16 serialized bytes,
+    long and non-ASCII, and a keyed type nested in a keyless one and in a key."""
+    out = []
+    low, high = integer_limits("int32")
+    for label, key, value in [("minimum key", low, high), ("maximum key", high, low),
+                              ("zero", 0, 0), ("key of fixture 0 again", 1, -1)]:
+        out.append((f"edge {label}", checked(test_msg.KeyedLong, key=key, value=value)))
+    for i, key in enumerate(KEY_TEXTS):
+        value = KEY_TEXTS[(i + 3) % len(KEY_TEXTS)]
+        out.append((f"edge key {i}", checked(test_msg.KeyedString, key=key, value=value)))
+    out.append(("edge key of fixture 0 again",
+                checked(test_msg.KeyedString, key="key_1", value=LONG_TEXT)))
+    for i, (key, some_int) in enumerate(
+            [("", low), (LONG_TEXT[:100], high), ("ハローワールド", 0)]):
+        nested = checked(test_msg.KeyedString, key=key, value=ODD_TEXTS[i])
+        out.append((f"edge nested key {i}",
+                    checked(test_msg.NonKeyedWithNestedKey, nested_data=nested,
+                            some_int=some_int)))
+    for i, x in enumerate([math.nan, -0.0, math.inf, -math.inf, 5e-324,
+                           1.7976931348623157e308]):
+        key = KEY_TEXTS[i % len(KEY_TEXTS)]
+        nested = checked(test_msg.NonKeyedWithNestedKey,
+                         nested_data=checked(test_msg.KeyedString, key=key, value=key[::-1]),
+                         some_int=[low, high][i % 2])
+        out.append((f"edge complex key {i}",
+                    checked(test_msg.ComplexNestedKey, uint32_key=[0, 2 ** 32 - 1][i % 2],
+                            nested_keys=nested, float64_value=x)))
     return out
 
 
@@ -466,6 +508,39 @@ def compare_values(expected, got):
               min(len(want), len(have)))
     return f"values differ at {at}: expected `{want[max(0, at - 40):at + 60]}`, " \
            f"got `{have[max(0, at - 40):at + 60]}`"
+
+
+# A keyed topic's samples are kept per instance (per key): a DDS reader keeps their order
+# within an instance only, and Fast DDS's take hands a reader's samples over instance by
+# instance (in the order of their key hashes). What comes back is matched to a case by its key.
+
+@functools.lru_cache(maxsize=None)
+def key_members(cls):
+    """The members of `cls` marked `@key` in the .idl rosidl installed for it (empty for a
+    keyless type), read with rosidl's own parser."""
+    package = cls.__module__.split(".")[0]
+    share = pathlib.Path(sys.prefix) / "share"
+    parsed = parse_idl_file(idl.IdlLocator(share, f"{package}/msg/{cls.__name__}.idl"))
+    (message,) = parsed.content.get_elements_of_type(idl.Message)
+    return tuple(m.name for m in message.structure.members if m.has_annotation("key"))
+
+
+def _key_of(value, members):
+    """The key of `value` in rosidl's key mode: the key members of a struct that has some, every
+    member of one that has none."""
+    if is_message(value):
+        names = members or tuple(value.get_fields_and_field_types())
+        return tuple(_key_of(getattr(value, n), key_members(type(getattr(value, n)))
+                             if is_message(getattr(value, n)) else ()) for n in names)
+    if isinstance(value, (list, tuple, array.array, numpy.ndarray)):
+        return tuple(_key_of(v, key_members(type(v)) if is_message(v) else ()) for v in value)
+    return yaml_value(value)  # hashable, and NaN equal to NaN
+
+
+def instance_key(msg):
+    """The instance `msg` is a sample of, or None for a keyless type."""
+    members = key_members(type(msg))
+    return _key_of(msg, members) if members else None
 
 
 def message_cases():

@@ -33,8 +33,11 @@
 //!
 //! The suite prints a table of type x direction, passed/total (`cargo test -p roslite-cli
 //! --test conformance -- --nocapture`), then fails listing every case that did not pass.
-//! test_msgs' keyed types (`.idl` only) join when roslite reads `.idl`: by adding them to
-//! `MESSAGES` in test_msgs_cases.py, to `interop/test-msgs/msg` and to `test_msgs_messages!`.
+//!
+//! test_msgs' keyed types (`KeyedLong`, `KeyedString`, `ComplexNestedKey`, defined in `.idl`
+//! only, and `NonKeyedWithNestedKey`, a keyless type holding a keyed one) are cases like the
+//! others, in every message direction: roslite's endpoints of a keyed type are keyed, as
+//! rclpy's are, or they would not match. Their relay uses the types roslite-msgs ships.
 
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
@@ -63,23 +66,28 @@ const PARALLEL: usize = 4;
 /// The longest any one step waits (discovery plus a case, or a peer's whole direction).
 const STEP: Duration = Duration::from_secs(60);
 
-/// Calls `$m!(Name)` for every test_msgs message the suite covers (the generated types of
-/// `interop/test-msgs`).
+/// Calls `$m!(type)` for every test_msgs message: those of `.msg` files with the types
+/// `interop/test-msgs` generates, the keyed ones (`.idl` only) with those roslite-msgs ships,
+/// which a user's build does not generate again.
 macro_rules! test_msgs_messages {
     ($m:ident) => {
-        $m!(Arrays);
-        $m!(BasicTypes);
-        $m!(BoundedPlainSequences);
-        $m!(BoundedSequences);
-        $m!(Builtins);
-        $m!(Constants);
-        $m!(Defaults);
-        $m!(Empty);
-        $m!(MultiNested);
-        $m!(Nested);
-        $m!(Strings);
-        $m!(UnboundedSequences);
-        $m!(WStrings);
+        $m!(test_msgs::msg::Arrays);
+        $m!(test_msgs::msg::BasicTypes);
+        $m!(test_msgs::msg::BoundedPlainSequences);
+        $m!(test_msgs::msg::BoundedSequences);
+        $m!(test_msgs::msg::Builtins);
+        $m!(test_msgs::msg::Constants);
+        $m!(test_msgs::msg::Defaults);
+        $m!(test_msgs::msg::Empty);
+        $m!(test_msgs::msg::MultiNested);
+        $m!(test_msgs::msg::Nested);
+        $m!(test_msgs::msg::Strings);
+        $m!(test_msgs::msg::UnboundedSequences);
+        $m!(test_msgs::msg::WStrings);
+        $m!(roslite_msgs::test_msgs::msg::KeyedLong);
+        $m!(roslite_msgs::test_msgs::msg::KeyedString);
+        $m!(roslite_msgs::test_msgs::msg::NonKeyedWithNestedKey);
+        $m!(roslite_msgs::test_msgs::msg::ComplexNestedKey);
     };
 }
 
@@ -343,9 +351,9 @@ type Keep = Vec<Box<dyn Any + Send>>;
 /// What the relay could not publish again: (type name, error).
 type RelayErrors = Arc<Mutex<Vec<(&'static str, String)>>>;
 
-/// Republishes what `/conformance/relay/<name>/in` brings, as `T` decoded it, on `.../out`.
-fn relay<T: Message>(node: &Node, name: &str, errors: &RelayErrors, keep: &mut Keep) {
-    let topic = format!("/conformance/relay/{name}");
+/// Republishes what `/conformance/relay/<Name>/in` brings, as `T` decoded it, on `.../out`.
+fn relay<T: Message>(node: &Node, errors: &RelayErrors, keep: &mut Keep) {
+    let topic = format!("/conformance/relay/{}", short(T::TYPE_NAME));
     let publisher = Arc::new(
         node.create_publisher::<T>(&format!("{topic}/out"), keep_all())
             .expect("a relay publisher"),
@@ -415,8 +423,8 @@ fn generated_direction(ns: &NetNs, cases: &[Value], tally: &mut Tally) {
     let served: Served = Arc::default();
     let mut keep: Keep = Vec::new();
     macro_rules! relay_message {
-        ($name:ident) => {
-            relay::<test_msgs::msg::$name>(&node, stringify!($name), &errors, &mut keep)
+        ($ty:ty) => {
+            relay::<$ty>(&node, &errors, &mut keep)
         };
     }
     test_msgs_messages!(relay_message);

@@ -1073,9 +1073,17 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
         node_name: "n".repeat(300),
         ..Default::default()
     };
+    // A string's bound is counted in UTF-8 bytes on sending (docs/ros2-interop.md §7).
     let e = publisher.publish(too_long).unwrap_err();
     assert!(
-        e.to_string().contains("exceeds the declared bound 256"),
+        matches!(
+            e,
+            PublishError::Serialize(EncodeError::StringBoundExceeded {
+                bytes: 300,
+                chars: 300,
+                bound: 256
+            })
+        ),
         "{e}"
     );
 }

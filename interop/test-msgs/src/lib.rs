@@ -3,7 +3,8 @@
 //!
 //! `build.rs` generates them with `roslite_msg_gen::build::run`, exactly as a user crate gets
 //! its own types, so the conformance suite (`crates/roslite-cli/tests/conformance.rs`) checks
-//! the code users get. The keyed types test_msgs defines only in `.idl`
-//! (`KeyedLong`, `KeyedString`, `ComplexNestedKey`, `NonKeyedWithNestedKey`) are not here.
+//! the code users get. The types test_msgs defines only in `.idl` (`KeyedLong`,
+//! `KeyedString`, `ComplexNestedKey`, `NonKeyedWithNestedKey`) are not here: roslite-msgs
+//! ships them (`roslite_msgs::test_msgs::msg`), and the suite uses those.
 
 include!(concat!(env!("OUT_DIR"), "/roslite_interfaces.rs"));
