@@ -127,7 +127,7 @@ pub enum Deferred {
 /// The part of a guest other threads may touch.
 pub struct GuestShared {
     pub name: String,
-    pub thread: Mutex<Option<ThreadId>>,
+    pub thread: OnceLock<ThreadId>,
     pub mailbox: Mutex<VecDeque<Deferred>>,
     /// The guest shut its context down (or the host stops it): its spin loops end.
     pub stopping: AtomicBool,
@@ -165,7 +165,7 @@ impl GuestShared {
     pub fn new(name: String, running: roslite::Context) -> Arc<Self> {
         Arc::new(Self {
             name,
-            thread: Mutex::new(None),
+            thread: OnceLock::new(),
             mailbox: Mutex::new(VecDeque::new()),
             stopping: AtomicBool::new(false),
             stop_seen: AtomicBool::new(false),
@@ -299,8 +299,7 @@ impl GuestShared {
     }
 
     pub fn is_guest_thread(&self) -> bool {
-        *self.thread.lock().unwrap_or_else(PoisonError::into_inner)
-            == Some(std::thread::current().id())
+        self.thread.get() == Some(&std::thread::current().id())
     }
 
     pub fn post(&self, deferred: Deferred) {
@@ -489,9 +488,8 @@ pub struct GuestState {
     pub wasi: crate::wasi::WasiState,
     /// How many dispatches into the guest are running (a wait inside one cannot park).
     pub dispatching: u32,
-    /// The wait `main` unwound for, until the host takes it (crate::park).
-    pub park: Option<Park>,
-    /// The wait `main` is parked in now (None while it runs): what a snapshot records.
+    /// The wait `main` is parked in (None while it runs): set when it starts to unwind, what
+    /// the host waits for and what a snapshot records.
     pub parked: Option<Park>,
     /// How the parked wait ended, for the import that parked when it is rewound.
     pub resumed: Option<Resumed>,
@@ -558,7 +556,6 @@ impl GuestState {
             allocations: None,
             wasi,
             dispatching: 0,
-            park: None,
             parked: None,
             resumed: None,
             saved_stack: None,

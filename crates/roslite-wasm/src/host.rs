@@ -451,32 +451,26 @@ impl Host {
 
     /// Waits for every guest to end (each is reported once; a second call returns none).
     pub fn wait(&self) -> Vec<GuestEnd> {
-        let guests =
-            std::mem::take(&mut *self.guests.lock().unwrap_or_else(PoisonError::into_inner));
-        let ends: Vec<GuestEnd> = guests
-            .iter()
-            .filter_map(|guest| {
-                guest
-                    .thread
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-            })
-            .map(|t| t.join().expect("guest threads catch their faults"))
-            .collect();
-        // Guests started while these ended (a migration in) are waited for too.
-        let mut more = self.guests.lock().unwrap_or_else(PoisonError::into_inner);
-        let later = std::mem::take(&mut *more);
-        drop(more);
-        let mut ends = ends;
-        if !later.is_empty() {
-            self.guests
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .extend(later);
-            ends.extend(self.wait());
+        let mut ends = Vec::new();
+        // Guests started while others ended (a migration in) are waited for too.
+        loop {
+            let guests =
+                std::mem::take(&mut *self.guests.lock().unwrap_or_else(PoisonError::into_inner));
+            if guests.is_empty() {
+                return ends;
+            }
+            ends.extend(
+                guests
+                    .iter()
+                    .filter_map(|g| {
+                        g.thread
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .take()
+                    })
+                    .map(|t| t.join().expect("guest threads catch their faults")),
+            );
         }
-        ends
     }
 
     /// Stops every guest (their spin loops return) and shuts the context down.
@@ -540,10 +534,7 @@ fn run_guest(
     shared: &Arc<GuestShared>,
     beginning: Beginning,
 ) -> GuestEnd {
-    *shared
-        .thread
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current().id());
+    let _ = shared.thread.set(std::thread::current().id());
     let outcome = engine::run(module, state, limits, beginning);
     if let Err(fault) = &outcome {
         eprintln!(

@@ -38,18 +38,27 @@ thread_local! {
     /// What the journaled import running on this thread read of guest memory
     /// ([`record_reads`]); None when nothing records.
     static READS: std::cell::RefCell<Option<Reads>> = const { std::cell::RefCell::new(None) };
+    /// Whether [`READS`] records now.
+    static RECORDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Runs `body`, returning with its result every range of guest memory it read (address and
 /// bytes, as read): what replaying a journaled import needs (crate::journal).
 pub fn record_reads<R>(body: impl FnOnce() -> R) -> (R, Reads) {
     let outer = READS.with(|r| r.replace(Some(Vec::new())));
+    let was_recording = RECORDING.with(|f| f.replace(true));
     let result = body();
+    RECORDING.with(|f| f.set(was_recording));
     let reads = READS.with(|r| r.replace(outer)).unwrap_or_default();
     (result, reads)
 }
 
 fn note_read(address: u32, bytes: &[u8]) {
+    // Every read of guest memory passes here (a publish's bytes too): only a journaled
+    // import's reads are kept, and the others pay one flag.
+    if !RECORDING.with(std::cell::Cell::get) {
+        return;
+    }
     READS.with(|r| {
         if let Some(reads) = r.borrow_mut().as_mut() {
             reads.push((address, bytes.to_vec()));

@@ -68,12 +68,12 @@ fn started(
 ) -> Result<Option<(Park, u32)>, Fault> {
     enter(resident, |g| {
         start(g)?;
-        let Some(park) = g.state().park.take() else {
+        // `parked` is None while `main` runs: set again, it unwound to park.
+        let Some(park) = g.state().parked.clone() else {
             return Ok(None);
         };
         g.asyncify(Asyncify::StopUnwind)?;
         let buffer = g.state().saved_stack.expect("a park saved the stack");
-        g.state().parked = Some(park.clone());
         Ok(Some((park, buffer)))
     })
 }

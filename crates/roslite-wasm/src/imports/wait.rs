@@ -45,7 +45,7 @@ pub fn park(g: &mut dyn GuestCalls, park: Park) -> Result<bool, Fault> {
         memory.put_u32(buffer + 4, buffer + SAVED_STACK_BYTES)
     })();
     header.map_err(|e| Fault::Abi(format!("the buffer for the parked stack: {e}")))?;
-    g.state().park = Some(park);
+    g.state().parked = Some(park);
     g.asyncify(Asyncify::StartUnwind(buffer))?;
     Ok(true)
 }
