@@ -4,33 +4,42 @@
 //!
 //! It reads its command line by hand rather than with clap, which would add a quarter of a
 //! megabyte to a program whose resident memory follows its size; the flags and their meaning
-//! are `roslite run`'s (`roslite run --help`).
+//! are `roslite run`'s (`roslite run --help`). With `--name` it is a host nodes can move to
+//! and from (`roslite host --help`: `--name`, `--accept-from`, `--module-dir`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use roslite_wasm::cli::RunArgs;
+use roslite_wasm::cli::{HostArgs, RunArgs};
 use roslite_wasm::Limits;
 
 const USAGE: &str =
     "usage: roslite-wasm-host [--engine wasmtime|wasmi] [--deadline-ms MS] [--fuel N] \
 [--max-memory-mib MIB] [--allow-env VAR]... [--allow-dir DIR[:GUEST][:rw]]... [--stop-on-stdin] \
-NODE... [--ros-args ARGS...] [-- NODE_ARGS...]
-(the flags of `roslite run`; see `roslite run --help`)";
+[--name NAME [--accept-from HOST[,HOST...]]... [--module-dir DIR]...] \
+[NODE...] [--ros-args ARGS...] [-- NODE_ARGS...]
+(the flags of `roslite run`, and with --name those of `roslite host`; see their --help)";
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<RunArgs, String> {
-    let mut run = RunArgs {
-        nodes: Vec::new(),
-        engine: Default::default(),
-        deadline_ms: Limits::DEFAULT_DEADLINE.as_millis() as u64,
-        fuel: Limits::DEFAULT_FUEL,
-        max_memory_mib: (Limits::DEFAULT_MAX_MEMORY_BYTES >> 20) as u64,
-        allow_env: Vec::new(),
-        allow_dir: Vec::new(),
-        stop_on_stdin: false,
-        ros_args: Vec::new(),
-        node_args: Vec::new(),
+fn parse(mut args: impl Iterator<Item = String>) -> Result<HostArgs, String> {
+    let mut host = HostArgs {
+        name: None,
+        accept_from: Vec::new(),
+        module_dir: Vec::new(),
+        exit_on_snapshot: false,
+        run: RunArgs {
+            nodes: Vec::new(),
+            engine: Default::default(),
+            deadline_ms: Limits::DEFAULT_DEADLINE.as_millis() as u64,
+            fuel: Limits::DEFAULT_FUEL,
+            max_memory_mib: (Limits::DEFAULT_MAX_MEMORY_BYTES >> 20) as u64,
+            allow_env: Vec::new(),
+            allow_dir: Vec::new(),
+            stop_on_stdin: false,
+            ros_args: Vec::new(),
+            node_args: Vec::new(),
+        },
     };
+    let run = &mut host.run;
     let number = |flag: &str, value: Option<String>| -> Result<u64, String> {
         value
             .ok_or_else(|| format!("{flag} needs a value"))?
@@ -50,6 +59,17 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<RunArgs, String> {
                 .allow_dir
                 .push(args.next().ok_or("--allow-dir needs a value")?),
             "--stop-on-stdin" => run.stop_on_stdin = true,
+            "--name" => host.name = Some(args.next().ok_or("--name needs a value")?),
+            "--accept-from" => host.accept_from.extend(
+                args.next()
+                    .ok_or("--accept-from needs a value")?
+                    .split(',')
+                    .map(str::to_owned),
+            ),
+            "--module-dir" => host.module_dir.push(PathBuf::from(
+                args.next().ok_or("--module-dir needs a value")?,
+            )),
+            "--exit-on-snapshot" => host.exit_on_snapshot = true,
             "--ros-args" => {
                 for a in args.by_ref() {
                     if a == "--" {
@@ -65,10 +85,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<RunArgs, String> {
             node => run.nodes.push(PathBuf::from(node)),
         }
     }
-    if run.nodes.is_empty() {
+    if run.nodes.is_empty() && host.name.is_none() {
         return Err(format!("no NODE given\n{USAGE}"));
     }
-    Ok(run)
+    Ok(host)
 }
 
 fn main() -> ExitCode {
@@ -78,14 +98,19 @@ fn main() -> ExitCode {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
-    let run = match parse(std::env::args().skip(1)) {
-        Ok(run) => run,
+    let host = match parse(std::env::args().skip(1)) {
+        Ok(host) => host,
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::from(2);
         }
     };
-    match roslite_wasm::cli::run(&run) {
+    let outcome = if host.name.is_some() {
+        roslite_wasm::cli::host(&host)
+    } else {
+        roslite_wasm::cli::run(&host.run)
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("Error: {message}");
