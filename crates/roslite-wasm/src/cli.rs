@@ -294,16 +294,24 @@ pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
 /// No host runs the node, a host is not on the graph, or the move failed (the node then goes
 /// on where it was; the message says why).
 pub fn migrate_node(args: &MigrateArgs) -> Result<Moved, String> {
-    use crate::hosting::HOST_NAMESPACE;
-    use roslite::msgs::roslite_interfaces::srv::{
-        ListNodes, ListNodes_Request, MigrateNode, MigrateNode_Request,
-    };
     let mut argv = vec!["roslite-migrate".to_owned()];
     if !args.ros_args.is_empty() {
         argv.push("--ros-args".into());
         argv.extend(args.ros_args.iter().cloned());
     }
     let context = roslite::Context::from_env_and_args(argv).map_err(|e| e.to_string())?;
+    migrate_node_in(&context, args)
+}
+
+/// [`migrate_node`] from a node of `context` (its `ros_args` unused).
+///
+/// # Errors
+/// As [`migrate_node`].
+pub fn migrate_node_in(context: &roslite::Context, args: &MigrateArgs) -> Result<Moved, String> {
+    use crate::hosting::HOST_NAMESPACE;
+    use roslite::msgs::roslite_interfaces::srv::{
+        ListNodes, ListNodes_Request, MigrateNode, MigrateNode_Request,
+    };
     let node = context
         .create_node(&format!("roslite_migrate_{}", std::process::id()))
         .map_err(|e| e.to_string())?;

@@ -54,11 +54,29 @@ impl Drop for HostProcess {
 /// A host process named `name` in `ns`, accepting nodes from `accept_from`, running the
 /// replier if `runs_replier`.
 fn host(ns: &NetNs, name: &str, engine: &str, accept_from: &str, extra: &[&str]) -> HostProcess {
+    host_with_modules(ns, name, engine, accept_from, modules(), extra)
+}
+
+fn host_with_modules(
+    ns: &NetNs,
+    name: &str,
+    engine: &str,
+    accept_from: &str,
+    module_dir: &Path,
+    extra: &[&str],
+) -> HostProcess {
     let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
     command
-        .args(["--name", name, "--engine", engine, "--accept-from", accept_from])
+        .args([
+            "--name",
+            name,
+            "--engine",
+            engine,
+            "--accept-from",
+            accept_from,
+        ])
         .arg("--module-dir")
-        .arg(modules())
+        .arg(module_dir)
         .args(extra)
         .env("ROS_DOMAIN_ID", DOMAIN.to_string())
         .stdin(Stdio::null());
@@ -113,11 +131,27 @@ impl Sender {
 
     fn await_matched(&self) {
         let until = Instant::now() + Duration::from_secs(30);
-        while self.publisher.subscription_count() != 1 || self.subscription.publisher_count() != 1
-        {
-            assert!(Instant::now() < until, "the replier's endpoints did not match");
+        while self.publisher.subscription_count() != 1 || self.subscription.publisher_count() != 1 {
+            assert!(
+                Instant::now() < until,
+                "the replier's endpoints did not match"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Sends number `n` and returns (the number answered, how many the replier heard).
+    fn exchange(&self, n: u32) -> (u32, u32) {
+        self.publisher
+            .publish(StringMsg {
+                data: format!("number {n}"),
+            })
+            .unwrap();
+        let reply = self
+            .replies
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("no reply to number {n}"));
+        answered(&reply)
     }
 
     fn migrate(&self, from: &str, to: &str) -> MigrateNode_Response {
@@ -216,7 +250,12 @@ fn moves_back_and_forth(moves: u32) {
             let before = total.load(std::sync::atomic::Ordering::SeqCst);
             let moved = sender.migrate(from, to);
             sent_at_move.push((before, total.load(std::sync::atomic::Ordering::SeqCst)));
-            assert!(moved.success, "move {} from {from} to {to}: {}", i + 1, moved.message);
+            assert!(
+                moved.success,
+                "move {} from {from} to {to}: {}",
+                i + 1,
+                moved.message
+            );
             assert!(moved.snapshot_bytes > 0);
             paused.push(moved.paused_us);
             eprintln!(
@@ -255,8 +294,14 @@ fn moves_back_and_forth(moves: u32) {
     heard.sort_unstable();
     for (i, &(number, count)) in heard.iter().enumerate() {
         let expected = i as u32 + 1;
-        assert_eq!(number, expected, "numbers answered: a gap or a repeat at {expected}");
-        assert_eq!(count, expected, "the replier's count broke at number {expected}");
+        assert_eq!(
+            number, expected,
+            "numbers answered: a gap or a repeat at {expected}"
+        );
+        assert_eq!(
+            count, expected,
+            "the replier's count broke at number {expected}"
+        );
     }
     let last_on = if moves % 2 == 1 { "b" } else { "a" };
     let other = if last_on == "a" { "b" } else { "a" };
@@ -272,5 +317,94 @@ fn moves_back_and_forth(moves: u32) {
 
 #[test]
 fn a_counter_moves_100_times_between_a_wasmtime_and_a_wasmi_host_losing_nothing() {
-    moves_back_and_forth(4);
+    moves_back_and_forth(100);
+}
+
+/// A move the target must refuse, or that fails halfway, leaves the node running on its host
+/// with its state, and says why: a target that does not list the source in --accept-from, one
+/// whose module of that name is another module, one that dies when the snapshot arrives, and
+/// a host that is not there. `roslite migrate`'s own lookup (no --from) then finds the node
+/// where it still runs and moves it.
+#[test]
+fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
+    let ns = NetNs::create("wasmhost").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let replier = replier_args();
+    let a_args: Vec<&str> = replier.iter().map(String::as_str).collect();
+    let _a = host(&ns, "a", "wasmtime", "b", &a_args);
+    let _strict = host(&ns, "strict", "wasmi", "c", &[]);
+    let other_modules = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host-other-modules");
+    std::fs::create_dir_all(&other_modules).unwrap();
+    let talker = common::c_guest("examples/wasm/c/talker.c", "talker_for_hosts.wasm");
+    std::fs::copy(&talker, other_modules.join("deterministic_reply.wasm")).unwrap();
+    let _other = host_with_modules(&ns, "other", "wasmi", "a", &other_modules, &[]);
+    let _dying = host(&ns, "dying", "wasmi", "a", &["--exit-on-snapshot"]);
+    sender.await_matched();
+    let mut next = 1;
+    let mut check_still_answers = |sender: &Sender| {
+        assert_eq!(
+            sender.exchange(next),
+            (next, next),
+            "the node's state after a failed move"
+        );
+        next += 1;
+    };
+    check_still_answers(&sender);
+
+    let refused = sender.migrate("a", "strict");
+    assert!(!refused.success);
+    assert!(
+        refused.message.contains("--accept-from") && refused.message.contains("strict"),
+        "{}",
+        refused.message
+    );
+    check_still_answers(&sender);
+
+    let refused = sender.migrate("a", "other");
+    assert!(!refused.success);
+    assert!(
+        refused.message.contains("goes on here") && refused.message.contains("same .wasm"),
+        "{}",
+        refused.message
+    );
+    check_still_answers(&sender);
+
+    let failed = sender.migrate("a", "dying");
+    assert!(!failed.success);
+    assert!(
+        failed.message.contains("did not restore") && failed.message.contains("goes on here"),
+        "{}",
+        failed.message
+    );
+    check_still_answers(&sender);
+
+    let missing = sender.migrate("a", "nowhere");
+    assert!(!missing.success);
+    assert!(
+        missing.message.contains("no host nowhere"),
+        "{}",
+        missing.message
+    );
+    check_still_answers(&sender);
+    assert_eq!(sender.guests_on("a"), vec!["deterministic_reply"]);
+    assert!(sender.guests_on("strict").is_empty());
+    assert!(sender.guests_on("other").is_empty());
+
+    // `roslite migrate deterministic_reply --to b`, the host it runs on found by asking.
+    let _b = host(&ns, "b", "wasmi", "a", &[]);
+    let moved = roslite_wasm::cli::migrate_node_in(
+        &common::networked(&ns, DOMAIN),
+        &roslite_wasm::cli::MigrateArgs {
+            node: "deterministic_reply".into(),
+            to: "b".into(),
+            from: None,
+            discovery_timeout: 20.0,
+            ros_args: Vec::new(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(moved.from, "a");
+    assert_eq!(sender.guests_on("b"), vec!["deterministic_reply"]);
+    assert!(sender.guests_on("a").is_empty());
+    check_still_answers(&sender);
 }
