@@ -205,7 +205,10 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     for m in &result.memory {
         let mb = m.vm_rss as f64 * 1024.0 / 1e6;
         if args.migrate && m.process.starts_with("follower host") {
-            println!("  {} {mb:.2} MB RSS (a Wasm host; no goal of its own)", m.process);
+            println!(
+                "  {} {mb:.2} MB RSS (a Wasm host; no goal of its own)",
+                m.process
+            );
             continue;
         }
         if args.wasm && m.process == wasm_process {
@@ -281,7 +284,7 @@ fn moves_table(moved: &migrating::MigratingResult) -> String {
     let _ = writeln!(
         out,
         "downtime: the follower's last callback on one host to its first on the other; \
-         /light_sensors: {} received, {} lost, {} duplicated",
+         /light_sensors: {} received, {} lost around the moves, {} duplicated",
         moved.light_sensors_received, moved.light_sensors_lost, moved.light_sensors_duplicated
     );
     out
