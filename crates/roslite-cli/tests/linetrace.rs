@@ -185,7 +185,11 @@ fn wasm_follower_moves_between_two_hosts_while_it_drives_the_robot() {
         assert_eq!(m.to, migrating::HOSTS[to]);
         assert!(m.snapshot_bytes > 0 && m.downtime_us > 0.0, "{m:?}");
     }
-    assert_eq!(moved.run.path_marks.len(), 4, "each move marked on the path");
+    assert_eq!(
+        moved.run.path_marks.len(),
+        4,
+        "each move marked on the path"
+    );
     assert_eq!(moved.light_sensors_lost, 0);
     assert_eq!(moved.light_sensors_duplicated, 0);
 }

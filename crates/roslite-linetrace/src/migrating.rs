@@ -60,15 +60,16 @@ pub struct MoveRecord {
 pub struct MigratingResult {
     pub run: RunResult,
     pub moves: Vec<MoveRecord>,
-    /// `/light_sensors` messages the robot published around a move (from 20 ms before the
-    /// follower's last callback on the source to 20 ms after its first on the target) that
-    /// neither host's follower received, and those received more than once (anywhere).
+    /// `/light_sensors` messages the robot published that neither host's follower received,
+    /// lost in a move (the follower received the one before on one host and the one after on
+    /// the other; a node that moves writes its trace a line at a time, so each line is in the
+    /// output of the host that ran it), and those received more than once.
     pub light_sensors_lost: u64,
     pub light_sensors_duplicated: u64,
     pub light_sensors_received: u64,
-    /// Those published away from any move that the follower did not receive: its
-    /// subscription keeps the last message only (depth 1, as upstream's), so a message is
-    /// overwritten when the follower is busy, moves or not (its start, sampling the floor).
+    /// Those it did not receive between two it received on one host: its subscription keeps
+    /// the last message only (depth 1, as upstream's), so a message is overwritten when the
+    /// follower is busy, moving or not (its start, sampling the floor).
     pub light_sensors_overwritten_elsewhere: u64,
 }
 
@@ -294,10 +295,11 @@ fn count_light_sensors(
             .collect()
     };
     let published = timed(&read(&procs[0])?, "pub");
-    let mut received: BTreeMap<u64, u64> = BTreeMap::new();
-    for host in &procs[1..] {
-        for (seq, _) in timed(&read(host)?, "sub") {
-            *received.entry(seq).or_default() += 1;
+    // Each number received, with the hosts (by index) that received it.
+    let mut received: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for (host, p) in procs[1..].iter().enumerate() {
+        for (seq, _) in timed(&read(p)?, "sub") {
+            received.entry(seq).or_default().push(host);
         }
     }
     let (Some(&first), Some(&last)) = (received.keys().next(), received.keys().next_back()) else {
@@ -305,25 +307,21 @@ fn count_light_sensors(
             "the follower received no /light_sensors".into(),
         ));
     };
-    result.light_sensors_received = received.values().sum();
-    result.light_sensors_duplicated = received.values().filter(|&&n| n > 1).map(|n| n - 1).sum();
-    const MARGIN_NS: u64 = 20_000_000;
-    let windows: Vec<(u64, u64)> = result
-        .moves
-        .iter()
-        .map(|m| {
-            let back = (m.downtime_us * 1e3) as u64;
-            (
-                m.at_ns.saturating_sub(MARGIN_NS),
-                m.at_ns + back + MARGIN_NS,
-            )
-        })
-        .collect();
-    for &(seq, at) in &published {
+    result.light_sensors_received = received.values().map(|h| h.len() as u64).sum();
+    result.light_sensors_duplicated = received
+        .values()
+        .map(|h| h.len().saturating_sub(1) as u64)
+        .sum();
+    // A message neither host received is lost in a move when the follower received the one
+    // before it on one host and the one after it on the other; between two it received on
+    // one host, its depth-1 queue overwrote it while it was busy there.
+    for &(seq, _) in &published {
         if seq < first || seq > last || received.contains_key(&seq) {
             continue;
         }
-        if windows.iter().any(|&(from, to)| (from..=to).contains(&at)) {
+        let before = received.range(..seq).next_back().map(|(_, h)| h[0]);
+        let after = received.range(seq..).next().map(|(_, h)| h[0]);
+        if before != after {
             result.light_sensors_lost += 1;
         } else {
             result.light_sensors_overwritten_elsewhere += 1;
