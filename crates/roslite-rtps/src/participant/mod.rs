@@ -767,8 +767,8 @@ impl Participant {
     /// queued, possibly before that thread matched it. Both windows are the time to apply one
     /// sample (microseconds), against a heartbeat round trip for the window this closes. A
     /// count may also fall back for a moment when the SEDP writer's history is full and it
-    /// re-announces `local` under a newer sequence number (see [`SedpWriter`]), until each
-    /// peer acknowledges that copy.
+    /// re-announces `local` under a newer sequence number (to keep every live announcement in
+    /// it), until each peer acknowledges that copy.
     pub fn acknowledging_matches(&self, local: EndpointRef) -> usize {
         let (side, entity_id, matched) = match local {
             EndpointRef::Writer(id) => (
