@@ -130,6 +130,25 @@ pub unsafe extern "C" fn roslite_subscription_publisher_count(
     })
 }
 
+/// Of the publishers `roslite_subscription_publisher_count` counts, those known to send to the
+/// subscription already (`Subscription::acknowledged_publisher_count`).
+///
+/// # Safety
+/// `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_subscription_acknowledged_publisher_count(
+    subscription: u64,
+    count: *mut usize,
+) -> Status {
+    guard(|| {
+        let n = handles::with(subscription, "subscription", |o| match o {
+            Object::Subscription(s) => Some(s.acknowledged_publisher_count()),
+            _ => None,
+        })?;
+        put(count, n, "count")
+    })
+}
+
 /// `roslite_names`: `count` names, each with its types comma-joined in `types[i]`, all owned by
 /// roslite until `roslite_names_fini`.
 #[repr(C)]

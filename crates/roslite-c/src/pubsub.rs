@@ -87,6 +87,25 @@ pub unsafe extern "C" fn roslite_publisher_subscription_count(
     })
 }
 
+/// Of the subscriptions `roslite_publisher_subscription_count` counts, those known to take the
+/// publisher's messages already (`Publisher::acknowledged_subscription_count`).
+///
+/// # Safety
+/// `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn roslite_publisher_acknowledged_subscription_count(
+    publisher: u64,
+    count: *mut usize,
+) -> Status {
+    guard(|| {
+        put(
+            count,
+            handles::publisher(publisher)?.acknowledged_subscription_count(),
+            "count",
+        )
+    })
+}
+
 /// # Safety
 /// `topic` is a string, `ty` and `qos` readable, `out` writable; `callback` stays callable with
 /// `user_data` while the subscription lives.

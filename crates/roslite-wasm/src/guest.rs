@@ -206,17 +206,39 @@ impl GuestShared {
     /// released).
     pub fn matched_peers(&self) -> Vec<u32> {
         use roslite_c::handles::Object;
+        self.per_endpoint(|o| match o {
+            Object::Publisher(p) => Some(p.subscription_count()),
+            Object::Subscription(s) => Some(s.publisher_count()),
+            _ => None,
+        })
+    }
+
+    /// For each publisher and subscription the guest made, in order, how many of the peers
+    /// it matched know it already: subscriptions that take a publisher's messages, publishers
+    /// that send to a subscription (`acknowledged_subscription_count`,
+    /// `acknowledged_publisher_count`; 0 once released). A copy made to move the guest here
+    /// misses nothing its peers send only once each of them counts here.
+    pub fn acknowledged_peers(&self) -> Vec<u32> {
+        use roslite_c::handles::Object;
+        self.per_endpoint(|o| match o {
+            Object::Publisher(p) => Some(p.acknowledged_subscription_count()),
+            Object::Subscription(s) => Some(s.acknowledged_publisher_count()),
+            _ => None,
+        })
+    }
+
+    /// `count` of each publisher and subscription the guest made, in order (0 once released).
+    fn per_endpoint(
+        &self,
+        count: impl Fn(&roslite_c::handles::Object) -> Option<usize>,
+    ) -> Vec<u32> {
         self.endpoints
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .map(|&native| {
-                roslite_c::handles::with(native, "publisher or subscription", |o| match o {
-                    Object::Publisher(p) => Some(p.subscription_count()),
-                    Object::Subscription(s) => Some(s.publisher_count()),
-                    _ => None,
-                })
-                .map_or(0, |n| n as u32)
+                roslite_c::handles::with(native, "publisher or subscription", &count)
+                    .map_or(0, |n| n as u32)
             })
             .collect()
     }

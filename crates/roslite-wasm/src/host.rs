@@ -197,23 +197,26 @@ pub struct Prepared {
 
 impl Prepared {
     /// Waits up to `timeout` until each of the prepared guest's publishers and subscriptions
-    /// matched at least as many peers as `peers` says (in the order the guest made them; from
-    /// [`Host::matched_peers`] on the host it moves from), so that nothing sent to it while it
-    /// moves misses it.
+    /// has at least as many peers as `peers` says (in the order the guest made them; from
+    /// [`Host::matched_peers`] on the host it moves from) that know it already: publishers
+    /// that send to its subscriptions, subscriptions that take its publishers' messages
+    /// ([`GuestShared::acknowledged_peers`]). Matching them here is not enough: a peer that
+    /// this host discovered may not have discovered the copy yet, and what it publishes in
+    /// that moment reaches only the node on the host it moves from, which then ends.
     ///
     /// # Errors
     /// The endpoints that fell short when the time ran out.
     pub fn await_matched(&self, peers: &[u32], timeout: std::time::Duration) -> Result<(), String> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
-            let now = self.shared.matched_peers();
+            let now = self.shared.acknowledged_peers();
             let short: Vec<String> = peers
                 .iter()
                 .enumerate()
                 .filter(|&(i, &want)| now.get(i).copied().unwrap_or(0) < want)
                 .map(|(i, want)| {
                     format!(
-                        "endpoint {} matched {} of {want} peers",
+                        "endpoint {} is known to {} of {want} peers",
                         i + 1,
                         now.get(i).copied().unwrap_or(0)
                     )
@@ -224,7 +227,7 @@ impl Prepared {
             }
             if std::time::Instant::now() >= deadline {
                 return Err(format!(
-                    "the node's endpoints here did not match their peers within {timeout:?} ({})",
+                    "the node's endpoints here were not known to their peers within {timeout:?} ({})",
                     short.join(", ")
                 ));
             }

@@ -636,3 +636,93 @@ fn same_host_matches_are_counted_on_both_sides() {
         assert_eq!((status.total_count, status.current_count), (1, 0));
     }
 }
+
+/// `acknowledged_subscription_count` / `acknowledged_publisher_count` over each path: never
+/// above the matched count, 1 once the other side knows the endpoint, and then a message
+/// published at once arrives (the subscription's side has matched the publisher, over RTPS
+/// because its participant acknowledged the publisher's announcement, over a same-host link
+/// because its reader attached to the publisher's writer).
+#[test]
+fn a_message_published_once_the_subscription_knows_the_publisher_arrives() {
+    let shm_only = LocalTransports {
+        uds: false,
+        ..LocalTransports::default()
+    };
+    let uds_only = LocalTransports {
+        shm: false,
+        ..LocalTransports::default()
+    };
+    for (offset, transports, path) in [
+        (12, shm_only, (0, 1)),
+        (13, uds_only, (0, 1)),
+        (14, LocalTransports::UDP_ONLY, (1, 0)),
+    ] {
+        let domain = test_domain(offset);
+        let talker_ctx = common::localhost_context(domain, transports);
+        let listener_ctx = common::localhost_context(domain, transports);
+        let talker = talker_ctx.create_node("known_talker").unwrap();
+        let listener = listener_ctx.create_node("known_listener").unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let sink = received.clone();
+        let subscription = listener
+            .create_subscription("known", 10, move |m: StringMsg| {
+                sink.lock().unwrap().push(m.data)
+            })
+            .unwrap();
+        let spinner = common::spin_in_background(&listener_ctx, &listener);
+        let net = talker_ctx.graph();
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                net.endpoints()
+                    .iter()
+                    .any(|e| !e.local && e.topic == "/known")
+            }),
+            "{transports:?}: the talker never discovered the subscription"
+        );
+        let publisher = talker.create_publisher::<StringMsg>("known", 10).unwrap();
+        let mut never_above = true;
+        let known = common::wait_until(Duration::from_secs(10), || {
+            let (acknowledged, matched) = (
+                publisher.acknowledged_subscription_count(),
+                publisher.subscription_count(),
+            );
+            never_above &= acknowledged <= matched;
+            acknowledged == 1
+        });
+        assert!(never_above, "{transports:?}: acknowledged above matched");
+        assert!(
+            known,
+            "{transports:?}: the subscription never knew the publisher ({} matched)",
+            publisher.subscription_count()
+        );
+        publisher
+            .publish(StringMsg {
+                data: "first".into(),
+            })
+            .unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                received.lock().unwrap().len() == 1
+            }),
+            "{transports:?}: the first message never arrived"
+        );
+        assert_eq!(net.remote_subscriptions_by_path("/known"), path);
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                subscription.acknowledged_publisher_count() == 1
+            }),
+            "{transports:?}: the publisher never knew the subscription ({} matched)",
+            subscription.publisher_count()
+        );
+        assert!(subscription.acknowledged_publisher_count() <= subscription.publisher_count());
+        drop(subscription);
+        assert!(
+            common::wait_until(Duration::from_secs(10), || {
+                publisher.acknowledged_subscription_count() == 0
+            }),
+            "{transports:?}: still counted after the subscription went"
+        );
+        listener_ctx.shutdown();
+        spinner.join().unwrap();
+    }
+}

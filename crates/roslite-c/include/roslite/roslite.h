@@ -216,6 +216,12 @@ roslite_status roslite_publish(roslite_handle publisher, const uint8_t *cdr, siz
 /* Subscriptions matched with this publisher, in this process and others. */
 roslite_status roslite_publisher_subscription_count(roslite_handle publisher, size_t *count);
 
+/* Of those, the subscriptions known to take this publisher's messages already: their side
+ * discovered it (over RTPS their participant acknowledged its announcement; over a same-host
+ * link their reader attached). A message published before that may not reach them. */
+roslite_status roslite_publisher_acknowledged_subscription_count(
+    roslite_handle publisher, size_t *count);
+
 /* ---- Subscription ---------------------------------------------------------------------- */
 
 /* Called with each message: its bytes (valid only during the call) and its info. */
@@ -241,6 +247,12 @@ roslite_status roslite_subscription_on_message_lost(
 
 /* Publishers matched with this subscription, in this process and others. */
 roslite_status roslite_subscription_publisher_count(roslite_handle subscription, size_t *count);
+
+/* Of those, the publishers known to send to this subscription already: their side discovered
+ * it (over RTPS their participant acknowledged its announcement; over a same-host link this
+ * subscription's reader attached to their writer). */
+roslite_status roslite_subscription_acknowledged_publisher_count(
+    roslite_handle subscription, size_t *count);
 
 /* ---- Status events (publishers and subscriptions) --------------------------------------- */
 

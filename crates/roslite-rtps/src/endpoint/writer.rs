@@ -409,6 +409,11 @@ impl Writer {
             .all(|p| p.acked_below > sn)
     }
 
+    /// Whether matched reader `reader` acknowledged `sn` (false for a reader not matched).
+    pub fn is_acked_by(&self, reader: &Guid, sn: SequenceNumber) -> bool {
+        self.readers.get(reader).is_some_and(|p| p.acked_below > sn)
+    }
+
     /// Matches a reader (RTPS 2.5 §8.4.9.2 T1; the proxy as in §8.4.7.5). A reliable reader
     /// gets a HEARTBEAT at once. A transient-local reader of a transient-local writer is sent the
     /// whole history (in push mode) and the HEARTBEAT covers it; a volatile reader starts at

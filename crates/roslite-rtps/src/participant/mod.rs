@@ -743,6 +743,65 @@ impl Participant {
             .flat_map(|r| r.matched.iter().copied())
     }
 
+    /// How many of the remote endpoints matched with local endpoint `local` (those of
+    /// [`Self::writer_matches`] or [`Self::reader_matches`]) are known to have discovered it:
+    /// the SEDP built-in reader of the matched endpoint's participant acknowledged our current
+    /// SEDP announcement of `local`. A remote writer sends to a reader only once its
+    /// participant discovered that reader, and a remote reader accepts a writer's samples only
+    /// once it matched that writer; our own match says only that *we* discovered the remote
+    /// endpoint, this says the other side discovered ours.
+    ///
+    /// RTPS 2.5 §8.5.4.2: the SEDP built-in endpoints are reliable, so the writer's
+    /// `ReaderProxy` (§8.4.7.5) of each remote detector learns from its ACKNACKs (§8.4.9.2.8)
+    /// which announcements it received; this holds whatever the peer's vendor. A HEARTBEAT or
+    /// DATA seen from the peer proves nothing here: writers address them to every reader of
+    /// a participant (`ENTITYID_UNKNOWN`), matched or not.
+    ///
+    /// What remains: a peer acknowledges what it *received*, and may match the endpoint a
+    /// moment later. roslite applies SEDP samples within the same
+    /// [`Self::handle_datagram`] that received them, before any ACKNACK leaves. Fast DDS
+    /// matches on its receiving thread (at once for an announcement without TYPE_INFORMATION,
+    /// which roslite does not send) but releases the SEDP reader's lock meanwhile, so an
+    /// ACKNACK its event thread builds in that moment may go first. Cyclone DDS hands SEDP
+    /// samples to a delivery thread of its own ("builtins" queue) and acknowledges what it
+    /// queued, possibly before that thread matched it. Both windows are the time to apply one
+    /// sample (microseconds), against a heartbeat round trip for the window this closes. A
+    /// count may also fall back for a moment when the SEDP writer's history is full and it
+    /// re-announces `local` under a newer sequence number (to keep every live announcement in
+    /// it), until each peer acknowledges that copy.
+    pub fn acknowledging_matches(&self, local: EndpointRef) -> usize {
+        let (side, entity_id, matched) = match local {
+            EndpointRef::Writer(id) => (
+                EndpointKind::Writer,
+                id.0,
+                self.writers.get(&id.0).map(|w| &w.matched),
+            ),
+            EndpointRef::Reader(id) => (
+                EndpointKind::Reader,
+                id.0,
+                self.readers.get(&id.0).map(|r| &r.matched),
+            ),
+        };
+        let announcer_id = sedp::announcer_for(side);
+        let (Some(matched), Some(announcer), Some(detector)) = (
+            matched,
+            self.sedp_writers.get(&announcer_id),
+            ANNOUNCERS.iter().find(|pair| pair.local == announcer_id),
+        ) else {
+            return 0;
+        };
+        let Some((announced, _, _)) = announcer.live.get(&Guid::new(self.prefix, entity_id)) else {
+            return 0;
+        };
+        matched
+            .iter()
+            .filter(|remote| {
+                let peer_detector = Guid::new(remote.prefix, detector.remote);
+                announcer.writer.is_acked_by(&peer_detector, *announced)
+            })
+            .count()
+    }
+
     /// What we announce in SEDP for a local writer.
     pub fn writer_data(&self, id: WriterId) -> Option<&EndpointData> {
         self.writers.get(&id.0).map(|w| &w.data)

@@ -55,11 +55,52 @@ struct Node {
     /// in its sockets' buffers (`Some`, oldest first, at most [`STOPPED_INBOX`]) and are
     /// handled when it runs again ([`Swarm::resume`]).
     stopped: Option<Vec<(Locator, Vec<u8>)>>,
+    /// The node's acknowledgements of SEDP announcements are cut out of what it sends
+    /// ([`without_sedp_acknacks`]): a peer that receives and applies discovery, but never
+    /// says so.
+    mutes_sedp_acks: bool,
 }
 
 /// Datagrams a stopped node's sockets hold; later ones are dropped, as a full socket
 /// receive buffer drops them.
 const STOPPED_INBOX: usize = 256;
+
+/// `message` without its ACKNACK submessages to an SEDP announcer (RTPS 2.5 §9.4.5.1: each
+/// submessage header gives its length; ACKNACK's body starts with readerId, writerId).
+fn without_sedp_acknacks(message: &[u8]) -> Vec<u8> {
+    const HEADER: usize = 20;
+    let mut out = message[..HEADER.min(message.len())].to_vec();
+    let mut at = HEADER;
+    while at + 4 <= message.len() {
+        let little = message[at + 1] & 0x01 != 0;
+        let len_bytes = [message[at + 2], message[at + 3]];
+        let len = usize::from(if little {
+            u16::from_le_bytes(len_bytes)
+        } else {
+            u16::from_be_bytes(len_bytes)
+        });
+        // Length 0 on anything but PAD and INFO_TS: the submessage runs to the end.
+        let end = if len == 0 {
+            message.len()
+        } else {
+            (at + 4 + len).min(message.len())
+        };
+        let body = &message[at + 4..end];
+        let to_announcer = message[at] == crate::wire::SubmessageId::ACKNACK.0
+            && body.len() >= 8
+            && [
+                EntityId::SEDP_PUBLICATIONS_ANNOUNCER,
+                EntityId::SEDP_SUBSCRIPTIONS_ANNOUNCER,
+            ]
+            .iter()
+            .any(|id| body[4..8] == id.to_bytes());
+        if !to_announcer {
+            out.extend_from_slice(&message[at..end]);
+        }
+        at = end;
+    }
+    out
+}
 
 pub(super) struct Swarm {
     nodes: Vec<Node>,
@@ -112,6 +153,7 @@ impl Swarm {
             events: Vec::new(),
             alive: true,
             stopped: None,
+            mutes_sedp_acks: false,
         });
         self.nodes.len() - 1
     }
@@ -130,8 +172,12 @@ impl Swarm {
             while let Some(d) = self.nodes[i].p.poll_transmit(now) {
                 assert!(d.bytes.len() <= self.nodes[i].p.config().max_datagram_size);
                 self.with_tail += usize::from(d.bytes.tail.is_some());
+                let mut bytes = d.bytes.to_vec();
+                if self.nodes[i].mutes_sedp_acks {
+                    bytes = without_sedp_acknacks(&bytes);
+                }
                 for dest in &d.destinations {
-                    self.net.send(from, *dest, d.bytes.to_vec(), now);
+                    self.net.send(from, *dest, bytes.clone(), now);
                 }
             }
             while let Some(e) = self.nodes[i].p.poll_event() {
@@ -937,6 +983,9 @@ fn our_sedp_data_reparses() {
 
 #[path = "liveliness_tests.rs"]
 mod liveliness;
+
+#[path = "acknowledged_tests.rs"]
+mod acknowledged;
 
 #[test]
 fn a_paused_reader_holds_its_samples_back_until_resumed() {

@@ -33,6 +33,30 @@ impl EndpointHost {
     }
 }
 
+impl EndpointHost {
+    /// Of the `matched` subscriptions of publisher `id`, those every backend knows to accept
+    /// its messages already ([`PathView::unacknowledged_subscriptions`]).
+    ///
+    /// [`PathView::unacknowledged_subscriptions`]: crate::seam::PathView::unacknowledged_subscriptions
+    pub(crate) fn acknowledged_subscriptions(&self, id: u64, matched: usize) -> usize {
+        let unacknowledged = self
+            .backends
+            .fold_paths(0, |n, paths| n + paths.unacknowledged_subscriptions(id));
+        matched.saturating_sub(unacknowledged)
+    }
+
+    /// Of the `matched` publishers of subscription `id`, those every backend knows to send to
+    /// it already ([`PathView::unacknowledged_publishers`]).
+    ///
+    /// [`PathView::unacknowledged_publishers`]: crate::seam::PathView::unacknowledged_publishers
+    pub(crate) fn acknowledged_publishers(&self, id: u64, matched: usize) -> usize {
+        let unacknowledged = self
+            .backends
+            .fold_paths(0, |n, paths| n + paths.unacknowledged_publishers(id));
+        matched.saturating_sub(unacknowledged)
+    }
+}
+
 impl Drop for EndpointHost {
     fn drop(&mut self) {
         self.backends.node_removed(self.node_id);

@@ -813,6 +813,20 @@ impl<T: Message> Subscription<T> {
         self.shared.events.current_matches()
     }
 
+    /// Of the publishers [`Self::publisher_count`] counts, how many are known to send to this
+    /// subscription already. That count says this side discovered a publisher; the publisher
+    /// sends here only once its side discovered this subscription, and a message published in
+    /// between does not arrive. A publisher in this context counts at once; over RTPS, once
+    /// its participant acknowledged this subscription's SEDP announcement (DDSI-RTPS 2.5
+    /// §8.5.4.2; see `roslite_rtps::Participant::acknowledging_matches` for the moment that
+    /// may remain with other vendors); over a same-host link, once the link's reader attached
+    /// to the publisher's writer. Less than `publisher_count` for as long as some publisher
+    /// has not got there, which for a peer that never acknowledges is for good.
+    pub fn acknowledged_publisher_count(&self) -> usize {
+        self.node
+            .acknowledged_publishers(self.shared.id, self.publisher_count())
+    }
+
     /// `SUBSCRIPTION_MATCHED`: publishers matched now and so far, with the changes since the
     /// status was last read or passed to the `on_matched` callback.
     pub fn matched_status(&self) -> MatchedStatus {
@@ -1238,6 +1252,21 @@ impl<T: Message> Publisher<T> {
     /// process counts once discovery has matched it.
     pub fn subscription_count(&self) -> usize {
         self.shared.events.current_matches()
+    }
+
+    /// Of the subscriptions [`Self::subscription_count`] counts, how many are known to take
+    /// this publisher's messages already. That count says this side discovered a
+    /// subscription; the subscription accepts messages only once its side discovered this
+    /// publisher. A subscription in this context counts at once; over RTPS, once its
+    /// participant acknowledged this publisher's SEDP announcement (DDSI-RTPS 2.5 §8.5.4.2;
+    /// see `roslite_rtps::Participant::acknowledging_matches` for the moment that may remain
+    /// with other vendors); over a same-host link, once its reader attached to this
+    /// publisher's writer (a writer's endpoint does not learn which subscription a reader
+    /// serves: the attached readers are counted against the pairs). Less than
+    /// `subscription_count` for as long as some subscription has not got there.
+    pub fn acknowledged_subscription_count(&self) -> usize {
+        self.node
+            .acknowledged_subscriptions(self.shared.id, self.subscription_count())
     }
 
     /// `PUBLICATION_MATCHED`: subscriptions matched now and so far, with the changes since the

@@ -219,6 +219,12 @@ impl SerializedSubscription {
         self.shared.events.current_matches()
     }
 
+    /// As [`Subscription::acknowledged_publisher_count`](crate::Subscription::acknowledged_publisher_count).
+    pub fn acknowledged_publisher_count(&self) -> usize {
+        self.node
+            .acknowledged_publishers(self.shared.id, self.publisher_count())
+    }
+
     /// As [`Subscription::on_matched`](crate::Subscription::on_matched).
     pub fn on_matched(&self, callback: impl FnMut(MatchedStatus) + Send + 'static) {
         self.shared.events.matched.set_callback(Box::new(callback));
@@ -402,6 +408,12 @@ impl SerializedPublisher {
     /// messages take (rclcpp's `get_subscription_count`).
     pub fn subscription_count(&self) -> usize {
         self.shared.events.current_matches()
+    }
+
+    /// As [`Publisher::acknowledged_subscription_count`](crate::Publisher::acknowledged_subscription_count).
+    pub fn acknowledged_subscription_count(&self) -> usize {
+        self.node
+            .acknowledged_subscriptions(self.shared.id, self.subscription_count())
     }
 
     /// As [`Publisher::on_matched`](crate::Publisher::on_matched).

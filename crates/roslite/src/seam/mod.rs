@@ -307,6 +307,18 @@ pub trait PathView: Send + Sync {
     fn service_servers_by_path(&self, _service: &str) -> (usize, usize) {
         (0, 0)
     }
+    /// Of the subscriptions this backend matched with local publisher `publisher` (its id),
+    /// how many are not known yet to accept its messages: their side has not discovered it
+    /// (see [`Publisher::acknowledged_subscription_count`](crate::Publisher::acknowledged_subscription_count)).
+    fn unacknowledged_subscriptions(&self, _publisher: u64) -> usize {
+        0
+    }
+    /// Of the publishers this backend matched with local subscription `subscription` (its
+    /// id), how many are not known yet to send to it, as
+    /// [`Self::unacknowledged_subscriptions`].
+    fn unacknowledged_publishers(&self, _subscription: u64) -> usize {
+        0
+    }
     /// Sets the [`transport`](GraphEndpoint::transport) of those remote `endpoints` whose
     /// pairs with this context this backend carries.
     fn mark_carried(&self, _endpoints: &mut [GraphEndpoint]) {}

@@ -9,6 +9,7 @@ use roslite_rtps::discovery::ros::{
 };
 use roslite_rtps::discovery::History as RtpsHistory;
 use roslite_rtps::discovery::{EndpointData, EndpointKind as RtpsEndpointKind, LivelinessKind};
+use roslite_rtps::participant::EndpointRef;
 use roslite_rtps::quirks;
 use roslite_rtps::types::Guid;
 use roslite_rtps::Instant;
@@ -238,6 +239,34 @@ impl PathView for NetShared {
         let state = self.lock();
         let writers = state.services.clients.values().map(|c| c.request_writer);
         (state.rtps_readers(writers, &dds_topic), 0)
+    }
+
+    /// RTPS 2.5 §8.5.4.2: the remote participant has not acknowledged our SEDP announcement
+    /// of the publisher's writer
+    /// ([`roslite_rtps::Participant::acknowledging_matches`]).
+    fn unacknowledged_subscriptions(&self, publisher: u64) -> usize {
+        let state = self.lock();
+        state.writers_by_local.get(&publisher).map_or(0, |&writer| {
+            let participant = &state.participant;
+            participant
+                .writer_matches(writer)
+                .count()
+                .saturating_sub(participant.acknowledging_matches(EndpointRef::Writer(writer)))
+        })
+    }
+
+    fn unacknowledged_publishers(&self, subscription: u64) -> usize {
+        let state = self.lock();
+        state
+            .readers_by_local
+            .get(&subscription)
+            .map_or(0, |&reader| {
+                let participant = &state.participant;
+                participant
+                    .reader_matches(reader)
+                    .count()
+                    .saturating_sub(participant.acknowledging_matches(EndpointRef::Reader(reader)))
+            })
     }
 
     fn service_drops(&self) -> ServiceDrops {

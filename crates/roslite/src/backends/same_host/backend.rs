@@ -272,6 +272,26 @@ impl PathView for SameHostBackend {
         (0, servers)
     }
 
+    /// Pairs not yet attached at the publisher's same-host writers
+    /// ([`SameHost::unconnected_writer_pairs`]).
+    fn unacknowledged_subscriptions(&self, publisher: u64) -> usize {
+        let plan = self.lock();
+        plan.ids
+            .publishers
+            .get(&publisher)
+            .map_or(0, |writer| plan.links.unconnected_writer_pairs(*writer))
+    }
+
+    /// Links of the subscription not yet attached at their writers
+    /// ([`SameHost::unconnected_links`]).
+    fn unacknowledged_publishers(&self, subscription: u64) -> usize {
+        let plan = self.lock();
+        plan.ids
+            .subscriptions
+            .get(&subscription)
+            .map_or(0, |reader| plan.links.unconnected_links(*reader))
+    }
+
     fn mark_carried(&self, endpoints: &mut [GraphEndpoint]) {
         self.with_discovery(|discovery, _, plan| {
             for endpoint in endpoints.iter_mut().filter(|e| !e.local) {

@@ -22,6 +22,8 @@ use crate::vocabulary::log::Logger;
 
 pub(super) struct ReaderLink {
     pub(super) stop: Arc<LinkStop>,
+    /// The link's reader is attached at the writer ([`LinkSpec::connected`]).
+    pub(super) connected: Arc<AtomicBool>,
     /// The subscription's events, told when the link goes (a service's reader has none).
     pub(super) events: Option<Arc<IncompatibleQos>>,
 }
@@ -102,6 +104,11 @@ pub(super) struct LinkSpec {
     pub(super) wants_kept: bool,
     pub(super) target: LinkTarget,
     pub(super) stop: Arc<LinkStop>,
+    /// Set while the reader is attached at the writer: from then on the writer sends it every
+    /// sample it publishes. Its `Welcome` is sent, and the reader added to those it sends
+    /// to, under the one lock every send takes (`roslite_shm`'s `attach`), so a publish that
+    /// starts after `connect` returned reaches this reader.
+    pub(super) connected: Arc<AtomicBool>,
     /// [`IdleSpin`]'s budget for this link's reader.
     pub(super) receive_spin: Duration,
     pub(super) logger: Logger,
@@ -145,9 +152,12 @@ impl LinkSpec {
                             ..ReaderConfig::default()
                         },
                     )
-                    .map(|r| match &self.target {
-                        LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
-                        LinkTarget::Service(service) => self.receive_service_shm(&r, service),
+                    .map(|r| {
+                        self.connected.store(true, Ordering::Release);
+                        match &self.target {
+                            LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
+                            LinkTarget::Service(service) => self.receive_service_shm(&r, service),
+                        }
                     })
                 }
                 LinkKind::UnixSocket => UdsReader::connect(
@@ -159,11 +169,15 @@ impl LinkSpec {
                         ..UdsReaderConfig::default()
                     },
                 )
-                .map(|r| match &self.target {
-                    LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
-                    LinkTarget::Service(service) => self.receive_service_uds(&r, service),
+                .map(|r| {
+                    self.connected.store(true, Ordering::Release);
+                    match &self.target {
+                        LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
+                        LinkTarget::Service(service) => self.receive_service_uds(&r, service),
+                    }
                 }),
             };
+            self.connected.store(false, Ordering::Release);
             match result {
                 Ok(()) => {
                     if !self.stop.requested() {

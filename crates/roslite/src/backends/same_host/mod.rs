@@ -38,7 +38,7 @@
 //! readers.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
@@ -577,6 +577,29 @@ impl SameHost {
         })
     }
 
+    /// Links of local subscription reader `reader` (each counted as a match) whose reader is
+    /// not attached at its writer yet: the writer does not send to it until it is.
+    pub(crate) fn unconnected_links(&self, reader: ReaderId) -> usize {
+        self.links
+            .iter()
+            .filter(|((r, _), link)| *r == reader && !link.connected.load(Ordering::Acquire))
+            .count()
+    }
+
+    /// Pairs of local publisher writer `writer` with remote readers (each counted as a match)
+    /// beyond the readers attached at its same-host writers: those readers do not receive
+    /// from it yet. A writer's endpoint does not learn which reader attached, so this counts
+    /// (a reader attached for a pair that discovery has already ended may make up for one
+    /// not attached yet, for as long as that reader takes to go).
+    pub(crate) fn unconnected_writer_pairs(&self, writer: WriterId) -> usize {
+        let pairs = self
+            .writer_pairs
+            .iter()
+            .filter(|(w, _)| *w == writer)
+            .count();
+        pairs.saturating_sub(self.connected_readers(writer))
+    }
+
     /// Re-plans every pair: each remote endpoint as [`Self::remote_endpoint_changed`] does.
     /// For when discovery cannot say which endpoints changed; costs remote x local endpoints.
     pub(crate) fn refresh(&mut self, discovery: &Discovery<'_>, reports: &mut MatchReports) {
@@ -735,6 +758,7 @@ impl SameHost {
             return;
         };
         let stop = Arc::new(LinkStop::default());
+        let connected = Arc::new(AtomicBool::new(false));
         let link = LinkSpec {
             endpoint: self.endpoint.clone(),
             kind: peer.kind,
@@ -747,6 +771,7 @@ impl SameHost {
             wants_kept: local.durability == DurabilityKind::TransientLocal,
             target,
             stop: stop.clone(),
+            connected: connected.clone(),
             receive_spin: self.offered.receive_spin,
             logger: self.logger.clone(),
             peer_gone: self.peer_gone.clone(),
@@ -764,7 +789,14 @@ impl SameHost {
                 if let Some(events) = &events {
                     reports.push((events.clone(), true));
                 }
-                self.links.insert(pair, ReaderLink { stop, events });
+                self.links.insert(
+                    pair,
+                    ReaderLink {
+                        stop,
+                        connected,
+                        events,
+                    },
+                );
             }
             Err(e) => self
                 .logger
