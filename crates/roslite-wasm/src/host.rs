@@ -343,6 +343,18 @@ impl Host {
                 let parked =
                     crate::guest::enter_resident(&mut *slot, |g| g.state().parked.is_some());
                 if parked {
+                    // What reached this host for the guest and waits for it goes to it here,
+                    // before the snapshot: the host it moves to may have matched its
+                    // publishers after they sent it, and would never have it.
+                    let delivered =
+                        crate::guest::enter_resident(&mut *slot, crate::imports::run_mail);
+                    if let Err(fault) = delivered {
+                        drop(slot);
+                        shared.thaw();
+                        return Err(MigrateError::NotRestored(format!(
+                            "it faulted in a callback before its snapshot: {fault}"
+                        )));
+                    }
                     return crate::migrate::capture(&mut *slot).map_err(|e| {
                         drop(slot);
                         shared.thaw();
