@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crate::bench::rtt_sweep::{self, loan, Mode, Route};
 use crate::bench::{
-    action, footprint, intra, large, linetrace, rtt, scale, service, soak, throughput, timer, wasm,
+    action, footprint, intra, large, linetrace, migrate, rtt, scale, service, soak, throughput,
+    timer, wasm,
 };
 use crate::toolkit::units::{parse_duration, parse_size};
 
@@ -86,6 +87,11 @@ pub enum BenchCommand {
     /// alternating rounds), and the start-up time (process start to first callback) of a
     /// .cwasm node next to a native node.
     Wasm(wasm::WasmArgs),
+    /// How long a running node is away while it moves between hosts: the line follower as a
+    /// WebAssembly node moved back and forth between two roslite hosts while it follows the
+    /// line (downtime from its last callback on one host to its first on the other, snapshot
+    /// size, capture and restore times, messages lost or duplicated).
+    Migrate(migrate::MigrateArgs),
     /// Helper for `bench wasm`: the native node whose start-up is measured.
     #[command(hide = true)]
     WasmStartupPeer,
@@ -149,6 +155,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Throughput(args) => throughput::run(&args),
         BenchCommand::ThroughputPeer(args) => throughput::peer(&args),
         BenchCommand::Wasm(args) => wasm::run(&args),
+        BenchCommand::Migrate(args) => migrate::run(&args),
         BenchCommand::WasmStartupPeer => wasm::startup_peer(),
     }
 }

@@ -8,13 +8,16 @@
 //! (`crates/roslite-linetrace/cpp/follower.cpp`, built on first use by
 //! `roslite_linetrace::cpp_build`). With `--wasm` the follower is that C++ node compiled to
 //! WebAssembly, run by roslite's lean Wasm host on wasmtime from code compiled ahead of time
-//! (built on first use by `roslite_linetrace::wasm_build`).
+//! (built on first use by `roslite_linetrace::wasm_build`). With `--migrate` that Wasm
+//! follower moves between two roslite hosts and back a few times while the robot follows the
+//! line (`roslite_linetrace::migrating`; docs/migration.md).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use roslite_linetrace::cpp_build;
 use roslite_linetrace::launch::{self, LaunchOptions, Setup, Side};
+use roslite_linetrace::migrating;
 use roslite_linetrace::node_program::{self, NODE};
 use roslite_linetrace::nodes::NodeOptions;
 use roslite_linetrace::process;
@@ -61,6 +64,18 @@ pub struct DemoArgs {
     /// `roslite-wasm-host` (built on first use).
     #[arg(long, conflicts_with = "cpp_follower")]
     wasm: bool,
+    /// Move the WebAssembly follower (as --wasm) from one roslite host to another and back
+    /// while the robot follows the line: two lean Wasm hosts, a move every --move-every
+    /// seconds (--moves of them); the report marks each move on the path and gives its
+    /// downtime.
+    #[arg(long, conflicts_with = "cpp_follower")]
+    migrate: bool,
+    /// With --migrate: how many moves.
+    #[arg(long, default_value_t = 6, requires = "migrate")]
+    moves: u32,
+    /// With --migrate: seconds between one move and the next.
+    #[arg(long, default_value_t = 1.5, requires = "migrate")]
+    move_every: f64,
 }
 
 /// `roslite linetrace-node ...` (the demo's and the bench's child processes), recognised
@@ -94,7 +109,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         eprintln!("warning: {warning}");
     }
     let mut wasm_follower = None;
-    let (setup, cpp_follower) = if args.wasm {
+    let (setup, cpp_follower) = if args.wasm || args.migrate {
         println!(
             "roslite demo: building the Wasm follower ({}) ...",
             wasm_build::describe()
@@ -138,7 +153,32 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         options.domain, args.speed, args.samples, args.laps
     );
     println!("roslite processes: {}", node_program.describe());
-    let result = launch::run(setup, &options)?;
+    let mut moves_text = String::new();
+    let result = if args.migrate {
+        anyhow::ensure!(
+            args.move_every.is_finite() && args.move_every > 0.0,
+            "--move-every must be a positive number of seconds"
+        );
+        println!(
+            "roslite demo: the follower moves between hosts {} and {} {} times, every {} s ...",
+            migrating::HOSTS[0],
+            migrating::HOSTS[1],
+            args.moves,
+            args.move_every
+        );
+        let moved = migrating::run(
+            &options,
+            &migrating::MigrationPlan {
+                moves: args.moves,
+                interval: Duration::from_secs_f64(args.move_every),
+            },
+        )?;
+        moves_text = moves_table(&moved);
+        print!("\n{moves_text}");
+        moved.run
+    } else {
+        launch::run(setup, &options)?
+    };
     println!(
         "\nThe robot completed {:.2} laps of the 2.57 m course; its axle stayed within {:.1} mm \
          of the line's centre line ({:.1} s).\n",
@@ -164,6 +204,13 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let wasm_process = setup.follower.follower_process();
     for m in &result.memory {
         let mb = m.vm_rss as f64 * 1024.0 / 1e6;
+        if args.migrate && m.process.starts_with("follower host") {
+            println!(
+                "  {} {mb:.2} MB RSS (a Wasm host; no goal of its own)",
+                m.process
+            );
+            continue;
+        }
         if args.wasm && m.process == wasm_process {
             // Its goal is relative: the native follower's RSS + 1 MB, measured in one run.
             println!(
@@ -188,7 +235,10 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let preface = format!(
         "`roslite demo`: simulated Raspberry Pi Mouse and the upstream line follower as two roslite \
          processes over RTPS/UDP on 127.0.0.1{}, {}x speed, seed {}, {} samples per topic.",
-        if args.wasm {
+        if args.migrate {
+            " (the follower in C++ on the mROS 2 API, as a WebAssembly node on wasmtime, AOT, \
+             moving between two roslite hosts)"
+        } else if args.wasm {
             " (the follower in C++ on the mROS 2 API, as a WebAssembly node on wasmtime, AOT)"
         } else if args.cpp_follower {
             " (the follower in C++ on the mROS 2 API)"
@@ -199,6 +249,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         args.seed,
         args.samples
     );
+    let preface = if moves_text.is_empty() {
+        preface
+    } else {
+        format!("{preface}\n\n## Moves between hosts\n\n```\n{moves_text}```")
+    };
     report::write_report(
         &args.out,
         "roslite line-follower demo",
@@ -207,4 +262,30 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     )?;
     println!("\nReport: {}", args.out.join("README.md").display());
     Ok(())
+}
+
+/// The moves of a `--migrate` run and what was lost, as a text table.
+fn moves_table(moved: &migrating::MigratingResult) -> String {
+    use std::fmt::Write as _;
+    let mut out =
+        String::from("move  from         to           downtime ms  paused ms  snapshot KiB\n");
+    for (i, m) in moved.moves.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<12} {:<12} {:>11.2}  {:>9.2}  {:>12.1}",
+            i + 1,
+            m.from,
+            m.to,
+            m.downtime_us / 1e3,
+            m.paused_us as f64 / 1e3,
+            m.snapshot_bytes as f64 / 1024.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "downtime: the follower's last callback on one host to its first on the other; \
+         /light_sensors: {} received, {} lost, {} duplicated",
+        moved.light_sensors_received, moved.light_sensors_lost, moved.light_sensors_duplicated
+    );
+    out
 }

@@ -1,7 +1,7 @@
 //! `roslite`: the command-line tool. Each user command is a module of its own; `roslite bench
 //! ...` is `roslite_bench`'s, dispatched from here, including the helper processes the benches
-//! start by running this binary again, and `roslite run` and `roslite wasm` (WebAssembly
-//! nodes) are `roslite_wasm`'s.
+//! start by running this binary again, and `roslite run`, `roslite wasm`, `roslite host` and
+//! `roslite migrate` (WebAssembly nodes) are `roslite_wasm`'s.
 
 mod action;
 mod demo;
@@ -76,6 +76,13 @@ enum Command {
     /// Prepare WebAssembly nodes: build C and C++ nodes, compile them ahead of time.
     #[command(subcommand)]
     Wasm(WasmCommand),
+    /// Run a host of WebAssembly nodes that can move to and from other hosts while they run.
+    ///
+    /// The host is the ROS node /roslite_host/NAME; `roslite migrate` moves its nodes, and it
+    /// accepts nodes from the hosts of --accept-from (docs/migration.md).
+    Host(roslite_wasm::cli::HostArgs),
+    /// Move a running WebAssembly node to another host, with its state, losing no message.
+    Migrate(roslite_wasm::cli::MigrateArgs),
 }
 
 #[derive(Subcommand)]
@@ -196,6 +203,8 @@ fn run() -> anyhow::Result<()> {
         Command::Param(command) => param::run(command),
         Command::Action(command) => action::run(command),
         Command::Run(args) => roslite_wasm::cli::run(&args).map_err(anyhow::Error::msg),
+        Command::Host(args) => roslite_wasm::cli::host(&args).map_err(anyhow::Error::msg),
+        Command::Migrate(args) => roslite_wasm::cli::migrate(&args).map_err(anyhow::Error::msg),
         Command::Wasm(WasmCommand::Compile(args)) => {
             roslite_wasm::cli::compile(&args).map_err(anyhow::Error::msg)
         }

@@ -382,7 +382,7 @@ void on_switches(Switches *msg) {
 }
 
 static const char USAGE[] =
-    "usage: follower --trace FILE [--domain D] [--speed K] [--seed S] [--twist-stamped]";
+    "usage: follower --trace FILE|- [--domain D] [--speed K] [--seed S] [--twist-stamped]";
 
 static bool parse(int argc, char **argv, Options *options) {
   if (argc < 2 || std::strcmp(argv[1], "follower") != 0) {
@@ -442,7 +442,10 @@ int main(int argc, char *argv[]) {
 #endif
   // (In a Wasm node the host's context, made from the host's environment, decides discovery:
   // `--domain` is accepted and left to it.)
-  core.trace = std::fopen(core.options.trace.c_str(), "w");
+  // `--trace -`: standard output, which a Wasm node does not open itself (a node with files it
+  // opened cannot move to another host; docs/migration.md).
+  core.trace =
+      core.options.trace == "-" ? stdout : std::fopen(core.options.trace.c_str(), "w");
   if (!core.trace) {
     std::fprintf(stderr, "follower: cannot create %s\n", core.options.trace.c_str());
     return 2;

@@ -272,6 +272,8 @@ pub struct RunResult {
     pub memory: Vec<ProcessMemory>,
     /// The robot's axle centre every 100 ms of simulated time while the motors were on.
     pub path: Vec<(f64, f64)>,
+    /// Points of the path to mark: where the follower moved to another host.
+    pub path_marks: Vec<(f64, f64)>,
     pub laps: f64,
     pub max_cross_track_m: f64,
     /// `count` lines of all traces (messages per topic and service calls seen by each side).
@@ -340,12 +342,12 @@ impl From<std::io::Error> for LaunchError {
     }
 }
 
-struct Proc {
-    name: String,
-    child: Child,
-    stdin: Option<ChildStdin>,
+pub(crate) struct Proc {
+    pub(crate) name: String,
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
     log: PathBuf,
-    trace: PathBuf,
+    pub(crate) trace: PathBuf,
 }
 
 impl Proc {
@@ -396,19 +398,42 @@ pub fn ensure_raspimouse_msgs(python: &Path, work_dir: &Path) -> Result<(), Laun
     Ok(())
 }
 
-fn spawn(
+pub(crate) fn spawn(
+    name: &str,
+    command: Command,
+    options: &LaunchOptions,
+    events: &mpsc::Sender<(String, String)>,
+) -> Result<Proc, LaunchError> {
+    spawn_tracing(name, command, options, events, TraceTo::File)
+}
+
+/// Where a node writes its trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TraceTo {
+    /// A file it opens (`--trace FILE`).
+    File,
+    /// Its standard output (`--trace -`), which the launcher writes to the trace file: a
+    /// Wasm node that moves between hosts opens no file, and its output follows it.
+    Stdout,
+}
+
+pub(crate) fn spawn_tracing(
     name: &str,
     mut command: Command,
     options: &LaunchOptions,
     events: &mpsc::Sender<(String, String)>,
+    trace_to: TraceTo,
 ) -> Result<Proc, LaunchError> {
     let file_name = name.replace([' ', '(', ')', '+'], "_");
     let log = options.work_dir.join(format!("{file_name}.log"));
     let trace = options.work_dir.join(format!("{file_name}.trace"));
     let _ = std::fs::remove_file(&trace);
+    command.arg("--trace");
+    match trace_to {
+        TraceTo::File => command.arg(&trace),
+        TraceTo::Stdout => command.arg("-"),
+    };
     command
-        .arg("--trace")
-        .arg(&trace)
         .arg("--speed")
         .arg(options.node.speed.to_string())
         .arg("--seed")
@@ -423,22 +448,26 @@ fn spawn(
         .env_remove("ROS_STATIC_PEERS")
         .env_remove("ROSLITE_NETWORK")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log)?);
+    match trace_to {
+        TraceTo::File => command.stdout(Stdio::piped()),
+        TraceTo::Stdout => command.stdout(std::fs::File::create(&trace)?),
+    };
     let mut child = command.spawn().map_err(|error| LaunchError::Spawn {
         what: name.to_owned(),
         error,
     })?;
-    let stdout = child.stdout.take().expect("internal bug: stdout was piped");
-    let sender = events.clone();
-    let tag = name.to_owned();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if sender.send((tag.clone(), line)).is_err() {
-                break;
+    if let Some(stdout) = child.stdout.take() {
+        let sender = events.clone();
+        let tag = name.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send((tag.clone(), line)).is_err() {
+                    break;
+                }
             }
-        }
-    });
+        });
+    }
     Ok(Proc {
         name: name.to_owned(),
         stdin: child.stdin.take(),
@@ -448,7 +477,7 @@ fn spawn(
     })
 }
 
-fn command_for(
+pub(crate) fn command_for(
     side: Side,
     role: &str,
     options: &LaunchOptions,
@@ -565,14 +594,32 @@ pub fn run(setup: Setup, options: &LaunchOptions) -> Result<RunResult, LaunchErr
     }
     drop(events_tx);
 
-    let outcome = watch(&mut procs, &events, &robot_name, options, started);
-    for p in &mut procs {
+    let outcome = watch(
+        &mut procs,
+        &events,
+        &robot_name,
+        options,
+        started,
+        &mut |_| true,
+    );
+    stop(&mut procs);
+    let memory = outcome?;
+    let mut result = join_traces(&procs, options.samples)?;
+    result.label = setup.label();
+    result.memory = memory;
+    result.wall_s = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// Tells every process to stop (a line `stop`), and kills those still running 10 s later.
+pub(crate) fn stop(procs: &mut [Proc]) {
+    for p in procs.iter_mut() {
         if let Some(mut stdin) = p.stdin.take() {
             let _ = stdin.write_all(b"stop\n");
         }
     }
     let deadline = Instant::now() + Duration::from_secs(10);
-    for p in &mut procs {
+    for p in procs.iter_mut() {
         loop {
             match p.child.try_wait() {
                 Ok(Some(_)) => break,
@@ -587,22 +634,19 @@ pub fn run(setup: Setup, options: &LaunchOptions) -> Result<RunResult, LaunchErr
             }
         }
     }
-    let memory = outcome?;
-    let mut result = join_traces(&procs, options.samples)?;
-    result.label = setup.label();
-    result.memory = memory;
-    result.wall_s = started.elapsed().as_secs_f64();
-    Ok(result)
 }
 
 /// Waits for the robot's `/cmd_vel` count, sampling each process's memory once the motors are
 /// on.
-fn watch(
+/// `done_too(powered)` is asked each round whether the caller's own work is done as well
+/// (and told whether the motors are on).
+pub(crate) fn watch(
     procs: &mut [Proc],
     events: &mpsc::Receiver<(String, String)>,
     robot_name: &str,
     options: &LaunchOptions,
     started: Instant,
+    done_too: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Vec<ProcessMemory>, LaunchError> {
     let target = (options.samples + 100) as u64;
     let mut memory: Vec<Option<ProcessMemory>> = vec![None; procs.len()];
@@ -653,14 +697,19 @@ fn watch(
                 }
             }
         }
-        if cmd_vel >= target && laps >= options.min_laps && memory.iter().all(Option::is_some) {
+        let own_done = done_too(powered);
+        if own_done
+            && cmd_vel >= target
+            && laps >= options.min_laps
+            && memory.iter().all(Option::is_some)
+        {
             return Ok(memory.into_iter().flatten().collect());
         }
     }
 }
 
 /// The join of publisher and subscriber records by (topic, sequence number).
-fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, LaunchError> {
+pub(crate) fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, LaunchError> {
     let mut published: BTreeMap<(String, u64), u64> = BTreeMap::new();
     let mut received: Vec<(String, u64, u64)> = Vec::new();
     let mut following_since = None;

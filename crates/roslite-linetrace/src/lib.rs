@@ -21,6 +21,8 @@ pub mod course;
 pub mod cpp_build;
 pub mod follower;
 pub mod launch;
+#[cfg(feature = "wasm")]
+pub mod migrating;
 pub mod node_program;
 pub mod nodes;
 pub mod process;

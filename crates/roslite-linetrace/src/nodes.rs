@@ -82,7 +82,7 @@ impl Measured {
 
 /// One process's measurements, streamed as text lines to its trace file. Lines:
 /// `pub|sub <topic> <seq> <monotonic ns>`, `mark following <ns>`, `count <what> <n>`,
-/// `pose <sim s> <x> <y> <theta>`, `summary <key> <value>`.
+/// `pose <sim s> <x> <y> <theta> <last /light_sensors seq>`, `summary <key> <value>`.
 ///
 /// Streamed, not kept: the trace is the measuring apparatus, and records held in memory for a
 /// whole run (thousands per topic) would inflate the very process memory being measured. A
@@ -334,7 +334,7 @@ impl RobotNode {
                     if tick % 10 == 0 {
                         let p = s.robot.pose();
                         trace.line(format_args!(
-                            "pose {:.2} {:.5} {:.5} {:.4}",
+                            "pose {:.2} {:.5} {:.5} {:.4} {seq}",
                             s.robot.time(),
                             p.x,
                             p.y,

@@ -221,7 +221,7 @@ pub fn write_report(
             format!("path-{}.svg", i + 1)
         };
         let title = format!("{}: {:.2} laps", r.label, r.laps);
-        std::fs::write(dir.join(&name), path_svg(&title, &r.path))?;
+        std::fs::write(dir.join(&name), path_svg(&title, &r.path, &r.path_marks))?;
         let _ = writeln!(
             md,
             "{}: {:.2} laps, axle at most {:.1} mm from the line's centre line.\n\n![path]({name})\n",

@@ -31,7 +31,7 @@ fn tn(s: &str) -> TypeName {
 fn vendored_interfaces_resolve() {
     let set = vendored();
     set.check().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(set.packages().len(), 17, "{:?}", set.packages());
+    assert_eq!(set.packages().len(), 18, "{:?}", set.packages());
 }
 
 #[test]

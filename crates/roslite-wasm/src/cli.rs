@@ -15,8 +15,8 @@ use crate::host::{GuestSpec, Host, HostOptions};
 /// running), and its memory is capped.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The nodes: NODE.wasm or NODE.cwasm files.
-    #[arg(required = true, value_name = "NODE")]
+    /// The nodes: NODE.wasm or NODE.cwasm files (at least one for `roslite run`).
+    #[arg(value_name = "NODE")]
     pub nodes: Vec<PathBuf>,
     /// The engine: wasmtime (machine code; a .wasm is compiled at load) or wasmi (an
     /// interpreter; runs .wasm only).
@@ -78,6 +78,12 @@ impl RunArgs {
 
 /// Runs the nodes until they end (or SIGINT/SIGTERM); an error if any node faulted.
 pub fn run(args: &RunArgs) -> Result<(), String> {
+    if args.nodes.is_empty() {
+        return Err(
+            "give at least one NODE to run: a .wasm, or a .cwasm from `roslite wasm compile`"
+                .into(),
+        );
+    }
     let options = args.options()?;
     let specs: Vec<GuestSpec> = args
         .nodes
@@ -87,19 +93,27 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     roslite_c::signals::roslite_install_signal_handlers();
     let host = std::sync::Arc::new(Host::start(&specs, &options).map_err(|e| e.to_string())?);
     if args.stop_on_stdin {
-        let stopping = host.clone();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
-                if line.trim() == "stop" {
-                    break;
-                }
-                line.clear();
-            }
-            stopping.shutdown();
-        });
+        stop_on_stdin(host.clone());
     }
-    let ends = host.wait();
+    faults(&host.wait())
+}
+
+/// Shuts `host` down when a line `stop`, or the end, arrives on standard input.
+fn stop_on_stdin(host: std::sync::Arc<Host>) {
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            if line.trim() == "stop" {
+                break;
+            }
+            line.clear();
+        }
+        host.shutdown();
+    });
+}
+
+/// An error naming every node that faulted.
+fn faults(ends: &[crate::host::GuestEnd]) -> Result<(), String> {
     let failed: Vec<String> = ends
         .iter()
         .filter_map(|end| {
@@ -114,6 +128,279 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     } else {
         Err(failed.join("; "))
     }
+}
+
+/// Run a roslite host: WebAssembly nodes that can move to and from other hosts while they run
+/// (`roslite migrate`), reachable over ROS 2 itself as the node /roslite_host/NAME.
+///
+/// The host runs the NODEs given (none is fine: it waits for nodes moved to it) until SIGINT
+/// or SIGTERM. It accepts nodes only from the hosts of --accept-from, and runs its own copy of
+/// a node's module, NODE.cwasm (wasmtime) or NODE.wasm from its module directories
+/// (docs/migration.md).
+#[derive(clap::Args, Debug, Clone)]
+pub struct HostArgs {
+    /// This host's name: its ROS node is /roslite_host/NAME (this machine's host name by
+    /// default, made a valid ROS name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Hosts whose nodes this host accepts (comma-separated or repeated); none by default.
+    #[arg(long = "accept-from", value_delimiter = ',', value_name = "HOST")]
+    pub accept_from: Vec<String>,
+    /// Where the modules of nodes moved here are found (repeatable): by default the
+    /// directories of the NODEs given, or the current directory.
+    #[arg(long = "module-dir", value_name = "DIR")]
+    pub module_dir: Vec<PathBuf>,
+    /// Exit when a node's snapshot arrives (a test of a target host that dies halfway).
+    #[arg(long, hide = true)]
+    pub exit_on_snapshot: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl HostArgs {
+    /// The host's name.
+    pub fn name(&self) -> String {
+        self.name.clone().unwrap_or_else(machine_name)
+    }
+
+    /// Where modules of incoming nodes are looked for.
+    pub fn module_dirs(&self) -> Vec<PathBuf> {
+        if !self.module_dir.is_empty() {
+            return self.module_dir.clone();
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for node in &self.run.nodes {
+            let dir = node.parent().map(PathBuf::from).unwrap_or_default();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        if dirs.is_empty() {
+            dirs.push(PathBuf::new());
+        }
+        dirs
+    }
+}
+
+/// This machine's host name as a ROS node name (letters, digits and underscores, not starting
+/// with a digit).
+fn machine_name() -> String {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let raw = raw.trim();
+    let mut name: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        name.insert_str(0, "host_");
+    }
+    name
+}
+
+/// Runs a host until SIGINT, SIGTERM (or `stop` on standard input with --stop-on-stdin); an
+/// error if any node faulted.
+pub fn host(args: &HostArgs) -> Result<(), String> {
+    let options = args.run.options()?;
+    let specs: Vec<GuestSpec> = args
+        .run
+        .nodes
+        .iter()
+        .map(|p| GuestSpec { path: p.clone() })
+        .collect();
+    roslite_c::signals::roslite_install_signal_handlers();
+    let host = std::sync::Arc::new(Host::start(&specs, &options).map_err(|e| e.to_string())?);
+    let name = args.name();
+    let hosting = crate::hosting::serve(
+        host.clone(),
+        crate::hosting::HostingOptions {
+            name: name.clone(),
+            accept_from: args.accept_from.clone(),
+            module_dirs: args.module_dirs(),
+            exit_on_snapshot: args.exit_on_snapshot,
+        },
+    )?;
+    if args.run.stop_on_stdin {
+        stop_on_stdin(host.clone());
+    }
+    eprintln!(
+        "[INFO] [roslite.host]: host {name} runs {} node(s) as {}/{name}; it accepts nodes from {}",
+        specs.len(),
+        crate::hosting::HOST_NAMESPACE,
+        if args.accept_from.is_empty() {
+            "no host".to_owned()
+        } else {
+            args.accept_from.join(", ")
+        }
+    );
+    let executor = roslite::Executor::new(&host.context());
+    executor.add_node(&hosting.node);
+    executor.spin();
+    drop(hosting);
+    host.shutdown();
+    faults(&host.wait())
+}
+
+/// Move a running WebAssembly node to another roslite host, with its state, losing no
+/// message (docs/migration.md).
+///
+/// Finds the host running NODE (or asks --from), which pauses the node between two callbacks
+/// and hands it to the host --to; if that host refuses it or does not answer, the node goes on
+/// where it was and this command says why.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MigrateArgs {
+    /// The node: its module's name (talker for talker.wasm) or a ROS node it made.
+    pub node: String,
+    /// The host to move it to (its --name).
+    #[arg(long)]
+    pub to: String,
+    /// The host it runs on; found by asking every host on the graph otherwise.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// How long to wait for the hosts to appear on the ROS graph, in seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    pub discovery_timeout: f64,
+    /// ROS arguments for this command's own node (domain, remapping, ...).
+    #[arg(long = "ros-args", num_args = 0.., allow_hyphen_values = true, value_name = "ARGS")]
+    pub ros_args: Vec<String>,
+}
+
+/// What a move did, as `roslite migrate` reports it.
+#[derive(Clone, Debug)]
+pub struct Moved {
+    pub from: String,
+    pub response: roslite::msgs::roslite_interfaces::srv::MigrateNode_Response,
+}
+
+/// Moves a node (see [`MigrateArgs`]); prints what happened.
+pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
+    let moved = migrate_node(args)?;
+    let r = &moved.response;
+    println!(
+            "moved node {} from host {} to host {}: paused {:.1} ms (snapshot {:.1} KiB taken in {:.1} ms, restored in {:.1} ms)",
+            r.guest,
+            moved.from,
+            args.to,
+            r.paused_us as f64 / 1e3,
+            r.snapshot_bytes as f64 / 1024.0,
+            r.capture_us as f64 / 1e3,
+            r.restore_us as f64 / 1e3
+        );
+    Ok(())
+}
+
+/// Moves a node (see [`MigrateArgs`]) and returns what the source host answered.
+///
+/// # Errors
+/// No host runs the node, a host is not on the graph, or the move failed (the node then goes
+/// on where it was; the message says why).
+pub fn migrate_node(args: &MigrateArgs) -> Result<Moved, String> {
+    let mut argv = vec!["roslite-migrate".to_owned()];
+    if !args.ros_args.is_empty() {
+        argv.push("--ros-args".into());
+        argv.extend(args.ros_args.iter().cloned());
+    }
+    let context = roslite::Context::from_env_and_args(argv).map_err(|e| e.to_string())?;
+    migrate_node_in(&context, args)
+}
+
+/// [`migrate_node`] from a node of `context` (its `ros_args` unused).
+///
+/// # Errors
+/// As [`migrate_node`].
+pub fn migrate_node_in(context: &roslite::Context, args: &MigrateArgs) -> Result<Moved, String> {
+    use crate::hosting::HOST_NAMESPACE;
+    use roslite::msgs::roslite_interfaces::srv::{
+        ListNodes, ListNodes_Request, MigrateNode, MigrateNode_Request,
+    };
+    let node = context
+        .create_node(&format!("roslite_migrate_{}", std::process::id()))
+        .map_err(|e| e.to_string())?;
+    let wait = Duration::from_secs_f64(args.discovery_timeout.max(0.0));
+    let deadline = std::time::Instant::now() + wait;
+    let from = match &args.from {
+        Some(from) => from.clone(),
+        None => {
+            // Every host on the graph is asked which nodes it runs, until one runs NODE.
+            let mut asked = std::collections::BTreeSet::new();
+            loop {
+                let hosts: Vec<String> = node
+                    .node_names()
+                    .into_iter()
+                    .filter_map(|n| {
+                        n.strip_prefix(HOST_NAMESPACE)
+                            .and_then(|r| r.strip_prefix('/'))
+                            .map(str::to_owned)
+                    })
+                    .filter(|h| *h != args.to && !asked.contains(h))
+                    .collect();
+                let mut found = None;
+                for host in hosts {
+                    let client = node
+                        .create_client::<ListNodes>(&format!("{HOST_NAMESPACE}/{host}/list_nodes"))
+                        .map_err(|e| e.to_string())?;
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if !client.wait_for_service(left.max(Duration::from_millis(500))) {
+                        continue;
+                    }
+                    asked.insert(host.clone());
+                    let Ok(list) =
+                        client.call(ListNodes_Request::default(), Duration::from_secs(5))
+                    else {
+                        continue;
+                    };
+                    let runs = list.nodes.iter().any(|n| {
+                        n.guest == args.node
+                            || n.ros_nodes.iter().any(|r| {
+                                r == &args.node || r.rsplit('/').next() == Some(args.node.as_str())
+                            })
+                    });
+                    if runs {
+                        found = Some(host);
+                        break;
+                    }
+                }
+                if let Some(host) = found {
+                    break host;
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(format!(
+                        "no roslite host on the ROS graph runs a node {} (asked {} within {wait:?}: {}); give the host it runs on with --from",
+                        args.node,
+                        asked.len(),
+                        asked.iter().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    };
+    let client = node
+        .create_client::<MigrateNode>(&format!("{HOST_NAMESPACE}/{from}/migrate_node"))
+        .map_err(|e| format!("host name {from:?}: {e}"))?;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    if !client.wait_for_service(left.max(Duration::from_millis(500))) {
+        return Err(format!(
+            "no host {from} answers on the ROS graph ({HOST_NAMESPACE}/{from}/migrate_node did not appear within {wait:?})"
+        ));
+    }
+    // The source waits up to CALL_TIMEOUT for each of the target's two steps.
+    let timeout = crate::hosting::CALL_TIMEOUT * 3;
+    let response = client
+        .call(
+            MigrateNode_Request {
+                node: args.node.clone(),
+                to: args.to.clone(),
+            },
+            timeout,
+        )
+        .map_err(|e| format!("host {from} did not answer: {e}"))?;
+    if !response.success {
+        return Err(format!(
+            "node {} was not moved: {}",
+            args.node, response.message
+        ));
+    }
+    Ok(Moved { from, response })
 }
 
 /// Compile a WebAssembly node ahead of time for wasmtime, for this machine or another.

@@ -337,6 +337,9 @@ fn restore(
     let restored = enter_resident(&mut *lock(resident), |g| {
         crate::migrate::restore_into(g, restoring, prepared)
     });
+    if restored.is_ok() {
+        shared.note_restored();
+    }
     if let Some(report) = &restoring.report {
         let _ = report.send(restored.as_ref().map(drop).map_err(Clone::clone));
     }

@@ -159,6 +159,20 @@ pub struct GuestShared {
     /// What the guest made, to make again where it is restored (crate::journal); readable
     /// while the guest runs, to prepare a host it will move to.
     pub journal: Mutex<Vec<Entry>>,
+    /// When the guest last finished a callback, and when it began its first callback after
+    /// it was restored here: CLOCK_MONOTONIC ns, 0 for none (a move's downtime is the time
+    /// between the first on its old host and the second on its new one).
+    pub last_callback_ns: AtomicU64,
+    pub first_callback_after_restore_ns: AtomicU64,
+    /// Restored and not yet called back: the next callback's start is noted.
+    awaiting_first_callback: AtomicBool,
+    /// The fully qualified names of the ROS nodes the guest made, for `roslite migrate` to
+    /// find it by.
+    pub ros_nodes: Mutex<Vec<String>>,
+    /// The native handles of the publishers and subscriptions the guest made, in order: a
+    /// move waits until their copies on the target matched as many peers
+    /// ([`Self::matched_peers`]).
+    pub endpoints: Mutex<Vec<u64>>,
 }
 
 impl GuestShared {
@@ -179,7 +193,37 @@ impl GuestShared {
             frozen: AtomicBool::new(false),
             migrated: AtomicBool::new(false),
             journal: Mutex::new(Vec::new()),
+            last_callback_ns: AtomicU64::new(0),
+            first_callback_after_restore_ns: AtomicU64::new(0),
+            awaiting_first_callback: AtomicBool::new(false),
+            ros_nodes: Mutex::new(Vec::new()),
+            endpoints: Mutex::new(Vec::new()),
         })
+    }
+
+    /// For each publisher and subscription the guest made, in order, how many peers it
+    /// matched now (subscriptions of a publisher, publishers of a subscription; 0 once
+    /// released).
+    pub fn matched_peers(&self) -> Vec<u32> {
+        use roslite_c::handles::Object;
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|&native| {
+                roslite_c::handles::with(native, "publisher or subscription", |o| match o {
+                    Object::Publisher(p) => Some(p.subscription_count()),
+                    Object::Subscription(s) => Some(s.publisher_count()),
+                    _ => None,
+                })
+                .map_or(0, |n| n as u32)
+            })
+            .collect()
+    }
+
+    /// Notes that the guest was restored here: its next callback's start is noted.
+    pub fn note_restored(&self) {
+        self.awaiting_first_callback.store(true, Ordering::SeqCst);
     }
 
     /// Makes the guest's instance reachable by callbacks on other threads (once, by the engine).
@@ -563,6 +607,28 @@ impl GuestState {
         }
     }
 
+    /// A dispatch into the guest begins.
+    pub fn enter_callback(&mut self) {
+        self.dispatching += 1;
+        if self
+            .shared
+            .awaiting_first_callback
+            .swap(false, Ordering::Relaxed)
+        {
+            self.shared
+                .first_callback_after_restore_ns
+                .store(monotonic_ns(), Ordering::Relaxed);
+        }
+    }
+
+    /// A dispatch into the guest ended.
+    pub fn leave_callback(&mut self) {
+        self.dispatching -= 1;
+        self.shared
+            .last_callback_ns
+            .store(monotonic_ns(), Ordering::Relaxed);
+    }
+
     /// A user-data pointer for the C ABI that leads back to `slot` of this guest.
     pub fn target(&mut self, slot: i32, kind: CallbackKind, description: String) -> *mut c_void {
         let target = Box::into_raw(Box::new(SlotTarget {
@@ -605,4 +671,11 @@ impl Drop for GuestState {
     fn drop(&mut self) {
         self.release_all();
     }
+}
+
+/// CLOCK_MONOTONIC in ns: comparable between processes of one machine (a move's downtime
+/// between two hosts on it).
+pub fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }

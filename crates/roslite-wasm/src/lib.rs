@@ -16,6 +16,7 @@ pub mod fault;
 pub mod guest;
 pub mod guest_build;
 pub mod host;
+pub mod hosting;
 pub mod imports;
 pub mod instrument;
 pub mod journal;

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!   roslite-xarch-a-<pid>-<n>                      roslite-xarch-b-<pid>-<n>
-//!   qemu-aarch64 roslite-wasm-host                 this test: native sender, x86_64 hosts
+//!   qemu-aarch64 roslite-wasm-host (aarch64)       this test's native node, x86_64 hosts
 //!   xarch 10.214.0.1/30        <---- veth ---->    xarch 10.214.0.2/30
 //! ```
 //!
@@ -17,20 +17,23 @@
 //! on wasmi (the `.wasm`); and the replier, moved from x86_64 to aarch64 and back between
 //! callbacks, on both engines, must answer as a replier that never moved.
 //!
-//! Until `roslite host` exists the aarch64 host is driven through the lean host's
-//! `--migration-stdio` commands. The aarch64 build is cached in `target/cross-aarch64`; its
-//! first build takes minutes (printed, and quoted in docs/migration.md).
+//! The hosts of the moves are `roslite host`s (the lean host with `--name`), two on each
+//! architecture (wasmtime, wasmi), and each move is asked of the node's host over ROS 2, as
+//! `roslite migrate` asks it. The aarch64 build is cached in `target/cross-aarch64`; its first
+//! build takes minutes (printed, and quoted in docs/migration.md).
 //!
 //! Without the cross toolchain (Debian's gcc-aarch64-linux-gnu, qemu-user, the Rust target
 //! aarch64-unknown-linux-gnu; `cargo xtask test` installs them) the tests print why and are
 //! skipped, unless `CI` is set: there they fail.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::ffi::OsStr;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use roslite::msgs::roslite_interfaces::srv::{MigrateNode, MigrateNode_Request};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite_transport::netns::NetNs;
 use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
@@ -45,7 +48,7 @@ const CROSS_LINKER: &str = "aarch64-linux-gnu-gcc";
 const QEMU: &str = "qemu-aarch64";
 /// The cargo profile of the aarch64 host: see [`aarch64_host_program`].
 const PROFILE: &str = "dev";
-const DOMAIN: u32 = 44;
+const DOMAIN: u32 = 45;
 /// The replier's node name (its file's stem).
 const NODE: &str = "deterministic_reply";
 /// How long anything that goes through the emulated host may take: qemu-user runs the
@@ -248,55 +251,54 @@ fn joined_namespaces() -> JoinedNamespaces {
     JoinedNamespaces { a, b }
 }
 
-/// An aarch64 `roslite-wasm-host` under qemu-user in a namespace, driven through stdin; killed
-/// on drop if still running.
-struct EmulatedHost {
+/// A `roslite-wasm-host` process in a namespace (the aarch64 one under qemu-user), stopped
+/// with `stop` on its stdin (`--stop-on-stdin`); killed on drop if still running.
+struct HostProcess {
     child: Child,
     stdin: Option<ChildStdin>,
-    answers: mpsc::Receiver<String>,
     stderr: Arc<Mutex<String>>,
     what: String,
 }
 
-impl EmulatedHost {
-    /// `roslite-wasm-host --engine ENGINE --deadline-ms MS [--migration-stdio | --stop-on-stdin]
-    /// NODES -- volatile`
-    /// (the replier's argument for its volatile topics, as in migration.rs).
-    fn start(ns: &NetNs, engine: EngineKind, nodes: &[&Path], migration_stdio: bool) -> Self {
-        let mut command = ns.command(QEMU);
+/// Which `roslite-wasm-host` to start.
+#[derive(Clone, Copy)]
+enum Machine {
+    /// The aarch64 build, under qemu-user.
+    Aarch64,
+    /// This crate's own build, for this machine.
+    X86_64,
+}
+
+impl HostProcess {
+    /// `roslite-wasm-host --engine ENGINE --stop-on-stdin ARGS` in `ns` on `machine` (the
+    /// emulated one with a callback deadline of [`EMULATED_DEADLINE`]).
+    fn start(ns: &NetNs, machine: Machine, engine: EngineKind, args: &[&OsStr]) -> Self {
+        let mut command = match machine {
+            Machine::Aarch64 => {
+                let mut command = ns.command(QEMU);
+                command
+                    .args(["-L", AARCH64_SYSROOT])
+                    .arg(aarch64_host_program())
+                    // A guest's start (its node, endpoints and their discovery set up by
+                    // imports it calls) runs within its deadline, and takes over a second of
+                    // emulated debug code.
+                    .args(["--deadline-ms", &EMULATED_DEADLINE.as_millis().to_string()]);
+                command
+            }
+            Machine::X86_64 => ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host")),
+        };
         command
-            .args(["-L", AARCH64_SYSROOT])
-            .arg(aarch64_host_program())
-            .args(["--engine", engine.name()])
-            // A guest's start (its node, endpoints and their discovery set up by imports it
-            // calls) runs within its deadline, and takes over a second of emulated debug code.
-            .args(["--deadline-ms", &EMULATED_DEADLINE.as_millis().to_string()])
-            .arg(if migration_stdio {
-                "--migration-stdio"
-            } else {
-                "--stop-on-stdin"
-            })
-            .args(nodes)
-            .args(["--", "volatile"])
+            .args(["--engine", engine.name(), "--stop-on-stdin"])
+            .args(args)
             .env("ROS_DOMAIN_ID", DOMAIN.to_string())
             .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
             .env_remove("ROS_STATIC_PEERS")
             .env_remove("ROS_LOCALHOST_ONLY")
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("start qemu-aarch64");
+        let mut child = command.spawn().expect("start roslite-wasm-host");
         let stdin = child.stdin.take();
-        let (tx, answers) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            // The guests print too ("REPLIED n"): only the host's answers are kept.
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(answer) = line.strip_prefix("migration: ") {
-                    let _ = tx.send(answer.to_owned());
-                }
-            }
-        });
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = stderr.clone();
         let mut pipe = child.stderr.take().unwrap();
@@ -311,29 +313,15 @@ impl EmulatedHost {
                     .push_str(&String::from_utf8_lossy(&buffer[..n]));
             }
         });
+        let what = match machine {
+            Machine::Aarch64 => "the aarch64 host",
+            Machine::X86_64 => "the x86_64 host",
+        };
         Self {
             child,
             stdin,
-            answers,
             stderr,
-            what: format!("the aarch64 host on {}", engine.name()),
-        }
-    }
-
-    /// Sends one `--migration-stdio` command and waits for its answer; panics with the
-    /// host's error.
-    fn command(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("the host's stdin is open");
-        writeln!(stdin, "{line}").expect("write to the aarch64 host");
-        stdin.flush().unwrap();
-        match self.answers.recv_timeout(EMULATED) {
-            Ok(answer) if answer == "ok" => {}
-            Ok(error) => panic!("{}: `{line}`: {error}", self.what),
-            Err(_) => panic!(
-                "{} did not answer `{line}`; its stderr:\n{}",
-                self.what,
-                self.stderr.lock().unwrap()
-            ),
+            what: format!("{what} on {}", engine.name()),
         }
     }
 
@@ -364,7 +352,7 @@ impl EmulatedHost {
     }
 }
 
-impl Drop for EmulatedHost {
+impl Drop for HostProcess {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
@@ -381,7 +369,7 @@ fn networked(ns: &NetNs) -> roslite::Context {
 /// The native x86_64 node: publishes numbers on /numbers_in, hears replies on /numbers_out.
 struct Sender {
     context: roslite::Context,
-    _node: roslite::Node,
+    node: roslite::Node,
     publisher: roslite::Publisher<StringMsg>,
     subscription: roslite::Subscription<StringMsg>,
     replies: mpsc::Receiver<String>,
@@ -405,7 +393,7 @@ impl Sender {
         let spinner = Some(std::thread::spawn(move || executor.spin()));
         Self {
             context,
-            _node: node,
+            node,
             publisher,
             subscription,
             replies,
@@ -495,8 +483,18 @@ fn answers_alike_on_aarch64(engine: EngineKind) {
     let expected = on_x86_64(COUNT);
     let joined = joined_namespaces();
     let sender = Sender::new(&joined.b);
+    aarch64_host_program();
     let started = Instant::now();
-    let host = EmulatedHost::start(&joined.a, engine, &[aarch64_module(engine)], false);
+    let host = HostProcess::start(
+        &joined.a,
+        Machine::Aarch64,
+        engine,
+        &[
+            aarch64_module(engine).as_os_str(),
+            OsStr::new("--"),
+            OsStr::new("volatile"),
+        ],
+    );
     sender.await_matched(1);
     let matched = started.elapsed();
     let replies = sender.exchange(1..=COUNT);
@@ -530,133 +528,157 @@ fn the_replier_answers_on_aarch64_wasmi_as_on_x86_64() {
     }
 }
 
-/// Where the snapshots and journals handed to and from the emulated hosts go.
-fn scratch_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("cross-arch-moves-{}", std::process::id()))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = scratch_dir();
+/// The replier's module for a host `roslite host --module-dir` on `machine` and `engine`,
+/// alone in a directory of its own (a host looks the module of a node moved to it up by name,
+/// `.cwasm` first on wasmtime).
+fn module_dir(machine: Machine, engine: EngineKind) -> PathBuf {
+    let name = match (machine, engine) {
+        (Machine::Aarch64, EngineKind::Wasmtime) => "aarch64-wasmtime",
+        (Machine::Aarch64, EngineKind::Wasmi) => "aarch64-wasmi",
+        (Machine::X86_64, EngineKind::Wasmtime) => "x86_64-wasmtime",
+        (Machine::X86_64, EngineKind::Wasmi) => "x86_64-wasmi",
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("cross-arch-modules")
+        .join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    let module = match (machine, engine) {
+        (Machine::Aarch64, EngineKind::Wasmtime) => replier_for_aarch64().to_owned(),
+        (Machine::X86_64, EngineKind::Wasmtime) => {
+            let wasm = std::fs::read(replier()).unwrap();
+            let code = roslite_wasm::engine::wasmtime_engine::precompile(&wasm, None).unwrap();
+            let path = dir.join(format!("{NODE}.cwasm"));
+            std::fs::write(&path, code).unwrap();
+            path
+        }
+        (_, EngineKind::Wasmi) => replier().to_owned(),
+    };
+    let extension = module.extension().unwrap().to_owned();
+    let copy = dir.join(NODE).with_extension(extension);
+    if copy != module {
+        std::fs::copy(&module, &copy).unwrap();
+    }
+    dir
 }
 
-/// Moves the replier from the x86_64 `source` to the emulated `target` (on `engine`): the
-/// target is prepared from the journal first (its endpoints match while the node still runs
-/// here), then the node is frozen here between callbacks and resumed there.
-fn x86_64_to_aarch64(
-    sender: &Sender,
-    source: &Host,
-    target: &mut EmulatedHost,
+/// The four hosts of the round trip and the names they are known by.
+const HOSTS: [(&str, Machine, EngineKind); 4] = [
+    ("x86_wasmtime", Machine::X86_64, EngineKind::Wasmtime),
+    ("arm_wasmtime", Machine::Aarch64, EngineKind::Wasmtime),
+    ("x86_wasmi", Machine::X86_64, EngineKind::Wasmi),
+    ("arm_wasmi", Machine::Aarch64, EngineKind::Wasmi),
+];
+
+/// `roslite host --name NAME` (the lean host with `--name`) on `machine`, accepting nodes from
+/// the other hosts of [`HOSTS`]; running the replier if `runs_replier`.
+fn named_host(
+    joined: &JoinedNamespaces,
+    name: &str,
+    machine: Machine,
     engine: EngineKind,
-) {
-    let started = Instant::now();
-    let journal = scratch("journal-to-aarch64");
-    std::fs::write(&journal, source.journal_of(NODE).unwrap()).unwrap();
-    target.command(&format!(
-        "prepare {} {}",
-        aarch64_module(engine).display(),
-        journal.display()
-    ));
-    sender.await_matched(2);
-    let prepared = started.elapsed();
-    let snapshot = scratch("snapshot-to-aarch64");
-    let bytes = source.freeze_and_snapshot(NODE).unwrap();
-    let size = bytes.len();
-    std::fs::write(&snapshot, bytes).unwrap();
-    let frozen = Instant::now();
-    target.command(&format!("complete {}", snapshot.display()));
-    let resumed = frozen.elapsed();
-    source.end_migrated(NODE).unwrap();
-    sender.await_matched(1);
-    eprintln!(
-        "x86_64 -> aarch64 {}: prepared in {:.2} s, snapshot {size} bytes, resumed {:.0} ms \
-         after the freeze",
-        engine.name(),
-        prepared.as_secs_f64(),
-        resumed.as_secs_f64() * 1e3
-    );
+    runs_replier: bool,
+) -> HostProcess {
+    let others: Vec<&str> = HOSTS
+        .iter()
+        .map(|(n, _, _)| *n)
+        .filter(|n| *n != name)
+        .collect();
+    let others = others.join(",");
+    let dir = module_dir(machine, engine);
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("--name"),
+        OsStr::new(name),
+        OsStr::new("--accept-from"),
+        OsStr::new(&others),
+        OsStr::new("--module-dir"),
+        dir.as_os_str(),
+    ];
+    let module = dir.join(match engine {
+        EngineKind::Wasmtime => format!("{NODE}.cwasm"),
+        EngineKind::Wasmi => format!("{NODE}.wasm"),
+    });
+    if runs_replier {
+        args.push(module.as_os_str());
+    }
+    // The replier's argument for its volatile topics, as in migration.rs.
+    args.extend([OsStr::new("--"), OsStr::new("volatile")]);
+    let ns = match machine {
+        Machine::Aarch64 => &joined.a,
+        Machine::X86_64 => &joined.b,
+    };
+    HostProcess::start(ns, machine, engine, &args)
 }
 
-/// Moves the replier from the emulated `source` back to the x86_64 `target`, the same way.
-fn aarch64_to_x86_64(
-    sender: &Sender,
-    source: &mut EmulatedHost,
-    engine: EngineKind,
-    target: &Host,
-) {
-    let started = Instant::now();
-    let journal = scratch("journal-from-aarch64");
-    source.command(&format!("journal {NODE} {}", journal.display()));
-    let prepared = target
-        .prepare_restore(&spec(), &std::fs::read(&journal).unwrap())
+/// Asks host `from` over ROS 2 (`/roslite_host/FROM/migrate_node`, what `roslite migrate`
+/// calls) to move the replier to host `to`; panics with its reason if it did not move.
+fn migrate(sender: &Sender, from: &str, to: &str) {
+    let client = sender
+        .node
+        .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
         .unwrap();
-    sender.await_matched(2);
-    let ready = started.elapsed();
-    let snapshot = scratch("snapshot-from-aarch64");
-    let frozen = Instant::now();
-    source.command(&format!("snapshot {NODE} {}", snapshot.display()));
-    let bytes = std::fs::read(&snapshot).unwrap();
-    target.complete_restore(prepared, &bytes).unwrap();
-    let resumed = frozen.elapsed();
-    source.command(&format!("end {NODE}"));
-    sender.await_matched(1);
+    assert!(
+        client.wait_for_service(EMULATED),
+        "host {from} did not appear on the graph"
+    );
+    let started = Instant::now();
+    let moved = client
+        .call(
+            MigrateNode_Request {
+                node: NODE.into(),
+                to: to.into(),
+            },
+            // Preparing the target, which waits for its copy's endpoints to match, under
+            // emulation.
+            2 * EMULATED,
+        )
+        .unwrap_or_else(|e| panic!("move from {from} to {to}: no answer ({e:?})"));
+    assert!(moved.success, "move from {from} to {to}: {}", moved.message);
     eprintln!(
-        "aarch64 {} -> x86_64: prepared in {:.2} s, snapshot {} bytes, resumed {:.0} ms after \
-         the freeze was asked for",
-        engine.name(),
-        ready.as_secs_f64(),
-        bytes.len(),
-        resumed.as_secs_f64() * 1e3
+        "{from} -> {to}: {:.2} s in all, paused {:.1} ms (snapshot {} bytes taken in {:.1} ms, \
+         restored in {:.1} ms)",
+        started.elapsed().as_secs_f64(),
+        moved.paused_us as f64 / 1e3,
+        moved.snapshot_bytes,
+        moved.capture_us as f64 / 1e3,
+        moved.restore_us as f64 / 1e3
     );
 }
 
-/// The replier starts on x86_64 (wasmtime), moves to aarch64 (wasmtime, a `.cwasm` compiled
-/// for it), back to x86_64 (wasmi), to aarch64 (wasmi) and back to x86_64 (wasmtime, the host
-/// it started on), answering three numbers on each: every reply is byte for byte that of a
-/// replier that never moved.
+/// The replier starts on an x86_64 host (wasmtime), moves to an aarch64 one (wasmtime, a
+/// `.cwasm` compiled for it), back to x86_64 (wasmi), to aarch64 (wasmi) and back to the
+/// x86_64 host it started on, each move asked of its host over ROS 2 as `roslite migrate`
+/// does, answering three numbers on each host: every reply is byte for byte that of a replier
+/// that never moved.
 #[test]
 fn the_replier_moves_to_aarch64_and_back_with_its_state() {
     if !cross_toolchain_present("the_replier_moves_to_aarch64_and_back_with_its_state") {
         return;
     }
     let expected = on_x86_64(15);
+    aarch64_host_program();
     let joined = joined_namespaces();
     let sender = Sender::new(&joined.b);
-    let x86_wasmtime = local_host(&joined.b, EngineKind::Wasmtime, &[spec()]);
-    let x86_wasmi = local_host(&joined.b, EngineKind::Wasmi, &[]);
-    let mut arm_wasmtime = EmulatedHost::start(&joined.a, EngineKind::Wasmtime, &[], true);
-    let mut arm_wasmi = EmulatedHost::start(&joined.a, EngineKind::Wasmi, &[], true);
+    let hosts: Vec<HostProcess> = HOSTS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, machine, engine))| named_host(&joined, name, *machine, *engine, i == 0))
+        .collect();
     sender.await_matched(1);
     let mut replies = sender.exchange(1..=3);
-
-    x86_64_to_aarch64(
-        &sender,
-        &x86_wasmtime,
-        &mut arm_wasmtime,
-        EngineKind::Wasmtime,
-    );
-    replies.extend(sender.exchange(4..=6));
-    aarch64_to_x86_64(&sender, &mut arm_wasmtime, EngineKind::Wasmtime, &x86_wasmi);
-    replies.extend(sender.exchange(7..=9));
-    x86_64_to_aarch64(&sender, &x86_wasmi, &mut arm_wasmi, EngineKind::Wasmi);
-    replies.extend(sender.exchange(10..=12));
-    aarch64_to_x86_64(&sender, &mut arm_wasmi, EngineKind::Wasmi, &x86_wasmtime);
-    replies.extend(sender.exchange(13..=15));
-
+    let route = ["arm_wasmtime", "x86_wasmi", "arm_wasmi", "x86_wasmtime"];
+    let mut from = "x86_wasmtime";
+    for (leg, to) in route.into_iter().enumerate() {
+        migrate(&sender, from, to);
+        sender.await_matched(1);
+        let first = 4 + 3 * leg as u32;
+        replies.extend(sender.exchange(first..=first + 2));
+        from = to;
+    }
     assert_eq!(
         replies, expected,
         "the replies of the replier moved across architectures differ from one that never moved"
     );
-    arm_wasmtime.stop();
-    arm_wasmi.stop();
-    x86_wasmi.shutdown();
-    x86_wasmtime.shutdown();
-    for host in [&x86_wasmtime, &x86_wasmi] {
-        for end in host.wait() {
-            assert!(end.outcome.is_ok(), "{}: {:?}", end.name, end.outcome);
-        }
+    for host in hosts {
+        host.stop();
     }
-    std::fs::remove_dir_all(scratch_dir()).ok();
 }

@@ -71,7 +71,8 @@ pub use roslite_msgs::{Action as ActionType, Message, Service as ServiceType};
 pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 pub use serialized_service::{SerializedService, ServiceResponder};
 pub use service::{
-    CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceStats,
+    CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceReply,
+    ServiceStats,
 };
 pub use time::Time;
 

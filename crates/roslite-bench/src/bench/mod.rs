@@ -7,6 +7,7 @@ pub mod footprint;
 pub mod intra;
 pub mod large;
 pub mod linetrace;
+pub mod migrate;
 pub mod rtt;
 pub mod rtt_sweep;
 pub mod scale;

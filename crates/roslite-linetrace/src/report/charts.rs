@@ -383,8 +383,9 @@ pub fn memory_svg(rows: &[ProcessMemory]) -> String {
     })
 }
 
-/// The floor, the line and the robot's path (axle centre) from above, in metres (480 px each).
-pub fn path_svg(title: &str, path: &[(f64, f64)]) -> String {
+/// The floor, the line and the robot's path (axle centre) from above, in metres (480 px each),
+/// with `marks` (where the follower moved between hosts) as dots on it.
+pub fn path_svg(title: &str, path: &[(f64, f64)], marks: &[(f64, f64)]) -> String {
     const SCALE: f64 = 480.0; // px per metre
     const LEFT: u32 = 70;
     const BOTTOM: u32 = 55;
@@ -439,15 +440,17 @@ pub fn path_svg(title: &str, path: &[(f64, f64)]) -> String {
             .collect();
         chart.draw_series([Polygon::new(band, BLACK.filled())])?;
         chart.draw_series(LineSeries::new(path.iter().copied(), RED.stroke_width(2)))?;
-        legend(
-            &key,
-            LEFT as i32,
-            &[
-                (Mark::Line(RED, 2), "the robot's axle centre"),
-                (Mark::Line(BLACK, 8), "the course's line (25 mm wide)"),
-                (Mark::Line(TILE_EDGE, 1), "0.5 m grid (the floor's tiles)"),
-            ],
-        )
+        const MOVE: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
+        chart.draw_series(marks.iter().map(|&at| Circle::new(at, 6, MOVE.filled())))?;
+        let mut keys = vec![
+            (Mark::Line(RED, 2), "the robot's axle centre"),
+            (Mark::Line(BLACK, 8), "the course's line (25 mm wide)"),
+            (Mark::Line(TILE_EDGE, 1), "0.5 m grid (the floor's tiles)"),
+        ];
+        if !marks.is_empty() {
+            keys.push((Mark::Dot(MOVE), "the follower moved to the other host"));
+        }
+        legend(&key, LEFT as i32, &keys)
     })
 }
 
@@ -526,7 +529,7 @@ mod tests {
                 "SHR (RssFile + RssShmem: shared)",
             ],
         );
-        let svg = path_svg("p", &[(0.5, 0.25), (0.6, 0.25)]);
+        let svg = path_svg("p", &[(0.5, 0.25), (0.6, 0.25)], &[]);
         assert_chart(
             &svg,
             &[
@@ -542,7 +545,7 @@ mod tests {
         // Nothing to draw is still a chart.
         assert_chart(&box_plot_svg("none", &[]), &["none", "latency (us)"]);
         assert_chart(&memory_svg(&[]), &["process"]);
-        assert_chart(&path_svg("no path", &[]), &["no path"]);
+        assert_chart(&path_svg("no path", &[], &[]), &["no path"]);
     }
 
     /// Writes sample charts to `$TMPDIR/roslite-report-charts` to look at:
@@ -581,6 +584,10 @@ mod tests {
             memory("python3 follower.py [rclpy]", 30000, 18000),
         ];
         std::fs::write(dir.join("memory.svg"), memory_svg(&rows)).unwrap();
-        std::fs::write(dir.join("path.svg"), path_svg("roslite: 1.00 laps", &lap())).unwrap();
+        std::fs::write(
+            dir.join("path.svg"),
+            path_svg("roslite: 1.00 laps", &lap(), &[]),
+        )
+        .unwrap();
     }
 }

@@ -29,6 +29,8 @@ pub mod rmw_dds_common;
 #[rustfmt::skip]
 pub mod rosgraph_msgs;
 #[rustfmt::skip]
+pub mod roslite_interfaces;
+#[rustfmt::skip]
 pub mod sensor_msgs;
 #[rustfmt::skip]
 pub mod service_msgs;

@@ -193,9 +193,9 @@ impl GuestCalls for Guest<'_> {
     ) -> Result<i32, Fault> {
         let f = self.0.data().dispatch.clone().expect("checked at load");
         self.renew_budget();
-        self.0.data_mut().guest.dispatching += 1;
+        self.0.data_mut().guest.enter_callback();
         let result = f.call(&mut self.0, (slot, kind as i32, a, b, c, d));
-        self.0.data_mut().guest.dispatching -= 1;
+        self.0.data_mut().guest.leave_callback();
         result.map_err(|e| classify(e, during, deadline_of(self)))
     }
 

@@ -26,11 +26,20 @@ pub(super) unsafe fn into_guest<R>(
 ) -> Reached<R> {
     // SAFETY: the caller's promise.
     let target = unsafe { &*(user as *const SlotTarget) };
+    let current = is_current(&target.shared);
     let run = |g: &mut dyn GuestCalls| {
         if g.state().dead {
             return (None, false);
         }
-        match deliver(g, target) {
+        // Work that waited in the mailbox (a restored guest's messages that came while it
+        // moved) goes first: run after it, a later message would make each one it passed look
+        // given already to the exactly-once check, and the two would arrive out of order.
+        let waited = if current {
+            Ok(false)
+        } else {
+            super::executor::run_mail(g)
+        };
+        match waited.and_then(|_| deliver(g, target)) {
             Ok(r) => (Some(r), false),
             Err(fault) => {
                 let state = g.state();
@@ -40,7 +49,7 @@ pub(super) unsafe fn into_guest<R>(
             }
         }
     };
-    if is_current(&target.shared) {
+    if current {
         return Reached::Ran(with_guest(&target.shared, run).and_then(|(r, _)| r));
     }
     match target.shared.with_resident(run) {

@@ -101,6 +101,21 @@ pub(super) fn hand_out(g: &mut dyn GuestCalls, status: i32, native: u64, out: i3
         roslite_c::handles::remove(native).ok();
         return Err(e.into());
     }
+    let endpoint = roslite_c::handles::with(native, "publisher or subscription", |o| {
+        matches!(
+            o,
+            roslite_c::handles::Object::Publisher(_) | roslite_c::handles::Object::Subscription(_)
+        )
+        .then_some(())
+    });
+    if endpoint.is_ok() {
+        state
+            .shared
+            .endpoints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(native);
+    }
     Ok(ROSLITE_OK)
 }
 

@@ -24,6 +24,14 @@ pub fn node_create(
                 &mut node,
             )
         };
+        if let Ok(made) = roslite_c::handles::node(node) {
+            g.state()
+                .shared
+                .ros_nodes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(made.fully_qualified_name());
+        }
         hand_out(g, status, node, out)
     })();
     finish(g, outcome)

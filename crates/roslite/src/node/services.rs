@@ -9,7 +9,7 @@ use roslite_cdr::SharedBuf;
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
 use crate::endpoints::service::{
-    services_default_qos, Client, SerializedClient, Service, ServiceHandler,
+    services_default_qos, Client, SerializedClient, Service, ServiceHandler, ServiceReply,
 };
 use crate::vocabulary::qos::QosProfile;
 use roslite_msgs::Service as ServiceType;
@@ -55,6 +55,31 @@ impl super::Node {
             name,
             qos,
             ServiceHandler::Immediate(Box::new(callback)),
+        ))
+    }
+
+    /// A server of service `name` whose `callback` may answer after it returns: it gets each
+    /// request with the [`ServiceReply`] that answers it, to send from any thread, at any time
+    /// (rclcpp's deferred `send_response`). For a service whose work takes long, or waits on
+    /// other services: the executor spinning this node stays free meanwhile.
+    ///
+    /// # Errors
+    /// [`super::NodeError`] for an invalid service name.
+    pub fn create_deferred_service<S: ServiceType, F>(
+        &self,
+        name: &str,
+        callback: F,
+    ) -> Result<Service<S>, super::NodeError>
+    where
+        F: FnMut(S::Request, ServiceReply<S>) + Send + 'static,
+    {
+        let name = self.resolve_topic_name(name)?;
+        Ok(Service::new(
+            self.shared.host.clone(),
+            &self.shared.host.default_group.clone(),
+            name,
+            services_default_qos(),
+            ServiceHandler::Deferred(Box::new(callback)),
         ))
     }
 

@@ -1,0 +1,215 @@
+//! `roslite bench migrate`: how long a running node is away while it moves between hosts
+//! (docs/migration.md).
+//!
+//! The mROS 2 line follower, as a WebAssembly node on wasmtime (AOT), follows the line for the
+//! roslite robot while it moves back and forth between two roslite hosts on this machine
+//! (`roslite_linetrace::migrating`: two lean `roslite-wasm-host` processes, RTPS discovery on
+//! 127.0.0.1, the topics over the same-host paths). Per move: the downtime, from the
+//! follower's last callback on the source to its first on the target (CLOCK_MONOTONIC, which
+//! the processes of one machine share); the snapshot's size; the time the source took to hold
+//! the node between callbacks and take its snapshot, and the target to restore it. Over the
+//! run: `/light_sensors` messages the robot published that neither host's follower received,
+//! and those received twice.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use roslite_linetrace::launch::{self, LaunchOptions};
+use roslite_linetrace::migrating::{self, MigrationPlan};
+use roslite_linetrace::node_program;
+use roslite_linetrace::nodes::NodeOptions;
+use roslite_linetrace::wasm_build;
+use serde::Serialize;
+
+use crate::toolkit::json;
+use crate::toolkit::stats::Distribution;
+
+/// The goals (issue: live migration): downtime p50 and p99 over the moves, in ms.
+const DOWNTIME_P50_GOAL_MS: f64 = 20.0;
+const DOWNTIME_P99_GOAL_MS: f64 = 50.0;
+
+#[derive(clap::Args)]
+pub struct MigrateArgs {
+    /// How many moves (alternating between the two hosts).
+    #[arg(long, default_value_t = 100)]
+    moves: u32,
+    /// Time between one move's end and the next move's start, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    interval_ms: u64,
+    /// Simulation speed factor.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// Keep the run's traces and logs here (a temporary directory otherwise).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    moves: usize,
+    #[serde(serialize_with = "json::fixed3")]
+    downtime_p50_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    downtime_p99_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    downtime_max_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    paused_p50_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    capture_p50_ms: f64,
+    #[serde(serialize_with = "json::fixed3")]
+    restore_p50_ms: f64,
+    snapshot_p50_bytes: u64,
+    snapshot_max_bytes: u64,
+    light_sensors_received: u64,
+    light_sensors_lost: u64,
+    light_sensors_duplicated: u64,
+    laps: f64,
+    #[serde(serialize_with = "json::fixed1")]
+    max_cross_track_mm: f64,
+    downtime_goals_met: bool,
+}
+
+pub fn run(args: &MigrateArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.moves >= 1, "--moves must be at least 1");
+    anyhow::ensure!(
+        args.speed.is_finite() && args.speed > 0.0,
+        "--speed must be a positive number"
+    );
+    let (node_program, warning) = node_program::resolve(std::env::current_exe()?);
+    if let Some(warning) = warning {
+        eprintln!("warning: {warning}");
+    }
+    if !args.json {
+        eprintln!(
+            "building or finding the Wasm follower ({}) ...",
+            wasm_build::describe()
+        );
+    }
+    let follower = wasm_build::build().map_err(anyhow::Error::msg)?;
+    let work = args.out.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("roslite-bench-migrate-{}", std::process::id()))
+    });
+    let options = LaunchOptions {
+        node_program,
+        python: None,
+        cpp_follower: None,
+        wasm_follower: Some(follower),
+        work_dir: work.clone(),
+        domain: launch::domain_for_run(3),
+        node: NodeOptions {
+            speed: args.speed,
+            seed: 1,
+            twist_stamped: false,
+        },
+        samples: 200,
+        min_laps: 0,
+        timeout: Duration::from_secs(120 + u64::from(args.moves) * 3),
+    };
+    let plan = MigrationPlan {
+        moves: args.moves,
+        interval: Duration::from_millis(args.interval_ms),
+    };
+    if !args.json {
+        eprintln!(
+            "running the line follower, moving {} times between two hosts ...",
+            args.moves
+        );
+    }
+    let result = migrating::run(&options, &plan)?;
+    if args.out.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    let ms = |f: &dyn Fn(&migrating::MoveRecord) -> f64| -> Vec<f64> {
+        result.moves.iter().map(f).collect()
+    };
+    let downtime = Distribution::of(&ms(&|m| m.downtime_us / 1e3))
+        .ok_or_else(|| anyhow::anyhow!("no move was measured"))?;
+    let median = |values: Vec<f64>| Distribution::of(&values).map_or(0.0, |d| d.p50);
+    let mut sizes: Vec<u64> = result.moves.iter().map(|m| m.snapshot_bytes).collect();
+    sizes.sort_unstable();
+    let report = Report {
+        moves: result.moves.len(),
+        downtime_p50_ms: downtime.p50,
+        downtime_p99_ms: downtime.p99,
+        downtime_max_ms: downtime.max,
+        paused_p50_ms: median(ms(&|m| m.paused_us as f64 / 1e3)),
+        capture_p50_ms: median(ms(&|m| m.capture_us as f64 / 1e3)),
+        restore_p50_ms: median(ms(&|m| m.restore_us as f64 / 1e3)),
+        snapshot_p50_bytes: sizes[sizes.len() / 2],
+        snapshot_max_bytes: *sizes.last().expect("at least one move"),
+        light_sensors_received: result.light_sensors_received,
+        light_sensors_lost: result.light_sensors_lost,
+        light_sensors_duplicated: result.light_sensors_duplicated,
+        laps: result.run.laps,
+        max_cross_track_mm: result.run.max_cross_track_m * 1e3,
+        downtime_goals_met: downtime.p50 <= DOWNTIME_P50_GOAL_MS
+            && downtime.p99 <= DOWNTIME_P99_GOAL_MS,
+    };
+    if args.json {
+        json::print(&report);
+        return Ok(());
+    }
+    print_table(&report);
+    Ok(())
+}
+
+fn print_table(r: &Report) {
+    println!(
+        "migrate: the mROS 2 line follower as a WebAssembly node (wasmtime, AOT) moved {} times \
+         between two roslite hosts on this machine while it follows the line for the roslite robot",
+        r.moves
+    );
+    println!(
+        "{:<44} {:>10} {:>10} {:>10}",
+        "per move", "p50", "p99", "max"
+    );
+    println!(
+        "{:<44} {:>10.2} {:>10.2} {:>10.2}",
+        "downtime, ms (last callback -> first callback)",
+        r.downtime_p50_ms,
+        r.downtime_p99_ms,
+        r.downtime_max_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "paused on the source until running, ms", r.paused_p50_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "capture (hold + snapshot), ms", r.capture_p50_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "restore on the target, ms", r.restore_p50_ms
+    );
+    println!(
+        "{:<44} {:>10.1} {:>10} {:>10.1}",
+        "snapshot, KiB",
+        r.snapshot_p50_bytes as f64 / 1024.0,
+        "",
+        r.snapshot_max_bytes as f64 / 1024.0
+    );
+    println!(
+        "/light_sensors: {} received by the follower, {} lost, {} duplicated; the robot ran {:.2} \
+         laps within {:.1} mm of the line",
+        r.light_sensors_received,
+        r.light_sensors_lost,
+        r.light_sensors_duplicated,
+        r.laps,
+        r.max_cross_track_mm
+    );
+    let verdict = |met: bool| if met { "met" } else { "NOT met" };
+    println!(
+        "goal: downtime p50 <= {DOWNTIME_P50_GOAL_MS} ms and p99 <= {DOWNTIME_P99_GOAL_MS} ms \
+         -> {}",
+        verdict(r.downtime_goals_met)
+    );
+    println!(
+        "goal: 0 messages lost or duplicated -> {}",
+        verdict(r.light_sensors_lost == 0 && r.light_sensors_duplicated == 0)
+    );
+}

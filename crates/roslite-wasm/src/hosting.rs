@@ -1,0 +1,514 @@
+//! `roslite host`: a [`Host`] reachable over ROS 2 itself, so that nodes move between hosts
+//! wherever the ROS graph reaches (docs/migration.md, "Moving a node with `roslite migrate`").
+//!
+//! Each host is a ROS node `/roslite_host/<NAME>` with four services of
+//! `roslite_interfaces`:
+//! - `list_nodes`: the WebAssembly nodes it runs;
+//! - `migrate_node`: moves one of them to another host (what `roslite migrate` calls). This
+//!   host is then the *source*: it asks the target to prepare, holds the node between
+//!   callbacks and takes its snapshot, sends it, and ends its copy once the target runs it,
+//!   or lets it go on here if the target refused or did not answer;
+//! - `prepare_migration` and `complete_migration`: the *target*'s side of a move, accepted
+//!   only from the hosts of its `--accept-from` list.
+//!
+//! The target runs its own copy of the node's module, found by the module's name in its
+//! module directories; the snapshot's module hash makes sure it is the same module.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use roslite::msgs::roslite_interfaces::msg::HostedNode;
+use roslite::msgs::roslite_interfaces::srv::{
+    CompleteMigration, CompleteMigration_Request, CompleteMigration_Response, ListNodes,
+    ListNodes_Response, MigrateNode, MigrateNode_Request, MigrateNode_Response, PrepareMigration,
+    PrepareMigration_Request, PrepareMigration_Response,
+};
+use roslite::{Client, Node, Service, ServiceReply};
+
+use crate::engine::EngineKind;
+use crate::host::{GuestSpec, Host, Prepared};
+
+/// The namespace of every host's node: `/roslite_host/<NAME>`.
+pub const HOST_NAMESPACE: &str = "/roslite_host";
+
+/// How long a source waits for the target to prepare, and to restore.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a target waits for a prepared node's endpoints to match their peers.
+pub const MATCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a prepared move waits for its snapshot before it is called off (the source went
+/// away between the two steps).
+pub const PREPARED_LIFETIME: Duration = Duration::from_secs(60);
+
+/// What a host needs besides its [`Host`].
+#[derive(Clone, Debug)]
+pub struct HostingOptions {
+    /// The host's name, its node's name under [`HOST_NAMESPACE`].
+    pub name: String,
+    /// Hosts whose nodes this host accepts; none: it accepts no node.
+    pub accept_from: Vec<String>,
+    /// Where the modules of nodes moving here are looked for.
+    pub module_dirs: Vec<PathBuf>,
+    /// For tests of a target that dies halfway: the process exits when a snapshot arrives.
+    pub exit_on_snapshot: bool,
+}
+
+/// A host's ROS node and services; dropping it removes them.
+pub struct Hosting {
+    pub node: Node,
+    _services: Services,
+}
+
+struct Services {
+    _list: Service<ListNodes>,
+    _migrate: Service<MigrateNode>,
+    _prepare: Service<PrepareMigration>,
+    _complete: Service<CompleteMigration>,
+}
+
+/// What the services share.
+struct Shared {
+    host: Arc<Host>,
+    options: HostingOptions,
+    node: Node,
+    engine: EngineKind,
+    /// Moves prepared here, waiting for their snapshot, by number.
+    prepared: Mutex<HashMap<u64, Incoming>>,
+    next_migration: AtomicU64,
+    /// Clients of other hosts' services, by host name.
+    targets: Mutex<HashMap<String, Arc<TargetClients>>>,
+}
+
+struct Incoming {
+    from: String,
+    guest: String,
+    prepared: Prepared,
+    since: Instant,
+}
+
+struct TargetClients {
+    prepare: Client<PrepareMigration>,
+    complete: Client<CompleteMigration>,
+}
+
+/// Makes `host` reachable as host `options.name`: its node and services, served by the
+/// executors spinning the returned node.
+///
+/// # Errors
+/// The host's name is not a valid ROS node name, or a service cannot be made.
+pub fn serve(host: Arc<Host>, options: HostingOptions) -> Result<Hosting, String> {
+    let context = host.context();
+    let node = context
+        .create_node_with_namespace(&options.name, HOST_NAMESPACE)
+        .map_err(|e| format!("host name {:?}: {e}", options.name))?;
+    let shared = Arc::new(Shared {
+        engine: host.engine(),
+        host,
+        options,
+        node: node.clone(),
+        prepared: Mutex::new(HashMap::new()),
+        next_migration: AtomicU64::new(1),
+        targets: Mutex::new(HashMap::new()),
+    });
+    let error = |e: roslite::NodeError| e.to_string();
+    let list = {
+        let shared = shared.clone();
+        node.create_service::<ListNodes, _>("~/list_nodes", move |_| ListNodes_Response {
+            nodes: shared.list(),
+        })
+        .map_err(error)?
+    };
+    let migrate = {
+        let shared = shared.clone();
+        node.create_deferred_service::<MigrateNode, _>("~/migrate_node", move |request, reply| {
+            let shared = shared.clone();
+            work(move || reply.send(shared.migrate(&request)));
+        })
+        .map_err(error)?
+    };
+    let prepare = {
+        let shared = shared.clone();
+        node.create_deferred_service::<PrepareMigration, _>(
+            "~/prepare_migration",
+            move |request, reply: ServiceReply<PrepareMigration>| {
+                let shared = shared.clone();
+                work(move || reply.send(shared.prepare(request)));
+            },
+        )
+        .map_err(error)?
+    };
+    let complete = {
+        let shared = shared.clone();
+        node.create_deferred_service::<CompleteMigration, _>(
+            "~/complete_migration",
+            move |request, reply: ServiceReply<CompleteMigration>| {
+                let shared = shared.clone();
+                work(move || reply.send(shared.complete(request)));
+            },
+        )
+        .map_err(error)?
+    };
+    Ok(Hosting {
+        node,
+        _services: Services {
+            _list: list,
+            _migrate: migrate,
+            _prepare: prepare,
+            _complete: complete,
+        },
+    })
+}
+
+/// Runs a service's work on a thread of its own: a move waits on other hosts' services, and
+/// the executor answering this host's services (the target's, when a move goes between two
+/// hosts of one process) must stay free meanwhile.
+fn work(job: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .name("roslite-host-work".into())
+        .spawn(job)
+        .expect("spawn a host worker thread");
+}
+
+impl Shared {
+    fn list(&self) -> Vec<HostedNode> {
+        self.host
+            .nodes()
+            .into_iter()
+            .map(|n| HostedNode {
+                guest: n.guest,
+                ros_nodes: n.ros_nodes,
+                engine: self.engine.name().to_owned(),
+                last_callback_ns: n.last_callback_ns,
+                first_callback_after_restore_ns: n.first_callback_after_restore_ns,
+            })
+            .collect()
+    }
+
+    /// The source's side of a move.
+    fn migrate(&self, request: &MigrateNode_Request) -> MigrateNode_Response {
+        let refuse = |message: String| MigrateNode_Response {
+            success: false,
+            message,
+            ..Default::default()
+        };
+        let Some(guest) = self.host.find_guest(&request.node) else {
+            return refuse(format!(
+                "no node {} runs on host {}",
+                request.node, self.options.name
+            ));
+        };
+        if request.to == self.options.name {
+            return refuse(format!("node {guest} runs on host {} already", request.to));
+        }
+        let target = match self.target(&request.to) {
+            Ok(target) => target,
+            Err(e) => return refuse(e),
+        };
+        let journal = match self.host.journal_of(&guest) {
+            Ok(journal) => journal,
+            Err(e) => return refuse(e.to_string()),
+        };
+        let matched_peers = match self.host.matched_peers(&guest) {
+            Ok(peers) => peers,
+            Err(e) => return refuse(e.to_string()),
+        };
+        let prepared = target.prepare.call(
+            PrepareMigration_Request {
+                from: self.options.name.clone(),
+                guest: guest.clone(),
+                journal: journal.into(),
+                matched_peers: matched_peers.into(),
+            },
+            CALL_TIMEOUT,
+        );
+        let migration = match prepared {
+            Ok(r) if r.success => r.migration,
+            Ok(r) => {
+                return refuse(format!(
+                    "host {} refused node {guest}: {}",
+                    request.to, r.message
+                ))
+            }
+            Err(e) => {
+                return refuse(format!(
+                    "host {} did not prepare node {guest}: {e}",
+                    request.to
+                ))
+            }
+        };
+        let paused = Instant::now();
+        let snapshot = match self.host.freeze_and_snapshot(&guest) {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                let _ = target.complete.call(
+                    CompleteMigration_Request {
+                        from: self.options.name.clone(),
+                        migration,
+                        cancel: true,
+                        ..Default::default()
+                    },
+                    CALL_TIMEOUT,
+                );
+                return refuse(format!("node {guest} goes on here: {e}"));
+            }
+        };
+        let capture_us = paused.elapsed().as_micros() as u64;
+        let snapshot_bytes = snapshot.len() as u64;
+        let completed = target.complete.call(
+            CompleteMigration_Request {
+                from: self.options.name.clone(),
+                migration,
+                snapshot: snapshot.into(),
+                cancel: false,
+            },
+            CALL_TIMEOUT,
+        );
+        let failure = match completed {
+            Ok(r) if r.success => {
+                let paused_us = paused.elapsed().as_micros() as u64;
+                let last_callback_ns = self.host.last_callback_ns(&guest);
+                let _ = self.host.end_migrated(&guest);
+                return MigrateNode_Response {
+                    success: true,
+                    message: String::new(),
+                    guest,
+                    snapshot_bytes,
+                    capture_us,
+                    restore_us: r.restore_us,
+                    paused_us,
+                    last_callback_ns,
+                };
+            }
+            Ok(r) => format!("host {} refused its snapshot: {}", request.to, r.message),
+            Err(e) => format!("host {} did not restore it: {e}", request.to),
+        };
+        let _ = self.host.thaw(&guest);
+        MigrateNode_Response {
+            success: false,
+            message: format!("node {guest} goes on here: {failure}"),
+            guest,
+            snapshot_bytes,
+            capture_us,
+            ..Default::default()
+        }
+    }
+
+    /// The clients of host `name`'s services, once it is on the graph.
+    fn target(&self, name: &str) -> Result<Arc<TargetClients>, String> {
+        let made = self
+            .targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned();
+        let clients = match made {
+            Some(clients) => clients,
+            None => {
+                let prefix = format!("{HOST_NAMESPACE}/{name}");
+                let prepare = self
+                    .node
+                    .create_client::<PrepareMigration>(&format!("{prefix}/prepare_migration"))
+                    .map_err(|e| format!("host name {name:?}: {e}"))?;
+                let complete = self
+                    .node
+                    .create_client::<CompleteMigration>(&format!("{prefix}/complete_migration"))
+                    .map_err(|e| format!("host name {name:?}: {e}"))?;
+                let clients = Arc::new(TargetClients { prepare, complete });
+                self.targets
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(name.to_owned(), clients.clone());
+                clients
+            }
+        };
+        if !clients.prepare.wait_for_service(CALL_TIMEOUT)
+            || !clients.complete.wait_for_service(CALL_TIMEOUT)
+        {
+            return Err(format!(
+                "no host {name} answers on the ROS graph (its {HOST_NAMESPACE}/{name}/prepare_migration did not appear within {CALL_TIMEOUT:?}); `roslite host --name {name}` starts one"
+            ));
+        }
+        Ok(clients)
+    }
+
+    fn accepts(&self, from: &str) -> Result<(), String> {
+        if self.options.accept_from.iter().any(|a| a == from) {
+            return Ok(());
+        }
+        let listed = if self.options.accept_from.is_empty() {
+            "none".to_owned()
+        } else {
+            self.options.accept_from.join(", ")
+        };
+        Err(format!(
+            "host {} accepts nodes only from the hosts of its --accept-from list ({listed}); start it with --accept-from {from} to accept host {from}",
+            self.options.name
+        ))
+    }
+
+    /// The target's side of a move, first step.
+    fn prepare(&self, request: PrepareMigration_Request) -> PrepareMigration_Response {
+        let refuse = |message: String| PrepareMigration_Response {
+            success: false,
+            message,
+            migration: 0,
+        };
+        if let Err(e) = self.accepts(&request.from) {
+            return refuse(e);
+        }
+        self.call_off_stale();
+        if self.host.find_guest(&request.guest).is_some() {
+            return refuse(format!(
+                "a node {} runs on host {} already",
+                request.guest, self.options.name
+            ));
+        }
+        let path = match find_module(&self.options.module_dirs, &request.guest, self.engine) {
+            Ok(path) => path,
+            Err(e) => return refuse(e),
+        };
+        match self
+            .host
+            .prepare_restore(&GuestSpec { path }, &request.journal)
+        {
+            Ok(prepared) => {
+                if let Err(e) = prepared.await_matched(&request.matched_peers, MATCH_TIMEOUT) {
+                    self.host.call_off(prepared);
+                    return refuse(e);
+                }
+                let migration = self.next_migration.fetch_add(1, Ordering::Relaxed);
+                self.prepared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(
+                        migration,
+                        Incoming {
+                            from: request.from,
+                            guest: request.guest,
+                            prepared,
+                            since: Instant::now(),
+                        },
+                    );
+                PrepareMigration_Response {
+                    success: true,
+                    message: String::new(),
+                    migration,
+                }
+            }
+            Err(e) => refuse(e.to_string()),
+        }
+    }
+
+    /// The target's side of a move, second step.
+    fn complete(&self, request: CompleteMigration_Request) -> CompleteMigration_Response {
+        let refuse = |message: String| CompleteMigration_Response {
+            success: false,
+            message,
+            restore_us: 0,
+        };
+        if let Err(e) = self.accepts(&request.from) {
+            return refuse(e);
+        }
+        let incoming = {
+            let mut prepared = self.prepared.lock().unwrap_or_else(PoisonError::into_inner);
+            match prepared.get(&request.migration) {
+                Some(i) if i.from == request.from => prepared.remove(&request.migration),
+                _ => None,
+            }
+        };
+        let Some(incoming) = incoming else {
+            return refuse(format!(
+                "host {} has no move {} prepared for host {} (called off after {PREPARED_LIFETIME:?} without a snapshot?)",
+                self.options.name, request.migration, request.from
+            ));
+        };
+        if request.cancel {
+            self.host.call_off(incoming.prepared);
+            return CompleteMigration_Response {
+                success: true,
+                message: format!("the move of node {} was called off", incoming.guest),
+                restore_us: 0,
+            };
+        }
+        if self.options.exit_on_snapshot {
+            eprintln!(
+                "[roslite host] exiting as told (--exit-on-snapshot) with the snapshot of node {}",
+                incoming.guest
+            );
+            std::process::exit(3);
+        }
+        let started = Instant::now();
+        match self
+            .host
+            .complete_restore(incoming.prepared, &request.snapshot)
+        {
+            Ok(()) => CompleteMigration_Response {
+                success: true,
+                message: String::new(),
+                restore_us: started.elapsed().as_micros() as u64,
+            },
+            Err(e) => refuse(e.to_string()),
+        }
+    }
+
+    /// Calls off the moves prepared long ago whose snapshot never came.
+    fn call_off_stale(&self) {
+        let stale: Vec<Incoming> = {
+            let mut prepared = self.prepared.lock().unwrap_or_else(PoisonError::into_inner);
+            let old: Vec<u64> = prepared
+                .iter()
+                .filter(|(_, i)| i.since.elapsed() >= PREPARED_LIFETIME)
+                .map(|(&k, _)| k)
+                .collect();
+            old.iter().filter_map(|k| prepared.remove(k)).collect()
+        };
+        for incoming in stale {
+            self.host.call_off(incoming.prepared);
+        }
+    }
+}
+
+/// The module of node `guest` in `dirs`: `guest.cwasm` for wasmtime if there is one (machine
+/// code for this host), else `guest.wasm`.
+///
+/// # Errors
+/// Neither is in any of the directories (the message lists where it looked).
+pub fn find_module(dirs: &[PathBuf], guest: &str, engine: EngineKind) -> Result<PathBuf, String> {
+    if guest.is_empty() || guest.contains(['/', '\\']) || guest.starts_with('.') {
+        return Err(format!("{guest:?} is not a module name"));
+    }
+    let extensions: &[&str] = match engine {
+        EngineKind::Wasmtime => &["cwasm", "wasm"],
+        EngineKind::Wasmi => &["wasm"],
+    };
+    for extension in extensions {
+        for dir in dirs {
+            let path = dir.join(format!("{guest}.{extension}"));
+            if path.is_file() {
+                return Ok(path);
+            }
+        }
+    }
+    let looked: Vec<String> = dirs.iter().map(|d| display(d)).collect();
+    Err(format!(
+        "no module {guest}.wasm{} in {}: copy the node's module there, or start the host with --module-dir DIR",
+        if engine == EngineKind::Wasmtime {
+            format!(" or {guest}.cwasm")
+        } else {
+            String::new()
+        },
+        looked.join(", ")
+    ))
+}
+
+fn display(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        ".".to_owned()
+    } else {
+        dir.display().to_string()
+    }
+}

@@ -1,0 +1,410 @@
+//! `roslite host` and `roslite migrate` (docs/migration.md): hosts as processes of their own
+//! (the lean `roslite-wasm-host` program with `--name`), moving a node over ROS 2 services
+//! inside a network namespace the test makes.
+//!
+//! The node is the deterministic replier (tests/guests/deterministic_reply.c): each reply
+//! carries how many messages it heard (`n=`) and a hash of everything before, so a message
+//! lost or given twice anywhere in a move shows in the replies.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use roslite::msgs::roslite_interfaces::srv::{
+    ListNodes, ListNodes_Request, MigrateNode, MigrateNode_Request, MigrateNode_Response,
+};
+use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite_transport::netns::NetNs;
+
+mod common;
+
+const DOMAIN: u32 = 44;
+
+/// The replier, alone in a directory of its own (the hosts' module directory).
+fn modules() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let wasm = common::c_guest(
+            "crates/roslite-wasm/tests/guests/deterministic_reply.c",
+            "deterministic_reply.wasm",
+        );
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host-modules");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&wasm, dir.join("deterministic_reply.wasm")).unwrap();
+        // wasmtime's hosts run it compiled ahead of time, as a board would.
+        let code =
+            roslite_wasm::engine::wasmtime_engine::precompile(&std::fs::read(&wasm).unwrap(), None)
+                .unwrap();
+        std::fs::write(dir.join("deterministic_reply.cwasm"), code).unwrap();
+        dir
+    })
+}
+
+struct HostProcess(Child);
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A host process named `name` in `ns`, accepting nodes from `accept_from`, running the
+/// replier if `runs_replier`.
+fn host(ns: &NetNs, name: &str, engine: &str, accept_from: &str, extra: &[&str]) -> HostProcess {
+    host_with_modules(ns, name, engine, accept_from, modules(), extra)
+}
+
+fn host_with_modules(
+    ns: &NetNs,
+    name: &str,
+    engine: &str,
+    accept_from: &str,
+    module_dir: &Path,
+    extra: &[&str],
+) -> HostProcess {
+    let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
+    command
+        .args([
+            "--name",
+            name,
+            "--engine",
+            engine,
+            "--accept-from",
+            accept_from,
+        ])
+        .arg("--module-dir")
+        .arg(module_dir)
+        .args(extra)
+        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
+        .stdin(Stdio::null());
+    HostProcess(command.spawn().expect("start a host"))
+}
+
+fn replier_args() -> Vec<String> {
+    vec![
+        modules()
+            .join("deterministic_reply.wasm")
+            .display()
+            .to_string(),
+        "--".into(),
+        "volatile".into(),
+    ]
+}
+
+/// The native side, in the test process: numbers out, replies in, and a client of the hosts.
+struct Sender {
+    context: roslite::Context,
+    node: roslite::Node,
+    publisher: roslite::Publisher<StringMsg>,
+    subscription: roslite::Subscription<StringMsg>,
+    replies: mpsc::Receiver<String>,
+    spinner: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sender {
+    fn new(ns: &NetNs) -> Self {
+        let context = common::networked(ns, DOMAIN);
+        let node = context.create_node("sender").unwrap();
+        let qos = roslite::QosProfile::keep_last(1000).reliable();
+        let publisher = node.create_publisher("numbers_in", qos).unwrap();
+        let (tx, replies) = mpsc::channel();
+        let subscription = node
+            .create_subscription("numbers_out", qos, move |m: StringMsg| {
+                let _ = tx.send(m.data);
+            })
+            .unwrap();
+        let executor = roslite::Executor::new(&context);
+        executor.add_node(&node);
+        let spinner = Some(std::thread::spawn(move || executor.spin()));
+        Self {
+            context,
+            node,
+            publisher,
+            subscription,
+            replies,
+            spinner,
+        }
+    }
+
+    fn await_matched(&self) {
+        let until = Instant::now() + Duration::from_secs(30);
+        while self.publisher.subscription_count() != 1 || self.subscription.publisher_count() != 1 {
+            assert!(
+                Instant::now() < until,
+                "the replier's endpoints did not match"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends number `n` and returns (the number answered, how many the replier heard).
+    fn exchange(&self, n: u32) -> (u32, u32) {
+        self.publisher
+            .publish(StringMsg {
+                data: format!("number {n}"),
+            })
+            .unwrap();
+        let reply = self
+            .replies
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("no reply to number {n}"));
+        answered(&reply)
+    }
+
+    fn migrate(&self, from: &str, to: &str) -> MigrateNode_Response {
+        let client = self
+            .node
+            .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
+            .unwrap();
+        assert!(
+            client.wait_for_service(Duration::from_secs(20)),
+            "host {from} did not appear"
+        );
+        client
+            .call(
+                MigrateNode_Request {
+                    node: "deterministic_reply".into(),
+                    to: to.into(),
+                },
+                Duration::from_secs(40),
+            )
+            .unwrap()
+    }
+
+    /// The guests host `name` runs.
+    fn guests_on(&self, name: &str) -> Vec<String> {
+        let client = self
+            .node
+            .create_client::<ListNodes>(&format!("/roslite_host/{name}/list_nodes"))
+            .unwrap();
+        assert!(client.wait_for_service(Duration::from_secs(20)));
+        client
+            .call(ListNodes_Request::default(), Duration::from_secs(10))
+            .unwrap()
+            .nodes
+            .into_iter()
+            .map(|n| n.guest)
+            .collect()
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.context.shutdown();
+        if let Some(spinner) = self.spinner.take() {
+            spinner.join().ok();
+        }
+    }
+}
+
+/// (the number a reply answers, how many messages the replier had heard then).
+fn answered(reply: &str) -> (u32, u32) {
+    // The replier sends its input in ROT13 ("ahzore N"), then " | n=HEARD fnv=...".
+    let number = reply
+        .strip_prefix("ahzore ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a reply: {reply}"));
+    let at = reply.rfind(" | n=").expect("a reply") + 5;
+    let heard = reply[at..].split(' ').next().unwrap().parse().unwrap();
+    (number, heard)
+}
+
+/// A numbered sequence flows into the replier while it moves back and forth `moves` times
+/// between host `a` (wasmtime) and host `b` (wasmi): every number is answered exactly once,
+/// in order, and the replier's own count of what it heard goes on without a gap.
+fn moves_back_and_forth(moves: u32) {
+    let ns = NetNs::create("wasmhost").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let replier = replier_args();
+    let mut a_args: Vec<&str> = Vec::new();
+    a_args.extend(replier.iter().map(String::as_str));
+    let _a = host(&ns, "a", "wasmtime", "b", &a_args);
+    let _b = host(&ns, "b", "wasmi", "a", &[]);
+    sender.await_matched();
+
+    let total = std::sync::atomic::AtomicU32::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut paused = Vec::new();
+    let mut sent_at_move = Vec::new();
+    std::thread::scope(|scope| {
+        let publisher = &sender.publisher;
+        scope.spawn(|| {
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                n += 1;
+                publisher
+                    .publish(StringMsg {
+                        data: format!("number {n}"),
+                    })
+                    .unwrap();
+                total.store(n, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        for i in 0..moves {
+            let (from, to) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+            let before = total.load(std::sync::atomic::Ordering::SeqCst);
+            let moved = sender.migrate(from, to);
+            sent_at_move.push((before, total.load(std::sync::atomic::Ordering::SeqCst)));
+            assert!(
+                moved.success,
+                "move {} from {from} to {to}: {}",
+                i + 1,
+                moved.message
+            );
+            assert!(moved.snapshot_bytes > 0);
+            paused.push(moved.paused_us);
+            eprintln!(
+                "move {}: {from} -> {to}, paused {} us (capture {} us, restore {} us)",
+                i + 1,
+                moved.paused_us,
+                moved.capture_us,
+                moved.restore_us
+            );
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let total = total.load(std::sync::atomic::Ordering::SeqCst);
+    let mut heard = Vec::new();
+    while heard.len() < total as usize {
+        match sender.replies.recv_timeout(Duration::from_secs(15)) {
+            Ok(reply) => heard.push(answered(&reply)),
+            Err(_) => {
+                let numbers: std::collections::BTreeSet<u32> = heard.iter().map(|h| h.0).collect();
+                let missing: Vec<u32> = (1..=total).filter(|n| !numbers.contains(n)).collect();
+                panic!(
+                    "only {} of {total} numbers were answered; missing {missing:?}; moves at {sent_at_move:?}",
+                    heard.len()
+                )
+            }
+        }
+    }
+    assert!(
+        sender
+            .replies
+            .recv_timeout(Duration::from_millis(500))
+            .is_err(),
+        "a number was answered twice"
+    );
+    // Each host answers in order; the two hosts' answers may cross on the way around a move.
+    heard.sort_unstable();
+    for (i, &(number, count)) in heard.iter().enumerate() {
+        let expected = i as u32 + 1;
+        assert_eq!(
+            number, expected,
+            "numbers answered: a gap or a repeat at {expected}"
+        );
+        assert_eq!(
+            count, expected,
+            "the replier's count broke at number {expected}"
+        );
+    }
+    let last_on = if moves % 2 == 1 { "b" } else { "a" };
+    let other = if last_on == "a" { "b" } else { "a" };
+    assert_eq!(sender.guests_on(last_on), vec!["deterministic_reply"]);
+    assert!(sender.guests_on(other).is_empty());
+    paused.sort_unstable();
+    eprintln!(
+        "{moves} moves, {total} numbers: paused p50 {} us, max {} us",
+        paused[paused.len() / 2],
+        paused[paused.len() - 1]
+    );
+}
+
+#[test]
+fn a_counter_moves_100_times_between_a_wasmtime_and_a_wasmi_host_losing_nothing() {
+    moves_back_and_forth(100);
+}
+
+/// A move the target must refuse, or that fails halfway, leaves the node running on its host
+/// with its state, and says why: a target that does not list the source in --accept-from, one
+/// whose module of that name is another module, one that dies when the snapshot arrives, and
+/// a host that is not there. `roslite migrate`'s own lookup (no --from) then finds the node
+/// where it still runs and moves it.
+#[test]
+fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
+    let ns = NetNs::create("wasmhost").expect("a network namespace");
+    let sender = Sender::new(&ns);
+    let replier = replier_args();
+    let a_args: Vec<&str> = replier.iter().map(String::as_str).collect();
+    let _a = host(&ns, "a", "wasmtime", "b", &a_args);
+    let _strict = host(&ns, "strict", "wasmi", "c", &[]);
+    let other_modules = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host-other-modules");
+    std::fs::create_dir_all(&other_modules).unwrap();
+    let talker = common::c_guest("examples/wasm/c/talker.c", "talker_for_hosts.wasm");
+    std::fs::copy(&talker, other_modules.join("deterministic_reply.wasm")).unwrap();
+    let _other = host_with_modules(&ns, "other", "wasmi", "a", &other_modules, &[]);
+    let _dying = host(&ns, "dying", "wasmi", "a", &["--exit-on-snapshot"]);
+    sender.await_matched();
+    let mut next = 1;
+    let mut check_still_answers = |sender: &Sender| {
+        assert_eq!(
+            sender.exchange(next),
+            (next, next),
+            "the node's state after a failed move"
+        );
+        next += 1;
+    };
+    check_still_answers(&sender);
+
+    let refused = sender.migrate("a", "strict");
+    assert!(!refused.success);
+    assert!(
+        refused.message.contains("--accept-from") && refused.message.contains("strict"),
+        "{}",
+        refused.message
+    );
+    check_still_answers(&sender);
+
+    let refused = sender.migrate("a", "other");
+    assert!(!refused.success);
+    assert!(
+        refused.message.contains("goes on here") && refused.message.contains("same .wasm"),
+        "{}",
+        refused.message
+    );
+    check_still_answers(&sender);
+
+    let failed = sender.migrate("a", "dying");
+    assert!(!failed.success);
+    assert!(
+        failed.message.contains("did not restore") && failed.message.contains("goes on here"),
+        "{}",
+        failed.message
+    );
+    check_still_answers(&sender);
+
+    let missing = sender.migrate("a", "nowhere");
+    assert!(!missing.success);
+    assert!(
+        missing.message.contains("no host nowhere"),
+        "{}",
+        missing.message
+    );
+    check_still_answers(&sender);
+    assert_eq!(sender.guests_on("a"), vec!["deterministic_reply"]);
+    assert!(sender.guests_on("strict").is_empty());
+    assert!(sender.guests_on("other").is_empty());
+
+    // `roslite migrate deterministic_reply --to b`, the host it runs on found by asking.
+    let _b = host(&ns, "b", "wasmi", "a", &[]);
+    let moved = roslite_wasm::cli::migrate_node_in(
+        &common::networked(&ns, DOMAIN),
+        &roslite_wasm::cli::MigrateArgs {
+            node: "deterministic_reply".into(),
+            to: "b".into(),
+            from: None,
+            discovery_timeout: 20.0,
+            ros_args: Vec::new(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(moved.from, "a");
+    assert_eq!(sender.guests_on("b"), vec!["deterministic_reply"]);
+    assert!(sender.guests_on("a").is_empty());
+    check_still_answers(&sender);
+}
