@@ -284,7 +284,7 @@ fn moves_table(moved: &migrating::MigratingResult) -> String {
     let _ = writeln!(
         out,
         "downtime: the follower's last callback on one host to its first on the other; \
-         /light_sensors: {} received, {} lost, {} duplicated",
+         /light_sensors: {} received, {} lost around the moves, {} duplicated",
         moved.light_sensors_received, moved.light_sensors_lost, moved.light_sensors_duplicated
     );
     out

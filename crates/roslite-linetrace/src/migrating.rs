@@ -60,11 +60,16 @@ pub struct MoveRecord {
 pub struct MigratingResult {
     pub run: RunResult,
     pub moves: Vec<MoveRecord>,
-    /// `/light_sensors` messages the robot published from the follower's first reception to
-    /// its last that neither host's follower received, and those received more than once.
+    /// `/light_sensors` messages the robot published around a move (from 20 ms before the
+    /// follower's last callback on the source to 20 ms after its first on the target) that
+    /// neither host's follower received, and those received more than once (anywhere).
     pub light_sensors_lost: u64,
     pub light_sensors_duplicated: u64,
     pub light_sensors_received: u64,
+    /// Those published away from any move that the follower did not receive: its
+    /// subscription keeps the last message only (depth 1, as upstream's), so a message is
+    /// overwritten when the follower is busy, moves or not (its start, sampling the floor).
+    pub light_sensors_overwritten_elsewhere: u64,
 }
 
 /// Runs the roslite robot and the Wasm follower (wasmtime, AOT) moving between two hosts.
@@ -276,20 +281,22 @@ fn count_light_sensors(
         std::fs::read_to_string(&p.trace)
             .map_err(|e| LaunchError::Trace(format!("{}: {e}", p.trace.display())))
     };
-    let seqs = |text: &str, kind: &str| -> Vec<u64> {
+    // (seq, CLOCK_MONOTONIC ns) of `kind light_sensors SEQ NS` lines.
+    let timed = |text: &str, kind: &str| -> Vec<(u64, u64)> {
         text.lines()
             .filter_map(|l| {
                 let mut w = l.split_whitespace();
-                (w.next() == Some(kind) && w.next() == Some("light_sensors"))
-                    .then(|| w.next()?.parse().ok())
-                    .flatten()
+                if w.next() != Some(kind) || w.next() != Some("light_sensors") {
+                    return None;
+                }
+                Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
             })
             .collect()
     };
-    let published = seqs(&read(&procs[0])?, "pub");
+    let published = timed(&read(&procs[0])?, "pub");
     let mut received: BTreeMap<u64, u64> = BTreeMap::new();
     for host in &procs[1..] {
-        for seq in seqs(&read(host)?, "sub") {
+        for (seq, _) in timed(&read(host)?, "sub") {
             *received.entry(seq).or_default() += 1;
         }
     }
@@ -300,10 +307,28 @@ fn count_light_sensors(
     };
     result.light_sensors_received = received.values().sum();
     result.light_sensors_duplicated = received.values().filter(|&&n| n > 1).map(|n| n - 1).sum();
-    result.light_sensors_lost = published
+    const MARGIN_NS: u64 = 20_000_000;
+    let windows: Vec<(u64, u64)> = result
+        .moves
         .iter()
-        .filter(|&&s| s >= first && s <= last && !received.contains_key(&s))
-        .count() as u64;
+        .map(|m| {
+            let back = (m.downtime_us * 1e3) as u64;
+            (
+                m.at_ns.saturating_sub(MARGIN_NS),
+                m.at_ns + back + MARGIN_NS,
+            )
+        })
+        .collect();
+    for &(seq, at) in &published {
+        if seq < first || seq > last || received.contains_key(&seq) {
+            continue;
+        }
+        if windows.iter().any(|&(from, to)| (from..=to).contains(&at)) {
+            result.light_sensors_lost += 1;
+        } else {
+            result.light_sensors_overwritten_elsewhere += 1;
+        }
+    }
     Ok(())
 }
 

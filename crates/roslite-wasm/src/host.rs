@@ -566,15 +566,17 @@ impl Host {
         self.options.engine
     }
 
-    /// The guests running here (not those frozen for a move, or ending), in the order they
-    /// started.
+    /// The guests running here, in the order they started: not those only prepared for a move
+    /// here (until they resume), gone to another host, or ending.
     pub fn nodes(&self) -> Vec<HostedNode> {
         use std::sync::atomic::Ordering::Relaxed;
         self.guests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .filter(|g| !g.shared.is_stopping() && !g.shared.is_migrated())
+            .filter(|g| {
+                g.shared.resident().is_some() && !g.shared.is_stopping() && !g.shared.is_migrated()
+            })
             .map(|g| HostedNode {
                 guest: g.shared.name.clone(),
                 ros_nodes: g

@@ -8,8 +8,8 @@
 //! follower's last callback on the source to its first on the target (CLOCK_MONOTONIC, which
 //! the processes of one machine share); the snapshot's size; the time the source took to hold
 //! the node between callbacks and take its snapshot, and the target to restore it. Over the
-//! run: `/light_sensors` messages the robot published that neither host's follower received,
-//! and those received twice.
+//! run: `/light_sensors` messages the robot published around a move that neither host's
+//! follower received, and those received twice (`roslite_linetrace::migrating` says which).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -67,10 +67,25 @@ struct Report {
     light_sensors_received: u64,
     light_sensors_lost: u64,
     light_sensors_duplicated: u64,
+    light_sensors_overwritten_elsewhere: u64,
     laps: f64,
     #[serde(serialize_with = "json::fixed1")]
     max_cross_track_mm: f64,
     downtime_goals_met: bool,
+    per_move: Vec<MoveFigures>,
+}
+
+/// One move's raw figures.
+#[derive(Serialize)]
+struct MoveFigures {
+    from: String,
+    to: String,
+    #[serde(serialize_with = "json::fixed1")]
+    downtime_us: f64,
+    paused_us: u64,
+    capture_us: u64,
+    restore_us: u64,
+    snapshot_bytes: u64,
 }
 
 pub fn run(args: &MigrateArgs) -> anyhow::Result<()> {
@@ -144,10 +159,24 @@ pub fn run(args: &MigrateArgs) -> anyhow::Result<()> {
         light_sensors_received: result.light_sensors_received,
         light_sensors_lost: result.light_sensors_lost,
         light_sensors_duplicated: result.light_sensors_duplicated,
+        light_sensors_overwritten_elsewhere: result.light_sensors_overwritten_elsewhere,
         laps: result.run.laps,
         max_cross_track_mm: result.run.max_cross_track_m * 1e3,
         downtime_goals_met: downtime.p50 <= DOWNTIME_P50_GOAL_MS
             && downtime.p99 <= DOWNTIME_P99_GOAL_MS,
+        per_move: result
+            .moves
+            .iter()
+            .map(|m| MoveFigures {
+                from: m.from.clone(),
+                to: m.to.clone(),
+                downtime_us: m.downtime_us,
+                paused_us: m.paused_us,
+                capture_us: m.capture_us,
+                restore_us: m.restore_us,
+                snapshot_bytes: m.snapshot_bytes,
+            })
+            .collect(),
     };
     if args.json {
         json::print(&report);
@@ -194,11 +223,13 @@ fn print_table(r: &Report) {
         r.snapshot_max_bytes as f64 / 1024.0
     );
     println!(
-        "/light_sensors: {} received by the follower, {} lost, {} duplicated; the robot ran {:.2} \
-         laps within {:.1} mm of the line",
+        "/light_sensors: {} received by the follower; around the moves {} lost, {} duplicated \
+         (away from them {} overwritten in the follower's depth-1 queue while it was busy); the \
+         robot ran {:.2} laps within {:.1} mm of the line",
         r.light_sensors_received,
         r.light_sensors_lost,
         r.light_sensors_duplicated,
+        r.light_sensors_overwritten_elsewhere,
         r.laps,
         r.max_cross_track_mm
     );
