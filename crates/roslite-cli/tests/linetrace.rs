@@ -147,3 +147,45 @@ fn wasm_follower_on_wasmi_drives_the_roslite_robot() {
     );
     assert_wasm_follower_drove_the_robot(Setup::WASM_WASMI, 99);
 }
+
+/// `roslite demo --migrate`'s run: the Wasm follower moves between two lean hosts and back
+/// while it drives the robot; each move is recorded and marked on the path, and no
+/// `/light_sensors` message around a move is lost or given twice.
+#[test]
+fn wasm_follower_moves_between_two_hosts_while_it_drives_the_robot() {
+    use roslite_linetrace::migrating::{self, MigrationPlan};
+    let work_dir =
+        std::env::temp_dir().join(format!("roslite-linetrace-test-{}-87", std::process::id()));
+    let options = LaunchOptions {
+        node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
+        python: None,
+        cpp_follower: None,
+        wasm_follower: Some(wasm_follower()),
+        work_dir,
+        domain: 87,
+        node: NodeOptions {
+            speed: 4.0,
+            seed: 3,
+            twist_stamped: false,
+        },
+        samples: 100,
+        min_laps: 0,
+        timeout: Duration::from_secs(90),
+    };
+    let plan = MigrationPlan {
+        moves: 4,
+        interval: Duration::from_millis(300),
+    };
+    let moved = migrating::run(&options, &plan).unwrap_or_else(|e| panic!("{e}"));
+    assert_every_topic_and_the_service(&moved.run);
+    assert_eq!(moved.moves.len(), 4);
+    for (i, m) in moved.moves.iter().enumerate() {
+        let (from, to) = if i % 2 == 0 { (0, 1) } else { (1, 0) };
+        assert_eq!(m.from, migrating::HOSTS[from]);
+        assert_eq!(m.to, migrating::HOSTS[to]);
+        assert!(m.snapshot_bytes > 0 && m.downtime_us > 0.0, "{m:?}");
+    }
+    assert_eq!(moved.run.path_marks.len(), 4, "each move marked on the path");
+    assert_eq!(moved.light_sensors_lost, 0);
+    assert_eq!(moved.light_sensors_duplicated, 0);
+}

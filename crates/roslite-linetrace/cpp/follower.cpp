@@ -451,7 +451,9 @@ int main(int argc, char *argv[]) {
     return 2;
   }
   static char trace_buffer[8 * 1024];
-  setvbuf(core.trace, trace_buffer, _IOFBF, sizeof trace_buffer);
+  // A trace on standard output is written a line at a time: a node that moves between hosts
+  // mid-line would leave the line's halves in two hosts' outputs.
+  setvbuf(core.trace, trace_buffer, core.trace == stdout ? _IOLBF : _IOFBF, sizeof trace_buffer);
 
   mros2::init(0, NULL);
   mros2::Node node = mros2::Node::create_node("follower");

@@ -296,12 +296,12 @@ fn run_resident(
                 if let Some(why) = failed {
                     return Err(Fault::NotRestored(why));
                 }
-                match preparing.snapshot.recv() {
-                    Ok(restoring) => {
+                match await_snapshot(shared, &preparing.snapshot) {
+                    Some(restoring) => {
                         Some(restore(&resident, shared, &restoring, &preparing.journal)?)
                     }
                     // Called off: the objects made are released below.
-                    Err(_) => return Ok(()),
+                    None => return Ok(()),
                 }
             }
         };
@@ -316,6 +316,34 @@ fn run_resident(
     match outcome {
         Err(Fault::Exit(0) | Fault::Stopped) => Ok(()),
         other => other,
+    }
+}
+
+/// Waits for a prepared guest's snapshot (None: the move was called off), spinning the
+/// executors its journal made meanwhile: what arrives for its subscriptions is taken from
+/// their queues into the guest's mailbox, which keeps every message, however shallow the
+/// subscription's history (a depth-1 queue would keep only the last of those that arrive
+/// while the node moves). The exactly-once check drops those it had on its old host.
+fn await_snapshot(
+    shared: &GuestShared,
+    snapshot: &std::sync::mpsc::Receiver<Restoring>,
+) -> Option<Restoring> {
+    use std::sync::mpsc::TryRecvError;
+    loop {
+        match snapshot.try_recv() {
+            Ok(restoring) => return Some(restoring),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        let executors = shared.executors_now();
+        if executors.is_empty() {
+            return snapshot.recv().ok();
+        }
+        // The host wakes them when the snapshot comes (Host::complete_restore).
+        let slice = std::time::Duration::from_millis(50) / executors.len() as u32;
+        for executor in &executors {
+            executor.spin_once_or_wake(Some(slice));
+        }
     }
 }
 

@@ -390,7 +390,16 @@ impl GuestShared {
         self.is_stopping() && self.stop_seen.swap(true, Ordering::SeqCst)
     }
 
-    fn wake(&self) {
+    /// The executors the guest made, at this moment.
+    pub fn executors_now(&self) -> Vec<Arc<roslite::Executor>> {
+        self.executors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Wakes the guest's executors (a wait on them returns).
+    pub fn wake(&self) {
         for executor in self
             .executors
             .lock()

@@ -441,7 +441,10 @@ impl Host {
         };
         let (report, restored) = std::sync::mpsc::sync_channel(1);
         restoring.report = Some(report);
-        if prepared.snapshot.send(restoring).is_err() {
+        let sent = prepared.snapshot.send(restoring);
+        // Its thread spins the guest's executors until the snapshot comes.
+        prepared.shared.wake();
+        if sent.is_err() {
             return Err(MigrateError::NotRestored(
                 self.forget(&prepared.shared)
                     .map_or_else(|| "it ended".to_owned(), |f| f.to_string()),
