@@ -32,6 +32,12 @@ pub enum TransportNote {
     RecvBufferCapped { requested: usize, granted: usize },
     /// The kernel capped `SO_SNDBUF` (`net.core.wmem_max`).
     SendBufferCapped { requested: usize, granted: usize },
+    /// A multicast socket option (`IP_MULTICAST_IF`, `IP_MULTICAST_ALL`) was refused as
+    /// unknown (`ENOPROTOOPT`), as qemu-user 7.2 (Debian bookworm's) refuses them for the
+    /// program it emulates; the sockets work without it, with the kernel's defaults: multicast
+    /// leaves by the route to 224.0.0.0/4, and the SPDP socket also hears groups other sockets
+    /// joined.
+    MulticastOptionUnsupported { option: &'static str },
 }
 
 impl fmt::Display for TransportNote {
@@ -67,6 +73,11 @@ impl fmt::Display for TransportNote {
                 "send buffer capped by the kernel: requested {requested} bytes, got {granted} \
                  (as reported, i.e. doubled); raise it with `sysctl -w \
                  net.core.wmem_max={requested}`"
+            ),
+            TransportNote::MulticastOptionUnsupported { option } => write!(
+                f,
+                "the socket option {option} is not supported here (ENOPROTOOPT; qemu-user \
+                 7.2 does not emulate it); going on with the kernel's default"
             ),
         }
     }

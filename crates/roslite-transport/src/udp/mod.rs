@@ -331,6 +331,8 @@ impl UdpTransport {
     ///
     /// Unicast sockets send multicast with `IP_MULTICAST_IF` = interface, TTL 1 and
     /// `IP_MULTICAST_LOOP` on, so participants in other processes on this host hear our SPDP.
+    /// Where `IP_MULTICAST_IF` or `IP_MULTICAST_ALL` is unknown (qemu-user 7.2), the
+    /// kernel's default stands and a [`TransportNote`] says so.
     /// Our own multicast socket hears it too: the RTPS layer must ignore datagrams carrying its
     /// own GUID prefix. (When the interface is `lo`, the kernel delivers multicast to every
     /// member through `lo` whatever `IP_MULTICAST_LOOP` says.)
@@ -356,9 +358,11 @@ impl UdpTransport {
             interface,
             uses_multicast,
         };
-        let (participant_id, metatraffic, user) = setup::bind_unicast(&options)?;
+        let (participant_id, metatraffic, user) = setup::bind_unicast(&options, &mut notes)?;
         let multicast = if uses_multicast {
-            Some(setup::open_multicast(config, interface, spdp_port)?)
+            Some(setup::open_multicast(
+                config, interface, spdp_port, &mut notes,
+            )?)
         } else {
             None
         };

@@ -24,6 +24,29 @@ fn socket_error(kind: SocketKind, option: &'static str) -> impl FnOnce(io::Error
     }
 }
 
+/// `result` of setting a multicast `option` that the kernel's defaults can stand in for: refused
+/// as unknown (`ENOPROTOOPT`, as qemu-user 7.2 refuses `IP_MULTICAST_IF` and
+/// `IP_MULTICAST_ALL`), it becomes a note (once), and the socket goes on without it.
+fn optional_multicast_option(
+    result: io::Result<()>,
+    kind: SocketKind,
+    option: &'static str,
+    notes: &mut Vec<TransportNote>,
+) -> Result<(), BindError> {
+    match result {
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOPROTOOPT.raw_os_error()) => {
+            let noted = notes.iter().any(|n| {
+                matches!(n, TransportNote::MulticastOptionUnsupported { option: o } if *o == option)
+            });
+            if !noted {
+                notes.push(TransportNote::MulticastOptionUnsupported { option });
+            }
+            Ok(())
+        }
+        other => other.map_err(socket_error(kind, option)),
+    }
+}
+
 fn new_udp_socket(kind: SocketKind) -> Result<Socket, BindError> {
     // socket2 sets SOCK_CLOEXEC on Linux.
     let socket = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))
@@ -34,7 +57,11 @@ fn new_udp_socket(kind: SocketKind) -> Result<Socket, BindError> {
     Ok(socket)
 }
 
-fn unicast_socket(kind: SocketKind, options: &UnicastOptions<'_>) -> Result<Socket, BindError> {
+fn unicast_socket(
+    kind: SocketKind,
+    options: &UnicastOptions<'_>,
+    notes: &mut Vec<TransportNote>,
+) -> Result<Socket, BindError> {
     let socket = new_udp_socket(kind)?;
     let config = options.config;
     if config.recv_buffer_bytes > 0 {
@@ -48,9 +75,12 @@ fn unicast_socket(kind: SocketKind, options: &UnicastOptions<'_>) -> Result<Sock
             .map_err(socket_error(kind, "SO_SNDBUF"))?;
     }
     if options.uses_multicast {
-        socket
-            .set_multicast_if_v4(&options.interface)
-            .map_err(socket_error(kind, "IP_MULTICAST_IF"))?;
+        optional_multicast_option(
+            socket.set_multicast_if_v4(&options.interface),
+            kind,
+            "IP_MULTICAST_IF",
+            notes,
+        )?;
         socket
             .set_multicast_ttl_v4(1)
             .map_err(socket_error(kind, "IP_MULTICAST_TTL"))?;
@@ -76,6 +106,7 @@ fn try_bind(socket: &Socket, kind: SocketKind, address: SocketAddrV4) -> Result<
 
 pub(super) fn bind_unicast(
     options: &UnicastOptions<'_>,
+    notes: &mut Vec<TransportNote>,
 ) -> Result<(u32, Socket, Socket), BindError> {
     let config = options.config;
     let domain_id = config.discovery.domain_id;
@@ -95,11 +126,11 @@ pub(super) fn bind_unicast(
             bind_ip,
             ports::user_unicast_port(domain_id, participant_id)?,
         );
-        let metatraffic = unicast_socket(SocketKind::Metatraffic, options)?;
+        let metatraffic = unicast_socket(SocketKind::Metatraffic, options, notes)?;
         if !try_bind(&metatraffic, SocketKind::Metatraffic, meta_address)? {
             continue;
         }
-        let user = unicast_socket(SocketKind::User, options)?;
+        let user = unicast_socket(SocketKind::User, options, notes)?;
         if !try_bind(&user, SocketKind::User, user_address)? {
             continue;
         }
@@ -116,6 +147,7 @@ pub(super) fn open_multicast(
     config: &TransportConfig,
     interface: Ipv4Addr,
     spdp_port: u16,
+    notes: &mut Vec<TransportNote>,
 ) -> Result<Socket, BindError> {
     let kind = SocketKind::Multicast;
     let socket = new_udp_socket(kind)?;
@@ -126,9 +158,12 @@ pub(super) fn open_multicast(
         .set_reuse_port(true)
         .map_err(socket_error(kind, "SO_REUSEPORT"))?;
     // Only datagrams for groups this socket joined, not for every group joined on the host.
-    socket
-        .set_multicast_all_v4(false)
-        .map_err(socket_error(kind, "IP_MULTICAST_ALL"))?;
+    optional_multicast_option(
+        socket.set_multicast_all_v4(false),
+        kind,
+        "IP_MULTICAST_ALL",
+        notes,
+    )?;
     if config.recv_buffer_bytes > 0 {
         socket
             .set_recv_buffer_size(config.recv_buffer_bytes)
