@@ -199,6 +199,20 @@ pub fn timer(handle: u64) -> Result<Arc<Timer>, Failure> {
     })
 }
 
+/// Which request the responder `handle` answers (see [`ServiceResponder::request_id`]); None
+/// if its path does not name it, or it answered already.
+pub fn responder_request_id(handle: u64) -> Result<Option<roslite::RequestId>, Failure> {
+    with(handle, "responder", |o| match o {
+        Object::Responder(r) => Some(
+            r.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(ServiceResponder::request_id),
+        ),
+        _ => None,
+    })
+}
+
 /// Takes the responder `handle` names out of the table: a responder answers once.
 pub fn take_responder(handle: u64) -> Result<ServiceResponder, Failure> {
     let responder = with(handle, "responder", |o| match o {

@@ -497,6 +497,10 @@ pub struct GuestState {
     pub saved_stack: Option<u32>,
     /// The last message each subscription was given from each publisher.
     pub delivered: Delivered,
+    /// The last request each service was given from each client (by the client's request
+    /// writer and the request's sequence number, rmw's `rmw_request_id_t`): after a move the
+    /// node is not given again a request it took on its old host.
+    pub requests_taken: Delivered,
 }
 
 /// For each (subscription slot, publisher), the sequence number of the last message the guest
@@ -560,6 +564,7 @@ impl GuestState {
             resumed: None,
             saved_stack: None,
             delivered: Delivered::default(),
+            requests_taken: Delivered::default(),
         }
     }
 

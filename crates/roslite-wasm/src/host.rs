@@ -321,7 +321,11 @@ impl Host {
         let (report, restored) = std::sync::mpsc::sync_channel(1);
         restoring.report = Some(report);
         let shared = self
-            .spawn(spec, Arc::new(module), Beginning::Restore(restoring))
+            .spawn(
+                spec,
+                Arc::new(module),
+                Beginning::Restore(Box::new(restoring)),
+            )
             .map_err(MigrateError::Host)?;
         self.await_restored(&shared, &restored)
     }

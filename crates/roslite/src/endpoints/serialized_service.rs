@@ -13,7 +13,9 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::ServiceStats;
-use crate::seam::service::{LocalServer, ReplyChannel, RequestSink, ServiceEndpointDescription};
+use crate::seam::service::{
+    LocalServer, ReplyChannel, RequestId, RequestSink, ServiceEndpointDescription,
+};
 use crate::vocabulary::qos::QosProfile;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -29,6 +31,12 @@ pub struct ServiceResponder {
 }
 
 impl ServiceResponder {
+    /// Which request this answers (its client's request writer and sequence number), when it
+    /// came over a path that names it (RTPS); None for one from this process.
+    pub fn request_id(&self) -> Option<RequestId> {
+        self.reply.request_id()
+    }
+
     /// Sends `response` (CDR with the encapsulation header) to the client.
     pub fn send(self, response: &[u8]) {
         lock(&self.stats).replies_sent += 1;

@@ -26,7 +26,8 @@ use roslite_rtps::Instant;
 
 use super::{endpoint_qos, now, NetShared, NetState, ServiceDelivery};
 use crate::seam::service::{
-    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestKey, RequestSink, ServiceDrops,
+    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestId, RequestKey, RequestSink,
+    ServiceDrops,
 };
 
 /// Replies waiting for the client's reply reader to match, per server, at most.
@@ -265,6 +266,24 @@ impl ReplyChannel for NetReply {
         if let Some(shared) = self.shared.upgrade() {
             shared.send_reply(self.server, self.route, payload);
         }
+    }
+
+    fn request_id(&self) -> Option<RequestId> {
+        Some(match &self.route {
+            ReplyRoute::SampleIdentity { related } => RequestId {
+                writer_guid: related.writer_guid.to_bytes(),
+                sequence_number: related.sequence_number.0,
+            },
+            ReplyRoute::RequestHeader {
+                header,
+                request_writer,
+            } => RequestId {
+                writer_guid: request_writer.to_bytes(),
+                // The header as the client wrote it; every Cyclone client roslite meets
+                // writes little-endian CDR (a big-endian one would be numbered wrongly here).
+                sequence_number: i64::from_le_bytes(header[8..16].try_into().ok()?),
+            },
+        })
     }
 }
 
