@@ -1,11 +1,54 @@
 //! The parts of a guest's host state that live in roslite's objects rather than in the host's
 //! own tables, as the snapshot's host section carries them (docs/migration.md, "Snapshot
 //! format"): each node's parameters as they are now (other nodes may have set them since the
-//! guest declared them).
+//! guest declared them), and the service requests it received and did not take.
 
 use roslite::{Parameter, ParameterType, ParameterValue};
 
 use crate::snapshot::{Reader, SnapshotError};
+
+/// A request that waited for the guest when its snapshot was taken: the guest handle of the
+/// service it came to, that service's callback slot, where its answer goes (the reply
+/// address of roslite's path, `roslite::ServiceResponder::reply_address`) and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitingRequest {
+    pub service: i64,
+    pub slot: i32,
+    pub address: Vec<u8>,
+    pub request: Vec<u8>,
+}
+
+pub fn encode_requests(requests: &[WaitingRequest], out: &mut Vec<u8>) {
+    put_u32(out, requests.len() as u32);
+    for r in requests {
+        out.extend_from_slice(&r.service.to_le_bytes());
+        out.extend_from_slice(&r.slot.to_le_bytes());
+        put_bytes(out, &r.address);
+        put_bytes(out, &r.request);
+    }
+}
+
+pub(crate) fn decode_requests(r: &mut Reader<'_>) -> Result<Vec<WaitingRequest>, SnapshotError> {
+    const WHAT: &str = "the waiting requests";
+    // Each takes at least 20 bytes.
+    let count = r.count(20, WHAT)?;
+    let mut requests = Vec::with_capacity(count);
+    for _ in 0..count {
+        let service = r.u64(WHAT)? as i64;
+        let slot = r.u32(WHAT)? as i32;
+        let n = r.count(1, WHAT)?;
+        let address = r.take(n, WHAT)?.to_vec();
+        let n = r.count(1, WHAT)?;
+        let request = r.take(n, WHAT)?.to_vec();
+        requests.push(WaitingRequest {
+            service,
+            slot,
+            address,
+            request,
+        });
+    }
+    Ok(requests)
+}
 
 /// One node's parameters: its guest handle, every declared parameter with its value.
 pub type NodeParameters = (i64, Vec<Parameter>);

@@ -155,6 +155,8 @@ pub enum MigrateError {
     Host(HostError),
     /// The guest ended before it was restored.
     NotRestored(String),
+    /// A snapshot was asked of a guest not frozen first ([`Host::freeze`]).
+    NotFrozen(String),
 }
 
 impl std::fmt::Display for MigrateError {
@@ -168,6 +170,10 @@ impl std::fmt::Display for MigrateError {
             Self::Migration(e) => write!(f, "{e}"),
             Self::Host(e) => write!(f, "{e}"),
             Self::NotRestored(why) => write!(f, "the node could not be restored: {why}"),
+            Self::NotFrozen(name) => write!(
+                f,
+                "node {name} is not frozen: freeze it before taking its snapshot"
+            ),
         }
     }
 }
@@ -275,6 +281,15 @@ impl Host {
     /// it runs elsewhere, [`Self::thaw`] lets it go on here if the migration failed. What
     /// arrives for it meanwhile waits in its mailbox.
     pub fn freeze_and_snapshot(&self, name: &str) -> Result<Vec<u8>, MigrateError> {
+        self.freeze(name)?;
+        self.snapshot_frozen(name)
+    }
+
+    /// The first half of [`Self::freeze_and_snapshot`]: holds guest `name` between callbacks
+    /// (waiting at most [`FREEZE_TIMEOUT`] for its `main` to park) without taking the
+    /// snapshot yet. What arrives for it meanwhile waits in its mailbox, and the snapshot
+    /// carries the service requests among that.
+    pub fn freeze(&self, name: &str) -> Result<(), MigrateError> {
         let shared = self.guest(name)?;
         let resident = shared
             .resident()
@@ -286,11 +301,7 @@ impl Host {
                 let parked =
                     crate::guest::enter_resident(&mut *slot, |g| g.state().parked.is_some());
                 if parked {
-                    return crate::migrate::capture(&mut *slot).map_err(|e| {
-                        drop(slot);
-                        shared.thaw();
-                        MigrateError::Migration(e)
-                    });
+                    return Ok(());
                 }
             }
             if std::time::Instant::now() >= deadline {
@@ -299,6 +310,35 @@ impl Host {
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+    }
+
+    /// The snapshot of guest `name`, frozen by [`Self::freeze`]. If it cannot be taken the
+    /// guest goes on here.
+    pub fn snapshot_frozen(&self, name: &str) -> Result<Vec<u8>, MigrateError> {
+        let shared = self.guest(name)?;
+        let resident = shared
+            .resident()
+            .ok_or_else(|| MigrateError::Busy(name.to_owned()))?;
+        if !shared.is_frozen() {
+            return Err(MigrateError::NotFrozen(name.to_owned()));
+        }
+        let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
+        crate::migrate::capture(&mut *slot).map_err(|e| {
+            drop(slot);
+            shared.thaw();
+            MigrateError::Migration(e)
+        })
+    }
+
+    /// How many callbacks (messages, requests, timer ticks, ...) wait in guest `name`'s
+    /// mailbox: those that came while it was busy or frozen.
+    pub fn waiting_callbacks(&self, name: &str) -> Result<usize, MigrateError> {
+        Ok(self
+            .guest(name)?
+            .mailbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len())
     }
 
     /// Lets a frozen guest go on here (its migration failed).

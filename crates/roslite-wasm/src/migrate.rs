@@ -45,6 +45,8 @@ pub struct HostState {
     /// (service slot, client's request writer gid, last request sequence number taken):
     /// crate::guest::GuestState::requests_taken.
     pub requests_taken: Vec<(i32, [u8; 16], u64)>,
+    /// Requests that waited for the guest, in the order they came.
+    pub requests_waiting: Vec<crate::carried::WaitingRequest>,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -123,6 +125,7 @@ impl HostState {
         encode_numbered(&self.delivered, &mut out);
         crate::carried::encode_parameters(&self.parameters, &mut out);
         encode_numbered(&self.requests_taken, &mut out);
+        crate::carried::encode_requests(&self.requests_waiting, &mut out);
         encode_journal(&self.journal, &mut out);
         out
     }
@@ -165,6 +168,7 @@ impl HostState {
         let delivered = decode_numbered(&mut r, "the delivered numbers")?;
         let parameters = crate::carried::decode_parameters(&mut r)?;
         let requests_taken = decode_numbered(&mut r, "the requests taken")?;
+        let requests_waiting = crate::carried::decode_requests(&mut r)?;
         let journal = decode_journal(&mut r)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
@@ -172,6 +176,7 @@ impl HostState {
         Ok(Self {
             parameters,
             requests_taken,
+            requests_waiting,
             journal,
             timers,
             delivered,
@@ -312,6 +317,8 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             },
             None => return Err(MigrationError::NotParked),
         };
+        // Before the journal is locked below, for the statement's length.
+        let requests_waiting = waiting_requests(state);
         let host = HostState {
             journal: state
                 .shared
@@ -321,6 +328,7 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
                 .clone(),
             delivered: state.delivered.entries().collect(),
             requests_taken: state.requests_taken.entries().collect(),
+            requests_waiting,
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
@@ -355,6 +363,49 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
         };
         Ok(snapshot::encode(&snapshot))
     })
+}
+
+/// The requests waiting in the guest's mailbox that its next host can answer (those that
+/// came over a path that names where the answer goes).
+fn waiting_requests(state: &crate::guest::GuestState) -> Vec<crate::carried::WaitingRequest> {
+    let journal = state
+        .shared
+        .journal
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The service of a callback slot: `service_create`'s sixth argument is the slot, and the
+    // handle it gave is the next after those given before it.
+    let service_of = |slot: i32| {
+        journal
+            .iter()
+            .rev()
+            .find(|e| e.import == "service_create" && e.args.get(5) == Some(&i64::from(slot)))
+            .map(|e| i64::from(e.handles_before) + 1)
+    };
+    let mailbox = state
+        .shared
+        .mailbox
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    mailbox
+        .iter()
+        .filter_map(|mail| match mail {
+            crate::guest::Deferred::Request {
+                slot,
+                bytes,
+                responder,
+                ..
+            } => Some(crate::carried::WaitingRequest {
+                service: service_of(*slot)?,
+                slot: *slot,
+                address: roslite_c::handles::responder_reply_address(*responder)
+                    .ok()
+                    .flatten()?,
+                request: bytes.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How a guest's thread begins.
@@ -478,6 +529,35 @@ pub fn restore_into(
             MigrationError::Replay(format!("restoring the parameters of node {handle}: {e}"))
         })?;
     }
+    // The requests that waited for the node on its old host are answered from here, before
+    // what arrived here meanwhile (the same request that reached both is taken once:
+    // `requests_taken`). One this host's paths cannot answer is left: its client times out.
+    {
+        let mut carried = Vec::new();
+        for waiting in &restoring.host.requests_waiting {
+            let service = state.handles.native(waiting.service).ok_or_else(|| {
+                MigrationError::Replay(format!("service {} was not re-created", waiting.service))
+            })?;
+            if let Ok(Some(responder)) =
+                roslite_c::handles::service_responder_to(service, &waiting.address)
+            {
+                carried.push(crate::guest::Deferred::Request {
+                    slot: waiting.slot,
+                    bytes: waiting.request.clone(),
+                    responder,
+                    description: "service callback of a request carried from the old host".into(),
+                });
+            }
+        }
+        let mut mailbox = state
+            .shared
+            .mailbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for request in carried.into_iter().rev() {
+            mailbox.push_front(request);
+        }
+    }
     state.saved_stack = Some(restoring.host.saved_stack);
     state
         .wasi
@@ -517,6 +597,12 @@ mod tests {
             }],
             delivered: vec![(3, [7; 16], 41)],
             requests_taken: vec![(5, [9; 16], 12), (6, [1; 16], 1)],
+            requests_waiting: vec![crate::carried::WaitingRequest {
+                service: 4,
+                slot: 5,
+                address: vec![1; 25],
+                request: vec![0, 1, 0, 0, 7],
+            }],
             saved_stack: 70000,
             parked: ParkedWait::Spin {
                 executor: 3,

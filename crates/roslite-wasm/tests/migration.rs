@@ -651,3 +651,44 @@ fn every_request_is_answered_once_while_the_server_moves() {
     assert_eq!(a.wait().len(), 1);
     b.shutdown();
 }
+
+/// A request that reached only the old host, and waited there while the guest was frozen
+/// (the new host did not exist yet), moves with the snapshot and is answered by the new host,
+/// once.
+#[test]
+fn a_request_waiting_on_the_old_host_is_answered_by_the_new_one() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    a.freeze(STATE_NODE).unwrap();
+    let (tx, answer) = mpsc::channel();
+    client
+        .count
+        .call_with(Default::default(), move |r| {
+            let _ = tx.send(r);
+        })
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while a.waiting_callbacks(STATE_NODE).unwrap() == 0 {
+        assert!(
+            Instant::now() < until,
+            "the request did not reach the old host"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let snapshot = a.snapshot_frozen(STATE_NODE).unwrap();
+    b.start_restored(&state_guest(), &snapshot).unwrap();
+    a.end_migrated(STATE_NODE).unwrap();
+    assert_eq!(a.wait().len(), 1);
+    let answered = answer
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the call ended")
+        .expect("the new host answered the request that waited on the old one");
+    assert_eq!(answered.message, "served=2 offset=0 accepted=0");
+    assert_eq!(client.count(), "served=3 offset=0 accepted=0");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(client.count.stats().unmatched_replies, 0);
+    b.shutdown();
+}

@@ -48,6 +48,13 @@ pub trait ReplyChannel: Send {
     fn request_id(&self) -> Option<RequestId> {
         None
     }
+
+    /// Where the reply goes, as bytes its backend reads back ([`super::Backend::reply_channel`])
+    /// to answer the request from another server of the same service, in another process
+    /// (a node moved to another host); None where the path cannot say.
+    fn reply_address(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// A service as the network sees it: takes serialized requests.
