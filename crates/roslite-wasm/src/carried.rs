@@ -50,6 +50,46 @@ pub(crate) fn decode_requests(r: &mut Reader<'_>) -> Result<Vec<WaitingRequest>,
     Ok(requests)
 }
 
+/// A responder the guest kept to answer its request later (outside the request's callback):
+/// its guest handle, the guest handle of the service and its callback slot, where the answer
+/// goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptResponder {
+    pub handle: i64,
+    pub service: i64,
+    pub slot: i32,
+    pub address: Vec<u8>,
+}
+
+pub fn encode_responders(responders: &[KeptResponder], out: &mut Vec<u8>) {
+    put_u32(out, responders.len() as u32);
+    for r in responders {
+        out.extend_from_slice(&r.handle.to_le_bytes());
+        out.extend_from_slice(&r.service.to_le_bytes());
+        out.extend_from_slice(&r.slot.to_le_bytes());
+        put_bytes(out, &r.address);
+    }
+}
+
+pub(crate) fn decode_responders(r: &mut Reader<'_>) -> Result<Vec<KeptResponder>, SnapshotError> {
+    const WHAT: &str = "the kept responders";
+    let count = r.count(24, WHAT)?;
+    let mut responders = Vec::with_capacity(count);
+    for _ in 0..count {
+        let handle = r.u64(WHAT)? as i64;
+        let service = r.u64(WHAT)? as i64;
+        let slot = r.u32(WHAT)? as i32;
+        let n = r.count(1, WHAT)?;
+        responders.push(KeptResponder {
+            handle,
+            service,
+            slot,
+            address: r.take(n, WHAT)?.to_vec(),
+        });
+    }
+    Ok(responders)
+}
+
 /// One node's parameters: its guest handle, every declared parameter with its value.
 pub type NodeParameters = (i64, Vec<Parameter>);
 

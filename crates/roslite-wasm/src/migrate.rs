@@ -47,6 +47,10 @@ pub struct HostState {
     pub requests_taken: Vec<(i32, [u8; 16], u64)>,
     /// Requests that waited for the guest, in the order they came.
     pub requests_waiting: Vec<crate::carried::WaitingRequest>,
+    /// How many handles the guest was given (its next handle is the one after).
+    pub handle_count: u32,
+    /// Responders the guest keeps to answer later.
+    pub responders_kept: Vec<crate::carried::KeptResponder>,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -126,6 +130,8 @@ impl HostState {
         crate::carried::encode_parameters(&self.parameters, &mut out);
         encode_numbered(&self.requests_taken, &mut out);
         crate::carried::encode_requests(&self.requests_waiting, &mut out);
+        put_u32(&mut out, self.handle_count);
+        crate::carried::encode_responders(&self.responders_kept, &mut out);
         encode_journal(&self.journal, &mut out);
         out
     }
@@ -169,6 +175,8 @@ impl HostState {
         let parameters = crate::carried::decode_parameters(&mut r)?;
         let requests_taken = decode_numbered(&mut r, "the requests taken")?;
         let requests_waiting = crate::carried::decode_requests(&mut r)?;
+        let handle_count = r.u32("the handle count")?;
+        let responders_kept = crate::carried::decode_responders(&mut r)?;
         let journal = decode_journal(&mut r)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
@@ -177,6 +185,8 @@ impl HostState {
             parameters,
             requests_taken,
             requests_waiting,
+            handle_count,
+            responders_kept,
             journal,
             timers,
             delivered,
@@ -318,7 +328,7 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             None => return Err(MigrationError::NotParked),
         };
         // Before the journal is locked below, for the statement's length.
-        let requests_waiting = waiting_requests(state);
+        let (requests_waiting, responders_kept) = carried_requests(state);
         let host = HostState {
             journal: state
                 .shared
@@ -329,6 +339,8 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             delivered: state.delivered.entries().collect(),
             requests_taken: state.requests_taken.entries().collect(),
             requests_waiting,
+            responders_kept,
+            handle_count: state.handles.len() as u32,
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
@@ -365,9 +377,15 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
     })
 }
 
-/// The requests waiting in the guest's mailbox that its next host can answer (those that
-/// came over a path that names where the answer goes).
-fn waiting_requests(state: &crate::guest::GuestState) -> Vec<crate::carried::WaitingRequest> {
+/// The requests waiting in the guest's mailbox, and the responders it keeps to answer later,
+/// that its next host can answer (those that came over a path that names where the answer
+/// goes).
+fn carried_requests(
+    state: &crate::guest::GuestState,
+) -> (
+    Vec<crate::carried::WaitingRequest>,
+    Vec<crate::carried::KeptResponder>,
+) {
     let journal = state
         .shared
         .journal
@@ -387,7 +405,22 @@ fn waiting_requests(state: &crate::guest::GuestState) -> Vec<crate::carried::Wai
         .mailbox
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    mailbox
+    let kept = state
+        .responder_slots
+        .iter()
+        .filter_map(|(&handle, &slot)| {
+            let native = state.handles.native(handle)?;
+            Some(crate::carried::KeptResponder {
+                handle,
+                service: service_of(slot)?,
+                slot,
+                address: roslite_c::handles::responder_reply_address(native)
+                    .ok()
+                    .flatten()?,
+            })
+        })
+        .collect();
+    let waiting = mailbox
         .iter()
         .filter_map(|mail| match mail {
             crate::guest::Deferred::Request {
@@ -405,7 +438,8 @@ fn waiting_requests(state: &crate::guest::GuestState) -> Vec<crate::carried::Wai
             }),
             _ => None,
         })
-        .collect()
+        .collect();
+    (waiting, kept)
 }
 
 /// How a guest's thread begins.
@@ -529,6 +563,25 @@ pub fn restore_into(
             MigrationError::Replay(format!("restoring the parameters of node {handle}: {e}"))
         })?;
     }
+    // The guest's next handle is the one it would have had on its old host.
+    while (state.handles.len() as u32) < restoring.host.handle_count {
+        state.handles.skip();
+    }
+    // A responder the guest kept answers from here, under the number it had.
+    for kept in &restoring.host.responders_kept {
+        let service = state.handles.native(kept.service).ok_or_else(|| {
+            MigrationError::Replay(format!("service {} was not re-created", kept.service))
+        })?;
+        if let Ok(Some(responder)) =
+            roslite_c::handles::service_responder_to(service, &kept.address)
+        {
+            if state.handles.put(kept.handle, responder) {
+                state.responder_slots.insert(kept.handle, kept.slot);
+            } else {
+                roslite_c::handles::remove(responder).ok();
+            }
+        }
+    }
     // The requests that waited for the node on its old host are answered from here, before
     // what arrived here meanwhile (the same request that reached both is taken once:
     // `requests_taken`). One this host's paths cannot answer is left: its client times out.
@@ -602,6 +655,13 @@ mod tests {
                 slot: 5,
                 address: vec![1; 25],
                 request: vec![0, 1, 0, 0, 7],
+            }],
+            handle_count: 9,
+            responders_kept: vec![crate::carried::KeptResponder {
+                handle: 8,
+                service: 4,
+                slot: 5,
+                address: vec![2; 33],
             }],
             saved_stack: 70000,
             parked: ParkedWait::Spin {

@@ -692,3 +692,41 @@ fn a_request_waiting_on_the_old_host_is_answered_by_the_new_one() {
     assert_eq!(client.count.stats().unmatched_replies, 0);
     b.shutdown();
 }
+
+/// A request the guest took on the old host but keeps to answer later (its `later` service
+/// keeps the responder until `count` is called) is answered from the new host, under the
+/// handle the guest kept.
+#[test]
+fn a_responder_the_guest_keeps_answers_from_the_new_host() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let later = client
+        .node
+        .create_client::<roslite::msgs::std_srvs::srv::Trigger>("later")
+        .unwrap();
+    assert!(later.wait_for_service(Duration::from_secs(20)));
+    let (tx, answer) = mpsc::channel();
+    later
+        .call_with(Default::default(), move |r| {
+            let _ = tx.send(r);
+        })
+        .unwrap();
+    // Time for the request to reach the guest, which takes it at once (it is parked): the
+    // host shows no count of requests taken. Were it still on the way at the move, it would
+    // wait in the old host's mailbox and move as such (the test would then pass through the
+    // other path).
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(a.waiting_callbacks(STATE_NODE).unwrap(), 0);
+    assert!(answer.try_recv().is_err(), "the guest answered at once");
+    move_state_guest(&a, &b);
+    assert_eq!(client.count(), "served=2 offset=0 accepted=0");
+    let answered = answer
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the call ended")
+        .expect("the kept responder answered from the new host");
+    assert_eq!(answered.message, "later");
+    b.shutdown();
+}

@@ -213,6 +213,13 @@ pub(super) fn deliver_request(
         }
     }
     let guest_responder = g.state().handles.insert(responder);
+    let state = g.state();
+    // Those answered or released are gone from the guest's handles: forget them.
+    let handles = &state.handles;
+    state
+        .responder_slots
+        .retain(|&handle, _| handles.native(handle).is_some());
+    state.responder_slots.insert(guest_responder as i64, slot);
     let at = g.alloc(bytes.len().max(1) as u32)?;
     if at == 0 || g.parts().0.write(at, bytes).is_err() {
         return Err(Fault::Abi(
