@@ -199,6 +199,44 @@ pub fn timer(handle: u64) -> Result<Arc<Timer>, Failure> {
     })
 }
 
+/// Which request the responder `handle` answers (see [`ServiceResponder::request_id`]); None
+/// if its path does not name it, or it answered already.
+pub fn responder_request_id(handle: u64) -> Result<Option<roslite::RequestId>, Failure> {
+    with(handle, "responder", |o| match o {
+        Object::Responder(r) => Some(
+            r.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(ServiceResponder::request_id),
+        ),
+        _ => None,
+    })
+}
+
+/// Where the responder `handle` sends its answer ([`ServiceResponder::reply_address`]).
+pub fn responder_reply_address(handle: u64) -> Result<Option<Vec<u8>>, Failure> {
+    with(handle, "responder", |o| match o {
+        Object::Responder(r) => Some(
+            r.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(ServiceResponder::reply_address),
+        ),
+        _ => None,
+    })
+}
+
+/// A responder handle that answers, from the server `service`, the request at `address`
+/// ([`SerializedService::responder_to`]: for restoring a moved node's state); None if no
+/// path of the server's context reads the address.
+pub fn service_responder_to(service: u64, address: &[u8]) -> Result<Option<u64>, Failure> {
+    let responder = with(service, "service", |o| match o {
+        Object::Service(s) => Some(s.responder_to(address)),
+        _ => None,
+    })?;
+    Ok(responder.map(|r| insert(Object::Responder(Mutex::new(Some(r))))))
+}
+
 /// Takes the responder `handle` names out of the table: a responder answers once.
 pub fn take_responder(handle: u64) -> Result<ServiceResponder, Failure> {
     let responder = with(handle, "responder", |o| match o {

@@ -68,6 +68,19 @@ impl Handles {
         self.native.get(index).copied().flatten()
     }
 
+    /// Puts `native` at guest handle `guest` (a kept responder restored after a move), the
+    /// numbers before it used up if they were not given yet.
+    pub fn put(&mut self, guest: i64, native: u64) -> bool {
+        let Some(index) = usize::try_from(guest).ok().and_then(|g| g.checked_sub(1)) else {
+            return false;
+        };
+        while self.native.len() <= index {
+            self.native.push(None);
+        }
+        self.native[index] = Some(native);
+        true
+    }
+
     pub fn remove(&mut self, guest: i64) -> Option<u64> {
         let index = usize::try_from(guest).ok()?.checked_sub(1)?;
         self.native.get_mut(index)?.take()
@@ -572,6 +585,13 @@ pub struct GuestState {
     pub saved_stack: Option<u32>,
     /// The last message each subscription was given from each publisher.
     pub delivered: Delivered,
+    /// The last request each service was given from each client (by the client's request
+    /// writer and the request's sequence number, rmw's `rmw_request_id_t`): after a move the
+    /// node is not given again a request it took on its old host.
+    pub requests_taken: Delivered,
+    /// The service slot of each responder handed to the guest (by its guest handle), for a
+    /// snapshot to carry those the guest keeps to answer later.
+    pub responder_slots: std::collections::BTreeMap<i64, i32>,
 }
 
 /// For each (subscription slot, publisher), the sequence number of the last message the guest
@@ -635,6 +655,8 @@ impl GuestState {
             resumed: None,
             saved_stack: None,
             delivered: Delivered::default(),
+            requests_taken: Delivered::default(),
+            responder_slots: std::collections::BTreeMap::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 
 pub mod abi;
 pub mod calls;
+pub mod carried;
 pub mod cli;
 pub mod engine;
 pub mod fault;

@@ -12,7 +12,7 @@ use crate::snapshot::{self, Reader, Snapshot, SnapshotError};
 use crate::waiting::Park;
 
 /// The host section's own version.
-const HOST_STATE_VERSION: u16 = 1;
+const HOST_STATE_VERSION: u16 = 2;
 
 /// The wait a snapshot's guest is parked in, with handles as the guest numbers them and
 /// deadlines as what was left of them.
@@ -29,7 +29,7 @@ pub enum ParkedWait {
 }
 
 /// What the host keeps for a guest, as a snapshot carries it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostState {
     pub journal: Vec<Entry>,
     /// (subscription slot, publisher gid, last sequence number given): crate::guest::Delivered.
@@ -40,6 +40,17 @@ pub struct HostState {
     pub monotonic_ns: u64,
     /// Each timer's phase: (guest handle, time left until its next call in ns, cancelled).
     pub timers: Vec<(i64, u64, bool)>,
+    /// Each node's parameters as they are now, set from outside or not.
+    pub parameters: Vec<crate::carried::NodeParameters>,
+    /// (service slot, client's request writer gid, last request sequence number taken):
+    /// crate::guest::GuestState::requests_taken.
+    pub requests_taken: Vec<(i32, [u8; 16], u64)>,
+    /// Requests that waited for the guest, in the order they came.
+    pub requests_waiting: Vec<crate::carried::WaitingRequest>,
+    /// How many handles the guest was given (its next handle is the one after).
+    pub handle_count: u32,
+    /// Responders the guest keeps to answer later.
+    pub responders_kept: Vec<crate::carried::KeptResponder>,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -115,12 +126,12 @@ impl HostState {
             out.extend_from_slice(&left.to_le_bytes());
             out.push(u8::from(*cancelled));
         }
-        put_u32(&mut out, self.delivered.len() as u32);
-        for (slot, gid, seq) in &self.delivered {
-            out.extend_from_slice(&slot.to_le_bytes());
-            out.extend_from_slice(gid);
-            out.extend_from_slice(&seq.to_le_bytes());
-        }
+        encode_numbered(&self.delivered, &mut out);
+        crate::carried::encode_parameters(&self.parameters, &mut out);
+        encode_numbered(&self.requests_taken, &mut out);
+        crate::carried::encode_requests(&self.requests_waiting, &mut out);
+        put_u32(&mut out, self.handle_count);
+        crate::carried::encode_responders(&self.responders_kept, &mut out);
         encode_journal(&self.journal, &mut out);
         out
     }
@@ -131,7 +142,9 @@ impl HostState {
         let mut r = Reader::new(bytes);
         let version = r.u16("the host state")?;
         if version != HOST_STATE_VERSION {
-            return Err(malformed(format!("host state version {version}")));
+            return Err(malformed(format!(
+                "host state version {version}; this host reads version {HOST_STATE_VERSION}: use the same roslite version on both hosts"
+            )));
         }
         let saved_stack = r.u32("the host state")?;
         let monotonic_ns = r.u64("the host state")?;
@@ -158,18 +171,22 @@ impl HostState {
             let left = r.u64("the timers")?;
             timers.push((handle, left, r.u8("the timers")? != 0));
         }
-        let delivered_count = r.count(28, "the delivered numbers")?;
-        let mut delivered = Vec::with_capacity(delivered_count);
-        for _ in 0..delivered_count {
-            let slot = r.u32("the delivered numbers")? as i32;
-            let gid: [u8; 16] = r.take(16, "the delivered numbers")?.try_into().expect("16");
-            delivered.push((slot, gid, r.u64("the delivered numbers")?));
-        }
+        let delivered = decode_numbered(&mut r, "the delivered numbers")?;
+        let parameters = crate::carried::decode_parameters(&mut r)?;
+        let requests_taken = decode_numbered(&mut r, "the requests taken")?;
+        let requests_waiting = crate::carried::decode_requests(&mut r)?;
+        let handle_count = r.u32("the handle count")?;
+        let responders_kept = crate::carried::decode_responders(&mut r)?;
         let journal = decode_journal(&mut r)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
         }
         Ok(Self {
+            parameters,
+            requests_taken,
+            requests_waiting,
+            handle_count,
+            responders_kept,
             journal,
             timers,
             delivered,
@@ -178,6 +195,31 @@ impl HostState {
             monotonic_ns,
         })
     }
+}
+
+/// A table of (callback slot, writer gid, sequence number): a count (u32), then each as the
+/// slot (i32), the gid (16 bytes) and the number (u64).
+fn encode_numbered(table: &[(i32, [u8; 16], u64)], out: &mut Vec<u8>) {
+    put_u32(out, table.len() as u32);
+    for (slot, gid, seq) in table {
+        out.extend_from_slice(&slot.to_le_bytes());
+        out.extend_from_slice(gid);
+        out.extend_from_slice(&seq.to_le_bytes());
+    }
+}
+
+fn decode_numbered(
+    r: &mut Reader<'_>,
+    what: &'static str,
+) -> Result<Vec<(i32, [u8; 16], u64)>, SnapshotError> {
+    let count = r.count(28, what)?;
+    let mut table = Vec::with_capacity(count);
+    for _ in 0..count {
+        let slot = r.u32(what)? as i32;
+        let gid: [u8; 16] = r.take(16, what)?.try_into().expect("took 16 bytes");
+        table.push((slot, gid, r.u64(what)?));
+    }
+    Ok(table)
 }
 
 /// The journal alone (what a host is prepared with before the snapshot comes).
@@ -285,6 +327,8 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             },
             None => return Err(MigrationError::NotParked),
         };
+        // Before the journal is locked below, for the statement's length.
+        let (requests_waiting, responders_kept) = carried_requests(state);
         let host = HostState {
             journal: state
                 .shared
@@ -293,6 +337,10 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone(),
             delivered: state.delivered.entries().collect(),
+            requests_taken: state.requests_taken.entries().collect(),
+            requests_waiting,
+            responders_kept,
+            handle_count: state.handles.len() as u32,
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
@@ -308,6 +356,14 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
                     ))
                 })
                 .collect(),
+            parameters: state
+                .handles
+                .held()
+                .filter_map(|(handle, native)| {
+                    let node = roslite_c::handles::node(native).ok()?;
+                    Some((handle, node.parameter_values()))
+                })
+                .collect(),
         };
         let bytes = memory.all();
         let snapshot = Snapshot {
@@ -321,12 +377,77 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
     })
 }
 
+/// The requests waiting in the guest's mailbox, and the responders it keeps to answer later,
+/// that its next host can answer (those that came over a path that names where the answer
+/// goes).
+fn carried_requests(
+    state: &crate::guest::GuestState,
+) -> (
+    Vec<crate::carried::WaitingRequest>,
+    Vec<crate::carried::KeptResponder>,
+) {
+    let journal = state
+        .shared
+        .journal
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The service of a callback slot: `service_create`'s sixth argument is the slot, and the
+    // handle it gave is the next after those given before it.
+    let service_of = |slot: i32| {
+        journal
+            .iter()
+            .rev()
+            .find(|e| e.import == "service_create" && e.args.get(5) == Some(&i64::from(slot)))
+            .map(|e| i64::from(e.handles_before) + 1)
+    };
+    let mailbox = state
+        .shared
+        .mailbox
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let kept = state
+        .responder_slots
+        .iter()
+        .filter_map(|(&handle, &slot)| {
+            let native = state.handles.native(handle)?;
+            Some(crate::carried::KeptResponder {
+                handle,
+                service: service_of(slot)?,
+                slot,
+                address: roslite_c::handles::responder_reply_address(native)
+                    .ok()
+                    .flatten()?,
+            })
+        })
+        .collect();
+    let waiting = mailbox
+        .iter()
+        .filter_map(|mail| match mail {
+            crate::guest::Deferred::Request {
+                slot,
+                bytes,
+                responder,
+                ..
+            } => Some(crate::carried::WaitingRequest {
+                service: service_of(*slot)?,
+                slot: *slot,
+                address: roslite_c::handles::responder_reply_address(*responder)
+                    .ok()
+                    .flatten()?,
+                request: bytes.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    (waiting, kept)
+}
+
 /// How a guest's thread begins.
 pub enum Beginning {
     /// With its `main`.
     Main,
     /// From a snapshot at hand.
-    Restore(Restoring),
+    Restore(Box<Restoring>),
     /// With its objects made again from a journal first (what arrives for them waits in its
     /// mailbox), and its snapshot later.
     Prepare(Preparing),
@@ -398,6 +519,8 @@ pub fn restore_into(
         .unwrap_or_else(std::sync::PoisonError::into_inner) = journal.clone();
     g.state().delivered =
         crate::guest::Delivered::from_entries(restoring.host.delivered.iter().copied());
+    g.state().requests_taken =
+        crate::guest::Delivered::from_entries(restoring.host.requests_taken.iter().copied());
     g.grow_memory_to(restoring.snapshot.memory_pages)
         .map_err(MigrationError::Restore)?;
     {
@@ -425,6 +548,67 @@ pub fn restore_into(
                 timer.reset();
             }
             timer.set_time_until_trigger(Duration::from_nanos(left));
+        }
+    }
+    // Parameters as they were when the snapshot was taken: the journal gave them back as the
+    // guest declared and set them, not as other nodes changed them since. The guest's on-set
+    // callbacks accepted these values on the old host, so they do not run again.
+    for (handle, parameters) in &restoring.host.parameters {
+        let node = state
+            .handles
+            .native(*handle)
+            .and_then(|native| roslite_c::handles::node(native).ok())
+            .ok_or_else(|| MigrationError::Replay(format!("node {handle} was not re-created")))?;
+        node.restore_parameters(parameters).map_err(|e| {
+            MigrationError::Replay(format!("restoring the parameters of node {handle}: {e}"))
+        })?;
+    }
+    // The guest's next handle is the one it would have had on its old host.
+    while (state.handles.len() as u32) < restoring.host.handle_count {
+        state.handles.skip();
+    }
+    // A responder the guest kept answers from here, under the number it had.
+    for kept in &restoring.host.responders_kept {
+        let service = state.handles.native(kept.service).ok_or_else(|| {
+            MigrationError::Replay(format!("service {} was not re-created", kept.service))
+        })?;
+        if let Ok(Some(responder)) =
+            roslite_c::handles::service_responder_to(service, &kept.address)
+        {
+            if state.handles.put(kept.handle, responder) {
+                state.responder_slots.insert(kept.handle, kept.slot);
+            } else {
+                roslite_c::handles::remove(responder).ok();
+            }
+        }
+    }
+    // The requests that waited for the node on its old host are answered from here, before
+    // what arrived here meanwhile (the same request that reached both is taken once:
+    // `requests_taken`). One this host's paths cannot answer is left: its client times out.
+    {
+        let mut carried = Vec::new();
+        for waiting in &restoring.host.requests_waiting {
+            let service = state.handles.native(waiting.service).ok_or_else(|| {
+                MigrationError::Replay(format!("service {} was not re-created", waiting.service))
+            })?;
+            if let Ok(Some(responder)) =
+                roslite_c::handles::service_responder_to(service, &waiting.address)
+            {
+                carried.push(crate::guest::Deferred::Request {
+                    slot: waiting.slot,
+                    bytes: waiting.request.clone(),
+                    responder,
+                    description: "service callback of a request carried from the old host".into(),
+                });
+            }
+        }
+        let mut mailbox = state
+            .shared
+            .mailbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for request in carried.into_iter().rev() {
+            mailbox.push_front(request);
         }
     }
     state.saved_stack = Some(restoring.host.saved_stack);
@@ -465,6 +649,20 @@ mod tests {
                 handles_before: 1,
             }],
             delivered: vec![(3, [7; 16], 41)],
+            requests_taken: vec![(5, [9; 16], 12), (6, [1; 16], 1)],
+            requests_waiting: vec![crate::carried::WaitingRequest {
+                service: 4,
+                slot: 5,
+                address: vec![1; 25],
+                request: vec![0, 1, 0, 0, 7],
+            }],
+            handle_count: 9,
+            responders_kept: vec![crate::carried::KeptResponder {
+                handle: 8,
+                service: 4,
+                slot: 5,
+                address: vec![2; 33],
+            }],
             saved_stack: 70000,
             parked: ParkedWait::Spin {
                 executor: 3,
@@ -473,6 +671,23 @@ mod tests {
             },
             monotonic_ns: 123_456_789,
             timers: vec![(4, 2_000_000, false)],
+            parameters: vec![(
+                2,
+                vec![
+                    roslite::Parameter::new("speed", 2.5),
+                    roslite::Parameter::new("name", "ünïcode"),
+                    roslite::Parameter::new("flags", vec![true, false]),
+                    roslite::Parameter::new("counts", vec![-1i64, 7]),
+                    roslite::Parameter::new("gains", vec![0.5, f64::MAX]),
+                    roslite::Parameter::new("bytes", vec![0u8, 255]),
+                    roslite::Parameter::new(
+                        "names",
+                        roslite::ParameterValue::StringArray(vec!["a".into(), String::new()]),
+                    ),
+                    roslite::Parameter::new("on", true),
+                    roslite::Parameter::new("n", 3i64),
+                ],
+            )],
         };
         let bytes = state.encode();
         assert_eq!(HostState::decode(&bytes).unwrap(), state);

@@ -208,7 +208,27 @@ pub(super) fn deliver_request(
     responder: u64,
     description: &str,
 ) -> Result<(), Fault> {
+    // Each request once: after a move, one the node took on its old host (and answered
+    // there) is not given again; its responder is dropped unanswered.
+    if let Ok(Some(id)) = roslite_c::handles::responder_request_id(responder) {
+        let new = g.state().requests_taken.admit(
+            slot,
+            id.writer_guid,
+            u64::try_from(id.sequence_number).unwrap_or(0),
+        );
+        if !new {
+            roslite_c::handles::remove(responder).ok();
+            return Ok(());
+        }
+    }
     let guest_responder = g.state().handles.insert(responder);
+    let state = g.state();
+    // Those answered or released are gone from the guest's handles: forget them.
+    let handles = &state.handles;
+    state
+        .responder_slots
+        .retain(|&handle, _| handles.native(handle).is_some());
+    state.responder_slots.insert(guest_responder as i64, slot);
     let at = g.alloc(bytes.len().max(1) as u32)?;
     if at == 0 || g.parts().0.write(at, bytes).is_err() {
         return Err(Fault::Abi(

@@ -13,7 +13,9 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::ServiceStats;
-use crate::seam::service::{LocalServer, ReplyChannel, RequestSink, ServiceEndpointDescription};
+use crate::seam::service::{
+    LocalServer, ReplyChannel, RequestId, RequestSink, ServiceEndpointDescription,
+};
 use crate::vocabulary::qos::QosProfile;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -29,6 +31,20 @@ pub struct ServiceResponder {
 }
 
 impl ServiceResponder {
+    /// Where the answer goes, as bytes [`SerializedService::responder_to`] of another server of
+    /// the same service (in another process) can answer from; None for a request from this
+    /// process. For restoring state: a node moved to another host answers there the requests
+    /// it had received but not answered.
+    pub fn reply_address(&self) -> Option<Vec<u8>> {
+        self.reply.reply_address()
+    }
+
+    /// Which request this answers (its client's request writer and sequence number), when it
+    /// came over a path that names it (RTPS); None for one from this process.
+    pub fn request_id(&self) -> Option<RequestId> {
+        self.reply.request_id()
+    }
+
     /// Sends `response` (CDR with the encapsulation header) to the client.
     pub fn send(self, response: &[u8]) {
         lock(&self.stats).replies_sent += 1;
@@ -140,6 +156,19 @@ impl SerializedService {
 
     pub fn stats(&self) -> ServiceStats {
         *lock(&self.shared.stats)
+    }
+
+    /// A responder that answers, from this server, the request another server of the same
+    /// service received, at its [`ServiceResponder::reply_address`]; None if no path of this
+    /// context can read the address. It is for restoring state (a node moved to another host
+    /// answers the requests its old host received), not for answering requests this server
+    /// did not receive otherwise.
+    pub fn responder_to(&self, address: &[u8]) -> Option<ServiceResponder> {
+        let reply = self.node.backends.reply_channel(self.shared.id, address)?;
+        Some(ServiceResponder {
+            reply,
+            stats: self.shared.stats.clone(),
+        })
     }
 }
 

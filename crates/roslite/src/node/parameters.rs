@@ -206,6 +206,25 @@ impl Node {
         self.parameters.core.store.set_allow_undeclared(allow);
     }
 
+    /// Every declared parameter with its current value, in name order.
+    pub fn parameter_values(&self) -> Vec<Parameter> {
+        self.parameters.core.store.values()
+    }
+
+    /// Makes the node's parameters exactly `parameters` (values set, missing ones declared
+    /// dynamically typed, others removed) without running its on-set callbacks and without a
+    /// `/parameter_events` message. It is for restoring state, not for changing it: a node
+    /// moved to another host (roslite-wasm's migration) gets back the values its callbacks
+    /// accepted on the old host. To change a parameter use [`Self::set_parameter`].
+    ///
+    /// # Errors
+    /// [`ParameterError::WrongType`] for a value that does not fit a statically typed
+    /// parameter (then nothing changed); [`ParameterError::ModifiedInCallback`] when called
+    /// from an on-set callback.
+    pub fn restore_parameters(&self, parameters: &[Parameter]) -> Result<(), ParameterError> {
+        self.parameters.core.store.restore(parameters)
+    }
+
     /// The overrides this node was started with (`-p`, `--params-file`), declared or not.
     pub fn parameter_overrides(&self) -> Vec<Parameter> {
         self.parameters.core.store.overrides()

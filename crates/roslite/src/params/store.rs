@@ -421,6 +421,68 @@ impl ParameterStore {
         result
     }
 
+    /// Every declared parameter with its value, in name order.
+    pub fn values(&self) -> Vec<Parameter> {
+        lock(&self.state)
+            .declared
+            .iter()
+            .map(|(name, declared)| Parameter {
+                name: name.clone(),
+                value: declared.value.clone(),
+            })
+            .collect()
+    }
+
+    /// Makes the table hold exactly `parameters`: each declared one takes its value, one not
+    /// declared here is declared dynamically typed, and a declared one not among them is
+    /// removed. No on-set callback runs and no event is announced: for restoring state that
+    /// the node's callbacks already accepted elsewhere (a node moved to another host).
+    ///
+    /// # Errors
+    /// [`ParameterError::WrongType`] for a value of another type than a statically typed
+    /// parameter's (nothing is changed then); [`ParameterError::ModifiedInCallback`].
+    pub fn restore(&self, parameters: &[Parameter]) -> Result<(), ParameterError> {
+        let _modifying = self.begin_modification(parameters.first().map_or("", |p| &p.name))?;
+        let mut state = lock(&self.state);
+        for p in parameters {
+            validate_name(&p.name)?;
+            if let Some(declared) = state.declared.get(&p.name) {
+                let actual = p.value.parameter_type();
+                if !declared.descriptor.dynamic_typing && actual != declared.descriptor.ty {
+                    return Err(ParameterError::WrongType {
+                        name: p.name.clone(),
+                        expected: declared.descriptor.ty,
+                        actual,
+                        from_override: false,
+                    });
+                }
+            }
+        }
+        state
+            .declared
+            .retain(|name, _| parameters.iter().any(|p| p.name == *name));
+        for p in parameters {
+            match state.declared.get_mut(&p.name) {
+                Some(declared) => declared.value = p.value.clone(),
+                None => {
+                    let descriptor = ParameterDescriptor {
+                        name: p.name.clone(),
+                        dynamic_typing: true,
+                        ..ParameterDescriptor::default()
+                    };
+                    state.declared.insert(
+                        p.name.clone(),
+                        Declared {
+                            value: p.value.clone(),
+                            descriptor,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn set_allow_undeclared(&self, allow: bool) {
         lock(&self.state).allow_undeclared = allow;
     }

@@ -1082,3 +1082,38 @@ fn a_dumped_string_reads_back_unchanged() {
         );
     }
 }
+
+#[test]
+fn restoring_parameters_skips_the_on_set_callbacks_and_makes_the_table_exact() {
+    let node = node();
+    node.declare_parameter("speed", 1.0, ParameterDescriptor::new())
+        .unwrap();
+    node.declare_parameter(
+        "gone",
+        ParameterValue::Integer(3),
+        ParameterDescriptor::new().dynamic_typing(),
+    )
+    .unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    node.add_on_set_parameters_callback(move |_| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        SetParametersResult::rejected("no changes")
+    })
+    .keep_forever();
+    let restored = vec![
+        Parameter::new("added", "text"),
+        Parameter::new("speed", 2.5),
+        Parameter::new("use_sim_time", false),
+    ];
+    node.restore_parameters(&restored).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "a callback ran");
+    assert_eq!(node.parameter_values(), restored);
+    assert!(!node.has_parameter("gone"));
+    // A value that does not fit a statically typed parameter changes nothing.
+    let wrong = node
+        .restore_parameters(&[Parameter::new("speed", "fast")])
+        .unwrap_err();
+    assert!(matches!(wrong, ParameterError::WrongType { .. }), "{wrong}");
+    assert_eq!(node.parameter_values(), restored);
+}

@@ -39,7 +39,7 @@ pub(crate) use loan::{give_back_send_buffer, take_send_buffer, SEND_BUFFER_MAX};
 pub use loan::{Lent, OutletLoan, WriteInto};
 pub(crate) use outlet::send_to_each;
 pub use outlet::{Outlet, OutletStats, SentInPlace};
-pub use service::{LocalClient, LocalServer};
+pub use service::{LocalClient, LocalServer, ReplyChannel};
 pub(crate) use set::BackendSet;
 
 /// What a subscription callback may learn about a message besides its content.
@@ -220,6 +220,13 @@ pub trait Backend: Send + Sync {
     /// Whether a server this backend reaches has matched both halves of client `id`.
     fn service_client_ready(&self, _id: u64) -> bool {
         false
+    }
+    /// A way to answer, from local server `server`, the request whose reply address
+    /// ([`ReplyChannel::reply_address`]) is `address`, written by this kind of backend
+    /// (perhaps in another process); None if this backend did not write it or does not serve
+    /// `server`.
+    fn reply_channel(&self, _server: u64, _address: &[u8]) -> Option<Box<dyn ReplyChannel>> {
+        None
     }
     /// A server of `service` in this process with ROS type `type_name`, as registered
     /// ([`LocalServer::typed`]): what a client of the same type calls without serializing.

@@ -28,10 +28,33 @@ pub enum ReplyOutcome {
     Malformed,
 }
 
+/// Which request of which client a server received (rmw's `rmw_request_id_t`): the global id
+/// of the client's request writer (in Cyclone's convention, of the writer whose request header
+/// it copies) and the request's sequence number from that client. Requests of one client have
+/// increasing numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RequestId {
+    pub writer_guid: [u8; 16],
+    pub sequence_number: i64,
+}
+
 /// Sends one serialized reply back the way its request came.
 pub trait ReplyChannel: Send {
     /// `payload`: the response, CDR with its encapsulation header.
     fn send(self: Box<Self>, payload: Vec<u8>);
+
+    /// The request this answers, where its path names it globally (None: in-process, or a
+    /// path that does not say).
+    fn request_id(&self) -> Option<RequestId> {
+        None
+    }
+
+    /// Where the reply goes, as bytes its backend reads back ([`super::Backend::reply_channel`])
+    /// to answer the request from another server of the same service, in another process
+    /// (a node moved to another host); None where the path cannot say.
+    fn reply_address(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// A service as the network sees it: takes serialized requests.

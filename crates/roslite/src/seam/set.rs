@@ -182,6 +182,18 @@ impl BackendSet {
         }
     }
 
+    /// A way to answer from local server `server` the request at reply `address`
+    /// ([`Backend::reply_channel`]).
+    pub(crate) fn reply_channel(
+        &self,
+        server: u64,
+        address: &[u8],
+    ) -> Option<Box<dyn super::ReplyChannel>> {
+        self.all()
+            .iter()
+            .find_map(|b| b.reply_channel(server, address))
+    }
+
     /// Whether any backend reaches a server that matched client `id`.
     pub(crate) fn service_client_ready(&self, id: u64) -> bool {
         self.all().iter().any(|b| b.service_client_ready(id))

@@ -712,6 +712,14 @@ impl Backend for RtpsBackend {
         self.0.service_client_ready(id)
     }
 
+    fn reply_channel(
+        &self,
+        server: u64,
+        address: &[u8],
+    ) -> Option<Box<dyn crate::seam::ReplyChannel>> {
+        self.0.reply_channel(server, address)
+    }
+
     /// Every client's requests are written here first, whoever serves them: the RTPS
     /// writer's sequence number is the request's key on every path.
     fn send_request(

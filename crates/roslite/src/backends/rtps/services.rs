@@ -21,12 +21,13 @@ use roslite_rtps::discovery::rpc::{
 };
 use roslite_rtps::endpoint::ReceivedSample;
 use roslite_rtps::participant::{EndpointOptions, ReaderId, WriterId};
-use roslite_rtps::types::VendorId;
+use roslite_rtps::types::{Guid, SampleIdentity, SequenceNumber, VendorId};
 use roslite_rtps::Instant;
 
 use super::{endpoint_qos, now, NetShared, NetState, ServiceDelivery};
 use crate::seam::service::{
-    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestKey, RequestSink, ServiceDrops,
+    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestId, RequestKey, RequestSink,
+    ServiceDrops,
 };
 
 /// Replies waiting for the client's reply reader to match, per server, at most.
@@ -266,9 +267,91 @@ impl ReplyChannel for NetReply {
             shared.send_reply(self.server, self.route, payload);
         }
     }
+
+    fn reply_address(&self) -> Option<Vec<u8>> {
+        Some(encode_route(&self.route))
+    }
+
+    fn request_id(&self) -> Option<RequestId> {
+        Some(match &self.route {
+            ReplyRoute::SampleIdentity { related } => RequestId {
+                writer_guid: related.writer_guid.to_bytes(),
+                sequence_number: related.sequence_number.0,
+            },
+            ReplyRoute::RequestHeader {
+                header,
+                request_writer,
+            } => RequestId {
+                writer_guid: request_writer.to_bytes(),
+                // The header as the client wrote it; every Cyclone client roslite meets
+                // writes little-endian CDR (a big-endian one would be numbered wrongly here).
+                sequence_number: i64::from_le_bytes(header[8..16].try_into().ok()?),
+            },
+        })
+    }
+}
+
+/// A reply route as bytes ([`ReplyChannel::reply_address`]): tag 1, the related sample
+/// identity's writer GUID (16) and sequence number (i64 LE); or tag 2, the Cyclone request
+/// header (16) and the request writer's GUID (16).
+fn encode_route(route: &ReplyRoute) -> Vec<u8> {
+    let mut out = Vec::with_capacity(33);
+    match route {
+        ReplyRoute::SampleIdentity { related } => {
+            out.push(1);
+            out.extend_from_slice(&related.writer_guid.to_bytes());
+            out.extend_from_slice(&related.sequence_number.0.to_le_bytes());
+        }
+        ReplyRoute::RequestHeader {
+            header,
+            request_writer,
+        } => {
+            out.push(2);
+            out.extend_from_slice(header);
+            out.extend_from_slice(&request_writer.to_bytes());
+        }
+    }
+    out
+}
+
+fn decode_route(bytes: &[u8]) -> Option<ReplyRoute> {
+    let (&tag, rest) = bytes.split_first()?;
+    let (first, second) = (rest.get(..16)?, rest.get(16..)?);
+    let guid = |b: &[u8]| -> Option<Guid> { Some(Guid::from_bytes(b.try_into().ok()?)) };
+    match tag {
+        1 if second.len() == 8 => Some(ReplyRoute::SampleIdentity {
+            related: SampleIdentity {
+                writer_guid: guid(first)?,
+                sequence_number: SequenceNumber(i64::from_le_bytes(second.try_into().ok()?)),
+            },
+        }),
+        2 if second.len() == 16 => Some(ReplyRoute::RequestHeader {
+            header: first.try_into().ok()?,
+            request_writer: guid(second)?,
+        }),
+        _ => None,
+    }
 }
 
 impl NetShared {
+    /// A way to answer, from local server `server`, the request routed as `address` says
+    /// ([`encode_route`]), which another server (in another process) received.
+    pub(super) fn reply_channel(
+        &self,
+        server: u64,
+        address: &[u8],
+    ) -> Option<Box<dyn ReplyChannel>> {
+        let route = decode_route(address)?;
+        if !self.lock().services.servers.contains_key(&server) {
+            return None;
+        }
+        Some(Box::new(NetReply {
+            shared: self.weak_self(),
+            server,
+            route,
+        }))
+    }
+
     /// Announces a local server's request reader and reply writer.
     pub(super) fn add_service_server(&self, server: &LocalServer) {
         let d = &server.description;

@@ -1,0 +1,133 @@
+/* A C node whose state lives partly in the host, for the migration tests (../migration.rs):
+ *
+ * - an integer parameter `offset` (default 0), with an on-set callback that counts the
+ *   changes it accepted;
+ * - a service `count` (std_srvs/srv/Trigger) that answers "served=N offset=O accepted=A": how
+ *   many requests it served (this one included), the parameter as the node reads it now, and
+ *   how many changes its on-set callback accepted;
+ * - a service `later` (std_srvs/srv/Trigger) that keeps the responder of its request and
+ *   answers it ("later") only when `count` is called next;
+ * - a reliable transient-local publisher `kept` (depth 3) on which it publishes "kept 1" to
+ *   "kept 5" once, before it spins.
+ */
+#include <roslite/roslite.h>
+#include <std_msgs/msg/string.h>
+#include <std_srvs/srv/trigger.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK(call)                                                                      \
+  do {                                                                                   \
+    if ((call) != ROSLITE_OK) {                                                          \
+      fprintf(stderr, "%s failed: %s\n", #call, roslite_last_error());                   \
+      return 1;                                                                          \
+    }                                                                                    \
+  } while (0)
+
+static roslite_handle node;
+static uint32_t served;
+static uint32_t accepted;
+static roslite_cdr_buffer bytes;
+static roslite_handle kept_responder;
+
+static void answer(roslite_handle responder, const char *text)
+{
+  std_srvs__srv__Trigger_Response response;
+  std_srvs__srv__Trigger_Response__init(&response);
+  response.success = true;
+  if (roslite__String__assign(&response.message, text) &&
+      std_srvs__srv__Trigger_Response__encode(&response, &bytes)) {
+    if (roslite_service_send_response(responder, bytes.data, bytes.length) != ROSLITE_OK)
+      fprintf(stderr, "send_response failed: %s\n", roslite_last_error());
+  }
+  std_srvs__srv__Trigger_Response__fini(&response);
+}
+
+static void on_later(void *user_data, const uint8_t *request, size_t length,
+                     roslite_handle responder)
+{
+  (void)user_data;
+  (void)request;
+  (void)length;
+  kept_responder = responder;
+}
+
+static bool on_set(void *user_data, const char *const *names, const roslite_parameter_value *values,
+                   size_t count, char *reason, size_t reason_capacity)
+{
+  (void)user_data;
+  (void)names;
+  (void)values;
+  (void)reason;
+  (void)reason_capacity;
+  accepted += (uint32_t)count;
+  return true;
+}
+
+static void on_request(void *user_data, const uint8_t *request, size_t length,
+                       roslite_handle responder)
+{
+  (void)user_data;
+  (void)request;
+  (void)length;
+  roslite_parameter_value offset;
+  int64_t value = -1;
+  if (roslite_parameter_get(node, "offset", &offset) == ROSLITE_OK) {
+    value = offset.integer_value;
+    roslite_parameter_value_fini(&offset);
+  }
+  if (kept_responder != 0) {
+    answer(kept_responder, "later");
+    kept_responder = 0;
+  }
+  served++;
+  char text[96];
+  snprintf(text, sizeof text, "served=%" PRIu32 " offset=%" PRId64 " accepted=%" PRIu32, served,
+           value, accepted);
+  answer(responder, text);
+}
+
+int main(int argc, char **argv)
+{
+  roslite_handle context, server, later, publisher, callback, executor;
+  roslite_qos qos;
+  roslite_type string_type = {std_msgs__msg__String__TYPE_NAME, std_msgs__msg__String__TYPE_HASH};
+  roslite_service_type trigger = {std_srvs__srv__Trigger__TYPE_NAME,
+                                  std_srvs__srv__Trigger_Request__TYPE_HASH,
+                                  std_srvs__srv__Trigger_Response__TYPE_HASH};
+  roslite_parameter_value zero = {.type = ROSLITE_PARAMETER_INTEGER, .integer_value = 0};
+  CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
+  CHECK(roslite_node_create(context, "migration_state", "", &node));
+  CHECK(roslite_parameter_declare(node, "offset", &zero, NULL));
+  CHECK(roslite_parameter_add_on_set_callback(node, on_set, NULL, &callback));
+  CHECK(roslite_service_create(node, "count", &trigger, NULL, on_request, NULL, &server));
+  CHECK(roslite_service_create(node, "later", &trigger, NULL, on_later, NULL, &later));
+  CHECK(roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos));
+  qos.depth = 3;
+  qos.durability = ROSLITE_DURABILITY_TRANSIENT_LOCAL;
+  CHECK(roslite_publisher_create(node, "kept", &string_type, &qos, &publisher));
+  for (int i = 1; i <= 5; i++) {
+    char text[16];
+    std_msgs__msg__String message;
+    std_msgs__msg__String__init(&message);
+    snprintf(text, sizeof text, "kept %d", i);
+    if (roslite__String__assign(&message.data, text) &&
+        std_msgs__msg__String__encode(&message, &bytes))
+      CHECK(roslite_publish(publisher, bytes.data, bytes.length));
+    std_msgs__msg__String__fini(&message);
+  }
+  CHECK(roslite_executor_create(context, &executor));
+  CHECK(roslite_executor_add_node(executor, node));
+  CHECK(roslite_executor_spin(executor));
+  roslite_cdr_buffer_fini(&bytes);
+  roslite_release(executor);
+  roslite_release(publisher);
+  roslite_release(later);
+  roslite_release(server);
+  roslite_release(callback);
+  roslite_release(node);
+  roslite_release(context);
+  return 0;
+}
