@@ -1,7 +1,7 @@
 //! The parts of a guest's host state that live in roslite's objects rather than in the host's
 //! own tables, as the snapshot's host section carries them (docs/migration.md, "Snapshot
 //! format"): each node's parameters as they are now (other nodes may have set them since the
-//! guest declared them), and the service requests it received and did not take.
+//! guest declared them), and the messages and service requests it received and did not take.
 
 use roslite::{Parameter, ParameterType, ParameterValue};
 
@@ -48,6 +48,59 @@ pub(crate) fn decode_requests(r: &mut Reader<'_>) -> Result<Vec<WaitingRequest>,
         });
     }
     Ok(requests)
+}
+
+/// A message that waited for the guest when its snapshot was taken: its subscription's callback
+/// slot, its bytes and the fields of its `MessageInfo`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitingMessage {
+    pub slot: i32,
+    pub source_timestamp_ns: i64,
+    pub received_timestamp_ns: i64,
+    pub sequence_number: u64,
+    pub from_intra_process: bool,
+    pub publisher_gid: [u8; 16],
+    pub bytes: Vec<u8>,
+}
+
+pub fn encode_messages(messages: &[WaitingMessage], out: &mut Vec<u8>) {
+    put_u32(out, messages.len() as u32);
+    for m in messages {
+        out.extend_from_slice(&m.slot.to_le_bytes());
+        out.extend_from_slice(&m.source_timestamp_ns.to_le_bytes());
+        out.extend_from_slice(&m.received_timestamp_ns.to_le_bytes());
+        out.extend_from_slice(&m.sequence_number.to_le_bytes());
+        out.push(u8::from(m.from_intra_process));
+        out.extend_from_slice(&m.publisher_gid);
+        put_bytes(out, &m.bytes);
+    }
+}
+
+pub(crate) fn decode_messages(r: &mut Reader<'_>) -> Result<Vec<WaitingMessage>, SnapshotError> {
+    const WHAT: &str = "the waiting messages";
+    // Each takes at least 49 bytes.
+    let count = r.count(49, WHAT)?;
+    let mut messages = Vec::with_capacity(count);
+    for _ in 0..count {
+        let slot = r.u32(WHAT)? as i32;
+        let source_timestamp_ns = r.u64(WHAT)? as i64;
+        let received_timestamp_ns = r.u64(WHAT)? as i64;
+        let sequence_number = r.u64(WHAT)?;
+        let from_intra_process = r.u8(WHAT)? != 0;
+        let mut publisher_gid = [0; 16];
+        publisher_gid.copy_from_slice(r.take(16, WHAT)?);
+        let n = r.count(1, WHAT)?;
+        messages.push(WaitingMessage {
+            slot,
+            source_timestamp_ns,
+            received_timestamp_ns,
+            sequence_number,
+            from_intra_process,
+            publisher_gid,
+            bytes: r.take(n, WHAT)?.to_vec(),
+        });
+    }
+    Ok(messages)
 }
 
 /// A responder the guest kept to answer its request later (outside the request's callback):

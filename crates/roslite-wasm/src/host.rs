@@ -79,6 +79,19 @@ pub struct GuestStatistics {
     pub callbacks_elsewhere: u64,
 }
 
+/// A guest as [`Host::nodes`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostedNode {
+    /// Its module's file stem, its name in this host.
+    pub guest: String,
+    /// The ROS nodes it made, fully qualified.
+    pub ros_nodes: Vec<String>,
+    /// When it last finished a callback, and when it began its first callback after it was
+    /// restored here: CLOCK_MONOTONIC ns, 0 for none.
+    pub last_callback_ns: u64,
+    pub first_callback_after_restore_ns: u64,
+}
+
 /// Why the host could not start.
 #[derive(Debug)]
 pub enum HostError {
@@ -136,6 +149,8 @@ pub struct Host {
     context: u64,
     options: HostOptions,
     guests: Mutex<Vec<RunningGuest>>,
+    /// Modules loaded for guests moved here, by file, with the time the file was written.
+    modules: Mutex<std::collections::HashMap<PathBuf, (std::time::SystemTime, Arc<Loaded>)>>,
 }
 
 /// A guest and its thread (taken when joined).
@@ -186,6 +201,47 @@ pub struct Prepared {
     snapshot: std::sync::mpsc::SyncSender<crate::migrate::Restoring>,
 }
 
+impl Prepared {
+    /// Waits up to `timeout` until each of the prepared guest's publishers and subscriptions
+    /// has at least as many peers as `peers` says (in the order the guest made them; from
+    /// [`Host::matched_peers`] on the host it moves from) that know it already: publishers
+    /// that send to its subscriptions, subscriptions that take its publishers' messages
+    /// ([`GuestShared::acknowledged_peers`]). Matching them here is not enough: a peer that
+    /// this host discovered may not have discovered the copy yet, and what it publishes in
+    /// that moment reaches only the node on the host it moves from, which then ends.
+    ///
+    /// # Errors
+    /// The endpoints that fell short when the time ran out.
+    pub fn await_matched(&self, peers: &[u32], timeout: std::time::Duration) -> Result<(), String> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let now = self.shared.acknowledged_peers();
+            let short: Vec<String> = peers
+                .iter()
+                .enumerate()
+                .filter(|&(i, &want)| now.get(i).copied().unwrap_or(0) < want)
+                .map(|(i, want)| {
+                    format!(
+                        "endpoint {} is known to {} of {want} peers",
+                        i + 1,
+                        now.get(i).copied().unwrap_or(0)
+                    )
+                })
+                .collect();
+            if short.is_empty() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the node's endpoints here were not known to their peers within {timeout:?} ({})",
+                    short.join(", ")
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
 /// How long a migration waits for a guest to park between callbacks.
 pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -211,6 +267,7 @@ impl Host {
             context,
             options: options.clone(),
             guests: Mutex::new(Vec::new()),
+            modules: Mutex::new(std::collections::HashMap::new()),
         };
         for (spec, module) in loaded {
             host.spawn(&spec, module, Beginning::Main)?;
@@ -361,11 +418,7 @@ impl Host {
         let (report, restored) = std::sync::mpsc::sync_channel(1);
         restoring.report = Some(report);
         let shared = self
-            .spawn(
-                spec,
-                Arc::new(module),
-                Beginning::Restore(Box::new(restoring)),
-            )
+            .spawn(spec, module, Beginning::Restore(Box::new(restoring)))
             .map_err(MigrateError::Host)?;
         self.await_restored(&shared, &restored)
     }
@@ -402,7 +455,7 @@ impl Host {
         let shared = self
             .spawn(
                 spec,
-                Arc::new(module),
+                module,
                 Beginning::Prepare(crate::migrate::Preparing {
                     journal,
                     prepared: prepared_report,
@@ -431,7 +484,10 @@ impl Host {
         };
         let (report, restored) = std::sync::mpsc::sync_channel(1);
         restoring.report = Some(report);
-        if prepared.snapshot.send(restoring).is_err() {
+        let sent = prepared.snapshot.send(restoring);
+        // Its thread spins the guest's executors until the snapshot comes.
+        prepared.shared.wake();
+        if sent.is_err() {
             return Err(MigrateError::NotRestored(
                 self.forget(&prepared.shared)
                     .map_or_else(|| "it ended".to_owned(), |f| f.to_string()),
@@ -440,13 +496,34 @@ impl Host {
         self.await_restored(&prepared.shared, &restored)
     }
 
-    fn load(&self, spec: &GuestSpec) -> Result<Loaded, MigrateError> {
-        engine::load(self.options.engine, &spec.path).map_err(|error| {
+    /// Calls off a move prepared with [`Self::prepare_restore`]: the prepared guest ends and
+    /// its endpoints are removed.
+    pub fn call_off(&self, prepared: Prepared) {
+        drop(prepared.snapshot);
+        self.forget(&prepared.shared);
+    }
+
+    /// `spec`'s module, compiled once per file and version of it: a node that moves back to
+    /// a host it ran on does not wait for its module to compile again.
+    fn load(&self, spec: &GuestSpec) -> Result<Arc<Loaded>, MigrateError> {
+        let failed = |error| {
             MigrateError::Host(HostError::Load {
                 path: spec.path.clone(),
                 error,
             })
-        })
+        };
+        let modified = std::fs::metadata(&spec.path)
+            .and_then(|m| m.modified())
+            .map_err(|e| failed(engine::LoadError::Read(e)))?;
+        let mut modules = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((when, module)) = modules.get(&spec.path) {
+            if *when == modified {
+                return Ok(module.clone());
+            }
+        }
+        let module = Arc::new(engine::load(self.options.engine, &spec.path).map_err(failed)?);
+        modules.insert(spec.path.clone(), (modified, module.clone()));
+        Ok(module)
     }
 
     fn decode(&self, snapshot: &[u8]) -> Result<crate::migrate::Restoring, MigrateError> {
@@ -528,6 +605,73 @@ impl Host {
             guest.shared.stop();
         }
         roslite_c::context::roslite_context_shutdown(self.context);
+    }
+
+    /// The engine running this host's guests.
+    pub fn engine(&self) -> EngineKind {
+        self.options.engine
+    }
+
+    /// The guests running here, in the order they started: not those only prepared for a move
+    /// here (until they resume), gone to another host, or ending.
+    pub fn nodes(&self) -> Vec<HostedNode> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|g| {
+                g.shared.resident().is_some() && !g.shared.is_stopping() && !g.shared.is_migrated()
+            })
+            .map(|g| HostedNode {
+                guest: g.shared.name.clone(),
+                ros_nodes: g
+                    .shared
+                    .ros_nodes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+                last_callback_ns: g.shared.last_callback_ns.load(Relaxed),
+                first_callback_after_restore_ns: g
+                    .shared
+                    .first_callback_after_restore_ns
+                    .load(Relaxed),
+            })
+            .collect()
+    }
+
+    /// The guest running here that is called `node` or made a ROS node of that name (fully
+    /// qualified, `/ns/name`, or its plain name).
+    pub fn find_guest(&self, node: &str) -> Option<String> {
+        let nodes = self.nodes();
+        let plain = |fq: &str| fq.rsplit('/').next().map(str::to_owned);
+        nodes
+            .iter()
+            .find(|n| n.guest == node)
+            .or_else(|| nodes.iter().find(|n| n.ros_nodes.iter().any(|r| r == node)))
+            .or_else(|| {
+                nodes.iter().find(|n| {
+                    n.ros_nodes
+                        .iter()
+                        .any(|r| plain(r).as_deref() == Some(node))
+                })
+            })
+            .map(|n| n.guest.clone())
+    }
+
+    /// For each publisher and subscription of guest `name`, in the order it made them, how
+    /// many peers it matched (see [`Prepared::await_matched`]).
+    pub fn matched_peers(&self, name: &str) -> Result<Vec<u32>, MigrateError> {
+        Ok(self.guest(name)?.matched_peers())
+    }
+
+    /// When guest `name` last finished a callback (CLOCK_MONOTONIC ns; 0 for never or no
+    /// such guest), frozen or not.
+    pub fn last_callback_ns(&self, name: &str) -> u64 {
+        self.guest(name).map_or(0, |g| {
+            g.last_callback_ns
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
     }
 
     /// How each guest has run so far, in the order they were given.

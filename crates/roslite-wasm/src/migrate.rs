@@ -47,6 +47,9 @@ pub struct HostState {
     pub requests_taken: Vec<(i32, [u8; 16], u64)>,
     /// Requests that waited for the guest, in the order they came.
     pub requests_waiting: Vec<crate::carried::WaitingRequest>,
+    /// Messages that waited for the guest, in the order they came: its next host may have
+    /// matched their publishers only after they were sent.
+    pub messages_waiting: Vec<crate::carried::WaitingMessage>,
     /// How many handles the guest was given (its next handle is the one after).
     pub handle_count: u32,
     /// Responders the guest keeps to answer later.
@@ -130,6 +133,7 @@ impl HostState {
         crate::carried::encode_parameters(&self.parameters, &mut out);
         encode_numbered(&self.requests_taken, &mut out);
         crate::carried::encode_requests(&self.requests_waiting, &mut out);
+        crate::carried::encode_messages(&self.messages_waiting, &mut out);
         put_u32(&mut out, self.handle_count);
         crate::carried::encode_responders(&self.responders_kept, &mut out);
         encode_journal(&self.journal, &mut out);
@@ -175,6 +179,7 @@ impl HostState {
         let parameters = crate::carried::decode_parameters(&mut r)?;
         let requests_taken = decode_numbered(&mut r, "the requests taken")?;
         let requests_waiting = crate::carried::decode_requests(&mut r)?;
+        let messages_waiting = crate::carried::decode_messages(&mut r)?;
         let handle_count = r.u32("the handle count")?;
         let responders_kept = crate::carried::decode_responders(&mut r)?;
         let journal = decode_journal(&mut r)?;
@@ -185,6 +190,7 @@ impl HostState {
             parameters,
             requests_taken,
             requests_waiting,
+            messages_waiting,
             handle_count,
             responders_kept,
             journal,
@@ -329,7 +335,9 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
         };
         // Before the journal is locked below, for the statement's length.
         let (requests_waiting, responders_kept) = carried_requests(state);
+        let messages_waiting = carried_messages(state);
         let host = HostState {
+            messages_waiting,
             journal: state
                 .shared
                 .journal
@@ -440,6 +448,31 @@ fn carried_requests(
         })
         .collect();
     (waiting, kept)
+}
+
+/// The messages waiting in the guest's mailbox.
+fn carried_messages(state: &crate::guest::GuestState) -> Vec<crate::carried::WaitingMessage> {
+    state
+        .shared
+        .mailbox
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .filter_map(|mail| match mail {
+            crate::guest::Deferred::Message {
+                slot, bytes, info, ..
+            } => Some(crate::carried::WaitingMessage {
+                slot: *slot,
+                source_timestamp_ns: info.source_timestamp_ns,
+                received_timestamp_ns: info.received_timestamp_ns,
+                sequence_number: info.publication_sequence_number,
+                from_intra_process: info.from_intra_process,
+                publisher_gid: info.publisher_gid,
+                bytes: bytes.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How a guest's thread begins.
@@ -609,6 +642,23 @@ pub fn restore_into(
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for request in carried.into_iter().rev() {
             mailbox.push_front(request);
+        }
+        // The messages that waited on the old host go first of all: each publisher's come
+        // before those this host received of it since, and one that reached both is given
+        // once (`delivered`).
+        for waiting in restoring.host.messages_waiting.iter().rev() {
+            mailbox.push_front(crate::guest::Deferred::Message {
+                slot: waiting.slot,
+                bytes: waiting.bytes.clone(),
+                info: roslite_c::convert::CMessageInfo {
+                    source_timestamp_ns: waiting.source_timestamp_ns,
+                    received_timestamp_ns: waiting.received_timestamp_ns,
+                    publication_sequence_number: waiting.sequence_number,
+                    from_intra_process: waiting.from_intra_process,
+                    publisher_gid: waiting.publisher_gid,
+                },
+                description: "subscription callback of a message carried from the old host".into(),
+            });
         }
     }
     state.saved_stack = Some(restoring.host.saved_stack);
