@@ -186,6 +186,13 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         result.max_cross_track_m * 1000.0,
         result.wall_s
     );
+    if args.migrate {
+        println!(
+            "Latency is not measured while the follower moves (its clock skips the time it is \
+             in transit, and each host's /cmd_vel writer numbers its messages anew); \
+             `roslite demo --wasm` measures it."
+        );
+    }
     println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
     print!(
         "{}",
@@ -284,7 +291,7 @@ fn moves_table(moved: &migrating::MigratingResult) -> String {
     let _ = writeln!(
         out,
         "downtime: the follower's last callback on one host to its first on the other; \
-         /light_sensors: {} received, {} lost around the moves, {} duplicated",
+         /light_sensors: {} received, {} lost in a move, {} duplicated",
         moved.light_sensors_received, moved.light_sensors_lost, moved.light_sensors_duplicated
     );
     out

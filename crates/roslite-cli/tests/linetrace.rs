@@ -177,7 +177,21 @@ fn wasm_follower_moves_between_two_hosts_while_it_drives_the_robot() {
         interval: Duration::from_millis(300),
     };
     let moved = migrating::run(&options, &plan).unwrap_or_else(|e| panic!("{e}"));
-    assert_every_topic_and_the_service(&moved.run);
+    let r = &moved.run;
+    for topic in [
+        "light_sensors",
+        "switches",
+        "cmd_vel",
+        "leds",
+        "motor_power_responses",
+    ] {
+        assert!(
+            r.counts.get(topic).copied().unwrap_or(0) > 0,
+            "{topic}: {:?}",
+            r.counts
+        );
+    }
+    assert!(r.laps > 0.2, "the robot hardly moved: {} laps", r.laps);
     assert_eq!(moved.moves.len(), 4);
     for (i, m) in moved.moves.iter().enumerate() {
         let (from, to) = if i % 2 == 0 { (0, 1) } else { (1, 0) };

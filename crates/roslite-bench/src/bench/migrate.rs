@@ -8,8 +8,9 @@
 //! follower's last callback on the source to its first on the target (CLOCK_MONOTONIC, which
 //! the processes of one machine share); the snapshot's size; the time the source took to hold
 //! the node between callbacks and take its snapshot, and the target to restore it. Over the
-//! run: `/light_sensors` messages the robot published around a move that neither host's
-//! follower received, and those received twice (`roslite_linetrace::migrating` says which).
+//! run: `/light_sensors` messages the robot published that a move lost (the follower received
+//! the one before on one host and the one after on the other) and those received twice
+//! (`roslite_linetrace::migrating`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -223,8 +224,8 @@ fn print_table(r: &Report) {
         r.snapshot_max_bytes as f64 / 1024.0
     );
     println!(
-        "/light_sensors: {} received by the follower; around the moves {} lost, {} duplicated \
-         (away from them {} overwritten in the follower's depth-1 queue while it was busy); the \
+        "/light_sensors: {} received by the follower, {} lost in a move, {} duplicated (and {} \
+         overwritten in its depth-1 queue while it was busy on one host, as without moves); the \
          robot ran {:.2} laps within {:.1} mm of the line",
         r.light_sensors_received,
         r.light_sensors_lost,
