@@ -706,6 +706,15 @@ mod tests {
                 address: vec![1; 25],
                 request: vec![0, 1, 0, 0, 7],
             }],
+            messages_waiting: vec![crate::carried::WaitingMessage {
+                slot: 3,
+                source_timestamp_ns: -5,
+                received_timestamp_ns: 1_000_000,
+                sequence_number: 42,
+                from_intra_process: true,
+                publisher_gid: [7; 16],
+                bytes: vec![0, 1, 0, 0, 3, 0, 0, 0, b'h', b'i', 0],
+            }],
             handle_count: 9,
             responders_kept: vec![crate::carried::KeptResponder {
                 handle: 8,
