@@ -38,6 +38,8 @@ mod liveliness;
 mod table;
 
 #[cfg(test)]
+mod batch_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;
@@ -234,6 +236,10 @@ pub struct Participant {
     /// since, so another `poll_transmit` at `t` has nothing new to collect (saves a walk over
     /// all endpoints at the end of every flush). Every input method resets it.
     drained_at: Option<Instant>,
+    /// Datagrams from other participants handled so far: a writer told this before a write
+    /// sends the sample without waiting for a batch when input came since its last push
+    /// ([`crate::endpoint::Writer::set_inputs_seen`]).
+    inputs_handled: u64,
     /// Reassembly bytes of all our readers together, and of each remote participant's writers
     /// (`ReaderDefaults::reassembly_bytes_*`).
     reassembly_total: Arc<ByteBudget>,
@@ -346,6 +352,7 @@ impl Participant {
             sample_cursor: None,
             scratch: Vec::new(),
             drained_at: None,
+            inputs_handled: 0,
             reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
             reassembly_budgets: BTreeMap::new(),
             limits_reported: BTreeSet::new(),
@@ -625,6 +632,7 @@ impl Participant {
             .writers
             .get_mut(&writer.0)
             .ok_or(WriteError::UnknownWriter)?;
+        w.writer.set_inputs_seen(self.inputs_handled);
         let sn = w
             .writer
             .write(now, payload, inline_qos, source_timestamp)
@@ -974,6 +982,8 @@ impl Participant {
             } else {
                 usize::MAX
             },
+            batch_window: d.batch_window,
+            batch_max_bytes: d.batch_max_bytes,
             key: None,
         }
     }
