@@ -730,6 +730,12 @@ impl Writer {
         Some(self.last_push?.saturating_add(self.config.batch_window))
     }
 
+    /// Ends the wait for a batch: samples waiting go out at the next poll (before the writer
+    /// is deleted or its participant shuts down, so that batching loses nothing there).
+    pub fn end_batch(&mut self) {
+        self.last_push = None;
+    }
+
     /// Tells the writer how many inputs (datagrams) its caller has handled so far, before a
     /// write: a sample written after new input is an answer to it (a reply, a pong) and is
     /// sent without waiting for a batch, however soon after the last push it comes.

@@ -194,3 +194,30 @@ fn batching_off_sends_every_sample_at_once() {
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
+
+#[test]
+fn deleting_a_writer_or_shutting_down_sends_the_samples_waiting_for_a_batch() {
+    for shutdown in [false, true] {
+        let (mut s, w) = matched(History::KeepAll);
+        for i in 0..5 {
+            s.now += MICROSECOND;
+            let now = s.now;
+            s.p(0)
+                .write(now, w, string_payload(&format!("tail {i}")), None)
+                .unwrap();
+            s.flush();
+        }
+        let sent = s.p(0).writer_stats(w).unwrap().data_sent;
+        assert_eq!(sent, 1, "the first went at once, four wait for the batch");
+        let now = s.now;
+        if shutdown {
+            s.p(0).shutdown(now);
+        } else {
+            s.p(0).delete_writer(now, w);
+        }
+        s.flush();
+        s.run_for(ms(5));
+        let want: Vec<String> = (0..5).map(|i| format!("tail {i}")).collect();
+        assert_eq!(s.samples(1), want, "shutdown: {shutdown}");
+    }
+}

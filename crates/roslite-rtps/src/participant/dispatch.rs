@@ -393,7 +393,7 @@ impl Participant {
         true
     }
 
-    fn collect_transmits(&mut self, now: Instant) {
+    pub(super) fn collect_transmits(&mut self, now: Instant) {
         let mut packer = Packer {
             header: self.header,
             max: self.config.max_datagram_size,

@@ -552,9 +552,14 @@ impl Participant {
     }
 
     /// Deletes a writer: its SEDP announcement is disposed, so remote readers unmatch it.
-    /// Unacknowledged samples are dropped. Unknown ids are ignored.
+    /// Samples waiting for a batch go out before the disposal; unacknowledged samples are
+    /// dropped. Unknown ids are ignored.
     pub fn delete_writer(&mut self, now: Instant, id: WriterId) {
         self.drained_at = None;
+        if let Some(w) = self.writers.get_mut(&id.0) {
+            w.writer.end_batch();
+            self.collect_transmits(now);
+        }
         let Some(w) = self.writers.remove(&id.0) else {
             return;
         };
@@ -647,8 +652,13 @@ impl Participant {
     /// Stops announcing: queues an SPDP disposal to every destination and every known
     /// participant, so peers drop us at once instead of after our lease. Send what
     /// `poll_transmit` returns, then drop the participant.
-    pub fn shutdown(&mut self, _now: Instant) {
+    pub fn shutdown(&mut self, now: Instant) {
         self.drained_at = None;
+        // Samples waiting for a batch go out before the disposal, which makes peers forget us.
+        for w in self.writers.values_mut_all() {
+            w.writer.end_batch();
+        }
+        self.collect_transmits(now);
         let dests = self.spdp_all_destinations();
         self.pending_spdp_dispose.push(dests);
     }
