@@ -5,6 +5,9 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
     cyclone_chatter.py listen <seconds> <count>
         prints `HEARD <data>` per sample, `MATCHED <n>` (writers matched at the end) and
         `RESULT <count>`; exits after `count` samples or `seconds`.
+    cyclone_chatter.py listen-all <seconds> <count>
+        as `listen`, with a KEEP_ALL reader taken from as fast as it fills (for bursts);
+        prints `READY` once its reader exists.
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
@@ -30,11 +33,11 @@ class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
     data: str
 
 
-def endpoint_qos():
+def endpoint_qos(history=None):
     return Qos(
         Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100)),
         Policy.Durability.Volatile,
-        Policy.History.KeepLast(10),
+        history or Policy.History.KeepLast(10),
         # ROS 2 user data is plain CDR (XCDR1) only.
         Policy.DataRepresentation(use_cdrv0_representation=True),
     )
@@ -45,17 +48,21 @@ def main():
     domain = int(os.environ.get("ROS_DOMAIN_ID") or 0)
     participant = DomainParticipant(domain, qos=Qos(Policy.Userdata(data=b"enclave=/;")))
     topic = Topic(participant, "rt/chatter", String_)
-    if mode == "listen":
+    if mode in ("listen", "listen-all"):
         seconds, count = float(sys.argv[2]), int(sys.argv[3])
-        reader = DataReader(participant, topic, qos=endpoint_qos())
+        burst = mode == "listen-all"
+        history = Policy.History.KeepAll if burst else None
+        reader = DataReader(participant, topic, qos=endpoint_qos(history))
+        if burst:
+            print("READY", flush=True)
         got = []
         end = time.monotonic() + seconds
         while time.monotonic() < end and len(got) < count:
-            for sample in reader.take(N=16):
+            for sample in reader.take(N=1000 if burst else 16):
                 # take() also returns invalid samples (state changes) with no payload.
                 if isinstance(sample, String_):
                     got.append(sample.data)
-            time.sleep(0.02)
+            time.sleep(0.002 if burst else 0.02)
         for data in got:
             print("HEARD", data, flush=True)
         print("MATCHED", len(reader.get_matched_publications()), flush=True)
@@ -70,7 +77,10 @@ def main():
             writer.write(String_(data=f"from cyclone {n}"))
             time.sleep(0.1)
     else:
-        sys.exit(f"unknown mode {mode!r}: use `listen <seconds> <count>` or `talk <seconds>`")
+        sys.exit(
+            f"unknown mode {mode!r}: use `listen <seconds> <count>`, "
+            "`listen-all <seconds> <count>` or `talk <seconds>`"
+        )
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ impl Context {
         crate::vocabulary::qos::keep_all_max_bytes()?;
         // Read again where the network starts; likewise.
         crate::vocabulary::limits::NetworkLimits::from_env()?;
+        crate::vocabulary::config::batch_window_from_env()?;
         let mut initial: Vec<Arc<dyn Backend>> = vec![Arc::new(LocalBus::default())];
         let network = match &options.network {
             NetworkMode::Off => None,

@@ -246,6 +246,94 @@ fn roslite_listener_hears_a_cyclone_talker() {
     );
 }
 
+/// UDP datagrams sent in `ns` so far, by every process in it (`Udp: OutDatagrams` of
+/// `/proc/net/snmp`, read on a thread inside the namespace).
+fn udp_datagrams_sent(ns: &NetNs) -> u64 {
+    let snmp = ns
+        .run(|| std::fs::read_to_string("/proc/thread-self/net/snmp"))
+        .expect("enter the test namespace")
+        .expect("read /proc/thread-self/net/snmp");
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next().unwrap(), udp.next().unwrap());
+    let column = names
+        .split_whitespace()
+        .position(|n| n == "OutDatagrams")
+        .expect("Udp: OutDatagrams in /proc/net/snmp");
+    values
+        .split_whitespace()
+        .nth(column)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A burst of small samples written back to back goes out batched (several DATA in one RTPS
+/// message), and Cyclone's KEEP_ALL reader takes every one of them, in order: the whole burst
+/// left in fewer datagrams than it has samples, counted in the namespace (Cyclone's own
+/// datagrams included).
+#[test]
+fn cyclone_listener_receives_every_message_of_a_batched_burst() {
+    const BURST: usize = 2000;
+    let domain = 43;
+    let ns = NetNs::create("cyclone-burst")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_burst").unwrap();
+    let publisher = node
+        .create_publisher::<StringMsg>("chatter", roslite::QosProfile::DEFAULT.keep_all())
+        .unwrap();
+    let start = Instant::now();
+    let listener = Peer::spawn(cyclone(
+        &ns,
+        domain,
+        &["listen-all", "30", &BURST.to_string()],
+    ));
+    while publisher.subscription_count() == 0 && start.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        publisher.subscription_count(),
+        1,
+        "Cyclone's reader never matched"
+    );
+    // Cyclone matches our writer from our SEDP announcement, which may trail its own.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = udp_datagrams_sent(&ns);
+    for n in 1..=BURST {
+        publisher
+            .publish(StringMsg {
+                data: format!("burst {n}"),
+            })
+            .unwrap();
+    }
+    let datagrams = udp_datagrams_sent(&ns) - before;
+    let out = listener.finish(Instant::now() + DEADLINE);
+    let heard: Vec<String> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("HEARD "))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        out.success && heard.len() == BURST,
+        "Cyclone heard {} of {BURST} (timed out: {}):\n{}",
+        heard.len(),
+        out.timed_out,
+        out.stderr
+    );
+    let counters = counters(&heard, "burst ");
+    assert_eq!(
+        counters.first(),
+        Some(&1),
+        "the first sample of the burst is missing"
+    );
+    assert_consecutive(&counters, &heard);
+    assert!(
+        datagrams < BURST as u64 / 2,
+        "{BURST} samples published back to back went out in {datagrams} datagrams: not batched"
+    );
+}
+
 /// A keyed topic both ways: Cyclone's keyed writer (entity kind 0x02, no key hash in its DATA:
 /// Cyclone finds the key in the payload) reaches a roslite subscription of the generated
 /// `KeyedLong`, and a roslite publisher (keyed, with key hashes) a Cyclone keyed reader.

@@ -315,6 +315,43 @@ fn roslite_listener_receives_rclpy_twists() {
     check_twists(&got, &out);
 }
 
+/// A burst of small samples written back to back goes out batched (several DATA in one RTPS
+/// message, docs/scale.md), and Fast DDS (rclpy, a reliable subscription deep enough to hold
+/// the burst) takes every one of them, in order.
+#[test]
+fn rclpy_listener_receives_every_message_of_a_batched_burst() {
+    const BURST: u32 = 2000;
+    let domain = 44;
+    let ns = namespace("rclpy-burst");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_burst").unwrap();
+    let publisher = node
+        .create_publisher::<StringMsg>("burst", QosProfile::DEFAULT.keep_all())
+        .unwrap();
+    let count = BURST.to_string();
+    let listener = qos_peer(
+        &ns,
+        domain,
+        &[
+            "listen", "burst", "string", "--count", &count, "--depth", "5000",
+        ],
+    );
+    assert!(
+        common::wait_until(STEP, || publisher.subscription_count() == 1),
+        "rclpy's subscription never matched"
+    );
+    // rclpy matches our writer from our SEDP announcement, which may trail its own.
+    std::thread::sleep(Duration::from_millis(500));
+    for n in 1..=BURST {
+        publisher.publish(string(format!("burst {n}"))).unwrap();
+    }
+    let out = listener.finish(Instant::now() + STEP);
+    assert!(out.success && out.values("RESULT ") == [count], "{out}");
+    let counters = counters(&out.values("HEARD "), "burst ");
+    assert_eq!(counters.first(), Some(&1), "{out}");
+    assert_consecutive(&counters, &out);
+}
+
 // -------------------------------------------------------------------------------------------
 // Best effort
 

@@ -52,7 +52,7 @@ pub use history::HistoryKind;
 pub use key_hash::KeyHasher;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
 pub use writer::{
-    ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER,
+    ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER, BATCH_MAX_BYTES,
     KEEP_ALL_MAX_BYTES,
 };
 

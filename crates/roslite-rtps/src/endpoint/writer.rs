@@ -13,6 +13,14 @@
 //!   GAPs, its HEARTBEATs) is directed: INFO_DST + that reader's locators and entity id.
 //! - While some reliable reader has unacknowledged samples, every `heartbeat_period` each such
 //!   reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
+//! - Batching: samples written in a burst share datagrams. A sample written `batch_window` or
+//!   more after the last push goes out at the next poll (a lone sample waits for nothing), and
+//!   so does one written after the caller handled input since that push (a reply to a request
+//!   or a ping; [`Writer::set_inputs_seen`]). Others wait until `batch_window` after the last
+//!   push, or until `batch_max_bytes` of them wait, and then go out together: several DATA
+//!   (each after its INFO_TS) and one HEARTBEAT in one RTPS message, as RTPS 2.5 §8.3.4 and
+//!   §9.4.1 allow any number of submessages after the header. A stream slower than one sample
+//!   per `batch_window` never waits; a faster one waits at most `batch_window`.
 //!
 //! Receiving (§8.4.9.2.8, docs/robustness.md §1): ACKNACKs with stale counts are dropped; bases
 //! beyond the last written sequence number are clamped; a lowered base never un-acknowledges;
@@ -86,6 +94,15 @@ pub struct WriterConfig {
     /// Default: unbounded (`usize::MAX`); a participant's writers get
     /// [`KEEP_ALL_MAX_BYTES`] unless configured otherwise.
     pub max_history_bytes: usize,
+    /// How long after a push new samples wait for more to share their datagram (module
+    /// documentation, "Batching"). Zero (the default here; a participant's writers get
+    /// [`WriterDefaults::batch_window`](crate::participant::WriterDefaults::batch_window))
+    /// sends every sample at the next poll.
+    pub batch_window: Duration,
+    /// Payload bytes of waiting samples that end the wait at once: a batch's datagram stays
+    /// near this size, and a sample this large never waits. Default
+    /// [`BATCH_MAX_BYTES`].
+    pub batch_max_bytes: usize,
     /// The key members of a keyed topic's type: each sample then carries its key hash
     /// (`PID_KEY_HASH`, RTPS 2.5 §9.6.3.8) in its inline QoS, as Fast DDS sends it
     /// ([`KeyHasher`]). `None` for a keyless topic (all ROS 2 types but IDL ones with `@key`).
@@ -95,6 +112,12 @@ pub struct WriterConfig {
 /// The default byte bound of a KEEP_ALL writer's history (64 MiB; see
 /// [`WriterConfig::max_history_bytes`]).
 pub const KEEP_ALL_MAX_BYTES: usize = 64 << 20;
+
+/// The default [`WriterConfig::batch_max_bytes`], 16 KiB: about Cyclone DDS's default
+/// `MaxMessageSize` (14 720 bytes), the datagram its write batching fills. Fast DDS sends up to
+/// 65 500 bytes, but on a network with a 1500-byte MTU one lost IP fragment of a 64 KiB
+/// datagram loses every sample in it; ten fragments lose less.
+pub const BATCH_MAX_BYTES: usize = 16 << 10;
 
 impl WriterConfig {
     /// Reliable, volatile, KEEP_LAST 10 (the ROS 2 default profile) with the timer and size
@@ -112,6 +135,8 @@ impl WriterConfig {
             max_data_size: 64_000,
             push_mode: true,
             max_history_bytes: usize::MAX,
+            batch_window: Duration::ZERO,
+            batch_max_bytes: BATCH_MAX_BYTES,
             key: None,
         }
     }
@@ -193,6 +218,15 @@ pub struct Writer {
     readers: BTreeMap<Guid, ReaderProxy>,
     /// The first sequence number not yet pushed to the matched readers.
     next_push: SequenceNumber,
+    /// Payload bytes of the samples from `next_push` on (an upper bound: KEEP_LAST may have
+    /// dropped some); 0 when none wait.
+    waiting_bytes: usize,
+    /// When new samples were last pushed (batching), and [`Writer::set_inputs_seen`]'s count
+    /// then.
+    last_push: Option<Instant>,
+    inputs_at_last_push: u64,
+    /// The caller's count of inputs handled, as of the last write.
+    inputs_seen: u64,
     heartbeat_count: Count,
     /// Periodic HEARTBEAT timer, armed while a reliable reader has unacknowledged samples.
     next_heartbeat: Option<Instant>,
@@ -225,6 +259,10 @@ impl Writer {
             history: WriterHistory::new(),
             readers: BTreeMap::new(),
             next_push: SequenceNumber::FIRST,
+            waiting_bytes: 0,
+            last_push: None,
+            inputs_at_last_push: 0,
+            inputs_seen: 0,
             heartbeat_count: Count(0),
             next_heartbeat: None,
             liveliness_pending: false,
@@ -294,6 +332,7 @@ impl Writer {
         if next > self.history.next_sn() {
             self.history.skip_to(next);
             self.next_push = self.history.next_sn();
+            self.waiting_bytes = 0;
         }
     }
 
@@ -336,6 +375,9 @@ impl Writer {
         let pull = !self.config.push_mode && self.config.reliable;
         if pull || self.readers.is_empty() {
             self.next_push = self.history.next_sn();
+            self.waiting_bytes = 0;
+        } else {
+            self.waiting_bytes = self.waiting_bytes.saturating_add(len.max(1));
         }
         if pull {
             // §8.4.9.2.4: without push mode new changes are only announced.
@@ -655,19 +697,61 @@ impl Writer {
         }
     }
 
-    /// The next instant [`Writer::handle_timeout`] has work.
+    /// The next instant [`Writer::handle_timeout`] has work (or waiting samples of a burst
+    /// are due to go out).
     pub fn poll_timeout(&self) -> Option<Instant> {
         let repairs = self.readers.values().filter_map(|p| match p.repair {
             RepairState::MustRepair { at } => Some(at),
             _ => None,
         });
-        self.next_heartbeat.into_iter().chain(repairs).min()
+        self.next_heartbeat
+            .into_iter()
+            .chain(repairs)
+            .chain(self.batch_deadline())
+            .min()
+    }
+
+    /// When the samples waiting for a batch go out, if some wait for one: `batch_window` after
+    /// the last push, when no input came since it, fewer than `batch_max_bytes` wait and
+    /// the history has room for another (a KEEP_LAST history must not overwrite a sample that
+    /// never went out, nor a KEEP_ALL one refuse a write while samples wait).
+    fn batch_deadline(&self) -> Option<Instant> {
+        let waiting = self.history.next_sn().0.saturating_sub(self.next_push.0);
+        let capacity = self.config.history.capacity();
+        let full = match self.config.history {
+            HistoryKind::KeepAll { .. } => self.history.len() >= capacity,
+            HistoryKind::KeepLast(_) => usize::try_from(waiting).unwrap_or(usize::MAX) >= capacity,
+        };
+        if waiting <= 0
+            || full
+            || self.waiting_bytes >= self.config.batch_max_bytes
+            || self.config.batch_window.is_zero()
+        {
+            return None;
+        }
+        if self.inputs_seen != self.inputs_at_last_push {
+            return None;
+        }
+        Some(self.last_push?.saturating_add(self.config.batch_window))
+    }
+
+    /// Ends the wait for a batch: samples waiting go out at the next poll (before the writer
+    /// is deleted or its participant shuts down, so that batching loses nothing there).
+    pub fn end_batch(&mut self) {
+        self.last_push = None;
+    }
+
+    /// Tells the writer how many inputs (datagrams) its caller has handled so far, before a
+    /// write: a sample written after new input is an answer to it (a reply, a pong) and is
+    /// sent without waiting for a batch, however soon after the last push it comes.
+    pub fn set_inputs_seen(&mut self, inputs: u64) {
+        self.inputs_seen = inputs;
     }
 
     /// The next datagram content to send, if any. Call until `None` after every input.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         self.handle_timeout(now);
-        if let Some(t) = self.poll_new_data() {
+        if let Some(t) = self.poll_new_data(now) {
             return Some(t);
         }
         if std::mem::take(&mut self.liveliness_pending) {
@@ -702,9 +786,18 @@ impl Writer {
     }
 
     /// Pushes samples written since the last poll to every matched reader (§8.4.9.2.4, T4, with
-    /// `readerId = ENTITYID_UNKNOWN` as §8.4.15.5 encourages) and piggybacks a HEARTBEAT
-    /// (§8.4.15.4).
-    fn poll_new_data(&mut self) -> Option<Transmit> {
+    /// `readerId = ENTITYID_UNKNOWN` as §8.4.15.5 encourages) and piggybacks one HEARTBEAT per
+    /// transmit (§8.4.15.4), not per sample. In a burst, waits for the batch first (module
+    /// documentation).
+    fn poll_new_data(&mut self, now: Instant) -> Option<Transmit> {
+        if self.next_push < self.history.next_sn() {
+            if self.batch_deadline().is_some_and(|t| now < t) {
+                return None;
+            }
+            self.last_push = Some(now);
+            self.inputs_at_last_push = self.inputs_seen;
+            self.waiting_bytes = 0;
+        }
         while self.next_push < self.history.next_sn() {
             let mut tx = TransmitBuilder::default();
             let ids = (EntityId::UNKNOWN, self.config.guid.entity_id);
@@ -717,7 +810,8 @@ impl Writer {
             }
             self.next_push = sn;
             if let Some(first) = self.broadcast_heartbeat_first() {
-                let hb = self.heartbeat(EntityId::UNKNOWN, first, true);
+                let final_flag = !self.needs_acknowledgements();
+                let hb = self.heartbeat(EntityId::UNKNOWN, first, final_flag);
                 tx.push(&Submessage::Heartbeat(hb));
             }
             if let Some(t) = tx.finish(self.broadcast_destinations(), None) {
@@ -725,6 +819,21 @@ impl Writer {
             }
         }
         None
+    }
+
+    /// Whether a KEEP_ALL history is half full (of samples or bytes): then the HEARTBEAT
+    /// pushed with new samples is not Final, so readers acknowledge them now (RTPS 2.5
+    /// §8.3.8.5: only the FinalFlag lets a reader leave a HEARTBEAT unanswered) rather than at
+    /// the next periodic HEARTBEAT, which would leave a fast writer full and waiting for most
+    /// of `heartbeat_period` (a history of 5000 samples a period caps a stream at 50 000
+    /// samples a second).
+    fn needs_acknowledgements(&self) -> bool {
+        if !self.config.history.is_keep_all() {
+            return false;
+        }
+        let half = |n: usize| n.div_ceil(2);
+        self.history.len() >= half(self.config.history.capacity())
+            || self.history.bytes() >= half(self.config.max_history_bytes)
     }
 
     /// Everything for one reader: catch-up, repairs, GAPs and its HEARTBEAT.

@@ -90,6 +90,14 @@ pub struct WriterDefaults {
     /// Payload bytes a KEEP_ALL writer's history holds at most
     /// ([`WriterConfig::max_history_bytes`](crate::WriterConfig::max_history_bytes)).
     pub keep_all_max_bytes: usize,
+    /// How long after a push the samples a writer keeps writing wait for more, so that a burst
+    /// shares datagrams ([`WriterConfig::batch_window`](crate::WriterConfig::batch_window)):
+    /// 50 us. A lone sample, a stream slower than one sample per window and a sample written
+    /// after input arrived (a reply) go out at once. Zero turns batching off.
+    pub batch_window: Duration,
+    /// Waiting payload bytes that send a batch at once
+    /// ([`WriterConfig::batch_max_bytes`](crate::WriterConfig::batch_max_bytes)).
+    pub batch_max_bytes: usize,
 }
 
 impl Default for WriterDefaults {
@@ -102,6 +110,8 @@ impl Default for WriterDefaults {
             push_mode: true,
             keep_all_max_samples: 5000,
             keep_all_max_bytes: crate::endpoint::KEEP_ALL_MAX_BYTES,
+            batch_window: Duration::from_micros(50),
+            batch_max_bytes: crate::endpoint::BATCH_MAX_BYTES,
         }
     }
 }

@@ -80,6 +80,9 @@ impl Participant {
         if own {
             bump(&mut self.stats.own_datagrams);
         }
+        if from.is_some() {
+            self.inputs_handled = self.inputs_handled.wrapping_add(1);
+        }
         if let Some(r) = from.and_then(|p| self.remotes.get_mut(&p)) {
             let len = u64::try_from(datagram.len()).unwrap_or(u64::MAX);
             r.received_bytes = r.received_bytes.saturating_add(len);
@@ -390,7 +393,7 @@ impl Participant {
         true
     }
 
-    fn collect_transmits(&mut self, now: Instant) {
+    pub(super) fn collect_transmits(&mut self, now: Instant) {
         let mut packer = Packer {
             header: self.header,
             max: self.config.max_datagram_size,

@@ -38,6 +38,8 @@ mod liveliness;
 mod table;
 
 #[cfg(test)]
+mod batch_tests;
+#[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;
@@ -234,6 +236,10 @@ pub struct Participant {
     /// since, so another `poll_transmit` at `t` has nothing new to collect (saves a walk over
     /// all endpoints at the end of every flush). Every input method resets it.
     drained_at: Option<Instant>,
+    /// Datagrams from other participants handled so far: a writer told this before a write
+    /// sends the sample without waiting for a batch when input came since its last push
+    /// ([`crate::endpoint::Writer::set_inputs_seen`]).
+    inputs_handled: u64,
     /// Reassembly bytes of all our readers together, and of each remote participant's writers
     /// (`ReaderDefaults::reassembly_bytes_*`).
     reassembly_total: Arc<ByteBudget>,
@@ -346,6 +352,7 @@ impl Participant {
             sample_cursor: None,
             scratch: Vec::new(),
             drained_at: None,
+            inputs_handled: 0,
             reassembly_total: ByteBudget::new(config.reader_defaults.reassembly_bytes_total),
             reassembly_budgets: BTreeMap::new(),
             limits_reported: BTreeSet::new(),
@@ -545,9 +552,14 @@ impl Participant {
     }
 
     /// Deletes a writer: its SEDP announcement is disposed, so remote readers unmatch it.
-    /// Unacknowledged samples are dropped. Unknown ids are ignored.
+    /// Samples waiting for a batch go out before the disposal; unacknowledged samples are
+    /// dropped. Unknown ids are ignored.
     pub fn delete_writer(&mut self, now: Instant, id: WriterId) {
         self.drained_at = None;
+        if let Some(w) = self.writers.get_mut(&id.0) {
+            w.writer.end_batch();
+            self.collect_transmits(now);
+        }
         let Some(w) = self.writers.remove(&id.0) else {
             return;
         };
@@ -625,6 +637,7 @@ impl Participant {
             .writers
             .get_mut(&writer.0)
             .ok_or(WriteError::UnknownWriter)?;
+        w.writer.set_inputs_seen(self.inputs_handled);
         let sn = w
             .writer
             .write(now, payload, inline_qos, source_timestamp)
@@ -639,8 +652,13 @@ impl Participant {
     /// Stops announcing: queues an SPDP disposal to every destination and every known
     /// participant, so peers drop us at once instead of after our lease. Send what
     /// `poll_transmit` returns, then drop the participant.
-    pub fn shutdown(&mut self, _now: Instant) {
+    pub fn shutdown(&mut self, now: Instant) {
         self.drained_at = None;
+        // Samples waiting for a batch go out before the disposal, which makes peers forget us.
+        for w in self.writers.values_mut_all() {
+            w.writer.end_batch();
+        }
+        self.collect_transmits(now);
         let dests = self.spdp_all_destinations();
         self.pending_spdp_dispose.push(dests);
     }
@@ -1033,6 +1051,8 @@ impl Participant {
             } else {
                 usize::MAX
             },
+            batch_window: d.batch_window,
+            batch_max_bytes: d.batch_max_bytes,
             key: None,
         }
     }

@@ -121,6 +121,11 @@ fn config(i: u32) -> ParticipantConfig {
 
 impl Swarm {
     pub(super) fn new(n: u32, seed: u64) -> Self {
+        Self::new_with(n, seed, |_| {})
+    }
+
+    /// [`Swarm::new`] with each participant's configuration changed by `change`.
+    pub(super) fn new_with(n: u32, seed: u64, change: impl Fn(&mut ParticipantConfig)) -> Self {
         let mut s = Swarm {
             nodes: Vec::new(),
             now: Instant::ZERO,
@@ -128,7 +133,9 @@ impl Swarm {
             with_tail: 0,
         };
         for i in 0..n {
-            s.add(config(i));
+            let mut c = config(i);
+            change(&mut c);
+            s.add(c);
         }
         s
     }
@@ -162,7 +169,8 @@ impl Swarm {
         &mut self.nodes[i].p
     }
 
-    fn flush(&mut self) {
+    /// Sends what every node wants sent now and collects their events.
+    pub(super) fn flush(&mut self) {
         for i in 0..self.nodes.len() {
             if !self.nodes[i].alive {
                 continue;
@@ -285,7 +293,7 @@ impl Swarm {
     }
 }
 
-fn chatter(qos: EndpointQos) -> EndpointOptions {
+pub(super) fn chatter(qos: EndpointQos) -> EndpointOptions {
     EndpointOptions::new(CHATTER, STRING)
         .with_qos(qos)
         .with_user_data(ros::typehash_user_data(
@@ -606,7 +614,7 @@ fn volatile_reader_of_transient_local_writer_gets_no_history() {
 }
 
 /// A hand-made SPDP DATA(p) datagram from participant `prefix`.
-fn spdp_datagram(prefix: GuidPrefix, domain: u32) -> Vec<u8> {
+pub(super) fn spdp_datagram(prefix: GuidPrefix, domain: u32) -> Vec<u8> {
     let mut pd = ParticipantData::new(prefix);
     pd.domain_id = Some(domain);
     pd.metatraffic_unicast_locators = vec![Locator::udpv4(Ipv4Addr::LOCALHOST, 9999)];

@@ -31,6 +31,8 @@ pub enum InitError {
     InvalidReceiveSpin(String),
     /// `ROSLITE_KEEP_ALL_MAX_BYTES` is not a byte count (with an optional K, M or G).
     InvalidKeepAllMaxBytes(String),
+    /// `ROSLITE_BATCH_WINDOW_US` is not a whole number of microseconds up to the maximum.
+    InvalidBatchWindow(String),
     /// A cap of the network (`ROSLITE_MAX_*`, `ROSLITE_REASSEMBLY_MAX_BYTES*`;
     /// [`crate::limits`]) is not a count (with an optional K, M or G).
     InvalidLimit {
@@ -64,6 +66,15 @@ impl fmt::Display for InitError {
                 f,
                 "ROSLITE_KEEP_ALL_MAX_BYTES='{value}' is invalid: use a byte count from 1 to \
                  1 TiB, optionally with the suffix K, M or G (e.g. 256M), or unset it for 64M"
+            ),
+            Self::InvalidBatchWindow(value) => write!(
+                f,
+                "{BATCH_WINDOW_ENV}='{value}' is invalid: use whole microseconds from 0 (every \
+                 sample sent at once) to {MAX_BATCH_WINDOW_US}, or unset it for the default of \
+                 {}",
+                roslite_rtps::participant::WriterDefaults::default()
+                    .batch_window
+                    .as_micros()
             ),
             Self::InvalidLimit { variable, value } => write!(
                 f,
@@ -294,6 +305,40 @@ impl LocalTransports {
     }
 }
 
+/// The environment variable that sets how long, after a UDP publisher sent samples, the
+/// samples it writes next wait for more to share their datagram (whole microseconds; 0 sends
+/// every sample at once). A lone sample, and one written right after input arrived (a reply),
+/// never wait. Default 50 (docs/scale.md, "Throughput"). A malformed value fails context
+/// creation.
+pub const BATCH_WINDOW_ENV: &str = "ROSLITE_BATCH_WINDOW_US";
+
+/// The largest [`BATCH_WINDOW_ENV`] accepted, in microseconds (100 ms).
+pub const MAX_BATCH_WINDOW_US: u64 = 100_000;
+
+/// Parses the [`BATCH_WINDOW_ENV`] syntax.
+///
+/// # Errors
+/// [`InitError::InvalidBatchWindow`], which says what is accepted.
+pub fn parse_batch_window(text: &str) -> Result<Duration, InitError> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|us| *us <= MAX_BATCH_WINDOW_US)
+        .map(Duration::from_micros)
+        .ok_or_else(|| InitError::InvalidBatchWindow(text.to_string()))
+}
+
+/// The batch window [`BATCH_WINDOW_ENV`] sets, if set.
+///
+/// # Errors
+/// As [`parse_batch_window`].
+pub fn batch_window_from_env() -> Result<Option<Duration>, InitError> {
+    match std::env::var(BATCH_WINDOW_ENV) {
+        Ok(text) if !text.trim().is_empty() => parse_batch_window(&text).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// Whether nodes serve the six parameter services and publish `/parameter_events` (rclcpp's
 /// `start_parameter_services` and `start_parameter_event_publisher`, on by default). Each node
 /// with services adds 12 RTPS endpoints and a `/parameter_events` writer; a tiny node that no
@@ -316,6 +361,23 @@ impl ParameterServices {
         match std::env::var(Self::ENV).as_deref().map(str::trim) {
             Ok("off" | "0" | "false") => Self::Disabled,
             _ => Self::Enabled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_window_takes_whole_microseconds_up_to_the_maximum() {
+        assert_eq!(parse_batch_window(" 50 "), Ok(Duration::from_micros(50)));
+        assert_eq!(parse_batch_window("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_batch_window("100000"), Ok(Duration::from_millis(100)));
+        for bad in ["100001", "-1", "5us", "1.5", ""] {
+            let e = parse_batch_window(bad).unwrap_err();
+            assert_eq!(e, InitError::InvalidBatchWindow(bad.to_string()));
+            assert!(e.to_string().contains("ROSLITE_BATCH_WINDOW_US"), "{e}");
         }
     }
 }

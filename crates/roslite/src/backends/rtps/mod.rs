@@ -531,6 +531,10 @@ impl RtpsNetwork {
         participant_config.writer_defaults.keep_all_max_bytes =
             crate::vocabulary::qos::keep_all_max_bytes()
                 .unwrap_or(crate::vocabulary::qos::KEEP_ALL_MAX_BYTES);
+        // Validated when the context was made.
+        if let Ok(Some(window)) = crate::vocabulary::config::batch_window_from_env() {
+            participant_config.writer_defaults.batch_window = window;
+        }
         if let Some(follower) = &follower {
             participant_config
                 .user_data
