@@ -171,6 +171,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             &migrating::MigrationPlan {
                 moves: args.moves,
                 interval: Duration::from_secs_f64(args.move_every),
+                emulated: None,
             },
         )?;
         moves_text = moves_table(&moved);

@@ -175,6 +175,7 @@ fn wasm_follower_moves_between_two_hosts_while_it_drives_the_robot() {
     let plan = MigrationPlan {
         moves: 4,
         interval: Duration::from_millis(300),
+        emulated: None,
     };
     let moved = migrating::run(&options, &plan).unwrap_or_else(|e| panic!("{e}"));
     let r = &moved.run;

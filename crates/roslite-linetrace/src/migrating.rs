@@ -27,12 +27,24 @@ use crate::launch::{self, LaunchError, LaunchOptions, RunResult, Setup, Side, Tr
 /// The two hosts' names.
 pub const HOSTS: [&str; 2] = ["linetrace_a", "linetrace_b"];
 
-/// How many moves, how far apart.
+/// How many moves, how far apart, and where.
 #[derive(Clone, Debug)]
 pub struct MigrationPlan {
     pub moves: u32,
     /// From one move's end to the next move's start.
     pub interval: Duration,
+    /// The second host as another CPU architecture under qemu-user; None: both on this one.
+    pub emulated: Option<EmulatedHost>,
+}
+
+/// An aarch64 host run under qemu-user (`roslite_wasm::cross`).
+#[derive(Clone, Debug)]
+pub struct EmulatedHost {
+    /// The aarch64 lean host (`roslite_wasm::cross::build_host`).
+    pub program: std::path::PathBuf,
+    /// A directory with the follower compiled for aarch64's wasmtime, under its name
+    /// (`linetrace-follower.cwasm`).
+    pub module_dir: std::path::PathBuf,
 }
 
 /// One move as measured.
@@ -101,7 +113,15 @@ pub fn run(options: &LaunchOptions, plan: &MigrationPlan) -> Result<MigratingRes
         &events_tx,
     )?];
     for (i, name) in HOSTS.iter().enumerate() {
-        let mut c = Command::new(&files.wasmtime_host);
+        let (mut c, module_dir) = match (&plan.emulated, i) {
+            (Some(emulated), 1) => {
+                let mut c = roslite_wasm::cross::command(&emulated.program);
+                // Between this machine's processes and the emulated one, RTPS over UDP.
+                c.env("ROSLITE_TRANSPORTS", "udp");
+                (c, emulated.module_dir.as_path())
+            }
+            _ => (Command::new(&files.wasmtime_host), module_dir),
+        };
         c.args(["--engine", "wasmtime", "--stop-on-stdin", "--name", name])
             .args(["--accept-from", HOSTS[1 - i]])
             .arg("--module-dir")

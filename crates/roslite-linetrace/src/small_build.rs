@@ -90,7 +90,7 @@ pub fn target_dir_of(exe: &Path) -> Option<PathBuf> {
 }
 
 /// The workspace this binary was compiled from, if it is still there.
-pub(crate) fn workspace_root() -> Option<PathBuf> {
+pub fn workspace_root() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.parent()?;
     root.join("Cargo.toml")
         .is_file()

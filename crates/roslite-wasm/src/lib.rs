@@ -12,6 +12,7 @@ pub mod abi;
 pub mod calls;
 pub mod carried;
 pub mod cli;
+pub mod cross;
 pub mod engine;
 pub mod fault;
 pub mod guest;

@@ -29,7 +29,7 @@
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -40,76 +40,21 @@ use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
 
 mod common;
 
-const AARCH64: &str = "aarch64-unknown-linux-gnu";
-/// Where Debian's libc6-arm64-cross puts the aarch64 C library and loader: qemu-aarch64's
-/// `-L`, for the dynamically linked host.
-const AARCH64_SYSROOT: &str = "/usr/aarch64-linux-gnu";
-const CROSS_LINKER: &str = "aarch64-linux-gnu-gcc";
-const QEMU: &str = "qemu-aarch64";
-/// The cargo profile of the aarch64 host: see [`aarch64_host_program`].
-const PROFILE: &str = "dev";
 const DOMAIN: u32 = 45;
 /// The replier's node name (its file's stem).
 const NODE: &str = "deterministic_reply";
 /// How long anything that goes through the emulated host may take: qemu-user runs the
 /// aarch64 code about ten times slower than the machine would.
 const EMULATED: Duration = Duration::from_secs(60);
-/// The emulated host's callback deadline (`--deadline-ms`), for the same reason.
-const EMULATED_DEADLINE: Duration = Duration::from_secs(30);
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
-}
-
-/// What of the cross toolchain is missing, with how to get it; empty when all is there.
-fn missing_cross_toolchain() -> Vec<String> {
-    let mut missing = Vec::new();
-    if !on_path(CROSS_LINKER) {
-        missing.push(format!(
-            "{CROSS_LINKER} (Debian package gcc-aarch64-linux-gnu)"
-        ));
-    }
-    if !Path::new(AARCH64_SYSROOT)
-        .join("lib/ld-linux-aarch64.so.1")
-        .exists()
-    {
-        missing.push(format!(
-            "the aarch64 C library in {AARCH64_SYSROOT} (Debian package libc6-arm64-cross)"
-        ));
-    }
-    if !on_path(QEMU) {
-        missing.push(format!("{QEMU} (Debian package qemu-user)"));
-    }
-    let target_installed = Command::new("rustc")
-        .args(["--print", "target-libdir", "--target", AARCH64])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-        .is_some_and(|dir| {
-            std::fs::read_dir(dir).is_ok_and(|mut entries| {
-                entries.any(|e| {
-                    e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
-                })
-            })
-        });
-    if !target_installed {
-        missing.push(format!(
-            "Rust's standard library for {AARCH64} (`rustup target add {AARCH64}`)"
-        ));
-    }
-    missing
-}
-
 /// Whether the test can run; outside CI a missing toolchain prints why and skips the test,
 /// in CI it fails it.
 fn cross_toolchain_present(test: &str) -> bool {
-    let missing = missing_cross_toolchain();
+    let missing = roslite_wasm::cross::missing_toolchain();
     if missing.is_empty() {
         return true;
     }
@@ -140,32 +85,12 @@ fn aarch64_host_program() -> &'static Path {
             .parent()
             .expect("CARGO_TARGET_TMPDIR is target/tmp")
             .join("cross-aarch64");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let started = Instant::now();
-        let output = Command::new(&cargo)
-            .current_dir(common::workspace())
-            .args(["build", "--profile", PROFILE, "-p", "roslite-wasm"])
-            .args(["--no-default-features", "--features", "wasmi"])
-            .args(["--bin", "roslite-wasm-host", "--target", AARCH64])
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .output()
-            .expect("run cargo");
-        assert!(
-            output.status.success(),
-            "building the aarch64 host failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        // Cargo's folder of the dev profile is named debug.
-        let folder = if PROFILE == "dev" { "debug" } else { PROFILE };
-        let program = target_dir
-            .join(AARCH64)
-            .join(folder)
-            .join("roslite-wasm-host");
+        let (program, took) = roslite_wasm::cross::build_host(&common::workspace(), &target_dir)
+            .unwrap_or_else(|e| panic!("{e}"));
         let size = std::fs::metadata(&program).map(|m| m.len()).unwrap_or(0);
         eprintln!(
             "aarch64 roslite-wasm-host built (or found up to date) in {:.1} s: {} ({:.1} MiB)",
-            started.elapsed().as_secs_f64(),
+            took.as_secs_f64(),
             program.display(),
             size as f64 / (1 << 20) as f64
         );
@@ -189,7 +114,11 @@ fn replier_for_aarch64() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let wasm = std::fs::read(replier()).unwrap();
-        let code = roslite_wasm::engine::wasmtime_engine::precompile(&wasm, Some(AARCH64)).unwrap();
+        let code = roslite_wasm::engine::wasmtime_engine::precompile(
+            &wasm,
+            Some(roslite_wasm::cross::AARCH64),
+        )
+        .unwrap();
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wasm-guests-aarch64");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("{NODE}.cwasm"));
@@ -275,14 +204,10 @@ impl HostProcess {
     fn start(ns: &NetNs, machine: Machine, engine: EngineKind, args: &[&OsStr]) -> Self {
         let mut command = match machine {
             Machine::Aarch64 => {
-                let mut command = ns.command(QEMU);
-                command
-                    .args(["-L", AARCH64_SYSROOT])
-                    .arg(aarch64_host_program())
-                    // A guest's start (its node, endpoints and their discovery set up by
-                    // imports it calls) runs within its deadline, and takes over a second of
-                    // emulated debug code.
-                    .args(["--deadline-ms", &EMULATED_DEADLINE.as_millis().to_string()]);
+                // `qemu-aarch64 -L SYSROOT HOST --deadline-ms ...`, inside the namespace.
+                let emulated = roslite_wasm::cross::command(aarch64_host_program());
+                let mut command = ns.command(emulated.get_program());
+                command.args(emulated.get_args());
                 command
             }
             Machine::X86_64 => ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host")),
