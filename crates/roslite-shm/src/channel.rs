@@ -308,12 +308,31 @@ impl Channel {
 
     /// Takes the oldest announced sample; `Corrupt` if the writer's indices are impossible.
     pub(crate) fn pop(&self) -> Result<Option<Descriptor>, Corrupt> {
+        self.pop_observed(|| {})
+    }
+
+    /// [`Self::pop`], calling `between_loads` after each look at `sub_tail` and before the look
+    /// at `sub_head`: a test stands for a writer that runs in that gap.
+    ///
+    /// The two indices cannot be read at one instant. A keep-last writer moves `sub_tail`
+    /// too (it drops the oldest entry of a full ring), so a reader delayed between the two
+    /// loads (preempted, or simply slower than a writer sending millions of samples a second)
+    /// can see a head more than a ring ahead of a tail that has long moved on. That is the
+    /// writer lapping us, not a corrupt ring: it shows as `sub_tail` having moved since. Only
+    /// when `sub_tail` did not move (both indices only grow, so the head read lies between
+    /// two identical tails) does an out-of-range distance prove the writer wrote nonsense.
+    pub(crate) fn pop_observed(
+        &self,
+        mut between_loads: impl FnMut(),
+    ) -> Result<Option<Descriptor>, Corrupt> {
         loop {
             let tail = self.u64_at(OFF_SUB_TAIL).load(Acquire);
+            between_loads();
             let head = self.u64_at(OFF_SUB_HEAD).load(Acquire);
             match head.checked_sub(tail) {
                 Some(0) => return Ok(None),
                 Some(queued) if queued <= self.sub_capacity => {}
+                _ if self.u64_at(OFF_SUB_TAIL).load(Acquire) != tail => continue, // lapped
                 _ => return Err(Corrupt),
             }
             let slot = self.sub_slot(tail);
@@ -444,6 +463,41 @@ mod tests {
         assert_eq!(reader.pop(), Ok(Some(descriptor(1))));
         assert_eq!(reader.pop(), Ok(Some(descriptor(2))));
         assert_eq!(reader.lost(), 1);
+    }
+
+    /// What a keep-last writer does for each sample: drop the oldest entry of a full ring,
+    /// then announce.
+    fn send_keep_last(writer: &Channel, seq: u64) {
+        if writer.is_full().unwrap() {
+            writer.take_oldest().unwrap();
+        }
+        writer.push(descriptor(seq));
+    }
+
+    /// A reader that looked at `sub_tail`, then was outrun by a keep-last writer by more than
+    /// a ring (it sent `3 x depth` samples, dropping the oldest each time) before the reader
+    /// looked at `sub_head`: the distance between the two looks is beyond the ring, but the
+    /// writer is correct. The reader takes the oldest entry still in the ring (keep-last:
+    /// it lost older ones, it must not give up on the writer), and the rest after it.
+    #[test]
+    fn a_reader_lapped_between_its_looks_at_the_indices_takes_what_the_ring_holds() {
+        let (writer, reader) = pair(4, 8);
+        send_keep_last(&writer, 0);
+        let mut lapped = false;
+        let popped = reader.pop_observed(|| {
+            if !lapped {
+                lapped = true;
+                for seq in 1..=12 {
+                    send_keep_last(&writer, seq);
+                }
+            }
+        });
+        assert_eq!(popped, Ok(Some(descriptor(9))), "lapping is not corruption");
+        for seq in 10..=12 {
+            assert_eq!(reader.pop(), Ok(Some(descriptor(seq))));
+        }
+        assert_eq!(reader.pop(), Ok(None));
+        assert_eq!(reader.lost(), 9);
     }
 
     #[test]

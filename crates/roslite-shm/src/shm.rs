@@ -1914,6 +1914,54 @@ mod tests {
         }
     }
 
+    /// A keep-last reader outrun by a writer sending as fast as it can (its ring overflows on
+    /// nearly every sample) goes on receiving: no sample is reported malformed, and the
+    /// samples sent once the writer slowed down all arrive. How many arrive during the flood
+    /// depends on the scheduler and is not checked; the step-by-step form of the overrun that
+    /// broke this is `channel::tests::a_reader_lapped_between_its_looks_at_the_indices_...`.
+    #[test]
+    fn a_keep_last_reader_outrun_by_its_writer_keeps_receiving() {
+        /// The first byte of the samples sent after the flood.
+        const AFTER: u8 = 2;
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(12u128);
+        let writer = ShmWriter::create(&endpoint, key, WriterConfig::default()).expect("writer");
+        let config = ReaderConfig {
+            history: History::KeepLast(4),
+            max_held: 8,
+            ..ReaderConfig::default()
+        };
+        let reader = attached(&writer, &endpoint, key, config);
+        let receiving = std::thread::spawn(move || {
+            let mut spin = IdleSpin::default();
+            let mut after = 0;
+            while after < 3 {
+                let sample = reader.receive_spinning(&mut spin)?;
+                after += u8::from(sample[0] == AFTER);
+            }
+            Ok::<_, ReceiveError>(reader.lost())
+        });
+        let flood = Instant::now();
+        while flood.elapsed() < Duration::from_millis(300) {
+            writer.send_copy(&[1; 64], 0).expect("send");
+        }
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(5));
+            writer.send_copy(&[AFTER; 64], 0).expect("send");
+        }
+        let start = Instant::now();
+        while !receiving.is_finished() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the samples sent after the flood did not arrive: {:?}",
+                writer.stats()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let lost = receiving.join().expect("receiving thread");
+        assert!(lost.is_ok(), "the reader gave up: {lost:?}");
+    }
+
     #[test]
     fn chunk_hashes_spread_over_buckets() {
         let build = BuildHasherDefault::<ChunkHasher>::default();

@@ -252,9 +252,19 @@ impl LinkSpec {
                 }
                 // The subscription holds its quota of samples: sleep until one is dropped.
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
-                Err(_) => return,
+                Err(roslite_shm::ReceiveError::WriterGone) => return,
+                Err(e) => return self.link_broke(&e),
             }
         }
+    }
+
+    /// The link ends for something other than its writer leaving (a malformed ring, a failed
+    /// wait): said once, since nothing else would show why the writer's messages stopped.
+    fn link_broke(&self, error: &roslite_shm::ReceiveError) {
+        self.logger.warn(format_args!(
+            "same-host link to writer {:?} ended, samples from it are lost: {error}",
+            self.writer
+        ));
     }
 
     /// Blocks in `recv` itself (one system call per packet, as a plain socket reader would;
@@ -316,7 +326,8 @@ impl LinkSpec {
                 Ok(_) if self.stop.requested() => return,
                 Ok(sample) => service.deliver(SharedBuf::new(ShmBacking(sample))),
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
-                Err(_) => return,
+                Err(roslite_shm::ReceiveError::WriterGone) => return,
+                Err(e) => return self.link_broke(&e),
             }
         }
     }
