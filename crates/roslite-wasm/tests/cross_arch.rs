@@ -30,11 +30,10 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use roslite::msgs::roslite_interfaces::srv::{MigrateNode, MigrateNode_Request};
-use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite_transport::netns::NetNs;
 use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
 
@@ -291,82 +290,9 @@ fn networked(ns: &NetNs) -> roslite::Context {
     common::networked(ns, DOMAIN)
 }
 
-/// The native x86_64 node: publishes numbers on /numbers_in, hears replies on /numbers_out.
-struct Sender {
-    context: roslite::Context,
-    node: roslite::Node,
-    publisher: roslite::Publisher<StringMsg>,
-    subscription: roslite::Subscription<StringMsg>,
-    replies: mpsc::Receiver<String>,
-    spinner: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Sender {
-    fn new(ns: &NetNs) -> Self {
-        let context = networked(ns);
-        let node = context.create_node("sender").unwrap();
-        let qos = roslite::QosProfile::keep_last(100).reliable();
-        let publisher = node.create_publisher("numbers_in", qos).unwrap();
-        let (tx, replies) = mpsc::channel();
-        let subscription = node
-            .create_subscription("numbers_out", qos, move |m: StringMsg| {
-                let _ = tx.send(m.data);
-            })
-            .unwrap();
-        let executor = roslite::Executor::new(&context);
-        executor.add_node(&node);
-        let spinner = Some(std::thread::spawn(move || executor.spin()));
-        Self {
-            context,
-            node,
-            publisher,
-            subscription,
-            replies,
-            spinner,
-        }
-    }
-
-    /// Waits until `replicas` copies of the replier's endpoints matched ours.
-    fn await_matched(&self, replicas: usize) {
-        let until = Instant::now() + EMULATED;
-        while self.publisher.subscription_count() != replicas
-            || self.subscription.publisher_count() != replicas
-        {
-            assert!(
-                Instant::now() < until,
-                "the replier's endpoints did not match ({} subscriptions, {} publishers, want \
-                 {replicas})",
-                self.publisher.subscription_count(),
-                self.subscription.publisher_count()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Sends `numbers` one at a time, each after the reply to the one before.
-    fn exchange(&self, numbers: std::ops::RangeInclusive<u32>) -> Vec<String> {
-        numbers
-            .map(|n| {
-                self.publisher
-                    .publish(StringMsg {
-                        data: format!("number {n}: hello ünïcode"),
-                    })
-                    .unwrap();
-                self.replies
-                    .recv_timeout(EMULATED)
-                    .unwrap_or_else(|_| panic!("no reply to number {n}"))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Sender {
-    fn drop(&mut self) {
-        self.context.shutdown();
-        if let Some(spinner) = self.spinner.take() {
-            spinner.join().ok();
-        }
-    }
+/// The native x86_64 node, in this process.
+fn sender(ns: &NetNs) -> common::Sender {
+    common::Sender::new(networked(ns), 100, EMULATED)
 }
 
 /// An x86_64 host in this process, in `ns`, running `specs`.
@@ -392,7 +318,7 @@ fn spec() -> GuestSpec {
 /// The replies of the replier run on an x86_64 host throughout, to `1..=count`.
 fn on_x86_64(count: u32) -> Vec<String> {
     let ns = NetNs::create("xarch-ref").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let host = local_host(&ns, EngineKind::Wasmtime, &[spec()]);
     sender.await_matched(1);
     let replies = sender.exchange(1..=count);
@@ -407,7 +333,7 @@ fn answers_alike_on_aarch64(engine: EngineKind) {
     const COUNT: u32 = 10;
     let expected = on_x86_64(COUNT);
     let joined = joined_namespaces();
-    let sender = Sender::new(&joined.b);
+    let sender = sender(&joined.b);
     aarch64_host_program();
     let started = Instant::now();
     let host = HostProcess::start(
@@ -536,7 +462,7 @@ fn named_host(
 
 /// Asks host `from` over ROS 2 (`/roslite_host/FROM/migrate_node`, what `roslite migrate`
 /// calls) to move the replier to host `to`; panics with its reason if it did not move.
-fn migrate(sender: &Sender, from: &str, to: &str) {
+fn migrate(sender: &common::Sender, from: &str, to: &str) {
     let client = sender
         .node
         .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
@@ -582,7 +508,7 @@ fn the_replier_moves_to_aarch64_and_back_with_its_state() {
     let expected = on_x86_64(15);
     aarch64_host_program();
     let joined = joined_namespaces();
-    let sender = Sender::new(&joined.b);
+    let sender = sender(&joined.b);
     let hosts: Vec<HostProcess> = HOSTS
         .iter()
         .enumerate()

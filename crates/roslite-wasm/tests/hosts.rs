@@ -8,9 +8,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roslite::msgs::roslite_interfaces::srv::{
     ListNodes, ListNodes_Request, MigrateNode, MigrateNode_Request, MigrateNode_Response,
@@ -19,6 +18,8 @@ use roslite::msgs::std_msgs::msg::String as StringMsg;
 use roslite_transport::netns::NetNs;
 
 mod common;
+
+use common::Sender;
 
 const DOMAIN: u32 = 44;
 
@@ -94,118 +95,59 @@ fn replier_args() -> Vec<String> {
     ]
 }
 
-/// The native side, in the test process: numbers out, replies in, and a client of the hosts.
-struct Sender {
-    context: roslite::Context,
-    node: roslite::Node,
-    publisher: roslite::Publisher<StringMsg>,
-    subscription: roslite::Subscription<StringMsg>,
-    replies: mpsc::Receiver<String>,
-    spinner: Option<std::thread::JoinHandle<()>>,
+/// The native side, in the test process: numbers out, replies in.
+fn sender(ns: &NetNs) -> Sender {
+    Sender::new(common::networked(ns, DOMAIN), 1000, Duration::from_secs(30))
 }
 
-impl Sender {
-    fn new(ns: &NetNs) -> Self {
-        let context = common::networked(ns, DOMAIN);
-        let node = context.create_node("sender").unwrap();
-        let qos = roslite::QosProfile::keep_last(1000).reliable();
-        let publisher = node.create_publisher("numbers_in", qos).unwrap();
-        let (tx, replies) = mpsc::channel();
-        let subscription = node
-            .create_subscription("numbers_out", qos, move |m: StringMsg| {
-                let _ = tx.send(m.data);
-            })
-            .unwrap();
-        let executor = roslite::Executor::new(&context);
-        executor.add_node(&node);
-        let spinner = Some(std::thread::spawn(move || executor.spin()));
-        Self {
-            context,
-            node,
-            publisher,
-            subscription,
-            replies,
-            spinner,
-        }
-    }
-
-    fn await_matched(&self) {
-        let until = Instant::now() + Duration::from_secs(30);
-        while self.publisher.subscription_count() != 1 || self.subscription.publisher_count() != 1 {
-            assert!(
-                Instant::now() < until,
-                "the replier's endpoints did not match"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Sends number `n` and returns (the number answered, how many the replier heard).
-    fn exchange(&self, n: u32) -> (u32, u32) {
-        self.publisher
-            .publish(StringMsg {
-                data: format!("number {n}"),
-            })
-            .unwrap();
-        let reply = self
-            .replies
-            .recv_timeout(Duration::from_secs(15))
-            .unwrap_or_else(|_| panic!("no reply to number {n}"));
-        answered(&reply)
-    }
-
-    fn migrate(&self, from: &str, to: &str) -> MigrateNode_Response {
-        let client = self
-            .node
-            .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
-            .unwrap();
-        assert!(
-            client.wait_for_service(Duration::from_secs(20)),
-            "host {from} did not appear"
-        );
-        client
-            .call(
-                MigrateNode_Request {
-                    node: "deterministic_reply".into(),
-                    to: to.into(),
-                },
-                Duration::from_secs(40),
-            )
-            .unwrap()
-    }
-
-    /// The guests host `name` runs.
-    fn guests_on(&self, name: &str) -> Vec<String> {
-        let client = self
-            .node
-            .create_client::<ListNodes>(&format!("/roslite_host/{name}/list_nodes"))
-            .unwrap();
-        assert!(client.wait_for_service(Duration::from_secs(20)));
-        client
-            .call(ListNodes_Request::default(), Duration::from_secs(10))
-            .unwrap()
-            .nodes
-            .into_iter()
-            .map(|n| n.guest)
-            .collect()
-    }
+/// Sends number `n` and returns (the number answered, how many the replier heard).
+fn exchange(sender: &Sender, n: u32) -> (u32, u32) {
+    answered(&sender.exchange(n..=n)[0])
 }
 
-impl Drop for Sender {
-    fn drop(&mut self) {
-        self.context.shutdown();
-        if let Some(spinner) = self.spinner.take() {
-            spinner.join().ok();
-        }
-    }
+/// Asks host `from` (over its migrate_node service) to move the replier to host `to`.
+fn migrate(sender: &Sender, from: &str, to: &str) -> MigrateNode_Response {
+    let client = sender
+        .node
+        .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
+        .unwrap();
+    assert!(
+        client.wait_for_service(Duration::from_secs(20)),
+        "host {from} did not appear"
+    );
+    client
+        .call(
+            MigrateNode_Request {
+                node: "deterministic_reply".into(),
+                to: to.into(),
+            },
+            Duration::from_secs(40),
+        )
+        .unwrap()
+}
+
+/// The guests host `name` runs.
+fn guests_on(sender: &Sender, name: &str) -> Vec<String> {
+    let client = sender
+        .node
+        .create_client::<ListNodes>(&format!("/roslite_host/{name}/list_nodes"))
+        .unwrap();
+    assert!(client.wait_for_service(Duration::from_secs(20)));
+    client
+        .call(ListNodes_Request::default(), Duration::from_secs(10))
+        .unwrap()
+        .nodes
+        .into_iter()
+        .map(|n| n.guest)
+        .collect()
 }
 
 /// (the number a reply answers, how many messages the replier had heard then).
 fn answered(reply: &str) -> (u32, u32) {
-    // The replier sends its input in ROT13 ("ahzore N"), then " | n=HEARD fnv=...".
+    // The replier sends its input in ROT13 ("ahzore N: uryyb ..."), then " | n=HEARD ...".
     let number = reply
         .strip_prefix("ahzore ")
-        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("not a reply: {reply}"));
     let at = reply.rfind(" | n=").expect("a reply") + 5;
@@ -218,13 +160,13 @@ fn answered(reply: &str) -> (u32, u32) {
 /// in order, and the replier's own count of what it heard goes on without a gap.
 fn moves_back_and_forth(moves: u32) {
     let ns = NetNs::create("wasmhost").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let replier = replier_args();
     let mut a_args: Vec<&str> = Vec::new();
     a_args.extend(replier.iter().map(String::as_str));
     let _a = host(&ns, "a", "wasmtime", "b", &a_args);
     let _b = host(&ns, "b", "wasmi", "a", &[]);
-    sender.await_matched();
+    sender.await_matched(1);
 
     let total = std::sync::atomic::AtomicU32::new(0);
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -238,7 +180,7 @@ fn moves_back_and_forth(moves: u32) {
                 n += 1;
                 publisher
                     .publish(StringMsg {
-                        data: format!("number {n}"),
+                        data: format!("number {n}: hello ünïcode"),
                     })
                     .unwrap();
                 total.store(n, std::sync::atomic::Ordering::SeqCst);
@@ -248,7 +190,7 @@ fn moves_back_and_forth(moves: u32) {
         for i in 0..moves {
             let (from, to) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
             let before = total.load(std::sync::atomic::Ordering::SeqCst);
-            let moved = sender.migrate(from, to);
+            let moved = migrate(&sender, from, to);
             sent_at_move.push((before, total.load(std::sync::atomic::Ordering::SeqCst)));
             assert!(
                 moved.success,
@@ -305,8 +247,8 @@ fn moves_back_and_forth(moves: u32) {
     }
     let last_on = if moves % 2 == 1 { "b" } else { "a" };
     let other = if last_on == "a" { "b" } else { "a" };
-    assert_eq!(sender.guests_on(last_on), vec!["deterministic_reply"]);
-    assert!(sender.guests_on(other).is_empty());
+    assert_eq!(guests_on(&sender, last_on), vec!["deterministic_reply"]);
+    assert!(guests_on(&sender, other).is_empty());
     paused.sort_unstable();
     eprintln!(
         "{moves} moves, {total} numbers: paused p50 {} us, max {} us",
@@ -328,7 +270,7 @@ fn a_counter_moves_100_times_between_a_wasmtime_and_a_wasmi_host_losing_nothing(
 #[test]
 fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     let ns = NetNs::create("wasmhost").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let replier = replier_args();
     let a_args: Vec<&str> = replier.iter().map(String::as_str).collect();
     let _a = host(&ns, "a", "wasmtime", "b", &a_args);
@@ -339,11 +281,11 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     std::fs::copy(&talker, other_modules.join("deterministic_reply.wasm")).unwrap();
     let _other = host_with_modules(&ns, "other", "wasmi", "a", &other_modules, &[]);
     let _dying = host(&ns, "dying", "wasmi", "a", &["--exit-on-snapshot"]);
-    sender.await_matched();
+    sender.await_matched(1);
     let mut next = 1;
     let mut check_still_answers = |sender: &Sender| {
         assert_eq!(
-            sender.exchange(next),
+            exchange(sender, next),
             (next, next),
             "the node's state after a failed move"
         );
@@ -351,7 +293,7 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     };
     check_still_answers(&sender);
 
-    let refused = sender.migrate("a", "strict");
+    let refused = migrate(&sender, "a", "strict");
     assert!(!refused.success);
     assert!(
         refused.message.contains("--accept-from") && refused.message.contains("strict"),
@@ -360,7 +302,7 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     );
     check_still_answers(&sender);
 
-    let refused = sender.migrate("a", "other");
+    let refused = migrate(&sender, "a", "other");
     assert!(!refused.success);
     assert!(
         refused.message.contains("goes on here") && refused.message.contains("same .wasm"),
@@ -369,7 +311,7 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     );
     check_still_answers(&sender);
 
-    let failed = sender.migrate("a", "dying");
+    let failed = migrate(&sender, "a", "dying");
     assert!(!failed.success);
     assert!(
         failed.message.contains("did not restore") && failed.message.contains("goes on here"),
@@ -378,7 +320,7 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     );
     check_still_answers(&sender);
 
-    let missing = sender.migrate("a", "nowhere");
+    let missing = migrate(&sender, "a", "nowhere");
     assert!(!missing.success);
     assert!(
         missing.message.contains("no host nowhere"),
@@ -386,9 +328,9 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
         missing.message
     );
     check_still_answers(&sender);
-    assert_eq!(sender.guests_on("a"), vec!["deterministic_reply"]);
-    assert!(sender.guests_on("strict").is_empty());
-    assert!(sender.guests_on("other").is_empty());
+    assert_eq!(guests_on(&sender, "a"), vec!["deterministic_reply"]);
+    assert!(guests_on(&sender, "strict").is_empty());
+    assert!(guests_on(&sender, "other").is_empty());
 
     // `roslite migrate deterministic_reply --to b`, the host it runs on found by asking.
     let _b = host(&ns, "b", "wasmi", "a", &[]);
@@ -404,7 +346,7 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(moved.from, "a");
-    assert_eq!(sender.guests_on("b"), vec!["deterministic_reply"]);
-    assert!(sender.guests_on("a").is_empty());
+    assert_eq!(guests_on(&sender, "b"), vec!["deterministic_reply"]);
+    assert!(guests_on(&sender, "a").is_empty());
     check_still_answers(&sender);
 }

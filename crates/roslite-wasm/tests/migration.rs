@@ -54,81 +54,9 @@ fn host(ns: &NetNs, engine: EngineKind) -> Host {
     replier_host(ns, engine, &[])
 }
 
-/// The native side: publishes numbers on /numbers_in, hears replies on /numbers_out.
-struct Sender {
-    context: roslite::Context,
-    _node: roslite::Node,
-    publisher: roslite::Publisher<StringMsg>,
-    subscription: roslite::Subscription<StringMsg>,
-    replies: mpsc::Receiver<String>,
-    spinner: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Sender {
-    fn new(ns: &NetNs) -> Self {
-        let context = networked(ns);
-        let node = context.create_node("sender").unwrap();
-        let qos = roslite::QosProfile::keep_last(100).reliable();
-        let publisher = node.create_publisher("numbers_in", qos).unwrap();
-        let (tx, replies) = mpsc::channel();
-        let subscription = node
-            .create_subscription("numbers_out", qos, move |m: StringMsg| {
-                let _ = tx.send(m.data);
-            })
-            .unwrap();
-        let executor = roslite::Executor::new(&context);
-        executor.add_node(&node);
-        let spinner = Some(std::thread::spawn(move || executor.spin()));
-        Self {
-            context,
-            _node: node,
-            publisher,
-            subscription,
-            replies,
-            spinner,
-        }
-    }
-
-    /// Waits until `replicas` copies of the guest's endpoints matched ours.
-    fn await_matched(&self, replicas: usize) {
-        let until = Instant::now() + Duration::from_secs(20);
-        while self.publisher.subscription_count() != replicas
-            || self.subscription.publisher_count() != replicas
-        {
-            assert!(
-                Instant::now() < until,
-                "the guest's endpoints did not match ({} subscriptions, {} publishers, want {replicas})",
-                self.publisher.subscription_count(),
-                self.subscription.publisher_count()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Sends `numbers` one at a time, each after the reply to the one before.
-    fn exchange(&self, numbers: std::ops::RangeInclusive<u32>) -> Vec<String> {
-        numbers
-            .map(|n| {
-                self.publisher
-                    .publish(StringMsg {
-                        data: format!("number {n}: hello ünïcode"),
-                    })
-                    .unwrap();
-                self.replies
-                    .recv_timeout(Duration::from_secs(10))
-                    .unwrap_or_else(|_| panic!("no reply to number {n}"))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Sender {
-    fn drop(&mut self) {
-        self.context.shutdown();
-        if let Some(spinner) = self.spinner.take() {
-            spinner.join().ok();
-        }
-    }
+/// The native side, in this process.
+fn sender(ns: &NetNs) -> common::Sender {
+    common::Sender::new(networked(ns), 100, Duration::from_secs(20))
 }
 
 fn spec() -> GuestSpec {
@@ -159,7 +87,7 @@ fn answered(reply: &str) -> u32 {
 /// The replies of a guest that ran on one host throughout.
 fn uninterrupted(engine: EngineKind) -> Vec<String> {
     let ns = NetNs::create("wasmmig").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let host = replier_host(&ns, engine, &[spec()]);
     sender.await_matched(1);
     let replies = sender.exchange(1..=10);
@@ -175,7 +103,7 @@ fn migrate(from: EngineKind, to: EngineKind) {
 fn migrate_module(from: EngineKind, from_spec: GuestSpec, to: EngineKind, to_spec: GuestSpec) {
     let expected = uninterrupted(from);
     let ns = NetNs::create("wasmmig").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let a = replier_host(&ns, from, &[from_spec]);
     let b = host(&ns, to);
     sender.await_matched(1);
@@ -204,7 +132,7 @@ fn migrate_module(from: EngineKind, from_spec: GuestSpec, to: EngineKind, to_spe
 fn migrate_while_messages_flow(from: EngineKind, to: EngineKind) {
     const COUNT: u32 = 60;
     let ns = NetNs::create("wasmmig").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let a = replier_host(&ns, from, &[spec()]);
     let b = host(&ns, to);
     sender.await_matched(1);
@@ -372,7 +300,7 @@ fn a_precompiled_guest_moves_to_and_from_its_wasm() {
 #[test]
 fn a_bad_snapshot_is_refused_and_the_guest_goes_on() {
     let ns = NetNs::create("wasmmig").expect("a network namespace");
-    let sender = Sender::new(&ns);
+    let sender = sender(&ns);
     let a = replier_host(&ns, EngineKind::Wasmtime, &[spec()]);
     sender.await_matched(1);
     let before = sender.exchange(1..=2);

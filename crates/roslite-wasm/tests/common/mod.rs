@@ -88,3 +88,90 @@ pub fn networked(ns: &roslite_transport::netns::NetNs, domain: u32) -> roslite::
     .expect("enter the test namespace")
     .expect("start RTPS inside the namespace")
 }
+
+/// The native side of the tests of the deterministic replier (guests/deterministic_reply.c):
+/// publishes numbers on /numbers_in (reliable, keep-last `depth`), hears the replies on
+/// /numbers_out, spinning on a thread of its own; waits at most `patience` for anything.
+pub struct Sender {
+    pub context: roslite::Context,
+    pub node: roslite::Node,
+    pub publisher: roslite::Publisher<roslite::msgs::std_msgs::msg::String>,
+    pub subscription: roslite::Subscription<roslite::msgs::std_msgs::msg::String>,
+    pub replies: std::sync::mpsc::Receiver<String>,
+    spinner: Option<std::thread::JoinHandle<()>>,
+    patience: std::time::Duration,
+}
+
+impl Sender {
+    pub fn new(context: roslite::Context, depth: usize, patience: std::time::Duration) -> Self {
+        use roslite::msgs::std_msgs::msg::String as StringMsg;
+        let node = context.create_node("sender").unwrap();
+        let qos = roslite::QosProfile::keep_last(depth).reliable();
+        let publisher = node.create_publisher("numbers_in", qos).unwrap();
+        let (tx, replies) = std::sync::mpsc::channel();
+        let subscription = node
+            .create_subscription("numbers_out", qos, move |m: StringMsg| {
+                let _ = tx.send(m.data);
+            })
+            .unwrap();
+        let executor = roslite::Executor::new(&context);
+        executor.add_node(&node);
+        let spinner = Some(std::thread::spawn(move || executor.spin()));
+        Self {
+            context,
+            node,
+            publisher,
+            subscription,
+            replies,
+            spinner,
+            patience,
+        }
+    }
+
+    /// Waits until `replicas` copies of the replier's endpoints matched ours.
+    pub fn await_matched(&self, replicas: usize) {
+        let until = std::time::Instant::now() + self.patience;
+        while self.publisher.subscription_count() != replicas
+            || self.subscription.publisher_count() != replicas
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "the replier's endpoints did not match ({} subscriptions, {} publishers, want \
+                 {replicas})",
+                self.publisher.subscription_count(),
+                self.subscription.publisher_count()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Publishes number `n` ("number N: hello ünïcode").
+    pub fn send(&self, n: u32) {
+        self.publisher
+            .publish(roslite::msgs::std_msgs::msg::String {
+                data: format!("number {n}: hello ünïcode"),
+            })
+            .unwrap();
+    }
+
+    /// Sends `numbers` one at a time, each after the reply to the one before.
+    pub fn exchange(&self, numbers: std::ops::RangeInclusive<u32>) -> Vec<String> {
+        numbers
+            .map(|n| {
+                self.send(n);
+                self.replies
+                    .recv_timeout(self.patience)
+                    .unwrap_or_else(|_| panic!("no reply to number {n}"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.context.shutdown();
+        if let Some(spinner) = self.spinner.take() {
+            spinner.join().ok();
+        }
+    }
+}
