@@ -110,11 +110,12 @@ fn interface_list_has_all_builtin_packages() {
         "sensor_msgs/msg/PointCloud2",
         "type_description_interfaces/srv/GetTypeDescription",
         "test_msgs/action/Fibonacci",
+        "roslite_interfaces/srv/MigrateNode",
     ] {
         assert!(out.contains(&format!("    {name}\n")), "{name} missing");
     }
     let packages = stdout(&roslite(&["interface", "packages"]));
-    assert_eq!(packages.lines().count(), 17, "{packages}");
+    assert_eq!(packages.lines().count(), 18, "{packages}");
 }
 
 #[test]
