@@ -80,13 +80,15 @@ fn bench_scale_small_graphs_match_and_their_discovery_is_counted() {
         let m = r["endpoints"].as_u64().unwrap();
         assert_eq!(r["matched_remote_endpoints_per_process"], 2 * m * (n - 1));
         let d = &r["discovery"];
+        // A datagram counts under the class of its first submessage (its bytes under each
+        // submessage's): SEDP samples may all ride in datagrams that begin with another
+        // class's submessage, so only their bytes are sure to show.
+        let mut datagrams = 0;
         for class in ["spdp", "sedp", "ros_discovery_info"] {
-            assert!(
-                d[class]["datagrams"].as_u64().unwrap() > 0,
-                "no {class}: {r}"
-            );
             assert!(d[class]["bytes"].as_u64().unwrap() > 0, "no {class}: {r}");
+            datagrams += d[class]["datagrams"].as_u64().unwrap();
         }
+        assert!(datagrams > 0, "no discovery datagram: {r}");
         assert_eq!(d["missed"], 0, "the capture fell behind: {r}");
         assert_eq!(r["capture_missed"], 0, "{r}");
         assert!(r["rss_kib_mean"].as_u64().unwrap() > 1000, "{r}");
