@@ -348,12 +348,10 @@ pub fn migrate_node_in(context: &roslite::Context, args: &MigrateArgs) -> Result
                     else {
                         continue;
                     };
-                    let runs = list.nodes.iter().any(|n| {
-                        n.guest == args.node
-                            || n.ros_nodes.iter().any(|r| {
-                                r == &args.node || r.rsplit('/').next() == Some(args.node.as_str())
-                            })
-                    });
+                    let runs = list
+                        .nodes
+                        .iter()
+                        .any(|n| crate::host::answers_to(&args.node, &n.guest, &n.ros_nodes));
                     if runs {
                         found = Some(host);
                         break;

@@ -92,6 +92,15 @@ pub struct HostedNode {
     pub first_callback_after_restore_ns: u64,
 }
 
+/// Whether `name` names the guest `guest` that made the ROS nodes `ros_nodes` (fully
+/// qualified): its module's name, one of those nodes, or one's name without its namespace.
+pub fn answers_to(name: &str, guest: &str, ros_nodes: &[String]) -> bool {
+    guest == name
+        || ros_nodes
+            .iter()
+            .any(|r| r == name || r.rsplit('/').next() == Some(name))
+}
+
 /// Why the host could not start.
 #[derive(Debug)]
 pub enum HostError {
@@ -473,12 +482,10 @@ impl Host {
         prepared: Prepared,
         snapshot: &[u8],
     ) -> Result<(), MigrateError> {
-        let decoded = self.decode(snapshot);
-        let mut restoring = match decoded {
+        let mut restoring = match self.decode(snapshot) {
             Ok(restoring) => restoring,
             Err(e) => {
-                drop(prepared.snapshot);
-                self.forget(&prepared.shared);
+                self.call_off(prepared);
                 return Err(e);
             }
         };
@@ -644,17 +651,13 @@ impl Host {
     /// qualified, `/ns/name`, or its plain name).
     pub fn find_guest(&self, node: &str) -> Option<String> {
         let nodes = self.nodes();
-        let plain = |fq: &str| fq.rsplit('/').next().map(str::to_owned);
         nodes
             .iter()
             .find(|n| n.guest == node)
-            .or_else(|| nodes.iter().find(|n| n.ros_nodes.iter().any(|r| r == node)))
             .or_else(|| {
-                nodes.iter().find(|n| {
-                    n.ros_nodes
-                        .iter()
-                        .any(|r| plain(r).as_deref() == Some(node))
-                })
+                nodes
+                    .iter()
+                    .find(|n| answers_to(node, &n.guest, &n.ros_nodes))
             })
             .map(|n| n.guest.clone())
     }

@@ -122,36 +122,9 @@ pub fn serve(host: Arc<Host>, options: HostingOptions) -> Result<Hosting, String
         })
         .map_err(error)?
     };
-    let migrate = {
-        let shared = shared.clone();
-        node.create_deferred_service::<MigrateNode, _>("~/migrate_node", move |request, reply| {
-            let shared = shared.clone();
-            work(move || reply.send(shared.migrate(&request)));
-        })
-        .map_err(error)?
-    };
-    let prepare = {
-        let shared = shared.clone();
-        node.create_deferred_service::<PrepareMigration, _>(
-            "~/prepare_migration",
-            move |request, reply: ServiceReply<PrepareMigration>| {
-                let shared = shared.clone();
-                work(move || reply.send(shared.prepare(request)));
-            },
-        )
-        .map_err(error)?
-    };
-    let complete = {
-        let shared = shared.clone();
-        node.create_deferred_service::<CompleteMigration, _>(
-            "~/complete_migration",
-            move |request, reply: ServiceReply<CompleteMigration>| {
-                let shared = shared.clone();
-                work(move || reply.send(shared.complete(request)));
-            },
-        )
-        .map_err(error)?
-    };
+    let migrate = serve_on_worker(&node, &shared, "~/migrate_node", Shared::migrate)?;
+    let prepare = serve_on_worker(&node, &shared, "~/prepare_migration", Shared::prepare)?;
+    let complete = serve_on_worker(&node, &shared, "~/complete_migration", Shared::complete)?;
     Ok(Hosting {
         node,
         _services: Services {
@@ -163,14 +136,25 @@ pub fn serve(host: Arc<Host>, options: HostingOptions) -> Result<Hosting, String
     })
 }
 
-/// Runs a service's work on a thread of its own: a move waits on other hosts' services, and
-/// the executor answering this host's services (the target's, when a move goes between two
-/// hosts of one process) must stay free meanwhile.
-fn work(job: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .name("roslite-host-work".into())
-        .spawn(job)
-        .expect("spawn a host worker thread");
+/// Service `name` of the host's node, each request answered by `answer` on a thread of its
+/// own: a move waits on other hosts' services, and the executor answering this host's
+/// services (the target's, when a move goes between two hosts of one process) must stay free
+/// meanwhile.
+fn serve_on_worker<S: roslite::ServiceType>(
+    node: &Node,
+    shared: &Arc<Shared>,
+    name: &str,
+    answer: fn(&Shared, S::Request) -> S::Response,
+) -> Result<Service<S>, String> {
+    let shared = shared.clone();
+    node.create_deferred_service::<S, _>(name, move |request, reply: ServiceReply<S>| {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name("roslite-host-work".into())
+            .spawn(move || reply.send(answer(&shared, request)))
+            .expect("spawn a host worker thread");
+    })
+    .map_err(|e| e.to_string())
 }
 
 impl Shared {
@@ -189,7 +173,7 @@ impl Shared {
     }
 
     /// The source's side of a move.
-    fn migrate(&self, request: &MigrateNode_Request) -> MigrateNode_Response {
+    fn migrate(&self, request: MigrateNode_Request) -> MigrateNode_Response {
         let refuse = |message: String| MigrateNode_Response {
             success: false,
             message,
