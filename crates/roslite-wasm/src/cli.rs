@@ -285,6 +285,15 @@ pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
             r.capture_us as f64 / 1e3,
             r.restore_us as f64 / 1e3
         );
+    if r.messages_lost > 0 {
+        println!(
+            "{} message(s) sent to it before host {} knew its copy had not reached host {} within {:?}: lost in the move",
+            r.messages_lost,
+            args.to,
+            moved.from,
+            crate::inflight::DRAIN_TIMEOUT
+        );
+    }
     Ok(())
 }
 

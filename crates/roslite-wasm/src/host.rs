@@ -251,6 +251,21 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// Per subscription and publisher, the first message the prepared copy holds
+    /// (crate::inflight): it will have every later one, so the host the guest moves from must
+    /// bring every earlier one it did not give the guest ([`Host::await_covered`]).
+    pub fn first_held(&self) -> Vec<crate::inflight::FirstHeld> {
+        crate::inflight::first_held(
+            &self
+                .shared
+                .mailbox
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+}
+
 /// How long a migration waits for a guest to park between callbacks.
 pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -394,6 +409,48 @@ impl Host {
             shared.thaw();
             MigrateError::Migration(e)
         })
+    }
+
+    /// Waits, at most `timeout`, until guest `name` (frozen by [`Self::freeze`]) has been given
+    /// or holds in its mailbox every message below those the copy prepared for it on the host
+    /// it moves to holds (`first_held`, from [`Prepared::first_held`]): a message its publisher
+    /// sent before it knew that copy, and which reaches this host late (repaired after a lost
+    /// datagram), then moves with the snapshot instead of being lost. Returns what is still
+    /// missing when the time ran out (nothing if all came): lost in the move, for the caller
+    /// to report. A move with no message on its way does not wait.
+    pub fn await_covered(
+        &self,
+        name: &str,
+        first_held: &[crate::inflight::FirstHeld],
+        timeout: std::time::Duration,
+    ) -> Result<Vec<crate::inflight::Missed>, MigrateError> {
+        let shared = self.guest(name)?;
+        if !shared.is_frozen() {
+            return Err(MigrateError::NotFrozen(name.to_owned()));
+        }
+        let resident = shared
+            .resident()
+            .ok_or_else(|| MigrateError::Busy(name.to_owned()))?;
+        // What the frozen guest was given does not change; what waits for it grows.
+        let delivered = {
+            let mut slot = resident.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::guest::enter_resident(&mut *slot, |g| g.state().delivered.clone())
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let missed = crate::inflight::uncovered(
+                &delivered,
+                &shared
+                    .mailbox
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+                first_held,
+            );
+            if missed.is_empty() || std::time::Instant::now() >= deadline {
+                return Ok(missed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// How many callbacks (messages, requests, timer ticks, ...) wait in guest `name`'s

@@ -209,8 +209,8 @@ impl Shared {
             },
             CALL_TIMEOUT,
         );
-        let migration = match prepared {
-            Ok(r) if r.success => r.migration,
+        let (migration, first_held) = match prepared {
+            Ok(r) if r.success => (r.migration, r.first_held),
             Ok(r) => {
                 return refuse(format!(
                     "host {} refused node {guest}: {}",
@@ -224,22 +224,46 @@ impl Shared {
                 ))
             }
         };
+        let call_off = || {
+            let _ = target.complete.call(
+                CompleteMigration_Request {
+                    from: self.options.name.clone(),
+                    migration,
+                    cancel: true,
+                    ..Default::default()
+                },
+                CALL_TIMEOUT,
+            );
+        };
+        let first_held = match crate::inflight::decode_first_held(&first_held) {
+            Ok(table) => table,
+            Err(e) => {
+                call_off();
+                return refuse(format!(
+                    "host {} answered with a malformed table of the messages it holds ({e}): run the same roslite version on both hosts",
+                    request.to
+                ));
+            }
+        };
         let paused = Instant::now();
-        let snapshot = match self.host.freeze_and_snapshot(&guest) {
+        let snapshot = match self.freeze_covering(&guest, &first_held) {
             Ok(snapshot) => snapshot,
             Err(e) => {
-                let _ = target.complete.call(
-                    CompleteMigration_Request {
-                        from: self.options.name.clone(),
-                        migration,
-                        cancel: true,
-                        ..Default::default()
-                    },
-                    CALL_TIMEOUT,
-                );
+                call_off();
                 return refuse(format!("node {guest} goes on here: {e}"));
             }
         };
+        let (snapshot, missed) = snapshot;
+        let messages_lost = crate::inflight::missed_count(&missed);
+        if messages_lost > 0 {
+            eprintln!(
+                "[WARN] [roslite host {}]: node {guest} moves to host {} without {messages_lost} message(s) sent to it before that host's copy was known: they had not reached this host after {:?} ({})",
+                self.options.name,
+                request.to,
+                crate::inflight::DRAIN_TIMEOUT,
+                describe_missed(&missed)
+            );
+        }
         let capture_us = paused.elapsed().as_micros() as u64;
         let snapshot_bytes = snapshot.len() as u64;
         let completed = target.complete.call(
@@ -265,6 +289,7 @@ impl Shared {
                     restore_us: r.restore_us,
                     paused_us,
                     last_callback_ns,
+                    messages_lost,
                 };
             }
             Ok(r) => format!("host {} refused its snapshot: {}", request.to, r.message),
@@ -279,6 +304,30 @@ impl Shared {
             capture_us,
             ..Default::default()
         }
+    }
+
+    /// Holds guest `name` between callbacks, waits (at most [`crate::inflight::DRAIN_TIMEOUT`])
+    /// for the messages on their way here that the target's copy does not hold (`first_held`,
+    /// from its answer to prepare), and takes the snapshot; with it, what was still missing.
+    /// If anything fails, the guest goes on here.
+    fn freeze_covering(
+        &self,
+        guest: &str,
+        first_held: &[crate::inflight::FirstHeld],
+    ) -> Result<(Vec<u8>, Vec<crate::inflight::Missed>), crate::host::MigrateError> {
+        self.host.freeze(guest)?;
+        let missed =
+            match self
+                .host
+                .await_covered(guest, first_held, crate::inflight::DRAIN_TIMEOUT)
+            {
+                Ok(missed) => missed,
+                Err(e) => {
+                    let _ = self.host.thaw(guest);
+                    return Err(e);
+                }
+            };
+        Ok((self.host.snapshot_frozen(guest)?, missed))
     }
 
     /// The clients of host `name`'s services, once it is on the graph.
@@ -339,7 +388,7 @@ impl Shared {
         let refuse = |message: String| PrepareMigration_Response {
             success: false,
             message,
-            migration: 0,
+            ..Default::default()
         };
         if let Err(e) = self.accepts(&request.from) {
             return refuse(e);
@@ -364,6 +413,8 @@ impl Shared {
                     self.host.call_off(prepared);
                     return refuse(e);
                 }
+                // What the copy holds by now: the source brings every earlier message.
+                let first_held = prepared.first_held();
                 let migration = self.next_migration.fetch_add(1, Ordering::Relaxed);
                 self.prepared
                     .lock()
@@ -381,6 +432,7 @@ impl Shared {
                     success: true,
                     message: String::new(),
                     migration,
+                    first_held: crate::inflight::encode_first_held(&first_held).into(),
                 }
             }
             Err(e) => refuse(e.to_string()),
@@ -495,4 +547,25 @@ fn display(dir: &Path) -> String {
     } else {
         dir.display().to_string()
     }
+}
+
+/// "numbers 4 to 6 of publisher 01.0f.…; ..." for a log line.
+fn describe_missed(missed: &[crate::inflight::Missed]) -> String {
+    missed
+        .iter()
+        .map(|m| {
+            let gid: Vec<String> = m.publisher_gid.iter().map(|b| format!("{b:02x}")).collect();
+            let numbers = if m.from == m.to {
+                format!("number {}", m.from)
+            } else {
+                format!("numbers {} to {}", m.from, m.to)
+            };
+            format!(
+                "{numbers} of publisher {} on subscription slot {}",
+                gid.concat(),
+                m.slot
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

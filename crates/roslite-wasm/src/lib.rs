@@ -20,6 +20,7 @@ pub mod guest_build;
 pub mod host;
 pub mod hosting;
 pub mod imports;
+pub mod inflight;
 pub mod instrument;
 pub mod journal;
 pub mod memory;

@@ -658,3 +658,139 @@ fn a_responder_the_guest_keeps_answers_from_the_new_host() {
     assert_eq!(answered.message, "later");
     b.shutdown();
 }
+
+/// The domain of the test below, which drops datagrams by port: its own, so that the ports
+/// it names are those of its participants.
+const IN_FLIGHT_DOMAIN: u32 = 163;
+
+/// Drops every UDP datagram that arrives in `ns` for `port` (None: lifts the rule): the
+/// process listening there receives nothing on it, and its peers' RTPS writers repair what it
+/// missed once the rule is lifted.
+fn drop_datagrams_to(ns: &NetNs, port: Option<u16>) {
+    let rule = port.map_or(String::new(), |p| format!("udp dport {p} counter drop"));
+    // Declaring the table first makes the delete succeed whether or not it exists.
+    ns.nft(&format!(
+        "table inet roslite_in_flight {{}}\ndelete table inet roslite_in_flight\n\
+         table inet roslite_in_flight {{\n  chain input {{\n    type filter hook input \
+         priority 0; policy accept;\n    {rule}\n  }}\n}}\n"
+    ))
+    .expect("an nftables rule in the test namespace");
+}
+
+/// A message on its way to the old host (docs/migration.md, "Each message exactly once"):
+/// number 4 is sent while only the old host's copy of the replier exists, and every datagram
+/// to the old host is dropped, so it misses it; the new host's copy is prepared and receives
+/// numbers 5 to 7 (its publisher knows it by then), the old one misses those too. The drop is
+/// lifted only once the old host holds the replier, so number 4 reaches the old host by RTPS
+/// repair after the node stopped there, and never the new host (its publisher sent it before
+/// it knew the new copy). Every number must still be answered exactly once, in order, and
+/// the replier's own count must go on without a gap.
+#[test]
+fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost() {
+    const NAME: &str = "deterministic_reply";
+    let ns = NetNs::create("wasmflight").expect("a network namespace");
+    // The old host's context first: it is participant 0 of the namespace, which gives the
+    // port its user data arrives on.
+    let options = |engine| HostOptions {
+        engine,
+        context: Some(common::networked(&ns, IN_FLIGHT_DOMAIN)),
+        node_args: vec!["volatile".into()],
+        ..Default::default()
+    };
+    let a = Host::start(&[spec()], &options(EngineKind::Wasmtime)).unwrap();
+    let old_host_port =
+        roslite_transport::ports::user_unicast_port(IN_FLIGHT_DOMAIN, 0).expect("a port");
+    let b = Host::start(&[], &options(EngineKind::Wasmi)).unwrap();
+    let sender = common::Sender::new(
+        common::networked(&ns, IN_FLIGHT_DOMAIN),
+        100,
+        Duration::from_secs(20),
+    );
+    sender.await_matched(1);
+    let mut replies = sender.exchange(1..=3);
+
+    drop_datagrams_to(&ns, Some(old_host_port));
+    sender.send(4);
+    assert!(
+        sender
+            .replies
+            .recv_timeout(Duration::from_millis(500))
+            .is_err(),
+        "number 4 reached the old host through the drop rule"
+    );
+    let journal = a.journal_of(NAME).unwrap();
+    let prepared = b.prepare_restore(&spec(), &journal).unwrap();
+    prepared
+        .await_matched(&a.matched_peers(NAME).unwrap(), Duration::from_secs(10))
+        .unwrap();
+    sender.await_matched(2);
+    for n in 5..=7 {
+        sender.send(n);
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    while b.waiting_callbacks(NAME).unwrap() < 3 {
+        assert!(
+            Instant::now() < until,
+            "the new host's copy did not receive numbers 5 to 7"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    // The new copy holds 5 to 7: the old host must bring 4.
+    let first_held = prepared.first_held();
+    assert_eq!(
+        first_held
+            .iter()
+            .map(|h| h.sequence_number)
+            .collect::<Vec<_>>(),
+        vec![5],
+        "the first number the new host's copy holds"
+    );
+    a.freeze(NAME).unwrap();
+    // The rule goes only now: number 4 reaches the old host by repair once it holds the node.
+    drop_datagrams_to(&ns, None);
+    let missed = a
+        .await_covered(NAME, &first_held, roslite_wasm::inflight::DRAIN_TIMEOUT)
+        .unwrap();
+    assert_eq!(missed, vec![], "messages the old host did not bring");
+    let snapshot = a.snapshot_frozen(NAME).unwrap();
+    b.complete_restore(prepared, &snapshot).unwrap();
+    a.end_migrated(NAME).unwrap();
+
+    let moved: Vec<String> = (4..=7)
+        .map(|n| {
+            sender
+                .replies
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("number {n}: only {} replies came", n - 4))
+        })
+        .collect();
+    assert!(
+        sender
+            .replies
+            .recv_timeout(Duration::from_millis(300))
+            .is_err(),
+        "a number was answered twice"
+    );
+    replies.extend(moved);
+    // Each reply names the number it answers and how many numbers the replier heard.
+    let heard: Vec<(u32, u32)> = replies.iter().map(|r| in_flight_reply(r)).collect();
+    assert_eq!(
+        heard,
+        (1..=7).map(|n| (n, n)).collect::<Vec<_>>(),
+        "(number answered, numbers heard) of each reply"
+    );
+    assert_eq!(a.wait().len(), 1);
+    b.shutdown();
+}
+
+/// (the number a reply answers, how many numbers the replier had heard).
+fn in_flight_reply(reply: &str) -> (u32, u32) {
+    // "ahzore N: ..." (the text in ROT13, digits kept) then " | n=HEARD ...".
+    let number = reply
+        .split(' ')
+        .nth(1)
+        .and_then(|n| n.trim_end_matches(':').parse().ok())
+        .unwrap_or_else(|| panic!("no number in {reply:?}"));
+    (number, answered(reply))
+}

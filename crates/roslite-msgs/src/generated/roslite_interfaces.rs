@@ -455,7 +455,7 @@ pub mod srv {
         type Response = MigrateNode_Response;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/MigrateNode";
         const TYPE_HASH: &'static str =
-            "RIHS01_e330e9cdba1837e94fa402e3cc543618cbf6bf778f633e1d669337bf9712b655";
+            "RIHS01_5801d6b55620b43836b9bdd68fed45a4953bb868a687bd5f56d06241c23ca2af";
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Request`.
@@ -514,6 +514,7 @@ pub mod srv {
         pub restore_us: u64,
         pub paused_us: u64,
         pub last_callback_ns: u64,
+        pub messages_lost: u64,
     }
 
     impl ::core::default::Default for MigrateNode_Response {
@@ -527,6 +528,7 @@ pub mod srv {
                 restore_us: 0,
                 paused_us: 0,
                 last_callback_ns: 0,
+                messages_lost: 0,
             }
         }
     }
@@ -544,6 +546,7 @@ pub mod srv {
             w.write_u64(self.restore_us);
             w.write_u64(self.paused_us);
             w.write_u64(self.last_callback_ns);
+            w.write_u64(self.messages_lost);
             ::core::result::Result::Ok(())
         }
     }
@@ -561,6 +564,7 @@ pub mod srv {
                 restore_us: r.read_u64()?,
                 paused_us: r.read_u64()?,
                 last_callback_ns: r.read_u64()?,
+                messages_lost: r.read_u64()?,
             })
         }
     }
@@ -569,7 +573,7 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/MigrateNode_Response";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::MigrateNode_Response_";
         const TYPE_HASH: &'static str =
-            "RIHS01_e906cf8c1258ff554c51413f7642e5c9631a09adb6c7e8f0deadad56df4ae24e";
+            "RIHS01_6860331fca75fe2ed9317b5a2f5ed97284b98fcf7f9d109ba76b124267f8643b";
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Event`.
@@ -623,7 +627,7 @@ pub mod srv {
                     items
                 },
                 response: {
-                    let len = r.read_bounded_len(51, 1)?;
+                    let len = r.read_bounded_len(59, 1)?;
                     let mut items = ::std::vec::Vec::with_capacity(len);
                     for _ in 0..len {
                         items.push(crate::cdr::CdrDecode::decode(r)?);
@@ -638,7 +642,7 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/MigrateNode_Event";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::MigrateNode_Event_";
         const TYPE_HASH: &'static str =
-            "RIHS01_1921cc7d4c46d89039bee1a1b73499a7ca518514f2d4a4c2359230c48f09232d";
+            "RIHS01_14b18287c577e30f8869e3d8fea5233d073eaca31e4a2174f8e41f292f551dd6";
     }
 
     /// Service `roslite_interfaces/srv/PrepareMigration`.
@@ -650,7 +654,7 @@ pub mod srv {
         type Response = PrepareMigration_Response;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/PrepareMigration";
         const TYPE_HASH: &'static str =
-            "RIHS01_8d4edf437aed6059c32cd2137b0ad9cd4b315af29f3e57a77da055cbf15fe166";
+            "RIHS01_0a536284f686ea99d463fe60d1c46f44a1039d37db53c5d64ac5f94d4d5835fb";
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Request`.
@@ -718,6 +722,7 @@ pub mod srv {
         pub success: bool,
         pub message: ::std::string::String,
         pub migration: u64,
+        pub first_held: crate::cdr::Seq<u8>,
     }
 
     impl ::core::default::Default for PrepareMigration_Response {
@@ -726,6 +731,7 @@ pub mod srv {
                 success: false,
                 message: ::std::string::String::new(),
                 migration: 0,
+                first_held: crate::cdr::Seq::new(),
             }
         }
     }
@@ -738,6 +744,7 @@ pub mod srv {
             w.write_bool(self.success);
             w.write_string(&self.message)?;
             w.write_u64(self.migration);
+            w.write_prim_seq(&self.first_held)?;
             ::core::result::Result::Ok(())
         }
     }
@@ -750,6 +757,10 @@ pub mod srv {
                 success: r.read_bool()?,
                 message: ::std::string::String::from(r.read_string()?),
                 migration: r.read_u64()?,
+                first_held: {
+                    let len = r.read_len(1)?;
+                    r.read_prim_seq(len)?
+                },
             })
         }
     }
@@ -758,7 +769,7 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/PrepareMigration_Response";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::PrepareMigration_Response_";
         const TYPE_HASH: &'static str =
-            "RIHS01_a4e19400541e5f0d7eed0d5b0810c68c6fb977a2d051118cbdca9e932a9cc654";
+            "RIHS01_38e5049f02ef73e3498d5cacb8b4c94fafc1016e4d0484bc8895b60a37f5d310";
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Event`.
@@ -812,7 +823,7 @@ pub mod srv {
                     items
                 },
                 response: {
-                    let len = r.read_bounded_len(14, 1)?;
+                    let len = r.read_bounded_len(18, 1)?;
                     let mut items = ::std::vec::Vec::with_capacity(len);
                     for _ in 0..len {
                         items.push(crate::cdr::CdrDecode::decode(r)?);
@@ -827,6 +838,6 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/PrepareMigration_Event";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::PrepareMigration_Event_";
         const TYPE_HASH: &'static str =
-            "RIHS01_075db588a7fb731c9cc517d52d2b242539803c3fd7dc4c2b6174c8775d7f7036";
+            "RIHS01_e374e028dc5073f3db4d3090173ec41f417439dce51d3a1b12f99d6ea3d8a6f1";
     }
 }
