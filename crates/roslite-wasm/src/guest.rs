@@ -186,6 +186,10 @@ pub struct GuestShared {
     /// move waits until their copies on the target matched as many peers
     /// ([`Self::matched_peers`]).
     pub endpoints: Mutex<Vec<u64>>,
+    /// The native handle and callback slot of each subscription the guest made: a copy
+    /// prepared for a move waits until each has heard from its publishers
+    /// ([`Self::unheard_publishers`]).
+    pub subscription_slots: Mutex<Vec<(u64, i32)>>,
 }
 
 impl GuestShared {
@@ -211,7 +215,43 @@ impl GuestShared {
             awaiting_first_callback: AtomicBool::new(false),
             ros_nodes: Mutex::new(Vec::new()),
             endpoints: Mutex::new(Vec::new()),
+            subscription_slots: Mutex::new(Vec::new()),
         })
+    }
+
+    /// How many of the publishers that know each of the guest's subscriptions
+    /// (`acknowledged_publisher_count`) it holds no message of in its mailbox yet, summed over
+    /// the subscriptions: 0 once a copy prepared for a move holds something of each, and so
+    /// knows the first number it has of each (crate::inflight). Publishers are told apart by
+    /// their gid; those of this process (gid zero) count as one.
+    pub fn unheard_publishers(&self) -> usize {
+        use roslite_c::handles::Object;
+        let subscriptions = self
+            .subscription_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mailbox = self.mailbox.lock().unwrap_or_else(PoisonError::into_inner);
+        subscriptions
+            .iter()
+            .map(|&(native, slot)| {
+                let known = roslite_c::handles::with(native, "subscription", |o| match o {
+                    Object::Subscription(s) => Some(s.acknowledged_publisher_count()),
+                    _ => None,
+                })
+                .unwrap_or(0);
+                let heard: std::collections::BTreeSet<[u8; 16]> = mailbox
+                    .iter()
+                    .filter_map(|mail| match mail {
+                        Deferred::Message { slot: s, info, .. } if *s == slot => {
+                            Some(info.publisher_gid)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                known.saturating_sub(heard.len())
+            })
+            .sum()
     }
 
     /// For each publisher and subscription the guest made, in order, how many peers it

@@ -252,6 +252,26 @@ impl Prepared {
 }
 
 impl Prepared {
+    /// Waits up to `timeout` until each subscription of the prepared copy holds a message
+    /// from each publisher that knows it ([`GuestShared::unheard_publishers`]), so that
+    /// [`Self::first_held`] names them all; true if they all were heard. A publisher silent
+    /// that long cannot have a message on its way to the host the guest moves from that the
+    /// source would miss: a reliable writer repeats its heartbeat while a reader lacks a
+    /// message (roslite and Cyclone every 100 ms), and the source is repaired meanwhile, while
+    /// the guest still runs there.
+    pub fn await_heard(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self.shared.unheard_publishers() == 0 {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
     /// Per subscription and publisher, the first message the prepared copy holds
     /// (crate::inflight): it will have every later one, so the host the guest moves from must
     /// bring every earlier one it did not give the guest ([`Host::await_covered`]).

@@ -413,7 +413,9 @@ impl Shared {
                     self.host.call_off(prepared);
                     return refuse(e);
                 }
-                // What the copy holds by now: the source brings every earlier message.
+                // What the copy holds once it heard from each publisher (or they stayed
+                // silent): the source brings every earlier message.
+                prepared.await_heard(crate::inflight::HEAR_TIMEOUT);
                 let first_held = prepared.first_held();
                 let migration = self.next_migration.fetch_add(1, Ordering::Relaxed);
                 self.prepared

@@ -28,6 +28,13 @@ use crate::snapshot::{Reader, SnapshotError};
 /// is in the socket already. Moves without a message on its way do not wait at all.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long the target's copy, once its publishers know it, waits to hear from each of them
+/// before it answers with the first numbers it holds ([`crate::host::Prepared::await_heard`]):
+/// longer than a reliable writer's heartbeat period, so that a publisher silent that long has
+/// had the source repaired while the node still ran there. It delays the move, not the node
+/// (which runs on its old host meanwhile), and only when a publisher is silent.
+pub const HEAR_TIMEOUT: Duration = Duration::from_millis(300);
+
 /// The first message the target's copy of a node holds from one publisher on one
 /// subscription: it will have every later one of that publisher (reliability), so the source
 /// must bring every earlier one it did not give the node.

@@ -262,6 +262,165 @@ fn a_counter_moves_100_times_between_a_wasmtime_and_a_wasmi_host_losing_nothing(
     moves_back_and_forth(100);
 }
 
+/// A move of the replier from host `a` to host `b` while numbers keep coming (one every
+/// 10 ms) and every datagram the sender sends to host `a` is dropped from number 4 on: the
+/// numbers sent before `b`'s copy was known reach neither host, unless the drop is lifted
+/// (`lift`: that long after the sender matched `b`'s copy, while `a` holds the node waiting
+/// for them) and the sender's writer repairs them to `a`. Returns `a`'s answer, how many
+/// numbers were sent, and (number, numbers heard) of each reply after number 3, in order of
+/// the numbers, once as many came as the move did not count lost.
+fn move_while_a_misses_numbers(
+    lift: Option<Duration>,
+) -> (MigrateNode_Response, u32, Vec<(u32, u32)>) {
+    let ns = NetNs::create("wasmhost").expect("a network namespace");
+    let replier = replier_args();
+    let a_args: Vec<&str> = replier.iter().map(String::as_str).collect();
+    // Host a, host b and the sender's context, each once the one before bound its ports: they
+    // are participants 0, 1 and 2 of the namespace, which names the ports of their user data.
+    let bound = |participant: u32| {
+        let port = roslite_transport::ports::user_unicast_port(DOMAIN, participant).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while ns
+            .run(|| std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok())
+            .expect("enter the test namespace")
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "participant {participant} did not bind port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        port
+    };
+    let _a = host(&ns, "a", "wasmtime", "b", &a_args);
+    let a_port = bound(0);
+    let _b = host(&ns, "b", "wasmi", "a", &[]);
+    bound(1);
+    let sender = sender(&ns);
+    let sender_port = bound(2);
+    // The move is asked for by another participant: only the numbers (and the rest of the
+    // sender's user data) are kept from host a.
+    let caller = Sender::new(common::networked(&ns, DOMAIN), 10, Duration::from_secs(30));
+    sender.await_matched(1);
+    for n in 1..=3 {
+        assert_eq!(exchange(&sender, n), (n, n));
+    }
+
+    common::drop_datagrams_to(&ns, a_port, Some(sender_port));
+    let total = std::sync::atomic::AtomicU32::new(3);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let moved = std::thread::scope(|scope| {
+        let publisher = &sender.publisher;
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let n = total.load(std::sync::atomic::Ordering::SeqCst) + 1;
+                publisher
+                    .publish(StringMsg {
+                        data: format!("number {n}: hello ünïcode"),
+                    })
+                    .unwrap();
+                total.store(n, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        if let Some(lift) = lift {
+            let (ns, done, publisher) = (&ns, &done, publisher);
+            scope.spawn(move || {
+                while publisher.subscription_count() < 2
+                    && !done.load(std::sync::atomic::Ordering::SeqCst)
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                std::thread::sleep(lift);
+                common::lift_drop(ns);
+            });
+        }
+        // Number 4 is out before the move starts.
+        while total.load(std::sync::atomic::Ordering::SeqCst) < 4 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Whatever the move does, the numbers stop (a panic here would wait for them forever).
+        let moved =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| migrate(&caller, "a", "b")));
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        moved
+    })
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    common::lift_drop(&ns);
+    assert!(moved.success, "{}", moved.message);
+    eprintln!(
+        "moved with {} number(s) counted lost, paused {} us",
+        moved.messages_lost, moved.paused_us
+    );
+
+    let total = total.load(std::sync::atomic::Ordering::SeqCst);
+    let lost = moved.messages_lost as u32;
+    // Numbers 1 to 3 were answered already.
+    let answered_count = total - 3 - lost;
+    let mut heard: Vec<(u32, u32)> = Vec::new();
+    while heard.len() < answered_count as usize {
+        match sender.replies.recv_timeout(Duration::from_secs(15)) {
+            Ok(reply) => heard.push(answered(&reply)),
+            Err(_) => {
+                let numbers: std::collections::BTreeSet<u32> = heard.iter().map(|h| h.0).collect();
+                let missing: Vec<u32> = (4..=total).filter(|n| !numbers.contains(n)).collect();
+                panic!(
+                    "only {} of {answered_count} numbers after 3 were answered; not {missing:?} ({lost} counted lost)",
+                    heard.len()
+                )
+            }
+        }
+    }
+    assert!(
+        sender
+            .replies
+            .recv_timeout(Duration::from_millis(500))
+            .is_err(),
+        "more numbers were answered than the move did not count lost"
+    );
+    heard.sort_unstable();
+    (moved, total, heard)
+}
+
+/// Messages on their way to the old host (docs/migration.md, "A message on its way to the old
+/// host"), which reach it only by repair once it holds the node: it waits for them and they
+/// move with the snapshot. Every number is answered exactly once, in order, and the
+/// replier's count goes on without a gap.
+#[test]
+fn messages_repaired_to_the_old_host_while_it_holds_the_node_move_with_it() {
+    let (moved, total, heard) = move_while_a_misses_numbers(Some(Duration::from_millis(500)));
+    assert_eq!(moved.messages_lost, 0, "the move counted messages lost");
+    assert_eq!(
+        heard,
+        (4..=total).map(|n| (n, n)).collect::<Vec<_>>(),
+        "(number answered, numbers heard) of each reply after number 3"
+    );
+}
+
+/// Messages on their way to the old host that never arrive: the old host waits for them (the
+/// bound, `inflight::DRAIN_TIMEOUT`), then moves the node anyway and counts them in its
+/// answer. Exactly those numbers go unanswered; every other is answered once, and the
+/// replier's count skips only them.
+#[test]
+fn messages_that_never_reach_the_old_host_are_counted_lost_and_the_move_goes_on() {
+    let (moved, total, heard) = move_while_a_misses_numbers(None);
+    let lost = moved.messages_lost as u32;
+    assert!(lost >= 1, "the move counted no message lost");
+    // The source waited for them before it gave up.
+    assert!(
+        moved.paused_us >= roslite_wasm::inflight::DRAIN_TIMEOUT.as_micros() as u64,
+        "paused only {} us",
+        moved.paused_us
+    );
+    assert_eq!(
+        heard,
+        (4 + lost..=total)
+            .map(|n| (n, n - lost))
+            .collect::<Vec<_>>(),
+        "the numbers answered: all but the {lost} counted lost from number 4 on"
+    );
+}
+
 /// A move the target must refuse, or that fails halfway, leaves the node running on its host
 /// with its state, and says why: a target that does not list the source in --accept-from, one
 /// whose module of that name is another module, one that dies when the snapshot arrives, and

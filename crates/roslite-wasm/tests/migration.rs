@@ -663,20 +663,6 @@ fn a_responder_the_guest_keeps_answers_from_the_new_host() {
 /// it names are those of its participants.
 const IN_FLIGHT_DOMAIN: u32 = 163;
 
-/// Drops every UDP datagram that arrives in `ns` for `port` (None: lifts the rule): the
-/// process listening there receives nothing on it, and its peers' RTPS writers repair what it
-/// missed once the rule is lifted.
-fn drop_datagrams_to(ns: &NetNs, port: Option<u16>) {
-    let rule = port.map_or(String::new(), |p| format!("udp dport {p} counter drop"));
-    // Declaring the table first makes the delete succeed whether or not it exists.
-    ns.nft(&format!(
-        "table inet roslite_in_flight {{}}\ndelete table inet roslite_in_flight\n\
-         table inet roslite_in_flight {{\n  chain input {{\n    type filter hook input \
-         priority 0; policy accept;\n    {rule}\n  }}\n}}\n"
-    ))
-    .expect("an nftables rule in the test namespace");
-}
-
 /// A message on its way to the old host (docs/migration.md, "Each message exactly once"):
 /// number 4 is sent while only the old host's copy of the replier exists, and every datagram
 /// to the old host is dropped, so it misses it; the new host's copy is prepared and receives
@@ -709,7 +695,7 @@ fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost()
     sender.await_matched(1);
     let mut replies = sender.exchange(1..=3);
 
-    drop_datagrams_to(&ns, Some(old_host_port));
+    common::drop_datagrams_to(&ns, old_host_port, None);
     sender.send(4);
     assert!(
         sender
@@ -748,7 +734,7 @@ fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost()
     );
     a.freeze(NAME).unwrap();
     // The rule goes only now: number 4 reaches the old host by repair once it holds the node.
-    drop_datagrams_to(&ns, None);
+    common::lift_drop(&ns);
     let missed = a
         .await_covered(NAME, &first_held, roslite_wasm::inflight::DRAIN_TIMEOUT)
         .unwrap();

@@ -162,7 +162,16 @@ pub fn subscription_create(
                 &mut subscription,
             )
         };
-        hand_out(g, status, subscription, out)
+        let status = hand_out(g, status, subscription, out)?;
+        if status == ROSLITE_OK {
+            g.state()
+                .shared
+                .subscription_slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((subscription, slot));
+        }
+        Ok(status)
     })();
     finish(g, outcome)
 }

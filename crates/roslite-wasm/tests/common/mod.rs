@@ -175,3 +175,26 @@ impl Drop for Sender {
         }
     }
 }
+
+/// Drops every UDP datagram that arrives in `ns` for port `to` (from port `from` only, if
+/// given): the process listening there receives none of them, and its peers' RTPS writers
+/// repair what it missed once the rule is lifted ([`lift_drop`]).
+pub fn drop_datagrams_to(ns: &roslite_transport::netns::NetNs, to: u16, from: Option<u16>) {
+    let from = from.map_or(String::new(), |p| format!("udp sport {p} "));
+    drop_rule(ns, &format!("{from}udp dport {to} counter drop"));
+}
+
+/// Lifts the rule of [`drop_datagrams_to`].
+pub fn lift_drop(ns: &roslite_transport::netns::NetNs) {
+    drop_rule(ns, "");
+}
+
+fn drop_rule(ns: &roslite_transport::netns::NetNs, rule: &str) {
+    // Declaring the table first makes the delete succeed whether or not it exists.
+    ns.nft(&format!(
+        "table inet roslite_in_flight {{}}\ndelete table inet roslite_in_flight\n\
+         table inet roslite_in_flight {{\n  chain input {{\n    type filter hook input \
+         priority 0; policy accept;\n    {rule}\n  }}\n}}\n"
+    ))
+    .expect("an nftables rule in the test namespace");
+}
