@@ -6,7 +6,8 @@
 //! - `list_nodes`: the WebAssembly nodes it runs;
 //! - `migrate_node`: moves one of them to another host (what `roslite migrate` calls). This
 //!   host is then the *source*: it asks the target to prepare, holds the node between
-//!   callbacks and takes its snapshot, sends it, and ends its copy once the target runs it,
+//!   callbacks, waits for the messages on their way to it that the target's copy lacks
+//!   (crate::inflight) and takes its snapshot, sends it, and ends its copy once the target runs it,
 //!   or lets it go on here if the target refused or did not answer;
 //! - `prepare_migration` and `complete_migration`: the *target*'s side of a move, accepted
 //!   only from the hosts of its `--accept-from` list.
