@@ -7,8 +7,8 @@
 //! - `migrate_node`: moves one of them to another host (what `roslite migrate` calls). This
 //!   host is then the *source*: it asks the target to prepare, holds the node between
 //!   callbacks, waits for the messages on their way to it that the target's copy lacks
-//!   (crate::inflight) and takes its snapshot, sends it, and ends its copy once the target runs it,
-//!   or lets it go on here if the target refused or did not answer;
+//!   (crate::inflight) and takes its snapshot, sends it, and ends its copy once the target
+//!   runs it, or lets it go on here if the target refused or did not answer;
 //! - `prepare_migration` and `complete_migration`: the *target*'s side of a move, accepted
 //!   only from the hosts of its `--accept-from` list.
 //!
@@ -247,14 +247,13 @@ impl Shared {
             }
         };
         let paused = Instant::now();
-        let snapshot = match self.freeze_covering(&guest, &first_held) {
-            Ok(snapshot) => snapshot,
+        let (snapshot, missed) = match self.freeze_covering(&guest, &first_held) {
+            Ok(taken) => taken,
             Err(e) => {
                 call_off();
                 return refuse(format!("node {guest} goes on here: {e}"));
             }
         };
-        let (snapshot, missed) = snapshot;
         let messages_lost = crate::inflight::missed_count(&missed);
         if messages_lost > 0 {
             eprintln!(
