@@ -219,18 +219,14 @@ impl GuestShared {
         })
     }
 
-    /// How many of the publishers that know each of the guest's subscriptions
+    /// How many of the publishers that know each of the guest's reliable subscriptions
     /// (`acknowledged_publisher_count`) it holds no message of in its mailbox yet, summed over
     /// the subscriptions: 0 once a copy prepared for a move holds something of each, and so
     /// knows the first number it has of each (crate::inflight). Publishers are told apart by
     /// their gid; those of this process (gid zero) count as one.
     pub fn unheard_publishers(&self) -> usize {
         use roslite_c::handles::Object;
-        let subscriptions = self
-            .subscription_slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let subscriptions = self.reliable_subscriptions();
         let mailbox = self.mailbox.lock().unwrap_or_else(PoisonError::into_inner);
         subscriptions
             .iter()
@@ -292,6 +288,28 @@ impl GuestShared {
             .map(|&native| {
                 roslite_c::handles::with(native, "publisher or subscription", &count)
                     .map_or(0, |n| n as u32)
+            })
+            .collect()
+    }
+
+    /// (native handle, callback slot) of each reliable subscription the guest holds: the
+    /// subscriptions a move brings every message to (crate::inflight). A best-effort one may
+    /// miss a message for good, and nothing would come to wait for.
+    pub fn reliable_subscriptions(&self) -> Vec<(u64, i32)> {
+        use roslite_c::handles::Object;
+        self.subscription_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .filter(|&(native, _)| {
+                roslite_c::handles::with(native, "subscription", |o| match o {
+                    Object::Subscription(s) => {
+                        Some(s.qos().reliability == roslite::Reliability::Reliable)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(false)
             })
             .collect()
     }

@@ -252,8 +252,8 @@ impl Prepared {
 }
 
 impl Prepared {
-    /// Waits up to `timeout` until each subscription of the prepared copy holds a message
-    /// from each publisher that knows it ([`GuestShared::unheard_publishers`]), so that
+    /// Waits up to `timeout` until each reliable subscription of the prepared copy holds a
+    /// message from each publisher that knows it ([`GuestShared::unheard_publishers`]), so that
     /// [`Self::first_held`] names them all; true if they all were heard. A publisher silent
     /// that long cannot have a message on its way to the host the guest moves from that the
     /// source would miss: a reliable writer repeats its heartbeat while a reader lacks a
@@ -275,14 +275,23 @@ impl Prepared {
     /// Per subscription and publisher, the first message the prepared copy holds
     /// (crate::inflight): it will have every later one, so the host the guest moves from must
     /// bring every earlier one it did not give the guest ([`Host::await_covered`]).
+    /// Only reliable subscriptions are named: a best-effort one may miss a message for good.
     pub fn first_held(&self) -> Vec<crate::inflight::FirstHeld> {
-        crate::inflight::first_held(
+        let reliable: Vec<i32> = self
+            .shared
+            .reliable_subscriptions()
+            .into_iter()
+            .map(|(_, slot)| slot)
+            .collect();
+        let mut held = crate::inflight::first_held(
             &self
                 .shared
                 .mailbox
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
-        )
+        );
+        held.retain(|h| reliable.contains(&h.slot));
+        held
     }
 }
 

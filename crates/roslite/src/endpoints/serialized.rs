@@ -204,6 +204,11 @@ impl SerializedSubscription {
         &self.topic
     }
 
+    /// The QoS the subscription was made with.
+    pub fn qos(&self) -> &QosProfile {
+        &self.shared.qos
+    }
+
     /// As [`Subscription::message_lost_status`](crate::Subscription::message_lost_status).
     pub fn message_lost_status(&self) -> MessageLostStatus {
         self.shared.events.take_message_lost()
