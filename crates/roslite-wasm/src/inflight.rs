@@ -23,16 +23,20 @@ use crate::guest::{Deferred, Delivered};
 use crate::snapshot::{Reader, SnapshotError};
 
 /// How long a source holding a node waits for the messages the target's copy does not have.
-/// An RTPS writer repairs a lost message at its next heartbeat (roslite's and Cyclone's every
-/// 100 ms while a reader has not acknowledged it), once the reader asks; a same-host message
-/// is in the socket already. Moves without a message on its way do not wait at all.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
+/// An RTPS writer repairs a lost message once the reader asks, at the writer's next
+/// heartbeat: roslite's and Cyclone's come every 100 ms while a reader has not acknowledged a
+/// message, a Fast DDS writer's (rclpy's) every few seconds (repairs came 1.3 and 2.3 s after
+/// the loss ended in the rclpy test of tests/migration.rs, as for a 3 s period). A same-host
+/// message is in the socket already. Moves without a message on its way do not wait at all.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// How long the target's copy, once its publishers know it, waits to hear from each of them
 /// before it answers with the first numbers it holds ([`crate::host::Prepared::await_heard`]):
-/// longer than a reliable writer's heartbeat period, so that a publisher silent that long has
-/// had the source repaired while the node still ran there. It delays the move, not the node
-/// (which runs on its old host meanwhile), and only when a publisher is silent.
+/// longer than roslite's and Cyclone's writers' heartbeat period (100 ms), so that such a
+/// publisher silent that long has had the source repaired while the node still ran there (a
+/// Fast DDS writer heartbeats less often: docs/migration.md says what is not covered). It
+/// delays the move, not the node (which runs on its old host meanwhile), and only when a
+/// publisher is silent.
 pub const HEAR_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// The first message the target's copy of a node holds from one publisher on one

@@ -659,49 +659,127 @@ fn a_responder_the_guest_keeps_answers_from_the_new_host() {
     b.shutdown();
 }
 
-/// The domain of the test below, which drops datagrams by port: its own, so that the ports
-/// it names are those of its participants.
+/// The domains of the tests below, which drop datagrams by port: their own, so that the
+/// ports they name are those of their participants.
 const IN_FLIGHT_DOMAIN: u32 = 163;
+const IN_FLIGHT_RCLPY_DOMAIN: u32 = 164;
 
-/// A message on its way to the old host (docs/migration.md, "Each message exactly once"):
-/// number 4 is sent while only the old host's copy of the replier exists, and every datagram
-/// to the old host is dropped, so it misses it; the new host's copy is prepared and receives
-/// numbers 5 to 7 (its publisher knows it by then), the old one misses those too. The drop is
-/// lifted only once the old host holds the replier, so number 4 reaches the old host by RTPS
-/// repair after the node stopped there, and never the new host (its publisher sent it before
-/// it knew the new copy). Every number must still be answered exactly once, in order, and
-/// the replier's own count must go on without a gap.
-#[test]
-fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost() {
+/// Who sends the replier its numbers in the test of a message on its way to the old host.
+enum NumbersPeer {
+    /// A roslite node in this process.
+    Native(common::Sender),
+    /// rclpy on Fast DDS (interop/python/numbers_peer.py): numbers as lines on its input,
+    /// replies from its output.
+    Rclpy {
+        child: std::process::Child,
+        input: std::process::ChildStdin,
+        replies: mpsc::Receiver<String>,
+    },
+}
+
+impl NumbersPeer {
+    fn rclpy(ns: &NetNs, domain: u32) -> Self {
+        use std::io::BufRead;
+        let python = common::workspace().join(".venv/bin/python");
+        assert!(
+            python.exists(),
+            "{} is missing: run `cargo xtask test`, which installs rclpy",
+            python.display()
+        );
+        let mut child = ns
+            .command(python)
+            .arg(common::workspace().join("interop/python/numbers_peer.py"))
+            .env("ROS_DOMAIN_ID", domain.to_string())
+            .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+            .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+            .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = child.stdout.take().unwrap();
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(output)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(reply) = line.strip_prefix("REPLY ") {
+                    let _ = tx.send(reply.to_owned());
+                }
+            }
+        });
+        Self::Rclpy {
+            child,
+            input,
+            replies,
+        }
+    }
+
+    fn send(&mut self, n: u32) {
+        use std::io::Write;
+        match self {
+            Self::Native(sender) => sender.send(n),
+            Self::Rclpy { input, .. } => writeln!(input, "{n}").unwrap(),
+        }
+    }
+
+    fn reply(&self, timeout: Duration) -> Option<String> {
+        match self {
+            Self::Native(sender) => sender.replies.recv_timeout(timeout).ok(),
+            Self::Rclpy { replies, .. } => replies.recv_timeout(timeout).ok(),
+        }
+    }
+}
+
+impl Drop for NumbersPeer {
+    fn drop(&mut self) {
+        if let Self::Rclpy { child, .. } = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A message on its way to the old host (docs/migration.md, "A message on its way to the old
+/// host"): number 4 is sent while only the old host's copy of the replier exists, and every
+/// datagram to the old host is dropped, so it misses it; the new host's copy is prepared and
+/// receives numbers 5 to 7 (its publisher knows it by then), the old one misses those too.
+/// The drop is lifted only once the old host holds the replier, so number 4 reaches the old
+/// host by RTPS repair after the node stopped there, and never the new host (its publisher
+/// sent it before it knew the new copy). Every number must still be answered exactly once, in
+/// order, and the replier's own count must go on without a gap. `peer` makes the publisher,
+/// after the two hosts.
+fn message_on_its_way_to_the_old_host(domain: u32, peer: impl FnOnce(&NetNs) -> NumbersPeer) {
     const NAME: &str = "deterministic_reply";
     let ns = NetNs::create("wasmflight").expect("a network namespace");
     // The old host's context first: it is participant 0 of the namespace, which gives the
     // port its user data arrives on.
     let options = |engine| HostOptions {
         engine,
-        context: Some(common::networked(&ns, IN_FLIGHT_DOMAIN)),
+        context: Some(common::networked(&ns, domain)),
         node_args: vec!["volatile".into()],
         ..Default::default()
     };
     let a = Host::start(&[spec()], &options(EngineKind::Wasmtime)).unwrap();
-    let old_host_port =
-        roslite_transport::ports::user_unicast_port(IN_FLIGHT_DOMAIN, 0).expect("a port");
+    let old_host_port = roslite_transport::ports::user_unicast_port(domain, 0).expect("a port");
     let b = Host::start(&[], &options(EngineKind::Wasmi)).unwrap();
-    let sender = common::Sender::new(
-        common::networked(&ns, IN_FLIGHT_DOMAIN),
-        100,
-        Duration::from_secs(20),
-    );
-    sender.await_matched(1);
-    let mut replies = sender.exchange(1..=3);
+    let mut peer = peer(&ns);
+    let reply = |peer: &NumbersPeer, n: u32| {
+        peer.reply(Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("no reply to number {n}"))
+    };
+    let mut replies = Vec::new();
+    for n in 1..=3 {
+        peer.send(n);
+        replies.push(reply(&peer, n));
+    }
 
     common::drop_datagrams_to(&ns, old_host_port, None);
-    sender.send(4);
+    peer.send(4);
     assert!(
-        sender
-            .replies
-            .recv_timeout(Duration::from_millis(500))
-            .is_err(),
+        peer.reply(Duration::from_millis(500)).is_none(),
         "number 4 reached the old host through the drop rule"
     );
     let journal = a.journal_of(NAME).unwrap();
@@ -709,9 +787,8 @@ fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost()
     prepared
         .await_matched(&a.matched_peers(NAME).unwrap(), Duration::from_secs(10))
         .unwrap();
-    sender.await_matched(2);
     for n in 5..=7 {
-        sender.send(n);
+        peer.send(n);
     }
     let until = Instant::now() + Duration::from_secs(10);
     while b.waiting_callbacks(NAME).unwrap() < 3 {
@@ -743,22 +820,16 @@ fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost()
     b.complete_restore(prepared, &snapshot).unwrap();
     a.end_migrated(NAME).unwrap();
 
-    let moved: Vec<String> = (4..=7)
-        .map(|n| {
-            sender
-                .replies
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| panic!("number {n}: only {} replies came", n - 4))
-        })
-        .collect();
+    for n in 4..=7 {
+        replies.push(
+            peer.reply(Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("number {n}: only {} replies came", n - 4)),
+        );
+    }
     assert!(
-        sender
-            .replies
-            .recv_timeout(Duration::from_millis(300))
-            .is_err(),
+        peer.reply(Duration::from_millis(300)).is_none(),
         "a number was answered twice"
     );
-    replies.extend(moved);
     // Each reply names the number it answers and how many numbers the replier heard.
     let heard: Vec<(u32, u32)> = replies.iter().map(|r| in_flight_reply(r)).collect();
     assert_eq!(
@@ -768,6 +839,27 @@ fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost()
     );
     assert_eq!(a.wait().len(), 1);
     b.shutdown();
+}
+
+#[test]
+fn a_message_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost() {
+    message_on_its_way_to_the_old_host(IN_FLIGHT_DOMAIN, |ns| {
+        let sender = common::Sender::new(
+            common::networked(ns, IN_FLIGHT_DOMAIN),
+            100,
+            Duration::from_secs(20),
+        );
+        sender.await_matched(1);
+        NumbersPeer::Native(sender)
+    });
+}
+
+/// The same with the numbers from rclpy (a Fast DDS writer repairs number 4).
+#[test]
+fn a_message_from_rclpy_repaired_to_the_old_host_after_the_node_stopped_there_is_not_lost() {
+    message_on_its_way_to_the_old_host(IN_FLIGHT_RCLPY_DOMAIN, |ns| {
+        NumbersPeer::rclpy(ns, IN_FLIGHT_RCLPY_DOMAIN)
+    });
 }
 
 /// (the number a reply answers, how many numbers the replier had heard).
