@@ -249,16 +249,15 @@ impl Prepared {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
-}
 
-impl Prepared {
     /// Waits up to `timeout` until each reliable subscription of the prepared copy holds a
     /// message from each publisher that knows it ([`GuestShared::unheard_publishers`]), so that
     /// [`Self::first_held`] names them all; true if they all were heard. A publisher silent
     /// that long cannot have a message on its way to the host the guest moves from that the
     /// source would miss: a reliable writer repeats its heartbeat while a reader lacks a
     /// message (roslite and Cyclone every 100 ms), and the source is repaired meanwhile, while
-    /// the guest still runs there.
+    /// the guest still runs there. (A Fast DDS writer heartbeats every few seconds: a silent
+    /// one is not covered, docs/migration.md.)
     pub fn await_heard(&self, timeout: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
