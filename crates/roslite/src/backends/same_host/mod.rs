@@ -316,6 +316,34 @@ impl SameHost {
             && carriable_elsewhere(remote, local)
     }
 
+    /// Whether the pair of local writer `writer` and remote reader `reader` is carried here, as
+    /// discovery knows them now (false for one it does not know).
+    pub(crate) fn carries_pair(
+        &self,
+        discovery: &Discovery<'_>,
+        writer: WriterId,
+        reader: Guid,
+    ) -> bool {
+        match (
+            discovery.remote_endpoint(reader),
+            discovery.writer_data(writer),
+        ) {
+            (Some(remote), Some(local)) => self.carries(remote, local),
+            _ => false,
+        }
+    }
+
+    /// The remote readers paired here with local writer `writer`, as discovery knows them now.
+    pub(crate) fn carried_readers(&self, discovery: &Discovery<'_>, writer: WriterId) -> usize {
+        let Some(local) = discovery.writer_data(writer) else {
+            return 0;
+        };
+        discovery
+            .remote_endpoints()
+            .filter(|remote| remote.kind == EndpointKind::Reader && self.carries(remote, local))
+            .count()
+    }
+
     /// [`Self::carried`] for a pair that also matches.
     fn carries(&self, remote: &EndpointData, local: &EndpointData) -> bool {
         pair_matches(remote, local) && self.carried(remote, local)
@@ -575,6 +603,11 @@ impl SameHost {
             w.shm.as_ref().map_or(0, |s| s.stats().readers)
                 + w.uds.as_ref().map_or(0, |u| u.stats().readers)
         })
+    }
+
+    /// Links of local reader `reader`: the remote writers it is paired with here.
+    pub(crate) fn links_of(&self, reader: ReaderId) -> usize {
+        self.links.keys().filter(|(r, _)| *r == reader).count()
     }
 
     /// Links of local subscription reader `reader` (each counted as a match) whose reader is
