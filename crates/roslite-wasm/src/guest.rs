@@ -616,8 +616,9 @@ pub struct GuestState {
     pub saved_stack: Option<u32>,
     /// The last message each subscription was given from each publisher.
     pub delivered: Delivered,
-    /// The last request each service was given from each client (by the client's request
-    /// writer and the request's sequence number, rmw's `rmw_request_id_t`): after a move the
+    /// The last request each service was given from each client (by its request id, rmw's
+    /// `rmw_request_id_t`: the client's gid and the request's sequence number, the same over
+    /// RTPS and the same-host paths): after a move the
     /// node is not given again a request it took on its old host.
     pub requests_taken: Delivered,
     /// The service slot of each responder handed to the guest (by its guest handle), for a
