@@ -14,16 +14,18 @@ use std::time::{Duration, Instant};
 use roslite_rtps::participant::{ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix, SampleIdentity, SequenceNumber};
 
-use super::{SameHost, ServiceWriters};
-use crate::backends::rtps::decode_route;
-use crate::backends::rtps::{Discovery, DiscoveryFollower, NetworkHandle};
-use crate::seam::service::{LocalClient, LocalServer, RequestKey, ServiceDrops};
+use roslite_rtps::discovery::rpc::ReplyRoute;
+
+use super::{service, SameHost, ServiceWriters};
+use crate::backends::rtps::{decode_route, Discovery, DiscoveryFollower, NetworkHandle};
+use crate::seam::service::{
+    LocalClient, LocalServer, ReplyChannel, RequestId, RequestKey, ServiceDrops,
+};
 use crate::seam::{Backend, LocalPublisher, LocalSubscription, PathView};
 use crate::vocabulary::config::LocalTransports;
 use crate::vocabulary::events::MatchReports;
 use crate::vocabulary::graph::GraphEndpoint;
 use crate::vocabulary::log::Logger;
-use roslite_rtps::discovery::rpc::ReplyRoute;
 
 /// A local client's RTPS endpoints, by which its same-host writers and readers are known.
 struct ClientEndpoints {
@@ -267,11 +269,7 @@ impl Backend for SameHostBackend {
     /// Answers over the server's same-host reply writers when the address names a client
     /// reply reader whose pair with them is carried here (the RTPS network declines those:
     /// `carries_pair`).
-    fn reply_channel(
-        &self,
-        server: u64,
-        address: &[u8],
-    ) -> Option<Box<dyn crate::seam::service::ReplyChannel>> {
+    fn reply_channel(&self, server: u64, address: &[u8]) -> Option<Box<dyn ReplyChannel>> {
         let ReplyRoute::SampleIdentity { related } = decode_route(address)? else {
             return None;
         };
@@ -286,7 +284,7 @@ impl Backend for SameHostBackend {
                     plan.links.carries_pair(discovery, reply_writer, reader)
                 });
         });
-        carried.then(|| -> Box<dyn crate::seam::service::ReplyChannel> {
+        carried.then(|| -> Box<dyn ReplyChannel> {
             Box::new(CarriedReply {
                 backend: self.me.clone(),
                 server,
@@ -344,7 +342,7 @@ impl CarriedReply {
     }
 }
 
-impl crate::seam::service::ReplyChannel for CarriedReply {
+impl ReplyChannel for CarriedReply {
     fn send(self: Box<Self>, payload: Vec<u8>) {
         let deadline = Instant::now() + CARRIED_REPLY_PATIENCE;
         if self.try_send(&payload, deadline) {
@@ -360,19 +358,12 @@ impl crate::seam::service::ReplyChannel for CarriedReply {
         drop(spawned); // no thread to be had: the client times out, as for a lost reply
     }
 
-    fn request_id(&self) -> Option<crate::seam::service::RequestId> {
-        Some(crate::seam::service::RequestId {
-            writer_guid: self.identity.writer_guid.to_bytes(),
-            sequence_number: self.identity.sequence_number.0,
-        })
+    fn request_id(&self) -> Option<RequestId> {
+        Some(service::request_id(self.identity))
     }
 
     fn reply_address(&self) -> Option<Vec<u8>> {
-        Some(crate::backends::rtps::encode_route(
-            &ReplyRoute::SampleIdentity {
-                related: self.identity,
-            },
-        ))
+        Some(service::reply_address(self.identity))
     }
 }
 

@@ -215,20 +215,28 @@ impl ReplyChannel for SameHostReply {
         }
     }
 
-    /// As over RTPS: the identity the client's request names (its reply reader) and the
-    /// request's number from that client.
     fn request_id(&self) -> Option<RequestId> {
-        Some(RequestId {
-            writer_guid: self.identity.writer_guid.to_bytes(),
-            sequence_number: self.identity.sequence_number.0,
-        })
+        Some(request_id(self.identity))
     }
 
     fn reply_address(&self) -> Option<Vec<u8>> {
-        Some(encode_route(&ReplyRoute::SampleIdentity {
-            related: self.identity,
-        }))
+        Some(reply_address(self.identity))
     }
+}
+
+/// The id of the request whose lead carried `identity`: as over RTPS, the client identity its
+/// request names (its reply reader) and the request's number from that client.
+pub(super) fn request_id(identity: SampleIdentity) -> RequestId {
+    RequestId {
+        writer_guid: identity.writer_guid.to_bytes(),
+        sequence_number: identity.sequence_number.0,
+    }
+}
+
+/// The reply address of the request whose lead carried `identity`: the RTPS network's for the
+/// same request (`rtps::encode_route`, tag 1), so a server of either path can answer it.
+pub(super) fn reply_address(identity: SampleIdentity) -> Vec<u8> {
+    encode_route(&ReplyRoute::SampleIdentity { related: identity })
 }
 
 #[cfg(test)]
