@@ -832,8 +832,10 @@ fn a_request_over_a_same_host_path_is_known_by_the_same_id_to_every_server() {
             .responder_to(&address)
             .expect("the second server can answer at the first's reply address");
         assert_eq!(responder.request_id(), ids[0]);
-        let mut response = Trigger_Response::default();
-        response.message = "from the other server".into();
+        let response = Trigger_Response {
+            message: "from the other server".into(),
+            ..Default::default()
+        };
         responder.send(&roslite_cdr::to_vec(&response, roslite_cdr::Endianness::Little).unwrap());
         let got = answer
             .recv_timeout(Duration::from_secs(10))
