@@ -264,6 +264,10 @@ pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5
 impl Host {
     /// Loads every guest (all or none start), then starts each on its own thread.
     pub fn start(specs: &[GuestSpec], options: &HostOptions) -> Result<Self, HostError> {
+        // A guest's callbacks run on the thread that brings their work, same-host link
+        // threads among them, which need the stack an engine needs (`GuestShared::
+        // with_resident` leaves the work to the guest's thread on one that lacks it).
+        roslite::backends::same_host::require_link_thread_stack(crate::guest::GUEST_STACK * 2);
         let mut loaded = Vec::new();
         for spec in specs {
             let module =

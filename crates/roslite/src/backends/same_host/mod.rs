@@ -38,7 +38,7 @@
 //! readers.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
@@ -105,6 +105,24 @@ use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
 
 /// Told that a remote participant's process is gone (on a link's thread, no lock held).
 pub(crate) type PeerGone = Arc<dyn Fn(GuidPrefix) + Send + Sync>;
+
+/// The stack a link's reader thread gets unless the program asked for more
+/// ([`require_link_thread_stack`]): what roslite's own delivery and a native callback run
+/// inline need.
+const LINK_THREAD_STACK: usize = 64 << 10;
+
+/// The stack link reader threads started from now on get ([`require_link_thread_stack`]).
+static LINK_STACK: AtomicUsize = AtomicUsize::new(LINK_THREAD_STACK);
+
+/// Gives the reader threads of same-host links started from now on at least `bytes` of
+/// stack. A link's reader thread runs the subscription's or server's callback itself when
+/// its executor lends its turn (inline dispatch); a program whose callbacks need a deep stack
+/// (a WebAssembly host: wasmtime lets a guest use 512 KiB of it) asks for it before it makes
+/// its endpoints. Threads are given 64 KiB otherwise; the memory a stack costs is what it
+/// touches.
+pub fn require_link_thread_stack(bytes: usize) {
+    LINK_STACK.fetch_max(bytes, Ordering::Relaxed);
+}
 
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
 /// reader waits for one to be released.
@@ -815,7 +833,7 @@ impl SameHost {
         };
         let spawned = std::thread::Builder::new()
             .name("roslite-local-rx".into())
-            .stack_size(64 << 10)
+            .stack_size(LINK_STACK.load(Ordering::Relaxed))
             .spawn(move || link.run());
         match spawned {
             Ok(_) => {
