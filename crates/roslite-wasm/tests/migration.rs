@@ -864,6 +864,13 @@ fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
         "{:?}",
         count_server_paths(&client)
     );
+    // The guest took requests on the link threads that brought them (the host had roslite
+    // give them the stack an engine needs), not only on its own thread.
+    let on_a = a.statistics();
+    assert!(
+        on_a.last().is_some_and(|g| g.callbacks_elsewhere > 0),
+        "{on_a:?}"
+    );
     // Moved an even number of times: the guest is back on `a`.
     assert_eq!(b.wait().len(), MOVES / 2);
     a.shutdown();
