@@ -104,7 +104,10 @@ pub struct HostId {
 }
 
 impl HostId {
-    /// This process's identity, from `/proc/sys/kernel/random/boot_id` and `/proc/self/ns/net`.
+    /// This thread's identity, from `/proc/sys/kernel/random/boot_id` and the network
+    /// namespace of the calling thread (`/proc/thread-self/ns/net`; `/proc/self/ns/net`, the
+    /// process's first thread's, on kernels before 3.17): an endpoint bound on a thread that
+    /// entered another namespace than the process's (a test harness's) lives in that one.
     ///
     /// # Errors
     /// When /proc is not mounted.
@@ -113,7 +116,9 @@ impl HostId {
         let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")?
             .trim()
             .to_owned();
-        let netns_inode = std::fs::metadata("/proc/self/ns/net")?.ino();
+        let netns_inode = std::fs::metadata("/proc/thread-self/ns/net")
+            .or_else(|_| std::fs::metadata("/proc/self/ns/net"))?
+            .ino();
         Ok(HostId {
             boot_id,
             netns_inode,

@@ -190,6 +190,9 @@ pub struct GuestShared {
     /// prepared for a move waits until each has heard from its publishers
     /// ([`Self::unheard_publishers`]).
     pub subscription_slots: Mutex<Vec<(u64, i32)>>,
+    /// The native handles of the service servers the guest made, in order: a move also waits
+    /// until their copies on the target are known to as many clients.
+    pub services: Mutex<Vec<u64>>,
 }
 
 impl GuestShared {
@@ -216,6 +219,7 @@ impl GuestShared {
             ros_nodes: Mutex::new(Vec::new()),
             endpoints: Mutex::new(Vec::new()),
             subscription_slots: Mutex::new(Vec::new()),
+            services: Mutex::new(Vec::new()),
         })
     }
 
@@ -251,43 +255,64 @@ impl GuestShared {
     }
 
     /// For each publisher and subscription the guest made, in order, how many peers it
-    /// matched now (subscriptions of a publisher, publishers of a subscription; 0 once
-    /// released).
+    /// matched now (subscriptions of a publisher, publishers of a subscription), then for each
+    /// service server it made, in order, how many clients it matched (0 once released).
     pub fn matched_peers(&self) -> Vec<u32> {
         use roslite_c::handles::Object;
         self.per_endpoint(|o| match o {
             Object::Publisher(p) => Some(p.subscription_count()),
             Object::Subscription(s) => Some(s.publisher_count()),
+            Object::Service(s) => Some(s.client_count()),
             _ => None,
         })
     }
 
-    /// For each publisher and subscription the guest made, in order, how many of the peers
-    /// it matched know it already: subscriptions that take a publisher's messages, publishers
-    /// that send to a subscription (`acknowledged_subscription_count`,
-    /// `acknowledged_publisher_count`; 0 once released). A copy made to move the guest here
+    /// As [`Self::matched_peers`], how many of the peers each endpoint matched know it
+    /// already: subscriptions that take a publisher's messages, publishers that send to a
+    /// subscription, clients that send a server their requests and take its answers
+    /// (`acknowledged_subscription_count`, `acknowledged_publisher_count`,
+    /// `acknowledged_client_count`; 0 once released). A copy made to move the guest here
     /// misses nothing its peers send only once each of them counts here.
     pub fn acknowledged_peers(&self) -> Vec<u32> {
         use roslite_c::handles::Object;
         self.per_endpoint(|o| match o {
             Object::Publisher(p) => Some(p.acknowledged_subscription_count()),
             Object::Subscription(s) => Some(s.acknowledged_publisher_count()),
+            Object::Service(s) => Some(s.acknowledged_client_count()),
             _ => None,
         })
     }
 
-    /// `count` of each publisher and subscription the guest made, in order (0 once released).
+    /// How many publishers and subscriptions the guest made: the entries of
+    /// [`Self::matched_peers`] before its services'.
+    pub fn topic_endpoint_count(&self) -> usize {
+        self.endpoints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// `count` of each publisher and subscription the guest made, in order, then of each
+    /// service server (0 once released).
     fn per_endpoint(
         &self,
         count: impl Fn(&roslite_c::handles::Object) -> Option<usize>,
     ) -> Vec<u32> {
-        self.endpoints
+        let endpoints = self
+            .endpoints
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let services = self
+            .services
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        endpoints
             .iter()
+            .chain(&services)
             .map(|&native| {
-                roslite_c::handles::with(native, "publisher or subscription", &count)
-                    .map_or(0, |n| n as u32)
+                roslite_c::handles::with(native, "endpoint", &count).map_or(0, |n| n as u32)
             })
             .collect()
     }
@@ -326,7 +351,14 @@ impl GuestShared {
 
     /// Runs `f` on the guest's instance if it is free now (its `main` parked, no other callback
     /// inside); None if it is busy or gone.
+    /// Not on a thread with less stack left than [`GUEST_STACK`] (a thread of the program's
+    /// own, or a same-host link's reader thread started before the host asked roslite for
+    /// bigger ones in `Host::start`, which get 64 KiB): the engines need far more, and the work
+    /// then waits for the guest's own thread.
     pub fn with_resident<R>(&self, f: impl FnOnce(&mut dyn GuestCalls) -> R) -> Option<R> {
+        if !self.is_guest_thread() && stack_left().is_some_and(|left| left < GUEST_STACK) {
+            return None;
+        }
         let resident = self.resident.get()?.upgrade()?;
         let mut slot = resident.try_lock().ok()?;
         if self.is_frozen() {
@@ -643,8 +675,9 @@ pub struct GuestState {
     pub saved_stack: Option<u32>,
     /// The last message each subscription was given from each publisher.
     pub delivered: Delivered,
-    /// The last request each service was given from each client (by the client's request
-    /// writer and the request's sequence number, rmw's `rmw_request_id_t`): after a move the
+    /// The last request each service was given from each client (by its request id, rmw's
+    /// `rmw_request_id_t`: the client's gid and the request's sequence number, the same over
+    /// RTPS and the same-host paths): after a move the
     /// node is not given again a request it took on its old host.
     pub requests_taken: Delivered,
     /// The service slot of each responder handed to the guest (by its guest handle), for a
@@ -789,4 +822,51 @@ impl Drop for GuestState {
 pub fn monotonic_ns() -> u64 {
     let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+/// The native stack a thread must have left to run a guest's callback: wasmtime lets Wasm use
+/// up to 512 KiB of it (its `max_wasm_stack` default), and the host's frames around it, in a
+/// debug build, much of the rest. Threads std spawns have 2 MiB.
+pub const GUEST_STACK: usize = 1 << 20;
+
+/// How many bytes of stack this thread has left below the caller (None where it cannot be
+/// told).
+#[cfg(target_os = "linux")]
+fn stack_left() -> Option<usize> {
+    use std::cell::Cell;
+    thread_local! {
+        /// The lowest address of this thread's stack, read once.
+        static STACK_LOW: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    let low = STACK_LOW.with(|low| {
+        if low.get().is_none() {
+            low.set(stack_low());
+        }
+        low.get()
+    })?;
+    let here = 0u8;
+    let sp = std::ptr::addr_of!(here) as usize;
+    Some(sp.saturating_sub(low))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stack_left() -> Option<usize> {
+    None
+}
+
+/// The lowest address of this thread's stack (`pthread_getattr_np`).
+#[cfg(target_os = "linux")]
+fn stack_low() -> Option<usize> {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: `attr` is written by `pthread_getattr_np` before it is read, and destroyed once.
+    unsafe {
+        if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let mut addr = std::ptr::null_mut();
+        let mut size = 0;
+        let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        (got == 0).then_some(addr as usize)
+    }
 }

@@ -211,13 +211,15 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Waits up to `timeout` until each of the prepared guest's publishers and subscriptions
-    /// has at least as many peers as `peers` says (in the order the guest made them; from
-    /// [`Host::matched_peers`] on the host it moves from) that know it already: publishers
-    /// that send to its subscriptions, subscriptions that take its publishers' messages
-    /// ([`GuestShared::acknowledged_peers`]). Matching them here is not enough: a peer that
-    /// this host discovered may not have discovered the copy yet, and what it publishes in
-    /// that moment reaches only the node on the host it moves from, which then ends.
+    /// Waits up to `timeout` until each of the prepared guest's publishers and subscriptions,
+    /// then each of its service servers, has at least as many peers as `peers` says (in the
+    /// order the guest made them; from [`Host::matched_peers`] on the host it moves from)
+    /// that know it already: publishers that send to its subscriptions, subscriptions that
+    /// take its publishers' messages, clients that send its servers their requests and take
+    /// their answers ([`GuestShared::acknowledged_peers`]). Matching them here is not enough:
+    /// a peer that this host discovered may not have discovered the copy yet, and what it
+    /// publishes (or a request it sends) in that moment reaches only the node on the host it
+    /// moves from, which then ends.
     ///
     /// # Errors
     /// The endpoints that fell short when the time ran out.
@@ -225,16 +227,21 @@ impl Prepared {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let now = self.shared.acknowledged_peers();
+            let topic_endpoints = self.shared.topic_endpoint_count();
             let short: Vec<String> = peers
                 .iter()
                 .enumerate()
                 .filter(|&(i, &want)| now.get(i).copied().unwrap_or(0) < want)
                 .map(|(i, want)| {
-                    format!(
-                        "endpoint {} is known to {} of {want} peers",
-                        i + 1,
-                        now.get(i).copied().unwrap_or(0)
-                    )
+                    let have = now.get(i).copied().unwrap_or(0);
+                    if i < topic_endpoints {
+                        format!("endpoint {} is known to {have} of {want} peers", i + 1)
+                    } else {
+                        format!(
+                            "service {} is known to {have} of {want} clients",
+                            i - topic_endpoints + 1
+                        )
+                    }
                 })
                 .collect();
             if short.is_empty() {
@@ -300,6 +307,10 @@ pub const FREEZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5
 impl Host {
     /// Loads every guest (all or none start), then starts each on its own thread.
     pub fn start(specs: &[GuestSpec], options: &HostOptions) -> Result<Self, HostError> {
+        // A guest's callbacks run on the thread that brings their work, same-host link
+        // threads among them, which need the stack an engine needs (`GuestShared::
+        // with_resident` leaves the work to the guest's thread on one that lacks it).
+        roslite::backends::same_host::require_link_thread_stack(crate::guest::GUEST_STACK * 2);
         let mut loaded = Vec::new();
         for spec in specs {
             let module =
@@ -748,7 +759,8 @@ impl Host {
     }
 
     /// For each publisher and subscription of guest `name`, in the order it made them, how
-    /// many peers it matched (see [`Prepared::await_matched`]).
+    /// many peers it matched, then for each of its service servers how many clients (see
+    /// [`Prepared::await_matched`]).
     pub fn matched_peers(&self, name: &str) -> Result<Vec<u32>, MigrateError> {
         Ok(self.guest(name)?.matched_peers())
     }

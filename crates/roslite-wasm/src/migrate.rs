@@ -42,7 +42,7 @@ pub struct HostState {
     pub timers: Vec<(i64, u64, bool)>,
     /// Each node's parameters as they are now, set from outside or not.
     pub parameters: Vec<crate::carried::NodeParameters>,
-    /// (service slot, client's request writer gid, last request sequence number taken):
+    /// (service slot, client's gid in the request id, last request sequence number taken):
     /// crate::guest::GuestState::requests_taken.
     pub requests_taken: Vec<(i32, [u8; 16], u64)>,
     /// Requests that waited for the guest, in the order they came.

@@ -509,3 +509,207 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     assert!(guests_on(&sender, "a").is_empty());
     check_still_answers(&sender);
 }
+
+/// The state guest (tests/guests/migration_state.c, whose `count` service answers "served=N
+/// ..."), alone in a module directory of its own.
+fn state_modules() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let wasm = common::c_guest(
+            "crates/roslite-wasm/tests/guests/migration_state.c",
+            "migration_state.wasm",
+        );
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host-state-modules");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&wasm, dir.join("migration_state.wasm")).unwrap();
+        dir
+    })
+}
+
+/// The domain of the same-host service tests (a network namespace of their own each).
+const SAME_HOST_DOMAIN: u32 = 206;
+
+/// A client in the test process calls the state guest's `count` service every few ms over one
+/// same-host path (`transport`: every process offers only it, `ROSLITE_TRANSPORTS`) while the
+/// guest moves back and forth between two host processes, each move asked of its host over
+/// ROS 2 (`migrate_node`): every call is answered exactly once, and the guest's count of the
+/// requests it served goes on without a gap.
+fn service_calls_over_a_same_host_path_while_the_node_moves(transport: &str) {
+    let ns = NetNs::create("wasmhost").expect("a network namespace");
+    // Inside the namespace throughout: threads of this process that start same-host links
+    // (those that make the clients) reach the hosts' endpoints, which are abstract Unix
+    // sockets of the namespace.
+    ns.run(|| calls_while_moving(&ns, transport))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn calls_while_moving(ns: &NetNs, transport: &str) {
+    use roslite::msgs::std_srvs::srv::Trigger;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const MOVES: usize = 6;
+    let context = ns
+        .run(|| {
+            let discovery = roslite_transport::DiscoveryConfig {
+                domain_id: SAME_HOST_DOMAIN,
+                range: roslite_transport::DiscoveryRange::Subnet,
+                ..Default::default()
+            };
+            roslite::Context::new(roslite::ContextOptions {
+                domain_id: SAME_HOST_DOMAIN,
+                network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(
+                    discovery,
+                )),
+                local_transports: roslite::LocalTransports::parse(transport).unwrap(),
+                ..Default::default()
+            })
+        })
+        .unwrap()
+        .unwrap();
+    let node = context.create_node("state_client").unwrap();
+    let count = node.create_client::<Trigger>("/count").unwrap();
+    let executor = roslite::Executor::new(&context);
+    executor.add_node(&node);
+    let spinner = std::thread::spawn(move || executor.spin());
+    let start = |name: &str, engine: &str, accept_from: &str, guest: Option<&Path>| {
+        let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
+        command
+            .args([
+                "--name",
+                name,
+                "--engine",
+                engine,
+                "--accept-from",
+                accept_from,
+            ])
+            .arg("--module-dir")
+            .arg(state_modules())
+            .args(guest)
+            .env("ROS_DOMAIN_ID", SAME_HOST_DOMAIN.to_string())
+            .env("ROSLITE_TRANSPORTS", transport)
+            .stdin(Stdio::null());
+        HostProcess(command.spawn().expect("start a host"))
+    };
+    let guest = state_modules().join("migration_state.wasm");
+    let _a = start("a", "wasmtime", "b", Some(&guest));
+    let _b = start("b", "wasmi", "a", None);
+    assert!(count.wait_for_service(Duration::from_secs(30)));
+    let first = count
+        .call(Default::default(), Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(first.message, "served=1 offset=0 accepted=0");
+    let paths: Vec<&str> = context
+        .graph()
+        .endpoints()
+        .iter()
+        .filter(|e| {
+            e.topic == "/count"
+                && e.topic_kind == roslite::graph::RosTopicKind::ServiceRequest
+                && e.kind == roslite::graph::GraphEndpointKind::Subscription
+        })
+        .map(|e| e.transport)
+        .collect();
+    assert_eq!(
+        paths,
+        [transport],
+        "the client does not reach the guest over {transport}"
+    );
+
+    let migrate = |from: &str, to: &str| {
+        let client = node
+            .create_client::<MigrateNode>(&format!("/roslite_host/{from}/migrate_node"))
+            .unwrap();
+        assert!(client.wait_for_service(Duration::from_secs(20)));
+        client
+            .call(
+                MigrateNode_Request {
+                    node: "migration_state".into(),
+                    to: to.into(),
+                },
+                Duration::from_secs(40),
+            )
+            .unwrap()
+    };
+    let done = AtomicBool::new(false);
+    let calls = AtomicUsize::new(1);
+    let await_calls = |more: usize| {
+        let from = calls.load(Ordering::SeqCst);
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while calls.load(Ordering::SeqCst) < from + more {
+            assert!(std::time::Instant::now() < until, "the calls stopped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let answers = std::thread::scope(|scope| {
+        let caller = scope.spawn(|| {
+            let mut answers = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                let answer = count
+                    .call(Default::default(), Duration::from_secs(10))
+                    .unwrap_or_else(|e| panic!("call {} got no answer: {e}", answers.len() + 2));
+                answers.push(answer.message);
+                calls.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            answers
+        });
+        let moved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for i in 0..MOVES {
+                let (from, to) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+                await_calls(3);
+                let moved = migrate(from, to);
+                assert!(
+                    moved.success,
+                    "move {} from {from} to {to}: {}",
+                    i + 1,
+                    moved.message
+                );
+            }
+            await_calls(3);
+        }));
+        done.store(true, Ordering::SeqCst);
+        let answers = caller.join().unwrap();
+        if let Err(panic) = moved {
+            std::panic::resume_unwind(panic);
+        }
+        answers
+    });
+    let served: Vec<u32> = answers
+        .iter()
+        .map(|a| {
+            a.strip_prefix("served=")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
+        })
+        .collect();
+    if let Some(at) = (0..served.len()).find(|&i| served[i] != i as u32 + 2) {
+        panic!(
+            "a request was served twice or not at all: call {} was answered served={} ({:?} \
+             around it, of {})",
+            at + 2,
+            served[at],
+            &served[at.saturating_sub(2)..(at + 3).min(served.len())],
+            served.len()
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let stats = count.stats();
+    assert_eq!(stats.unmatched_replies, 0, "a request was answered twice");
+    assert_eq!(stats.timeouts, 0);
+    eprintln!(
+        "{transport}: {} calls answered once each across {MOVES} moves",
+        served.len() + 1
+    );
+    context.shutdown();
+    spinner.join().unwrap();
+}
+
+#[test]
+fn service_calls_over_shared_memory_are_answered_once_while_the_node_moves_between_processes() {
+    service_calls_over_a_same_host_path_while_the_node_moves("shm");
+}
+
+#[test]
+fn service_calls_over_unix_sockets_are_answered_once_while_the_node_moves_between_processes() {
+    service_calls_over_a_same_host_path_while_the_node_moves("uds");
+}

@@ -372,7 +372,11 @@ struct StateClient {
 
 impl StateClient {
     fn new(ns: &NetNs) -> Self {
-        let context = networked(ns);
+        Self::on(networked(ns))
+    }
+
+    /// The client node in `context`.
+    fn on(context: roslite::Context) -> Self {
         let node = context.create_node("state_client").unwrap();
         let count = node.create_client("count").unwrap();
         let executor = roslite::Executor::new(&context);
@@ -447,11 +451,15 @@ fn move_state_guest(a: &Host, b: &Host) {
 }
 
 fn state_host(ns: &NetNs, engine: EngineKind, specs: &[GuestSpec]) -> Host {
+    state_host_on(networked(ns), engine, specs)
+}
+
+fn state_host_on(context: roslite::Context, engine: EngineKind, specs: &[GuestSpec]) -> Host {
     Host::start(
         specs,
         &HostOptions {
             engine,
-            context: Some(networked(ns)),
+            context: Some(context),
             ..Default::default()
         },
     )
@@ -916,4 +924,344 @@ fn in_flight_reply(reply: &str) -> (u32, u32) {
         .and_then(|n| n.trim_end_matches(':').parse().ok())
         .unwrap_or_else(|| panic!("no number in {reply:?}"));
     (number, answered(reply))
+}
+
+/// A same-host path between roslite participants, which the contexts of a test are all given
+/// alone (UDP stays on for discovery): they then exchange their service requests and replies
+/// over it, with no RTPS request id or reply route on the way.
+#[derive(Clone, Copy, Debug)]
+enum SameHostPath {
+    SharedMemory,
+    UnixSocket,
+}
+
+impl SameHostPath {
+    fn name(self) -> &'static str {
+        match self {
+            Self::SharedMemory => "shm",
+            Self::UnixSocket => "uds",
+        }
+    }
+
+    /// A context in `ns` on `domain` offering only this path beside UDP.
+    fn context(self, ns: &NetNs, domain: u32) -> roslite::Context {
+        ns.run(|| {
+            let discovery = roslite_transport::DiscoveryConfig {
+                domain_id: domain,
+                range: roslite_transport::DiscoveryRange::Subnet,
+                ..Default::default()
+            };
+            roslite::Context::new(roslite::ContextOptions {
+                domain_id: domain,
+                network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(
+                    discovery,
+                )),
+                local_transports: roslite::LocalTransports {
+                    shm: matches!(self, Self::SharedMemory),
+                    uds: matches!(self, Self::UnixSocket),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+        })
+        .expect("enter the test namespace")
+        .expect("start RTPS inside the namespace")
+    }
+}
+
+/// Domains of the same-host tests (each test has its network namespace, and the same-host
+/// endpoints of one namespace are apart from another's; the domains keep them apart anyway).
+const SAME_HOST_DOMAIN: u32 = 186;
+const SAME_HOST_WAITING_DOMAIN: u32 = 187;
+
+/// How long a move waits for the target's endpoints to be known to the node's peers, as
+/// `roslite host` does.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Moves the state guest from `from` to `to` as `roslite host` does: the target prepared and
+/// its endpoints (the `count` server among them) known to as many peers as the node's on the
+/// source before the guest is frozen; `meanwhile` runs between the two, while requests reach
+/// both hosts.
+fn move_state_guest_matched(from: &Host, to: &Host, meanwhile: impl FnOnce()) {
+    let journal = from.journal_of(STATE_NODE).unwrap();
+    let prepared = to.prepare_restore(&state_guest(), &journal).unwrap();
+    let peers = from.matched_peers(STATE_NODE).unwrap();
+    prepared
+        .await_matched(&peers, MATCH_TIMEOUT)
+        .unwrap_or_else(|e| panic!("the target's copy was not matched: {e}"));
+    meanwhile();
+    let snapshot = from.freeze_and_snapshot(STATE_NODE).unwrap();
+    to.complete_restore(prepared, &snapshot).unwrap();
+    from.end_migrated(STATE_NODE).unwrap();
+}
+
+/// The path `client`'s context uses with the servers of `/count` it sees.
+fn count_server_paths(client: &StateClient) -> Vec<&'static str> {
+    client
+        .context
+        .graph()
+        .endpoints()
+        .iter()
+        .filter(|e| {
+            e.kind == roslite::graph::GraphEndpointKind::Subscription
+                && e.topic_kind == roslite::graph::RosTopicKind::ServiceRequest
+                && e.topic == "/count"
+        })
+        .map(|e| e.transport)
+        .collect()
+}
+
+/// The served counts in the guest's answers ("served=N ...").
+fn served_counts(answers: &[String]) -> Vec<u32> {
+    answers
+        .iter()
+        .map(|a| {
+            a.strip_prefix("served=")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
+        })
+        .collect()
+}
+
+/// A client keeps calling the guest's service over `path` (one call at a time, 3 ms apart)
+/// while the guest moves back and forth between two hosts: requests reach the source and the
+/// prepared target alike, the target tells those the source took from the rest by their
+/// request ids (the same-host lead's identity), and those waiting in the frozen source's
+/// mailbox move and are answered by the target over the same path. Every call gets exactly one
+/// answer, and the guest's own count of requests served goes on without a gap.
+fn requests_over_a_same_host_path_are_answered_once_while_the_server_moves(
+    path: SameHostPath,
+    domain: u32,
+) {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    // Inside the namespace throughout: the guests' threads, which start same-host links,
+    // reach the other contexts' endpoints (abstract Unix sockets are per network namespace).
+    ns.run(|| moves_with_calls_over(&ns, path, domain))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const MOVES: usize = 4;
+    /// Stops the caller however the moves end (a failed one too).
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let a = state_host_on(
+        path.context(ns, domain),
+        EngineKind::Wasmtime,
+        &[state_guest()],
+    );
+    let b = state_host_on(path.context(ns, domain), EngineKind::Wasmi, &[]);
+    let client = StateClient::on(path.context(ns, domain));
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    assert_eq!(
+        count_server_paths(&client),
+        [path.name()],
+        "the client does not reach the guest's server over {}",
+        path.name()
+    );
+    let done = AtomicBool::new(false);
+    let calls = AtomicUsize::new(1);
+    let await_calls = |more: usize| {
+        let from = calls.load(Ordering::SeqCst);
+        let until = Instant::now() + Duration::from_secs(20);
+        while calls.load(Ordering::SeqCst) < from + more {
+            assert!(Instant::now() < until, "the calls stopped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let answers = std::thread::scope(|scope| {
+        let caller = scope.spawn(|| {
+            let mut answers = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                let answer = client
+                    .count
+                    .call(Default::default(), Duration::from_secs(10))
+                    .unwrap_or_else(|e| panic!("call {} got no answer: {e}", answers.len() + 2));
+                answers.push(answer.message);
+                calls.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            answers
+        });
+        let stop = StopOnDrop(&done);
+        for n in 0..MOVES {
+            let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            await_calls(3);
+            // Requests the source answers reach the target too: it must not answer them.
+            move_state_guest_matched(from, to, || await_calls(3));
+            await_calls(3);
+        }
+        drop(stop);
+        caller.join().unwrap()
+    });
+    let served = served_counts(&answers);
+    if let Some(at) = (0..served.len()).find(|&i| served[i] != i as u32 + 2) {
+        panic!(
+            "a request was served twice or not at all: call {} was answered served={} ({:?} \
+             around it, of {})",
+            at + 2,
+            served[at],
+            &served[at.saturating_sub(2)..(at + 3).min(served.len())],
+            served.len()
+        );
+    }
+    // A second answer to a call would reach the client after the first.
+    std::thread::sleep(Duration::from_millis(300));
+    let stats = client.count.stats();
+    assert_eq!(stats.unmatched_replies, 0, "a request was answered twice");
+    assert_eq!(stats.timeouts, 0);
+    assert!(
+        count_server_paths(&client)
+            .iter()
+            .all(|&p| p == path.name()),
+        "{:?}",
+        count_server_paths(&client)
+    );
+    // The guest took requests on the link threads that brought them (the host had roslite
+    // give them the stack an engine needs), not only on its own thread.
+    let on_a = a.statistics();
+    assert!(
+        on_a.last().is_some_and(|g| g.callbacks_elsewhere > 0),
+        "{on_a:?}"
+    );
+    // Moved an even number of times: the guest is back on `a`.
+    assert_eq!(b.wait().len(), MOVES / 2);
+    a.shutdown();
+}
+
+#[test]
+fn requests_over_shared_memory_are_answered_once_while_the_server_moves() {
+    requests_over_a_same_host_path_are_answered_once_while_the_server_moves(
+        SameHostPath::SharedMemory,
+        SAME_HOST_DOMAIN,
+    );
+}
+
+#[test]
+fn requests_over_unix_sockets_are_answered_once_while_the_server_moves() {
+    requests_over_a_same_host_path_are_answered_once_while_the_server_moves(
+        SameHostPath::UnixSocket,
+        SAME_HOST_DOMAIN,
+    );
+}
+
+/// [`a_request_waiting_on_the_old_host_is_answered_by_the_new_one`] over `path`: the request
+/// came over a same-host link, waited in the frozen source's mailbox, and moves with the
+/// snapshot; the new host, whose server is made only as the guest resumes, answers it over the
+/// same path once the client's reply reader attached to its server, once.
+fn a_request_waiting_over_a_same_host_path_is_answered_by_the_new_host(
+    path: SameHostPath,
+    domain: u32,
+) {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    // Inside the namespace throughout, as above.
+    ns.run(|| waiting_request_over(&ns, path, domain))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn waiting_request_over(ns: &NetNs, path: SameHostPath, domain: u32) {
+    let a = state_host_on(
+        path.context(ns, domain),
+        EngineKind::Wasmtime,
+        &[state_guest()],
+    );
+    let b = state_host_on(path.context(ns, domain), EngineKind::Wasmi, &[]);
+    let client = StateClient::on(path.context(ns, domain));
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    assert_eq!(count_server_paths(&client), [path.name()]);
+    a.freeze(STATE_NODE).unwrap();
+    let (tx, answer) = mpsc::channel();
+    client
+        .count
+        .call_with(Default::default(), move |r| {
+            let _ = tx.send(r);
+        })
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while a.waiting_callbacks(STATE_NODE).unwrap() == 0 {
+        assert!(
+            Instant::now() < until,
+            "the request did not reach the old host"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let snapshot = a.snapshot_frozen(STATE_NODE).unwrap();
+    b.start_restored(&state_guest(), &snapshot).unwrap();
+    a.end_migrated(STATE_NODE).unwrap();
+    assert_eq!(a.wait().len(), 1);
+    let answered = answer
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the call ended")
+        .expect("the new host answered the request that waited on the old one");
+    assert_eq!(answered.message, "served=2 offset=0 accepted=0");
+    assert_eq!(client.count(), "served=3 offset=0 accepted=0");
+    assert!(
+        count_server_paths(&client)
+            .iter()
+            .all(|&p| p == path.name()),
+        "{:?}",
+        count_server_paths(&client)
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(client.count.stats().unmatched_replies, 0);
+    b.shutdown();
+}
+
+#[test]
+fn a_request_waiting_over_shared_memory_is_answered_by_the_new_host() {
+    a_request_waiting_over_a_same_host_path_is_answered_by_the_new_host(
+        SameHostPath::SharedMemory,
+        SAME_HOST_WAITING_DOMAIN,
+    );
+}
+
+#[test]
+fn a_request_waiting_over_a_unix_socket_is_answered_by_the_new_host() {
+    a_request_waiting_over_a_same_host_path_is_answered_by_the_new_host(
+        SameHostPath::UnixSocket,
+        SAME_HOST_WAITING_DOMAIN,
+    );
+}
+
+/// A move waits for the target's servers as for its subscriptions: the source counts the
+/// clients each of the guest's servers matched (after its publishers' and subscriptions'
+/// peers), and the prepared target is ready only once as many clients know its copy of the
+/// server, so a request sent from then on reaches it too. The wait gives up, naming the
+/// server, when that does not happen in time.
+#[test]
+fn a_move_waits_until_the_guests_clients_know_the_new_server() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let peers = a.matched_peers(STATE_NODE).unwrap();
+    // The servers come last, `count` (one client) then `later` (none).
+    assert_eq!(peers[peers.len() - 2..], [1, 0], "{peers:?}");
+    assert_eq!(count_servers(&client.context), 1);
+
+    let journal = a.journal_of(STATE_NODE).unwrap();
+    let prepared = b.prepare_restore(&state_guest(), &journal).unwrap();
+    prepared.await_matched(&peers, MATCH_TIMEOUT).unwrap();
+    // Known to the client already: its graph has the new server, with no waiting.
+    assert_eq!(count_servers(&client.context), 2);
+
+    let mut more = peers.clone();
+    *more.last_mut().unwrap() = 1; // a client of `later` the target never sees
+    let refused = prepared
+        .await_matched(&more, Duration::from_millis(300))
+        .unwrap_err();
+    assert!(
+        refused.contains("service 2 is known to 0 of 1 clients"),
+        "{refused}"
+    );
+    b.call_off(prepared);
+    assert_eq!(client.count(), "served=2 offset=0 accepted=0");
+    a.shutdown();
 }

@@ -726,3 +726,130 @@ fn a_message_published_once_the_subscription_knows_the_publisher_arrives() {
         spinner.join().unwrap();
     }
 }
+
+/// Two servers of one service in two contexts and a client in a third, all on one same-host
+/// path (as a node moving between processes leaves them for a moment): the client's request
+/// reaches both servers over their links under the one request id it has over RTPS (the
+/// client identity it names and its number), with a reply address the other server can
+/// answer from. The second server answers it from that address alone, over the same path, and
+/// the client gets exactly that one answer. The servers count the client as matched, and as
+/// known once both halves of its links are attached.
+#[test]
+fn a_request_over_a_same_host_path_is_known_by_the_same_id_to_every_server() {
+    use roslite::msgs::std_srvs::srv::{Trigger, Trigger_Request, Trigger_Response};
+    use roslite::{RequestId, ServiceResponder, TypeInfo};
+    use std::sync::mpsc;
+    for (offset, kind, transports) in [
+        (
+            12,
+            LinkKind::SharedMemory,
+            LocalTransports {
+                uds: false,
+                ..LocalTransports::default()
+            },
+        ),
+        (
+            13,
+            LinkKind::UnixSocket,
+            LocalTransports {
+                shm: false,
+                ..LocalTransports::default()
+            },
+        ),
+    ] {
+        let domain = test_domain(offset);
+        let types = (
+            TypeInfo::of::<roslite::msgs::std_srvs::srv::Trigger_Request>(),
+            TypeInfo::of::<roslite::msgs::std_srvs::srv::Trigger_Response>(),
+        );
+        let (taken, requests) = mpsc::channel::<(usize, ServiceResponder)>();
+        let contexts: Vec<_> = (0..3)
+            .map(|_| common::localhost_context(domain, transports))
+            .collect();
+        let mut servers = Vec::new();
+        let mut spinners = Vec::new();
+        for (i, ctx) in contexts[..2].iter().enumerate() {
+            let node = ctx.create_node(&format!("server_{i}")).unwrap();
+            let taken = taken.clone();
+            let server = node
+                .create_serialized_service(
+                    "trigger",
+                    "std_srvs/srv/Trigger",
+                    types,
+                    QosProfile::SERVICES_DEFAULT,
+                    move |_, responder| {
+                        // Kept, not answered: the test decides who answers.
+                        let _ = taken.send((i, responder));
+                    },
+                )
+                .unwrap();
+            spinners.push(common::spin_in_background(ctx, &node));
+            servers.push((node, server));
+        }
+        let client_node = contexts[2].create_node("client").unwrap();
+        let client = client_node.create_client::<Trigger>("trigger").unwrap();
+        spinners.push(common::spin_in_background(&contexts[2], &client_node));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while servers
+            .iter()
+            .any(|(_, s)| s.acknowledged_client_count() < 1)
+            || contexts[2].graph().service_servers_by_path("/trigger").1 < 2
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{kind:?}: the client and both servers did not meet"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for (_, server) in &servers {
+            assert_eq!(server.client_count(), 1, "{kind:?}");
+        }
+
+        let (answered, answer) = mpsc::channel();
+        client
+            .call_with(Trigger_Request::default(), move |r| {
+                let _ = answered.send(r);
+            })
+            .unwrap();
+        let mut received: Vec<(usize, ServiceResponder)> = (0..2)
+            .map(|_| {
+                requests
+                    .recv_timeout(Duration::from_secs(10))
+                    .unwrap_or_else(|_| panic!("{kind:?}: a server did not get the request"))
+            })
+            .collect();
+        received.sort_by_key(|(i, _)| *i);
+        let ids: Vec<Option<RequestId>> = received.iter().map(|(_, r)| r.request_id()).collect();
+        assert!(ids[0].is_some(), "{kind:?}: no request id over the link");
+        assert_eq!(ids[0], ids[1], "{kind:?}: two ids for one request");
+        let address = received[0].1.reply_address().expect("a reply address");
+        assert_eq!(received[1].1.reply_address().as_deref(), Some(&address[..]));
+        // Neither server answers what it received itself: the second answers from the
+        // first's address, as a node moved there answers what waited on its old host.
+        drop(received);
+        let responder = servers[1]
+            .1
+            .responder_to(&address)
+            .expect("the second server can answer at the first's reply address");
+        assert_eq!(responder.request_id(), ids[0]);
+        let response = Trigger_Response {
+            message: "from the other server".into(),
+            ..Default::default()
+        };
+        responder.send(&roslite_cdr::to_vec(&response, roslite_cdr::Endianness::Little).unwrap());
+        let got = answer
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the call ended")
+            .expect("the client got the other server's answer");
+        assert_eq!(got.message, "from the other server", "{kind:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(client.stats().unmatched_replies, 0, "{kind:?}");
+        assert_eq!(client.stats().replies_received, 1, "{kind:?}");
+        for ctx in &contexts {
+            ctx.shutdown();
+        }
+        for spinner in spinners {
+            spinner.join().unwrap();
+        }
+    }
+}

@@ -101,18 +101,15 @@ pub(super) fn hand_out(g: &mut dyn GuestCalls, status: i32, native: u64, out: i3
         roslite_c::handles::remove(native).ok();
         return Err(e.into());
     }
-    let endpoint = roslite_c::handles::with(native, "publisher or subscription", |o| {
-        matches!(
-            o,
-            roslite_c::handles::Object::Publisher(_) | roslite_c::handles::Object::Subscription(_)
-        )
-        .then_some(())
+    let kind = roslite_c::handles::with(native, "endpoint", |o| match o {
+        roslite_c::handles::Object::Publisher(_) | roslite_c::handles::Object::Subscription(_) => {
+            Some(&state.shared.endpoints)
+        }
+        roslite_c::handles::Object::Service(_) => Some(&state.shared.services),
+        _ => None,
     });
-    if endpoint.is_ok() {
-        state
-            .shared
-            .endpoints
-            .lock()
+    if let Ok(list) = kind {
+        list.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(native);
     }

@@ -32,15 +32,16 @@ pub struct ServiceResponder {
 
 impl ServiceResponder {
     /// Where the answer goes, as bytes [`SerializedService::responder_to`] of another server of
-    /// the same service (in another process) can answer from; None for a request from this
-    /// process. For restoring state: a node moved to another host answers there the requests
+    /// the same service (in another process) can answer from, over whichever path reaches the
+    /// client from there; None for a request from this process. For restoring state: a node moved to another host answers there the requests
     /// it had received but not answered.
     pub fn reply_address(&self) -> Option<Vec<u8>> {
         self.reply.reply_address()
     }
 
-    /// Which request this answers (its client's request writer and sequence number), when it
-    /// came over a path that names it (RTPS); None for one from this process.
+    /// Which request this answers (the client identity its request names and its sequence
+    /// number from that client, as rmw's `rmw_request_id_t`), the same whichever path it
+    /// came by (RTPS, shared memory or a Unix socket); None for one from this process.
     pub fn request_id(&self) -> Option<RequestId> {
         self.reply.request_id()
     }
@@ -156,6 +157,27 @@ impl SerializedService {
 
     pub fn stats(&self) -> ServiceStats {
         *lock(&self.shared.stats)
+    }
+
+    /// Clients in other processes matched now (their request writers paired with this
+    /// server's request reader), whatever path their requests take.
+    pub fn client_count(&self) -> usize {
+        self.node
+            .backends
+            .fold_paths(0, |n, paths| n + paths.service_clients(self.shared.id).0)
+    }
+
+    /// Of the clients [`Self::client_count`] counts, how many are known to reach this server
+    /// both ways: their requests are sent here, and its answers are taken by them. As for
+    /// [`Subscription::acknowledged_publisher_count`](crate::Subscription::acknowledged_publisher_count),
+    /// matching on this side is not enough (the client may not have discovered this server
+    /// yet, and a request sent in that moment does not reach it): over RTPS a client counts
+    /// once its participant acknowledged the SEDP announcements of both of this server's
+    /// endpoints, over a same-host link once the links of both halves are attached.
+    pub fn acknowledged_client_count(&self) -> usize {
+        self.node
+            .backends
+            .fold_paths(0, |n, paths| n + paths.service_clients(self.shared.id).1)
     }
 
     /// A responder that answers, from this server, the request another server of the same

@@ -326,6 +326,15 @@ pub trait PathView: Send + Sync {
     fn unacknowledged_publishers(&self, _subscription: u64) -> usize {
         0
     }
+    /// The clients this backend paired with local server `server` (its id): `(matched,
+    /// known)`, where a client is known once what it sends reaches the server and what the
+    /// server answers reaches it (over RTPS: its participant acknowledged the SEDP
+    /// announcements of the server's request reader and of its reply writer; over a
+    /// same-host link: the links of both halves are attached). See
+    /// [`SerializedService::acknowledged_client_count`](crate::SerializedService::acknowledged_client_count).
+    fn service_clients(&self, _server: u64) -> (usize, usize) {
+        (0, 0)
+    }
     /// Sets the [`transport`](GraphEndpoint::transport) of those remote `endpoints` whose
     /// pairs with this context this backend carries.
     fn mark_carried(&self, _endpoints: &mut [GraphEndpoint]) {}

@@ -28,10 +28,13 @@ pub enum ReplyOutcome {
     Malformed,
 }
 
-/// Which request of which client a server received (rmw's `rmw_request_id_t`): the global id
-/// of the client's request writer (in Cyclone's convention, of the writer whose request header
-/// it copies) and the request's sequence number from that client. Requests of one client have
-/// increasing numbers.
+/// Which request of which client a server received (rmw's `rmw_request_id_t`): the client's
+/// global id as its request names it (the writer GUID of its `related_sample_identity`, where
+/// roslite and rmw_fastrtps clients name their reply reader; without one, the request
+/// writer's; in Cyclone's convention, the writer whose request header it copies) and the
+/// request's sequence number from that client. Requests of one client have increasing
+/// numbers. A roslite client's request has the same id over RTPS and over a same-host link,
+/// whose lead carries that identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RequestId {
     pub writer_guid: [u8; 16],

@@ -54,6 +54,11 @@ pub(crate) trait DiscoveryFollower: Send + Sync {
     /// `writer`: the requests then carry the sample identity, the convention those servers
     /// read.
     fn carries_requests(&self, writer: WriterId) -> bool;
+
+    /// Whether the follower carries the pair of local writer `writer` and remote reader
+    /// `reader` (which the RTPS participant then leaves unmatched): a service reply for that
+    /// reader goes its way.
+    fn carries_pair(&self, discovery: &Discovery<'_>, writer: WriterId, reader: Guid) -> bool;
 }
 
 /// The network's discovery and its local endpoints' RTPS identities, read-only, as a

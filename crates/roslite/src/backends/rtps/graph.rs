@@ -269,6 +269,22 @@ impl PathView for NetShared {
             })
     }
 
+    /// The remote request writers matched with the server's request reader; known as far as
+    /// their participants acknowledged both the request reader's and the reply writer's
+    /// SEDP announcements (RTPS 2.5 §8.5.4.2).
+    fn service_clients(&self, server: u64) -> (usize, usize) {
+        let state = self.lock();
+        let Some(s) = state.services.servers.get(&server) else {
+            return (0, 0);
+        };
+        let participant = &state.participant;
+        let matched = participant.reader_matches(s.request_reader).count();
+        let requests_known =
+            participant.acknowledging_matches(EndpointRef::Reader(s.request_reader));
+        let replies_known = participant.acknowledging_matches(EndpointRef::Writer(s.reply_writer));
+        (matched, requests_known.min(replies_known).min(matched))
+    }
+
     fn service_drops(&self) -> ServiceDrops {
         self.service_drops()
     }

@@ -33,6 +33,7 @@ mod services;
 #[cfg(test)]
 pub(crate) use follower::EmptyRuntime;
 pub(crate) use follower::{Discovery, DiscoveryFollower, NetworkHandle};
+pub(crate) use services::{decode_route, encode_route};
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;

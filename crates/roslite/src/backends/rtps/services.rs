@@ -24,7 +24,7 @@ use roslite_rtps::participant::{EndpointOptions, ReaderId, WriterId};
 use roslite_rtps::types::{Guid, SampleIdentity, SequenceNumber, VendorId};
 use roslite_rtps::Instant;
 
-use super::{endpoint_qos, now, NetShared, NetState, ServiceDelivery};
+use super::{endpoint_qos, now, Discovery, NetShared, NetState, ServiceDelivery};
 use crate::seam::service::{
     LocalClient, LocalServer, ReplyChannel, ReplySink, RequestId, RequestKey, RequestSink,
     ServiceDrops,
@@ -293,8 +293,10 @@ impl ReplyChannel for NetReply {
 
 /// A reply route as bytes ([`ReplyChannel::reply_address`]): tag 1, the related sample
 /// identity's writer GUID (16) and sequence number (i64 LE); or tag 2, the Cyclone request
-/// header (16) and the request writer's GUID (16).
-fn encode_route(route: &ReplyRoute) -> Vec<u8> {
+/// header (16) and the request writer's GUID (16). A request that came over a same-host link
+/// has the same tag-1 address as over RTPS (its lead carries that sample identity), so either
+/// path of another process can answer it.
+pub(crate) fn encode_route(route: &ReplyRoute) -> Vec<u8> {
     let mut out = Vec::with_capacity(33);
     match route {
         ReplyRoute::SampleIdentity { related } => {
@@ -314,7 +316,7 @@ fn encode_route(route: &ReplyRoute) -> Vec<u8> {
     out
 }
 
-fn decode_route(bytes: &[u8]) -> Option<ReplyRoute> {
+pub(crate) fn decode_route(bytes: &[u8]) -> Option<ReplyRoute> {
     let (&tag, rest) = bytes.split_first()?;
     let (first, second) = (rest.get(..16)?, rest.get(16..)?);
     let guid = |b: &[u8]| -> Option<Guid> { Some(Guid::from_bytes(b.try_into().ok()?)) };
@@ -342,9 +344,18 @@ impl NetShared {
         address: &[u8],
     ) -> Option<Box<dyn ReplyChannel>> {
         let route = decode_route(address)?;
-        if !self.lock().services.servers.contains_key(&server) {
-            return None;
+        let mut state = self.lock();
+        let reply_writer = state.services.servers.get(&server)?.reply_writer;
+        // A client whose reply reader the same-host links reach is answered there: the RTPS
+        // writer leaves that pair unmatched, so its reply would wait for a match that never
+        // comes.
+        if let (Some(reader), Some(follower)) = (route.reply_reader(), self.follower()) {
+            let (discovery, _) = Discovery::split(&mut state);
+            if follower.carries_pair(&discovery, reply_writer, reader) {
+                return None;
+            }
         }
+        drop(state);
         Some(Box::new(NetReply {
             shared: self.weak_self(),
             server,

@@ -8,14 +8,19 @@
 //! first.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use roslite_rtps::participant::{ReaderId, WriterId};
 use roslite_rtps::types::{Guid, GuidPrefix, SampleIdentity, SequenceNumber};
 
-use super::SameHost;
-use crate::backends::rtps::{Discovery, DiscoveryFollower, NetworkHandle};
-use crate::seam::service::{LocalClient, LocalServer, RequestKey, ServiceDrops};
+use roslite_rtps::discovery::rpc::ReplyRoute;
+
+use super::{service, SameHost, ServiceWriters};
+use crate::backends::rtps::{decode_route, Discovery, DiscoveryFollower, NetworkHandle};
+use crate::seam::service::{
+    LocalClient, LocalServer, ReplyChannel, RequestId, RequestKey, ServiceDrops,
+};
 use crate::seam::{Backend, LocalPublisher, LocalSubscription, PathView};
 use crate::vocabulary::config::LocalTransports;
 use crate::vocabulary::events::MatchReports;
@@ -53,6 +58,8 @@ pub(crate) struct SameHostBackend {
     /// Set once the network is started ([`Self::follow`]); the network starts after this
     /// backend, since its first announcement carries this backend's address.
     network: Arc<OnceLock<NetworkHandle>>,
+    /// Itself, for replies that wait for their client's link ([`CarriedReply`]).
+    me: Weak<SameHostBackend>,
 }
 
 impl SameHostBackend {
@@ -69,12 +76,13 @@ impl SameHostBackend {
             }
         });
         SameHost::start(offered, logger, peer_gone).map(|links| {
-            Arc::new(Self {
+            Arc::new_cyclic(|me| Self {
                 plan: Mutex::new(Plan {
                     links,
                     ids: LocalIds::default(),
                 }),
                 network,
+                me: me.clone(),
             })
         })
     }
@@ -86,6 +94,26 @@ impl SameHostBackend {
 
     fn lock(&self) -> MutexGuard<'_, Plan> {
         self.plan.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Local server `server`'s same-host reply writers, and whether the reader `reader` of a
+    /// client is paired with them here and every reader paired with them is attached (a
+    /// writer's endpoint does not say which readers attached, so all of them); None once the
+    /// server is gone.
+    fn reply_readiness(&self, server: u64, reader: Guid) -> Option<(Arc<ServiceWriters>, bool)> {
+        let mut readiness = None;
+        self.with_discovery(|discovery, _, plan| {
+            let Some(&(_, reply_writer)) = plan.ids.servers.get(&server) else {
+                return;
+            };
+            let Some(writers) = plan.links.service_writers(reply_writer) else {
+                return;
+            };
+            let ready = plan.links.carries_pair(discovery, reply_writer, reader)
+                && writers.readers() >= plan.links.carried_readers(discovery, reply_writer);
+            readiness = Some((writers.clone(), ready));
+        });
+        readiness
     }
 
     /// `f` with the network's discovery and this backend's plan, locked in that order;
@@ -238,12 +266,104 @@ impl Backend for SameHostBackend {
         key
     }
 
+    /// Answers over the server's same-host reply writers when the address names a client
+    /// reply reader whose pair with them is carried here (the RTPS network declines those:
+    /// `carries_pair`).
+    fn reply_channel(&self, server: u64, address: &[u8]) -> Option<Box<dyn ReplyChannel>> {
+        let ReplyRoute::SampleIdentity { related } = decode_route(address)? else {
+            return None;
+        };
+        let reader = ReplyRoute::SampleIdentity { related }.reply_reader()?;
+        let mut carried = false;
+        self.with_discovery(|discovery, _, plan| {
+            carried = plan
+                .ids
+                .servers
+                .get(&server)
+                .is_some_and(|&(_, reply_writer)| {
+                    plan.links.carries_pair(discovery, reply_writer, reader)
+                });
+        });
+        carried.then(|| -> Box<dyn ReplyChannel> {
+            Box::new(CarriedReply {
+                backend: self.me.clone(),
+                server,
+                reader,
+                identity: related,
+            })
+        })
+    }
+
     fn reaches_other_processes(&self) -> bool {
         true
     }
 
     fn paths(&self) -> Option<&dyn PathView> {
         Some(self)
+    }
+}
+
+/// How long a reply for a request another server received waits for its client's reply
+/// reader to attach to this server's reply writer (as long as an RTPS reply waits for its
+/// reader to match).
+const CARRIED_REPLY_PATIENCE: Duration = Duration::from_secs(30);
+
+/// The answer, from a local server, to a request another server of the same service received
+/// (a node moved to this process answers what waited for it on its old host). This server's
+/// endpoints may be new, and the client's reply reader not attached to them yet: the reply is
+/// sent once every reader paired with the server's same-host reply writers is attached, on a
+/// thread of its own if that takes a while, and after [`CARRIED_REPLY_PATIENCE`] regardless.
+struct CarriedReply {
+    backend: Weak<SameHostBackend>,
+    server: u64,
+    /// The client's reply reader.
+    reader: Guid,
+    /// The identity the client's request carried: its reply reader and the request's number.
+    identity: SampleIdentity,
+}
+
+impl CarriedReply {
+    /// Sends `payload` if the client can take it now (or the time is up); true once it was
+    /// sent or cannot be any more.
+    fn try_send(&self, payload: &[u8], deadline: Instant) -> bool {
+        let Some(backend) = self.backend.upgrade() else {
+            return true;
+        };
+        match backend.reply_readiness(self.server, self.reader) {
+            None => true,
+            Some((writers, ready)) => {
+                let send = ready || Instant::now() >= deadline;
+                if send {
+                    writers.send(self.identity, payload);
+                }
+                send
+            }
+        }
+    }
+}
+
+impl ReplyChannel for CarriedReply {
+    fn send(self: Box<Self>, payload: Vec<u8>) {
+        let deadline = Instant::now() + CARRIED_REPLY_PATIENCE;
+        if self.try_send(&payload, deadline) {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("roslite-reply".into())
+            .spawn(move || {
+                while !self.try_send(&payload, deadline) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+        drop(spawned); // no thread to be had: the client times out, as for a lost reply
+    }
+
+    fn request_id(&self) -> Option<RequestId> {
+        Some(service::request_id(self.identity))
+    }
+
+    fn reply_address(&self) -> Option<Vec<u8>> {
+        Some(service::reply_address(self.identity))
     }
 }
 
@@ -292,6 +412,21 @@ impl PathView for SameHostBackend {
             .map_or(0, |reader| plan.links.unconnected_links(*reader))
     }
 
+    /// Clients paired here: links of the server's request reader to their request writers;
+    /// known once those links are attached and as many client reply readers are attached to
+    /// the server's reply writer.
+    fn service_clients(&self, server: u64) -> (usize, usize) {
+        let plan = self.lock();
+        let Some(&(request_reader, reply_writer)) = plan.ids.servers.get(&server) else {
+            return (0, 0);
+        };
+        let matched = plan.links.links_of(request_reader);
+        let requests_attached =
+            matched.saturating_sub(plan.links.unconnected_links(request_reader));
+        let replies_attached = plan.links.connected_readers(reply_writer);
+        (matched, requests_attached.min(replies_attached))
+    }
+
     fn mark_carried(&self, endpoints: &mut [GraphEndpoint]) {
         self.with_discovery(|discovery, _, plan| {
             for endpoint in endpoints.iter_mut().filter(|e| !e.local) {
@@ -338,6 +473,10 @@ impl DiscoveryFollower for SameHostBackend {
         self.lock()
             .links
             .remote_endpoints_changed(discovery, changed, reports);
+    }
+
+    fn carries_pair(&self, discovery: &Discovery<'_>, writer: WriterId, reader: Guid) -> bool {
+        self.lock().links.carries_pair(discovery, writer, reader)
     }
 
     fn carries_requests(&self, writer: WriterId) -> bool {

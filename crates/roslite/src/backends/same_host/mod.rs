@@ -38,7 +38,7 @@
 //! readers.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
@@ -105,6 +105,24 @@ use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
 
 /// Told that a remote participant's process is gone (on a link's thread, no lock held).
 pub(crate) type PeerGone = Arc<dyn Fn(GuidPrefix) + Send + Sync>;
+
+/// The stack a link's reader thread gets unless the program asked for more
+/// ([`require_link_thread_stack`]): what roslite's own delivery and a native callback run
+/// inline need.
+const LINK_THREAD_STACK: usize = 64 << 10;
+
+/// The stack link reader threads started from now on get ([`require_link_thread_stack`]).
+static LINK_STACK: AtomicUsize = AtomicUsize::new(LINK_THREAD_STACK);
+
+/// Gives the reader threads of same-host links started from now on at least `bytes` of
+/// stack. A link's reader thread runs the subscription's or server's callback itself when
+/// its executor lends its turn (inline dispatch); a program whose callbacks need a deep stack
+/// (a WebAssembly host: wasmtime lets a guest use 512 KiB of it) asks for it before it makes
+/// its endpoints. Threads are given 64 KiB otherwise; the memory a stack costs is what it
+/// touches.
+pub fn require_link_thread_stack(bytes: usize) {
+    LINK_STACK.fetch_max(bytes, Ordering::Relaxed);
+}
 
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
 /// reader waits for one to be released.
@@ -314,6 +332,34 @@ impl SameHost {
         self.peers.contains_key(&remote.guid.prefix)
             && carried_topic(&remote.topic_name)
             && carriable_elsewhere(remote, local)
+    }
+
+    /// Whether the pair of local writer `writer` and remote reader `reader` is carried here, as
+    /// discovery knows them now (false for one it does not know).
+    pub(crate) fn carries_pair(
+        &self,
+        discovery: &Discovery<'_>,
+        writer: WriterId,
+        reader: Guid,
+    ) -> bool {
+        match (
+            discovery.remote_endpoint(reader),
+            discovery.writer_data(writer),
+        ) {
+            (Some(remote), Some(local)) => self.carries(remote, local),
+            _ => false,
+        }
+    }
+
+    /// The remote readers paired here with local writer `writer`, as discovery knows them now.
+    pub(crate) fn carried_readers(&self, discovery: &Discovery<'_>, writer: WriterId) -> usize {
+        let Some(local) = discovery.writer_data(writer) else {
+            return 0;
+        };
+        discovery
+            .remote_endpoints()
+            .filter(|remote| remote.kind == EndpointKind::Reader && self.carries(remote, local))
+            .count()
     }
 
     /// [`Self::carried`] for a pair that also matches.
@@ -577,6 +623,11 @@ impl SameHost {
         })
     }
 
+    /// Links of local reader `reader`: the remote writers it is paired with here.
+    pub(crate) fn links_of(&self, reader: ReaderId) -> usize {
+        self.links.keys().filter(|(r, _)| *r == reader).count()
+    }
+
     /// Links of local subscription reader `reader` (each counted as a match) whose reader is
     /// not attached at its writer yet: the writer does not send to it until it is.
     pub(crate) fn unconnected_links(&self, reader: ReaderId) -> usize {
@@ -782,7 +833,7 @@ impl SameHost {
         };
         let spawned = std::thread::Builder::new()
             .name("roslite-local-rx".into())
-            .stack_size(64 << 10)
+            .stack_size(LINK_STACK.load(Ordering::Relaxed))
             .spawn(move || link.run());
         match spawned {
             Ok(_) => {

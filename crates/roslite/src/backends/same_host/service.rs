@@ -18,6 +18,13 @@
 //! unchanged. Every client's reply reader gets every reply of a server (as over RTPS) and keeps
 //! those that name it.
 //!
+//! That identity is also the request's over RTPS (a roslite client's request names its reply
+//! reader in `related_sample_identity`, and both paths number it by the RTPS writer), so a
+//! server sees one request id and one reply address (`rtps::encode_route`'s tag 1) for a
+//! request whichever path it came by: a node moved to another process tells the requests its
+//! old host answered from new ones, and answers those the old host had not, over whichever
+//! path reaches the client from there ([`SameHostReply`], `backend.rs`'s `reply_channel`).
+//!
 //! A request arrives on its link thread, which may run the server's callback on a lent
 //! executor turn and send the reply from there: a same-host call takes no lock of the network.
 
@@ -26,10 +33,14 @@ use std::sync::{Arc, Weak};
 
 use roslite_cdr::SharedBuf;
 use roslite_executor::Instant as MonoInstant;
+use roslite_rtps::discovery::rpc::ReplyRoute;
 use roslite_rtps::types::{Guid, SampleIdentity, SequenceNumber};
 use roslite_shm::{ShmWriter, UdsWriter};
 
-use crate::seam::service::{ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink};
+use crate::backends::rtps::encode_route;
+use crate::seam::service::{
+    ReplyChannel, ReplyOutcome, ReplySink, RequestId, RequestKey, RequestSink,
+};
 use crate::seam::{give_back_send_buffer, take_send_buffer};
 
 /// Bytes before a service sample's CDR payload (module docs).
@@ -193,6 +204,7 @@ impl Drop for ConnectedLink {
 /// identity its request carried.
 struct SameHostReply {
     writers: Weak<ServiceWriters>,
+    /// The client's reply reader and the request's sequence number.
     identity: SampleIdentity,
 }
 
@@ -202,6 +214,29 @@ impl ReplyChannel for SameHostReply {
             writers.send(self.identity, &payload);
         }
     }
+
+    fn request_id(&self) -> Option<RequestId> {
+        Some(request_id(self.identity))
+    }
+
+    fn reply_address(&self) -> Option<Vec<u8>> {
+        Some(reply_address(self.identity))
+    }
+}
+
+/// The id of the request whose lead carried `identity`: as over RTPS, the client identity its
+/// request names (its reply reader) and the request's number from that client.
+pub(super) fn request_id(identity: SampleIdentity) -> RequestId {
+    RequestId {
+        writer_guid: identity.writer_guid.to_bytes(),
+        sequence_number: identity.sequence_number.0,
+    }
+}
+
+/// The reply address of the request whose lead carried `identity`: the RTPS network's for the
+/// same request (`rtps::encode_route`, tag 1), so a server of either path can answer it.
+pub(super) fn reply_address(identity: SampleIdentity) -> Vec<u8> {
+    encode_route(&ReplyRoute::SampleIdentity { related: identity })
 }
 
 #[cfg(test)]
