@@ -43,8 +43,9 @@ pub enum BenchCommand {
     /// Action goals between two processes: the goal-accept round trip and the feedback
     /// latency of roslite's server and client, next to rclpy's.
     Action(action::ActionArgs),
-    /// The mROS 2 line-follower evaluation's line follower in five configurations
-    /// (roslite<->roslite, the C++ follower on the mROS 2 API<->roslite robot, roslite
+    /// The mROS 2 line-follower evaluation's line follower in seven configurations
+    /// (roslite<->roslite, the C++ follower on the mROS 2 API<->roslite robot, the same C++
+    /// follower as a Wasm node on wasmtime (AOT) and on wasmi<->roslite robot, roslite
     /// follower<->rclpy robot, rclpy<->rclpy, one roslite process): per-topic latency and
     /// memory.
     ///
