@@ -184,3 +184,103 @@ fn calls_cross_between_participants_and_every_client_gets_its_own_replies() {
     server_ctx.shutdown();
     spinner.join().unwrap();
 }
+
+/// In one context, a serialized server (what the C ABI and a Wasm guest make) and a serialized
+/// client (the C ABI's, a guest's, `roslite service call`'s) reach the other kind and each
+/// other, with and without a network: each call is answered once. Before, only a typed client
+/// reached a typed server of its own Rust type in its process; every other pair never met
+/// (`wait_for_service` stayed false), so two C or Wasm nodes in one process could not call
+/// each other.
+#[test]
+fn serialized_servers_and_clients_meet_any_kind_in_their_own_context() {
+    serialized_pairs_in(&offline(), "offline");
+    serialized_pairs_in(&networked(test_domain(2)), "networked");
+}
+
+fn serialized_pairs_in(ctx: &Context, mode: &str) {
+    use roslite::{QosProfile, TypeInfo};
+    let types = (
+        TypeInfo::of::<AddTwoInts_Request>(),
+        TypeInfo::of::<AddTwoInts_Response>(),
+    );
+    let request_bytes =
+        |a: i64, b: i64| roslite_cdr::to_vec(&add(a, b), roslite_cdr::Endianness::Little).unwrap();
+    let sum_of = |bytes: &[u8]| {
+        roslite_cdr::from_bytes::<AddTwoInts_Response>(bytes)
+            .unwrap()
+            .sum
+    };
+
+    let node = ctx.create_node("serialized_pairs").unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
+    let counter = served.clone();
+    let _bytes_server = node
+        .create_serialized_service(
+            "bytes_adder",
+            "example_interfaces/srv/AddTwoInts",
+            types,
+            QosProfile::SERVICES_DEFAULT,
+            move |request, responder| {
+                counter.fetch_add(1, Ordering::Relaxed);
+                let request: AddTwoInts_Request = roslite_cdr::from_bytes(request.bytes()).unwrap();
+                let response = AddTwoInts_Response {
+                    sum: request.a + request.b,
+                };
+                responder.send(
+                    &roslite_cdr::to_vec(&response, roslite_cdr::Endianness::Little).unwrap(),
+                );
+            },
+        )
+        .unwrap();
+    let _typed_server = node
+        .create_service::<AddTwoInts, _>("typed_adder", |req: AddTwoInts_Request| {
+            AddTwoInts_Response { sum: req.a + req.b }
+        })
+        .unwrap();
+    let spinner = common::spin_in_background(ctx, &node);
+    let caller = ctx.create_node("serialized_caller").unwrap();
+    let patience = Duration::from_secs(5);
+
+    // A typed client, a serialized server.
+    let typed = caller.create_client::<AddTwoInts>("bytes_adder").unwrap();
+    assert!(
+        typed.wait_for_service(patience),
+        "{mode}: typed -> serialized"
+    );
+    for i in 0..5 {
+        let response = typed.call(add(i, 10), patience).unwrap();
+        assert_eq!(response.sum, i + 10, "{mode}: typed -> serialized");
+    }
+    // A serialized client, to each kind of server.
+    for service in ["bytes_adder", "typed_adder"] {
+        let client = caller
+            .create_serialized_client(service, types.0, types.1)
+            .unwrap();
+        assert!(
+            client.wait_for_service(patience),
+            "{mode}: serialized -> {service}"
+        );
+        for i in 0..5 {
+            let reply = client.call(&request_bytes(i, 100), patience).unwrap();
+            assert_eq!(sum_of(reply.bytes()), i + 100, "{mode}: {service}");
+        }
+        // A reply more than once per call would show here.
+        std::thread::sleep(Duration::from_millis(100));
+        let stats = client.stats();
+        assert_eq!(
+            (stats.replies_received, stats.unmatched_replies),
+            (5, 0),
+            "{mode}: serialized -> {service}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let stats = typed.stats();
+    assert_eq!((stats.replies_received, stats.unmatched_replies), (5, 0));
+    assert_eq!(
+        served.load(Ordering::Relaxed),
+        10,
+        "{mode}: requests served"
+    );
+    ctx.shutdown();
+    spinner.join().unwrap();
+}

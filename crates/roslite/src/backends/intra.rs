@@ -3,8 +3,10 @@
 //!
 //! Matched topic endpoints are linked directly (delivery by `Arc`, no serialization, or
 //! through serialization between two Rust types of one ROS type); a client calls a server of
-//! its own type by handing it the typed request. It is also the graph of a context without a
-//! network.
+//! its own type by handing it the typed request. Any other client and server of one service
+//! and type in the context (a serialized one on either side: the C ABI's, a Wasm guest's, a
+//! tool's; or two Rust types of one ROS type) exchange serialized requests and replies through
+//! the server's and client's sinks. It is also the graph of a context without a network.
 //!
 //! Ownership: it holds type-erased `Arc`s of every live endpoint, keyed by topic. A
 //! publisher keeps its own list of matched subscriptions (typed), so publishing takes one read
@@ -12,9 +14,14 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::seam::service::LocalServer;
+use roslite_cdr::SharedBuf;
+
+use crate::seam::service::{
+    LocalClient, LocalServer, ReplyChannel, ReplySink, RequestKey, RequestSink,
+};
 use crate::seam::{
     Backend, EndpointRecord, GraphView, LocalPublisher, LocalSubscription, PublisherLink,
 };
@@ -241,34 +248,71 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The context's own services, for in-process calls.
+/// The context's own services and clients, for in-process calls.
 #[derive(Default)]
 struct LocalServices {
     by_name: Mutex<HashMap<String, Vec<LocalServiceEntry>>>,
+    clients: Mutex<HashMap<u64, LocalClientEntry>>,
+    /// Numbers the serialized in-process requests sent while no other backend numbered them.
+    next_request: AtomicU64,
 }
 
 struct LocalServiceEntry {
     id: u64,
     type_name: &'static str,
+    /// The DDS request and response types: what a serialized client matches on.
+    dds_types: (&'static str, &'static str),
     service: Weak<dyn Any + Send + Sync>,
+    sink: Weak<dyn RequestSink>,
+}
+
+struct LocalClientEntry {
+    service: String,
+    dds_types: (&'static str, &'static str),
+    sink: Weak<dyn ReplySink>,
+}
+
+/// Answers a request an in-process client sent serialized: the reply goes straight to the
+/// client's sink under the request's key.
+struct InProcessReply {
+    client: Weak<dyn ReplySink>,
+    key: RequestKey,
+}
+
+impl ReplyChannel for InProcessReply {
+    fn send(self: Box<Self>, payload: Vec<u8>) {
+        if let Some(client) = self.client.upgrade() {
+            client.deliver_reply(self.key, &SharedBuf::from_vec(payload));
+        }
+    }
 }
 
 impl LocalServices {
-    fn add(
-        &self,
-        name: &str,
-        type_name: &'static str,
-        id: u64,
-        service: Weak<dyn Any + Send + Sync>,
-    ) {
+    fn add(&self, server: &LocalServer) {
+        let description = &server.description;
         lock(&self.by_name)
-            .entry(name.to_owned())
+            .entry(description.service.clone())
             .or_default()
             .push(LocalServiceEntry {
-                id,
-                type_name,
-                service,
+                id: description.local_id,
+                type_name: server.type_name,
+                dds_types: (description.request_dds_type, description.response_dds_type),
+                service: server.typed.clone(),
+                sink: Arc::downgrade(&server.sink),
             });
+    }
+
+    /// The request sink of the first live server client `id` can call, with the client's.
+    fn server_for(&self, id: u64) -> Option<(Arc<dyn RequestSink>, Weak<dyn ReplySink>)> {
+        let clients = lock(&self.clients);
+        let client = clients.get(&id)?;
+        let by_name = lock(&self.by_name);
+        let server = by_name
+            .get(&client.service)?
+            .iter()
+            .filter(|e| e.dds_types == client.dds_types)
+            .find_map(|e| e.sink.upgrade())?;
+        Some((server, client.sink.clone()))
     }
 
     fn remove(&self, name: &str, id: u64) {
@@ -330,12 +374,7 @@ impl Backend for LocalBus {
     }
 
     fn service_server_added(&self, server: &LocalServer) {
-        self.services.add(
-            &server.description.service,
-            server.type_name,
-            server.description.local_id,
-            server.typed.clone(),
-        );
+        self.services.add(server);
     }
 
     fn service_server_removed(&self, service: &str, id: u64) {
@@ -350,6 +389,51 @@ impl Backend for LocalBus {
         type_name: &str,
     ) -> Option<Arc<dyn Any + Send + Sync>> {
         self.services.find(service, type_name).into_iter().next()
+    }
+
+    fn service_client_added(&self, client: &LocalClient) {
+        let description = &client.description;
+        lock(&self.services.clients).insert(
+            description.local_id,
+            LocalClientEntry {
+                service: description.service.clone(),
+                dds_types: (description.request_dds_type, description.response_dds_type),
+                sink: Arc::downgrade(&client.sink),
+            },
+        );
+    }
+
+    fn service_client_removed(&self, id: u64) {
+        lock(&self.services.clients).remove(&id);
+    }
+
+    /// A server of the client's service and types lives in this context.
+    fn service_client_ready(&self, id: u64) -> bool {
+        self.services.server_for(id).is_some()
+    }
+
+    /// Hands the request to the first server in this context that client `id` can call
+    /// (as [`Self::in_process_server`] picks one), under the key a network backend gave it
+    /// or else a number of its own; its reply goes straight back to the client.
+    fn send_request(
+        &self,
+        id: u64,
+        payload: &[u8],
+        key: Option<RequestKey>,
+        register: &mut dyn FnMut(RequestKey),
+    ) -> Option<RequestKey> {
+        let (server, client) = self.services.server_for(id)?;
+        let key = key.unwrap_or_else(|| {
+            let key =
+                RequestKey::InProcess(self.services.next_request.fetch_add(1, Ordering::Relaxed));
+            register(key);
+            key
+        });
+        server.deliver_request(
+            &SharedBuf::from_vec(payload.to_vec()),
+            Box::new(InProcessReply { client, key }),
+        );
+        Some(key)
     }
 
     fn graph(&self) -> Option<&dyn GraphView> {

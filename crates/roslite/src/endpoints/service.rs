@@ -639,7 +639,9 @@ impl<S: ServiceType> Client<S> {
             server.enqueue(request, Responder::Local(Box::new(complete)));
             lock(&self.shared.stats).requests_sent += 1;
             key
-        } else if backends.reaches_other_processes() {
+        } else if backends.reaches_other_processes()
+            || backends.service_client_ready(self.shared.id)
+        {
             let payload =
                 roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
             self.shared.send_remote(backends, payload, call)
@@ -704,8 +706,8 @@ impl<S: ServiceType> Drop for ResponseFuture<S> {
 }
 
 /// A client whose service type is known only at run time (tools such as `roslite service
-/// call`): requests and responses are CDR bytes with the encapsulation header. It calls over
-/// the network only.
+/// call`, the C ABI, Wasm guests): requests and responses are CDR bytes with the
+/// encapsulation header. It calls servers in other processes and in its own context.
 pub struct SerializedClient {
     shared: Arc<ClientShared<SharedBuf>>,
     node: Arc<EndpointHost>,
@@ -749,7 +751,8 @@ impl SerializedClient {
         *lock(&self.shared.stats)
     }
 
-    /// Whether a remote server has matched this client.
+    /// Whether a server in this context, or a remote one that matched this client, can be
+    /// called.
     pub fn service_is_ready(&self) -> bool {
         self.node.backends.service_client_ready(self.shared.id)
     }
@@ -764,14 +767,14 @@ impl SerializedClient {
     /// it. The returned key forgets the call ([`Self::forget`]).
     ///
     /// # Errors
-    /// [`CallError::NoServer`] without a network.
+    /// [`CallError::NoServer`] without a network or a server in this context.
     pub fn call_with(
         &self,
         request: &[u8],
         on_reply: impl FnOnce(Result<SharedBuf, CallError>) + Send + 'static,
     ) -> Result<RequestKey, CallError> {
         let backends = &self.node.backends;
-        if !backends.reaches_other_processes() {
+        if !backends.reaches_other_processes() && !backends.service_client_ready(self.shared.id) {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });
@@ -794,10 +797,11 @@ impl SerializedClient {
     /// Sends a serialized request and waits up to `timeout` for the serialized response.
     ///
     /// # Errors
-    /// [`CallError::NoServer`] without a network; [`CallError::Timeout`].
+    /// [`CallError::NoServer`] without a network or a server in this context;
+    /// [`CallError::Timeout`].
     pub fn call(&self, request: &[u8], timeout: Duration) -> Result<SharedBuf, CallError> {
         let backends = &self.node.backends;
-        if !backends.reaches_other_processes() {
+        if !backends.reaches_other_processes() && !backends.service_client_ready(self.shared.id) {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });

@@ -11,8 +11,11 @@ use crate::vocabulary::qos::QosProfile;
 /// Correlates a reply with its request, per path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RequestKey {
-    /// In-process call number.
+    /// In-process call number of a typed client calling a server of its own Rust type.
     Local(u64),
+    /// In-process number of a serialized request that no network backend numbered (the
+    /// context has no network): see `backends::intra`.
+    InProcess(u64),
     /// The RTPS sequence number of the request sample (Fast DDS style, and roslite peers).
     WriterSn(i64),
     /// The sequence number in Cyclone's request header.

@@ -212,15 +212,19 @@ impl BackendSet {
 
     /// Sends a request of client `id` through every backend that carries the client's
     /// requests, under the key the first of them gave it ([`Backend::send_request`]); false
-    /// if none sent it.
+    /// if none sent it. Backends that reach other processes go first: the RTPS network numbers
+    /// every request it writes (its writer's sequence number), and the others send under that.
     pub(crate) fn send_request(
         &self,
         id: u64,
         payload: &[u8],
         register: &mut dyn FnMut(RequestKey),
     ) -> bool {
+        let backends = self.all();
+        let (remote, local): (Vec<_>, Vec<_>) =
+            backends.iter().partition(|b| b.reaches_other_processes());
         let mut key = None;
-        for backend in self.all().iter() {
+        for backend in remote.into_iter().chain(local) {
             if let Some(sent) = backend.send_request(id, payload, key, register) {
                 key = Some(sent);
             }
