@@ -1008,6 +1008,34 @@ impl Loan {
         writer.send(&mut self.inner, timestamp_ns, None)
     }
 
+    /// Keeps the chunk for late joiners as sample `seq` without announcing it to the readers
+    /// attached now (they had it from another writer: a publisher that moved here from
+    /// another process, docs/migration.md), and numbers the next sample after it. A writer
+    /// that keeps nothing ([`WriterConfig::kept_for_late_joiners`]) gives the chunk back.
+    pub fn keep_numbered(mut self, seq: u64, timestamp_ns: u64) {
+        let writer = self.inner.writer.clone();
+        let mut state = lock(&writer.state);
+        state.seq = state.seq.max(seq);
+        let keep = writer.config.kept_for_late_joiners as usize;
+        if keep == 0 {
+            // Dropping the loan gives its chunk back.
+            return;
+        }
+        // The loan's one reference becomes the kept one.
+        self.inner.sent = true;
+        state.kept.push_back(Descriptor {
+            chunk: self.inner.chunk,
+            len: self.inner.len as u64,
+            seq,
+            timestamp_ns,
+        });
+        while state.kept.len() > keep {
+            if let Some(old) = state.kept.pop_front() {
+                unref(&mut state, old.chunk);
+            }
+        }
+    }
+
     /// [`Self::send`], numbering the sample `next` or higher as [`ShmWriter::number_from`]
     /// would, under the same lock.
     ///

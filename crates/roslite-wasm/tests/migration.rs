@@ -437,11 +437,21 @@ impl Drop for StateClient {
 
 /// Moves the state guest from `a` to `b` (prepared first, as a move over the network goes).
 fn move_state_guest(a: &Host, b: &Host) {
-    let journal = a.journal_of(STATE_NODE).unwrap();
-    let prepared = b.prepare_restore(&state_guest(), &journal).unwrap();
-    let snapshot = a.freeze_and_snapshot(STATE_NODE).unwrap();
+    move_guest(a, b, &state_guest(), STATE_NODE);
+}
+
+/// Moves guest `name` (of `spec`) from `a` to `b` as `roslite migrate` does: `b` prepared
+/// first, and its copies of the guest's endpoints known to as many peers as on `a`.
+fn move_guest(a: &Host, b: &Host, spec: &GuestSpec, name: &str) {
+    let journal = a.journal_of(name).unwrap();
+    let prepared = b.prepare_restore(spec, &journal).unwrap();
+    let peers = a.matched_peers(name).unwrap();
+    prepared
+        .await_matched(&peers, Duration::from_secs(20))
+        .unwrap();
+    let snapshot = a.freeze_and_snapshot(name).unwrap();
     b.complete_restore(prepared, &snapshot).unwrap();
-    a.end_migrated(STATE_NODE).unwrap();
+    a.end_migrated(name).unwrap();
     let ended = a.wait();
     assert!(ended[0].outcome.is_ok(), "{:?}", ended[0].outcome);
 }
@@ -657,4 +667,252 @@ fn a_responder_the_guest_keeps_answers_from_the_new_host() {
         .expect("the kept responder answered from the new host");
     assert_eq!(answered.message, "later");
     b.shutdown();
+}
+
+/// A context in `ns` on RTPS, with the same-host `transports` besides UDP.
+fn networked_with(ns: &NetNs, transports: roslite::LocalTransports) -> roslite::Context {
+    ns.run(|| {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id: 43,
+            range: roslite_transport::DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        roslite::Context::new(roslite::ContextOptions {
+            domain_id: 43,
+            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            local_transports: transports,
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
+
+/// A native node with a spinning executor in `ns`, for subscriptions made along the way.
+struct Listening<'a> {
+    ns: &'a NetNs,
+    context: roslite::Context,
+    node: roslite::Node,
+    spinner: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<'a> Listening<'a> {
+    fn new(ns: &'a NetNs, transports: roslite::LocalTransports) -> Self {
+        let context = networked_with(ns, transports);
+        let node = context.create_node("listening").unwrap();
+        let executor = roslite::Executor::new(&context);
+        executor.add_node(&node);
+        let spinner = Some(std::thread::spawn(move || executor.spin()));
+        Self {
+            ns,
+            context,
+            node,
+            spinner,
+        }
+    }
+
+    /// A subscription on `topic` (reliable, keep-last 100, transient-local if asked) that
+    /// sends each message's text and publication sequence number to the receiver. Made on a
+    /// thread inside the namespace: a same-host link to a publisher known already is made by
+    /// the thread that makes the subscription, and the namespace names its Unix sockets.
+    fn listen(
+        &self,
+        topic: &str,
+        transient_local: bool,
+    ) -> (
+        roslite::Subscription<StringMsg>,
+        mpsc::Receiver<(String, u64)>,
+    ) {
+        self.ns
+            .run(|| self.listen_here(topic, transient_local))
+            .expect("enter the test namespace")
+    }
+
+    fn listen_here(
+        &self,
+        topic: &str,
+        transient_local: bool,
+    ) -> (
+        roslite::Subscription<StringMsg>,
+        mpsc::Receiver<(String, u64)>,
+    ) {
+        let (tx, heard) = mpsc::channel();
+        let mut qos = roslite::QosProfile::keep_last(100).reliable();
+        if transient_local {
+            qos = qos.transient_local();
+        }
+        let subscription = self
+            .node
+            .create_subscription(
+                topic,
+                qos,
+                move |m: StringMsg, info: &roslite::MessageInfo| {
+                    let _ = tx.send((m.data, info.publication_sequence_number));
+                },
+            )
+            .unwrap();
+        (subscription, heard)
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.context.shutdown();
+        if let Some(spinner) = self.spinner.take() {
+            spinner.join().ok();
+        }
+    }
+}
+
+/// The next `count` messages `heard` gets (each within 10 s), then nothing more for 500 ms.
+fn heard_exactly(heard: &mpsc::Receiver<(String, u64)>, count: usize) -> Vec<(String, u64)> {
+    let got: Vec<_> = (0..count)
+        .map(|i| {
+            heard
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("only {i} of {count} messages came"))
+        })
+        .collect();
+    if let Ok(more) = heard.recv_timeout(Duration::from_millis(500)) {
+        panic!("after {got:?}, one more came: {more:?}");
+    }
+    got
+}
+
+fn kept(numbers: std::ops::RangeInclusive<u64>) -> Vec<(String, u64)> {
+    numbers.map(|n| (format!("kept {n}"), n)).collect()
+}
+
+/// The state guest's transient-local publisher (depth 3) published "kept 1" to "kept 5" and
+/// the guest moves, its new host's endpoints known to their peers first (as a move over the
+/// network goes). A transient-local subscription that was there throughout had the last
+/// three (or more) from the old host and gets none of them again; one that joins after the
+/// move gets them from the new host exactly once, under their original publication sequence
+/// numbers; the next message ("kept 6", published on the new host) comes to both, and to a
+/// volatile one, as number 6. `transports`: the same-host paths the hosts and the
+/// subscriptions offer besides UDP.
+fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
+    use roslite::msgs::std_srvs::srv::Trigger;
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let options = |engine| HostOptions {
+        engine,
+        context: Some(networked_with(&ns, transports)),
+        ..Default::default()
+    };
+    let a = Host::start(&[state_guest()], &options(EngineKind::Wasmtime)).unwrap();
+    let b = Host::start(&[], &options(EngineKind::Wasmi)).unwrap();
+    let listening = Listening::new(&ns, transports);
+    let (_throughout, throughout) = listening.listen("kept", true);
+    // The last three, or more if it matched the guest before it published them all.
+    let mut before: Vec<(String, u64)> = Vec::new();
+    while before.last() != Some(&("kept 5".to_owned(), 5)) {
+        before.push(
+            throughout
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("after {before:?}, not all the kept messages came")),
+        );
+    }
+    let first = before[0].1;
+    assert!(first <= 3, "{before:?}");
+    assert_eq!(before, kept(first..=5));
+
+    move_state_guest(&a, &b);
+    assert_eq!(
+        heard_exactly(&throughout, 0),
+        vec![],
+        "a subscription matched during the move got a message again"
+    );
+    let (_late, late) = listening.listen("kept", true);
+    assert_eq!(
+        heard_exactly(&late, 3),
+        kept(3..=5),
+        "a late joiner after the move gets the history the guest kept on its old host"
+    );
+    let (_volatile, volatile) = listening.listen("kept", false);
+
+    let client = StateClient::new(&ns);
+    let publish = client
+        .node
+        .create_client::<Trigger>("publish_kept")
+        .unwrap();
+    assert!(publish.wait_for_service(Duration::from_secs(20)));
+    let answer = publish
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("the guest publishes on its new host");
+    assert_eq!(answer.message, "kept 6");
+    assert_eq!(heard_exactly(&throughout, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&late, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&volatile, 1), kept(6..=6));
+    b.shutdown();
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_rtps() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports::UDP_ONLY);
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_shared_memory() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports {
+        uds: false,
+        ..Default::default()
+    });
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_unix_sockets() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports {
+        shm: false,
+        ..Default::default()
+    });
+}
+
+/// The C talker ("Hello from Wasm: N" every 100 ms, volatile) moves four times between a
+/// wasmtime and a wasmi host; a subscriber sees the publication sequence numbers go on
+/// without a restart, a gap or a repeat: each message's number is its count N.
+#[test]
+fn publication_sequence_numbers_go_on_across_moves() {
+    let talker = common::c_guest("examples/wasm/c/talker.c", "talker_numbered.wasm");
+    let spec = GuestSpec { path: talker };
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let options = |engine| HostOptions {
+        engine,
+        context: Some(networked(&ns)),
+        ..Default::default()
+    };
+    let hosts = [
+        Host::start(std::slice::from_ref(&spec), &options(EngineKind::Wasmtime)).unwrap(),
+        Host::start(&[], &options(EngineKind::Wasmi)).unwrap(),
+    ];
+    let listening = Listening::new(&ns, roslite::LocalTransports::UDP_ONLY);
+    let (_subscription, heard) = listening.listen("chatter", false);
+    let next = || {
+        heard
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the talker goes on")
+    };
+    let mut messages = vec![next(), next(), next()];
+    for step in 0..4 {
+        let (from, to) = (&hosts[step % 2], &hosts[(step + 1) % 2]);
+        move_guest(from, to, &spec, "talker_numbered");
+        for _ in 0..3 {
+            messages.push(next());
+        }
+    }
+    for (text, number) in &messages {
+        let count: u64 = text.rsplit(' ').next().unwrap().parse().unwrap();
+        assert_eq!(
+            *number, count,
+            "{text} came as publication {number}: {messages:?}"
+        );
+    }
+    let numbers: Vec<u64> = messages.iter().map(|(_, n)| *n).collect();
+    let first = numbers[0];
+    assert_eq!(
+        numbers,
+        (first..first + numbers.len() as u64).collect::<Vec<_>>(),
+        "the numbering went on without a gap or a repeat"
+    );
+    hosts[0].shutdown();
+    hosts[1].shutdown();
 }
