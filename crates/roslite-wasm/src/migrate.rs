@@ -813,5 +813,13 @@ mod tests {
         for len in 0..bytes.len() {
             assert!(HostState::decode(&bytes[..len]).is_err(), "cut at {len}");
         }
+        // A host state of version 2 (without the publishers) is refused by its version.
+        let mut older = bytes.clone();
+        older[..2].copy_from_slice(&2u16.to_le_bytes());
+        let refused = HostState::decode(&older).unwrap_err().to_string();
+        assert!(
+            refused.contains("host state version 2; this host reads version 3"),
+            "{refused}"
+        );
     }
 }

@@ -698,16 +698,21 @@ struct Listening<'a> {
 
 impl<'a> Listening<'a> {
     fn new(ns: &'a NetNs, transports: roslite::LocalTransports) -> Self {
-        let context = networked_with(ns, transports);
+        Self::on(ns, networked_with(ns, transports), true)
+    }
+
+    /// On `context`, which it shuts down when dropped if it `owns` it (else it leaves its
+    /// executor to end with the context).
+    fn on(ns: &'a NetNs, context: roslite::Context, owns: bool) -> Self {
         let node = context.create_node("listening").unwrap();
         let executor = roslite::Executor::new(&context);
         executor.add_node(&node);
-        let spinner = Some(std::thread::spawn(move || executor.spin()));
+        let spinner = std::thread::spawn(move || executor.spin());
         Self {
             ns,
             context,
             node,
-            spinner,
+            spinner: owns.then_some(spinner),
         }
     }
 
@@ -757,8 +762,8 @@ impl<'a> Listening<'a> {
 
 impl Drop for Listening<'_> {
     fn drop(&mut self) {
-        self.context.shutdown();
         if let Some(spinner) = self.spinner.take() {
+            self.context.shutdown();
             spinner.join().ok();
         }
     }
@@ -788,9 +793,9 @@ fn kept(numbers: std::ops::RangeInclusive<u64>) -> Vec<(String, u64)> {
 /// network goes). A transient-local subscription that was there throughout had the last
 /// three (or more) from the old host and gets none of them again; one that joins after the
 /// move gets them from the new host exactly once, under their original publication sequence
-/// numbers; the next message ("kept 6", published on the new host) comes to both, and to a
-/// volatile one, as number 6. `transports`: the same-host paths the hosts and the
-/// subscriptions offer besides UDP.
+/// numbers, and so does one in the new host's own process; the next message ("kept 6",
+/// published on the new host) comes to all of them, and to a volatile one, as number 6.
+/// `transports`: the same-host paths the hosts and the subscriptions offer besides UDP.
 fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
     use roslite::msgs::std_srvs::srv::Trigger;
     let ns = NetNs::create("wasmmig").expect("a network namespace");
@@ -800,7 +805,16 @@ fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
         ..Default::default()
     };
     let a = Host::start(&[state_guest()], &options(EngineKind::Wasmtime)).unwrap();
-    let b = Host::start(&[], &options(EngineKind::Wasmi)).unwrap();
+    let b_context = networked_with(&ns, transports);
+    let b = Host::start(
+        &[],
+        &HostOptions {
+            engine: EngineKind::Wasmi,
+            context: Some(b_context.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let listening = Listening::new(&ns, transports);
     let (_throughout, throughout) = listening.listen("kept", true);
     // The last three, or more if it matched the guest before it published them all.
@@ -828,6 +842,10 @@ fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
         kept(3..=5),
         "a late joiner after the move gets the history the guest kept on its old host"
     );
+    // In the new host's own process (its context): from the publisher's own history.
+    let beside = Listening::on(&ns, b_context, false);
+    let (_in_process, in_process) = beside.listen("kept", true);
+    assert_eq!(heard_exactly(&in_process, 3), kept(3..=5));
     let (_volatile, volatile) = listening.listen("kept", false);
 
     let client = StateClient::new(&ns);
@@ -843,6 +861,7 @@ fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
     assert_eq!(heard_exactly(&throughout, 1), kept(6..=6));
     assert_eq!(heard_exactly(&late, 1), kept(6..=6));
     assert_eq!(heard_exactly(&volatile, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&in_process, 1), kept(6..=6));
     b.shutdown();
 }
 
