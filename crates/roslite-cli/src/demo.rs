@@ -190,7 +190,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     if args.migrate {
         println!(
             "Latency is not measured while the follower moves (its clock skips the time it is \
-             in transit, and each host's /cmd_vel writer numbers its messages anew); \
+             in transit, so its trace's times after a move are behind the robot's); \
              `roslite demo --wasm` measures it."
         );
     }

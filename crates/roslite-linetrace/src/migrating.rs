@@ -179,8 +179,8 @@ pub fn run(options: &LaunchOptions, plan: &MigrationPlan) -> Result<MigratingRes
     run.label =
         "roslite Wasm follower (wasmtime AOT), moving between two hosts <-> roslite robot".into();
     // The traces' latencies mean nothing across moves: the node's clock skips the time it
-    // was in transit, and each host's /cmd_vel writer numbers its messages anew (the trace
-    // joins publications to receptions by number). `roslite demo --wasm` measures them.
+    // was in transit, so its trace's times after a move are behind the robot's (the /cmd_vel
+    // numbering the trace joins by goes on across moves). `roslite demo --wasm` measures them.
     run.light_sensors_us.clear();
     run.cmd_vel_us.clear();
     run.memory = memory;
