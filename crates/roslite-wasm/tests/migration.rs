@@ -935,3 +935,80 @@ fn publication_sequence_numbers_go_on_across_moves() {
     hosts[0].shutdown();
     hosts[1].shutdown();
 }
+
+/// Real ROS 2 (rclpy on Fast DDS, from ./.venv) joins the state guest's transient-local topic
+/// after the guest moved (prepared target, as `roslite migrate` does): it gets the three
+/// messages the guest kept on its old host, once each and under their original publication
+/// sequence numbers (3 to 5), then the next one published on the new host as number 6.
+#[test]
+fn rclpy_joining_after_the_move_gets_the_kept_history_once() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    use roslite::msgs::std_srvs::srv::Trigger;
+    let python = common::workspace().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test`, which installs rclpy",
+        python.display()
+    );
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    move_state_guest(&a, &b);
+
+    let mut listener = ns
+        .command(python)
+        .arg(common::workspace().join("interop/python/kept_listener.py"))
+        .args(["60", "4"])
+        .env("ROS_DOMAIN_ID", "43")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = listener.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut heard = Vec::new();
+    let mut next_line = |what: &str| {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("rclpy said nothing more; waiting for {what}"));
+        heard.push(line.clone());
+        line
+    };
+    for n in 3..=5 {
+        assert_eq!(next_line("the kept history"), format!("HEARD kept {n} {n}"));
+    }
+    let publish = client
+        .node
+        .create_client::<Trigger>("publish_kept")
+        .unwrap();
+    assert!(publish.wait_for_service(Duration::from_secs(20)));
+    let answer = publish
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("the guest publishes on its new host");
+    assert_eq!(answer.message, "kept 6");
+    assert_eq!(next_line("the next message"), "HEARD kept 6 6");
+    assert_eq!(
+        next_line("its result"),
+        "RESULT 4",
+        "a message came twice: {heard:?}"
+    );
+    assert!(listener.wait().unwrap().success());
+    b.shutdown();
+}
