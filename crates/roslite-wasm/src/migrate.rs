@@ -702,6 +702,10 @@ pub fn restore_into(
     state
         .wasi
         .set_guest_monotonic_ns(restoring.host.monotonic_ns);
+    state.shared.guest_clock_behind_ns.store(
+        state.wasi.monotonic_offset_ns.saturating_neg(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let now = Instant::now();
     let park = match restoring.host.parked {
         ParkedWait::Spin {

@@ -888,7 +888,9 @@ fn the_kept_history_moves_with_the_guest_over_unix_sockets() {
 
 /// The C talker ("Hello from Wasm: N" every 100 ms, volatile) moves four times between a
 /// wasmtime and a wasmi host; a subscriber sees the publication sequence numbers go on
-/// without a restart, a gap or a repeat: each message's number is its count N.
+/// without a restart, a gap or a repeat: each message's number is its count N. Each target
+/// reports the talker's clock further behind its own (`guest_clock_behind_ns`): each move's
+/// time adds to it.
 #[test]
 fn publication_sequence_numbers_go_on_across_moves() {
     let talker = common::c_guest("examples/wasm/c/talker.c", "talker_numbered.wasm");
@@ -911,12 +913,22 @@ fn publication_sequence_numbers_go_on_across_moves() {
             .expect("the talker goes on")
     };
     let mut messages = vec![next(), next(), next()];
+    assert_eq!(hosts[0].nodes()[0].guest_clock_behind_ns, 0);
+    let mut behind = 0;
     for step in 0..4 {
         let (from, to) = (&hosts[step % 2], &hosts[(step + 1) % 2]);
         move_guest(from, to, &spec, "talker_numbered");
         for _ in 0..3 {
             messages.push(next());
         }
+        // Its clock skipped each move's time, and the host says by how much in all.
+        let now_behind = to.nodes()[0].guest_clock_behind_ns;
+        assert!(
+            now_behind > behind,
+            "move {}: the talker's clock is {now_behind} ns behind, after {behind} ns",
+            step + 1
+        );
+        behind = now_behind;
     }
     for (text, number) in &messages {
         let count: u64 = text.rsplit(' ').next().unwrap().parse().unwrap();
