@@ -194,7 +194,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
              host reports it (roslite_interfaces/msg/HostedNode's guest_clock_behind_ns)."
         );
     }
-    println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
+    if args.migrate {
+        println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), every sample after the start (the follower moving):");
+    } else {
+        println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
+    }
     print!(
         "{}",
         report::latency_table(

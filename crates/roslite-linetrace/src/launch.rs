@@ -710,15 +710,17 @@ pub(crate) fn watch(
 
 /// The join of publisher and subscriber records by (topic, sequence number).
 pub(crate) fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, LaunchError> {
-    join_traces_on(procs, samples, &|_, t| t)
+    join_traces_on(procs, samples, samples, &|_, t| t)
 }
 
-/// [`join_traces`], with each time a process traced read through `host_clock(index of the
-/// process in procs, time)`: for a node whose clock is not the machine's (a WebAssembly node
-/// that moved between hosts skips the time its moves took).
+/// [`join_traces`] keeping up to `keep` latency samples per topic (at least `samples`), with
+/// each time a process traced read through `host_clock(index of the process in procs,
+/// time)`: for a node whose clock is not the machine's (a WebAssembly node that moved between
+/// hosts skips the time its moves took).
 pub(crate) fn join_traces_on(
     procs: &[Proc],
     samples: usize,
+    keep: usize,
     host_clock: &dyn Fn(usize, u64) -> u64,
 ) -> Result<RunResult, LaunchError> {
     let mut published: BTreeMap<(String, u64), u64> = BTreeMap::new();
@@ -788,7 +790,7 @@ pub(crate) fn join_traces_on(
             "cmd_vel" => &mut result.cmd_vel_us,
             _ => continue,
         };
-        if list.len() < samples {
+        if list.len() < keep.max(samples) {
             list.push(us);
         }
     }

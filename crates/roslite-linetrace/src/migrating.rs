@@ -203,7 +203,8 @@ pub fn run(options: &LaunchOptions, plan: &MigrationPlan) -> Result<MigratingRes
             .map_or(0, |(_, behind)| *behind);
         t.saturating_add(behind)
     };
-    let mut run = launch::join_traces_on(&procs, options.samples, &host_clock)?;
+    // Every sample from the start on: they span the moves.
+    let mut run = launch::join_traces_on(&procs, options.samples, usize::MAX, &host_clock)?;
     run.label =
         "roslite Wasm follower (wasmtime AOT), moving between two hosts <-> roslite robot".into();
     run.memory = memory;
