@@ -1605,6 +1605,47 @@ mod tests {
         }
     }
 
+    /// Samples another writer sent (a publisher that moved here), kept under their numbers:
+    /// a reader attached before gets none of them, a late one that asks gets them, and the
+    /// next sample is numbered after them.
+    #[test]
+    fn kept_numbered_samples_go_to_later_readers_only() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(10u128);
+        let config = WriterConfig {
+            kept_for_late_joiners: 2,
+            ..WriterConfig::default()
+        };
+        let writer = ShmWriter::create(&endpoint, key, config).expect("writer");
+        let reader_config = ReaderConfig {
+            history: History::KeepLast(10),
+            wants_kept: true,
+            ..ReaderConfig::default()
+        };
+        let before = attached(&writer, &endpoint, key, reader_config);
+        for n in 7..=9u8 {
+            let loan = writer.loan(16).expect("loan");
+            loan.copy_from(&[n; 16]).keep_numbered(u64::from(n), 0);
+        }
+        assert_eq!(writer.stats().chunks_in_use, 2, "the newest 2 are kept");
+        assert_eq!(writer.stats().sent, 0, "kept, not sent");
+        let late = attached(&writer, &endpoint, key, reader_config);
+        assert_eq!(received_now(&late), [(8, 8), (9, 9)]);
+        assert_eq!(
+            received_now(&before),
+            [],
+            "it had them from the other writer"
+        );
+        writer.send_copy(&[10; 16], 0).expect("send");
+        for reader in [&before, &late] {
+            let sample = reader
+                .receive_timeout(Duration::from_secs(5))
+                .expect("receive")
+                .expect("the live sample");
+            assert_eq!((sample[0], sample.seq()), (10, 10));
+        }
+    }
+
     #[test]
     fn a_volatile_writer_keeps_nothing() {
         let endpoint = Endpoint::bind().expect("bind");

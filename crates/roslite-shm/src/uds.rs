@@ -1024,6 +1024,62 @@ mod tests {
         }
     }
 
+    /// Samples another writer sent (a publisher that moved here), kept under their numbers:
+    /// a reader connected before gets none of them, a late one that asks gets them first, and
+    /// the next sample is numbered after them.
+    #[test]
+    fn kept_samples_go_to_later_readers_only_under_their_numbers() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(12u128);
+        let config = UdsWriterConfig {
+            kept_for_late_joiners: 2,
+            ..UdsWriterConfig::default()
+        };
+        let writer = UdsWriter::create(&endpoint, key, config).expect("create writer");
+        let connect = || {
+            let config = UdsReaderConfig {
+                history: History::KeepLast(10),
+                wants_kept: true,
+                ..UdsReaderConfig::default()
+            };
+            let before = writer.reader_count();
+            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while writer.reader_count() == before {
+                assert!(Instant::now() < deadline, "never attached");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            reader
+        };
+        let before = connect();
+        for n in 7..=9u8 {
+            writer.keep_for_late_joiners(u64::from(n), &[n; 16], 0);
+        }
+        assert_eq!(writer.stats().sent, 0, "kept, not sent");
+        let late = connect();
+        writer.send(&[10; 16], 0).expect("send");
+        for (reader, expected) in [(&late, &[8u8, 9, 10][..]), (&before, &[10])] {
+            let got: Vec<(u8, u64)> = (0..expected.len())
+                .map(|_| {
+                    let sample = reader
+                        .receive_timeout(Duration::from_secs(5))
+                        .expect("receive")
+                        .expect("a sample");
+                    (sample[0], sample.seq())
+                })
+                .collect();
+            let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
+            assert_eq!(got, want);
+        }
+        assert!(
+            before
+                .receive_timeout(Duration::from_millis(200))
+                .expect("receive")
+                .is_none(),
+            "the reader connected before got nothing more"
+        );
+    }
+
     /// A sample of several send buffers arrives whole and in order whether the publishing
     /// thread feeds it (default budget) or the service thread finishes it (zero budget).
     #[test]
