@@ -189,12 +189,16 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     );
     if args.migrate {
         println!(
-            "Latency is not measured while the follower moves (its clock skips the time it is \
-             in transit, and each host's /cmd_vel writer numbers its messages anew); \
-             `roslite demo --wasm` measures it."
+            "Latency while the follower moves: its clock skips the time each move takes, so \
+             its traced times are put on the machine's clock with how far behind each target \
+             host reports it (roslite_interfaces/msg/HostedNode's guest_clock_behind_ns)."
         );
     }
-    println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
+    if args.migrate {
+        println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), every sample after the start (the follower moving):");
+    } else {
+        println!("Latency, publish -> subscription callback start (CLOCK_MONOTONIC), first {} samples after the start:", args.samples);
+    }
     print!(
         "{}",
         report::latency_table(

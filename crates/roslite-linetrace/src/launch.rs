@@ -710,11 +710,24 @@ pub(crate) fn watch(
 
 /// The join of publisher and subscriber records by (topic, sequence number).
 pub(crate) fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, LaunchError> {
+    join_traces_on(procs, samples, samples, &|_, t| t)
+}
+
+/// [`join_traces`] keeping up to `keep` latency samples per topic (at least `samples`), with
+/// each time a process traced read through `host_clock(index of the process in procs,
+/// time)`: for a node whose clock is not the machine's (a WebAssembly node that moved between
+/// hosts skips the time its moves took).
+pub(crate) fn join_traces_on(
+    procs: &[Proc],
+    samples: usize,
+    keep: usize,
+    host_clock: &dyn Fn(usize, u64) -> u64,
+) -> Result<RunResult, LaunchError> {
     let mut published: BTreeMap<(String, u64), u64> = BTreeMap::new();
     let mut received: Vec<(String, u64, u64)> = Vec::new();
     let mut following_since = None;
     let mut result = RunResult::default();
-    for p in procs {
+    for (index, p) in procs.iter().enumerate() {
         let text = std::fs::read_to_string(&p.trace).map_err(|e| {
             LaunchError::Trace(format!(
                 "{} wrote no trace {} ({e}); its log:\n{}",
@@ -726,19 +739,20 @@ pub(crate) fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, L
         for line in text.lines() {
             let w: Vec<&str> = line.split_whitespace().collect();
             let num = |i: usize| w.get(i).and_then(|s| s.parse::<u64>().ok());
+            let time = |i: usize| num(i).map(|t| host_clock(index, t));
             let float = |i: usize| w.get(i).and_then(|s| s.parse::<f64>().ok());
             match w.first().copied() {
                 Some("pub") => {
-                    if let (Some(seq), Some(t)) = (num(2), num(3)) {
+                    if let (Some(seq), Some(t)) = (num(2), time(3)) {
                         published.insert((w[1].to_owned(), seq), t);
                     }
                 }
                 Some("sub") => {
-                    if let (Some(seq), Some(t)) = (num(2), num(3)) {
+                    if let (Some(seq), Some(t)) = (num(2), time(3)) {
                         received.push((w[1].to_owned(), seq, t));
                     }
                 }
-                Some("mark") if w.get(1) == Some(&"following") => following_since = num(2),
+                Some("mark") if w.get(1) == Some(&"following") => following_since = time(2),
                 Some("count") => {
                     if let (Some(name), Some(n)) = (w.get(1), num(2)) {
                         *result.counts.entry((*name).to_owned()).or_default() += n;
@@ -776,7 +790,7 @@ pub(crate) fn join_traces(procs: &[Proc], samples: usize) -> Result<RunResult, L
             "cmd_vel" => &mut result.cmd_vel_us,
             _ => continue,
         };
-        if list.len() < samples {
+        if list.len() < keep.max(samples) {
             list.push(us);
         }
     }

@@ -61,8 +61,13 @@ pub struct MoveRecord {
     pub capture_us: u64,
     pub restore_us: u64,
     pub snapshot_bytes: u64,
-    /// CLOCK_MONOTONIC ns of the follower's last callback on the source.
+    /// CLOCK_MONOTONIC ns of the follower's last callback on the source, and of its first on
+    /// the target.
     pub at_ns: u64,
+    pub first_on_target_ns: u64,
+    /// How far the follower's clock was behind the target's once it ran there (ns): the time
+    /// its moves so far took, which its clock skipped.
+    pub guest_clock_behind_ns: i64,
     /// The index in the run's path of the robot's pose at the move.
     pub path_index: Option<usize>,
 }
@@ -175,18 +180,37 @@ pub fn run(options: &LaunchOptions, plan: &MigrationPlan) -> Result<MigratingRes
     if let Some(Err(why)) = mover_outcome {
         return Err(LaunchError::Program(why));
     }
-    let mut run = launch::join_traces(&procs, options.samples)?;
+    let moved = std::mem::take(&mut *moves.lock().unwrap_or_else(|e| e.into_inner()));
+    // The follower's clock skips the time each move took: its traced times are put on the
+    // machine's clock (which the robot's are on) with what each target reported. The follower
+    // ran nothing on a target before its first callback there, so its times from that
+    // callback on, on its own clock, are from that move on.
+    let steps: Vec<(u64, u64)> = moved
+        .iter()
+        .map(|m| {
+            let behind = u64::try_from(m.guest_clock_behind_ns).unwrap_or(0);
+            (m.first_on_target_ns.saturating_sub(behind), behind)
+        })
+        .collect();
+    let host_clock = |process: usize, t: u64| {
+        if process == 0 {
+            return t;
+        }
+        let behind = steps
+            .iter()
+            .rev()
+            .find(|(from, _)| t >= *from)
+            .map_or(0, |(_, behind)| *behind);
+        t.saturating_add(behind)
+    };
+    // Every sample from the start on: they span the moves.
+    let mut run = launch::join_traces_on(&procs, options.samples, usize::MAX, &host_clock)?;
     run.label =
         "roslite Wasm follower (wasmtime AOT), moving between two hosts <-> roslite robot".into();
-    // The traces' latencies mean nothing across moves: the node's clock skips the time it
-    // was in transit, and each host's /cmd_vel writer numbers its messages anew (the trace
-    // joins publications to receptions by number). `roslite demo --wasm` measures them.
-    run.light_sensors_us.clear();
-    run.cmd_vel_us.clear();
     run.memory = memory;
     run.wall_s = started.elapsed().as_secs_f64();
     let mut result = MigratingResult {
-        moves: std::mem::take(&mut *moves.lock().unwrap_or_else(|e| e.into_inner())),
+        moves: moved,
         ..Default::default()
     };
     count_light_sensors(&procs, &mut result)?;
@@ -252,7 +276,7 @@ fn move_follower(
             return Err(format!("move {} failed: {}", n + 1, response.message));
         }
         // The target runs the follower now; its first callback comes with the next message.
-        let first = first_callback_on(&list[to]).ok_or_else(|| {
+        let (first, behind) = first_callback_on(&list[to]).ok_or_else(|| {
             format!(
                 "move {}: the follower ran no callback on {}",
                 n + 1,
@@ -271,6 +295,8 @@ fn move_follower(
                 restore_us: response.restore_us,
                 snapshot_bytes: response.snapshot_bytes,
                 at_ns: response.last_callback_ns,
+                first_on_target_ns: first,
+                guest_clock_behind_ns: behind,
                 path_index: None,
             });
         std::thread::sleep(plan.interval);
@@ -278,20 +304,23 @@ fn move_follower(
     Ok(())
 }
 
-/// When the follower ran its first callback on the host `list` asks (waiting up to 5 s).
-fn first_callback_on(list: &roslite::Client<ListNodes>) -> Option<u64> {
+/// When the follower ran its first callback on the host `list` asks (waiting up to 5 s), and
+/// how far its clock is behind that host's.
+fn first_callback_on(list: &roslite::Client<ListNodes>) -> Option<(u64, i64)> {
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
         let nodes = list
             .call(ListNodes_Request::default(), Duration::from_secs(5))
             .ok()?
             .nodes;
-        let first = nodes
+        let (first, behind) = nodes
             .iter()
             .find(|n| n.guest == crate::wasm_build::NAME)
-            .map_or(0, |n| n.first_callback_after_restore_ns);
+            .map_or((0, 0), |n| {
+                (n.first_callback_after_restore_ns, n.guest_clock_behind_ns)
+            });
         if first != 0 {
-            return Some(first);
+            return Some((first, behind));
         }
         std::thread::sleep(Duration::from_millis(5));
     }

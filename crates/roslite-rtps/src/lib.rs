@@ -69,8 +69,8 @@ pub use roslite_cdr::Endianness;
 
 pub use discovery::{EndpointData, EndpointKind, ParticipantData, SenderInfo};
 pub use endpoint::{
-    HistoryKind, Reader, ReaderConfig, ReaderProxyInfo, ReaderStats, ReceivedSample, Transmit,
-    WriteError, Writer, WriterConfig, WriterProxyInfo, WriterStats,
+    AdoptError, AdoptedSample, HistoryKind, Reader, ReaderConfig, ReaderProxyInfo, ReaderStats,
+    ReceivedSample, Transmit, WriteError, Writer, WriterConfig, WriterProxyInfo, WriterStats,
 };
 pub use error::{BuildError, EmitError, ParseError};
 pub use instant::Instant;

@@ -1008,6 +1008,34 @@ impl Loan {
         writer.send(&mut self.inner, timestamp_ns, None)
     }
 
+    /// Keeps the chunk for late joiners as sample `seq` without announcing it to the readers
+    /// attached now (they had it from another writer: a publisher that moved here from
+    /// another process, docs/migration.md), and numbers the next sample after it. A writer
+    /// that keeps nothing ([`WriterConfig::kept_for_late_joiners`]) gives the chunk back.
+    pub fn keep_numbered(mut self, seq: u64, timestamp_ns: u64) {
+        let writer = self.inner.writer.clone();
+        let mut state = lock(&writer.state);
+        state.seq = state.seq.max(seq);
+        let keep = writer.config.kept_for_late_joiners as usize;
+        if keep == 0 {
+            // Dropping the loan gives its chunk back.
+            return;
+        }
+        // The loan's one reference becomes the kept one.
+        self.inner.sent = true;
+        state.kept.push_back(Descriptor {
+            chunk: self.inner.chunk,
+            len: self.inner.len as u64,
+            seq,
+            timestamp_ns,
+        });
+        while state.kept.len() > keep {
+            if let Some(old) = state.kept.pop_front() {
+                unref(&mut state, old.chunk);
+            }
+        }
+    }
+
     /// [`Self::send`], numbering the sample `next` or higher as [`ShmWriter::number_from`]
     /// would, under the same lock.
     ///
@@ -1574,6 +1602,47 @@ mod tests {
                 writer.stats()
             );
             std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Samples another writer sent (a publisher that moved here), kept under their numbers:
+    /// a reader attached before gets none of them, a late one that asks gets them, and the
+    /// next sample is numbered after them.
+    #[test]
+    fn kept_numbered_samples_go_to_later_readers_only() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(10u128);
+        let config = WriterConfig {
+            kept_for_late_joiners: 2,
+            ..WriterConfig::default()
+        };
+        let writer = ShmWriter::create(&endpoint, key, config).expect("writer");
+        let reader_config = ReaderConfig {
+            history: History::KeepLast(10),
+            wants_kept: true,
+            ..ReaderConfig::default()
+        };
+        let before = attached(&writer, &endpoint, key, reader_config);
+        for n in 7..=9u8 {
+            let loan = writer.loan(16).expect("loan");
+            loan.copy_from(&[n; 16]).keep_numbered(u64::from(n), 0);
+        }
+        assert_eq!(writer.stats().chunks_in_use, 2, "the newest 2 are kept");
+        assert_eq!(writer.stats().sent, 0, "kept, not sent");
+        let late = attached(&writer, &endpoint, key, reader_config);
+        assert_eq!(received_now(&late), [(8, 8), (9, 9)]);
+        assert_eq!(
+            received_now(&before),
+            [],
+            "it had them from the other writer"
+        );
+        writer.send_copy(&[10; 16], 0).expect("send");
+        for reader in [&before, &late] {
+            let sample = reader
+                .receive_timeout(Duration::from_secs(5))
+                .expect("receive")
+                .expect("the live sample");
+            assert_eq!((sample[0], sample.seq()), (10, 10));
         }
     }
 

@@ -92,6 +92,16 @@ pub struct UdsWriterStats {
     pub sent_bytes: u64,
 }
 
+/// The header of a sample's frame: magic, length, sequence number, timestamp.
+fn frame_header(len: usize, seq: u64, timestamp_ns: u64) -> [u8; HEADER] {
+    let mut header = [0u8; HEADER];
+    header[..4].copy_from_slice(MAGIC);
+    header[8..16].copy_from_slice(&(len as u64).to_le_bytes());
+    header[16..24].copy_from_slice(&seq.to_le_bytes());
+    header[24..32].copy_from_slice(&timestamp_ns.to_le_bytes());
+    header
+}
+
 #[derive(Clone)]
 struct Frame {
     header: [u8; HEADER],
@@ -194,6 +204,28 @@ impl UdsWriter {
         self.send_inner(payload, timestamp_ns, Some(next))
     }
 
+    /// Keeps `payload` for late joiners as sample `seq` without sending it to the readers
+    /// connected now (they had it from another writer: a publisher that moved here from
+    /// another process, docs/migration.md), and numbers the next sample after it. Nothing is
+    /// kept by a writer that keeps nothing ([`UdsWriterConfig::kept_for_late_joiners`]).
+    pub fn keep_for_late_joiners(&self, seq: u64, payload: &[u8], timestamp_ns: u64) {
+        let shared = &self.shared;
+        let mut state = lock(&shared.state);
+        state.seq = state.seq.max(seq);
+        let keep = shared.config.kept_for_late_joiners as usize;
+        if keep == 0 {
+            return;
+        }
+        state.kept.push_back(Frame {
+            header: frame_header(payload.len(), seq, timestamp_ns),
+            payload: Arc::from(payload),
+            sent: 0,
+        });
+        while state.kept.len() > keep {
+            state.kept.pop_front();
+        }
+    }
+
     /// Readers connected now, without taking the writer's lock (a publisher asks before every
     /// publish); may be stale by the time a sample is sent.
     pub fn reader_count(&self) -> usize {
@@ -255,11 +287,7 @@ impl UdsWriter {
         let seq = state.seq;
         state.sent += 1;
         state.sent_bytes += payload.len() as u64;
-        let mut header = [0u8; HEADER];
-        header[..4].copy_from_slice(MAGIC);
-        header[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-        header[16..24].copy_from_slice(&seq.to_le_bytes());
-        header[24..32].copy_from_slice(&timestamp_ns.to_le_bytes());
+        let header = frame_header(payload.len(), seq, timestamp_ns);
         // Connections whose socket took only part of this sample: (index, bytes sent).
         let mut unfinished = Vec::new();
         let mut backlogged = Vec::new();
@@ -994,6 +1022,62 @@ mod tests {
             let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
             assert_eq!(got, want);
         }
+    }
+
+    /// Samples another writer sent (a publisher that moved here), kept under their numbers:
+    /// a reader connected before gets none of them, a late one that asks gets them first, and
+    /// the next sample is numbered after them.
+    #[test]
+    fn kept_samples_go_to_later_readers_only_under_their_numbers() {
+        let endpoint = Endpoint::bind().expect("bind");
+        let key = WriterKey::from(12u128);
+        let config = UdsWriterConfig {
+            kept_for_late_joiners: 2,
+            ..UdsWriterConfig::default()
+        };
+        let writer = UdsWriter::create(&endpoint, key, config).expect("create writer");
+        let connect = || {
+            let config = UdsReaderConfig {
+                history: History::KeepLast(10),
+                wants_kept: true,
+                ..UdsReaderConfig::default()
+            };
+            let before = writer.reader_count();
+            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while writer.reader_count() == before {
+                assert!(Instant::now() < deadline, "never attached");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            reader
+        };
+        let before = connect();
+        for n in 7..=9u8 {
+            writer.keep_for_late_joiners(u64::from(n), &[n; 16], 0);
+        }
+        assert_eq!(writer.stats().sent, 0, "kept, not sent");
+        let late = connect();
+        writer.send(&[10; 16], 0).expect("send");
+        for (reader, expected) in [(&late, &[8u8, 9, 10][..]), (&before, &[10])] {
+            let got: Vec<(u8, u64)> = (0..expected.len())
+                .map(|_| {
+                    let sample = reader
+                        .receive_timeout(Duration::from_secs(5))
+                        .expect("receive")
+                        .expect("a sample");
+                    (sample[0], sample.seq())
+                })
+                .collect();
+            let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
+            assert_eq!(got, want);
+        }
+        assert!(
+            before
+                .receive_timeout(Duration::from_millis(200))
+                .expect("receive")
+                .is_none(),
+            "the reader connected before got nothing more"
+        );
     }
 
     /// A sample of several send buffers arrives whole and in order whether the publishing

@@ -177,6 +177,9 @@ pub struct GuestShared {
     /// between the first on its old host and the second on its new one).
     pub last_callback_ns: AtomicU64,
     pub first_callback_after_restore_ns: AtomicU64,
+    /// How far the guest's monotonic clock is behind the host's, in ns (0 unless restored
+    /// here: the time its moves took, which its clock skips).
+    pub guest_clock_behind_ns: std::sync::atomic::AtomicI64,
     /// Restored and not yet called back: the next callback's start is noted.
     awaiting_first_callback: AtomicBool,
     /// The fully qualified names of the ROS nodes the guest made, for `roslite migrate` to
@@ -215,6 +218,7 @@ impl GuestShared {
             journal: Mutex::new(Vec::new()),
             last_callback_ns: AtomicU64::new(0),
             first_callback_after_restore_ns: AtomicU64::new(0),
+            guest_clock_behind_ns: std::sync::atomic::AtomicI64::new(0),
             awaiting_first_callback: AtomicBool::new(false),
             ros_nodes: Mutex::new(Vec::new()),
             endpoints: Mutex::new(Vec::new()),

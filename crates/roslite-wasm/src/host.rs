@@ -90,6 +90,8 @@ pub struct HostedNode {
     /// restored here: CLOCK_MONOTONIC ns, 0 for none.
     pub last_callback_ns: u64,
     pub first_callback_after_restore_ns: u64,
+    /// How far its monotonic clock is behind the host's, in ns (0 unless restored here).
+    pub guest_clock_behind_ns: i64,
 }
 
 /// Whether `name` names the guest `guest` that made the ROS nodes `ros_nodes` (fully
@@ -739,6 +741,7 @@ impl Host {
                     .shared
                     .first_callback_after_restore_ns
                     .load(Relaxed),
+                guest_clock_behind_ns: g.shared.guest_clock_behind_ns.load(Relaxed),
             })
             .collect()
     }

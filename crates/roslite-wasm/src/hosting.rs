@@ -169,6 +169,7 @@ impl Shared {
                 engine: self.engine.name().to_owned(),
                 last_callback_ns: n.last_callback_ns,
                 first_callback_after_restore_ns: n.first_callback_after_restore_ns,
+                guest_clock_behind_ns: n.guest_clock_behind_ns,
             })
             .collect()
     }

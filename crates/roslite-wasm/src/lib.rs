@@ -27,6 +27,7 @@ pub mod memory;
 pub mod migrate;
 pub mod module;
 pub mod park;
+pub mod published;
 pub mod recorded;
 pub mod snapshot;
 pub mod waiting;

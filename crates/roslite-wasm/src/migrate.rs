@@ -12,7 +12,7 @@ use crate::snapshot::{self, Reader, Snapshot, SnapshotError};
 use crate::waiting::Park;
 
 /// The host section's own version.
-const HOST_STATE_VERSION: u16 = 2;
+const HOST_STATE_VERSION: u16 = 3;
 
 /// The wait a snapshot's guest is parked in, with handles as the guest numbers them and
 /// deadlines as what was left of them.
@@ -54,6 +54,8 @@ pub struct HostState {
     pub handle_count: u32,
     /// Responders the guest keeps to answer later.
     pub responders_kept: Vec<crate::carried::KeptResponder>,
+    /// Each publisher's count of messages published and what it keeps for late joiners.
+    pub publishers: Vec<crate::published::CarriedPublisher>,
 }
 
 /// Why a guest could not be snapshotted or restored.
@@ -136,6 +138,7 @@ impl HostState {
         crate::carried::encode_messages(&self.messages_waiting, &mut out);
         put_u32(&mut out, self.handle_count);
         crate::carried::encode_responders(&self.responders_kept, &mut out);
+        crate::published::encode_publishers(&self.publishers, &mut out);
         encode_journal(&self.journal, &mut out);
         out
     }
@@ -182,6 +185,7 @@ impl HostState {
         let messages_waiting = crate::carried::decode_messages(&mut r)?;
         let handle_count = r.u32("the handle count")?;
         let responders_kept = crate::carried::decode_responders(&mut r)?;
+        let publishers = crate::published::decode_publishers(&mut r)?;
         let journal = decode_journal(&mut r)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
@@ -193,6 +197,7 @@ impl HostState {
             messages_waiting,
             handle_count,
             responders_kept,
+            publishers,
             journal,
             timers,
             delivered,
@@ -349,6 +354,18 @@ pub fn capture(resident: &mut dyn Resident) -> Result<Vec<u8>, MigrationError> {
             requests_waiting,
             responders_kept,
             handle_count: state.handles.len() as u32,
+            publishers: state
+                .handles
+                .held()
+                .filter_map(|(handle, native)| {
+                    let publisher = roslite_c::handles::publisher(native).ok()?;
+                    Some(crate::published::CarriedPublisher {
+                        handle,
+                        published: publisher.publication_count(),
+                        kept: publisher.kept_for_late_joiners(),
+                    })
+                })
+                .collect(),
             saved_stack: state.saved_stack.ok_or(MigrationError::NotParked)?,
             parked,
             monotonic_ns: state.wasi.guest_monotonic_ns(),
@@ -600,6 +617,26 @@ pub fn restore_into(
     while (state.handles.len() as u32) < restoring.host.handle_count {
         state.handles.skip();
     }
+    // Each publisher goes on with the numbering it had, and a transient-local one keeps for
+    // late joiners what it kept on the old host (before the guest publishes anything here).
+    for carried in &restoring.host.publishers {
+        let publisher = state
+            .handles
+            .native(carried.handle)
+            .and_then(|native| roslite_c::handles::publisher(native).ok())
+            .ok_or_else(|| {
+                MigrationError::Replay(format!("publisher {} was not re-created", carried.handle))
+            })?;
+        publisher
+            .continue_from(carried.published, carried.kept.clone())
+            .map_err(|e| {
+                MigrationError::Replay(format!(
+                    "publisher {} on '{}': {e}",
+                    carried.handle,
+                    publisher.topic_name()
+                ))
+            })?;
+    }
     // A responder the guest kept answers from here, under the number it had.
     for kept in &restoring.host.responders_kept {
         let service = state.handles.native(kept.service).ok_or_else(|| {
@@ -665,6 +702,10 @@ pub fn restore_into(
     state
         .wasi
         .set_guest_monotonic_ns(restoring.host.monotonic_ns);
+    state.shared.guest_clock_behind_ns.store(
+        state.wasi.monotonic_offset_ns.saturating_neg(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let now = Instant::now();
     let park = match restoring.host.parked {
         ParkedWait::Spin {
@@ -722,6 +763,29 @@ mod tests {
                 slot: 5,
                 address: vec![2; 33],
             }],
+            publishers: vec![
+                crate::published::CarriedPublisher {
+                    handle: 6,
+                    published: 41,
+                    kept: vec![
+                        roslite::KeptMessage {
+                            bytes: vec![0, 1, 0, 0, 2, 0, 0, 0, b'a', 0],
+                            source_time_ns: 1_700_000_000_000_000_000,
+                            publication_sequence_number: 40,
+                        },
+                        roslite::KeptMessage {
+                            bytes: vec![0, 1, 0, 0, 1, 0, 0, 0, 0],
+                            source_time_ns: 1_700_000_000_000_000_001,
+                            publication_sequence_number: 41,
+                        },
+                    ],
+                },
+                crate::published::CarriedPublisher {
+                    handle: 7,
+                    published: 0,
+                    kept: Vec::new(),
+                },
+            ],
             saved_stack: 70000,
             parked: ParkedWait::Spin {
                 executor: 3,
@@ -753,5 +817,13 @@ mod tests {
         for len in 0..bytes.len() {
             assert!(HostState::decode(&bytes[..len]).is_err(), "cut at {len}");
         }
+        // A host state of version 2 (without the publishers) is refused by its version.
+        let mut older = bytes.clone();
+        older[..2].copy_from_slice(&2u16.to_le_bytes());
+        let refused = HostState::decode(&older).unwrap_err().to_string();
+        assert!(
+            refused.contains("host state version 2; this host reads version 3"),
+            "{refused}"
+        );
     }
 }

@@ -441,11 +441,21 @@ impl Drop for StateClient {
 
 /// Moves the state guest from `a` to `b` (prepared first, as a move over the network goes).
 fn move_state_guest(a: &Host, b: &Host) {
-    let journal = a.journal_of(STATE_NODE).unwrap();
-    let prepared = b.prepare_restore(&state_guest(), &journal).unwrap();
-    let snapshot = a.freeze_and_snapshot(STATE_NODE).unwrap();
+    move_guest(a, b, &state_guest(), STATE_NODE);
+}
+
+/// Moves guest `name` (of `spec`) from `a` to `b` as `roslite migrate` does: `b` prepared
+/// first, and its copies of the guest's endpoints known to as many peers as on `a`.
+fn move_guest(a: &Host, b: &Host, spec: &GuestSpec, name: &str) {
+    let journal = a.journal_of(name).unwrap();
+    let prepared = b.prepare_restore(spec, &journal).unwrap();
+    let peers = a.matched_peers(name).unwrap();
+    prepared
+        .await_matched(&peers, Duration::from_secs(20))
+        .unwrap();
+    let snapshot = a.freeze_and_snapshot(name).unwrap();
     b.complete_restore(prepared, &snapshot).unwrap();
-    a.end_migrated(STATE_NODE).unwrap();
+    a.end_migrated(name).unwrap();
     let ended = a.wait();
     assert!(ended[0].outcome.is_ok(), "{:?}", ended[0].outcome);
 }
@@ -1242,8 +1252,8 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
     let peers = a.matched_peers(STATE_NODE).unwrap();
-    // The servers come last, `count` (one client) then `later` (none).
-    assert_eq!(peers[peers.len() - 2..], [1, 0], "{peers:?}");
+    // The servers come last, `count` (one client), then `later` and `publish_kept` (none).
+    assert_eq!(peers[peers.len() - 3..], [1, 0, 0], "{peers:?}");
     assert_eq!(count_servers(&client.context), 1);
 
     let journal = a.journal_of(STATE_NODE).unwrap();
@@ -1253,7 +1263,8 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     assert_eq!(count_servers(&client.context), 2);
 
     let mut more = peers.clone();
-    *more.last_mut().unwrap() = 1; // a client of `later` the target never sees
+    let later = peers.len() - 2;
+    more[later] = 1; // a client of `later` the target never sees
     let refused = prepared
         .await_matched(&more, Duration::from_millis(300))
         .unwrap_err();
@@ -1264,4 +1275,360 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     b.call_off(prepared);
     assert_eq!(client.count(), "served=2 offset=0 accepted=0");
     a.shutdown();
+}
+
+/// A context in `ns` on RTPS, with the same-host `transports` besides UDP.
+fn networked_with(ns: &NetNs, transports: roslite::LocalTransports) -> roslite::Context {
+    ns.run(|| {
+        let discovery = roslite_transport::DiscoveryConfig {
+            domain_id: 43,
+            range: roslite_transport::DiscoveryRange::Subnet,
+            ..Default::default()
+        };
+        roslite::Context::new(roslite::ContextOptions {
+            domain_id: 43,
+            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+            local_transports: transports,
+            ..Default::default()
+        })
+    })
+    .expect("enter the test namespace")
+    .expect("start RTPS inside the namespace")
+}
+
+/// A native node with a spinning executor in `ns`, for subscriptions made along the way.
+struct Listening<'a> {
+    ns: &'a NetNs,
+    context: roslite::Context,
+    node: roslite::Node,
+    spinner: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<'a> Listening<'a> {
+    fn new(ns: &'a NetNs, transports: roslite::LocalTransports) -> Self {
+        Self::on(ns, networked_with(ns, transports), true)
+    }
+
+    /// On `context`, which it shuts down when dropped if it `owns` it (else it leaves its
+    /// executor to end with the context).
+    fn on(ns: &'a NetNs, context: roslite::Context, owns: bool) -> Self {
+        let node = context.create_node("listening").unwrap();
+        let executor = roslite::Executor::new(&context);
+        executor.add_node(&node);
+        let spinner = std::thread::spawn(move || executor.spin());
+        Self {
+            ns,
+            context,
+            node,
+            spinner: owns.then_some(spinner),
+        }
+    }
+
+    /// A subscription on `topic` (reliable, keep-last 100, transient-local if asked) that
+    /// sends each message's text and publication sequence number to the receiver. Made on a
+    /// thread inside the namespace: a same-host link to a publisher known already is made by
+    /// the thread that makes the subscription, and the namespace names its Unix sockets.
+    fn listen(
+        &self,
+        topic: &str,
+        transient_local: bool,
+    ) -> (
+        roslite::Subscription<StringMsg>,
+        mpsc::Receiver<(String, u64)>,
+    ) {
+        self.ns
+            .run(|| self.listen_here(topic, transient_local))
+            .expect("enter the test namespace")
+    }
+
+    fn listen_here(
+        &self,
+        topic: &str,
+        transient_local: bool,
+    ) -> (
+        roslite::Subscription<StringMsg>,
+        mpsc::Receiver<(String, u64)>,
+    ) {
+        let (tx, heard) = mpsc::channel();
+        let mut qos = roslite::QosProfile::keep_last(100).reliable();
+        if transient_local {
+            qos = qos.transient_local();
+        }
+        let subscription = self
+            .node
+            .create_subscription(
+                topic,
+                qos,
+                move |m: StringMsg, info: &roslite::MessageInfo| {
+                    let _ = tx.send((m.data, info.publication_sequence_number));
+                },
+            )
+            .unwrap();
+        (subscription, heard)
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            self.context.shutdown();
+            spinner.join().ok();
+        }
+    }
+}
+
+/// The next `count` messages `heard` gets (each within 10 s), then nothing more for 500 ms.
+fn heard_exactly(heard: &mpsc::Receiver<(String, u64)>, count: usize) -> Vec<(String, u64)> {
+    let got: Vec<_> = (0..count)
+        .map(|i| {
+            heard
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("only {i} of {count} messages came"))
+        })
+        .collect();
+    if let Ok(more) = heard.recv_timeout(Duration::from_millis(500)) {
+        panic!("after {got:?}, one more came: {more:?}");
+    }
+    got
+}
+
+fn kept(numbers: std::ops::RangeInclusive<u64>) -> Vec<(String, u64)> {
+    numbers.map(|n| (format!("kept {n}"), n)).collect()
+}
+
+/// The state guest's transient-local publisher (depth 3) published "kept 1" to "kept 5" and
+/// the guest moves, its new host's endpoints known to their peers first (as a move over the
+/// network goes). A transient-local subscription that was there throughout had the last
+/// three (or more) from the old host and gets none of them again; one that joins after the
+/// move gets them from the new host exactly once, under their original publication sequence
+/// numbers, and so does one in the new host's own process; the next message ("kept 6",
+/// published on the new host) comes to all of them, and to a volatile one, as number 6.
+/// `transports`: the same-host paths the hosts and the subscriptions offer besides UDP.
+fn the_kept_history_moves_with_the_guest(transports: roslite::LocalTransports) {
+    use roslite::msgs::std_srvs::srv::Trigger;
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let options = |engine| HostOptions {
+        engine,
+        context: Some(networked_with(&ns, transports)),
+        ..Default::default()
+    };
+    let a = Host::start(&[state_guest()], &options(EngineKind::Wasmtime)).unwrap();
+    let b_context = networked_with(&ns, transports);
+    let b = Host::start(
+        &[],
+        &HostOptions {
+            engine: EngineKind::Wasmi,
+            context: Some(b_context.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let listening = Listening::new(&ns, transports);
+    let (_throughout, throughout) = listening.listen("kept", true);
+    // The last three, or more if it matched the guest before it published them all.
+    let mut before: Vec<(String, u64)> = Vec::new();
+    while before.last() != Some(&("kept 5".to_owned(), 5)) {
+        before.push(
+            throughout
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("after {before:?}, not all the kept messages came")),
+        );
+    }
+    let first = before[0].1;
+    assert!(first <= 3, "{before:?}");
+    assert_eq!(before, kept(first..=5));
+
+    move_state_guest(&a, &b);
+    assert_eq!(
+        heard_exactly(&throughout, 0),
+        vec![],
+        "a subscription matched during the move got a message again"
+    );
+    let (_late, late) = listening.listen("kept", true);
+    assert_eq!(
+        heard_exactly(&late, 3),
+        kept(3..=5),
+        "a late joiner after the move gets the history the guest kept on its old host"
+    );
+    // In the new host's own process (its context): from the publisher's own history.
+    let beside = Listening::on(&ns, b_context, false);
+    let (_in_process, in_process) = beside.listen("kept", true);
+    assert_eq!(heard_exactly(&in_process, 3), kept(3..=5));
+    let (_volatile, volatile) = listening.listen("kept", false);
+
+    let client = StateClient::new(&ns);
+    let publish = client
+        .node
+        .create_client::<Trigger>("publish_kept")
+        .unwrap();
+    assert!(publish.wait_for_service(Duration::from_secs(20)));
+    let answer = publish
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("the guest publishes on its new host");
+    assert_eq!(answer.message, "kept 6");
+    assert_eq!(heard_exactly(&throughout, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&late, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&volatile, 1), kept(6..=6));
+    assert_eq!(heard_exactly(&in_process, 1), kept(6..=6));
+    b.shutdown();
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_rtps() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports::UDP_ONLY);
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_shared_memory() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports {
+        uds: false,
+        ..Default::default()
+    });
+}
+
+#[test]
+fn the_kept_history_moves_with_the_guest_over_unix_sockets() {
+    the_kept_history_moves_with_the_guest(roslite::LocalTransports {
+        shm: false,
+        ..Default::default()
+    });
+}
+
+/// The C talker ("Hello from Wasm: N" every 100 ms, volatile) moves four times between a
+/// wasmtime and a wasmi host; a subscriber sees the publication sequence numbers go on
+/// without a restart, a gap or a repeat: each message's number is its count N. Each target
+/// reports the talker's clock further behind its own (`guest_clock_behind_ns`): each move's
+/// time adds to it.
+#[test]
+fn publication_sequence_numbers_go_on_across_moves() {
+    let talker = common::c_guest("examples/wasm/c/talker.c", "talker_numbered.wasm");
+    let spec = GuestSpec { path: talker };
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let options = |engine| HostOptions {
+        engine,
+        context: Some(networked(&ns)),
+        ..Default::default()
+    };
+    let hosts = [
+        Host::start(std::slice::from_ref(&spec), &options(EngineKind::Wasmtime)).unwrap(),
+        Host::start(&[], &options(EngineKind::Wasmi)).unwrap(),
+    ];
+    let listening = Listening::new(&ns, roslite::LocalTransports::UDP_ONLY);
+    let (_subscription, heard) = listening.listen("chatter", false);
+    let next = || {
+        heard
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the talker goes on")
+    };
+    let mut messages = vec![next(), next(), next()];
+    assert_eq!(hosts[0].nodes()[0].guest_clock_behind_ns, 0);
+    let mut behind = 0;
+    for step in 0..4 {
+        let (from, to) = (&hosts[step % 2], &hosts[(step + 1) % 2]);
+        move_guest(from, to, &spec, "talker_numbered");
+        for _ in 0..3 {
+            messages.push(next());
+        }
+        // Its clock skipped each move's time, and the host says by how much in all.
+        let now_behind = to.nodes()[0].guest_clock_behind_ns;
+        assert!(
+            now_behind > behind,
+            "move {}: the talker's clock is {now_behind} ns behind, after {behind} ns",
+            step + 1
+        );
+        behind = now_behind;
+    }
+    for (text, number) in &messages {
+        let count: u64 = text.rsplit(' ').next().unwrap().parse().unwrap();
+        assert_eq!(
+            *number, count,
+            "{text} came as publication {number}: {messages:?}"
+        );
+    }
+    let numbers: Vec<u64> = messages.iter().map(|(_, n)| *n).collect();
+    let first = numbers[0];
+    assert_eq!(
+        numbers,
+        (first..first + numbers.len() as u64).collect::<Vec<_>>(),
+        "the numbering went on without a gap or a repeat"
+    );
+    hosts[0].shutdown();
+    hosts[1].shutdown();
+}
+
+/// Real ROS 2 (rclpy on Fast DDS, from ./.venv) joins the state guest's transient-local topic
+/// after the guest moved (prepared target, as `roslite migrate` does): it gets the three
+/// messages the guest kept on its old host, once each and under their original publication
+/// sequence numbers (3 to 5), then the next one published on the new host as number 6.
+#[test]
+fn rclpy_joining_after_the_move_gets_the_kept_history_once() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    use roslite::msgs::std_srvs::srv::Trigger;
+    let python = common::workspace().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `cargo xtask test`, which installs rclpy",
+        python.display()
+    );
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    move_state_guest(&a, &b);
+
+    let mut listener = ns
+        .command(python)
+        .arg(common::workspace().join("interop/python/kept_listener.py"))
+        .args(["60", "4"])
+        .env("ROS_DOMAIN_ID", "43")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env_remove("FASTDDS_DEFAULT_PROFILES_FILE")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = listener.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut heard = Vec::new();
+    let mut next_line = |what: &str| {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("rclpy said nothing more; waiting for {what}"));
+        heard.push(line.clone());
+        line
+    };
+    for n in 3..=5 {
+        assert_eq!(next_line("the kept history"), format!("HEARD kept {n} {n}"));
+    }
+    let publish = client
+        .node
+        .create_client::<Trigger>("publish_kept")
+        .unwrap();
+    assert!(publish.wait_for_service(Duration::from_secs(20)));
+    let answer = publish
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("the guest publishes on its new host");
+    assert_eq!(answer.message, "kept 6");
+    assert_eq!(next_line("the next message"), "HEARD kept 6 6");
+    assert_eq!(
+        next_line("its result"),
+        "RESULT 4",
+        "a message came twice: {heard:?}"
+    );
+    assert!(listener.wait().unwrap().success());
+    b.shutdown();
 }

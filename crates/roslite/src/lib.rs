@@ -69,7 +69,9 @@ pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.
 pub use roslite_msgs::{Action as ActionType, Message, Service as ServiceType};
 pub use seam::service::RequestId;
-pub use serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
+pub use serialized::{
+    ContinueError, KeptMessage, SerializedPublisher, SerializedSubscription, TypeInfo,
+};
 pub use serialized_service::{SerializedService, ServiceResponder};
 pub use service::{
     CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceReply,

@@ -77,12 +77,42 @@ struct Report {
     light_sensors_lost: u64,
     light_sensors_duplicated: u64,
     light_sensors_overwritten_elsewhere: u64,
+    /// One-way latency while the follower moves (every sample after it starts following;
+    /// its traced times put on the machine's clock), and the traced receptions joined to no
+    /// traced publication by publication sequence number.
+    light_sensors_latency: Latency,
+    cmd_vel_latency: Latency,
+    trace_unmatched: u64,
     laps: f64,
     #[serde(serialize_with = "json::fixed1")]
     max_cross_track_mm: f64,
     /// None for an emulated run, which has no downtime goal.
     downtime_goals_met: Option<bool>,
     per_move: Vec<MoveFigures>,
+}
+
+/// A topic's latency samples.
+#[derive(Serialize)]
+struct Latency {
+    samples: usize,
+    #[serde(serialize_with = "json::fixed1")]
+    p50_us: f64,
+    #[serde(serialize_with = "json::fixed1")]
+    p99_us: f64,
+    #[serde(serialize_with = "json::fixed1")]
+    max_us: f64,
+}
+
+impl Latency {
+    fn of(samples: &[f64]) -> Self {
+        let d = Distribution::of(samples);
+        Self {
+            samples: samples.len(),
+            p50_us: d.as_ref().map_or(0.0, |d| d.p50),
+            p99_us: d.as_ref().map_or(0.0, |d| d.p99),
+            max_us: d.as_ref().map_or(0.0, |d| d.max),
+        }
+    }
 }
 
 /// One move's raw figures.
@@ -181,6 +211,9 @@ pub fn run(args: &MigrateArgs) -> anyhow::Result<()> {
         light_sensors_lost: result.light_sensors_lost,
         light_sensors_duplicated: result.light_sensors_duplicated,
         light_sensors_overwritten_elsewhere: result.light_sensors_overwritten_elsewhere,
+        light_sensors_latency: Latency::of(&result.run.light_sensors_us),
+        cmd_vel_latency: Latency::of(&result.run.cmd_vel_us),
+        trace_unmatched: result.run.unmatched as u64,
         laps: result.run.laps,
         max_cross_track_mm: result.run.max_cross_track_m * 1e3,
         downtime_goals_met: (!args.aarch64).then_some(
@@ -277,6 +310,23 @@ fn print_table(r: &Report) {
         r.snapshot_p50_bytes as f64 / 1024.0,
         "",
         r.snapshot_max_bytes as f64 / 1024.0
+    );
+    for (topic, l) in [
+        ("/light_sensors", &r.light_sensors_latency),
+        ("/cmd_vel", &r.cmd_vel_latency),
+    ] {
+        println!(
+            "{:<44} {:>10.1} {:>10.1} {:>10.1}",
+            format!("{topic} latency, us ({} samples)", l.samples),
+            l.p50_us,
+            l.p99_us,
+            l.max_us
+        );
+    }
+    println!(
+        "latency: one way, every sample while the follower moves (its times on the machine's \
+         clock); {} traced receptions were joined to no publication by sequence number",
+        r.trace_unmatched
     );
     println!(
         "/light_sensors: {} received by the follower, {} lost in a move, {} duplicated (and {} \

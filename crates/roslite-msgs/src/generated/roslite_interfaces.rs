@@ -21,6 +21,7 @@ pub mod msg {
         pub engine: ::std::string::String,
         pub last_callback_ns: u64,
         pub first_callback_after_restore_ns: u64,
+        pub guest_clock_behind_ns: i64,
     }
 
     impl ::core::default::Default for HostedNode {
@@ -31,6 +32,7 @@ pub mod msg {
                 engine: ::std::string::String::new(),
                 last_callback_ns: 0,
                 first_callback_after_restore_ns: 0,
+                guest_clock_behind_ns: 0,
             }
         }
     }
@@ -48,6 +50,7 @@ pub mod msg {
             w.write_string(&self.engine)?;
             w.write_u64(self.last_callback_ns);
             w.write_u64(self.first_callback_after_restore_ns);
+            w.write_i64(self.guest_clock_behind_ns);
             ::core::result::Result::Ok(())
         }
     }
@@ -69,6 +72,7 @@ pub mod msg {
                 engine: ::std::string::String::from(r.read_string()?),
                 last_callback_ns: r.read_u64()?,
                 first_callback_after_restore_ns: r.read_u64()?,
+                guest_clock_behind_ns: r.read_i64()?,
             })
         }
     }
@@ -77,7 +81,7 @@ pub mod msg {
         const TYPE_NAME: &'static str = "roslite_interfaces/msg/HostedNode";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::msg::dds_::HostedNode_";
         const TYPE_HASH: &'static str =
-            "RIHS01_71939a55c4ba9aa7fc2d8b380b9efb65dde867ee673abe06a221f7b499625513";
+            "RIHS01_ff487e064a5549e263d7d387532216e6f1507f938c7d0a5ba18a8da960bf811b";
     }
 }
 
@@ -287,7 +291,7 @@ pub mod srv {
         type Response = ListNodes_Response;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/ListNodes";
         const TYPE_HASH: &'static str =
-            "RIHS01_ff78ef4d62b984c6ac14f6cc8309000f86e411d071a5670b3a87bb3d37f5fb70";
+            "RIHS01_8aae63d9a0cc5d6ec1e6f040f8c7156678125d904cb0c95e46d4bed0abd2d2e0";
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Request`.
@@ -359,7 +363,7 @@ pub mod srv {
         ) -> ::core::result::Result<Self, crate::cdr::DecodeError> {
             ::core::result::Result::Ok(Self {
                 nodes: {
-                    let len = r.read_len(30)?;
+                    let len = r.read_len(38)?;
                     let mut items = ::std::vec::Vec::with_capacity(len);
                     for _ in 0..len {
                         items.push(crate::cdr::CdrDecode::decode(r)?);
@@ -374,7 +378,7 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/ListNodes_Response";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::ListNodes_Response_";
         const TYPE_HASH: &'static str =
-            "RIHS01_c458532710978a7fa690229a0593fa6d3e13e257d99f05fd50048354647f337f";
+            "RIHS01_7254587d8249670792315bb19df427857c41f12dfd4b3a18fbdf441229bb0f60";
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Event`.
@@ -443,7 +447,7 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/ListNodes_Event";
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::ListNodes_Event_";
         const TYPE_HASH: &'static str =
-            "RIHS01_c7cab7854c72ac373f133fe77c38776360002b4475fee97036596f9c0eb04e59";
+            "RIHS01_bbbee3d402be2d4c51f62550777494bc77fd019b21b0a7b178925ba557a0d98c";
     }
 
     /// Service `roslite_interfaces/srv/MigrateNode`.

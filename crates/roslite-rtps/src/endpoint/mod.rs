@@ -52,8 +52,8 @@ pub use history::HistoryKind;
 pub use key_hash::KeyHasher;
 pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
 pub use writer::{
-    ReaderProxyInfo, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER, BATCH_MAX_BYTES,
-    KEEP_ALL_MAX_BYTES,
+    AdoptError, AdoptedSample, ReaderProxyInfo, Writer, WriterConfig, WriterStats,
+    ACKNACK_COUNT_RESET_AFTER, BATCH_MAX_BYTES, KEEP_ALL_MAX_BYTES,
 };
 
 /// Something an endpoint wants sent: the same submessages to every destination.

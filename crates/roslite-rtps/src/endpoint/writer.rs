@@ -50,8 +50,8 @@ use super::history::{CacheChange, HistoryKind, WriterHistory};
 use super::key_hash::{with_key_hash, KeyHasher};
 use super::proxies::{RangeSet, ReaderProxy, RepairState};
 use super::{
-    count_is_newer, count_next, directed_locators, push_unique, sn_next, Transmit, TransmitBuilder,
-    WriteError, MAX_INLINE_QOS,
+    count_is_newer, count_next, directed_locators, push_unique, sn_add, sn_next, Transmit,
+    TransmitBuilder, WriteError, MAX_INLINE_QOS,
 };
 
 /// Payload bytes a single [`Transmit`] aims for; at least one whole sample is always included.
@@ -209,6 +209,47 @@ pub struct WriterStats {
     pub not_for_us: u64,
 }
 
+/// A sample another writer wrote, for [`Writer::adopt_history`]: its serialized payload (with
+/// its encapsulation header) and the source timestamp it was written with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdoptedSample {
+    pub payload: Arc<[u8]>,
+    pub source_timestamp: Option<Time>,
+}
+
+/// Why [`Writer::adopt_history`] refused a history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AdoptError {
+    /// The writer already numbered samples up to `next - 1` (or `first` was not a sample's
+    /// number): a history is adopted by a writer that has written nothing yet, from its next
+    /// number on.
+    NotFresh { next: SequenceNumber },
+    /// The sample to be numbered `sn` is unusable, as [`Writer::write`] would refuse it.
+    Sample {
+        sn: SequenceNumber,
+        error: WriteError,
+    },
+    /// No such writer (from [`crate::participant::Participant::adopt_history`]).
+    UnknownWriter,
+}
+
+impl std::fmt::Display for AdoptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotFresh { next } => write!(
+                f,
+                "the writer numbers its next sample {}: it takes a history only before it writes, from that number on",
+                next.0
+            ),
+            Self::Sample { sn, error } => write!(f, "sample {} of the history: {error}", sn.0),
+            Self::UnknownWriter => f.write_str("no such writer"),
+        }
+    }
+}
+
+impl std::error::Error for AdoptError {}
+
 /// A best-effort or reliable stateful writer. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct Writer {
@@ -334,6 +375,101 @@ impl Writer {
             self.next_push = self.history.next_sn();
             self.waiting_bytes = 0;
         }
+    }
+
+    /// Takes `samples` into an empty history as the writer's samples `first`, `first + 1`, ...
+    /// (in order), counted as acknowledged by and sent to every reader matched now: only
+    /// readers matched later, transient-local late joiners of a transient-local writer, are
+    /// sent them, under these numbers. The writer's next sample is numbered after them (with
+    /// no samples, `first`: a numbering continued, as [`Writer::skip_to`] but for any writer).
+    ///
+    /// What it is for: a node that moved from another process (docs/migration.md) goes on as
+    /// this new writer, with the history and the numbering the writer it had there left off
+    /// with. Its subscribers that matched this writer while the node moved had those samples
+    /// from the old writer and get none of them again (nor a repair: a request for them is
+    /// answered with GAP); a late joiner gets them as from the old writer, numbers included.
+    /// The numbers before `first` were never this writer's: a HEARTBEAT's `firstSN` tells
+    /// every reader so (RTPS 2.5 §8.3.8.5), and a reader that asks for one gets a GAP.
+    ///
+    /// A history of fewer samples than given (KEEP_LAST or `max_samples`) keeps the newest.
+    ///
+    /// # Errors
+    /// [`AdoptError::NotFresh`] if the writer's history holds samples, or `first` is below its
+    /// next number; [`AdoptError::Sample`] if a sample is unusable as [`Writer::write`]
+    /// would refuse it. Nothing changes on error.
+    pub fn adopt_history(
+        &mut self,
+        now: Instant,
+        first: SequenceNumber,
+        samples: Vec<AdoptedSample>,
+    ) -> Result<SequenceNumber, AdoptError> {
+        let next = self.history.next_sn();
+        if self.history.len() > 0 || first < next || !first.is_valid_sample() {
+            return Err(AdoptError::NotFresh { next });
+        }
+        let count = i64::try_from(samples.len()).unwrap_or(i64::MAX);
+        let end = first
+            .checked_add(count)
+            .ok_or(AdoptError::NotFresh { next })?;
+        // Only the newest the history holds are kept.
+        let keep = samples.len().min(self.config.history.capacity());
+        let skipped = samples.len().saturating_sub(keep);
+        let mut kept = Vec::with_capacity(keep);
+        for (index, sample) in samples.into_iter().enumerate().skip(skipped) {
+            let sn = sn_add(first, i64::try_from(index).unwrap_or(i64::MAX));
+            let len = sample.payload.len();
+            if len < 4 {
+                return Err(AdoptError::Sample {
+                    sn,
+                    error: WriteError::PayloadTooShort { len },
+                });
+            }
+            let max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
+            if len > max {
+                return Err(AdoptError::Sample {
+                    sn,
+                    error: WriteError::PayloadTooLarge { len, max },
+                });
+            }
+            let inline_qos = match &mut self.key_hasher {
+                Some(hasher) => {
+                    let hash =
+                        hasher
+                            .key_hash(&sample.payload)
+                            .map_err(|e| AdoptError::Sample {
+                                sn,
+                                error: WriteError::KeyNotFound(e),
+                            })?;
+                    Some(Arc::<[u8]>::from(with_key_hash(hash, None)))
+                }
+                None => None,
+            };
+            kept.push((sample, inline_qos));
+        }
+        self.history
+            .skip_to(sn_add(first, i64::try_from(skipped).unwrap_or(i64::MAX)));
+        // Every reader matched now counts them as acknowledged and sent: nothing for it, not
+        // even on request (`first_relevant`).
+        for p in self.readers.values_mut() {
+            p.acked_below = p.acked_below.max(end);
+            p.first_relevant = p.first_relevant.max(end);
+            p.unsent = (end, end);
+            p.prune_requests();
+        }
+        self.next_push = end;
+        self.waiting_bytes = 0;
+        for (sample, inline_qos) in kept {
+            // Every sample is acknowledged by every reader matched and counted sent, so room is
+            // made by dropping the oldest, whatever the history kind.
+            if self.make_room(sample.payload.len()).is_err() {
+                self.history.pop_front();
+            }
+            self.history
+                .push(sample.payload, inline_qos, sample.source_timestamp);
+        }
+        debug_assert_eq!(self.history.next_sn(), end);
+        self.arm_heartbeat(now);
+        Ok(end)
     }
 
     pub fn write(

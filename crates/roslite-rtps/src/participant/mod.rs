@@ -618,6 +618,29 @@ impl Participant {
         }
     }
 
+    /// Takes `samples` into `writer`'s empty history as its samples `first`, `first + 1`, ...,
+    /// counted as acknowledged by and sent to every reader matched now, so that only readers
+    /// matched later get them: a node moved here from another process goes on with the
+    /// history and numbering its old writer had (see
+    /// [`crate::endpoint::Writer::adopt_history`]). Returns the number its next sample gets.
+    ///
+    /// # Errors
+    /// [`AdoptError::UnknownWriter`], or the writer's refusal.
+    pub fn adopt_history(
+        &mut self,
+        now: Instant,
+        writer: WriterId,
+        first: SequenceNumber,
+        samples: Vec<crate::endpoint::AdoptedSample>,
+    ) -> Result<SequenceNumber, crate::endpoint::AdoptError> {
+        self.drained_at = None;
+        let w = self
+            .writers
+            .get_mut(&writer.0)
+            .ok_or(crate::endpoint::AdoptError::UnknownWriter)?;
+        w.writer.adopt_history(now, first, samples)
+    }
+
     /// Writes a sample with a source timestamp (wall clock, sent as INFO_TS). `inline_qos`
     /// is a little-endian parameter list with sentinel (e.g. `PID_RELATED_SAMPLE_IDENTITY`
     /// for service replies).

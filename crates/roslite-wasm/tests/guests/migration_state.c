@@ -8,7 +8,9 @@
  * - a service `later` (std_srvs/srv/Trigger) that keeps the responder of its request and
  *   answers it ("later") only when `count` is called next;
  * - a reliable transient-local publisher `kept` (depth 3) on which it publishes "kept 1" to
- *   "kept 5" once, before it spins.
+ *   "kept 5" once, before it spins;
+ * - a service `publish_kept` (std_srvs/srv/Trigger) that publishes the next of them ("kept 6",
+ *   ...) and answers with its text.
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -31,6 +33,28 @@ static uint32_t served;
 static uint32_t accepted;
 static roslite_cdr_buffer bytes;
 static roslite_handle kept_responder;
+static roslite_handle kept_publisher;
+static int kept_published;
+
+/* Publishes "kept N" for the next N on `kept`; false if it could not. */
+static bool publish_kept(char *text, size_t capacity)
+{
+  bool published = false;
+  std_msgs__msg__String message;
+  std_msgs__msg__String__init(&message);
+  snprintf(text, capacity, "kept %d", kept_published + 1);
+  if (roslite__String__assign(&message.data, text) &&
+      std_msgs__msg__String__encode(&message, &bytes)) {
+    if (roslite_publish(kept_publisher, bytes.data, bytes.length) == ROSLITE_OK) {
+      kept_published++;
+      published = true;
+    } else {
+      fprintf(stderr, "publish failed: %s\n", roslite_last_error());
+    }
+  }
+  std_msgs__msg__String__fini(&message);
+  return published;
+}
 
 static void answer(roslite_handle responder, const char *text)
 {
@@ -52,6 +76,18 @@ static void on_later(void *user_data, const uint8_t *request, size_t length,
   (void)request;
   (void)length;
   kept_responder = responder;
+}
+
+static void on_publish_kept(void *user_data, const uint8_t *request, size_t length,
+                            roslite_handle responder)
+{
+  (void)user_data;
+  (void)request;
+  (void)length;
+  char text[16];
+  if (!publish_kept(text, sizeof text))
+    snprintf(text, sizeof text, "failed");
+  answer(responder, text);
 }
 
 static bool on_set(void *user_data, const char *const *names, const roslite_parameter_value *values,
@@ -91,7 +127,7 @@ static void on_request(void *user_data, const uint8_t *request, size_t length,
 
 int main(int argc, char **argv)
 {
-  roslite_handle context, server, later, publisher, callback, executor;
+  roslite_handle context, server, later, publish_server, callback, executor;
   roslite_qos qos;
   roslite_type string_type = {std_msgs__msg__String__TYPE_NAME, std_msgs__msg__String__TYPE_HASH};
   roslite_service_type trigger = {std_srvs__srv__Trigger__TYPE_NAME,
@@ -107,23 +143,21 @@ int main(int argc, char **argv)
   CHECK(roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos));
   qos.depth = 3;
   qos.durability = ROSLITE_DURABILITY_TRANSIENT_LOCAL;
-  CHECK(roslite_publisher_create(node, "kept", &string_type, &qos, &publisher));
+  CHECK(roslite_publisher_create(node, "kept", &string_type, &qos, &kept_publisher));
+  CHECK(roslite_service_create(node, "publish_kept", &trigger, NULL, on_publish_kept, NULL,
+                               &publish_server));
   for (int i = 1; i <= 5; i++) {
     char text[16];
-    std_msgs__msg__String message;
-    std_msgs__msg__String__init(&message);
-    snprintf(text, sizeof text, "kept %d", i);
-    if (roslite__String__assign(&message.data, text) &&
-        std_msgs__msg__String__encode(&message, &bytes))
-      CHECK(roslite_publish(publisher, bytes.data, bytes.length));
-    std_msgs__msg__String__fini(&message);
+    if (!publish_kept(text, sizeof text))
+      return 1;
   }
   CHECK(roslite_executor_create(context, &executor));
   CHECK(roslite_executor_add_node(executor, node));
   CHECK(roslite_executor_spin(executor));
   roslite_cdr_buffer_fini(&bytes);
   roslite_release(executor);
-  roslite_release(publisher);
+  roslite_release(publish_server);
+  roslite_release(kept_publisher);
   roslite_release(later);
   roslite_release(server);
   roslite_release(callback);

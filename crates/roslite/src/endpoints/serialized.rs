@@ -294,6 +294,50 @@ impl PublisherLink for SerializedPublisherShared {
     }
 }
 
+/// A message a transient-local publisher kept for late joiners, as it moves to another
+/// process with the publisher ([`SerializedPublisher::kept_for_late_joiners`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptMessage {
+    /// CDR with its encapsulation header.
+    pub bytes: Vec<u8>,
+    /// When it was published, in ns since the Unix epoch (wall clock: the two processes'
+    /// monotonic clocks have nothing in common).
+    pub source_time_ns: u64,
+    pub publication_sequence_number: u64,
+}
+
+/// Why [`SerializedPublisher::continue_from`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContinueError {
+    /// The publisher published this many messages here already.
+    Published(u64),
+    /// The kept messages are not numbered one after the other up to the count published.
+    NotConsecutive { published: u64 },
+}
+
+impl std::fmt::Display for ContinueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Published(n) => write!(
+                f,
+                "the publisher published {n} message(s) already: it can continue another only before it publishes"
+            ),
+            Self::NotConsecutive { published } => write!(
+                f,
+                "the kept messages are not numbered one after the other up to {published}, the count published"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ContinueError {}
+
+fn wall_now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// Publishes serialized messages of a run-time type. Dropping it unadvertises.
 pub struct SerializedPublisher {
     pub(crate) shared: Arc<SerializedPublisherShared>,
@@ -402,6 +446,108 @@ impl SerializedPublisher {
             send_to_each(active, &bytes, &info)?;
         }
         Ok(delivered?)
+    }
+
+    /// How many messages this publisher published (the number of the last one).
+    pub fn publication_count(&self) -> u64 {
+        self.shared.sequence.load(Ordering::Relaxed)
+    }
+
+    /// The messages a transient-local publisher keeps for late-joining subscriptions, oldest
+    /// first (none for a volatile one): what moves with it to another process
+    /// ([`Self::continue_from`]).
+    pub fn kept_for_late_joiners(&self) -> Vec<KeptMessage> {
+        let history = self
+            .shared
+            .history
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (wall, mono) = (wall_now_ns(), Instant::monotonic_now().as_nanos());
+        history
+            .iter()
+            .map(|(payload, info)| KeptMessage {
+                bytes: payload.bytes().to_vec(),
+                source_time_ns: wall
+                    .saturating_sub(mono.saturating_sub(info.source_timestamp.as_nanos())),
+                publication_sequence_number: info.publication_sequence_number,
+            })
+            .collect()
+    }
+
+    /// Goes on as the publisher that published `published` messages elsewhere, the last of
+    /// which it kept as `kept` ([`Self::kept_for_late_joiners`] there): a node moved here from
+    /// another process (docs/migration.md). Its next message is number `published + 1` on
+    /// every path, and a transient-local publisher hands `kept`, under their numbers, to the
+    /// subscriptions that match it from now on, here and elsewhere, and to none matched now
+    /// (which had them from the old publisher).
+    ///
+    /// # Errors
+    /// [`ContinueError`] if this publisher published already, or `kept` is not numbered
+    /// consecutively up to `published`; nothing changes then.
+    pub fn continue_from(
+        &self,
+        published: u64,
+        kept: Vec<KeptMessage>,
+    ) -> Result<(), ContinueError> {
+        let shared = &self.shared;
+        let already = shared.sequence.load(Ordering::Relaxed);
+        if already > 0 {
+            return Err(ContinueError::Published(already));
+        }
+        let first = published
+            .saturating_sub(kept.len() as u64)
+            .saturating_add(1);
+        let consecutive = kept
+            .iter()
+            .zip(first..)
+            .all(|(m, n)| m.publication_sequence_number == n);
+        if !consecutive || kept.len() as u64 > published {
+            return Err(ContinueError::NotConsecutive { published });
+        }
+        let kept = if shared.qos.durability == Durability::TransientLocal {
+            kept
+        } else {
+            Vec::new()
+        };
+        let (wall, mono) = (wall_now_ns(), Instant::monotonic_now().as_nanos());
+        let adopted: Vec<(Arc<[u8]>, MessageInfo)> = kept
+            .into_iter()
+            .map(|m| {
+                let info = MessageInfo {
+                    source_timestamp: Instant::from_nanos(
+                        mono.saturating_sub(wall.saturating_sub(m.source_time_ns)),
+                    ),
+                    received_timestamp: Instant::ZERO,
+                    publication_sequence_number: m.publication_sequence_number,
+                    publisher_id: shared.id,
+                    publisher_gid: [0; 16],
+                    from_intra_process: true,
+                };
+                (Arc::from(m.bytes), info)
+            })
+            .collect();
+        {
+            let mut history = shared
+                .history
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            shared.sequence.store(published, Ordering::Relaxed);
+            history.clear();
+            for (bytes, info) in &adopted {
+                shared.qos.history.keep_for_late_joiners(
+                    &mut history,
+                    (SharedBuf::from_arc(bytes.clone()), *info),
+                );
+            }
+        }
+        let serialized: Vec<_> = adopted
+            .into_iter()
+            .map(|(bytes, info)| (bytes, info.as_serialized()))
+            .collect();
+        for (_, outlet) in shared.remote.snapshot().iter() {
+            outlet.adopt(published, &serialized);
+        }
+        Ok(())
     }
 
     /// Local subscriptions currently matched (remote ones are counted by the transport).

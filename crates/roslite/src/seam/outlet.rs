@@ -52,6 +52,15 @@ pub trait Outlet: Send + Sync {
         None
     }
 
+    /// Continues a publisher that moved here from another process (docs/migration.md):
+    /// its next message is numbered `published + 1`, and `kept` (the messages its
+    /// transient-local history held there, oldest first, numbered consecutively up to
+    /// `published`) goes to subscriptions that connect from now on, under those numbers, and
+    /// to none connected now (they had them from the old publisher). Called before the
+    /// publisher publishes anything here. The default keeps nothing and numbers nothing: an
+    /// outlet whose receivers learn the numbers from each message.
+    fn adopt(&self, _published: u64, _kept: &[(Arc<[u8]>, MessageInfo)]) {}
+
     /// Counters for tests and tools; `None` when the outlet keeps none.
     fn stats(&self) -> Option<OutletStats> {
         None

@@ -109,3 +109,126 @@ fn volatile_writer_gives_late_joiner_nothing_old() {
     pair.run_for(Duration::from_secs(1));
     assert_eq!(sns(&pair.readers[late].received), vec![6, 7]);
 }
+
+/// The samples another writer wrote as `first..`, for [`Writer::adopt_history`]: the payloads
+/// [`payload`] makes for the indices `first - 1 ..`, so that [`assert_in_order_and_intact`]
+/// holds for them under their adopted numbers.
+fn adopted(pair: &Pair, first: u32, count: u32) -> Vec<crate::endpoint::AdoptedSample> {
+    (first - 1..first - 1 + count)
+        .map(|index| crate::endpoint::AdoptedSample {
+            payload: payload(index, 48).into(),
+            source_timestamp: Some(pair.wall_clock()),
+        })
+        .collect()
+}
+
+/// A transient-local writer that takes over another's history (a node moved here): the reader
+/// matched before (it had those samples from the other writer) is sent none of them, even
+/// over a lossy link where it asks for what it lacks; a transient-local reader matched after
+/// gets the newest `depth` under their original numbers, and the numbers before them are
+/// skipped as irrelevant, not lost; a volatile one gets none. New samples go on numbered
+/// after them, to everyone.
+#[test]
+fn an_adopted_history_goes_only_to_readers_matched_after_it() {
+    for (seed, loss) in [(67, 0.0), (68, 0.2)] {
+        let mut pair = late_joiner_pair(seed, HistoryKind::KeepLast(3), loss);
+        pair.run_for(Duration::from_millis(300));
+        let samples = adopted(&pair, 11, 5);
+        let next = pair
+            .writer
+            .adopt_history(pair.now, sn(11), samples)
+            .unwrap();
+        assert_eq!(next, sn(16), "seed {seed}");
+        assert_eq!(pair.writer.history_len(), 3, "the newest depth are kept");
+        assert_eq!(
+            pair.writer
+                .adopt_history(pair.now, sn(16), adopted(&pair, 16, 1)),
+            Err(crate::endpoint::AdoptError::NotFresh { next: sn(16) }),
+            "a history is taken only into an empty one"
+        );
+        pair.flush();
+        pair.run_for(Duration::from_secs(1));
+        assert_eq!(pair.writer.stats().data_sent, 0, "seed {seed}");
+        assert!(pair.readers[0].received.is_empty(), "seed {seed}");
+
+        let late = add_late_reader(&mut pair, true, loss);
+        let volatile = {
+            let r = reader_config(2, true, HistoryKind::KeepAll { max_samples: 1000 });
+            let index = pair.add_reader(r);
+            pair.set_links(index, LinkConfig::rough(loss), LinkConfig::rough(loss));
+            index
+        };
+        let done = pair.run_while_not(Duration::from_secs(10), |p| {
+            p.readers[late].received.len() >= 3
+        });
+        assert!(done, "seed {seed}: {:?}", sns(&pair.readers[late].received));
+        pair.run_for(Duration::from_secs(1));
+        assert_eq!(sns(&pair.readers[late].received), vec![13, 14, 15]);
+        assert_in_order_and_intact(&pair.readers[late].received, 48);
+        assert!(pair.readers[volatile].received.is_empty());
+        assert!(pair.readers[0].received.is_empty(), "seed {seed}");
+
+        write_range(&mut pair, 15..17);
+        let done = pair.run_while_not(Duration::from_secs(10), |p| {
+            p.readers
+                .iter()
+                .all(|r| r.received.last().map(|s| s.sequence_number) == Some(sn(17)))
+        });
+        assert!(done, "seed {seed}");
+        assert_eq!(sns(&pair.readers[0].received), vec![16, 17], "seed {seed}");
+        assert_eq!(sns(&pair.readers[late].received), vec![13, 14, 15, 16, 17]);
+        assert_eq!(sns(&pair.readers[volatile].received), vec![16, 17]);
+        for (i, r) in pair.readers.iter().enumerate() {
+            assert_in_order_and_intact(&r.received, 48);
+            let stats = r.reader.stats();
+            assert_eq!(stats.samples_lost, 0, "seed {seed}, reader {i}: {stats:?}");
+        }
+        // Reader 0 and the late joiner skipped the numbers before theirs as irrelevant.
+        assert!(pair.readers[late].reader.stats().irrelevant_skipped >= 12);
+        assert!(pair.readers[0].reader.stats().irrelevant_skipped >= 15);
+    }
+}
+
+/// A volatile writer that continues another's numbering (no history to adopt) while a reader
+/// is already matched: that reader's first sample is the continued number, nothing counted
+/// lost; and a writer with samples of its own refuses a history.
+#[test]
+fn a_continued_numbering_reaches_a_reader_matched_before_it() {
+    let mut pair = Pair::new(
+        69,
+        writer_config(true, HistoryKind::KeepLast(10)),
+        reader_config(0, true, HistoryKind::KeepAll { max_samples: 100 }),
+    );
+    pair.set_links(0, LinkConfig::rough(0.2), LinkConfig::rough(0.2));
+    pair.run_for(Duration::from_millis(300));
+    let next = pair.writer.adopt_history(pair.now, sn(41), Vec::new());
+    assert_eq!(next, Ok(sn(41)));
+    pair.flush();
+    write_range(&mut pair, 40..45);
+    let done = pair.run_while_not(Duration::from_secs(10), |p| {
+        p.readers[0].received.len() >= 5
+    });
+    assert!(done);
+    assert_eq!(sns(&pair.readers[0].received), vec![41, 42, 43, 44, 45]);
+    assert_in_order_and_intact(&pair.readers[0].received, 48);
+    assert_eq!(pair.readers[0].reader.stats().samples_lost, 0);
+
+    let refused = pair
+        .writer
+        .adopt_history(pair.now, sn(45), adopted(&pair, 45, 1));
+    assert_eq!(
+        refused,
+        Err(crate::endpoint::AdoptError::NotFresh { next: sn(46) }),
+        "a history never takes numbers the writer used"
+    );
+    let mut fresh = crate::endpoint::Writer::new(writer_config(true, HistoryKind::KeepLast(10)));
+    let short = vec![crate::endpoint::AdoptedSample {
+        payload: vec![0u8, 1].into(),
+        source_timestamp: None,
+    }];
+    assert!(matches!(
+        fresh.adopt_history(pair.now, sn(3), short),
+        Err(crate::endpoint::AdoptError::Sample { sn: s, .. }) if s == sn(3)
+    ));
+    assert_eq!(fresh.last_sequence_number(), sn(0), "nothing changed");
+}

@@ -89,6 +89,40 @@ impl Outlet for RtpsOutlet {
         result
     }
 
+    /// The RTPS writer takes the moved publisher's history under its numbers, counted as sent
+    /// to every reader matched now, and numbers on from there
+    /// (`roslite_rtps::endpoint::Writer::adopt_history`).
+    fn adopt(&self, published: u64, kept: &[(Arc<[u8]>, MessageInfo)]) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let next = i64::try_from(published)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        let first = kept.first().map_or(next, |(_, info)| {
+            i64::try_from(info.publication_sequence_number).unwrap_or(i64::MAX)
+        });
+        let samples = kept
+            .iter()
+            .map(|(payload, info)| roslite_rtps::AdoptedSample {
+                payload: payload.clone(),
+                source_timestamp: Some(super::wall_time_of(info.source_timestamp)),
+            })
+            .collect();
+        let now = now();
+        let mut state = shared.lock();
+        if let Err(e) =
+            state
+                .participant
+                .adopt_history(now, self.writer, SequenceNumber(first), samples)
+        {
+            shared.logger.warn(format_args!(
+                "a moved publisher's history was not taken: {e}"
+            ));
+        }
+        shared.flush_and_notify(&mut state, now);
+    }
+
     /// A volatile writer with no matched RTPS reader sends nothing and keeps nothing for
     /// later readers: skip it (same-host readers are carried by their own outlets).
     fn is_active(&self) -> bool {

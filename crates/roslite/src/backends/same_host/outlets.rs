@@ -52,6 +52,23 @@ impl Outlet for ShmOutlet {
         }
     }
 
+    /// The kept messages go into the writer's chunks for late joiners alone.
+    fn adopt(&self, published: u64, kept: &[(Arc<[u8]>, MessageInfo)]) {
+        let Some(writer) = self.writer.upgrade() else {
+            return;
+        };
+        for (payload, info) in kept {
+            // No memory for a segment: late joiners here miss this one.
+            if let Ok(loan) = writer.loan(SAMPLE_LEAD + payload.len()) {
+                loan.copy_from_after(SAMPLE_LEAD, payload).keep_numbered(
+                    info.publication_sequence_number,
+                    info.source_timestamp.as_nanos(),
+                );
+            }
+        }
+        writer.number_from(published.saturating_add(1));
+    }
+
     /// Per publish: an atomic load, not the writer's lock (zero once the writer is gone).
     fn is_active(&self) -> bool {
         self.keeps || self.readers.get() > 0
@@ -168,6 +185,21 @@ impl Outlet for UdsOutlet {
             return Ok(());
         };
         send_uds(&writer, payload, info)
+    }
+
+    /// The kept messages go into the writer's history for late joiners alone.
+    fn adopt(&self, published: u64, kept: &[(Arc<[u8]>, MessageInfo)]) {
+        let Some(writer) = self.writer.upgrade() else {
+            return;
+        };
+        for (payload, info) in kept {
+            writer.keep_for_late_joiners(
+                info.publication_sequence_number,
+                payload,
+                info.source_timestamp.as_nanos(),
+            );
+        }
+        writer.number_from(published.saturating_add(1));
     }
 
     fn stats(&self) -> Option<OutletStats> {
