@@ -350,15 +350,6 @@ impl Writer {
         self.readers.keys()
     }
 
-    /// Adds a new sample (RTPS 2.5 §8.4.7.1 `new_change`, §8.2.2 `add_change`; §8.4.9.2 T14).
-    ///
-    /// `payload` is the serialized payload including its 4-byte encapsulation header; it may
-    /// be empty only when `inline_qos` (a little-endian parameter list with sentinel) carries a
-    /// dispose/unregister. KEEP_LAST overwrites the oldest sample even when unacknowledged.
-    ///
-    /// # Errors
-    /// [`WriteError::Full`] if KEEP_ALL holds `max_samples` unacknowledged samples; the other
-    /// variants for an unusable payload or inline QoS. Nothing is stored on error.
     /// Numbers the next sample `next` if that is ahead, when the application's samples in
     /// between went only to readers served elsewhere: keeps sequence numbers equal to the
     /// application's publication count. Ignored by a writer that must keep and send every
@@ -472,6 +463,15 @@ impl Writer {
         Ok(end)
     }
 
+    /// Adds a new sample (RTPS 2.5 §8.4.7.1 `new_change`, §8.2.2 `add_change`; §8.4.9.2 T14).
+    ///
+    /// `payload` is the serialized payload including its 4-byte encapsulation header; it may
+    /// be empty only when `inline_qos` (a little-endian parameter list with sentinel) carries a
+    /// dispose/unregister. KEEP_LAST overwrites the oldest sample even when unacknowledged.
+    ///
+    /// # Errors
+    /// [`WriteError::Full`] if KEEP_ALL holds `max_samples` unacknowledged samples; the other
+    /// variants for an unusable payload or inline QoS. Nothing is stored on error.
     pub fn write(
         &mut self,
         now: Instant,

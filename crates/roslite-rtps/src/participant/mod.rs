@@ -625,7 +625,7 @@ impl Participant {
     /// [`crate::endpoint::Writer::adopt_history`]). Returns the number its next sample gets.
     ///
     /// # Errors
-    /// [`AdoptError::UnknownWriter`], or the writer's refusal.
+    /// [`crate::endpoint::AdoptError::UnknownWriter`], or the writer's refusal.
     pub fn adopt_history(
         &mut self,
         now: Instant,
