@@ -155,6 +155,35 @@ fn answered(reply: &str) -> (u32, u32) {
     (number, heard)
 }
 
+/// The `(number, count)` of the next `expected` replies to numbers in `numbers`; panics
+/// naming the numbers not answered (and `context`) if one does not come within 15 s, or if a
+/// further reply comes within 500 ms (a number answered twice, or one counted lost).
+fn replies_to(
+    sender: &Sender,
+    numbers: std::ops::RangeInclusive<u32>,
+    expected: u32,
+    context: &str,
+) -> Vec<(u32, u32)> {
+    let mut heard: Vec<(u32, u32)> = Vec::new();
+    while heard.len() < expected as usize {
+        match sender.replies.recv_timeout(Duration::from_secs(15)) {
+            Ok(reply) => heard.push(answered(&reply)),
+            Err(_) => {
+                let seen: std::collections::BTreeSet<u32> = heard.iter().map(|h| h.0).collect();
+                let missing: Vec<u32> = numbers.filter(|n| !seen.contains(n)).collect();
+                panic!(
+                    "only {} of {expected} numbers were answered; not {missing:?} ({context})",
+                    heard.len()
+                )
+            }
+        }
+    }
+    if let Ok(extra) = sender.replies.recv_timeout(Duration::from_millis(500)) {
+        panic!("one reply more than the numbers sent and not counted lost: {extra} ({context})");
+    }
+    heard
+}
+
 /// A numbered sequence flows into the replier while it moves back and forth `moves` times
 /// between host `a` (wasmtime) and host `b` (wasmi): every number is answered exactly once,
 /// in order, and the replier's own count of what it heard goes on without a gap.
@@ -211,26 +240,11 @@ fn moves_back_and_forth(moves: u32) {
         done.store(true, std::sync::atomic::Ordering::SeqCst);
     });
     let total = total.load(std::sync::atomic::Ordering::SeqCst);
-    let mut heard = Vec::new();
-    while heard.len() < total as usize {
-        match sender.replies.recv_timeout(Duration::from_secs(15)) {
-            Ok(reply) => heard.push(answered(&reply)),
-            Err(_) => {
-                let numbers: std::collections::BTreeSet<u32> = heard.iter().map(|h| h.0).collect();
-                let missing: Vec<u32> = (1..=total).filter(|n| !numbers.contains(n)).collect();
-                panic!(
-                    "only {} of {total} numbers were answered; missing {missing:?}; moves at {sent_at_move:?}",
-                    heard.len()
-                )
-            }
-        }
-    }
-    assert!(
-        sender
-            .replies
-            .recv_timeout(Duration::from_millis(500))
-            .is_err(),
-        "a number was answered twice"
+    let mut heard = replies_to(
+        &sender,
+        1..=total,
+        total,
+        &format!("moves at {sent_at_move:?}"),
     );
     // Each host answers in order; the two hosts' answers may cross on the way around a move.
     heard.sort_unstable();
@@ -357,26 +371,11 @@ fn move_while_a_misses_numbers(
     let lost = moved.messages_lost as u32;
     // Numbers 1 to 3 were answered already.
     let answered_count = total - 3 - lost;
-    let mut heard: Vec<(u32, u32)> = Vec::new();
-    while heard.len() < answered_count as usize {
-        match sender.replies.recv_timeout(Duration::from_secs(15)) {
-            Ok(reply) => heard.push(answered(&reply)),
-            Err(_) => {
-                let numbers: std::collections::BTreeSet<u32> = heard.iter().map(|h| h.0).collect();
-                let missing: Vec<u32> = (4..=total).filter(|n| !numbers.contains(n)).collect();
-                panic!(
-                    "only {} of {answered_count} numbers after 3 were answered; not {missing:?} ({lost} counted lost)",
-                    heard.len()
-                )
-            }
-        }
-    }
-    assert!(
-        sender
-            .replies
-            .recv_timeout(Duration::from_millis(500))
-            .is_err(),
-        "more numbers were answered than the move did not count lost"
+    let mut heard = replies_to(
+        &sender,
+        4..=total,
+        answered_count,
+        &format!("{lost} counted lost"),
     );
     heard.sort_unstable();
     (moved, total, heard)

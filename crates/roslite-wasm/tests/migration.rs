@@ -540,19 +540,7 @@ fn every_request_is_answered_once_while_the_server_moves() {
     let done = AtomicBool::new(false);
     let calls = AtomicUsize::new(1);
     let answers = std::thread::scope(|scope| {
-        let caller = scope.spawn(|| {
-            let mut answers = Vec::new();
-            while !done.load(Ordering::SeqCst) {
-                let answer = client
-                    .count
-                    .call(Default::default(), Duration::from_secs(10))
-                    .unwrap_or_else(|e| panic!("call {} got no answer: {e}", answers.len() + 2));
-                answers.push(answer.message);
-                calls.fetch_add(1, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            answers
-        });
+        let caller = scope.spawn(|| keep_calling(&client, &done, &calls, Duration::from_millis(2)));
         let journal = a.journal_of(STATE_NODE).unwrap();
         let prepared = b.prepare_restore(&state_guest(), &journal).unwrap();
         let until = Instant::now() + Duration::from_secs(20);
@@ -598,16 +586,10 @@ fn every_request_is_answered_once_while_the_server_moves() {
     b.shutdown();
 }
 
-/// A request that reached only the old host, and waited there while the guest was frozen
-/// (the new host did not exist yet), moves with the snapshot and is answered by the new host,
-/// once.
-#[test]
-fn a_request_waiting_on_the_old_host_is_answered_by_the_new_one() {
-    let ns = NetNs::create("wasmmig").expect("a network namespace");
-    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
-    let b = state_host(&ns, EngineKind::Wasmi, &[]);
-    let client = StateClient::new(&ns);
-    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+/// Freezes the state guest on `a`, has `client` call `count` so the request waits in `a`'s
+/// mailbox, moves the guest to `b` with the snapshot, and checks that `b` answered that
+/// request (the guest's second) and then the next call.
+fn answer_a_request_waiting_on_the_old_host(a: &Host, b: &Host, client: &StateClient) {
     a.freeze(STATE_NODE).unwrap();
     let (tx, answer) = mpsc::channel();
     client
@@ -634,6 +616,41 @@ fn a_request_waiting_on_the_old_host_is_answered_by_the_new_one() {
         .expect("the new host answered the request that waited on the old one");
     assert_eq!(answered.message, "served=2 offset=0 accepted=0");
     assert_eq!(client.count(), "served=3 offset=0 accepted=0");
+}
+
+/// Calls the state guest's `count` until `done`, every `pause`, counting the answered calls
+/// in `calls`; the answers in order. A call with no answer in 10 s fails the test.
+fn keep_calling(
+    client: &StateClient,
+    done: &std::sync::atomic::AtomicBool,
+    calls: &std::sync::atomic::AtomicUsize,
+    pause: Duration,
+) -> Vec<String> {
+    use std::sync::atomic::Ordering;
+    let mut answers = Vec::new();
+    while !done.load(Ordering::SeqCst) {
+        let answer = client
+            .count
+            .call(Default::default(), Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("call {} got no answer: {e}", answers.len() + 2));
+        answers.push(answer.message);
+        calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(pause);
+    }
+    answers
+}
+
+/// A request that reached only the old host, and waited there while the guest was frozen
+/// (the new host did not exist yet), moves with the snapshot and is answered by the new host,
+/// once.
+#[test]
+fn a_request_waiting_on_the_old_host_is_answered_by_the_new_one() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    answer_a_request_waiting_on_the_old_host(&a, &b, &client);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(client.count.stats().unmatched_replies, 0);
     b.shutdown();
@@ -1086,19 +1103,7 @@ fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
         }
     };
     let answers = std::thread::scope(|scope| {
-        let caller = scope.spawn(|| {
-            let mut answers = Vec::new();
-            while !done.load(Ordering::SeqCst) {
-                let answer = client
-                    .count
-                    .call(Default::default(), Duration::from_secs(10))
-                    .unwrap_or_else(|e| panic!("call {} got no answer: {e}", answers.len() + 2));
-                answers.push(answer.message);
-                calls.fetch_add(1, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(3));
-            }
-            answers
-        });
+        let caller = scope.spawn(|| keep_calling(&client, &done, &calls, Duration::from_millis(3)));
         let stop = StopOnDrop(&done);
         for n in 0..MOVES {
             let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -1185,32 +1190,7 @@ fn waiting_request_over(ns: &NetNs, path: SameHostPath, domain: u32) {
     let client = StateClient::on(path.context(ns, domain));
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
     assert_eq!(count_server_paths(&client), [path.name()]);
-    a.freeze(STATE_NODE).unwrap();
-    let (tx, answer) = mpsc::channel();
-    client
-        .count
-        .call_with(Default::default(), move |r| {
-            let _ = tx.send(r);
-        })
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(10);
-    while a.waiting_callbacks(STATE_NODE).unwrap() == 0 {
-        assert!(
-            Instant::now() < until,
-            "the request did not reach the old host"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let snapshot = a.snapshot_frozen(STATE_NODE).unwrap();
-    b.start_restored(&state_guest(), &snapshot).unwrap();
-    a.end_migrated(STATE_NODE).unwrap();
-    assert_eq!(a.wait().len(), 1);
-    let answered = answer
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the call ended")
-        .expect("the new host answered the request that waited on the old one");
-    assert_eq!(answered.message, "served=2 offset=0 accepted=0");
-    assert_eq!(client.count(), "served=3 offset=0 accepted=0");
+    answer_a_request_waiting_on_the_old_host(&a, &b, &client);
     assert!(
         count_server_paths(&client)
             .iter()
