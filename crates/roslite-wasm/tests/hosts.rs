@@ -424,7 +424,8 @@ fn messages_that_never_reach_the_old_host_are_counted_lost_and_the_move_goes_on(
 /// with its state, and says why: a target that does not list the source in --accept-from, one
 /// whose module of that name is another module, one that dies when the snapshot arrives, and
 /// a host that is not there. `roslite migrate`'s own lookup (no --from) then finds the node
-/// where it still runs and moves it.
+/// where it still runs and moves it; the ROS graph then shows the node once, on the target's
+/// participant.
 #[test]
 fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     let ns = NetNs::create("wasmhost").expect("a network namespace");
@@ -507,6 +508,55 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
     assert_eq!(guests_on(&sender, "b"), vec!["deterministic_reply"]);
     assert!(guests_on(&sender, "a").is_empty());
     check_still_answers(&sender);
+    // On the ROS graph (what `ros2 node list` shows), the guest's node is there once, and its
+    // endpoints are the target host's participant's, not the source's.
+    let graph = sender.context.graph();
+    let participant_of = |node: &str| -> Vec<[u8; 12]> {
+        let mut prefixes: Vec<[u8; 12]> = graph
+            .endpoints()
+            .iter()
+            .filter(|e| {
+                e.node
+                    .as_ref()
+                    .is_some_and(|(ns, name)| join(ns, name) == node)
+            })
+            .map(|e| e.gid[..12].try_into().unwrap())
+            .collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        prefixes
+    };
+    let moved_here = || {
+        let named = graph
+            .node_names()
+            .iter()
+            .filter(|(ns, name)| join(ns, name) == "/wasm_replier")
+            .count();
+        let host_b = participant_of("/roslite_host/b");
+        named == 1 && host_b.len() == 1 && participant_of("/wasm_replier") == host_b
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !moved_here() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        moved_here(),
+        "the graph after the move: nodes {:?}; /wasm_replier's participants {:?}, host a's {:?}, \
+         host b's {:?}",
+        graph.node_names(),
+        participant_of("/wasm_replier"),
+        participant_of("/roslite_host/a"),
+        participant_of("/roslite_host/b")
+    );
+    assert_ne!(
+        participant_of("/roslite_host/a"),
+        participant_of("/roslite_host/b")
+    );
+}
+
+/// A node's fully qualified name from its namespace and name.
+fn join(namespace: &str, name: &str) -> String {
+    format!("{}/{name}", namespace.trim_end_matches('/'))
 }
 
 /// The state guest (tests/guests/migration_state.c, whose `count` service answers "served=N
