@@ -26,6 +26,7 @@ use crate::vocabulary::events::{
 use crate::vocabulary::qos::{Durability, QosProfile};
 use crate::vocabulary::queue::{LockedQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
+use crate::vocabulary::time::{monotonic_to_wall, wall_to_monotonic};
 
 /// The names of a message type, as the graph and the wire know it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -332,12 +333,6 @@ impl std::fmt::Display for ContinueError {
 
 impl std::error::Error for ContinueError {}
 
-fn wall_now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
 /// Publishes serialized messages of a run-time type. Dropping it unadvertises.
 pub struct SerializedPublisher {
     pub(crate) shared: Arc<SerializedPublisherShared>,
@@ -462,13 +457,12 @@ impl SerializedPublisher {
             .history
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let (wall, mono) = (wall_now_ns(), Instant::monotonic_now().as_nanos());
         history
             .iter()
             .map(|(payload, info)| KeptMessage {
                 bytes: payload.bytes().to_vec(),
-                source_time_ns: wall
-                    .saturating_sub(mono.saturating_sub(info.source_timestamp.as_nanos())),
+                source_time_ns: u64::try_from(monotonic_to_wall(info.source_timestamp).as_nanos())
+                    .unwrap_or(u64::MAX),
                 publication_sequence_number: info.publication_sequence_number,
             })
             .collect()
@@ -509,13 +503,14 @@ impl SerializedPublisher {
         } else {
             Vec::new()
         };
-        let (wall, mono) = (wall_now_ns(), Instant::monotonic_now().as_nanos());
+        let now = Instant::monotonic_now();
         let adopted: Vec<(Arc<[u8]>, MessageInfo)> = kept
             .into_iter()
             .map(|m| {
                 let info = MessageInfo {
-                    source_timestamp: Instant::from_nanos(
-                        mono.saturating_sub(wall.saturating_sub(m.source_time_ns)),
+                    source_timestamp: wall_to_monotonic(
+                        std::time::Duration::from_nanos(m.source_time_ns),
+                        now,
                     ),
                     received_timestamp: Instant::ZERO,
                     publication_sequence_number: m.publication_sequence_number,

@@ -54,6 +54,31 @@ impl Time {
     }
 }
 
+/// The wall-clock time since the Unix epoch now (zero before it).
+pub(crate) fn wall_now() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// `instant`, on this process's monotonic clock, as wall-clock time since the Unix epoch:
+/// what a time crossing to another process carries, whose monotonic clock has nothing in
+/// common with ours (RTPS INFO_TS, a moved publisher's kept messages).
+pub(crate) fn monotonic_to_wall(instant: Instant) -> Duration {
+    let age = Instant::monotonic_now()
+        .as_nanos()
+        .saturating_sub(instant.as_nanos());
+    wall_now().saturating_sub(Duration::from_nanos(age))
+}
+
+/// A wall-clock time since the epoch as an instant on this process's monotonic clock, given
+/// the monotonic time `now`; a time in the future (two hosts' clocks apart) counts as now.
+pub(crate) fn wall_to_monotonic(since_epoch: Duration, now: Instant) -> Instant {
+    let age = wall_now().saturating_sub(since_epoch);
+    let age = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
+    Instant::from_nanos(now.as_nanos().saturating_sub(age))
+}
+
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let msg = self.to_msg();

@@ -235,7 +235,7 @@ fn limit_what(limit: roslite_rtps::participant::Limit) -> &'static str {
 fn source_instant(sample: &ReceivedSample) -> MonoInstant {
     let now = MonoInstant::monotonic_now();
     match sample.source_timestamp.and_then(|t| t.to_unix()) {
-        Some(sent) => super::wall_to_monotonic(sent, now),
+        Some(sent) => crate::vocabulary::time::wall_to_monotonic(sent, now),
         None => now,
     }
 }

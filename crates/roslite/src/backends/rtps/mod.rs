@@ -40,7 +40,6 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use roslite_cdr::SharedBuf;
 use roslite_executor::Instant as MonoInstant;
@@ -109,27 +108,9 @@ fn now() -> Instant {
     Instant::from_nanos(MonoInstant::monotonic_now().as_nanos())
 }
 
-/// The wall-clock time since the Unix epoch now (zero before it).
-fn wall_now() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-}
-
 /// `instant` (monotonic, this process) as the wall-clock time INFO_TS carries.
 fn wall_time_of(instant: MonoInstant) -> Time {
-    let age = MonoInstant::monotonic_now()
-        .as_nanos()
-        .saturating_sub(instant.as_nanos());
-    Time::from_unix(wall_now().saturating_sub(Duration::from_nanos(age)))
-}
-
-/// A wall-clock time since the epoch as an instant on this process's monotonic clock, given
-/// the monotonic time `now`; a time in the future (two hosts' clocks apart) counts as now.
-fn wall_to_monotonic(since_epoch: Duration, now: MonoInstant) -> MonoInstant {
-    let age = wall_now().saturating_sub(since_epoch);
-    let age = u64::try_from(age.as_nanos()).unwrap_or(u64::MAX);
-    MonoInstant::from_nanos(now.as_nanos().saturating_sub(age))
+    Time::from_unix(crate::vocabulary::time::monotonic_to_wall(instant))
 }
 
 fn to_locator(addr: SocketAddrV4) -> Locator {
