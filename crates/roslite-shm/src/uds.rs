@@ -974,6 +974,43 @@ impl fmt::Debug for UdsSample {
 mod tests {
     use super::*;
 
+    /// A reader of `writer` with `history`, asking for its kept samples or not, once the
+    /// writer counts it.
+    fn attached(
+        writer: &UdsWriter,
+        endpoint: &Endpoint,
+        key: WriterKey,
+        history: History,
+        wants_kept: bool,
+    ) -> UdsReader {
+        let config = UdsReaderConfig {
+            history,
+            wants_kept,
+            ..UdsReaderConfig::default()
+        };
+        let before = writer.reader_count();
+        let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while writer.reader_count() == before {
+            assert!(Instant::now() < deadline, "never attached");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        reader
+    }
+
+    /// The next `count` samples of `reader`: (first byte, number) each.
+    fn received(reader: &UdsReader, count: usize) -> Vec<(u8, u64)> {
+        (0..count)
+            .map(|_| {
+                let sample = reader
+                    .receive_timeout(Duration::from_secs(5))
+                    .expect("receive")
+                    .expect("a sample");
+                (sample[0], sample.seq())
+            })
+            .collect()
+    }
+
     #[test]
     fn a_late_reader_that_asks_gets_the_kept_samples_before_live_ones() {
         let endpoint = Endpoint::bind().expect("bind");
@@ -986,21 +1023,7 @@ mod tests {
         for n in 1..=5u8 {
             writer.send(&[n; 16], 0).expect("send without readers");
         }
-        let connect = |history, wants_kept| {
-            let config = UdsReaderConfig {
-                history,
-                wants_kept,
-                ..UdsReaderConfig::default()
-            };
-            let before = writer.reader_count();
-            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while writer.reader_count() == before {
-                assert!(Instant::now() < deadline, "never attached");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            reader
-        };
+        let connect = |history, wants_kept| attached(&writer, &endpoint, key, history, wants_kept);
         let all_kept = connect(History::KeepLast(10), true);
         let newest_two = connect(History::KeepLast(2), true);
         let volatile = connect(History::KeepLast(10), false);
@@ -1010,17 +1033,8 @@ mod tests {
             (&newest_two, &[4, 5, 6]),
             (&volatile, &[6]),
         ] {
-            let got: Vec<(u8, u64)> = (0..expected.len())
-                .map(|_| {
-                    let sample = reader
-                        .receive_timeout(Duration::from_secs(5))
-                        .expect("receive")
-                        .expect("a sample");
-                    (sample[0], sample.seq())
-                })
-                .collect();
             let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
-            assert_eq!(got, want);
+            assert_eq!(received(reader, expected.len()), want);
         }
     }
 
@@ -1036,21 +1050,7 @@ mod tests {
             ..UdsWriterConfig::default()
         };
         let writer = UdsWriter::create(&endpoint, key, config).expect("create writer");
-        let connect = || {
-            let config = UdsReaderConfig {
-                history: History::KeepLast(10),
-                wants_kept: true,
-                ..UdsReaderConfig::default()
-            };
-            let before = writer.reader_count();
-            let reader = UdsReader::connect(endpoint.address(), key, config).expect("connect");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while writer.reader_count() == before {
-                assert!(Instant::now() < deadline, "never attached");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            reader
-        };
+        let connect = || attached(&writer, &endpoint, key, History::KeepLast(10), true);
         let before = connect();
         for n in 7..=9u8 {
             writer.keep_for_late_joiners(u64::from(n), &[n; 16], 0);
@@ -1059,17 +1059,8 @@ mod tests {
         let late = connect();
         writer.send(&[10; 16], 0).expect("send");
         for (reader, expected) in [(&late, &[8u8, 9, 10][..]), (&before, &[10])] {
-            let got: Vec<(u8, u64)> = (0..expected.len())
-                .map(|_| {
-                    let sample = reader
-                        .receive_timeout(Duration::from_secs(5))
-                        .expect("receive")
-                        .expect("a sample");
-                    (sample[0], sample.seq())
-                })
-                .collect();
             let want: Vec<(u8, u64)> = expected.iter().map(|&n| (n, u64::from(n))).collect();
-            assert_eq!(got, want);
+            assert_eq!(received(reader, expected.len()), want);
         }
         assert!(
             before

@@ -270,10 +270,11 @@ impl Backend for SameHostBackend {
     /// reply reader whose pair with them is carried here (the RTPS network declines those:
     /// `carries_pair`).
     fn reply_channel(&self, server: u64, address: &[u8]) -> Option<Box<dyn ReplyChannel>> {
-        let ReplyRoute::SampleIdentity { related } = decode_route(address)? else {
+        let route = decode_route(address)?;
+        let ReplyRoute::SampleIdentity { related } = route else {
             return None;
         };
-        let reader = ReplyRoute::SampleIdentity { related }.reply_reader()?;
+        let reader = route.reply_reader()?;
         let mut carried = false;
         self.with_discovery(|discovery, _, plan| {
             carried = plan
