@@ -408,33 +408,9 @@ impl Writer {
         let mut kept = Vec::with_capacity(keep);
         for (index, sample) in samples.into_iter().enumerate().skip(skipped) {
             let sn = sn_add(first, i64::try_from(index).unwrap_or(i64::MAX));
-            let len = sample.payload.len();
-            if len < 4 {
-                return Err(AdoptError::Sample {
-                    sn,
-                    error: WriteError::PayloadTooShort { len },
-                });
-            }
-            let max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
-            if len > max {
-                return Err(AdoptError::Sample {
-                    sn,
-                    error: WriteError::PayloadTooLarge { len, max },
-                });
-            }
-            let inline_qos = match &mut self.key_hasher {
-                Some(hasher) => {
-                    let hash =
-                        hasher
-                            .key_hash(&sample.payload)
-                            .map_err(|e| AdoptError::Sample {
-                                sn,
-                                error: WriteError::KeyNotFound(e),
-                            })?;
-                    Some(Arc::<[u8]>::from(with_key_hash(hash, None)))
-                }
-                None => None,
-            };
+            let inline_qos = self
+                .checked_sample(&sample.payload, None)
+                .map_err(|error| AdoptError::Sample { sn, error })?;
             kept.push((sample, inline_qos));
         }
         self.history
@@ -480,31 +456,7 @@ impl Writer {
         source_timestamp: Option<Time>,
     ) -> Result<SequenceNumber, WriteError> {
         let len = payload.len();
-        if len < 4 && !(len == 0 && inline_qos.is_some()) {
-            return Err(WriteError::PayloadTooShort { len });
-        }
-        let max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
-        if len > max {
-            return Err(WriteError::PayloadTooLarge { len, max });
-        }
-        if let Some(q) = &inline_qos {
-            if q.len() > MAX_INLINE_QOS || ParameterList::parse(q, Endianness::Little).is_err() {
-                return Err(WriteError::InvalidInlineQos);
-            }
-        }
-        // A sample of a keyed topic names its instance (RTPS 2.5 §9.6.3.8); an empty payload
-        // (a dispose or unregister) already does so in the caller's inline QoS.
-        let inline_qos = match &mut self.key_hasher {
-            Some(hasher) if len > 0 => {
-                let hash = hasher.key_hash(&payload).map_err(WriteError::KeyNotFound)?;
-                let merged = with_key_hash(hash, inline_qos.as_deref());
-                if merged.len() > MAX_INLINE_QOS {
-                    return Err(WriteError::InvalidInlineQos);
-                }
-                Some(Arc::from(merged))
-            }
-            _ => inline_qos,
-        };
+        let inline_qos = self.checked_sample(&payload, inline_qos)?;
         self.make_room(len)?;
         let sn = self.history.push(payload, inline_qos, source_timestamp);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);
@@ -524,6 +476,42 @@ impl Writer {
         self.release_acked();
         self.arm_heartbeat(now);
         Ok(sn)
+    }
+
+    /// Checks a sample as [`Self::write`] takes it (a payload with its encapsulation header,
+    /// or empty for a dispose/unregister named in `inline_qos`; inline QoS a little-endian
+    /// parameter list) and returns its inline QoS with the key hash of a keyed topic merged in.
+    fn checked_sample(
+        &mut self,
+        payload: &[u8],
+        inline_qos: Option<Arc<[u8]>>,
+    ) -> Result<Option<Arc<[u8]>>, WriteError> {
+        let len = payload.len();
+        if len < 4 && !(len == 0 && inline_qos.is_some()) {
+            return Err(WriteError::PayloadTooShort { len });
+        }
+        let max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
+        if len > max {
+            return Err(WriteError::PayloadTooLarge { len, max });
+        }
+        if let Some(q) = &inline_qos {
+            if q.len() > MAX_INLINE_QOS || ParameterList::parse(q, Endianness::Little).is_err() {
+                return Err(WriteError::InvalidInlineQos);
+            }
+        }
+        // A sample of a keyed topic names its instance (RTPS 2.5 §9.6.3.8); an empty payload
+        // (a dispose or unregister) already does so in the caller's inline QoS.
+        match &mut self.key_hasher {
+            Some(hasher) if len > 0 => {
+                let hash = hasher.key_hash(payload).map_err(WriteError::KeyNotFound)?;
+                let merged = with_key_hash(hash, inline_qos.as_deref());
+                if merged.len() > MAX_INLINE_QOS {
+                    return Err(WriteError::InvalidInlineQos);
+                }
+                Ok(Some(Arc::from(merged)))
+            }
+            _ => Ok(inline_qos),
+        }
     }
 
     /// Frees a slot (and `len` payload bytes) in the history for one more sample, per the
