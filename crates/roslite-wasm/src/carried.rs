@@ -5,7 +5,7 @@
 
 use roslite::{Parameter, ParameterType, ParameterValue};
 
-use crate::snapshot::{Reader, SnapshotError};
+use crate::snapshot::{put_bytes, put_u32, Reader, SnapshotError};
 
 /// A request that waited for the guest when its snapshot was taken: the guest handle of the
 /// service it came to, that service's callback slot, where its answer goes (the reply
@@ -254,13 +254,4 @@ fn text(r: &mut Reader<'_>, what: &'static str) -> Result<String, SnapshotError>
     let n = r.count(1, what)?;
     String::from_utf8(r.take(n, what)?.to_vec())
         .map_err(|_| SnapshotError::Malformed(format!("{what} is not UTF-8")))
-}
-
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_u32(out, bytes.len() as u32);
-    out.extend_from_slice(bytes);
-}
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
 }

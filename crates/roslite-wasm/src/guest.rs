@@ -354,11 +354,10 @@ impl GuestShared {
     }
 
     /// Runs `f` on the guest's instance if it is free now (its `main` parked, no other callback
-    /// inside); None if it is busy or gone.
-    /// Not on a thread with less stack left than [`GUEST_STACK`] (a thread of the program's
-    /// own, or a same-host link's reader thread started before the host asked roslite for
-    /// bigger ones in `Host::start`, which get 64 KiB): the engines need far more, and the work
-    /// then waits for the guest's own thread.
+    /// inside); None if it is busy or gone, or if this thread has less stack left than
+    /// [`GUEST_STACK`] (a thread of the program's own, or a same-host link's reader thread
+    /// started before the host asked roslite for bigger ones in `Host::start`, which get
+    /// 64 KiB): the engines need far more, and the work then waits for the guest's own thread.
     pub fn with_resident<R>(&self, f: impl FnOnce(&mut dyn GuestCalls) -> R) -> Option<R> {
         if !self.is_guest_thread() && stack_left().is_some_and(|left| left < GUEST_STACK) {
             return None;

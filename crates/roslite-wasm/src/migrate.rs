@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::guest::{enter_resident, GuestCalls, Resident};
 use crate::journal::Entry;
-use crate::snapshot::{self, Reader, Snapshot, SnapshotError};
+use crate::snapshot::{self, put_u32, Reader, Snapshot, SnapshotError};
 use crate::waiting::Park;
 
 /// The host section's own version.
@@ -302,10 +302,6 @@ pub fn decode_journal_bytes(bytes: &[u8]) -> Result<Vec<Entry>, SnapshotError> {
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX - 1)
-}
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
 }
 
 /// The snapshot of the guest in `resident`, which must be parked with no callback running

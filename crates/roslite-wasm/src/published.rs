@@ -6,7 +6,7 @@
 
 use roslite::KeptMessage;
 
-use crate::snapshot::{Reader, SnapshotError};
+use crate::snapshot::{put_bytes, put_u32, Reader, SnapshotError};
 
 /// One publisher of the guest as it moves: its guest handle, the count of messages it
 /// published (the number of the last) and those it keeps for late joiners, oldest first.
@@ -30,8 +30,7 @@ pub fn encode_publishers(publishers: &[CarriedPublisher], out: &mut Vec<u8>) {
         for m in &p.kept {
             out.extend_from_slice(&m.publication_sequence_number.to_le_bytes());
             out.extend_from_slice(&m.source_time_ns.to_le_bytes());
-            put_u32(out, m.bytes.len() as u32);
-            out.extend_from_slice(&m.bytes);
+            put_bytes(out, &m.bytes);
         }
     }
 }
@@ -65,8 +64,4 @@ pub(crate) fn decode_publishers(
         });
     }
     Ok(publishers)
-}
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
 }

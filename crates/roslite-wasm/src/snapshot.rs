@@ -320,8 +320,15 @@ pub fn differing_chunks(memory: &[u8], initial: &[u8]) -> Vec<(u32, Vec<u8>)> {
         .collect()
 }
 
-fn put_u32(out: &mut Vec<u8>, v: u32) {
+/// Writes `v` little-endian, as [`Reader::u32`] reads it.
+pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Writes `bytes` after their length (u32), as a count and [`Reader::take`] read them.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_u32(out, bytes.len() as u32);
+    out.extend_from_slice(bytes);
 }
 
 /// A cursor over untrusted bytes.
