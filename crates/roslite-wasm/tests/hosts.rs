@@ -66,6 +66,21 @@ fn host_with_modules(
     module_dir: &Path,
     extra: &[&str],
 ) -> HostProcess {
+    let mut command = host_command(ns, name, engine, accept_from, module_dir, DOMAIN);
+    command.args(extra);
+    HostProcess(command.spawn().expect("start a host"))
+}
+
+/// The command that runs the lean host `name` in `ns` on `domain`, with `--engine`,
+/// `--accept-from` and `--module-dir` as given.
+fn host_command(
+    ns: &NetNs,
+    name: &str,
+    engine: &str,
+    accept_from: &str,
+    module_dir: &Path,
+    domain: u32,
+) -> std::process::Command {
     let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
     command
         .args([
@@ -78,10 +93,9 @@ fn host_with_modules(
         ])
         .arg("--module-dir")
         .arg(module_dir)
-        .args(extra)
-        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
+        .env("ROS_DOMAIN_ID", domain.to_string())
         .stdin(Stdio::null());
-    HostProcess(command.spawn().expect("start a host"))
+    command
 }
 
 fn replier_args() -> Vec<String> {
@@ -596,46 +610,26 @@ fn calls_while_moving(ns: &NetNs, transport: &str) {
     use roslite::msgs::std_srvs::srv::Trigger;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const MOVES: usize = 6;
-    let context = ns
-        .run(|| {
-            let discovery = roslite_transport::DiscoveryConfig {
-                domain_id: SAME_HOST_DOMAIN,
-                range: roslite_transport::DiscoveryRange::Subnet,
-                ..Default::default()
-            };
-            roslite::Context::new(roslite::ContextOptions {
-                domain_id: SAME_HOST_DOMAIN,
-                network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(
-                    discovery,
-                )),
-                local_transports: roslite::LocalTransports::parse(transport).unwrap(),
-                ..Default::default()
-            })
-        })
-        .unwrap()
-        .unwrap();
+    let context = common::networked_with(
+        ns,
+        SAME_HOST_DOMAIN,
+        roslite::LocalTransports::parse(transport).unwrap(),
+    );
     let node = context.create_node("state_client").unwrap();
     let count = node.create_client::<Trigger>("/count").unwrap();
     let executor = roslite::Executor::new(&context);
     executor.add_node(&node);
     let spinner = std::thread::spawn(move || executor.spin());
     let start = |name: &str, engine: &str, accept_from: &str, guest: Option<&Path>| {
-        let mut command = ns.command(env!("CARGO_BIN_EXE_roslite-wasm-host"));
-        command
-            .args([
-                "--name",
-                name,
-                "--engine",
-                engine,
-                "--accept-from",
-                accept_from,
-            ])
-            .arg("--module-dir")
-            .arg(state_modules())
-            .args(guest)
-            .env("ROS_DOMAIN_ID", SAME_HOST_DOMAIN.to_string())
-            .env("ROSLITE_TRANSPORTS", transport)
-            .stdin(Stdio::null());
+        let mut command = host_command(
+            ns,
+            name,
+            engine,
+            accept_from,
+            state_modules(),
+            SAME_HOST_DOMAIN,
+        );
+        command.args(guest).env("ROSLITE_TRANSPORTS", transport);
         HostProcess(command.spawn().expect("start a host"))
     };
     let guest = state_modules().join("migration_state.wasm");
@@ -722,25 +716,7 @@ fn calls_while_moving(ns: &NetNs, transport: &str) {
         }
         answers
     });
-    let served: Vec<u32> = answers
-        .iter()
-        .map(|a| {
-            a.strip_prefix("served=")
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
-        })
-        .collect();
-    if let Some(at) = (0..served.len()).find(|&i| served[i] != i as u32 + 2) {
-        panic!(
-            "a request was served twice or not at all: call {} was answered served={} ({:?} \
-             around it, of {})",
-            at + 2,
-            served[at],
-            &served[at.saturating_sub(2)..(at + 3).min(served.len())],
-            served.len()
-        );
-    }
+    let served = common::served_in_turn(&answers);
     std::thread::sleep(Duration::from_millis(300));
     let stats = count.stats();
     assert_eq!(stats.unmatched_replies, 0, "a request was answered twice");

@@ -563,20 +563,7 @@ fn every_request_is_answered_once_while_the_server_moves() {
         done.store(true, Ordering::SeqCst);
         caller.join().unwrap()
     });
-    let served: Vec<u32> = answers
-        .iter()
-        .map(|a| {
-            a.strip_prefix("served=")
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
-        })
-        .collect();
-    assert_eq!(
-        served,
-        (2..2 + served.len() as u32).collect::<Vec<_>>(),
-        "a request was served twice or not at all"
-    );
+    common::served_in_turn(&answers);
     // A second answer to a call would reach the client after the first.
     std::thread::sleep(Duration::from_millis(300));
     let stats = client.count.stats();
@@ -972,27 +959,12 @@ impl SameHostPath {
 
     /// A context in `ns` on `domain` offering only this path beside UDP.
     fn context(self, ns: &NetNs, domain: u32) -> roslite::Context {
-        ns.run(|| {
-            let discovery = roslite_transport::DiscoveryConfig {
-                domain_id: domain,
-                range: roslite_transport::DiscoveryRange::Subnet,
-                ..Default::default()
-            };
-            roslite::Context::new(roslite::ContextOptions {
-                domain_id: domain,
-                network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(
-                    discovery,
-                )),
-                local_transports: roslite::LocalTransports {
-                    shm: matches!(self, Self::SharedMemory),
-                    uds: matches!(self, Self::UnixSocket),
-                    ..Default::default()
-                },
-                ..Default::default()
-            })
-        })
-        .expect("enter the test namespace")
-        .expect("start RTPS inside the namespace")
+        let transports = roslite::LocalTransports {
+            shm: matches!(self, Self::SharedMemory),
+            uds: matches!(self, Self::UnixSocket),
+            ..Default::default()
+        };
+        common::networked_with(ns, domain, transports)
     }
 }
 
@@ -1035,19 +1007,6 @@ fn count_server_paths(client: &StateClient) -> Vec<&'static str> {
                 && e.topic == "/count"
         })
         .map(|e| e.transport)
-        .collect()
-}
-
-/// The served counts in the guest's answers ("served=N ...").
-fn served_counts(answers: &[String]) -> Vec<u32> {
-    answers
-        .iter()
-        .map(|a| {
-            a.strip_prefix("served=")
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
-        })
         .collect()
 }
 
@@ -1115,17 +1074,7 @@ fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
         drop(stop);
         caller.join().unwrap()
     });
-    let served = served_counts(&answers);
-    if let Some(at) = (0..served.len()).find(|&i| served[i] != i as u32 + 2) {
-        panic!(
-            "a request was served twice or not at all: call {} was answered served={} ({:?} \
-             around it, of {})",
-            at + 2,
-            served[at],
-            &served[at.saturating_sub(2)..(at + 3).min(served.len())],
-            served.len()
-        );
-    }
+    common::served_in_turn(&answers);
     // A second answer to a call would reach the client after the first.
     std::thread::sleep(Duration::from_millis(300));
     let stats = client.count.stats();
@@ -1259,21 +1208,7 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
 
 /// A context in `ns` on RTPS, with the same-host `transports` besides UDP.
 fn networked_with(ns: &NetNs, transports: roslite::LocalTransports) -> roslite::Context {
-    ns.run(|| {
-        let discovery = roslite_transport::DiscoveryConfig {
-            domain_id: 43,
-            range: roslite_transport::DiscoveryRange::Subnet,
-            ..Default::default()
-        };
-        roslite::Context::new(roslite::ContextOptions {
-            domain_id: 43,
-            network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
-            local_transports: transports,
-            ..Default::default()
-        })
-    })
-    .expect("enter the test namespace")
-    .expect("start RTPS inside the namespace")
+    common::networked_with(ns, 43, transports)
 }
 
 /// A native node with a spinning executor in `ns`, for subscriptions made along the way.

@@ -72,6 +72,16 @@ pub fn cpp_guest(source: &str, name: &str) -> PathBuf {
 /// contexts of one test process that talk as separate participants, each datagram taken by a
 /// receive thread.
 pub fn networked(ns: &roslite_transport::netns::NetNs, domain: u32) -> roslite::Context {
+    networked_with(ns, domain, roslite::LocalTransports::UDP_ONLY)
+}
+
+/// As [`networked`], offering the same-host `transports` beside UDP.
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn networked_with(
+    ns: &roslite_transport::netns::NetNs,
+    domain: u32,
+    transports: roslite::LocalTransports,
+) -> roslite::Context {
     ns.run(|| {
         let discovery = roslite_transport::DiscoveryConfig {
             domain_id: domain,
@@ -81,7 +91,7 @@ pub fn networked(ns: &roslite_transport::netns::NetNs, domain: u32) -> roslite::
         roslite::Context::new(roslite::ContextOptions {
             domain_id: domain,
             network: roslite::NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
-            local_transports: roslite::LocalTransports::UDP_ONLY,
+            local_transports: transports,
             ..Default::default()
         })
     })
@@ -197,4 +207,31 @@ fn drop_rule(ns: &roslite_transport::netns::NetNs, rule: &str) {
          priority 0; policy accept;\n    {rule}\n  }}\n}}\n"
     ))
     .expect("an nftables rule in the test namespace");
+}
+
+/// The served counts in the state guest's answers ("served=N ...") to calls 2, 3, ... (call 1
+/// came before); fails the test unless call k was answered served=k, each request served
+/// exactly once and in turn.
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn served_in_turn(answers: &[String]) -> Vec<u32> {
+    let served: Vec<u32> = answers
+        .iter()
+        .map(|a| {
+            a.strip_prefix("served=")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("an answer not of the guest: {a}"))
+        })
+        .collect();
+    if let Some(at) = (0..served.len()).find(|&i| served[i] != i as u32 + 2) {
+        panic!(
+            "a request was served twice or not at all: call {} was answered served={} ({:?} \
+             around it, of {})",
+            at + 2,
+            served[at],
+            &served[at.saturating_sub(2)..(at + 3).min(served.len())],
+            served.len()
+        );
+    }
+    served
 }
