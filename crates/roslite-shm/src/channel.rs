@@ -191,11 +191,30 @@ impl Channel {
     /// Takes the oldest entry back from a full ring (keep-last overwrite). Returns its index,
     /// or `None` if the reader made room meanwhile.
     pub(crate) fn take_oldest(&self) -> Result<Option<u64>, Corrupt> {
+        self.take_oldest_observed(|| {})
+    }
+
+    /// [`Self::take_oldest`], calling `before_take` between each look at the ring and the
+    /// take: a test stands for a reader that runs in that gap.
+    ///
+    /// The take moves `sub_tail` from exactly the value that showed the ring full. Loading it
+    /// afresh for the CAS let a reader that emptied the ring in between (the writer preempted
+    /// for a moment) see the writer push `sub_tail` past `sub_head`, an impossible ring it
+    /// took for corruption, and had the writer drop its hold on a chunk the reader had
+    /// already taken and was still reading.
+    pub(crate) fn take_oldest_observed(
+        &self,
+        mut before_take: impl FnMut(),
+    ) -> Result<Option<u64>, Corrupt> {
+        let head = self.u64_at(OFF_SUB_HEAD).load(Relaxed);
         loop {
-            if !self.is_full()? {
-                return Ok(None);
-            }
             let tail = self.u64_at(OFF_SUB_TAIL).load(Acquire);
+            match head.checked_sub(tail) {
+                Some(queued) if queued < self.sub_capacity => return Ok(None),
+                Some(queued) if queued == self.sub_capacity => {}
+                _ => return Err(Corrupt),
+            }
+            before_take();
             if self
                 .u64_at(OFF_SUB_TAIL)
                 .compare_exchange(tail, tail + 1, AcqRel, Acquire)
@@ -498,6 +517,56 @@ mod tests {
         }
         assert_eq!(reader.pop(), Ok(None));
         assert_eq!(reader.lost(), 9);
+    }
+
+    /// A keep-last writer that saw its reader's ring full, then was preempted while the
+    /// reader took every entry: the ring is no longer full, so the writer takes nothing, and
+    /// the reader goes on with the next sample. (The writer used to take the entry after the
+    /// last one, moving `sub_tail` past `sub_head`: the reader's next look found an impossible
+    /// ring and ended the link.)
+    #[test]
+    fn a_writer_whose_reader_emptied_the_ring_before_its_take_takes_nothing() {
+        let (writer, reader) = pair(4, 8);
+        for seq in 0..4 {
+            writer.push(descriptor(seq));
+        }
+        assert_eq!(writer.is_full(), Ok(true));
+        let mut drained = Vec::new();
+        let taken = writer.take_oldest_observed(|| {
+            while let Ok(Some(d)) = reader.pop() {
+                drained.push(d.seq);
+            }
+        });
+        assert_eq!(taken, Ok(None), "the ring had room when the writer took");
+        assert_eq!(drained, [0, 1, 2, 3]);
+        assert_eq!(reader.lost(), 0);
+        writer.push(descriptor(4));
+        assert_eq!(reader.pop(), Ok(Some(descriptor(4))));
+        assert_eq!(reader.pop(), Ok(None));
+    }
+
+    /// The same gap when the reader took only some entries: the writer takes nothing either
+    /// (the ring has room); when the reader took none, the writer takes the oldest.
+    #[test]
+    fn a_writer_takes_the_oldest_only_from_the_ring_it_saw_full() {
+        let (writer, reader) = pair(4, 8);
+        for seq in 0..4 {
+            writer.push(descriptor(seq));
+        }
+        let mut once = true;
+        let taken = writer.take_oldest_observed(|| {
+            if std::mem::take(&mut once) {
+                assert_eq!(reader.pop(), Ok(Some(descriptor(0))));
+            }
+        });
+        assert_eq!(taken, Ok(None));
+        writer.push(descriptor(4));
+        assert_eq!(writer.take_oldest_observed(|| {}), Ok(Some(1)));
+        writer.push(descriptor(5));
+        for seq in 2..=5 {
+            assert_eq!(reader.pop(), Ok(Some(descriptor(seq))));
+        }
+        assert_eq!(reader.lost(), 1);
     }
 
     #[test]

@@ -1985,9 +1985,11 @@ mod tests {
 
     /// A keep-last reader outrun by a writer sending as fast as it can (its ring overflows on
     /// nearly every sample) goes on receiving: no sample is reported malformed, and the
-    /// samples sent once the writer slowed down all arrive. How many arrive during the flood
-    /// depends on the scheduler and is not checked; the step-by-step form of the overrun that
-    /// broke this is `channel::tests::a_reader_lapped_between_its_looks_at_the_indices_...`.
+    /// samples sent once the writer slowed down all arrive, and every chunk the reader gives
+    /// back is one the writer handed it. How many arrive during the flood depends on the
+    /// scheduler and is not checked; the step-by-step forms of the two overruns that broke
+    /// this are `channel::tests::a_reader_lapped_between_its_looks_at_the_indices_...` and
+    /// `channel::tests::a_writer_whose_reader_emptied_the_ring_before_its_take_...`.
     #[test]
     fn a_keep_last_reader_outrun_by_its_writer_keeps_receiving() {
         /// The first byte of the samples sent after the flood.
@@ -2029,6 +2031,9 @@ mod tests {
         }
         let lost = receiving.join().expect("receiving thread");
         assert!(lost.is_ok(), "the reader gave up: {lost:?}");
+        let stats = writer.stats();
+        assert_eq!(stats.bogus_releases, 0, "{stats:?}");
+        assert_eq!(stats.readers_misbehaved, 0, "{stats:?}");
     }
 
     #[test]
