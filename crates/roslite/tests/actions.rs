@@ -2,20 +2,26 @@
 //! (LOCALHOST discovery; their services and topics ride the same-host links, or RTPS over UDP
 //! alone with those links off): a goal to completion with every feedback, a rejected goal, a
 //! canceled goal, two goals at once, a server that goes away mid-goal, a client process killed
-//! mid-goal, and results forgotten `result_timeout` after their goal ended.
+//! mid-goal, and results forgotten `result_timeout` after their goal ended; and, in a network
+//! namespace of its own, feedback that a goal published before its client's feedback
+//! subscription was discovered.
 
 use std::io::BufRead;
 use std::time::{Duration, Instant};
 
 use roslite::action::ActionError;
+use roslite::msgs::action_msgs::msg::GoalStatusArray;
 use roslite::msgs::rosgraph_msgs::msg::Clock;
 use roslite::msgs::test_msgs::action::{
-    Fibonacci, Fibonacci_GetResult, Fibonacci_GetResult_Request, Fibonacci_Goal,
+    Fibonacci, Fibonacci_FeedbackMessage, Fibonacci_GetResult, Fibonacci_GetResult_Request,
+    Fibonacci_Goal, Fibonacci_SendGoal, Fibonacci_SendGoal_Request,
 };
+use roslite::msgs::unique_identifier_msgs::msg::UUID;
 use roslite::{
     ActionClient, Context, ContextOptions, Executor, GoalStatusCode, LocalTransports, NetworkMode,
     Node, RosArgs, Time,
 };
+use roslite_transport::netns::NetNs;
 
 mod common;
 
@@ -485,4 +491,137 @@ fn between_two_processes_a_killed_client_leaves_its_goal_running_and_others_are_
     other_spinner.join().unwrap();
     ctx.shutdown();
     spinner.join().unwrap();
+}
+
+/// A context offering `transports` beside UDP, on the calling thread's network namespace.
+fn networked(domain: u32, transports: LocalTransports) -> Context {
+    let discovery = roslite_transport::DiscoveryConfig {
+        domain_id: domain,
+        range: roslite_transport::DiscoveryRange::Subnet,
+        ..Default::default()
+    };
+    Context::new(ContextOptions {
+        domain_id: domain,
+        network: NetworkMode::Rtps(roslite_transport::TransportConfig::new(discovery)),
+        local_transports: transports,
+        ..Default::default()
+    })
+    .expect("start RTPS inside the namespace")
+}
+
+/// A client in another process that sends a goal before this process discovered its
+/// feedback subscription (as an rclpy client can, when its subscription's announcement comes
+/// late): the server executes at once, and its feedback, which a volatile topic would have
+/// lost, waits for the subscription; the client gets all of it, and the result after it. The
+/// client here subscribes to the feedback only after its goal ended.
+/// Runs in a network namespace of its own (all of it: a same-host link is set up from the
+/// thread that asks for it, and its sockets are the namespace's).
+fn feedback_published_before_the_client_subscribed_reaches_it(
+    ns_name: &str,
+    transports: LocalTransports,
+) {
+    let ns = NetNs::create(ns_name).expect("create a network namespace");
+    ns.run(|| late_feedback_subscriber(transports))
+        .expect("run in the test namespace");
+}
+
+fn late_feedback_subscriber(transports: LocalTransports) {
+    const DOMAIN: u32 = 7;
+    let server_ctx = networked(DOMAIN, transports);
+    let server_node = server_ctx.create_node("fibonacci_server").unwrap();
+    let server = fibonacci_server(&server_node);
+    let server_spinner = common::spin_in_background(&server_ctx, &server_node);
+    let ctx = networked(DOMAIN, transports);
+    let node = ctx.create_node("late_listener").unwrap();
+    let send_goal = node
+        .create_client::<Fibonacci_SendGoal>("/fibonacci/_action/send_goal")
+        .unwrap();
+    let get_result = node
+        .create_client::<Fibonacci_GetResult>("/fibonacci/_action/get_result")
+        .unwrap();
+    let spinner = common::spin_in_background(&ctx, &node);
+    assert!(send_goal.wait_for_service(PATIENCE));
+    assert!(get_result.wait_for_service(PATIENCE));
+    let goal_id = UUID { uuid: [9; 16] };
+    let accepted = send_goal
+        .call(
+            Fibonacci_SendGoal_Request {
+                goal_id: goal_id.clone(),
+                goal: Fibonacci_Goal { order: 10 },
+            },
+            PATIENCE,
+        )
+        .unwrap();
+    assert!(accepted.accepted);
+    // The goal's execution publishes its feedback and succeeds at once; the status topic
+    // (transient local) says when it ended. Without its feedback subscription the client
+    // would have lost that feedback by then.
+    let succeeded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _status = {
+        let succeeded = succeeded.clone();
+        let goal_id = goal_id.clone();
+        node.create_subscription(
+            "/fibonacci/_action/status",
+            roslite::action::action_status_qos(),
+            move |m: GoalStatusArray| {
+                let ended = m.status_list.iter().any(|s| {
+                    s.goal_info.goal_id == goal_id && s.status == GoalStatusCode::Succeeded.code()
+                });
+                if ended {
+                    succeeded.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            },
+        )
+        .unwrap()
+    };
+    assert!(
+        common::wait_until(PATIENCE, || succeeded
+            .load(std::sync::atomic::Ordering::SeqCst)),
+        "the goal did not succeed"
+    );
+    assert_eq!(server.goal_count(), 1);
+    std::thread::sleep(Duration::from_millis(200));
+    let feedback = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let _subscription = {
+        let feedback = feedback.clone();
+        node.create_subscription(
+            "/fibonacci/_action/feedback",
+            roslite::action::action_feedback_qos(),
+            move |m: Fibonacci_FeedbackMessage| {
+                feedback.lock().unwrap().push(m.feedback.sequence.to_vec());
+            },
+        )
+        .unwrap()
+    };
+    let result = get_result
+        .call(Fibonacci_GetResult_Request { goal_id }, PATIENCE)
+        .unwrap();
+    assert_eq!(result.status, GoalStatusCode::Succeeded.code());
+    assert!(
+        common::wait_until(PATIENCE, || feedback.lock().unwrap().len() == 9),
+        "feedback received: {:?}",
+        feedback.lock().unwrap()
+    );
+    let expected: Vec<Vec<i32>> = (2..=10).map(fibonacci).collect();
+    assert_eq!(*feedback.lock().unwrap(), expected);
+    ctx.shutdown();
+    server_ctx.shutdown();
+    spinner.join().unwrap();
+    server_spinner.join().unwrap();
+}
+
+#[test]
+fn feedback_published_before_the_client_subscribed_reaches_it_over_rtps() {
+    feedback_published_before_the_client_subscribed_reaches_it(
+        "act-late-udp",
+        LocalTransports::UDP_ONLY,
+    );
+}
+
+#[test]
+fn feedback_published_before_the_client_subscribed_reaches_it_over_shared_memory() {
+    feedback_published_before_the_client_subscribed_reaches_it(
+        "act-late-shm",
+        LocalTransports::default(),
+    );
 }

@@ -224,6 +224,27 @@ pub struct ServiceReply<S: ServiceType> {
 }
 
 impl<S: ServiceType> ServiceReply<S> {
+    /// The GUID prefix of the participant the request came from, where its path names it
+    /// (a client in another process); `None` for a client in this context.
+    pub(crate) fn client_participant(&self) -> Option<[u8; 12]> {
+        match &self.responder {
+            Responder::Local(_) => None,
+            Responder::Remote(channel) => {
+                let id = channel.request_id()?;
+                id.writer_guid[..12].try_into().ok()
+            }
+        }
+    }
+
+    /// A reply into `channel`, for a server's tests.
+    #[cfg(test)]
+    pub(crate) fn into_channel(channel: Box<dyn ReplyChannel>) -> Self {
+        Self {
+            responder: Responder::Remote(channel),
+            service: Weak::new(),
+        }
+    }
+
     /// Sends `response` to the client that made the request, from the calling thread.
     pub fn send(self, response: S::Response) {
         if let Some(service) = self.service.upgrade() {

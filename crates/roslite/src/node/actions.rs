@@ -14,7 +14,7 @@ use crate::endpoints::action::{
     DEFAULT_RESULT_TIMEOUT,
 };
 use crate::endpoints::service::{services_default_qos, Service, ServiceHandler};
-use crate::vocabulary::graph::action_of_feedback_topic;
+use crate::vocabulary::graph::{action_of_feedback_topic, GraphEndpointKind};
 
 /// The names under which action `action` (fully qualified) lives: services and topics.
 fn action_part(action: &str, part: &str) -> String {
@@ -98,14 +98,28 @@ impl super::Node {
             &action_part(&action, "feedback"),
             action_feedback_qos(),
         )?;
+        let host = &self.shared.host;
+        let client_listens = {
+            let host = Arc::downgrade(host);
+            let topic = action_part(&action, "feedback");
+            Box::new(move |client: &[u8; 12]| {
+                host.upgrade().is_some_and(|host| {
+                    host.backends.graph_endpoints().iter().any(|e| {
+                        e.kind == GraphEndpointKind::Subscription
+                            && e.topic == topic
+                            && e.gid[..12] == client[..]
+                    })
+                })
+            })
+        };
         let core = ServerCore::new(
             action.clone(),
             (status, feedback),
             callbacks,
             self.shared.ros_clock.clone(),
             result_timeout,
+            client_listens,
         );
-        let host = &self.shared.host;
         let send_goal = {
             let core = Arc::downgrade(&core);
             Service::new(

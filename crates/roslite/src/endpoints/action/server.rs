@@ -7,8 +7,9 @@
 //! then report [`GoalHandleError::ServerGone`]). The goals lock is never held while a user
 //! callback runs, a reply is sent, or status is published.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use roslite_executor::{CallbackGroup, Clock, Timer as TimerEntity, Waitable};
 use roslite_msgs::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
@@ -32,6 +33,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// rcl_action's default in the ROS 2 release this repository tests against (Foxy's kept
 /// results 15 minutes).
 pub const DEFAULT_RESULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a goal's feedback waits for its client's feedback subscription to be discovered
+/// before it is dropped (a client that never subscribes, say a plain DDS program).
+const FEEDBACK_PARKING_LIMIT: Duration = Duration::from_secs(30);
+/// How often parked feedback looks whether its client's subscription is known now.
+const FEEDBACK_PARKING_POLL: Duration = Duration::from_millis(5);
+/// How long parked feedback waits, once the client's subscription is discovered, for every
+/// subscription of the feedback topic to take the publisher's messages (a same-host link to
+/// attach, an RTPS peer to acknowledge the publisher's announcement), before it goes anyway:
+/// a peer that never acknowledges must not hold it.
+const FEEDBACK_REACH_GRACE: Duration = Duration::from_secs(1);
+
+/// How far a goal's client in another process is from receiving the goal's feedback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClientReach {
+    /// Its feedback subscription is not discovered.
+    Unknown,
+    /// Discovered, but some subscription of the feedback topic does not take this
+    /// publisher's messages yet.
+    Discovered,
+    /// Discovered, and every matched subscription takes the feedback.
+    Reached,
+}
 
 /// The server's answer to a new goal (rclcpp_action's `GoalResponse`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +118,8 @@ impl std::error::Error for GoalHandleError {}
 type OnGoal<A> = Box<dyn FnMut(GoalId, &<A as Action>::Goal) -> GoalResponse + Send>;
 type OnCancel<A> = Box<dyn FnMut(&ServerGoalHandle<A>) -> CancelResponse + Send>;
 type OnAccepted<A> = Box<dyn FnMut(ServerGoalHandle<A>) + Send>;
+/// See [`ServerCore::client_listens`].
+pub(crate) type ClientListens = Box<dyn Fn(&[u8; 12]) -> bool + Send + Sync>;
 
 /// The three callbacks of `Node::create_action_server`.
 pub(crate) struct ServerCallbacks<A: Action> {
@@ -115,6 +141,19 @@ struct ServerGoal<A: Action> {
     /// rcl_action measures result_timeout on the server's clock).
     ended_at: Option<Time>,
     handle: Weak<HandleInner<A>>,
+    /// The participant (GUID prefix) of the client in another process that sent the goal,
+    /// while this process has not discovered that client's feedback subscription. The
+    /// feedback topic is volatile: what is published before the subscription matched never
+    /// reaches it, and an execution that starts at once (as most do) would lose its first
+    /// feedback to a client whose subscription announcement came late. It waits in `parked`.
+    awaiting_client: Option<[u8; 12]>,
+    /// Feedback waiting for the client's subscription: the newest ones, as many as the
+    /// feedback topic's history keeps.
+    parked: VecDeque<A::FeedbackMessage>,
+    /// When the oldest message of `parked` was parked.
+    parked_since: Option<Instant>,
+    /// When the client's subscription was first seen discovered but not yet reached.
+    client_discovered_at: Option<Instant>,
 }
 
 /// What the server's services and goal handles share.
@@ -124,6 +163,16 @@ pub(crate) struct ServerCore<A: Action> {
     goals: Mutex<Vec<ServerGoal<A>>>,
     status_publisher: Publisher<GoalStatusArray>,
     feedback_publisher: Publisher<A::FeedbackMessage>,
+    /// Whether a subscription of the feedback topic in the participant with this GUID prefix
+    /// is discovered.
+    client_listens: ClientListens,
+    /// Held while feedback is published or released from parking, so a goal's feedback goes
+    /// out in the order it was given.
+    publishing_feedback: Mutex<()>,
+    /// Whether the thread that releases parked feedback is running.
+    releasing: Mutex<bool>,
+    /// [`FEEDBACK_PARKING_LIMIT`] unless set (shorter in tests).
+    feedback_parking_limit: std::sync::OnceLock<Duration>,
     /// Held from taking a status snapshot until it is published, so snapshots go out in
     /// the order they were taken.
     publishing_status: Mutex<()>,
@@ -142,6 +191,7 @@ impl<A: Action> ServerCore<A> {
         callbacks: ServerCallbacks<A>,
         clock: RosClockSource,
         result_timeout: Duration,
+        client_listens: ClientListens,
     ) -> Arc<Self> {
         let (status_publisher, feedback_publisher) = publishers;
         Arc::new_cyclic(|weak_self| Self {
@@ -151,6 +201,10 @@ impl<A: Action> ServerCore<A> {
             goals: Mutex::new(Vec::new()),
             status_publisher,
             feedback_publisher,
+            client_listens,
+            publishing_feedback: Mutex::new(()),
+            releasing: Mutex::new(false),
+            feedback_parking_limit: std::sync::OnceLock::new(),
             publishing_status: Mutex::new(()),
             on_goal: Mutex::new(callbacks.on_goal),
             on_cancel: Mutex::new(callbacks.on_cancel),
@@ -185,6 +239,9 @@ impl<A: Action> ServerCore<A> {
             GoalResponse::AcceptAndExecute => GoalStatusCode::Executing,
             GoalResponse::AcceptAndDefer => GoalStatusCode::Accepted,
         };
+        let awaiting_client = reply
+            .client_participant()
+            .filter(|client| self.client_reach(client) != ClientReach::Reached);
         let stamp = self.clock.now().to_msg();
         let inner = Arc::new(HandleInner {
             core: self.weak_self.clone(),
@@ -199,6 +256,10 @@ impl<A: Action> ServerCore<A> {
             waiting: Vec::new(),
             ended_at: None,
             handle: Arc::downgrade(&inner),
+            awaiting_client,
+            parked: VecDeque::new(),
+            parked_since: None,
+            client_discovered_at: None,
         });
         // The client learns of the acceptance before any feedback or status of the goal.
         reply.send(A::send_goal_response(true, stamp));
@@ -265,9 +326,11 @@ impl<A: Action> ServerCore<A> {
         let answer = {
             let mut goals = lock(&self.goals);
             match goals.iter_mut().find(|g| g.id == id) {
+                // The result comes after the goal's feedback: a client may stop listening to
+                // a goal's feedback once it has its result (rclpy does).
                 Some(goal) => match &goal.result {
-                    Some(result) => (goal.status, result.clone()),
-                    None => {
+                    Some(result) if goal.parked.is_empty() => (goal.status, result.clone()),
+                    _ => {
                         goal.waiting.push(reply);
                         return;
                     }
@@ -334,8 +397,12 @@ impl<A: Action> ServerCore<A> {
             let mut waiting = Vec::new();
             if next.is_terminal() {
                 let result = result.unwrap_or_default();
-                for reply in std::mem::take(&mut goal.waiting) {
-                    waiting.push((reply, result.clone()));
+                // With feedback parked, the requests wait for it to go out (see
+                // `release_parked_feedback`).
+                if goal.parked.is_empty() {
+                    for reply in std::mem::take(&mut goal.waiting) {
+                        waiting.push((reply, result.clone()));
+                    }
                 }
                 goal.result = Some(result);
                 goal.ended_at = Some(self.clock.now());
@@ -367,16 +434,186 @@ impl<A: Action> ServerCore<A> {
     }
 
     fn publish_feedback(&self, id: GoalId, feedback: A::Feedback) -> Result<(), GoalHandleError> {
-        let status = self.status_of(id);
+        let _order = lock(&self.publishing_feedback);
+        let (status, awaiting) = {
+            let goals = lock(&self.goals);
+            match goals.iter().find(|g| g.id == id) {
+                Some(goal) => (
+                    goal.status,
+                    goal.awaiting_client.filter(|_| goal.parked.is_empty()),
+                ),
+                None => (GoalStatusCode::Unknown, None),
+            }
+        };
         if !status.is_active() {
             return Err(GoalHandleError::NotActive {
                 goal: id,
                 state: status,
             });
         }
-        self.feedback_publisher
-            .publish(A::feedback_message(id.to_msg(), feedback))
-            .map_err(GoalHandleError::Publish)
+        let message = A::feedback_message(id.to_msg(), feedback);
+        // Looked up outside the goals lock (the graph has locks of its own); a goal with
+        // feedback parked already parks this one behind it without looking.
+        let reached =
+            awaiting.is_none_or(|client| self.client_reach(&client) == ClientReach::Reached);
+        let message = {
+            let mut goals = lock(&self.goals);
+            match goals.iter_mut().find(|g| g.id == id) {
+                Some(goal) if goal.awaiting_client.is_some() => {
+                    if reached && goal.parked.is_empty() {
+                        goal.awaiting_client = None;
+                        Some(message)
+                    } else {
+                        let depth = self.feedback_depth();
+                        if goal.parked.len() >= depth {
+                            goal.parked.pop_front();
+                        }
+                        goal.parked.push_back(message);
+                        goal.parked_since.get_or_insert_with(Instant::now);
+                        None
+                    }
+                }
+                _ => Some(message),
+            }
+        };
+        match message {
+            Some(message) => self
+                .feedback_publisher
+                .publish(message)
+                .map_err(GoalHandleError::Publish),
+            None => {
+                self.start_releasing_parked_feedback();
+                Ok(())
+            }
+        }
+    }
+
+    /// How far `client` (a participant's GUID prefix) is from receiving feedback.
+    fn client_reach(&self, client: &[u8; 12]) -> ClientReach {
+        if !(self.client_listens)(client) {
+            ClientReach::Unknown
+        } else if self.feedback_publisher.acknowledged_subscription_count()
+            < self.feedback_publisher.subscription_count()
+        {
+            ClientReach::Discovered
+        } else {
+            ClientReach::Reached
+        }
+    }
+
+    fn parking_limit(&self) -> Duration {
+        *self
+            .feedback_parking_limit
+            .get()
+            .unwrap_or(&FEEDBACK_PARKING_LIMIT)
+    }
+
+    /// The feedback topic's history depth: how many feedback messages a goal parks.
+    fn feedback_depth(&self) -> usize {
+        match self.feedback_publisher.qos().history {
+            crate::vocabulary::qos::History::KeepLast(depth) => depth.max(1),
+            crate::vocabulary::qos::History::KeepAll => usize::MAX,
+        }
+    }
+
+    /// Starts the thread that releases parked feedback, unless it runs. It looks every
+    /// [`FEEDBACK_PARKING_POLL`] and ends once nothing is parked.
+    fn start_releasing_parked_feedback(&self) {
+        let mut releasing = lock(&self.releasing);
+        if *releasing {
+            return;
+        }
+        let weak = self.weak_self.clone();
+        let started = std::thread::Builder::new()
+            .name("roslite-feedback".into())
+            .spawn(move || loop {
+                std::thread::sleep(FEEDBACK_PARKING_POLL);
+                let Some(core) = weak.upgrade() else {
+                    return;
+                };
+                if !core.release_parked_feedback() {
+                    return;
+                }
+            });
+        match started {
+            Ok(_) => *releasing = true,
+            Err(e) => self
+                .logger
+                .warn(format_args!("cannot start the feedback thread: {e}")),
+        }
+    }
+
+    /// Publishes the parked feedback of every goal whose client receives it now (or whose
+    /// subscription was discovered [`FEEDBACK_REACH_GRACE`] ago), and drops what waited
+    /// [`FEEDBACK_PARKING_LIMIT`] for a subscription never discovered, saying so; then answers
+    /// the result requests that waited for it. Whether feedback is still parked (when not,
+    /// the releasing thread ends: it is marked stopped under the lock a new parking holds).
+    fn release_parked_feedback(&self) -> bool {
+        let _order = lock(&self.publishing_feedback);
+        let parked: Vec<(GoalId, [u8; 12])> = lock(&self.goals)
+            .iter()
+            .filter(|g| !g.parked.is_empty())
+            .filter_map(|g| Some((g.id, g.awaiting_client?)))
+            .collect();
+        for (id, client) in parked {
+            let reach = self.client_reach(&client);
+            let (messages, waiting, send) = {
+                let mut goals = lock(&self.goals);
+                let Some(goal) = goals.iter_mut().find(|g| g.id == id) else {
+                    continue;
+                };
+                let send = match reach {
+                    ClientReach::Reached => true,
+                    ClientReach::Discovered => {
+                        goal.client_discovered_at
+                            .get_or_insert_with(Instant::now)
+                            .elapsed()
+                            >= FEEDBACK_REACH_GRACE
+                    }
+                    ClientReach::Unknown => false,
+                };
+                let expired = goal
+                    .parked_since
+                    .is_some_and(|since| since.elapsed() >= self.parking_limit());
+                if !send && !expired {
+                    continue;
+                }
+                goal.awaiting_client = None;
+                goal.parked_since = None;
+                let messages = std::mem::take(&mut goal.parked);
+                let waiting: Vec<_> = match &goal.result {
+                    Some(result) => std::mem::take(&mut goal.waiting)
+                        .into_iter()
+                        .map(|reply| (reply, goal.status, result.clone()))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                (messages, waiting, send)
+            };
+            if send {
+                for message in messages {
+                    if let Err(e) = self.feedback_publisher.publish(message) {
+                        self.logger.warn(format_args!(
+                            "cannot publish the feedback of goal {id}: {e}"
+                        ));
+                    }
+                }
+            } else {
+                self.logger.warn(format_args!(
+                    "goal {id}: its client's feedback subscription was not discovered within \
+                     {:?}; {} feedback messages dropped",
+                    self.parking_limit(),
+                    messages.len()
+                ));
+            }
+            for (reply, status, result) in waiting {
+                reply.send(A::get_result_response(status.code(), result));
+            }
+        }
+        let mut releasing = lock(&self.releasing);
+        let still_parked = lock(&self.goals).iter().any(|g| !g.parked.is_empty());
+        *releasing = still_parked;
+        still_parked
     }
 
     /// Publishes every kept goal's status (the `status` topic, transient local: a late client
@@ -410,9 +647,12 @@ impl<A: Action> ServerCore<A> {
         let expired = {
             let mut goals = lock(&self.goals);
             let before = goals.len();
+            // A goal whose feedback is parked stays until it went out (or was dropped), and
+            // the result requests waiting behind it are answered.
             goals.retain(|g| {
-                g.ended_at
-                    .is_none_or(|ended| now.saturating_since(ended) < self.result_timeout)
+                !g.parked.is_empty()
+                    || g.ended_at
+                        .is_none_or(|ended| now.saturating_since(ended) < self.result_timeout)
             });
             before != goals.len()
         };
@@ -600,5 +840,247 @@ impl<A: Action> ServerGoalHandle<A> {
     pub fn canceled(&self, result: A::Result) -> Result<(), GoalHandleError> {
         self.core()?
             .step(self.inner.id, GoalEvent::Canceled, Some(result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use roslite_msgs::test_msgs::action::{
+        Fibonacci, Fibonacci_Feedback, Fibonacci_FeedbackMessage, Fibonacci_GetResult_Request,
+        Fibonacci_GetResult_Response, Fibonacci_Goal, Fibonacci_Result, Fibonacci_SendGoal_Request,
+        Fibonacci_SendGoal_Response,
+    };
+    use roslite_msgs::unique_identifier_msgs::msg::UUID;
+
+    use super::*;
+    use crate::endpoints::action::action_feedback_qos;
+    use crate::seam::service::{ReplyChannel, RequestId};
+    use crate::{Context, ContextOptions, Executor, NetworkMode};
+
+    /// The serialized replies one request got.
+    type Replies = Arc<Mutex<Vec<Vec<u8>>>>;
+
+    /// A reply channel recording what is sent, for a request of a client in participant
+    /// `[7; 12]`.
+    struct Recorded(Replies);
+
+    impl ReplyChannel for Recorded {
+        fn send(self: Box<Self>, payload: Vec<u8>) {
+            lock(&self.0).push(payload);
+        }
+
+        fn request_id(&self) -> Option<RequestId> {
+            let mut writer_guid = [7; 16];
+            writer_guid[12..].copy_from_slice(&[0, 0, 4, 3]);
+            Some(RequestId {
+                writer_guid,
+                sequence_number: 1,
+            })
+        }
+    }
+
+    fn recorded() -> (Replies, Box<dyn ReplyChannel>) {
+        let replies = Arc::new(Mutex::new(Vec::new()));
+        (replies.clone(), Box::new(Recorded(replies)))
+    }
+
+    /// A server whose goals come from a client in another participant, `[7; 12]`, and
+    /// whose graph shows that client's feedback subscription once `listens` is set; the
+    /// feedback it publishes reaches `feedback` (a subscription in this context), spun by
+    /// `executor`.
+    struct Rig {
+        _ctx: Context,
+        _subscription: crate::Subscription<Fibonacci_FeedbackMessage>,
+        executor: Executor,
+        core: Arc<ServerCore<Fibonacci>>,
+        listens: Arc<AtomicBool>,
+        feedback: Arc<Mutex<Vec<Vec<i32>>>>,
+        handles: Arc<Mutex<Vec<ServerGoalHandle<Fibonacci>>>>,
+    }
+
+    fn rig(parking_limit: Duration) -> Rig {
+        let ctx = Context::new(ContextOptions {
+            network: NetworkMode::Off,
+            ..Default::default()
+        })
+        .unwrap();
+        let node = ctx.create_node("parking").unwrap();
+        let topic = "/fibonacci/_action/feedback";
+        let feedback = Arc::new(Mutex::new(Vec::new()));
+        let subscription = {
+            let feedback = feedback.clone();
+            node.create_subscription(
+                topic,
+                action_feedback_qos(),
+                move |m: Fibonacci_FeedbackMessage| {
+                    lock(&feedback).push(m.feedback.sequence.to_vec());
+                },
+            )
+            .unwrap()
+        };
+        let publishers = (
+            node.create_publisher(
+                "/fibonacci/_action/status",
+                super::super::action_status_qos(),
+            )
+            .unwrap(),
+            node.create_publisher(topic, action_feedback_qos()).unwrap(),
+        );
+        let handles = Arc::new(Mutex::new(Vec::new()));
+        let listens = Arc::new(AtomicBool::new(false));
+        let callbacks = ServerCallbacks::<Fibonacci> {
+            on_goal: Box::new(|_, _| GoalResponse::AcceptAndExecute),
+            on_cancel: Box::new(|_| CancelResponse::Accept),
+            on_accepted: {
+                let handles = handles.clone();
+                Box::new(move |handle| lock(&handles).push(handle))
+            },
+        };
+        let client_listens: ClientListens = {
+            let listens = listens.clone();
+            Box::new(move |client| *client == [7; 12] && listens.load(Ordering::SeqCst))
+        };
+        let core = ServerCore::new(
+            "/fibonacci".into(),
+            publishers,
+            callbacks,
+            RosClockSource::System,
+            DEFAULT_RESULT_TIMEOUT,
+            client_listens,
+        );
+        core.feedback_parking_limit.set(parking_limit).unwrap();
+        let executor = Executor::new(&ctx);
+        executor.add_node(&node);
+        Rig {
+            _ctx: ctx,
+            _subscription: subscription,
+            executor,
+            core,
+            listens,
+            feedback,
+            handles,
+        }
+    }
+
+    impl Rig {
+        /// Sends goal `uuid` as the remote client; its accepting reply.
+        fn send_goal(&self, uuid: u8) -> Fibonacci_SendGoal_Response {
+            let (replies, channel) = recorded();
+            self.core.handle_send_goal(
+                Fibonacci_SendGoal_Request {
+                    goal_id: UUID { uuid: [uuid; 16] },
+                    goal: Fibonacci_Goal { order: 3 },
+                },
+                ServiceReply::into_channel(channel),
+            );
+            let reply = lock(&replies).pop().expect("a send_goal reply");
+            roslite_cdr::from_bytes(&reply).unwrap()
+        }
+
+        /// Asks for goal `uuid`'s result as the remote client; where its reply will be.
+        fn get_result(&self, uuid: u8) -> Replies {
+            let (replies, channel) = recorded();
+            self.core.handle_get_result(
+                Fibonacci_GetResult_Request {
+                    goal_id: UUID { uuid: [uuid; 16] },
+                },
+                ServiceReply::into_channel(channel),
+            );
+            replies
+        }
+
+        /// Runs the goal that was accepted last: two feedback messages, then success.
+        fn execute_last_goal(&self) {
+            let handle = lock(&self.handles).pop().expect("an accepted goal");
+            for sequence in [vec![0, 1, 1], vec![0, 1, 1, 2]] {
+                handle
+                    .publish_feedback(Fibonacci_Feedback {
+                        sequence: sequence.into(),
+                    })
+                    .unwrap();
+            }
+            handle
+                .succeed(Fibonacci_Result {
+                    sequence: vec![0, 1, 1, 2].into(),
+                })
+                .unwrap();
+        }
+
+        /// Spins until `done` or 5 s; whether it got there.
+        fn spin_until(&self, done: impl Fn(&Self) -> bool) -> bool {
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_secs(5) {
+                self.executor.spin_some();
+                if done(self) {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            false
+        }
+    }
+
+    fn result_of(replies: &Replies) -> Option<Fibonacci_GetResult_Response> {
+        lock(replies)
+            .first()
+            .map(|bytes| roslite_cdr::from_bytes(bytes).unwrap())
+    }
+
+    /// A goal executed before this process discovered its client's feedback subscription
+    /// keeps its feedback until the subscription is discovered, then publishes it in order;
+    /// the result request that came meanwhile is answered after it.
+    #[test]
+    fn feedback_waits_for_the_clients_subscription_and_the_result_waits_for_the_feedback() {
+        let rig = rig(FEEDBACK_PARKING_LIMIT);
+        assert!(rig.send_goal(1).accepted);
+        rig.execute_last_goal();
+        let result = rig.get_result(1);
+        std::thread::sleep(Duration::from_millis(50));
+        rig.executor.spin_some();
+        assert!(
+            lock(&rig.feedback).is_empty(),
+            "published before the client listened"
+        );
+        assert!(
+            result_of(&result).is_none(),
+            "the result overtook the feedback"
+        );
+        rig.listens.store(true, Ordering::SeqCst);
+        assert!(rig.spin_until(|r| lock(&r.feedback).len() == 2));
+        assert_eq!(*lock(&rig.feedback), [vec![0, 1, 1], vec![0, 1, 1, 2]]);
+        let result = result_of(&result).expect("the result after the feedback");
+        assert_eq!(result.status, GoalStatusCode::Succeeded.code());
+        assert_eq!(result.result.sequence.to_vec(), [0, 1, 1, 2]);
+        // A later goal of a client already discovered publishes at once.
+        assert!(rig.send_goal(2).accepted);
+        rig.execute_last_goal();
+        rig.executor.spin_some();
+        assert_eq!(lock(&rig.feedback).len(), 4);
+        assert_eq!(
+            result_of(&rig.get_result(2)).map(|r| r.status),
+            Some(GoalStatusCode::Succeeded.code())
+        );
+    }
+
+    /// A client whose feedback subscription is never discovered: its feedback is dropped
+    /// after the parking limit, and its result request is answered then.
+    #[test]
+    fn feedback_for_a_client_never_discovered_is_dropped_after_the_limit() {
+        let rig = rig(Duration::from_millis(100));
+        assert!(rig.send_goal(1).accepted);
+        rig.execute_last_goal();
+        let result = rig.get_result(1);
+        assert!(rig.spin_until(|_| result_of(&result).is_some()));
+        assert_eq!(
+            result_of(&result).map(|r| r.status),
+            Some(GoalStatusCode::Succeeded.code())
+        );
+        rig.listens.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+        rig.executor.spin_some();
+        assert!(lock(&rig.feedback).is_empty(), "dropped feedback went out");
+        assert!(lock(&rig.core.goals).iter().all(|g| g.parked.is_empty()));
     }
 }
