@@ -26,7 +26,9 @@
 //! ring is full. The reader therefore takes an entry by reading it and then CASing `sub_tail`
 //! from `t` to `t + 1`; if the CAS fails the writer took it first and the read is discarded. The
 //! writer only rewrites slot `t` after `sub_tail` has moved past `t`, so a successful CAS means
-//! the read saw the complete entry.
+//! the read saw the complete entry. The writer's take CASes `sub_tail` from the very value that
+//! showed the ring full, so it never moves `sub_tail` past `sub_head` when the reader emptied
+//! the ring in between.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicU32, AtomicU64};
