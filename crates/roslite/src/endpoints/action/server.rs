@@ -239,9 +239,7 @@ impl<A: Action> ServerCore<A> {
             GoalResponse::AcceptAndExecute => GoalStatusCode::Executing,
             GoalResponse::AcceptAndDefer => GoalStatusCode::Accepted,
         };
-        let awaiting_client = reply
-            .client_participant()
-            .filter(|client| self.client_reach(client) != ClientReach::Reached);
+        let client = reply.client_participant();
         let stamp = self.clock.now().to_msg();
         let inner = Arc::new(HandleInner {
             core: self.weak_self.clone(),
@@ -256,13 +254,20 @@ impl<A: Action> ServerCore<A> {
             waiting: Vec::new(),
             ended_at: None,
             handle: Arc::downgrade(&inner),
-            awaiting_client,
+            awaiting_client: None,
             parked: VecDeque::new(),
             parked_since: None,
             client_discovered_at: None,
         });
         // The client learns of the acceptance before any feedback or status of the goal.
         reply.send(A::send_goal_response(true, stamp));
+        // Looked up after the reply (it walks the graph); nothing publishes the goal's
+        // feedback before `on_accepted` hands its handle out.
+        if let Some(client) = client.filter(|c| self.client_reach(c) != ClientReach::Reached) {
+            if let Some(goal) = lock(&self.goals).iter_mut().find(|g| g.id == id) {
+                goal.awaiting_client = Some(client);
+            }
+        }
         self.publish_status();
         (lock(&self.on_accepted))(ServerGoalHandle { inner });
     }
