@@ -167,7 +167,7 @@ pub(crate) struct ServerCore<A: Action> {
     /// is discovered.
     client_listens: ClientListens,
     /// Held while feedback is published or released from parking, so a goal's feedback goes
-    /// out in the order it was given.
+    /// out in the order it was given, and before a result that answers a request.
     publishing_feedback: Mutex<()>,
     /// Whether the thread that releases parked feedback is running.
     releasing: Mutex<bool>,
@@ -328,6 +328,8 @@ impl<A: Action> ServerCore<A> {
     ) {
         let id = GoalId::from_msg(&A::get_result_request_goal_id(&request));
         self.expire();
+        // As in `step`: feedback being released goes out first.
+        let _order = lock(&self.publishing_feedback);
         let answer = {
             let mut goals = lock(&self.goals);
             match goals.iter_mut().find(|g| g.id == id) {
@@ -382,6 +384,8 @@ impl<A: Action> ServerCore<A> {
         event: GoalEvent,
         result: Option<A::Result>,
     ) -> Result<(), GoalHandleError> {
+        // Parked feedback being released goes out before the result this step may answer.
+        let _order = lock(&self.publishing_feedback);
         let (next, waiting) = {
             let mut goals = lock(&self.goals);
             let Some(goal) = goals.iter_mut().find(|g| g.id == id) else {
