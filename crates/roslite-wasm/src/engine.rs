@@ -292,13 +292,17 @@ fn run_resident(
                         .map_err(|e| MigrationError::Replay(e.to_string()))
                 });
                 let failed = replayed.as_ref().err().map(ToString::to_string);
+                // Every message that arrives until the guest resumes reaches the mailbox.
+                shared.keep_every_message(true);
                 let _ = preparing.prepared.send(replayed);
                 if let Some(why) = failed {
                     return Err(Fault::NotRestored(why));
                 }
                 match await_snapshot(shared, &preparing.snapshot) {
                     Some(restoring) => {
-                        Some(restore(&resident, shared, &restoring, &preparing.journal)?)
+                        let parked = restore(&resident, shared, &restoring, &preparing.journal)?;
+                        shared.keep_every_message(false);
+                        Some(parked)
                     }
                     // Called off: the objects made are released below.
                     None => return Ok(()),

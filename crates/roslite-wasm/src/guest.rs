@@ -378,7 +378,10 @@ impl GuestShared {
         self.resident.get()?.upgrade()
     }
 
+    /// Holds the guest between callbacks for a move: what arrives waits in its mailbox,
+    /// every message of it (see [`Self::keep_every_message`]).
     pub fn freeze(&self) {
+        self.keep_every_message(true);
         self.frozen.store(true, Ordering::SeqCst);
     }
 
@@ -389,7 +392,33 @@ impl GuestShared {
     /// Lets a frozen guest go on (its migration failed).
     pub fn thaw(&self) {
         self.frozen.store(false, Ordering::SeqCst);
+        self.keep_every_message(false);
         self.ring();
+    }
+
+    /// While `keep` is set, the guest's subscriptions keep every message until the host takes
+    /// it into the mailbox, whatever their keep-last depth
+    /// ([`roslite::serialized::SerializedSubscription::keep_every_message`]): set while the
+    /// guest is frozen for a move or prepared to receive one, when a message one copy's
+    /// depth-1 queue overwrote before its host's thread ran would reach neither copy (the
+    /// move's exactly-once accounting counts on each copy holding every message it was sent).
+    pub fn keep_every_message(&self, keep: bool) {
+        use roslite_c::handles::Object;
+        for &(native, _) in self
+            .subscription_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            // A subscription the guest deleted meanwhile has nothing to keep.
+            let _ = roslite_c::handles::with(native, "subscription", |o| match o {
+                Object::Subscription(s) => {
+                    s.keep_every_message(keep);
+                    Some(())
+                }
+                _ => None,
+            });
+        }
     }
 
     /// Ends a frozen guest here: it went on on another host.

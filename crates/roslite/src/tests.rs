@@ -1093,6 +1093,39 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
 /// subscription (delivered through CDR). With nobody spinning, each publish beyond
 /// `KEEP_ALL_MAX_SAMPLES` times out (after `max_blocking_time`: this thread is not in a
 /// callback, so it waits), and once spun, every message that got in arrives in order.
+/// A depth-1 serialized subscription told to keep every message (a Wasm host does while it
+/// moves the node) hands its callback every message that came while nobody took them, then,
+/// told to stop, only the newest again.
+#[test]
+fn a_serialized_subscription_keeps_every_message_while_asked() {
+    let (_ctx, node, executor) = setup();
+    let (got, push) = collector::<u32>();
+    let sub = node
+        .create_serialized_subscription(
+            "held",
+            TypeInfo::of::<Count>(),
+            1,
+            move |b: &roslite_cdr::SharedBuf, _: &MessageInfo| {
+                push(roslite_cdr::from_bytes::<Count>(b.bytes()).unwrap().0);
+            },
+        )
+        .unwrap();
+    let publisher = node.create_publisher::<Count>("held", 10).unwrap();
+    sub.keep_every_message(true);
+    for i in 0..5 {
+        publisher.publish(Count(i)).unwrap();
+    }
+    executor.spin_some();
+    assert_eq!(*got.lock().unwrap(), [0, 1, 2, 3, 4]);
+    for i in 5..8 {
+        publisher.publish(Count(i)).unwrap();
+    }
+    sub.keep_every_message(false);
+    publisher.publish(Count(8)).unwrap();
+    executor.spin_some();
+    assert_eq!(*got.lock().unwrap(), [0, 1, 2, 3, 4, 8]);
+}
+
 #[test]
 fn keep_all_bound_holds_between_serialized_and_typed_endpoints() {
     let (_ctx, node, executor) = setup();

@@ -210,6 +210,17 @@ impl SerializedSubscription {
         &self.shared.qos
     }
 
+    /// While `keep` is set, the queue of messages waiting for the callback keeps every
+    /// message that arrives (up to [`KEEP_ALL_MAX_SAMPLES`](crate::qos::KEEP_ALL_MAX_SAMPLES)),
+    /// whatever the keep-last depth; reset, it keeps the newest `depth` again. For a host
+    /// whose callback takes each message into a mailbox of its own while it moves the node to
+    /// another process (roslite-wasm, docs/migration.md): a shallow queue would overwrite a
+    /// message whenever the host's thread is not scheduled before the next one arrives, and
+    /// neither copy of the node would ever get it.
+    pub fn keep_every_message(&self, keep: bool) {
+        self.shared.queue.lock().set_keep_everything(keep);
+    }
+
     /// As [`Subscription::message_lost_status`](crate::Subscription::message_lost_status).
     pub fn message_lost_status(&self) -> MessageLostStatus {
         self.shared.events.take_message_lost()

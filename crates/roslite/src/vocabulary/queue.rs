@@ -16,6 +16,9 @@ pub(crate) struct MessageQueue<T> {
     history: History,
     /// One per path waiting (the network, each Unix-socket link).
     room_waiters: Vec<RoomWaiter>,
+    /// While set, a keep-last queue drops nothing below [`KEEP_ALL_MAX_SAMPLES`]
+    /// ([`Self::set_keep_everything`]).
+    keep_everything: bool,
 }
 
 impl<T> MessageQueue<T> {
@@ -24,6 +27,7 @@ impl<T> MessageQueue<T> {
             items: VecDeque::new(),
             history,
             room_waiters: Vec::new(),
+            keep_everything: false,
         }
     }
 
@@ -31,7 +35,31 @@ impl<T> MessageQueue<T> {
     /// how many were dropped. A keep-all queue takes it even beyond its bound: the bound is
     /// for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a message.
     pub(crate) fn push(&mut self, item: T) -> u64 {
+        if self.keep_everything && matches!(self.history, History::KeepLast(_)) {
+            let mut dropped = 0;
+            while self.items.len() >= KEEP_ALL_MAX_SAMPLES {
+                self.items.pop_front();
+                dropped += 1;
+            }
+            self.items.push_back(item);
+            return dropped;
+        }
         self.history.push(&mut self.items, item)
+    }
+
+    /// While `keep` is set, a keep-last queue keeps every message pushed (up to
+    /// [`KEEP_ALL_MAX_SAMPLES`]) instead of its newest `depth`; reset, it drops the oldest
+    /// beyond `depth` at once. Returns how many that dropped.
+    pub(crate) fn set_keep_everything(&mut self, keep: bool) -> u64 {
+        self.keep_everything = keep;
+        let mut dropped = 0;
+        if let (false, History::KeepLast(depth)) = (keep, self.history) {
+            while self.items.len() > depth {
+                self.items.pop_front();
+                dropped += 1;
+            }
+        }
+        dropped
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -265,5 +293,28 @@ mod tests {
         }
         assert_eq!(q.items, [8, 9]);
         assert!(q.wait_for_room(100_000, waiter()).is_err());
+    }
+
+    /// A keep-last queue told to keep everything drops nothing (below the keep-all bound)
+    /// until told to stop, and then keeps its newest `depth` at once.
+    #[test]
+    fn a_keep_last_queue_keeps_everything_while_asked() {
+        let mut q = MessageQueue::new(History::KeepLast(1));
+        assert_eq!(q.set_keep_everything(true), 0);
+        for i in 0..5 {
+            assert_eq!(q.push(i), 0);
+        }
+        assert_eq!(q.pop_front().0, Some(0));
+        assert_eq!(q.items, [1, 2, 3, 4]);
+        assert_eq!(q.set_keep_everything(false), 3);
+        assert_eq!(q.items, [4]);
+        assert_eq!(q.push(5), 1);
+        assert_eq!(q.items, [5]);
+        q.set_keep_everything(true);
+        for i in 0..KEEP_ALL_MAX_SAMPLES + 2 {
+            q.push(i);
+        }
+        assert_eq!(q.items.len(), KEEP_ALL_MAX_SAMPLES);
+        assert_eq!(q.items.front(), Some(&2));
     }
 }
