@@ -90,6 +90,29 @@ pub fn first_held(mailbox: &VecDeque<Deferred>) -> Vec<FirstHeld> {
         .collect()
 }
 
+/// Of the messages `carried` from the old host, those the target's copy does not hold the
+/// like of in `mailbox`: per subscription and publisher, those below the first number the
+/// copy holds ([`first_held`]), in their order. The copy has every later one (reliable, and
+/// its subscriptions kept every message while it waited; a best-effort subscription may lose
+/// one, as best effort allows), and one carried at or above it
+/// would be given before a lower number held here, which the exactly-once check would then
+/// drop as given. (The old host can hold a higher number without a lower one: its depth-1
+/// queue overwrote that one while the node was busy there.)
+pub fn below_held<'a>(
+    carried: &'a [crate::carried::WaitingMessage],
+    mailbox: &VecDeque<Deferred>,
+) -> Vec<&'a crate::carried::WaitingMessage> {
+    let held = first_held(mailbox);
+    carried
+        .iter()
+        .filter(|w| {
+            held.iter()
+                .find(|h| h.slot == w.slot && h.publisher_gid == w.publisher_gid)
+                .is_none_or(|h| w.sequence_number < h.sequence_number)
+        })
+        .collect()
+}
+
 /// What a frozen source lacks of what the target's copy does not hold (`first_held`): for
 /// each publisher the source gave or holds a message of, the numbers between the highest of
 /// those and the target's first. A publisher the source has nothing of is not counted: it
@@ -197,6 +220,40 @@ mod tests {
             publisher_gid: [gid; 16],
             sequence_number: seq,
         }
+    }
+
+    fn carried(slot: i32, gid: u8, seq: u64) -> crate::carried::WaitingMessage {
+        crate::carried::WaitingMessage {
+            slot,
+            source_timestamp_ns: 0,
+            received_timestamp_ns: 0,
+            sequence_number: seq,
+            from_intra_process: false,
+            publisher_gid: [gid; 16],
+            bytes: vec![0, 1, 0, 0],
+        }
+    }
+
+    /// The old host held 601 of publisher 7 but not 600 (overwritten there), and this host
+    /// holds 600 and 601: only what is below 600 is carried, so that 600 is not dropped as
+    /// given after 601. Other publishers' and subscriptions' carried messages, and those of a
+    /// publisher this host holds nothing of, all stay.
+    #[test]
+    fn only_carried_messages_below_the_first_held_here_are_given() {
+        let mailbox: VecDeque<Deferred> =
+            [message(1, 7, 600), message(1, 7, 601), message(2, 7, 50)].into();
+        let from_old_host = [
+            carried(1, 7, 598),
+            carried(1, 7, 601),
+            carried(2, 7, 49),
+            carried(1, 8, 10),
+            carried(1, 0, 3),
+        ];
+        let given: Vec<(i32, u8, u64)> = below_held(&from_old_host, &mailbox)
+            .into_iter()
+            .map(|w| (w.slot, w.publisher_gid[0], w.sequence_number))
+            .collect();
+        assert_eq!(given, [(1, 7, 598), (2, 7, 49), (1, 8, 10), (1, 0, 3)]);
     }
 
     #[test]

@@ -676,10 +676,12 @@ pub fn restore_into(
         for request in carried.into_iter().rev() {
             mailbox.push_front(request);
         }
-        // The messages that waited on the old host go first of all: each publisher's come
-        // before those this host received of it since, and one that reached both is given
-        // once (`delivered`).
-        for waiting in restoring.host.messages_waiting.iter().rev() {
+        // The messages that waited on the old host go first of all: of each publisher, those
+        // below the first this host holds (`inflight::below_held` says why), and one that
+        // reached both is given once (`delivered`).
+        let carried_messages =
+            crate::inflight::below_held(&restoring.host.messages_waiting, &mailbox);
+        for waiting in carried_messages.into_iter().rev() {
             mailbox.push_front(crate::guest::Deferred::Message {
                 slot: waiting.slot,
                 bytes: waiting.bytes.clone(),
