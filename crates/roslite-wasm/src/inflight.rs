@@ -90,27 +90,67 @@ pub fn first_held(mailbox: &VecDeque<Deferred>) -> Vec<FirstHeld> {
         .collect()
 }
 
-/// Of the messages `carried` from the old host, those the target's copy does not hold the
-/// like of in `mailbox`: per subscription and publisher, those below the first number the
-/// copy holds ([`first_held`]), in their order. The copy has every later one (reliable, and
-/// its subscriptions kept every message while it waited; a best-effort subscription may lose
-/// one, as best effort allows), and one carried at or above it
-/// would be given before a lower number held here, which the exactly-once check would then
-/// drop as given. (The old host can hold a higher number without a lower one: its depth-1
-/// queue overwrote that one while the node was busy there.)
-pub fn below_held<'a>(
-    carried: &'a [crate::carried::WaitingMessage],
-    mailbox: &VecDeque<Deferred>,
-) -> Vec<&'a crate::carried::WaitingMessage> {
-    let held = first_held(mailbox);
-    carried
-        .iter()
-        .filter(|w| {
-            held.iter()
-                .find(|h| h.slot == w.slot && h.publisher_gid == w.publisher_gid)
-                .is_none_or(|h| w.sequence_number < h.sequence_number)
-        })
-        .collect()
+/// Puts the messages `carried` from the old host into the target's `mailbox`, each in its
+/// publisher's order among the messages the target's copy holds of that publisher on that
+/// subscription: before the first it holds with a higher number, after the last with a lower
+/// one, and not at all if it holds that number; the messages of a publisher it holds nothing
+/// of go first, in their order. The exactly-once check then gives each once and in order.
+///
+/// Putting all carried messages first is not enough: each copy has gaps of its own, which a
+/// depth-1 queue or ring overwrote while its host's thread was late. The old host can carry a
+/// higher number without a lower one the target holds (given first, the higher one makes the
+/// lower one look given), and the target can lack one the old host carries above the first it
+/// holds (so dropping those at or above it would lose that one).
+pub fn merge_carried(carried: Vec<Deferred>, mailbox: &mut VecDeque<Deferred>) {
+    let key_of = |mail: &Deferred| match mail {
+        Deferred::Message { slot, info, .. }
+            if info.publisher_gid != [0; 16] && info.publication_sequence_number != 0 =>
+        {
+            Some((
+                (*slot, info.publisher_gid),
+                info.publication_sequence_number,
+            ))
+        }
+        _ => None,
+    };
+    // Per (subscription, publisher): the carried messages not yet placed, in order, and how
+    // many of the target's messages of it are still to come.
+    let mut pending: BTreeMap<(i32, [u8; 16]), VecDeque<(u64, Deferred)>> = BTreeMap::new();
+    let mut first = VecDeque::new();
+    let mut held_left: BTreeMap<(i32, [u8; 16]), usize> = BTreeMap::new();
+    for (key, _) in mailbox.iter().filter_map(key_of) {
+        *held_left.entry(key).or_default() += 1;
+    }
+    for mail in carried {
+        match key_of(&mail) {
+            Some((key, seq)) if held_left.contains_key(&key) => {
+                pending.entry(key).or_default().push_back((seq, mail));
+            }
+            _ => first.push_back(mail),
+        }
+    }
+    let mut merged = first;
+    for mail in std::mem::take(mailbox) {
+        let Some((key, seq)) = key_of(&mail) else {
+            merged.push_back(mail);
+            continue;
+        };
+        let queue = pending.entry(key).or_default();
+        while queue.front().is_some_and(|&(carried, _)| carried <= seq) {
+            if let Some((carried, carried_mail)) = queue.pop_front() {
+                if carried < seq {
+                    merged.push_back(carried_mail);
+                }
+            }
+        }
+        merged.push_back(mail);
+        let left = held_left.entry(key).or_default();
+        *left -= 1;
+        if *left == 0 {
+            merged.extend(queue.drain(..).map(|(_, carried_mail)| carried_mail));
+        }
+    }
+    *mailbox = merged;
 }
 
 /// What a frozen source lacks of what the target's copy does not hold (`first_held`): for
@@ -222,38 +262,63 @@ mod tests {
         }
     }
 
-    fn carried(slot: i32, gid: u8, seq: u64) -> crate::carried::WaitingMessage {
-        crate::carried::WaitingMessage {
-            slot,
-            source_timestamp_ns: 0,
-            received_timestamp_ns: 0,
-            sequence_number: seq,
-            from_intra_process: false,
-            publisher_gid: [gid; 16],
-            bytes: vec![0, 1, 0, 0],
-        }
+    fn numbers(mailbox: &VecDeque<Deferred>) -> Vec<(i32, u8, u64)> {
+        mailbox
+            .iter()
+            .map(|mail| match mail {
+                Deferred::Message { slot, info, .. } => (
+                    *slot,
+                    info.publisher_gid[0],
+                    info.publication_sequence_number,
+                ),
+                _ => (-1, 0, 0),
+            })
+            .collect()
     }
 
-    /// The old host held 601 of publisher 7 but not 600 (overwritten there), and this host
-    /// holds 600 and 601: only what is below 600 is carried, so that 600 is not dropped as
-    /// given after 601. Other publishers' and subscriptions' carried messages, and those of a
-    /// publisher this host holds nothing of, all stay.
+    /// Each carried message goes into its publisher's order among the target's messages of
+    /// it: 601 carried without 600 goes after the target's 600 (and its own 601 is taken
+    /// once); 2297, which the target lacks between 2296 and 2298, goes between them; a
+    /// carried number above all the target holds goes after its last; carried messages of
+    /// a publisher the target holds nothing of (or of one in its own process) go first;
+    /// other mail keeps its place.
     #[test]
-    fn only_carried_messages_below_the_first_held_here_are_given() {
-        let mailbox: VecDeque<Deferred> =
-            [message(1, 7, 600), message(1, 7, 601), message(2, 7, 50)].into();
-        let from_old_host = [
-            carried(1, 7, 598),
-            carried(1, 7, 601),
-            carried(2, 7, 49),
-            carried(1, 8, 10),
-            carried(1, 0, 3),
+    fn carried_messages_go_into_their_publishers_order() {
+        let mut mailbox: VecDeque<Deferred> = [
+            message(1, 7, 600),
+            message(1, 7, 601),
+            Deferred::Timer {
+                slot: 3,
+                description: String::new(),
+            },
+            message(2, 9, 2296),
+            message(2, 9, 2298),
+            message(1, 7, 602),
+        ]
+        .into();
+        let carried = vec![
+            message(1, 7, 601),
+            message(2, 9, 2297),
+            message(2, 9, 2299),
+            message(1, 8, 10),
+            message(1, 0, 3),
         ];
-        let given: Vec<(i32, u8, u64)> = below_held(&from_old_host, &mailbox)
-            .into_iter()
-            .map(|w| (w.slot, w.publisher_gid[0], w.sequence_number))
-            .collect();
-        assert_eq!(given, [(1, 7, 598), (2, 7, 49), (1, 8, 10), (1, 0, 3)]);
+        merge_carried(carried, &mut mailbox);
+        assert_eq!(
+            numbers(&mailbox),
+            [
+                (1, 8, 10),
+                (1, 0, 3),
+                (1, 7, 600),
+                (1, 7, 601),
+                (-1, 0, 0),
+                (2, 9, 2296),
+                (2, 9, 2297),
+                (2, 9, 2298),
+                (2, 9, 2299),
+                (1, 7, 602),
+            ]
+        );
     }
 
     #[test]

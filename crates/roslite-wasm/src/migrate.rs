@@ -676,13 +676,14 @@ pub fn restore_into(
         for request in carried.into_iter().rev() {
             mailbox.push_front(request);
         }
-        // The messages that waited on the old host go first of all: of each publisher, those
-        // below the first this host holds (`inflight::below_held` says why), and one that
-        // reached both is given once (`delivered`).
-        let carried_messages =
-            crate::inflight::below_held(&restoring.host.messages_waiting, &mailbox);
-        for waiting in carried_messages.into_iter().rev() {
-            mailbox.push_front(crate::guest::Deferred::Message {
+        // The messages that waited on the old host, each in its publisher's order among
+        // those this host received of it since (`inflight::merge_carried`); one that reached
+        // both is given once (`delivered`).
+        let carried_messages = restoring
+            .host
+            .messages_waiting
+            .iter()
+            .map(|waiting| crate::guest::Deferred::Message {
                 slot: waiting.slot,
                 bytes: waiting.bytes.clone(),
                 info: roslite_c::convert::CMessageInfo {
@@ -693,8 +694,9 @@ pub fn restore_into(
                     publisher_gid: waiting.publisher_gid,
                 },
                 description: "subscription callback of a message carried from the old host".into(),
-            });
-        }
+            })
+            .collect();
+        crate::inflight::merge_carried(carried_messages, &mut mailbox);
     }
     state.saved_stack = Some(restoring.host.saved_stack);
     state
