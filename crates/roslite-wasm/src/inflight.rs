@@ -102,6 +102,8 @@ pub fn first_held(mailbox: &VecDeque<Deferred>) -> Vec<FirstHeld> {
 /// lower one look given), and the target can lack one the old host carries above the first it
 /// holds (so dropping those at or above it would lose that one).
 pub fn merge_carried(carried: Vec<Deferred>, mailbox: &mut VecDeque<Deferred>) {
+    /// A subscription's callback slot and a publisher's gid.
+    type Key = (i32, [u8; 16]);
     let key_of = |mail: &Deferred| match mail {
         Deferred::Message { slot, info, .. }
             if info.publisher_gid != [0; 16] && info.publication_sequence_number != 0 =>
@@ -115,9 +117,9 @@ pub fn merge_carried(carried: Vec<Deferred>, mailbox: &mut VecDeque<Deferred>) {
     };
     // Per (subscription, publisher): the carried messages not yet placed, in order, and how
     // many of the target's messages of it are still to come.
-    let mut pending: BTreeMap<(i32, [u8; 16]), VecDeque<(u64, Deferred)>> = BTreeMap::new();
+    let mut pending: BTreeMap<Key, VecDeque<(u64, Deferred)>> = BTreeMap::new();
     let mut first = VecDeque::new();
-    let mut held_left: BTreeMap<(i32, [u8; 16]), usize> = BTreeMap::new();
+    let mut held_left: BTreeMap<Key, usize> = BTreeMap::new();
     for (key, _) in mailbox.iter().filter_map(key_of) {
         *held_left.entry(key).or_default() += 1;
     }
