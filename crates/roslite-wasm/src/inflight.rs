@@ -104,27 +104,16 @@ pub fn first_held(mailbox: &VecDeque<Deferred>) -> Vec<FirstHeld> {
 pub fn merge_carried(carried: Vec<Deferred>, mailbox: &mut VecDeque<Deferred>) {
     /// A subscription's callback slot and a publisher's gid.
     type Key = (i32, [u8; 16]);
-    let key_of = |mail: &Deferred| match mail {
-        Deferred::Message { slot, info, .. }
-            if info.publisher_gid != [0; 16] && info.publication_sequence_number != 0 =>
-        {
-            Some((
-                (*slot, info.publisher_gid),
-                info.publication_sequence_number,
-            ))
-        }
-        _ => None,
-    };
     // Per (subscription, publisher): the carried messages not yet placed, in order, and how
     // many of the target's messages of it are still to come.
     let mut pending: BTreeMap<Key, VecDeque<(u64, Deferred)>> = BTreeMap::new();
     let mut first = VecDeque::new();
     let mut held_left: BTreeMap<Key, usize> = BTreeMap::new();
-    for (key, _) in mailbox.iter().filter_map(key_of) {
+    for (key, _) in mailbox.iter().filter_map(tracked) {
         *held_left.entry(key).or_default() += 1;
     }
     for mail in carried {
-        match key_of(&mail) {
+        match tracked(&mail) {
             Some((key, seq)) if held_left.contains_key(&key) => {
                 pending.entry(key).or_default().push_back((seq, mail));
             }
@@ -133,7 +122,7 @@ pub fn merge_carried(carried: Vec<Deferred>, mailbox: &mut VecDeque<Deferred>) {
     }
     let mut merged = first;
     for mail in std::mem::take(mailbox) {
-        let Some((key, seq)) = key_of(&mail) else {
+        let Some((key, seq)) = tracked(&mail) else {
             merged.push_back(mail);
             continue;
         };
@@ -188,14 +177,26 @@ pub fn uncovered(
 
 /// (slot, publisher gid, number) of each tracked message in `mailbox`.
 fn messages(mailbox: &VecDeque<Deferred>) -> impl Iterator<Item = (i32, [u8; 16], u64)> + '_ {
-    mailbox.iter().filter_map(|mail| match mail {
+    mailbox
+        .iter()
+        .filter_map(tracked)
+        .map(|((slot, gid), seq)| (slot, gid, seq))
+}
+
+/// A message's (subscription slot, publisher gid) and number, if its publisher is tracked (it
+/// has a global id: not one in this process).
+fn tracked(mail: &Deferred) -> Option<((i32, [u8; 16]), u64)> {
+    match mail {
         Deferred::Message { slot, info, .. }
             if info.publisher_gid != [0; 16] && info.publication_sequence_number != 0 =>
         {
-            Some((*slot, info.publisher_gid, info.publication_sequence_number))
+            Some((
+                (*slot, info.publisher_gid),
+                info.publication_sequence_number,
+            ))
         }
         _ => None,
-    })
+    }
 }
 
 /// `first_held` as `PrepareMigration`'s answer carries it: a count (u32), then each as the

@@ -473,11 +473,11 @@ impl<A: Action> ServerCore<A> {
                         goal.awaiting_client = None;
                         Some(message)
                     } else {
-                        let depth = self.feedback_depth();
-                        if goal.parked.len() >= depth {
-                            goal.parked.pop_front();
-                        }
-                        goal.parked.push_back(message);
+                        // Kept as the feedback topic's history would keep it.
+                        self.feedback_publisher
+                            .qos()
+                            .history
+                            .push(&mut goal.parked, message);
                         goal.parked_since.get_or_insert_with(Instant::now);
                         None
                     }
@@ -515,14 +515,6 @@ impl<A: Action> ServerCore<A> {
             .feedback_parking_limit
             .get()
             .unwrap_or(&FEEDBACK_PARKING_LIMIT)
-    }
-
-    /// The feedback topic's history depth: how many feedback messages a goal parks.
-    fn feedback_depth(&self) -> usize {
-        match self.feedback_publisher.qos().history {
-            crate::vocabulary::qos::History::KeepLast(depth) => depth.max(1),
-            crate::vocabulary::qos::History::KeepAll => usize::MAX,
-        }
     }
 
     /// Starts the thread that releases parked feedback, unless it runs. It looks every
