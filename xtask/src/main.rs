@@ -200,7 +200,8 @@ fn install_prerequisites(root: &Path) -> Result<()> {
 /// guests and `wasm-opt` prepares them for parking (roslite-wasm's guest_build);
 /// `aarch64-linux-gnu-gcc` links the aarch64 WebAssembly host of the cross-architecture tests
 /// (`.cargo/config.toml` names it as that target's linker) and `qemu-aarch64` runs it
-/// (roslite-wasm's cross_arch).
+/// (roslite-wasm's cross_arch); `musl-gcc` (with `<arch>-linux-musl-gcc`) builds the C parts
+/// of the programs for a small board against musl (roslite-linetrace's small_build).
 const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
     ("nft", "nftables"),
@@ -214,6 +215,7 @@ const DEBIAN_TOOLS: &[(&str, &str)] = &[
     ("wasm-opt", "binaryen"),
     ("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
     ("qemu-aarch64", "qemu-user"),
+    ("musl-gcc", "musl-tools"),
 ];
 
 /// Libraries the Humble-era interop peers (tests/interop_humble.rs) are built against:
@@ -331,8 +333,15 @@ fn ensure_rust_components() -> Result<()> {
 
 /// Rust targets the tests build for besides this machine's: wasm32-wasip1 for Rust guests,
 /// aarch64-unknown-linux-gnu for the WebAssembly host of the cross-architecture tests
-/// (roslite-wasm's cross_arch, run under qemu-user).
-const RUST_TARGETS: &[&str] = &["wasm32-wasip1", "aarch64-unknown-linux-gnu"];
+/// (roslite-wasm's cross_arch, run under qemu-user), and this architecture's musl target, the C
+/// library of the programs built for a small board (roslite-linetrace's small_build).
+const RUST_TARGETS: &[&str] = &["wasm32-wasip1", "aarch64-unknown-linux-gnu", MUSL_TARGET];
+
+const MUSL_TARGET: &str = if cfg!(target_arch = "aarch64") {
+    "aarch64-unknown-linux-musl"
+} else {
+    "x86_64-unknown-linux-musl"
+};
 
 /// Adds the [`RUST_TARGETS`] that are missing. Without rustup (a distribution's Rust) they
 /// cannot be added here: that is a note, not a failure (the C and C++ guests need no Rust

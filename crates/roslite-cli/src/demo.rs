@@ -244,6 +244,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             if mb <= goal { "met" } else { "NOT met" }
         );
     }
+    if let Some(note) = roslite_linetrace::small_build::glibc_note() {
+        println!("  note: {note}");
+    }
     let preface = format!(
         "`roslite demo`: simulated Raspberry Pi Mouse and the upstream line follower as two roslite \
          processes over RTPS/UDP on 127.0.0.1{}, {}x speed, seed {}, {} samples per topic.",

@@ -33,8 +33,8 @@ enum Command {
     /// demo prints per-topic latency and per-process memory and writes a report.
     ///
     /// The two processes run `roslite-linetrace-node`, which the demo builds on first use with
-    /// cargo (size profile, statically linked: what a small board would run), so the memory
-    /// figures are the nodes' own. ROSLITE_LINETRACE_NODE=cli runs them as `roslite
+    /// cargo (size profile, statically linked against musl where installed, else glibc: what a
+    /// small board would run), so the memory figures are the nodes' own. ROSLITE_LINETRACE_NODE=cli runs them as `roslite
     /// linetrace-node` instead; ROSLITE_LINETRACE_NODE=PATH names a prebuilt node binary.
     Demo(demo::DemoArgs),
     /// Measure roslite against this machine's floors and ROS 2 / Cyclone DDS; prints tables.

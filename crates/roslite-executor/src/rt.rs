@@ -264,11 +264,21 @@ fn set_fifo_priority(priority: u8) -> Result<(), RtError> {
 
 /// `pid` 0 is the calling thread.
 fn set_fifo_priority_of(pid: i32, priority: u8) -> Result<(), RtError> {
-    let param = libc::sched_param {
-        sched_priority: i32::from(priority),
+    // SAFETY: sched_param is plain integers (musl's has more fields than glibc's); zero is
+    // valid for each.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = i32::from(priority);
+    // The system call itself: musl's sched_setscheduler() is a stub that fails with ENOSYS
+    // (Linux sets the policy per thread, POSIX per process).
+    // SAFETY: the kernel reads `param` only during the call. rustix has no wrapper.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            libc::c_long::from(pid),
+            libc::c_long::from(libc::SCHED_FIFO),
+            &raw const param,
+        )
     };
-    // SAFETY: sched_setscheduler reads `param` only during the call. rustix has no wrapper.
-    let rc = unsafe { libc::sched_setscheduler(pid, libc::SCHED_FIFO, &param) };
     if rc == 0 {
         return Ok(());
     }
@@ -327,6 +337,24 @@ pub fn parse_cpu_list(setting: &'static str, text: &str) -> Result<Vec<usize>, R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_priority_is_set_or_refused_for_want_of_permission() {
+        // On a thread of its own, so the test runner's threads keep their policy.
+        std::thread::spawn(|| match set_fifo_priority(1) {
+            Ok(()) => {
+                // SAFETY: the system call only reads the calling thread's policy.
+                let policy = unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0) };
+                assert_eq!(policy, libc::c_long::from(libc::SCHED_FIFO));
+            }
+            // Without CAP_SYS_NICE or RLIMIT_RTPRIO: EPERM, never ENOSYS (musl's libc
+            // function, which the system call replaces).
+            Err(RtError::Priority { errno, .. }) => assert_eq!(errno, libc::EPERM),
+            Err(other) => panic!("{other}"),
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn options_from_variables() {

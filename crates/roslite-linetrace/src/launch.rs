@@ -414,6 +414,7 @@ pub(crate) enum TraceTo {
     File,
     /// Its standard output (`--trace -`), which the launcher writes to the trace file: a
     /// Wasm node that moves between hosts opens no file, and its output follows it.
+    #[cfg_attr(not(feature = "wasm"), allow(dead_code))]
     Stdout,
 }
 

@@ -19,7 +19,8 @@
 
 use std::fmt;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::process::{Command, Stdio};
 use std::str::FromStr;
 
 use crate::ports::{self, PortError, MAX_DOMAIN_ID, SPDP_MULTICAST_GROUP};
@@ -157,7 +158,7 @@ pub enum ConfigError {
     InvalidDiscoveryRange { value: String },
     /// Some `ROS_STATIC_PEERS` entries are invalid; all of them are listed.
     InvalidStaticPeers { bad: Vec<BadPeer> },
-    /// A static peer's host name has no IPv4 address.
+    /// A static peer's host name could not be resolved to an IPv4 address.
     UnresolvableStaticPeer { name: String, source: io::Error },
 }
 
@@ -194,7 +195,7 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::UnresolvableStaticPeer { name, source } => write!(
                 f,
-                "ROS_STATIC_PEERS entry {name:?} has no IPv4 address ({source}); check the name \
+                "ROS_STATIC_PEERS entry {name:?} could not be resolved to an IPv4 address ({source}); check the name \
                  or give the address instead"
             ),
         }
@@ -290,44 +291,39 @@ impl DiscoveryConfig {
         })
     }
 
-    /// Replaces every [`StaticPeer::Host`] by its IPv4 addresses (getaddrinfo; may query DNS).
+    /// Replaces every [`StaticPeer::Host`] by its IPv4 addresses, as the system's name service
+    /// gives them (`getent ahostsv4`, see [`resolve_ipv4`]; may query DNS).
     ///
     /// # Errors
     /// [`ConfigError::UnresolvableStaticPeer`] for the first name without an IPv4 address.
     pub fn resolve_static_peers(&mut self) -> Result<(), ConfigError> {
+        self.resolve_static_peers_with(GETENT)
+    }
+
+    /// [`Self::resolve_static_peers`] with another `getent` program (tests).
+    fn resolve_static_peers_with(&mut self, getent: &str) -> Result<(), ConfigError> {
         let mut resolved = Vec::with_capacity(self.static_peers.len());
         for peer in self.static_peers.drain(..) {
             match peer {
                 StaticPeer::Host { name, port } => {
-                    let addrs = (name.as_str(), port.unwrap_or(0))
-                        .to_socket_addrs()
-                        .map_err(|source| ConfigError::UnresolvableStaticPeer {
+                    let addrs = resolve_ipv4(getent, &name).map_err(|source| {
+                        ConfigError::UnresolvableStaticPeer {
                             name: name.clone(),
                             source,
-                        })?;
-                    let before = resolved.len();
+                        }
+                    })?;
                     for addr in addrs {
-                        if let SocketAddr::V4(v4) = addr {
-                            let peer = StaticPeer::Ip {
-                                addr: *v4.ip(),
-                                port,
-                            };
-                            if !resolved.contains(&peer) {
-                                resolved.push(peer);
-                            }
+                        let peer = StaticPeer::Ip { addr, port };
+                        if !resolved.contains(&peer) {
+                            resolved.push(peer);
                         }
                     }
-                    if resolved.len() == before {
-                        return Err(ConfigError::UnresolvableStaticPeer {
-                            name,
-                            source: io::Error::new(
-                                io::ErrorKind::NotFound,
-                                "only IPv6 addresses found",
-                            ),
-                        });
+                }
+                ip @ StaticPeer::Ip { .. } => {
+                    if !resolved.contains(&ip) {
+                        resolved.push(ip);
                     }
                 }
-                ip @ StaticPeer::Ip { .. } => resolved.push(ip),
             }
         }
         self.static_peers = resolved;
@@ -481,6 +477,72 @@ fn validate_host_name(host: &str) -> Result<(), BadPeerReason> {
         return Err(BadPeerReason::InvalidIpv4);
     }
     Ok(())
+}
+
+/// The program that resolves host names for [`resolve_ipv4`].
+const GETENT: &str = "getent";
+
+/// The IPv4 addresses of host `name`, in the order the system's name service gives them,
+/// without duplicates, from `getent ahostsv4 NAME` (glibc's and musl's `getent`; the same
+/// lookup as `getaddrinfo` with `AF_INET`, through the system's own configuration: files, DNS,
+/// mDNS).
+///
+/// Why a program and not `getaddrinfo` in this process: a node for a small board is linked
+/// statically (docs/footprint.md). Against glibc, `getaddrinfo` brings glibc's name service
+/// switch, DNS resolver and dynamic loader into every node, 131 KB of code that costs
+/// resident memory in every process whether a name is ever looked up or not, and that at run
+/// time needs the shared NSS modules of the very glibc it was linked with anyway; against musl
+/// it reads only /etc/hosts and DNS, so names the system resolves otherwise (mDNS's `.local`)
+/// would fail in a node and work in `ping`. `getent` resolves as the system does, for every
+/// build, at the cost of about 47 KB of code (`std::process`) and a process start, only when
+/// `ROS_STATIC_PEERS` names a host.
+///
+/// # Errors
+/// `NotFound` when the name has no IPv4 address or `getent` is not installed (each message
+/// says which and how to go on); another kind when `getent` fails otherwise.
+pub fn resolve_ipv4(getent: &str, name: &str) -> io::Result<Vec<Ipv4Addr>> {
+    let output = Command::new(getent)
+        .args(["ahostsv4", "--", name])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "`{getent}` was not found, which looks host names up (Debian package \
+                         libc-bin)"
+                    ),
+                )
+            } else {
+                io::Error::new(e.kind(), format!("`{getent}` could not run: {e}"))
+            }
+        })?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut addrs: Vec<Ipv4Addr> = Vec::new();
+    for addr in text
+        .lines()
+        .filter_map(|line| line.split_whitespace().next()?.parse().ok())
+    {
+        if !addrs.contains(&addr) {
+            addrs.push(addr);
+        }
+    }
+    // getent exits with 2 for a key it does not find (getent(1)).
+    if addrs.is_empty() && (output.status.success() || output.status.code() == Some(2)) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the name service knows no IPv4 address for it",
+        ));
+    }
+    if addrs.is_empty() {
+        return Err(io::Error::other(format!(
+            "`{getent} ahostsv4` failed ({})",
+            output.status
+        )));
+    }
+    Ok(addrs)
 }
 
 #[cfg(test)]
@@ -737,6 +799,65 @@ mod tests {
                 port: Some(7410)
             }]
         );
+    }
+
+    #[test]
+    fn a_host_name_resolves_through_the_name_service() {
+        let mut c = DiscoveryConfig {
+            static_peers: vec![
+                StaticPeer::Host {
+                    name: "localhost".into(),
+                    port: Some(7410),
+                },
+                StaticPeer::Ip {
+                    addr: Ipv4Addr::LOCALHOST,
+                    port: Some(7410),
+                },
+            ],
+            ..DiscoveryConfig::default()
+        };
+        c.resolve_static_peers().unwrap();
+        // /etc/hosts gives localhost 127.0.0.1; the same peer given as an address is kept once.
+        assert_eq!(
+            c.static_peers,
+            vec![StaticPeer::Ip {
+                addr: Ipv4Addr::LOCALHOST,
+                port: Some(7410)
+            }]
+        );
+    }
+
+    #[test]
+    fn a_missing_resolver_is_named_in_the_error() {
+        let mut c = DiscoveryConfig {
+            static_peers: vec![StaticPeer::Host {
+                name: "robot".into(),
+                port: None,
+            }],
+            ..DiscoveryConfig::default()
+        };
+        let err = c
+            .resolve_static_peers_with("/nonexistent/getent")
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "ROS_STATIC_PEERS entry \"robot\" could not be resolved to an IPv4 address \
+                 (`/nonexistent/getent` was not found"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("give the address instead"), "{text}");
+    }
+
+    #[test]
+    fn a_name_without_an_address_is_an_error_and_a_failing_resolver_too() {
+        // `true` prints nothing and succeeds: no address. `false` fails with status 1.
+        let err = resolve_ipv4("true", "robot").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains("no IPv4 address"), "{err}");
+        let err = resolve_ipv4("false", "robot").unwrap_err();
+        assert!(err.to_string().contains("failed"), "{err}");
     }
 
     #[test]

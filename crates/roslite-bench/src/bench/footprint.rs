@@ -11,7 +11,8 @@
 //! - roslite (`examples/talker`), when that binary was built next to this one (`cargo build
 //!   --release -p roslite --example talker`): the same publisher as a program of its own; and
 //!   the same built as for a small board, which this bench builds itself (unless `--no-build`):
-//!   the size profile (opt-level "s", fat LTO, panic=abort, stripped), statically linked (see
+//!   the size profile (opt-level "s", fat LTO, panic=abort, stripped), statically linked
+//!   against musl where the machine has it, glibc otherwise (see
 //!   `roslite_linetrace::small_build`);
 //! - roslite C++ (`crates/roslite-bench/cpp/talker.cpp`, ros2/examples' minimal_publisher on
 //!   roslite's rclcpp-shaped API): the C ABI's static library in the size profile, `c++ -Os
@@ -70,8 +71,8 @@ pub struct FootprintArgs {
     #[arg(long)]
     json: bool,
     /// Do not build the statically linked, size-optimised talkers (Rust: `cargo rustc --profile
-    /// release-small -p roslite --example talker -- -C target-feature=+crt-static -C
-    /// relocation-model=static`; C++: `crates/roslite-bench/cpp/talker.cpp`, `c++ -Os -static`
+    /// release-small -p roslite [--target <arch>-unknown-linux-musl] --example talker -- -C
+    /// target-feature=+crt-static -C relocation-model=static`, musl where installed; C++: `crates/roslite-bench/cpp/talker.cpp`, `c++ -Os -static`
     /// against the C ABI's static library in the same profile); measure them only if already
     /// built.
     #[arg(long)]
@@ -295,16 +296,8 @@ const LEAN_TALKER: small_build::Program<'static> = small_build::Program::Example
 
 /// The lean talker if an earlier run built it (`--no-build`).
 fn lean_talker_built() -> Result<PathBuf, String> {
-    let path = std::env::current_exe()
-        .ok()
-        .and_then(|exe| small_build::target_dir_of(&exe))
-        .map(|dir| {
-            dir.join(small_build::PROFILE)
-                .join("examples")
-                .join("talker")
-        })
-        .filter(|path| path.is_file());
-    path.ok_or_else(|| format!("not built (--no-build; `{}`)", LEAN_TALKER.cargo_command()))
+    small_build::built(LEAN_TALKER)
+        .ok_or_else(|| format!("not built (--no-build; `{}`)", LEAN_TALKER.cargo_command()))
 }
 
 /// The C++ talker if an earlier run built it (`--no-build`).
@@ -590,6 +583,13 @@ fn print_table(args: &FootprintArgs, stacks: &[Stack]) {
             }
         );
     }
+    println!(
+        "C library of the static builds: the Rust talker {}, the C++ talker glibc",
+        small_build::libc().name()
+    );
+    if let Some(note) = small_build::glibc_note() {
+        println!("note: {note}");
+    }
     for stack in stacks.iter().filter(|s| s.goal) {
         if let Ok(m) = &stack.result {
             let rss = mb(m.memory.vm_rss_kib);
@@ -613,6 +613,8 @@ struct Json {
     #[serde(serialize_with = "json::number")]
     goal_vm_rss_mb: f64,
     goal_met: Option<bool>,
+    /// The C library the Rust talker for a small board is linked with (`glibc` or `musl`).
+    lean_rust_libc: &'static str,
     results: Vec<JsonStack>,
 }
 
@@ -695,6 +697,7 @@ fn print_json(args: &FootprintArgs, stacks: &[Stack]) {
         steady_s: args.steady.as_secs_f64(),
         goal_vm_rss_mb: GOAL_MB,
         goal_met,
+        lean_rust_libc: small_build::libc().name(),
         results,
     });
 }

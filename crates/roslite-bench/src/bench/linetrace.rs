@@ -525,6 +525,9 @@ fn print_table(
             }
         }
     }
+    if let Some(note) = roslite_linetrace::small_build::glibc_note() {
+        println!("note: {note}");
+    }
     print_rounds(goals);
     let rust_label = Setup::ROSLITE.label();
     for goal in &goals.latency {

@@ -13,7 +13,7 @@
 use roslite_linetrace::process;
 
 #[no_mangle]
-extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
+extern "C" fn main(argc: i32, argv: *const *const std::ffi::c_char) -> i32 {
     // SAFETY: called before any other thread exists; SIG_IGN is a valid disposition and
     // mallopt only tunes the allocator.
     unsafe {
@@ -21,11 +21,21 @@ extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
         // does the same).
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         // One malloc arena for all threads: each roslite thread would otherwise get its own
-        // (~60 KB resident per node) for the few allocations it makes.
+        // (~60 KB resident per node) for the few allocations it makes. musl's allocator has
+        // no arenas.
+        #[cfg(target_env = "gnu")]
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
-    // std::env::args works without std's start-up: glibc hands argv to initialisers.
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // From main's own argv: without std's start-up, std::env::args is empty on musl (glibc
+    // hands argv to initialisers, musl does not).
+    let args: Vec<String> = (1..usize::try_from(argc).unwrap_or(0))
+        .map(|i| {
+            // SAFETY: the C runtime passes argc valid, NUL-terminated strings in argv.
+            unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     match process::Args::parse(&args).and_then(|a| process::run(&a)) {
         Ok(()) => 0,
         Err(message) => {

@@ -93,8 +93,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<HostArgs, String> {
 
 fn main() -> ExitCode {
     // As roslite's other lean node programs: one malloc arena for all threads (a guest's
-    // thread would otherwise get an arena of its own).
+    // thread would otherwise get an arena of its own). musl's allocator has no arenas.
     // SAFETY: mallopt only tunes the allocator.
+    #[cfg(target_env = "gnu")]
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
