@@ -782,48 +782,40 @@ mod tests {
         assert!(text.contains("\"host_with_underscore\": not an IPv4 address or a host name"));
     }
 
-    #[test]
-    fn resolving_keeps_addresses_and_needs_no_lookup_for_them() {
+    /// `peers` after [`DiscoveryConfig::resolve_static_peers_with`] and `getent`.
+    fn resolved(peers: Vec<StaticPeer>, getent: &str) -> Vec<StaticPeer> {
         let mut c = DiscoveryConfig {
-            static_peers: vec![StaticPeer::Ip {
-                addr: Ipv4Addr::LOCALHOST,
-                port: Some(7410),
-            }],
+            static_peers: peers,
             ..DiscoveryConfig::default()
         };
-        c.resolve_static_peers().unwrap();
+        c.resolve_static_peers_with(getent).unwrap();
+        c.static_peers
+    }
+
+    const LOCAL_PEER: StaticPeer = StaticPeer::Ip {
+        addr: Ipv4Addr::LOCALHOST,
+        port: Some(7410),
+    };
+
+    #[test]
+    fn resolving_keeps_addresses_and_needs_no_lookup_for_them() {
+        // No resolver at all: an address needs none.
         assert_eq!(
-            c.static_peers,
-            vec![StaticPeer::Ip {
-                addr: Ipv4Addr::LOCALHOST,
-                port: Some(7410)
-            }]
+            resolved(vec![LOCAL_PEER], "/nonexistent/getent"),
+            vec![LOCAL_PEER]
         );
     }
 
     #[test]
     fn a_host_name_resolves_through_the_name_service() {
-        let mut c = DiscoveryConfig {
-            static_peers: vec![
-                StaticPeer::Host {
-                    name: "localhost".into(),
-                    port: Some(7410),
-                },
-                StaticPeer::Ip {
-                    addr: Ipv4Addr::LOCALHOST,
-                    port: Some(7410),
-                },
-            ],
-            ..DiscoveryConfig::default()
+        let localhost = StaticPeer::Host {
+            name: "localhost".into(),
+            port: Some(7410),
         };
-        c.resolve_static_peers().unwrap();
         // /etc/hosts gives localhost 127.0.0.1; the same peer given as an address is kept once.
         assert_eq!(
-            c.static_peers,
-            vec![StaticPeer::Ip {
-                addr: Ipv4Addr::LOCALHOST,
-                port: Some(7410)
-            }]
+            resolved(vec![localhost, LOCAL_PEER], GETENT),
+            vec![LOCAL_PEER]
         );
     }
 
