@@ -63,8 +63,19 @@ pub fn libc() -> Libc {
     *CHOSEN.get_or_init(|| match std::env::var(LIBC_ENV).as_deref() {
         Ok("glibc") => Libc::Glibc,
         Ok("musl") => Libc::Musl,
-        _ if musl_available() => Libc::Musl,
-        _ => Libc::Glibc,
+        other => {
+            if let Some(value) = other.ok().filter(|v| !v.is_empty()) {
+                eprintln!(
+                    "warning: {LIBC_ENV}={value:?} is neither `glibc` nor `musl`; choosing by \
+                     what is installed"
+                );
+            }
+            if musl_available() {
+                Libc::Musl
+            } else {
+                Libc::Glibc
+            }
+        }
     })
 }
 
