@@ -292,7 +292,7 @@ impl DiscoveryConfig {
     }
 
     /// Replaces every [`StaticPeer::Host`] by its IPv4 addresses, as the system's name service
-    /// gives them (`getent ahostsv4`, see [`resolve_ipv4`]; may query DNS).
+    /// gives them (`getent ahostsv4`, see `resolve_ipv4`; may query DNS).
     ///
     /// # Errors
     /// [`ConfigError::UnresolvableStaticPeer`] for the first name without an IPv4 address.
@@ -500,7 +500,7 @@ const GETENT: &str = "getent";
 /// # Errors
 /// `NotFound` when the name has no IPv4 address or `getent` is not installed (each message
 /// says which and how to go on); another kind when `getent` fails otherwise.
-pub fn resolve_ipv4(getent: &str, name: &str) -> io::Result<Vec<Ipv4Addr>> {
+fn resolve_ipv4(getent: &str, name: &str) -> io::Result<Vec<Ipv4Addr>> {
     let output = Command::new(getent)
         .args(["ahostsv4", "--", name])
         .stdin(Stdio::null())

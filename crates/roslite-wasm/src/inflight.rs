@@ -257,6 +257,14 @@ mod tests {
         }
     }
 
+    /// Mail that is not a message, which keeps its place.
+    fn timer() -> Deferred {
+        Deferred::Timer {
+            slot: 3,
+            description: String::new(),
+        }
+    }
+
     fn held(slot: i32, gid: u8, seq: u64) -> FirstHeld {
         FirstHeld {
             slot,
@@ -290,10 +298,7 @@ mod tests {
         let mut mailbox: VecDeque<Deferred> = [
             message(1, 7, 600),
             message(1, 7, 601),
-            Deferred::Timer {
-                slot: 3,
-                description: String::new(),
-            },
+            timer(),
             message(2, 9, 2296),
             message(2, 9, 2298),
             message(1, 7, 602),
@@ -329,10 +334,7 @@ mod tests {
         let mailbox: VecDeque<Deferred> = [
             message(1, 7, 12),
             message(1, 7, 11),
-            Deferred::Timer {
-                slot: 3,
-                description: String::new(),
-            },
+            timer(),
             message(2, 7, 40),
             message(1, 8, 3),
             // A publisher of the target's own process: not tracked.

@@ -1088,11 +1088,6 @@ fn publishing_an_oversized_bounded_field_to_a_remote_subscriber_is_an_error() {
     );
 }
 
-/// The keep-all bound holds between serialized and typed endpoints in one process too: a
-/// serialized publisher to a typed subscription, and a typed publisher to a serialized
-/// subscription (delivered through CDR). With nobody spinning, each publish beyond
-/// `KEEP_ALL_MAX_SAMPLES` times out (after `max_blocking_time`: this thread is not in a
-/// callback, so it waits), and once spun, every message that got in arrives in order.
 /// A depth-1 serialized subscription told to keep every message (a Wasm host does while it
 /// moves the node) hands its callback every message that came while nobody took them, then,
 /// told to stop, only the newest again.
@@ -1126,6 +1121,11 @@ fn a_serialized_subscription_keeps_every_message_while_asked() {
     assert_eq!(*got.lock().unwrap(), [0, 1, 2, 3, 4, 8]);
 }
 
+/// The keep-all bound holds between serialized and typed endpoints in one process too: a
+/// serialized publisher to a typed subscription, and a typed publisher to a serialized
+/// subscription (delivered through CDR). With nobody spinning, each publish beyond
+/// `KEEP_ALL_MAX_SAMPLES` times out (after `max_blocking_time`: this thread is not in a
+/// callback, so it waits), and once spun, every message that got in arrives in order.
 #[test]
 fn keep_all_bound_holds_between_serialized_and_typed_endpoints() {
     let (_ctx, node, executor) = setup();

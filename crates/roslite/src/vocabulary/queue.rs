@@ -35,16 +35,11 @@ impl<T> MessageQueue<T> {
     /// how many were dropped. A keep-all queue takes it even beyond its bound: the bound is
     /// for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a message.
     pub(crate) fn push(&mut self, item: T) -> u64 {
-        if self.keep_everything && matches!(self.history, History::KeepLast(_)) {
-            let mut dropped = 0;
-            while self.items.len() >= KEEP_ALL_MAX_SAMPLES {
-                self.items.pop_front();
-                dropped += 1;
-            }
-            self.items.push_back(item);
-            return dropped;
-        }
-        self.history.push(&mut self.items, item)
+        let history = match self.history {
+            History::KeepLast(_) if self.keep_everything => History::KeepLast(KEEP_ALL_MAX_SAMPLES),
+            history => history,
+        };
+        history.push(&mut self.items, item)
     }
 
     /// While `keep` is set, a keep-last queue keeps every message pushed (up to
@@ -52,14 +47,15 @@ impl<T> MessageQueue<T> {
     /// beyond `depth` at once. Returns how many that dropped.
     pub(crate) fn set_keep_everything(&mut self, keep: bool) -> u64 {
         self.keep_everything = keep;
-        let mut dropped = 0;
-        if let (false, History::KeepLast(depth)) = (keep, self.history) {
-            while self.items.len() > depth {
-                self.items.pop_front();
-                dropped += 1;
-            }
+        let History::KeepLast(depth) = self.history else {
+            return 0;
+        };
+        if keep {
+            return 0;
         }
-        dropped
+        let excess = self.items.len().saturating_sub(depth);
+        self.items.drain(..excess);
+        excess as u64
     }
 
     pub(crate) fn is_empty(&self) -> bool {
