@@ -14,7 +14,8 @@
 //!
 //! Per stream the bench reports messages sent, delivered (distinct sequence numbers),
 //! reported lost (`Subscription::message_lost_status`), duplicates, and what is left over:
-//! `sent - delivered - lost`, which must be 0. Per process it samples VmRSS and fits a line
+//! `sent - delivered - lost`, which must be 0, except that a best-effort reader cannot report
+//! what was lost before the first or after the last message it received. Per process it samples VmRSS and fits a line
 //! through the samples after the warm-up: growth in MiB per hour. A child that panics (a
 //! `panicked at` line on its stderr) or exits with an error is reported.
 
@@ -558,11 +559,15 @@ struct StreamReport {
     /// `sent - delivered - reported_lost - dropped_in_queue`: messages neither delivered nor
     /// reported (negative: more reported than missing).
     unaccounted: i64,
+    /// Messages before the first one received. A reader counts losses only from the first
+    /// sample it gets from a writer on (it cannot tell which earlier numbers were meant for
+    /// it), so a best-effort reader cannot report these; a reliable reader receives them.
+    unreported_head: i64,
     /// Messages after the highest one received. A best-effort reader learns of a loss only
     /// when a later message arrives, so losses here cannot be reported; a reliable reader
     /// must have none after the drain.
     unreported_tail: i64,
-    /// `unaccounted` is 0, or for best effort, no more than the unreportable tail.
+    /// `unaccounted` is 0, or for best effort, no more than the unreportable head and tail.
     adds_up: bool,
 }
 
@@ -765,7 +770,9 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
         let delivered = u64::try_from(at(0)).unwrap_or(0);
         let lost = u64::try_from(at(1)).unwrap_or(0);
         let unaccounted = i64::try_from(n).unwrap_or(i64::MAX) - at(0) - at(1) - at(7);
-        // The highest sequence number is sent - 1; -1 means nothing arrived.
+        // The first sequence number is 0 and the highest sent - 1; -1 means nothing arrived,
+        // and then the tail is everything.
+        let head = at(4).max(0);
         let tail = i64::try_from(n).unwrap_or(i64::MAX) - 1 - at(5);
         streams.push(StreamReport {
             topic: s.topic(i),
@@ -784,8 +791,10 @@ pub fn run(args: &SoakArgs) -> anyhow::Result<()> {
             malformed: u64::try_from(at(6)).unwrap_or(0),
             dropped_in_queue: u64::try_from(at(7)).unwrap_or(0),
             unaccounted,
+            unreported_head: head,
             unreported_tail: tail,
-            adds_up: unaccounted == 0 || (s.best_effort && (0..=tail).contains(&unaccounted)),
+            adds_up: unaccounted == 0
+                || (s.best_effort && (0..=head + tail).contains(&unaccounted)),
         });
     }
     let warmup_s = warmup.as_secs_f64();
@@ -871,7 +880,7 @@ fn print_table(r: &Report) {
         r.loss_percent_udp
     );
     println!(
-        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>7}",
+        "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>5} {:>7}",
         "path",
         "size",
         "Hz",
@@ -883,12 +892,13 @@ fn print_table(r: &Report) {
         "dup",
         "reorder",
         "unaccounted",
+        "head",
         "tail",
         "adds up"
     );
     for s in &r.streams {
         println!(
-            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>7}",
+            "{:<5} {:>8} {:>5} {:<11} {:>8} {:>10} {:>8} {:>6} {:>5} {:>7} {:>11} {:>5} {:>5} {:>7}",
             s.path.name(),
             size_label(s.size_bytes),
             s.rate_hz,
@@ -904,6 +914,7 @@ fn print_table(r: &Report) {
             s.duplicates,
             s.out_of_order,
             s.unaccounted,
+            s.unreported_head,
             s.unreported_tail,
             if s.adds_up { "yes" } else { "NO" }
         );
@@ -945,9 +956,10 @@ fn print_table(r: &Report) {
     }
     println!(
         "lost: message_lost_status; queue: dropped from the subscription's own queue \
-         (Subscription::stats); tail: sent after the last message received (a best-effort \
-         reader cannot know those were lost)\naccounting (sent = delivered + lost + queue, \
-         every stream; best effort may leave at most its tail unreported): {}",
+         (Subscription::stats); head, tail: sent before the first and after the last message \
+         received (a best-effort reader cannot know those were lost)\naccounting (sent = \
+         delivered + lost + queue, every stream; best effort may leave at most its head and \
+         tail unreported): {}",
         if r.all_add_up {
             "adds up"
         } else {
