@@ -1,7 +1,8 @@
 //! Time, timers and the executor that runs roslite callbacks.
 //!
 //! Layers:
-//! - [`clock`]: [`Instant`] on `CLOCK_MONOTONIC`, the [`Clock`] trait, and a [`VirtualClock`]
+//! - [`instant`]: [`Instant`], nanoseconds on a monotonic time line.
+//! - [`clock`]: `CLOCK_MONOTONIC`, the [`Clock`] trait, and a [`VirtualClock`]
 //!   for deterministic tests.
 //! - [`parker`]: the executor's sleep, woken by deadlines or by entities with new work.
 //! - [`timer`]: drift-free periodic [`Schedule`]s and the [`Timer`] entity; [`rate`]: the same
@@ -16,6 +17,7 @@
 
 pub mod clock;
 pub mod executor;
+pub mod instant;
 pub mod parker;
 pub mod rate;
 pub mod rt;

@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rustix::thread::futex;
 
-use crate::clock::Instant;
+use crate::instant::Instant;
 
 /// Lending states (see [`Parker::try_lend`]).
 const LEND_CLOSED: u8 = 0;

@@ -5,12 +5,16 @@
 
 use roslite_cdr::Endianness;
 
-use crate::ParseError;
+use crate::error::ParseError;
+
+/// The endianness flag, bit 0 of every submessage's flags (RTPS 2.5 §9.4.5.1.2). Defined
+/// here, beside the readers and writers it steers, and re-exported as `wire::FLAG_E`.
+pub const FLAG_E: u8 = 0x01;
 
 /// Endianness selected by the E flag of a submessage (RTPS 2.5 §9.4.5.1.2: "E=0 means big
 /// endian, E=1 means little endian").
 pub(crate) fn endianness_of(flags: u8) -> Endianness {
-    if flags & crate::wire::FLAG_E != 0 {
+    if flags & FLAG_E != 0 {
         Endianness::Little
     } else {
         Endianness::Big
@@ -20,7 +24,7 @@ pub(crate) fn endianness_of(flags: u8) -> Endianness {
 /// The E flag value that selects `e`.
 pub(crate) fn e_flag(e: Endianness) -> u8 {
     match e {
-        Endianness::Little => crate::wire::FLAG_E,
+        Endianness::Little => FLAG_E,
         Endianness::Big => 0,
     }
 }

@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use roslite_cdr::Endianness;
 
+use crate::error::BuildError;
 use crate::types::{GuidPrefix, Time};
 use crate::wire::{HeaderRepr, InfoDstRepr, InfoTsRepr, Submessage, SubmessageHeader};
-use crate::BuildError;
 
 /// The bytes a datagram ends with when they stay where the writer's history keeps them: the
 /// fragment data of a DATA_FRAG (a range of the sample's payload) and the zero padding after

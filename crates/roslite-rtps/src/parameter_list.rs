@@ -9,8 +9,9 @@
 use roslite_cdr::{Encapsulation, Endianness};
 
 use crate::bytes::{pad4, put_i16, put_i32, put_u16, put_u32, Reader};
+use crate::error::{EmitError, ParseError};
+use crate::quirks;
 use crate::types::{Duration, Guid, Locator, SampleIdentity, SequenceNumber, VendorId};
-use crate::{quirks, EmitError, ParseError};
 
 /// A parameter id. Bit 15 marks the vendor-specific range, bit 14 "must understand"
 /// (RTPS 2.5 §9.6.2.2.1).

@@ -13,9 +13,9 @@
 //!
 //! Nothing here allocates per submessage except INFO_REPLY's locator lists (capped).
 
+use crate::error::ParseError;
 use crate::types::{Guid, GuidPrefix, Locator, ProtocolVersion, Time, VendorId};
 use crate::wire::{HeaderRepr, Submessage, SubmessageHeader, SubmessageId};
-use crate::ParseError;
 
 /// State carried from submessage to submessage within one message (RTPS 2.5 §8.3.4).
 #[derive(Clone, Debug, PartialEq, Eq)]

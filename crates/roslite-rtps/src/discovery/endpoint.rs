@@ -8,9 +8,9 @@ use super::{
     EndpointKind, History, Liveliness, LivelinessKind, OwnershipKind, Reliability, ReliabilityKind,
     Seen, SenderInfo, Value,
 };
+use crate::error::{EmitError, ParseError};
 use crate::parameter_list::{pid, ParameterId, ParameterList, ParameterListWriter};
 use crate::types::{Duration, EntityId, Guid, Locator, ProtocolVersion, VendorId};
-use crate::{EmitError, ParseError};
 
 /// The parameters decoded below that may appear at most once.
 const SINGLE_VALUED: [ParameterId; 16] = [
@@ -260,7 +260,7 @@ impl EndpointData {
     /// [`EmitError`] for a string with a NUL or a value too long for a parameter.
     pub fn write_parameters(&self, w: &mut ParameterListWriter<'_>) -> Result<(), EmitError> {
         let duration = |d: Duration| {
-            move |v: &mut crate::ValueWriter<'_>| {
+            move |v: &mut crate::parameter_list::ValueWriter<'_>| {
                 v.duration(d);
                 Ok(())
             }

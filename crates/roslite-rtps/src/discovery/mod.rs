@@ -30,9 +30,10 @@ pub use endpoint::EndpointData;
 pub use participant::ParticipantData;
 
 use crate::bytes::Reader;
+use crate::error::ParseError;
 use crate::parameter_list::{pid, ParameterId};
+use crate::quirks;
 use crate::types::{Duration, Guid, Locator, LocatorKind, ProtocolVersion, VendorId};
-use crate::{quirks, ParseError};
 
 /// Bounds on what a remote participant may make us store (docs/robustness.md §1-§2).
 pub mod limits {
@@ -69,7 +70,7 @@ pub struct SenderInfo {
 }
 
 impl SenderInfo {
-    pub fn from_receiver(state: &crate::ReceiverState) -> Self {
+    pub fn from_receiver(state: &crate::receiver::ReceiverState) -> Self {
         SenderInfo {
             vendor_id: state.source_vendor_id,
             version: state.source_version,

@@ -3,11 +3,11 @@
 use roslite_cdr::Endianness;
 
 use super::{check_unknown, limits, push_locator, read_common, Seen, SenderInfo, Value};
+use crate::error::{EmitError, ParseError};
 use crate::parameter_list::{pid, ParameterList, ParameterListWriter};
 use crate::types::{
     BuiltinEndpointSet, Duration, EntityId, Guid, GuidPrefix, Locator, ProtocolVersion, VendorId,
 };
-use crate::{EmitError, ParseError};
 
 /// What one participant announces about itself in SPDP `DATA(p)`.
 ///

@@ -16,9 +16,9 @@ use roslite_cdr::Endianness;
 
 use super::spdp::{disposal_inline_qos, STATUS_INFO_DISPOSED, STATUS_INFO_UNREGISTERED};
 use super::{EndpointData, EndpointKind, SenderInfo};
+use crate::error::{EmitError, ParseError};
 use crate::parameter_list::{pid, ParameterList, ParameterListWriter};
 use crate::types::{BuiltinEndpointSet, EntityId, Guid};
-use crate::{EmitError, ParseError};
 
 /// One builtin SEDP endpoint of ours and the remote endpoint it pairs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -18,6 +18,7 @@ use roslite_cdr::Endianness;
 
 use super::matching::PeerHost;
 use super::{ParticipantData, SenderInfo};
+use crate::error::EmitError;
 use crate::instant::Instant;
 use crate::parameter_list::{pid, ParameterList, ParameterListWriter};
 use crate::receiver::ReceiverState;
@@ -25,7 +26,6 @@ use crate::types::{
     BuiltinEndpointSet, Duration, EntityId, Guid, GuidPrefix, Locator, SequenceNumber, VendorId,
 };
 use crate::wire::{DataRepr, PayloadKind, SerializedPayload};
-use crate::EmitError;
 
 /// `PID_STATUS_INFO` flags (RTPS 2.5 §9.6.3.9): the instance was disposed.
 pub const STATUS_INFO_DISPOSED: u32 = 0x1;

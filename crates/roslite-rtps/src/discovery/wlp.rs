@@ -29,9 +29,9 @@
 use roslite_cdr::Endianness;
 
 use crate::bytes::Reader;
+use crate::error::ParseError;
 use crate::parameter_list::{pid, ParameterListWriter};
 use crate::types::GuidPrefix;
-use crate::ParseError;
 
 /// `ParticipantMessageData.kind` (RTPS 2.5 §9.6.2.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -10,7 +10,7 @@
 use std::ops::{Deref, DerefMut};
 
 use super::{Reader, Transmit, Writer};
-use crate::Instant;
+use crate::instant::Instant;
 
 /// The outputs of a sans-IO endpoint the memo stands in for, and its timer input.
 pub trait Transmitter {

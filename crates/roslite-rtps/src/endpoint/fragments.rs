@@ -37,7 +37,7 @@ use crate::types::{EntityId, FragmentNumber, FragmentNumberSet, SequenceNumber, 
 use crate::wire::DataFragRepr;
 
 use super::history::CacheChange;
-use super::proxies::RangeSet;
+use super::range_set::RangeSet;
 use super::TransmitBuilder;
 
 /// How a sample of a given size is cut into fragments.

@@ -29,7 +29,9 @@ mod fragments;
 mod history;
 mod key_hash;
 mod proxies;
+mod range_set;
 mod reader;
+mod received;
 mod writer;
 
 #[cfg(test)]
@@ -50,10 +52,12 @@ pub use drained::{Drained, Transmitter};
 pub use fragments::{ByteBudget, SharedBudgets};
 pub use history::HistoryKind;
 pub use key_hash::KeyHasher;
-pub use reader::{Reader, ReaderConfig, ReaderStats, ReceivedSample, WriterProxyInfo};
+pub use proxies::{ReaderProxyInfo, WriterProxyInfo};
+pub use reader::{Reader, ReaderConfig, ReaderStats};
+pub use received::ReceivedSample;
 pub use writer::{
-    AdoptError, AdoptedSample, ReaderProxyInfo, Writer, WriterConfig, WriterStats,
-    ACKNACK_COUNT_RESET_AFTER, BATCH_MAX_BYTES, KEEP_ALL_MAX_BYTES,
+    AdoptError, AdoptedSample, Writer, WriterConfig, WriterStats, ACKNACK_COUNT_RESET_AFTER,
+    BATCH_MAX_BYTES, KEEP_ALL_MAX_BYTES,
 };
 
 /// Something an endpoint wants sent: the same submessages to every destination.

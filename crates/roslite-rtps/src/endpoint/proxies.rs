@@ -1,6 +1,9 @@
 //! Per-peer state: the writer's `ReaderProxy` (RTPS 2.5 §8.4.7.5, driven by §8.4.9.2) and the
-//! reader's `WriterProxy` (§8.4.10.4, driven by §8.4.12.2), plus [`RangeSet`], the interval set
-//! both use so that ranges from the wire are stored as intervals and never expanded.
+//! reader's `WriterProxy` (§8.4.10.4, driven by §8.4.12.2), both storing ranges from the wire as
+//! intervals ([`RangeSet`]).
+//!
+//! Each proxy is built from what discovery reports of its peer: [`ReaderProxyInfo`] and
+//! [`WriterProxyInfo`].
 //!
 //! The spec describes a proxy as a list of `ChangeForReader`/`ChangeFromWriter` entries, one
 //! per sequence number. Stored literally that is proportional to whatever sequence numbers a
@@ -16,112 +19,54 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::instant::Instant;
-use crate::types::{Count, SequenceNumber};
+use crate::types::{Count, Guid, Locator, SequenceNumber};
 
 use super::fragments::{Reassembler, SharedBudgets};
-use super::reader::{ReceivedSample, WriterProxyInfo};
-use super::writer::ReaderProxyInfo;
+use super::range_set::RangeSet;
+use super::received::ReceivedSample;
 
-/// Disjoint, non-adjacent half-open intervals `[start, end)`.
+/// A matched reader as discovery reports it (SEDP `DATA(r)`, §8.5.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RangeSet<K> {
-    map: BTreeMap<K, K>,
+pub struct ReaderProxyInfo {
+    pub guid: Guid,
+    pub unicast: Vec<Locator>,
+    pub multicast: Vec<Locator>,
+    pub reliable: bool,
+    pub transient_local: bool,
+    pub expects_inline_qos: bool,
 }
 
-impl<K> Default for RangeSet<K> {
-    fn default() -> Self {
-        RangeSet {
-            map: BTreeMap::new(),
+impl ReaderProxyInfo {
+    /// A reliable, volatile reader reachable at `unicast`.
+    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
+        ReaderProxyInfo {
+            guid,
+            unicast,
+            multicast: Vec::new(),
+            reliable: true,
+            transient_local: false,
+            expects_inline_qos: false,
         }
     }
 }
 
-impl<K: Ord + Copy> RangeSet<K> {
-    /// Adds `[start, end)`, merging with overlapping and adjacent intervals. `O(log n)` per
-    /// interval merged away.
-    pub(crate) fn insert(&mut self, start: K, end: K) {
-        if start >= end {
-            return;
-        }
-        let (mut s, mut e) = (start, end);
-        if let Some((&ps, &pe)) = self.map.range(..=s).next_back() {
-            if pe >= s {
-                s = ps;
-                e = e.max(pe);
-            }
-        }
-        // Each iteration removes one interval.
-        while let Some((&k, &v)) = self.map.range(s..=e).next() {
-            self.map.remove(&k);
-            e = e.max(v);
-        }
-        self.map.insert(s, e);
-    }
+/// A matched writer as discovery reports it (SEDP `DATA(w)`, §8.5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterProxyInfo {
+    pub guid: Guid,
+    pub unicast: Vec<Locator>,
+    pub multicast: Vec<Locator>,
+    pub reliable: bool,
+}
 
-    /// The interval containing `k`.
-    pub(crate) fn containing(&self, k: K) -> Option<(K, K)> {
-        self.map
-            .range(..=k)
-            .next_back()
-            .filter(|(_, e)| **e > k)
-            .map(|(s, e)| (*s, *e))
-    }
-
-    pub(crate) fn contains(&self, k: K) -> bool {
-        self.containing(k).is_some()
-    }
-
-    /// The intervals that overlap `[start, end)`, ascending. `O(log n)` plus one step per
-    /// interval returned.
-    pub(crate) fn overlapping(&self, start: K, end: K) -> impl Iterator<Item = (K, K)> + '_ {
-        let before = self
-            .map
-            .range(..start)
-            .next_back()
-            .filter(|(_, e)| **e > start)
-            .map(|(s, e)| (*s, *e));
-        let from = before.map_or(start, |(s, _)| s);
-        before.into_iter().chain(
-            self.map
-                .range(from..)
-                .skip(usize::from(before.is_some()))
-                .take_while(move |(s, _)| **s < end)
-                .map(|(s, e)| (*s, *e)),
-        )
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    /// Number of intervals.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (K, K)> + '_ {
-        self.map.iter().map(|(s, e)| (*s, *e))
-    }
-
-    /// Forgets everything below `k`.
-    pub(crate) fn remove_below(&mut self, k: K) {
-        while let Some((&s, &e)) = self.map.iter().next() {
-            if s >= k {
-                break;
-            }
-            self.map.remove(&s);
-            if e > k {
-                self.map.insert(k, e);
-                break;
-            }
-        }
-    }
-
-    /// Drops the highest intervals until at most `max` remain.
-    pub(crate) fn truncate(&mut self, max: usize) {
-        while self.map.len() > max {
-            self.map.pop_last();
+impl WriterProxyInfo {
+    /// A reliable writer reachable at `unicast`.
+    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
+        WriterProxyInfo {
+            guid,
+            unicast,
+            multicast: Vec::new(),
+            reliable: true,
         }
     }
 }

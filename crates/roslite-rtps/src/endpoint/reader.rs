@@ -34,7 +34,7 @@ use roslite_cdr::Endianness;
 
 use crate::instant::Instant;
 use crate::parameter_list::ParameterList;
-use crate::types::{Guid, GuidPrefix, Locator, SequenceNumber, SequenceNumberSet, Time};
+use crate::types::{Guid, GuidPrefix, SequenceNumber, SequenceNumberSet, Time};
 use crate::wire::{
     AckNackRepr, DataFragRepr, DataRepr, GapRepr, HeartbeatFragRepr, HeartbeatRepr, NackFragRepr,
     PayloadKind, Submessage,
@@ -42,7 +42,9 @@ use crate::wire::{
 
 use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
 use super::history::HistoryKind;
-use super::proxies::{AckState, WriterProxy};
+use super::proxies::{AckState, WriterProxy, WriterProxyInfo};
+use super::range_set::RangeSet;
+use super::received::ReceivedSample;
 use super::{
     count_is_newer, count_next, directed_locators, sn_add, sn_next, Transmit, TransmitBuilder,
 };
@@ -87,60 +89,6 @@ impl ReaderConfig {
             reassembly_timeout: Duration::from_secs(10),
             remember_unmatched_writers: false,
         }
-    }
-}
-
-/// A matched writer as discovery reports it (SEDP `DATA(w)`, §8.5.4).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriterProxyInfo {
-    pub guid: Guid,
-    pub unicast: Vec<Locator>,
-    pub multicast: Vec<Locator>,
-    pub reliable: bool,
-}
-
-impl WriterProxyInfo {
-    /// A reliable writer reachable at `unicast`.
-    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
-        WriterProxyInfo {
-            guid,
-            unicast,
-            multicast: Vec::new(),
-            reliable: true,
-        }
-    }
-}
-
-/// A sample delivered to the application.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReceivedSample {
-    pub writer: Guid,
-    pub sequence_number: SequenceNumber,
-    /// Serialized payload including the encapsulation header; empty for a dispose/unregister
-    /// (DATA without the D flag). A DATA payload may end in up to 3 padding bytes (RTPS 2.5
-    /// §9.4.5.3 pads submessages to 4; the encapsulation options say how many); a reassembled
-    /// one is exactly `sampleSize` bytes.
-    pub payload: Vec<u8>,
-    /// The inline QoS parameter list as received (sentinel included), in
-    /// `inline_qos_endianness`.
-    pub inline_qos: Option<Vec<u8>>,
-    pub inline_qos_endianness: Endianness,
-    pub source_timestamp: Option<Time>,
-    /// `PID_KEY_HASH` from the inline QoS.
-    pub key_hash: Option<[u8; 16]>,
-    /// `PID_STATUS_INFO` from the inline QoS (bit 0 disposed, bit 1 unregistered).
-    pub status_info: Option<u32>,
-    /// Sequence numbers of the same writer skipped right before this sample that will never
-    /// be delivered (DDS `SAMPLE_LOST`): best effort, those a later sample overtook; reliable,
-    /// those the writer declared irrelevant (GAP, or a HEARTBEAT's `firstSN` past them, which
-    /// is what a keep-last writer does when its history dropped them before this reader got
-    /// them). Counted only from the first sample delivered from that writer on.
-    pub lost_before: u64,
-}
-
-impl ReceivedSample {
-    fn payload_len(&self) -> usize {
-        self.payload.len()
     }
 }
 
@@ -793,7 +741,7 @@ fn undo_skips(p: &mut WriterProxy, stats: &mut ReaderStats) {
         .samples_lost
         .saturating_sub(std::mem::take(&mut p.lost_pending));
     p.next_expected = p.delivered_next;
-    p.irrelevant = super::proxies::RangeSet::default();
+    p.irrelevant = RangeSet::default();
     p.max_available = p.max_available.min(p.delivered_next);
     p.shown = SequenceNumber(p.delivered_next.0.saturating_sub(1));
     stats.skips_undone = stats.skips_undone.saturating_add(1);

@@ -48,7 +48,8 @@ use crate::wire::{
 use super::fragments::{push_data_frags, FragmentLayout};
 use super::history::{CacheChange, HistoryKind, WriterHistory};
 use super::key_hash::{with_key_hash, KeyHasher};
-use super::proxies::{RangeSet, ReaderProxy, RepairState};
+use super::proxies::{ReaderProxy, ReaderProxyInfo, RepairState};
+use super::range_set::RangeSet;
 use super::{
     count_is_newer, count_next, directed_locators, push_unique, sn_add, sn_next, Transmit,
     TransmitBuilder, WriteError, MAX_INLINE_QOS,
@@ -138,31 +139,6 @@ impl WriterConfig {
             batch_window: Duration::ZERO,
             batch_max_bytes: BATCH_MAX_BYTES,
             key: None,
-        }
-    }
-}
-
-/// A matched reader as discovery reports it (SEDP `DATA(r)`, §8.5.4).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReaderProxyInfo {
-    pub guid: Guid,
-    pub unicast: Vec<Locator>,
-    pub multicast: Vec<Locator>,
-    pub reliable: bool,
-    pub transient_local: bool,
-    pub expects_inline_qos: bool,
-}
-
-impl ReaderProxyInfo {
-    /// A reliable, volatile reader reachable at `unicast`.
-    pub fn new(guid: Guid, unicast: Vec<Locator>) -> Self {
-        ReaderProxyInfo {
-            guid,
-            unicast,
-            multicast: Vec::new(),
-            reliable: true,
-            transient_local: false,
-            expects_inline_qos: false,
         }
     }
 }

@@ -4,9 +4,9 @@ use std::fmt;
 
 use crate::discovery::matching::QosPolicy;
 use crate::endpoint::ReceivedSample;
+use crate::error::EmitError;
 use crate::receiver::ReceiveStats;
 use crate::types::{EntityId, Guid, GuidPrefix};
-use crate::EmitError;
 
 /// A local writer. Its entity id is unique within the participant and never reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

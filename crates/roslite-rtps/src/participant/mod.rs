@@ -83,7 +83,7 @@ use table::Table;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
     pub destinations: Vec<Locator>,
-    pub bytes: crate::WireBytes,
+    pub bytes: crate::message::WireBytes,
 }
 
 /// How full a local writer's history is ([`Participant::writer_history`]).

@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use roslite_cdr::Endianness;
 
 use crate::bytes::{put_i32, put_u32, Reader};
-use crate::ParseError;
+use crate::error::ParseError;
 
 /// The transport a locator belongs to. Unknown kinds are preserved, never rejected: peers
 /// advertise transports we do not speak (Fast DDS shared memory) next to UDP.

@@ -7,7 +7,7 @@
 use roslite_cdr::Endianness;
 
 use crate::bytes::{put_i32, put_u32, Reader};
-use crate::ParseError;
+use crate::error::ParseError;
 
 /// A writer's 64-bit sample sequence number (RTPS 2.5 §9.4.2.5).
 ///

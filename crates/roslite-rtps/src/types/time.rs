@@ -8,7 +8,7 @@
 use roslite_cdr::Endianness;
 
 use crate::bytes::{put_i32, put_u32, Reader};
-use crate::ParseError;
+use crate::error::ParseError;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 

@@ -5,8 +5,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, put_i32, Reader};
+use crate::error::ParseError;
 use crate::types::{Count, EntityId, SequenceNumberSet};
-use crate::ParseError;
 
 /// F: the writer need not answer with a HEARTBEAT.
 pub const FLAG_F: u8 = 0x02;

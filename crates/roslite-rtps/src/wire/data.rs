@@ -4,9 +4,9 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, pad4, pad4_from, put_u16, Reader};
+use crate::error::ParseError;
 use crate::parameter_list::ParameterList;
 use crate::types::{EntityId, SequenceNumber};
-use crate::ParseError;
 
 /// Q: an inline QoS parameter list follows writerSN.
 pub const FLAG_Q: u8 = 0x02;

@@ -5,9 +5,9 @@ use roslite_cdr::Endianness;
 use super::data::after_octets_to_inline_qos;
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, pad4, put_u16, put_u32, Reader};
+use crate::error::ParseError;
 use crate::parameter_list::ParameterList;
 use crate::types::{EntityId, FragmentNumber, SequenceNumber};
-use crate::ParseError;
 
 /// Q: an inline QoS parameter list precedes the fragments.
 pub const FLAG_Q: u8 = 0x02;

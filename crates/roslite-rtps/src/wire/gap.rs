@@ -6,8 +6,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, Reader};
+use crate::error::ParseError;
 use crate::types::{EntityId, SequenceNumber, SequenceNumberSet};
-use crate::ParseError;
 
 /// A GAP submessage.
 ///

@@ -1,8 +1,8 @@
 //! The RTPS message header (RTPS 2.5 §8.3.3, §9.4.4).
 
 use crate::bytes::Reader;
+use crate::error::ParseError;
 use crate::types::{GuidPrefix, ProtocolVersion, VendorId};
-use crate::ParseError;
 
 /// The fixed 20-byte header that starts every RTPS message.
 ///

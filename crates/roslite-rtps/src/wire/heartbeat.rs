@@ -4,8 +4,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, put_i32, Reader};
+use crate::error::ParseError;
 use crate::types::{Count, EntityId, SequenceNumber};
-use crate::ParseError;
 
 /// F: the reader need not answer with an ACKNACK.
 pub const FLAG_F: u8 = 0x02;

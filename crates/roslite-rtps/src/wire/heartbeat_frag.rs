@@ -4,8 +4,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, put_i32, put_u32, Reader};
+use crate::error::ParseError;
 use crate::types::{Count, EntityId, FragmentNumber, SequenceNumber};
-use crate::ParseError;
 
 const BODY_LEN: usize = 24;
 

@@ -5,8 +5,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, Reader};
+use crate::error::ParseError;
 use crate::types::GuidPrefix;
-use crate::ParseError;
 
 /// An INFO_DST submessage.
 ///

@@ -5,8 +5,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, put_u32, Reader};
+use crate::error::ParseError;
 use crate::types::Locator;
-use crate::ParseError;
 
 /// M: a multicast locator list follows the unicast one.
 pub const FLAG_M: u8 = 0x02;

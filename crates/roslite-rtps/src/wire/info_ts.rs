@@ -4,8 +4,8 @@ use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
 use crate::bytes::{endianness_of, Reader};
+use crate::error::ParseError;
 use crate::types::Time;
-use crate::ParseError;
 
 /// I: invalidate; no timestamp follows and the receiver forgets the current one.
 pub const FLAG_I: u8 = 0x02;

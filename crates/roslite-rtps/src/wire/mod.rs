@@ -48,10 +48,9 @@ pub use nack_frag::Repr as NackFragRepr;
 pub use pad::Repr as PadRepr;
 pub use submessage::{SubmessageHeader, SubmessageId};
 
-use crate::ParseError;
+use crate::error::ParseError;
 
-/// The endianness flag, bit 0 of every submessage's flags (RTPS 2.5 §9.4.5.1.2).
-pub const FLAG_E: u8 = 0x01;
+pub use crate::bytes::FLAG_E;
 
 /// Appends a submessage header for a body of `body_len` bytes.
 pub(crate) fn emit_header(

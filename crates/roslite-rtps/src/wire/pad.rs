@@ -3,7 +3,7 @@
 use roslite_cdr::Endianness;
 
 use super::{emit_header, SubmessageId};
-use crate::ParseError;
+use crate::error::ParseError;
 
 /// A PAD submessage; its body has no meaning.
 ///

@@ -5,7 +5,7 @@ use std::fmt;
 use roslite_cdr::Endianness;
 
 use crate::bytes::{endianness_of, put_u16, Reader};
-use crate::ParseError;
+use crate::error::ParseError;
 
 /// A submessage kind. Unknown ids are preserved so the receiver can skip and count them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
