@@ -13,7 +13,9 @@
 //! Selector bytes: where one target covers several types or decoders, the first input byte
 //! picks which, so the fuzzer can learn each separately.
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use roslite_cdr::CdrReader;
 use roslite_msg_gen::ast::{InterfaceKind, TypeName};
@@ -22,8 +24,10 @@ use roslite_msg_gen::registry::InterfaceSet;
 use roslite_msgs::Message;
 use roslite_rtps::discovery::{ros, sedp, wlp};
 use roslite_rtps::{
-    parse_message, EndpointData, EndpointKind, ParameterList, ParticipantData, ProtocolVersion,
-    ReceiveStats, SenderInfo, Submessage, VendorId,
+    parse_message, Datagram, EndpointData, EndpointKind, EndpointOptions, EndpointQos, Event, Guid,
+    GuidPrefix, Instant, Locator, ParameterList, Participant, ParticipantConfig, ParticipantData,
+    ProtocolVersion, ReaderId, ReceiveStats, SenderInfo, SequenceNumber, Submessage, VendorId,
+    WriterId,
 };
 
 /// A target's body, or one type's check in [`GENERATED`].
@@ -35,6 +39,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("cdr", cdr),
     ("msg_parser", msg_parser),
     ("parameter_list", parameter_list),
+    ("participant", participant),
     ("rtps_message", rtps_message),
     ("yaml_message", yaml_message),
     ("yaml_params", yaml_params),
@@ -281,6 +286,354 @@ pub fn rtps_message(data: &[u8]) {
         version: ProtocolVersion::V2_2,
     };
     decode_discovery(data, sender);
+}
+
+// ---------------------------------------------------------------------------------------------
+// participant: a participant's whole receive side, with its state
+
+/// The participant under test: GUID prefix `aa 00 .. 01`, participant id 0, on 127.0.0.1.
+const LOCAL_ID: u32 = 0;
+/// The peer every datagram of a `participant` input comes from: participant id 1.
+const PEER_ID: u32 = 1;
+/// The topic both participants write and read (a ROS 2 `std_msgs/String` topic).
+const FUZZ_TOPIC: &str = "rt/chatter";
+const FUZZ_TYPE: &str = "std_msgs::msg::dds_::String_";
+/// Virtual time per step of a `participant` input's clock.
+const STEP: Duration = Duration::from_millis(5);
+/// Calls of `handle_timeout` at one instant after which the participant must have no timer
+/// due at that instant any more (its driver would otherwise spin).
+const MAX_TIMEOUTS_PER_INSTANT: usize = 64;
+
+/// A `participant` input's records: `[ctrl][len: u16 LE][len bytes]`, repeated; a last,
+/// incomplete record is cut to what is there. `ctrl`'s bits:
+/// - 0-3: steps of [`STEP`] to let pass first, running due timers at each step;
+/// - 4: the local writer writes a small sample first; 5: a sample of 4 KiB (fragmented by a
+///   peer with small datagrams, and by the repair of a NACK_FRAG);
+/// - 6: the datagram arrives on the SPDP multicast group rather than by unicast.
+///
+/// `len` 0 means no datagram: the record only lets time pass and writes.
+pub struct ParticipantRecord<'a> {
+    pub ctrl: u8,
+    pub datagram: &'a [u8],
+}
+
+const CTRL_STEPS: u8 = 0x0f;
+const CTRL_WRITE_SMALL: u8 = 0x10;
+const CTRL_WRITE_LARGE: u8 = 0x20;
+const CTRL_MULTICAST: u8 = 0x40;
+
+fn participant_records(mut data: &[u8]) -> impl Iterator<Item = ParticipantRecord<'_>> {
+    std::iter::from_fn(move || {
+        let (&ctrl, rest) = data.split_first()?;
+        let (len, rest) = match rest {
+            [a, b, rest @ ..] => (usize::from(u16::from_le_bytes([*a, *b])), rest),
+            _ => (0, &[][..]),
+        };
+        let (datagram, rest) = rest.split_at(len.min(rest.len()));
+        data = rest;
+        Some(ParticipantRecord { ctrl, datagram })
+    })
+}
+
+/// Appends one record to a `participant` input.
+pub fn push_participant_record(out: &mut Vec<u8>, ctrl: u8, datagram: &[u8]) {
+    let len = u16::try_from(datagram.len()).expect("a record's datagram fits in 64 KiB");
+    out.push(ctrl);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(datagram);
+}
+
+fn fuzz_participant_config(id: u32) -> ParticipantConfig {
+    let mut prefix = [0u8; 12];
+    prefix[0] = 0xaa;
+    prefix[11] = u8::try_from(id).expect("a small id") + 1;
+    let mut c = ParticipantConfig::localhost(GuidPrefix(prefix), 0, id, 2);
+    c.entity_name = Some(format!("fuzz{id}"));
+    // Small reassembly budgets: the same code as the defaults, reached with small inputs.
+    c.reader_defaults.max_sample_size = 1 << 20;
+    c.reader_defaults.reassembly_bytes_per_participant = 4 << 20;
+    c.reader_defaults.reassembly_bytes_total = 8 << 20;
+    c
+}
+
+fn fuzz_options(qos: EndpointQos) -> EndpointOptions {
+    EndpointOptions::new(FUZZ_TOPIC, FUZZ_TYPE).with_qos(qos)
+}
+
+/// A CDR `std_msgs/String` payload of `len` characters.
+fn fuzz_string_payload(len: usize) -> Arc<[u8]> {
+    let mut v = vec![0, 1, 0, 0];
+    v.extend_from_slice(&u32::try_from(len + 1).expect("small").to_le_bytes());
+    v.resize(8 + len, b'x');
+    v.push(0);
+    v.resize(v.len().next_multiple_of(4), 0);
+    Arc::from(v)
+}
+
+/// One side of a `participant` session: a participant with a reliable writer, a reliable
+/// reader and a best-effort reader on [`FUZZ_TOPIC`].
+pub struct FuzzNode {
+    pub participant: Participant,
+    writer: WriterId,
+    readers: [ReaderId; 2],
+    /// The last sequence number each (reader, remote writer) delivered.
+    delivered: BTreeMap<(ReaderId, Guid), SequenceNumber>,
+    pub samples_delivered: u64,
+    pub writers_matched: u64,
+}
+
+impl FuzzNode {
+    pub fn new(id: u32, now: Instant) -> Self {
+        Self::with_config(fuzz_participant_config(id), now)
+    }
+
+    pub fn with_config(config: ParticipantConfig, now: Instant) -> Self {
+        let mut participant = Participant::new(config, now).expect("a valid configuration");
+        let writer = participant
+            .create_writer(now, fuzz_options(EndpointQos::ros_default()))
+            .expect("one writer fits");
+        let readers = [EndpointQos::ros_default(), EndpointQos::sensor_data()].map(|qos| {
+            participant
+                .create_reader(now, fuzz_options(qos))
+                .expect("two readers fit")
+        });
+        FuzzNode {
+            participant,
+            writer,
+            readers,
+            delivered: BTreeMap::new(),
+            samples_delivered: 0,
+            writers_matched: 0,
+        }
+    }
+
+    pub fn locator(&self) -> Locator {
+        *self
+            .participant
+            .config()
+            .default_unicast
+            .first()
+            .expect("localhost configurations have a unicast locator")
+    }
+
+    pub fn write(&mut self, now: Instant, ctrl: u8) {
+        for (bit, len) in [(CTRL_WRITE_SMALL, 12), (CTRL_WRITE_LARGE, 4096)] {
+            if ctrl & bit != 0 {
+                // A full keep-last history refuses nothing; any refusal is a finding.
+                self.participant
+                    .write(now, self.writer, fuzz_string_payload(len), None)
+                    .expect("a local write succeeds");
+            }
+        }
+    }
+
+    /// Runs the timers due at `now`, taking what each run sends (the participant's contract:
+    /// drain `poll_transmit` after every input), until none is due at `now`; that must
+    /// happen within [`MAX_TIMEOUTS_PER_INSTANT`] runs. Returns what was sent.
+    pub fn run_timers(&mut self, now: Instant) -> Vec<Datagram> {
+        let mut sent = self.drain(now);
+        for _ in 0..MAX_TIMEOUTS_PER_INSTANT {
+            if self.participant.poll_timeout().is_none_or(|t| t > now) {
+                return sent;
+            }
+            self.participant.handle_timeout(now);
+            sent.extend(self.drain(now));
+        }
+        panic!("timers still due after {MAX_TIMEOUTS_PER_INSTANT} handle_timeout calls at {now}");
+    }
+
+    /// Everything the participant wants sent now.
+    pub fn drain(&mut self, now: Instant) -> Vec<Datagram> {
+        std::iter::from_fn(|| self.participant.poll_transmit(now)).collect()
+    }
+
+    /// Takes the participant's events and checks what its readers deliver: from each remote
+    /// writer, in order and never twice, while matched.
+    pub fn take_events(&mut self) {
+        while let Some(event) = self.participant.poll_event() {
+            match event {
+                Event::Sample { reader, sample } => {
+                    assert!(self.readers.contains(&reader), "a sample for no reader");
+                    let key = (reader, sample.writer);
+                    if let Some(last) = self.delivered.get(&key) {
+                        assert!(
+                            sample.sequence_number > *last,
+                            "{:?} delivered {:?} after {last:?} from {:?}",
+                            reader,
+                            sample.sequence_number,
+                            sample.writer
+                        );
+                    }
+                    self.delivered.insert(key, sample.sequence_number);
+                    self.samples_delivered += 1;
+                }
+                Event::WriterMatched { .. } => self.writers_matched += 1,
+                // A writer matched again is a new stream: its numbers may start over.
+                Event::WriterUnmatched { reader, remote } => {
+                    self.delivered.remove(&(reader, remote));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Checks the bounds the configuration sets on what peers make us hold.
+    pub fn check_bounds(&self, peer: GuidPrefix) {
+        let c = self.participant.config();
+        let (own, total) = self.participant.reassembly_bytes(peer);
+        assert!(
+            own <= c.reader_defaults.reassembly_bytes_per_participant,
+            "{own} bytes held for one peer"
+        );
+        assert!(
+            total <= c.reader_defaults.reassembly_bytes_total,
+            "{total} bytes held in reassembly"
+        );
+    }
+}
+
+/// What a `participant` session did, for tests that check a seed reaches the data path.
+pub struct ParticipantSummary {
+    pub samples_delivered: u64,
+    pub writers_matched: u64,
+    pub malformed: u64,
+}
+
+/// A participant with a writer and two readers receives the input's datagrams from one peer
+/// (participant id 1 on 127.0.0.1), between which time passes and its writer writes, and at
+/// the end 30 s pass. Each datagram is followed by what the runtime's driver does: due timers,
+/// every transmit, every event. Properties: no panic; at one instant the timers settle; a
+/// reader delivers each remote writer's samples in order and never twice; reassembly stays in
+/// its budgets.
+pub fn participant(data: &[u8]) {
+    participant_session(data);
+}
+
+/// [`participant`], returning what the session did.
+pub fn participant_session(data: &[u8]) -> ParticipantSummary {
+    let mut now = Instant::ZERO;
+    let mut node = FuzzNode::new(LOCAL_ID, now);
+    let peer = fuzz_participant_config(PEER_ID);
+    let source = *peer
+        .default_unicast
+        .first()
+        .expect("localhost configurations have a unicast locator");
+    let settle = |node: &mut FuzzNode, now: Instant| {
+        node.drain(now);
+        node.run_timers(now);
+        node.take_events();
+        node.check_bounds(peer.guid_prefix);
+    };
+    for record in participant_records(data) {
+        for _ in 0..record.ctrl & CTRL_STEPS {
+            now += STEP;
+            settle(&mut node, now);
+        }
+        node.write(now, record.ctrl);
+        if !record.datagram.is_empty() {
+            if record.ctrl & CTRL_MULTICAST != 0 {
+                node.participant
+                    .handle_multicast_datagram(now, Some(source), record.datagram);
+            } else {
+                node.participant
+                    .handle_datagram(now, Some(source), record.datagram);
+            }
+        }
+        settle(&mut node, now);
+    }
+    // Long enough for heartbeats, repairs, reassembly timeouts and the peer's lease.
+    let end = now + Duration::from_secs(30);
+    while let Some(next) = node.participant.poll_timeout().filter(|t| *t <= end) {
+        now = now.max(next);
+        settle(&mut node, now);
+    }
+    ParticipantSummary {
+        samples_delivered: node.samples_delivered,
+        writers_matched: node.writers_matched,
+        malformed: node.participant.stats().receive.malformed(),
+    }
+}
+
+/// Seeds for the `participant` target: the datagrams a peer sent to the participant under
+/// test in real sessions between two participants, recorded with when the local writer
+/// wrote. `loss_every` drops every n-th datagram in each direction (0: none), so repairs,
+/// GAPs and NACK_FRAGs are in the record.
+pub fn participant_seed(steps: usize, large_every: usize, loss_every: usize) -> Vec<u8> {
+    let mut now = Instant::ZERO;
+    let mut local = FuzzNode::new(LOCAL_ID, now);
+    let mut config = fuzz_participant_config(PEER_ID);
+    // Small datagrams, so that 4 KiB samples go as DATA_FRAGs.
+    config.max_datagram_size = 2400;
+    let mut peer = FuzzNode::with_config(config, now);
+    let local_locators: Vec<Locator> = {
+        let c = local.participant.config();
+        c.metatraffic_unicast
+            .iter()
+            .chain(&c.default_unicast)
+            .copied()
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut pending_ctrl = 0u8;
+    let mut sent = 0usize;
+    let lost = |sent: &mut usize| {
+        *sent += 1;
+        loss_every != 0 && (*sent).is_multiple_of(loss_every)
+    };
+    for step in 0..steps {
+        if step > 0 {
+            now += STEP;
+            pending_ctrl += 1;
+        }
+        let mut ctrl = 0;
+        if step % 3 == 0 {
+            ctrl |= CTRL_WRITE_SMALL;
+        }
+        if large_every != 0 && step % large_every == large_every / 2 {
+            ctrl |= CTRL_WRITE_LARGE;
+        }
+        local.write(now, ctrl);
+        pending_ctrl |= ctrl;
+        peer.write(now, CTRL_WRITE_SMALL);
+        if large_every != 0 && step % large_every == 0 {
+            peer.write(now, CTRL_WRITE_LARGE);
+        }
+        // Exchange until both are quiet at this instant.
+        let mut from_local = local.run_timers(now);
+        let mut from_peer = peer.run_timers(now);
+        while !(from_local.is_empty() && from_peer.is_empty()) {
+            for d in std::mem::take(&mut from_local) {
+                if !lost(&mut sent) {
+                    let bytes = d.bytes.to_vec();
+                    peer.participant
+                        .handle_datagram(now, Some(local.locator()), &bytes);
+                }
+            }
+            for d in std::mem::take(&mut from_peer) {
+                if d.destinations.iter().any(|l| local_locators.contains(l)) && !lost(&mut sent) {
+                    let bytes = d.bytes.to_vec();
+                    push_participant_record(&mut out, pending_ctrl, &bytes);
+                    pending_ctrl = 0;
+                    local
+                        .participant
+                        .handle_datagram(now, Some(peer.locator()), &bytes);
+                }
+            }
+            from_local = local.run_timers(now);
+            from_peer = peer.run_timers(now);
+        }
+        local.take_events();
+        peer.take_events();
+        if pending_ctrl & CTRL_STEPS == CTRL_STEPS {
+            push_participant_record(&mut out, pending_ctrl, &[]);
+            pending_ctrl = 0;
+        }
+    }
+    assert!(
+        local.samples_delivered > 0 && peer.samples_delivered > 0,
+        "the recorded session carried samples both ways"
+    );
+    out
 }
 
 // ---------------------------------------------------------------------------------------------

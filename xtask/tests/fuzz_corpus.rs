@@ -138,6 +138,63 @@ fn write_seeds() {
     for (name, text) in PARAMETER_FILES {
         save("yaml_params", name, text.as_bytes());
     }
+    for (name, steps, large_every, loss_every) in PARTICIPANT_SESSIONS {
+        save(
+            "participant",
+            name,
+            &harness::participant_seed(*steps, *large_every, *loss_every),
+        );
+    }
+}
+
+/// Recorded sessions seeding the `participant` target: name, steps of 5 ms, a 4 KiB sample
+/// every n steps (0: none), every n-th datagram lost (0: none).
+const PARTICIPANT_SESSIONS: &[(&str, usize, usize, usize)] = &[
+    ("clean", 120, 0, 0),
+    ("fragments", 120, 20, 0),
+    ("lossy", 160, 0, 5),
+    ("lossy_fragments", 160, 25, 7),
+];
+
+/// The `participant` target is no stub: a recorded session replayed through it matches the
+/// peer's writer and delivers its samples, with nothing counted malformed; the same session
+/// with its datagrams broken delivers nothing and counts them.
+#[test]
+fn a_recorded_session_reaches_the_participants_data_path() {
+    for (name, steps, large_every, loss_every) in PARTICIPANT_SESSIONS {
+        let seed = harness::participant_seed(*steps, *large_every, *loss_every);
+        let whole = harness::participant_session(&seed);
+        assert_eq!(
+            whole.writers_matched, 2,
+            "{name}: both readers match the peer's writer"
+        );
+        assert!(
+            whole.samples_delivered > 20,
+            "{name}: {} samples",
+            whole.samples_delivered
+        );
+        assert_eq!(whole.malformed, 0, "{name}");
+    }
+    // The same session with each datagram's RTPS magic broken: nothing matches or arrives,
+    // and every datagram is counted malformed.
+    let seed = harness::participant_seed(120, 0, 0);
+    let mut broken = Vec::new();
+    let mut datagrams = 0;
+    let mut rest = &seed[..];
+    while let [ctrl, a, b, tail @ ..] = rest {
+        let len = usize::from(u16::from_le_bytes([*a, *b]));
+        let mut datagram = tail[..len].to_vec();
+        if let Some(first) = datagram.first_mut() {
+            *first = b'X';
+            datagrams += 1;
+        }
+        harness::push_participant_record(&mut broken, *ctrl, &datagram);
+        rest = &tail[len..];
+    }
+    let broken = harness::participant_session(&broken);
+    assert_eq!(broken.samples_delivered, 0);
+    assert_eq!(broken.writers_matched, 0);
+    assert_eq!(broken.malformed, datagrams);
 }
 
 const PARAMETER_FILES: &[(&str, &str)] = &[

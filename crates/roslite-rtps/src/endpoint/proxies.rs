@@ -237,7 +237,7 @@ pub(crate) struct WriterProxy {
     /// history), which DDS does not count as lost.
     pub delivered_any: bool,
     /// Numbers lost since the last delivered sample, reported with the next one
-    /// ([`ReceivedSample::lost_before`](super::reader::ReceivedSample::lost_before)).
+    /// ([`ReceivedSample::lost_before`](super::received::ReceivedSample::lost_before)).
     pub lost_pending: u64,
     /// The number after the last sample delivered (1 before any): `next_expected` is beyond
     /// it only by numbers skipped as irrelevant since, which a contradicting HEARTBEAT undoes.
