@@ -328,8 +328,14 @@ fn cyclone_listener_receives_every_message_of_a_batched_burst() {
         "the first sample of the burst is missing"
     );
     assert_consecutive(&counters, &heard);
+    // Fewer datagrams than samples: some went out together. How many share a datagram
+    // depends on how the publishing thread and the driver are scheduled (a sample written a
+    // batch window after the last goes alone; a CI run with a fuzzer beside it sent 1219
+    // datagrams for the 2000, an idle machine under 1000). The batching rule itself is
+    // tested on the virtual clock (roslite-rtps, participant/batch_tests.rs); what this test
+    // adds is that Cyclone takes batched messages.
     assert!(
-        datagrams < BURST as u64 / 2,
+        datagrams < BURST as u64,
         "{BURST} samples published back to back went out in {datagrams} datagrams: not batched"
     );
 }

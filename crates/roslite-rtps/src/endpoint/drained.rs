@@ -9,7 +9,9 @@
 
 use std::ops::{Deref, DerefMut};
 
-use super::{Reader, Transmit, Writer};
+use super::reader::Reader;
+use super::transmit::Transmit;
+use super::writer::Writer;
 use crate::instant::Instant;
 
 /// The outputs of a sans-IO endpoint the memo stands in for, and its timer input.

@@ -38,7 +38,7 @@ use crate::wire::DataFragRepr;
 
 use super::history::CacheChange;
 use super::range_set::RangeSet;
-use super::TransmitBuilder;
+use super::transmit::TransmitBuilder;
 
 /// How a sample of a given size is cut into fragments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::types::{SequenceNumber, Time};
 
-use super::{sn_next, sn_prev};
+use super::numbers::{sn_next, sn_prev};
 
 /// DDS `HISTORY` QoS (DDS 1.4 §2.2.3.18), in spec order (`KEEP_LAST_HISTORY_QOS` = 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,7 +22,7 @@ pub enum HistoryKind {
     KeepLast(usize),
     /// Keep every sample until all reliable readers acknowledged it, at most `max_samples`
     /// (DDS `RESOURCE_LIMITS.max_samples`); beyond that a write fails with
-    /// [`WriteError::Full`](super::WriteError::Full).
+    /// [`WriteError::Full`](super::writer::WriteError::Full).
     KeepAll { max_samples: usize },
 }
 

@@ -42,12 +42,11 @@ use crate::wire::{
 
 use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
 use super::history::HistoryKind;
+use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{AckState, WriterProxy, WriterProxyInfo};
 use super::range_set::RangeSet;
 use super::received::ReceivedSample;
-use super::{
-    count_is_newer, count_next, directed_locators, sn_add, sn_next, Transmit, TransmitBuilder,
-};
+use super::transmit::{directed_locators, Transmit, TransmitBuilder};
 
 /// Reader configuration (DDS QoS mapped onto RTPS 2.5 §8.4.10.1 attributes).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,6 +30,7 @@
 //! irrelevant to a volatile reader, are answered with one GAP interval.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,12 +49,57 @@ use crate::wire::{
 use super::fragments::{push_data_frags, FragmentLayout};
 use super::history::{CacheChange, HistoryKind, WriterHistory};
 use super::key_hash::{with_key_hash, KeyHasher};
+use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{ReaderProxy, ReaderProxyInfo, RepairState};
 use super::range_set::RangeSet;
-use super::{
-    count_is_newer, count_next, directed_locators, push_unique, sn_add, sn_next, Transmit,
-    TransmitBuilder, WriteError, MAX_INLINE_QOS,
-};
+use super::transmit::{directed_locators, push_unique, Transmit, TransmitBuilder};
+
+/// Why [`Writer::write`] refused a sample. Always caller-side: peers cannot cause these,
+/// except [`WriteError::Full`], which is flow control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// KEEP_ALL history holds `max_samples` samples not yet acknowledged by every reliable
+    /// reader. The runtime may wait up to `max_blocking_time` (feeding ACKNACKs in) and retry.
+    Full,
+    /// The payload is 1–3 bytes (it must start with a 4-byte encapsulation header), or empty
+    /// without inline QoS to carry a dispose/unregister.
+    PayloadTooShort { len: usize },
+    /// `sampleSize` is a 32-bit field (RTPS 2.5 §9.4.5.4).
+    PayloadTooLarge { len: usize, max: usize },
+    /// The inline QoS is not a valid little-endian parameter list ending in a sentinel, or is
+    /// larger than [`MAX_INLINE_QOS`].
+    InvalidInlineQos,
+    /// A keyed writer's sample does not hold its type's key members: the payload is not of
+    /// the writer's type.
+    KeyNotFound(roslite_cdr::DecodeError),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full => f.write_str("writer history is full of unacknowledged samples"),
+            Self::PayloadTooShort { len } => write!(
+                f,
+                "serialized payload of {len} bytes has no 4-byte encapsulation header"
+            ),
+            Self::PayloadTooLarge { len, max } => {
+                write!(f, "serialized payload of {len} bytes exceeds {max} bytes")
+            }
+            Self::InvalidInlineQos => f.write_str("inline QoS is not a valid parameter list"),
+            Self::KeyNotFound(e) => write!(
+                f,
+                "the sample is not of the keyed writer's type, its key cannot be read: {e}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// Largest inline QoS parameter list a writer accepts, sentinel included. Keeps every
+/// DATA/DATA_FRAG inside one datagram next to `max_data_size` bytes of payload.
+pub const MAX_INLINE_QOS: usize = 1024;
 
 /// Payload bytes a single [`Transmit`] aims for; at least one whole sample is always included.
 const TRANSMIT_BUDGET: usize = 1 << 20;

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::endpoint::{Reader, Transmit, TransmitBuilder, WriterProxyInfo};
+use crate::endpoint::transmit::TransmitBuilder;
+use crate::endpoint::{Reader, Transmit, WriterProxyInfo};
 use crate::instant::Instant;
 use crate::receiver::{parse_message, ReceiveStats};
 use crate::types::{GuidPrefix, Locator, Time};
