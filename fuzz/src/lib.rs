@@ -307,8 +307,8 @@ const MAX_TIMEOUTS_PER_INSTANT: usize = 64;
 /// A `participant` input's records: `[ctrl][len: u16 LE][len bytes]`, repeated; a last,
 /// incomplete record is cut to what is there. `ctrl`'s bits:
 /// - 0-3: steps of [`STEP`] to let pass first, running due timers at each step;
-/// - 4: the local writer writes a small sample first; 5: a sample of 4 KiB (fragmented by a
-///   peer with small datagrams, and by the repair of a NACK_FRAG);
+/// - 4: the local writer writes a small sample first; 5: a 4 KiB one (the seeds' peer sends
+///   its own 4 KiB samples as DATA_FRAGs);
 /// - 6: the datagram arrives on the SPDP multicast group rather than by unicast.
 ///
 /// `len` 0 means no datagram: the record only lets time pass and writes.
