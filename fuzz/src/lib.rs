@@ -295,17 +295,18 @@ pub fn rtps_message(data: &[u8]) {
 const LOCAL_ID: u32 = 0;
 /// The peer every datagram of a `participant` input comes from: participant id 1.
 const PEER_ID: u32 = 1;
-/// The topic both participants write and read (a ROS 2 `std_msgs/String` topic).
+/// The topic both participants write and read, and its type.
 const FUZZ_TOPIC: &str = "rt/chatter";
-const FUZZ_TYPE: &str = "std_msgs::msg::dds_::String_";
+type FuzzMessage = roslite_msgs::std_msgs::msg::String;
 /// Virtual time per step of a `participant` input's clock.
 const STEP: Duration = Duration::from_millis(5);
 /// Calls of `handle_timeout` at one instant after which the participant must have no timer
 /// due at that instant any more (its driver would otherwise spin).
 const MAX_TIMEOUTS_PER_INSTANT: usize = 64;
 
-/// A `participant` input's records: `[ctrl][len: u16 LE][len bytes]`, repeated; a last,
-/// incomplete record is cut to what is there. `ctrl`'s bits:
+/// One record of a `participant` input. The input is records `[ctrl][len: u16 LE][len bytes]`,
+/// one after another ([`participant_records`]); a last, incomplete record is cut to what is
+/// there. `ctrl`'s bits:
 /// - 0-3: steps of [`STEP`] to let pass first, running due timers at each step;
 /// - 4: the local writer writes a small sample first; 5: a 4 KiB one (the seeds' peer sends
 ///   its own 4 KiB samples as DATA_FRAGs);
@@ -322,7 +323,7 @@ const CTRL_WRITE_SMALL: u8 = 0x10;
 const CTRL_WRITE_LARGE: u8 = 0x20;
 const CTRL_MULTICAST: u8 = 0x40;
 
-fn participant_records(mut data: &[u8]) -> impl Iterator<Item = ParticipantRecord<'_>> {
+pub fn participant_records(mut data: &[u8]) -> impl Iterator<Item = ParticipantRecord<'_>> {
     std::iter::from_fn(move || {
         let (&ctrl, rest) = data.split_first()?;
         let (len, rest) = match rest {
@@ -356,18 +357,26 @@ fn fuzz_participant_config(id: u32) -> ParticipantConfig {
     c
 }
 
-fn fuzz_options(qos: EndpointQos) -> EndpointOptions {
-    EndpointOptions::new(FUZZ_TOPIC, FUZZ_TYPE).with_qos(qos)
+/// Where a participant of [`fuzz_participant_config`] sends user traffic from.
+fn unicast_locator(config: &ParticipantConfig) -> Locator {
+    *config
+        .default_unicast
+        .first()
+        .expect("localhost configurations have a unicast locator")
 }
 
-/// A CDR `std_msgs/String` payload of `len` characters.
+fn fuzz_options(qos: EndpointQos) -> EndpointOptions {
+    EndpointOptions::new(FUZZ_TOPIC, FuzzMessage::DDS_TYPE_NAME).with_qos(qos)
+}
+
+/// A `std_msgs/String` sample of `len` characters, serialized.
 fn fuzz_string_payload(len: usize) -> Arc<[u8]> {
-    let mut v = vec![0, 1, 0, 0];
-    v.extend_from_slice(&u32::try_from(len + 1).expect("small").to_le_bytes());
-    v.resize(8 + len, b'x');
-    v.push(0);
-    v.resize(v.len().next_multiple_of(4), 0);
-    Arc::from(v)
+    let message = FuzzMessage {
+        data: "x".repeat(len),
+    };
+    roslite_cdr::to_vec(&message, roslite_cdr::Endianness::Little)
+        .expect("a string encodes")
+        .into()
 }
 
 /// One side of a `participant` session: a participant with a reliable writer, a reliable
@@ -408,12 +417,7 @@ impl FuzzNode {
     }
 
     pub fn locator(&self) -> Locator {
-        *self
-            .participant
-            .config()
-            .default_unicast
-            .first()
-            .expect("localhost configurations have a unicast locator")
+        unicast_locator(self.participant.config())
     }
 
     pub fn write(&mut self, now: Instant, ctrl: u8) {
@@ -514,12 +518,8 @@ pub fn participant_session(data: &[u8]) -> ParticipantSummary {
     let mut now = Instant::ZERO;
     let mut node = FuzzNode::new(LOCAL_ID, now);
     let peer = fuzz_participant_config(PEER_ID);
-    let source = *peer
-        .default_unicast
-        .first()
-        .expect("localhost configurations have a unicast locator");
+    let source = unicast_locator(&peer);
     let settle = |node: &mut FuzzNode, now: Instant| {
-        node.drain(now);
         node.run_timers(now);
         node.take_events();
         node.check_bounds(peer.guid_prefix);

@@ -180,16 +180,13 @@ fn a_recorded_session_reaches_the_participants_data_path() {
     let seed = harness::participant_seed(120, 0, 0);
     let mut broken = Vec::new();
     let mut datagrams = 0;
-    let mut rest = &seed[..];
-    while let [ctrl, a, b, tail @ ..] = rest {
-        let len = usize::from(u16::from_le_bytes([*a, *b]));
-        let mut datagram = tail[..len].to_vec();
+    for record in harness::participant_records(&seed) {
+        let mut datagram = record.datagram.to_vec();
         if let Some(first) = datagram.first_mut() {
             *first = b'X';
             datagrams += 1;
         }
-        harness::push_participant_record(&mut broken, *ctrl, &datagram);
-        rest = &tail[len..];
+        harness::push_participant_record(&mut broken, record.ctrl, &datagram);
     }
     let broken = harness::participant_session(&broken);
     assert_eq!(broken.samples_delivered, 0);

@@ -1,9 +1,11 @@
 //! Vendor quirks: each one a named predicate with the vendor it concerns and why it exists.
 //! Code elsewhere calls these instead of comparing vendor ids inline, so every
 //! deviation from the spec is listed here.
+//!
+//! It depends on the value types only, so that every layer, down to the parameter lists, can
+//! ask it.
 
-use crate::types::VendorId;
-use crate::wire::{AckNackRepr, SubmessageId};
+use crate::types::{SequenceNumberSet, VendorId};
 
 /// Whether a vendor-specific parameter id or submessage defined by `owner` may be interpreted
 /// in a message from `sender`.
@@ -19,15 +21,16 @@ pub fn interprets_vendor_pid(sender: VendorId, owner: VendorId) -> bool {
 /// numBits = 0` before they have seen a HEARTBEAT, although RTPS 2.5 §8.3.5.5 requires
 /// `bitmapBase ≥ 1`. Cyclone patches them to base 1 in non-strict mode; this crate accepts them
 /// from any vendor and keeps base 0, so a writer sees "acknowledges nothing, requests nothing"
-/// and should answer with a HEARTBEAT.
-pub fn is_preemptive_acknack(ack: &AckNackRepr) -> bool {
-    ack.reader_sn_state.base().0 == 0 && ack.reader_sn_state.num_bits() == 0
+/// and should answer with a HEARTBEAT. `reader_sn_state` is the ACKNACK's.
+pub fn is_preemptive_acknack(reader_sn_state: &SequenceNumberSet) -> bool {
+    reader_sn_state.base().0 == 0 && reader_sn_state.num_bits() == 0
 }
 
 /// Fast DDS 3 (eProsima) appends a vendor-specific submessage with id 0x80 and a 56-byte body to
 /// almost every datagram. It carries nothing a non-Fast-DDS peer needs; the receiver skips it by
-/// length like any vendor-specific submessage.
-pub const FASTDDS_TRAILER_SUBMESSAGE: SubmessageId = SubmessageId(0x80);
+/// length like any vendor-specific submessage. Its `wire::SubmessageId` value, as a plain byte
+/// so that this module needs only the value types.
+pub const FASTDDS_TRAILER_SUBMESSAGE: u8 = 0x80;
 
 /// Fast DDS writes string-like USER_DATA (`enclave=/;`) with a trailing NUL (11 bytes), Cyclone
 /// without (10 bytes) (docs/ros2-interop.md §4). Returns the bytes without one trailing NUL.
@@ -55,7 +58,8 @@ pub fn announces_history(vendor: VendorId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Count, EntityId, SequenceNumber, SequenceNumberSet};
+    use crate::types::{Count, EntityId, SequenceNumber};
+    use crate::wire::AckNackRepr;
 
     #[test]
     fn vendor_pid_ownership() {
@@ -79,9 +83,9 @@ mod tests {
             count: Count(1),
             final_flag: false,
         };
-        assert!(is_preemptive_acknack(&ack));
+        assert!(is_preemptive_acknack(&ack.reader_sn_state));
         ack.reader_sn_state = SequenceNumberSet::empty(SequenceNumber(1));
-        assert!(!is_preemptive_acknack(&ack));
+        assert!(!is_preemptive_acknack(&ack.reader_sn_state));
     }
 
     #[test]

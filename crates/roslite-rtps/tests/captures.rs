@@ -118,7 +118,7 @@ fn analyse(name: &str) -> Summary {
                     f.sample_size,
                     f.data.to_vec(),
                 )),
-                Submessage::AckNack(a) if quirks::is_preemptive_acknack(a) => {
+                Submessage::AckNack(a) if quirks::is_preemptive_acknack(&a.reader_sn_state) => {
                     s.preemptive_acknacks += 1
                 }
                 Submessage::Heartbeat(h) if h.final_flag => s.heartbeats_final += 1,

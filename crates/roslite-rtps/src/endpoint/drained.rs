@@ -10,6 +10,7 @@
 use std::ops::{Deref, DerefMut};
 
 use super::reader::Reader;
+use super::received::ReceivedSample;
 use super::transmit::Transmit;
 use super::writer::Writer;
 use crate::instant::Instant;
@@ -106,7 +107,7 @@ impl<E: Transmitter> Drained<E> {
 impl Drained<Reader> {
     /// [`Reader::poll_sample`], keeping the memo when no sample waits: the participant asks
     /// its SEDP and WLP readers after every datagram, and an empty queue changes nothing.
-    pub fn poll_sample(&mut self) -> Option<super::ReceivedSample> {
+    pub fn poll_sample(&mut self) -> Option<ReceivedSample> {
         if self.endpoint.ready_len() == 0 {
             return None;
         }

@@ -714,7 +714,7 @@ impl Writer {
         let first_acknack = p.last_acknack.is_none();
         p.last_acknack = Some(acknack.count);
         p.last_acknack_at = Some(now);
-        if quirks::is_preemptive_acknack(acknack) {
+        if quirks::is_preemptive_acknack(&acknack.reader_sn_state) {
             stats.acknacks_preemptive = stats.acknacks_preemptive.saturating_add(1);
             p.heartbeat_wanted = true;
             return;
