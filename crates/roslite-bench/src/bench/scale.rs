@@ -13,9 +13,13 @@
 //!    subscription N publishers (its own process's included), then says `MATCHED` with the
 //!    time (CLOCK_MONOTONIC, which the bench reads too). Time to match is the last process's
 //!    `MATCHED` after `go`; the discovery traffic is what the capture counted until then;
-//! 4. after `--settle`, the steady state: for `--steady`, the CPU time of every process (its
-//!    threads' `schedstat`, nanoseconds) and the traffic (all RTPS, by kind) while the graph
-//!    sits idle; then each process's VmRSS.
+//! 4. after `--settle` (its traffic is `settling` in the JSON), the steady state: for
+//!    `--steady`, the CPU time of every process (its threads' `schedstat`, nanoseconds) and
+//!    the traffic (all RTPS, by kind) while the graph sits idle; then each process's VmRSS.
+//!
+//! Each window's traffic is sorted by kind at the end, with every SEDP announcement the capture
+//! saw ([`crate::toolkit::capture::Snapshot`]): Fast DDS announces its `ros_discovery_info`
+//! writer after the node's other endpoints, and that writer's first samples come before.
 //!
 //! roslite processes are this binary again (the hidden `roslite bench scale-peer`), with the
 //! process environment's defaults (shared memory between them on this host); rclpy processes
@@ -263,6 +267,8 @@ struct Run {
     time_to_create_ms: Option<f64>,
     /// Traffic from `go` to matched (or to the timeout).
     discovery: Counts,
+    /// Traffic from matched to the start of the steady state (`--settle`).
+    settling: Counts,
     /// Traffic during the steady state, by kind, and per second.
     idle: Counts,
     #[serde(serialize_with = "json::fixed1")]
@@ -453,10 +459,7 @@ fn measure(
     for p in &mut processes {
         p.expect("READY", READY_TIMEOUT)?;
     }
-    let capture = {
-        let name = ns.name().to_owned();
-        Capture::start(move || enter_namespace(&name))?
-    };
+    let capture = Capture::start_in_namespace(ns.name())?;
     let go = Instant::monotonic_now();
     for p in &mut processes {
         p.say("go")?;
@@ -487,7 +490,7 @@ fn measure(
             }
         }
     }
-    let discovery = capture.counts();
+    let at_match = capture.snapshot();
     let all_matched = matched_at.len() == processes.len() && matched_at.iter().all(Option::is_some);
     let since_go = |times: &[Option<u64>]| -> Option<f64> {
         let last = times
@@ -515,17 +518,23 @@ fn measure(
     std::thread::sleep(args.settle);
     let pids: Vec<u32> = processes.iter().map(Conversation::pid).collect();
     let before_cpu = CpuReading::of_threads(&pids);
-    let before_traffic = capture.counts();
+    let before_steady = capture.snapshot();
     std::thread::sleep(args.steady);
     let after_cpu = CpuReading::of_threads(&pids);
-    let steady_traffic = capture.counts().since(&before_traffic);
+    let after_steady = capture.snapshot();
     let memory: Vec<ProcMemory> = pids
         .iter()
         .map(|pid| ProcMemory::of(Some(*pid)))
         .collect::<anyhow::Result<_>>()
         .context("a process of the graph exited")?;
-    let missed = capture.counts().missed;
     drop(processes);
+    // Sorted only now, with every announcement the capture saw (see `Snapshot`).
+    let discovery = capture.resolve(&at_match);
+    let settling = capture.resolve(&before_steady).since(&discovery);
+    let steady_traffic = capture
+        .resolve(&after_steady)
+        .since(&capture.resolve(&before_steady));
+    let missed = capture.counts().missed;
     drop(capture);
     let shares: Vec<f64> = after_cpu
         .share_since(&before_cpu)
@@ -547,6 +556,7 @@ fn measure(
         time_to_match_ms,
         time_to_create_ms,
         discovery,
+        settling,
         idle: steady_traffic,
         idle_bytes_per_s: idle.bytes as f64 / seconds,
         idle_datagrams_per_s: idle.datagrams as f64 / seconds,
@@ -565,16 +575,6 @@ fn in_namespace(ns: &NetNs, template: &Command) -> Command {
     let mut command = ns.command(template.get_program());
     command.args(template.get_args());
     command
-}
-
-fn enter_namespace(name: &str) -> anyhow::Result<()> {
-    let file = std::fs::File::open(Path::new("/run/netns").join(name))
-        .with_context(|| format!("opening network namespace {name}"))?;
-    rustix::thread::move_into_link_name_space(
-        std::os::fd::AsFd::as_fd(&file),
-        Some(rustix::thread::LinkNameSpaceType::Network),
-    )
-    .with_context(|| format!("entering network namespace {name} (needs CAP_SYS_ADMIN)"))
 }
 
 /// Least-squares slope of roslite's mean RSS per process (KiB) against the remote endpoints
@@ -877,6 +877,7 @@ mod tests {
             time_to_match_ms: Some(1.0),
             time_to_create_ms: Some(1.0),
             discovery: Counts::default(),
+            settling: Counts::default(),
             idle: Counts::default(),
             idle_bytes_per_s: 0.0,
             idle_datagrams_per_s: 0.0,

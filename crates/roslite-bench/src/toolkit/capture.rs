@@ -1,12 +1,14 @@
 //! Counting the RTPS traffic of a network namespace: a raw packet socket on its loopback
 //! device sees every datagram the processes inside send one another (unicast and multicast,
-//! once each), and [`Classifier::classify`] sorts each one by the endpoint it comes from or goes to.
+//! once each: as received, not again as sent), and [`Classifier::classify`] sorts each one by
+//! the endpoint it comes from or goes to.
 //!
 //! Each submessage that names an endpoint (DATA, DATA_FRAG, HEARTBEAT, HEARTBEAT_FRAG, GAP,
 //! ACKNACK, NACK_FRAG) is sorted by its writer:
 //! SPDP (`0x000100c2`), SEDP (the publication and subscription announcers, `0x000003c2` and
 //! `0x000004c2`), WLP (`0x000200c2`), `ros_discovery_info` (a user writer whose SEDP
-//! announcement, seen earlier in the same capture, names that topic), other builtin endpoints
+//! announcement, seen in the same capture, names that topic; traffic seen before the
+//! announcement moves there when a [`Snapshot`] is resolved), other builtin endpoints
 //! (type lookup, ...), and other user endpoints. Bytes are the UDP payload (the RTPS message),
 //! split by submessage: a participant packs what goes to one destination into one datagram
 //! (an SPDP reply and the SEDP samples behind it, say). The RTPS header and INFO_* submessages
@@ -18,7 +20,7 @@
 //! own packet counter (`/proc/thread-self/net/dev` inside the namespace), so a capture that
 //! missed datagrams says so ([`Counts::missed`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -45,11 +47,39 @@ const CLASSES: usize = 7;
 
 /// One datagram sorted: the class of its first submessage that names an endpoint, and its
 /// bytes by class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sorted {
     pub first: Class,
     pub bytes: [u64; CLASSES],
+    /// The GUID of the first submessage's writer when it is a user writer (see [`Snapshot`]).
+    first_user_writer: Option<Guid>,
+    /// The [`Class::User`] bytes by writer GUID, where the writer's participant is known.
+    user_writers: Vec<(Guid, u64)>,
 }
+
+impl Sorted {
+    fn new(first: Class, first_user_writer: Option<Guid>) -> Self {
+        Sorted {
+            first,
+            bytes: [0; CLASSES],
+            first_user_writer,
+            user_writers: Vec::new(),
+        }
+    }
+
+    fn add_bytes(&mut self, class: Class, user_writer: Option<Guid>, bytes: u64) {
+        self.bytes[class as usize] += bytes;
+        if let Some(guid) = user_writer {
+            match self.user_writers.iter_mut().find(|(g, _)| *g == guid) {
+                Some((_, sum)) => *sum += bytes,
+                None => self.user_writers.push((guid, bytes)),
+            }
+        }
+    }
+}
+
+/// An endpoint's GUID: its participant's prefix, then its entity id (RTPS 2.5 §8.2.4.1).
+type Guid = [u8; 16];
 
 /// Datagrams and bytes of one class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -83,7 +113,7 @@ pub struct Counts {
 
 impl Counts {
     /// Adds one datagram: counted under its first class, its bytes under theirs.
-    fn add(&mut self, sorted: &Sorted) {
+    pub fn add(&mut self, sorted: &Sorted) {
         self.tally(sorted.first).datagrams += 1;
         for class in [
             Class::Spdp,
@@ -145,11 +175,70 @@ impl Counts {
     }
 }
 
+/// The capture's raw count at one moment, before [`Capture::resolve`] applies what the capture
+/// learned since.
+///
+/// A writer's samples may come before its SEDP announcement: Fast DDS (rmw_fastrtps) announces
+/// the `ros_discovery_info` writer again after the node's other endpoints, and sends that
+/// writer's samples to the readers it has already matched in the meantime. Such traffic is
+/// first sorted as [`Class::User`]; kept here by writer, it moves to `ros_discovery_info` once
+/// the announcement shows up, in every snapshot resolved from then on.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    counts: Counts,
+    /// [`Class::User`] traffic by writer; at most [`MAX_TRACKED_WRITERS`] writers (beyond that,
+    /// a late-announced writer's earlier traffic stays under `user`).
+    user_by_writer: BTreeMap<Guid, Tally>,
+}
+
+/// More user writers than any graph the benches build (64 processes x 500 endpoints x 2).
+const MAX_TRACKED_WRITERS: usize = 1 << 16;
+
+impl Snapshot {
+    /// Adds one datagram (see [`Counts::add`]), keeping its user traffic by writer.
+    pub fn add(&mut self, sorted: &Sorted) {
+        self.counts.add(sorted);
+        if let Some(guid) = sorted.first_user_writer {
+            if let Some(tally) = self.tally_of(guid) {
+                tally.datagrams += 1;
+            }
+        }
+        for &(guid, bytes) in &sorted.user_writers {
+            if let Some(tally) = self.tally_of(guid) {
+                tally.bytes += bytes;
+            }
+        }
+    }
+
+    fn tally_of(&mut self, writer: Guid) -> Option<&mut Tally> {
+        let room = self.user_by_writer.len() < MAX_TRACKED_WRITERS;
+        if room || self.user_by_writer.contains_key(&writer) {
+            Some(self.user_by_writer.entry(writer).or_default())
+        } else {
+            None
+        }
+    }
+
+    /// The counts with the user traffic of `discovery_info_writers` moved to
+    /// `ros_discovery_info`.
+    fn resolve(&self, discovery_info_writers: &BTreeSet<Guid>) -> Counts {
+        let mut counts = self.counts;
+        for (guid, tally) in &self.user_by_writer {
+            if discovery_info_writers.contains(guid) {
+                counts.user = counts.user.since(*tally);
+                counts.ros_discovery_info.datagrams += tally.datagrams;
+                counts.ros_discovery_info.bytes += tally.bytes;
+            }
+        }
+        counts
+    }
+}
+
 /// Sorts datagrams into classes, learning `ros_discovery_info` writers from SEDP as it goes.
 #[derive(Default)]
 pub struct Classifier {
-    /// GUIDs (prefix + entity id) of the writers of `ros_discovery_info`.
-    discovery_info_writers: BTreeSet<[u8; 16]>,
+    /// GUIDs of the writers of `ros_discovery_info`.
+    discovery_info_writers: BTreeSet<Guid>,
 }
 
 const SPDP_WRITER: [u8; 4] = [0x00, 0x01, 0x00, 0xc2];
@@ -162,10 +251,7 @@ impl Classifier {
     /// Sorts one IPv4 packet (from its IP header on).
     pub fn classify(&mut self, packet: &[u8]) -> Sorted {
         let other = |len: usize| {
-            let mut sorted = Sorted {
-                first: Class::Other,
-                bytes: [0; CLASSES],
-            };
+            let mut sorted = Sorted::new(Class::Other, None);
             sorted.bytes[Class::Other as usize] = len as u64;
             sorted
         };
@@ -189,7 +275,7 @@ impl Classifier {
         let mut sorted: Option<Sorted> = None;
         // Bytes not yet given to a class: the header, then INFO_* submessages.
         let mut pending = 20u64;
-        let mut last_class = None;
+        let mut last = None;
         let mut at = 20;
         while let Some(header) = rtps.get(at..at + 4) {
             let (id, flags) = (header[0], header[1]);
@@ -233,13 +319,10 @@ impl Classifier {
                     if id == 0x15 && writer == SEDP_PUBLICATIONS_WRITER {
                         self.learn_from_sedp(body, flags);
                     }
-                    let class = self.class_of(writer, writer_prefix);
-                    let s = sorted.get_or_insert(Sorted {
-                        first: class,
-                        bytes: [0; CLASSES],
-                    });
-                    s.bytes[class as usize] += size + std::mem::take(&mut pending);
-                    last_class = Some(class);
+                    let (class, user_writer) = self.class_of(writer, writer_prefix);
+                    let s = sorted.get_or_insert_with(|| Sorted::new(class, user_writer));
+                    s.add_bytes(class, user_writer, size + std::mem::take(&mut pending));
+                    last = Some((class, user_writer));
                 }
                 None => pending += size,
             }
@@ -249,28 +332,32 @@ impl Classifier {
             at = body_end;
         }
         let mut sorted = sorted?;
-        sorted.bytes[last_class? as usize] += pending;
+        let (class, user_writer) = last?;
+        sorted.add_bytes(class, user_writer, pending);
         Some(sorted)
     }
 
-    fn class_of(&self, writer: [u8; 4], prefix: Option<[u8; 12]>) -> Class {
+    /// The class of a submessage of `writer` (entity id) in participant `prefix`, and for a
+    /// user writer not known to write `ros_discovery_info`, its GUID.
+    fn class_of(&self, writer: [u8; 4], prefix: Option<[u8; 12]>) -> (Class, Option<Guid>) {
         match writer {
-            SPDP_WRITER => Class::Spdp,
-            SEDP_PUBLICATIONS_WRITER | SEDP_SUBSCRIPTIONS_WRITER => Class::Sedp,
-            WLP_WRITER => Class::Wlp,
+            SPDP_WRITER => (Class::Spdp, None),
+            SEDP_PUBLICATIONS_WRITER | SEDP_SUBSCRIPTIONS_WRITER => (Class::Sedp, None),
+            WLP_WRITER => (Class::Wlp, None),
             // RTPS 2.5 §9.3.1.2: entity kinds 0xc0..0xff are builtin.
-            [_, _, _, kind] if kind & 0xc0 == 0xc0 => Class::OtherBuiltin,
+            [_, _, _, kind] if kind & 0xc0 == 0xc0 => (Class::OtherBuiltin, None),
             _ => {
-                let known = prefix.is_some_and(|p| {
+                let guid = prefix.map(|p| {
                     let mut guid = [0u8; 16];
                     guid[..12].copy_from_slice(&p);
                     guid[12..].copy_from_slice(&writer);
-                    self.discovery_info_writers.contains(&guid)
+                    guid
                 });
-                if known {
-                    Class::DiscoveryInfo
-                } else {
-                    Class::User
+                match guid {
+                    Some(guid) if self.discovery_info_writers.contains(&guid) => {
+                        (Class::DiscoveryInfo, None)
+                    }
+                    guid => (Class::User, guid),
                 }
             }
         }
@@ -316,7 +403,7 @@ impl Classifier {
         };
         at += 4;
         let mut topic: Option<String> = None;
-        let mut guid: Option<[u8; 16]> = None;
+        let mut guid: Option<Guid> = None;
         while let Some(header) = body.get(at..at + 4) {
             let (Some(pid), Some(len)) = (
                 word(header, payload_little),
@@ -367,7 +454,7 @@ fn udp_payload(packet: &[u8]) -> Option<&[u8]> {
 
 /// A capture running on its own thread inside a network namespace; stopped when dropped.
 pub struct Capture {
-    counts: Arc<Mutex<Counts>>,
+    state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -382,11 +469,11 @@ impl Capture {
     pub fn start(
         enter: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
     ) -> anyhow::Result<Self> {
-        let counts = Arc::new(Mutex::new(Counts::default()));
+        let state = Arc::new(Mutex::new(State::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = std::sync::mpsc::channel();
         let thread = {
-            let (counts, stop) = (counts.clone(), stop.clone());
+            let (state, stop) = (state.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("roslite-capture".into())
                 .spawn(move || {
@@ -401,22 +488,63 @@ impl Capture {
                             return;
                         }
                     };
-                    run(&socket, &counts, &stop);
+                    run(&socket, &state, &stop);
                 })
                 .context("starting the capture thread")?
         };
         ready.recv().context("the capture thread ended at once")??;
         Ok(Self {
-            counts,
+            state,
             stop,
             thread: Some(thread),
         })
     }
 
-    /// What was counted so far.
-    pub fn counts(&self) -> Counts {
-        *self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Starts capturing in the network namespace `name` (as `ip netns` names it, e.g.
+    /// [`roslite_transport::netns::NetNs::name`]).
+    ///
+    /// # Errors
+    /// As for [`Capture::start`].
+    pub fn start_in_namespace(name: &str) -> anyhow::Result<Self> {
+        let name = name.to_owned();
+        Self::start(move || {
+            let file = std::fs::File::open(std::path::Path::new("/run/netns").join(&name))
+                .with_context(|| format!("opening network namespace {name}"))?;
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&file),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )
+            .with_context(|| format!("entering network namespace {name} (needs CAP_SYS_ADMIN)"))
+        })
     }
+
+    /// What was counted so far, sorted with what the capture knows now.
+    pub fn counts(&self) -> Counts {
+        self.resolve(&self.snapshot())
+    }
+
+    /// What was counted so far, to be sorted later by [`Capture::resolve`] (when writers
+    /// announced since are known).
+    pub fn snapshot(&self) -> Snapshot {
+        self.lock().snapshot.clone()
+    }
+
+    /// `snapshot`'s counts, sorted with what the capture knows now.
+    pub fn resolve(&self, snapshot: &Snapshot) -> Counts {
+        snapshot.resolve(&self.lock().classifier.discovery_info_writers)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What the capture thread shares: the classifier (which knows the `ros_discovery_info`
+/// writers) and the count so far.
+#[derive(Default)]
+struct State {
+    classifier: Classifier,
+    snapshot: Snapshot,
 }
 
 impl Drop for Capture {
@@ -435,6 +563,8 @@ fn open_socket() -> anyhow::Result<rustix::fd::OwnedFd> {
         Some(rustix::net::eth::ALL),
     )
     .context("opening a raw packet socket (needs CAP_NET_RAW: run as root)")?;
+    ignore_outgoing(&socket)
+        .context("setting PACKET_IGNORE_OUTGOING on the capture socket (needs Linux 4.20)")?;
     // Root may exceed net.core.rmem_max; otherwise the kernel's cap applies.
     if rustix::net::sockopt::set_socket_recv_buffer_size_force(&socket, 32 << 20).is_err() {
         let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&socket, 32 << 20);
@@ -448,8 +578,31 @@ fn open_socket() -> anyhow::Result<rustix::fd::OwnedFd> {
     Ok(socket)
 }
 
-fn run(socket: &rustix::fd::OwnedFd, counts: &Mutex<Counts>, stop: &AtomicBool) {
-    let mut classifier = Classifier::default();
+/// A packet socket sees each datagram on `lo` twice: once as sent (`PACKET_OUTGOING`), once as
+/// received. Only the received copy is wanted, so the kernel is told to leave out the other
+/// (packet(7), `PACKET_IGNORE_OUTGOING`).
+fn ignore_outgoing(socket: &rustix::fd::OwnedFd) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    let on: libc::c_int = 1;
+    // SAFETY: `socket` is an open descriptor for the whole call; the option value is a c_int
+    // that outlives the call, passed with its exact size.
+    let result = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_IGNORE_OUTGOING,
+            std::ptr::from_ref(&on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn run(socket: &rustix::fd::OwnedFd, state: &Mutex<State>, stop: &AtomicBool) {
     let mut buf = vec![0u8; 1 << 16];
     let device_start = loopback_rx_packets();
     let mut seen = 0u64;
@@ -457,19 +610,21 @@ fn run(socket: &rustix::fd::OwnedFd, counts: &Mutex<Counts>, stop: &AtomicBool) 
         match rustix::net::recv(socket, &mut buf[..], RecvFlags::empty()) {
             Ok((len, _)) => {
                 let len = len.min(buf.len());
-                let sorted = classifier.classify(&buf[..len]);
                 seen += 1;
-                counts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .add(&sorted);
+                let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+                let sorted = state.classifier.classify(&buf[..len]);
+                state.snapshot.add(&sorted);
             }
             Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {
                 // Idle: the moment to compare with the device's own counter.
                 if let (Some(start), Some(now)) = (device_start, loopback_rx_packets()) {
                     let device = now.saturating_sub(start);
-                    counts.lock().unwrap_or_else(PoisonError::into_inner).missed =
-                        device.saturating_sub(seen);
+                    state
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .snapshot
+                        .counts
+                        .missed = device.saturating_sub(seen);
                 }
             }
             Err(_) => break,
@@ -643,6 +798,116 @@ mod tests {
         assert_eq!(counts.spdp.datagrams, 1);
         assert_eq!(counts.sedp.datagrams, 0);
         assert_eq!(counts.discovery().bytes, packed.len() as u64);
+    }
+
+    /// A ros_discovery_info announcement (SEDP publication DATA body) of `writer` in
+    /// participant `prefix`.
+    fn discovery_info_announcement(prefix: u8, writer: [u8; 4]) -> Vec<u8> {
+        let mut guid = [prefix; 16];
+        guid[12..].copy_from_slice(&writer);
+        let mut topic = (u32::try_from(DISCOVERY_INFO_TOPIC.len()).unwrap() + 1)
+            .to_le_bytes()
+            .to_vec();
+        topic.extend_from_slice(DISCOVERY_INFO_TOPIC.as_bytes());
+        topic.push(0);
+        while topic.len() % 4 != 0 {
+            topic.push(0);
+        }
+        let mut announcement = vec![0x00, 0x03, 0, 0];
+        announcement.extend(parameter(0x0005, &topic));
+        announcement.extend(parameter(0x005a, &guid));
+        announcement.extend(parameter(0x0001, &[]));
+        data(SEDP_PUBLICATIONS_WRITER, &announcement)
+    }
+
+    #[test]
+    fn traffic_before_its_writers_announcement_moves_to_discovery_info() {
+        let writer = [0, 0, 0x01, 0x03];
+        let sample = udp(&rtps(5, &[(0x15, data(writer, &[0, 1, 0, 0, 7, 7, 7, 7]))]));
+        let mut state = State::default();
+        let add = |state: &mut State, packet: &[u8]| {
+            let sorted = state.classifier.classify(packet);
+            state.snapshot.add(&sorted);
+        };
+        add(&mut state, &sample);
+        add(&mut state, &sample);
+        let early = state.snapshot.clone();
+        let known = &state.classifier.discovery_info_writers;
+        assert_eq!(early.resolve(known).user.datagrams, 2);
+        assert_eq!(early.resolve(known).ros_discovery_info.datagrams, 0);
+        // The announcement comes last (as Fast DDS sends it): the two samples counted before it
+        // are ros_discovery_info's, in the earlier snapshot too.
+        add(
+            &mut state,
+            &udp(&rtps(5, &[(0x15, discovery_info_announcement(5, writer))])),
+        );
+        add(&mut state, &sample);
+        let known = &state.classifier.discovery_info_writers;
+        let early = early.resolve(known);
+        assert_eq!(early.user, Tally::default());
+        assert_eq!(early.ros_discovery_info.datagrams, 2);
+        assert_eq!(
+            early.ros_discovery_info.bytes,
+            2 * (sample.len() as u64 - 28)
+        );
+        let now = state.snapshot.resolve(known);
+        assert_eq!(now.ros_discovery_info.datagrams, 3);
+        assert_eq!(now.user, Tally::default());
+        assert_eq!(now.since(&early).ros_discovery_info.datagrams, 1);
+        // The same entity id in another participant stays a user writer.
+        let other = udp(&rtps(6, &[(0x15, data(writer, &[0, 1, 0, 0]))]));
+        add(&mut state, &other);
+        let known = &state.classifier.discovery_info_writers;
+        assert_eq!(state.snapshot.resolve(known).user.datagrams, 1);
+    }
+
+    /// Needs root (a network namespace and a raw socket), as `cargo xtask test` runs.
+    #[test]
+    fn each_datagram_on_loopback_counts_once() {
+        use std::net::{Ipv4Addr, UdpSocket};
+        let ns = roslite_transport::netns::NetNs::create("capture-once")
+            .expect("create a network namespace (run as root)");
+        let capture = Capture::start_in_namespace(ns.name()).expect("start the capture");
+        let writer = [0, 0, 0x12, 0x03];
+        let heartbeat = {
+            let mut b = vec![0, 0, 0, 0];
+            b.extend_from_slice(&writer);
+            b.extend_from_slice(&[0; 20]);
+            rtps(7, &[(0x07, b)])
+        };
+        const EACH: u64 = 5;
+        let group = Ipv4Addr::new(239, 255, 0, 1);
+        ns.run(|| {
+            let receiver = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).unwrap();
+            receiver
+                .join_multicast_v4(&group, &Ipv4Addr::LOCALHOST)
+                .unwrap();
+            let port = receiver.local_addr().unwrap().port();
+            let sender = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+            sender.set_multicast_loop_v4(true).unwrap();
+            for _ in 0..EACH {
+                sender
+                    .send_to(&heartbeat, (Ipv4Addr::LOCALHOST, port))
+                    .unwrap();
+                sender.send_to(&heartbeat, (group, port)).unwrap();
+            }
+            let mut buf = [0u8; 512];
+            for _ in 0..2 * EACH {
+                receiver.recv(&mut buf).unwrap();
+            }
+        })
+        .expect("send inside the namespace");
+        // The capture reads on its own thread: wait until it has the datagrams (or more).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while capture.counts().user.datagrams < 2 * EACH && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Idle for a few of the socket's 50 ms timeouts, when it compares with the device.
+        std::thread::sleep(Duration::from_millis(300));
+        let counts = capture.counts();
+        assert_eq!(counts.user.datagrams, 2 * EACH, "{counts:?}");
+        assert_eq!(counts.user.bytes, 2 * EACH * heartbeat.len() as u64);
+        assert_eq!(counts.missed, 0, "{counts:?}");
     }
 
     #[test]
