@@ -91,9 +91,10 @@ fn bench_scale_small_graphs_match_and_their_discovery_is_counted() {
         assert!(datagrams > 0, "no discovery datagram: {r}");
         // rclpy's ros_discovery_info rides UDP (its profile has no shared memory), though not
         // necessarily before the topics match: nothing orders that writer's matching before
-        // theirs. Fast DDS announces it after the node's other endpoints, so this also shows
-        // that its earlier samples are counted as ros_discovery_info. (Between roslite
-        // processes it rides shared memory once that is set up: nothing to require.)
+        // theirs. When Fast DDS announces that writer after the node's other endpoints (as it
+        // often does), this also shows that its earlier samples count as ros_discovery_info.
+        // (Between roslite processes it rides shared memory once that is set up: nothing to
+        // require.)
         if r["stack"] == "rclpy" {
             let info = d["ros_discovery_info"]["bytes"].as_u64().unwrap()
                 + r["settling"]["ros_discovery_info"]["bytes"]

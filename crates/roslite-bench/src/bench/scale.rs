@@ -530,10 +530,9 @@ fn measure(
     drop(processes);
     // Sorted only now, with every announcement the capture saw (see `Snapshot`).
     let discovery = capture.resolve(&at_match);
-    let settling = capture.resolve(&before_steady).since(&discovery);
-    let steady_traffic = capture
-        .resolve(&after_steady)
-        .since(&capture.resolve(&before_steady));
+    let before_steady = capture.resolve(&before_steady);
+    let settling = before_steady.since(&discovery);
+    let steady_traffic = capture.resolve(&after_steady).since(&before_steady);
     let missed = capture.counts().missed;
     drop(capture);
     let shares: Vec<f64> = after_cpu

@@ -724,18 +724,7 @@ mod tests {
         // as discovery.
         let mut guid = [2u8; 16];
         guid[12..].copy_from_slice(&user_writer);
-        let mut topic = (u32::try_from(DISCOVERY_INFO_TOPIC.len()).unwrap() + 1)
-            .to_le_bytes()
-            .to_vec();
-        topic.extend_from_slice(DISCOVERY_INFO_TOPIC.as_bytes());
-        topic.extend_from_slice(&[0; 1]);
-        while topic.len() % 4 != 0 {
-            topic.push(0);
-        }
-        let mut announcement = vec![0x00, 0x03, 0, 0];
-        announcement.extend(parameter(0x0005, &topic));
-        announcement.extend(parameter(0x005a, &guid));
-        announcement.extend(parameter(0x0001, &[]));
+        let announcement = discovery_info_announcement(2, user_writer);
         // With inline QoS (the Q flag), as roslite's and Fast DDS's announcers send it.
         let mut inline_qos = parameter(0x0070, &guid);
         inline_qos.extend(parameter(0x0001, &[]));
@@ -800,8 +789,8 @@ mod tests {
         assert_eq!(counts.discovery().bytes, packed.len() as u64);
     }
 
-    /// A ros_discovery_info announcement (SEDP publication DATA body) of `writer` in
-    /// participant `prefix`.
+    /// The serialized payload of a SEDP publication sample announcing `writer` of participant
+    /// `prefix` (every prefix byte `prefix`) on ros_discovery_info.
     fn discovery_info_announcement(prefix: u8, writer: [u8; 4]) -> Vec<u8> {
         let mut guid = [prefix; 16];
         guid[12..].copy_from_slice(&writer);
@@ -817,7 +806,7 @@ mod tests {
         announcement.extend(parameter(0x0005, &topic));
         announcement.extend(parameter(0x005a, &guid));
         announcement.extend(parameter(0x0001, &[]));
-        data(SEDP_PUBLICATIONS_WRITER, &announcement)
+        announcement
     }
 
     #[test]
@@ -839,7 +828,16 @@ mod tests {
         // are ros_discovery_info's, in the earlier snapshot too.
         add(
             &mut state,
-            &udp(&rtps(5, &[(0x15, discovery_info_announcement(5, writer))])),
+            &udp(&rtps(
+                5,
+                &[(
+                    0x15,
+                    data(
+                        SEDP_PUBLICATIONS_WRITER,
+                        &discovery_info_announcement(5, writer),
+                    ),
+                )],
+            )),
         );
         add(&mut state, &sample);
         let known = &state.classifier.discovery_info_writers;
