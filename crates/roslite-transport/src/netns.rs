@@ -210,14 +210,15 @@ impl NetNs {
     /// # Errors
     /// [`NetNsError::Open`] or [`NetNsError::Enter`].
     pub fn enter_current_thread(&self) -> Result<(), NetNsError> {
-        let path = PathBuf::from("/run/netns").join(&self.name);
-        let file = File::open(&path).map_err(|source| NetNsError::Open { path, source })?;
-        move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network)).map_err(|e| {
-            NetNsError::Enter {
-                name: self.name.clone(),
-                source: e.into(),
-            }
-        })
+        enter_by_name(&self.name)
+    }
+
+    /// What moves a thread of its own into the namespace later, for a thread that outlives
+    /// this borrow (a capture running beside the namespace's processes, say): as
+    /// [`Self::enter_current_thread`], on the thread that calls it.
+    pub fn entry(&self) -> impl FnOnce() -> Result<(), NetNsError> + Send + 'static {
+        let name = self.name.clone();
+        move || enter_by_name(&name)
     }
 
     /// Runs `f` on a new thread inside the namespace and returns its result.
@@ -323,6 +324,18 @@ impl Drop for NetNs {
             );
         }
     }
+}
+
+/// Moves the calling thread into the namespace `/run/netns/<name>`.
+fn enter_by_name(name: &str) -> Result<(), NetNsError> {
+    let path = PathBuf::from("/run/netns").join(name);
+    let file = File::open(&path).map_err(|source| NetNsError::Open { path, source })?;
+    move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network)).map_err(|e| {
+        NetNsError::Enter {
+            name: name.to_owned(),
+            source: e.into(),
+        }
+    })
 }
 
 fn run_ip(args: &[&str]) -> Result<(), NetNsError> {

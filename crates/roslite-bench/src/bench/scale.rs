@@ -459,7 +459,7 @@ fn measure(
     for p in &mut processes {
         p.expect("READY", READY_TIMEOUT)?;
     }
-    let capture = Capture::start_in_namespace(ns.name())?;
+    let capture = Capture::start_in(&ns)?;
     let go = Instant::monotonic_now();
     for p in &mut processes {
         p.say("go")?;

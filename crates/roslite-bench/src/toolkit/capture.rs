@@ -27,6 +27,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use roslite_transport::netns::NetNs;
 use rustix::net::{AddressFamily, RecvFlags, SocketType};
 use serde::Serialize;
 
@@ -113,7 +114,7 @@ pub struct Counts {
 
 impl Counts {
     /// Adds one datagram: counted under its first class, its bytes under theirs.
-    pub fn add(&mut self, sorted: &Sorted) {
+    fn add(&mut self, sorted: &Sorted) {
         self.tally(sorted.first).datagrams += 1;
         for class in [
             Class::Spdp,
@@ -196,7 +197,7 @@ const MAX_TRACKED_WRITERS: usize = 1 << 16;
 
 impl Snapshot {
     /// Adds one datagram (see [`Counts::add`]), keeping its user traffic by writer.
-    pub fn add(&mut self, sorted: &Sorted) {
+    fn add(&mut self, sorted: &Sorted) {
         self.counts.add(sorted);
         if let Some(guid) = sorted.first_user_writer {
             if let Some(tally) = self.tally_of(guid) {
@@ -460,15 +461,13 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Starts capturing on every device of the namespace `enter` moves a thread into (the
-    /// benches pass [`roslite_transport::netns::NetNs::enter_current_thread`]).
+    /// Starts capturing on every device of `ns`, on a thread of its own inside it.
     ///
     /// # Errors
-    /// When the thread cannot enter the namespace or open its raw socket (that needs
-    /// CAP_NET_RAW).
-    pub fn start(
-        enter: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
-    ) -> anyhow::Result<Self> {
+    /// When the thread cannot enter the namespace (that needs CAP_SYS_ADMIN) or open its raw
+    /// socket (CAP_NET_RAW).
+    pub fn start_in(ns: &NetNs) -> anyhow::Result<Self> {
+        let enter = ns.entry();
         let state = Arc::new(Mutex::new(State::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready) = std::sync::mpsc::channel();
@@ -477,7 +476,9 @@ impl Capture {
             std::thread::Builder::new()
                 .name("roslite-capture".into())
                 .spawn(move || {
-                    let socket = enter().and_then(|()| open_socket());
+                    let socket = enter()
+                        .context("entering the namespace")
+                        .and_then(|()| open_socket());
                     let socket = match socket {
                         Ok(socket) => {
                             let _ = ready_tx.send(Ok(()));
@@ -497,24 +498,6 @@ impl Capture {
             state,
             stop,
             thread: Some(thread),
-        })
-    }
-
-    /// Starts capturing in the network namespace `name` (as `ip netns` names it, e.g.
-    /// [`roslite_transport::netns::NetNs::name`]).
-    ///
-    /// # Errors
-    /// As for [`Capture::start`].
-    pub fn start_in_namespace(name: &str) -> anyhow::Result<Self> {
-        let name = name.to_owned();
-        Self::start(move || {
-            let file = std::fs::File::open(std::path::Path::new("/run/netns").join(&name))
-                .with_context(|| format!("opening network namespace {name}"))?;
-            rustix::thread::move_into_link_name_space(
-                std::os::fd::AsFd::as_fd(&file),
-                Some(rustix::thread::LinkNameSpaceType::Network),
-            )
-            .with_context(|| format!("entering network namespace {name} (needs CAP_SYS_ADMIN)"))
         })
     }
 
@@ -863,9 +846,8 @@ mod tests {
     #[test]
     fn each_datagram_on_loopback_counts_once() {
         use std::net::{Ipv4Addr, UdpSocket};
-        let ns = roslite_transport::netns::NetNs::create("capture-once")
-            .expect("create a network namespace (run as root)");
-        let capture = Capture::start_in_namespace(ns.name()).expect("start the capture");
+        let ns = NetNs::create("capture-once").expect("create a network namespace (run as root)");
+        let capture = Capture::start_in(&ns).expect("start the capture");
         let writer = [0, 0, 0x12, 0x03];
         let heartbeat = {
             let mut b = vec![0, 0, 0, 0];
