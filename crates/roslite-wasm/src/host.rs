@@ -155,6 +155,11 @@ fn context(ros_args: &[String]) -> Result<u64, HostError> {
     Ok(handle)
 }
 
+/// The fewest samples a same-host link's ring holds for a guest's keep-last subscription:
+/// 160 ms of the line follower's sensors at the demo's speed (400 Hz), 640 ms at the real
+/// robot's 100 Hz, in a channel of one page.
+pub const MOVING_RING_DEPTH: u32 = 64;
+
 /// A running host: its guests' threads, and the context to shut down.
 pub struct Host {
     context: u64,
@@ -313,6 +318,11 @@ impl Host {
         // threads among them, which need the stack an engine needs (`GuestShared::
         // with_resident` leaves the work to the guest's thread on one that lacks it).
         roslite::backends::same_host::require_link_thread_stack(crate::guest::GUEST_STACK * 2);
+        // A node moving to or from this host keeps every message its subscriptions receive
+        // (`GuestShared::keep_every_message`); a link's ring as shallow as a depth-1
+        // subscription would still overwrite one whenever the link's thread is late by a
+        // publishing period, and neither copy of the node would get it.
+        roslite::backends::same_host::require_keep_last_ring_depth(MOVING_RING_DEPTH);
         let mut loaded = Vec::new();
         for spec in specs {
             let module =

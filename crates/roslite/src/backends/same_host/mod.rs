@@ -38,7 +38,7 @@
 //! readers.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use roslite_rtps::discovery::matching::{carriable_elsewhere, endpoint_carriable_elsewhere};
@@ -122,6 +122,46 @@ static LINK_STACK: AtomicUsize = AtomicUsize::new(LINK_THREAD_STACK);
 /// touches.
 pub fn require_link_thread_stack(bytes: usize) {
     LINK_STACK.fetch_max(bytes, Ordering::Relaxed);
+}
+
+/// The fewest samples the same-host ring (or Unix-socket queue) of a keep-last subscription's
+/// link holds ([`require_keep_last_ring_depth`]); 1: its depth alone decides.
+static KEEP_LAST_RING_FLOOR: AtomicU32 = AtomicU32::new(1);
+
+/// The deepest ring [`require_keep_last_ring_depth`] asks for.
+pub const MAX_KEEP_LAST_RING_FLOOR: u32 = 1024;
+
+/// Gives the links of volatile keep-last subscriptions made from now on a ring of at least
+/// `depth` samples (at most [`MAX_KEEP_LAST_RING_FLOOR`]), whatever the subscription's depth.
+///
+/// A link's ring sits between the writer and the link's reader thread: the writer overwrites
+/// its oldest unread sample when it is full. Sized by the subscription's depth, a depth-1
+/// subscription loses a message whenever its link thread is not scheduled before the next
+/// one arrives, before the subscription's queue ever saw it. A program that must see each
+/// message its queue could keep (a WebAssembly host: a node it moves to another process
+/// keeps every message while it moves, docs/migration.md) asks for a deeper ring before it
+/// makes its endpoints. The subscription's queue still keeps its depth, so what a callback
+/// sees is unchanged. A shared-memory channel stays one page up to a depth of 69 (48 bytes a
+/// slot with its releases, after 776), and a sample holds its chunk only while it waits unread.
+pub fn require_keep_last_ring_depth(depth: u32) {
+    KEEP_LAST_RING_FLOOR.fetch_max(depth.min(MAX_KEEP_LAST_RING_FLOOR), Ordering::Relaxed);
+}
+
+/// The ring a link to local reader `local` gets. A TRANSIENT_LOCAL reader's ring keeps its
+/// depth: the writer replays as many of its kept samples as the ring holds, and a late joiner
+/// is owed its depth of them, not the floor's.
+fn link_history(local: &EndpointData) -> roslite_shm::History {
+    match local.history {
+        RtpsHistory::KeepLast { depth } if local.durability == DurabilityKind::TransientLocal => {
+            roslite_shm::History::KeepLast(depth.max(1))
+        }
+        RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(
+            depth
+                .max(KEEP_LAST_RING_FLOOR.load(Ordering::Relaxed))
+                .max(1),
+        ),
+        RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
+    }
 }
 
 /// Samples a subscription may hold (queued or kept by callbacks) beyond its depth before the
@@ -815,10 +855,7 @@ impl SameHost {
             kind: peer.kind,
             address: peer.address.clone(),
             writer,
-            history: match local.history {
-                RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(depth.max(1)),
-                RtpsHistory::KeepAll => roslite_shm::History::KeepAll(1000),
-            },
+            history: link_history(local),
             wants_kept: local.durability == DurabilityKind::TransientLocal,
             target,
             stop: stop.clone(),
