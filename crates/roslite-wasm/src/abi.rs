@@ -17,7 +17,7 @@ pub const EXPORT_ALLOC: &str = "roslite_guest_alloc";
 pub const EXPORT_FREE: &str = "roslite_guest_free";
 
 /// What a dispatched slot is (the `kind` argument of `roslite_guest_dispatch`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum CallbackKind {
     Message = 1,

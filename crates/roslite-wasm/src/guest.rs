@@ -14,49 +14,52 @@ use crate::memory::GuestMemory;
 use crate::recorded::Entry;
 use crate::waiting::{Park, Resumed, SLEEP_SLICE};
 
-/// A guest's handles: small integers of its own (index + 1), each naming a handle of the C
-/// ABI's table. A guest can reach only what it created, and the numbers it sees depend only on
-/// what it did (the migration snapshot keeps them).
+/// A guest's handles: small integers of its own (1, 2, ... in the order given), each naming a
+/// handle of the C ABI's table. A guest can reach only what it created, and the numbers it
+/// sees depend only on what it did (the migration snapshot keeps them). A number is never
+/// given twice, so a stale one cannot reach a newer object; the table keeps only the numbers
+/// still held, so a guest that makes and releases objects for ever (a responder per service
+/// request, a client per call) holds memory for what it holds, not for what it was given.
 #[derive(Default)]
 pub struct Handles {
-    native: Vec<Option<u64>>,
+    native: std::collections::BTreeMap<u64, u64>,
+    /// How many numbers were given: the last one given.
+    given: u64,
 }
 
 impl Handles {
     pub fn insert(&mut self, native: u64) -> u64 {
-        self.native.push(Some(native));
-        self.native.len() as u64
+        self.given += 1;
+        self.native.insert(self.given, native);
+        self.given
     }
 
     /// How many handles were ever given (released ones included).
     pub fn len(&self) -> usize {
-        self.native.len()
+        usize::try_from(self.given).unwrap_or(usize::MAX)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.native.is_empty()
+        self.given == 0
     }
 
     /// Uses up the next number without an object (journal replay: a number given then to
     /// something not re-created, a service request's responder).
     pub fn skip(&mut self) {
-        self.native.push(None);
+        self.given += 1;
     }
 
     /// Every (guest handle, native handle) the guest holds.
     pub fn held(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
-        self.native
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| n.map(|n| (i as i64 + 1, n)))
+        self.native.iter().map(|(&g, &n)| (g as i64, n))
     }
 
     /// The guest handle of `native`, if the guest holds it.
     pub fn guest_of(&self, native: u64) -> Option<i64> {
         self.native
             .iter()
-            .position(|n| *n == Some(native))
-            .map(|i| i as i64 + 1)
+            .find(|(_, &n)| n == native)
+            .map(|(&g, _)| g as i64)
     }
 
     /// The native handle behind a guest handle; 0 stays 0 ("none", "the default group").
@@ -64,32 +67,29 @@ impl Handles {
         if guest == 0 {
             return Some(0);
         }
-        let index = usize::try_from(guest).ok()?.checked_sub(1)?;
-        self.native.get(index).copied().flatten()
+        self.native.get(&u64::try_from(guest).ok()?).copied()
     }
 
     /// Puts `native` at guest handle `guest` (a kept responder restored after a move), the
     /// numbers before it used up if they were not given yet.
     pub fn put(&mut self, guest: i64, native: u64) -> bool {
-        let Some(index) = usize::try_from(guest).ok().and_then(|g| g.checked_sub(1)) else {
+        let Some(guest) = u64::try_from(guest).ok().filter(|g| *g > 0) else {
             return false;
         };
-        while self.native.len() <= index {
-            self.native.push(None);
-        }
-        self.native[index] = Some(native);
+        self.given = self.given.max(guest);
+        self.native.insert(guest, native);
         true
     }
 
     pub fn remove(&mut self, guest: i64) -> Option<u64> {
-        let index = usize::try_from(guest).ok()?.checked_sub(1)?;
-        self.native.get_mut(index)?.take()
+        self.native.remove(&u64::try_from(guest).ok()?)
     }
 
     /// Every native handle still held, newest first (the order to release them in).
     pub fn drain_newest_first(&mut self) -> Vec<u64> {
-        let held: Vec<u64> = self.native.iter().rev().flatten().copied().collect();
+        let held: Vec<u64> = self.native.values().rev().copied().collect();
         self.native.clear();
+        self.given = 0;
         held
     }
 }
@@ -319,6 +319,20 @@ impl GuestShared {
                 roslite_c::handles::with(native, "endpoint", &count).map_or(0, |n| n as u32)
             })
             .collect()
+    }
+
+    /// Takes a released endpoint or service out of the lists a move walks, so that they hold
+    /// what the guest holds, however many it made and released.
+    pub fn forget_endpoint(&self, native: u64) {
+        for list in [&self.endpoints, &self.services] {
+            list.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|n| *n != native);
+        }
+        self.subscription_slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(n, _)| *n != native);
     }
 
     /// (native handle, callback slot) of each reliable subscription the guest holds: the
@@ -685,8 +699,12 @@ pub struct GuestState {
     pub handles: Handles,
     /// The context every guest of this host shares (a native handle, not the guest's).
     pub context: u64,
-    /// Slot targets handed to the C ABI as user data; freed when the guest ends.
-    pub targets: Vec<*mut SlotTarget>,
+    /// Slot targets handed to the C ABI as user data, one per (slot, kind, description):
+    /// freed when the guest ends. A native object may still call its target after the guest
+    /// released it (a callback already on its way), so none is freed earlier; handing out the
+    /// same target again for the same callback keeps them as many as the guest's slots, not
+    /// as its calls (a target per service request sent was kept for the guest's whole life).
+    pub targets: std::collections::HashMap<(i32, CallbackKind, String), *mut SlotTarget>,
     /// What the guest's last failing call said, for its `last_error` import.
     pub last_error: String,
     /// A fault raised inside a callback, carried out of the host call that ran it.
@@ -767,7 +785,7 @@ impl GuestState {
             shared,
             handles: Handles::default(),
             context,
-            targets: Vec::new(),
+            targets: std::collections::HashMap::new(),
             last_error: String::new(),
             fault: None,
             dead: false,
@@ -807,13 +825,18 @@ impl GuestState {
 
     /// A user-data pointer for the C ABI that leads back to `slot` of this guest.
     pub fn target(&mut self, slot: i32, kind: CallbackKind, description: String) -> *mut c_void {
-        let target = Box::into_raw(Box::new(SlotTarget {
-            shared: self.shared.clone(),
-            slot,
-            kind,
-            description,
-        }));
-        self.targets.push(target);
+        let shared = &self.shared;
+        let target = *self
+            .targets
+            .entry((slot, kind, description))
+            .or_insert_with_key(|(slot, kind, description)| {
+                Box::into_raw(Box::new(SlotTarget {
+                    shared: shared.clone(),
+                    slot: *slot,
+                    kind: *kind,
+                    description: description.clone(),
+                }))
+            });
         target.cast()
     }
 
@@ -836,7 +859,7 @@ impl GuestState {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
-        for target in self.targets.drain(..) {
+        for (_, target) in self.targets.drain() {
             // SAFETY: made by `Box::into_raw` in `target`; the entities that held it are gone.
             drop(unsafe { Box::from_raw(target) });
         }
@@ -900,5 +923,67 @@ fn stack_low() -> Option<usize> {
         let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
         libc::pthread_attr_destroy(attr.as_mut_ptr());
         (got == 0).then_some(addr as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_numbers_are_never_given_twice_and_the_table_keeps_only_those_held() {
+        let mut handles = Handles::default();
+        let kept = handles.insert(100);
+        // A guest that makes and releases an object for ever (a responder per request).
+        for native in 0..10_000u64 {
+            let given = handles.insert(1000 + native);
+            assert_eq!(handles.remove(given as i64), Some(1000 + native));
+            assert_eq!(
+                handles.native(given as i64),
+                None,
+                "released stays released"
+            );
+        }
+        assert_eq!(handles.native.len(), 1, "only the held handle is kept");
+        assert_eq!(handles.len(), 10_001, "every number given counts");
+        assert_eq!(handles.insert(7), 10_002, "numbers go on, none reused");
+        assert_eq!(handles.native(kept as i64), Some(100));
+        assert_eq!(handles.guest_of(7), Some(10_002));
+        handles.skip();
+        assert!(handles.put(10_005, 9));
+        assert_eq!(handles.len(), 10_005);
+        assert_eq!(handles.insert(11), 10_006);
+        assert_eq!(
+            handles.held().collect::<Vec<_>>(),
+            [(1, 100), (10_002, 7), (10_005, 9), (10_006, 11)]
+        );
+        assert_eq!(handles.drain_newest_first(), [11, 9, 7, 100]);
+        assert!(handles.is_empty());
+    }
+
+    #[test]
+    fn one_slot_target_serves_every_call_of_the_same_callback() {
+        let context = roslite::Context::new(roslite::ContextOptions {
+            network: roslite::NetworkMode::Off,
+            ..Default::default()
+        })
+        .unwrap();
+        let shared = GuestShared::new("targets".into(), context);
+        let wasi = crate::wasi::WasiState::new(crate::wasi::WasiConfig::default()).unwrap();
+        let mut state = GuestState::new(shared, 0, wasi);
+        // A response slot, reused by the guest for request after request.
+        let first = state.target(3, CallbackKind::Response, "response callback".into());
+        for _ in 0..1000 {
+            let again = state.target(3, CallbackKind::Response, "response callback".into());
+            assert_eq!(again, first);
+        }
+        let other_slot = state.target(4, CallbackKind::Response, "response callback".into());
+        let other_kind = state.target(3, CallbackKind::Timer, "timer callback".into());
+        assert_ne!(other_slot, first);
+        assert_ne!(other_kind, first);
+        assert_eq!(state.targets.len(), 3);
+        // SAFETY: made by `target` above, alive until `state` is dropped.
+        let target = unsafe { &*first.cast::<SlotTarget>() };
+        assert_eq!((target.slot, target.kind), (3, CallbackKind::Response));
     }
 }

@@ -73,19 +73,94 @@ pub fn record(
     let handles_before = g.state().handles.len() as u32;
     let (result, reads) = record_reads(|| body(&mut *g));
     if result == Ok(roslite_c::ROSLITE_OK) {
-        let shared = g.state().shared.clone();
-        shared
+        let state = g.state();
+        let mut journal = state
+            .shared
             .journal
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Entry {
-                import: import.to_owned(),
-                args: args.to_vec(),
-                reads,
-                handles_before,
-            });
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held = |h: i64| state.handles.native(h).is_some();
+        if import == "release" && forget_released(&mut journal, args[0], held) {
+            return result;
+        }
+        journal.push(Entry {
+            import: import.to_owned(),
+            args: args.to_vec(),
+            reads,
+            handles_before,
+        });
     }
     result
+}
+
+/// The arguments of a journaled import that are guest handles (the others: pointers, slots,
+/// a timer's period).
+fn handle_args(import: &str) -> &'static [usize] {
+    match import {
+        "subscription_create" | "service_create" | "timer_create" | "executor_add_node" => &[0, 1],
+        "context_init" => &[],
+        _ => &[0],
+    }
+}
+
+/// The imports that give the guest a handle: the first number after their `handles_before`
+/// (a number given between two imports, a service request's responder, comes after it).
+const MAKERS: &[&str] = &[
+    "context_init",
+    "node_create",
+    "callback_group_create",
+    "publisher_create",
+    "subscription_create",
+    "timer_create",
+    "service_create",
+    "client_create",
+    "parameter_add_on_set_callback",
+    "executor_create",
+];
+
+/// The guest handle `entry` made, if it is one of the [`MAKERS`].
+fn made_by(entry: &Entry) -> Option<i64> {
+    MAKERS
+        .contains(&entry.import.as_str())
+        .then(|| i64::from(entry.handles_before) + 1)
+}
+
+/// For a guest that released handle `released`: takes out of `journal` the entry that made
+/// it and every entry that named it (its callbacks, a timer's cancel, an executor's
+/// `add_node`, a node's parameters), and returns true, so that neither they nor the release
+/// are replayed and a guest that makes and releases objects for ever keeps a journal of what
+/// it holds. False, with the journal as it was, when one of those entries made a handle the
+/// guest still holds (`held`: a publisher of a released node), which the replay must make
+/// again, or when no entry made it.
+///
+/// A replay still gives the later objects their numbers: each remaining entry keeps its
+/// `handles_before`, and the numbers of what was taken out are skipped.
+pub fn forget_released(
+    journal: &mut Vec<Entry>,
+    released: i64,
+    held: impl Fn(i64) -> bool,
+) -> bool {
+    let Some(maker) = journal.iter().rposition(|e| made_by(e) == Some(released)) else {
+        return false;
+    };
+    let names_it = |e: &Entry| {
+        handle_args(&e.import)
+            .iter()
+            .any(|&a| e.args.get(a) == Some(&released))
+    };
+    let gone: Vec<usize> = std::iter::once(maker)
+        .chain((maker + 1..journal.len()).filter(|&i| names_it(&journal[i])))
+        .collect();
+    let still_needed = gone[1..]
+        .iter()
+        .any(|&i| made_by(&journal[i]).is_some_and(&held));
+    if still_needed {
+        return false;
+    }
+    for &i in gone.iter().rev() {
+        journal.remove(i);
+    }
+    true
 }
 
 /// An import's argument from its widened form.
@@ -242,6 +317,126 @@ pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A journal as `record` keeps it, with the handles it gave and the guest still holds.
+    #[derive(Default)]
+    struct Kept {
+        journal: Vec<Entry>,
+        given: i64,
+        held: std::collections::BTreeSet<i64>,
+    }
+
+    impl Kept {
+        /// A journaled call; the handle it made, if it is a maker.
+        fn call(&mut self, import: &str, args: &[i64]) -> i64 {
+            let entry = Entry {
+                import: import.into(),
+                args: args.to_vec(),
+                reads: Vec::new(),
+                handles_before: self.given as u32,
+            };
+            if made_by(&entry).is_some() {
+                self.given += 1;
+                self.held.insert(self.given);
+            }
+            self.journal.push(entry);
+            self.given
+        }
+
+        fn release(&mut self, handle: i64) {
+            assert!(self.held.remove(&handle));
+            let held = |h: i64| self.held.contains(&h);
+            if !forget_released(&mut self.journal, handle, held) {
+                self.call("release", &[handle]);
+            }
+        }
+
+        /// A number given without an import (a service request's responder).
+        fn responder(&mut self) -> i64 {
+            self.given += 1;
+            self.held.insert(self.given);
+            self.given
+        }
+
+        fn imports(&self) -> Vec<&str> {
+            self.journal.iter().map(|e| e.import.as_str()).collect()
+        }
+    }
+
+    #[test]
+    fn a_guest_that_makes_and_releases_objects_for_ever_keeps_a_journal_of_what_it_holds() {
+        let mut k = Kept::default();
+        let context = k.call("context_init", &[]);
+        let node = k.call("node_create", &[context]);
+        let executor = k.call("executor_create", &[context]);
+        k.call("executor_add_node", &[executor, node]);
+        let base = k.imports().len();
+        for _ in 0..1000 {
+            // A client per call; a timer that is cancelled; a subscription with callbacks.
+            let client = k.call("client_create", &[node]);
+            k.release(client);
+            let timer = k.call("timer_create", &[node, 0, 1_000_000]);
+            k.call("timer_cancel", &[timer]);
+            k.release(timer);
+            let sub = k.call("subscription_create", &[node, 0]);
+            k.call("on_matched", &[sub]);
+            k.call("subscription_on_message_lost", &[sub]);
+            k.release(sub);
+        }
+        assert_eq!(k.journal.len(), base, "{:?}", k.imports());
+        // The numbers go on: the next object's entry says how many were given before it.
+        let publisher = k.call("publisher_create", &[node]);
+        assert_eq!(publisher, 3 * 1000 + 4);
+        assert_eq!(
+            k.journal.last().unwrap().handles_before,
+            publisher as u32 - 1
+        );
+    }
+
+    #[test]
+    fn what_a_released_object_made_that_is_still_held_keeps_its_journal() {
+        let mut k = Kept::default();
+        let context = k.call("context_init", &[]);
+        let node = k.call("node_create", &[context]);
+        let group = k.call("callback_group_create", &[node]);
+        let timer = k.call("timer_create", &[node, group, 5]);
+        // The group goes while its timer stays: both entries must replay.
+        k.release(group);
+        assert_eq!(
+            k.imports(),
+            [
+                "context_init",
+                "node_create",
+                "callback_group_create",
+                "timer_create",
+                "release"
+            ]
+        );
+        // The timer goes too: its entry leaves; the group's stays with its release (it was
+        // kept once, and is replayed as it was).
+        k.release(timer);
+        assert_eq!(
+            k.imports(),
+            [
+                "context_init",
+                "node_create",
+                "callback_group_create",
+                "release"
+            ]
+        );
+        // The period argument of a timer is not a handle: a timer whose period equals a
+        // released handle's number does not go with it.
+        let other = k.call("node_create", &[context]);
+        let timer = k.call("timer_create", &[node, 0, other]);
+        k.release(other);
+        assert!(k.imports().contains(&"timer_create"));
+        assert!(k.held.contains(&timer));
+        // A responder's number (given between imports) was made by no entry.
+        let responder = k.responder();
+        let before = k.imports().len();
+        k.release(responder);
+        assert_eq!(k.imports().len(), before + 1);
+    }
 
     #[test]
     fn the_journaled_imports_are_imports() {

@@ -509,6 +509,39 @@ fn a_parameter_set_from_outside_keeps_its_value_after_the_move() {
     b.shutdown();
 }
 
+/// The number of entries in guest `name`'s journal on `host`.
+fn journal_entries(host: &Host, name: &str) -> usize {
+    let bytes = host.journal_of(name).unwrap();
+    roslite_wasm::migrate::decode_journal_bytes(&bytes)
+        .unwrap()
+        .len()
+}
+
+/// The state guest makes a client, a subscription and a timer on every `count` request and
+/// releases them: its journal does not grow with the requests (before, each request added
+/// its entries for ever), and the node it holds moves and answers as before, its later
+/// objects under the numbers it was given.
+#[test]
+fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_moves() {
+    let ns = NetNs::create("wasmjrn").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let entries = journal_entries(&a, STATE_NODE);
+    for served in 2..=20 {
+        assert_eq!(
+            client.count(),
+            format!("served={served} offset=0 accepted=0")
+        );
+    }
+    assert_eq!(journal_entries(&a, STATE_NODE), entries);
+    move_state_guest(&a, &b);
+    assert_eq!(client.count(), "served=21 offset=0 accepted=0");
+    assert_eq!(journal_entries(&b, STATE_NODE), entries);
+    b.shutdown();
+}
+
 /// How many servers of `/count` (their request readers) the graph of `context` shows.
 fn count_servers(context: &roslite::Context) -> usize {
     context

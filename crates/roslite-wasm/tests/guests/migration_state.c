@@ -10,7 +10,10 @@
  * - a reliable transient-local publisher `kept` (depth 3) on which it publishes "kept 1" to
  *   "kept 5" once, before it spins;
  * - a service `publish_kept` (std_srvs/srv/Trigger) that publishes the next of them ("kept 6",
- *   ...) and answers with its text.
+ *   ...) and answers with its text;
+ * - on every `count` request it also makes a client, a subscription and a timer and releases
+ *   them again (as a node that makes a client per call does): its journal should keep only
+ *   what it holds.
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -29,6 +32,11 @@
   } while (0)
 
 static roslite_handle node;
+static const roslite_service_type trigger = {std_srvs__srv__Trigger__TYPE_NAME,
+                                             std_srvs__srv__Trigger_Request__TYPE_HASH,
+                                             std_srvs__srv__Trigger_Response__TYPE_HASH};
+static const roslite_type string_type = {std_msgs__msg__String__TYPE_NAME,
+                                         std_msgs__msg__String__TYPE_HASH};
 static uint32_t served;
 static uint32_t accepted;
 static roslite_cdr_buffer bytes;
@@ -102,6 +110,38 @@ static bool on_set(void *user_data, const char *const *names, const roslite_para
   return true;
 }
 
+static void ignore_message(void *user_data, const uint8_t *cdr, size_t length,
+                           const roslite_message_info *info)
+{
+  (void)user_data;
+  (void)cdr;
+  (void)length;
+  (void)info;
+}
+
+static void ignore_timer(void *user_data) { (void)user_data; }
+
+/* Makes a client, a subscription and a timer and releases them. */
+static void churn(void)
+{
+  roslite_handle made;
+  roslite_qos qos;
+  if (roslite_client_create(node, "count", &trigger, &made) == ROSLITE_OK)
+    roslite_release(made);
+  else
+    fprintf(stderr, "client_create failed: %s\n", roslite_last_error());
+  if (roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos) == ROSLITE_OK &&
+      roslite_subscription_create(node, "churn", &string_type, &qos, ignore_message, NULL,
+                                  &made) == ROSLITE_OK)
+    roslite_release(made);
+  else
+    fprintf(stderr, "subscription_create failed: %s\n", roslite_last_error());
+  if (roslite_timer_create(node, 1000000000, ignore_timer, NULL, &made) == ROSLITE_OK)
+    roslite_release(made);
+  else
+    fprintf(stderr, "timer_create failed: %s\n", roslite_last_error());
+}
+
 static void on_request(void *user_data, const uint8_t *request, size_t length,
                        roslite_handle responder)
 {
@@ -118,6 +158,7 @@ static void on_request(void *user_data, const uint8_t *request, size_t length,
     answer(kept_responder, "later");
     kept_responder = 0;
   }
+  churn();
   served++;
   char text[96];
   snprintf(text, sizeof text, "served=%" PRIu32 " offset=%" PRId64 " accepted=%" PRIu32, served,
@@ -129,10 +170,6 @@ int main(int argc, char **argv)
 {
   roslite_handle context, server, later, publish_server, callback, executor;
   roslite_qos qos;
-  roslite_type string_type = {std_msgs__msg__String__TYPE_NAME, std_msgs__msg__String__TYPE_HASH};
-  roslite_service_type trigger = {std_srvs__srv__Trigger__TYPE_NAME,
-                                  std_srvs__srv__Trigger_Request__TYPE_HASH,
-                                  std_srvs__srv__Trigger_Response__TYPE_HASH};
   roslite_parameter_value zero = {.type = ROSLITE_PARAMETER_INTEGER, .integer_value = 0};
   CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
   CHECK(roslite_node_create(context, "migration_state", "", &node));
