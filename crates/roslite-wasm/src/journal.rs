@@ -131,7 +131,7 @@ fn made_by(entry: &Entry) -> Option<i64> {
 /// are replayed and a guest that makes and releases objects for ever keeps a journal of what
 /// it holds. False, with the journal as it was, when one of those entries made a handle the
 /// guest still holds (`held`: a publisher of a released node), which the replay must make
-/// again, or when no entry made it.
+/// again, or one that an entry staying names, or when no entry made it.
 ///
 /// A replay still gives the later objects their numbers: each remaining entry keeps its
 /// `handles_before`, and the numbers of what was taken out are skipped.
@@ -148,15 +148,36 @@ pub fn forget_released(
             .iter()
             .any(|&a| e.args.get(a) == Some(&released))
     };
-    let gone: Vec<usize> = std::iter::once(maker)
+    let mut gone: Vec<usize> = std::iter::once(maker)
         .chain((maker + 1..journal.len()).filter(|&i| names_it(&journal[i])))
         .collect();
     let still_needed = gone[1..]
         .iter()
         .any(|&i| made_by(&journal[i]).is_some_and(&held));
-    if still_needed {
+    // What the other entries taken out made, released already (kept when their own release
+    // could not be forgotten): their releases go too, and an entry that stays and names one
+    // would not replay without it.
+    let made_too: Vec<i64> = gone[1..]
+        .iter()
+        .filter_map(|&i| made_by(&journal[i]))
+        .collect();
+    let mut named_by_one_that_stays = false;
+    for (i, e) in journal.iter().enumerate() {
+        let names_one = handle_args(&e.import)
+            .iter()
+            .any(|&a| e.args.get(a).is_some_and(|h| made_too.contains(h)));
+        if names_one && !gone.contains(&i) {
+            if e.import == "release" {
+                gone.push(i);
+            } else {
+                named_by_one_that_stays = true;
+            }
+        }
+    }
+    if still_needed || named_by_one_that_stays {
         return false;
     }
+    gone.sort_unstable();
     for &i in gone.iter().rev() {
         journal.remove(i);
     }
@@ -436,6 +457,22 @@ mod tests {
         let before = k.imports().len();
         k.release(responder);
         assert_eq!(k.imports().len(), before + 1);
+        // Once nothing made on the node is held, the node goes with the group it made and
+        // that group's kept release.
+        k.release(timer);
+        k.release(node);
+        assert_eq!(k.imports(), ["context_init", "release"]);
+        assert_eq!(k.journal[1].args, [responder]);
+        // A group of a released node that another entry still names (a timer of another
+        // node in it) keeps the node's entries.
+        let node = k.call("node_create", &[context]);
+        let group = k.call("callback_group_create", &[node]);
+        let elsewhere = k.call("node_create", &[context]);
+        k.call("timer_create", &[elsewhere, group, 5]);
+        k.release(group);
+        let before = k.imports().len();
+        k.release(node);
+        assert_eq!(k.imports().len(), before + 1, "{:?}", k.imports());
     }
 
     #[test]
