@@ -83,14 +83,44 @@ pub fn record(
         if import == "release" && forget_released(&mut journal, args[0], held) {
             return result;
         }
-        journal.push(Entry {
+        let entry = Entry {
             import: import.to_owned(),
             args: args.to_vec(),
             reads,
             handles_before,
-        });
+        };
+        forget_superseded(&mut journal, &entry);
+        journal.push(entry);
     }
     result
+}
+
+/// Takes out of `journal` the earlier sets of the parameter `entry` sets (`parameter_set` of
+/// the same node and name): the last set gives the value a replay ends with, so a node that
+/// sets a parameter for ever keeps one entry for it.
+fn forget_superseded(journal: &mut Vec<Entry>, entry: &Entry) {
+    if entry.import != "parameter_set" {
+        return;
+    }
+    let name = parameter_name(entry);
+    if name.is_none() {
+        return;
+    }
+    journal.retain(|e| {
+        !(e.import == "parameter_set"
+            && e.args.first() == entry.args.first()
+            && parameter_name(e) == name)
+    });
+}
+
+/// The name a `parameter_set` entry set, as it read it (with its NUL).
+fn parameter_name(entry: &Entry) -> Option<&[u8]> {
+    let at = u32::try_from(*entry.args.get(1)?).ok()?;
+    entry
+        .reads
+        .iter()
+        .find(|(address, _)| *address == at)
+        .map(|(_, bytes)| bytes.as_slice())
 }
 
 /// The arguments of a journaled import that are guest handles (the others: pointers, slots,
@@ -488,6 +518,43 @@ mod tests {
         let before = k.imports().len();
         k.release(node);
         assert_eq!(k.imports().len(), before + 1, "{:?}", k.imports());
+    }
+
+    /// A `parameter_set` entry of `node`, its name read at `at`.
+    fn set(node: i64, at: u32, name: &str, value: u8) -> Entry {
+        Entry {
+            import: "parameter_set".into(),
+            args: vec![node, i64::from(at), 4000],
+            reads: vec![(at, format!("{name}\0").into_bytes()), (4000, vec![value])],
+            handles_before: 2,
+        }
+    }
+
+    #[test]
+    fn a_parameter_set_again_keeps_only_its_last_set() {
+        let mut journal = Vec::new();
+        let mut push = |e: Entry| {
+            forget_superseded(&mut journal, &e);
+            journal.push(e);
+        };
+        for value in 0..100 {
+            // The same name from another address is the same parameter.
+            push(set(2, 100 + u32::from(value % 3), "speed", value));
+            push(set(2, 200, "gain", value));
+            push(set(3, 300, "speed", value));
+        }
+        let values: Vec<(i64, &[u8], u8)> = journal
+            .iter()
+            .map(|e| (e.args[0], parameter_name(e).unwrap(), e.reads[1].1[0]))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                (2, &b"speed\0"[..], 99),
+                (2, &b"gain\0"[..], 99),
+                (3, &b"speed\0"[..], 99)
+            ]
+        );
     }
 
     #[test]
