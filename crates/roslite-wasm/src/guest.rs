@@ -321,9 +321,27 @@ impl GuestShared {
             .collect()
     }
 
-    /// Takes a released endpoint or service out of the lists a move walks, so that they hold
-    /// what the guest holds, however many it made and released.
-    pub fn forget_endpoint(&self, native: u64) {
+    /// Takes a released object out of the lists the host keeps of the guest's executors,
+    /// ROS nodes, endpoints and services, so that they hold what the guest holds, however many it made
+    /// and released (a C++ guest's `rclcpp::spin_some(node)` makes an executor per call).
+    pub fn forget(&self, native: u64) {
+        if let Ok(executor) = roslite_c::handles::executor(native) {
+            self.executors
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|e| !Arc::ptr_eq(e, &executor));
+        }
+        if let Ok(node) = roslite_c::handles::node(native) {
+            let name = node.fully_qualified_name();
+            let mut names = self
+                .ros_nodes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            // One of them: two nodes of one name count twice.
+            if let Some(at) = names.iter().position(|n| *n == name) {
+                names.remove(at);
+            }
+        }
         for list in [&self.endpoints, &self.services] {
             list.lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -959,6 +977,45 @@ mod tests {
         );
         assert_eq!(handles.drain_newest_first(), [11, 9, 7, 100]);
         assert!(handles.is_empty());
+    }
+
+    #[test]
+    fn a_released_executor_leaves_the_guests_list() {
+        let context = roslite::Context::new(roslite::ContextOptions {
+            network: roslite::NetworkMode::Off,
+            ..Default::default()
+        })
+        .unwrap();
+        let shared = GuestShared::new("executors".into(), context.clone());
+        let context = roslite_c::handles::insert(roslite_c::handles::Object::Context(context));
+        let mut made = Vec::new();
+        for _ in 0..3 {
+            let mut native = 0;
+            // SAFETY: a valid out-pointer.
+            let status =
+                unsafe { roslite_c::executor::roslite_executor_create(context, &mut native) };
+            assert_eq!(status, roslite_c::ROSLITE_OK);
+            shared
+                .executors
+                .lock()
+                .unwrap()
+                .push(roslite_c::handles::executor(native).unwrap());
+            made.push(native);
+        }
+        shared.forget(made[1]);
+        shared.forget(context); // not an executor: nothing goes
+        let left = shared.executors_now();
+        assert_eq!(left.len(), 2);
+        for (kept, native) in left.iter().zip([made[0], made[2]]) {
+            assert!(Arc::ptr_eq(
+                kept,
+                &roslite_c::handles::executor(native).unwrap()
+            ));
+        }
+        for native in made {
+            roslite_c::handles::remove(native).ok();
+        }
+        roslite_c::handles::remove(context).ok();
     }
 
     #[test]

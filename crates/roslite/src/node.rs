@@ -263,6 +263,9 @@ impl Node {
             .executors
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        // Executors made for one spin (rclcpp's `spin_some(node)`) come and go: a dead one's
+        // entry would keep its allocation for the node's life.
+        executors.retain(|e| e.strong_count() > 0);
         executors.push(Arc::downgrade(executor));
     }
 
@@ -804,4 +807,26 @@ fn names_and_types(pairs: impl Iterator<Item = (String, String)>) -> Vec<(String
         .into_iter()
         .map(|(name, types)| (name, types.into_iter().collect()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Context, ContextOptions, Executor};
+
+    /// rclcpp's `spin_some(node)` makes an executor per call: the node's list of executors
+    /// keeps those alive, not one entry per call for the node's life.
+    #[test]
+    fn executors_made_for_one_spin_leave_no_entry_behind() {
+        let ctx = Context::new(ContextOptions::default()).unwrap();
+        let node = ctx.create_node("spun").unwrap();
+        let kept = Executor::new(&ctx);
+        kept.add_node(&node);
+        for _ in 0..1000 {
+            let executor = Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin_some();
+        }
+        let known = node.shared.executors.lock().unwrap().len();
+        assert!(known <= 2, "{known} executors known");
+    }
 }

@@ -308,6 +308,9 @@ impl Participant {
         }
         self.unmatch_wlp(prefix);
         self.reassembly_budgets.remove(&prefix);
+        // Said again if it comes back (`ParticipantDiscovered`); kept, every restarted peer
+        // of this host would leave an entry behind.
+        self.carried_elsewhere.remove(&prefix);
         self.push_event(Event::ParticipantLost(r.guid()));
         self.graph_changed = true;
     }

@@ -861,13 +861,18 @@ fn spdp_dispose_on_shutdown_drops_us_at_once() {
     s.run_for(ms(500));
     let g0 = s.p(0).guid();
     s.events(1);
+    // Node 1 gives node 0's topics to another transport (a same-host peer's shared memory);
+    // what it keeps for that goes with node 0.
     let now = s.now;
+    s.p(1).set_carried_elsewhere(now, g0.prefix, &["rt/"]);
+    assert_eq!(s.p(1).carried_elsewhere.len(), 1);
     s.p(0).shutdown(now);
     s.flush();
     s.nodes[0].alive = false;
     s.run_for(ms(10));
     assert!(s.events(1).contains(&Event::ParticipantLost(g0)));
     assert_eq!(s.p(1).stats().participants_disposed, 1);
+    assert!(s.p(1).carried_elsewhere.is_empty());
 }
 
 #[test]

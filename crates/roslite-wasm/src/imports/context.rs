@@ -26,7 +26,7 @@ pub fn release(g: &mut dyn GuestCalls, handle: i64) -> ImportResult {
         if native == state.context {
             return Ok(ROSLITE_OK);
         }
-        state.shared.forget_endpoint(native);
+        state.shared.forget(native);
         Ok(roslite_c::handles::roslite_release(native))
     })();
     finish(g, outcome)
