@@ -322,8 +322,9 @@ impl GuestShared {
     }
 
     /// Takes a released object out of the lists the host keeps of the guest's executors,
-    /// ROS nodes, endpoints and services, so that they hold what the guest holds, however many it made
-    /// and released (a C++ guest's `rclcpp::spin_some(node)` makes an executor per call).
+    /// ROS nodes, endpoints and services, so that they hold what the guest holds, however
+    /// many it made and released (a C++ guest's `rclcpp::spin_some(node)` makes an executor
+    /// per call).
     pub fn forget(&self, native: u64) {
         if let Ok(executor) = roslite_c::handles::executor(native) {
             self.executors

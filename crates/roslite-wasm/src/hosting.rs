@@ -80,7 +80,7 @@ struct Shared {
     /// Moves prepared here, waiting for their snapshot, by number.
     prepared: Mutex<HashMap<u64, Incoming>>,
     next_migration: AtomicU64,
-    /// Clients of other hosts' services, by host name.
+    /// Clients of other hosts' services, by host name: of hosts that answered once.
     targets: Mutex<HashMap<String, Arc<TargetClients>>>,
 }
 
@@ -351,21 +351,23 @@ impl Shared {
                     .node
                     .create_client::<CompleteMigration>(&format!("{prefix}/complete_migration"))
                     .map_err(|e| format!("host name {name:?}: {e}"))?;
-                let clients = Arc::new(TargetClients { prepare, complete });
-                self.targets
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(name.to_owned(), clients.clone());
-                clients
+                Arc::new(TargetClients { prepare, complete })
             }
         };
         if !clients.prepare.wait_for_service(CALL_TIMEOUT)
             || !clients.complete.wait_for_service(CALL_TIMEOUT)
         {
+            // Not kept: a caller naming hosts that do not exist would leave a pair of
+            // clients behind for each name.
             return Err(format!(
                 "no host {name} answers on the ROS graph (its {HOST_NAMESPACE}/{name}/prepare_migration did not appear within {CALL_TIMEOUT:?}); `roslite host --name {name}` starts one"
             ));
         }
+        self.targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(name.to_owned())
+            .or_insert_with(|| clients.clone());
         Ok(clients)
     }
 

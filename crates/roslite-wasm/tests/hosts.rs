@@ -500,6 +500,26 @@ fn refused_and_failed_moves_leave_the_node_running_where_it_was() {
         "{}",
         missing.message
     );
+    // Host a looked for it with a client of its services (the graph saw it while a waited),
+    // and keeps none for a host that never answered.
+    let nowhere_clients = || {
+        sender
+            .context
+            .graph()
+            .endpoints()
+            .iter()
+            .filter(|e| e.topic.starts_with("/roslite_host/nowhere/"))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while nowhere_clients() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        nowhere_clients(),
+        0,
+        "host a keeps the endpoints of its clients of host nowhere"
+    );
     check_still_answers(&sender);
     assert_eq!(guests_on(&sender, "a"), vec!["deterministic_reply"]);
     assert!(guests_on(&sender, "strict").is_empty());
