@@ -949,6 +949,15 @@ fn stack_low() -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// A context without a network: what the host's own lists need.
+    fn offline_context() -> roslite::Context {
+        roslite::Context::new(roslite::ContextOptions {
+            network: roslite::NetworkMode::Off,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
     #[test]
     fn handle_numbers_are_never_given_twice_and_the_table_keeps_only_those_held() {
         let mut handles = Handles::default();
@@ -982,11 +991,7 @@ mod tests {
 
     #[test]
     fn a_released_executor_leaves_the_guests_list() {
-        let context = roslite::Context::new(roslite::ContextOptions {
-            network: roslite::NetworkMode::Off,
-            ..Default::default()
-        })
-        .unwrap();
+        let context = offline_context();
         let shared = GuestShared::new("executors".into(), context.clone());
         let context = roslite_c::handles::insert(roslite_c::handles::Object::Context(context));
         let mut made = Vec::new();
@@ -1021,11 +1026,7 @@ mod tests {
 
     #[test]
     fn one_slot_target_serves_every_call_of_the_same_callback() {
-        let context = roslite::Context::new(roslite::ContextOptions {
-            network: roslite::NetworkMode::Off,
-            ..Default::default()
-        })
-        .unwrap();
+        let context = offline_context();
         let shared = GuestShared::new("targets".into(), context);
         let wasi = crate::wasi::WasiState::new(crate::wasi::WasiConfig::default()).unwrap();
         let mut state = GuestState::new(shared, 0, wasi);
