@@ -172,6 +172,11 @@ pub struct GuestShared {
     /// What the guest made, to make again where it is restored (crate::journal); readable
     /// while the guest runs, to prepare a host it will move to.
     pub journal: Mutex<Vec<Entry>>,
+    /// Odd while a journaled import runs, even between them, one more at each edge: the
+    /// journal and the host's lists of the guest's endpoints change together inside such an
+    /// import (the lists first), so a reader that saw the same even value before and after
+    /// read both as one ([`Self::journal_and_peers`]).
+    pub journal_changes: AtomicU64,
     /// When the guest last finished a callback, and when it began its first callback after
     /// it was restored here: CLOCK_MONOTONIC ns, 0 for none (a move's downtime is the time
     /// between the first on its old host and the second on its new one).
@@ -216,6 +221,7 @@ impl GuestShared {
             frozen: AtomicBool::new(false),
             migrated: AtomicBool::new(false),
             journal: Mutex::new(Vec::new()),
+            journal_changes: AtomicU64::new(0),
             last_callback_ns: AtomicU64::new(0),
             first_callback_after_restore_ns: AtomicU64::new(0),
             guest_clock_behind_ns: std::sync::atomic::AtomicI64::new(0),
@@ -269,6 +275,29 @@ impl GuestShared {
             Object::Service(s) => Some(s.client_count()),
             _ => None,
         })
+    }
+
+    /// The journal and [`Self::matched_peers`] as of one moment between the guest's journaled
+    /// imports: a copy made from that journal lists the same endpoints in the same order,
+    /// however the guest makes and releases them meanwhile. Waits at most about a second for
+    /// such a moment (a guest making objects without pause), then gives the last reading.
+    pub fn journal_and_peers(&self) -> (Vec<Entry>, Vec<u32>) {
+        let deadline = Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            let before = self.journal_changes.load(Ordering::SeqCst);
+            let journal = self
+                .journal
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let peers = self.matched_peers();
+            let settled =
+                before.is_multiple_of(2) && self.journal_changes.load(Ordering::SeqCst) == before;
+            if settled || Instant::now() >= deadline {
+                return (journal, peers);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
     }
 
     /// As [`Self::matched_peers`], how many of the peers each endpoint matched know it

@@ -778,6 +778,17 @@ impl Host {
         Ok(self.guest(name)?.matched_peers())
     }
 
+    /// [`Self::journal_of`] and [`Self::matched_peers`] of guest `name` as of one moment: what
+    /// a move sends the target, which checks its copy's endpoints against the peers in order
+    /// (a guest that made or released an endpoint between two separate readings would leave
+    /// the target comparing one endpoint with another's peers).
+    pub fn journal_and_peers(&self, name: &str) -> Result<(Vec<u8>, Vec<u32>), MigrateError> {
+        let (journal, peers) = self.guest(name)?.journal_and_peers();
+        let mut out = Vec::new();
+        crate::migrate::encode_journal(&journal, &mut out);
+        Ok((out, peers))
+    }
+
     /// When guest `name` last finished a callback (CLOCK_MONOTONIC ns; 0 for never or no
     /// such guest), frozen or not.
     pub fn last_callback_ns(&self, name: &str) -> u64 {

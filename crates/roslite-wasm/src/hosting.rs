@@ -194,12 +194,8 @@ impl Shared {
             Ok(target) => target,
             Err(e) => return refuse(e),
         };
-        let journal = match self.host.journal_of(&guest) {
-            Ok(journal) => journal,
-            Err(e) => return refuse(e.to_string()),
-        };
-        let matched_peers = match self.host.matched_peers(&guest) {
-            Ok(peers) => peers,
+        let (journal, matched_peers) = match self.host.journal_and_peers(&guest) {
+            Ok(read) => read,
             Err(e) => return refuse(e.to_string()),
         };
         let prepared = target.prepare.call(

@@ -71,6 +71,21 @@ pub fn record(
     body: impl FnOnce(&mut dyn GuestCalls) -> ImportResult,
 ) -> ImportResult {
     let handles_before = g.state().handles.len() as u32;
+    // Odd from here until the journal says what the import changed (GuestShared::
+    // journal_and_peers), whatever the import returns.
+    struct Changing(std::sync::Arc<crate::guest::GuestShared>);
+    impl Drop for Changing {
+        fn drop(&mut self) {
+            self.0
+                .journal_changes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let shared = g.state().shared.clone();
+    shared
+        .journal_changes
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let _changing = Changing(shared);
     let (result, reads) = record_reads(|| body(&mut *g));
     if result == Ok(roslite_c::ROSLITE_OK) {
         let state = g.state();

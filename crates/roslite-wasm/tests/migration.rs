@@ -517,9 +517,9 @@ fn journal_entries(host: &Host, name: &str) -> usize {
         .len()
 }
 
-/// The state guest makes a client, a subscription and a timer on every `count` request and
+/// The state guest makes a client, a subscription and a timer on every `churn` request and
 /// releases them: its journal does not grow with the requests (before, each request added
-/// its entries for ever), and the node it holds moves and answers as before, its later
+/// six entries for ever), and the node it holds moves and answers as before, its later
 /// objects under the numbers it was given.
 #[test]
 fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_moves() {
@@ -528,16 +528,21 @@ fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_m
     let b = state_host(&ns, EngineKind::Wasmi, &[]);
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let churn = client
+        .node
+        .create_client::<roslite::msgs::std_srvs::srv::Trigger>("churn")
+        .unwrap();
+    assert!(churn.wait_for_service(Duration::from_secs(20)));
     let entries = journal_entries(&a, STATE_NODE);
-    for served in 2..=20 {
-        assert_eq!(
-            client.count(),
-            format!("served={served} offset=0 accepted=0")
-        );
+    for _ in 0..20 {
+        let answer = churn
+            .call(Default::default(), Duration::from_secs(10))
+            .expect("churn answers");
+        assert_eq!(answer.message, "churned");
     }
     assert_eq!(journal_entries(&a, STATE_NODE), entries);
     move_state_guest(&a, &b);
-    assert_eq!(client.count(), "served=21 offset=0 accepted=0");
+    assert_eq!(client.count(), "served=2 offset=0 accepted=0");
     assert_eq!(journal_entries(&b, STATE_NODE), entries);
     b.shutdown();
 }
@@ -1214,8 +1219,9 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
     let peers = a.matched_peers(STATE_NODE).unwrap();
-    // The servers come last, `count` (one client), then `later` and `publish_kept` (none).
-    assert_eq!(peers[peers.len() - 3..], [1, 0, 0], "{peers:?}");
+    // The servers come last, `count` (one client), then `later`, `publish_kept` and `churn`
+    // (none).
+    assert_eq!(peers[peers.len() - 4..], [1, 0, 0, 0], "{peers:?}");
     assert_eq!(count_servers(&client.context), 1);
 
     let journal = a.journal_of(STATE_NODE).unwrap();
@@ -1225,7 +1231,7 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     assert_eq!(count_servers(&client.context), 2);
 
     let mut more = peers.clone();
-    let later = peers.len() - 2;
+    let later = peers.len() - 3;
     more[later] = 1; // a client of `later` the target never sees
     let refused = prepared
         .await_matched(&more, Duration::from_millis(300))

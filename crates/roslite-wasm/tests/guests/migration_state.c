@@ -11,9 +11,9 @@
  *   "kept 5" once, before it spins;
  * - a service `publish_kept` (std_srvs/srv/Trigger) that publishes the next of them ("kept 6",
  *   ...) and answers with its text;
- * - on every `count` request it also makes a client, a subscription and a timer and releases
- *   them again (as a node that makes a client per call does): its journal should keep only
- *   what it holds.
+ * - a service `churn` (std_srvs/srv/Trigger) that makes a client (of a service nobody serves),
+ *   a subscription and a timer and releases them again, as a node that makes a client per
+ *   call does, and answers "churned": its journal should keep only what it holds.
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -126,7 +126,7 @@ static void churn(void)
 {
   roslite_handle made;
   roslite_qos qos;
-  if (roslite_client_create(node, "count", &trigger, &made) == ROSLITE_OK)
+  if (roslite_client_create(node, "churn_unserved", &trigger, &made) == ROSLITE_OK)
     roslite_release(made);
   else
     fprintf(stderr, "client_create failed: %s\n", roslite_last_error());
@@ -140,6 +140,16 @@ static void churn(void)
     roslite_release(made);
   else
     fprintf(stderr, "timer_create failed: %s\n", roslite_last_error());
+}
+
+static void on_churn(void *user_data, const uint8_t *request, size_t length,
+                     roslite_handle responder)
+{
+  (void)user_data;
+  (void)request;
+  (void)length;
+  churn();
+  answer(responder, "churned");
 }
 
 static void on_request(void *user_data, const uint8_t *request, size_t length,
@@ -158,7 +168,6 @@ static void on_request(void *user_data, const uint8_t *request, size_t length,
     answer(kept_responder, "later");
     kept_responder = 0;
   }
-  churn();
   served++;
   char text[96];
   snprintf(text, sizeof text, "served=%" PRIu32 " offset=%" PRId64 " accepted=%" PRIu32, served,
@@ -168,7 +177,7 @@ static void on_request(void *user_data, const uint8_t *request, size_t length,
 
 int main(int argc, char **argv)
 {
-  roslite_handle context, server, later, publish_server, callback, executor;
+  roslite_handle context, server, later, publish_server, churn_server, callback, executor;
   roslite_qos qos;
   roslite_parameter_value zero = {.type = ROSLITE_PARAMETER_INTEGER, .integer_value = 0};
   CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
@@ -188,11 +197,13 @@ int main(int argc, char **argv)
     if (!publish_kept(text, sizeof text))
       return 1;
   }
+  CHECK(roslite_service_create(node, "churn", &trigger, NULL, on_churn, NULL, &churn_server));
   CHECK(roslite_executor_create(context, &executor));
   CHECK(roslite_executor_add_node(executor, node));
   CHECK(roslite_executor_spin(executor));
   roslite_cdr_buffer_fini(&bytes);
   roslite_release(executor);
+  roslite_release(churn_server);
   roslite_release(publish_server);
   roslite_release(kept_publisher);
   roslite_release(later);
