@@ -177,6 +177,10 @@ pub struct GuestShared {
     /// import (the lists first), so a reader that saw the same even value before and after
     /// read both as one ([`Self::journal_and_peers`]).
     pub journal_changes: AtomicU64,
+    /// Set while the guest moves, from the reading of its journal a target is prepared with
+    /// until the move ends or fails: the journal only grows meanwhile (nothing is forgotten),
+    /// so the journal the snapshot carries continues the one the target replayed.
+    pub journal_append_only: AtomicBool,
     /// When the guest last finished a callback, and when it began its first callback after
     /// it was restored here: CLOCK_MONOTONIC ns, 0 for none (a move's downtime is the time
     /// between the first on its old host and the second on its new one).
@@ -222,6 +226,7 @@ impl GuestShared {
             migrated: AtomicBool::new(false),
             journal: Mutex::new(Vec::new()),
             journal_changes: AtomicU64::new(0),
+            journal_append_only: AtomicBool::new(false),
             last_callback_ns: AtomicU64::new(0),
             first_callback_after_restore_ns: AtomicU64::new(0),
             guest_clock_behind_ns: std::sync::atomic::AtomicI64::new(0),
@@ -282,6 +287,9 @@ impl GuestShared {
     /// however the guest makes and releases them meanwhile. Waits at most about a second for
     /// such a moment (a guest making objects without pause), then gives the last reading.
     pub fn journal_and_peers(&self) -> (Vec<Entry>, Vec<u32>) {
+        // Before the reading: a release forgotten after it would leave the snapshot's journal
+        // shorter than the one the target is prepared with.
+        self.journal_append_only.store(true, Ordering::SeqCst);
         let deadline = Instant::now() + std::time::Duration::from_secs(1);
         loop {
             let before = self.journal_changes.load(Ordering::SeqCst);
@@ -453,6 +461,7 @@ impl GuestShared {
 
     /// Lets a frozen guest go on (its migration failed).
     pub fn thaw(&self) {
+        self.journal_append_only.store(false, Ordering::SeqCst);
         self.frozen.store(false, Ordering::SeqCst);
         self.keep_every_message(false);
         self.ring();

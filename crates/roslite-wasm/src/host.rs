@@ -521,6 +521,16 @@ impl Host {
         Ok(())
     }
 
+    /// A move of guest `name` that did not happen (refused or failed before its guest was
+    /// frozen, or after it was thawed): its journal may forget released objects again.
+    pub fn move_failed(&self, name: &str) {
+        if let Ok(guest) = self.guest(name) {
+            guest
+                .journal_append_only
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// Ends a frozen guest here: it runs on another host now. Its endpoints are removed.
     pub fn end_migrated(&self, name: &str) -> Result<(), MigrateError> {
         self.guest(name)?.end_migrated();
@@ -782,6 +792,9 @@ impl Host {
     /// a move sends the target, which checks its copy's endpoints against the peers in order
     /// (a guest that made or released an endpoint between two separate readings would leave
     /// the target comparing one endpoint with another's peers).
+    ///
+    /// From then on until the move fails ([`Self::thaw`], [`Self::move_failed`]) the guest's
+    /// journal only grows, so that the snapshot's journal continues the one read here.
     pub fn journal_and_peers(&self, name: &str) -> Result<(Vec<u8>, Vec<u32>), MigrateError> {
         let (journal, peers) = self.guest(name)?.journal_and_peers();
         let mut out = Vec::new();

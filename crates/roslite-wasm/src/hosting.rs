@@ -176,6 +176,18 @@ impl Shared {
 
     /// The source's side of a move.
     fn migrate(&self, request: MigrateNode_Request) -> MigrateNode_Response {
+        let node = request.node.clone();
+        let answer = self.try_migrate(request);
+        if !answer.success {
+            // The node goes on here: its journal may forget released objects again.
+            if let Some(guest) = self.host.find_guest(&node) {
+                self.host.move_failed(&guest);
+            }
+        }
+        answer
+    }
+
+    fn try_migrate(&self, request: MigrateNode_Request) -> MigrateNode_Response {
         let refuse = |message: String| MigrateNode_Response {
             success: false,
             message,

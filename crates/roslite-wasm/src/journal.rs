@@ -95,7 +95,11 @@ pub fn record(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let held = |h: i64| state.handles.native(h).is_some();
-        if import == "release" && forget_released(&mut journal, args[0], held) {
+        let moving = state
+            .shared
+            .journal_append_only
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if !moving && import == "release" && forget_released(&mut journal, args[0], held) {
             return result;
         }
         let entry = Entry {
@@ -104,7 +108,9 @@ pub fn record(
             reads,
             handles_before,
         };
-        forget_superseded(&mut journal, &entry);
+        if !moving {
+            forget_superseded(&mut journal, &entry);
+        }
         journal.push(entry);
     }
     result

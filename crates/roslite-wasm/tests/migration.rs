@@ -517,9 +517,9 @@ fn journal_entries(host: &Host, name: &str) -> usize {
         .len()
 }
 
-/// The state guest makes a client, a subscription and a timer on every `churn` request and
-/// releases them: its journal does not grow with the requests (before, each request added
-/// six entries for ever), and the node it holds moves and answers as before, its later
+/// The state guest makes a client, a subscription and a timer on one `churn` request and
+/// releases them on the next: its journal does not grow with the requests (before, each pair
+/// added six entries for ever), and the node it holds moves and answers as before, its later
 /// objects under the numbers it was given.
 #[test]
 fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_moves() {
@@ -545,6 +545,57 @@ fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_m
     assert_eq!(client.count(), "served=2 offset=0 accepted=0");
     assert_eq!(journal_entries(&b, STATE_NODE), entries);
     b.shutdown();
+}
+
+/// The state guest makes and releases a client, a subscription and a timer without pause
+/// (its `churn` service called back to back) while it moves between two hosts six times.
+/// Each move reads the guest's journal and its endpoints' peers as of one moment
+/// (`Host::journal_and_peers`), so the target compares each of its endpoints with the peers of
+/// the same endpoint on the source (read apart, an endpoint made or released in between
+/// shifts the later ones, the servers, by one); and from then on the journal forgets nothing
+/// until the move ends, so the snapshot's journal continues the one the target replayed
+/// (objects held at the reading and released before the snapshot made it shorter, and the
+/// target refused it). Every move goes through.
+#[test]
+fn a_node_that_makes_and_releases_endpoints_while_it_moves_moves() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let ns = NetNs::create("wasmchurn").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let churn = client
+        .node
+        .create_client::<roslite::msgs::std_srvs::srv::Trigger>("churn")
+        .unwrap();
+    assert!(churn.wait_for_service(Duration::from_secs(20)));
+    let done = AtomicBool::new(false);
+    let churned = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                let answer = churn
+                    .call(Default::default(), Duration::from_secs(10))
+                    .expect("churn answers while the node moves");
+                assert_eq!(answer.message, "churned");
+                churned.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        for n in 0..6 {
+            let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            let before = churned.load(Ordering::SeqCst);
+            let until = std::time::Instant::now() + Duration::from_secs(20);
+            while churned.load(Ordering::SeqCst) < before + 5 {
+                assert!(std::time::Instant::now() < until, "churn stopped");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            move_state_guest_matched(from, to, || {});
+        }
+        done.store(true, Ordering::SeqCst);
+    });
+    assert_eq!(client.count(), "served=2 offset=0 accepted=0");
+    assert_eq!(b.wait().len(), 3);
+    a.shutdown();
 }
 
 /// How many servers of `/count` (their request readers) the graph of `context` shows.
@@ -1020,9 +1071,8 @@ const MATCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// source before the guest is frozen; `meanwhile` runs between the two, while requests reach
 /// both hosts.
 fn move_state_guest_matched(from: &Host, to: &Host, meanwhile: impl FnOnce()) {
-    let journal = from.journal_of(STATE_NODE).unwrap();
+    let (journal, peers) = from.journal_and_peers(STATE_NODE).unwrap();
     let prepared = to.prepare_restore(&state_guest(), &journal).unwrap();
-    let peers = from.matched_peers(STATE_NODE).unwrap();
     prepared
         .await_matched(&peers, MATCH_TIMEOUT)
         .unwrap_or_else(|e| panic!("the target's copy was not matched: {e}"));

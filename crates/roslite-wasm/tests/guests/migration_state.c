@@ -12,8 +12,9 @@
  * - a service `publish_kept` (std_srvs/srv/Trigger) that publishes the next of them ("kept 6",
  *   ...) and answers with its text;
  * - a service `churn` (std_srvs/srv/Trigger) that makes a client (of a service nobody serves),
- *   a subscription and a timer and releases them again, as a node that makes a client per
- *   call does, and answers "churned": its journal should keep only what it holds.
+ *   a subscription and a timer on one call and releases them on the next, as a node that
+ *   makes a client per call does, and answers "churned": its journal should keep only what
+ *   it holds.
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -121,25 +122,28 @@ static void ignore_message(void *user_data, const uint8_t *cdr, size_t length,
 
 static void ignore_timer(void *user_data) { (void)user_data; }
 
-/* Makes a client, a subscription and a timer and releases them. */
+/* Makes a client, a subscription and a timer on one call and releases them on the next, so
+ * that a move finds the node holding them about half the time. */
 static void churn(void)
 {
-  roslite_handle made;
+  static roslite_handle made[3];
+  static bool holding;
+  if (holding) {
+    for (int i = 0; i < 3; i++)
+      roslite_release(made[i]);
+    holding = false;
+    return;
+  }
   roslite_qos qos;
-  if (roslite_client_create(node, "churn_unserved", &trigger, &made) == ROSLITE_OK)
-    roslite_release(made);
-  else
-    fprintf(stderr, "client_create failed: %s\n", roslite_last_error());
-  if (roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos) == ROSLITE_OK &&
+  if (roslite_client_create(node, "churn_unserved", &trigger, &made[0]) != ROSLITE_OK ||
+      roslite_qos_profile(ROSLITE_QOS_PROFILE_DEFAULT, &qos) != ROSLITE_OK ||
       roslite_subscription_create(node, "churn", &string_type, &qos, ignore_message, NULL,
-                                  &made) == ROSLITE_OK)
-    roslite_release(made);
-  else
-    fprintf(stderr, "subscription_create failed: %s\n", roslite_last_error());
-  if (roslite_timer_create(node, 1000000000, ignore_timer, NULL, &made) == ROSLITE_OK)
-    roslite_release(made);
-  else
-    fprintf(stderr, "timer_create failed: %s\n", roslite_last_error());
+                                  &made[1]) != ROSLITE_OK ||
+      roslite_timer_create(node, 1000000000, ignore_timer, NULL, &made[2]) != ROSLITE_OK) {
+    fprintf(stderr, "churn failed: %s\n", roslite_last_error());
+    return;
+  }
+  holding = true;
 }
 
 static void on_churn(void *user_data, const uint8_t *request, size_t length,
