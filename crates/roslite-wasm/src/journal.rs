@@ -170,7 +170,7 @@ const MAKERS: &[&str] = &[
 ];
 
 /// The guest handle `entry` made, if it is one of the [`MAKERS`].
-fn made_by(entry: &Entry) -> Option<i64> {
+pub(crate) fn made_by(entry: &Entry) -> Option<i64> {
     MAKERS
         .contains(&entry.import.as_str())
         .then(|| i64::from(entry.handles_before) + 1)
@@ -196,19 +196,28 @@ pub fn forget_released(
         return false;
     }
     // A release kept because something held then needed what it released (a node whose
-    // publisher lived on) may be forgotten now.
-    while let Some(shorter) = (0..journal.len())
-        .rev()
-        .filter(|&i| journal[i].import == "release")
-        .find_map(|i| {
-            let mut trial = journal.clone();
-            let release = trial.remove(i);
-            forget_one(&mut trial, release.args[0], &held).then_some(trial)
-        })
-    {
-        *journal = shorter;
+    // publisher lived on) may be forgotten now. `forget_one` leaves the journal as it was
+    // when it cannot forget, so a kept release is only taken out to try and put back.
+    'again: loop {
+        for i in (0..journal.len()).rev() {
+            if journal[i].import != "release" {
+                continue;
+            }
+            let release = journal.remove(i);
+            if forget_one(journal, release.args[0], &held) {
+                continue 'again;
+            }
+            journal.insert(i, release);
+        }
+        return true;
     }
-    true
+}
+
+/// The guest handles `entry` names among its arguments ([`handle_args`]).
+fn named_handles(entry: &Entry) -> impl Iterator<Item = i64> + '_ {
+    handle_args(&entry.import)
+        .iter()
+        .filter_map(|&a| entry.args.get(a).copied())
 }
 
 /// [`forget_released`] for `released` alone.
@@ -218,11 +227,7 @@ fn forget_one(journal: &mut Vec<Entry>, released: i64, held: &impl Fn(i64) -> bo
         // replay as nothing.
         return true;
     };
-    let names_it = |e: &Entry| {
-        handle_args(&e.import)
-            .iter()
-            .any(|&a| e.args.get(a) == Some(&released))
-    };
+    let names_it = |e: &Entry| named_handles(e).any(|h| h == released);
     let mut gone: Vec<usize> = std::iter::once(maker)
         .chain((maker + 1..journal.len()).filter(|&i| names_it(&journal[i])))
         .collect();
@@ -238,9 +243,7 @@ fn forget_one(journal: &mut Vec<Entry>, released: i64, held: &impl Fn(i64) -> bo
         .collect();
     let mut named_by_one_that_stays = false;
     for (i, e) in journal.iter().enumerate() {
-        let names_one = handle_args(&e.import)
-            .iter()
-            .any(|&a| e.args.get(a).is_some_and(|h| made_too.contains(h)));
+        let names_one = named_handles(e).any(|h| made_too.contains(&h));
         if names_one && !gone.contains(&i) {
             if e.import == "release" {
                 gone.push(i);

@@ -412,14 +412,13 @@ fn carried_requests(
         .journal
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // The service of a callback slot: `service_create`'s sixth argument is the slot, and the
-    // handle it gave is the next after those given before it.
+    // The service of a callback slot: `service_create`'s sixth argument is the slot.
     let service_of = |slot: i32| {
         journal
             .iter()
             .rev()
             .find(|e| e.import == "service_create" && e.args.get(5) == Some(&i64::from(slot)))
-            .map(|e| i64::from(e.handles_before) + 1)
+            .and_then(crate::journal::made_by)
     };
     let mailbox = state
         .shared

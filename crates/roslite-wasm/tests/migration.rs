@@ -390,6 +390,16 @@ impl StateClient {
         }
     }
 
+    /// A client of the state guest's `churn` service, once it is there.
+    fn churn_client(&self) -> roslite::Client<roslite::msgs::std_srvs::srv::Trigger> {
+        let churn = self.node.create_client("churn").unwrap();
+        assert!(
+            churn.wait_for_service(Duration::from_secs(20)),
+            "the guest's churn service did not come"
+        );
+        churn
+    }
+
     /// The guest's answer to one call of its `count` service.
     fn count(&self) -> String {
         assert!(
@@ -528,11 +538,7 @@ fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_m
     let b = state_host(&ns, EngineKind::Wasmi, &[]);
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
-    let churn = client
-        .node
-        .create_client::<roslite::msgs::std_srvs::srv::Trigger>("churn")
-        .unwrap();
-    assert!(churn.wait_for_service(Duration::from_secs(20)));
+    let churn = client.churn_client();
     let entries = journal_entries(&a, STATE_NODE);
     for _ in 0..20 {
         let answer = churn
@@ -564,11 +570,7 @@ fn a_node_that_makes_and_releases_endpoints_while_it_moves_moves() {
     let b = state_host(&ns, EngineKind::Wasmi, &[]);
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
-    let churn = client
-        .node
-        .create_client::<roslite::msgs::std_srvs::srv::Trigger>("churn")
-        .unwrap();
-    assert!(churn.wait_for_service(Duration::from_secs(20)));
+    let churn = client.churn_client();
     let done = AtomicBool::new(false);
     let churned = AtomicUsize::new(0);
     std::thread::scope(|scope| {
