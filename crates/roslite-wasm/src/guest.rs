@@ -49,6 +49,12 @@ impl Handles {
         self.given += 1;
     }
 
+    /// Uses up the numbers up to `count` (a replay reaching the handle count an entry or a
+    /// snapshot names: up to 2^32 numbers, at once).
+    pub fn skip_to(&mut self, count: u32) {
+        self.given = self.given.max(u64::from(count));
+    }
+
     /// Every (guest handle, native handle) the guest holds.
     pub fn held(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
         self.native.iter().map(|(&g, &n)| (g as i64, n))
@@ -181,6 +187,10 @@ pub struct GuestShared {
     /// until the move ends or fails: the journal only grows meanwhile (nothing is forgotten),
     /// so the journal the snapshot carries continues the one the target replayed.
     pub journal_append_only: AtomicBool,
+    /// Set while the journal replays here (crate::journal::replay), before the guest's memory
+    /// arrives: its instance's `main` has not run, so no callback may enter it (see
+    /// `imports::callbacks::into_guest`).
+    pub replaying: AtomicBool,
     /// When the guest last finished a callback, and when it began its first callback after
     /// it was restored here: CLOCK_MONOTONIC ns, 0 for none (a move's downtime is the time
     /// between the first on its old host and the second on its new one).
@@ -227,6 +237,7 @@ impl GuestShared {
             journal: Mutex::new(Vec::new()),
             journal_changes: AtomicU64::new(0),
             journal_append_only: AtomicBool::new(false),
+            replaying: AtomicBool::new(false),
             last_callback_ns: AtomicU64::new(0),
             first_callback_after_restore_ns: AtomicU64::new(0),
             guest_clock_behind_ns: std::sync::atomic::AtomicI64::new(0),
@@ -1025,6 +1036,10 @@ mod tests {
         );
         assert_eq!(handles.drain_newest_first(), [11, 9, 7, 100]);
         assert!(handles.is_empty());
+        // A replay jumps to the count an entry names (up to 2^32 - 1), never back.
+        handles.skip_to(u32::MAX);
+        handles.skip_to(3);
+        assert_eq!(handles.insert(12), u64::from(u32::MAX) + 1);
     }
 
     #[test]

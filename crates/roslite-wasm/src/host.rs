@@ -575,8 +575,11 @@ impl Host {
         journal: &[u8],
     ) -> Result<Prepared, MigrateError> {
         let module = self.load(spec)?;
-        let journal = crate::migrate::decode_journal_bytes(journal)
-            .map_err(|e| MigrateError::Migration(e.into()))?;
+        let journal = crate::migrate::decode_journal_bytes(
+            journal,
+            self.options.limits.max_memory_bytes as u64,
+        )
+        .map_err(|e| MigrateError::Migration(e.into()))?;
         let (prepared_report, prepared) = std::sync::mpsc::sync_channel(1);
         let (snapshot, waiting) = std::sync::mpsc::sync_channel(1);
         let shared = self

@@ -372,15 +372,32 @@ impl std::error::Error for ReplayError {}
 
 /// Re-creates what `entries` made, in `state` (a guest that has not run): each call as it was,
 /// over the bytes it read. `parks`: whether the guest can park (as the original could).
+///
+/// A callback an import raises meanwhile does not enter the guest: an on-set-parameters
+/// callback accepts (the journal keeps only the sets the guest's callbacks accepted, and what
+/// the callback changed in the guest comes with its memory), any other waits in the mailbox.
 pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<(), ReplayError> {
+    // Callbacks the replayed imports raise here (an on-set-parameters callback of a set) do
+    // not enter the guest, whose `main` has not run in this instance.
+    struct ReplayFlag(std::sync::Arc<crate::guest::GuestShared>);
+    impl Drop for ReplayFlag {
+        fn drop(&mut self) {
+            self.0
+                .replaying
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    state
+        .shared
+        .replaying
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let _replaying = ReplayFlag(state.shared.clone());
     for entry in entries {
         let fail = |message: String| ReplayError {
             import: entry.import.clone(),
             message,
         };
-        while (state.handles.len() as u32) < entry.handles_before {
-            state.handles.skip();
-        }
+        state.handles.skip_to(entry.handles_before);
         if entry.import == "release" && state.handles.native(entry.args[0]).is_none() {
             continue; // a responder's, never replayed
         }

@@ -143,8 +143,9 @@ impl HostState {
         out
     }
 
-    /// Reads a host section (already bounded in size by [`snapshot::decode`]'s caps).
-    pub fn decode(bytes: &[u8]) -> Result<Self, SnapshotError> {
+    /// Reads a host section (already bounded in size by [`snapshot::decode`]'s caps), whose
+    /// journal reads lie within `max_memory_bytes` ([`decode_journal_bytes`]).
+    pub fn decode(bytes: &[u8], max_memory_bytes: u64) -> Result<Self, SnapshotError> {
         let malformed = |what: String| SnapshotError::Malformed(what);
         let mut r = Reader::new(bytes);
         let version = r.u16("the host state")?;
@@ -186,7 +187,7 @@ impl HostState {
         let handle_count = r.u32("the handle count")?;
         let responders_kept = crate::carried::decode_responders(&mut r)?;
         let publishers = crate::published::decode_publishers(&mut r)?;
-        let journal = decode_journal(&mut r)?;
+        let journal = decode_journal(&mut r, max_memory_bytes)?;
         if r.left() != 0 {
             return Err(malformed(format!("{} bytes after the journal", r.left())));
         }
@@ -253,7 +254,10 @@ pub fn encode_journal(journal: &[Entry], out: &mut Vec<u8>) {
     }
 }
 
-pub(crate) fn decode_journal(r: &mut Reader<'_>) -> Result<Vec<Entry>, SnapshotError> {
+pub(crate) fn decode_journal(
+    r: &mut Reader<'_>,
+    max_memory_bytes: u64,
+) -> Result<Vec<Entry>, SnapshotError> {
     let malformed = |what: String| SnapshotError::Malformed(what);
     let count = r.u32("the journal")?;
     let mut journal = Vec::new();
@@ -275,6 +279,14 @@ pub(crate) fn decode_journal(r: &mut Reader<'_>) -> Result<Vec<Entry>, SnapshotE
         for _ in 0..reads_count {
             let at = r.u32("a journal read")?;
             let len = r.u32("a journal read")? as usize;
+            // A replay lays the reads out at their addresses: one beyond the memory a guest
+            // may have here would have it allocate up to 4 GiB for a few bytes.
+            let end = u64::from(at) + len as u64;
+            if end > max_memory_bytes {
+                return Err(malformed(format!(
+                    "{import} read {len} bytes at {at}, beyond the {max_memory_bytes} bytes of memory this host gives a node (--max-memory-mib)"
+                )));
+            }
             reads.push((at, r.take(len, "a journal read")?.to_vec()));
         }
         journal.push(Entry {
@@ -287,10 +299,14 @@ pub(crate) fn decode_journal(r: &mut Reader<'_>) -> Result<Vec<Entry>, SnapshotE
     Ok(journal)
 }
 
-/// Reads a journal sent alone ([`encode_journal`]).
-pub fn decode_journal_bytes(bytes: &[u8]) -> Result<Vec<Entry>, SnapshotError> {
+/// Reads a journal sent alone ([`encode_journal`]) for a host that gives a node at most
+/// `max_memory_bytes` of memory: every read it keeps must lie within them.
+pub fn decode_journal_bytes(
+    bytes: &[u8],
+    max_memory_bytes: u64,
+) -> Result<Vec<Entry>, SnapshotError> {
     let mut r = Reader::new(bytes);
-    let journal = decode_journal(&mut r)?;
+    let journal = decode_journal(&mut r, max_memory_bytes)?;
     if r.left() != 0 {
         return Err(SnapshotError::Malformed(format!(
             "{} bytes after the journal",
@@ -518,7 +534,7 @@ pub struct Restoring {
 impl Restoring {
     pub fn decode(bytes: &[u8], caps: snapshot::Caps) -> Result<Self, MigrationError> {
         let snapshot = snapshot::decode(bytes, caps)?;
-        let host = HostState::decode(&snapshot.host)?;
+        let host = HostState::decode(&snapshot.host, caps.max_memory_bytes)?;
         Ok(Self {
             snapshot,
             host,
@@ -609,9 +625,7 @@ pub fn restore_into(
         })?;
     }
     // The guest's next handle is the one it would have had on its old host.
-    while (state.handles.len() as u32) < restoring.host.handle_count {
-        state.handles.skip();
-    }
+    state.handles.skip_to(restoring.host.handle_count);
     // Each publisher goes on with the numbering it had, and a transient-local one keeps for
     // late joiners what it kept on the old host (before the guest publishes anything here).
     for carried in &restoring.host.publishers {
@@ -812,16 +826,61 @@ mod tests {
             )],
         };
         let bytes = state.encode();
-        assert_eq!(HostState::decode(&bytes).unwrap(), state);
+        let memory = 1 << 20;
+        assert_eq!(HostState::decode(&bytes, memory).unwrap(), state);
         for len in 0..bytes.len() {
-            assert!(HostState::decode(&bytes[..len]).is_err(), "cut at {len}");
+            assert!(
+                HostState::decode(&bytes[..len], memory).is_err(),
+                "cut at {len}"
+            );
         }
         // A host state of version 2 (without the publishers) is refused by its version.
         let mut older = bytes.clone();
         older[..2].copy_from_slice(&2u16.to_le_bytes());
-        let refused = HostState::decode(&older).unwrap_err().to_string();
+        let refused = HostState::decode(&older, memory).unwrap_err().to_string();
         assert!(
             refused.contains("host state version 2; this host reads version 3"),
+            "{refused}"
+        );
+        // Its journal read ends at byte 2055: a host that gives a node less refuses it.
+        assert!(HostState::decode(&bytes, 2055).is_ok());
+        let refused = HostState::decode(&bytes, 2054).unwrap_err().to_string();
+        assert!(
+            refused.contains("node_create read 7 bytes at 2048, beyond the 2054 bytes"),
+            "{refused}"
+        );
+    }
+
+    /// A journal read far beyond any memory the host gives a node (a forged journal: a replay
+    /// would lay out 4 GiB for it) is refused when the journal is read, naming the entry.
+    #[test]
+    fn a_journal_read_beyond_the_memory_a_node_may_have_is_refused() {
+        let journal = |at: u32| {
+            let mut out = Vec::new();
+            encode_journal(
+                &[Entry {
+                    import: "publisher_create".into(),
+                    args: vec![1, i64::from(at), 0, 0, 0],
+                    reads: vec![(at, vec![0; 16])],
+                    handles_before: 1,
+                }],
+                &mut out,
+            );
+            out
+        };
+        let memory = 64 << 20;
+        assert_eq!(
+            decode_journal_bytes(&journal(4096), memory).unwrap().len(),
+            1
+        );
+        let refused = decode_journal_bytes(&journal(u32::MAX - 16), memory)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(&format!(
+                "publisher_create read 16 bytes at {}, beyond the {memory} bytes of memory",
+                u32::MAX - 16
+            )),
             "{refused}"
         );
     }

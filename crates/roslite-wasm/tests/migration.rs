@@ -390,14 +390,17 @@ impl StateClient {
         }
     }
 
-    /// A client of the state guest's `churn` service, once it is there.
-    fn churn_client(&self) -> roslite::Client<roslite::msgs::std_srvs::srv::Trigger> {
-        let churn = self.node.create_client("churn").unwrap();
+    /// A client of the state guest's `service` (a Trigger), once it is there.
+    fn trigger_client(
+        &self,
+        service: &str,
+    ) -> roslite::Client<roslite::msgs::std_srvs::srv::Trigger> {
+        let client = self.node.create_client(service).unwrap();
         assert!(
-            churn.wait_for_service(Duration::from_secs(20)),
-            "the guest's churn service did not come"
+            client.wait_for_service(Duration::from_secs(20)),
+            "the guest's {service} service did not come"
         );
-        churn
+        client
     }
 
     /// The guest's answer to one call of its `count` service.
@@ -519,10 +522,45 @@ fn a_parameter_set_from_outside_keeps_its_value_after_the_move() {
     b.shutdown();
 }
 
+/// The state guest sets its own parameter (`bump_offset`) while it has an on-set callback,
+/// so its journal holds a `parameter_set` that runs that callback. The target replays it
+/// before the guest's memory arrives: the callback must not run into the guest there (nor
+/// refuse the set, which would refuse the move), and the node keeps the value it set.
+#[test]
+fn a_parameter_the_node_set_itself_keeps_its_value_after_the_move() {
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let b = state_host(&ns, EngineKind::Wasmi, &[]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let bump = client.trigger_client("bump_offset");
+    for expected in ["offset=1", "offset=2"] {
+        let answer = bump
+            .call(Default::default(), Duration::from_secs(10))
+            .expect("bump_offset answers");
+        assert_eq!(answer.message, expected);
+    }
+    assert_eq!(client.count(), "served=2 offset=2 accepted=2");
+
+    move_state_guest(&a, &b);
+    assert_eq!(client.offset(), roslite::ParameterValue::Integer(2));
+    assert_eq!(
+        client.count(),
+        "served=3 offset=2 accepted=2",
+        "the guest does not see the value it set before the move, or its callback ran again"
+    );
+    let answer = bump
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("bump_offset answers after the move");
+    assert_eq!(answer.message, "offset=3");
+    assert_eq!(client.count(), "served=4 offset=3 accepted=3");
+    b.shutdown();
+}
+
 /// The number of entries in guest `name`'s journal on `host`.
 fn journal_entries(host: &Host, name: &str) -> usize {
     let bytes = host.journal_of(name).unwrap();
-    roslite_wasm::migrate::decode_journal_bytes(&bytes)
+    roslite_wasm::migrate::decode_journal_bytes(&bytes, u64::MAX)
         .unwrap()
         .len()
 }
@@ -538,7 +576,7 @@ fn a_node_that_makes_and_releases_objects_keeps_a_journal_of_what_it_holds_and_m
     let b = state_host(&ns, EngineKind::Wasmi, &[]);
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
-    let churn = client.churn_client();
+    let churn = client.trigger_client("churn");
     let entries = journal_entries(&a, STATE_NODE);
     for _ in 0..20 {
         let answer = churn
@@ -570,7 +608,7 @@ fn a_node_that_makes_and_releases_endpoints_while_it_moves_moves() {
     let b = state_host(&ns, EngineKind::Wasmi, &[]);
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
-    let churn = client.churn_client();
+    let churn = client.trigger_client("churn");
     let done = AtomicBool::new(false);
     let churned = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -1271,9 +1309,9 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     let client = StateClient::new(&ns);
     assert_eq!(client.count(), "served=1 offset=0 accepted=0");
     let peers = a.matched_peers(STATE_NODE).unwrap();
-    // The servers come last, `count` (one client), then `later`, `publish_kept` and `churn`
-    // (none).
-    assert_eq!(peers[peers.len() - 4..], [1, 0, 0, 0], "{peers:?}");
+    // The servers come last, `count` (one client), then `later`, `publish_kept`, `churn` and
+    // `bump_offset` (none).
+    assert_eq!(peers[peers.len() - 5..], [1, 0, 0, 0, 0], "{peers:?}");
     assert_eq!(count_servers(&client.context), 1);
 
     let journal = a.journal_of(STATE_NODE).unwrap();
@@ -1283,7 +1321,7 @@ fn a_move_waits_until_the_guests_clients_know_the_new_server() {
     assert_eq!(count_servers(&client.context), 2);
 
     let mut more = peers.clone();
-    let later = peers.len() - 3;
+    let later = peers.len() - 4;
     more[later] = 1; // a client of `later` the target never sees
     let refused = prepared
         .await_matched(&more, Duration::from_millis(300))

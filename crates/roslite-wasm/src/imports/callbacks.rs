@@ -3,6 +3,7 @@
 //! or the parked wait that was running to carry out.
 
 use super::*;
+use std::sync::atomic::Ordering;
 
 /// Where a callback went.
 pub(super) enum Reached<R> {
@@ -26,6 +27,11 @@ pub(super) unsafe fn into_guest<R>(
 ) -> Reached<R> {
     // SAFETY: the caller's promise.
     let target = unsafe { &*(user as *const SlotTarget) };
+    if target.shared.replaying.load(Ordering::SeqCst) {
+        // The journal replays into an instance whose `main` has not run (crate::journal::
+        // replay): the callback waits for the guest that the snapshot brings.
+        return Reached::Busy;
+    }
     let current = is_current(&target.shared);
     let run = |g: &mut dyn GuestCalls| {
         if g.state().dead {
@@ -419,6 +425,17 @@ pub(super) unsafe extern "C" fn on_parameters(
         )
     };
     // SAFETY: `user` is a slot target.
+    if unsafe { target(user) }
+        .shared
+        .replaying
+        .load(Ordering::SeqCst)
+    {
+        // A set the journal replays: the guest's callbacks accepted it on the host it came
+        // from (the journal keeps no other), and what they changed in the guest comes with
+        // its memory.
+        return true;
+    }
+    // SAFETY: `user` is a slot target.
     let outcome = unsafe {
         into_guest(user, |g, t| {
             // Everything handed over is freed after the call (docs/wasm.md, dispatch kinds).
@@ -488,7 +505,19 @@ pub(super) fn parameters_into_guest(
                 &t.description,
             );
             g.state().allocations = handed_over;
-            let accepted = accepted?;
+            let accepted = match accepted? {
+                0 => false,
+                1 => true,
+                other => {
+                    return Ok((
+                        false,
+                        format!(
+                            "the node's {} answered {other} (slot {} is not its callback)",
+                            t.description, t.slot
+                        ),
+                    ))
+                }
+            };
             let text = g
                 .parts()
                 .0
@@ -497,7 +526,7 @@ pub(super) fn parameters_into_guest(
                 .flatten()
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default();
-            Ok((accepted != 0, text))
+            Ok((accepted, text))
         }
     }
 }

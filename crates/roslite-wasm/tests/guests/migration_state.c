@@ -14,7 +14,10 @@
  * - a service `churn` (std_srvs/srv/Trigger) that makes a client (of a service nobody serves),
  *   a subscription and a timer on one call and releases them on the next, as a node that
  *   makes a client per call does, and answers "churned": its journal should keep only what
- *   it holds.
+ *   it holds;
+ * - a service `bump_offset` (std_srvs/srv/Trigger) with which the node sets its own parameter
+ *   `offset` to one more than it is (so its on-set callback runs inside the node's own call)
+ *   and answers "offset=O".
  */
 #include <roslite/roslite.h>
 #include <std_msgs/msg/string.h>
@@ -156,6 +159,27 @@ static void on_churn(void *user_data, const uint8_t *request, size_t length,
   answer(responder, "churned");
 }
 
+static void on_bump_offset(void *user_data, const uint8_t *request, size_t length,
+                           roslite_handle responder)
+{
+  (void)user_data;
+  (void)request;
+  (void)length;
+  roslite_parameter_value offset;
+  char text[48];
+  if (roslite_parameter_get(node, "offset", &offset) != ROSLITE_OK) {
+    snprintf(text, sizeof text, "get failed");
+  } else {
+    offset.integer_value++;
+    if (roslite_parameter_set(node, "offset", &offset) == ROSLITE_OK)
+      snprintf(text, sizeof text, "offset=%" PRId64, offset.integer_value);
+    else
+      snprintf(text, sizeof text, "set failed");
+    roslite_parameter_value_fini(&offset);
+  }
+  answer(responder, text);
+}
+
 static void on_request(void *user_data, const uint8_t *request, size_t length,
                        roslite_handle responder)
 {
@@ -181,7 +205,8 @@ static void on_request(void *user_data, const uint8_t *request, size_t length,
 
 int main(int argc, char **argv)
 {
-  roslite_handle context, server, later, publish_server, churn_server, callback, executor;
+  roslite_handle context, server, later, publish_server, churn_server, bump_server, callback,
+      executor;
   roslite_qos qos;
   roslite_parameter_value zero = {.type = ROSLITE_PARAMETER_INTEGER, .integer_value = 0};
   CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
@@ -202,11 +227,14 @@ int main(int argc, char **argv)
       return 1;
   }
   CHECK(roslite_service_create(node, "churn", &trigger, NULL, on_churn, NULL, &churn_server));
+  CHECK(roslite_service_create(node, "bump_offset", &trigger, NULL, on_bump_offset, NULL,
+                               &bump_server));
   CHECK(roslite_executor_create(context, &executor));
   CHECK(roslite_executor_add_node(executor, node));
   CHECK(roslite_executor_spin(executor));
   roslite_cdr_buffer_fini(&bytes);
   roslite_release(executor);
+  roslite_release(bump_server);
   roslite_release(churn_server);
   roslite_release(publish_server);
   roslite_release(kept_publisher);
