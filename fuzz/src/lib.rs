@@ -43,6 +43,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("rtps_message", rtps_message),
     ("yaml_message", yaml_message),
     ("yaml_params", yaml_params),
+    ("snapshot", snapshot),
+    ("guest_imports", guest_imports),
 ];
 
 /// The built-in interface definitions (`roslite-msgs`' vendored files), parsed once.
@@ -815,4 +817,301 @@ fn params_file_path() -> std::path::PathBuf {
         ));
     }
     PATH.with(Clone::clone)
+}
+
+/// What a host gives a node at most, as `roslite host` does by default: the snapshot target
+/// reads everything against these caps.
+const SNAPSHOT_CAPS: roslite_wasm::snapshot::Caps = roslite_wasm::snapshot::Caps {
+    max_memory_bytes: 64 << 20,
+    max_host_bytes: 64 << 20,
+};
+
+/// A moving WebAssembly node's state as the target host reads it from the network
+/// (`roslite_wasm::snapshot` and `roslite_wasm::migrate`). Byte 0 picks what the rest is:
+/// 0, a whole snapshot (header, compressed body, checksum); 1, a snapshot body, sealed here
+/// under a valid header and checksum, as a sender that forges snapshots could; 2, the host
+/// state section alone; 3, a journal, as sent alone to prepare a host. Properties: no panic
+/// and no allocation beyond the caps; what is accepted encodes to bytes that read back to the
+/// same bytes; every memory read a journal entry keeps lies within the memory cap (a replay
+/// lays the reads out at their addresses).
+pub fn snapshot(data: &[u8]) {
+    use roslite_wasm::migrate::{decode_journal_bytes, encode_journal, HostState, Restoring};
+    use roslite_wasm::snapshot::{decode, encode, seal};
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let max_memory = SNAPSHOT_CAPS.max_memory_bytes;
+    let within_memory = |journal: &[roslite_wasm::journal::Entry]| {
+        for entry in journal {
+            for (at, bytes) in &entry.reads {
+                assert!(u64::from(*at) + bytes.len() as u64 <= max_memory);
+            }
+        }
+    };
+    let host_state_reads_back = |state: &HostState| {
+        within_memory(&state.journal);
+        let bytes = state.encode();
+        let again = HostState::decode(&bytes, max_memory).expect("an encoded host state reads");
+        assert_eq!(again.encode(), bytes);
+    };
+    let restoring_reads_back = |restoring: &Restoring| {
+        let snapshot = &restoring.snapshot;
+        assert!(u64::from(snapshot.memory_pages) * 65536 <= max_memory);
+        let bytes = encode(snapshot);
+        let again = decode(&bytes, SNAPSHOT_CAPS).expect("an encoded snapshot reads");
+        assert_eq!(encode(&again), bytes);
+        host_state_reads_back(&restoring.host);
+    };
+    match mode % 4 {
+        0 => {
+            if let Ok(restoring) = Restoring::decode(rest, SNAPSHOT_CAPS) {
+                restoring_reads_back(&restoring);
+            }
+        }
+        1 => {
+            if let Ok(restoring) = Restoring::decode(&seal(&[0; 32], rest), SNAPSHOT_CAPS) {
+                restoring_reads_back(&restoring);
+            }
+        }
+        2 => {
+            if let Ok(state) = HostState::decode(rest, max_memory) {
+                host_state_reads_back(&state);
+            }
+        }
+        _ => {
+            if let Ok(journal) = decode_journal_bytes(rest, max_memory) {
+                within_memory(&journal);
+                let mut bytes = Vec::new();
+                encode_journal(&journal, &mut bytes);
+                let again = decode_journal_bytes(&bytes, max_memory).expect("a journal reads");
+                let mut again_bytes = Vec::new();
+                encode_journal(&again, &mut again_bytes);
+                assert_eq!(again_bytes, bytes);
+            }
+        }
+    }
+}
+
+/// Guest memory of the `guest_imports` target: pointers the input gives land in it.
+const GUEST_MEMORY_BYTES: usize = 8192;
+
+/// The imports `guest_imports` leaves out: those that wait for ever (a spin; signal handlers
+/// for the whole process) or end what later inputs need (the shared context).
+const IMPORTS_LEFT_OUT: &[&str] = &[
+    "executor_spin",
+    "executor_spin_threads",
+    "install_signal_handlers",
+    "context_shutdown",
+];
+
+/// The imports whose argument at that index is a time to wait: the target keeps it under a
+/// millisecond, so that an input is a run of calls, not a wait.
+const IMPORT_WAITS: &[(&str, usize)] = &[
+    ("client_wait_for_service", 1),
+    ("client_call", 3),
+    ("executor_spin_once", 1),
+    ("executor_spin_for", 1),
+];
+
+/// The context every `guest_imports` input's guest runs in (no network), and its handle in
+/// the C ABI's table, made once: a context per input would start its threads per input.
+fn detached_context() -> u64 {
+    static CONTEXT: OnceLock<u64> = OnceLock::new();
+    *CONTEXT.get_or_init(|| {
+        let context = roslite::Context::new(roslite::ContextOptions {
+            network: roslite::NetworkMode::Off,
+            ..Default::default()
+        })
+        .expect("an offline context");
+        roslite_c::handles::insert(roslite_c::handles::Object::Context(context))
+    })
+}
+
+/// The imports `guest_imports` calls, in the order its selector byte picks them.
+fn fuzzed_imports() -> Vec<&'static roslite_wasm::abi::ImportSignature> {
+    roslite_wasm::abi::IMPORTS
+        .iter()
+        .filter(|i| !IMPORTS_LEFT_OUT.contains(&i.name))
+        .collect()
+}
+
+/// A `guest_imports` input a well-behaved guest could make: a node with a publisher, a
+/// subscription, a timer, a service, a client, a parameter and an executor, a message
+/// published, a request sent, and everything released (the seed of its corpus).
+pub fn guest_imports_seed() -> Vec<u8> {
+    use roslite_msgs::{Message, Service};
+    type Text = roslite_msgs::std_msgs::msg::String;
+    type Trigger = roslite_msgs::std_srvs::srv::Trigger;
+    let mut memory = vec![0u8; 2048];
+    let mut put = |at: usize, bytes: &[u8]| memory[at..at + bytes.len()].copy_from_slice(bytes);
+    let c = |text: &str| [text.as_bytes(), b"\0"].concat();
+    put(8, &c("fuzz_node"));
+    put(32, &c("chatter"));
+    put(48, &c("trigger"));
+    put(64, &c("gain"));
+    // roslite_type at 96, roslite_service_type at 104.
+    put(
+        96,
+        &[&256u32.to_le_bytes()[..], &320u32.to_le_bytes()].concat(),
+    );
+    put(
+        104,
+        &[
+            &400u32.to_le_bytes()[..],
+            &480u32.to_le_bytes(),
+            &560u32.to_le_bytes(),
+        ]
+        .concat(),
+    );
+    put(256, &c(Text::TYPE_NAME));
+    put(320, &c(Text::TYPE_HASH));
+    put(400, &c(Trigger::TYPE_NAME));
+    put(480, &c(<Trigger as Service>::Request::TYPE_HASH));
+    put(560, &c(<Trigger as Service>::Response::TYPE_HASH));
+    // A double parameter value (roslite_parameter_value: type 3, double at 16) at 640.
+    put(640, &3u32.to_le_bytes());
+    put(656, &0.5f64.to_le_bytes());
+    // std_msgs/String "hi" in CDR at 1024.
+    put(1024, &[0, 1, 0, 0, 3, 0, 0, 0, b'h', b'i', 0]);
+    // std_srvs/Trigger's request (an empty structure: one byte) at 1040.
+    put(1040, &[0, 1, 0, 0, 0]);
+
+    let imports = fuzzed_imports();
+    let mut out = (memory.len() as u16).to_le_bytes().to_vec();
+    out.extend_from_slice(&memory);
+    enum Arg {
+        Handle(u8),
+        At(u16),
+        Raw(i64),
+        Zero,
+    }
+    use Arg::*;
+    let mut call = |name: &str, args: &[Arg]| {
+        let index = imports
+            .iter()
+            .position(|i| i.name == name)
+            .expect("an import");
+        out.push(index as u8);
+        for arg in args {
+            match arg {
+                Handle(h) => out.extend([0, *h]),
+                At(at) => out.extend([&[1u8][..], &at.to_le_bytes()].concat()),
+                Raw(v) => out.extend([&[2u8][..], &v.to_le_bytes()].concat()),
+                Zero => out.push(3),
+            }
+        }
+    };
+    const OUT: u16 = 1536;
+    call("context_init", &[Zero, Zero, At(OUT)]); // 1
+    call("node_create", &[Handle(1), At(8), Zero, At(OUT)]); // 2
+    call("qos_profile", &[Zero, At(128)]);
+    call(
+        "publisher_create",
+        &[Handle(2), At(32), At(96), At(128), At(OUT)],
+    ); // 3
+    call(
+        "subscription_create",
+        &[Handle(2), Zero, At(32), At(96), At(128), Raw(1), At(OUT)],
+    ); // 4
+    call(
+        "timer_create",
+        &[Handle(2), Zero, Raw(1_000), Zero, Raw(2), At(OUT)],
+    ); // 5
+    call(
+        "service_create",
+        &[Handle(2), Zero, At(48), At(104), Zero, Raw(3), At(OUT)],
+    ); // 6
+    call("client_create", &[Handle(2), At(48), At(104), At(OUT)]); // 7
+    call("parameter_declare", &[Handle(2), At(64), At(640), At(700)]);
+    call("parameter_set", &[Handle(2), At(64), At(640)]);
+    call("parameter_get", &[Handle(2), At(64), At(700)]);
+    call("publish", &[Handle(3), At(1024), Raw(11)]);
+    call(
+        "client_send_request",
+        &[Handle(7), At(1040), Raw(5), Raw(4), At(OUT)],
+    );
+    call("executor_create", &[Handle(1), At(OUT)]); // 8
+    call("executor_add_node", &[Handle(8), Handle(2)]);
+    // No spin: it would run the timer's callback, which cannot enter a guest here (a fault).
+    call("node_count_publishers", &[Handle(2), At(32), At(OUT)]);
+    for handle in (1..=8).rev() {
+        call("release", &[Handle(handle)]);
+    }
+    out
+}
+
+/// A hostile WebAssembly guest's calls of the host's imports (`roslite_wasm::abi`), each run
+/// as the host runs it (`roslite_wasm::journal::call_outside_engine`) for a guest of its own:
+/// arguments and guest memory are the input's. The first two bytes give the length of the
+/// memory image that follows (at address 0 of an 8 KiB memory); then each call is a byte
+/// picking the import and, per argument, a byte picking a handle number under 16, an address in
+/// the memory, eight raw bytes or zero. Properties: no panic, no wait beyond the fuzzer's
+/// timeout, no allocation beyond its memory limit; the guest's objects go with it.
+pub fn guest_imports(data: &[u8]) {
+    guest_imports_session(data);
+}
+
+/// What [`guest_imports`] does, with each call's import and outcome (its status, or the fault
+/// that would stop the guest).
+pub fn guest_imports_session(data: &[u8]) -> Vec<(&'static str, Result<i32, String>)> {
+    use roslite_wasm::abi::ValueType;
+    use roslite_wasm::guest::{GuestShared, GuestState};
+    use roslite_wasm::wasi::{WasiConfig, WasiState};
+    let imports = fuzzed_imports();
+    let mut outcomes = Vec::new();
+    let Some((length, mut rest)) = data.split_first_chunk::<2>() else {
+        return outcomes;
+    };
+    let length = (u16::from_le_bytes(*length) as usize)
+        .min(rest.len())
+        .min(GUEST_MEMORY_BYTES);
+    let mut memory = vec![0u8; GUEST_MEMORY_BYTES];
+    memory[..length].copy_from_slice(&rest[..length]);
+    rest = &rest[length..];
+
+    let context = detached_context();
+    let running = roslite_c::handles::context(context).expect("the context stays");
+    let shared = GuestShared::new("fuzz_guest".into(), running);
+    let wasi = WasiState::new(WasiConfig::default()).expect("a guest with no grants");
+    let mut state = GuestState::new(shared, context, wasi);
+    let mut byte = || -> Option<u8> {
+        let (&b, tail) = rest.split_first()?;
+        rest = tail;
+        Some(b)
+    };
+    for _ in 0..64 {
+        let Some(pick) = byte() else { break };
+        let import = imports[pick as usize % imports.len()];
+        let mut args = Vec::with_capacity(import.params.len());
+        for param in import.params {
+            let kind = byte().unwrap_or(3);
+            let value = match kind % 4 {
+                0 => i64::from(byte().unwrap_or(0) % 16),
+                1 => {
+                    let at = u16::from_le_bytes([byte().unwrap_or(0), byte().unwrap_or(0)]);
+                    i64::from(at) % GUEST_MEMORY_BYTES as i64
+                }
+                2 => {
+                    let mut raw = [0u8; 8];
+                    for b in &mut raw {
+                        *b = byte().unwrap_or(0);
+                    }
+                    i64::from_le_bytes(raw)
+                }
+                _ => 0,
+            };
+            args.push(match param {
+                ValueType::I32 => i64::from(value as i32),
+                ValueType::I64 => value,
+            });
+        }
+        if let Some(&(_, at)) = IMPORT_WAITS.iter().find(|(name, _)| *name == import.name) {
+            args[at] = args[at].rem_euclid(1_000_000);
+        }
+        let outcome =
+            roslite_wasm::journal::call_outside_engine(&mut state, import.name, &args, &mut memory)
+                .unwrap_or_else(|| panic!("{} is listed but not callable", import.name));
+        outcomes.push((import.name, outcome.map_err(|fault| fault.to_string())));
+    }
+    outcomes
 }

@@ -80,6 +80,17 @@ fn every_builtin_message_type_is_fuzzed() {
     );
 }
 
+/// The `guest_imports` seed is the run of calls a well-behaved guest makes, and the host takes
+/// every one: the fuzzer starts from calls that reach the runtime, not from refusals.
+#[test]
+fn the_guest_imports_seed_is_accepted_call_by_call() {
+    let outcomes = harness::guest_imports_session(&harness::guest_imports_seed());
+    assert_eq!(outcomes.len(), 24);
+    for (import, outcome) in &outcomes {
+        assert_eq!(outcome, &Ok(0), "{import}");
+    }
+}
+
 /// Writes the seeds the corpus started from that are not taken from packet captures: each
 /// generated type's default value in CDR (both byte orders) and as message YAML, every vendored
 /// interface file, and some parameter files. Run by hand:
@@ -138,6 +149,16 @@ fn write_seeds() {
     for (name, text) in PARAMETER_FILES {
         save("yaml_params", name, text.as_bytes());
     }
+    save(
+        "guest_imports",
+        "node_with_one_of_each",
+        &harness::guest_imports_seed(),
+    );
+    save(
+        "guest_imports",
+        "node_with_one_of_each",
+        &harness::guest_imports_seed(),
+    );
     for (name, steps, large_every, loss_every) in PARTICIPANT_SESSIONS {
         save(
             "participant",

@@ -430,6 +430,35 @@ pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<
     Ok(())
 }
 
+/// Calls the host's `import` for `state` with `args` over `memory` (guest addresses from 0;
+/// what the import writes stays there) outside any engine, as a replay does: a callback the
+/// call raises waits in the guest's mailbox, and the guest's allocator and dispatch are out of
+/// reach (a fault). The `guest_imports` fuzz target calls every import this way, with what a
+/// hostile guest could pass. None if the host has no such import.
+pub fn call_outside_engine(
+    state: &mut GuestState,
+    import: &str,
+    args: &[i64],
+    memory: &mut Vec<u8>,
+) -> Option<ImportResult> {
+    let shared = state.shared.clone();
+    shared
+        .replaying
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut guest = Replaying {
+        memory: std::mem::take(memory),
+        state,
+        parks: false,
+    };
+    let g: &mut dyn GuestCalls = &mut guest;
+    let result = crate::abi::roslite_imports!(call_by_name[g, import, args]);
+    *memory = guest.memory;
+    shared
+        .replaying
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

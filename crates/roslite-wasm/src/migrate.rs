@@ -265,6 +265,14 @@ pub(crate) fn decode_journal(
         let len = r.u32("a journal entry")? as usize;
         let import = String::from_utf8(r.take(len, "a journal entry")?.to_vec())
             .map_err(|_| malformed("a journal entry's import is not UTF-8".into()))?;
+        // A replay calls the import named, so only those the journal keeps are accepted: a
+        // forged entry of another (a spin, a sleep, a publish) would run on the target as
+        // the node.
+        if !crate::journal::is_journaled(&import) {
+            return Err(malformed(format!(
+                "the journal names {import:?}, which is not an import the journal keeps"
+            )));
+        }
         let argc = r.u32("a journal entry")? as usize;
         if argc > 16 {
             return Err(malformed(format!("{argc} arguments to {import}")));
@@ -852,9 +860,10 @@ mod tests {
     }
 
     /// A journal read far beyond any memory the host gives a node (a forged journal: a replay
-    /// would lay out 4 GiB for it) is refused when the journal is read, naming the entry.
+    /// would lay out 4 GiB for it), or an entry of an import the journal does not keep, is
+    /// refused when the journal is read, naming the entry.
     #[test]
-    fn a_journal_read_beyond_the_memory_a_node_may_have_is_refused() {
+    fn a_forged_journal_entry_is_refused_when_read() {
         let journal = |at: u32| {
             let mut out = Vec::new();
             encode_journal(
@@ -872,6 +881,24 @@ mod tests {
         assert_eq!(
             decode_journal_bytes(&journal(4096), memory).unwrap().len(),
             1
+        );
+        // Nor is an import the journal does not keep (a replay would call it).
+        let mut spin = Vec::new();
+        encode_journal(
+            &[Entry {
+                import: "executor_spin".into(),
+                args: vec![1],
+                reads: Vec::new(),
+                handles_before: 1,
+            }],
+            &mut spin,
+        );
+        let refused = decode_journal_bytes(&spin, memory).unwrap_err().to_string();
+        assert!(
+            refused.contains(
+                "the journal names \"executor_spin\", which is not an import the journal keeps"
+            ),
+            "{refused}"
         );
         let refused = decode_journal_bytes(&journal(u32::MAX - 16), memory)
             .unwrap_err()

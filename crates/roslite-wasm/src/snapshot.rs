@@ -23,6 +23,8 @@ pub const PAGE_BYTES: u32 = 65536;
 const CODEC_LZ4: u8 = 1;
 const HEADER_BYTES: usize = 8 + 2 + 2 + 32 + 1 + 4 + 4;
 const CHECKSUM_BYTES: usize = 32;
+/// The most bytes an LZ4 block makes of one compressed byte.
+const LZ4_MAX_EXPANSION: u64 = 255;
 
 /// A SHA-256 of the module the snapshot belongs to ([`crate::instrument::module_hash`]).
 pub type ModuleHash = [u8; 32];
@@ -141,6 +143,11 @@ impl std::error::Error for SnapshotError {}
 
 /// The bytes of `snapshot`.
 pub fn encode(snapshot: &Snapshot) -> Vec<u8> {
+    seal(&snapshot.module_hash, &body(snapshot))
+}
+
+/// The body of `snapshot` as [`seal`] takes it: memory size, chunks, globals, host state.
+pub fn body(snapshot: &Snapshot) -> Vec<u8> {
     let mut body = Vec::new();
     put_u32(&mut body, snapshot.memory_pages);
     put_u32(&mut body, snapshot.chunks.len() as u32);
@@ -157,13 +164,19 @@ pub fn encode(snapshot: &Snapshot) -> Vec<u8> {
     }
     put_u32(&mut body, snapshot.host.len() as u32);
     body.extend_from_slice(&snapshot.host);
+    body
+}
 
-    let compressed = lz4_flex::block::compress(&body);
+/// The bytes of a snapshot of the module `module_hash` whose body (before compression) is
+/// `body`: the header, the compressed body and the checksum. [`body`] lays one out; the
+/// fuzzer seals bodies of its own, as a sender that forges snapshots could.
+pub fn seal(module_hash: &ModuleHash, body: &[u8]) -> Vec<u8> {
+    let compressed = lz4_flex::block::compress(body);
     let mut out = Vec::with_capacity(HEADER_BYTES + compressed.len() + CHECKSUM_BYTES);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(ABI_VERSION as u16).to_le_bytes());
-    out.extend_from_slice(&snapshot.module_hash);
+    out.extend_from_slice(module_hash);
     out.push(CODEC_LZ4);
     put_u32(&mut out, body.len() as u32);
     put_u32(&mut out, compressed.len() as u32);
@@ -224,6 +237,13 @@ pub fn decode(bytes: &[u8], caps: Caps) -> Result<Snapshot, SnapshotError> {
             bytes: u64::from(body_len),
             cap: caps.max_memory_bytes,
         });
+    }
+    // LZ4 makes at most 255 bytes of each compressed one (a match grows by 255 per length
+    // byte): a larger claim is a lie, refused before a buffer of its size is allocated.
+    if u64::from(body_len) > compressed_len as u64 * LZ4_MAX_EXPANSION {
+        return Err(SnapshotError::Malformed(format!(
+            "a body of {body_len} bytes claimed for {compressed_len} compressed bytes (LZ4 expands at most {LZ4_MAX_EXPANSION} times)"
+        )));
     }
     let body = lz4_flex::block::decompress(compressed, body_len as usize)
         .map_err(|e| SnapshotError::Malformed(format!("the body does not decompress: {e}")))?;
@@ -483,6 +503,28 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("--max-memory-mib"), "{error}");
+    }
+
+    /// A forged header that claims a body far larger than its compressed bytes could make
+    /// is refused before the body's buffer is allocated; the most compressible body (zeros)
+    /// stays within the bound.
+    #[test]
+    fn a_body_larger_than_lz4_can_make_of_its_bytes_is_refused() {
+        let zeros = vec![0u8; 4 << 20];
+        let compressed = lz4_flex::block::compress(&zeros);
+        assert!(zeros.len() as u64 <= compressed.len() as u64 * LZ4_MAX_EXPANSION);
+
+        let mut forged = seal(&[7; 32], b"tiny");
+        let body_len_at = HEADER_BYTES - 8;
+        forged[body_len_at..body_len_at + 4].copy_from_slice(&(3u32 << 20).to_le_bytes());
+        let signed = forged.len() - CHECKSUM_BYTES;
+        let checksum: [u8; 32] = Sha256::digest(&forged[..signed]).into();
+        forged[signed..].copy_from_slice(&checksum);
+        let refused = decode(&forged, CAPS).unwrap_err().to_string();
+        assert!(
+            refused.contains("a body of 3145728 bytes claimed for 5 compressed bytes"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -1676,3 +1676,50 @@ fn rclpy_joining_after_the_move_gets_the_kept_history_once() {
     assert!(listener.wait().unwrap().success());
     b.shutdown();
 }
+
+/// Writes the seeds of the `snapshot` fuzz target (fuzz/src/lib.rs) from the state guest as
+/// it moves with something of each kind in its host state: a parameter it set, a responder it
+/// keeps, a transient-local publisher's history, a journal. Each seed is the target's selector
+/// byte and a snapshot (0), its body (1), its host state (2) or the journal sent alone (3);
+/// the snapshots keep two of the guest's memory chunks, not all of them, so the fuzzer's
+/// inputs stay small. Run by hand:
+/// `cargo test -p roslite-wasm --test migration -- --ignored write_snapshot_fuzz_seeds`, then
+/// `cargo fuzz cmin snapshot`.
+#[test]
+#[ignore = "writes fuzz seeds; run by hand"]
+fn write_snapshot_fuzz_seeds() {
+    use roslite_wasm::snapshot;
+    let ns = NetNs::create("wasmseed").expect("a network namespace");
+    let a = state_host(&ns, EngineKind::Wasmtime, &[state_guest()]);
+    let client = StateClient::new(&ns);
+    assert_eq!(client.count(), "served=1 offset=0 accepted=0");
+    let answer = client
+        .trigger_client("bump_offset")
+        .call(Default::default(), Duration::from_secs(10))
+        .expect("bump_offset answers");
+    assert_eq!(answer.message, "offset=1");
+    let later = client.trigger_client("later");
+    later.call_with(Default::default(), |_| {}).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+
+    let journal = a.journal_of(STATE_NODE).unwrap();
+    let taken = a.freeze_and_snapshot(STATE_NODE).unwrap();
+    let caps = snapshot::Caps {
+        max_memory_bytes: 64 << 20,
+        max_host_bytes: 64 << 20,
+    };
+    let mut small = snapshot::decode(&taken, caps).unwrap();
+    small.chunks.truncate(2);
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/snapshot");
+    std::fs::create_dir_all(&out).unwrap();
+    let save = |name: &str, selector: u8, bytes: &[u8]| {
+        let mut data = vec![selector];
+        data.extend_from_slice(bytes);
+        std::fs::write(out.join(name), data).unwrap();
+    };
+    save("state_guest_snapshot", 0, &snapshot::encode(&small));
+    save("state_guest_body", 1, &snapshot::body(&small));
+    save("state_guest_host_state", 2, &small.host);
+    save("state_guest_journal", 3, &journal);
+    a.shutdown();
+}
