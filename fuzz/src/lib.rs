@@ -836,7 +836,7 @@ const SNAPSHOT_CAPS: roslite_wasm::snapshot::Caps = roslite_wasm::snapshot::Caps
 /// lays the reads out at their addresses).
 pub fn snapshot(data: &[u8]) {
     use roslite_wasm::migrate::{decode_journal_bytes, encode_journal, HostState, Restoring};
-    use roslite_wasm::snapshot::{decode, encode, seal};
+    use roslite_wasm::snapshot::{decode, encode, seal, PAGE_BYTES};
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
@@ -856,7 +856,7 @@ pub fn snapshot(data: &[u8]) {
     };
     let restoring_reads_back = |restoring: &Restoring| {
         let snapshot = &restoring.snapshot;
-        assert!(u64::from(snapshot.memory_pages) * 65536 <= max_memory);
+        assert!(u64::from(snapshot.memory_pages) * u64::from(PAGE_BYTES) <= max_memory);
         let bytes = encode(snapshot);
         let again = decode(&bytes, SNAPSHOT_CAPS).expect("an encoded snapshot reads");
         assert_eq!(encode(&again), bytes);

@@ -377,21 +377,7 @@ impl std::error::Error for ReplayError {}
 /// callback accepts (the journal keeps only the sets the guest's callbacks accepted, and what
 /// the callback changed in the guest comes with its memory), any other waits in the mailbox.
 pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<(), ReplayError> {
-    // Callbacks the replayed imports raise here (an on-set-parameters callback of a set) do
-    // not enter the guest, whose `main` has not run in this instance.
-    struct ReplayFlag(std::sync::Arc<crate::guest::GuestShared>);
-    impl Drop for ReplayFlag {
-        fn drop(&mut self) {
-            self.0
-                .replaying
-                .store(false, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-    state
-        .shared
-        .replaying
-        .store(true, std::sync::atomic::Ordering::SeqCst);
-    let _replaying = ReplayFlag(state.shared.clone());
+    let _replaying = ReplayFlag::raise(state);
     for entry in entries {
         let fail = |message: String| ReplayError {
             import: entry.import.clone(),
@@ -430,6 +416,27 @@ pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<
     Ok(())
 }
 
+/// `GuestShared::replaying`, set while it lives: no callback enters the guest meanwhile.
+struct ReplayFlag(std::sync::Arc<crate::guest::GuestShared>);
+
+impl ReplayFlag {
+    fn raise(state: &GuestState) -> Self {
+        state
+            .shared
+            .replaying
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Self(state.shared.clone())
+    }
+}
+
+impl Drop for ReplayFlag {
+    fn drop(&mut self) {
+        self.0
+            .replaying
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Calls the host's `import` for `state` with `args` over `memory` (guest addresses from 0;
 /// what the import writes stays there) outside any engine, as a replay does: a callback the
 /// call raises waits in the guest's mailbox, and the guest's allocator and dispatch are out of
@@ -441,10 +448,7 @@ pub fn call_outside_engine(
     args: &[i64],
     memory: &mut Vec<u8>,
 ) -> Option<ImportResult> {
-    let shared = state.shared.clone();
-    shared
-        .replaying
-        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let _replaying = ReplayFlag::raise(state);
     let mut guest = Replaying {
         memory: std::mem::take(memory),
         state,
@@ -453,9 +457,6 @@ pub fn call_outside_engine(
     let g: &mut dyn GuestCalls = &mut guest;
     let result = crate::abi::roslite_imports!(call_by_name[g, import, args]);
     *memory = guest.memory;
-    shared
-        .replaying
-        .store(false, std::sync::atomic::Ordering::SeqCst);
     result
 }
 
