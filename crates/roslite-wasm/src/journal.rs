@@ -397,23 +397,35 @@ pub fn replay(state: &mut GuestState, entries: &[Entry], parks: bool) -> Result<
         for (at, bytes) in &entry.reads {
             memory[*at as usize..*at as usize + bytes.len()].copy_from_slice(bytes);
         }
-        let mut guest = Replaying {
-            memory,
-            state: &mut *state,
-            parks,
-        };
-        let g: &mut dyn GuestCalls = &mut guest;
-        let import = entry.import.as_str();
-        let args = &entry.args;
-        let result = crate::abi::roslite_imports!(call_by_name[g, import, args])
+        let result = call_replaying(state, &entry.import, &entry.args, &mut memory, parks)
             .ok_or_else(|| fail("not an import of this host".into()))?;
         match result {
             Ok(roslite_c::ROSLITE_OK) => {}
-            Ok(status) => return Err(fail(format!("status {status}: {}", guest.state.last_error))),
+            Ok(status) => return Err(fail(format!("status {status}: {}", state.last_error))),
             Err(fault) => return Err(fail(fault.to_string())),
         }
     }
     Ok(())
+}
+
+/// Calls `import` as a replayed one sees the guest ([`Replaying`]): over `memory`, which keeps
+/// what the import wrote. None if the host has no such import.
+fn call_replaying(
+    state: &mut GuestState,
+    import: &str,
+    args: &[i64],
+    memory: &mut Vec<u8>,
+    parks: bool,
+) -> Option<ImportResult> {
+    let mut guest = Replaying {
+        memory: std::mem::take(memory),
+        state,
+        parks,
+    };
+    let g: &mut dyn GuestCalls = &mut guest;
+    let result = crate::abi::roslite_imports!(call_by_name[g, import, args]);
+    *memory = guest.memory;
+    result
 }
 
 /// `GuestShared::replaying`, set while it lives: no callback enters the guest meanwhile.
@@ -449,15 +461,7 @@ pub fn call_outside_engine(
     memory: &mut Vec<u8>,
 ) -> Option<ImportResult> {
     let _replaying = ReplayFlag::raise(state);
-    let mut guest = Replaying {
-        memory: std::mem::take(memory),
-        state,
-        parks: false,
-    };
-    let g: &mut dyn GuestCalls = &mut guest;
-    let result = crate::abi::roslite_imports!(call_by_name[g, import, args]);
-    *memory = guest.memory;
-    result
+    call_replaying(state, import, args, memory, false)
 }
 
 #[cfg(test)]
