@@ -12,11 +12,11 @@ use roslite::{LocalTransports, QosProfile};
 
 mod common;
 
-/// A domain of its own for each test (`offset` below 20), varied by process so that two runs
-/// at once do not meet; at most 219, within ROS's port range.
+/// A domain of its own for each test (`offset` below 25), varied by process so that two runs
+/// at once do not meet; at most 224, within ROS's port range.
 fn test_domain(offset: u32) -> u32 {
-    assert!(offset < 20, "test domain offsets are below 20");
-    100 + (std::process::id() % 6) * 20 + offset
+    assert!(offset < 25, "test domain offsets are below 25");
+    100 + (std::process::id() % 5) * 25 + offset
 }
 
 /// Publishes 50 strings from one context to another and returns what arrived, the path the
@@ -852,4 +852,278 @@ fn a_request_over_a_same_host_path_is_known_by_the_same_id_to_every_server() {
             spinner.join().unwrap();
         }
     }
+}
+
+/// What one listener received from `writers` talker contexts on one host, each publishing
+/// `per_writer` strings "k i" (writer k, message i) on /many: by writer, in arrival order. The
+/// talkers join one after the other, each once the listener has heard from the one before, so
+/// the first writer's link is the listener's first.
+fn many_writers_to_one_reader(
+    domain: u32,
+    transports: LocalTransports,
+    writers: usize,
+    per_writer: usize,
+    qos: QosProfile,
+    on_received: impl FnOnce(),
+) -> Vec<Vec<usize>> {
+    let listener_ctx = common::localhost_context(domain, transports);
+    let listener = listener_ctx.create_node("many_listener").unwrap();
+    let received: Arc<Mutex<Vec<Vec<usize>>>> = Arc::new(Mutex::new(vec![Vec::new(); writers]));
+    let sink = received.clone();
+    let sub = listener
+        .create_subscription("many", qos, move |m: StringMsg| {
+            let mut words = m.data.split(' ').map(|w| w.parse::<usize>().unwrap());
+            let (k, i) = (words.next().unwrap(), words.next().unwrap());
+            sink.lock().unwrap()[k].push(i);
+        })
+        .unwrap();
+    let spinner = common::spin_in_background(&listener_ctx, &listener);
+    let mut talkers = Vec::new();
+    let mut publishers = Vec::new();
+    for k in 0..writers {
+        let ctx = common::localhost_context(domain, transports);
+        let node = ctx.create_node(&format!("many_talker_{k}")).unwrap();
+        let publisher = node.create_publisher::<StringMsg>("many", qos).unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(20), || {
+                sub.publisher_count() == k + 1 && publisher.subscription_count() == 1
+            }),
+            "talker {k} never matched the listener"
+        );
+        // The first message may go before the link is attached: wait until one arrives.
+        assert!(
+            common::wait_until(Duration::from_secs(20), || {
+                publisher
+                    .publish(StringMsg {
+                        data: format!("{k} {PROBE}"),
+                    })
+                    .unwrap();
+                !received.lock().unwrap()[k].is_empty()
+            }),
+            "nothing arrived from talker {k}"
+        );
+        talkers.push(ctx);
+        publishers.push(publisher);
+    }
+    for i in 0..per_writer {
+        for (k, publisher) in publishers.iter().enumerate() {
+            publisher
+                .publish(StringMsg {
+                    data: format!("{k} {i}"),
+                })
+                .unwrap();
+        }
+        if i % 10 == 9 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    common::wait_until(Duration::from_secs(20), || {
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.len() >= per_writer)
+    });
+    // Anything delivered twice would show up here.
+    std::thread::sleep(Duration::from_millis(100));
+    on_received();
+    listener_ctx.shutdown();
+    spinner.join().unwrap();
+    drop(talkers);
+    let got = received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.iter().copied().filter(|i| *i != PROBE).collect())
+        .collect();
+    got
+}
+
+/// The index of the messages a talker publishes until the listener hears one.
+const PROBE: usize = 1_000_000;
+
+/// A subscription matched with a publisher in each of five other participants on this host
+/// gets every message of each, in each one's order, once: its first link on a thread of its
+/// own and the others on the thread they share (`same_host/shared_thread.rs`).
+#[test]
+fn a_subscription_matched_with_many_same_host_publishers_gets_each_ones_messages_in_order() {
+    let uds_only = LocalTransports {
+        shm: false,
+        uds: true,
+        ..LocalTransports::default()
+    };
+    let keep_last = QosProfile::keep_last(1000);
+    for (offset, transports, qos) in [
+        (19, LocalTransports::default(), keep_last),
+        (20, uds_only, keep_last),
+        (24, LocalTransports::default(), keep_last.keep_all()),
+    ] {
+        let got = many_writers_to_one_reader(test_domain(offset), transports, 5, 200, qos, || {});
+        for (k, from_k) in got.iter().enumerate() {
+            assert_eq!(
+                *from_k,
+                (0..200).collect::<Vec<_>>(),
+                "writer {k}'s messages over {transports:?} with {qos:?}"
+            );
+        }
+    }
+}
+
+/// Threads of this process whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with(prefix))
+        .count()
+}
+
+/// A local reader matched with many writers on this host costs two link threads (its first
+/// link's and the one the others share), with 2 writers as with 8. Counted in a process of its
+/// own: the test binary's other tests start link threads of their own.
+#[test]
+fn a_subscription_costs_two_link_threads_whatever_the_number_of_same_host_publishers() {
+    if let Ok(writers) = std::env::var("ROSLITE_LINK_THREADS_CHILD") {
+        let writers: usize = writers.parse().unwrap();
+        let domain = test_domain(if writers == 2 { 21 } else { 22 });
+        let qos = QosProfile::keep_last(1000);
+        let got = many_writers_to_one_reader(
+            domain,
+            LocalTransports::default(),
+            writers,
+            20,
+            qos,
+            || {
+                // Threads that attached a link end once it is handed over.
+                common::wait_until(Duration::from_secs(5), || {
+                    threads_named("roslite-rx-conn") == 0
+                });
+                println!(
+                    "THREADS {} {} {}",
+                    threads_named("roslite-local-r"),
+                    threads_named("roslite-rx-many"),
+                    threads_named("roslite-rx-conn")
+                );
+            },
+        );
+        assert!(got.iter().all(|r| r.len() == 20), "messages lost: {got:?}");
+        return;
+    }
+    let mut counts = Vec::new();
+    for writers in [2, 8] {
+        let output = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_subscription_costs_two_link_threads_whatever_the_number_of_same_host_publishers",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("ROSLITE_LINK_THREADS_CHILD", writers.to_string())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{writers} writers: {stdout}");
+        let line = stdout
+            .lines()
+            .find_map(|l| Some(l.split_once("THREADS ")?.1))
+            .unwrap_or_else(|| panic!("{writers} writers: no thread count in {stdout}"));
+        counts.push((writers, line.to_string()));
+    }
+    // One thread for the first link, one shared by the others; none left attaching.
+    assert_eq!(
+        counts,
+        [(2, "1 1 0".to_string()), (8, "1 1 0".to_string())],
+        "link threads (first link's, shared, attaching) with 2 and 8 publishers"
+    );
+}
+
+/// A subscription's link on the shared thread takes no sample beyond its reader's quota of
+/// held samples (depth 1 plus 32), and resumes once they are let go, as a link's own thread
+/// does (`a_subscriber_that_keeps_every_sample_gets_more_once_it_lets_go`).
+#[test]
+fn a_shared_link_thread_resumes_a_link_once_its_held_samples_are_let_go() {
+    use roslite::msgs::std_msgs::msg::UInt8MultiArray;
+    let shm_only = LocalTransports {
+        shm: true,
+        uds: false,
+        ..LocalTransports::default()
+    };
+    let domain = test_domain(23);
+    let sub_ctx = common::localhost_context(domain, shm_only);
+    let first_ctx = common::localhost_context(domain, shm_only);
+    let second_ctx = common::localhost_context(domain, shm_only);
+    let sub_node = sub_ctx.create_node("held_sub").unwrap();
+    let kept: Arc<Mutex<Vec<Arc<UInt8MultiArray>>>> = Arc::default();
+    let sink = kept.clone();
+    let sub = sub_node
+        .create_subscription("held", 1, move |m: Arc<UInt8MultiArray>| {
+            sink.lock().unwrap().push(m);
+        })
+        .unwrap();
+    let spinner = common::spin_in_background(&sub_ctx, &sub_node);
+    let kept_len = || kept.lock().unwrap().len();
+    let message = |n: u8| UInt8MultiArray {
+        data: vec![n; 4096].into(),
+        ..Default::default()
+    };
+    // The first publisher's link is the subscription's first: its own thread.
+    let first_node = first_ctx.create_node("held_first").unwrap();
+    let first = first_node
+        .create_publisher::<UInt8MultiArray>("held", 1)
+        .unwrap();
+    let kept_from = |n: u8| kept.lock().unwrap().iter().any(|m| m.data[0] == n);
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            first.publish(message(200)).unwrap();
+            kept_from(200)
+        }),
+        "nothing arrived from the first publisher"
+    );
+    // The second's goes to the shared thread.
+    let second_node = second_ctx.create_node("held_second").unwrap();
+    let second = second_node
+        .create_publisher::<UInt8MultiArray>("held", 1)
+        .unwrap();
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            second.publish(message(0)).unwrap();
+            kept_from(0)
+        }),
+        "nothing arrived from the second publisher"
+    );
+    assert_eq!(sub.publisher_count(), 2);
+    assert!(
+        kept.lock().unwrap().iter().all(|m| m.data.is_view()),
+        "copied out of shared memory"
+    );
+    // Late probes arrive; letting them go leaves the second link holding nothing.
+    std::thread::sleep(Duration::from_millis(200));
+    kept.lock().unwrap().clear();
+    let quota = 33;
+    let mut n = 0u8;
+    while kept_len() < quota {
+        n += 1;
+        let before = kept_len();
+        second.publish(message(n)).unwrap();
+        assert!(
+            common::wait_until(Duration::from_secs(10), || kept_len() > before),
+            "sample {n} did not arrive below the quota"
+        );
+    }
+    second.publish(message(100)).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(kept_len(), quota, "a sample beyond the quota was taken");
+    kept.lock().unwrap().clear();
+    assert!(
+        common::wait_until(Duration::from_secs(10), || kept_len() == 1),
+        "the shared thread did not resume the link once its samples were let go"
+    );
+    assert_eq!(
+        kept.lock().unwrap()[0].data[0],
+        100,
+        "not the newest sample"
+    );
+    sub_ctx.shutdown();
+    spinner.join().unwrap();
 }

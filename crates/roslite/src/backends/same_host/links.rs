@@ -1,8 +1,10 @@
-//! A same-host link's reader side: one thread per (local reader, remote writer) pair that
-//! connects to the writer's endpoint and delivers what arrives, and how a link is stopped.
+//! A same-host link's reader side: a (local reader, remote writer) pair's link connects to
+//! the writer's endpoint and delivers what arrives; how a link is stopped; and the thread of a
+//! local reader's first link, which waits on that link alone (its further links share a
+//! thread: `shared_thread.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use roslite_cdr::{Backing, SharedBuf};
@@ -14,6 +16,7 @@ use roslite_shm::{
 };
 
 use super::service::ServiceReader;
+use super::shared_thread::SharedWake;
 use super::{writer_key, LinkKind, PeerGone, HELD_SLACK};
 use crate::seam::loan::SAMPLE_LEAD;
 use crate::seam::{LocalSubscription, MessageInfo};
@@ -46,6 +49,9 @@ pub(super) struct LinkStop {
 pub(super) enum ReaderInterrupter {
     Shm(ShmInterrupter),
     Uds(UdsInterrupter),
+    /// The link is one of a reader's shared thread (`shared_thread.rs`): that thread looks at its
+    /// links' stop requests when woken.
+    Shared(Weak<SharedWake>),
 }
 
 impl LinkStop {
@@ -58,18 +64,23 @@ impl LinkStop {
         match &*interrupter {
             Some(ReaderInterrupter::Shm(shm)) => shm.interrupt(),
             Some(ReaderInterrupter::Uds(uds)) => uds.interrupt(),
+            Some(ReaderInterrupter::Shared(wake)) => {
+                if let Some(wake) = wake.upgrade() {
+                    wake.wake();
+                }
+            }
             None => {}
         }
     }
 
-    fn requested(&self) -> bool {
+    pub(super) fn requested(&self) -> bool {
         self.requested.load(Ordering::Acquire)
     }
 
     /// Lets [`Self::request`] wake the reader `interrupter` belongs to; false if a stop was
     /// requested already (the flag is read after the interrupter is in place, so no request
     /// goes unseen).
-    fn watch(&self, interrupter: ReaderInterrupter) -> bool {
+    pub(super) fn watch(&self, interrupter: ReaderInterrupter) -> bool {
         *self
             .interrupter
             .lock()
@@ -79,7 +90,7 @@ impl LinkStop {
 }
 
 /// A same-host sample as the subscription's buffer: decoded in place.
-pub(super) struct ShmBacking(roslite_shm::Sample);
+pub(super) struct ShmBacking(pub(super) roslite_shm::Sample);
 
 impl Backing for ShmBacking {
     fn bytes(&self) -> &[u8] {
@@ -130,69 +141,96 @@ pub(super) fn info_for(seq: u64, timestamp_ns: u64, writer: Guid) -> MessageInfo
     }
 }
 
+/// A link's reader once attached at its writer.
+pub(super) enum Connected {
+    Shm(ShmReader),
+    Uds(UdsReader),
+}
+
+/// Connection attempts a link makes before it gives up, [`CONNECT_RETRY`] apart.
+const CONNECT_ATTEMPTS: u32 = 20;
+const CONNECT_RETRY: Duration = Duration::from_millis(50);
+
 impl LinkSpec {
-    pub(super) fn run(self) {
+    /// One attempt to attach this link's reader at its writer.
+    fn connect(&self) -> Result<Connected, roslite_shm::ConnectError> {
         let key = writer_key(self.writer, self.kind);
-        // The writer may be announced before its endpoint registered it: retry briefly.
-        for attempt in 0..20 {
-            if self.stop.requested() {
-                return;
-            }
-            let result = match self.kind {
-                LinkKind::SharedMemory => {
-                    let depth = self.history.depth();
-                    ShmReader::connect(
-                        &self.endpoint,
-                        &self.address,
-                        key,
-                        ReaderConfig {
-                            history: self.history,
-                            max_held: depth.saturating_add(HELD_SLACK),
-                            wants_kept: self.wants_kept,
-                            ..ReaderConfig::default()
-                        },
-                    )
-                    .map(|r| {
-                        self.connected.store(true, Ordering::Release);
-                        match &self.target {
-                            LinkTarget::Topic(subscription) => self.receive_shm(&r, subscription),
-                            LinkTarget::Service(service) => self.receive_service_shm(&r, service),
-                        }
-                    })
-                }
-                LinkKind::UnixSocket => UdsReader::connect(
+        match self.kind {
+            LinkKind::SharedMemory => {
+                let depth = self.history.depth();
+                ShmReader::connect(
+                    &self.endpoint,
                     &self.address,
                     key,
-                    UdsReaderConfig {
+                    ReaderConfig {
                         history: self.history,
+                        max_held: depth.saturating_add(HELD_SLACK),
                         wants_kept: self.wants_kept,
-                        ..UdsReaderConfig::default()
+                        ..ReaderConfig::default()
                     },
                 )
-                .map(|r| {
+                .map(Connected::Shm)
+            }
+            LinkKind::UnixSocket => UdsReader::connect(
+                &self.address,
+                key,
+                UdsReaderConfig {
+                    history: self.history,
+                    wants_kept: self.wants_kept,
+                    ..UdsReaderConfig::default()
+                },
+            )
+            .map(Connected::Uds),
+        }
+    }
+
+    /// Attaches this link's reader at its writer, retrying for a moment: the writer may be
+    /// announced before its endpoint registered it. `None` when a stop was requested, or when
+    /// every attempt failed (said once: samples from that writer are lost).
+    pub(super) fn connect_retrying(&self) -> Option<Connected> {
+        for attempt in 1..=CONNECT_ATTEMPTS {
+            if self.stop.requested() {
+                return None;
+            }
+            match self.connect() {
+                Ok(connected) => {
                     self.connected.store(true, Ordering::Release);
-                    match &self.target {
-                        LinkTarget::Topic(subscription) => self.receive_uds(&r, subscription),
-                        LinkTarget::Service(service) => self.receive_service_uds(&r, service),
-                    }
-                }),
-            };
-            self.connected.store(false, Ordering::Release);
-            match result {
-                Ok(()) => {
-                    if !self.stop.requested() {
-                        self.writer_hung_up();
-                    }
-                    return;
+                    return Some(connected);
                 }
-                Err(e) if attempt == 19 => {
+                Err(e) if attempt == CONNECT_ATTEMPTS => {
                     self.logger.warn(format_args!(
                         "same-host link to writer {:?} failed, samples from it are lost: {e}",
                         self.writer
                     ));
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                Err(_) => std::thread::sleep(CONNECT_RETRY),
             }
+        }
+        None
+    }
+
+    /// A link on a thread of its own: connects, then delivers until the link ends.
+    pub(super) fn run(self) {
+        let Some(reader) = self.connect_retrying() else {
+            return;
+        };
+        match (&reader, &self.target) {
+            (Connected::Shm(r), LinkTarget::Topic(subscription)) => {
+                self.receive_shm(r, subscription);
+            }
+            (Connected::Shm(r), LinkTarget::Service(service)) => {
+                self.receive_service_shm(r, service);
+            }
+            (Connected::Uds(r), LinkTarget::Topic(subscription)) => {
+                self.receive_uds(r, subscription);
+            }
+            (Connected::Uds(r), LinkTarget::Service(service)) => {
+                self.receive_service_uds(r, service);
+            }
+        }
+        self.connected.store(false, Ordering::Release);
+        if !self.stop.requested() {
+            self.writer_hung_up();
         }
     }
 
@@ -200,7 +238,7 @@ impl LinkSpec {
     /// its participant's endpoint listening (discovery then says it went); when nothing listens
     /// there any more, the participant's process is gone (a killed process's sockets close at
     /// once), and discovery is told now rather than at the end of the peer's lease.
-    fn writer_hung_up(&self) {
+    pub(super) fn writer_hung_up(&self) {
         // A dying process's sockets close one after the other: its listener may outlive this
         // connection by a moment.
         for _ in 0..5 {
@@ -240,16 +278,7 @@ impl LinkSpec {
             match reader.receive_spinning(&mut spin) {
                 // Samples still in the ring are not wanted any more.
                 Ok(_) if self.stop.requested() => return,
-                Ok(sample) => {
-                    subscription.report_lost(numbering.lost_before(sample.seq()));
-                    let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
-                    let len = sample.len();
-                    let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len)
-                    else {
-                        continue; // shorter than the lead: not from a roslite writer
-                    };
-                    crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
-                }
+                Ok(sample) => self.deliver_shm(subscription, &mut numbering, sample),
                 // The subscription holds its quota of samples: sleep until one is dropped.
                 Err(roslite_shm::ReceiveError::HeldLimit) => reader.wait_for_release(None),
                 Err(roslite_shm::ReceiveError::WriterGone) => return,
@@ -260,7 +289,7 @@ impl LinkSpec {
 
     /// The link ends for something other than its writer leaving (a malformed ring, a failed
     /// wait): said once, since nothing else would show why the writer's messages stopped.
-    fn link_broke(&self, error: &roslite_shm::ReceiveError) {
+    pub(super) fn link_broke(&self, error: &roslite_shm::ReceiveError) {
         self.logger.warn(format_args!(
             "same-host link to writer {:?} ended, samples from it are lost: {error}",
             self.writer
@@ -293,16 +322,43 @@ impl LinkSpec {
             if self.stop.requested() {
                 return; // samples still queued in the socket are not wanted any more
             }
-            subscription.report_lost(numbering.lost_before(sample.seq()));
-            let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
-            let buf = uds_buf(sample);
+            self.deliver_uds(subscription, &mut numbering, sample);
+        }
+    }
+
+    /// Hands a shared-memory sample to the subscription (decoded in place), after counting
+    /// the messages skipped before it as lost.
+    pub(super) fn deliver_shm(
+        &self,
+        subscription: &LocalSubscription,
+        numbering: &mut Numbering,
+        sample: roslite_shm::Sample,
+    ) {
+        subscription.report_lost(numbering.lost_before(sample.seq()));
+        let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
+        let len = sample.len();
+        // Shorter than the lead: not from a roslite writer.
+        if let Some(buf) = SharedBuf::new(ShmBacking(sample)).into_slice(SAMPLE_LEAD..len) {
             crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
         }
+    }
+
+    /// [`Self::deliver_shm`] for a Unix-socket sample.
+    pub(super) fn deliver_uds(
+        &self,
+        subscription: &LocalSubscription,
+        numbering: &mut Numbering,
+        sample: roslite_shm::UdsSample,
+    ) {
+        subscription.report_lost(numbering.lost_before(sample.seq()));
+        let info = info_for(sample.seq(), sample.timestamp_ns(), self.writer);
+        let buf = uds_buf(sample);
+        crate::seam::with_inline_dispatch(|| subscription.deliver(&buf, info));
     }
 }
 
 /// A Unix-socket sample's bytes as a buffer, without copying them.
-fn uds_buf(sample: roslite_shm::UdsSample) -> SharedBuf {
+pub(super) fn uds_buf(sample: roslite_shm::UdsSample) -> SharedBuf {
     match sample.into_bytes() {
         roslite_shm::UdsBytes::Whole(bytes) => SharedBuf::from_arc(bytes),
         roslite_shm::UdsBytes::Assembled(bytes) => SharedBuf::from_vec(bytes),

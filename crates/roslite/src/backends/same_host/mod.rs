@@ -27,15 +27,17 @@
 //! while it has connected readers. The shared-memory outlet loans a chunk of the encoded size
 //! and the publisher serializes the message straight into it (no copy on the send side); the
 //! Unix-socket outlet sends the serialized bytes it is handed. Readers: for each (local subscription, remote writer)
-//! pair that should flow here, a thread connects to the writer's endpoint and delivers what
+//! pair that should flow here, a link connects to the writer's endpoint and delivers what
 //! arrives; shared-memory samples are decoded in place (views into the writer's read-only
-//! segment), never copied. Services' readers and writers are handled alike, but outside the
+//! segment), never copied. A local reader's first link runs on a thread of its own, and its
+//! further links share one more thread (`shared_thread.rs`): two threads a reader, whatever the
+//! number of writers it is matched with. Services' readers and writers are handled alike, but outside the
 //! publishers' outlets (`service.rs`).
 //!
 //! The files: this one plans the links from discovery (`SameHost`); `backend.rs` is the
 //! backend its context and the RTPS network call; `outlets.rs` holds the outlets publishers
-//! send through, `links.rs` the reader threads, `service.rs` the services' writers and
-//! readers.
+//! send through, `links.rs` the links and a reader's first link's thread, `shared_thread.rs`
+//! the thread its further links share, `service.rs` the services' writers and readers.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -93,6 +95,7 @@ mod backend;
 mod links;
 mod outlets;
 mod service;
+mod shared_thread;
 #[cfg(test)]
 mod tests;
 
@@ -102,6 +105,16 @@ use links::{LinkSpec, LinkStop, LinkTarget, ReaderLink};
 use outlets::{ShmOutlet, UdsOutlet};
 pub(crate) use service::ServiceWriters;
 use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
+use shared_thread::SharedThread;
+
+/// Clears its flag when dropped: a thread's "still running", also when it panics.
+struct RunningUntilDropped(Arc<AtomicBool>);
+
+impl Drop for RunningUntilDropped {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
 
 /// Told that a remote participant's process is gone (on a link's thread, no lock held).
 pub(crate) type PeerGone = Arc<dyn Fn(GuidPrefix) + Send + Sync>;
@@ -232,6 +245,11 @@ pub(crate) struct SameHost {
     /// Local subscriptions by the RTPS reader peers know them by.
     subscriptions: HashMap<ReaderId, LocalSubscription>,
     links: HashMap<(ReaderId, Guid), ReaderLink>,
+    /// Whether the thread of a local reader's first link (`links.rs`) still runs: while it
+    /// does, the reader's further links go to its [`SharedThread`].
+    first_link_running: HashMap<ReaderId, Arc<AtomicBool>>,
+    /// The thread a local reader's further links share.
+    shared_threads: HashMap<ReaderId, SharedThread>,
     /// Pairs of a local writer and a remote reader carried here, as discovery sees them (the
     /// remote side connects to the writer on its own): what the publisher counts as matched.
     writer_pairs: HashSet<(WriterId, Guid)>,
@@ -275,6 +293,8 @@ impl SameHost {
                 writers: HashMap::new(),
                 subscriptions: HashMap::new(),
                 links: HashMap::new(),
+                first_link_running: HashMap::new(),
+                shared_threads: HashMap::new(),
                 writer_pairs: HashSet::new(),
                 service_writers: HashMap::new(),
                 service_readers: HashMap::new(),
@@ -592,7 +612,7 @@ impl SameHost {
     pub(crate) fn service_endpoints_removed(&mut self, writer: WriterId, reader: ReaderId) {
         self.service_writers.remove(&writer);
         self.service_readers.remove(&reader);
-        self.links.retain(|(r, _), _| *r != reader);
+        self.reader_removed(reader);
     }
 
     /// The same-host writers of a local client's request writer or server's reply writer.
@@ -648,7 +668,14 @@ impl SameHost {
 
     pub(crate) fn subscription_removed(&mut self, reader: ReaderId) {
         self.subscriptions.remove(&reader);
+        self.reader_removed(reader);
+    }
+
+    /// Local reader `reader` is gone: its links and their threads end.
+    fn reader_removed(&mut self, reader: ReaderId) {
         self.links.retain(|(r, _), _| *r != reader);
+        self.first_link_running.remove(&reader);
+        self.shared_threads.remove(&reader);
     }
 
     /// Readers connected to local writer `writer` (a publisher's, a client's request writer
@@ -868,11 +895,7 @@ impl SameHost {
             LinkTarget::Topic(subscription) => Some(subscription.events.clone()),
             LinkTarget::Service(_) => None,
         };
-        let spawned = std::thread::Builder::new()
-            .name("roslite-local-rx".into())
-            .stack_size(LINK_STACK.load(Ordering::Relaxed))
-            .spawn(move || link.run());
-        match spawned {
+        match self.start_link(reader, link) {
             Ok(_) => {
                 if let Some(events) = &events {
                     reports.push((events.clone(), true));
@@ -890,6 +913,36 @@ impl SameHost {
                 .logger
                 .warn(format_args!("cannot start a same-host reader: {e}")),
         }
+    }
+
+    /// Starts `link` of local reader `reader`: on a thread of its own if it is the reader's
+    /// only running link, else on the reader's shared thread (`shared_thread.rs`).
+    fn start_link(&mut self, reader: ReaderId, link: LinkSpec) -> std::io::Result<()> {
+        let stack = LINK_STACK.load(Ordering::Relaxed);
+        let first_running = self
+            .first_link_running
+            .get(&reader)
+            .is_some_and(|running| running.load(Ordering::Acquire));
+        if first_running {
+            let shared = match self.shared_threads.entry(reader) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(SharedThread::start(link.target.clone(), stack)?)
+                }
+            };
+            return shared.add(link);
+        }
+        let running = Arc::new(AtomicBool::new(true));
+        let ended = RunningUntilDropped(running.clone());
+        std::thread::Builder::new()
+            .name("roslite-local-rx".into())
+            .stack_size(stack)
+            .spawn(move || {
+                let _ended = ended;
+                link.run();
+            })?;
+        self.first_link_running.insert(reader, running);
+        Ok(())
     }
 
     /// Makes the pair of local publisher writer `writer` and remote reader `reader` counted
