@@ -1259,7 +1259,10 @@ impl ShmReader {
         });
         shared.process_control();
         let weak: std::sync::Weak<dyn Watch> = Arc::downgrade(&shared) as _;
-        let watch = local.shared().watch_reader(shared.sock.clone(), weak);
+        let watch = local
+            .shared()
+            .watch_reader(shared.sock.clone(), weak)
+            .map_err(ConnectError::Io)?;
         Ok(ShmReader {
             shared,
             local: local.shared().clone(),
@@ -1534,6 +1537,45 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         (endpoint, writer, Arc::new(reader))
+    }
+
+    /// The endpoint's service thread looks at what is ready, not at every connection: a
+    /// reader hanging up costs it as many descriptors with 4 readers attached as with 64 (a
+    /// `poll` of every connection at every wake-up made a graph's attaching quadratic).
+    #[test]
+    fn the_service_thread_looks_at_what_is_ready_not_at_every_connection() {
+        let examined_for_one_hang_up = |readers: usize| {
+            let endpoint = Endpoint::bind().expect("bind");
+            let key = WriterKey::from(9u128);
+            let writer =
+                ShmWriter::create(&endpoint, key, WriterConfig::default()).expect("writer");
+            let mut attached: Vec<ShmReader> = (0..readers)
+                .map(|_| {
+                    ShmReader::connect(&endpoint, endpoint.address(), key, ReaderConfig::default())
+                        .expect("reader")
+                })
+                .collect();
+            let wait_for = |count: usize| {
+                let start = Instant::now();
+                while writer.stats().readers != count {
+                    assert!(start.elapsed() < Duration::from_secs(10), "never {count}");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // Lets the thread finish with what woke it.
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            wait_for(readers);
+            let before = endpoint.stats().descriptors_examined;
+            drop(attached.pop());
+            wait_for(readers - 1);
+            endpoint.stats().descriptors_examined - before
+        };
+        let few = examined_for_one_hang_up(4);
+        let many = examined_for_one_hang_up(64);
+        assert!(
+            few <= 4 && many <= 4,
+            "descriptors looked at for one hang-up: {few} with 4 readers, {many} with 64"
+        );
     }
 
     /// Receives what `reader` has now (the samples are in its ring once it connected) as

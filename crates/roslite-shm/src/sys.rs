@@ -286,6 +286,67 @@ pub(crate) fn poll(
     Ok(pollfds.iter().map(|p| p.revents()).collect())
 }
 
+/// An epoll instance that reports readiness by the key each descriptor was added with: a wait
+/// costs what is ready, not what is watched (`poll(2)` looks at every descriptor it is given).
+pub(crate) struct Epoll(OwnedFd);
+
+/// What a descriptor is watched for, and what a wait found.
+pub(crate) use rustix::event::epoll::EventFlags as Readiness;
+
+impl Epoll {
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Self(rustix::event::epoll::create(
+            rustix::event::epoll::CreateFlags::CLOEXEC,
+        )?))
+    }
+
+    /// Watches `fd` for `interest` (level-triggered), reported as `key`.
+    pub(crate) fn add(&self, fd: BorrowedFd<'_>, key: u64, interest: Readiness) -> io::Result<()> {
+        use rustix::event::epoll;
+        Ok(epoll::add(
+            &self.0,
+            fd,
+            epoll::EventData::new_u64(key),
+            interest,
+        )?)
+    }
+
+    /// Watches `fd`, added before, for `interest` from now on.
+    pub(crate) fn modify(
+        &self,
+        fd: BorrowedFd<'_>,
+        key: u64,
+        interest: Readiness,
+    ) -> io::Result<()> {
+        use rustix::event::epoll;
+        Ok(epoll::modify(
+            &self.0,
+            fd,
+            epoll::EventData::new_u64(key),
+            interest,
+        )?)
+    }
+
+    /// Stops watching `fd` (closing it would only once every duplicate is closed).
+    pub(crate) fn delete(&self, fd: BorrowedFd<'_>) {
+        let _ = rustix::event::epoll::delete(&self.0, fd);
+    }
+
+    /// Waits until something is ready and replaces `ready` with it (keys and what each is
+    /// ready for); returns with nothing after a signal.
+    pub(crate) fn wait(&self, ready: &mut Vec<(u64, Readiness)>) -> io::Result<()> {
+        let mut events = Vec::with_capacity(256);
+        ready.clear();
+        match rustix::event::epoll::wait(&self.0, rustix::buffer::spare_capacity(&mut events), None)
+        {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        ready.extend(events.iter().map(|e| (e.data.u64(), e.flags)));
+        Ok(())
+    }
+}
+
 /// A nonblocking, close-on-exec eventfd.
 pub(crate) fn eventfd() -> io::Result<OwnedFd> {
     use rustix::event::EventfdFlags;

@@ -994,15 +994,15 @@ fn a_subscription_costs_two_link_threads_whatever_the_number_of_same_host_publis
             20,
             qos,
             || {
-                // Threads that attached a link end once it is handed over.
+                // The thread that attaches links ends once none is left to attach.
                 common::wait_until(Duration::from_secs(5), || {
-                    threads_named("roslite-rx-conn") == 0
+                    threads_named("roslite-attach") == 0
                 });
                 println!(
                     "THREADS {} {} {}",
                     threads_named("roslite-local-r"),
                     threads_named("roslite-rx-many"),
-                    threads_named("roslite-rx-conn")
+                    threads_named("roslite-attach")
                 );
             },
         );

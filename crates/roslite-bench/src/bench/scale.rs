@@ -11,7 +11,10 @@
 //!    ROS (context, node, endpoints) at once;
 //! 3. each process polls every 10 ms until each publisher counts N subscriptions and each
 //!    subscription N publishers (its own process's included), then says `MATCHED` with the
-//!    time (CLOCK_MONOTONIC, which the bench reads too). Time to match is the last process's
+//!    time (CLOCK_MONOTONIC, which the bench reads too). A roslite process counts the
+//!    acknowledged ones (`acknowledged_subscription_count`: over a same-host link, once the
+//!    link's reader is attached at the writer), so that a message published after `MATCHED`
+//!    reaches every subscription; rclpy offers discovery's counts only. Time to match is the last process's
 //!    `MATCHED` after `go`; the discovery traffic is what the capture counted until then;
 //! 4. after `--settle` (its traffic is `settling` in the JSON), the steady state: for
 //!    `--steady`, the CPU time of every process (its threads' `schedstat`, nanoseconds) and
@@ -207,8 +210,12 @@ pub fn peer(args: &PeerArgs) -> anyhow::Result<()> {
     loop {
         let count: usize = publishers
             .iter()
-            .map(|p| p.subscription_count().min(n))
-            .chain(subscriptions.iter().map(|s| s.publisher_count().min(n)))
+            .map(|p| p.acknowledged_subscription_count().min(n))
+            .chain(
+                subscriptions
+                    .iter()
+                    .map(|s| s.acknowledged_publisher_count().min(n)),
+            )
             .sum();
         if last != Some(count) {
             last = Some(count);
@@ -654,7 +661,8 @@ fn table(args: &ScaleArgs, runs: &[Run], slope: Option<f64>, goals: &[Goal]) -> 
         out,
         "scale: N processes x M publishers and M subscriptions each (std_msgs/String, depth 10) \
          on M shared topics, started together in a network namespace; matched = every \
-         publisher counts N subscriptions and every subscription N publishers; discovery = \
+         publisher counts N subscriptions and every subscription N publishers (roslite: \
+         acknowledged ones, each same-host link attached); discovery = \
          SPDP + SEDP + ros_discovery_info datagrams until matched (UDP payload bytes); idle = \
          {} of steady state after {} settling",
         secs(args.steady),

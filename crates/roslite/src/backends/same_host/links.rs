@@ -148,12 +148,12 @@ pub(super) enum Connected {
 }
 
 /// Connection attempts a link makes before it gives up, [`CONNECT_RETRY`] apart.
-const CONNECT_ATTEMPTS: u32 = 20;
-const CONNECT_RETRY: Duration = Duration::from_millis(50);
+pub(super) const CONNECT_ATTEMPTS: u32 = 20;
+pub(super) const CONNECT_RETRY: Duration = Duration::from_millis(50);
 
 impl LinkSpec {
     /// One attempt to attach this link's reader at its writer.
-    fn connect(&self) -> Result<Connected, roslite_shm::ConnectError> {
+    pub(super) fn connect(&self) -> Result<Connected, roslite_shm::ConnectError> {
         let key = writer_key(self.writer, self.kind);
         match self.kind {
             LinkKind::SharedMemory => {
@@ -197,16 +197,20 @@ impl LinkSpec {
                     self.connected.store(true, Ordering::Release);
                     return Some(connected);
                 }
-                Err(e) if attempt == CONNECT_ATTEMPTS => {
-                    self.logger.warn(format_args!(
-                        "same-host link to writer {:?} failed, samples from it are lost: {e}",
-                        self.writer
-                    ));
-                }
+                Err(e) if attempt == CONNECT_ATTEMPTS => self.attach_failed(&e),
                 Err(_) => std::thread::sleep(CONNECT_RETRY),
             }
         }
         None
+    }
+
+    /// Says that this link could not be attached at its writer, once: nothing else would show
+    /// why the writer's messages never arrive.
+    pub(super) fn attach_failed(&self, error: &dyn std::fmt::Display) {
+        self.logger.warn(format_args!(
+            "same-host link to writer {:?} failed, samples from it are lost: {error}",
+            self.writer
+        ));
     }
 
     /// A link on a thread of its own: connects, then delivers until the link ends.

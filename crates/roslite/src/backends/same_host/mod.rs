@@ -105,7 +105,7 @@ use links::{LinkSpec, LinkStop, LinkTarget, ReaderLink};
 use outlets::{ShmOutlet, UdsOutlet};
 pub(crate) use service::ServiceWriters;
 use service::{SameHostServiceStats, ServiceInlet, ServiceReader};
-use shared_thread::SharedThread;
+use shared_thread::{Attacher, SharedThread};
 
 /// Clears its flag when dropped: a thread's "still running", also when it panics.
 struct RunningUntilDropped(Arc<AtomicBool>);
@@ -250,6 +250,8 @@ pub(crate) struct SameHost {
     first_link_running: HashMap<ReaderId, Arc<AtomicBool>>,
     /// The thread a local reader's further links share.
     shared_threads: HashMap<ReaderId, SharedThread>,
+    /// Attaches the links of the shared threads at their writers.
+    attacher: Attacher,
     /// Pairs of a local writer and a remote reader carried here, as discovery sees them (the
     /// remote side connects to the writer on its own): what the publisher counts as matched.
     writer_pairs: HashSet<(WriterId, Guid)>,
@@ -295,6 +297,7 @@ impl SameHost {
                 links: HashMap::new(),
                 first_link_running: HashMap::new(),
                 shared_threads: HashMap::new(),
+                attacher: Attacher::default(),
                 writer_pairs: HashSet::new(),
                 service_writers: HashMap::new(),
                 service_readers: HashMap::new(),
@@ -930,7 +933,7 @@ impl SameHost {
                     e.insert(SharedThread::start(link.target.clone(), stack)?)
                 }
             };
-            return shared.add(link);
+            return shared.add(link, &self.attacher);
         }
         let running = Arc::new(AtomicBool::new(true));
         let ended = RunningUntilDropped(running.clone());

@@ -12,9 +12,8 @@
 //! reader then costs at most two threads, whatever the number of writers it is matched with.
 //!
 //! - A link is attached at its writer (a handshake with the writer's endpoint, retried while
-//!   the writer is not registered there yet) on a short-lived thread of its own, so a peer slow
-//!   to answer holds up no other link's samples, and is handed to the shared thread once it is
-//!   attached.
+//!   the writer is not registered there yet) by the context's [`Attacher`], so a peer slow to
+//!   answer holds up no link's samples, and is handed to the shared thread once it is attached.
 //! - The shared thread takes at most [`BATCH`] samples from a link before it looks at the next,
 //!   so a busy writer does not starve the others.
 //! - It does not spin before it sleeps (`roslite_shm::IdleSpin`): the spin pays off for a
@@ -28,13 +27,16 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use rustix::buffer::spare_capacity;
 use rustix::event::{epoll, EventfdFlags};
 
-use super::links::{Connected, LinkSpec, LinkTarget, Numbering, ReaderInterrupter, ShmBacking};
+use super::links::{
+    Connected, LinkSpec, LinkTarget, Numbering, ReaderInterrupter, ShmBacking, CONNECT_ATTEMPTS,
+    CONNECT_RETRY,
+};
 use super::service::ConnectedLink;
 use roslite_cdr::SharedBuf;
 use roslite_shm::ReceiveError;
@@ -120,35 +122,121 @@ impl SharedThread {
         Ok(Self { shared })
     }
 
-    /// Attaches `link` at its writer on a thread of its own, then hands it to the shared
-    /// thread. A stop requested meanwhile ends the attempt.
-    pub(super) fn add(&self, link: LinkSpec) -> io::Result<()> {
-        let shared = self.shared.clone();
+    /// Has `attacher` attach `link` at its writer, then hand it to this shared thread. A stop
+    /// requested meanwhile ends the attempt.
+    pub(super) fn add(&self, link: LinkSpec, attacher: &Attacher) -> io::Result<()> {
         if !link
             .stop
-            .watch(ReaderInterrupter::Shared(Arc::downgrade(&shared.wake)))
+            .watch(ReaderInterrupter::Shared(Arc::downgrade(&self.shared.wake)))
         {
             return Ok(());
         }
+        attacher.attach(link, self.shared.clone())
+    }
+}
+
+/// A link waiting to be attached at its writer.
+struct AttachJob {
+    link: LinkSpec,
+    to: Arc<Shared>,
+    attempts: u32,
+    next_attempt: Instant,
+}
+
+#[derive(Default)]
+struct AttachQueue {
+    jobs: Vec<AttachJob>,
+    /// A thread works through the queue; it ends when the queue is empty.
+    running: bool,
+}
+
+/// Attaches the links of a context's shared threads at their writers, one after the other, on
+/// one thread that runs while there are links to attach. The handshake with a writer's
+/// endpoint takes well under a millisecond, but up to its timeout (2 s) with a peer that does
+/// not answer (stopped, overloaded): here that holds up other attachments only, never a
+/// sample. A writer not registered at its endpoint yet is tried again
+/// [`CONNECT_RETRY`] later, [`CONNECT_ATTEMPTS`] times in all, as a first link's thread does.
+#[derive(Default)]
+pub(super) struct Attacher {
+    queue: Arc<(Mutex<AttachQueue>, Condvar)>,
+}
+
+impl Attacher {
+    fn attach(&self, link: LinkSpec, to: Arc<Shared>) -> io::Result<()> {
+        let (queue, changed) = &*self.queue;
+        let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        q.jobs.push(AttachJob {
+            link,
+            to,
+            attempts: 0,
+            next_attempt: Instant::now(),
+        });
+        if q.running {
+            changed.notify_one();
+            return Ok(());
+        }
+        let worker = self.queue.clone();
         std::thread::Builder::new()
-            .name("roslite-rx-conn".into())
+            .name("roslite-attach".into())
             .stack_size(super::LINK_THREAD_STACK)
-            .spawn(move || {
-                let Some(reader) = link.connect_retrying() else {
-                    return;
-                };
-                if shared.closed.load(Ordering::Acquire) {
-                    link.connected.store(false, Ordering::Release);
-                    return;
-                }
-                shared
+            .spawn(move || attach_until_done(&worker))
+            .inspect_err(|_| {
+                q.jobs.pop();
+            })?;
+        q.running = true;
+        Ok(())
+    }
+}
+
+/// The attaching thread: takes the job due first, tries it, and ends when none is left.
+fn attach_until_done(queue: &(Mutex<AttachQueue>, Condvar)) {
+    let (queue, changed) = queue;
+    let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        q.jobs.retain(|job| {
+            let wanted = !job.link.stop.requested() && !job.to.closed.load(Ordering::Acquire);
+            if !wanted {
+                job.link.connected.store(false, Ordering::Release);
+            }
+            wanted
+        });
+        let now = Instant::now();
+        let Some(due) = (0..q.jobs.len()).min_by_key(|i| q.jobs[*i].next_attempt) else {
+            q.running = false;
+            return;
+        };
+        if q.jobs[due].next_attempt > now {
+            let wait = q.jobs[due].next_attempt - now;
+            q = changed
+                .wait_timeout(q, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            continue;
+        }
+        let mut job = q.jobs.swap_remove(due);
+        drop(q);
+        job.attempts += 1;
+        match job.link.connect() {
+            Ok(reader) => {
+                job.link.connected.store(true, Ordering::Release);
+                job.to
                     .handed
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .push((link, reader));
-                shared.wake.wake();
-            })?;
-        Ok(())
+                    .push((job.link, reader));
+                job.to.wake.wake();
+                q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            }
+            Err(e) if job.attempts == CONNECT_ATTEMPTS => {
+                job.link.attach_failed(&e);
+                q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            }
+            Err(_) => {
+                job.next_attempt = Instant::now() + CONNECT_RETRY;
+                q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+                q.jobs.push(job);
+            }
+        }
     }
 }
 
