@@ -254,12 +254,24 @@ pub fn encode_journal(journal: &[Entry], out: &mut Vec<u8>) {
     }
 }
 
+/// The most entries a journal read from another host may have. The journal holds an entry per
+/// object, parameter and setting a node holds now (what it released leaves the journal): the
+/// migration state guest's has 10, and a node with a thousand parameters has about a thousand.
+pub const MAX_JOURNAL_ENTRIES: u32 = 65_536;
+
 pub(crate) fn decode_journal(
     r: &mut Reader<'_>,
     max_memory_bytes: u64,
 ) -> Result<Vec<Entry>, SnapshotError> {
     let malformed = |what: String| SnapshotError::Malformed(what);
     let count = r.u32("the journal")?;
+    // Each entry makes something on this host: a forged journal of a million `node_create`s
+    // in one large request would have it make a million nodes.
+    if count > MAX_JOURNAL_ENTRIES {
+        return Err(malformed(format!(
+            "the journal has {count} entries, more than the {MAX_JOURNAL_ENTRIES} a host replays (an entry per object, parameter and setting the node holds)"
+        )));
+    }
     let mut journal = Vec::new();
     for _ in 0..count {
         let len = r.u32("a journal entry")? as usize;
@@ -907,6 +919,36 @@ mod tests {
             refused.contains(&format!(
                 "publisher_create read 16 bytes at {}, beyond the {memory} bytes of memory",
                 u32::MAX - 16
+            )),
+            "{refused}"
+        );
+    }
+
+    /// A journal of more entries than any node holds is refused before any is read: the
+    /// count alone, from a request of a few bytes.
+    #[test]
+    fn a_journal_longer_than_the_cap_is_refused_before_it_is_read() {
+        let entry = Entry {
+            import: "node_create".into(),
+            args: vec![1, 0, 0, 0, 0],
+            reads: Vec::new(),
+            handles_before: 1,
+        };
+        let mut at_cap = Vec::new();
+        encode_journal(&vec![entry; MAX_JOURNAL_ENTRIES as usize], &mut at_cap);
+        assert_eq!(
+            decode_journal_bytes(&at_cap, 64 << 20).unwrap().len(),
+            MAX_JOURNAL_ENTRIES as usize
+        );
+        let mut forged = (MAX_JOURNAL_ENTRIES + 1).to_le_bytes().to_vec();
+        forged.extend_from_slice(&at_cap[4..]);
+        let refused = decode_journal_bytes(&forged, 64 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(&format!(
+                "the journal has {} entries, more than the {MAX_JOURNAL_ENTRIES} a host replays",
+                MAX_JOURNAL_ENTRIES + 1
             )),
             "{refused}"
         );
