@@ -69,6 +69,12 @@ pub struct WriterConfig {
     /// (its depth plus its `max_held` plus one), it gets no more samples and loses them
     /// ([`WriterStats::quota_drops`]). Default 256 MiB.
     pub max_held_bytes_per_reader: usize,
+    /// How long `send`, finding a keep-all reader without room, yields the CPU and looks
+    /// again before it sleeps: a reader that keeps up makes room within a microsecond or two,
+    /// and while the writer is not marked asleep its takes make no wake-up call (a futex wake
+    /// and a context switch each way, per sample, when a writer outruns its reader by a ring).
+    /// Zero: it sleeps at once. Default [`IdleSpin::DEFAULT_BUDGET`], as a reader's spin.
+    pub room_spin: Duration,
 }
 
 impl Default for WriterConfig {
@@ -80,6 +86,7 @@ impl Default for WriterConfig {
             kept_for_late_joiners: 0,
             keep_all_max_bytes: crate::KEEP_ALL_MAX_BYTES,
             max_held_bytes_per_reader: 256 << 20,
+            room_spin: IdleSpin::DEFAULT_BUDGET,
         }
     }
 }
@@ -621,6 +628,7 @@ impl ShmWriterShared {
         number_from: Option<u64>,
     ) -> Result<u64, SendError> {
         let mut deadline = None;
+        let mut spin_until = None;
         // No `reclaim` here: the loan being sent reclaimed moments ago, and the next loan will.
         let mut state = lock(&self.state);
         // Keep-all readers without room for one more entry or `len` more bytes: wait (without
@@ -640,8 +648,16 @@ impl ShmWriterShared {
             let Some((channel, dead)) = blocked(&state) else {
                 break;
             };
-            let deadline =
-                *deadline.get_or_insert_with(|| Instant::now() + self.config.max_blocking_time);
+            let now = Instant::now();
+            let deadline = *deadline.get_or_insert(now + self.config.max_blocking_time);
+            // Look again behind a yield before sleeping, unmarked (`WriterConfig::room_spin`).
+            if now < *spin_until.get_or_insert((now + self.config.room_spin).min(deadline)) {
+                drop(state);
+                std::thread::yield_now();
+                state = lock(&self.state);
+                self.reclaim(&mut state);
+                continue;
+            }
             // Marked waiting before the last look, so that a take or release after it wakes us.
             let seq = channel.prepare_wait();
             self.reclaim(&mut state);

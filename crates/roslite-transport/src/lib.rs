@@ -34,6 +34,6 @@ pub use ports::{
 pub use udp::{
     monotonic_ns, BindError, Locators, Received, RecvError, RecvEvent, SendError,
     SocketBufferSizes, SocketKind, TransportConfig, TransportNote, TransportStats, UdpTransport,
-    MAX_UDP_PAYLOAD, RECV_BUFFER_LEN,
+    MAX_UDP_PAYLOAD, RECV_BUFFER_LEN, USER_RECV_TIMEOUT,
 };
 pub use waker::Waker;

@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use roslite_transport::{
     monotonic_ns, DiscoveryConfig, DiscoveryRange, RecvEvent, SendError, SocketKind,
-    TransportConfig, UdpTransport, RECV_BUFFER_LEN, SPDP_MULTICAST_GROUP,
+    TransportConfig, UdpTransport, RECV_BUFFER_LEN, SPDP_MULTICAST_GROUP, USER_RECV_TIMEOUT,
 };
 
 /// A domain in 0..=101 (below the ephemeral port range) unlikely to be used by another test run
@@ -190,6 +190,33 @@ fn a_dedicated_user_socket_is_read_by_recv_user_only() {
     t.release_user_receiver();
     assert!(t.recv_user(&mut buf).unwrap().is_none());
     assert!(t.recv_user(&mut buf).unwrap().is_none());
+}
+
+/// The release wakes a thread blocked in `recv_user` (its timeout is only a safety net, and
+/// long): the thread returns without data long before the timeout could have run out.
+#[test]
+fn a_thread_blocked_in_recv_user_returns_when_released() {
+    let mut t = UdpTransport::bind(&localhost(test_domain() - 15)).unwrap();
+    t.dedicate_user_socket().unwrap();
+    let t = std::sync::Arc::new(t);
+    let blocked = {
+        let t = t.clone();
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut buf = vec![0u8; RECV_BUFFER_LEN];
+            let received = t.recv_user(&mut buf).unwrap();
+            (received.map(|r| r.len), started.elapsed())
+        })
+    };
+    // Let it block (if it has not yet, the release makes its recv return at once anyway).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    t.release_user_receiver();
+    let (received, waited) = blocked.join().unwrap();
+    assert_eq!(received, None);
+    assert!(
+        waited < USER_RECV_TIMEOUT,
+        "recv_user returned after {waited:?}, at its timeout, not at the release"
+    );
 }
 
 #[test]

@@ -190,7 +190,10 @@ pub fn peer(args: &PeerArgs) -> anyhow::Result<()> {
             let executor = Executor::new(&ctx);
             executor.add_node(&node);
             loop {
-                executor.spin_once(Some(Duration::from_millis(50)));
+                // `spin_for`, not `spin_once`: a callback the receiving thread runs on the
+                // sleeping executor's lent turn does not wake this thread, as in `spin`
+                // (`spin_once` returns after each callback: a wake-up of this thread a message).
+                executor.spin_for(Duration::from_millis(50));
                 let mut counts = counts.lock().unwrap_or_else(PoisonError::into_inner);
                 if counts.done && !counts.reported {
                     counts.reported = true;

@@ -269,8 +269,11 @@ pub struct UdpTransport {
 }
 
 /// How long [`UdpTransport::recv_user`] blocks at most, so its thread notices a stop even if
-/// [`UdpTransport::release_user_receiver`] could not wake it.
-pub const USER_RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+/// [`UdpTransport::release_user_receiver`] could not wake it. The release wakes it (Linux
+/// wakes a reader blocked on a socket whose receive side is shut), so this is only a safety
+/// net, and long: each expiry wakes an idle process (at 500 ms, two of the eight wake-ups a
+/// second of an idle process among 16, docs/scale.md).
+pub const USER_RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Event data of the waker in the epoll set (the sockets use their indices).
 const WAKER_SLOT: u64 = 8;

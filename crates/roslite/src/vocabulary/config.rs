@@ -220,8 +220,9 @@ pub struct LocalTransports {
     pub uds: bool,
     /// How long a same-host reader that found no sample yields the CPU and looks again
     /// before it sleeps, while samples arrive within this time of each other
-    /// ([`roslite_shm::IdleSpin`]); zero: it sleeps at once. Default 20 us.
-    /// `ROSLITE_RECEIVE_SPIN_US` overrides it.
+    /// ([`roslite_shm::IdleSpin`]), and a shared-memory keep-all writer that found a reader
+    /// without room before it sleeps (`roslite_shm::WriterConfig::room_spin`); zero: each
+    /// sleeps at once. Default 20 us. `ROSLITE_RECEIVE_SPIN_US` overrides it.
     pub receive_spin: Duration,
 }
 

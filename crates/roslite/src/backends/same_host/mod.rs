@@ -524,6 +524,7 @@ impl SameHost {
                         max_blocking_time,
                         kept_for_late_joiners,
                         keep_all_max_bytes,
+                        room_spin: self.offered.receive_spin,
                         ..WriterConfig::default()
                     },
                 )
