@@ -216,6 +216,7 @@ fn moves_back_and_forth(moves: u32) {
     let mut paused = Vec::new();
     let mut sent_at_move = Vec::new();
     std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
         let publisher = &sender.publisher;
         scope.spawn(|| {
             let mut n = 0;
@@ -338,6 +339,7 @@ fn move_while_a_misses_numbers(
     let total = std::sync::atomic::AtomicU32::new(3);
     let done = std::sync::atomic::AtomicBool::new(false);
     let moved = std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
         let publisher = &sender.publisher;
         scope.spawn(|| {
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
@@ -703,6 +705,7 @@ fn calls_while_moving(ns: &NetNs, transport: &str) {
         }
     };
     let answers = std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
         let caller = scope.spawn(|| {
             let mut answers = Vec::new();
             while !done.load(Ordering::SeqCst) {

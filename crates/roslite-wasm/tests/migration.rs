@@ -612,6 +612,7 @@ fn a_node_that_makes_and_releases_endpoints_while_it_moves_moves() {
     let done = AtomicBool::new(false);
     let churned = AtomicUsize::new(0);
     std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
         scope.spawn(|| {
             while !done.load(Ordering::SeqCst) {
                 let answer = churn
@@ -669,6 +670,7 @@ fn every_request_is_answered_once_while_the_server_moves() {
     let done = AtomicBool::new(false);
     let calls = AtomicUsize::new(1);
     let answers = std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
         let caller = scope.spawn(|| keep_calling(&client, &done, &calls, Duration::from_millis(2)));
         let journal = a.journal_of(STATE_NODE).unwrap();
         let prepared = b.prepare_restore(&state_guest(), &journal).unwrap();
@@ -1158,13 +1160,6 @@ fn requests_over_a_same_host_path_are_answered_once_while_the_server_moves(
 fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const MOVES: usize = 4;
-    /// Stops the caller however the moves end (a failed one too).
-    struct StopOnDrop<'a>(&'a AtomicBool);
-    impl Drop for StopOnDrop<'_> {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
     let a = state_host_on(
         path.context(ns, domain),
         EngineKind::Wasmtime,
@@ -1191,7 +1186,7 @@ fn moves_with_calls_over(ns: &NetNs, path: SameHostPath, domain: u32) {
     };
     let answers = std::thread::scope(|scope| {
         let caller = scope.spawn(|| keep_calling(&client, &done, &calls, Duration::from_millis(3)));
-        let stop = StopOnDrop(&done);
+        let stop = common::StopOnDrop(&done);
         for n in 0..MOVES {
             let (from, to) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
             await_calls(3);

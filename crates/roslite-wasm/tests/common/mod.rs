@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a part
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use roslite_wasm::guest_build::Toolchain;
@@ -234,4 +235,15 @@ pub fn served_in_turn(answers: &[String]) -> Vec<u32> {
         );
     }
     served
+}
+
+/// Sets its flag when dropped, however the scope that holds it ends: a test whose assertion
+/// fails inside `std::thread::scope` still stops the scope's threads that loop until the flag
+/// is set, so the test fails with its message instead of waiting for them for ever.
+pub struct StopOnDrop<'a>(pub &'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
