@@ -556,29 +556,7 @@ fn a_subscriber_that_keeps_every_sample_gets_more_once_it_lets_go() {
     );
     // Depth 1 plus the runtime's slack of 32: the reader may hold 33 samples.
     let quota = 33;
-    let mut n = 0u8;
-    while kept_len() < quota {
-        n += 1;
-        let before = kept_len();
-        publish(n);
-        assert!(
-            common::wait_until(Duration::from_secs(10), || kept_len() > before),
-            "sample {n} did not arrive below the quota"
-        );
-    }
-    publish(100);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(kept_len(), quota, "a sample beyond the quota was taken");
-    kept.lock().unwrap().clear();
-    assert!(
-        common::wait_until(Duration::from_secs(10), || kept_len() == 1),
-        "the reader did not resume once the samples were let go"
-    );
-    assert_eq!(
-        kept.lock().unwrap()[0].data[0],
-        100,
-        "not the newest sample"
-    );
+    held_quota_stops_the_link_until_let_go(&kept, quota, publish, "the reader");
     b.shutdown();
     spinner.join().unwrap();
 }
@@ -1062,7 +1040,6 @@ fn a_shared_link_thread_resumes_a_link_once_its_held_samples_are_let_go() {
         })
         .unwrap();
     let spinner = common::spin_in_background(&sub_ctx, &sub_node);
-    let kept_len = || kept.lock().unwrap().len();
     let message = |n: u8| UInt8MultiArray {
         data: vec![n; 4096].into(),
         ..Default::default()
@@ -1101,29 +1078,48 @@ fn a_shared_link_thread_resumes_a_link_once_its_held_samples_are_let_go() {
     std::thread::sleep(Duration::from_millis(200));
     kept.lock().unwrap().clear();
     let quota = 33;
+    held_quota_stops_the_link_until_let_go(
+        &kept,
+        quota,
+        |n| second.publish(message(n)).unwrap(),
+        "the shared thread",
+    );
+    sub_ctx.shutdown();
+    spinner.join().unwrap();
+}
+
+/// Publishes (with `publish(n)`, n from 1) until the subscription keeps `quota` samples of
+/// shared memory, each arriving below the quota; then sample 100, which must not be taken
+/// while they are held; lets them all go and expects sample 100 alone: `reader` (what
+/// delivers them) resumed the link once it was below its quota again.
+fn held_quota_stops_the_link_until_let_go(
+    kept: &Mutex<Vec<Arc<roslite::msgs::std_msgs::msg::UInt8MultiArray>>>,
+    quota: usize,
+    publish: impl Fn(u8),
+    reader: &str,
+) {
+    let kept_len = || kept.lock().unwrap().len();
     let mut n = 0u8;
     while kept_len() < quota {
         n += 1;
         let before = kept_len();
-        second.publish(message(n)).unwrap();
+        publish(n);
         assert!(
             common::wait_until(Duration::from_secs(10), || kept_len() > before),
             "sample {n} did not arrive below the quota"
         );
     }
-    second.publish(message(100)).unwrap();
+    publish(100);
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(kept_len(), quota, "a sample beyond the quota was taken");
     kept.lock().unwrap().clear();
     assert!(
         common::wait_until(Duration::from_secs(10), || kept_len() == 1),
-        "the shared thread did not resume the link once its samples were let go"
+        "{reader} did not resume the link once its samples were let go"
     );
     assert_eq!(
         kept.lock().unwrap()[0].data[0],
         100,
         "not the newest sample"
     );
-    sub_ctx.shutdown();
-    spinner.join().unwrap();
 }
