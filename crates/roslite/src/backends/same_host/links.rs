@@ -16,7 +16,6 @@ use roslite_shm::{
 };
 
 use super::service::ServiceReader;
-use super::shared_thread::SharedWake;
 use super::{writer_key, LinkKind, PeerGone, HELD_SLACK};
 use crate::seam::loan::SAMPLE_LEAD;
 use crate::seam::{LocalSubscription, MessageInfo};
@@ -51,7 +50,14 @@ pub(super) enum ReaderInterrupter {
     Uds(UdsInterrupter),
     /// The link is one of a reader's shared thread (`shared_thread.rs`): that thread looks at its
     /// links' stop requests when woken.
-    Shared(Weak<SharedWake>),
+    Shared(Weak<dyn WakeForStop>),
+}
+
+/// A thread serving several links, woken to look at their stop requests (the shared thread's
+/// eventfd). Here, not beside that thread, so that the links know nothing of the thread that
+/// serves them.
+pub(super) trait WakeForStop: Send + Sync {
+    fn wake(&self);
 }
 
 impl LinkStop {

@@ -27,15 +27,15 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use rustix::buffer::spare_capacity;
 use rustix::event::{epoll, EventfdFlags};
 
 use super::links::{
-    Connected, LinkSpec, LinkTarget, Numbering, ReaderInterrupter, ShmBacking, CONNECT_ATTEMPTS,
-    CONNECT_RETRY,
+    Connected, LinkSpec, LinkTarget, Numbering, ReaderInterrupter, ShmBacking, WakeForStop,
+    CONNECT_ATTEMPTS, CONNECT_RETRY,
 };
 use super::service::ConnectedLink;
 use roslite_cdr::SharedBuf;
@@ -52,18 +52,20 @@ const WAKE_KEY: u64 = u64::MAX;
 
 /// Wakes the shared thread to look at its links: one handed over, a stop requested, or the
 /// reader gone.
-pub(super) struct SharedWake {
+struct SharedWake {
     fd: OwnedFd,
     attention: AtomicBool,
 }
 
-impl SharedWake {
-    pub(super) fn wake(&self) {
+impl WakeForStop for SharedWake {
+    fn wake(&self) {
         self.attention.store(true, Ordering::Release);
         // A full counter is readable anyway; nothing else can fail on an eventfd.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
+}
 
+impl SharedWake {
     fn drain(&self) {
         let mut count = [0u8; 8];
         let _ = rustix::io::read(&self.fd, &mut count);
@@ -122,12 +124,17 @@ impl SharedThread {
         Ok(Self { shared })
     }
 
+    fn wake_for_stop(&self) -> Weak<dyn WakeForStop> {
+        let wake: Weak<SharedWake> = Arc::downgrade(&self.shared.wake);
+        wake
+    }
+
     /// Has `attacher` attach `link` at its writer, then hand it to this shared thread. A stop
     /// requested meanwhile ends the attempt.
     pub(super) fn add(&self, link: LinkSpec, attacher: &Attacher) -> io::Result<()> {
         if !link
             .stop
-            .watch(ReaderInterrupter::Shared(Arc::downgrade(&self.shared.wake)))
+            .watch(ReaderInterrupter::Shared(self.wake_for_stop()))
         {
             return Ok(());
         }
