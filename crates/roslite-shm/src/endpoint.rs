@@ -316,6 +316,14 @@ impl EndpointShared {
         }
     }
 
+    /// Stops watching a writer's connection `conn` to a reader; what was watched, if it was.
+    fn unwatch_writer_conn(&self, conn: ConnId) -> Option<Watched> {
+        let mut registry = lock(&self.registry);
+        let watched = registry.watched.remove(&conn)?;
+        self.epoll.delete(watched.sock.as_fd());
+        Some(watched)
+    }
+
     /// Asks the service thread to wait for `conn` to become writable (or to stop waiting).
     pub(crate) fn set_wants_write(&self, conn: ConnId, wants: bool) {
         let mut registry = lock(&self.registry);
@@ -573,15 +581,7 @@ fn handle_watched(shared: &EndpointShared, conn: ConnId, readiness: sys::Readine
 }
 
 fn drop_conn(shared: &EndpointShared, conn: ConnId) {
-    let watched = {
-        let mut registry = lock(&shared.registry);
-        let watched = registry.watched.remove(&conn);
-        if let Some(w) = &watched {
-            shared.epoll.delete(w.sock.as_fd());
-        }
-        watched
-    };
-    if let Some(watched) = watched {
+    if let Some(watched) = shared.unwatch_writer_conn(conn) {
         shared.readers_hung_up.fetch_add(1, Relaxed);
         if let Some(owner) = watched.owner.upgrade() {
             owner.detach(conn);
@@ -649,9 +649,7 @@ fn handle_hello(shared: &EndpointShared, sock: OwnedFd) {
         );
     }
     if let Err(reason) = owner.attach(conn, sock.clone(), hello, received.fds) {
-        if let Some(w) = lock(&shared.registry).watched.remove(&conn) {
-            shared.epoll.delete(w.sock.as_fd());
-        }
+        shared.unwatch_writer_conn(conn);
         reject(shared, &sock, reason);
     }
 }

@@ -403,10 +403,7 @@ impl ThreadState {
                 epoll::EventData::new_u64(key),
                 epoll::EventFlags::IN,
             ) {
-                link.logger.warn(format_args!(
-                    "same-host link to writer {:?} failed, samples from it are lost: {e}",
-                    link.writer
-                ));
+                link.attach_failed(&e);
                 link.connected.store(false, Ordering::Release);
                 continue;
             }
