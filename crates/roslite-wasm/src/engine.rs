@@ -309,6 +309,7 @@ fn run_resident(
                 }
             }
         };
+        // A restored guest was made reachable before its restore was reported (`restore`).
         shared.set_resident(Arc::downgrade(&resident));
         park::run_main(&resident, shared, parked)
     })();
@@ -357,11 +358,13 @@ fn lock<'a>(
     resident.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Restores `restoring` into the guest (crate::migrate::restore_into), reports how it went,
-/// and drops timer ticks that came while the guest was only prepared (its timers ran on the
-/// host it came from meanwhile).
+/// Restores `restoring` into the guest (crate::migrate::restore_into), drops timer ticks that
+/// came while the guest was only prepared (its timers ran on the host it came from meanwhile),
+/// makes the restored guest reachable, and only then reports how it went: the host answers a
+/// move once the report comes, and a restored guest it did not yet list (`Host::nodes` lists
+/// only reachable guests) could not be moved on at once.
 fn restore(
-    resident: &Mutex<dyn Resident>,
+    resident: &Arc<Mutex<dyn Resident>>,
     shared: &GuestShared,
     restoring: &Restoring,
     prepared: &[crate::journal::Entry],
@@ -371,11 +374,12 @@ fn restore(
     });
     if restored.is_ok() {
         shared.note_restored();
+        shared.drop_timer_mail();
+        shared.set_resident(Arc::downgrade(resident));
     }
     if let Some(report) = &restoring.report {
         let _ = report.send(restored.as_ref().map(drop).map_err(Clone::clone));
     }
-    shared.drop_timer_mail();
     restored.map_err(|e| Fault::NotRestored(e.to_string()))
 }
 

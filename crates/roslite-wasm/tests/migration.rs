@@ -277,6 +277,51 @@ fn a_guest_moves_between_two_wasmtime_hosts_with_its_state() {
     migrate(EngineKind::Wasmtime, EngineKind::Wasmtime);
 }
 
+/// Once a host says a guest was restored (`start_restored`, `complete_restore` returned), the
+/// host lists it and can move it on at once: `roslite migrate` answers a move when the target
+/// restored the node, and the next move, asked of the target a moment later, must find it
+/// there. (The guest's thread reported the restore before it made the guest reachable, and a
+/// clean-clone run failed "move 71 from a to b: no node deterministic_reply runs on host a".)
+/// A thread keeps the other core busy, as a loaded machine does, so that the guest's thread
+/// is often not running when the report wakes the host's.
+#[test]
+fn a_restored_guest_is_listed_by_its_new_host_as_soon_as_the_restore_returns() {
+    const MOVES: usize = 40;
+    let ns = NetNs::create("wasmmig").expect("a network namespace");
+    let hosts = [
+        replier_host(&ns, EngineKind::Wasmtime, &[spec()]),
+        host(&ns, EngineKind::Wasmi),
+    ];
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let _stop = common::StopOnDrop(&done);
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        for i in 0..MOVES {
+            let (from, to) = (&hosts[i % 2], &hosts[(i + 1) % 2]);
+            let journal = from.journal_of("deterministic_reply").unwrap();
+            let prepared = to.prepare_restore(&spec(), &journal).unwrap();
+            let snapshot = from.freeze_and_snapshot("deterministic_reply").unwrap();
+            to.complete_restore(prepared, &snapshot).unwrap();
+            assert_eq!(
+                to.find_guest("deterministic_reply").as_deref(),
+                Some("deterministic_reply"),
+                "move {}: the target's restore returned, but the target does not list the guest",
+                i + 1
+            );
+            from.end_migrated("deterministic_reply").unwrap();
+            assert_eq!(from.wait().len(), 1);
+            assert_eq!(from.find_guest("deterministic_reply"), None);
+        }
+    });
+    for host in &hosts {
+        host.shutdown();
+    }
+}
+
 /// A `.cwasm` (which keeps the hash of the `.wasm` it was compiled from) hands over to a host
 /// running the `.wasm` on wasmi, and back.
 #[test]
