@@ -281,6 +281,9 @@ pub struct Writer {
     readers: BTreeMap<Guid, ReaderProxy>,
     /// The first sequence number not yet pushed to the matched readers.
     next_push: SequenceNumber,
+    /// Publications the application gave up ([`Writer::give_up_number`]), which
+    /// [`Writer::skip_to`] counts out of the numbers it is given.
+    numbers_given_up: i64,
     /// Payload bytes of the samples from `next_push` on (an upper bound: KEEP_LAST may have
     /// dropped some); 0 when none wait.
     waiting_bytes: usize,
@@ -322,6 +325,7 @@ impl Writer {
             history: WriterHistory::new(),
             readers: BTreeMap::new(),
             next_push: SequenceNumber::FIRST,
+            numbers_given_up: 0,
             waiting_bytes: 0,
             last_push: None,
             inputs_at_last_push: 0,
@@ -372,13 +376,25 @@ impl Writer {
         self.readers.keys()
     }
 
+    /// The application gave up a publication this writer was to number (a KEEP_ALL write that
+    /// found the history full until `max_blocking_time`, [`WriteError::Full`]): it was never
+    /// written, so [`Writer::skip_to`] does not skip its number. A reader told of a skipped
+    /// number counts it lost (neither a GAP nor a HEARTBEAT's `firstSN` can say "never
+    /// written"), and whether a skip happened would depend on whether the readers had
+    /// acknowledged everything by the next publication.
+    pub fn give_up_number(&mut self) {
+        self.numbers_given_up = self.numbers_given_up.saturating_add(1);
+    }
+
     /// Numbers the next sample `next` if that is ahead, when the application's samples in
     /// between went only to readers served elsewhere: keeps sequence numbers equal to the
-    /// application's publication count. Ignored by a writer that must keep and send every
+    /// application's publication count, less the publications it gave up
+    /// ([`Writer::give_up_number`]). Ignored by a writer that must keep and send every
     /// sample: non-volatile, or with samples some reader has not acknowledged (readers that
     /// ask for the numbers skipped get a GAP, as for any sample gone from the history; a
     /// reader matched since the last write counts the samples before it as acknowledged).
     pub fn skip_to(&mut self, next: SequenceNumber) {
+        let next = SequenceNumber(next.0.saturating_sub(self.numbers_given_up));
         self.release_acked();
         if self.config.transient_local || (!self.readers.is_empty() && self.history.len() > 0) {
             return;

@@ -618,6 +618,14 @@ impl Participant {
         }
     }
 
+    /// `writer`'s application gave up a publication it was to number (see
+    /// [`crate::endpoint::Writer::give_up_number`]).
+    pub fn give_up_number(&mut self, writer: WriterId) {
+        if let Some(w) = self.writers.get_mut(&writer.0) {
+            w.writer.give_up_number();
+        }
+    }
+
     /// Takes `samples` into `writer`'s empty history as its samples `first`, `first + 1`, ...,
     /// counted as acknowledged by and sent to every reader matched now, so that only readers
     /// matched later get them: a node moved here from another process goes on with the

@@ -29,7 +29,8 @@ impl Outlet for RtpsOutlet {
     ///
     /// A keep-all writer whose history is full (readers have not acknowledged
     /// `keep_all_max_samples`) waits for their acknowledgements up to `max_blocking_time`,
-    /// then gives up on the sample, as a DDS `write` does; on the network's own threads (a
+    /// then gives up on the sample, as a DDS `write` does, and its number with it (the next
+    /// sample takes it); on the network's own threads (a
     /// callback run inline) it gives up at once, since those threads take the
     /// acknowledgements.
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
@@ -70,6 +71,9 @@ impl Outlet for RtpsOutlet {
                             .and_then(|d| dds_to_ros(&d.topic_name))
                             .map_or_else(|| "?".to_owned(), |(_, name)| name);
                         shared.history_full(&topic, state.participant.writer_history(self.writer));
+                        // Never written: its number is not skipped (readers would count it
+                        // lost; over RTPS only the publisher learns of the timeout).
+                        state.participant.give_up_number(self.writer);
                         break Err(SendTimeout);
                     }
                     shared.writers_waiting.fetch_add(1, Ordering::SeqCst);
