@@ -114,8 +114,7 @@ pub(crate) fn tool_node(ctx: &Context, name: Option<&str>) -> anyhow::Result<ros
 
 /// A topic name as the user wrote it, fully qualified (`chatter` → `/chatter`).
 pub(crate) fn resolve_topic(topic: &str) -> anyhow::Result<String> {
-    roslite::names::expand_topic_name(topic, "roslite_cli", "/")
-        .map_err(|e| anyhow::anyhow!("invalid topic name '{topic}': {e}"))
+    roslite::names::expand_topic_name(topic, "roslite_cli", "/").map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// A message type name from the command line: `std_msgs/msg/String`, or the short

@@ -353,6 +353,10 @@ fn user_errors_print_their_message_only_under_rust_backtrace() {
             &["service", "call", "/x", "std_srvs/srv/Missing"],
             "Error: unknown service type 'std_srvs/srv/Missing'",
         ),
+        (
+            &["topic", "pub", "bad topic", "std_msgs/msg/String", "{}"],
+            "Error: invalid topic or service name 'bad topic': character ' ' at index 3 is not allowed; use only",
+        ),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_roslite"))
             .args(args)
