@@ -283,7 +283,10 @@ fn run_resident(
 ) -> Result<(), Fault> {
     let outcome = (|| {
         let parked = match beginning {
-            Beginning::Main => None,
+            Beginning::Main => {
+                shared.set_resident(Arc::downgrade(&resident));
+                None
+            }
             Beginning::Restore(restoring) => Some(restore(&resident, shared, &restoring, &[])?),
             Beginning::Prepare(preparing) => {
                 let replayed = enter_resident(&mut *lock(&resident), |g| {
@@ -309,8 +312,6 @@ fn run_resident(
                 }
             }
         };
-        // A restored guest was made reachable before its restore was reported (`restore`).
-        shared.set_resident(Arc::downgrade(&resident));
         park::run_main(&resident, shared, parked)
     })();
     enter_resident(&mut *lock(&resident), |g| {

@@ -30,9 +30,8 @@ impl Outlet for RtpsOutlet {
     /// A keep-all writer whose history is full (readers have not acknowledged
     /// `keep_all_max_samples`) waits for their acknowledgements up to `max_blocking_time`,
     /// then gives up on the sample, as a DDS `write` does, and its number with it (the next
-    /// sample takes it); on the network's own threads (a
-    /// callback run inline) it gives up at once, since those threads take the
-    /// acknowledgements.
+    /// sample takes it); on the network's own threads (a callback run inline) it gives up at
+    /// once, since those threads take the acknowledgements.
     fn send(&self, payload: &Arc<[u8]>, info: &MessageInfo) -> Result<(), SendTimeout> {
         let Some(shared) = self.shared.upgrade() else {
             return Ok(());

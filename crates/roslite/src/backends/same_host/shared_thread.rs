@@ -124,18 +124,12 @@ impl SharedThread {
         Ok(Self { shared })
     }
 
-    fn wake_for_stop(&self) -> Weak<dyn WakeForStop> {
-        let wake: Weak<SharedWake> = Arc::downgrade(&self.shared.wake);
-        wake
-    }
-
     /// Has `attacher` attach `link` at its writer, then hand it to this shared thread. A stop
     /// requested meanwhile ends the attempt.
     pub(super) fn add(&self, link: LinkSpec, attacher: &Attacher) -> io::Result<()> {
-        if !link
-            .stop
-            .watch(ReaderInterrupter::Shared(self.wake_for_stop()))
-        {
+        if !link.stop.watch(ReaderInterrupter::Shared(
+            Arc::downgrade(&self.shared.wake) as Weak<dyn WakeForStop>
+        )) {
             return Ok(());
         }
         attacher.attach(link, self.shared.clone())
