@@ -16,8 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::{
-    Endpoint, EndpointAddress, History, ReaderConfig, ReceiveError, SendError, ShmReader,
-    ShmWriter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig, WriterKey,
+    ConnectError, Endpoint, EndpointAddress, History, ReaderConfig, ReceiveError, SendError,
+    ShmReader, ShmWriter, UdsReader, UdsReaderConfig, UdsWriter, UdsWriterConfig, WriterConfig,
+    WriterKey,
 };
 
 /// What the suite needs of a transport.
@@ -44,8 +45,20 @@ pub trait Transport: 'static {
     ) -> Self::Writer;
     /// Text that lets a reader in another process find `writer` of `node`.
     fn locator(node: &Self::Node, key: u64) -> String;
-    /// A reader in participant `node` of the writer `key` found through `locator`.
-    fn reader(node: &Self::Node, locator: &str, key: u64, history: History) -> Self::Reader;
+    /// A reader in participant `node` of the writer `key` found through `locator`, or why
+    /// there is none.
+    fn connect(
+        node: &Self::Node,
+        locator: &str,
+        key: u64,
+        history: History,
+    ) -> Result<Self::Reader, ConnectError>;
+    /// [`Self::connect`], which must succeed.
+    fn reader(node: &Self::Node, locator: &str, key: u64, history: History) -> Self::Reader {
+        Self::connect(node, locator, key, history).expect("connect reader")
+    }
+    /// Connections `node` refused because another user made them.
+    fn foreign_users_refused(node: &Self::Node) -> u64;
     fn send(writer: &Self::Writer, payload: &[u8]) -> Result<u64, SendError>;
     /// Waits up to `timeout`; `Ok(None)` on timeout.
     fn receive(
@@ -99,7 +112,12 @@ impl Transport for Shm {
         node.address().to_string()
     }
 
-    fn reader(node: &Endpoint, locator: &str, key: u64, history: History) -> ShmReader {
+    fn connect(
+        node: &Endpoint,
+        locator: &str,
+        key: u64,
+        history: History,
+    ) -> Result<ShmReader, ConnectError> {
         let address: EndpointAddress = locator.parse().expect("locator");
         let config = ReaderConfig {
             history,
@@ -107,7 +125,10 @@ impl Transport for Shm {
             ..ReaderConfig::default()
         };
         ShmReader::connect(node, &address, WriterKey::from(u128::from(key)), config)
-            .expect("connect reader")
+    }
+
+    fn foreign_users_refused(node: &Endpoint) -> u64 {
+        node.stats().foreign_uid_refused
     }
 
     fn send(writer: &ShmWriter, payload: &[u8]) -> Result<u64, SendError> {
@@ -176,14 +197,22 @@ impl Transport for Uds {
         node.address().to_string()
     }
 
-    fn reader(_node: &Endpoint, locator: &str, key: u64, history: History) -> UdsReader {
+    fn connect(
+        _node: &Endpoint,
+        locator: &str,
+        key: u64,
+        history: History,
+    ) -> Result<UdsReader, ConnectError> {
         let address: EndpointAddress = locator.parse().expect("locator");
         let config = UdsReaderConfig {
             history,
             ..UdsReaderConfig::default()
         };
         UdsReader::connect(&address, WriterKey::from(u128::from(key)), config)
-            .expect("connect reader")
+    }
+
+    fn foreign_users_refused(node: &Endpoint) -> u64 {
+        node.stats().foreign_uid_refused
     }
 
     fn send(writer: &UdsWriter, payload: &[u8]) -> Result<u64, SendError> {
@@ -246,6 +275,10 @@ pub fn tests<T: Transport>() -> Vec<(&'static str, fn())> {
         ),
         ("reader_killed_repeatedly", reader_killed_repeatedly::<T>),
         ("writer_killed_repeatedly", writer_killed_repeatedly::<T>),
+        (
+            "another_user_is_refused_both_ways",
+            another_user_is_refused_both_ways::<T>,
+        ),
     ]
 }
 
@@ -600,6 +633,7 @@ pub fn run_child_if_requested<T: Transport>() {
                 std::thread::park();
             }
         }
+        Some("foreign") => another_user_child::<T>(),
         Some("writer") => {
             let node = T::node();
             let writer = T::writer(&node, 8, Duration::from_millis(100));
@@ -614,10 +648,21 @@ pub fn run_child_if_requested<T: Transport>() {
     std::process::exit(0);
 }
 
+/// A peer process; killed and reaped when dropped, so a failing test leaves none behind (a
+/// peer left running would hold the test's output pipes open and hang its caller).
+struct PeerProcess(Child);
+
+impl Drop for PeerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn spawn_child<T: Transport>(
     role: &str,
     locator: Option<&str>,
-) -> (Child, BufReader<std::process::ChildStdout>) {
+) -> (PeerProcess, BufReader<std::process::ChildStdout>) {
     let mut command = Command::new(std::env::current_exe().expect("current exe"));
     command
         .env(CHILD_ENV, format!("{}:{role}", T::NAME))
@@ -627,7 +672,7 @@ fn spawn_child<T: Transport>(
     }
     let mut child = command.spawn().expect("spawn child");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    (child, stdout)
+    (PeerProcess(child), stdout)
 }
 
 fn read_line(stdout: &mut BufReader<std::process::ChildStdout>) -> String {
@@ -636,9 +681,9 @@ fn read_line(stdout: &mut BufReader<std::process::ChildStdout>) -> String {
     line.trim().to_owned()
 }
 
-fn sigkill(child: &mut Child) {
-    child.kill().expect("SIGKILL child");
-    child.wait().expect("reap child");
+fn sigkill(child: &mut PeerProcess) {
+    child.0.kill().expect("SIGKILL child");
+    child.0.wait().expect("reap child");
 }
 
 fn dev_shm_entries() -> Vec<String> {
@@ -733,4 +778,96 @@ pub fn writer_killed_repeatedly<T: Transport>() {
     );
     assert_eq!(crate::open_fd_count(), baseline_fds, "descriptors leaked");
     assert_eq!(dev_shm_entries(), shm_before, "files appeared in /dev/shm");
+}
+
+// ---- another user ------------------------------------------------------------------------
+
+/// The user the child of [`another_user_is_refused_both_ways`] becomes: `nobody`.
+const ANOTHER_USER: u32 = 65534;
+
+/// Another user's process on the same machine reaches an endpoint's abstract socket (such a
+/// socket has no permission bits, docs/shm.md): the endpoint must refuse it before it hears a
+/// word, and count it; and a reader must refuse to attach to another user's endpoint. The
+/// child becomes `nobody`, so the test needs root (as the namespace tests do), and says so.
+pub fn another_user_is_refused_both_ways<T: Transport>() {
+    let node = T::node();
+    let writer = T::writer(&node, 9, Duration::from_millis(100));
+    let locator = T::locator(&node, 9);
+    let (mut child, mut stdout) = spawn_child::<T>("foreign", Some(&locator));
+    let became = read_line(&mut stdout);
+    assert_eq!(
+        became,
+        format!("uid {ANOTHER_USER}"),
+        "the child could not become another user (this test must run as root)"
+    );
+    // The child skips a reader's own check of the endpoint's owner and says hello.
+    let answer = read_line(&mut stdout);
+    assert_eq!(answer, "closed", "another user's hello was answered");
+    eventually("the endpoint counts the refusal", || {
+        T::foreign_users_refused(&node) == 1
+    });
+    assert_eq!(T::readers(&writer), 0, "another user's reader is attached");
+    // A reader of ours does not attach to the other user's endpoint.
+    let foreign_locator = read_line(&mut stdout);
+    match T::connect(&node, &foreign_locator, 10, History::KeepLast(8)) {
+        Err(ConnectError::ForeignUid) => {}
+        Err(other) => panic!("a reader of another user's endpoint failed otherwise: {other}"),
+        Ok(_) => panic!("a reader attached to another user's endpoint"),
+    }
+    // Our own users still get in.
+    let reader = T::reader(&node, &locator, 9, History::KeepLast(8));
+    eventually("our own reader is attached", || T::readers(&writer) == 1);
+    T::send(&writer, &pattern(1, 64)).expect("send");
+    assert_eq!(check(&receive_one::<T>(&reader), 64), 1);
+    assert_eq!(T::foreign_users_refused(&node), 1);
+    sigkill(&mut child);
+}
+
+/// The child of [`another_user_is_refused_both_ways`]: becomes [`ANOTHER_USER`], says hello to
+/// the parent's endpoint without a reader's owner check, then serves a writer of its own until
+/// it is killed.
+fn another_user_child<T: Transport>() -> ! {
+    use rustix::process::{Gid, Uid};
+    // This process has one thread (the suite's `main` calls us first), so dropping this
+    // thread's credentials drops the process's.
+    let dropped = rustix::thread::set_thread_groups(&[])
+        .and_then(|()| {
+            let gid = Gid::from_raw(ANOTHER_USER);
+            rustix::thread::set_thread_res_gid(gid, gid, gid)
+        })
+        .and_then(|()| {
+            let uid = Uid::from_raw(ANOTHER_USER);
+            rustix::thread::set_thread_res_uid(uid, uid, uid)
+        });
+    if let Err(e) = dropped {
+        println!("cannot become user {ANOTHER_USER}: {e}");
+        std::process::exit(1);
+    }
+    println!("uid {}", rustix::process::geteuid().as_raw());
+    let locator = std::env::var(LOCATOR_ENV).expect("locator");
+    let address: EndpointAddress = locator.parse().expect("locator");
+    let hello = crate::protocol::Hello {
+        kind: crate::protocol::Kind::SharedMemory,
+        history: History::KeepLast(8),
+        max_held: 8,
+        key: WriterKey::from(9u128),
+        wants_kept: false,
+    };
+    let answer = match crate::endpoint::connect_unchecked(&address) {
+        Err(e) => format!("cannot connect: {e}"),
+        Ok(sock) => {
+            match crate::endpoint::exchange_hello(sock, hello, &[], Duration::from_secs(5)) {
+                Ok(_) | Err(ConnectError::Rejected(_)) => "answered".to_owned(),
+                Err(ConnectError::Protocol | ConnectError::Io(_)) => "closed".to_owned(),
+                Err(other) => format!("unexpected: {other}"),
+            }
+        }
+    };
+    println!("{answer}");
+    let node = T::node();
+    let _writer = T::writer(&node, 10, Duration::from_millis(100));
+    println!("{}", T::locator(&node, 10));
+    loop {
+        std::thread::park();
+    }
 }

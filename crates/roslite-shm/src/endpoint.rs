@@ -439,20 +439,37 @@ pub(crate) fn handshake(
     timeout: Duration,
 ) -> Result<(OwnedFd, Message, Vec<OwnedFd>), crate::ConnectError> {
     use crate::ConnectError;
-    let sock = rustix::net::socket_with(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(|e| ConnectError::Io(e.into()))?;
-    let socket_address = address.socket_address().map_err(ConnectError::Io)?;
-    sys::retry(|| rustix::net::connect(&sock, &socket_address)).map_err(ConnectError::Io)?;
+    let sock = connect_unchecked(address).map_err(ConnectError::Io)?;
     let peer =
         rustix::net::sockopt::socket_peercred(&sock).map_err(|e| ConnectError::Io(e.into()))?;
     if peer.uid != rustix::process::geteuid() {
         return Err(ConnectError::ForeignUid);
     }
+    exchange_hello(sock, hello, fds, timeout)
+}
+
+/// A connection to the endpoint at `address`, whoever owns it: [`handshake`] checks the owner
+/// next; the conformance suite's stand-in for another user's reader does not.
+pub(crate) fn connect_unchecked(address: &EndpointAddress) -> io::Result<OwnedFd> {
+    let sock = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let socket_address = address.socket_address()?;
+    sys::retry(|| rustix::net::connect(&sock, &socket_address))?;
+    Ok(sock)
+}
+
+/// Sends `hello` on a connected socket and waits up to `timeout` for the endpoint's answer.
+pub(crate) fn exchange_hello(
+    sock: OwnedFd,
+    hello: Hello,
+    fds: &[std::os::fd::BorrowedFd<'_>],
+    timeout: Duration,
+) -> Result<(OwnedFd, Message, Vec<OwnedFd>), crate::ConnectError> {
+    use crate::ConnectError;
     rustix::io::ioctl_fionbio(&sock, true).map_err(|e| ConnectError::Io(e.into()))?;
     sys::send_with_fds(sock.as_fd(), &Message::Hello(hello).encode(), fds)
         .map_err(ConnectError::Io)?;
