@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("yaml_params", yaml_params),
     ("snapshot", snapshot),
     ("guest_imports", guest_imports),
+    ("shm_channel", shm_channel),
 ];
 
 /// The built-in interface definitions (`roslite-msgs`' vendored files), parsed once.
@@ -1114,4 +1115,72 @@ pub fn guest_imports_session(data: &[u8]) -> Vec<(&'static str, Result<i32, Stri
         outcomes.push((import.name, outcome.map_err(|fault| fault.to_string())));
     }
     outcomes
+}
+
+// ---------------------------------------------------------------------------------------------
+// shm_channel: a hostile reader against a shared-memory writer
+
+/// A writer, an honest reader and a reader that writes anything into the channel it shares
+/// with the writer (`roslite_shm::fuzzing::hostile_reader`, which checks the properties).
+pub fn shm_channel(data: &[u8]) {
+    roslite_shm::fuzzing::hostile_reader(data);
+}
+
+/// Seeds of `shm_channel`, by name: a keep-last and a keep-all hostile reader that follow the
+/// protocol (the second falls behind), one that moves its ring's head out of range, and one
+/// that gives back chunks it never got.
+pub fn shm_channel_seeds() -> Vec<(&'static str, Vec<u8>)> {
+    // Operation bytes of `roslite_shm::fuzzing::hostile_reader`.
+    const SEND: u8 = 0;
+    const TAKE: u8 = 1;
+    const RELEASE: u8 = 2;
+    const SCRIBBLE: u8 = 3;
+    const GIVE_BACK: u8 = 4;
+    const DRAIN: u8 = 5;
+    let send = |len_64: u8| [SEND, len_64, 5];
+    let mut keep_last = vec![0x13]; // keep-last 4, quota 2
+    for i in 0..20 {
+        keep_last.extend(send(2));
+        keep_last.push(TAKE);
+        if i % 2 == 1 {
+            keep_last.push(RELEASE);
+        }
+        if i % 5 == 4 {
+            keep_last.push(DRAIN);
+        }
+    }
+    let mut keep_all = vec![0x1b]; // keep-all 4, quota 2
+    for i in 0..30 {
+        keep_all.extend(send(64));
+        if i % 3 == 0 {
+            keep_all.push(TAKE);
+        }
+        if i % 6 == 0 {
+            keep_all.push(RELEASE);
+        }
+        if i % 4 == 3 {
+            keep_all.push(DRAIN);
+        }
+    }
+    // The ring's head (offset 64) set to 1 << 1: behind its tail once two were taken.
+    let mut scribbled = vec![0x23]; // keep-last 4, quota 3
+    for _ in 0..3 {
+        scribbled.extend(send(1));
+        scribbled.push(TAKE);
+    }
+    scribbled.extend([SCRIBBLE, 64, 0, 4, 1]);
+    scribbled.extend(send(1));
+    scribbled.extend(send(1));
+    scribbled.push(DRAIN);
+    let mut bogus = vec![0x43]; // and one sample kept for late joiners
+    bogus.extend(send(1));
+    bogus.extend([GIVE_BACK, 0, 0, GIVE_BACK, 1, 3, TAKE, GIVE_BACK, 0, 0]);
+    bogus.extend(send(1));
+    bogus.push(DRAIN);
+    vec![
+        ("keep_last_reader", keep_last),
+        ("keep_all_reader_falls_behind", keep_all),
+        ("head_moved_behind_tail", scribbled),
+        ("releases_of_chunks_never_received", bogus),
+    ]
 }

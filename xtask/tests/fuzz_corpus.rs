@@ -154,11 +154,9 @@ fn write_seeds() {
         "node_with_one_of_each",
         &harness::guest_imports_seed(),
     );
-    save(
-        "guest_imports",
-        "node_with_one_of_each",
-        &harness::guest_imports_seed(),
-    );
+    for (name, seed) in harness::shm_channel_seeds() {
+        save("shm_channel", name, &seed);
+    }
     for (name, steps, large_every, loss_every) in PARTICIPANT_SESSIONS {
         save(
             "participant",
@@ -247,3 +245,38 @@ const PARAMETER_FILES: &[(&str, &str)] = &[
          doubles: [1.0, 2.5]\n    strings: [a, 'b', \"c\"]\n    bytes: []\n",
     ),
 ];
+
+/// The `shm_channel` target is no stub: its seeds reach what they are named for. Readers that
+/// follow the protocol take samples and are not cut off; one that moves its ring's head behind
+/// its tail is cut off; releases of chunks never received are counted and ignored.
+#[test]
+fn the_shm_channel_seeds_reach_the_writer_s_checks() {
+    let runs: std::collections::BTreeMap<_, _> = harness::shm_channel_seeds()
+        .into_iter()
+        .map(|(name, seed)| (name, roslite_shm::fuzzing::hostile_reader(&seed)))
+        .collect();
+    let run = runs["keep_last_reader"];
+    assert!(run.sent == 20 && run.hostile_received >= 10, "{run:?}");
+    assert_eq!(
+        (run.readers_misbehaved, run.bogus_releases),
+        (0, 0),
+        "{run:?}"
+    );
+    // 30 sends against a ring of 4 taken from every third: the full ring times sends out.
+    let run = runs["keep_all_reader_falls_behind"];
+    assert!(
+        run.sent > 4 && run.sent < 30 && run.hostile_received >= 5,
+        "{run:?}"
+    );
+    assert_eq!(
+        (run.readers_misbehaved, run.bogus_releases),
+        (0, 0),
+        "{run:?}"
+    );
+    let run = runs["head_moved_behind_tail"];
+    assert_eq!(run.readers_misbehaved, 1, "{run:?}");
+    assert_eq!(run.sent, 5, "the honest reader is still served: {run:?}");
+    let run = runs["releases_of_chunks_never_received"];
+    assert_eq!(run.readers_misbehaved, 0, "{run:?}");
+    assert!(run.bogus_releases >= 2, "{run:?}");
+}

@@ -186,8 +186,11 @@ impl Channel {
         self.u64_at(slot + 24)
             .store(descriptor.timestamp_ns, Relaxed);
         // SeqCst pairs with the reader's `reader_sleeping` store and re-check (Dekker): either
-        // the reader sees this entry, or we see it asleep and wake it.
-        self.u64_at(OFF_SUB_HEAD).store(head + 1, SeqCst);
+        // the reader sees this entry, or we see it asleep and wake it. Wrapping: a reader that
+        // ignores the protocol may have set both indices to the top of their range (the ring
+        // then looked empty); the wrapped head shows as corrupt at the next look (`queued`).
+        self.u64_at(OFF_SUB_HEAD)
+            .store(head.wrapping_add(1), SeqCst);
     }
 
     /// Takes the oldest entry back from a full ring (keep-last overwrite). Returns its index,
@@ -412,9 +415,19 @@ impl Channel {
             .store(chunk.pack(), Relaxed);
         // SeqCst pairs with the writer's `prepare_wait` and its look at the completions
         // after it (Dekker): either it sees this release, or we see it waiting and wake it.
-        self.u64_at(OFF_COMP_HEAD).store(head + 1, SeqCst);
+        // Wrapping, as in `push`: the writer can write this word too, and it checks it.
+        self.u64_at(OFF_COMP_HEAD)
+            .store(head.wrapping_add(1), SeqCst);
         self.wake_writer_if_waiting();
         true
+    }
+
+    /// Writes `value` at `offset` (rounded down to 8, wrapped into the mapping): what a peer
+    /// that ignores the protocol can do to the mapping it shares with us.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn scribble(&self, offset: usize, value: u64) {
+        let offset = (offset % self.map.len()) & !7;
+        self.u64_at(offset).store(value, SeqCst);
     }
 
     /// Samples the writer dropped for this reader because it fell `depth` behind.
@@ -610,6 +623,28 @@ mod tests {
         writer.u64_at(OFF_SUB_TAIL).store(0, Relaxed);
         writer.u64_at(OFF_SUB_HEAD).store(3, Relaxed);
         assert_eq!(reader.pop(), Err(Corrupt));
+    }
+
+    /// Found by the `shm_channel` fuzz target: a peer that sets both indices of a ring to the
+    /// top of their range makes it look empty, and the next push or release overflowed the
+    /// index (a panic in builds with overflow checks). The index wraps instead, and the other
+    /// side sees the ring corrupt at its next look.
+    #[test]
+    fn indices_at_the_top_of_their_range_wrap_and_show_as_corrupt() {
+        let (writer, reader) = pair(2, 2);
+        reader.u64_at(OFF_SUB_TAIL).store(u64::MAX, Relaxed);
+        reader.u64_at(OFF_SUB_HEAD).store(u64::MAX, Relaxed);
+        assert_eq!(writer.queued(), Ok(0));
+        writer.push(descriptor(1));
+        assert_eq!(writer.queued(), Err(Corrupt));
+        assert_eq!(reader.pop(), Err(Corrupt));
+        writer.u64_at(OFF_COMP_TAIL).store(u64::MAX, Relaxed);
+        writer.u64_at(OFF_COMP_HEAD).store(u64::MAX, Relaxed);
+        assert!(reader.complete(ChunkRef {
+            segment: 0,
+            index: 1
+        }));
+        assert_eq!(writer.drain_completions(|_| {}), Err(Corrupt));
     }
 
     #[test]

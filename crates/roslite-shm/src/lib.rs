@@ -16,6 +16,8 @@
 //!   SOCK_SEQPACKET connection).
 //! - [`IdleSpin`]: a reader's short wait (yield and look again) before it sleeps.
 //! - `conformance` (feature `conformance`): one test suite for every transport.
+//! - `fuzzing` (feature `fuzzing`): a hostile reader against a writer, the body of the
+//!   `shm_channel` fuzz target.
 //!
 //! A writer is found by its endpoint's [`EndpointAddress`] and a [`WriterKey`] (the runtime
 //! uses the RTPS writer GUID); two participants can use each other's endpoints when their
@@ -27,6 +29,9 @@ mod channel;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod endpoint;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod protocol;
 mod shm;
 mod spin;

@@ -1205,6 +1205,15 @@ pub struct ShmReader {
     watch: ConnId,
 }
 
+#[cfg(feature = "fuzzing")]
+impl ShmReader {
+    /// This reader's channel, which a hostile reader (the `shm_channel` fuzz target, through
+    /// [`crate::fuzzing`]) writes into behind the protocol's back.
+    pub(crate) fn channel(&self) -> &Channel {
+        &self.shared.channel
+    }
+}
+
 impl Drop for ShmReader {
     fn drop(&mut self) {
         self.local.unwatch_reader(self.watch);
