@@ -802,10 +802,12 @@ pub fn yaml_params(data: &[u8]) {
     if std::fs::write(&path, data).is_err() {
         return;
     }
-    let path = path.to_str().expect("the temporary path is UTF-8");
+    let name = path.to_str().expect("the temporary path is UTF-8");
     for use_wildcards in [true, false] {
-        let _ = roslite::parameters_in_file(path, "/ns/node", use_wildcards);
+        let _ = roslite::parameters_in_file(name, "/ns/node", use_wildcards);
     }
+    // Gone after each input: a run (or a replay of the corpus) leaves nothing behind.
+    let _ = std::fs::remove_file(&path);
 }
 
 /// One file per process and thread, under the temporary directory.

@@ -6,7 +6,7 @@
 //! way, as `roslite bench linetrace` runs it, and so does that follower compiled to WebAssembly
 //! in roslite's lean Wasm host, on wasmtime (AOT) and on wasmi.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use roslite_linetrace::launch::{self, LaunchOptions, RunResult, Setup, Side, WasmFollower};
@@ -28,6 +28,16 @@ fn run(setup: Setup, domain: u32, twist_stamped: bool) -> RunResult {
     run_with(setup, domain, twist_stamped, Some(python()), None, None)
 }
 
+/// Where a run on `domain` keeps its nodes' logs and traces: under the target directory, by
+/// domain alone, so they stay to be read after a failure and nothing piles up in the system's
+/// temporary directory. Emptied first: a trace of an earlier run must not stand in for one
+/// this run's node never wrote.
+fn work_dir(domain: u32) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("linetrace-{domain}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 fn run_with(
     setup: Setup,
     domain: u32,
@@ -36,10 +46,7 @@ fn run_with(
     cpp_follower: Option<PathBuf>,
     wasm_follower: Option<WasmFollower>,
 ) -> RunResult {
-    let work_dir = std::env::temp_dir().join(format!(
-        "roslite-linetrace-test-{}-{domain}",
-        std::process::id()
-    ));
+    let work_dir = work_dir(domain);
     let options = LaunchOptions {
         node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
         python,
@@ -154,8 +161,7 @@ fn wasm_follower_on_wasmi_drives_the_roslite_robot() {
 #[test]
 fn wasm_follower_moves_between_two_hosts_while_it_drives_the_robot() {
     use roslite_linetrace::migrating::{self, MigrationPlan};
-    let work_dir =
-        std::env::temp_dir().join(format!("roslite-linetrace-test-{}-87", std::process::id()));
+    let work_dir = work_dir(87);
     let options = LaunchOptions {
         node_program: NodeProgram::Cli(PathBuf::from(env!("CARGO_BIN_EXE_roslite"))),
         python: None,
