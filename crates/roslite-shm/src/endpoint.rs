@@ -473,10 +473,19 @@ pub(crate) fn exchange_hello(
     rustix::io::ioctl_fionbio(&sock, true).map_err(|e| ConnectError::Io(e.into()))?;
     sys::send_with_fds(sock.as_fd(), &Message::Hello(hello).encode(), fds)
         .map_err(ConnectError::Io)?;
-    let revents =
-        sys::poll(&[(sock.as_fd(), PollFlags::IN)], Some(timeout)).map_err(ConnectError::Io)?;
-    if revents.first().is_none_or(|r| r.is_empty()) {
-        return Err(ConnectError::Timeout);
+    // A signal ends `poll` early with nothing ready (a profiler's timer, a program's own
+    // handler): wait again for the rest of the time instead of calling that a timeout.
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let revents =
+            sys::poll(&[(sock.as_fd(), PollFlags::IN)], Some(left)).map_err(ConnectError::Io)?;
+        if revents.first().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        if left.is_zero() {
+            return Err(ConnectError::Timeout);
+        }
     }
     let mut buf = [0u8; crate::protocol::MAX_LEN];
     let received = sys::recv_with_fds(sock.as_fd(), &mut buf).map_err(ConnectError::Io)?;
@@ -674,4 +683,90 @@ fn handle_hello(shared: &EndpointShared, sock: OwnedFd) {
 fn reject(shared: &EndpointShared, sock: &OwnedFd, reason: RejectReason) {
     shared.hellos_rejected.fetch_add(1, Relaxed);
     let _ = sys::send_with_fds(sock.as_fd(), &Message::Reject(reason).encode(), &[]);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::protocol::{History, Kind};
+    use crate::ConnectError;
+
+    static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn note_signal(_: libc::c_int) {
+        SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Found by the `shm_channel` fuzz target (libFuzzer's timer signal): a signal that
+    /// arrived while a reader waited for the endpoint's answer ended the wait with
+    /// `ConnectError::Timeout` at once. The wait goes on for the rest of the timeout instead.
+    /// Here the endpoint answers after 300 ms and the connecting thread gets a signal at 50 ms.
+    #[test]
+    fn a_signal_during_the_hello_does_not_end_the_wait_for_the_answer() {
+        // SAFETY: installs a handler that only stores to an atomic (async-signal-safe), for a
+        // signal nothing else in this test binary uses.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = note_signal as *const () as usize;
+            assert_eq!(
+                libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut()),
+                0
+            );
+        }
+        let address = EndpointAddress(format!("roslite-test-slow-endpoint-{}", std::process::id()));
+        let listener = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .expect("socket");
+        rustix::net::bind(&listener, &address.socket_address().expect("address")).expect("bind");
+        rustix::net::listen(&listener, 1).expect("listen");
+        let slow_endpoint = std::thread::spawn(move || {
+            let sock = rustix::net::accept(&listener).expect("accept");
+            let mut buf = [0u8; crate::protocol::MAX_LEN + 1];
+            sys::recv_with_fds(sock.as_fd(), &mut buf).expect("the hello");
+            std::thread::sleep(Duration::from_millis(300));
+            let reject = Message::Reject(RejectReason::UnknownWriter).encode();
+            // Fails if the reader gave up already: the assertions below say so.
+            let _ = sys::send_with_fds(sock.as_fd(), &reject, &[]);
+            std::thread::sleep(Duration::from_millis(100));
+        });
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let signaller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            // SAFETY: `me` is the test's thread, alive until it joins this one.
+            unsafe { libc::pthread_kill(me, libc::SIGUSR1) };
+        });
+        let hello = Hello {
+            kind: Kind::SharedMemory,
+            history: History::KeepLast(1),
+            max_held: 1,
+            key: crate::WriterKey::from(1u128),
+            wants_kept: false,
+        };
+        let start = Instant::now();
+        let outcome = handshake(&address, hello, &[], Duration::from_secs(5));
+        let waited = start.elapsed();
+        signaller.join().expect("signaller");
+        slow_endpoint.join().expect("slow endpoint");
+        assert!(
+            SIGNALLED.load(std::sync::atomic::Ordering::SeqCst),
+            "the signal came"
+        );
+        assert!(
+            matches!(
+                outcome,
+                Err(ConnectError::Rejected(RejectReason::UnknownWriter))
+            ),
+            "after {waited:?}: {:?}",
+            outcome.err()
+        );
+        assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    }
 }
