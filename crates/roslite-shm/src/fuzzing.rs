@@ -21,8 +21,8 @@ use crate::{
     Endpoint, History, ReaderConfig, SendError, ShmReader, ShmWriter, WriterConfig, WriterKey,
 };
 
-/// The honest reader's depth: more than the sends of any input the fuzzer makes (at most one
-/// per two bytes of its 4 KiB default `-max_len`), so it never loses a sample to keep-last.
+/// The honest reader's depth. It takes what waits before a send would pass it, so it never
+/// loses a sample to keep-last, however long the input.
 const HONEST_DEPTH: u32 = 4096;
 
 /// How long connecting, attaching and reclaiming may take before the harness calls it a hang
@@ -95,6 +95,9 @@ pub fn hostile_reader(data: &[u8]) -> HostileRun {
             0 => {
                 // Up to 16 KiB: chunks of several sizes, so segments come and go.
                 let len = usize::from(next()) * 64 + usize::from(next() % 64);
+                if sent.len() >= HONEST_DEPTH as usize {
+                    drain(&honest, &mut sent);
+                }
                 match writer.send_copy(&payload(next_seq, len), 0) {
                     Ok(seq) => {
                         assert_eq!(seq, next_seq, "samples are numbered one by one");
