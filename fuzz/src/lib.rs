@@ -1140,30 +1140,24 @@ pub fn shm_channel_seeds() -> Vec<(&'static str, Vec<u8>)> {
     const GIVE_BACK: u8 = 4;
     const DRAIN: u8 = 5;
     let send = |len_64: u8| [SEND, len_64, 5];
-    let mut keep_last = vec![0x13]; // keep-last 4, quota 2
-    for i in 0..20 {
-        keep_last.extend(send(2));
-        keep_last.push(TAKE);
-        if i % 2 == 1 {
-            keep_last.push(RELEASE);
+    // `sends` sends of `len_64` x 64 bytes; after the i-th (from 1), a take when `take` divides
+    // i, a release when `release` does, and the honest reader drains when `drain` does.
+    let steady = |setup: u8, sends: usize, len_64: u8, [take, release, drain]: [usize; 3]| {
+        let mut seed = vec![setup];
+        for i in 1..=sends {
+            seed.extend(send(len_64));
+            for (every, op) in [(take, TAKE), (release, RELEASE), (drain, DRAIN)] {
+                if i % every == 0 {
+                    seed.push(op);
+                }
+            }
         }
-        if i % 5 == 4 {
-            keep_last.push(DRAIN);
-        }
-    }
-    let mut keep_all = vec![0x1b]; // keep-all 4, quota 2
-    for i in 0..30 {
-        keep_all.extend(send(64));
-        if i % 3 == 0 {
-            keep_all.push(TAKE);
-        }
-        if i % 6 == 0 {
-            keep_all.push(RELEASE);
-        }
-        if i % 4 == 3 {
-            keep_all.push(DRAIN);
-        }
-    }
+        seed
+    };
+    // Setup 0x13: keep-last 4, quota 2; 0x1b: keep-all 4, quota 2.
+    let keep_last = steady(0x13, 20, 2, [1, 2, 5]);
+    let keep_all = steady(0x1b, 30, 64, [3, 6, 4]);
+
     // The ring's head (offset 64) set to 1 << 1: behind its tail once two were taken.
     let mut scribbled = vec![0x23]; // keep-last 4, quota 3
     for _ in 0..3 {
