@@ -57,6 +57,9 @@ pub(crate) struct CacheChange {
     /// Encoded little-endian parameter list, sentinel included.
     pub inline_qos: Option<Arc<[u8]>>,
     pub source_timestamp: Option<Time>,
+    /// A number the application gave up ([`super::Writer::give_up_number`]): nothing was
+    /// written under it, and it goes to readers as a GAP.
+    pub given_up: bool,
 }
 
 /// The writer's cache: consecutive sequence numbers, oldest first.
@@ -117,6 +120,21 @@ impl WriterHistory {
         inline_qos: Option<Arc<[u8]>>,
         source_timestamp: Option<Time>,
     ) -> SequenceNumber {
+        self.push_change(payload, inline_qos, source_timestamp, false)
+    }
+
+    /// Appends a given-up number ([`CacheChange::given_up`]) and returns it.
+    pub(crate) fn push_given_up(&mut self) -> SequenceNumber {
+        self.push_change(Arc::from([]), None, None, true)
+    }
+
+    fn push_change(
+        &mut self,
+        payload: Arc<[u8]>,
+        inline_qos: Option<Arc<[u8]>>,
+        source_timestamp: Option<Time>,
+        given_up: bool,
+    ) -> SequenceNumber {
         let sn = self.next_sn;
         self.bytes = self.bytes.saturating_add(payload.len());
         self.changes.push_back(CacheChange {
@@ -124,6 +142,7 @@ impl WriterHistory {
             payload,
             inline_qos,
             source_timestamp,
+            given_up,
         });
         self.next_sn = sn_next(sn);
         sn

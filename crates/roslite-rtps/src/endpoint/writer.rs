@@ -281,9 +281,6 @@ pub struct Writer {
     readers: BTreeMap<Guid, ReaderProxy>,
     /// The first sequence number not yet pushed to the matched readers.
     next_push: SequenceNumber,
-    /// Publications the application gave up ([`Writer::give_up_number`]), which
-    /// [`Writer::skip_to`] counts out of the numbers it is given.
-    numbers_given_up: i64,
     /// Payload bytes of the samples from `next_push` on (an upper bound: KEEP_LAST may have
     /// dropped some); 0 when none wait.
     waiting_bytes: usize,
@@ -325,7 +322,6 @@ impl Writer {
             history: WriterHistory::new(),
             readers: BTreeMap::new(),
             next_push: SequenceNumber::FIRST,
-            numbers_given_up: 0,
             waiting_bytes: 0,
             last_push: None,
             inputs_at_last_push: 0,
@@ -377,24 +373,31 @@ impl Writer {
     }
 
     /// The application gave up a publication this writer was to number (a KEEP_ALL write that
-    /// found the history full until `max_blocking_time`, [`WriteError::Full`]): it was never
-    /// written, so [`Writer::skip_to`] does not skip its number. A reader told of a skipped
-    /// number counts it lost (neither a GAP nor a HEARTBEAT's `firstSN` can say "never
-    /// written"), and whether a skip happened would depend on whether the readers had
-    /// acknowledged everything by the next publication.
-    pub fn give_up_number(&mut self) {
-        self.numbers_given_up = self.numbers_given_up.saturating_add(1);
+    /// found the history full until `max_blocking_time`, [`WriteError::Full`]): its number is
+    /// used up all the same, so that the writer's numbers stay the application's publication
+    /// numbers, which its other paths (same-host transports) deliver the publication under.
+    /// Readers are sent a GAP for it (RTPS 2.5 §8.3.7.4), and roslite's count it lost (DDS
+    /// SAMPLE_LOST), as a same-host subscription counts the gap in its numbering. The number
+    /// stands in the history as a change without payload (beyond `max_samples`, which was full)
+    /// until every reader acknowledged it: a reader that asks for it again gets the GAP again.
+    ///
+    /// Used to be left out of the numbering instead, so that readers would not count a
+    /// message never written to them; the writer's numbers then ran behind the publication
+    /// numbers by one per give-up, and a node moving between a host that received this writer
+    /// over RTPS and one that received it on the same host compared numbers naming different
+    /// messages (docs/migration.md, "Each message exactly once").
+    pub fn give_up_number(&mut self, now: Instant) {
+        self.history.push_given_up();
+        self.after_push(now, 0);
     }
 
     /// Numbers the next sample `next` if that is ahead, when the application's samples in
     /// between went only to readers served elsewhere: keeps sequence numbers equal to the
-    /// application's publication count, less the publications it gave up
-    /// ([`Writer::give_up_number`]). Ignored by a writer that must keep and send every
+    /// application's publication count. Ignored by a writer that must keep and send every
     /// sample: non-volatile, or with samples some reader has not acknowledged (readers that
     /// ask for the numbers skipped get a GAP, as for any sample gone from the history; a
     /// reader matched since the last write counts the samples before it as acknowledged).
     pub fn skip_to(&mut self, next: SequenceNumber) {
-        let next = SequenceNumber(next.0.saturating_sub(self.numbers_given_up));
         self.release_acked();
         if self.config.transient_local || (!self.readers.is_empty() && self.history.len() > 0) {
             return;
@@ -498,6 +501,13 @@ impl Writer {
         self.make_room(len)?;
         let sn = self.history.push(payload, inline_qos, source_timestamp);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);
+        self.after_push(now, len);
+        Ok(sn)
+    }
+
+    /// After a change of `len` payload bytes joined the history: pushed now or with the batch,
+    /// or announced (pull mode), and the HEARTBEAT armed.
+    fn after_push(&mut self, now: Instant, len: usize) {
         let pull = !self.config.push_mode && self.config.reliable;
         if pull || self.readers.is_empty() {
             self.next_push = self.history.next_sn();
@@ -513,7 +523,6 @@ impl Writer {
         }
         self.release_acked();
         self.arm_heartbeat(now);
-        Ok(sn)
     }
 
     /// Checks a sample as [`Self::write`] takes it (a payload with its encapsulation header,
@@ -1058,8 +1067,10 @@ impl Writer {
             p.requested_frags.remove(&sn);
             let change = self.history.get(sn).filter(|_| sn >= p.first_relevant);
             if let Some(change) = change {
+                if !change.given_up {
+                    self.stats.samples_resent = self.stats.samples_resent.saturating_add(1);
+                }
                 self.push_sample(tx, change.clone(), ids);
-                self.stats.samples_resent = self.stats.samples_resent.saturating_add(1);
                 continue;
             }
             // Irrelevant to this reader: everything up to where samples become available
@@ -1118,6 +1129,10 @@ impl Writer {
         change: CacheChange,
         ids: (EntityId, EntityId),
     ) {
+        if change.given_up {
+            self.push_gap(tx, ids, change.sn, sn_next(change.sn));
+            return;
+        }
         let len = change.payload.len();
         let layout = FragmentLayout::if_needed(len, self.fragment_size, self.config.max_data_size);
         if let Some(layout) = layout {

@@ -620,9 +620,10 @@ impl Participant {
 
     /// `writer`'s application gave up a publication it was to number (see
     /// [`crate::endpoint::Writer::give_up_number`]).
-    pub fn give_up_number(&mut self, writer: WriterId) {
+    pub fn give_up_number(&mut self, now: Instant, writer: WriterId) {
+        self.drained_at = None;
         if let Some(w) = self.writers.get_mut(&writer.0) {
-            w.writer.give_up_number();
+            w.writer.give_up_number(now);
         }
     }
 

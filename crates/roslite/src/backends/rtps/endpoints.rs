@@ -70,9 +70,9 @@ impl Outlet for RtpsOutlet {
                             .and_then(|d| dds_to_ros(&d.topic_name))
                             .map_or_else(|| "?".to_owned(), |(_, name)| name);
                         shared.history_full(&topic, state.participant.writer_history(self.writer));
-                        // Never written: its number is not skipped (readers would count it
-                        // lost; over RTPS only the publisher learns of the timeout).
-                        state.participant.give_up_number(self.writer);
+                        // Never written, but its number is used up, as on the same-host
+                        // paths: the readers get a GAP for it and count it lost.
+                        state.participant.give_up_number(now, self.writer);
                         break Err(SendTimeout);
                     }
                     shared.writers_waiting.fetch_add(1, Ordering::SeqCst);
