@@ -754,7 +754,7 @@ fn assert_all_but_the_timed_out_arrive(
     // at the next HEARTBEAT, every 100 ms, as long as max_blocking_time): a publish may still
     // time out once or twice. Each that does must not arrive (checked below).
     let after = timed_out + 1;
-    let mut retries_timed_out = 0;
+    let mut retries_timed_out = 0u32;
     let sent = (0..20).any(|_| match publisher.publish(numbered(after, size)) {
         Ok(()) => true,
         Err(roslite::PublishError::Timeout) => {
@@ -774,10 +774,29 @@ fn assert_all_but_the_timed_out_arrive(
     // Each publish that timed out is a message the subscription never gets: it is told so
     // (DDS SAMPLE_LOST) by the time the message after them arrives, on every path (over RTPS
     // by a GAP for the number the publication kept).
+    //
+    // The publication number is the same on every path (what moving a node relies on,
+    // docs/migration.md "Each message exactly once"): the messages before the timeout, the one
+    // that timed out and each retry that did took one, so the message after them has the
+    // next. Over RTPS the writer's numbers once ran one behind per timeout.
+    let numbered_as = pair
+        .numbered_as
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .last()
+        .copied();
+    assert_eq!(
+        numbered_as,
+        u64::try_from(timed_out + 2)
+            .ok()
+            .map(|n| n + u64::from(retries_timed_out)),
+        "{}: the publication number of the message after the timeout",
+        transport.name()
+    );
     let lost = pair.subscription.message_lost_status().total_count;
     assert_eq!(
         lost,
-        1 + retries_timed_out,
+        1 + u64::from(retries_timed_out),
         "{}: the messages that timed out are counted lost",
         transport.name()
     );
@@ -803,7 +822,10 @@ struct KeepAllPair {
     publisher: Publisher<StringMsg>,
     subscription: Subscription<StringMsg>,
     sub_node: Node,
+    /// Each message's own number (its text), in arrival order.
     seen: Arc<Mutex<Vec<usize>>>,
+    /// Each message's publication number (`MessageInfo::publication_sequence_number`).
+    numbered_as: Arc<Mutex<Vec<u64>>>,
     sub_ctx: Context,
     _pub_ctx: Context,
 }
@@ -819,12 +841,17 @@ impl KeepAllPair {
         let pub_ctx = peer_of(&sub_ctx, transport);
         let sub_node = sub_ctx.create_node(node_name).unwrap();
         let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
-        let sink = seen.clone();
+        let numbered_as: Arc<Mutex<Vec<u64>>> = Arc::default();
+        let (sink, numbers) = (seen.clone(), numbered_as.clone());
         let subscription = sub_node
             .create_subscription(
                 topic,
                 QosProfile::DEFAULT.keep_all(),
-                move |m: StringMsg| {
+                move |m: StringMsg, info: &MessageInfo| {
+                    numbers
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(info.publication_sequence_number);
                     sink.lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .push(number_of(&m));
@@ -843,6 +870,7 @@ impl KeepAllPair {
             subscription,
             sub_node,
             seen,
+            numbered_as,
             sub_ctx,
             _pub_ctx: pub_ctx,
         }
