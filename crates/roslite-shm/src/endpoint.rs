@@ -728,6 +728,15 @@ mod tests {
         rustix::net::listen(&listener, 1).expect("listen");
         let slow_endpoint = std::thread::spawn(move || {
             let sock = rustix::net::accept(&listener).expect("accept");
+            // The reader connects, then says hello: wait for it (the receive does not).
+            let ready = sys::poll(
+                &[(sock.as_fd(), PollFlags::IN)],
+                Some(Duration::from_secs(5)),
+            );
+            assert!(
+                ready.expect("poll").first().is_some_and(|r| !r.is_empty()),
+                "no hello"
+            );
             let mut buf = [0u8; crate::protocol::MAX_LEN + 1];
             sys::recv_with_fds(sock.as_fd(), &mut buf).expect("the hello");
             std::thread::sleep(Duration::from_millis(300));
