@@ -8,6 +8,10 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
     cyclone_chatter.py listen-all <seconds> <count>
         as `listen`, with a KEEP_ALL reader taken from as fast as it fills (for bursts);
         prints `READY` once its reader exists.
+    cyclone_chatter.py stream-all <seconds>
+        a KEEP_ALL reader that prints `READY` once it exists, then `HEARD <data>` per sample
+        as it is taken and `LOST <total_count>` when Cyclone reports samples lost
+        (SAMPLE_LOST); exits after the sample `end` or `seconds`, printing `RESULT <count>`.
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
@@ -19,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import Qos, Policy
+from cyclonedds.core import Listener, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.pub import DataWriter
@@ -67,6 +71,31 @@ def main():
             print("HEARD", data, flush=True)
         print("MATCHED", len(reader.get_matched_publications()), flush=True)
         print("RESULT", len(got), flush=True)
+    elif mode == "stream-all":
+        seconds = float(sys.argv[2])
+
+        class ReportLost(Listener):
+            def on_sample_lost(self, reader, status):
+                print("LOST", status.total_count, flush=True)
+
+        reader = DataReader(
+            participant,
+            topic,
+            qos=endpoint_qos(Policy.History.KeepAll),
+            listener=ReportLost(),
+        )
+        print("READY", flush=True)
+        got = 0
+        ended = False
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not ended:
+            for sample in reader.take(N=1000):
+                if isinstance(sample, String_):
+                    got += 1
+                    print("HEARD", sample.data, flush=True)
+                    ended = ended or sample.data == "end"
+            time.sleep(0.002)
+        print("RESULT", got, flush=True)
     elif mode == "talk":
         seconds = float(sys.argv[2])
         writer = DataWriter(participant, topic, qos=endpoint_qos())
@@ -79,7 +108,7 @@ def main():
     else:
         sys.exit(
             f"unknown mode {mode!r}: use `listen <seconds> <count>`, "
-            "`listen-all <seconds> <count>` or `talk <seconds>`"
+            "`listen-all <seconds> <count>`, `stream-all <seconds>` or `talk <seconds>`"
         )
 
 

@@ -108,7 +108,8 @@ pub(crate) struct ReaderProxy {
     /// Changes still to push to this reader alone: the history a transient-local reader
     /// joined too late to receive with everyone else, `[unsent.0, unsent.1)`.
     pub unsent: (SequenceNumber, SequenceNumber),
-    /// Changes the reader asked for (`requested_changes`), all within the writer's range.
+    /// Changes the reader asked for (`requested_changes`), and numbers given up since that it
+    /// is to be sent a GAP for; all within the writer's range.
     pub requested: BTreeSet<SequenceNumber>,
     /// Fragments the reader asked for, per sequence number.
     pub requested_frags: BTreeMap<SequenceNumber, RangeSet<u32>>,

@@ -10,7 +10,9 @@
 //!   HEARTBEAT, so readers that lost the last sample ask for it without waiting for the
 //!   period.
 //! - Everything aimed at one reader (the history a transient-local late joiner missed, repairs,
-//!   GAPs, its HEARTBEATs) is directed: INFO_DST + that reader's locators and entity id.
+//!   GAPs, its HEARTBEATs) is directed: INFO_DST + that reader's locators and entity id. So is
+//!   the GAP for a number the application gave up ([`Writer::give_up_number`]), to each
+//!   reader: Cyclone DDS ignores a GAP with `readerId = ENTITYID_UNKNOWN`.
 //! - While some reliable reader has unacknowledged samples, every `heartbeat_period` each such
 //!   reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
 //! - Batching: samples written in a burst share datagrams. A sample written `batch_window` or
@@ -376,10 +378,11 @@ impl Writer {
     /// found the history full until `max_blocking_time`, [`WriteError::Full`]): its number is
     /// used up all the same, so that the writer's numbers stay the application's publication
     /// numbers, which its other paths (same-host transports) deliver the publication under.
-    /// Readers are sent a GAP for it (RTPS 2.5 §8.3.7.4), and roslite's count it lost (DDS
-    /// SAMPLE_LOST), as a same-host subscription counts the gap in its numbering. The number
-    /// stands in the history as a change without payload (beyond `max_samples`, which was full)
-    /// until every reader acknowledged it: a reader that asks for it again gets the GAP again.
+    /// Each reader is sent a GAP for it (RTPS 2.5 §8.3.7.4), addressed to it, and roslite's
+    /// readers count it lost (DDS SAMPLE_LOST), as a same-host subscription counts the gap in
+    /// its numbering. The number stands in the history as a change without payload (beyond
+    /// `max_samples`, which was full) until every reader acknowledged it: a reader that asks
+    /// for it again gets the GAP again.
     ///
     /// Used to be left out of the numbering instead, so that readers would not count a
     /// message never written to them; the writer's numbers then ran behind the publication
@@ -974,8 +977,10 @@ impl Writer {
             let ids = (EntityId::UNKNOWN, self.config.guid.entity_id);
             let mut sn = self.next_push;
             while sn < self.history.next_sn() && (tx.is_empty() || tx.bytes() < TRANSMIT_BUDGET) {
-                if let Some(change) = self.history.get(sn) {
-                    self.push_sample(&mut tx, change.clone(), ids);
+                match self.history.get(sn) {
+                    Some(change) if change.given_up => self.gap_to_each_reader(sn),
+                    Some(change) => self.push_sample(&mut tx, change.clone(), ids),
+                    None => {}
                 }
                 sn = sn_next(sn);
             }
@@ -990,6 +995,25 @@ impl Writer {
             }
         }
         None
+    }
+
+    /// Queues a GAP for the given-up number `sn` to every matched reader that has not
+    /// acknowledged it, addressed to that reader (INFO_DST and its readerId), as a repair
+    /// would be. Not one GAP with `readerId = ENTITYID_UNKNOWN` like new DATA: RTPS 2.5
+    /// §8.3.8.4 allows it, and Fast DDS and roslite's readers take it, but Cyclone DDS 11
+    /// applies a GAP only to the reader it names. Its reader ignored the broadcast one and
+    /// went on asking for the number, holding back every later sample until its ACKNACK
+    /// brought a directed GAP: a heartbeat round trip, or never while its ACKNACKs are lost.
+    fn gap_to_each_reader(&mut self, sn: SequenceNumber) {
+        for p in self.readers.values_mut() {
+            if sn < p.first_relevant || sn < p.acked_below {
+                continue;
+            }
+            p.requested.insert(sn);
+            if p.repair == RepairState::Waiting {
+                p.repair = RepairState::Repairing;
+            }
+        }
     }
 
     /// Whether a KEEP_ALL history is half full (of samples or bytes): then the HEARTBEAT

@@ -354,3 +354,78 @@ fn a_publication_given_up_keeps_its_number_and_is_counted_lost_however_acknowled
         assert_eq!(pair.writer.history_len(), 0, "everything acknowledged");
     }
 }
+
+/// The GAP for a given-up number goes to each matched reader addressed to it (INFO_DST with
+/// its prefix, readerId its entity id), never with `readerId = ENTITYID_UNKNOWN`: Cyclone DDS
+/// applies a GAP only to the reader it names, and its reader would otherwise wait for the
+/// number until its ACKNACK brought a directed one. The samples themselves still go out once
+/// to everyone.
+#[test]
+fn a_given_up_number_is_sent_to_each_reader_as_a_gap_addressed_to_it() {
+    use crate::endpoint::{ReaderProxyInfo, Writer};
+    use crate::message::MessageBuilder;
+    use crate::receiver::{parse_message, ReceiveStats};
+    use crate::sim::guid;
+    use crate::types::{GuidPrefix, Locator};
+    use crate::wire::{HeaderRepr, Submessage};
+    use std::net::Ipv4Addr;
+
+    let now = crate::instant::Instant::ZERO;
+    let mut writer = Writer::new(writer_config(true, HistoryKind::KeepAll { max_samples: 2 }));
+    let readers = [
+        guid(2, 7, EntityId::KIND_READER_NO_KEY),
+        guid(3, 9, EntityId::KIND_READER_NO_KEY),
+    ];
+    for (i, reader) in readers.iter().enumerate() {
+        let host = u8::try_from(i + 2).unwrap();
+        let locator = Locator::udpv4(Ipv4Addr::new(10, 0, 0, host), 7411);
+        writer.add_reader(now, ReaderProxyInfo::new(*reader, vec![locator]));
+    }
+    // (destination prefix, readerId, gapStart) of every GAP the writer sends, and the
+    // numbers of the DATA it sends to everyone.
+    let drain = |writer: &mut Writer| {
+        let header = HeaderRepr::new(writer.guid().prefix);
+        let (mut gaps, mut broadcast_data) = (Vec::new(), Vec::new());
+        while let Some(t) = writer.poll_transmit(now) {
+            for datagram in t.datagrams(&header, MessageBuilder::UDP_MAX_PAYLOAD) {
+                let mut stats = ReceiveStats::default();
+                parse_message(&datagram, &mut stats, |rx| match rx.submessage {
+                    Submessage::Gap(gap) => {
+                        gaps.push((rx.receiver.dest_guid_prefix, gap.reader_id, gap.gap_start.0))
+                    }
+                    Submessage::Data(data) if data.reader_id == EntityId::UNKNOWN => {
+                        broadcast_data.push(data.writer_sn.0);
+                    }
+                    _ => {}
+                })
+                .unwrap();
+            }
+        }
+        gaps.sort();
+        (gaps, broadcast_data)
+    };
+    drain(&mut writer);
+    for index in 0..2 {
+        writer
+            .write(now, payload(index, 48).into(), None, None)
+            .unwrap();
+    }
+    assert_eq!(
+        writer.write(now, payload(2, 48).into(), None, None),
+        Err(WriteError::Full),
+        "nobody acknowledged the 2 samples"
+    );
+    writer.give_up_number(now);
+    let (gaps, broadcast_data) = drain(&mut writer);
+    assert_eq!(
+        broadcast_data,
+        vec![1, 2],
+        "the samples went out once, to everyone"
+    );
+    let expected: Vec<(GuidPrefix, EntityId, i64)> =
+        readers.iter().map(|r| (r.prefix, r.entity_id, 3)).collect();
+    assert_eq!(
+        gaps, expected,
+        "one GAP for number 3 to each reader, addressed to it"
+    );
+}
