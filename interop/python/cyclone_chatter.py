@@ -12,6 +12,11 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
         a KEEP_ALL reader that prints `READY` once it exists, then `HEARD <data>` per sample
         as it is taken and `LOST <total_count>` when Cyclone reports samples lost
         (SAMPLE_LOST); exits after the sample `end` or `seconds`, printing `RESULT <count>`.
+    cyclone_chatter.py talk-all <count> <big_every> <big_size>
+        a KEEP_ALL writer (max_blocking_time 10 s): once a reader matched (and half a second more, for the other side to
+        match it too), writes `n 1` .. `n <count>` one a millisecond, every <big_every>th
+        followed by a space and <big_size> `x`, then `end`; waits until every reader
+        acknowledged them all (at most 60 s) and prints `DONE <acknowledged: True|False>`.
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
@@ -37,9 +42,9 @@ class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
     data: str
 
 
-def endpoint_qos(history=None):
+def endpoint_qos(history=None, max_blocking_ms=100):
     return Qos(
-        Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100)),
+        Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=max_blocking_ms)),
         Policy.Durability.Volatile,
         history or Policy.History.KeepLast(10),
         # ROS 2 user data is plain CDR (XCDR1) only.
@@ -96,6 +101,26 @@ def main():
                     ended = ended or sample.data == "end"
             time.sleep(0.002)
         print("RESULT", got, flush=True)
+    elif mode == "talk-all":
+        count, big_every, big_size = (int(a) for a in sys.argv[2:5])
+        # Under loss a repair takes a heartbeat round or more, and Cyclone holds a write while
+        # its history holds over 500 kB unacknowledged: with the default 100 ms a write times
+        # out at 10 % loss, against a Cyclone reader as against any other.
+        writer = DataWriter(
+            participant,
+            topic,
+            qos=endpoint_qos(Policy.History.KeepAll, max_blocking_ms=10_000),
+        )
+        while len(writer.get_matched_subscriptions()) < 1:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        padding = " " + "x" * big_size
+        for n in range(1, count + 1):
+            big = big_every > 0 and n % big_every == 0
+            writer.write(String_(data=f"n {n}" + (padding if big else "")))
+            time.sleep(0.001)
+        writer.write(String_(data="end"))
+        print("DONE", writer.wait_for_acks(duration(seconds=60)), flush=True)
     elif mode == "talk":
         seconds = float(sys.argv[2])
         writer = DataWriter(participant, topic, qos=endpoint_qos())
@@ -108,7 +133,8 @@ def main():
     else:
         sys.exit(
             f"unknown mode {mode!r}: use `listen <seconds> <count>`, "
-            "`listen-all <seconds> <count>`, `stream-all <seconds>` or `talk <seconds>`"
+            "`listen-all <seconds> <count>`, `stream-all <seconds>`, "
+            "`talk-all <count> <big_every> <big_size>` or `talk <seconds>`"
         )
 
 

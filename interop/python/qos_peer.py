@@ -12,10 +12,8 @@ to it while the peer runs; it also reads commands from stdin (`go`, `stop`; EOF 
         `burst` publishes --burst more live samples back to back and prints `BURST <last n>`.
     qos_peer.py listen <topic> <string|twist|log> [options]
         prints `HEARD <text>` per sample (rcl_interfaces/Log: `<level> <logger> <msg> (in
-        <function> at <file name>:<line>)`) and `LOST <total_count>` when rclpy reports
-        messages lost; exits after --count samples, a sample whose text is --until, `stop`,
-        EOF or --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and
-        `RESULT <n>`.
+        <function> at <file name>:<line>)`); exits after --count samples, `stop`, EOF or
+        --seconds, then prints the graph (`NODES`, `TOPIC <name> <types>`) and `RESULT <n>`.
 
 Twist sample n has linear = (n, n + 0.5, z), angular = (n / 4, -n / 8, n / 1000), z = -1 for
 history and +1 for live samples; `HEARD` prints the six values with repr(), which round-trips
@@ -26,8 +24,7 @@ remote endpoint (REQUESTED_ / OFFERED_INCOMPATIBLE_QOS), `MATCHED <n>` when the 
 matched remote endpoints changes, and with --deadline `DEADLINE <total_count>` when rclpy
 reports a missed deadline (REQUESTED_ / OFFERED_DEADLINE_MISSED).
 
-Options: --best-effort, --transient-local, --depth N (KEEP_LAST, default 10), --keep-all
-(KEEP_ALL instead), --count N, --until TEXT,
+Options: --best-effort, --transient-local, --depth N (KEEP_LAST, default 10), --count N,
 --seconds S (default 30), --prefix P (default `from rclpy `), --node NAME, --deadline S (QoS
 deadline period in seconds), --liveliness-lease S (liveliness MANUAL_BY_TOPIC with this lease:
 each publish asserts it, so `quiet` lets it lapse), --burst N (samples per `burst`), --size N
@@ -113,8 +110,6 @@ def main():
     parser.add_argument("--best-effort", action="store_true")
     parser.add_argument("--transient-local", action="store_true")
     parser.add_argument("--depth", type=int, default=10)
-    parser.add_argument("--keep-all", action="store_true")
-    parser.add_argument("--until", default=None)
     parser.add_argument("--history", type=int, default=0)
     parser.add_argument("--count", type=int, default=0)
     parser.add_argument("--seconds", type=float, default=30.0)
@@ -127,7 +122,7 @@ def main():
     args = parser.parse_args()
 
     qos = QoSProfile(
-        history=HistoryPolicy.KEEP_ALL if args.keep_all else HistoryPolicy.KEEP_LAST,
+        history=HistoryPolicy.KEEP_LAST,
         depth=args.depth,
         reliability=ReliabilityPolicy.BEST_EFFORT if args.best_effort else ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.TRANSIENT_LOCAL if args.transient_local else DurabilityPolicy.VOLATILE,
@@ -151,9 +146,6 @@ def main():
 
     def on_deadline(event):
         say("DEADLINE", event.total_count)
-
-    def on_lost(event):
-        say("LOST", event.total_count)
 
     def sample(n, history):
         if args.type == "twist":
@@ -200,13 +192,10 @@ def main():
             rclpy.spin_once(node, timeout_sec=0.02)
     else:
         got = [0]
-        until_heard = [False]
 
         def on_message(msg):
             got[0] += 1
             say("HEARD", text(msg))
-            if args.until is not None and text(msg) == args.until:
-                until_heard[0] = True
 
         node.create_subscription(
             msg_type,
@@ -214,17 +203,10 @@ def main():
             on_message,
             qos,
             event_callbacks=SubscriptionEventCallbacks(
-                incompatible_qos=on_incompatible,
-                matched=on_matched,
-                deadline=on_deadline,
-                message_lost=on_lost,
+                incompatible_qos=on_incompatible, matched=on_matched, deadline=on_deadline
             ),
         )
-        while (
-            time.monotonic() < end
-            and not (args.count and got[0] >= args.count)
-            and not until_heard[0]
-        ):
+        while time.monotonic() < end and not (args.count and got[0] >= args.count):
             try:
                 if commands.get_nowait() == "stop":
                     break
