@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 
-use roslite_transport::netns::NetNs;
+use roslite_transport::netns::{stop_gracefully, NetNs, STOP_GRACE};
 
 const DOMAIN: u32 = 0;
 
@@ -118,6 +118,5 @@ fn action_commands_see_and_drive_an_rclpy_server() {
         ],
     );
     assert!(rejected.ends_with("Goal was rejected.\n"), "{rejected}");
-    let _ = server.kill();
-    let _ = server.wait();
+    let _ = stop_gracefully(&mut server, STOP_GRACE);
 }

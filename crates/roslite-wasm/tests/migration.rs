@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use roslite::msgs::std_msgs::msg::String as StringMsg;
-use roslite_transport::netns::NetNs;
+use roslite_transport::netns::{stop_gracefully, NetNs, STOP_GRACE};
 use roslite_wasm::host::MigrateError;
 use roslite_wasm::{EngineKind, GuestSpec, Host, HostOptions};
 
@@ -958,8 +958,9 @@ impl NumbersPeer {
 impl Drop for NumbersPeer {
     fn drop(&mut self) {
         if let Self::Python { child, .. } = self {
-            let _ = child.kill();
-            let _ = child.wait();
+            // SIGINT first: a killed rclpy peer leaves Fast DDS's shared-memory files in
+            // /dev/shm.
+            let _ = stop_gracefully(child, STOP_GRACE);
         }
     }
 }

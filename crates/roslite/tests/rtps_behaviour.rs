@@ -751,7 +751,10 @@ fn roslite_receives_rclpy_images_intact() {
     let enough = wait_until(Duration::from_secs(25), || {
         received.lock().unwrap().len() >= 5
     });
-    let _ = talker.kill();
+    let _ = roslite_transport::netns::stop_gracefully(
+        &mut talker,
+        roslite_transport::netns::STOP_GRACE,
+    );
     let output = talker.wait_with_output().unwrap();
     let got = received.lock().unwrap().clone();
     assert!(

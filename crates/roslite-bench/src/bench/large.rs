@@ -476,8 +476,10 @@ impl Peer {
 impl Drop for Peer {
     fn drop(&mut self) {
         drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = roslite_transport::netns::stop_gracefully(
+            &mut self.child,
+            roslite_transport::netns::STOP_GRACE,
+        );
     }
 }
 

@@ -534,6 +534,8 @@ fn measure(
         .map(|pid| ProcMemory::of(Some(*pid)))
         .collect::<anyhow::Result<_>>()
         .context("a process of the graph exited")?;
+    // All at once: each then ends while the others do, not in turn as they are dropped.
+    processes.iter().for_each(Conversation::interrupt);
     drop(processes);
     // Sorted only now, with every announcement the capture saw (see `Snapshot`).
     let discovery = capture.resolve(&at_match);

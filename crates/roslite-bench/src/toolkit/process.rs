@@ -1,7 +1,9 @@
 //! Helper processes: this binary again in a helper role (`roslite bench rtt-pong`, say), or a
-//! peer's program (`ddsperf`, a Python script). Each is killed and reaped when its [`Helper`]
-//! is dropped, and a helper of this binary dies with the bench ([`die_with_parent`]), so an
-//! interrupted bench leaves no participant behind.
+//! peer's program (`ddsperf`, a Python script). Each is stopped and reaped when its [`Helper`]
+//! is dropped: SIGINT first, so that an rclpy peer's Fast DDS removes its shared-memory files
+//! from `/dev/shm`, then SIGKILL if it is still running 2 s later. A helper of this binary
+//! dies with the bench ([`die_with_parent`]), so an interrupted bench leaves no participant
+//! behind.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -9,6 +11,7 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
+use roslite_transport::netns::{stop_gracefully, STOP_GRACE};
 
 /// Makes a helper process die with the process that started it, so an interrupted bench
 /// leaves no participant behind.
@@ -17,7 +20,7 @@ pub fn die_with_parent() {
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
 }
 
-/// A process this bench started; killed (by its pid) and reaped when dropped.
+/// A process this bench started; stopped (SIGINT, then SIGKILL) and reaped when dropped.
 pub struct Helper {
     pub child: Child,
     pub name: String,
@@ -54,6 +57,18 @@ impl Helper {
         self.child.id()
     }
 
+    /// Asks the process to stop (SIGINT, as Ctrl-C), without waiting: to stop many at once
+    /// before they are dropped one by one.
+    pub fn interrupt(&self) {
+        let pid = i32::try_from(self.pid())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            // Ignoring an error: it may have exited already, which is what we asked for.
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+        }
+    }
+
     /// Fails if the process has already exited.
     pub fn check_running(&mut self) -> anyhow::Result<()> {
         if let Some(status) = self.child.try_wait()? {
@@ -65,8 +80,7 @@ impl Helper {
 
 impl Drop for Helper {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = stop_gracefully(&mut self.child, STOP_GRACE);
     }
 }
 
@@ -107,6 +121,11 @@ impl Conversation {
 
     pub fn pid(&self) -> u32 {
         self.helper.pid()
+    }
+
+    /// As [`Helper::interrupt`].
+    pub fn interrupt(&self) {
+        self.helper.interrupt();
     }
 
     pub fn name(&self) -> &str {

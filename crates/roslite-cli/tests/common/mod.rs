@@ -11,7 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use roslite_transport::netns::NetNs;
+use roslite_transport::netns::{stop_gracefully, NetNs, STOP_GRACE};
 use serde_json::Value;
 
 pub fn workspace() -> PathBuf {
@@ -339,7 +339,7 @@ impl Peer {
 
 impl Drop for Peer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGINT first: a killed rclpy peer leaves Fast DDS's shared-memory files in /dev/shm.
+        let _ = stop_gracefully(&mut self.child, STOP_GRACE);
     }
 }

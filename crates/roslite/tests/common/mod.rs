@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use roslite::{Context, ContextOptions, NetworkMode};
-use roslite_transport::netns::NetNs;
+use roslite_transport::netns::{stop_gracefully, NetNs, STOP_GRACE};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
 pub fn workspace() -> PathBuf {
@@ -96,7 +96,9 @@ pub fn wait_until(timeout: std::time::Duration, mut done: impl FnMut() -> bool) 
 
 /// A running peer process whose stdout is read line by line as it comes (so a test can wait
 /// for what the peer reports and answer on its stdin), and whose stderr is drained on a thread.
-/// Killed and reaped when dropped, even if the test panics first.
+/// Stopped and reaped when dropped, even if the test panics first: SIGINT, then SIGKILL if it
+/// is still running 2 s later (`roslite_transport::netns::stop_gracefully`: a killed rclpy
+/// peer leaves Fast DDS's shared-memory files in `/dev/shm`).
 pub struct LinePeer {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
@@ -216,8 +218,8 @@ impl LinePeer {
         let _ = self.child.wait();
     }
 
-    /// Waits for the peer to exit by itself until `deadline`, then kills it. Its stdin stays
-    /// open until it has exited (a peer may take EOF as a command to stop).
+    /// Waits for the peer to exit by itself until `deadline`, then stops it (as on drop). Its
+    /// stdin stays open until it has exited (a peer may take EOF as a command to stop).
     pub fn finish(mut self, deadline: std::time::Instant) -> PeerOutput {
         let mut timed_out = false;
         let status = loop {
@@ -226,8 +228,7 @@ impl LinePeer {
             }
             if std::time::Instant::now() >= deadline {
                 timed_out = true;
-                let _ = self.child.kill();
-                break self.child.wait().expect("reap the peer");
+                break stop_gracefully(&mut self.child, STOP_GRACE).expect("stop the peer");
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
@@ -253,10 +254,7 @@ impl LinePeer {
 
 impl Drop for LinePeer {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        let _ = stop_gracefully(&mut self.child, STOP_GRACE);
     }
 }
 
