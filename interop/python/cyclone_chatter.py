@@ -17,6 +17,15 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
         match it too), writes `n 1` .. `n <count>` one a millisecond, every <big_every>th
         followed by a space and <big_size> `x`, then `end`; waits until every reader
         acknowledged them all (at most 60 s) and prints `DONE <acknowledged: True|False>`.
+    cyclone_chatter.py late-listen <seconds> <count>
+        a transient-local KEEP_ALL reader (a late joiner): prints `READY`, then `HEARD <data>`
+        per sample as it is taken; exits after <count> samples or <seconds>, printing
+        `RESULT <count>`.
+    cyclone_chatter.py late-talk <count> <big_every> <big_size>
+        a transient-local KEEP_ALL writer that keeps its whole history for late joiners: writes
+        `hist 1` .. `hist <count>` (every <big_every>th followed by a space and <big_size> `x`)
+        before anyone matched, prints `HISTORY <count>`, and on the line `go` on its input
+        writes `live 1`, `live 2`, ... every 100 ms until its input ends.
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
@@ -25,6 +34,7 @@ pin it to `lo`).
 """
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -50,6 +60,28 @@ def endpoint_qos(history=None, max_blocking_ms=100):
         # ROS 2 user data is plain CDR (XCDR1) only.
         Policy.DataRepresentation(use_cdrv0_representation=True),
     )
+
+
+def late_joiner_qos(durability_service=False):
+    policies = [
+        Policy.Reliability.Reliable(max_blocking_time=duration(seconds=10)),
+        Policy.Durability.TransientLocal,
+        Policy.History.KeepAll,
+        Policy.DataRepresentation(use_cdrv0_representation=True),
+    ]
+    if durability_service:
+        # What a transient-local writer keeps for late joiners: Cyclone's default is the
+        # newest sample only.
+        policies.append(
+            Policy.DurabilityService(
+                cleanup_delay=0,
+                history=Policy.History.KeepAll,
+                max_samples=-1,
+                max_instances=-1,
+                max_samples_per_instance=-1,
+            )
+        )
+    return Qos(*policies)
 
 
 def main():
@@ -121,6 +153,38 @@ def main():
             time.sleep(0.001)
         writer.write(String_(data="end"))
         print("DONE", writer.wait_for_acks(duration(seconds=60)), flush=True)
+    elif mode == "late-listen":
+        seconds, count = float(sys.argv[2]), int(sys.argv[3])
+        reader = DataReader(participant, topic, qos=late_joiner_qos())
+        print("READY", flush=True)
+        got = 0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and got < count:
+            for sample in reader.take(N=1000):
+                if isinstance(sample, String_):
+                    got += 1
+                    print("HEARD", sample.data, flush=True)
+            time.sleep(0.002)
+        print("RESULT", got, flush=True)
+    elif mode == "late-talk":
+        count, big_every, big_size = (int(a) for a in sys.argv[2:5])
+        writer = DataWriter(participant, topic, qos=late_joiner_qos(durability_service=True))
+        padding = " " + "x" * big_size
+        for n in range(1, count + 1):
+            big = big_every > 0 and n % big_every == 0
+            writer.write(String_(data=f"hist {n}" + (padding if big else "")))
+        print("HISTORY", count, flush=True)
+        commands = []
+        threading.Thread(
+            target=lambda: (commands.extend(sys.stdin), commands.append(None)), daemon=True
+        ).start()
+        while "go\n" not in commands and None not in commands:
+            time.sleep(0.01)
+        n = 0
+        while None not in commands:
+            n += 1
+            writer.write(String_(data=f"live {n}"))
+            time.sleep(0.1)
     elif mode == "talk":
         seconds = float(sys.argv[2])
         writer = DataWriter(participant, topic, qos=endpoint_qos())
@@ -134,7 +198,8 @@ def main():
         sys.exit(
             f"unknown mode {mode!r}: use `listen <seconds> <count>`, "
             "`listen-all <seconds> <count>`, `stream-all <seconds>`, "
-            "`talk-all <count> <big_every> <big_size>` or `talk <seconds>`"
+            "`talk-all <count> <big_every> <big_size>`, `late-listen <seconds> <count>`, "
+            "`late-talk <count> <big_every> <big_size>` or `talk <seconds>`"
         )
 
 

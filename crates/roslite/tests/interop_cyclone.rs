@@ -423,3 +423,184 @@ fn keyed_topics_flow_both_ways_with_cyclone() {
         listened.stderr
     );
 }
+
+// -------------------------------------------------------------------------------------------
+// Late joiners of a transient-local keep-all history, through loss
+
+/// Samples in the history a late joiner must get, every how many one is big, and its padding.
+const HISTORY: u64 = 300;
+const HISTORY_BIG_EVERY: u64 = 50;
+const HISTORY_BIG_SIZE: usize = 100_000;
+
+/// Sample `n` of the history.
+fn history_sample(n: u64) -> String {
+    if n.is_multiple_of(HISTORY_BIG_EVERY) {
+        format!("hist {n} {}", "x".repeat(HISTORY_BIG_SIZE))
+    } else {
+        format!("hist {n}")
+    }
+}
+
+/// What of `got` differs from the whole history, for a failure message.
+fn history_difference(got: &[String]) -> String {
+    let numbers: Vec<Option<u64>> = got
+        .iter()
+        .map(|m| m.split(' ').nth(1)?.parse().ok())
+        .collect();
+    let missing: Vec<u64> = (1..=HISTORY)
+        .filter(|n| !numbers.contains(&Some(*n)))
+        .collect();
+    let damaged: Vec<u64> = got
+        .iter()
+        .zip(&numbers)
+        .filter_map(|(m, n)| n.filter(|n| *m != history_sample(*n)))
+        .collect();
+    let out_of_order = numbers.windows(2).filter(|w| w[1] <= w[0]).count();
+    format!(
+        "{} samples; missing {missing:?}; damaged {damaged:?}; {out_of_order} out of order or \
+         repeated",
+        got.len()
+    )
+}
+
+/// A roslite transient-local keep-all publisher writes a history of 300 samples (every 50th of
+/// 100 KB, fragmented) before Cyclone starts; then nftables drops 10 % of the datagrams each
+/// way, and a Cyclone transient-local keep-all reader joins: it gets the whole history, from
+/// sample 1 (as the DDS interoperability suite's `Test_Durability_17` asks), once and in order,
+/// then live data.
+#[test]
+fn a_late_cyclone_reader_gets_a_roslite_keep_all_history_whole_through_loss() {
+    let domain = 51;
+    let ns = NetNs::create("late-cyclone")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_history").unwrap();
+    let qos = roslite::QosProfile::DEFAULT.keep_all().transient_local();
+    let publisher = node.create_publisher::<StringMsg>("chatter", qos).unwrap();
+    for n in 1..=HISTORY {
+        publisher
+            .publish(StringMsg {
+                data: history_sample(n),
+            })
+            .unwrap();
+    }
+    ns.drop_udp_percent(10)
+        .expect("nftables in the test namespace");
+    let live = 3;
+    let count = (HISTORY + live).to_string();
+    let mut reader = common::LinePeer::spawn(cyclone(&ns, domain, &["late-listen", "90", &count]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut history = Vec::new();
+    while (history.len() as u64) < HISTORY {
+        match reader.wait_line(deadline, |l| l.starts_with("HEARD ")) {
+            Some(line) => history.push(line["HEARD ".len()..].to_owned()),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (1..=HISTORY).map(history_sample).collect();
+    if history != expected {
+        let out = reader.finish(Instant::now());
+        panic!(
+            "Cyclone's late joiner: {}\n{out}",
+            history_difference(&history)
+        );
+    }
+    ns.drop_udp_percent(0)
+        .expect("nftables in the test namespace");
+    for n in 1..=live {
+        publisher
+            .publish(StringMsg {
+                data: format!("live {n}"),
+            })
+            .unwrap();
+    }
+    let out = reader.finish(Instant::now() + DEADLINE);
+    let heard = out.values("HEARD ");
+    assert!(out.success, "{out}");
+    assert_eq!(
+        heard[HISTORY as usize..],
+        ["live 1", "live 2", "live 3"],
+        "live data after the history"
+    );
+}
+
+/// The other way: a Cyclone transient-local keep-all writer (keeping its whole history for late
+/// joiners) writes 300 samples (every 50th of 100 KB) before roslite starts; with 10 % of the
+/// datagrams dropped each way, a roslite transient-local keep-all subscription joins and gets
+/// the whole history from sample 1, once and in order, counting nothing lost, then live data.
+#[test]
+fn a_late_roslite_subscription_gets_a_cyclone_keep_all_history_whole_through_loss() {
+    let domain = 52;
+    let ns = NetNs::create("late-from-cyclone")
+        .expect("create a network namespace (needs root and iproute2)");
+    let args = [
+        HISTORY.to_string(),
+        HISTORY_BIG_EVERY.to_string(),
+        HISTORY_BIG_SIZE.to_string(),
+    ];
+    let mut writer = common::LinePeer::spawn(cyclone(
+        &ns,
+        domain,
+        &["late-talk", &args[0], &args[1], &args[2]],
+    ));
+    if writer
+        .wait_line(Instant::now() + DEADLINE, |l| {
+            l == format!("HISTORY {HISTORY}")
+        })
+        .is_none()
+    {
+        panic!(
+            "Cyclone did not write its history\n{}",
+            writer.finish(Instant::now())
+        );
+    }
+    ns.drop_udp_percent(10)
+        .expect("nftables in the test namespace");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_late").unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let qos = roslite::QosProfile::DEFAULT.keep_all().transient_local();
+    let subscription = node
+        .create_subscription("chatter", qos, move |m: StringMsg| {
+            sink.lock().unwrap().push(m.data)
+        })
+        .unwrap();
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    let spin_until = |limit: Duration, count: usize| {
+        let start = Instant::now();
+        while heard.lock().unwrap().len() < count && start.elapsed() < limit {
+            executor.spin_once(Some(Duration::from_millis(20)));
+        }
+    };
+    spin_until(Duration::from_secs(60), HISTORY as usize);
+    let history = heard.lock().unwrap().clone();
+    let expected: Vec<String> = (1..=HISTORY).map(history_sample).collect();
+    if history != expected {
+        let out = writer.finish(Instant::now());
+        panic!(
+            "roslite's late joiner: {}\n{out}",
+            history_difference(&history)
+        );
+    }
+    ns.drop_udp_percent(0)
+        .expect("nftables in the test namespace");
+    writer.send_line("go");
+    spin_until(DEADLINE, HISTORY as usize + 3);
+    let out = writer.finish(Instant::now());
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(
+        heard.get(HISTORY as usize..HISTORY as usize + 3),
+        Some(
+            &[
+                "live 1".to_owned(),
+                "live 2".to_owned(),
+                "live 3".to_owned()
+            ][..]
+        ),
+        "live data after the history\n{out}"
+    );
+    let lost = subscription.message_lost_status();
+    assert_eq!(lost.total_count, 0, "{lost:?}");
+}
