@@ -140,7 +140,7 @@ pub(crate) fn is_type_hash(hash: &str) -> bool {
 }
 
 /// A type from its name and hash, both checked for their form and against the types roslite
-/// knows ([`crate::types`]).
+/// knows ([`crate::types`]), with its key if it is keyed.
 pub(crate) fn type_info(name: &str, hash: &str, kind: &str) -> Result<TypeInfo, Failure> {
     let wrong_name = || {
         Failure::new(
@@ -161,8 +161,8 @@ pub(crate) fn type_info(name: &str, hash: &str, kind: &str) -> Result<TypeInfo, 
         ));
     }
     let info = TypeInfo::new(name, hash).ok_or_else(wrong_name)?;
-    crate::types::check(name, hash)?;
-    Ok(info)
+    let key = crate::types::check(name, hash)?;
+    Ok(info.with_key(key))
 }
 
 /// # Safety

@@ -1,5 +1,6 @@
 //! Which message types the runtime knows, checked once per type name and cached:
-//! `roslite_type_register` and the check every endpoint's type goes through.
+//! `roslite_type_register` and the check every endpoint's type goes through, which also gives
+//! a keyed type's key, so that its endpoints are keyed as rclpy's are (docs/ros2-interop.md §8).
 //!
 //! roslite knows a type when it ships it (`roslite_msgs::TYPE_HASHES`, looked up without
 //! parsing anything), when the program registered its definition (`roslite_type_register`,
@@ -11,9 +12,10 @@
 //! Computing a hash from a definition takes the interface parser and every built-in
 //! definition's text, about 0.3 MB of a static node (docs/footprint.md). A library built
 //! without the `definitions` feature (the size-optimised one for small boards) leaves them
-//! out: built-in types are still checked by their hash, a registered type is known by its
-//! name and trusted to carry the hash its generator computed, and `$AMENT_PREFIX_PATH` is not
-//! read (the `lean` module, compiled only then).
+//! out: built-in types are still checked by their hash (and keyed by `TYPE_KEYS`), a
+//! registered type is known by its name and trusted to carry the hash its generator computed,
+//! but without its definition it cannot be keyed (its endpoints are keyless), and
+//! `$AMENT_PREFIX_PATH` is not read (the `lean` module, compiled only then).
 
 #[cfg(feature = "definitions")]
 use std::collections::BTreeMap;
@@ -31,7 +33,12 @@ use roslite_msg_gen::registry::{InterfaceSet, SourceFormat};
 
 #[cfg(feature = "definitions")]
 use crate::status::{guard, Status, ROSLITE_INVALID_ARGUMENT};
+use roslite::msgs::cdr::key::KeyStruct;
+
 use crate::status::{Failure, ROSLITE_UNKNOWN_TYPE};
+
+/// A keyed type's key members; `None` for a keyless type.
+pub(crate) type Key = Option<&'static KeyStruct>;
 #[cfg(feature = "definitions")]
 use crate::text::text;
 
@@ -39,11 +46,14 @@ use crate::text::text;
 #[cfg(feature = "definitions")]
 const REGISTERED: &str = "<registered by roslite_type_register>";
 
-/// A hash roslite computed from a definition, and where the definition came from.
+/// A hash roslite computed from a definition, where the definition came from, and the key it
+/// defines.
+#[cfg(feature = "definitions")]
 #[derive(Clone)]
 struct Computed {
     hash: String,
     origin: String,
+    key: Key,
 }
 
 #[cfg(feature = "definitions")]
@@ -77,41 +87,39 @@ fn regenerate_hint() -> &'static str {
      the definition roslite uses, and rebuild"
 }
 
-fn mismatch(name: &str, hash: &str, computed: &Computed) -> Failure {
+/// `computed` is the hash roslite has for `name`, from its definition at `origin`.
+fn mismatch(name: &str, hash: &str, computed: &str, origin: &str) -> Failure {
     Failure::new(
         ROSLITE_UNKNOWN_TYPE,
         format!(
-            "type {name} has hash {hash} here, but roslite computes {} from its definition ({}): \
-             the code was generated from another definition of {name}; {}",
-            computed.hash,
-            computed.origin,
+            "type {name} has hash {hash} here, but roslite computes {computed} from its \
+             definition ({origin}): the code was generated from another definition of {name}; \
+             {}",
             regenerate_hint()
         ),
     )
 }
 
-/// Checks a built-in type's hash: `None` for a type roslite does not ship.
-fn check_builtin(name: &str, hash: &str) -> Option<Result<(), Failure>> {
+/// Checks a built-in type's hash, and gives its key: `None` for a type roslite does not ship.
+fn check_builtin(name: &str, hash: &str) -> Option<Result<Key, Failure>> {
     let i = roslite::msgs::TYPE_HASHES
         .binary_search_by(|(n, _)| (*n).cmp(name))
         .ok()?;
     let builtin = roslite::msgs::TYPE_HASHES[i].1;
+    let key = roslite::msgs::TYPE_KEYS
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()
+        .map(|i| roslite::msgs::TYPE_KEYS[i].1);
     if builtin == hash {
-        return Some(Ok(()));
+        return Some(Ok(key));
     }
-    Some(Err(mismatch(
-        name,
-        hash,
-        &Computed {
-            hash: builtin.to_owned(),
-            origin: "built into roslite".to_owned(),
-        },
-    )))
+    Some(Err(mismatch(name, hash, builtin, "built into roslite")))
 }
 
-/// Checks a message type, whose name and hash have the right form, against what roslite knows.
+/// Checks a message type, whose name and hash have the right form, against what roslite
+/// knows; its key.
 #[cfg(feature = "definitions")]
-pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
+pub(crate) fn check(name: &str, hash: &str) -> Result<Key, Failure> {
     if let Some(outcome) = check_builtin(name, hash) {
         return outcome;
     }
@@ -121,8 +129,8 @@ pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
         known.computed.insert(name.to_owned(), outcome);
     }
     match &known.computed[name] {
-        Ok(computed) if computed.hash == hash => Ok(()),
-        Ok(computed) => Err(mismatch(name, hash, computed)),
+        Ok(computed) if computed.hash == hash => Ok(computed.key),
+        Ok(computed) => Err(mismatch(name, hash, &computed.hash, &computed.origin)),
         Err(why) => Err(Failure::new(ROSLITE_UNKNOWN_TYPE, why.clone())),
     }
 }
@@ -169,7 +177,8 @@ impl Known {
             Some(REGISTERED) | None => "registered by this program".to_owned(),
             Some(file) => format!("from {file}"),
         };
-        Ok(Computed { hash, origin })
+        let key = roslite_msg_gen::key::key_layout(&set, &type_name);
+        Ok(Computed { hash, origin, key })
     }
 }
 
@@ -267,13 +276,29 @@ pub(crate) use lean::check;
 pub use lean::roslite_type_register;
 
 /// The check without definitions (see the module docs).
+/// A keyed type roslite ships comes with its key, the one its generated Rust type has, and
+/// a keyless one without.
+#[cfg(test)]
+fn assert_builtin_keyed_type_has_its_key() {
+    use roslite::msgs::test_msgs::msg::{KeyedLong, NonKeyedWithNestedKey};
+    use roslite::Message;
+    let key = check(KeyedLong::TYPE_NAME, KeyedLong::TYPE_HASH).unwrap();
+    assert!(key.is_some());
+    assert_eq!(key, KeyedLong::KEY);
+    let keyless = check(
+        NonKeyedWithNestedKey::TYPE_NAME,
+        NonKeyedWithNestedKey::TYPE_HASH,
+    );
+    assert_eq!(keyless.unwrap(), None);
+}
+
 #[cfg(not(feature = "definitions"))]
 mod lean {
     use std::collections::BTreeSet;
     use std::ffi::c_char;
     use std::sync::{Mutex, PoisonError};
 
-    use super::check_builtin;
+    use super::{check_builtin, Key};
     use crate::status::{guard, Failure, Status, ROSLITE_INVALID_ARGUMENT, ROSLITE_UNKNOWN_TYPE};
     use crate::text::text;
 
@@ -298,13 +323,15 @@ mod lean {
         std::iter::once(name).chain(PARTS.iter().filter_map(move |part| name.strip_suffix(part)))
     }
 
-    pub(crate) fn check(name: &str, hash: &str) -> Result<(), Failure> {
+    /// As the full library's `check`, but a registered type, whose definition this build
+    /// does not parse, is keyless.
+    pub(crate) fn check(name: &str, hash: &str) -> Result<Key, Failure> {
         if let Some(outcome) = check_builtin(name, hash) {
             return outcome;
         }
         let registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
         if interfaces_of(name).any(|i| registered.contains(i)) {
-            return Ok(());
+            return Ok(None);
         }
         Err(Failure::new(
             ROSLITE_UNKNOWN_TYPE,
@@ -362,7 +389,8 @@ mod lean {
                 .find(|(n, _)| *n == "std_msgs/msg/String")
                 .unwrap()
                 .1;
-            assert!(check("std_msgs/msg/String", string_hash).is_ok());
+            assert_eq!(check("std_msgs/msg/String", string_hash).unwrap(), None);
+            crate::types::assert_builtin_keyed_type_has_its_key();
             let wrong = "RIHS01_".to_owned() + &"0".repeat(64);
             assert!(check("std_msgs/msg/String", &wrong).is_err());
             let unknown = check("lean_msgs/srv/Ask_Request", &wrong).unwrap_err();
@@ -377,7 +405,11 @@ mod lean {
                 register("SRV: lean_msgs/srv/Ask\nint32 a\n---\nint32 b\n"),
                 0
             );
-            assert!(check("lean_msgs/srv/Ask_Request", &wrong).is_ok());
+            assert_eq!(
+                check("lean_msgs/srv/Ask_Request", &wrong).unwrap(),
+                None,
+                "a registered type cannot be keyed without its definition parsed"
+            );
             assert!(check("lean_msgs/srv/Ask_Response", &wrong).is_ok());
             assert!(check("lean_msgs/srv/Other_Request", &wrong).is_err());
         }
@@ -388,8 +420,13 @@ mod lean {
 mod tests {
     use super::*;
 
+    #[test]
+    fn builtin_keyed_types_have_their_keys() {
+        assert_builtin_keyed_type_has_its_key();
+    }
+
     /// A definition bundle with an `IDL:` section registers, and the type's hash is computed
-    /// from the IDL.
+    /// from the IDL, its key from its `@key` member.
     #[test]
     fn idl_sections_register() {
         let idl =
@@ -411,7 +448,13 @@ mod tests {
         .unwrap();
         let name = TypeName::parse("idl_reg_msgs/msg/Tagged").unwrap();
         let hash = roslite_msg_gen::hash::type_hash(&set, &name).unwrap();
-        assert!(check("idl_reg_msgs/msg/Tagged", &hash).is_ok());
+        let key = check("idl_reg_msgs/msg/Tagged", &hash).unwrap();
+        assert_eq!(
+            key,
+            roslite_msg_gen::key::key_layout(&set, &name),
+            "the registered type is keyed by its @key member"
+        );
+        assert!(key.is_some());
         let wrong = format!("RIHS01_{}", "0".repeat(64));
         assert!(check("idl_reg_msgs/msg/Tagged", &wrong).is_err());
 

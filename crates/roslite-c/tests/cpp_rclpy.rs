@@ -1,8 +1,9 @@
 //! The rclcpp-shaped C++ API against real ROS 2 (rclpy over Fast DDS, from the PyPI wheels in
 //! ./.venv, which `cargo xtask test` installs), inside a network namespace made for each test
 //! (only `lo`, multicast on: default discovery works and nothing leaves the machine), a ROS
-//! domain each: /chatter both ways, std_srvs services each way, and rclpy's parameter client
-//! reading and setting a C++ node's parameters (its on-set callback refusing one).
+//! domain each: /chatter both ways, std_srvs services each way, rclpy's parameter client
+//! reading and setting a C++ node's parameters (its on-set callback refusing one), and a keyed
+//! topic (`test_msgs/msg/KeyedLong`, `tests/cpp/keyed.cpp` against `keyed_peer.py`) both ways.
 //!
 //! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer.
 //!
@@ -253,4 +254,86 @@ fn mros2_apps_talk_to_rclpy() {
         app_out.contains("subscribed msg: 'from rclpy "),
         "{app_out}"
     );
+}
+
+/// `tests/cpp/keyed.cpp`, against the generated C++ types of `test_msgs`.
+fn keyed_node() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let generated = common::generated_cpp(&["test_msgs"], "generated_cpp_keyed");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_keyed_rclpy");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp/keyed.cpp");
+        common::compile_cpp(&source, &generated, &out);
+        out
+    })
+}
+
+/// A keyed topic (`test_msgs/msg/KeyedLong`) both ways between a C++ node and rclpy: the C++
+/// node's endpoints are keyed as rclpy's are (entity kinds, key hashes), so Fast DDS matches
+/// them. They used to be keyless, and Fast DDS matched neither way.
+#[test]
+fn keyed_messages_both_ways_between_cpp_and_rclpy() {
+    let d = domain(7);
+    let ns = namespace();
+    let listener = rclpy(&ns, d, "keyed_peer.py", &["sub", "keyed", "30"]);
+    let talker = ns
+        .command(keyed_node())
+        .args(["talker", "400"])
+        .env("ROS_DOMAIN_ID", d.to_string())
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The listener runs its 30 s; the talker publishes for 20.
+    let (_, talker_out, talker_err) = finish(talker, Duration::from_secs(40));
+    stop(&listener);
+    let (_, out, err) = finish(listener, Duration::from_secs(5));
+    let heard: Vec<&str> = out.lines().filter(|l| l.starts_with("got ")).collect();
+    assert!(
+        heard.len() >= 5,
+        "rclpy heard {} keyed messages from C++\n{out}\n{err}\n{talker_out}\n{talker_err}",
+        heard.len()
+    );
+    for line in &heard {
+        let (key, value) = key_and_value(line);
+        assert_eq!(key, value % 3, "{line}");
+    }
+
+    let ns = namespace();
+    let listener = ns
+        .command(keyed_node())
+        .args(["listener", "5"])
+        .env("ROS_DOMAIN_ID", d.to_string())
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .env_remove("ROS_STATIC_PEERS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let talker = rclpy(&ns, d, "keyed_peer.py", &["pub", "keyed", "30"]);
+    let (ok, out, err) = finish(listener, Duration::from_secs(40));
+    stop(&talker);
+    let _ = finish(talker, Duration::from_secs(5));
+    let heard: Vec<&str> = out.lines().filter(|l| l.starts_with("got ")).collect();
+    assert!(
+        ok && heard.len() == 5,
+        "C++ heard {heard:?} from rclpy\n{out}\n{err}"
+    );
+    for line in &heard {
+        let (key, value) = key_and_value(line);
+        assert_eq!(key, value % 3, "{line}");
+    }
+}
+
+/// `(K, V)` of a line `got key=K value=V`.
+fn key_and_value(line: &str) -> (i64, i64) {
+    let field = |name: &str| -> i64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+    };
+    (field("key="), field("value="))
 }

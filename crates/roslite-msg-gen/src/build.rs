@@ -325,6 +325,28 @@ pub fn regenerate_builtin(interfaces_dir: &Path, out_dir: &Path) -> Result<Vec<P
     table.push_str("]\n");
     files.push(("type_hashes.rs".to_owned(), table));
 
+    let mut keyed: Vec<String> = set
+        .messages()
+        .filter(|m| crate::key::key_layout(&set, &m.name).is_some())
+        .map(|m| m.name.to_string())
+        .collect();
+    keyed.sort();
+    let mut keys = format!(
+        "{GENERATED_MARKER} (`cargo xtask codegen`); do not edit.\n\
+         // The key of every keyed message structure in `interfaces/`, sorted by name: the\n\
+         // `TYPE_KEYS` of `mod.rs`.\n[\n"
+    );
+    for name in keyed {
+        let path = name.replace('/', "::");
+        keys.push_str(&format!(
+            "    (\"{name}\", match <{path} as crate::Message>::KEY {{\n        \
+             Some(key) => key,\n        None => panic!(\"a keyed type without its key\"),\n    \
+             }}),\n"
+        ));
+    }
+    keys.push_str("]\n");
+    files.push(("type_keys.rs".to_owned(), keys));
+
     fs::create_dir_all(out_dir).map_err(|error| GenError::Io {
         path: out_dir.to_owned(),
         error,
@@ -361,6 +383,11 @@ pub static INTERFACE_FILES: &[InterfaceFile] = &include!(\"interface_files.rs\")
 /// `_Request`/`_Response`/`_Event` and an action's parts included), sorted by name: what the
 /// runtime checks a type known only by its name and hash against, without parsing definitions.
 pub static TYPE_HASHES: &[(&str, &str)] = &include!(\"type_hashes.rs\");
+
+/// `(type name, key)` of every keyed message structure these packages define, sorted by name:
+/// what the runtime keys the endpoints of a type known only by its name with (a C or C++
+/// node's), without parsing definitions.
+pub static TYPE_KEYS: &[(&str, &crate::cdr::key::KeyStruct)] = &include!(\"type_keys.rs\");
 ";
 
 /// The `*.msg` (or `*.srv`, `*.action`) files of one directory, sorted, then its `*.idl`

@@ -9,6 +9,8 @@
 //!   if it drifts).
 //! - [`INTERFACE_FILES`]: the definition texts themselves, for tools that work on types known
 //!   only at run time (`roslite interface show`, dynamic decoding).
+//! - [`TYPE_HASHES`], [`TYPE_KEYS`]: each type's hash and each keyed type's key by type name,
+//!   for endpoints of types known only by name (a C or C++ node's).
 
 use std::fmt::Debug;
 

@@ -52,3 +52,8 @@ pub static INTERFACE_FILES: &[InterfaceFile] = &include!("interface_files.rs");
 /// `_Request`/`_Response`/`_Event` and an action's parts included), sorted by name: what the
 /// runtime checks a type known only by its name and hash against, without parsing definitions.
 pub static TYPE_HASHES: &[(&str, &str)] = &include!("type_hashes.rs");
+
+/// `(type name, key)` of every keyed message structure these packages define, sorted by name:
+/// what the runtime keys the endpoints of a type known only by its name with (a C or C++
+/// node's), without parsing definitions.
+pub static TYPE_KEYS: &[(&str, &crate::cdr::key::KeyStruct)] = &include!("type_keys.rs");
