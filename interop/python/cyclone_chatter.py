@@ -26,6 +26,10 @@ plain CDR), reliable, volatile, participant USER_DATA `enclave=/;` as rmw_cyclon
         `hist 1` .. `hist <count>` (every <big_every>th followed by a space and <big_size> `x`)
         before anyone matched, prints `HISTORY <count>`, and on the line `go` on its input
         writes `live 1`, `live 2`, ... every 100 ms until its input ends.
+    cyclone_chatter.py burst <count> <size> <depth>
+        a KEEP_LAST <depth> writer: once a reader matched (and half a second more), writes
+        `from cyclone <n> ` and <size> `x`, n = 1 .. <count>, back to back, prints
+        `BURST <count>`, and stays (answering repairs) until its input ends.
     cyclone_chatter.py talk <seconds>
         publishes `from cyclone <n>` at 10 Hz for `seconds`.
 
@@ -185,6 +189,20 @@ def main():
             n += 1
             writer.write(String_(data=f"live {n}"))
             time.sleep(0.1)
+    elif mode == "burst":
+        count, size, depth = (int(a) for a in sys.argv[2:5])
+        writer = DataWriter(
+            participant, topic, qos=endpoint_qos(Policy.History.KeepLast(depth))
+        )
+        while len(writer.get_matched_subscriptions()) < 1:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        padding = "x" * size
+        for n in range(1, count + 1):
+            writer.write(String_(data=f"from cyclone {n} {padding}"))
+        print("BURST", count, flush=True)
+        for _ in sys.stdin:
+            pass
     elif mode == "talk":
         seconds = float(sys.argv[2])
         writer = DataWriter(participant, topic, qos=endpoint_qos())
@@ -199,7 +217,8 @@ def main():
             f"unknown mode {mode!r}: use `listen <seconds> <count>`, "
             "`listen-all <seconds> <count>`, `stream-all <seconds>`, "
             "`talk-all <count> <big_every> <big_size>`, `late-listen <seconds> <count>`, "
-            "`late-talk <count> <big_every> <big_size>` or `talk <seconds>`"
+            "`late-talk <count> <big_every> <big_size>`, `burst <count> <size> <depth>` or "
+            "`talk <seconds>`"
         )
 
 

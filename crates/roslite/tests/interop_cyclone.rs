@@ -604,3 +604,83 @@ fn a_late_roslite_subscription_gets_a_cyclone_keep_all_history_whole_through_los
     let lost = subscription.message_lost_status();
     assert_eq!(lost.total_count, 0, "{lost:?}");
 }
+
+// -------------------------------------------------------------------------------------------
+// Keep-last through loss: what never arrives is counted
+
+/// SAMPLE_LOST from a Cyclone writer: a Cyclone reliable keep-last(1) writer bursts 300
+/// strings of 4 KB at a roslite subscription (keep-last 1000, so that its own queue drops
+/// nothing before the callback runs) while nftables drops 30 % of the
+/// datagrams each way. What the writer no longer holds when asked for arrives as a GAP (or a
+/// HEARTBEAT past it), and roslite counts it lost. Once the drops stop, the last message
+/// arrives; from the first message on, each one was received once, in order, or counted.
+#[test]
+fn roslite_counts_what_a_cyclone_keep_last_writer_could_not_repair() {
+    const BURST: u64 = 300;
+    let domain = 53;
+    let ns = NetNs::create("cyclone-lost")
+        .expect("create a network namespace (needs root and iproute2)");
+    let ctx = common::networked_in(&ns, domain);
+    let node = ctx.create_node("roslite_lossy").unwrap();
+    let heard: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let sink = heard.clone();
+    let subscription = node
+        .create_subscription(
+            "chatter",
+            roslite::QosProfile::keep_last(1000),
+            move |m: StringMsg| {
+                let n = m
+                    .data
+                    .strip_prefix("from cyclone ")
+                    .and_then(|rest| rest.split(' ').next()?.parse().ok())
+                    .unwrap_or_else(|| panic!("unexpected message {:.40}", m.data));
+                sink.lock().unwrap().push(n);
+            },
+        )
+        .unwrap();
+    let mut writer = common::LinePeer::spawn(cyclone(
+        &ns,
+        domain,
+        &["burst", &BURST.to_string(), "4000", "1"],
+    ));
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    let spin_until = |limit: Duration, done: &dyn Fn() -> bool| {
+        let start = Instant::now();
+        while !done() && start.elapsed() < limit {
+            executor.spin_once(Some(Duration::from_millis(20)));
+        }
+        done()
+    };
+    let matched = spin_until(DEADLINE, &|| subscription.publisher_count() > 0);
+    assert!(matched, "Cyclone's writer never matched");
+    // The writer starts half a second after its own match.
+    ns.drop_udp_percent(30)
+        .expect("nftables in the test namespace");
+    let burst = writer.wait_line(Instant::now() + DEADLINE, |l| l.starts_with("BURST "));
+    spin_until(Duration::from_millis(500), &|| false);
+    ns.drop_udp_percent(0)
+        .expect("nftables in the test namespace");
+    let arrived = spin_until(DEADLINE, &|| heard.lock().unwrap().last() == Some(&BURST));
+    let out = writer.finish(Instant::now());
+    assert!(burst.is_some(), "Cyclone did not burst\n{out}");
+    let heard = heard.lock().unwrap().clone();
+    assert!(arrived, "the last message did not arrive: {heard:?}\n{out}");
+    assert!(
+        heard.windows(2).all(|w| w[0] < w[1]),
+        "repeated or out of order: {heard:?}"
+    );
+    let first = heard[0];
+    let lost = subscription.message_lost_status();
+    println!(
+        "heard {} of {first}..={BURST}, {} counted lost",
+        heard.len(),
+        lost.total_count
+    );
+    assert_eq!(subscription.stats().overwritten, 0);
+    assert_eq!(
+        heard.len() as u64 + lost.total_count,
+        BURST - first + 1,
+        "every message from the first on received or counted lost: {lost:?}"
+    );
+}
