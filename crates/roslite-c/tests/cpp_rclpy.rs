@@ -81,7 +81,16 @@ fn rclpy(ns: &NetNs, domain: u32, script: &str, args: &[&str]) -> Child {
 }
 
 fn cpp(ns: &NetNs, domain: u32, args: &[&str]) -> Child {
-    ns.command(cpp_nodes())
+    run_node(ns, cpp_nodes(), domain, args)
+}
+
+/// `tests/cpp/keyed.cpp`, run with `args`.
+fn keyed(ns: &NetNs, domain: u32, args: &[&str]) -> Child {
+    run_node(ns, keyed_node(), domain, args)
+}
+
+fn run_node(ns: &NetNs, program: &Path, domain: u32, args: &[&str]) -> Child {
+    ns.command(program)
         .args(args)
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
@@ -276,16 +285,7 @@ fn keyed_messages_both_ways_between_cpp_and_rclpy() {
     let d = domain(7);
     let ns = namespace();
     let listener = rclpy(&ns, d, "keyed_peer.py", &["sub", "keyed", "30"]);
-    let talker = ns
-        .command(keyed_node())
-        .args(["talker", "400"])
-        .env("ROS_DOMAIN_ID", d.to_string())
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROS_STATIC_PEERS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let talker = keyed(&ns, d, &["talker", "400"]);
     // The listener runs its 30 s; the talker publishes for 20.
     let (_, talker_out, talker_err) = finish(talker, Duration::from_secs(40));
     stop(&listener);
@@ -302,16 +302,7 @@ fn keyed_messages_both_ways_between_cpp_and_rclpy() {
     }
 
     let ns = namespace();
-    let listener = ns
-        .command(keyed_node())
-        .args(["listener", "5"])
-        .env("ROS_DOMAIN_ID", d.to_string())
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .env_remove("ROS_STATIC_PEERS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let listener = keyed(&ns, d, &["listener", "5"]);
     let talker = rclpy(&ns, d, "keyed_peer.py", &["pub", "keyed", "30"]);
     let (ok, out, err) = finish(listener, Duration::from_secs(40));
     stop(&talker);

@@ -568,13 +568,15 @@ fn a_late_roslite_subscription_gets_a_cyclone_keep_all_history_whole_through_los
         .unwrap();
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
-    let spin_until = |limit: Duration, count: usize| {
-        let start = Instant::now();
-        while heard.lock().unwrap().len() < count && start.elapsed() < limit {
-            executor.spin_once(Some(Duration::from_millis(20)));
-        }
+    let heard_at_least = |count: usize| {
+        let heard = heard.clone();
+        move || heard.lock().unwrap().len() >= count
     };
-    spin_until(Duration::from_secs(60), HISTORY as usize);
+    common::spin_until(
+        &executor,
+        Duration::from_secs(60),
+        heard_at_least(HISTORY as usize),
+    );
     let history = heard.lock().unwrap().clone();
     let expected: Vec<String> = (1..=HISTORY).map(history_sample).collect();
     if history != expected {
@@ -587,7 +589,7 @@ fn a_late_roslite_subscription_gets_a_cyclone_keep_all_history_whole_through_los
     ns.drop_udp_percent(0)
         .expect("nftables in the test namespace");
     writer.send_line("go");
-    spin_until(DEADLINE, HISTORY as usize + 3);
+    common::spin_until(&executor, DEADLINE, heard_at_least(HISTORY as usize + 3));
     let out = writer.finish(Instant::now());
     let heard = heard.lock().unwrap().clone();
     assert_eq!(
@@ -645,13 +647,7 @@ fn roslite_counts_what_a_cyclone_keep_last_writer_could_not_repair() {
     ));
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
-    let spin_until = |limit: Duration, done: &dyn Fn() -> bool| {
-        let start = Instant::now();
-        while !done() && start.elapsed() < limit {
-            executor.spin_once(Some(Duration::from_millis(20)));
-        }
-        done()
-    };
+    let spin_until = |limit, done: &dyn Fn() -> bool| common::spin_until(&executor, limit, done);
     let matched = spin_until(DEADLINE, &|| subscription.publisher_count() > 0);
     assert!(matched, "Cyclone's writer never matched");
     // The writer starts half a second after its own match.

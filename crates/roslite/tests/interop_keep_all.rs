@@ -247,13 +247,7 @@ fn peer_to_roslite_through_loss(vendor: Vendor, domain: u32, name: &str) {
     let mut peer = LinePeer::spawn(vendor.talker(&ns, domain));
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
-    let spin_until = |limit: Duration, done: &dyn Fn() -> bool| {
-        let start = Instant::now();
-        while !done() && start.elapsed() < limit {
-            executor.spin_once(Some(Duration::from_millis(20)));
-        }
-        done()
-    };
+    let spin_until = |limit, done: &dyn Fn() -> bool| common::spin_until(&executor, limit, done);
     let matched = spin_until(STEP, &|| subscription.publisher_count() > 0);
     assert!(matched, "{vendor:?}'s writer never matched");
     // The peer starts half a second after its own match.

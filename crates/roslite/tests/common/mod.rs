@@ -80,6 +80,19 @@ pub fn networked_in_distro(ns: &NetNs, domain: u32, distro: roslite::RosDistro) 
     .expect("start RTPS inside the namespace")
 }
 
+/// Spins `executor` until `done` holds or `limit` passes; whether it held.
+pub fn spin_until(
+    executor: &roslite::Executor,
+    limit: std::time::Duration,
+    done: impl Fn() -> bool,
+) -> bool {
+    let start = std::time::Instant::now();
+    while !done() && start.elapsed() < limit {
+        executor.spin_once(Some(std::time::Duration::from_millis(20)));
+    }
+    done()
+}
+
 /// Polls `done` every 10 ms until it holds or `timeout` passes; whether it held.
 pub fn wait_until(timeout: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = std::time::Instant::now();
