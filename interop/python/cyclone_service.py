@@ -5,8 +5,9 @@ i64 sequence number} before the message (docs/ros2-interop.md §5), and the clie
 check its reply reader is matched before replying.
 
     cyclone_service.py serve <seconds> <count>
-        serves std_srvs/SetBool on /motor_power; prints `SERVED <data>` per request and
-        `RESULT <n>`; exits after `count` requests or `seconds`.
+        serves std_srvs/SetBool on /motor_power; prints `MATCHED` once its request reader and
+        reply writer both matched a client, `SERVED <data>` per request and `RESULT <n>`;
+        exits after `count` requests or `seconds`.
     cyclone_service.py call <seconds> <count>
         calls /motor_power `count` times (data alternately true/false) and prints
         `REPLY <success> <message>` per reply to its own requests, `FOREIGN <n>` (replies
@@ -70,9 +71,14 @@ def serve(participant, seconds, count):
     end = time.monotonic() + seconds
     matched = False
     while time.monotonic() < end and served < count:
-        if not matched and reader.get_matched_publications():
-            # A client's requests reach this volatile reader only from its match on; a test
-            # waits for this line before calling.
+        if (
+            not matched
+            and reader.get_matched_publications()
+            and writer.get_matched_subscriptions()
+        ):
+            # A client's requests reach this volatile reader only from its match on, and a
+            # reply reaches the client's reader only once this writer matched it; a test waits
+            # for this line before calling.
             matched = True
             print("MATCHED", flush=True)
         for request in take_valid(reader, SetBool_Request_):

@@ -1,9 +1,10 @@
 """rclpy (real ROS 2) service peer for the interop tests.
 
-    service_peer.py serve <seconds> <count>
+    service_peer.py serve <seconds> <count> [<linger>]
         serves std_srvs/SetBool on /motor_power (success = data, message "motor on"/"motor off")
         and std_srvs/Trigger on /trigger (message "triggered <n>"); prints `SERVED <service>
-        <detail>` per request and exits after `count` requests in all, or `seconds`.
+        <detail>` per request and exits after `count` requests in all (and <linger> seconds
+        more, default 0.5, for the last reply to arrive), or `seconds`.
     service_peer.py call <seconds> <count>
         waits for both services, calls SetBool alternately true/false and Trigger, `count`
         times each; prints `REPLY <service> <success> <message>` per reply, `SERVICES <names>`
@@ -16,7 +17,7 @@ import rclpy
 from std_srvs.srv import SetBool, Trigger
 
 
-def serve(node, seconds, count):
+def serve(node, seconds, count, linger):
     served = [0]
     triggers = [0]
 
@@ -41,8 +42,10 @@ def serve(node, seconds, count):
     end = time.monotonic() + seconds
     while time.monotonic() < end and served[0] < count:
         rclpy.spin_once(node, timeout_sec=0.1)
-    # Let the last reply leave before the process exits.
-    for _ in range(5):
+    # Let the last reply arrive before the process exits: through loss, Fast DDS repairs it
+    # only at its next HEARTBEAT, up to 3 s away.
+    linger_end = time.monotonic() + linger
+    while time.monotonic() < linger_end:
         rclpy.spin_once(node, timeout_sec=0.1)
     print("RESULT", served[0], flush=True)
 
@@ -80,7 +83,7 @@ def main():
     rclpy.init()
     node = rclpy.create_node("py_service_" + mode)
     if mode == "serve":
-        serve(node, seconds, count)
+        serve(node, seconds, count, float(sys.argv[4]) if len(sys.argv) > 4 else 0.5)
     else:
         call(node, seconds, count)
     node.destroy_node()

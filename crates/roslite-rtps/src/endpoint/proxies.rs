@@ -120,6 +120,12 @@ pub(crate) struct ReaderProxy {
     pub repair: RepairState,
     /// A directed HEARTBEAT is due (new reader, pre-emptive ACKNACK, periodic timer).
     pub heartbeat_wanted: bool,
+    /// The reader answered a HEARTBEAT (an ACKNACK other than Fast DDS's pre-emptive one): it
+    /// knows where this writer's numbering stands. Until then a volatile reader of Cyclone DDS
+    /// (and Fast DDS) takes the first HEARTBEAT it gets as the start of the stream and treats
+    /// every number it covers as written before the reader matched: a sample lost on its first
+    /// transmission then is acknowledged and never delivered.
+    pub synced: bool,
 }
 
 impl ReaderProxy {
@@ -145,12 +151,15 @@ impl ReaderProxy {
             last_nack_frag: None,
             repair: RepairState::Waiting,
             heartbeat_wanted: false,
+            synced: false,
         }
     }
 
-    /// Whether the reader still has to acknowledge something up to `last`.
-    pub(crate) fn has_unacked(&self, last: SequenceNumber) -> bool {
-        self.info.reliable && self.acked_below <= last
+    /// Whether the periodic HEARTBEAT is for this reader: it has something up to `last` to
+    /// acknowledge, or has not yet answered any HEARTBEAT ([`Self::synced`]), so that it
+    /// learns where the stream stands before the next sample, not after losing it.
+    pub(crate) fn wants_periodic_heartbeat(&self, last: SequenceNumber) -> bool {
+        self.info.reliable && (self.acked_below <= last || !self.synced)
     }
 
     pub(crate) fn has_requests(&self) -> bool {

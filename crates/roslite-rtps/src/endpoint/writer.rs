@@ -611,7 +611,10 @@ impl Writer {
         let last = self.history.last_sn();
         if self.config.reliable
             && self.next_heartbeat.is_none()
-            && self.readers.values().any(|p| p.has_unacked(last))
+            && self
+                .readers
+                .values()
+                .any(|p| p.wants_periodic_heartbeat(last))
         {
             self.next_heartbeat = Some(now.saturating_add(self.config.heartbeat_period));
         }
@@ -623,6 +626,12 @@ impl Writer {
             .values()
             .filter(|p| p.info.reliable)
             .all(|p| p.acked_below > sn)
+    }
+
+    /// Whether some matched reliable reader answered a HEARTBEAT of this writer
+    /// (`ReaderProxy::synced`): a sample written now is live to it, not history it skips.
+    pub fn has_synced_reader(&self) -> bool {
+        self.readers.values().any(|p| p.info.reliable && p.synced)
     }
 
     /// Whether matched reader `reader` acknowledged `sn` (false for a reader not matched).
@@ -747,6 +756,7 @@ impl Writer {
             p.heartbeat_wanted = true;
             return;
         }
+        p.synced = true;
         let set = &acknack.reader_sn_state;
         let mut base = set.base();
         let mut beyond = false;
@@ -856,7 +866,11 @@ impl Writer {
         if self.next_heartbeat.is_some_and(|t| t <= now) {
             let last = self.history.last_sn();
             let mut any = false;
-            for p in self.readers.values_mut().filter(|p| p.has_unacked(last)) {
+            for p in self
+                .readers
+                .values_mut()
+                .filter(|p| p.wants_periodic_heartbeat(last))
+            {
                 p.heartbeat_wanted = true;
                 any = true;
             }

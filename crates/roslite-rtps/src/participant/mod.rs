@@ -785,6 +785,14 @@ impl Participant {
             .flat_map(|w| w.matched.iter().copied())
     }
 
+    /// Whether some remote reader matched with local writer `id` answered one of its
+    /// HEARTBEATs ([`crate::endpoint::Writer::has_synced_reader`]).
+    pub fn writer_has_synced_reader(&self, id: WriterId) -> bool {
+        self.writers
+            .get(&id.0)
+            .is_some_and(|w| w.writer.has_synced_reader())
+    }
+
     /// The remote writers a local reader is matched with.
     pub fn reader_matches(&self, id: ReaderId) -> impl Iterator<Item = Guid> + '_ {
         self.readers

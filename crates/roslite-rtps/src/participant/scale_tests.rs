@@ -134,6 +134,18 @@ fn multicast_participant(i: u8) -> Participant {
     Participant::new(c, Instant::ZERO).unwrap()
 }
 
+/// Whether `datagram` holds an SPDP participant announcement.
+fn is_spdp_announcement(datagram: &[u8]) -> bool {
+    let mut found = false;
+    let mut stats = crate::receiver::ReceiveStats::default();
+    let _ = crate::receiver::parse_message(datagram, &mut stats, |rx| {
+        if let crate::wire::Submessage::Data(data) = rx.submessage {
+            found |= data.writer_id == EntityId::SPDP_PARTICIPANT_ANNOUNCER;
+        }
+    });
+    found
+}
+
 /// Destinations of participant 0's first periodic announcement after `peers` peers were
 /// heard once, at t = 1 s, over multicast (`multicast`) or unicast; and of the one after two
 /// periods without hearing them again (their leases still run).
@@ -153,12 +165,19 @@ fn announcement_destinations(peers: u8, multicast: bool) -> (usize, usize) {
         }
         while us.poll_transmit(heard).is_some() {}
     }
+    // The SPDP announcement among what is due (the SEDP writers also send HEARTBEATs to the
+    // peers' readers, which never answer here).
     let next_announcement = |us: &mut Participant, after: Instant| loop {
         let t = us.poll_timeout().unwrap().max(after);
         us.handle_timeout(t);
-        if let Some(d) = us.poll_transmit(t) {
-            while us.poll_transmit(t).is_some() {}
-            return (t, d.destinations.len());
+        let mut announcement = None;
+        while let Some(d) = us.poll_transmit(t) {
+            if announcement.is_none() && is_spdp_announcement(&d.bytes.to_vec()) {
+                announcement = Some(d.destinations.len());
+            }
+        }
+        if let Some(destinations) = announcement {
+            return (t, destinations);
         }
     };
     let (t, first) = next_announcement(&mut us, heard);

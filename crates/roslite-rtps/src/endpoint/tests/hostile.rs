@@ -588,3 +588,43 @@ fn a_reader_that_restarted_its_count_after_a_silence_is_served_again() {
     });
     assert_eq!(resent, (6..=8).map(sn).collect::<Vec<_>>());
 }
+
+/// A reliable reader that has not answered a HEARTBEAT gets one every `heartbeat_period`,
+/// even while nothing is written: until it answers, it does not know where the writer's
+/// numbering stands, and a volatile Cyclone DDS (or Fast DDS) reader takes the first HEARTBEAT
+/// it gets as the start of the stream, skipping a sample lost before. Fast DDS's pre-emptive
+/// ACKNACK is no answer; the first real one makes the reader synced
+/// (`Writer::has_synced_reader`) and the writer quiet while nothing is unacknowledged.
+#[test]
+fn a_reader_gets_heartbeats_until_it_answers_one() {
+    let (mut w, reader) = writer_with_reader(writer_config(true, HistoryKind::KeepLast(10)));
+    let period = w.config().heartbeat_period;
+    let heartbeats = |w: &mut Writer, at: Instant| {
+        w.handle_timeout(at);
+        let mut n = 0;
+        for_each_submessage(&drain_writer(w, at), |sm| {
+            n += usize::from(matches!(sm, Submessage::Heartbeat(_)));
+        });
+        n
+    };
+    assert!(!w.has_synced_reader());
+    assert_eq!(
+        w.poll_timeout(),
+        Some(T0 + period),
+        "the next HEARTBEAT is armed"
+    );
+    assert_eq!(heartbeats(&mut w, T0 + period), 1);
+    assert_eq!(heartbeats(&mut w, T0 + period * 2), 1);
+    // The pre-emptive ACKNACK (base 0) is answered with a HEARTBEAT, but is no answer itself.
+    w.handle_acknack(T0 + period * 2, reader, &acknack(0, &[], 1));
+    assert!(!w.has_synced_reader());
+    assert_eq!(heartbeats(&mut w, T0 + period * 3), 1);
+    w.handle_acknack(T0 + period * 3, reader, &acknack(1, &[], 2));
+    assert!(w.has_synced_reader());
+    assert_eq!(heartbeats(&mut w, T0 + period * 4), 0);
+    assert_eq!(
+        w.poll_timeout(),
+        None,
+        "quiet: nothing unacknowledged, the reader synced"
+    );
+}

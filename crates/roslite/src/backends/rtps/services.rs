@@ -519,11 +519,14 @@ impl NetShared {
         let Some(client) = state.services.clients.get(&local_id) else {
             return false;
         };
+        // The server's request reader answered a HEARTBEAT of ours: it knows where our
+        // numbering stands, so a request written now is live to it. A volatile reader that
+        // has matched us but not yet heard a HEARTBEAT takes the first one as the start of
+        // the stream: a request lost on its way before that would be acknowledged and never
+        // served (rclcpp clients race the same way; rmw_fastrtps#390).
         state
             .participant
-            .writer_matches(client.request_writer)
-            .next()
-            .is_some()
+            .writer_has_synced_reader(client.request_writer)
             && state
                 .participant
                 .reader_matches(client.reply_reader)
