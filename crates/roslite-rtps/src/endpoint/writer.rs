@@ -13,8 +13,9 @@
 //!   GAPs, its HEARTBEATs) is directed: INFO_DST + that reader's locators and entity id. So is
 //!   the GAP for a number the application gave up ([`Writer::give_up_number`]), to each
 //!   reader: Cyclone DDS ignores a GAP with `readerId = ENTITYID_UNKNOWN`.
-//! - While some reliable reader has unacknowledged samples, every `heartbeat_period` each such
-//!   reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
+//! - While some reliable reader has unacknowledged samples, or has not yet answered any
+//!   HEARTBEAT (so does not know where the numbering stands: `ReaderProxy::synced`), every
+//!   `heartbeat_period` each such reader gets a non-Final HEARTBEAT (§8.4.9.2.7).
 //! - Batching: samples written in a burst share datagrams. A sample written `batch_window` or
 //!   more after the last push goes out at the next poll (a lone sample waits for nothing), and
 //!   so does one written after the caller handled input since that push (a reply to a request
