@@ -224,9 +224,13 @@ fn regenerate_builtin_writes_the_tree_and_removes_only_stale_generated_files() {
             "pkg_a.rs",
             "pkg_b.rs",
             "service_msgs.rs",
-            "type_hashes.rs"
+            "type_hashes.rs",
+            "type_keys.rs"
         ]
     );
+    // No keyed type among these: an empty table.
+    let keys = fs::read_to_string(out.join("type_keys.rs")).unwrap();
+    assert!(keys.trim_end().ends_with("[\n]"), "{keys}");
     assert!(!stale.exists());
     assert!(handwritten.exists());
 
