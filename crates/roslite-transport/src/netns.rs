@@ -340,13 +340,7 @@ pub fn stop_gracefully(child: &mut Child, grace: std::time::Duration) -> io::Res
     if let Some(status) = child.try_wait()? {
         return Ok(status);
     }
-    let pid = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid {
-        // Ignoring an error: the process may have exited since; the wait below tells.
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-    }
+    interrupt(child);
     let deadline = std::time::Instant::now() + grace;
     while std::time::Instant::now() < deadline {
         if let Some(status) = child.try_wait()? {
@@ -356,6 +350,18 @@ pub fn stop_gracefully(child: &mut Child, grace: std::time::Duration) -> io::Res
     }
     child.kill()?;
     child.wait()
+}
+
+/// Asks `child` to stop (SIGINT, as Ctrl-C would), without waiting: to stop many at once
+/// before [`stop_gracefully`] reaps them one by one.
+pub fn interrupt(child: &Child) {
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        // Ignoring an error: the process may have exited already, which is what was asked.
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+    }
 }
 
 /// Moves the calling thread into the namespace `/run/netns/<name>`.

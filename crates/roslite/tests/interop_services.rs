@@ -157,35 +157,47 @@ fn cyclone_style_client_calls_a_roslite_server() {
 #[test]
 fn roslite_client_calls_a_cyclone_style_server() {
     let ns = NetNs::create("srv-cyc-srv").expect("create a network namespace");
-    let mut server = common::LinePeer::spawn(cyclone(&ns, &["serve", "40", "4"]));
-    let ctx = common::networked_in(&ns, DOMAIN);
+    let out = call_a_cyclone_style_server(&ns, 4, Duration::from_secs(30));
+    assert_eq!(out.values("RESULT "), ["4"], "{out}");
+}
+
+/// A roslite client calls a Cyclone-style server in `ns` `calls` times (SetBool, alternately
+/// true and false) and checks each reply; `patience` bounds each wait for discovery and each
+/// call. Returns the server's output once it ended (successfully).
+fn call_a_cyclone_style_server(ns: &NetNs, calls: usize, patience: Duration) -> common::PeerOutput {
+    let seconds = (3 * patience.as_secs()).to_string();
+    let mut server = common::LinePeer::spawn(cyclone(ns, &["serve", &seconds, &calls.to_string()]));
+    let ctx = common::networked_in(ns, DOMAIN);
     let node = ctx.create_node("roslite_client").unwrap();
     let client = node.create_client::<SetBool>("motor_power").unwrap();
     assert!(
-        client.wait_for_service(Duration::from_secs(30)),
+        client.wait_for_service(patience * 2),
         "the Cyclone server never appeared"
     );
     // Our side matching the server is not enough: its volatile request reader takes requests
     // only from the moment it matched our writer (a request written before is never served).
     assert!(
         server
-            .wait_line(std::time::Instant::now() + Duration::from_secs(30), |l| {
-                l == "MATCHED"
-            })
+            .wait_line(std::time::Instant::now() + patience * 2, |l| l == "MATCHED")
             .is_some(),
         "the Cyclone server never matched the client"
     );
-    for i in 0..4 {
+    for i in 0..calls {
         let on = i % 2 == 0;
-        let r = client
-            .call(SetBool_Request { data: on }, Duration::from_secs(10))
-            .unwrap();
+        let r = match client.call(SetBool_Request { data: on }, patience) {
+            Ok(r) => r,
+            Err(e) => {
+                let stats = client.stats();
+                let out = server.finish(std::time::Instant::now());
+                panic!("call {i}: {e}; {stats:?}\n{out}");
+            }
+        };
         assert_eq!(r.success, on);
         assert_eq!(r.message, if on { "motor on" } else { "motor off" });
     }
     let out = server.finish(std::time::Instant::now() + Duration::from_secs(30));
     assert!(out.success, "the Cyclone server failed: {out}");
-    assert_eq!(out.values("RESULT "), ["4"], "{out}");
+    out
 }
 
 // -------------------------------------------------------------------------------------------
@@ -310,40 +322,8 @@ fn roslite_client_calls_a_cyclone_style_server_through_loss() {
     let ns = NetNs::create("srv-loss-cyc-srv").expect("create a network namespace");
     ns.drop_udp_percent(LOSS_PERCENT)
         .expect("nftables in the test namespace");
-    let calls = LOSSY_CALLS.to_string();
-    let mut server = common::LinePeer::spawn(cyclone(&ns, &["serve", "90", &calls]));
-    let ctx = common::networked_in(&ns, DOMAIN);
-    let node = ctx.create_node("roslite_client").unwrap();
-    let client = node.create_client::<SetBool>("motor_power").unwrap();
-    assert!(
-        client.wait_for_service(Duration::from_secs(60)),
-        "the Cyclone server never appeared"
-    );
-    // As without loss: its volatile request reader takes requests only once it matched ours.
-    assert!(
-        server
-            .wait_line(std::time::Instant::now() + Duration::from_secs(60), |l| {
-                l == "MATCHED"
-            })
-            .is_some(),
-        "the Cyclone server never matched the client"
-    );
-    for i in 0..LOSSY_CALLS {
-        let on = i % 2 == 0;
-        let r = match client.call(SetBool_Request { data: on }, Duration::from_secs(30)) {
-            Ok(r) => r,
-            Err(e) => {
-                let stats = client.stats();
-                let out = server.finish(std::time::Instant::now());
-                panic!("call {i}: {e}; {stats:?}\n{out}");
-            }
-        };
-        assert_eq!(r.success, on);
-        assert_eq!(r.message, if on { "motor on" } else { "motor off" });
-    }
-    let out = server.finish(std::time::Instant::now() + Duration::from_secs(30));
-    assert!(out.success, "the Cyclone server failed: {out}");
-    assert_eq!(out.values("RESULT "), [calls.as_str()], "{out}");
+    let out = call_a_cyclone_style_server(&ns, LOSSY_CALLS, Duration::from_secs(30));
+    assert_eq!(out.values("RESULT "), [LOSSY_CALLS.to_string()], "{out}");
     assert_eq!(
         out.values("SERVED ").len(),
         LOSSY_CALLS,

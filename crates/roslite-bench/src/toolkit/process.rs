@@ -60,13 +60,7 @@ impl Helper {
     /// Asks the process to stop (SIGINT, as Ctrl-C), without waiting: to stop many at once
     /// before they are dropped one by one.
     pub fn interrupt(&self) {
-        let pid = i32::try_from(self.pid())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw);
-        if let Some(pid) = pid {
-            // Ignoring an error: it may have exited already, which is what we asked for.
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-        }
+        roslite_transport::netns::interrupt(&self.child);
     }
 
     /// Fails if the process has already exited.
