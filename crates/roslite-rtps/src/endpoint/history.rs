@@ -1,13 +1,16 @@
 //! History caches: the writer's `HistoryCache` of RTPS 2.5 §8.2.2 / §8.4.7 and the reader's
 //! queue of samples ready for the application.
 //!
-//! Invariant of [`WriterHistory`]: the cached changes always have consecutive sequence numbers
-//! `first_sn() ..= last_sn()`. Changes only leave from the front (KEEP_LAST overwrites the
-//! oldest; acknowledged changes are released oldest first, and "acknowledged by all readers" is
-//! a prefix property because every reader acknowledges a prefix). So a lookup by sequence
-//! number is an index computation, and the writer never stores a gap.
+//! [`WriterHistory`] holds its changes in sequence-number order. Changes leave from the front
+//! (KEEP_LAST overwrites the oldest; acknowledged changes are released oldest first, and
+//! "acknowledged by all readers" is a prefix property because every reader acknowledges a
+//! prefix), so an unkeyed history holds consecutive numbers `first_sn() ..= last_sn()` and a
+//! lookup is an index computation. A keyed KEEP_LAST history keeps `depth` changes *per
+//! instance* (DDS 1.4 §2.2.3.18: "on a per-instance basis"), so overwriting the oldest of one
+//! instance can leave a hole between changes of others: a lookup then falls back to a binary
+//! search, and a number in a hole is gone, as one below `first_sn()` is (readers get a GAP).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::types::{SequenceNumber, Time};
@@ -38,7 +41,29 @@ impl HistoryKind {
     pub fn is_keep_all(self) -> bool {
         matches!(self, Self::KeepAll { .. })
     }
+
+    /// How many samples the cache of a keyed topic holds at most, over all instances: KEEP_LAST
+    /// keeps `depth` per instance for up to [`MAX_KEPT_INSTANCES`] instances; KEEP_ALL is bound
+    /// by `max_samples` as for an unkeyed topic.
+    pub fn keyed_capacity(self) -> usize {
+        match self {
+            Self::KeepLast(depth) => depth.max(1).saturating_mul(MAX_KEPT_INSTANCES),
+            Self::KeepAll { .. } => self.capacity(),
+        }
+    }
 }
+
+/// The instances whose newest `depth` samples a keyed KEEP_LAST writer keeps in full (DDS
+/// `RESOURCE_LIMITS.max_instances`, which is unlimited in DDS's default and 10 in Fast DDS's):
+/// its history holds at most `depth` x this many samples, and beyond that the oldest sample
+/// goes whatever its instance (counted in
+/// [`WriterStats::instance_limit_overwritten`](super::writer::WriterStats::instance_limit_overwritten)).
+pub const MAX_KEPT_INSTANCES: usize = 1024;
+
+/// The key of a sample's instance: its key members serialized on their own
+/// ([`roslite_cdr::key::KeyStruct::key_of`]), which tell instances apart exactly (a key hash
+/// may be a digest).
+pub(crate) type InstanceKey = Arc<[u8]>;
 
 impl Default for HistoryKind {
     /// The ROS 2 default profile: KEEP_LAST 10.
@@ -60,12 +85,19 @@ pub(crate) struct CacheChange {
     /// A number the application gave up ([`super::Writer::give_up_number`]): nothing was
     /// written under it, and it goes to readers as a GAP.
     pub given_up: bool,
+    /// The instance of a sample of a keyed KEEP_LAST writer, whose history keeps `depth`
+    /// samples per instance; `None` otherwise.
+    pub instance: Option<InstanceKey>,
 }
 
-/// The writer's cache: consecutive sequence numbers, oldest first.
+/// The writer's cache, oldest first (module documentation: consecutive numbers but for a keyed
+/// KEEP_LAST history).
 #[derive(Clone, Debug)]
 pub(crate) struct WriterHistory {
     changes: VecDeque<CacheChange>,
+    /// The numbers of the cached changes of each instance ([`CacheChange::instance`]), oldest
+    /// first.
+    instances: HashMap<InstanceKey, VecDeque<SequenceNumber>>,
     /// The sequence number the next write gets (RTPS 2.5 §8.4.7.1 `lastChangeSequenceNumber`
     /// + 1).
     next_sn: SequenceNumber,
@@ -77,6 +109,7 @@ impl WriterHistory {
     pub(crate) fn new() -> Self {
         WriterHistory {
             changes: VecDeque::new(),
+            instances: HashMap::new(),
             next_sn: SequenceNumber::FIRST,
             bytes: 0,
         }
@@ -107,10 +140,61 @@ impl WriterHistory {
     }
 
     pub(crate) fn get(&self, sn: SequenceNumber) -> Option<&CacheChange> {
-        let index = usize::try_from(sn.0.checked_sub(self.first_sn().0)?).ok()?;
-        let change = self.changes.get(index)?;
-        debug_assert_eq!(change.sn, sn, "internal bug: history not consecutive");
+        self.index_of(sn).ok().and_then(|i| self.changes.get(i))
+    }
+
+    /// Where change `sn` is (`Ok`), or where it would be (`Err`): by index while the numbers
+    /// are consecutive, by binary search across holes.
+    fn index_of(&self, sn: SequenceNumber) -> Result<usize, usize> {
+        let guess = sn
+            .0
+            .checked_sub(self.first_sn().0)
+            .and_then(|offset| usize::try_from(offset).ok());
+        if let Some(change) = guess.and_then(|i| self.changes.get(i)) {
+            if change.sn == sn {
+                return guess.ok_or(0);
+            }
+        }
+        self.changes.binary_search_by_key(&sn, |c| c.sn)
+    }
+
+    /// The first cached number at or after `sn`, or `next_sn()` if none is: a GAP for `sn`
+    /// covers everything up to it.
+    pub(crate) fn next_present(&self, sn: SequenceNumber) -> SequenceNumber {
+        let index = self.index_of(sn).unwrap_or_else(|i| i);
+        self.changes.get(index).map_or(self.next_sn, |c| c.sn)
+    }
+
+    /// How many changes of `instance` are cached.
+    pub(crate) fn instance_len(&self, instance: &[u8]) -> usize {
+        self.instances.get(instance).map_or(0, VecDeque::len)
+    }
+
+    /// The oldest cached change of `instance`.
+    pub(crate) fn oldest_of(&self, instance: &[u8]) -> Option<SequenceNumber> {
+        self.instances.get(instance)?.front().copied()
+    }
+
+    /// Takes change `sn` out of the cache, wherever it is, leaving a hole in the numbers.
+    pub(crate) fn remove(&mut self, sn: SequenceNumber) -> Option<CacheChange> {
+        let index = self.index_of(sn).ok()?;
+        let change = self.changes.remove(index)?;
+        self.forget(&change);
         Some(change)
+    }
+
+    /// Accounts for `change` having left the cache.
+    fn forget(&mut self, change: &CacheChange) {
+        self.bytes = self.bytes.saturating_sub(change.payload.len());
+        let Some(instance) = &change.instance else {
+            return;
+        };
+        if let Some(numbers) = self.instances.get_mut(instance) {
+            numbers.retain(|&sn| sn != change.sn);
+            if numbers.is_empty() {
+                self.instances.remove(instance);
+            }
+        }
     }
 
     /// Appends a change with the next sequence number and returns that number.
@@ -119,31 +203,40 @@ impl WriterHistory {
         payload: Arc<[u8]>,
         inline_qos: Option<Arc<[u8]>>,
         source_timestamp: Option<Time>,
+        instance: Option<InstanceKey>,
     ) -> SequenceNumber {
-        self.push_change(payload, inline_qos, source_timestamp, false)
+        self.push_change(CacheChange {
+            sn: self.next_sn,
+            payload,
+            inline_qos,
+            source_timestamp,
+            given_up: false,
+            instance,
+        })
     }
 
     /// Appends a given-up number ([`CacheChange::given_up`]) and returns it.
     pub(crate) fn push_given_up(&mut self) -> SequenceNumber {
-        self.push_change(Arc::from([]), None, None, true)
+        self.push_change(CacheChange {
+            sn: self.next_sn,
+            payload: Arc::from([]),
+            inline_qos: None,
+            source_timestamp: None,
+            given_up: true,
+            instance: None,
+        })
     }
 
-    fn push_change(
-        &mut self,
-        payload: Arc<[u8]>,
-        inline_qos: Option<Arc<[u8]>>,
-        source_timestamp: Option<Time>,
-        given_up: bool,
-    ) -> SequenceNumber {
-        let sn = self.next_sn;
-        self.bytes = self.bytes.saturating_add(payload.len());
-        self.changes.push_back(CacheChange {
-            sn,
-            payload,
-            inline_qos,
-            source_timestamp,
-            given_up,
-        });
+    fn push_change(&mut self, change: CacheChange) -> SequenceNumber {
+        let sn = change.sn;
+        self.bytes = self.bytes.saturating_add(change.payload.len());
+        if let Some(instance) = &change.instance {
+            self.instances
+                .entry(instance.clone())
+                .or_default()
+                .push_back(sn);
+        }
+        self.changes.push_back(change);
         self.next_sn = sn_next(sn);
         sn
     }
@@ -154,6 +247,7 @@ impl WriterHistory {
     /// Forgets every change and numbers the next one `next` if that is ahead.
     pub(crate) fn skip_to(&mut self, next: SequenceNumber) {
         self.changes.clear();
+        self.instances.clear();
         self.bytes = 0;
         self.next_sn = self.next_sn.max(next);
     }
@@ -164,7 +258,7 @@ impl WriterHistory {
 
     pub(crate) fn pop_front(&mut self) -> Option<CacheChange> {
         let change = self.changes.pop_front()?;
-        self.bytes = self.bytes.saturating_sub(change.payload.len());
+        self.forget(&change);
         Some(change)
     }
 }
@@ -180,7 +274,7 @@ mod tests {
         assert_eq!(h.last_sn(), SequenceNumber(0));
         let p: Arc<[u8]> = Arc::from(vec![0u8, 1, 0, 0]);
         for i in 1..=5 {
-            assert_eq!(h.push(p.clone(), None, None), SequenceNumber(i));
+            assert_eq!(h.push(p.clone(), None, None, None), SequenceNumber(i));
         }
         assert_eq!(h.pop_front().map(|c| c.sn), Some(SequenceNumber(1)));
         assert_eq!(h.first_sn(), SequenceNumber(2));
@@ -195,5 +289,36 @@ mod tests {
         assert_eq!(h.first_sn(), SequenceNumber(6));
         assert_eq!(h.last_sn(), SequenceNumber(5));
         assert_eq!(HistoryKind::KeepLast(0).capacity(), 1);
+    }
+
+    #[test]
+    fn holes_left_by_removed_instances_are_skipped_by_lookups() {
+        let mut h = WriterHistory::new();
+        let p: Arc<[u8]> = Arc::from(vec![0u8, 1, 0, 0]);
+        let (a, b): (InstanceKey, InstanceKey) = (Arc::from([1u8]), Arc::from([2u8]));
+        for i in 1..=6 {
+            let instance = if i % 2 == 0 { b.clone() } else { a.clone() };
+            h.push(p.clone(), None, None, Some(instance));
+        }
+        assert_eq!(h.instance_len(&a), 3);
+        assert_eq!(h.oldest_of(&b), Some(SequenceNumber(2)));
+        // Instance b keeps only its newest: 2 and 4 leave holes among a's 1, 3, 5.
+        for sn in [2, 4] {
+            assert_eq!(h.remove(SequenceNumber(sn)).map(|c| c.sn), Some(SequenceNumber(sn)));
+        }
+        assert_eq!(h.len(), 4);
+        assert_eq!(h.bytes(), 16);
+        assert_eq!(h.instance_len(&b), 1);
+        assert!(h.get(SequenceNumber(4)).is_none());
+        assert_eq!(h.get(SequenceNumber(5)).map(|c| c.sn), Some(SequenceNumber(5)));
+        assert_eq!(h.next_present(SequenceNumber(2)), SequenceNumber(3));
+        assert_eq!(h.next_present(SequenceNumber(4)), SequenceNumber(5));
+        assert_eq!(h.next_present(SequenceNumber(7)), SequenceNumber(7));
+        assert_eq!(h.next_present(SequenceNumber(0)), SequenceNumber(1));
+        assert_eq!(h.pop_front().map(|c| c.sn), Some(SequenceNumber(1)));
+        assert_eq!(h.oldest_of(&a), Some(SequenceNumber(3)));
+        while h.pop_front().is_some() {}
+        assert_eq!((h.instance_len(&a), h.instance_len(&b)), (0, 0));
+        assert_eq!(h.first_sn(), SequenceNumber(7));
     }
 }

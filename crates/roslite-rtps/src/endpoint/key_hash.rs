@@ -55,17 +55,31 @@ impl KeyHasher {
     /// [`DecodeError`] when the payload is not a sample of that type.
     pub fn key_hash(&mut self, payload: &[u8]) -> Result<[u8; 16], DecodeError> {
         let key = self.layout.key_of(payload)?;
+        Ok(self.hash_of_key(&key))
+    }
+
+    /// The key of `payload` (its key members serialized on their own) and its key hash.
+    ///
+    /// # Errors
+    /// As [`Self::key_hash`].
+    pub fn key_and_hash(&mut self, payload: &[u8]) -> Result<(Vec<u8>, [u8; 16]), DecodeError> {
+        let key = self.layout.key_of(payload)?;
+        let hash = self.hash_of_key(&key);
+        Ok((key, hash))
+    }
+
+    fn hash_of_key(&mut self, key: &[u8]) -> [u8; 16] {
         if self.unbounded {
             self.max_size = self.max_size.max(key.len());
         }
         let mut hash = [0u8; 16];
         if self.max_size > PLAIN_KEY_MAX {
-            hash.copy_from_slice(&Md5::digest(&key));
+            hash.copy_from_slice(&Md5::digest(key));
         } else if let Some(start) = hash.get_mut(..key.len()) {
             // Always: `key.len() <= max_size <= 16`.
-            start.copy_from_slice(&key);
+            start.copy_from_slice(key);
         }
-        Ok(hash)
+        hash
     }
 }
 

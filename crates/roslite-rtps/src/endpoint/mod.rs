@@ -41,7 +41,7 @@ mod tests;
 
 pub use drained::{Drained, Transmitter};
 pub use fragments::{ByteBudget, SharedBudgets};
-pub use history::HistoryKind;
+pub use history::{HistoryKind, MAX_KEPT_INSTANCES};
 pub use key_hash::KeyHasher;
 pub use proxies::{ReaderProxyInfo, WriterProxyInfo};
 pub use reader::{Reader, ReaderConfig, ReaderStats};

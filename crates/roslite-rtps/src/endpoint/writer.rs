@@ -50,7 +50,7 @@ use crate::wire::{
 };
 
 use super::fragments::{push_data_frags, FragmentLayout};
-use super::history::{CacheChange, HistoryKind, WriterHistory};
+use super::history::{CacheChange, HistoryKind, InstanceKey, WriterHistory};
 use super::key_hash::{with_key_hash, KeyHasher};
 use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{ReaderProxy, ReaderProxyInfo, RepairState};
@@ -211,6 +211,10 @@ pub struct WriterStats {
     pub write_full: u64,
     /// KEEP_LAST samples overwritten before every reliable reader acknowledged them.
     pub overwritten_unacked: u64,
+    /// Samples of a keyed KEEP_LAST writer that went to make room for another instance's,
+    /// not their own instance's newer ones: the history held `depth` samples of
+    /// [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES) instances.
+    pub instance_limit_overwritten: u64,
     pub acknacks_received: u64,
     /// ACKNACKs whose count was not newer than the last one (duplicates, reordering).
     pub acknacks_stale: u64,
@@ -448,15 +452,15 @@ impl Writer {
             .checked_add(count)
             .ok_or(AdoptError::NotFresh { next })?;
         // Only the newest the history holds are kept.
-        let keep = samples.len().min(self.config.history.capacity());
+        let keep = samples.len().min(self.capacity());
         let skipped = samples.len().saturating_sub(keep);
         let mut kept = Vec::with_capacity(keep);
         for (index, sample) in samples.into_iter().enumerate().skip(skipped) {
             let sn = sn_add(first, i64::try_from(index).unwrap_or(i64::MAX));
-            let inline_qos = self
+            let checked = self
                 .checked_sample(&sample.payload, None)
                 .map_err(|error| AdoptError::Sample { sn, error })?;
-            kept.push((sample, inline_qos));
+            kept.push((sample, checked));
         }
         self.history
             .skip_to(sn_add(first, i64::try_from(skipped).unwrap_or(i64::MAX)));
@@ -470,14 +474,21 @@ impl Writer {
         }
         self.next_push = end;
         self.waiting_bytes = 0;
-        for (sample, inline_qos) in kept {
+        for (sample, (inline_qos, instance)) in kept {
             // Every sample is acknowledged by every reader matched and counted sent, so room is
             // made by dropping the oldest, whatever the history kind.
-            if self.make_room(sample.payload.len()).is_err() {
+            if self
+                .make_room(sample.payload.len(), instance.as_deref())
+                .is_err()
+            {
                 self.history.pop_front();
             }
-            self.history
-                .push(sample.payload, inline_qos, sample.source_timestamp);
+            self.history.push(
+                sample.payload,
+                inline_qos,
+                sample.source_timestamp,
+                instance,
+            );
         }
         debug_assert_eq!(self.history.next_sn(), end);
         self.arm_heartbeat(now);
@@ -501,9 +512,11 @@ impl Writer {
         source_timestamp: Option<Time>,
     ) -> Result<SequenceNumber, WriteError> {
         let len = payload.len();
-        let inline_qos = self.checked_sample(&payload, inline_qos)?;
-        self.make_room(len)?;
-        let sn = self.history.push(payload, inline_qos, source_timestamp);
+        let (inline_qos, instance) = self.checked_sample(&payload, inline_qos)?;
+        self.make_room(len, instance.as_deref())?;
+        let sn = self
+            .history
+            .push(payload, inline_qos, source_timestamp, instance);
         self.stats.samples_written = self.stats.samples_written.saturating_add(1);
         self.after_push(now, len);
         Ok(sn)
@@ -531,12 +544,13 @@ impl Writer {
 
     /// Checks a sample as [`Self::write`] takes it (a payload with its encapsulation header,
     /// or empty for a dispose/unregister named in `inline_qos`; inline QoS a little-endian
-    /// parameter list) and returns its inline QoS with the key hash of a keyed topic merged in.
+    /// parameter list) and returns its inline QoS with the key hash of a keyed topic merged in,
+    /// and for a keyed KEEP_LAST writer its instance ([`CacheChange::instance`]).
     fn checked_sample(
         &mut self,
         payload: &[u8],
         inline_qos: Option<Arc<[u8]>>,
-    ) -> Result<Option<Arc<[u8]>>, WriteError> {
+    ) -> Result<(Option<Arc<[u8]>>, Option<InstanceKey>), WriteError> {
         let len = payload.len();
         if len < 4 && !(len == 0 && inline_qos.is_some()) {
             return Err(WriteError::PayloadTooShort { len });
@@ -554,21 +568,43 @@ impl Writer {
         // (a dispose or unregister) already does so in the caller's inline QoS.
         match &mut self.key_hasher {
             Some(hasher) if len > 0 => {
-                let hash = hasher.key_hash(payload).map_err(WriteError::KeyNotFound)?;
+                let (key, hash) = hasher
+                    .key_and_hash(payload)
+                    .map_err(WriteError::KeyNotFound)?;
                 let merged = with_key_hash(hash, inline_qos.as_deref());
                 if merged.len() > MAX_INLINE_QOS {
                     return Err(WriteError::InvalidInlineQos);
                 }
-                Ok(Some(Arc::from(merged)))
+                let per_instance = !self.config.history.is_keep_all();
+                let instance = per_instance.then(|| InstanceKey::from(key));
+                Ok((Some(Arc::from(merged)), instance))
             }
-            _ => Ok(inline_qos),
+            _ => Ok((inline_qos, None)),
+        }
+    }
+
+    /// How many samples the history holds at most ([`HistoryKind::keyed_capacity`] for a
+    /// keyed topic).
+    fn capacity(&self) -> usize {
+        if self.key_hasher.is_some() {
+            self.config.history.keyed_capacity()
+        } else {
+            self.config.history.capacity()
         }
     }
 
     /// Frees a slot (and `len` payload bytes) in the history for one more sample, per the
-    /// history kind.
-    fn make_room(&mut self, len: usize) -> Result<(), WriteError> {
-        let capacity = self.config.history.capacity();
+    /// history kind: of `instance`'s own for a keyed KEEP_LAST writer, then overall.
+    fn make_room(&mut self, len: usize, instance: Option<&[u8]>) -> Result<(), WriteError> {
+        if let (HistoryKind::KeepLast(depth), Some(instance)) = (self.config.history, instance) {
+            while self.history.instance_len(instance) >= depth.max(1) {
+                let Some(oldest) = self.history.oldest_of(instance) else {
+                    break;
+                };
+                self.overwrite(oldest);
+            }
+        }
+        let capacity = self.capacity();
         let max_bytes = self.config.max_history_bytes;
         while self.history.len() >= capacity
             || (self.history.len() > 0 && self.history.bytes().saturating_add(len) > max_bytes)
@@ -583,15 +619,27 @@ impl Writer {
                     return Err(WriteError::Full);
                 }
                 _ => {
-                    if !acked {
-                        self.stats.overwritten_unacked =
-                            self.stats.overwritten_unacked.saturating_add(1);
+                    if instance.is_some() {
+                        self.stats.instance_limit_overwritten =
+                            self.stats.instance_limit_overwritten.saturating_add(1);
                     }
-                    self.history.pop_front();
+                    self.overwrite(front);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Drops KEEP_LAST sample `sn` for a newer one. Readers that did not have it get a GAP: at
+    /// once if it never went out, else when they ask for it.
+    fn overwrite(&mut self, sn: SequenceNumber) {
+        if !self.is_acked_by_all(sn) {
+            self.stats.overwritten_unacked = self.stats.overwritten_unacked.saturating_add(1);
+        }
+        self.history.remove(sn);
+        if sn >= self.next_push {
+            self.gap_to_each_reader(sn);
+        }
     }
 
     /// Volatile writers drop samples once every reliable reader acknowledged them (and they
@@ -995,7 +1043,11 @@ impl Writer {
                 match self.history.get(sn) {
                     Some(change) if change.given_up => self.gap_to_each_reader(sn),
                     Some(change) => self.push_sample(&mut tx, change.clone(), ids),
-                    None => {}
+                    None => {
+                        // Overwritten before it went out (a GAP is on its way).
+                        sn = self.history.next_present(sn).max(sn_next(sn));
+                        continue;
+                    }
                 }
                 sn = sn_next(sn);
             }
@@ -1061,7 +1113,7 @@ impl Writer {
                     p.unsent.0 = sn_next(sn);
                 }
                 None => {
-                    let end = self.history.first_sn().clamp(sn_next(sn), p.unsent.1);
+                    let end = self.history.next_present(sn).clamp(sn_next(sn), p.unsent.1);
                     self.push_gap(&mut tx, ids, sn, end);
                     p.unsent.0 = end;
                 }
@@ -1114,10 +1166,8 @@ impl Writer {
             }
             // Irrelevant to this reader: everything up to where samples become available
             // again, as one interval (never iterated).
-            let mut end = sn_next(sn);
-            if sn < self.history.first_sn() {
-                end = end.max(self.history.first_sn());
-            }
+            // (Below the history, or in a hole a keyed KEEP_LAST history left.)
+            let mut end = self.history.next_present(sn).max(sn_next(sn));
             if sn < p.first_relevant {
                 end = end.max(p.first_relevant);
             }

@@ -49,6 +49,7 @@ fn writer_fragments_round_trip_through_the_wire_and_reassembler() {
         inline_qos: None,
         source_timestamp: None,
         given_up: false,
+        instance: None,
     };
     let layout = FragmentLayout::new(payload.len(), 1000, 4000).unwrap();
     let mut tx = TransmitBuilder::default();
