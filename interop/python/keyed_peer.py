@@ -10,6 +10,12 @@
   keyed_peer.py sub TOPIC SECONDS [TYPE]
                                     prints every message of TYPE (KeyedLong, the default, or
                                     KeyedString) received on TOPIC as `got key=K value=V`
+  keyed_peer.py latched TOPIC SECONDS
+                                    a transient-local KEEP_LAST(1) KeyedLong publisher: writes
+                                    keys 0-4 in three rounds (value 10 x round + key) before
+                                    anyone subscribed, prints PUBLISHED, and stays SECONDS
+  keyed_peer.py late TOPIC SECONDS  a transient-local KEEP_LAST(10) KeyedLong subscription,
+                                    printing `got key=K value=V` for each message
   keyed_peer.py sniff SECONDS       prints the PID_KEY_HASH of every RTPS DATA seen on `lo` (of
                                     the network namespace it runs in) as
                                     `keyhash <writer guid> <sequence number> <key hash>`, once
@@ -80,6 +86,49 @@ def subscribe(topic, seconds, type_name):
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
+def transient_local(depth):
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(
+        depth=depth,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE,
+    )
+
+
+def latched(topic, seconds):
+    import rclpy
+    from test_msgs.msg import KeyedLong
+
+    rclpy.init()
+    node = rclpy.create_node("py_keyed_latched")
+    publisher = node.create_publisher(KeyedLong, topic, transient_local(1))
+    for round_ in range(3):
+        for key in range(5):
+            publisher.publish(KeyedLong(key=key, value=10 * round_ + key))
+    print("PUBLISHED", flush=True)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.1)
+
+
+def late(topic, seconds):
+    import rclpy
+    from test_msgs.msg import KeyedLong
+
+    rclpy.init()
+    node = rclpy.create_node("py_keyed_late")
+    node.create_subscription(
+        KeyedLong,
+        topic,
+        lambda m: print(f"got key={m.key} value={m.value}", flush=True),
+        transient_local(10),
+    )
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.1)
+
+
 def key_hashes(rtps):
     """(writer guid, sequence number, key hash) of each DATA with PID_KEY_HASH in a message."""
     if len(rtps) < 20 or rtps[:4] != b"RTPS":
@@ -136,7 +185,11 @@ elif mode == "strings":
     publish_strings(sys.argv[2], float(sys.argv[3]))
 elif mode == "sub":
     subscribe(sys.argv[2], float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "KeyedLong")
+elif mode == "latched":
+    latched(sys.argv[2], float(sys.argv[3]))
+elif mode == "late":
+    late(sys.argv[2], float(sys.argv[3]))
 elif mode == "sniff":
     sniff(float(sys.argv[2]))
 else:
-    sys.exit(f"unknown mode {mode!r}: expected pub, strings, sub or sniff")
+    sys.exit(f"unknown mode {mode!r}: expected pub, strings, sub, latched, late or sniff")

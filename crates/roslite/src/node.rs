@@ -638,7 +638,8 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher = SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos);
+        let publisher =
+            SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos, ty.key);
         let shared = publisher.shared.clone();
         let record = self.record(
             ty,
@@ -693,6 +694,7 @@ impl Node {
             group,
             topic.clone(),
             qos,
+            ty.key,
             callback,
         );
         let shared = subscription.shared.clone();

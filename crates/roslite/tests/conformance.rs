@@ -54,6 +54,7 @@ use roslite::msgs::nav_msgs::msg::OccupancyGrid;
 use roslite::msgs::nav_msgs::srv::{GetMap, GetMap_Request, GetMap_Response};
 use roslite::msgs::sensor_msgs::msg::{Image, PointCloud2, PointField};
 use roslite::msgs::std_msgs::msg::String as StringMsg;
+use roslite::msgs::test_msgs::msg::KeyedLong;
 use roslite::{
     Context, ContextOptions, Executor, LocalTransports, Message, MessageInfo, NetworkMode, Node,
     Publisher, QosProfile, Subscription,
@@ -592,6 +593,57 @@ fn late_joiner_gets_transient_local_history(transport: Transport) {
         live,
         [5, 6, 7],
         "over {}: the volatile subscription",
+        transport.name()
+    );
+}
+
+/// Instances: KEEP_LAST depth applies per instance of a keyed topic (DDS 1.4 §2.2.3.18). A
+/// TRANSIENT_LOCAL, KEEP_LAST(1) publisher of `test_msgs/KeyedLong` writes keys 0 to 4 three
+/// times before any subscription exists; a TRANSIENT_LOCAL, KEEP_LAST(1) subscription that
+/// joins later gets the newest message of each key, once. Between processes such a
+/// publisher's pairs stay on RTPS, whose writer keeps a history per instance (the same-host
+/// rings keep one history for all), whichever same-host transport the context offers.
+fn keyed_late_joiner_gets_the_newest_of_each_instance(transport: Transport) {
+    let _case = shared_case();
+    let topic = topic("keyed_late_joiner", transport);
+    let pub_ctx = context(transport);
+    let pub_node = pub_ctx.create_node("keyed_latcher").unwrap();
+    let latched = QosProfile::keep_last(1).reliable().transient_local();
+    let publisher = pub_node
+        .create_publisher::<KeyedLong>(&topic, latched)
+        .unwrap();
+    for round in 0..3 {
+        for key in 0..5 {
+            let value = 10 * round + key;
+            publisher.publish(KeyedLong { key, value }).unwrap();
+        }
+    }
+    let sub_ctx = peer_of(&pub_ctx, transport);
+    let sub_node = sub_ctx.create_node("keyed_late_listener").unwrap();
+    let log: Arc<Mutex<Vec<(i32, i32)>>> = Arc::default();
+    let _late = sub_node
+        .create_subscription(&topic, latched, {
+            let log = log.clone();
+            move |m: KeyedLong| log.lock().unwrap().push((m.key, m.value))
+        })
+        .unwrap();
+    let spinning = spin_in_background(&sub_ctx, &[&sub_node]);
+    let route = match transport {
+        Transport::Intra => Transport::Intra,
+        _ => Transport::Udp,
+    };
+    await_route(route, &pub_ctx, &publisher, 1);
+    let complete = wait_until(PATIENCE, || log.lock().unwrap().len() >= 5);
+    // Give a duplicate or an older message the chance to show up.
+    std::thread::sleep(Duration::from_millis(200));
+    drop(spinning);
+    let mut got = log.lock().unwrap().clone();
+    assert!(complete, "over {}: {got:?}", transport.name());
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        [(0, 20), (1, 21), (2, 22), (3, 23), (4, 24)],
+        "over {}",
         transport.name()
     );
 }
@@ -1997,6 +2049,11 @@ macro_rules! suite {
             #[test]
             fn late_joiner_gets_transient_local_history() {
                 super::late_joiner_gets_transient_local_history($transport);
+            }
+
+            #[test]
+            fn keyed_late_joiner_gets_the_newest_of_each_instance() {
+                super::keyed_late_joiner_gets_the_newest_of_each_instance($transport);
             }
 
             #[test]

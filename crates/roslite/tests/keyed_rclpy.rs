@@ -7,13 +7,18 @@
 //! Fast DDS sent, plain while the keys fit 16 bytes and MD5 once a longer one went out. A
 //! roslite subscription also receives rclpy's `ComplexNestedKey` (keys nested in a keyless
 //! struct).
+//!
+//! KEEP_LAST depth is per instance (DDS 1.4 §2.2.3.18): a transient-local KEEP_LAST(1) writer
+//! of five keys hands a late joiner the newest sample of each, roslite's to rclpy and rclpy's
+//! to roslite, whose subscription of depth 1 keeps one message of each key while its
+//! callback has not run.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use roslite::msgs::test_msgs::msg::{ComplexNestedKey, KeyedString};
-use roslite::{Executor, Message};
+use roslite::msgs::test_msgs::msg::{ComplexNestedKey, KeyedLong, KeyedString};
+use roslite::{Executor, Message, QosProfile};
 use roslite_transport::netns::NetNs;
 
 mod common;
@@ -175,4 +180,89 @@ fn generated_keyed_types_send_the_key_hashes_rclpy_sends() {
     );
     assert_eq!(strings[0].len(), KEYS.len(), "{by_writer:?}");
     assert!(KeyedString::KEY.is_some());
+}
+
+/// `(key, value)` of the newest of `keyed_peer.py latched`'s three rounds for each key.
+const NEWEST_OF_EACH_KEY: [(i32, i32); 5] = [(0, 20), (1, 21), (2, 22), (3, 23), (4, 24)];
+
+#[test]
+fn transient_local_late_joiners_get_the_newest_sample_of_each_key() {
+    let ns = NetNs::create("keyedtl").expect("create a network namespace (needs root and iproute2)");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ctx = common::networked_in(&ns, DOMAIN);
+    let node = ctx.create_node("keyed_latched").unwrap();
+    let latched = QosProfile::keep_last(1).reliable().transient_local();
+
+    // roslite's writer to rclpy's late joiner.
+    let publisher = node
+        .create_publisher::<KeyedLong>("/latched_roslite", latched)
+        .unwrap();
+    for round in 0..3 {
+        for key in 0..5 {
+            let value = 10 * round + key;
+            publisher.publish(KeyedLong { key, value }).unwrap();
+        }
+    }
+    let mut late = LinePeer::spawn(common::rclpy_script(
+        &ns,
+        DOMAIN,
+        "keyed_peer.py",
+        &["late", "/latched_roslite", "30"],
+    ));
+    for _ in NEWEST_OF_EACH_KEY {
+        if late.wait_line(deadline, |l| l.starts_with("got ")).is_none() {
+            break;
+        }
+    }
+    // Anything more would have come right behind.
+    std::thread::sleep(Duration::from_secs(1));
+    late.kill();
+    let finished = late.finish(deadline);
+    let got: Vec<&String> = finished
+        .stdout
+        .iter()
+        .filter(|l| l.starts_with("got "))
+        .collect();
+    let expected: Vec<String> = NEWEST_OF_EACH_KEY
+        .iter()
+        .map(|(key, value)| format!("got key={key} value={value}"))
+        .collect();
+    assert_eq!(got, expected.iter().collect::<Vec<_>>(), "rclpy's late joiner\n{finished}");
+
+    // rclpy's writer to roslite's late joiner, whose callback runs only once all arrived.
+    let mut talker = LinePeer::spawn(common::rclpy_script(
+        &ns,
+        DOMAIN,
+        "keyed_peer.py",
+        &["latched", "/latched_rclpy", "30"],
+    ));
+    assert!(
+        talker.wait_line(deadline, |l| l == "PUBLISHED").is_some(),
+        "rclpy's latched publisher did not start"
+    );
+    let received: Arc<Mutex<Vec<(i32, i32)>>> = Arc::default();
+    let subscription = node
+        .create_subscription("/latched_rclpy", latched, {
+            let received = received.clone();
+            move |m: KeyedLong| received.lock().unwrap().push((m.key, m.value))
+        })
+        .unwrap();
+    // Not spun yet: what arrives waits in the subscription's queue.
+    while subscription.stats().received < 5 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let executor = Executor::new(&ctx);
+    executor.add_node(&node);
+    for _ in 0..10 {
+        executor.spin_once(Some(Duration::from_millis(20)));
+    }
+    drop(talker);
+    let stats = subscription.stats();
+    assert_eq!(
+        *received.lock().unwrap(),
+        NEWEST_OF_EACH_KEY,
+        "roslite's late joiner: {stats:?}"
+    );
+    assert_eq!(stats.overwritten, 0, "{stats:?}");
 }

@@ -68,8 +68,9 @@ pub fn carriable_elsewhere(writer: &EndpointData, reader: &EndpointData) -> bool
 /// liveliness lease infinite (WLP tracks finite leases on matched pairs), and either VOLATILE
 /// or TRANSIENT_LOCAL with a KEEP_LAST history and an infinite lifespan: a history of known
 /// depth whose samples never expire is one the carrying transport keeps and hands to a
-/// late-joining TRANSIENT_LOCAL reader itself. A KEEP_ALL or expiring history, and the
-/// TRANSIENT and PERSISTENT kinds, stay RTPS's job.
+/// late-joining TRANSIENT_LOCAL reader itself. A KEEP_ALL or expiring history, a keyed topic's
+/// TRANSIENT_LOCAL history (it keeps `depth` samples per instance, which the same-host rings
+/// do not), and the TRANSIENT and PERSISTENT kinds stay RTPS's job.
 pub fn endpoint_carriable_elsewhere(endpoint: &EndpointData) -> bool {
     use super::DurabilityKind::{TransientLocal, Volatile};
     match endpoint.kind {
@@ -81,6 +82,7 @@ pub fn endpoint_carriable_elsewhere(endpoint: &EndpointData) -> bool {
                     TransientLocal => {
                         matches!(endpoint.history, super::History::KeepLast { .. })
                             && endpoint.lifespan.to_std().is_none()
+                            && !endpoint.guid.entity_id.is_with_key()
                     }
                     _ => false,
                 }

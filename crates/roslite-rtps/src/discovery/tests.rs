@@ -210,6 +210,11 @@ fn pairs_another_transport_may_carry_are_those_whose_history_it_can_keep() {
         d.durability = durability;
         d
     };
+    // A keyed topic's writer: its history keeps `depth` per instance.
+    let keyed = |mut d: EndpointData| {
+        d.guid = crate::sim::guid(1, 1, crate::types::EntityId::KIND_WRITER_WITH_KEY);
+        d
+    };
     let (volatile, local) = (DurabilityKind::Volatile, DurabilityKind::TransientLocal);
     let (last, all) = (History::KeepLast { depth: 3 }, History::KeepAll);
     let (forever, a_minute) = (Duration::INFINITE, Duration::from_secs(60));
@@ -246,6 +251,12 @@ fn pairs_another_transport_may_carry_are_those_whose_history_it_can_keep() {
             writer(local, last, forever, forever),
             reader(DurabilityKind::Persistent),
             false,
+        ),
+        (keyed(writer(local, last, forever, forever)), reader(local), false),
+        (
+            keyed(writer(volatile, last, forever, forever)),
+            reader(volatile),
+            true,
         ),
     ];
     for (i, (w, r, carriable)) in cases.iter().enumerate() {

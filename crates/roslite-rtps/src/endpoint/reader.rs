@@ -30,6 +30,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use roslite_cdr::key::KeyStruct;
 use roslite_cdr::Endianness;
 
 use crate::instant::Instant;
@@ -41,7 +42,7 @@ use crate::wire::{
 };
 
 use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
-use super::history::HistoryKind;
+use super::history::{HistoryKind, InstanceKey};
 use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{AckState, WriterProxy, WriterProxyInfo};
 use super::range_set::RangeSet;
@@ -55,9 +56,13 @@ pub struct ReaderConfig {
     pub reliable: bool,
     pub transient_local: bool,
     /// Bounds the queue of samples not yet taken with [`Reader::poll_sample`]: KEEP_LAST
-    /// drops the oldest; KEEP_ALL stops delivering (reliable samples stay unacknowledged so
-    /// the writer holds them; best-effort ones are dropped).
+    /// drops the oldest (of the sample's instance, for a keyed topic: DDS 1.4 §2.2.3.18);
+    /// KEEP_ALL stops delivering (reliable samples stay unacknowledged so the writer holds
+    /// them; best-effort ones are dropped).
     pub history: HistoryKind,
+    /// The key members of a keyed topic's type, which tell its instances apart; `None` for a
+    /// keyless topic.
+    pub key: Option<&'static KeyStruct>,
     /// `heartbeatResponseDelay` (§8.4.10.1); default 5 ms.
     pub heartbeat_response_delay: Duration,
     /// Concurrent DATA_FRAG reassemblies per writer; 16 reliable / 4 best effort (Cyclone).
@@ -87,6 +92,7 @@ impl ReaderConfig {
             max_sample_size: 256 << 20,
             reassembly_timeout: Duration::from_secs(10),
             remember_unmatched_writers: false,
+            key: None,
         }
     }
 }
@@ -148,8 +154,10 @@ pub struct ReaderStats {
 /// The application-side queue and its policy.
 #[derive(Clone, Debug)]
 struct Delivery {
-    ready: VecDeque<ReceivedSample>,
+    /// Each sample with its instance (for a keyed KEEP_LAST reader).
+    ready: VecDeque<(ReceivedSample, Option<InstanceKey>)>,
     history: HistoryKind,
+    key: Option<&'static KeyStruct>,
     /// A KEEP_ALL queue filled up and in-order samples are waiting.
     blocked: bool,
 }
@@ -160,7 +168,28 @@ impl Delivery {
     }
 
     fn push(&mut self, sample: ReceivedSample, stats: &mut ReaderStats) {
-        if self.ready.len() >= self.history.capacity() {
+        let instance = match (self.history, self.key) {
+            // A sample whose key cannot be read is kept as a keyless topic's would be.
+            (HistoryKind::KeepLast(depth), Some(key)) => key
+                .key_of(&sample.payload)
+                .ok()
+                .map(|k| (depth.max(1), InstanceKey::from(k))),
+            _ => None,
+        };
+        let capacity = match &instance {
+            Some((depth, key)) => {
+                let same = |s: &(ReceivedSample, Option<InstanceKey>)| s.1.as_ref() == Some(key);
+                if self.ready.iter().filter(|s| same(s)).count() >= *depth {
+                    if let Some(oldest) = self.ready.iter().position(same) {
+                        self.ready.remove(oldest);
+                        stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
+                    }
+                }
+                self.history.keyed_capacity()
+            }
+            None => self.history.capacity(),
+        };
+        if self.ready.len() >= capacity {
             if self.history.is_keep_all() {
                 stats.samples_rejected = stats.samples_rejected.saturating_add(1);
                 return;
@@ -168,7 +197,7 @@ impl Delivery {
             self.ready.pop_front();
             stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
         }
-        self.ready.push_back(sample);
+        self.ready.push_back((sample, instance.map(|(_, key)| key)));
         stats.samples_delivered = stats.samples_delivered.saturating_add(1);
     }
 }
@@ -217,6 +246,7 @@ impl Reader {
         let delivery = Delivery {
             ready: VecDeque::new(),
             history: config.history,
+            key: config.key,
             blocked: false,
         };
         Reader {
@@ -671,7 +701,7 @@ impl Reader {
 
     /// The next sample for the application: in order per writer, each once.
     pub fn poll_sample(&mut self) -> Option<ReceivedSample> {
-        let sample = self.delivery.ready.pop_front()?;
+        let (sample, _) = self.delivery.ready.pop_front()?;
         if self.delivery.blocked {
             self.delivery.blocked = false;
             for p in self.writers.values_mut() {
@@ -926,4 +956,53 @@ fn nack_frag_windows(p: &WriterProxy) -> Vec<(SequenceNumber, crate::types::Frag
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::tests::{keyed_payload, KEYED};
+
+    fn sample(key: u32, index: u32) -> ReceivedSample {
+        ReceivedSample {
+            writer: Guid::UNKNOWN,
+            sequence_number: SequenceNumber(i64::from(index) + 1),
+            payload: keyed_payload(key, index),
+            inline_qos: None,
+            inline_qos_endianness: Endianness::Little,
+            source_timestamp: None,
+            key_hash: None,
+            status_info: None,
+            lost_before: 0,
+        }
+    }
+
+    /// DDS 1.4 §2.2.3.18: a keyed topic's KEEP_LAST depth applies per instance, so samples
+    /// of five keys that arrive together (a late joiner's history, in one datagram) all wait
+    /// in a queue of depth 1; a keyless reader's keeps the last one only.
+    #[test]
+    fn a_keyed_keep_last_queue_keeps_the_newest_of_each_instance() {
+        let queue = |key| Delivery {
+            ready: VecDeque::new(),
+            history: HistoryKind::KeepLast(1),
+            key,
+            blocked: false,
+        };
+        let (mut keyed, mut keyless) = (queue(Some(&KEYED)), queue(None));
+        let (mut keyed_stats, mut keyless_stats) = (ReaderStats::default(), ReaderStats::default());
+        for index in 0..15 {
+            keyed.push(sample(index % 5, index), &mut keyed_stats);
+            keyless.push(sample(index % 5, index), &mut keyless_stats);
+        }
+        let indices = |d: &Delivery| {
+            d.ready
+                .iter()
+                .map(|(s, _)| u32::from_le_bytes(s.payload[8..12].try_into().unwrap()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(indices(&keyed), [10, 11, 12, 13, 14]);
+        assert_eq!(keyed_stats.samples_overwritten, 10);
+        assert_eq!(indices(&keyless), [14]);
+        assert_eq!(keyless_stats.samples_overwritten, 14);
+    }
 }

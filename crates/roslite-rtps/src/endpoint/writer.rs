@@ -246,6 +246,10 @@ pub struct AdoptedSample {
     pub source_timestamp: Option<Time>,
 }
 
+/// A sample's inline QoS (key hash merged in) and, for a keyed KEEP_LAST writer, its
+/// instance ([`Writer::write`]'s checks).
+type CheckedSample = (Option<Arc<[u8]>>, Option<InstanceKey>);
+
 /// Why [`Writer::adopt_history`] refused a history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -550,7 +554,7 @@ impl Writer {
         &mut self,
         payload: &[u8],
         inline_qos: Option<Arc<[u8]>>,
-    ) -> Result<(Option<Arc<[u8]>>, Option<InstanceKey>), WriteError> {
+    ) -> Result<CheckedSample, WriteError> {
         let len = payload.len();
         if len < 4 && !(len == 0 && inline_qos.is_some()) {
             return Err(WriteError::PayloadTooShort { len });

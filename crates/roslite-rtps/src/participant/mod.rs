@@ -527,6 +527,7 @@ impl Participant {
         let cfg = ReaderConfig {
             // An application's reader: a writer matched again continues its stream.
             remember_unmatched_writers: true,
+            key: options.key,
             ..self.reader_config(
                 guid,
                 options.qos.reliable,
@@ -1115,6 +1116,7 @@ impl Participant {
             max_sample_size: d.max_sample_size,
             reassembly_timeout: d.reassembly_timeout,
             remember_unmatched_writers: false,
+            key: None,
         }
     }
 

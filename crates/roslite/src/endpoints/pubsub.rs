@@ -14,7 +14,6 @@
 //! message is serialized into the loan first, with holes for its reserved sequences, the
 //! application writes the holes in place, and publishing only hands the chunk over.
 
-use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,7 +33,9 @@ use crate::vocabulary::events::{
     DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
     MessageLostStatus,
 };
-use crate::vocabulary::qos::{Durability, History, QosProfile, Reliability};
+use crate::vocabulary::qos::{
+    instance_of, Durability, History, InstanceKey, KeptItems, QosProfile, Reliability,
+};
 use crate::vocabulary::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
 
@@ -519,6 +520,14 @@ impl<T: Clone> Incoming<T> {
     }
 }
 
+/// The instance of `message` of a keyed type (serialized to find its key: only where a
+/// keep-last history keeps it); `None` for a keyless type.
+fn typed_instance<T: Message>(message: &T) -> Option<InstanceKey> {
+    T::KEY?;
+    let bytes = roslite_cdr::to_vec(message, Endianness::Little).ok()?;
+    instance_of(T::KEY, &bytes)
+}
+
 pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) id: u64,
     qos: QosProfile,
@@ -595,8 +604,12 @@ impl<T: Message> SubscriptionShared<T> {
             // queue, where `take` hands out its info.
             self.stamp_arrival(&mut info);
         }
+        let instance = match self.qos.history {
+            History::KeepLast(_) => typed_instance(message.get()),
+            History::KeepAll => None,
+        };
         let item = (message.into_shared(), info);
-        let overwritten = self.queue.lock().push(item);
+        let overwritten = self.queue.lock().push_instance(item, instance);
         self.count_received(overwritten);
         // Asked once: a turn refused just now for the message above is not asked again (the
         // notification wakes the executor if it fell asleep in between).
@@ -958,8 +971,9 @@ pub(crate) struct PublisherShared<T: Message> {
     /// `matched.len()`, read without the lock: most publishers have no subscription in their
     /// own process, and a publish then skips the lock.
     matched_count: AtomicUsize,
-    /// The last `depth` messages, kept for late-joining transient-local subscriptions.
-    history: Mutex<VecDeque<(Arc<T>, MessageInfo)>>,
+    /// The last `depth` messages (of each instance of a keyed type), kept for late-joining
+    /// transient-local subscriptions.
+    history: Mutex<KeptItems<(Arc<T>, MessageInfo)>>,
     /// Outlets to other processes, by an id the transport chose.
     remote: SnapshotList<(u64, Arc<dyn RemoteOutlet>)>,
     send_counters: SendCounters,
@@ -1060,7 +1074,11 @@ impl<T: Message> PublisherShared<T> {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
             self.qos
                 .history
-                .keep_for_late_joiners(&mut history, (message.clone(), info));
+                .keep_for_late_joiners(
+                    &mut history,
+                    (message.clone(), info),
+                    typed_instance(&*message),
+                );
             // Under the history lock, as `connect` replays and matches under it: a
             // subscription matching now gets this message either from the replay or from
             // here, not from both.

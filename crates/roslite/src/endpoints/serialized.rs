@@ -6,7 +6,7 @@
 //! and their messages reach typed subscriptions through the same decode path as messages from
 //! other processes.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -23,7 +23,7 @@ use crate::seam::{MessageInfo, SerializedSink};
 use crate::vocabulary::events::{
     IncompatibleQos, IncompatibleQosStatus, MatchedStatus, MessageLostStatus,
 };
-use crate::vocabulary::qos::{Durability, QosProfile};
+use crate::vocabulary::qos::{instance_of, Durability, History, KeptItems, QosProfile};
 use crate::vocabulary::queue::{LockedQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
 use crate::vocabulary::time::{monotonic_to_wall, wall_to_monotonic};
@@ -100,6 +100,8 @@ pub(crate) struct SerializedSubscriptionShared {
     pub(crate) id: u64,
     qos: QosProfile,
     queue: LockedQueue<(SharedBuf, MessageInfo)>,
+    /// The type's key: a keep-last queue keeps `depth` messages per instance.
+    key: Option<&'static KeyStruct>,
     callback: Mutex<SerializedCallback>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
@@ -124,8 +126,12 @@ impl SerializedSink for SerializedSubscriptionShared {
             return true;
         }
         {
+            let instance = match self.qos.history {
+                History::KeepLast(_) => instance_of(self.key, payload.bytes()),
+                History::KeepAll => None,
+            };
             let mut queue = self.queue.lock();
-            queue.push((payload.clone(), info));
+            queue.push_instance((payload.clone(), info), instance);
         }
         // Asked once: a turn refused just now for the message above is not asked again (the
         // notification wakes the executor if it fell asleep in between).
@@ -182,12 +188,14 @@ impl SerializedSubscription {
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
+        key: Option<&'static KeyStruct>,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
             id: node.backends.next_entity_id(),
             qos,
             queue: LockedQueue::new(qos.history),
+            key,
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
             events: Arc::default(),
@@ -271,8 +279,11 @@ pub(crate) struct SerializedPublisherShared {
     /// Local subscriptions (any Rust type), by subscription id.
     sinks: SnapshotList<(u64, Arc<dyn SerializedSink>)>,
     remote: SnapshotList<(u64, Arc<dyn Outlet>)>,
-    /// The last `depth` payloads for late-joining transient-local subscriptions.
-    history: Mutex<VecDeque<(SharedBuf, MessageInfo)>>,
+    /// The last `depth` payloads (of each instance of a keyed type) for late-joining
+    /// transient-local subscriptions.
+    history: Mutex<KeptItems<(SharedBuf, MessageInfo)>>,
+    /// The type's key.
+    key: Option<&'static KeyStruct>,
     pub(crate) events: Arc<IncompatibleQos>,
 }
 
@@ -352,8 +363,14 @@ pub struct SerializedPublisher {
 }
 
 impl SerializedPublisher {
-    pub(crate) fn new(node: Arc<EndpointHost>, topic: String, qos: QosProfile) -> Self {
+    pub(crate) fn new(
+        node: Arc<EndpointHost>,
+        topic: String,
+        qos: QosProfile,
+        key: Option<&'static KeyStruct>,
+    ) -> Self {
         let shared = Arc::new(SerializedPublisherShared {
+            key,
             id: node.backends.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
@@ -424,10 +441,12 @@ impl SerializedPublisher {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             if shared.qos.durability == Durability::TransientLocal {
-                shared
-                    .qos
-                    .history
-                    .keep_for_late_joiners(&mut history, (local.clone(), info));
+                let instance = instance_of(shared.key, &bytes);
+                shared.qos.history.keep_for_late_joiners(
+                    &mut history,
+                    (local.clone(), info),
+                    instance,
+                );
             }
             // Under the history lock, as `connect` replays and matches (see there).
             shared.sinks.snapshot()
@@ -543,6 +562,7 @@ impl SerializedPublisher {
                 shared.qos.history.keep_for_late_joiners(
                     &mut history,
                     (SharedBuf::from_arc(bytes.clone()), *info),
+                    instance_of(shared.key, bytes),
                 );
             }
         }

@@ -1,18 +1,17 @@
 //! A subscription's queue of messages waiting for its callback: its QoS history, and for
 //! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]).
 
-use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::vocabulary::qos::{History, KEEP_ALL_MAX_SAMPLES};
+use crate::vocabulary::qos::{History, InstanceKey, KeptItems, KEEP_ALL_MAX_SAMPLES};
 
 /// Called once when a full keep-all queue has room again (after the queue's lock is released).
 pub(crate) type RoomWaiter = Box<dyn FnOnce() + Send>;
 
 pub(crate) struct MessageQueue<T> {
-    items: VecDeque<T>,
+    items: KeptItems<T>,
     history: History,
     /// One per path waiting (the network, each Unix-socket link).
     room_waiters: Vec<RoomWaiter>,
@@ -24,7 +23,7 @@ pub(crate) struct MessageQueue<T> {
 impl<T> MessageQueue<T> {
     pub(crate) fn new(history: History) -> Self {
         Self {
-            items: VecDeque::new(),
+            items: KeptItems::default(),
             history,
             room_waiters: Vec::new(),
             keep_everything: false,
@@ -34,12 +33,25 @@ impl<T> MessageQueue<T> {
     /// Appends `item` (a keep-last queue first drops the oldest it has no room for); returns
     /// how many were dropped. A keep-all queue takes it even beyond its bound: the bound is
     /// for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a message.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, item: T) -> u64 {
-        let history = match self.history {
-            History::KeepLast(_) if self.keep_everything => History::KeepLast(KEEP_ALL_MAX_SAMPLES),
-            history => history,
-        };
-        history.push(&mut self.items, item)
+        self.push_instance(item, None)
+    }
+
+    /// [`Self::push`] for a message of `instance` of a keyed topic (`None`: keyless): a
+    /// keep-last queue keeps the newest `depth` of each instance ([`KeptItems`]).
+    pub(crate) fn push_instance(&mut self, item: T, instance: Option<InstanceKey>) -> u64 {
+        if let (History::KeepLast(_), true) = (self.history, self.keep_everything) {
+            let mut dropped = self
+                .items
+                .push(History::KeepLast(KEEP_ALL_MAX_SAMPLES), item, instance);
+            while self.items.len() > KEEP_ALL_MAX_SAMPLES {
+                self.items.pop_front();
+                dropped += 1;
+            }
+            return dropped;
+        }
+        self.items.push(self.history, item, instance)
     }
 
     /// While `keep` is set, a keep-last queue keeps every message pushed (up to
@@ -53,9 +65,7 @@ impl<T> MessageQueue<T> {
         if keep {
             return 0;
         }
-        let excess = self.items.len().saturating_sub(depth);
-        self.items.drain(..excess);
-        excess as u64
+        self.items.trim(depth)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -287,7 +297,7 @@ mod tests {
         for i in 0..10 {
             q.push(i);
         }
-        assert_eq!(q.items, [8, 9]);
+        assert_eq!(q.items.iter().copied().collect::<Vec<_>>(), [8, 9]);
         assert!(q.wait_for_room(100_000, waiter()).is_err());
     }
 
@@ -301,16 +311,42 @@ mod tests {
             assert_eq!(q.push(i), 0);
         }
         assert_eq!(q.pop_front().0, Some(0));
-        assert_eq!(q.items, [1, 2, 3, 4]);
+        assert_eq!(q.items.iter().copied().collect::<Vec<_>>(), [1, 2, 3, 4]);
         assert_eq!(q.set_keep_everything(false), 3);
-        assert_eq!(q.items, [4]);
+        assert_eq!(q.items.iter().copied().collect::<Vec<_>>(), [4]);
         assert_eq!(q.push(5), 1);
-        assert_eq!(q.items, [5]);
+        assert_eq!(q.items.iter().copied().collect::<Vec<_>>(), [5]);
         q.set_keep_everything(true);
         for i in 0..KEEP_ALL_MAX_SAMPLES + 2 {
             q.push(i);
         }
         assert_eq!(q.items.len(), KEEP_ALL_MAX_SAMPLES);
-        assert_eq!(q.items.front(), Some(&2));
+        assert_eq!(q.items.iter().next(), Some(&2));
+    }
+
+    /// DDS 1.4 §2.2.3.18: a keyed topic's keep-last depth is per instance.
+    #[test]
+    fn a_keep_last_queue_of_a_keyed_topic_keeps_depth_of_each_instance() {
+        let (a, b): (InstanceKey, InstanceKey) = (Arc::from([1u8]), Arc::from([2u8]));
+        let mut q = MessageQueue::new(History::KeepLast(2));
+        assert_eq!(q.push_instance(1, Some(a.clone())), 0);
+        for i in 2..6 {
+            q.push_instance(i, Some(b.clone()));
+        }
+        assert_eq!(q.push_instance(6, Some(a.clone())), 0);
+        assert_eq!(q.push_instance(7, Some(a.clone())), 1, "1 goes, a's oldest");
+        let kept = |q: &MessageQueue<i32>| q.items.iter().copied().collect::<Vec<_>>();
+        assert_eq!(kept(&q), [4, 5, 6, 7]);
+        // Kept everything while asked, then trimmed to the newest two of each instance.
+        q.set_keep_everything(true);
+        for i in 8..12 {
+            q.push_instance(i, Some(b.clone()));
+        }
+        assert_eq!(kept(&q), [4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(q.set_keep_everything(false), 4);
+        assert_eq!(kept(&q), [6, 7, 10, 11]);
+        // A message of no instance (a keyless topic's, or unreadable) keeps `depth` in all.
+        assert_eq!(q.push_instance(12, None), 3);
+        assert_eq!(kept(&q), [11, 12]);
     }
 }

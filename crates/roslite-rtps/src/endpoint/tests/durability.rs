@@ -233,43 +233,6 @@ fn a_continued_numbering_reaches_a_reader_matched_before_it() {
     assert_eq!(fresh.last_sequence_number(), sn(0), "nothing changed");
 }
 
-/// A keyed type of two `uint32` members, the first the key.
-static KEYED: roslite_cdr::key::KeyStruct = {
-    use roslite_cdr::key::{KeyCollection, KeyElement, KeyMember};
-    roslite_cdr::key::KeyStruct {
-        members: &[
-            KeyMember {
-                in_key: true,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-            KeyMember {
-                in_key: false,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-        ],
-    }
-};
-
-/// A sample of [`KEYED`]: encapsulation header, `key`, `index`.
-fn keyed_payload(key: u32, index: u32) -> Vec<u8> {
-    let mut p = vec![0x00, 0x01, 0x00, 0x00];
-    p.extend_from_slice(&key.to_le_bytes());
-    p.extend_from_slice(&index.to_le_bytes());
-    p
-}
-
-fn keyed_writer(history: HistoryKind) -> WriterConfig {
-    WriterConfig {
-        reliable: true,
-        transient_local: true,
-        history,
-        key: Some(&KEYED),
-        ..WriterConfig::new(crate::sim::guid(1, 1, EntityId::KIND_WRITER_WITH_KEY))
-    }
-}
-
 #[test]
 fn keyed_keep_last_late_joiner_gets_the_newest_of_each_instance() {
     // DDS 1.4 §2.2.3.18: KEEP_LAST depth applies per instance. Instance 9 is written once,

@@ -32,6 +32,44 @@ pub(super) fn reader_config(n: u8, reliable: bool, history: HistoryKind) -> Read
     }
 }
 
+/// A keyed type of two `uint32` members, the first the key.
+pub(super) static KEYED: roslite_cdr::key::KeyStruct = {
+    use roslite_cdr::key::{KeyCollection, KeyElement, KeyMember};
+    roslite_cdr::key::KeyStruct {
+        members: &[
+            KeyMember {
+                in_key: true,
+                element: KeyElement::Primitive { size: 4 },
+                collection: KeyCollection::Single,
+            },
+            KeyMember {
+                in_key: false,
+                element: KeyElement::Primitive { size: 4 },
+                collection: KeyCollection::Single,
+            },
+        ],
+    }
+};
+
+/// A sample of [`KEYED`]: encapsulation header, `key`, `index`.
+pub(super) fn keyed_payload(key: u32, index: u32) -> Vec<u8> {
+    let mut p = vec![0x00, 0x01, 0x00, 0x00];
+    p.extend_from_slice(&key.to_le_bytes());
+    p.extend_from_slice(&index.to_le_bytes());
+    p
+}
+
+/// A reliable transient-local writer of [`KEYED`] (participant 1).
+pub(super) fn keyed_writer(history: HistoryKind) -> WriterConfig {
+    WriterConfig {
+        reliable: true,
+        transient_local: true,
+        history,
+        key: Some(&KEYED),
+        ..WriterConfig::new(guid(1, 1, EntityId::KIND_WRITER_WITH_KEY))
+    }
+}
+
 /// A recognisable payload: CDR_LE encapsulation header, the index, then a pattern derived
 /// from the index. `len` is rounded up to a multiple of 4 (at least 8).
 pub(super) fn payload(index: u32, len: usize) -> Vec<u8> {
