@@ -169,7 +169,8 @@ impl Delivery {
 
     fn push(&mut self, sample: ReceivedSample, stats: &mut ReaderStats) {
         let instance = match (self.history, self.key) {
-            // A sample whose key cannot be read is kept as a keyless topic's would be.
+            // A sample whose key cannot be read (a dispose or unregister has no payload) takes
+            // no other instance's place.
             (HistoryKind::KeepLast(depth), Some(key)) => key
                 .key_of(&sample.payload)
                 .ok()
@@ -187,6 +188,7 @@ impl Delivery {
                 }
                 self.history.keyed_capacity()
             }
+            None if self.key.is_some() => self.history.keyed_capacity(),
             None => self.history.capacity(),
         };
         if self.ready.len() >= capacity {
@@ -1004,5 +1006,11 @@ mod tests {
         assert_eq!(keyed_stats.samples_overwritten, 10);
         assert_eq!(indices(&keyless), [14]);
         assert_eq!(keyless_stats.samples_overwritten, 14);
+        // A dispose (no payload, so no key to read) takes no other instance's place.
+        let mut dispose = sample(0, 15);
+        dispose.payload.clear();
+        keyed.push(dispose, &mut keyed_stats);
+        assert_eq!(keyed.ready.len(), 6);
+        assert_eq!(keyed_stats.samples_overwritten, 10);
     }
 }

@@ -134,7 +134,9 @@ impl NetShared {
             return;
         };
         if sample.payload.is_empty() {
-            return; // dispose/unregister: ROS topics are keyless
+            // A dispose or unregister: ROS 2 hands the application samples with data only
+            // (rmw_fastrtps and rmw_cyclonedds skip the others).
+            return;
         }
         let info = MessageInfo {
             source_timestamp: source_instant(&sample),

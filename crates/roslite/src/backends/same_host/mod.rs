@@ -13,7 +13,8 @@
 //! Two participants with equal hosts use the first transport both offer (shared memory, then
 //! Unix socket) for their `rt/` topics, and their services' `rq/` and `rr/` topics, whose
 //! writers have an infinite liveliness lease (the ROS default) and are VOLATILE, or
-//! TRANSIENT_LOCAL with a KEEP_LAST history and no lifespan (`matching::carriable_elsewhere`);
+//! TRANSIENT_LOCAL with a KEEP_LAST history, no lifespan and a keyless type
+//! (`matching::carriable_elsewhere`);
 //! the RTPS participant is told to leave those pairs unmatched
 //! (`Participant::set_carried_elsewhere`), so nothing is sent twice. A TRANSIENT_LOCAL
 //! publisher's same-host writers keep its newest `depth` samples and hand them to a
@@ -162,10 +163,16 @@ pub fn require_keep_last_ring_depth(depth: u32) {
 
 /// The ring a link to local reader `local` gets. A TRANSIENT_LOCAL reader's ring keeps its
 /// depth: the writer replays as many of its kept samples as the ring holds, and a late joiner
-/// is owed its depth of them, not the floor's.
+/// is owed its depth of them, not the floor's. Not a keyed topic's reader: its depth is per
+/// instance, which one ring cannot keep, so it gets the floor like a volatile one, and the
+/// subscription's queue keeps `depth` of each instance (a keyed topic's transient-local
+/// writers stay on RTPS, so nothing is replayed into it).
 fn link_history(local: &EndpointData) -> roslite_shm::History {
+    let keyed = local.guid.entity_id.is_with_key();
     match local.history {
-        RtpsHistory::KeepLast { depth } if local.durability == DurabilityKind::TransientLocal => {
+        RtpsHistory::KeepLast { depth }
+            if local.durability == DurabilityKind::TransientLocal && !keyed =>
+        {
             roslite_shm::History::KeepLast(depth.max(1))
         }
         RtpsHistory::KeepLast { depth } => roslite_shm::History::KeepLast(
