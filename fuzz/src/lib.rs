@@ -22,7 +22,7 @@ use roslite_msg_gen::ast::{InterfaceKind, TypeName};
 use roslite_msg_gen::dynamic::{self, YamlOptions};
 use roslite_msg_gen::registry::InterfaceSet;
 use roslite_msgs::Message;
-use roslite_rtps::discovery::{ros, sedp, wlp};
+use roslite_rtps::discovery::{ros, sedp, wlp, History};
 use roslite_rtps::{
     parse_message, Datagram, EndpointData, EndpointKind, EndpointOptions, EndpointQos, Event, Guid,
     GuidPrefix, Instant, Locator, ParameterList, Participant, ParticipantConfig, ParticipantData,
@@ -301,6 +301,12 @@ const PEER_ID: u32 = 1;
 /// The topic both participants write and read, and its type.
 const FUZZ_TOPIC: &str = "rt/chatter";
 type FuzzMessage = roslite_msgs::std_msgs::msg::String;
+/// The keyed topic both participants also write and read: a transient-local KEEP_LAST history
+/// per instance, whose overwritten samples leave holes in the writer's numbers.
+const FUZZ_KEYED_TOPIC: &str = "rt/keyed";
+type FuzzKeyed = roslite_msgs::test_msgs::msg::KeyedLong;
+/// The keys the keyed writer cycles through.
+const FUZZ_KEYS: i32 = 5;
 /// Virtual time per step of a `participant` input's clock.
 const STEP: Duration = Duration::from_millis(5);
 /// Calls of `handle_timeout` at one instant after which the participant must have no timer
@@ -311,8 +317,8 @@ const MAX_TIMEOUTS_PER_INSTANT: usize = 64;
 /// one after another ([`participant_records`]); a last, incomplete record is cut to what is
 /// there. `ctrl`'s bits:
 /// - 0-3: steps of [`STEP`] to let pass first, running due timers at each step;
-/// - 4: the local writer writes a small sample first; 5: a 4 KiB one (the seeds' peer sends
-///   its own 4 KiB samples as DATA_FRAGs);
+/// - 4: the local writers write a small sample first (and the keyed writer one of its next
+///   key); 5: a 4 KiB one (the seeds' peer sends its own 4 KiB samples as DATA_FRAGs);
 /// - 6: the datagram arrives on the SPDP multicast group rather than by unicast.
 ///
 /// `len` 0 means no datagram: the record only lets time pass and writes.
@@ -383,11 +389,16 @@ fn fuzz_string_payload(len: usize) -> Arc<[u8]> {
 }
 
 /// One side of a `participant` session: a participant with a reliable writer, a reliable
-/// reader and a best-effort reader on [`FUZZ_TOPIC`].
+/// reader and a best-effort reader on [`FUZZ_TOPIC`], and a transient-local writer and reader
+/// on [`FUZZ_KEYED_TOPIC`] (KEEP_LAST 2 and 1 per instance).
 pub struct FuzzNode {
     pub participant: Participant,
     writer: WriterId,
     readers: [ReaderId; 2],
+    keyed_writer: WriterId,
+    keyed_reader: ReaderId,
+    keyed_written: i32,
+    pub keyed_samples_delivered: u64,
     /// The last sequence number each (reader, remote writer) delivered.
     delivered: BTreeMap<(ReaderId, Guid), SequenceNumber>,
     pub samples_delivered: u64,
@@ -409,10 +420,29 @@ impl FuzzNode {
                 .create_reader(now, fuzz_options(qos))
                 .expect("two readers fit")
         });
+        let keyed = |depth| {
+            EndpointOptions::new(FUZZ_KEYED_TOPIC, FuzzKeyed::DDS_TYPE_NAME)
+                .with_qos(EndpointQos {
+                    transient_local: true,
+                    history: History::KeepLast { depth },
+                    ..EndpointQos::ros_default()
+                })
+                .with_key(FuzzKeyed::KEY)
+        };
+        let keyed_writer = participant
+            .create_writer(now, keyed(2))
+            .expect("a keyed writer fits");
+        let keyed_reader = participant
+            .create_reader(now, keyed(1))
+            .expect("a keyed reader fits");
         FuzzNode {
             participant,
             writer,
             readers,
+            keyed_writer,
+            keyed_reader,
+            keyed_written: 0,
+            keyed_samples_delivered: 0,
             delivered: BTreeMap::new(),
             samples_delivered: 0,
             writers_matched: 0,
@@ -431,6 +461,18 @@ impl FuzzNode {
                     .write(now, self.writer, fuzz_string_payload(len), None)
                     .expect("a local write succeeds");
             }
+        }
+        if ctrl & CTRL_WRITE_SMALL != 0 {
+            let message = FuzzKeyed {
+                key: self.keyed_written % FUZZ_KEYS,
+                value: self.keyed_written,
+            };
+            self.keyed_written += 1;
+            let payload = roslite_cdr::to_vec(&message, roslite_cdr::Endianness::Little)
+                .expect("a KeyedLong encodes");
+            self.participant
+                .write(now, self.keyed_writer, payload.into(), None)
+                .expect("a keyed keep-last write succeeds");
         }
     }
 
@@ -460,7 +502,12 @@ impl FuzzNode {
         while let Some(event) = self.participant.poll_event() {
             match event {
                 Event::Sample { reader, sample } => {
-                    assert!(self.readers.contains(&reader), "a sample for no reader");
+                    let keyed = reader == self.keyed_reader;
+                    assert!(
+                        keyed || self.readers.contains(&reader),
+                        "a sample for no reader"
+                    );
+                    self.keyed_samples_delivered += u64::from(keyed);
                     let key = (reader, sample.writer);
                     if let Some(last) = self.delivered.get(&key) {
                         assert!(
@@ -502,6 +549,8 @@ impl FuzzNode {
 /// What a `participant` session did, for tests that check a seed reaches the data path.
 pub struct ParticipantSummary {
     pub samples_delivered: u64,
+    /// Of those, by the keyed reader.
+    pub keyed_samples_delivered: u64,
     pub writers_matched: u64,
     pub malformed: u64,
 }
@@ -552,6 +601,7 @@ pub fn participant_session(data: &[u8]) -> ParticipantSummary {
     }
     ParticipantSummary {
         samples_delivered: node.samples_delivered,
+        keyed_samples_delivered: node.keyed_samples_delivered,
         writers_matched: node.writers_matched,
         malformed: node.participant.stats().receive.malformed(),
     }

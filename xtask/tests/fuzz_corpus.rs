@@ -184,8 +184,13 @@ fn a_recorded_session_reaches_the_participants_data_path() {
         let seed = harness::participant_seed(*steps, *large_every, *loss_every);
         let whole = harness::participant_session(&seed);
         assert_eq!(
-            whole.writers_matched, 2,
-            "{name}: both readers match the peer's writer"
+            whole.writers_matched, 3,
+            "{name}: both readers match the peer's writer, the keyed reader its keyed writer"
+        );
+        assert!(
+            whole.keyed_samples_delivered > 5,
+            "{name}: {} keyed samples",
+            whole.keyed_samples_delivered
         );
         assert!(
             whole.samples_delivered > 20,

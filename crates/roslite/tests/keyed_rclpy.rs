@@ -187,7 +187,8 @@ const NEWEST_OF_EACH_KEY: [(i32, i32); 5] = [(0, 20), (1, 21), (2, 22), (3, 23),
 
 #[test]
 fn transient_local_late_joiners_get_the_newest_sample_of_each_key() {
-    let ns = NetNs::create("keyedtl").expect("create a network namespace (needs root and iproute2)");
+    let ns =
+        NetNs::create("keyedtl").expect("create a network namespace (needs root and iproute2)");
     let deadline = Instant::now() + Duration::from_secs(60);
     let ctx = common::networked_in(&ns, DOMAIN);
     let node = ctx.create_node("keyed_latched").unwrap();
@@ -210,7 +211,10 @@ fn transient_local_late_joiners_get_the_newest_sample_of_each_key() {
         &["late", "/latched_roslite", "30"],
     ));
     for _ in NEWEST_OF_EACH_KEY {
-        if late.wait_line(deadline, |l| l.starts_with("got ")).is_none() {
+        if late
+            .wait_line(deadline, |l| l.starts_with("got "))
+            .is_none()
+        {
             break;
         }
     }
@@ -227,7 +231,11 @@ fn transient_local_late_joiners_get_the_newest_sample_of_each_key() {
         .iter()
         .map(|(key, value)| format!("got key={key} value={value}"))
         .collect();
-    assert_eq!(got, expected.iter().collect::<Vec<_>>(), "rclpy's late joiner\n{finished}");
+    assert_eq!(
+        got,
+        expected.iter().collect::<Vec<_>>(),
+        "rclpy's late joiner\n{finished}"
+    );
 
     // rclpy's writer to roslite's late joiner, whose callback runs only once all arrived.
     let mut talker = LinePeer::spawn(common::rclpy_script(

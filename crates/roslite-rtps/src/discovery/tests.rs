@@ -252,7 +252,11 @@ fn pairs_another_transport_may_carry_are_those_whose_history_it_can_keep() {
             reader(DurabilityKind::Persistent),
             false,
         ),
-        (keyed(writer(local, last, forever, forever)), reader(local), false),
+        (
+            keyed(writer(local, last, forever, forever)),
+            reader(local),
+            false,
+        ),
         (
             keyed(writer(volatile, last, forever, forever)),
             reader(volatile),

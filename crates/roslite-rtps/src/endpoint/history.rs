@@ -146,10 +146,9 @@ impl WriterHistory {
     /// Where change `sn` is (`Ok`), or where it would be (`Err`): by index while the numbers
     /// are consecutive, by binary search across holes.
     fn index_of(&self, sn: SequenceNumber) -> Result<usize, usize> {
-        let guess = sn
-            .0
-            .checked_sub(self.first_sn().0)
-            .and_then(|offset| usize::try_from(offset).ok());
+        let guess =
+            sn.0.checked_sub(self.first_sn().0)
+                .and_then(|offset| usize::try_from(offset).ok());
         if let Some(change) = guess.and_then(|i| self.changes.get(i)) {
             if change.sn == sn {
                 return guess.ok_or(0);
@@ -304,13 +303,19 @@ mod tests {
         assert_eq!(h.oldest_of(&b), Some(SequenceNumber(2)));
         // Instance b keeps only its newest: 2 and 4 leave holes among a's 1, 3, 5.
         for sn in [2, 4] {
-            assert_eq!(h.remove(SequenceNumber(sn)).map(|c| c.sn), Some(SequenceNumber(sn)));
+            assert_eq!(
+                h.remove(SequenceNumber(sn)).map(|c| c.sn),
+                Some(SequenceNumber(sn))
+            );
         }
         assert_eq!(h.len(), 4);
         assert_eq!(h.bytes(), 16);
         assert_eq!(h.instance_len(&b), 1);
         assert!(h.get(SequenceNumber(4)).is_none());
-        assert_eq!(h.get(SequenceNumber(5)).map(|c| c.sn), Some(SequenceNumber(5)));
+        assert_eq!(
+            h.get(SequenceNumber(5)).map(|c| c.sn),
+            Some(SequenceNumber(5))
+        );
         assert_eq!(h.next_present(SequenceNumber(2)), SequenceNumber(3));
         assert_eq!(h.next_present(SequenceNumber(4)), SequenceNumber(5));
         assert_eq!(h.next_present(SequenceNumber(7)), SequenceNumber(7));

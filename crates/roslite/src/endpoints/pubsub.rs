@@ -1072,13 +1072,11 @@ impl<T: Message> PublisherShared<T> {
     ) -> Result<(), SendTimeout> {
         let matched = if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            self.qos
-                .history
-                .keep_for_late_joiners(
-                    &mut history,
-                    (message.clone(), info),
-                    typed_instance(&*message),
-                );
+            self.qos.history.keep_for_late_joiners(
+                &mut history,
+                (message.clone(), info),
+                typed_instance(&*message),
+            );
             // Under the history lock, as `connect` replays and matches under it: a
             // subscription matching now gets this message either from the replay or from
             // here, not from both.

@@ -42,9 +42,9 @@ impl<T> MessageQueue<T> {
     /// keep-last queue keeps the newest `depth` of each instance ([`KeptItems`]).
     pub(crate) fn push_instance(&mut self, item: T, instance: Option<InstanceKey>) -> u64 {
         if let (History::KeepLast(_), true) = (self.history, self.keep_everything) {
-            let mut dropped = self
-                .items
-                .push(History::KeepLast(KEEP_ALL_MAX_SAMPLES), item, instance);
+            let mut dropped =
+                self.items
+                    .push(History::KeepLast(KEEP_ALL_MAX_SAMPLES), item, instance);
             while self.items.len() > KEEP_ALL_MAX_SAMPLES {
                 self.items.pop_front();
                 dropped += 1;

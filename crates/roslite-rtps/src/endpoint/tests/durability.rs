@@ -265,7 +265,11 @@ fn keyed_keep_last_late_joiner_gets_the_newest_of_each_instance() {
         let stats = pair.readers[late].reader.stats();
         assert_eq!(stats.samples_lost, 34, "seed {seed}: {stats:?}");
         // The hole between sample 1 and 36 goes as one GAP, not one per number.
-        assert!(pair.writer.stats().gaps_sent < 20, "{:?}", pair.writer.stats());
+        assert!(
+            pair.writer.stats().gaps_sent < 20,
+            "{:?}",
+            pair.writer.stats()
+        );
     }
 }
 
@@ -284,7 +288,12 @@ fn a_keyed_keep_last_history_keeps_depth_of_each_instance_up_to_its_instance_lim
     let instances = u32::try_from(MAX_KEPT_INSTANCES).unwrap() + 10;
     for key in 0..instances {
         writer
-            .write(Instant::ZERO, keyed_payload(1000 + key, key).into(), None, None)
+            .write(
+                Instant::ZERO,
+                keyed_payload(1000 + key, key).into(),
+                None,
+                None,
+            )
             .unwrap();
     }
     assert_eq!(writer.history_len(), MAX_KEPT_INSTANCES);
