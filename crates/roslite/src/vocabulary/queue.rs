@@ -30,16 +30,17 @@ impl<T> MessageQueue<T> {
         }
     }
 
-    /// Appends `item` (a keep-last queue first drops the oldest it has no room for); returns
-    /// how many were dropped. A keep-all queue takes it even beyond its bound: the bound is
-    /// for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a message.
+    /// [`Self::push_instance`] of a keyless topic's message.
     #[cfg(test)]
     pub(crate) fn push(&mut self, item: T) -> u64 {
         self.push_instance(item, None)
     }
 
-    /// [`Self::push`] for a message of `instance` of a keyed topic (`None`: keyless): a
-    /// keep-last queue keeps the newest `depth` of each instance ([`KeptItems`]).
+    /// Appends `item` of `instance` (of a keyed topic; `None`: keyless): a keep-last queue
+    /// first drops the oldest it has no room for, of the same instance ([`KeptItems`]);
+    /// returns how many were dropped. A keep-all queue takes it even beyond its bound: the
+    /// bound is for the paths to respect ([`Self::wait_for_room`]), not a reason to lose a
+    /// message.
     pub(crate) fn push_instance(&mut self, item: T, instance: Option<InstanceKey>) -> u64 {
         if let (History::KeepLast(_), true) = (self.history, self.keep_everything) {
             let mut dropped =
