@@ -105,20 +105,7 @@ mod tests {
 
     use super::*;
 
-    static KEYED_LONG: KeyStruct = KeyStruct {
-        members: &[
-            KeyMember {
-                in_key: true,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-            KeyMember {
-                in_key: false,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-        ],
-    };
+    use crate::endpoint::tests::KEYED as KEYED_LONG;
     static KEYED_STRING: KeyStruct = KeyStruct {
         members: &[
             KeyMember {

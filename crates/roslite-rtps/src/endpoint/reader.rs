@@ -966,17 +966,8 @@ mod tests {
     use crate::endpoint::tests::{keyed_payload, KEYED};
 
     fn sample(key: u32, index: u32) -> ReceivedSample {
-        ReceivedSample {
-            writer: Guid::UNKNOWN,
-            sequence_number: SequenceNumber(i64::from(index) + 1),
-            payload: keyed_payload(key, index),
-            inline_qos: None,
-            inline_qos_endianness: Endianness::Little,
-            source_timestamp: None,
-            key_hash: None,
-            status_info: None,
-            lost_before: 0,
-        }
+        let sn = SequenceNumber(i64::from(index) + 1);
+        ReceivedSample::for_test(Guid::UNKNOWN, sn, keyed_payload(key, index))
     }
 
     /// DDS 1.4 §2.2.3.18: a keyed topic's KEEP_LAST depth applies per instance, so samples

@@ -36,4 +36,20 @@ impl ReceivedSample {
     pub(super) fn payload_len(&self) -> usize {
         self.payload.len()
     }
+
+    /// Sample `sn` of `writer` with `payload` and nothing else, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_test(writer: Guid, sn: SequenceNumber, payload: Vec<u8>) -> Self {
+        ReceivedSample {
+            writer,
+            sequence_number: sn,
+            payload,
+            inline_qos: None,
+            inline_qos_endianness: Endianness::Little,
+            source_timestamp: None,
+            key_hash: None,
+            status_info: None,
+            lost_before: 0,
+        }
+    }
 }

@@ -18,15 +18,8 @@ fn cdr(body: &[u8]) -> Vec<u8> {
 
 fn sample(writer: Guid, sn: i64, payload: Vec<u8>, inline_qos: Option<Vec<u8>>) -> ReceivedSample {
     ReceivedSample {
-        writer,
-        sequence_number: SequenceNumber(sn),
-        payload,
         inline_qos,
-        inline_qos_endianness: Endianness::Little,
-        source_timestamp: None,
-        key_hash: None,
-        status_info: None,
-        lost_before: 0,
+        ..ReceivedSample::for_test(writer, SequenceNumber(sn), payload)
     }
 }
 

@@ -116,25 +116,10 @@ fn reader_keep_last_queue_overwrites_unread_samples() {
 /// reader sees it, and a sample that does not hold the key is refused at `write`.
 #[test]
 fn keyed_writers_send_the_key_hash_of_each_sample() {
-    use roslite_cdr::key::{KeyCollection, KeyElement, KeyMember, KeyStruct};
-    static KEYED_LONG: KeyStruct = KeyStruct {
-        members: &[
-            KeyMember {
-                in_key: true,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-            KeyMember {
-                in_key: false,
-                element: KeyElement::Primitive { size: 4 },
-                collection: KeyCollection::Single,
-            },
-        ],
-    };
     let mut pair = Pair::new(
         75,
         WriterConfig {
-            key: Some(&KEYED_LONG),
+            key: Some(&KEYED),
             ..writer_config(true, HistoryKind::KeepLast(10))
         },
         reader_config(0, true, HistoryKind::KeepLast(10)),
