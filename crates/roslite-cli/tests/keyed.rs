@@ -189,3 +189,65 @@ fn topic_pub_reaches_rclpy_on_a_keyed_topic() {
         "roslite's samples carry no key hash for key 0x01020304:\n{sniffed}"
     );
 }
+
+/// KEEP_LAST depth is per instance (DDS 1.4 §2.2.3.18), up to `ROSLITE_MAX_KEPT_INSTANCES`
+/// instances. rclpy's transient-local KEEP_LAST(1) writer of five keys (`keyed_peer.py
+/// latched`) hands a late-joining `topic echo` (transient local, depth 1) its history, the
+/// newest message of each key, in one go: echo prints all five. With room for two instances,
+/// it keeps the two newest, and says once which variable raises the cap.
+#[test]
+fn topic_echo_keeps_the_newest_of_each_key_up_to_the_instance_cap() {
+    let echo = |cap: &str| {
+        format!(
+            "ROSLITE_MAX_KEPT_INSTANCES={cap} '{roslite}' topic echo --timeout 5 \
+             --qos-profile default --qos-durability transient_local --qos-depth 1 \
+             /latched test_msgs/msg/KeyedLong 2>&1\n",
+            roslite = env!("CARGO_BIN_EXE_roslite"),
+        )
+    };
+    let body = format!(
+        "{peer} latched /latched 30 > latched.txt 2>&1 &\n\
+         talker=$!\n\
+         until grep -q PUBLISHED latched.txt; do sleep 0.2; done\n\
+         echo '=== default'\n\
+         {default}\
+         echo '=== two'\n\
+         {two}\
+         kill $talker 2>/dev/null || true\n",
+        peer = peer(),
+        default = echo("1024"),
+        two = echo("2"),
+    );
+    let dir = std::env::temp_dir().join(format!("roslite-keyed-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run(&format!("cd '{}'\n{body}", dir.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (default, two) = out
+        .split_once("=== default\n")
+        .and_then(|(_, r)| r.split_once("=== two\n"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let pairs = |text: &str| -> Vec<(String, String)> {
+        let field = |name: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(name))
+                .map(str::to_owned)
+                .collect()
+        };
+        field("key: ").into_iter().zip(field("value: ")).collect()
+    };
+    let newest: Vec<(String, String)> = (0..5)
+        .map(|key| (key.to_string(), (20 + key).to_string()))
+        .collect();
+    assert_eq!(pairs(default), newest, "{out}");
+    assert!(!default.contains("ROSLITE_MAX_KEPT_INSTANCES"), "{out}");
+    assert_eq!(pairs(two), newest[3..], "{out}");
+    assert_eq!(
+        two.matches("set ROSLITE_MAX_KEPT_INSTANCES=").count(),
+        1,
+        "one warning naming the variable: {out}"
+    );
+    assert!(
+        two.contains("reached the limit of 2 instances kept per keyed topic"),
+        "{out}"
+    );
+}

@@ -43,20 +43,21 @@ impl HistoryKind {
     }
 
     /// How many samples the cache of a keyed topic holds at most, over all instances: KEEP_LAST
-    /// keeps `depth` per instance for up to [`MAX_KEPT_INSTANCES`] instances; KEEP_ALL is bound
-    /// by `max_samples` as for an unkeyed topic.
-    pub fn keyed_capacity(self) -> usize {
+    /// keeps `depth` per instance for up to `max_instances` instances ([`MAX_KEPT_INSTANCES`]
+    /// by default); KEEP_ALL is bound by `max_samples` as for an unkeyed topic.
+    pub fn keyed_capacity(self, max_instances: usize) -> usize {
         match self {
-            Self::KeepLast(depth) => depth.max(1).saturating_mul(MAX_KEPT_INSTANCES),
+            Self::KeepLast(depth) => depth.max(1).saturating_mul(max_instances.max(1)),
             Self::KeepAll { .. } => self.capacity(),
         }
     }
 }
 
-/// The instances whose newest `depth` samples a keyed KEEP_LAST writer keeps in full (DDS
-/// `RESOURCE_LIMITS.max_instances`, which is unlimited in DDS's default and 10 in Fast DDS's):
-/// its history holds at most `depth` x this many samples, and beyond that the oldest sample
-/// goes whatever its instance (counted in
+/// The instances whose newest `depth` samples a keyed KEEP_LAST writer or reader keeps in full
+/// by default (DDS `RESOURCE_LIMITS.max_instances`, which is unlimited in DDS's default and 10
+/// in Fast DDS's; [`WriterConfig::max_instances`](super::WriterConfig::max_instances)): its
+/// history holds at most `depth` x this many samples, and beyond that the oldest sample goes
+/// whatever its instance (counted in
 /// [`WriterStats::instance_limit_overwritten`](super::writer::WriterStats::instance_limit_overwritten)).
 pub const MAX_KEPT_INSTANCES: usize = 1024;
 

@@ -63,6 +63,9 @@ pub struct ReaderConfig {
     /// The key members of a keyed topic's type, which tell its instances apart; `None` for a
     /// keyless topic.
     pub key: Option<&'static KeyStruct>,
+    /// For a keyed topic: the instances whose newest `depth` samples a KEEP_LAST queue keeps
+    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES).
+    pub max_instances: usize,
     /// `heartbeatResponseDelay` (§8.4.10.1); default 5 ms.
     pub heartbeat_response_delay: Duration,
     /// Concurrent DATA_FRAG reassemblies per writer; 16 reliable / 4 best effort (Cyclone).
@@ -93,6 +96,7 @@ impl ReaderConfig {
             reassembly_timeout: Duration::from_secs(10),
             remember_unmatched_writers: false,
             key: None,
+            max_instances: super::MAX_KEPT_INSTANCES,
         }
     }
 }
@@ -147,6 +151,9 @@ pub struct ReaderStats {
     pub samples_rejected: u64,
     /// Undelivered samples dropped from a full KEEP_LAST queue.
     pub samples_overwritten: u64,
+    /// Of those, samples of a keyed KEEP_LAST reader that went to make room for another
+    /// instance's: the queue held `depth` samples of [`ReaderConfig::max_instances`] instances.
+    pub instance_limit_overwritten: u64,
     /// Inline QoS whose key hash or status info could not be read (sample still delivered).
     pub invalid_inline_qos: u64,
 }
@@ -158,6 +165,7 @@ struct Delivery {
     ready: VecDeque<(ReceivedSample, Option<InstanceKey>)>,
     history: HistoryKind,
     key: Option<&'static KeyStruct>,
+    max_instances: usize,
     /// A KEEP_ALL queue filled up and in-order samples are waiting.
     blocked: bool,
 }
@@ -186,9 +194,9 @@ impl Delivery {
                         stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
                     }
                 }
-                self.history.keyed_capacity()
+                self.history.keyed_capacity(self.max_instances)
             }
-            None if self.key.is_some() => self.history.keyed_capacity(),
+            None if self.key.is_some() => self.history.keyed_capacity(self.max_instances),
             None => self.history.capacity(),
         };
         if self.ready.len() >= capacity {
@@ -198,6 +206,10 @@ impl Delivery {
             }
             self.ready.pop_front();
             stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
+            if self.key.is_some() {
+                stats.instance_limit_overwritten =
+                    stats.instance_limit_overwritten.saturating_add(1);
+            }
         }
         self.ready.push_back((sample, instance.map(|(_, key)| key)));
         stats.samples_delivered = stats.samples_delivered.saturating_add(1);
@@ -249,6 +261,7 @@ impl Reader {
             ready: VecDeque::new(),
             history: config.history,
             key: config.key,
+            max_instances: config.max_instances,
             blocked: false,
         };
         Reader {
@@ -979,6 +992,7 @@ mod tests {
             ready: VecDeque::new(),
             history: HistoryKind::KeepLast(1),
             key,
+            max_instances: crate::endpoint::MAX_KEPT_INSTANCES,
             blocked: false,
         };
         let (mut keyed, mut keyless) = (queue(Some(&KEYED)), queue(None));

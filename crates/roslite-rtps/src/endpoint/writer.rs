@@ -157,6 +157,9 @@ pub struct WriterConfig {
     /// (`PID_KEY_HASH`, RTPS 2.5 §9.6.3.8) in its inline QoS, as Fast DDS sends it
     /// ([`KeyHasher`]). `None` for a keyless topic (all ROS 2 types but IDL ones with `@key`).
     pub key: Option<&'static KeyStruct>,
+    /// For a keyed topic: the instances whose newest `depth` samples a KEEP_LAST history keeps
+    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES).
+    pub max_instances: usize,
 }
 
 /// The default byte bound of a KEEP_ALL writer's history (64 MiB; see
@@ -188,6 +191,7 @@ impl WriterConfig {
             batch_window: Duration::ZERO,
             batch_max_bytes: BATCH_MAX_BYTES,
             key: None,
+            max_instances: super::MAX_KEPT_INSTANCES,
         }
     }
 }
@@ -213,7 +217,7 @@ pub struct WriterStats {
     pub overwritten_unacked: u64,
     /// Samples of a keyed KEEP_LAST writer that went to make room for another instance's,
     /// not their own instance's newer ones: the history held `depth` samples of
-    /// [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES) instances.
+    /// [`WriterConfig::max_instances`] instances.
     pub instance_limit_overwritten: u64,
     pub acknacks_received: u64,
     /// ACKNACKs whose count was not newer than the last one (duplicates, reordering).
@@ -591,7 +595,9 @@ impl Writer {
     /// keyed topic).
     fn capacity(&self) -> usize {
         if self.key_hasher.is_some() {
-            self.config.history.keyed_capacity()
+            self.config
+                .history
+                .keyed_capacity(self.config.max_instances)
         } else {
             self.config.history.capacity()
         }

@@ -193,6 +193,10 @@ pub struct ParticipantConfig {
     pub max_remote_endpoints: usize,
     /// Local writers plus readers.
     pub max_local_endpoints: usize,
+    /// Instances of a keyed topic whose newest `depth` samples each KEEP_LAST writer and
+    /// reader keeps in full: its history holds at most `depth` x this many samples, and beyond
+    /// them the oldest goes whatever its instance ([`Limit::MaxKeptInstances`](super::Limit)).
+    pub max_kept_instances: usize,
     /// Largest datagram [`Participant::poll_transmit`](super::Participant::poll_transmit)
     /// returns (UDP over IPv4 allows 65507).
     pub max_datagram_size: usize,
@@ -226,6 +230,7 @@ impl ParticipantConfig {
             max_remote_participants: 256,
             max_remote_endpoints: 16_384,
             max_local_endpoints: 4096,
+            max_kept_instances: crate::endpoint::MAX_KEPT_INSTANCES,
             max_datagram_size: 65_000,
             max_pending_events: 65_536,
             writer_defaults: WriterDefaults::default(),

@@ -112,6 +112,10 @@ pub enum Limit {
     ReassemblyBytesPerParticipant,
     /// `ReaderDefaults::reassembly_bytes_total`: the participant holding the most gives way.
     ReassemblyBytesTotal,
+    /// `ParticipantConfig::max_kept_instances`: a keyed topic's KEEP_LAST writer or reader
+    /// held `depth` samples of that many instances, and dropped its oldest sample for a new
+    /// instance's.
+    MaxKeptInstances,
 }
 
 impl Limit {
@@ -124,6 +128,7 @@ impl Limit {
                 "ReaderDefaults::reassembly_bytes_per_participant"
             }
             Limit::ReassemblyBytesTotal => "ReaderDefaults::reassembly_bytes_total",
+            Limit::MaxKeptInstances => "ParticipantConfig::max_kept_instances",
         }
     }
 }
@@ -135,6 +140,7 @@ impl fmt::Display for Limit {
             Limit::MaxRemoteParticipants => "remote participants",
             Limit::ReassemblyBytesPerParticipant => "bytes in reassembly for one participant",
             Limit::ReassemblyBytesTotal => "bytes in reassembly",
+            Limit::MaxKeptInstances => "instances kept per keyed topic",
         };
         write!(f, "{what} (cap {})", self.setting())
     }

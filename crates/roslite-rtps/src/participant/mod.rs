@@ -675,9 +675,13 @@ impl Participant {
             .writer
             .write(now, payload, inline_qos, source_timestamp)
             .map_err(WriteError::Writer)?;
+        let instances_full = w.writer.stats().instance_limit_overwritten > 0;
         // DDS 1.4 §2.2.3.11: a write asserts the writer's liveliness.
         if w.liveliness.is_manual() {
             self.asserted_by_write(now, writer.0);
+        }
+        if instances_full {
+            self.limit_reached(Limit::MaxKeptInstances, self.config.max_kept_instances);
         }
         Ok(sn)
     }
@@ -720,8 +724,12 @@ impl Participant {
         let id = *found?;
         let r = self.readers.get_mut(&id)?;
         let sample = r.reader.poll_sample();
+        let instances_full = r.reader.stats().instance_limit_overwritten > 0;
         if r.reader.ready_len() == 0 {
             self.ready.remove(&id);
+        }
+        if instances_full {
+            self.limit_reached(Limit::MaxKeptInstances, self.config.max_kept_instances);
         }
         let sample = sample?;
         // Next time, start after this reader.
@@ -1095,6 +1103,7 @@ impl Participant {
             batch_window: d.batch_window,
             batch_max_bytes: d.batch_max_bytes,
             key: None,
+            max_instances: self.config.max_kept_instances,
         }
     }
 
@@ -1117,6 +1126,7 @@ impl Participant {
             reassembly_timeout: d.reassembly_timeout,
             remember_unmatched_writers: false,
             key: None,
+            max_instances: self.config.max_kept_instances,
         }
     }
 

@@ -590,6 +590,69 @@ fn transient_local_late_joiner_gets_history() {
     assert_eq!(s.samples(b), want);
 }
 
+/// A keyed topic's KEEP_LAST histories keep `depth` samples of at most `max_kept_instances`
+/// instances: the writer's and the late joiner's queue each say so once, naming the cap, and
+/// the reader still gets what fits.
+#[test]
+fn reaching_the_kept_instances_says_so_once() {
+    static KEY: roslite_cdr::key::KeyStruct = roslite_cdr::key::KeyStruct {
+        members: &[roslite_cdr::key::KeyMember {
+            in_key: true,
+            element: roslite_cdr::key::KeyElement::Primitive { size: 4 },
+            collection: roslite_cdr::key::KeyCollection::Single,
+        }],
+    };
+    let keyed = || {
+        EndpointOptions::new("rt/keyed", "test_msgs::msg::dds_::Keyed_")
+            .with_qos(EndpointQos {
+                transient_local: true,
+                history: History::KeepLast { depth: 1 },
+                ..EndpointQos::ros_default()
+            })
+            .with_key(Some(&KEY))
+    };
+    let mut s = Swarm::new_with(1, 12, |c| c.max_kept_instances = 3);
+    let w = s.p(0).create_writer(Instant::ZERO, keyed()).unwrap();
+    for round in 0..2 {
+        for key in 0u32..5 {
+            let mut payload = vec![0, 1, 0, 0];
+            payload.extend_from_slice(&key.to_le_bytes());
+            s.p(0)
+                .write(Instant::ZERO, w, payload.into(), None)
+                .unwrap_or_else(|e| panic!("round {round}, key {key}: {e:?}"));
+        }
+    }
+    assert_eq!(s.p(0).writer_history(w).map(|h| h.samples), Some(3));
+    let limits = |events: Vec<Event>| -> Vec<Event> {
+        events
+            .into_iter()
+            .filter(|e| matches!(e, Event::LimitReached { .. }))
+            .collect()
+    };
+    let reached = |value| Event::LimitReached {
+        limit: Limit::MaxKeptInstances,
+        value,
+    };
+    s.run_for(Duration::from_millis(100));
+    assert_eq!(limits(s.events(0)), [reached(3)]);
+    // A late joiner keeping two instances gets the writer's three in one datagram.
+    let mut c = config(1);
+    c.max_kept_instances = 2;
+    let b = s.add(c);
+    let now = s.now;
+    s.p(b).create_reader(now, keyed()).unwrap();
+    s.run_for(Duration::from_secs(2));
+    let events = s.events(b);
+    let samples = events
+        .iter()
+        .filter(|e| matches!(e, Event::Sample { .. }))
+        .count();
+    assert_eq!(samples, 2);
+    assert_eq!(limits(events), [reached(2)]);
+    let text = Limit::MaxKeptInstances.to_string();
+    assert!(text.contains("max_kept_instances"), "{text}");
+}
+
 #[test]
 fn volatile_reader_of_transient_local_writer_gets_no_history() {
     let mut s = Swarm::new(1, 9);

@@ -13,9 +13,14 @@
 //! | `ROSLITE_MAX_LOCAL_ENDPOINTS`               | this context's RTPS writers + readers | 4096    |
 //! | `ROSLITE_REASSEMBLY_MAX_BYTES`              | fragments held, all peers             | 256M    |
 //! | `ROSLITE_REASSEMBLY_MAX_BYTES_PER_PARTICIPANT` | fragments held, one peer           | 128M    |
+//! | `ROSLITE_MAX_KEPT_INSTANCES`                | instances of a keyed topic whose newest `depth` messages a KEEP_LAST history keeps | 1024 |
 //!
 //! A value is a count, optionally with the suffix K, M or G (powers of 1024), from 1 to 1 Ti.
 //! A malformed value fails context creation with [`InitError::InvalidLimit`].
+//!
+//! The kept instances bound every keyed KEEP_LAST history of the process alike: the RTPS
+//! writers' and readers', subscriptions' queues and transient-local publishers' histories in
+//! the process.
 
 use roslite_rtps::participant::{Limit, ParticipantConfig};
 
@@ -30,6 +35,7 @@ pub struct NetworkLimits {
     pub max_local_endpoints: usize,
     pub reassembly_bytes_total: usize,
     pub reassembly_bytes_per_participant: usize,
+    pub max_kept_instances: usize,
 }
 
 pub const MAX_REMOTE_PARTICIPANTS_ENV: &str = "ROSLITE_MAX_REMOTE_PARTICIPANTS";
@@ -38,6 +44,19 @@ pub const MAX_LOCAL_ENDPOINTS_ENV: &str = "ROSLITE_MAX_LOCAL_ENDPOINTS";
 pub const REASSEMBLY_MAX_BYTES_ENV: &str = "ROSLITE_REASSEMBLY_MAX_BYTES";
 pub const REASSEMBLY_MAX_BYTES_PER_PARTICIPANT_ENV: &str =
     "ROSLITE_REASSEMBLY_MAX_BYTES_PER_PARTICIPANT";
+pub const MAX_KEPT_INSTANCES_ENV: &str = "ROSLITE_MAX_KEPT_INSTANCES";
+
+/// The instances of a keyed topic whose newest `depth` messages a KEEP_LAST history of this
+/// process keeps ([`MAX_KEPT_INSTANCES_ENV`], read once; a malformed value keeps the default,
+/// and fails context creation).
+pub(crate) fn kept_instances() -> usize {
+    static KEPT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *KEPT.get_or_init(|| {
+        NetworkLimits::from_env().map_or(roslite_rtps::endpoint::MAX_KEPT_INSTANCES, |l| {
+            l.max_kept_instances
+        })
+    })
+}
 
 impl Default for NetworkLimits {
     /// The RTPS participant's own defaults.
@@ -49,6 +68,7 @@ impl Default for NetworkLimits {
             max_local_endpoints: c.max_local_endpoints,
             reassembly_bytes_total: c.reader_defaults.reassembly_bytes_total,
             reassembly_bytes_per_participant: c.reader_defaults.reassembly_bytes_per_participant,
+            max_kept_instances: c.max_kept_instances,
         }
     }
 }
@@ -80,6 +100,7 @@ impl NetworkLimits {
                 REASSEMBLY_MAX_BYTES_PER_PARTICIPANT_ENV,
                 &mut limits.reassembly_bytes_per_participant,
             ),
+            (MAX_KEPT_INSTANCES_ENV, &mut limits.max_kept_instances),
         ] {
             match get(name) {
                 Some(text) if !text.trim().is_empty() => {
@@ -102,6 +123,7 @@ impl NetworkLimits {
         config.reader_defaults.reassembly_bytes_total = self.reassembly_bytes_total;
         config.reader_defaults.reassembly_bytes_per_participant =
             self.reassembly_bytes_per_participant;
+        config.max_kept_instances = self.max_kept_instances;
     }
 }
 
@@ -112,6 +134,7 @@ pub(crate) fn variable_of(limit: Limit) -> &'static str {
         Limit::MaxRemoteParticipants => MAX_REMOTE_PARTICIPANTS_ENV,
         Limit::ReassemblyBytesPerParticipant => REASSEMBLY_MAX_BYTES_PER_PARTICIPANT_ENV,
         Limit::ReassemblyBytesTotal => REASSEMBLY_MAX_BYTES_ENV,
+        Limit::MaxKeptInstances => MAX_KEPT_INSTANCES_ENV,
         // A cap added to the participant later: its configuration field.
         _ => limit.setting(),
     }
@@ -134,6 +157,10 @@ pub(crate) fn consequence_of(limit: Limit) -> &'static str {
         Limit::ReassemblyBytesTotal => {
             "the participant holding the most fragments gives them up for others; smaller \
              samples keep flowing"
+        }
+        Limit::MaxKeptInstances => {
+            "a keyed topic's keep-last history that holds `depth` messages of that many keys \
+             drops its oldest message, whatever its key, for a new key's"
         }
         _ => "further ones are refused",
     }
@@ -161,9 +188,14 @@ mod tests {
             (MAX_REMOTE_PARTICIPANTS_ENV, "1024"),
             (REASSEMBLY_MAX_BYTES_ENV, "1G"),
             (MAX_LOCAL_ENDPOINTS_ENV, " "),
+            (MAX_KEPT_INSTANCES_ENV, "4K"),
         ]))
         .unwrap();
         assert_eq!(set.max_remote_participants, 1024);
+        assert_eq!(set.max_kept_instances, 4096);
+        let mut config = ParticipantConfig::new(roslite_rtps::types::GuidPrefix([0; 12]), 0, 0);
+        set.apply(&mut config);
+        assert_eq!(config.max_kept_instances, 4096);
         assert_eq!(set.reassembly_bytes_total, 1 << 30);
         assert_eq!(
             set.max_local_endpoints,
@@ -179,5 +211,6 @@ mod tests {
             variable_of(Limit::MaxRemoteParticipants),
             MAX_REMOTE_PARTICIPANTS_ENV
         );
+        assert_eq!(variable_of(Limit::MaxKeptInstances), MAX_KEPT_INSTANCES_ENV);
     }
 }

@@ -119,11 +119,30 @@ pub(crate) fn instance_of(
     key?.key_of(payload).ok().map(InstanceKey::from)
 }
 
+/// Says once per process that a keyed topic's history in this process reached
+/// [`kept_instances`](crate::vocabulary::limits::kept_instances), as the RTPS participant
+/// says it of its writers and readers.
+fn warn_kept_instances_reached() {
+    use crate::vocabulary::limits;
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let limit = roslite_rtps::participant::Limit::MaxKeptInstances;
+    crate::vocabulary::log::Logger::new("roslite").warn(format_args!(
+        "reached the limit of {} instances kept per keyed topic in this process: {}; set {}= \
+         to raise it (this warning is given once)",
+        limits::kept_instances(),
+        limits::consequence_of(limit),
+        limits::variable_of(limit),
+    ));
+}
+
 /// Messages kept under a [`History`]: a subscription's queue, a transient-local publisher's
 /// messages for late joiners. Keep-last keeps the newest `depth` of each instance of a keyed
 /// topic (DDS 1.4 §2.2.3.18: "on a per-instance basis"), up to
-/// [`MAX_KEPT_INSTANCES`](roslite_rtps::endpoint::MAX_KEPT_INSTANCES) instances' worth, as the
-/// RTPS writer's history does; of a keyless topic, the newest `depth`.
+/// [`kept_instances`](crate::vocabulary::limits::kept_instances) instances' worth, as the RTPS
+/// writer's history does; of a keyless topic, the newest `depth`.
 #[derive(Debug)]
 pub(crate) struct KeptItems<T> {
     items: std::collections::VecDeque<(T, Option<InstanceKey>)>,
@@ -160,12 +179,15 @@ impl<T> KeptItems<T> {
                         count -= 1;
                         dropped += 1;
                     }
-                    depth.saturating_mul(roslite_rtps::endpoint::MAX_KEPT_INSTANCES)
+                    depth.saturating_mul(crate::vocabulary::limits::kept_instances())
                 }
             };
             while self.items.len() >= capacity {
                 self.items.pop_front();
                 dropped += 1;
+                if instance.is_some() {
+                    warn_kept_instances_reached();
+                }
             }
         }
         self.items.push_back((item, instance));

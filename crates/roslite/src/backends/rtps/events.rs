@@ -227,6 +227,7 @@ fn limit_what(limit: roslite_rtps::participant::Limit) -> &'static str {
         Limit::MaxRemoteParticipants => "remote participants",
         Limit::ReassemblyBytesPerParticipant => "bytes of fragments held for one participant",
         Limit::ReassemblyBytesTotal => "bytes of fragments held for all participants",
+        Limit::MaxKeptInstances => "instances kept per keyed topic",
         _ => "entries",
     }
 }
