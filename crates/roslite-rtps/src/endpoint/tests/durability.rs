@@ -310,3 +310,32 @@ fn a_keyed_keep_last_history_keeps_depth_of_each_instance_up_to_its_instance_lim
     }
     assert_eq!(unkeyed.history_len(), 1);
 }
+
+/// A keyed writer that takes over another's history (a node that moved here) keeps `depth` of
+/// each instance of it, under the original numbers: a late joiner gets the newest of each key,
+/// through 10 % loss.
+#[test]
+fn an_adopted_keyed_history_keeps_the_newest_of_each_instance() {
+    use crate::endpoint::AdoptedSample;
+    let mut r = reader_config(0, true, HistoryKind::KeepAll { max_samples: 1000 });
+    r.transient_local = true;
+    let mut pair = Pair::new(69, keyed_writer(HistoryKind::KeepLast(1)), r);
+    pair.set_links(0, LinkConfig::rough(0.1), LinkConfig::rough(0.1));
+    // Numbers 11 to 19 of a writer of keys 0, 1, 2 in turn; key 7 wrote 12 alone.
+    let samples: Vec<AdoptedSample> = (0..9u32)
+        .map(|i| AdoptedSample {
+            payload: keyed_payload(if i == 1 { 7 } else { i % 3 }, i).into(),
+            source_timestamp: Some(pair.wall_clock()),
+        })
+        .collect();
+    let now = pair.now;
+    assert_eq!(pair.writer.adopt_history(now, sn(11), samples), Ok(sn(20)));
+    assert_eq!(pair.writer.history_len(), 4);
+    let late = add_late_reader(&mut pair, true, 0.1);
+    let done = pair.run_while_not(Duration::from_secs(10), |p| {
+        p.readers[late].received.len() >= 4
+    });
+    assert!(done, "{:?}", sns(&pair.readers[late].received));
+    pair.run_for(Duration::from_secs(1));
+    assert_eq!(sns(&pair.readers[late].received), [12, 17, 18, 19]);
+}
