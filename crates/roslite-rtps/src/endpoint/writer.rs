@@ -460,7 +460,7 @@ impl Writer {
             .checked_add(count)
             .ok_or(AdoptError::NotFresh { next })?;
         // Only the newest the history holds are kept.
-        let keep = samples.len().min(self.capacity());
+        let keep = samples.len().min(self.history_capacity());
         let skipped = samples.len().saturating_sub(keep);
         let mut kept = Vec::with_capacity(keep);
         for (index, sample) in samples.into_iter().enumerate().skip(skipped) {
@@ -593,7 +593,7 @@ impl Writer {
 
     /// How many samples the history holds at most ([`HistoryKind::keyed_capacity`] for a
     /// keyed topic).
-    fn capacity(&self) -> usize {
+    pub fn history_capacity(&self) -> usize {
         if self.key_hasher.is_some() {
             self.config
                 .history
@@ -614,7 +614,7 @@ impl Writer {
                 self.overwrite(oldest);
             }
         }
-        let capacity = self.capacity();
+        let capacity = self.history_capacity();
         let max_bytes = self.config.max_history_bytes;
         while self.history.len() >= capacity
             || (self.history.len() > 0 && self.history.bytes().saturating_add(len) > max_bytes)

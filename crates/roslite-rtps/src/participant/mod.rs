@@ -773,7 +773,7 @@ impl Participant {
         Some(WriterHistory {
             samples: w.writer.history_len(),
             bytes: w.writer.history_bytes(),
-            max_samples: config.history.capacity(),
+            max_samples: w.writer.history_capacity(),
             max_bytes: config.max_history_bytes,
         })
     }
