@@ -125,6 +125,9 @@ fn check_generated<T: Message>(payload: &[u8]) {
         };
         let _ = dynamic::to_yaml(set, &ty, value, &flow);
     }
+    // A keyed type's key, which a keyed reader reads out of every sample from the network:
+    // never a panic, whatever the bytes.
+    let key = T::KEY.map(|layout| layout.key_of(payload));
     let Ok(value) = roslite_cdr::from_bytes::<T>(payload) else {
         return;
     };
@@ -138,6 +141,21 @@ fn check_generated<T: Message>(payload: &[u8]) {
         Err(roslite_cdr::EncodeError::InteriorNul) => return,
         Err(e) => panic!("{}: a decoded value does not encode: {e}", T::TYPE_NAME),
     };
+    // Of a sample the decoder takes, the key is found and is a function of the value.
+    if let (Some(layout), Some(key)) = (T::KEY, key) {
+        let key = key.unwrap_or_else(|e| {
+            panic!(
+                "{}: the decoder takes the payload, its key layout does not: {e}",
+                T::TYPE_NAME
+            )
+        });
+        assert_eq!(
+            layout.key_of(&bytes).ok(),
+            Some(key),
+            "{}: the key of a re-encoded value differs",
+            T::TYPE_NAME
+        );
+    }
     let again = roslite_cdr::from_bytes::<T>(&bytes).expect("a re-encoded value decodes");
     let bytes_again = roslite_cdr::to_vec(&again, endianness).expect("a decoded value encodes");
     assert_eq!(
