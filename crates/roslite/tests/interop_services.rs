@@ -62,19 +62,42 @@ fn serve_both(node: &Node) -> (roslite::Service<SetBool>, roslite::Service<Trigg
     (set_bool, trigger)
 }
 
-#[test]
-fn rclpy_client_calls_a_roslite_server() {
-    let ns = NetNs::create("srv-rclpy-cli").expect("create a network namespace");
-    let ctx = common::networked_in(&ns, DOMAIN);
+/// What a roslite server of /motor_power and /trigger saw of a client: the client's output,
+/// and how many replies each service sent.
+struct Served {
+    stdout: String,
+    set_bool_replies: u64,
+    trigger_replies: u64,
+}
+
+/// Serves both services from a roslite node in `ns` while `client` (a peer's command) runs
+/// to its end, successfully.
+fn serve_while(ns: &NetNs, mut client: Command, who: &str) -> Served {
+    let ctx = common::networked_in(ns, DOMAIN);
     let node = ctx.create_node("roslite_server").unwrap();
     let (set_bool, trigger) = serve_both(&node);
     let spinner = common::spin_in_background(&ctx, &node);
-    let client = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["call", "40", "3"])
-        .spawn()
-        .unwrap();
-    let stdout = finish(client, "the rclpy client");
+    let stdout = finish(client.spawn().unwrap(), who);
     ctx.shutdown();
     spinner.join().unwrap();
+    Served {
+        stdout,
+        set_bool_replies: set_bool.stats().replies_sent,
+        trigger_replies: trigger.stats().replies_sent,
+    }
+}
+
+/// An rclpy client in `ns` calling each service `calls` times (`service_peer.py call`).
+fn rclpy_client(ns: &NetNs, seconds: &str, calls: usize) -> Command {
+    let calls = calls.to_string();
+    common::rclpy_script(ns, DOMAIN, "service_peer.py", &["call", seconds, &calls])
+}
+
+#[test]
+fn rclpy_client_calls_a_roslite_server() {
+    let ns = NetNs::create("srv-rclpy-cli").expect("create a network namespace");
+    let served = serve_while(&ns, rclpy_client(&ns, "40", 3), "the rclpy client");
+    let stdout = &served.stdout;
     assert!(stdout.contains("RESULT 6"), "{stdout}");
     assert!(
         stdout.contains("REPLY /motor_power True motor on"),
@@ -101,57 +124,69 @@ fn rclpy_client_calls_a_roslite_server() {
         services.contains("/trigger std_srvs/srv/Trigger"),
         "{services}"
     );
-    assert_eq!(set_bool.stats().replies_sent, 3);
-    assert_eq!(trigger.stats().replies_sent, 3);
+    assert_eq!(served.set_bool_replies, 3);
+    assert_eq!(served.trigger_replies, 3);
 }
 
 #[test]
 fn roslite_client_calls_an_rclpy_server() {
     let ns = NetNs::create("srv-rclpy-srv").expect("create a network namespace");
-    let server = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["serve", "40", "6"])
+    let (appear, patience) = (Duration::from_secs(30), Duration::from_secs(10));
+    let (stdout, unmatched) = call_an_rclpy_server(&ns, &["serve", "40", "6"], 3, appear, patience);
+    assert!(stdout.contains("RESULT 6"), "{stdout}");
+    assert_eq!(unmatched, 0);
+}
+
+/// A roslite client calls the rclpy server `service_peer.py <server_args>` in `ns`: each
+/// service `calls` times (SetBool alternately true and false), checking each reply; the
+/// server must appear within `appear`, and `patience` bounds each call. Returns the
+/// server's output once it ended (successfully) and the SetBool client's unmatched replies.
+fn call_an_rclpy_server(
+    ns: &NetNs,
+    server_args: &[&str],
+    calls: usize,
+    appear: Duration,
+    patience: Duration,
+) -> (String, u64) {
+    let server = common::rclpy_script(ns, DOMAIN, "service_peer.py", server_args)
         .spawn()
         .unwrap();
-    let ctx = common::networked_in(&ns, DOMAIN);
+    let ctx = common::networked_in(ns, DOMAIN);
     let node = ctx.create_node("roslite_client").unwrap();
     let set_bool = node.create_client::<SetBool>("motor_power").unwrap();
     let trigger = node.create_client::<Trigger>("trigger").unwrap();
     assert!(
-        set_bool.wait_for_service(Duration::from_secs(30)),
+        set_bool.wait_for_service(appear),
         "the rclpy server never appeared"
     );
-    assert!(trigger.wait_for_service(Duration::from_secs(10)));
-    for i in 0..3 {
+    assert!(trigger.wait_for_service(patience));
+    for i in 0..calls {
         let on = i % 2 == 0;
         let r = set_bool
-            .call(SetBool_Request { data: on }, Duration::from_secs(10))
-            .unwrap();
+            .call(SetBool_Request { data: on }, patience)
+            .unwrap_or_else(|e| panic!("SetBool call {i}: {e}"));
         assert_eq!(r.success, on);
         assert_eq!(r.message, if on { "motor on" } else { "motor off" });
         let t = trigger
-            .call(Trigger_Request::default(), Duration::from_secs(10))
-            .unwrap();
+            .call(Trigger_Request::default(), patience)
+            .unwrap_or_else(|e| panic!("Trigger call {i}: {e}"));
+        // The server counts what it executed: each request once.
         assert_eq!(t.message, format!("triggered {}", i + 1));
     }
     let stdout = finish(server, "the rclpy server");
-    assert!(stdout.contains("RESULT 6"), "{stdout}");
-    assert_eq!(set_bool.stats().unmatched_replies, 0);
+    (stdout, set_bool.stats().unmatched_replies)
 }
 
 #[test]
 fn cyclone_style_client_calls_a_roslite_server() {
     let ns = NetNs::create("srv-cyc-cli").expect("create a network namespace");
-    let ctx = common::networked_in(&ns, DOMAIN);
-    let node = ctx.create_node("roslite_server").unwrap();
-    let (set_bool, _trigger) = serve_both(&node);
-    let spinner = common::spin_in_background(&ctx, &node);
-    let client = cyclone(&ns, &["call", "40", "4"]).spawn().unwrap();
-    let stdout = finish(client, "the Cyclone client");
-    ctx.shutdown();
-    spinner.join().unwrap();
+    let client = cyclone(&ns, &["call", "40", "4"]);
+    let served = serve_while(&ns, client, "the Cyclone client");
+    let stdout = &served.stdout;
     assert!(stdout.contains("RESULT 4"), "{stdout}");
     assert!(stdout.contains("REPLY True motor on"), "{stdout}");
     assert!(stdout.contains("REPLY False motor off"), "{stdout}");
-    assert_eq!(set_bool.stats().replies_sent, 4);
+    assert_eq!(served.set_bool_replies, 4);
 }
 
 #[test]
@@ -215,17 +250,9 @@ fn rclpy_client_calls_a_roslite_server_through_loss() {
     let ns = NetNs::create("srv-loss-rclpy-cli").expect("create a network namespace");
     ns.drop_udp_percent(LOSS_PERCENT)
         .expect("nftables in the test namespace");
-    let ctx = common::networked_in(&ns, DOMAIN);
-    let node = ctx.create_node("roslite_server").unwrap();
-    let (set_bool, trigger) = serve_both(&node);
-    let spinner = common::spin_in_background(&ctx, &node);
-    let calls = LOSSY_CALLS.to_string();
-    let client = common::rclpy_script(&ns, DOMAIN, "service_peer.py", &["call", "90", &calls])
-        .spawn()
-        .unwrap();
-    let stdout = finish(client, "the rclpy client");
-    ctx.shutdown();
-    spinner.join().unwrap();
+    let client = rclpy_client(&ns, "90", LOSSY_CALLS);
+    let served = serve_while(&ns, client, "the rclpy client");
+    let stdout = &served.stdout;
     assert!(
         stdout.contains(&format!("RESULT {}", 2 * LOSSY_CALLS)),
         "{stdout}"
@@ -237,8 +264,8 @@ fn rclpy_client_calls_a_roslite_server_through_loss() {
         "{stdout}"
     );
     // Each request served once: a request repaired twice is not executed twice.
-    assert_eq!(set_bool.stats().replies_sent, LOSSY_CALLS as u64);
-    assert_eq!(trigger.stats().replies_sent, LOSSY_CALLS as u64);
+    assert_eq!(served.set_bool_replies, LOSSY_CALLS as u64);
+    assert_eq!(served.trigger_replies, LOSSY_CALLS as u64);
 }
 
 /// The client's `wait_for_service` holds until the server's request reader answered a
@@ -253,42 +280,15 @@ fn roslite_client_calls_an_rclpy_server_through_loss() {
         .expect("nftables in the test namespace");
     let count = (2 * LOSSY_CALLS).to_string();
     // It stays 10 s after the last request: a lost reply waits for Fast DDS's next HEARTBEAT.
-    let server = common::rclpy_script(
-        &ns,
-        DOMAIN,
-        "service_peer.py",
-        &["serve", "90", &count, "10"],
-    )
-    .spawn()
-    .unwrap();
-    let ctx = common::networked_in(&ns, DOMAIN);
-    let node = ctx.create_node("roslite_client").unwrap();
-    let set_bool = node.create_client::<SetBool>("motor_power").unwrap();
-    let trigger = node.create_client::<Trigger>("trigger").unwrap();
-    assert!(
-        set_bool.wait_for_service(Duration::from_secs(60)),
-        "the rclpy server never appeared"
-    );
-    assert!(trigger.wait_for_service(Duration::from_secs(30)));
-    for i in 0..LOSSY_CALLS {
-        let on = i % 2 == 0;
-        let r = set_bool
-            .call(SetBool_Request { data: on }, Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("SetBool call {i}: {e}"));
-        assert_eq!(r.success, on);
-        assert_eq!(r.message, if on { "motor on" } else { "motor off" });
-        let t = trigger
-            .call(Trigger_Request::default(), Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("Trigger call {i}: {e}"));
-        // The server counts what it executed: each request once.
-        assert_eq!(t.message, format!("triggered {}", i + 1));
-    }
-    let stdout = finish(server, "the rclpy server");
+    let server_args = ["serve", "90", &count, "10"];
+    let (appear, patience) = (Duration::from_secs(60), Duration::from_secs(30));
+    let (stdout, unmatched) =
+        call_an_rclpy_server(&ns, &server_args, LOSSY_CALLS, appear, patience);
     assert!(
         stdout.contains(&format!("RESULT {}", 2 * LOSSY_CALLS)),
         "{stdout}"
     );
-    assert_eq!(set_bool.stats().unmatched_replies, 0);
+    assert_eq!(unmatched, 0);
 }
 
 #[test]
@@ -296,15 +296,10 @@ fn cyclone_style_client_calls_a_roslite_server_through_loss() {
     let ns = NetNs::create("srv-loss-cyc-cli").expect("create a network namespace");
     ns.drop_udp_percent(LOSS_PERCENT)
         .expect("nftables in the test namespace");
-    let ctx = common::networked_in(&ns, DOMAIN);
-    let node = ctx.create_node("roslite_server").unwrap();
-    let (set_bool, _trigger) = serve_both(&node);
-    let spinner = common::spin_in_background(&ctx, &node);
     let calls = LOSSY_CALLS.to_string();
-    let client = cyclone(&ns, &["call", "90", &calls]).spawn().unwrap();
-    let stdout = finish(client, "the Cyclone client");
-    ctx.shutdown();
-    spinner.join().unwrap();
+    let client = cyclone(&ns, &["call", "90", &calls]);
+    let served = serve_while(&ns, client, "the Cyclone client");
+    let stdout = &served.stdout;
     assert!(
         stdout.contains(&format!("RESULT {LOSSY_CALLS}")),
         "{stdout}"
@@ -314,7 +309,7 @@ fn cyclone_style_client_calls_a_roslite_server_through_loss() {
         LOSSY_CALLS,
         "{stdout}"
     );
-    assert_eq!(set_bool.stats().replies_sent, LOSSY_CALLS as u64);
+    assert_eq!(served.set_bool_replies, LOSSY_CALLS as u64);
 }
 
 #[test]
