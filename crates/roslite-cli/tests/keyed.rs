@@ -81,6 +81,16 @@ fn run(body: &str) -> String {
     stdout
 }
 
+/// [`run`] in a directory of its own for the files `body` writes (`roslite-keyed-<tag>-<pid>`
+/// under the temporary directory, removed afterwards).
+fn run_in_temp_dir(tag: &str, body: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("roslite-keyed-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run(&format!("cd '{}'\n{body}", dir.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
 fn peer() -> String {
     format!(
         "'{}' '{}'",
@@ -109,10 +119,7 @@ fn topic_echo_hears_rclpy_on_keyed_topics() {
         peer = peer(),
         roslite = env!("CARGO_BIN_EXE_roslite"),
     );
-    let dir = std::env::temp_dir().join(format!("roslite-keyed-echo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = run(&format!("cd '{}'\n{body}", dir.display()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = run_in_temp_dir("echo", &body);
     let (long, rest) = out
         .split_once("=== long\n")
         .and_then(|(_, r)| r.split_once("=== complex\n"))
@@ -151,11 +158,8 @@ fn topic_echo_hears_rclpy_on_keyed_topics() {
 /// hash Fast DDS computes for the same key (the key in little-endian, zero-padded).
 #[test]
 fn topic_pub_reaches_rclpy_on_a_keyed_topic() {
-    let dir = std::env::temp_dir().join(format!("roslite-keyed-pub-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let body = format!(
-        "cd '{dir}'\n\
-         {peer} sniff 10 > sniffed.txt &\n\
+        "{peer} sniff 10 > sniffed.txt &\n\
          sniffer=$!\n\
          {peer} sub /keyed 10 > received.txt 2>&1 &\n\
          listener=$!\n\
@@ -167,12 +171,10 @@ fn topic_pub_reaches_rclpy_on_a_keyed_topic() {
          cat received.txt\n\
          echo '=== sniffed'\n\
          cat sniffed.txt\n",
-        dir = dir.display(),
         peer = peer(),
         roslite = env!("CARGO_BIN_EXE_roslite"),
     );
-    let out = run(&body);
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = run_in_temp_dir("pub", &body);
     let (received, sniffed) = out
         .split_once("=== received\n")
         .and_then(|(_, r)| r.split_once("=== sniffed\n"))
@@ -218,10 +220,7 @@ fn topic_echo_keeps_the_newest_of_each_key_up_to_the_instance_cap() {
         default = echo("1024"),
         two = echo("2"),
     );
-    let dir = std::env::temp_dir().join(format!("roslite-keyed-cap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = run(&format!("cd '{}'\n{body}", dir.display()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = run_in_temp_dir("cap", &body);
     let (default, two) = out
         .split_once("=== default\n")
         .and_then(|(_, r)| r.split_once("=== two\n"))
