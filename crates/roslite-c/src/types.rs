@@ -31,16 +31,16 @@ use roslite_msg_gen::bundle::Section;
 #[cfg(feature = "definitions")]
 use roslite_msg_gen::registry::{InterfaceSet, SourceFormat};
 
-#[cfg(feature = "definitions")]
-use crate::status::{guard, Status, ROSLITE_INVALID_ARGUMENT};
 use roslite::msgs::cdr::key::KeyStruct;
 
+#[cfg(feature = "definitions")]
+use crate::status::{guard, Status, ROSLITE_INVALID_ARGUMENT};
 use crate::status::{Failure, ROSLITE_UNKNOWN_TYPE};
+#[cfg(feature = "definitions")]
+use crate::text::text;
 
 /// A keyed type's key members; `None` for a keyless type.
 pub(crate) type Key = Option<&'static KeyStruct>;
-#[cfg(feature = "definitions")]
-use crate::text::text;
 
 /// The file name registered definitions carry inside the interface set.
 #[cfg(feature = "definitions")]
@@ -275,7 +275,6 @@ pub(crate) use lean::check;
 #[cfg(not(feature = "definitions"))]
 pub use lean::roslite_type_register;
 
-/// The check without definitions (see the module docs).
 /// A keyed type roslite ships comes with its key, the one its generated Rust type has, and
 /// a keyless one without.
 #[cfg(test)]
@@ -292,6 +291,7 @@ fn assert_builtin_keyed_type_has_its_key() {
     assert_eq!(keyless.unwrap(), None);
 }
 
+/// The check without definitions (see the module docs).
 #[cfg(not(feature = "definitions"))]
 mod lean {
     use std::collections::BTreeSet;
