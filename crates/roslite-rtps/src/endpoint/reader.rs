@@ -161,7 +161,8 @@ pub struct ReaderStats {
 /// The application-side queue and its policy.
 #[derive(Clone, Debug)]
 struct Delivery {
-    /// Each sample with its instance (for a keyed KEEP_LAST reader).
+    /// Each sample with its instance, once read (for a keyed KEEP_LAST reader:
+    /// [`Delivery::make_instance_room`]).
     ready: VecDeque<(ReceivedSample, Option<InstanceKey>)>,
     history: HistoryKind,
     key: Option<&'static KeyStruct>,
@@ -176,28 +177,13 @@ impl Delivery {
     }
 
     fn push(&mut self, sample: ReceivedSample, stats: &mut ReaderStats) {
-        let instance = match (self.history, self.key) {
-            // A sample whose key cannot be read (a dispose or unregister has no payload) takes
-            // no other instance's place.
-            (HistoryKind::KeepLast(depth), Some(key)) => key
-                .key_of(&sample.payload)
-                .ok()
-                .map(|k| (depth.max(1), InstanceKey::from(k))),
-            _ => None,
-        };
-        let capacity = match &instance {
-            Some((depth, key)) => {
-                let same = |s: &(ReceivedSample, Option<InstanceKey>)| s.1.as_ref() == Some(key);
-                if self.ready.iter().filter(|s| same(s)).count() >= *depth {
-                    if let Some(oldest) = self.ready.iter().position(same) {
-                        self.ready.remove(oldest);
-                        stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
-                    }
-                }
+        let capacity = match (self.history, self.key) {
+            (HistoryKind::KeepLast(depth), Some(key)) => {
+                self.make_instance_room(&sample, depth.max(1), key, stats);
                 self.history.keyed_capacity(self.max_instances)
             }
-            None if self.key.is_some() => self.history.keyed_capacity(self.max_instances),
-            None => self.history.capacity(),
+            (_, Some(_)) => self.history.keyed_capacity(self.max_instances),
+            (_, None) => self.history.capacity(),
         };
         if self.ready.len() >= capacity {
             if self.history.is_keep_all() {
@@ -211,8 +197,45 @@ impl Delivery {
                     stats.instance_limit_overwritten.saturating_add(1);
             }
         }
-        self.ready.push_back((sample, instance.map(|(_, key)| key)));
+        self.ready.push_back((sample, None));
         stats.samples_delivered = stats.samples_delivered.saturating_add(1);
+    }
+
+    /// Makes room for `sample` among the queued samples of its instance (a keyed KEEP_LAST
+    /// queue of `depth`): drops the oldest of them if there are `depth`. Keys are read only
+    /// once the queue holds `depth` samples, the least an instance needs to be full: a queue
+    /// taken from at once, as the runtime takes it, never reads one. A sample whose key
+    /// cannot be read (a dispose or unregister has no payload) takes no instance's place.
+    fn make_instance_room(
+        &mut self,
+        sample: &ReceivedSample,
+        depth: usize,
+        key: &'static KeyStruct,
+        stats: &mut ReaderStats,
+    ) {
+        if self.ready.len() < depth {
+            return;
+        }
+        let Ok(instance) = key.key_of(&sample.payload) else {
+            return;
+        };
+        let mut same: usize = 0;
+        let mut oldest = None;
+        for (index, (queued, known)) in self.ready.iter_mut().enumerate() {
+            if known.is_none() {
+                *known = key.key_of(&queued.payload).ok().map(InstanceKey::from);
+            }
+            if known.as_deref() == Some(&instance[..]) {
+                same = same.saturating_add(1);
+                oldest = oldest.or(Some(index));
+            }
+        }
+        if same >= depth {
+            if let Some(index) = oldest {
+                self.ready.remove(index);
+                stats.samples_overwritten = stats.samples_overwritten.saturating_add(1);
+            }
+        }
     }
 }
 
@@ -284,6 +307,13 @@ impl Reader {
 
     pub fn stats(&self) -> ReaderStats {
         self.stats
+    }
+
+    /// Whether this keyed reader's queue ever dropped a sample for another instance's because
+    /// it held `depth` samples of [`ReaderConfig::max_instances`] instances (read after every
+    /// sample taken, so without copying the stats).
+    pub fn instance_limit_reached(&self) -> bool {
+        self.stats.instance_limit_overwritten > 0
     }
 
     pub fn matched_writers(&self) -> impl Iterator<Item = &Guid> {

@@ -368,6 +368,13 @@ impl Writer {
         self.stats
     }
 
+    /// Whether this keyed writer ever dropped a sample for another instance's because it held
+    /// `depth` samples of [`WriterConfig::max_instances`] instances (read after every write,
+    /// so without copying the stats).
+    pub fn instance_limit_reached(&self) -> bool {
+        self.stats.instance_limit_overwritten > 0
+    }
+
     /// The last sequence number written (0 before the first write).
     pub fn last_sequence_number(&self) -> SequenceNumber {
         self.history.last_sn()

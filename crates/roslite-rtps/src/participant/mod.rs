@@ -675,7 +675,7 @@ impl Participant {
             .writer
             .write(now, payload, inline_qos, source_timestamp)
             .map_err(WriteError::Writer)?;
-        let instances_full = w.writer.stats().instance_limit_overwritten > 0;
+        let instances_full = w.writer.instance_limit_reached();
         // DDS 1.4 §2.2.3.11: a write asserts the writer's liveliness.
         if w.liveliness.is_manual() {
             self.asserted_by_write(now, writer.0);
@@ -724,7 +724,7 @@ impl Participant {
         let id = *found?;
         let r = self.readers.get_mut(&id)?;
         let sample = r.reader.poll_sample();
-        let instances_full = r.reader.stats().instance_limit_overwritten > 0;
+        let instances_full = r.reader.instance_limit_reached();
         if r.reader.ready_len() == 0 {
             self.ready.remove(&id);
         }
