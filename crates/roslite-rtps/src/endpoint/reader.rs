@@ -42,7 +42,7 @@ use crate::wire::{
 };
 
 use super::fragments::{FragOutcome, ReassemblyLimits, SharedBudgets};
-use super::history::{HistoryKind, InstanceKey};
+use super::history::{HistoryKind, InstanceKey, MAX_KEPT_INSTANCES};
 use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{AckState, WriterProxy, WriterProxyInfo};
 use super::range_set::RangeSet;
@@ -64,7 +64,7 @@ pub struct ReaderConfig {
     /// keyless topic.
     pub key: Option<&'static KeyStruct>,
     /// For a keyed topic: the instances whose newest `depth` samples a KEEP_LAST queue keeps
-    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES).
+    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`].
     pub max_instances: usize,
     /// `heartbeatResponseDelay` (§8.4.10.1); default 5 ms.
     pub heartbeat_response_delay: Duration,
@@ -96,7 +96,7 @@ impl ReaderConfig {
             reassembly_timeout: Duration::from_secs(10),
             remember_unmatched_writers: false,
             key: None,
-            max_instances: super::MAX_KEPT_INSTANCES,
+            max_instances: MAX_KEPT_INSTANCES,
         }
     }
 }
@@ -1022,7 +1022,7 @@ mod tests {
             ready: VecDeque::new(),
             history: HistoryKind::KeepLast(1),
             key,
-            max_instances: crate::endpoint::MAX_KEPT_INSTANCES,
+            max_instances: MAX_KEPT_INSTANCES,
             blocked: false,
         };
         let (mut keyed, mut keyless) = (queue(Some(&KEYED)), queue(None));

@@ -50,7 +50,7 @@ use crate::wire::{
 };
 
 use super::fragments::{push_data_frags, FragmentLayout};
-use super::history::{CacheChange, HistoryKind, InstanceKey, WriterHistory};
+use super::history::{CacheChange, HistoryKind, InstanceKey, WriterHistory, MAX_KEPT_INSTANCES};
 use super::key_hash::{with_key_hash, KeyHasher};
 use super::numbers::{count_is_newer, count_next, sn_add, sn_next};
 use super::proxies::{ReaderProxy, ReaderProxyInfo, RepairState};
@@ -158,7 +158,7 @@ pub struct WriterConfig {
     /// ([`KeyHasher`]). `None` for a keyless topic (all ROS 2 types but IDL ones with `@key`).
     pub key: Option<&'static KeyStruct>,
     /// For a keyed topic: the instances whose newest `depth` samples a KEEP_LAST history keeps
-    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`](super::MAX_KEPT_INSTANCES).
+    /// ([`HistoryKind::keyed_capacity`]); default [`MAX_KEPT_INSTANCES`].
     pub max_instances: usize,
 }
 
@@ -191,7 +191,7 @@ impl WriterConfig {
             batch_window: Duration::ZERO,
             batch_max_bytes: BATCH_MAX_BYTES,
             key: None,
-            max_instances: super::MAX_KEPT_INSTANCES,
+            max_instances: MAX_KEPT_INSTANCES,
         }
     }
 }

@@ -195,7 +195,7 @@ pub struct ParticipantConfig {
     pub max_local_endpoints: usize,
     /// Instances of a keyed topic whose newest `depth` samples each KEEP_LAST writer and
     /// reader keeps in full: its history holds at most `depth` x this many samples, and beyond
-    /// them the oldest goes whatever its instance ([`Limit::MaxKeptInstances`](super::Limit)).
+    /// them the oldest goes whatever its instance ([`Limit::MaxKeptInstances`](super::events::Limit::MaxKeptInstances)).
     pub max_kept_instances: usize,
     /// Largest datagram [`Participant::poll_transmit`](super::Participant::poll_transmit)
     /// returns (UDP over IPv4 allows 65507).

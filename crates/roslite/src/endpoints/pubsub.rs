@@ -33,10 +33,10 @@ use crate::vocabulary::events::{
     DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
     MessageLostStatus,
 };
-use crate::vocabulary::qos::{
-    instance_of, Durability, History, InstanceKey, KeptItems, QosProfile, Reliability,
+use crate::vocabulary::qos::{Durability, History, QosProfile, Reliability};
+use crate::vocabulary::queue::{
+    instance_of, InstanceKey, KeptItems, LockedQueue, MessageQueue, RoomWaiter, SharedQueue,
 };
-use crate::vocabulary::queue::{LockedQueue, MessageQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
 
 mod loan;
@@ -1072,8 +1072,8 @@ impl<T: Message> PublisherShared<T> {
     ) -> Result<(), SendTimeout> {
         let matched = if self.qos.durability == Durability::TransientLocal {
             let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            self.qos.history.keep_for_late_joiners(
-                &mut history,
+            history.keep_for_late_joiners(
+                self.qos.history,
                 (message.clone(), info),
                 typed_instance(&*message),
             );

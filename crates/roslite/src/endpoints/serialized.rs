@@ -23,8 +23,8 @@ use crate::seam::{MessageInfo, SerializedSink};
 use crate::vocabulary::events::{
     IncompatibleQos, IncompatibleQosStatus, MatchedStatus, MessageLostStatus,
 };
-use crate::vocabulary::qos::{instance_of, Durability, History, KeptItems, QosProfile};
-use crate::vocabulary::queue::{LockedQueue, RoomWaiter, SharedQueue};
+use crate::vocabulary::qos::{Durability, History, QosProfile};
+use crate::vocabulary::queue::{instance_of, KeptItems, LockedQueue, RoomWaiter, SharedQueue};
 use crate::vocabulary::snapshot::SnapshotList;
 use crate::vocabulary::time::{monotonic_to_wall, wall_to_monotonic};
 
@@ -442,11 +442,7 @@ impl SerializedPublisher {
                 .unwrap_or_else(PoisonError::into_inner);
             if shared.qos.durability == Durability::TransientLocal {
                 let instance = instance_of(shared.key, &bytes);
-                shared.qos.history.keep_for_late_joiners(
-                    &mut history,
-                    (local.clone(), info),
-                    instance,
-                );
+                history.keep_for_late_joiners(shared.qos.history, (local.clone(), info), instance);
             }
             // Under the history lock, as `connect` replays and matches (see there).
             shared.sinks.snapshot()
@@ -559,8 +555,8 @@ impl SerializedPublisher {
             shared.sequence.store(published, Ordering::Relaxed);
             history.clear();
             for (bytes, info) in &adopted {
-                shared.qos.history.keep_for_late_joiners(
-                    &mut history,
+                history.keep_for_late_joiners(
+                    shared.qos.history,
                     (SharedBuf::from_arc(bytes.clone()), *info),
                     instance_of(shared.key, bytes),
                 );

@@ -1,11 +1,153 @@
 //! A subscription's queue of messages waiting for its callback: its QoS history, and for
-//! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]).
+//! keep-all the bound the paths from other processes respect ([`KEEP_ALL_MAX_SAMPLES`]). The
+//! history itself ([`KeptItems`], per instance for a keyed topic) also keeps a
+//! transient-local publisher's messages for late joiners in its process.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::vocabulary::qos::{History, InstanceKey, KeptItems, KEEP_ALL_MAX_SAMPLES};
+use crate::vocabulary::qos::{History, KEEP_ALL_MAX_SAMPLES};
+
+/// The instance of a message of a keyed topic: its key members serialized on their own
+/// ([`roslite_cdr::key::KeyStruct::key_of`]).
+pub(crate) type InstanceKey = std::sync::Arc<[u8]>;
+
+/// The instance of `payload` (a serialized message with its encapsulation header) of a type
+/// with key layout `key`; `None` for a keyless type or a payload the layout cannot read (the
+/// message is then kept as a keyless topic's would be).
+pub(crate) fn instance_of(
+    key: Option<&'static roslite_cdr::key::KeyStruct>,
+    payload: &[u8],
+) -> Option<InstanceKey> {
+    key?.key_of(payload).ok().map(InstanceKey::from)
+}
+
+/// Says once per process that a keyed topic's history in this process reached
+/// [`kept_instances`](crate::vocabulary::limits::kept_instances), as the RTPS participant
+/// says it of its writers and readers.
+fn warn_kept_instances_reached() {
+    use crate::vocabulary::limits;
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let limit = roslite_rtps::participant::Limit::MaxKeptInstances;
+    crate::vocabulary::log::Logger::new("roslite").warn(format_args!(
+        "reached the limit of {} instances kept per keyed topic in this process: {}; set {}= \
+         to raise it (this warning is given once)",
+        limits::kept_instances(),
+        limits::consequence_of(limit),
+        limits::variable_of(limit),
+    ));
+}
+
+/// Messages kept under a [`History`]: a subscription's queue, a transient-local publisher's
+/// messages for late joiners. Keep-last keeps the newest `depth` of each instance of a keyed
+/// topic (DDS 1.4 §2.2.3.18: "on a per-instance basis"), up to
+/// [`kept_instances`](crate::vocabulary::limits::kept_instances) instances' worth, as the RTPS
+/// writer's history does; of a keyless topic, the newest `depth`.
+#[derive(Debug)]
+pub(crate) struct KeptItems<T> {
+    items: std::collections::VecDeque<(T, Option<InstanceKey>)>,
+}
+
+impl<T> Default for KeptItems<T> {
+    fn default() -> Self {
+        Self {
+            items: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<T> KeptItems<T> {
+    /// Appends `item` of `instance` (`None` for a keyless topic), first dropping what a
+    /// keep-last `history` has no room for: the oldest of the same instance, and the oldest
+    /// of all beyond the instance bound. Returns how many were dropped. A search of the kept
+    /// items for the instance's oldest, so a keyed queue's push costs its length; the paths
+    /// only push into a queue that holds messages already (an idle one hands them straight
+    /// to the callback).
+    pub(crate) fn push(&mut self, history: History, item: T, instance: Option<InstanceKey>) -> u64 {
+        let mut dropped = 0;
+        if let History::KeepLast(depth) = history {
+            let depth = depth.max(1);
+            let capacity = match &instance {
+                None => depth,
+                Some(key) => {
+                    let same = |kept: &(T, Option<InstanceKey>)| kept.1.as_ref() == Some(key);
+                    let mut count = self.items.iter().filter(|kept| same(kept)).count();
+                    while count >= depth {
+                        if let Some(oldest) = self.items.iter().position(same) {
+                            self.items.remove(oldest);
+                        }
+                        count -= 1;
+                        dropped += 1;
+                    }
+                    depth.saturating_mul(crate::vocabulary::limits::kept_instances())
+                }
+            };
+            while self.items.len() >= capacity {
+                self.items.pop_front();
+                dropped += 1;
+                if instance.is_some() {
+                    warn_kept_instances_reached();
+                }
+            }
+        }
+        self.items.push_back((item, instance));
+        dropped
+    }
+
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
+        self.items.pop_front().map(|(item, _)| item)
+    }
+
+    /// Drops the oldest beyond what keep-last `depth` keeps (per instance of a keyed topic);
+    /// returns how many that dropped.
+    pub(crate) fn trim(&mut self, depth: usize) -> u64 {
+        let old = std::mem::take(&mut self.items);
+        let mut kept = Self::default();
+        let mut dropped = 0;
+        for (item, instance) in old {
+            dropped += kept.push(History::KeepLast(depth), item, instance);
+        }
+        *self = kept;
+        dropped
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    /// Oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().map(|(item, _)| item)
+    }
+
+    /// Appends `item` of `instance` to a publisher's history for late joiners (transient
+    /// local): keep-last keeps the newest `depth` (of each instance of a keyed topic),
+    /// keep-all the newest [`KEEP_ALL_MAX_SAMPLES`], as the RTPS writer does once its readers
+    /// acknowledged the oldest (in this process every subscription got them at once).
+    pub(crate) fn keep_for_late_joiners(
+        &mut self,
+        history: History,
+        item: T,
+        instance: Option<InstanceKey>,
+    ) {
+        self.push(history, item, instance);
+        if history == History::KeepAll && self.len() > KEEP_ALL_MAX_SAMPLES {
+            self.pop_front();
+        }
+    }
+}
 
 /// Called once when a full keep-all queue has room again (after the queue's lock is released).
 pub(crate) type RoomWaiter = Box<dyn FnOnce() + Send>;
