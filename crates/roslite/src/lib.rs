@@ -7,8 +7,8 @@
 //!   [`Timer`], services, actions, parameters, QoS and ROS naming, and the backends that carry their
 //!   messages: intra-process delivery (no serialization), RTPS, and same-host links. Its own
 //!   layers are its folders, bottom up: [`vocabulary`], [`seam`] (the backend interface),
-//!   [`endpoints`], [`backends`], [`context`], [`params`], [`node`]; each imports only from
-//!   the ones below it.
+//!   [`endpoints`], [`backends`], [`context`], [`params`], [`node`], [`lifecycle`] (managed
+//!   nodes); each imports only from the ones below it.
 //!
 //! ```no_run
 //! use roslite::{Context, Executor};
@@ -27,6 +27,7 @@
 pub mod backends;
 pub mod context;
 pub mod endpoints;
+pub mod lifecycle;
 pub mod node;
 pub mod params;
 pub mod seam;
@@ -50,6 +51,7 @@ pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
     MatchedStatus, MessageLostStatus,
 };
+pub use lifecycle::{LifecycleNode, LifecyclePublisher};
 pub use log::{Logger, Severity};
 pub use node::{Node, NodeError, Timer};
 pub use params::{
