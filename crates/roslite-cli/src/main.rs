@@ -6,7 +6,9 @@
 mod action;
 mod demo;
 mod interface;
+mod lifecycle;
 mod node;
+mod node_services;
 mod param;
 mod service;
 mod topic;
@@ -63,6 +65,9 @@ enum Command {
     /// Inspect and change the parameters of nodes, like `ros2 param`.
     #[command(subcommand)]
     Param(param::ParamCommand),
+    /// Inspect and manage the lifecycle of managed nodes, like `ros2 lifecycle`.
+    #[command(subcommand)]
+    Lifecycle(lifecycle::LifecycleCommand),
     /// Inspect the actions of the ROS graph and send goals, like `ros2 action`.
     #[command(subcommand)]
     Action(action::ActionCommand),
@@ -201,6 +206,7 @@ fn run() -> anyhow::Result<()> {
         Command::Node(command) => node::run(command),
         Command::Service(command) => service::run(command),
         Command::Param(command) => param::run(command),
+        Command::Lifecycle(command) => lifecycle::run(command),
         Command::Action(command) => action::run(command),
         Command::Run(args) => roslite_wasm::cli::run(&args).map_err(anyhow::Error::msg),
         Command::Host(args) => roslite_wasm::cli::host(&args).map_err(anyhow::Error::msg),

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anyhow::{bail, Context as _};
+use anyhow::bail;
+
+use crate::node_services::{absolute_node_name, tool_node};
 use roslite::msgs::rcl_interfaces::msg::{ParameterDescriptor, ParameterType as Ty};
 use roslite::msgs::rcl_interfaces::srv::{
     DescribeParameters, DescribeParameters_Request, GetParameterTypes, GetParameterTypes_Request,
@@ -254,24 +256,7 @@ fn load(args: &LoadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The tool's own node, in a context on the ROS network.
-fn tool_node() -> anyhow::Result<Node> {
-    let ctx = crate::topic::networked_context()?;
-    let name = crate::topic::default_node_name();
-    ctx.create_node(&name)
-        .with_context(|| format!("cannot create node '{name}'"))
-}
-
-/// `talker` → `/talker`, as ros2cli reads node names.
-fn absolute_node_name(name: &str) -> String {
-    if name.starts_with('/') {
-        name.to_owned()
-    } else {
-        format!("/{name}")
-    }
-}
-
-/// Calls `<node>/<service>` once, waiting up to `timeout` for it to appear and to answer.
+/// Calls `<node>/<service>`, one of the six parameter services.
 fn call<S: ServiceType>(
     tool: &Node,
     node: &str,
@@ -279,20 +264,18 @@ fn call<S: ServiceType>(
     request: S::Request,
     timeout: Duration,
 ) -> anyhow::Result<S::Response> {
-    let name = format!("{node}/{service}");
-    let client = tool
-        .create_client::<S>(&name)
-        .with_context(|| format!("cannot create a client of '{name}'"))?;
-    if !client.wait_for_service(timeout) {
-        bail!(
-            "Node not found: no parameter service '{name}' within {} s (check the name with \
-             `roslite node list`; a node started with parameter services disabled has none)",
-            timeout.as_secs_f64()
-        );
-    }
-    client
-        .call(request, timeout)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    crate::node_services::call::<S>(
+        tool,
+        node,
+        service,
+        request,
+        timeout,
+        (
+            "parameter",
+            "check the name with `roslite node list`; a node started with parameter services \
+             disabled has none",
+        ),
+    )
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<()> {
