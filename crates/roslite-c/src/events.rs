@@ -80,6 +80,10 @@ pub unsafe extern "C" fn roslite_on_matched(
                 p.on_matched(matched_call(callback, user));
                 Some(())
             }
+            Object::LifecyclePublisher(p) => {
+                p.inner().on_matched(matched_call(callback, user));
+                Some(())
+            }
             Object::Subscription(s) => {
                 s.on_matched(matched_call(callback, user));
                 Some(())
@@ -103,6 +107,11 @@ pub unsafe extern "C" fn roslite_on_incompatible_qos(
         handles::with(endpoint, "publisher or subscription", |o| match o {
             Object::Publisher(p) => {
                 p.on_incompatible_qos(incompatible_call(callback, user));
+                Some(())
+            }
+            Object::LifecyclePublisher(p) => {
+                p.inner()
+                    .on_incompatible_qos(incompatible_call(callback, user));
                 Some(())
             }
             Object::Subscription(s) => {

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use roslite::lifecycle::{LifecycleNode, SerializedLifecyclePublisher};
 use roslite::seam::service::RequestKey;
 
 use roslite::{
@@ -49,6 +50,10 @@ pub enum Object {
     OnSetParameters(OnSetParametersCallbackHandle),
     /// A callback group and the node it belongs to.
     CallbackGroup(Node, Arc<roslite::CallbackGroup>),
+    /// Released, it shuts its node down (unless finalized): see [`LifecycleNode`]'s drop.
+    LifecycleNode(Arc<LifecycleNode>),
+    /// A publisher that sends only while its lifecycle node is active.
+    LifecyclePublisher(Arc<SerializedLifecyclePublisher>),
 }
 
 impl Object {
@@ -65,6 +70,8 @@ impl Object {
             Self::Responder(_) => "responder",
             Self::OnSetParameters(_) => "on-set-parameters callback",
             Self::CallbackGroup(..) => "callback group",
+            Self::LifecycleNode(_) => "lifecycle node",
+            Self::LifecyclePublisher(_) => "lifecycle publisher",
         }
     }
 }
@@ -178,6 +185,13 @@ pub fn node(handle: u64) -> Result<Node, Failure> {
     })
 }
 
+pub fn lifecycle_node(handle: u64) -> Result<Arc<LifecycleNode>, Failure> {
+    with(handle, "lifecycle node", |o| match o {
+        Object::LifecycleNode(n) => Some(n.clone()),
+        _ => None,
+    })
+}
+
 pub fn executor(handle: u64) -> Result<Arc<roslite::Executor>, Failure> {
     with(handle, "executor", |o| match o {
         Object::Executor(e) => Some(e.clone()),
@@ -188,6 +202,44 @@ pub fn executor(handle: u64) -> Result<Arc<roslite::Executor>, Failure> {
 pub fn publisher(handle: u64) -> Result<Arc<SerializedPublisher>, Failure> {
     with(handle, "publisher", |o| match o {
         Object::Publisher(p) => Some(p.clone()),
+        _ => None,
+    })
+}
+
+/// What `roslite_publish` sends through.
+pub enum Sender {
+    Publisher(Arc<SerializedPublisher>),
+    /// Drops what it is given while its lifecycle node is not active.
+    LifecyclePublisher(Arc<SerializedLifecyclePublisher>),
+}
+
+impl Sender {
+    pub fn publish(&self, cdr: &[u8]) -> Result<(), roslite::PublishError> {
+        match self {
+            Self::Publisher(p) => p.publish(cdr),
+            Self::LifecyclePublisher(p) => p.publish(cdr),
+        }
+    }
+}
+
+/// The publisher or lifecycle publisher `handle` names.
+pub fn sender(handle: u64) -> Result<Sender, Failure> {
+    with(handle, "publisher", |o| match o {
+        Object::Publisher(p) => Some(Sender::Publisher(p.clone())),
+        Object::LifecyclePublisher(p) => Some(Sender::LifecyclePublisher(p.clone())),
+        _ => None,
+    })
+}
+
+/// `f` of the publisher `handle` names, or of the one under a lifecycle publisher: for what
+/// both answer alike (counts). The table is locked, as in [`with`].
+pub fn with_publisher<R>(
+    handle: u64,
+    f: impl FnOnce(&SerializedPublisher) -> R,
+) -> Result<R, Failure> {
+    with(handle, "publisher", |o| match o {
+        Object::Publisher(p) => Some(f(p)),
+        Object::LifecyclePublisher(p) => Some(f(p.inner())),
         _ => None,
     })
 }

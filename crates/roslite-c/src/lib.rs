@@ -11,7 +11,8 @@
 //! `convert` (what crosses the boundary, read and written), `types` (the message types the
 //! runtime knows, `roslite_type_register`), `handles` (the handle table),
 //! then one file per family: `context`, `node`, `pubsub`, `timer`, `client`, `events`,
-//! `params`, `log`, `executor`, and `signals` (SIGINT/SIGTERM as a shutdown).
+//! `params`, `log`, `executor`, `lifecycle` (managed nodes and their publishers), and
+//! `signals` (SIGINT/SIGTERM as a shutdown).
 
 //!
 //! The modules are public for the WebAssembly host (`roslite-wasm`), which calls the same
@@ -27,6 +28,7 @@ pub mod context;
 pub mod convert;
 pub mod events;
 pub mod executor;
+pub mod lifecycle;
 pub mod log;
 pub mod node;
 pub mod params;

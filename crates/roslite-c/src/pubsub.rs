@@ -62,7 +62,7 @@ pub unsafe extern "C" fn roslite_publisher_create(
 #[no_mangle]
 pub unsafe extern "C" fn roslite_publish(publisher: u64, cdr: *const u8, length: usize) -> Status {
     guard(|| {
-        let publisher = handles::publisher(publisher)?;
+        let publisher = handles::sender(publisher)?;
         let cdr = bytes(cdr, length, "cdr")?;
         check_serialized(cdr)?;
         publisher
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn roslite_publisher_subscription_count(
     guard(|| {
         put(
             count,
-            handles::publisher(publisher)?.subscription_count(),
+            handles::with_publisher(publisher, |p| p.subscription_count())?,
             "count",
         )
     })
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn roslite_publisher_acknowledged_subscription_count(
     guard(|| {
         put(
             count,
-            handles::publisher(publisher)?.acknowledged_subscription_count(),
+            handles::with_publisher(publisher, |p| p.acknowledged_subscription_count())?,
             "count",
         )
     })

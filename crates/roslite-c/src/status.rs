@@ -20,6 +20,7 @@ pub const ROSLITE_SHUTDOWN: Status = 8;
 pub const ROSLITE_NOT_FOUND: Status = 9;
 pub const ROSLITE_TYPE_MISMATCH: Status = 10;
 pub const ROSLITE_INVALID_QOS: Status = 11;
+pub const ROSLITE_INVALID_TRANSITION: Status = 12;
 
 /// A failed call: its status and what to tell the caller.
 #[derive(Debug)]

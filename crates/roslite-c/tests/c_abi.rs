@@ -473,3 +473,114 @@ fn types_are_checked_against_what_roslite_knows() {
     assert!(line_of(&stdout, "a type under AMENT_PREFIX_PATH").contains("status 0,"));
     assert!(stdout.contains("received 1, value 21.5"), "{stdout}");
 }
+
+/// A managed node from C: transitions by id and by label, the callback's answers (one that is
+/// no result counts as an error), a lifecycle publisher that sends only while active, invalid
+/// transitions and handles with their statuses and messages, and the shutdown that releasing
+/// an unfinalized lifecycle node runs.
+#[test]
+fn c_lifecycle_node_transitions_publishes_while_active_and_reports_errors() {
+    let output = c_command(domain(5), &["lifecycle", StringMsg::TYPE_HASH])
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        stdout.contains("lifecycle checks held"),
+        "{}",
+        text(&output)
+    );
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains(": status 3, message") && !l.contains(": status 2, message"))
+        .collect();
+    let expected = [
+        "state 1 unconfigured",
+        // 42 is no callback result: an error, then on_error succeeds: back to unconfigured.
+        "callback in 10 from 1 answers 42",
+        "callback in 15 from 1 answers 97",
+        "trigger 1 '': state 1 result 99",
+        "callback in 10 from 1 answers 97",
+        "trigger 0 'configure': state 2 result 97",
+        "lifecycle publisher matched 1",
+        "published 'while inactive', activated 0",
+        "callback in 13 from 2 answers 97",
+        "trigger 3 '': state 3 result 97",
+        "received 'while active' seq 1",
+        "published 'while active', activated 1",
+        "trigger 1 '': status 12, message 'transition 1 cannot start from state 'active'; valid \
+         ones are 'deactivate' [4], 'shutdown' [7]'",
+        "trigger 0 'bogus': status 12, message 'transition 'bogus' cannot start from state \
+         'active'; valid ones are 'deactivate' [4], 'shutdown' [7]'",
+        // A failed deactivate stays active; the publisher with it.
+        "callback in 14 from 3 answers 98",
+        "trigger 0 'deactivate': state 3 result 98",
+        "callback in 14 from 3 answers 97",
+        "trigger 0 'deactivate': state 2 result 97",
+        "published 'after deactivate', activated 0",
+        "state 2",
+        "releasing",
+        "callback in 12 from 2 answers 97",
+        "callbacks 7",
+        "trigger 0 'configure': state 2 result 97",
+        "trigger 0 'shutdown': state 4 result 97",
+        "trigger 0 'cleanup': status 12, message 'transition 'cleanup' cannot start from state \
+         'finalized'; no transition leaves 'finalized''",
+        "lifecycle checks held",
+    ];
+    assert_eq!(lines, expected, "{}", text(&output));
+    for (what, status, part) in [
+        ("label of state 5", 2, "5 is not a lifecycle state id"),
+        (
+            "a node handle as a lifecycle node",
+            3,
+            "is a node handle; a lifecycle node handle is needed here",
+        ),
+        (
+            "trigger on a handle that never existed",
+            3,
+            "0x3039 is not a live lifecycle node handle",
+        ),
+        (
+            "lifecycle node of a node that never existed",
+            3,
+            "is not a live node handle",
+        ),
+        (
+            "lifecycle node without an out-pointer",
+            2,
+            "lifecycle_node is NULL",
+        ),
+        (
+            "a plain publisher as a lifecycle publisher",
+            3,
+            "is a publisher handle; a lifecycle publisher handle is needed here",
+        ),
+        (
+            "a released lifecycle node",
+            3,
+            "is not a live lifecycle node handle",
+        ),
+    ] {
+        let line = line_of(&stdout, what);
+        assert!(
+            line.contains(&format!("status {status},")) && line.contains(part),
+            "{part}\n{line}"
+        );
+    }
+    assert!(
+        stderr.contains("the lifecycle callback answered 42 in state 'configuring'"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(
+        stderr
+            .matches("a message published on '/managed_chatter' was dropped")
+            .count(),
+        2,
+        "one warning each time the node is found inactive\n{}",
+        text(&output)
+    );
+}

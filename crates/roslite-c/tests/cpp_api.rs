@@ -25,6 +25,7 @@ fn generated() -> &'static Path {
             "example_interfaces",
             "geometry_msgs",
             "std_srvs",
+            "lifecycle_msgs",
         ];
         common::generated_cpp(&packages, "generated_cpp")
     })
@@ -485,4 +486,58 @@ fn cpp_generated_user_type_registers_itself() {
         "{}",
         text(&output)
     );
+}
+
+/// A managed node (`tests/cpp/lifecycle.cpp`, an rclcpp_lifecycle::LifecycleNode subclass in
+/// the shape of the ROS 2 demos' lifecycle_talker) driven from its own code: each transition
+/// call's state and callback result, its lifecycle publisher activated with the node, an
+/// invalid transition logged and refused, a registered callback, and a callback that throws
+/// counted as an error.
+#[test]
+fn cpp_lifecycle_node_managed_from_its_own_code() {
+    let program = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp_lifecycle");
+    compile_cpp(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp/lifecycle.cpp"),
+        &program,
+    );
+    let output = Command::new(&program)
+        .arg("self")
+        .env("ROSLITE_NETWORK", "off")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}", text(&output));
+    let expected = [
+        "start: unconfigured (1)",
+        "configure: inactive (2) result 97",
+        "publisher activated 0",
+        "activate by Transition: active (3) result 97",
+        "publisher activated 1, primary active 1",
+        // Not from active: logged, and the node stays.
+        "configure again: active (3) result 99",
+        "deactivate: inactive (2) result 97",
+        "publisher activated 0",
+        "cleanup by id: unconfigured (1) result 97",
+        "registered on_configure ran",
+        "plain configure: unconfigured (1) result 98",
+        "shared_from_this is the node 1",
+        // The throw is an error; on_error's default success returns to unconfigured.
+        "flaky activate: unconfigured (1) result 99",
+        "flaky activate again: active (3) result 97",
+        "flaky shutdown: finalized (4) result 97",
+        "SHUTDOWN from unconfigured",
+        "shutdown: finalized (4) result 97",
+    ];
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines, expected, "{}", text(&output));
+    for part in [
+        "transition 1 cannot start from state 'active'; valid ones are 'deactivate' [4], \
+         'shutdown' [7]",
+        "the callback of lifecycle state 'activating' threw; the transition ends in an error",
+        "on_configure() from unconfigured",
+        "on_activate() from inactive",
+    ] {
+        assert!(stderr.contains(part), "{part}\n{}", text(&output));
+    }
 }

@@ -5,11 +5,12 @@
 //! reading and setting a C++ node's parameters (its on-set callback refusing one), and a keyed
 //! topic (`test_msgs/msg/KeyedLong`, `tests/cpp/keyed.cpp` against `keyed_peer.py`) both ways.
 //!
-//! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer.
+//! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer, and a
+//! managed C++ node (`tests/cpp/lifecycle.cpp`) that rclpy drives through its lifecycle.
 //!
 //! The C++ node is `tests/cpp/nodes.cpp`, compiled as `cpp_api.rs` compiles it; the rclpy
 //! peers are `interop/python/{chatter_listener,chatter_talker,service_peer,cpp_param_peer,
-//! mros2_peer}.py`.
+//! mros2_peer,cpp_lifecycle_manager}.py`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,12 @@ fn generated() -> &'static Path {
     static GENERATED: OnceLock<PathBuf> = OnceLock::new();
     GENERATED.get_or_init(|| {
         common::generated_cpp(
-            &["std_msgs", "example_interfaces", "std_srvs"],
+            &[
+                "std_msgs",
+                "example_interfaces",
+                "std_srvs",
+                "lifecycle_msgs",
+            ],
             "generated_cpp_rclpy",
         )
     })
@@ -327,4 +333,95 @@ fn key_and_value(line: &str) -> (i64, i64) {
             .unwrap_or_else(|| panic!("no {name} in {line:?}"))
     };
     (field("key="), field("value="))
+}
+
+/// A managed C++ node in the shape of the ROS 2 demos' lifecycle_talker, managed by rclpy
+/// through its lifecycle services as `ros2 lifecycle` does: each change's answer and the state
+/// after it, messages on its topic only while it is active, and its transition events,
+/// including an on_configure that throws (an error, handled by on_error) and the shutdown.
+#[test]
+fn rclpy_manages_a_cpp_lifecycle_node() {
+    let ns = namespace();
+    let d = domain(0);
+    let program = compile("cpp/lifecycle.cpp", "cpp_lifecycle_rclpy");
+    let node = run_node(&ns, &program, d, &["talker", "throw-once"]);
+    let manager = rclpy(
+        &ns,
+        d,
+        "cpp_lifecycle_manager.py",
+        &["/lc_talker", "/managed_chatter", "60"],
+    );
+    let (ok, out, err) = finish(manager, Duration::from_secs(70));
+    stop(&node);
+    let (node_ok, node_out, node_err) = finish(node, Duration::from_secs(5));
+    let all = format!("{out}\n{err}\nC++ node:\n{node_out}\n{node_err}");
+    assert!(ok && out.contains("DONE"), "{all}");
+    let steps: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("STATE ") || l.starts_with("CHANGE "))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "STATE unconfigured",
+            "CHANGE configure False",
+            "STATE unconfigured",
+            "CHANGE configure True",
+            "STATE inactive",
+            "CHANGE 3 True",
+            "STATE active",
+            "CHANGE deactivate True",
+            "STATE inactive",
+            "CHANGE shutdown True",
+            "STATE finalized",
+        ],
+        "{all}"
+    );
+    let heard = |line: &str| -> Vec<u32> {
+        out.lines()
+            .filter_map(|l| l.strip_prefix(line))
+            .map(|n| n.trim().parse().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        heard("HEARD inactive "),
+        [0, 0],
+        "nothing is sent while inactive\n{all}"
+    );
+    assert!(
+        heard("HEARD active ").first().is_some_and(|&n| n >= 5),
+        "{all}"
+    );
+    let events: Vec<&str> = out.lines().filter(|l| l.starts_with("EVENT ")).collect();
+    assert_eq!(
+        events,
+        [
+            "EVENT unconfigured configure configuring",
+            "EVENT configuring transition_error errorprocessing",
+            "EVENT errorprocessing transition_success unconfigured",
+            "EVENT unconfigured configure configuring",
+            "EVENT configuring transition_success inactive",
+            "EVENT inactive activate activating",
+            "EVENT activating transition_success active",
+            "EVENT active deactivate deactivating",
+            "EVENT deactivating transition_success inactive",
+            "EVENT inactive shutdown shuttingdown",
+            "EVENT shuttingdown transition_success finalized",
+        ],
+        "{all}"
+    );
+    assert!(node_ok, "the C++ node ends cleanly on SIGTERM\n{all}");
+    assert!(node_out.contains("READY unconfigured"), "{all}");
+    assert!(
+        node_out.contains("ERROR handled from unconfigured"),
+        "{all}"
+    );
+    assert!(node_out.contains("SHUTDOWN from inactive"), "{all}");
+    for part in [
+        "the callback of lifecycle state 'configuring' threw: the device is not ready yet",
+        "publisher inactive: 'managed greeting #",
+        "publisher active: sending 'managed greeting #",
+    ] {
+        assert!(node_err.contains(part), "{part}\n{all}");
+    }
 }

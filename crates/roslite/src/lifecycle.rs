@@ -35,9 +35,10 @@ pub use machine::{
     CallbackReturn, LifecycleError, LifecycleState, TransitionDescription, TransitionRequest,
     TRANSITION_GRAPH,
 };
-pub use publisher::LifecyclePublisher;
+pub use publisher::{LifecyclePublisher, SerializedLifecyclePublisher};
 
 use crate::endpoints::pubsub::Publisher;
+use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::Service;
 use crate::node::{Node, NodeError};
 use crate::vocabulary::qos::QosProfile;
@@ -183,16 +184,42 @@ impl LifecycleNode {
         qos: impl Into<QosProfile>,
     ) -> Result<LifecyclePublisher<T>, NodeError> {
         let publisher = self.inner.node.create_publisher::<T>(topic, qos)?;
+        Ok(LifecyclePublisher::new(
+            publisher,
+            self.managed_activation(),
+            self.inner.node.logger().clone(),
+        ))
+    }
+
+    /// [`Self::create_publisher`] for serialized messages of type `ty` (as
+    /// [`Node::create_serialized_publisher`]): what the C ABI's managed publishers are.
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile.
+    pub fn create_serialized_publisher(
+        &self,
+        topic: &str,
+        ty: TypeInfo,
+        qos: impl Into<QosProfile>,
+    ) -> Result<SerializedLifecyclePublisher, NodeError> {
+        let publisher = self
+            .inner
+            .node
+            .create_serialized_publisher(topic, ty, qos)?;
+        Ok(SerializedLifecyclePublisher::new(
+            publisher,
+            self.managed_activation(),
+            self.inner.node.logger().clone(),
+        ))
+    }
+
+    /// A new publisher's activation, in step with the node's state from now on.
+    fn managed_activation(&self) -> Arc<Activation> {
         let activation = Activation::new(self.current_state() == LifecycleState::Active);
         let mut managed = lock(&self.inner.managed);
         managed.retain(|weak| weak.strong_count() > 0);
         managed.push(Arc::downgrade(&activation));
-        drop(managed);
-        Ok(LifecyclePublisher::new(
-            publisher,
-            activation,
-            self.inner.node.logger().clone(),
-        ))
+        activation
     }
 
     /// Runs `configure`: `unconfigured` -> `inactive` when `on_configure` succeeds.

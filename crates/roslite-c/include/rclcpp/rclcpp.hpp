@@ -15,6 +15,7 @@
 #ifndef ROSLITE_RCLCPP_RCLCPP_HPP
 #define ROSLITE_RCLCPP_RCLCPP_HPP
 
+#include <rcutils/logging_macros.h>
 #include <roslite/cdr.hpp>
 #include <roslite/roslite.h>
 
@@ -35,6 +36,8 @@
 
 #if defined(__wasi__)
 #include <rclcpp/detail/single_threaded.hpp>
+
+#include <ctime>
 #else
 #include <future>
 #include <mutex>

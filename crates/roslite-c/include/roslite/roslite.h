@@ -56,6 +56,9 @@ typedef int32_t roslite_status;
 #define ROSLITE_TYPE_MISMATCH 10
 /* An invalid QoS profile (for example KEEP_LAST with depth 0). */
 #define ROSLITE_INVALID_QOS 11
+/* A lifecycle transition that does not start from the node's current state, or one asked for
+ * while another transition's callback runs. */
+#define ROSLITE_INVALID_TRANSITION 12
 
 typedef uint64_t roslite_handle;
 
@@ -210,7 +213,9 @@ roslite_status roslite_publisher_create(
     roslite_handle node, const char *topic, const roslite_type *type, const roslite_qos *qos,
     roslite_handle *publisher);
 
-/* Publishes one serialized message (`cdr`, `length` bytes, encapsulation header first). */
+/* Publishes one serialized message (`cdr`, `length` bytes, encapsulation header first).
+ * `publisher` may also be a lifecycle publisher (roslite_lifecycle_publisher_create), which
+ * sends only while its node is active; the publisher calls below take one too. */
 roslite_status roslite_publish(roslite_handle publisher, const uint8_t *cdr, size_t length);
 
 /* Subscriptions matched with this publisher, in this process and others. */
@@ -469,6 +474,104 @@ roslite_status roslite_executor_spin_once(
 
 /* Runs callbacks for `duration_ns`. */
 roslite_status roslite_executor_spin_for(roslite_handle executor, int64_t duration_ns);
+
+/* ---- Lifecycle (managed) nodes --------------------------------------------------------- */
+
+/* A managed node (rclcpp_lifecycle's LifecycleNode) moves through ROS 2's default lifecycle
+ * state machine when asked: by roslite_lifecycle_node_trigger, or by a tool or another node
+ * through the services it serves under its name (~/change_state, ~/get_state,
+ * ~/get_available_states, ~/get_available_transitions, ~/get_transition_graph); each step is
+ * published on ~/transition_event. `ros2 lifecycle` and launch manage it as an rclcpp one. The
+ * services run on the executor that spins the node.
+ *
+ * States, transitions and callback results are the ids of lifecycle_msgs/msg/State and
+ * lifecycle_msgs/msg/Transition. */
+
+/* Primary states, where a node rests (UNKNOWN: none yet). */
+#define ROSLITE_LIFECYCLE_STATE_UNKNOWN 0
+#define ROSLITE_LIFECYCLE_STATE_UNCONFIGURED 1
+#define ROSLITE_LIFECYCLE_STATE_INACTIVE 2
+#define ROSLITE_LIFECYCLE_STATE_ACTIVE 3
+#define ROSLITE_LIFECYCLE_STATE_FINALIZED 4
+/* Transition states, which a node passes through while the transition's callback runs. */
+#define ROSLITE_LIFECYCLE_STATE_CONFIGURING 10
+#define ROSLITE_LIFECYCLE_STATE_CLEANINGUP 11
+#define ROSLITE_LIFECYCLE_STATE_SHUTTINGDOWN 12
+#define ROSLITE_LIFECYCLE_STATE_ACTIVATING 13
+#define ROSLITE_LIFECYCLE_STATE_DEACTIVATING 14
+#define ROSLITE_LIFECYCLE_STATE_ERRORPROCESSING 15
+
+/* The transitions a node is asked for (labels "configure", "cleanup", "activate", "deactivate",
+ * "shutdown"); shutdown has one id per primary state it leaves. */
+#define ROSLITE_LIFECYCLE_TRANSITION_CONFIGURE 1
+#define ROSLITE_LIFECYCLE_TRANSITION_CLEANUP 2
+#define ROSLITE_LIFECYCLE_TRANSITION_ACTIVATE 3
+#define ROSLITE_LIFECYCLE_TRANSITION_DEACTIVATE 4
+#define ROSLITE_LIFECYCLE_TRANSITION_UNCONFIGURED_SHUTDOWN 5
+#define ROSLITE_LIFECYCLE_TRANSITION_INACTIVE_SHUTDOWN 6
+#define ROSLITE_LIFECYCLE_TRANSITION_ACTIVE_SHUTDOWN 7
+
+/* What a transition's callback answers: the transition succeeds; it fails (the node goes back
+ * to the state it started from; a failed shutdown still finalizes); or it meets an error (the
+ * node goes to errorprocessing, whose callback's success returns it to unconfigured and
+ * anything else finalizes it). */
+#define ROSLITE_LIFECYCLE_CALLBACK_SUCCESS 97
+#define ROSLITE_LIFECYCLE_CALLBACK_FAILURE 98
+#define ROSLITE_LIFECYCLE_CALLBACK_ERROR 99
+
+/* Runs one transition's work: `transition_state` says which (ROSLITE_LIFECYCLE_STATE_CONFIGURING
+ * for on_configure, ..._CLEANINGUP, ..._SHUTTINGDOWN, ..._ACTIVATING, ..._DEACTIVATING,
+ * ..._ERRORPROCESSING for on_error), `previous_state` is the primary state the transition
+ * started from. Answers a ROSLITE_LIFECYCLE_CALLBACK_*; any other value counts as an error
+ * (and is logged). Called on the thread that asked for the transition: the one calling
+ * roslite_lifecycle_node_trigger or releasing the lifecycle node, or the executor's serving
+ * ~/change_state. It may create and release entities and read the node's state; a transition
+ * it asks for fails with ROSLITE_INVALID_TRANSITION. */
+typedef uint8_t (*roslite_lifecycle_callback)(
+    void *user_data, uint8_t transition_state, uint8_t previous_state);
+
+/* Makes `node` a managed node, in state unconfigured, and starts its lifecycle services and
+ * event publisher. `callback` may be NULL: every transition then succeeds. The node handle
+ * stays usable for everything else (subscriptions, timers, parameters, the executor); make one
+ * lifecycle node per node. Releasing `lifecycle_node` while the context runs shuts the node
+ * down first (the shutdown transition, with its callback) unless it is finalized, and stops
+ * its lifecycle services. */
+roslite_status roslite_lifecycle_node_create(
+    roslite_handle node, roslite_lifecycle_callback callback, void *user_data,
+    roslite_handle *lifecycle_node);
+
+/* Runs a transition, as ~/change_state does: the one labelled `label` ("configure", ...) or,
+ * when `label` is NULL or "", the one with id `transition_id` (ROSLITE_LIFECYCLE_TRANSITION_*;
+ * label "shutdown" picks the id that leaves the current state). Returns once the node rests in
+ * a primary state again: `state` (may be NULL) gets it, `callback_result` (may be NULL) what
+ * the transition's callback answered (ROSLITE_LIFECYCLE_CALLBACK_*; a failure or an error is
+ * still ROSLITE_OK: the transition ran). ROSLITE_INVALID_TRANSITION, naming the transitions
+ * that are valid, if none such starts from the current state or another one is running; the
+ * node stays where it was. */
+roslite_status roslite_lifecycle_node_trigger(
+    roslite_handle lifecycle_node, uint8_t transition_id, const char *label, uint8_t *state,
+    uint8_t *callback_result);
+
+/* The node's current state (a transition state while a transition's callback runs). */
+roslite_status roslite_lifecycle_node_state(roslite_handle lifecycle_node, uint8_t *state);
+
+/* The label of state `state` ("unconfigured", "errorprocessing", ...), copied into `buffer` as
+ * roslite_node_fully_qualified_name copies; ROSLITE_INVALID_ARGUMENT for an id that is not a
+ * state. */
+roslite_status roslite_lifecycle_state_label(
+    uint8_t state, char *buffer, size_t capacity, size_t *length);
+
+/* A publisher (rclcpp_lifecycle's LifecyclePublisher) that sends only while the node is active:
+ * roslite_publish on it sends the message while the node is active (and while its activate
+ * callback runs) and otherwise drops it and returns ROSLITE_OK, logging a warning once each
+ * time the node leaves active. The node activates and deactivates its publishers itself. It is
+ * matched and seen in the graph in every state; the publisher calls and events take it. */
+roslite_status roslite_lifecycle_publisher_create(
+    roslite_handle lifecycle_node, const char *topic, const roslite_type *type,
+    const roslite_qos *qos, roslite_handle *publisher);
+
+/* Whether the lifecycle publisher sends now. */
+roslite_status roslite_lifecycle_publisher_is_activated(roslite_handle publisher, bool *activated);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
  *   node onset                 an on-set callback that refuses negative values
  *   node graph HASH            matched and incompatible-QoS events, graph name listings
  *   node errors HASH           check that bad arguments give their status and a message
+ *   node lifecycle HASH        a managed node's transitions, callback, publisher and errors
  *
  * Arguments after "--ros-args" go to roslite. */
 #define _POSIX_C_SOURCE 200809L
@@ -234,6 +235,116 @@ static int errors(const char *hash) {
   return failed ? 1 : 0;
 }
 
+/* A lifecycle callback that prints each call and answers from a script (then success). */
+struct managed { int calls, scripted; const uint8_t *answers; };
+
+static uint8_t on_transition(void *user, uint8_t state, uint8_t previous) {
+  struct managed *m = user;
+  uint8_t answer =
+      m->calls < m->scripted ? m->answers[m->calls] : ROSLITE_LIFECYCLE_CALLBACK_SUCCESS;
+  m->calls++;
+  printf("callback in %d from %d answers %d\n", (int)state, (int)previous, (int)answer);
+  return answer;
+}
+
+static void trigger(roslite_handle lifecycle_node, uint8_t id, const char *label) {
+  uint8_t state = 0, result = 0;
+  roslite_status status =
+      roslite_lifecycle_node_trigger(lifecycle_node, id, label, &state, &result);
+  if (status == ROSLITE_OK)
+    printf("trigger %d '%s': state %d result %d\n", (int)id, label ? label : "", (int)state,
+           (int)result);
+  else
+    printf("trigger %d '%s': status %d, message '%s'\n", (int)id, label ? label : "",
+           (int)status, roslite_last_error());
+}
+
+static void publish_and_listen(roslite_handle executor, roslite_handle publisher,
+                               const char *text) {
+  uint8_t cdr[128];
+  bool activated = false;
+  CHECK(roslite_lifecycle_publisher_is_activated(publisher, &activated));
+  CHECK(roslite_publish(publisher, cdr, encode_string(cdr, text)));
+  CHECK(roslite_executor_spin_for(executor, 200000000));
+  printf("published '%s', activated %d\n", text, (int)activated);
+}
+
+static int lifecycle(const char *hash) {
+  roslite_type type = {"std_msgs/msg/String", hash};
+  /* configure: an answer that is no result (an error), then on_error succeeds; configure;
+   * activate; deactivate fails, then succeeds; on_shutdown as the handle is released. */
+  const uint8_t answers[] = {42, ROSLITE_LIFECYCLE_CALLBACK_SUCCESS,
+                             ROSLITE_LIFECYCLE_CALLBACK_SUCCESS, ROSLITE_LIFECYCLE_CALLBACK_SUCCESS,
+                             ROSLITE_LIFECYCLE_CALLBACK_FAILURE};
+  struct managed m = {0, sizeof answers, answers};
+  struct listener heard = {0, 1000};
+  roslite_handle managed_node, publisher, plain_publisher, subscription, executor;
+  uint8_t state = 0;
+  size_t count = 0, length = 0;
+  char label[16];
+  CHECK(roslite_executor_create(context, &executor));
+  CHECK(roslite_executor_add_node(executor, node));
+  CHECK(roslite_lifecycle_node_create(node, on_transition, &m, &managed_node));
+  CHECK(roslite_lifecycle_node_state(managed_node, &state));
+  CHECK(roslite_lifecycle_state_label(state, label, sizeof label, &length));
+  printf("state %d %s\n", (int)state, label);
+  trigger(managed_node, ROSLITE_LIFECYCLE_TRANSITION_CONFIGURE, NULL);
+  trigger(managed_node, 0, "configure");
+  CHECK(roslite_lifecycle_publisher_create(managed_node, "managed_chatter", &type, &qos,
+                                           &publisher));
+  CHECK(roslite_subscription_create(node, "managed_chatter", &type, &qos, on_message, &heard,
+                                    &subscription));
+  CHECK(roslite_publisher_subscription_count(publisher, &count));
+  printf("lifecycle publisher matched %zu\n", count);
+  publish_and_listen(executor, publisher, "while inactive");
+  trigger(managed_node, ROSLITE_LIFECYCLE_TRANSITION_ACTIVATE, "");
+  publish_and_listen(executor, publisher, "while active");
+  trigger(managed_node, ROSLITE_LIFECYCLE_TRANSITION_CONFIGURE, NULL);
+  trigger(managed_node, 0, "bogus");
+  trigger(managed_node, 0, "deactivate");
+  trigger(managed_node, 0, "deactivate");
+  publish_and_listen(executor, publisher, "after deactivate");
+  CHECK(roslite_lifecycle_node_state(managed_node, &state));
+  printf("state %d\n", (int)state);
+
+  int failed = 0;
+  failed += expect(roslite_lifecycle_state_label(5, label, sizeof label, &length),
+                   ROSLITE_INVALID_ARGUMENT, "label of state 5");
+  failed += expect(roslite_lifecycle_node_state(node, &state), ROSLITE_INVALID_HANDLE,
+                   "a node handle as a lifecycle node");
+  failed += expect(roslite_lifecycle_node_trigger(12345, 1, NULL, NULL, NULL),
+                   ROSLITE_INVALID_HANDLE, "trigger on a handle that never existed");
+  failed += expect(roslite_lifecycle_node_create(12345, NULL, NULL, &managed_node),
+                   ROSLITE_INVALID_HANDLE, "lifecycle node of a node that never existed");
+  failed += expect(roslite_lifecycle_node_create(node, NULL, NULL, NULL),
+                   ROSLITE_INVALID_ARGUMENT, "lifecycle node without an out-pointer");
+  CHECK(roslite_publisher_create(node, "chatter", &type, &qos, &plain_publisher));
+  bool activated = false;
+  failed += expect(roslite_lifecycle_publisher_is_activated(plain_publisher, &activated),
+                   ROSLITE_INVALID_HANDLE, "a plain publisher as a lifecycle publisher");
+
+  printf("releasing\n");
+  CHECK(roslite_release(managed_node));
+  failed += expect(roslite_lifecycle_node_state(managed_node, &state), ROSLITE_INVALID_HANDLE,
+                   "a released lifecycle node");
+  printf("callbacks %d\n", m.calls);
+
+  /* Without a callback every transition succeeds; a finalized node is left alone on release. */
+  roslite_handle second_node, bare;
+  CHECK(roslite_node_create(context, "c_bare", "", &second_node));
+  CHECK(roslite_lifecycle_node_create(second_node, NULL, NULL, &bare));
+  trigger(bare, 0, "configure");
+  trigger(bare, 0, "shutdown");
+  trigger(bare, 0, "cleanup");
+  CHECK(roslite_release(bare));
+  CHECK(roslite_release(second_node));
+  CHECK(roslite_release(subscription));
+  CHECK(roslite_release(publisher));
+  CHECK(roslite_release(executor));
+  printf(failed ? "FAILED %d\n" : "lifecycle checks held\n", failed);
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   CHECK(roslite_context_init(argc, (const char *const *)argv, &context));
@@ -345,6 +456,8 @@ int main(int argc, char **argv) {
     return graph(argv[2]);
   } else if (strcmp(mode, "errors") == 0) {
     return errors(argv[2]);
+  } else if (strcmp(mode, "lifecycle") == 0) {
+    return lifecycle(argv[2]);
   } else {
     return 2;
   }

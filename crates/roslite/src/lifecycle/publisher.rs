@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::endpoints::pubsub::{PublishError, Publisher};
+use crate::endpoints::serialized::SerializedPublisher;
 use crate::vocabulary::log::Logger;
 use roslite_msgs::Message;
 
@@ -31,6 +32,17 @@ impl Activation {
 
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Acquire)
+    }
+
+    /// Logs, once each time the node leaves `active`, that a message on `topic` was dropped.
+    fn report_drop(&self, logger: &Logger, topic: &str) {
+        if !self.reported.swap(true, Ordering::AcqRel) {
+            logger.warn(format_args!(
+                "a message published on '{topic}' was dropped: a lifecycle node's publishers send \
+                 only while the node is active (activate it, e.g. `roslite lifecycle set <node> \
+                 activate`)"
+            ));
+        }
     }
 }
 
@@ -77,7 +89,8 @@ impl<T: Message> LifecyclePublisher<T> {
         if self.activation.is_active() {
             self.publisher.publish(message)
         } else {
-            self.report_drop();
+            self.activation
+                .report_drop(&self.logger, self.publisher.topic_name());
             Ok(())
         }
     }
@@ -91,15 +104,52 @@ impl<T: Message> LifecyclePublisher<T> {
     pub fn inner(&self) -> &Publisher<T> {
         &self.publisher
     }
+}
 
-    fn report_drop(&self) {
-        if !self.activation.reported.swap(true, Ordering::AcqRel) {
-            self.logger.warn(format_args!(
-                "a message published on '{}' was dropped: a lifecycle node's publishers send \
-                 only while the node is active (activate it, e.g. `roslite lifecycle set <node> \
-                 activate`)",
-                self.publisher.topic_name()
-            ));
+/// [`LifecyclePublisher`] for serialized messages of a run-time type (the C ABI's): made by
+/// [`super::LifecycleNode::create_serialized_publisher`], it sends while its node is `active`
+/// and drops what it is given otherwise, as [`LifecyclePublisher`] does.
+pub struct SerializedLifecyclePublisher {
+    publisher: SerializedPublisher,
+    activation: Arc<Activation>,
+    logger: Logger,
+}
+
+impl SerializedLifecyclePublisher {
+    pub(crate) fn new(
+        publisher: SerializedPublisher,
+        activation: Arc<Activation>,
+        logger: Logger,
+    ) -> Self {
+        Self {
+            publisher,
+            activation,
+            logger,
         }
+    }
+
+    /// Sends `payload` as [`SerializedPublisher::publish`] does while the node is active;
+    /// otherwise drops it and returns `Ok`, as [`LifecyclePublisher::publish`] does.
+    ///
+    /// # Errors
+    /// As [`SerializedPublisher::publish`].
+    pub fn publish(&self, payload: &[u8]) -> Result<(), PublishError> {
+        if self.activation.is_active() {
+            self.publisher.publish(payload)
+        } else {
+            self.activation
+                .report_drop(&self.logger, self.publisher.topic_name());
+            Ok(())
+        }
+    }
+
+    /// Whether messages are sent now: the node is active (or activating).
+    pub fn is_activated(&self) -> bool {
+        self.activation.is_active()
+    }
+
+    /// The publisher underneath, which sends in every state: for its counts and events.
+    pub fn inner(&self) -> &SerializedPublisher {
+        &self.publisher
     }
 }

@@ -174,6 +174,12 @@ class Publisher {
   }
   const char *get_topic_name() const { return topic_.c_str(); }
 
+ protected:
+  // A publisher whose handle another call made (rclcpp_lifecycle's LifecyclePublisher).
+  Publisher(detail::Handle handle, const std::string &topic)
+      : topic_(topic), handle_(std::move(handle)) {}
+  roslite_handle publisher_handle() const { return handle_.get(); }
+
  private:
   std::string topic_;
   detail::Handle handle_;
@@ -300,6 +306,47 @@ class TimerBase {
   detail::Handle handle_;
 };
 using WallTimer = TimerBase;
+
+namespace detail {
+inline void sleep_for(std::chrono::nanoseconds duration) {
+#if defined(__wasi__)
+  timespec span{time_t(duration.count() / kNsPerSecond), long(duration.count() % kNsPerSecond)};
+  nanosleep(&span, nullptr);
+#else
+  std::this_thread::sleep_for(duration);
+#endif
+}
+}  // namespace detail
+
+// A loop's pace on steady time, as rclcpp::WallRate (and rclcpp::Rate): sleep() waits out what
+// is left of the period begun at the last sleep() (or at construction or reset()); a loop that
+// overran it returns false at once and starts a new period from now.
+class WallRate {
+ public:
+  explicit WallRate(double rate)
+      : WallRate(std::chrono::nanoseconds(int64_t(double(detail::kNsPerSecond) / rate))) {}
+  explicit WallRate(std::chrono::nanoseconds period)
+      : period_(period), start_(std::chrono::steady_clock::now()) {}
+
+  bool sleep() {
+    auto end = start_ + period_;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= end) {
+      start_ = now;
+      return false;
+    }
+    detail::sleep_for(end - now);
+    start_ = end;
+    return true;
+  }
+  void reset() { start_ = std::chrono::steady_clock::now(); }
+  std::chrono::nanoseconds period() const { return period_; }
+
+ private:
+  std::chrono::nanoseconds period_;
+  std::chrono::steady_clock::time_point start_;
+};
+using Rate = WallRate;
 template <class F = std::function<void()>>
 using GenericTimer = TimerBase;
 
@@ -837,7 +884,15 @@ class NodeOptions {
   NodeOptions() = default;
   NodeOptions &allow_undeclared_parameters(bool) { return *this; }
   NodeOptions &automatically_declare_parameters_from_overrides(bool) { return *this; }
+  // roslite delivers within a process without being asked to.
+  NodeOptions &use_intra_process_comms(bool) { return *this; }
 };
+
+class Node;
+namespace node_interfaces {
+// What get_node_base_interface() gives and executors take: here the node itself.
+using NodeBaseInterface = ::rclcpp::Node;
+}  // namespace node_interfaces
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
@@ -870,6 +925,9 @@ class Node : public std::enable_shared_from_this<Node> {
   Clock::SharedPtr get_clock() const { return clock_; }
   Time now() const { return clock_->now(); }
   roslite_handle get_roslite_handle() const { return handle_.get(); }
+  // For `rclcpp::spin(node->get_node_base_interface())` and `executor.add_node(...)`, the way
+  // lifecycle nodes are spun.
+  SharedPtr get_node_base_interface() { return shared_from_this(); }
 
   template <class T>
   typename Publisher<T>::SharedPtr create_publisher(const std::string &topic, const QoS &qos,
