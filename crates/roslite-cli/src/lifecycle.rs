@@ -12,9 +12,9 @@ use roslite::msgs::lifecycle_msgs::srv::{
     ChangeState, ChangeState_Request, GetAvailableTransitions, GetAvailableTransitions_Request,
     GetState, GetState_Request,
 };
-use roslite::{Node, ServiceType};
+use roslite::Node;
 
-use crate::node_services::{absolute_node_name, tool_node};
+use crate::node_services::{absolute_node_name, tool_node, LIFECYCLE_SERVICES};
 use crate::topic::graph::{self, GraphView};
 
 const GET_STATE_TYPE: &str = "lifecycle_msgs/srv/GetState";
@@ -151,14 +151,15 @@ fn get(node: Option<&str>, include_hidden: bool, timeout: Duration) -> anyhow::R
 }
 
 fn current_state(tool: &Node, node: &str, timeout: Duration) -> anyhow::Result<(u8, String)> {
-    let state = call::<GetState>(
-        tool,
-        node,
-        "get_state",
-        GetState_Request::default(),
-        timeout,
-    )?
-    .current_state;
+    let state = LIFECYCLE_SERVICES
+        .call::<GetState>(
+            tool,
+            node,
+            "get_state",
+            GetState_Request::default(),
+            timeout,
+        )?
+        .current_state;
     Ok((state.id, state.label))
 }
 
@@ -168,14 +169,15 @@ fn transitions(
     service: &str,
     timeout: Duration,
 ) -> anyhow::Result<Vec<TransitionDescription>> {
-    Ok(call::<GetAvailableTransitions>(
-        tool,
-        node,
-        service,
-        GetAvailableTransitions_Request::default(),
-        timeout,
-    )?
-    .available_transitions)
+    Ok(LIFECYCLE_SERVICES
+        .call::<GetAvailableTransitions>(
+            tool,
+            node,
+            service,
+            GetAvailableTransitions_Request::default(),
+            timeout,
+        )?
+        .available_transitions)
 }
 
 fn list(node: &str, all: bool, timeout: Duration) -> anyhow::Result<()> {
@@ -222,7 +224,10 @@ fn set(node: &str, requested: &str, timeout: Duration) -> anyhow::Result<()> {
             label: chosen.transition.label.clone(),
         },
     };
-    if call::<ChangeState>(&tool, node, "change_state", request, timeout)?.success {
+    if LIFECYCLE_SERVICES
+        .call::<ChangeState>(&tool, node, "change_state", request, timeout)?
+        .success
+    {
         println!("Transitioning successful");
         Ok(())
     } else {
@@ -233,25 +238,4 @@ fn set(node: &str, requested: &str, timeout: Duration) -> anyhow::Result<()> {
             chosen.transition.label
         )
     }
-}
-
-/// Calls `<node>/<service>`, one of the five lifecycle services.
-fn call<S: ServiceType>(
-    tool: &Node,
-    node: &str,
-    service: &str,
-    request: S::Request,
-    timeout: Duration,
-) -> anyhow::Result<S::Response> {
-    crate::node_services::call::<S>(
-        tool,
-        node,
-        service,
-        request,
-        timeout,
-        (
-            "lifecycle",
-            "`roslite lifecycle nodes` lists the managed nodes; a plain node has no lifecycle",
-        ),
-    )
 }

@@ -23,28 +23,49 @@ pub(crate) fn absolute_node_name(name: &str) -> String {
     }
 }
 
-/// Calls `<node>/<service>` once, waiting up to `timeout` for it to appear and to answer.
-/// `kind` names the service family in the error when it does not appear ("parameter"), and
-/// `hint` says what to check then.
-pub(crate) fn call<S: ServiceType>(
-    tool: &Node,
-    node: &str,
-    service: &str,
-    request: S::Request,
-    timeout: Duration,
-    (kind, hint): (&str, &str),
-) -> anyhow::Result<S::Response> {
-    let name = format!("{node}/{service}");
-    let client = tool
-        .create_client::<S>(&name)
-        .with_context(|| format!("cannot create a client of '{name}'"))?;
-    if !client.wait_for_service(timeout) {
-        bail!(
-            "Node not found: no {kind} service '{name}' within {} s ({hint})",
-            timeout.as_secs_f64()
-        );
+/// Which of a node's services a call is to: named in the error when the service does not
+/// appear, with what to check then.
+pub(crate) struct ServiceFamily {
+    kind: &'static str,
+    hint: &'static str,
+}
+
+pub(crate) const PARAMETER_SERVICES: ServiceFamily = ServiceFamily {
+    kind: "parameter",
+    hint: "check the name with `roslite node list`; a node started with parameter services \
+           disabled has none",
+};
+
+pub(crate) const LIFECYCLE_SERVICES: ServiceFamily = ServiceFamily {
+    kind: "lifecycle",
+    hint: "`roslite lifecycle nodes` lists the managed nodes; a plain node has no lifecycle",
+};
+
+impl ServiceFamily {
+    /// Calls `<node>/<service>`, one of this family, once, waiting up to `timeout` for it to
+    /// appear and to answer.
+    pub(crate) fn call<S: ServiceType>(
+        &self,
+        tool: &Node,
+        node: &str,
+        service: &str,
+        request: S::Request,
+        timeout: Duration,
+    ) -> anyhow::Result<S::Response> {
+        let name = format!("{node}/{service}");
+        let client = tool
+            .create_client::<S>(&name)
+            .with_context(|| format!("cannot create a client of '{name}'"))?;
+        if !client.wait_for_service(timeout) {
+            bail!(
+                "Node not found: no {} service '{name}' within {} s ({})",
+                self.kind,
+                timeout.as_secs_f64(),
+                self.hint
+            );
+        }
+        client
+            .call(request, timeout)
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
-    client
-        .call(request, timeout)
-        .map_err(|e| anyhow::anyhow!("{e}"))
 }

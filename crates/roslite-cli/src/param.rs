@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::node_services::{absolute_node_name, tool_node};
+use crate::node_services::{absolute_node_name, tool_node, PARAMETER_SERVICES};
 use roslite::msgs::rcl_interfaces::msg::{ParameterDescriptor, ParameterType as Ty};
 use roslite::msgs::rcl_interfaces::srv::{
     DescribeParameters, DescribeParameters_Request, GetParameterTypes, GetParameterTypes_Request,
     GetParameters, GetParameters_Request, ListParameters, ListParameters_Request, SetParameters,
     SetParameters_Request,
 };
-use roslite::{Node, Parameter, ParameterType, ParameterValue, ServiceType};
+use roslite::{Node, Parameter, ParameterType, ParameterValue};
 
 use crate::topic::graph;
 use crate::topic::pyrepr::{float_repr, str_repr};
@@ -156,7 +156,7 @@ fn set_each(
     parameters: &[Parameter],
     timeout: Duration,
 ) -> anyhow::Result<Vec<roslite::msgs::rcl_interfaces::msg::SetParametersResult>> {
-    let response = call::<SetParameters>(
+    let response = PARAMETER_SERVICES.call::<SetParameters>(
         tool,
         node,
         "set_parameters",
@@ -256,28 +256,6 @@ fn load(args: &LoadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Calls `<node>/<service>`, one of the six parameter services.
-fn call<S: ServiceType>(
-    tool: &Node,
-    node: &str,
-    service: &str,
-    request: S::Request,
-    timeout: Duration,
-) -> anyhow::Result<S::Response> {
-    crate::node_services::call::<S>(
-        tool,
-        node,
-        service,
-        request,
-        timeout,
-        (
-            "parameter",
-            "check the name with `roslite node list`; a node started with parameter services \
-             disabled has none",
-        ),
-    )
-}
-
 fn list(args: &ListArgs) -> anyhow::Result<()> {
     let tool = tool_node()?;
     let timeout = Duration::from_secs_f64(args.timeout);
@@ -288,17 +266,18 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
     let print_names = |node: &str, names: &mut Vec<String>| -> anyhow::Result<()> {
         names.sort();
         let types = if args.param_type {
-            call::<GetParameterTypes>(
-                &tool,
-                node,
-                "get_parameter_types",
-                GetParameterTypes_Request {
-                    names: names.clone(),
-                },
-                timeout,
-            )?
-            .types
-            .to_vec()
+            PARAMETER_SERVICES
+                .call::<GetParameterTypes>(
+                    &tool,
+                    node,
+                    "get_parameter_types",
+                    GetParameterTypes_Request {
+                        names: names.clone(),
+                    },
+                    timeout,
+                )?
+                .types
+                .to_vec()
         } else {
             Vec::new()
         };
@@ -312,10 +291,10 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
     };
     if let Some(node) = &args.node_name {
         let node = absolute_node_name(node);
-        let mut names =
-            call::<ListParameters>(&tool, &node, "list_parameters", request(), timeout)?
-                .result
-                .names;
+        let mut names = PARAMETER_SERVICES
+            .call::<ListParameters>(&tool, &node, "list_parameters", request(), timeout)?
+            .result
+            .names;
         return print_names(&node, &mut names);
     }
     let net = crate::topic::network(tool.context());
@@ -335,7 +314,13 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
     nodes.sort();
     nodes.dedup();
     for node in nodes {
-        match call::<ListParameters>(&tool, &node, "list_parameters", request(), timeout) {
+        match PARAMETER_SERVICES.call::<ListParameters>(
+            &tool,
+            &node,
+            "list_parameters",
+            request(),
+            timeout,
+        ) {
             Ok(response) => {
                 println!("{node}:");
                 print_names(&node, &mut response.result.names.clone())?;
@@ -349,7 +334,7 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
 fn get(args: &GetArgs) -> anyhow::Result<()> {
     let tool = tool_node()?;
     let node = absolute_node_name(&args.node_name);
-    let response = call::<GetParameters>(
+    let response = PARAMETER_SERVICES.call::<GetParameters>(
         &tool,
         &node,
         "get_parameters",
@@ -430,16 +415,17 @@ fn set(args: &SetArgs) -> anyhow::Result<()> {
     let mut value = cli_value(&args.value);
     if value == ParameterValue::StringArray(Vec::new()) {
         // `[]` says nothing about the element type: keep the parameter's array type.
-        let types = call::<GetParameterTypes>(
-            &tool,
-            &node,
-            "get_parameter_types",
-            GetParameterTypes_Request {
-                names: vec![args.parameter_name.clone()],
-            },
-            timeout,
-        )?
-        .types;
+        let types = PARAMETER_SERVICES
+            .call::<GetParameterTypes>(
+                &tool,
+                &node,
+                "get_parameter_types",
+                GetParameterTypes_Request {
+                    names: vec![args.parameter_name.clone()],
+                },
+                timeout,
+            )?
+            .types;
         value = match types.first().copied().and_then(ParameterType::from_code) {
             Some(ParameterType::ByteArray) => ParameterValue::ByteArray(Vec::new()),
             Some(ParameterType::BoolArray) => ParameterValue::BoolArray(Vec::new()),
@@ -466,7 +452,7 @@ fn set(args: &SetArgs) -> anyhow::Result<()> {
 fn describe(args: &DescribeArgs) -> anyhow::Result<()> {
     let tool = tool_node()?;
     let node = absolute_node_name(&args.node_name);
-    let response = call::<DescribeParameters>(
+    let response = PARAMETER_SERVICES.call::<DescribeParameters>(
         &tool,
         &node,
         "describe_parameters",
@@ -542,26 +528,28 @@ fn dump(args: &DumpArgs) -> anyhow::Result<()> {
     let tool = tool_node()?;
     let node = absolute_node_name(&args.node_name);
     let timeout = Duration::from_secs_f64(args.timeout);
-    let mut names = call::<ListParameters>(
-        &tool,
-        &node,
-        "list_parameters",
-        ListParameters_Request::default(),
-        timeout,
-    )?
-    .result
-    .names;
+    let mut names = PARAMETER_SERVICES
+        .call::<ListParameters>(
+            &tool,
+            &node,
+            "list_parameters",
+            ListParameters_Request::default(),
+            timeout,
+        )?
+        .result
+        .names;
     names.sort();
-    let values = call::<GetParameters>(
-        &tool,
-        &node,
-        "get_parameters",
-        GetParameters_Request {
-            names: names.clone(),
-        },
-        timeout,
-    )?
-    .values;
+    let values = PARAMETER_SERVICES
+        .call::<GetParameters>(
+            &tool,
+            &node,
+            "get_parameters",
+            GetParameters_Request {
+                names: names.clone(),
+            },
+            timeout,
+        )?
+        .values;
     if values.len() != names.len() {
         bail!("node {node} did not return values for all of its parameters (changed meanwhile?)");
     }

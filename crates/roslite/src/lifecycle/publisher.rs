@@ -34,8 +34,18 @@ impl Activation {
         self.active.load(Ordering::Acquire)
     }
 
-    /// Logs, once each time the node leaves `active`, that a message on `topic` was dropped.
-    fn report_drop(&self, logger: &Logger, topic: &str) {
+    /// Runs `send` while the entity is active. Otherwise the message is dropped and `Ok`
+    /// answered, as rclcpp's lifecycle publisher does, and the first drop after each
+    /// deactivation is logged, naming `topic`.
+    fn send_or_drop(
+        &self,
+        logger: &Logger,
+        topic: &str,
+        send: impl FnOnce() -> Result<(), PublishError>,
+    ) -> Result<(), PublishError> {
+        if self.is_active() {
+            return send();
+        }
         if !self.reported.swap(true, Ordering::AcqRel) {
             logger.warn(format_args!(
                 "a message published on '{topic}' was dropped: a lifecycle node's publishers send \
@@ -43,6 +53,7 @@ impl Activation {
                  activate`)"
             ));
         }
+        Ok(())
     }
 }
 
@@ -86,13 +97,11 @@ impl<T: Message> LifecyclePublisher<T> {
     /// # Errors
     /// As [`Publisher::publish`].
     pub fn publish(&self, message: T) -> Result<(), PublishError> {
-        if self.activation.is_active() {
-            self.publisher.publish(message)
-        } else {
-            self.activation
-                .report_drop(&self.logger, self.publisher.topic_name());
-            Ok(())
-        }
+        let publisher = &self.publisher;
+        self.activation
+            .send_or_drop(&self.logger, publisher.topic_name(), || {
+                publisher.publish(message)
+            })
     }
 
     /// Whether messages are sent now: the node is active (or activating).
@@ -134,13 +143,11 @@ impl SerializedLifecyclePublisher {
     /// # Errors
     /// As [`SerializedPublisher::publish`].
     pub fn publish(&self, payload: &[u8]) -> Result<(), PublishError> {
-        if self.activation.is_active() {
-            self.publisher.publish(payload)
-        } else {
-            self.activation
-                .report_drop(&self.logger, self.publisher.topic_name());
-            Ok(())
-        }
+        let publisher = &self.publisher;
+        self.activation
+            .send_or_drop(&self.logger, publisher.topic_name(), || {
+                publisher.publish(payload)
+            })
     }
 
     /// Whether messages are sent now: the node is active (or activating).
