@@ -265,20 +265,30 @@ fn send_goal(args: &SendGoalArgs) -> anyhow::Result<()> {
 
     let ctx = crate::topic::networked_context()?;
     let node = crate::topic::tool_node(&ctx, None)?;
-    let send_client = node
+    let mut send_client = node
         .create_serialized_client(
             &format!("{name}/_action/send_goal"),
             info(&send_request_ty)?,
             info(&send_response_ty)?,
         )
         .with_context(|| format!("cannot create a client of action '{name}'"))?;
-    let result_client = node
+    let mut result_client = node
         .create_serialized_client(
             &format!("{name}/_action/get_result"),
             info(&result_request_ty)?,
             info(&result_response_ty)?,
         )
         .with_context(|| format!("cannot create a client of action '{name}'"))?;
+    // As rcl registers each client's service type with its node.
+    for (client, suffix) in [
+        (&mut send_client, "_SendGoal"),
+        (&mut result_client, "_GetResult"),
+    ] {
+        let service_ty = crate::interface::type_part(&ty, suffix)?;
+        let hash = roslite_msg_gen::hash::type_hash(&set, &service_ty)
+            .map_err(|e| anyhow::anyhow!("cannot hash '{service_ty}': {e}"))?;
+        client.register_service_type(&hash, crate::type_descriptions::leaked(&set, &service_ty)?);
+    }
     // Feedback for this goal only, printed as it comes.
     let _feedback = if args.feedback {
         let set = set.clone();

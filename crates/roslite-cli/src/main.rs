@@ -12,6 +12,7 @@ mod node_services;
 mod param;
 mod service;
 mod topic;
+mod type_descriptions;
 
 use std::process::ExitCode;
 

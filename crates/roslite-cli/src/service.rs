@@ -187,9 +187,13 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
     let node = ctx
         .create_node(&node_name)
         .with_context(|| format!("cannot create node '{node_name}'"))?;
-    let client = node
+    let mut client = node
         .create_serialized_client(&name, request_info, response_info)
         .with_context(|| format!("cannot create a client of '{name}'"))?;
+    // As rcl registers a client's service type with its node.
+    let service_hash = roslite_msg_gen::hash::type_hash(&set, &ty)
+        .map_err(|e| anyhow::anyhow!("cannot hash '{ty}': {e}"))?;
+    client.register_service_type(&service_hash, crate::type_descriptions::leaked(&set, &ty)?);
     let timeout = Duration::from_secs_f64(args.timeout);
     if !client.service_is_ready() {
         println!("waiting for service to become available...");

@@ -129,8 +129,9 @@ pub(crate) fn parse_message_type(text: &str) -> anyhow::Result<TypeName> {
     }
 }
 
-/// The `TypeInfo` endpoints announce for `ty`, with the hash of the definition in `set` and,
-/// for a keyed IDL type, its key (its endpoints are then keyed, as rclpy's are).
+/// The `TypeInfo` endpoints announce for `ty`, with the hash of the definition in `set`, its
+/// description (which the tool's node serves on `~/get_type_description`) and, for a keyed IDL
+/// type, its key (its endpoints are then keyed, as rclpy's are).
 pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<roslite::TypeInfo> {
     crate::interface::require_usable(set, ty)?;
     if set.message(ty).is_none() {
@@ -144,7 +145,10 @@ pub(crate) fn type_info(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<ros
         .map_err(|e| anyhow::anyhow!("cannot hash '{ty}': {e}"))?;
     let info = roslite::TypeInfo::new(&ty.to_string(), &hash)
         .with_context(|| format!("'{ty}' is not a <package>/<kind>/<Name> type name"))?;
-    Ok(info.with_key(roslite_msg_gen::key::key_layout(set, ty)))
+    let description = crate::type_descriptions::leaked(set, ty)?;
+    Ok(info
+        .with_key(roslite_msg_gen::key::key_layout(set, ty))
+        .with_description(Some(description)))
 }
 
 /// `--qos-*` options shared by `echo`, `hz`, `bw` and `pub`, as ros2topic's

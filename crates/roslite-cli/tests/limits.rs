@@ -152,8 +152,9 @@ fn remote_endpoint_cap_warns_once_and_keeps_those_it_holds() {
 #[test]
 fn local_endpoint_cap_warns_once_and_the_node_stays_in_the_graph() {
     let ns = NetNs::create("cap-local").expect("create a network namespace");
-    // Room for the graph's own writer and reader and /rosout: the parameter services, the
-    // parameter events and the publisher itself do not fit (fifteen refusals, one warning).
+    // Room for the graph's own writer and reader and /rosout: the parameter services,
+    // ~/get_type_description, the parameter events and the publisher itself do not fit
+    // (seventeen refusals, one warning).
     let mut capped = roslite(
         &ns,
         &[

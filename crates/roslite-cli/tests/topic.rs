@@ -297,8 +297,8 @@ fn node_list_shows_the_publishing_process_node() {
     assert_eq!(out, "/node_talker\n");
     let out = succeed(domain, &["node", "list", "-c"]);
     assert_eq!(out, "1\n");
-    // ros2node's `info`: the talker's topics and its parameter services; a bare name means
-    // the root namespace.
+    // ros2node's `info`: the talker's topics, its parameter services and
+    // ~/get_type_description; a bare name means the root namespace.
     let out = succeed(domain, &["node", "info", "node_talker"]);
     assert_eq!(
         out,
@@ -313,6 +313,7 @@ fn node_list_shows_the_publishing_process_node() {
     /node_talker/describe_parameters: rcl_interfaces/srv/DescribeParameters
     /node_talker/get_parameter_types: rcl_interfaces/srv/GetParameterTypes
     /node_talker/get_parameters: rcl_interfaces/srv/GetParameters
+    /node_talker/get_type_description: type_description_interfaces/srv/GetTypeDescription
     /node_talker/list_parameters: rcl_interfaces/srv/ListParameters
     /node_talker/set_parameters: rcl_interfaces/srv/SetParameters
     /node_talker/set_parameters_atomically: rcl_interfaces/srv/SetParametersAtomically
@@ -505,14 +506,16 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
     let listed = until(domain, &["param", "list", "/param_talker"], |out| {
         out.contains("use_sim_time")
     });
-    assert_eq!(listed, "  use_sim_time\n");
+    assert_eq!(listed, "  start_type_description_service\n  use_sim_time\n");
     let dump = succeed(domain, &["param", "dump", "/param_talker"]);
     assert_eq!(
-        dump, "/param_talker:\n  ros__parameters:\n    use_sim_time: false\n\n",
+        dump,
+        "/param_talker:\n  ros__parameters:\n    start_type_description_service: true\n    \
+         use_sim_time: false\n\n",
         "ros2 prints the file and a line after it"
     );
-    // The dump, plus an entry for every node: loaded back, the node's own parameter is set
-    // and the undeclared one refused, each reported as ros2 reports it.
+    // The dump, plus an entry for every node: loaded back, the node's own parameter is set,
+    // the read-only one and the undeclared one refused, each reported as ros2 reports it.
     let dir = std::env::temp_dir().join(format!("roslite-param-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("params.yaml");
@@ -526,9 +529,11 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
         .output()
         .unwrap();
     assert_eq!(success(&load), "Set parameter use_sim_time successful\n");
+    let read_only = "Set parameter start_type_description_service failed: parameter \
+                     'start_type_description_service' cannot be set because it is read-only\n";
     assert_eq!(
         text(&load.stderr),
-        "Set parameter gain failed: parameter 'gain' has not been declared\n"
+        format!("Set parameter gain failed: parameter 'gain' has not been declared\n{read_only}")
     );
     let load = roslite(
         domain,
@@ -537,7 +542,7 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
     .output()
     .unwrap();
     assert_eq!(success(&load), "Set parameter use_sim_time successful\n");
-    assert_eq!(text(&load.stderr), "", "the '/**' entry is left out");
+    assert_eq!(text(&load.stderr), read_only, "the '/**' entry is left out");
     std::fs::write(
         dir.join("other.yaml"),
         "/other:\n  ros__parameters:\n    x: 1\n",
@@ -561,6 +566,51 @@ fn param_dump_load_and_delete_reach_a_talkers_node() {
     assert!(
         stderr.starts_with("Deleting parameter failed: "),
         "{stderr}"
+    );
+}
+
+/// A `topic pub` process's node describes the type it publishes on `~/get_type_description`
+/// (from the definition the tool loaded, as an rclpy tool's node does), and `service call`
+/// reaches it.
+#[test]
+fn a_talkers_node_describes_the_type_it_publishes() {
+    let domain = test_domain(7);
+    let _talker = background_talker(domain, "described_talker", &[]);
+    let request = "{type_name: std_msgs/msg/String, type_hash: \
+                   RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18, \
+                   include_type_sources: true}";
+    let out = succeed(
+        domain,
+        &[
+            "service",
+            "call",
+            "/described_talker/get_type_description",
+            "type_description_interfaces/srv/GetTypeDescription",
+            request,
+        ],
+    );
+    for part in [
+        "successful=True",
+        "type_name='std_msgs/msg/String'",
+        "name='data'",
+        "encoding='msg'",
+        "semantically meaningful message.",
+    ] {
+        assert!(out.contains(part), "no {part:?} in:\n{out}");
+    }
+    let unknown = succeed(
+        domain,
+        &[
+            "service",
+            "call",
+            "/described_talker/get_type_description",
+            "type_description_interfaces/srv/GetTypeDescription",
+            "{type_hash: RIHS01_00}",
+        ],
+    );
+    assert!(
+        unknown.contains("successful=False, failure_reason='Failed to parse type hash'"),
+        "{unknown}"
     );
 }
 

@@ -30,7 +30,9 @@ use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
-use crate::ast::{BaseType, Collection, FieldType, Interface, MessageSpec, Primitive, TypeName};
+use crate::ast::{
+    BaseType, Collection, FieldType, Interface, Literal, MessageSpec, Primitive, TypeName,
+};
 use crate::registry::{InterfaceSet, UnknownFieldType};
 
 /// The prefix of every RIHS version 01 hash string.
@@ -64,17 +66,19 @@ impl fmt::Display for HashError {
 
 impl std::error::Error for HashError {}
 
-/// The JSON text whose SHA-256 is the RIHS01 hash of `name`: the type's description and all
-/// types it references, without default values.
+/// The full type description of `name` as rosidl's generated code holds it: the type's own
+/// description, those of every type it refers to (sorted by name), each field's default value
+/// and each type's definition text. The RIHS01 hash is computed from this, without default
+/// values and sources ([`type_description_json`]).
 ///
 /// # Errors
 ///
 /// [`HashError`] if `name` or a type it references is not in `set`.
-pub fn type_description_json(set: &InterfaceSet, name: &TypeName) -> Result<String, HashError> {
+pub fn type_description(set: &InterfaceSet, name: &TypeName) -> Result<TypeDescription, HashError> {
     let top = describe(set, name)?.ok_or_else(|| HashError::UnknownType(name.clone()))?;
 
     // Keyed by the name string: Python's `sorted()` on type names is what orders the list.
-    let mut referenced: BTreeMap<String, Individual> = BTreeMap::new();
+    let mut referenced: BTreeMap<String, IndividualTypeDescription> = BTreeMap::new();
     // Fields still to follow, with the type they belong to.
     let mut pending: Vec<(TypeName, FieldDescription)> = top
         .fields
@@ -82,7 +86,9 @@ pub fn type_description_json(set: &InterfaceSet, name: &TypeName) -> Result<Stri
         .map(|f| (name.clone(), f.clone()))
         .collect();
     while let Some((referrer, field)) = pending.pop() {
-        let Some(nested) = field.nested else { continue };
+        let Some(nested) = field.nested_type_name else {
+            continue;
+        };
         let key = nested.to_string();
         if referenced.contains_key(&key) {
             continue;
@@ -104,11 +110,24 @@ pub fn type_description_json(set: &InterfaceSet, name: &TypeName) -> Result<Stri
         );
         referenced.insert(key, individual);
     }
+    Ok(TypeDescription {
+        type_description: top,
+        referenced_type_descriptions: referenced.into_values().collect(),
+    })
+}
 
+/// The JSON text whose SHA-256 is the RIHS01 hash of `name`: the type's description and all
+/// types it references, without default values.
+///
+/// # Errors
+///
+/// [`HashError`] if `name` or a type it references is not in `set`.
+pub fn type_description_json(set: &InterfaceSet, name: &TypeName) -> Result<String, HashError> {
+    let description = type_description(set, name)?;
     let mut json = String::from("{\"type_description\": ");
-    top.write_json(&mut json);
+    description.type_description.write_json(&mut json);
     json.push_str(", \"referenced_type_descriptions\": [");
-    for (i, individual) in referenced.values().enumerate() {
+    for (i, individual) in description.referenced_type_descriptions.iter().enumerate() {
         if i > 0 {
             json.push_str(", ");
         }
@@ -167,26 +186,49 @@ pub fn field_type_id(ty: &FieldType) -> u8 {
     }
 }
 
-/// One `IndividualTypeDescription`.
-struct Individual {
-    type_name: String,
-    fields: Vec<FieldDescription>,
+/// A type's full description (`type_description_interfaces/msg/TypeDescription`) with the
+/// definition of each type in it (`TypeSource`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeDescription {
+    pub type_description: IndividualTypeDescription,
+    /// Every type the described one refers to, directly or not, sorted by name.
+    pub referenced_type_descriptions: Vec<IndividualTypeDescription>,
 }
 
-/// One `Field` without its `default_value`.
-#[derive(Clone)]
-struct FieldDescription {
-    name: String,
+/// One type's own description (`type_description_interfaces/msg/IndividualTypeDescription`)
+/// and where it was defined (`TypeSource`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndividualTypeDescription {
+    pub type_name: TypeName,
+    pub fields: Vec<FieldDescription>,
+    /// `msg`, `srv`, `action` or `idl`: the language of the file defining the type; `implicit`
+    /// for the types rosidl derives from a service or action (`_Request`, `_SendGoal`, ...).
+    pub encoding: &'static str,
+    /// The text of the defining file as read; empty for an implicit type.
+    pub source: String,
+    /// `TypeSource.raw_file_contents`: [`raw_file_contents`] of `source`.
+    pub raw_file_contents: String,
+}
+
+/// One `type_description_interfaces/msg/Field`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDescription {
+    pub name: String,
+    /// A `type_description_interfaces/msg/FieldType` id ([`field_type_id`]).
+    pub type_id: u8,
+    pub capacity: usize,
+    pub string_capacity: usize,
+    /// The type of a message-typed field.
+    pub nested_type_name: Option<TypeName>,
+    /// The default value as rosidl's generated C code states it ([`default_value_text`]);
+    /// empty for none.
+    pub default_value: String,
     /// Where the field was declared (0 if synthesized), for errors only.
     line: usize,
-    type_id: u8,
-    capacity: usize,
-    string_capacity: usize,
-    nested: Option<TypeName>,
 }
 
 impl FieldDescription {
-    fn of(name: &str, line: usize, ty: &FieldType) -> Self {
+    fn of(name: &str, line: usize, ty: &FieldType, default: Option<&Literal>) -> Self {
         let capacity = match ty.collection {
             Collection::Array(n) | Collection::BoundedSequence(n) => n,
             Collection::Single | Collection::UnboundedSequence => 0,
@@ -202,7 +244,10 @@ impl FieldDescription {
             type_id: field_type_id(ty),
             capacity,
             string_capacity,
-            nested,
+            nested_type_name: nested,
+            default_value: default
+                .map(|d| default_value_text(ty, d))
+                .unwrap_or_default(),
         }
     }
 
@@ -214,14 +259,15 @@ impl FieldDescription {
                 base: BaseType::Named(type_name.clone()),
                 collection: Collection::Single,
             },
+            None,
         )
     }
 }
 
-impl Individual {
+impl IndividualTypeDescription {
     fn write_json(&self, out: &mut String) {
         out.push_str("{\"type_name\": ");
-        write_json_string(out, &self.type_name);
+        write_json_string(out, &self.type_name.to_string());
         out.push_str(", \"fields\": [");
         for (i, field) in self.fields.iter().enumerate() {
             if i > 0 {
@@ -236,7 +282,7 @@ impl Individual {
                 field.type_id, field.capacity, field.string_capacity
             );
             let nested = field
-                .nested
+                .nested_type_name
                 .as_ref()
                 .map(TypeName::to_string)
                 .unwrap_or_default();
@@ -249,7 +295,10 @@ impl Individual {
 
 /// The individual description of any message, service or action in `set`; `None` if `name`
 /// is none of them.
-fn describe(set: &InterfaceSet, name: &TypeName) -> Result<Option<Individual>, HashError> {
+fn describe(
+    set: &InterfaceSet,
+    name: &TypeName,
+) -> Result<Option<IndividualTypeDescription>, HashError> {
     let fields = if let Some(message) = set.message(name) {
         message_fields(message)
     } else if let Some(service) = set.service(name) {
@@ -270,9 +319,19 @@ fn describe(set: &InterfaceSet, name: &TypeName) -> Result<Option<Individual>, H
     } else {
         return Ok(None);
     };
-    Ok(Some(Individual {
-        type_name: name.to_string(),
+    // rosidl describes the source of a type defined by a file of its own with that file (its
+    // extension as the encoding), and the parts it derives from a service or action as
+    // `implicit`, without text.
+    let (encoding, source) = match (set.interface(name), set.format(name), set.source(name)) {
+        (Some(_), Some(format), Some(text)) => (format.extension(name.kind), text.to_owned()),
+        _ => ("implicit", String::new()),
+    };
+    Ok(Some(IndividualTypeDescription {
+        type_name: name.clone(),
         fields,
+        encoding,
+        raw_file_contents: raw_file_contents(&source),
+        source,
     }))
 }
 
@@ -286,13 +345,204 @@ fn message_fields(message: &MessageSpec) -> Vec<FieldDescription> {
             "structure_needs_at_least_one_member",
             0,
             &placeholder,
+            None,
         )];
     }
     message
         .fields
         .iter()
-        .map(|f| FieldDescription::of(&f.name, f.line, &f.ty))
+        .map(|f| FieldDescription::of(&f.name, f.line, &f.ty, f.default.as_ref()))
         .collect()
+}
+
+/// A field's default value as the `default_value` of rosidl's generated type description
+/// states it.
+///
+/// rosidl_adapter writes a `.msg` default into IDL (an array's as the Python `repr` of a tuple
+/// of its values), rosidl_generator_type_description takes Python's `str()` of the value it
+/// parses back, and rosidl_generator_c embeds that text as `repr(text.encode())` without its
+/// quotes, cut to as many bytes as the text has characters. The last step changes only texts
+/// with backslashes, quotes of both kinds, control or non-ASCII characters (`"Hellö"` becomes
+/// `Hell\xc3`), and it is what `~/get_type_description` answers with.
+pub fn default_value_text(ty: &FieldType, value: &Literal) -> String {
+    let text = python_str(&ty.base, value);
+    let embedded = python_bytes_repr_body(text.as_bytes());
+    cut_as_rosidl_c(embedded, &text)
+}
+
+/// The text of a definition file as rosidl's generated C code holds it, which is what
+/// `TypeSource.raw_file_contents` carries: each line (Python's `str.splitlines`, so without
+/// line breaks of any kind) as `repr(line.encode())` without its quotes, the lines joined by
+/// `\n`, cut to as many bytes as the file has characters. For a file of printable ASCII
+/// without backslashes or lines holding both kinds of quotes, that is the text without its
+/// last line break.
+pub fn raw_file_contents(text: &str) -> String {
+    let mut embedded = String::with_capacity(text.len());
+    for (i, line) in python_splitlines(text).into_iter().enumerate() {
+        if i > 0 {
+            embedded.push('\n');
+        }
+        embedded.push_str(&python_bytes_repr_body(line.as_bytes()));
+    }
+    cut_as_rosidl_c(embedded, text)
+}
+
+/// rosidl_generator_c gives an embedded text the size of the Python text it came from, in
+/// characters: `embedded` (ASCII, so bytes and characters are the same) is cut to as many.
+fn cut_as_rosidl_c(mut embedded: String, text: &str) -> String {
+    embedded.truncate(text.chars().count());
+    embedded
+}
+
+/// Python's `str.splitlines()`: the lines without their breaks (`\n`, `\r\n`, `\r` and the
+/// other boundaries Python knows), no empty line after a final break.
+fn python_splitlines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let end_of_break = match c {
+            '\r' => match chars.next_if(|&(_, next)| next == '\n') {
+                Some((lf, _)) => lf + 1,
+                None => at + 1,
+            },
+            '\n' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}'
+            | '\u{2029}' => at + c.len_utf8(),
+            _ => continue,
+        };
+        lines.push(&text[start..at]);
+        start = end_of_break;
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// Python's `str()` of the value rosidl_parser reads from the IDL default of a field whose
+/// element type is `base`.
+fn python_str(base: &BaseType, value: &Literal) -> String {
+    match value {
+        Literal::Array(elements) => {
+            let mut out = String::from("(");
+            for (i, element) in elements.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match element {
+                    Literal::String(s) => out.push_str(&python_str_repr(s)),
+                    other => out.push_str(&python_str(base, other)),
+                }
+            }
+            if elements.len() == 1 {
+                out.push(',');
+            }
+            out.push(')');
+            out
+        }
+        Literal::Bool(true) => "True".to_owned(),
+        Literal::Bool(false) => "False".to_owned(),
+        Literal::Int(v) => match base {
+            // rosidl_adapter reads a float field's value with `float()`, whatever its form.
+            BaseType::Primitive(Primitive::Float32 | Primitive::Float64) => {
+                python_float_repr(*v as f64)
+            }
+            _ => v.to_string(),
+        },
+        Literal::Float(v) => python_float_repr(*v),
+        Literal::String(s) => s.clone(),
+    }
+}
+
+/// Python's `repr()` of a float: the shortest text that reads back as the same value, in
+/// positional notation for exponents from -4 to 15 and with at least one fractional digit,
+/// in scientific notation (`1e-05`, `1.5e+16`) otherwise.
+fn python_float_repr(value: f64) -> String {
+    if value.is_nan() {
+        return "nan".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
+    }
+    // Rust's `{:e}` gives the same shortest digits: `1.5e16`, `-2e-5`.
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("internal bug: `{:e}` of a finite float has an exponent");
+    let exponent: i32 = exponent
+        .parse()
+        .expect("internal bug: `{:e}` writes a decimal exponent");
+    if (-4..16).contains(&exponent) {
+        let positional = format!("{value}");
+        if positional.contains('.') {
+            positional
+        } else {
+            format!("{positional}.0")
+        }
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    }
+}
+
+/// Python's `repr()` of a `str`: in single quotes unless it holds one and no double quote.
+/// Characters other than ASCII controls, backslash and the quote are kept as they are (Python
+/// also escapes the non-printable characters of other scripts, which `.msg` defaults do not
+/// hold in practice).
+fn python_str_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// The inside of Python's `repr()` of a `bytes` value: printable ASCII as it is, `\\`, `\t`,
+/// `\n`, `\r` and the chosen quote escaped, every other byte as `\xNN`.
+fn python_bytes_repr_body(bytes: &[u8]) -> String {
+    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        match byte {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b if b == quote => {
+                out.push('\\');
+                out.push(char::from(b));
+            }
+            0x20..=0x7e => out.push(char::from(byte)),
+            _ => {
+                let _ = write!(out, "\\x{byte:02x}");
+            }
+        }
+    }
+    out
 }
 
 /// A JSON string as Python's `json.dumps(.., ensure_ascii=True)` writes it.
@@ -459,6 +709,145 @@ mod tests {
             "cannot build the type description: Broken.msg:1: field 'g' of p/msg/Broken has type \
              q/msg/Gone, which no loaded package defines (expected a file q/msg/Gone.msg or .idl)"
         );
+    }
+
+    /// `default_value` of test_msgs' Strings, WStrings and Arrays as an rclpy node (Kilted)
+    /// answers them on `~/get_type_description`.
+    #[test]
+    fn default_values_are_stated_as_rosidl_c_states_them() {
+        let mut set = set();
+        let strings = "string a \"Hello'world!\"\nstring b 'Hello\"world!'\n\
+                       string c 'Hello\\'world!'\nwstring d \"Hellö wörld!\"\n\
+                       wstring e \"ハローワールド\"\nstring f \"tab\\there\"\n";
+        let arrays = "bool[3] a [false, true, false]\nfloat32[3] b [1.125, 0.0, -1.125]\n\
+                      int64[3] c [0, 9223372036854775807, -9223372036854775808]\n\
+                      string[3] d [\"\", \"max value\", \"min value\"]\nint8[] e [5]\n\
+                      float64 f 1\nbool g true\nfloat64 h 1e16\nfloat64 i 0.00001\n\
+                      float64 j 123.5\nchar k 100\n";
+        set.add_source("p", InterfaceKind::Msg, "Strings", strings, "Strings.msg")
+            .unwrap();
+        set.add_source("p", InterfaceKind::Msg, "Arrays", arrays, "Arrays.msg")
+            .unwrap();
+        let defaults = |name: &str| -> Vec<String> {
+            type_description(&set, &tn(name))
+                .unwrap()
+                .type_description
+                .fields
+                .into_iter()
+                .map(|f| f.default_value)
+                .collect()
+        };
+        assert_eq!(
+            defaults("p/msg/Strings"),
+            [
+                "Hello'world!",
+                "Hello\"world!",
+                "Hello'world!",
+                // rosidl escapes the UTF-8 bytes and keeps as many as the text had characters.
+                "Hell\\xc3\\xb6",
+                "\\xe3\\x8",
+                "tab\\ther",
+            ]
+        );
+        assert_eq!(
+            defaults("p/msg/Arrays"),
+            [
+                "(False, True, False)",
+                "(1.125, 0.0, -1.125)",
+                "(0, 9223372036854775807, -9223372036854775808)",
+                "('', 'max value', 'min value')",
+                "(5,)",
+                "1.0",
+                "True",
+                "1e+16",
+                "1e-05",
+                "123.5",
+                "100",
+            ]
+        );
+    }
+
+    #[test]
+    fn floats_read_as_python_writes_them() {
+        for (value, text) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (-0.0, "-0.0"),
+            (2.5, "2.5"),
+            (1e-4, "0.0001"),
+            (1.5e-5, "1.5e-05"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.25e100, "1.25e+100"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(python_float_repr(value), text, "{value:e}");
+        }
+    }
+
+    /// `raw_file_contents` as rosidl_generator_c embeds a definition file (checked against an
+    /// rclpy node for test_msgs' Strings and WStrings).
+    #[test]
+    fn raw_file_contents_are_embedded_as_rosidl_c_embeds_them() {
+        assert_eq!(raw_file_contents("int32 data\n"), "int32 data");
+        assert_eq!(raw_file_contents("int32 data"), "int32 data");
+        assert_eq!(raw_file_contents("# c\n\nint32 a\n\n"), "# c\n\nint32 a\n");
+        assert_eq!(raw_file_contents("a\r\nb\rc\u{2028}d\n"), "a\nb\nc\nd");
+        assert_eq!(raw_file_contents(""), "");
+        assert_eq!(raw_file_contents("\n"), "");
+        // Each line as `repr(line.encode())` without its quotes (Python picks the quotes per
+        // line), cut to the file's length in characters.
+        assert_eq!(
+            raw_file_contents("string s \"a\\\"b\"\nstring t 'x'\n"),
+            "string s \"a\\\\\"b\"\nstring t 'x'"
+        );
+        assert_eq!(raw_file_contents("wstring w \"ö\"\n"), "wstring w \"\\xc");
+    }
+
+    #[test]
+    fn sources_name_the_file_or_say_implicit() {
+        let mut set = set();
+        set.add_source(
+            "p",
+            InterfaceKind::Srv,
+            "Ask",
+            "string q\n---\nstring a\n",
+            "Ask.srv",
+        )
+        .unwrap();
+        set.add_source(
+            "service_msgs",
+            InterfaceKind::Msg,
+            "ServiceEventInfo",
+            "uint8 event_type\nbuiltin_interfaces/Time stamp\nchar[16] client_gid\n\
+             int64 sequence_number\n",
+            "ServiceEventInfo.msg",
+        )
+        .unwrap();
+        let service = type_description(&set, &tn("p/srv/Ask")).unwrap();
+        assert_eq!(service.type_description.encoding, "srv");
+        assert_eq!(
+            service.type_description.raw_file_contents,
+            "string q\n---\nstring a"
+        );
+        let sources: Vec<(String, &str)> = service
+            .referenced_type_descriptions
+            .iter()
+            .map(|d| (d.type_name.to_string(), d.encoding))
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                ("builtin_interfaces/msg/Time".to_owned(), "msg"),
+                ("p/srv/Ask_Event".to_owned(), "implicit"),
+                ("p/srv/Ask_Request".to_owned(), "implicit"),
+                ("p/srv/Ask_Response".to_owned(), "implicit"),
+                ("service_msgs/msg/ServiceEventInfo".to_owned(), "msg"),
+            ]
+        );
+        assert!(service.referenced_type_descriptions[2]
+            .raw_file_contents
+            .is_empty());
     }
 
     #[test]

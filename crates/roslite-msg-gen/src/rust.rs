@@ -27,16 +27,29 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::ast::{ActionSpec, Interface, InterfaceKind, MessageSpec, ServiceSpec, TypeName};
-use crate::hash::{type_hash, HashError};
+use crate::hash::{type_description, type_hash, HashError, TypeDescription};
 use crate::parse::ParseError;
 use crate::registry::{InterfaceSet, LoadError, ResolveError};
 
-/// How the generated code reaches `roslite-msgs`.
+/// How the generated code reaches `roslite-msgs` and the definition texts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RustOptions {
     /// The path of the `roslite-msgs` crate as seen from generated code: `crate` inside
     /// `roslite-msgs` itself, `::roslite_msgs` anywhere else.
     pub msgs_crate: String,
+    /// How a type description holds the text of the file that defined the type.
+    pub definition_text: DefinitionText,
+}
+
+/// Where generated code takes a definition file's text from, for the type descriptions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefinitionText {
+    /// A string literal in the generated code.
+    Inline,
+    /// `include_str!("../../interfaces/<pkg>/<kind>/<Name>.<ext>")`: the layout of
+    /// `roslite-msgs` (`interfaces/` and `src/generated/`), whose checked-in code then does not
+    /// repeat the vendored definitions.
+    VendoredInterfaces,
 }
 
 impl RustOptions {
@@ -44,6 +57,7 @@ impl RustOptions {
     pub fn for_msgs_crate() -> Self {
         Self {
             msgs_crate: "crate".to_owned(),
+            definition_text: DefinitionText::VendoredInterfaces,
         }
     }
 
@@ -51,6 +65,7 @@ impl RustOptions {
     pub fn for_user_crate() -> Self {
         Self {
             msgs_crate: "::roslite_msgs".to_owned(),
+            definition_text: DefinitionText::Inline,
         }
     }
 }
@@ -217,8 +232,7 @@ pub(crate) fn generate_package_where(
         .filter(|i| i.name().package == package && keep(i.name()))
         .collect();
     let resolve = |name: &TypeName| set.message(name);
-    let hash = |name: &TypeName| type_hash(set, name).map_err(|e| GenError::Hash(Box::new(e)));
-    generate_interfaces(&interfaces, package, opts, &resolve, &hash)
+    generate_interfaces(&interfaces, package, opts, &resolve, &set)
 }
 
 /// Lints the generated modules silence, each because the names or values come from the
@@ -237,8 +251,31 @@ const ALLOWED_LINTS: &[&str] = &[
     "clippy::upper_case_acronyms",
 ];
 
-/// The per-type hash lookup, separate from the set so unit tests can run on hand-built ASTs.
-type Hasher<'a> = dyn Fn(&TypeName) -> Result<String, GenError> + 'a;
+/// What code generation looks up about a type beyond its own definition: in the
+/// [`InterfaceSet`], or stand-ins for unit tests on hand-built ASTs.
+trait TypeFacts {
+    /// The RIHS01 hash.
+    fn hash(&self, name: &TypeName) -> Result<String, GenError>;
+    /// The REP 2011 type description.
+    fn description(&self, name: &TypeName) -> Result<TypeDescription, GenError>;
+    /// Whether `name` is a service (such as an action's `_SendGoal`), whose description others
+    /// reach through the `Service` trait rather than `Message`.
+    fn is_service(&self, name: &TypeName) -> bool;
+}
+
+impl TypeFacts for &InterfaceSet {
+    fn hash(&self, name: &TypeName) -> Result<String, GenError> {
+        type_hash(self, name).map_err(|e| GenError::Hash(Box::new(e)))
+    }
+
+    fn description(&self, name: &TypeName) -> Result<TypeDescription, GenError> {
+        type_description(self, name).map_err(|e| GenError::Hash(Box::new(e)))
+    }
+
+    fn is_service(&self, name: &TypeName) -> bool {
+        self.service(name).is_some()
+    }
+}
 
 /// [`generate_package`] over an explicit list of interfaces.
 fn generate_interfaces<'a>(
@@ -246,7 +283,7 @@ fn generate_interfaces<'a>(
     package: &str,
     opts: &RustOptions,
     resolve: &codec::Resolver<'a>,
-    hash: &Hasher<'_>,
+    types: &dyn TypeFacts,
 ) -> Result<String, GenError> {
     if interfaces.is_empty() {
         return Err(GenError::UnknownPackage(package.to_owned()));
@@ -272,6 +309,7 @@ fn generate_interfaces<'a>(
             package,
             kind,
             msgs: &opts.msgs_crate,
+            definition_text: opts.definition_text,
         };
         if !code.text.is_empty() {
             code.blank();
@@ -297,9 +335,9 @@ fn generate_interfaces<'a>(
             }
             first = false;
             match interface {
-                Interface::Message(spec) => emit_message(&mut code, &scope, spec, resolve, hash)?,
-                Interface::Service(spec) => emit_service(&mut code, &scope, spec, resolve, hash)?,
-                Interface::Action(spec) => emit_action(&mut code, &scope, spec, resolve, hash)?,
+                Interface::Message(spec) => emit_message(&mut code, &scope, spec, resolve, types)?,
+                Interface::Service(spec) => emit_service(&mut code, &scope, spec, resolve, types)?,
+                Interface::Action(spec) => emit_action(&mut code, &scope, spec, resolve, types)?,
             }
         }
         code.close("}");
@@ -312,7 +350,7 @@ fn emit_message(
     scope: &Scope<'_>,
     spec: &MessageSpec,
     resolve: &codec::Resolver<'_>,
-    hash: &Hasher<'_>,
+    types: &dyn TypeFacts,
 ) -> Result<(), GenError> {
     codec::emit_message(code, scope, spec, resolve)?;
     let name = scope.type_ident(&spec.name)?;
@@ -327,7 +365,8 @@ fn emit_message(
         spec.name.dds_name()
     ));
     code.line("const TYPE_HASH: &'static str =");
-    code.line(format!("    \"{}\";", hash(&spec.name)?));
+    code.line(format!("    \"{}\";", types.hash(&spec.name)?));
+    emit_type_description(code, scope, &spec.name, types)?;
     let key = crate::key::tree(spec, resolve).map_err(|missing| GenError::UnresolvedType {
         user: spec.name.clone(),
         missing,
@@ -359,12 +398,12 @@ fn emit_service(
     scope: &Scope<'_>,
     spec: &ServiceSpec,
     resolve: &codec::Resolver<'_>,
-    hash: &Hasher<'_>,
+    types: &dyn TypeFacts,
 ) -> Result<(), GenError> {
-    emit_service_marker(code, scope, spec, hash)?;
+    emit_service_marker(code, scope, spec, types)?;
     for part in [&spec.request, &spec.response, &spec.event] {
         code.blank();
-        emit_message(code, scope, part, resolve, hash)?;
+        emit_message(code, scope, part, resolve, types)?;
     }
     Ok(())
 }
@@ -373,7 +412,7 @@ fn emit_service_marker(
     code: &mut Code,
     scope: &Scope<'_>,
     spec: &ServiceSpec,
-    hash: &Hasher<'_>,
+    types: &dyn TypeFacts,
 ) -> Result<(), GenError> {
     let name = scope.type_ident(&spec.name)?;
     code.line(format!("/// Service `{}`.", spec.name));
@@ -394,7 +433,8 @@ fn emit_service_marker(
         spec.name
     ));
     code.line("const TYPE_HASH: &'static str =");
-    code.line(format!("    \"{}\";", hash(&spec.name)?));
+    code.line(format!("    \"{}\";", types.hash(&spec.name)?));
+    emit_type_description(code, scope, &spec.name, types)?;
     code.close("}");
     Ok(())
 }
@@ -404,7 +444,7 @@ fn emit_action(
     scope: &Scope<'_>,
     spec: &ActionSpec,
     resolve: &codec::Resolver<'_>,
-    hash: &Hasher<'_>,
+    types: &dyn TypeFacts,
 ) -> Result<(), GenError> {
     let name = scope.type_ident(&spec.name)?;
     code.line(format!("/// Action `{}`.", spec.name));
@@ -427,19 +467,117 @@ fn emit_action(
         spec.name
     ));
     code.line("const TYPE_HASH: &'static str =");
-    code.line(format!("    \"{}\";", hash(&spec.name)?));
+    code.line(format!("    \"{}\";", types.hash(&spec.name)?));
+    emit_type_description(code, scope, &spec.name, types)?;
     emit_action_wrapping(code, scope, spec)?;
     code.close("}");
     for part in [&spec.goal, &spec.result, &spec.feedback] {
         code.blank();
-        emit_message(code, scope, part, resolve, hash)?;
+        emit_message(code, scope, part, resolve, types)?;
     }
     for service in [&spec.send_goal, &spec.get_result] {
         code.blank();
-        emit_service(code, scope, service, resolve, hash)?;
+        emit_service(code, scope, service, resolve, types)?;
     }
     code.blank();
-    emit_message(code, scope, &spec.feedback_message, resolve, hash)
+    emit_message(code, scope, &spec.feedback_message, resolve, types)
+}
+
+/// The `TYPE_DESCRIPTION` constant of a message, service or action trait impl: the type's own
+/// description written out, each referenced type's taken from that type's constant.
+fn emit_type_description(
+    code: &mut Code,
+    scope: &Scope<'_>,
+    name: &TypeName,
+    types: &dyn TypeFacts,
+) -> Result<(), GenError> {
+    let description = types.description(name)?;
+    let module = format!("{}::description", scope.msgs);
+    let own = &description.type_description;
+    code.line(format!(
+        "const TYPE_DESCRIPTION: ::core::option::Option<&'static {module}::TypeDescription> ="
+    ));
+    code.indent();
+    code.open(format!(
+        "::core::option::Option::Some(&{module}::TypeDescription {{"
+    ));
+    code.open(format!(
+        "type_description: &{module}::IndividualTypeDescription {{"
+    ));
+    code.line(format!(
+        "type_name: {},",
+        rust_str(&own.type_name.to_string())
+    ));
+    code.open("fields: &[");
+    for field in &own.fields {
+        let nested = field
+            .nested_type_name
+            .as_ref()
+            .map(TypeName::to_string)
+            .unwrap_or_default();
+        code.line(format!(
+            "{module}::FieldDescription {{ name: {}, type_id: {}, capacity: {}, \
+             string_capacity: {}, nested_type_name: {}, default_value: {} }},",
+            rust_str(&field.name),
+            field.type_id,
+            field.capacity,
+            field.string_capacity,
+            rust_str(&nested),
+            rust_str(&field.default_value),
+        ));
+    }
+    code.close("],");
+    code.line(format!("encoding: {},", rust_str(own.encoding)));
+    let raw = own.raw_file_contents.as_str();
+    let raw_code = match scope.definition_text {
+        // Most files are embedded as they are but for their last line break; the few that
+        // rosidl escapes (backslashes, non-ASCII, `\r\n`) are written out as it embeds them.
+        DefinitionText::VendoredInterfaces if own.encoding != "implicit" => {
+            let include = format!(
+                "include_str!(\"../../interfaces/{}/{}/{}.{}\")",
+                name.package,
+                name.kind.as_str(),
+                name.name,
+                own.encoding
+            );
+            if raw == own.source {
+                include
+            } else if Some(raw) == own.source.strip_suffix('\n') {
+                format!("{module}::without_final_line_break({include})")
+            } else {
+                rust_str(raw)
+            }
+        }
+        _ => rust_str(raw),
+    };
+    code.line(format!("raw_file_contents: {raw_code},"));
+    code.close("},");
+    if description.referenced_type_descriptions.is_empty() {
+        code.line("referenced_type_descriptions: &[],");
+    } else {
+        code.open("referenced_type_descriptions: &[");
+        for referenced in &description.referenced_type_descriptions {
+            let trait_name = if types.is_service(&referenced.type_name) {
+                "Service"
+            } else {
+                "Message"
+            };
+            code.line(format!(
+                "{module}::individual(<{} as {}::{trait_name}>::TYPE_DESCRIPTION),",
+                scope.type_path(&referenced.type_name)?,
+                scope.msgs
+            ));
+        }
+        code.close("],");
+    }
+    code.close("});");
+    code.dedent();
+    Ok(())
+}
+
+/// `text` as a Rust string literal.
+fn rust_str(text: &str) -> String {
+    format!("{text:?}")
 }
 
 /// The `Action` trait's functions that wrap and unwrap goal, result and feedback in the
@@ -513,6 +651,7 @@ struct Scope<'a> {
     package: &'a str,
     kind: InterfaceKind,
     msgs: &'a str,
+    definition_text: DefinitionText,
 }
 
 impl Scope<'_> {
@@ -614,6 +753,10 @@ impl Code {
 
     fn indent(&mut self) {
         self.depth += 1;
+    }
+
+    fn dedent(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
     }
 
     fn blank(&mut self) {

@@ -11,6 +11,8 @@
 //!   only at run time (`roslite interface show`, dynamic decoding).
 //! - [`TYPE_HASHES`], [`TYPE_KEYS`]: each type's hash and each keyed type's key by type name,
 //!   for endpoints of types known only by name (a C or C++ node's).
+//! - [`description`]: REP 2011 type descriptions, which each generated type carries for the
+//!   `~/get_type_description` service of the nodes that use it.
 
 use std::fmt::Debug;
 
@@ -29,6 +31,9 @@ pub trait Message:
     /// The key members of a keyed type (IDL `@key`), which DDS endpoints of the type announce
     /// and whose key hash each sample carries; `None` for the keyless types of `.msg` files.
     const KEY: Option<&'static cdr::key::KeyStruct> = None;
+    /// The REP 2011 type description a node serves for this type on `~/get_type_description`;
+    /// `None` for a hand-written type, which nodes then answer as not in use.
+    const TYPE_DESCRIPTION: Option<&'static description::TypeDescription> = None;
 }
 
 /// A ROS 2 service type: a marker tying a request and a response type together.
@@ -38,6 +43,10 @@ pub trait Service: Send + Sync + 'static {
     /// `std_srvs/srv/SetBool`.
     const TYPE_NAME: &'static str;
     const TYPE_HASH: &'static str;
+    /// The REP 2011 type description of the service (its request, response and event
+    /// messages are referenced types), which nodes with a server or client of it serve;
+    /// `None` for a hand-written type.
+    const TYPE_DESCRIPTION: Option<&'static description::TypeDescription> = None;
 }
 
 /// A ROS 2 action type: goal, result and feedback, and the types of its services and topics.
@@ -51,6 +60,9 @@ pub trait Action: Send + Sync + 'static {
     /// `example_interfaces/action/Fibonacci`.
     const TYPE_NAME: &'static str;
     const TYPE_HASH: &'static str;
+    /// The REP 2011 type description of the action, which nodes with a server or client of it
+    /// serve; `None` for a hand-written type.
+    const TYPE_DESCRIPTION: Option<&'static description::TypeDescription> = None;
 
     // The wire messages wrap the goal, result and feedback with a goal id (and status or
     // stamp); these build and take them apart, so an action runtime can stay generic (the
@@ -115,5 +127,6 @@ pub struct InterfaceFile {
     pub text: &'static str,
 }
 
+pub mod description;
 mod generated;
 pub use generated::*;

@@ -23,7 +23,8 @@ pub struct ContextOptions {
     pub network: NetworkMode,
     /// Wire conventions of the ROS distribution the peers run.
     pub ros_distro: RosDistro,
-    /// Whether nodes serve the parameter services and publish `/parameter_events`.
+    /// Whether nodes serve the parameter services and publish `/parameter_events` (and the
+    /// default of their `start_type_description_service` parameter).
     pub parameter_services: ParameterServices,
     /// Same-host transports offered to other roslite participants (further restricted by
     /// `ROSLITE_TRANSPORTS` when set).

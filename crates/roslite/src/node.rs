@@ -29,6 +29,9 @@ use roslite_msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 mod actions;
 mod parameters;
 mod services;
+pub(crate) mod type_descriptions;
+
+pub use type_descriptions::START_TYPE_DESCRIPTION_SERVICE;
 
 /// Why a node or one of its entities could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,6 +158,8 @@ pub struct Node {
     /// The `/rosout` publisher its logger publishes through (which holds it weakly).
     _rosout: Option<Arc<dyn crate::vocabulary::log::LogSink>>,
     pub(crate) parameters: Arc<crate::params::NodeParameters>,
+    /// `~/get_type_description`, unless `start_type_description_service` is false.
+    _type_description_service: Option<type_descriptions::TypeDescriptionService>,
 }
 
 impl Node {
@@ -178,6 +183,15 @@ impl Node {
             .use_sim_time()
             .map_err(|value| NodeError::Parameter {
                 name: "use_sim_time".into(),
+                value,
+                expected: "true or false",
+            })?;
+        // Declared after the node is made; a value of the wrong type is refused now, as
+        // `use_sim_time`'s, rather than when the node is half made.
+        overrides
+            .bool_value(START_TYPE_DESCRIPTION_SERVICE)
+            .map_err(|value| NodeError::Parameter {
+                name: START_TYPE_DESCRIPTION_SERVICE.into(),
                 value,
                 expected: "true or false",
             })?;
@@ -217,6 +231,7 @@ impl Node {
             _clock_subscription: None,
             _rosout: None,
             parameters,
+            _type_description_service: None,
         };
         if !node.context.args().disable_rosout_logs {
             // rcl's rosout publisher: every node's log lines, for `ros2 topic echo /rosout`
@@ -237,6 +252,7 @@ impl Node {
             node._clock_subscription = Some(Arc::new(subscription));
         }
         crate::params::NodeParameters::start(&node, use_sim_time)?;
+        node._type_description_service = type_descriptions::start(&node)?;
         Ok(node)
     }
 
@@ -638,8 +654,7 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher =
-            SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos, ty.key);
+        let publisher = SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos, ty);
         let shared = publisher.shared.clone();
         let record = self.record(
             ty,
@@ -694,7 +709,7 @@ impl Node {
             group,
             topic.clone(),
             qos,
-            ty.key,
+            ty,
             callback,
         );
         let shared = subscription.shared.clone();

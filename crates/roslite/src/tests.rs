@@ -241,16 +241,24 @@ fn the_graph_of_a_context_without_network_is_its_own_endpoints() {
     assert_eq!(p.qos.history, Some(History::KeepLast(3)));
     assert!(p.local);
     assert_eq!(p.transport, "intra");
-    // Every node serves the parameter services.
+    // Every node serves the parameter services and ~/get_type_description.
     let services = listener.service_names_and_types();
-    assert!(
-        services.contains(&(
-            "/robot/talker/get_parameters".to_owned(),
-            vec!["rcl_interfaces/srv/GetParameters".to_owned()]
-        )),
-        "{services:?}"
-    );
-    assert_eq!(services.len(), 12, "{services:?}");
+    for (service, ty) in [
+        (
+            "/robot/talker/get_parameters",
+            "rcl_interfaces/srv/GetParameters",
+        ),
+        (
+            "/robot/talker/get_type_description",
+            "type_description_interfaces/srv/GetTypeDescription",
+        ),
+    ] {
+        assert!(
+            services.contains(&(service.to_owned(), vec![ty.to_owned()])),
+            "{services:?}"
+        );
+    }
+    assert_eq!(services.len(), 14, "{services:?}");
 }
 
 #[test]
@@ -1180,7 +1188,10 @@ fn serialized_endpoints_talk_to_typed_ones_in_both_directions() {
     use crate::msgs::std_msgs::msg::String as StringMsg;
     let (_ctx, node, executor) = setup();
     let ty = TypeInfo::new("std_msgs/msg/String", StringMsg::TYPE_HASH).unwrap();
-    assert_eq!(ty, TypeInfo::of::<StringMsg>());
+    assert_eq!(
+        ty.with_description(StringMsg::TYPE_DESCRIPTION),
+        TypeInfo::of::<StringMsg>()
+    );
     // serialized -> typed
     let (typed, push_typed) = collector::<String>();
     let _typed_sub = node

@@ -83,7 +83,14 @@ fn roslite_client_configures_a_remote_node_over_rtps() {
     let listed = list.call(ListParameters_Request::default(), CALL).unwrap();
     assert_eq!(
         listed.result.names,
-        ["gains", "mode", "rate", "robot_id", "use_sim_time"]
+        [
+            "gains",
+            "mode",
+            "rate",
+            "robot_id",
+            "start_type_description_service",
+            "use_sim_time"
+        ]
     );
 
     let types = client
@@ -247,7 +254,7 @@ fn rclpy_parameter_client_lists_describes_gets_and_sets() {
     assert!(output.status.success(), "{report}");
     let has = |line: &str| stdout.lines().any(|l| l == line);
     assert!(
-        has("LIST gains mode rate robot_id use_sim_time"),
+        has("LIST gains mode rate robot_id start_type_description_service use_sim_time"),
         "{report}"
     );
     assert!(has("TYPES 3 4 2 7"), "{report}");

@@ -55,9 +55,30 @@ fn generate(files: &[(&str, InterfaceKind, &str, &str)], package: &str) -> Strin
     generate_package(&set, package, &RustOptions::for_user_crate()).unwrap()
 }
 
-/// A stand-in hash so tests on hand-built ASTs need no complete set.
-fn fake_hash(_: &TypeName) -> Result<String, GenError> {
-    Ok(format!("RIHS01_{}", "0".repeat(64)))
+/// Stand-in hashes and descriptions, so tests on hand-built ASTs need no complete set.
+struct FakeFacts;
+
+impl TypeFacts for FakeFacts {
+    fn hash(&self, _: &TypeName) -> Result<String, GenError> {
+        Ok(format!("RIHS01_{}", "0".repeat(64)))
+    }
+
+    fn description(&self, name: &TypeName) -> Result<TypeDescription, GenError> {
+        Ok(TypeDescription {
+            type_description: crate::hash::IndividualTypeDescription {
+                type_name: name.clone(),
+                fields: Vec::new(),
+                encoding: "msg",
+                source: String::new(),
+                raw_file_contents: String::new(),
+            },
+            referenced_type_descriptions: Vec::new(),
+        })
+    }
+
+    fn is_service(&self, _: &TypeName) -> bool {
+        false
+    }
 }
 
 #[test]
@@ -79,6 +100,7 @@ fn type_paths_are_relative_inside_the_package_and_absolute_outside() {
         package: "my_pkg",
         kind: InterfaceKind::Srv,
         msgs: "::roslite_msgs",
+        definition_text: DefinitionText::Inline,
     };
     assert_eq!(
         scope.type_path(&tn("my_pkg/srv/Do_Request")).unwrap(),
@@ -96,6 +118,7 @@ fn type_paths_are_relative_inside_the_package_and_absolute_outside() {
         package: "std_msgs",
         kind: InterfaceKind::Msg,
         msgs: "crate",
+        definition_text: DefinitionText::VendoredInterfaces,
     };
     assert_eq!(
         inside
@@ -311,7 +334,7 @@ fn generate_hand_built(interface: &Interface) -> Result<String, GenError> {
         "p",
         &RustOptions::default(),
         &resolve,
-        &fake_hash,
+        &FakeFacts,
     )
 }
 

@@ -56,6 +56,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "action_msgs::msg::dds_::GoalInfo_";
         const TYPE_HASH: &'static str =
             "RIHS01_6398fe763154554353930716b225947f93b672f0fb2e49fdd01bb7a7e37933e9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/msg/GoalInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/action_msgs/msg/GoalInfo.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `action_msgs/msg/GoalStatus`.
@@ -111,6 +127,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "action_msgs::msg::dds_::GoalStatus_";
         const TYPE_HASH: &'static str =
             "RIHS01_32f4cfd717735d17657e1178f24431c1ce996c878c515230f6c5b3476819dbb9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/msg/GoalStatus",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/msg/GoalInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "status", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/action_msgs/msg/GoalStatus.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `action_msgs/msg/GoalStatusArray`.
@@ -162,6 +195,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "action_msgs::msg::dds_::GoalStatusArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_6c1684b00f177d37438febe6e709fc4e2b0d4248dca4854946f9ed8b30cda83e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/msg/GoalStatusArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "status_list", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/msg/GoalStatus", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/action_msgs/msg/GoalStatusArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GoalStatus as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -186,6 +236,28 @@ pub mod srv {
         const TYPE_NAME: &'static str = "action_msgs/srv/CancelGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/srv/CancelGoal",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/srv/CancelGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/srv/CancelGoal_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/srv/CancelGoal_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/action_msgs/srv/CancelGoal.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CancelGoal_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CancelGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CancelGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `action_msgs/srv/CancelGoal_Request`.
@@ -227,6 +299,22 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "action_msgs::srv::dds_::CancelGoal_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_3d3c84653c1f96918086887e1dcb236faec88b81a5b14fd4cf4840065bcdf8af";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/srv/CancelGoal_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/msg/GoalInfo", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `action_msgs/srv/CancelGoal_Response`.
@@ -289,6 +377,23 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "action_msgs::srv::dds_::CancelGoal_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_35e682cf3f510e83c70a82a4aac888496dedee56773bf9d8e5e0aa81f9e1c960";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/srv/CancelGoal_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "return_code", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "goals_canceling", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "action_msgs/msg/GoalInfo", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `action_msgs/srv/CancelGoal_Event`.
@@ -358,5 +463,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "action_msgs::srv::dds_::CancelGoal_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_178f81615ce6be41ad328211d7a56b08b00e73f41f0b8aec256b2f3ff97a5e7e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "action_msgs/srv/CancelGoal_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "action_msgs/srv/CancelGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "action_msgs/srv/CancelGoal_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::GoalInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CancelGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CancelGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -56,6 +56,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "builtin_interfaces::msg::dds_::Duration_";
         const TYPE_HASH: &'static str =
             "RIHS01_e8d009f659816f758b75334ee1a9ca5b5c0b859843261f14c7f937349599d93b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "builtin_interfaces/msg/Duration",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sec", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "nanosec", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/builtin_interfaces/msg/Duration.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `builtin_interfaces/msg/Time`.
@@ -101,5 +114,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "builtin_interfaces::msg::dds_::Time_";
         const TYPE_HASH: &'static str =
             "RIHS01_b106235e25a4c5ed35098aa0a61a3ee9c9b18d197f398b0e4206cea9acf9c197";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "builtin_interfaces/msg/Time",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sec", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "nanosec", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/builtin_interfaces/msg/Time.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }

@@ -52,6 +52,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Bool_";
         const TYPE_HASH: &'static str =
             "RIHS01_4765c142500f8fd4e1a32fb3edd7b7d9d822a16ec270445f5120e772c5f9aed5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Bool",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Bool.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Byte`.
@@ -93,6 +105,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Byte_";
         const TYPE_HASH: &'static str =
             "RIHS01_f014e0424be54b8ba7c35490aea4198be92df1de4e88f4e19a2fbbce2e020bb9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Byte",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 16, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Byte.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/ByteMultiArray`.
@@ -141,6 +165,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::ByteMultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_257fc3429b3c4dd0aea678c234f543665d1144b396f82c7ee60fed151e1dace3";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/ByteMultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 160, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/ByteMultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Char`.
@@ -182,6 +222,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Char_";
         const TYPE_HASH: &'static str =
             "RIHS01_320dcd57e1183fb08463cc3ab50bf7e5ce0ecee39f64d15a9e9eeca3384c91a5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Char",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Char.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Empty`.
@@ -218,6 +270,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Empty_";
         const TYPE_HASH: &'static str =
             "RIHS01_73c22a7341eeccf8ef504a991e60d4078223f0931a5d5d212800e7c978903c58";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Empty",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Empty.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Float32`.
@@ -259,6 +323,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Float32_";
         const TYPE_HASH: &'static str =
             "RIHS01_6a112d9235f8e8088d7a2bc77cb955341ac0d5c9870bdc592651a4186bb246f3";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Float32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Float32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Float32MultiArray`.
@@ -307,6 +383,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Float32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_8705278e8d206a9711133794ce6466281e9698138331c4b3d91e6cc9e9dfee26";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Float32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Float32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Float64`.
@@ -348,6 +440,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Float64_";
         const TYPE_HASH: &'static str =
             "RIHS01_74c137b7930c26339425a95fcfab441199bc41e0e572d3a0c9e95badd72b50da";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Float64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Float64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Float64MultiArray`.
@@ -396,6 +500,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Float64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_62a0985e7920b7bc489d1392f08c06ba0080fff5b8eaa09b27dcac122f50ad95";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Float64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Float64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Int16`.
@@ -437,6 +557,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int16_";
         const TYPE_HASH: &'static str =
             "RIHS01_332d94306732e4e35da38e5ae744ff35bbdaeca300908dc43488d3a844687cd6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int16",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int16.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Int16MultiArray`.
@@ -485,6 +617,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int16MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_d663e739410479619bfb7b9b94b0a764998acffadb8b7f5b200affa87b7ffdd2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int16MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 148, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int16MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Int32`.
@@ -526,6 +674,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int32_";
         const TYPE_HASH: &'static str =
             "RIHS01_5cd04cd7f3adb9d6c6064c316047b24c76622eb89144f300b536d657fd55e652";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Int32MultiArray`.
@@ -574,6 +734,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_b347aff8e38e2ce3f7f4023db7922d2d4abb9d593b03c40b1427640c26595bfa";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Int64`.
@@ -615,6 +791,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int64_";
         const TYPE_HASH: &'static str =
             "RIHS01_1b3b9a6502f560d079520c73c685a9550e5a1838d2cefd537fe0aba75a3639a0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Int64MultiArray`.
@@ -663,6 +851,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_ebce42c0d2b81bc5309deb0b2d83e30236aeb4899aea3cc7ddd18787af39c94a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 152, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/Int8`.
@@ -704,6 +908,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int8_";
         const TYPE_HASH: &'static str =
             "RIHS01_2e9ef643d84ff37840fe787d1269aa06268960e294f4a0f5eb1e9d4eb21cbb57";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int8",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int8.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/Int8MultiArray`.
@@ -752,6 +968,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::Int8MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_6d26932aefc0e5c0c473613376338609bac9925e3527dc4e8fab6b6783b6d680";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/Int8MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 146, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/Int8MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/MultiArrayDimension`.
@@ -801,6 +1033,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::MultiArrayDimension_";
         const TYPE_HASH: &'static str =
             "RIHS01_a785cb9839e177e3eb760260139a919fec87821edc3314c592f2725abbf0bfcd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/MultiArrayDimension",
+                    fields: &[
+                        crate::description::FieldDescription { name: "label", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "size", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "stride", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/MultiArrayDimension.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/MultiArrayLayout`.
@@ -856,6 +1102,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::MultiArrayLayout_";
         const TYPE_HASH: &'static str =
             "RIHS01_ba42ea30074e5826a1e91f70f3660dda2996937169487f877fc20a8a402e2c27";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/MultiArrayLayout",
+                    fields: &[
+                        crate::description::FieldDescription { name: "dim", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayDimension", default_value: "" },
+                        crate::description::FieldDescription { name: "data_offset", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/MultiArrayLayout.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/String`.
@@ -897,6 +1158,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::String_";
         const TYPE_HASH: &'static str =
             "RIHS01_5509d866a579951f2fc6c19577c32605ba16f308cae7b498341d79536d4eb06b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/String",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/String.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt16`.
@@ -938,6 +1211,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt16_";
         const TYPE_HASH: &'static str =
             "RIHS01_e123d0a691fa0ce58b682f1a4eee55137dd3f20c81665f0c556f53596c7fb377";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt16",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 5, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt16.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt16MultiArray`.
@@ -986,6 +1271,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt16MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_507f6456c1965ef6eab8a9cfa8860bd484e1b7039b4c4ea2c75c648182fceade";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt16MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 149, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt16MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt32`.
@@ -1027,6 +1328,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt32_";
         const TYPE_HASH: &'static str =
             "RIHS01_e86cccba586f30c16498f3ccd3550a764b255239a6142be3a4d7a2fa9a43515c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt32MultiArray`.
@@ -1075,6 +1388,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_0683176c523a116c76141c6d4abd150dbff492b72185f1260ce38a18a35aafcf";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 151, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt64`.
@@ -1116,6 +1445,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt64_";
         const TYPE_HASH: &'static str =
             "RIHS01_6a3f8548c5818b7add62dd6cbbd840fd1ab17fbf9d73cad6690557b7326d8908";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt64MultiArray`.
@@ -1164,6 +1505,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_c05a348bd887aac76a947c901f67f93bf9a7fa14b28dce02eb495dadeb8842e4";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 153, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt8`.
@@ -1205,6 +1562,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt8_";
         const TYPE_HASH: &'static str =
             "RIHS01_9255b6d0dd98f5b573afbff223131279b788ac45cf051fb462c12dd9a30f4061";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt8",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt8.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/msg/UInt8MultiArray`.
@@ -1253,6 +1622,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::UInt8MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_7a49ef5ed9b7182488303b4027d54719ba7266e776bd446dac30e79b56fb0a71";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/UInt8MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/UInt8MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/msg/WString`.
@@ -1294,6 +1679,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::msg::dds_::WString_";
         const TYPE_HASH: &'static str =
             "RIHS01_32033e06d9dfe5468c5d6e1dc8b7a23c8910bad071cfd4e151a951d580e68dd8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/msg/WString",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 18, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/msg/WString.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }
 
@@ -1318,6 +1715,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "example_interfaces/srv/AddTwoInts";
         const TYPE_HASH: &'static str =
             "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/AddTwoInts",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/AddTwoInts_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/AddTwoInts_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/AddTwoInts_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/srv/AddTwoInts.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AddTwoInts_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AddTwoInts_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AddTwoInts_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/srv/AddTwoInts_Request`.
@@ -1363,6 +1780,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::AddTwoInts_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_000c5fd92d6b2e1a05949348f584d6d652adea1e92d691792011ac2273508302";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/AddTwoInts_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "a", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "b", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/AddTwoInts_Response`.
@@ -1404,6 +1834,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::AddTwoInts_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_de5c030d4af33cba2749310b249737b631594703f9300495f48bffb2b44dcc2f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/AddTwoInts_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sum", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/AddTwoInts_Event`.
@@ -1473,6 +1915,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::AddTwoInts_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_32c1d140259c71e5c355115942bcb31df98b4330e4d906b1b75ccb1c9b3ce6c8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/AddTwoInts_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/AddTwoInts_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/AddTwoInts_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AddTwoInts_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AddTwoInts_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `example_interfaces/srv/SetBool`.
@@ -1485,6 +1946,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "example_interfaces/srv/SetBool";
         const TYPE_HASH: &'static str =
             "RIHS01_a69782e5631b12e15c8e218410de1685bbf13e382718295adad14037a24afbe8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/SetBool",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/SetBool_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/SetBool_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/SetBool_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/srv/SetBool.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/srv/SetBool_Request`.
@@ -1526,6 +2007,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::SetBool_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_db31a9146de9f58c3196ef92ebc43abc460199adfa57ece51550f37544c4ee58";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/SetBool_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/SetBool_Response`.
@@ -1571,6 +2064,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::SetBool_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_fd35d6974b0ede7fad127f600619719eb7caf8b0ff8b02a4a5a103900479a619";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/SetBool_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/SetBool_Event`.
@@ -1640,6 +2146,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::SetBool_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_0272d5150675582af790e0fbff2bb40112f61fcc62651ffff02074ec98b4dd2c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/SetBool_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/SetBool_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/SetBool_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `example_interfaces/srv/Trigger`.
@@ -1652,6 +2177,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "example_interfaces/srv/Trigger";
         const TYPE_HASH: &'static str =
             "RIHS01_cfeeee47f8105dd7685e4c92d46d4074669cb1c477402be1dea37486542a69e0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/Trigger",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/Trigger_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/Trigger_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/srv/Trigger_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/srv/Trigger.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/srv/Trigger_Request`.
@@ -1688,6 +2233,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::Trigger_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_2521571bb7fb4de94da045720b069b2859084c689ee27382f48414ebf4dd3a8d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/Trigger_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/Trigger_Response`.
@@ -1733,6 +2290,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::Trigger_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_3faa1e36b834f5705a7e9aa990c4720c082f0630bf28abedf315cc69f01dc8fc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/Trigger_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/srv/Trigger_Event`.
@@ -1802,6 +2372,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::srv::dds_::Trigger_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_37216e82646e85e9dacb76811000fc4c5e303dd4ef29b4151c189a3fa734296f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/srv/Trigger_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/Trigger_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/srv/Trigger_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -1830,6 +2419,39 @@ pub mod action {
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci";
         const TYPE_HASH: &'static str =
             "RIHS01_9508051da1ea4658de144b09bd0690ff3de52104683d847aed764d2915906f51";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Goal", default_value: "" },
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Result", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Feedback", default_value: "" },
+                        crate::description::FieldDescription { name: "send_goal_service", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal", default_value: "" },
+                        crate::description::FieldDescription { name: "get_result_service", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_FeedbackMessage", default_value: "" },
+                    ],
+                    encoding: "action",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/example_interfaces/action/Fibonacci.action")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Feedback as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_FeedbackMessage as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult as crate::Service>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal as crate::Service>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
 
         fn send_goal_request(goal_id: crate::unique_identifier_msgs::msg::UUID, goal: Self::Goal) -> Fibonacci_SendGoal_Request {
             Fibonacci_SendGoal_Request { goal_id, goal }
@@ -1911,6 +2533,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_Goal_";
         const TYPE_HASH: &'static str =
             "RIHS01_226cb437e4355dcd3e914f930382a3b0cc1da81545bd319ed554e95a03255f51";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_Goal",
+                    fields: &[
+                        crate::description::FieldDescription { name: "order", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_Result`.
@@ -1955,6 +2589,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_Result_";
         const TYPE_HASH: &'static str =
             "RIHS01_fea81394f25aa4502217953f1a021fb750e79c10bbd43f13dd94632da6569649";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_Result",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sequence", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_Feedback`.
@@ -1999,6 +2645,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_Feedback_";
         const TYPE_HASH: &'static str =
             "RIHS01_2b12e37361da6f408d4c85bc24a18de64333f29082f2ca34b5ee33dc4c8b42a9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_Feedback",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sequence", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Service `example_interfaces/action/Fibonacci_SendGoal`.
@@ -2011,6 +2669,28 @@ pub mod action {
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci_SendGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_SendGoal",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal_Event", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_SendGoal_Request`.
@@ -2056,6 +2736,22 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_SendGoal_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_3d088942b413247db536576f0286768c6be8fcd5d0c9a5d544f359fba090a238";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_SendGoal_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                        crate::description::FieldDescription { name: "goal", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Goal", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_SendGoal_Response`.
@@ -2101,6 +2797,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_SendGoal_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_d8c07bb3d5b766fe4b43159c9a5222af5214e2fcc29229b991d826166c512be1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_SendGoal_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "accepted", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_SendGoal_Event`.
@@ -2170,6 +2881,27 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_SendGoal_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_d5e5b312dbf847307b0e876c2ecc9d80258e95b0d17f8f7bfc581c4a29c83484";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_SendGoal_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_SendGoal_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `example_interfaces/action/Fibonacci_GetResult`.
@@ -2182,6 +2914,28 @@ pub mod action {
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci_GetResult";
         const TYPE_HASH: &'static str =
             "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_GetResult",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult_Event", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_GetResult_Request`.
@@ -2223,6 +2977,20 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_GetResult_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_c8a4f5e7d13b81286ee1043e2ecd084281cecf1ff06aaa799464f5f15479f003";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_GetResult_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_GetResult_Response`.
@@ -2268,6 +3036,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_GetResult_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_6021dc98ab9b4bbe395e48aa4de81ee5f68eb570f88358affcc648146668b24f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_GetResult_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "status", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Result", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_GetResult_Event`.
@@ -2337,6 +3120,27 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_GetResult_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_ac4e9cdb954c2e192c9f0753d46f59ab6f0101d5fb5b9542fd8ab2906e40c4d9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_GetResult_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_GetResult_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `example_interfaces/action/Fibonacci_FeedbackMessage`.
@@ -2382,5 +3186,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "example_interfaces::action::dds_::Fibonacci_FeedbackMessage_";
         const TYPE_HASH: &'static str =
             "RIHS01_c1de71afd52e49a89c53d8262366884185bc0a02f78ce051c4e46b0a7fe59bb2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "example_interfaces/action/Fibonacci_FeedbackMessage",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "example_interfaces/action/Fibonacci_Feedback", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Feedback as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

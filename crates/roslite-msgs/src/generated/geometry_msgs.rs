@@ -56,6 +56,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Accel_";
         const TYPE_HASH: &'static str =
             "RIHS01_dc448243ded9b1fcbcca24aba0c22f013dae06c354ba2d849571c0a2a3f57ca0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Accel",
+                    fields: &[
+                        crate::description::FieldDescription { name: "linear", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "angular", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Accel.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/AccelStamped`.
@@ -101,6 +116,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::AccelStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_ef1df9eabae0a708cc049a061ebcddc4e2a5f745730100ba680e086a9698b165";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/AccelStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "accel", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Accel", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/AccelStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Accel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/AccelWithCovariance`.
@@ -146,6 +179,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::AccelWithCovariance_";
         const TYPE_HASH: &'static str =
             "RIHS01_230d51bd53bc36f260574e73b42941cefe44684753480b6fc330c032c5db5997";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/AccelWithCovariance",
+                    fields: &[
+                        crate::description::FieldDescription { name: "accel", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Accel", default_value: "" },
+                        crate::description::FieldDescription { name: "covariance", type_id: 59, capacity: 36, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/AccelWithCovariance.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Accel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/AccelWithCovarianceStamped`.
@@ -191,6 +240,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::AccelWithCovarianceStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_61c9ad8928e71dd95ce791b2f02809ee2a0bbcc42cd0e4047fd00a822a08e444";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/AccelWithCovarianceStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "accel", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/AccelWithCovariance", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/AccelWithCovarianceStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Accel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<AccelWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Inertia`.
@@ -260,6 +328,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Inertia_";
         const TYPE_HASH: &'static str =
             "RIHS01_2ddd5dab5c347825ba2e56c895ddccfd0b8efe53ae931bf67f905529930b4bd7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Inertia",
+                    fields: &[
+                        crate::description::FieldDescription { name: "m", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "com", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "ixx", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "ixy", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "ixz", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "iyy", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "iyz", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "izz", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Inertia.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/InertiaStamped`.
@@ -305,6 +394,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::InertiaStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_766be45976252babf7f9d8ac4ae7c912a7ceccf71035622529f27518b695aa09";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/InertiaStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "inertia", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Inertia", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/InertiaStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Inertia as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Point`.
@@ -354,6 +461,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Point_";
         const TYPE_HASH: &'static str =
             "RIHS01_6963084842a9b04494d6b2941d11444708d892da2f4b09843b9c43f42a7f6881";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Point",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "y", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "z", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Point.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `geometry_msgs/msg/Point32`.
@@ -403,6 +524,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Point32_";
         const TYPE_HASH: &'static str =
             "RIHS01_2fc4db7cae16a4582c79a56b66173a8d48d52c7dc520ddc55a0d4bcf2a4bfdbc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Point32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "y", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "z", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Point32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `geometry_msgs/msg/PointStamped`.
@@ -448,6 +583,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PointStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_4c0296af86e01e562e9e0405d138a01537247580076c58ea38d7923ac1045897";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PointStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "point", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Point", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PointStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Polygon`.
@@ -499,6 +651,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Polygon_";
         const TYPE_HASH: &'static str =
             "RIHS01_3782f9f0bf044964d692d6c017d705e37611afb1f0bf6a9dee248a7dda0f784a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Polygon",
+                    fields: &[
+                        crate::description::FieldDescription { name: "points", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Point32", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Polygon.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Point32 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PolygonInstance`.
@@ -544,6 +710,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PolygonInstance_";
         const TYPE_HASH: &'static str =
             "RIHS01_fa1cb3dc774329865258afef74f65b0553d487510c6d0f93ba38cc32d62ac0e5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PolygonInstance",
+                    fields: &[
+                        crate::description::FieldDescription { name: "polygon", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Polygon", default_value: "" },
+                        crate::description::FieldDescription { name: "id", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PolygonInstance.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Point32 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Polygon as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PolygonInstanceStamped`.
@@ -589,6 +771,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PolygonInstanceStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_802f37ea4398d7ce547936aab1fd278923716a13c63373887cd896957434ce2f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PolygonInstanceStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "polygon", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PolygonInstance", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PolygonInstanceStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point32 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Polygon as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PolygonInstance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PolygonStamped`.
@@ -634,6 +835,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PolygonStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_b7cf07932f1523d4b4088075945c1a0141f7cd21da87cc940fc61652e9138b46";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PolygonStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "polygon", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Polygon", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PolygonStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point32 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Polygon as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Pose`.
@@ -679,6 +898,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Pose_";
         const TYPE_HASH: &'static str =
             "RIHS01_d501954e9476cea2996984e812054b68026ae0bfae789d9a10b23daf35cc90fa";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Pose",
+                    fields: &[
+                        crate::description::FieldDescription { name: "position", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Point", default_value: "" },
+                        crate::description::FieldDescription { name: "orientation", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Quaternion", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Pose.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Pose2D`.
@@ -728,6 +963,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Pose2D_";
         const TYPE_HASH: &'static str =
             "RIHS01_d68efa5b46e70f7b16ca23085474fdac5a44b638783ec42f661da64da4724ccc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Pose2D",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "y", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "theta", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Pose2D.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `geometry_msgs/msg/PoseArray`.
@@ -783,6 +1032,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PoseArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_af0cc36d190e104d546d168d6b39df04fa4b4ccecf59cb4c9ed328d3d5004aa0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PoseArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "poses", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Pose", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PoseArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PoseStamped`.
@@ -828,6 +1096,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PoseStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_10f3786d7d40fd2b54367835614bff85d4ad3b5dab62bf8bca0cc232d73b4cd8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PoseStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "pose", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Pose", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PoseStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PoseWithCovariance`.
@@ -873,6 +1160,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PoseWithCovariance_";
         const TYPE_HASH: &'static str =
             "RIHS01_9a7c0fd234b7f45c6098745ecccd773ca1085670e64107135397aee31c02e1bb";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PoseWithCovariance",
+                    fields: &[
+                        crate::description::FieldDescription { name: "pose", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Pose", default_value: "" },
+                        crate::description::FieldDescription { name: "covariance", type_id: 59, capacity: 36, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PoseWithCovariance.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/PoseWithCovarianceStamped`.
@@ -918,6 +1222,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::PoseWithCovarianceStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_26432f9803e43727d3c8f668d1fdb3c630f548af631e2f4e31382371bfea3b6e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/PoseWithCovarianceStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "pose", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseWithCovariance", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/PoseWithCovarianceStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PoseWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Quaternion`.
@@ -971,6 +1295,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Quaternion_";
         const TYPE_HASH: &'static str =
             "RIHS01_8a765f66778c8ff7c8ab94afcc590a2ed5325a1d9a076ffff38fbce36f458684";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Quaternion",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "0.0" },
+                        crate::description::FieldDescription { name: "y", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "0.0" },
+                        crate::description::FieldDescription { name: "z", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "0.0" },
+                        crate::description::FieldDescription { name: "w", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "1.0" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Quaternion.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `geometry_msgs/msg/QuaternionStamped`.
@@ -1016,6 +1355,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::QuaternionStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_381add86c6c3160644d228ca342182c7fd6c7fab11c7a85ad817a9cc22dbac6e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/QuaternionStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "quaternion", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Quaternion", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/QuaternionStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Transform`.
@@ -1061,6 +1417,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Transform_";
         const TYPE_HASH: &'static str =
             "RIHS01_beb83fbe698636351461f6f35d1abb20010c43d55374d81bd041f1ba2581fddc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Transform",
+                    fields: &[
+                        crate::description::FieldDescription { name: "translation", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "rotation", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Quaternion", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Transform.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/TransformStamped`.
@@ -1110,6 +1482,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::TransformStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_0a241f87d04668d94099cbb5ba11691d5ad32c2f29682e4eb5653424bd275206";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/TransformStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "child_frame_id", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "transform", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Transform", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/TransformStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Transform as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Twist`.
@@ -1155,6 +1547,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Twist_";
         const TYPE_HASH: &'static str =
             "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Twist",
+                    fields: &[
+                        crate::description::FieldDescription { name: "linear", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "angular", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Twist.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/TwistStamped`.
@@ -1200,6 +1607,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::TwistStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_5f0fcd4f81d5d06ad9b4c4c63e3ea51b82d6ae4d0558f1d475229b1121db6f64";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/TwistStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "twist", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Twist", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/TwistStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/TwistWithCovariance`.
@@ -1245,6 +1670,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::TwistWithCovariance_";
         const TYPE_HASH: &'static str =
             "RIHS01_49f574f033f095d8b6cd1beaca5ca7925e296e84af1716d16c89d38b059c8c18";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/TwistWithCovariance",
+                    fields: &[
+                        crate::description::FieldDescription { name: "twist", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Twist", default_value: "" },
+                        crate::description::FieldDescription { name: "covariance", type_id: 59, capacity: 36, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/TwistWithCovariance.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/TwistWithCovarianceStamped`.
@@ -1290,6 +1731,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::TwistWithCovarianceStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_77b67434531e6529b7a0091357b186b6ebdb17fd9ffd3e0c7ce9d3fb11a44563";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/TwistWithCovarianceStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "twist", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/TwistWithCovariance", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/TwistWithCovarianceStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<TwistWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Vector3`.
@@ -1339,6 +1799,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Vector3_";
         const TYPE_HASH: &'static str =
             "RIHS01_cc12fe83e4c02719f1ce8070bfd14aecd40f75a96696a67a2a1f37f7dbb0765d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Vector3",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "y", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "z", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Vector3.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `geometry_msgs/msg/Vector3Stamped`.
@@ -1384,6 +1858,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Vector3Stamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_d4829622288cbb443886e7ea94ea5671a3b1be6bab4ad04224432a65f7d7887a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Vector3Stamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "vector", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Vector3Stamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/VelocityStamped`.
@@ -1437,6 +1928,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::VelocityStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_55e7196186c8dbe4375278d7f1ac050dd8c9bacade1cf3eef8460fa667bd2457";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/VelocityStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "body_frame_id", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "reference_frame_id", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "velocity", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Twist", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/VelocityStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/Wrench`.
@@ -1482,6 +1993,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::Wrench_";
         const TYPE_HASH: &'static str =
             "RIHS01_018e8519d57c16adbe97c9fe1460ef21fec7e31bc541de3d653a35895677ce52";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/Wrench",
+                    fields: &[
+                        crate::description::FieldDescription { name: "force", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "torque", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/Wrench.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `geometry_msgs/msg/WrenchStamped`.
@@ -1527,5 +2053,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "geometry_msgs::msg::dds_::WrenchStamped_";
         const TYPE_HASH: &'static str =
             "RIHS01_8dc3deaf06b2ab281f9f9a742a8961c328ca7cec16e3fd6586d3a5c83fa78f77";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "geometry_msgs/msg/WrenchStamped",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "wrench", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Wrench", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/geometry_msgs/msg/WrenchStamped.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Wrench as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

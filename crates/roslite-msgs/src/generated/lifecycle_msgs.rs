@@ -70,6 +70,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::msg::dds_::State_";
         const TYPE_HASH: &'static str =
             "RIHS01_dd2d02b82f3ebc858e53c431b1e6e91f3ffc71436fc81d0715214ac6ee2107a0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/msg/State",
+                    fields: &[
+                        crate::description::FieldDescription { name: "id", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "label", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/msg/State.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/msg/Transition`.
@@ -148,6 +161,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::msg::dds_::Transition_";
         const TYPE_HASH: &'static str =
             "RIHS01_c65d7b31ea134cba4f54fc867b817979be799f7452035cd35fac9b7421fb3424";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/msg/Transition",
+                    fields: &[
+                        crate::description::FieldDescription { name: "id", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "label", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/msg/Transition.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/msg/TransitionDescription`.
@@ -197,6 +223,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::msg::dds_::TransitionDescription_";
         const TYPE_HASH: &'static str =
             "RIHS01_c5f1cd4bb1ad2ba0e3329d4ac7015c52a674a72c1faf7974c37a33f4f6048b28";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/msg/TransitionDescription",
+                    fields: &[
+                        crate::description::FieldDescription { name: "transition", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/Transition", default_value: "" },
+                        crate::description::FieldDescription { name: "start_state", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                        crate::description::FieldDescription { name: "goal_state", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/msg/TransitionDescription.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Transition as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/msg/TransitionEvent`.
@@ -250,6 +293,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::msg::dds_::TransitionEvent_";
         const TYPE_HASH: &'static str =
             "RIHS01_d5f8873a2f0146498f812d7885c7327ce27e463d36811d8792f35ee38c0d6c38";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/msg/TransitionEvent",
+                    fields: &[
+                        crate::description::FieldDescription { name: "timestamp", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "transition", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/Transition", default_value: "" },
+                        crate::description::FieldDescription { name: "start_state", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                        crate::description::FieldDescription { name: "goal_state", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/msg/TransitionEvent.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Transition as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -274,6 +335,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/ChangeState";
         const TYPE_HASH: &'static str =
             "RIHS01_356fe34f0475a43acf54542013af4167b0e729f77ea22ffb045c6ad8e20668e5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/ChangeState",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/ChangeState_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/ChangeState_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/ChangeState_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/srv/ChangeState.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChangeState_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChangeState_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChangeState_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/ChangeState_Request`.
@@ -315,6 +397,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::ChangeState_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_d74c6f524e14cade7b67e7297190360ed749264af300524fc1456f27cc2a553a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/ChangeState_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "transition", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/Transition", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/ChangeState_Response`.
@@ -356,6 +452,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::ChangeState_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_e1ddfed0271fefe63767aa71561926e4d9eac0f1ddf9e71a8873eb46b36deac2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/ChangeState_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/ChangeState_Event`.
@@ -425,6 +533,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::ChangeState_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_bf7f355aca8762a7a51df02eaf4a51024255d15b31b1b68bf0a099673c2709bc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/ChangeState_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/ChangeState_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/ChangeState_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChangeState_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChangeState_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `lifecycle_msgs/srv/GetAvailableStates`.
@@ -437,6 +565,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetAvailableStates";
         const TYPE_HASH: &'static str =
             "RIHS01_00a07d79d2207d71e81a8cbc1880e5d924cc16d4688ea8e8e06e443dc8f8aa1d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableStates",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableStates_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableStates_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableStates_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/srv/GetAvailableStates.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableStates_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableStates_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableStates_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableStates_Request`.
@@ -473,6 +622,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableStates_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_c2c0c12de6023822f284929577d4ca2862e0501150010966e8a90b632e4424de";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableStates_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableStates_Response`.
@@ -524,6 +685,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableStates_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_223e0dd5bb8a847ebb9532adaf8b5e2a97e6e68e79faeaabd81a45fb32925bd1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableStates_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "available_states", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableStates_Event`.
@@ -593,6 +768,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableStates_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_4211b77ace9f7061a6109f184cafc1bf0d5e9af0ae690715b92e23c6ced4c45f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableStates_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableStates_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableStates_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableStates_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableStates_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `lifecycle_msgs/srv/GetAvailableTransitions`.
@@ -605,6 +800,29 @@ pub mod srv {
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetAvailableTransitions";
         const TYPE_HASH: &'static str =
             "RIHS01_59b7ecefce0982a8a844b9f2c4f14764c1c4543cc55e72924e2aa4adad83e9bc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableTransitions",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/srv/GetAvailableTransitions.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TransitionDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableTransitions_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableTransitions_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableTransitions_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableTransitions_Request`.
@@ -641,6 +859,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableTransitions_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_52a73c0b5d7489bee0df6ddb0aec45c41289d223ff225b58fe11d859ac8109a6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableTransitions_Response`.
@@ -692,6 +922,22 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableTransitions_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_4711339461aadf02bcfff797a198de911f885074bd3f2fe9f7b677ef87f0741c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "available_transitions", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/TransitionDescription", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TransitionDescription as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableTransitions_Event`.
@@ -761,6 +1007,28 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetAvailableTransitions_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_188e7de007993da873cc247d52906151b38346fdb72a4cc5f78c407c3b5b370f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetAvailableTransitions_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Transition as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TransitionDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableTransitions_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetAvailableTransitions_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `lifecycle_msgs/srv/GetState`.
@@ -773,6 +1041,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetState";
         const TYPE_HASH: &'static str =
             "RIHS01_800a0a5aae599782b02932de0caf563f6dc4e7e94b794eadde075ba2cbef9795";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetState",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetState_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetState_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetState_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/lifecycle_msgs/srv/GetState.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetState_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetState_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetState_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetState_Request`.
@@ -809,6 +1098,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetState_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_77a9c844e7975f15bc2221e8bbebafc4d118afb78c7f7071eef91f83f940f2f6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetState_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetState_Response`.
@@ -850,6 +1151,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetState_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_fe249babab472e42cb5653b5d6a6b0c42a003b0fdfb84851aea3fde08760b4f5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetState_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "current_state", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "lifecycle_msgs/msg/State", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `lifecycle_msgs/srv/GetState_Event`.
@@ -919,5 +1234,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "lifecycle_msgs::srv::dds_::GetState_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_4ac077d336db33726a95700398b95c34f326ecd27162b3f85cd7f85b4a55a75a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "lifecycle_msgs/srv/GetState_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetState_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "lifecycle_msgs/srv/GetState_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::State as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetState_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetState_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

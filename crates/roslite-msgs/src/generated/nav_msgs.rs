@@ -66,6 +66,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::Goals_";
         const TYPE_HASH: &'static str =
             "RIHS01_02305a51633b5c04d8979b878a7577cafd422f8a07465c878b17a920af3759e9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/Goals",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "goals", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseStamped", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/Goals.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/msg/GridCells`.
@@ -129,6 +149,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::GridCells_";
         const TYPE_HASH: &'static str =
             "RIHS01_bb99c2f5d0a04750745a81ec6a8147aa373cce5bd17c8cd6507f2413354a6933";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/GridCells",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "cell_width", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "cell_height", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "cells", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Point", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/GridCells.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/msg/MapMetaData`.
@@ -186,6 +225,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::MapMetaData_";
         const TYPE_HASH: &'static str =
             "RIHS01_2772d4b2000ef2b35dbaeb80fd3946c1369f817fb4f75677d916d27c17d763c8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/MapMetaData",
+                    fields: &[
+                        crate::description::FieldDescription { name: "map_load_time", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "resolution", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "width", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "height", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "origin", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Pose", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/MapMetaData.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/msg/OccupancyGrid`.
@@ -238,6 +298,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::OccupancyGrid_";
         const TYPE_HASH: &'static str =
             "RIHS01_8d348150c12913a31ee0ec170fbf25089e4745d17035792a1ba94d6f0bc0cfc7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/OccupancyGrid",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/msg/MapMetaData", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 146, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/OccupancyGrid.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/msg/Odometry`.
@@ -291,6 +372,31 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::Odometry_";
         const TYPE_HASH: &'static str =
             "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/Odometry",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "child_frame_id", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "pose", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseWithCovariance", default_value: "" },
+                        crate::description::FieldDescription { name: "twist", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/TwistWithCovariance", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/Odometry.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::TwistWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/msg/Path`.
@@ -346,6 +452,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::msg::dds_::Path_";
         const TYPE_HASH: &'static str =
             "RIHS01_1957a5bb3cee5da65c4e52e52b65a93df227efce4c20f8458b36e73066ca334b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/msg/Path",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "poses", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseStamped", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/msg/Path.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -370,6 +496,32 @@ pub mod srv {
         const TYPE_NAME: &'static str = "nav_msgs/srv/GetMap";
         const TYPE_HASH: &'static str =
             "RIHS01_c8ae77c9995b3554b5ba80e4d4d443f970ac65143102a1d893ec24fc07b31147";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetMap",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetMap_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetMap_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/srv/GetMap.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetMap_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/GetMap_Request`.
@@ -406,6 +558,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetMap_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_b531e302f1bd6a81f8a5e03453266c378b1f711b4296000c1c0f53a40e00a7c4";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetMap_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `nav_msgs/srv/GetMap_Response`.
@@ -447,6 +611,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetMap_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_45246f7a2ff0cbfa46e13865d4b95929ebb6d2846d1b85a20ad51030f4690dc2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetMap_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "map", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/msg/OccupancyGrid", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/GetMap_Event`.
@@ -516,6 +700,31 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetMap_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_a7ccc266ea4796564e253156024ef4e829dd3e3c424fed3b11e3118aab3971d7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetMap_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetMap_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `nav_msgs/srv/GetPlan`.
@@ -528,6 +737,32 @@ pub mod srv {
         const TYPE_NAME: &'static str = "nav_msgs/srv/GetPlan";
         const TYPE_HASH: &'static str =
             "RIHS01_234f7aff100f5edb8150366601687b027bcdc253db47decb88fff846193fe5e8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetPlan",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetPlan_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetPlan_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetPlan_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/srv/GetPlan.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Path as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetPlan_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetPlan_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetPlan_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/GetPlan_Request`.
@@ -577,6 +812,27 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetPlan_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_f1bb9fab287948b4432a4a7e4f529e7ea6269cd06269ee8fcb911fdb4acd23c3";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetPlan_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "start", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseStamped", default_value: "" },
+                        crate::description::FieldDescription { name: "goal", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseStamped", default_value: "" },
+                        crate::description::FieldDescription { name: "tolerance", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/GetPlan_Response`.
@@ -618,6 +874,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetPlan_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_30a947cd360777929073296c368c591dc2117a89c15b7a975a6faa0a901836fd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetPlan_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "plan", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/msg/Path", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Path as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/GetPlan_Event`.
@@ -687,6 +963,31 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::GetPlan_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_2550c2e32e7ee24d4806e10847958e1fc37e2631a63dd83f5512fa02ac0cdda5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/GetPlan_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetPlan_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/GetPlan_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Path as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetPlan_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetPlan_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `nav_msgs/srv/LoadMap`.
@@ -699,6 +1000,32 @@ pub mod srv {
         const TYPE_NAME: &'static str = "nav_msgs/srv/LoadMap";
         const TYPE_HASH: &'static str =
             "RIHS01_1a192ac56c40fed2767dac26f0b371785372276bd465c902676d2dca135aae5a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/LoadMap",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/LoadMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/LoadMap_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/LoadMap_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/srv/LoadMap.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LoadMap_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LoadMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LoadMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/LoadMap_Request`.
@@ -740,6 +1067,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::LoadMap_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_0f8fe3aac433c977d7c2f8b57ab1c3a17677e24880d76919b69e4208e99f5132";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/LoadMap_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "map_url", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `nav_msgs/srv/LoadMap_Response`.
@@ -793,6 +1132,27 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::LoadMap_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_e7970ddf9f58e10d34b5eae6d2baca31b2b3e2f2fe6d082b3aae2a5f92777b2a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/LoadMap_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "map", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/msg/OccupancyGrid", default_value: "" },
+                        crate::description::FieldDescription { name: "result", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/LoadMap_Event`.
@@ -862,6 +1222,31 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::LoadMap_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_a7907dcbaf7a052cc96c8c716992591dc006ad26ee2841329a7e06a4a33339c7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/LoadMap_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/LoadMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/LoadMap_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LoadMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LoadMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `nav_msgs/srv/SetMap`.
@@ -874,6 +1259,34 @@ pub mod srv {
         const TYPE_NAME: &'static str = "nav_msgs/srv/SetMap";
         const TYPE_HASH: &'static str =
             "RIHS01_5e11a5b2ca53d8ae85b666a019f16c9904ebc787828f1f566c4e048a1ddedfb4";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/SetMap",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/SetMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/SetMap_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/srv/SetMap_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/nav_msgs/srv/SetMap.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovarianceStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetMap_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/SetMap_Request`.
@@ -919,6 +1332,29 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::SetMap_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_5a83a0c20af4d79248fc3287524bf358b603fb5a05818b5ec85b50fa6e5d0266";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/SetMap_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "map", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "nav_msgs/msg/OccupancyGrid", default_value: "" },
+                        crate::description::FieldDescription { name: "initial_pose", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/PoseWithCovarianceStamped", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovarianceStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `nav_msgs/srv/SetMap_Response`.
@@ -960,6 +1396,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::SetMap_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_e7251879322c7b12285b9c191d68d27495b6dede051f3cd79b0bf334147b7375";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/SetMap_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `nav_msgs/srv/SetMap_Event`.
@@ -1029,5 +1477,32 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "nav_msgs::srv::dds_::SetMap_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_68371c7e20b5f04c60581c63c676a033f4530beb507dbb88732cdd5750d60d7f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "nav_msgs/srv/SetMap_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/SetMap_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "nav_msgs/srv/SetMap_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Pose as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovariance as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::PoseWithCovarianceStamped as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::MapMetaData as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::OccupancyGrid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetMap_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetMap_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -64,6 +64,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "raspimouse_msgs::msg::dds_::Leds_";
         const TYPE_HASH: &'static str =
             "RIHS01_74612a6ea289df905dcbf795421691a980253517de0a4279effae1df957d5d6f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "raspimouse_msgs/msg/Leds",
+                    fields: &[
+                        crate::description::FieldDescription { name: "led0", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "led1", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "led2", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "led3", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/raspimouse_msgs/msg/Leds.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `raspimouse_msgs/msg/LightSensors`.
@@ -117,6 +132,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "raspimouse_msgs::msg::dds_::LightSensors_";
         const TYPE_HASH: &'static str =
             "RIHS01_ad82bc7101482b3bd4ed76fc604ce1c2631267d24d20128780394521fd5dc98e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "raspimouse_msgs/msg/LightSensors",
+                    fields: &[
+                        crate::description::FieldDescription { name: "forward_r", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "forward_l", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "left", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "right", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/raspimouse_msgs/msg/LightSensors.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `raspimouse_msgs/msg/Switches`.
@@ -166,5 +196,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "raspimouse_msgs::msg::dds_::Switches_";
         const TYPE_HASH: &'static str =
             "RIHS01_110fb02e8cc06865723ef0d372052df6381f8e4c051e79b362601210b86cd963";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "raspimouse_msgs/msg/Switches",
+                    fields: &[
+                        crate::description::FieldDescription { name: "switch0", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "switch1", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "switch2", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/raspimouse_msgs/msg/Switches.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }

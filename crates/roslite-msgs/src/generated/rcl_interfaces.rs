@@ -60,6 +60,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::FloatingPointRange_";
         const TYPE_HASH: &'static str =
             "RIHS01_e6af23a23c177fee5f3075c8b1e435162a9b63c863d78c06017460b49684262d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/FloatingPointRange",
+                    fields: &[
+                        crate::description::FieldDescription { name: "from_value", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "to_value", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "step", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/FloatingPointRange.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/IntegerRange`.
@@ -109,6 +123,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::IntegerRange_";
         const TYPE_HASH: &'static str =
             "RIHS01_f7b7fdc0f65f07702e099218e13288c3963bcb9345bde78b560e6cd19800fc5a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/IntegerRange",
+                    fields: &[
+                        crate::description::FieldDescription { name: "from_value", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "to_value", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "step", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/IntegerRange.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ListParametersResult`.
@@ -174,6 +202,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ListParametersResult_";
         const TYPE_HASH: &'static str =
             "RIHS01_237ae3428413dcbcfb452b510c42355f3a2b021dc091afa3e18526d57022f1cd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ListParametersResult",
+                    fields: &[
+                        crate::description::FieldDescription { name: "names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "prefixes", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ListParametersResult.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/Log`.
@@ -247,6 +288,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::Log_";
         const TYPE_HASH: &'static str =
             "RIHS01_e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/Log",
+                    fields: &[
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "level", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "msg", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "file", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "function", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "line", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/Log.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/msg/LoggerLevel`.
@@ -301,6 +362,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::LoggerLevel_";
         const TYPE_HASH: &'static str =
             "RIHS01_95785cc42f048ab4f395af65035aeaf2181d8e1c7a44edb8ad4558445fdb43c0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/LoggerLevel",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "level", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/LoggerLevel.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/Parameter`.
@@ -346,6 +420,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::Parameter_";
         const TYPE_HASH: &'static str =
             "RIHS01_ddfe6442cffc462317adb5c92536a7b6dd55858c5c3e1e328165a6b73c2831af";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/Parameter",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "value", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterValue", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/Parameter.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ParameterDescriptor`.
@@ -435,6 +524,28 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ParameterDescriptor_";
         const TYPE_HASH: &'static str =
             "RIHS01_52175dbfda6c51153101d33d2a9da05743f66f02d5ab2ca9ec4709b46b73d704";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ParameterDescriptor",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "description", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "additional_constraints", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "read_only", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "False" },
+                        crate::description::FieldDescription { name: "dynamic_typing", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "False" },
+                        crate::description::FieldDescription { name: "floating_point_range", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/FloatingPointRange", default_value: "" },
+                        crate::description::FieldDescription { name: "integer_range", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/IntegerRange", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ParameterDescriptor.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<FloatingPointRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<IntegerRange as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ParameterEvent`.
@@ -522,6 +633,26 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ParameterEvent_";
         const TYPE_HASH: &'static str =
             "RIHS01_043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ParameterEvent",
+                    fields: &[
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "node", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "new_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/Parameter", default_value: "" },
+                        crate::description::FieldDescription { name: "changed_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/Parameter", default_value: "" },
+                        crate::description::FieldDescription { name: "deleted_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/Parameter", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ParameterEvent.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ParameterEventDescriptors`.
@@ -601,6 +732,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ParameterEventDescriptors_";
         const TYPE_HASH: &'static str =
             "RIHS01_456f90915d72ef69379e702ef3ba2a115098ff677eab9c0080fa11239c6b147e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ParameterEventDescriptors",
+                    fields: &[
+                        crate::description::FieldDescription { name: "new_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterDescriptor", default_value: "" },
+                        crate::description::FieldDescription { name: "changed_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterDescriptor", default_value: "" },
+                        crate::description::FieldDescription { name: "deleted_parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterDescriptor", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ParameterEventDescriptors.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<FloatingPointRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<IntegerRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ParameterDescriptor as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ParameterType`.
@@ -650,6 +799,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ParameterType_";
         const TYPE_HASH: &'static str =
             "RIHS01_df29ed057a834862187be24dd187d981790ff3ea6502f4cd27b432cbc42c6d46";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ParameterType",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ParameterType.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/ParameterValue`.
@@ -756,6 +917,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::ParameterValue_";
         const TYPE_HASH: &'static str =
             "RIHS01_115fc089a387e23c7ecd3525c9189c379109119d6ab82e8dfbde0fdf6a7f9b68";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/ParameterValue",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "bool_value", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "integer_value", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "double_value", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "string_value", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "byte_array_value", type_id: 160, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "bool_array_value", type_id: 159, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "integer_array_value", type_id: 152, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "double_array_value", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "string_array_value", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/ParameterValue.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/SetLoggerLevelsResult`.
@@ -801,6 +983,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::SetLoggerLevelsResult_";
         const TYPE_HASH: &'static str =
             "RIHS01_9316e5e679a5b72d2dd7fd80c539bae9e106fa0890a06dc5da3a8177a3ff6909";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/SetLoggerLevelsResult",
+                    fields: &[
+                        crate::description::FieldDescription { name: "successful", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "reason", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/SetLoggerLevelsResult.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/msg/SetParametersResult`.
@@ -846,6 +1041,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::msg::dds_::SetParametersResult_";
         const TYPE_HASH: &'static str =
             "RIHS01_cfcc0fb0371ee5159b403960ef4300f8f9d2f1fd6117c8666b7f9654d528a9b1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/msg/SetParametersResult",
+                    fields: &[
+                        crate::description::FieldDescription { name: "successful", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "reason", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/msg/SetParametersResult.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }
 
@@ -870,6 +1078,29 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/DescribeParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/DescribeParameters",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/DescribeParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/DescribeParameters_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/DescribeParameters_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/DescribeParameters.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::FloatingPointRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IntegerRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterDescriptor as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<DescribeParameters_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<DescribeParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<DescribeParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/DescribeParameters_Request`.
@@ -921,6 +1152,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::DescribeParameters_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_05dd1c2bc87dec2627105c8070d6f9725c781a4f2ab852975bf105462b82b644";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/DescribeParameters_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/DescribeParameters_Response`.
@@ -972,6 +1215,22 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::DescribeParameters_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_ad6747319613c6131589e062e095b469a46cc764f7d0f12a001a49e6cd893995";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/DescribeParameters_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "descriptors", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterDescriptor", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::FloatingPointRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IntegerRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterDescriptor as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/DescribeParameters_Event`.
@@ -1041,6 +1300,28 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::DescribeParameters_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_3deba64c035093033c690184834441551a53128ea2539f71f2596fbc4ed9de43";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/DescribeParameters_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/DescribeParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/DescribeParameters_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::FloatingPointRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IntegerRange as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterDescriptor as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<DescribeParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<DescribeParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/GetLoggerLevels`.
@@ -1053,6 +1334,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetLoggerLevels";
         const TYPE_HASH: &'static str =
             "RIHS01_03bf1bebd0d6514c7ed0ba7c5e08dc9f2f39c759fe99e1e30ea4157d7674f72d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetLoggerLevels",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetLoggerLevels_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetLoggerLevels_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetLoggerLevels_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/GetLoggerLevels.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetLoggerLevels_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetLoggerLevels_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetLoggerLevels_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetLoggerLevels_Request`.
@@ -1104,6 +1406,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetLoggerLevels_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_490ace424a5f5b14cb4e1e95030d7fe366d8df0fd9fe4d03b44d6009504fd2cc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetLoggerLevels_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetLoggerLevels_Response`.
@@ -1155,6 +1469,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetLoggerLevels_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_228685d350911d213047abe756f5bf566d2f76b359c4e9fac16e5ef652aff910";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetLoggerLevels_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "levels", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/LoggerLevel", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetLoggerLevels_Event`.
@@ -1224,6 +1552,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetLoggerLevels_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_c835a586d832cb17c01c512f8ffd449fd5384f5bd33fb44d76329d875d1f0875";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetLoggerLevels_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetLoggerLevels_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetLoggerLevels_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetLoggerLevels_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetLoggerLevels_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/GetParameterTypes`.
@@ -1236,6 +1584,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetParameterTypes";
         const TYPE_HASH: &'static str =
             "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameterTypes",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameterTypes_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameterTypes_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameterTypes_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/GetParameterTypes.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameterTypes_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameterTypes_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameterTypes_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameterTypes_Request`.
@@ -1287,6 +1655,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameterTypes_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_87d7ec5ef545d4daa289d500025d31fb2437bc8b8365ca367161c4dac4be33fd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameterTypes_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameterTypes_Response`.
@@ -1331,6 +1711,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameterTypes_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_ac1335dce67c478e669434f6ac2fbff34fcd529580f272d3006785ba8b54e47f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameterTypes_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "types", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameterTypes_Event`.
@@ -1400,6 +1792,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameterTypes_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_9516adca0cc885d46a59c2362fb8eb5f4906b046518266f8c645b454b0dddc60";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameterTypes_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameterTypes_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameterTypes_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameterTypes_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameterTypes_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/GetParameters`.
@@ -1412,6 +1823,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameters",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameters_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameters_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/GetParameters.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameters_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameters_Request`.
@@ -1463,6 +1895,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameters_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_135a9e1c3d7cebef792f6687d7ddf99949b21a0bd9a320d863a9110a3f5cf4d6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameters_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameters_Response`.
@@ -1514,6 +1958,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameters_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_9fa773b46e39cc5d02db6224d8fd520bb9caeeffc2b27c96c1e59431baba9f2a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameters_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "values", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ParameterValue", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/GetParameters_Event`.
@@ -1583,6 +2041,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::GetParameters_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_84eeb9247b09067c35bd8750d5c8555b700e394a616737c4624f15ae02e64c4d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/GetParameters_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/GetParameters_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/ListParameters`.
@@ -1595,6 +2073,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/ListParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/ListParameters",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/ListParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/ListParameters_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/ListParameters_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/ListParameters.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ListParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListParameters_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/ListParameters_Request`.
@@ -1654,6 +2153,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::ListParameters_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_a1b0b5d6b967a5b8ac5bc8563c3ea678f349e312a6a4967227c5a96bc5ce38df";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/ListParameters_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "prefixes", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "depth", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rcl_interfaces/srv/ListParameters_Response`.
@@ -1695,6 +2207,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::ListParameters_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_31b937b82de3612426be79f231e386259f97e8dc843e3f2845288b4bfa296bdd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/ListParameters_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/ListParametersResult", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::ListParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/ListParameters_Event`.
@@ -1764,6 +2290,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::ListParameters_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_89c5b5aaf68ec925ae9bbc5569ee21de82959b4d1496dbd498792ad825b9b292";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/ListParameters_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/ListParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/ListParameters_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ListParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/SetLoggerLevels`.
@@ -1776,6 +2322,28 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetLoggerLevels";
         const TYPE_HASH: &'static str =
             "RIHS01_3ff86cb4e91fbf9abae15c234ecc874448de6ece8e193401c077cf116e4f6d78";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetLoggerLevels",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetLoggerLevels_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetLoggerLevels_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetLoggerLevels_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/SetLoggerLevels.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetLoggerLevelsResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetLoggerLevels_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetLoggerLevels_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetLoggerLevels_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetLoggerLevels_Request`.
@@ -1827,6 +2395,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetLoggerLevels_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_4e7768e0f4c749205f35bc05449f83fad18c42de52c16b1934d66c2f68ffd862";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetLoggerLevels_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "levels", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/LoggerLevel", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetLoggerLevels_Response`.
@@ -1878,6 +2460,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetLoggerLevels_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_ba51739027e57cb9120015737f4618579684047d862b2b16a76bc399d987d6d3";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetLoggerLevels_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "results", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/SetLoggerLevelsResult", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::SetLoggerLevelsResult as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetLoggerLevels_Event`.
@@ -1947,6 +2543,27 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetLoggerLevels_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_ce7d563c54edbff5addfea9ae8f8bcb7ba755673cdc0761064ec0d4adf18b6d9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetLoggerLevels_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetLoggerLevels_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetLoggerLevels_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::LoggerLevel as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetLoggerLevelsResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetLoggerLevels_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetLoggerLevels_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/SetParameters`.
@@ -1959,6 +2576,29 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParameters",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParameters_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParameters_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/SetParameters.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParameters_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParameters_Request`.
@@ -2010,6 +2650,21 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParameters_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_130d46386b7e84ea9ecf60608a4d83cbe5e5cb7c6cc5b712b7a4e3a6c254e932";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParameters_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/Parameter", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParameters_Response`.
@@ -2061,6 +2716,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParameters_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_7a0e8140a0b8d98308fa81a5403a766e610af29a239caf54b7553227906fc266";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParameters_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "results", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/SetParametersResult", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParameters_Event`.
@@ -2130,6 +2799,28 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParameters_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_5060f52369bcff7f9dbd6eca21ee521859e471e71b33a8a8df26d5236fe54a80";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParameters_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParameters_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParameters_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParameters_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParameters_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `rcl_interfaces/srv/SetParametersAtomically`.
@@ -2142,6 +2833,29 @@ pub mod srv {
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetParametersAtomically";
         const TYPE_HASH: &'static str =
             "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParametersAtomically",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParametersAtomically_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParametersAtomically_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParametersAtomically_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rcl_interfaces/srv/SetParametersAtomically.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParametersAtomically_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParametersAtomically_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParametersAtomically_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParametersAtomically_Request`.
@@ -2193,6 +2907,21 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParametersAtomically_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_db0bd950ed5ed867a0e90b225e44dea382d762c0762ff3e0ee842190042a59e5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParametersAtomically_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "parameters", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/Parameter", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParametersAtomically_Response`.
@@ -2234,6 +2963,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParametersAtomically_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_31b1a38c5b0b9d893ee24da45f69638f4561c78461d82d52750f429b534502b8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParametersAtomically_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rcl_interfaces/msg/SetParametersResult", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rcl_interfaces/srv/SetParametersAtomically_Event`.
@@ -2303,5 +3046,27 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "rcl_interfaces::srv::dds_::SetParametersAtomically_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_42fc0821e6e8fcff2b150cefc7d8269f0ce65139e1dc715b15267a4bcf63a189";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rcl_interfaces/srv/SetParametersAtomically_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParametersAtomically_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "rcl_interfaces/srv/SetParametersAtomically_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Parameter as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::ParameterValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::SetParametersResult as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParametersAtomically_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetParametersAtomically_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -52,6 +52,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rmw_dds_common::msg::dds_::Gid_";
         const TYPE_HASH: &'static str =
             "RIHS01_ab6f21cfbb0a6dbb837161e1110c2051a2850ed9f9c53944d7115d9bcebedf71";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rmw_dds_common/msg/Gid",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 51, capacity: 16, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rmw_dds_common/msg/Gid.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `rmw_dds_common/msg/NodeEntitiesInfo`.
@@ -125,6 +137,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rmw_dds_common::msg::dds_::NodeEntitiesInfo_";
         const TYPE_HASH: &'static str =
             "RIHS01_8ffef65ee2d088c63b1e8fcd31e800ba9fc8dbe0ee15ca60d1676de5218087a7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rmw_dds_common/msg/NodeEntitiesInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "node_namespace", type_id: 21, capacity: 0, string_capacity: 256, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "node_name", type_id: 21, capacity: 0, string_capacity: 256, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "reader_gid_seq", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rmw_dds_common/msg/Gid", default_value: "" },
+                        crate::description::FieldDescription { name: "writer_gid_seq", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rmw_dds_common/msg/Gid", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rmw_dds_common/msg/NodeEntitiesInfo.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Gid as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `rmw_dds_common/msg/ParticipantEntitiesInfo`.
@@ -180,5 +209,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_";
         const TYPE_HASH: &'static str =
             "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rmw_dds_common/msg/ParticipantEntitiesInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "gid", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "rmw_dds_common/msg/Gid", default_value: "" },
+                        crate::description::FieldDescription { name: "node_entities_info_seq", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "rmw_dds_common/msg/NodeEntitiesInfo", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rmw_dds_common/msg/ParticipantEntitiesInfo.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Gid as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<NodeEntitiesInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

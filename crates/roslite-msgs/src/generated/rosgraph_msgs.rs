@@ -52,5 +52,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "rosgraph_msgs::msg::dds_::Clock_";
         const TYPE_HASH: &'static str =
             "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "rosgraph_msgs/msg/Clock",
+                    fields: &[
+                        crate::description::FieldDescription { name: "clock", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/rosgraph_msgs/msg/Clock.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -82,6 +82,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::msg::dds_::HostedNode_";
         const TYPE_HASH: &'static str =
             "RIHS01_ff487e064a5549e263d7d387532216e6f1507f938c7d0a5ba18a8da960bf811b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/msg/HostedNode",
+                    fields: &[
+                        crate::description::FieldDescription { name: "guest", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "ros_nodes", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "engine", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "last_callback_ns", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "first_callback_after_restore_ns", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "guest_clock_behind_ns", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/roslite_interfaces/msg/HostedNode.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }
 
@@ -106,6 +123,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/CompleteMigration";
         const TYPE_HASH: &'static str =
             "RIHS01_00e01a82075f76abb65f7a8ba5dc0be3dfad01e8c1f609e39211c1e10947da13";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/CompleteMigration",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/CompleteMigration_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/CompleteMigration_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/CompleteMigration_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/roslite_interfaces/srv/CompleteMigration.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CompleteMigration_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CompleteMigration_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CompleteMigration_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `roslite_interfaces/srv/CompleteMigration_Request`.
@@ -162,6 +199,21 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::CompleteMigration_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_9b1817198743ed31046ba79ee5d9d0d8c77667fbff4b276410461f6a00f5c83d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/CompleteMigration_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "from", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "migration", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "snapshot", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "cancel", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/CompleteMigration_Response`.
@@ -211,6 +263,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::CompleteMigration_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_1ea048c1c4d7500ce132208b3bf7dfa517a065f75dc3591f094f936ea9b7d428";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/CompleteMigration_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "restore_us", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/CompleteMigration_Event`.
@@ -280,6 +346,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::CompleteMigration_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_fed036adf68f7534d8133db60ca04fd18c7c838efa3b830aeec4aaf8e79a9b0c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/CompleteMigration_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/CompleteMigration_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/CompleteMigration_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CompleteMigration_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<CompleteMigration_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `roslite_interfaces/srv/ListNodes`.
@@ -292,6 +377,27 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/ListNodes";
         const TYPE_HASH: &'static str =
             "RIHS01_8aae63d9a0cc5d6ec1e6f040f8c7156678125d904cb0c95e46d4bed0abd2d2e0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/ListNodes",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/ListNodes_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/ListNodes_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/ListNodes_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/roslite_interfaces/srv/ListNodes.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::HostedNode as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListNodes_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListNodes_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListNodes_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Request`.
@@ -328,6 +434,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::ListNodes_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_7816817016cb4af9f779506fb9cf801a3f07323c96c3ad52986972bd5af4589f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/ListNodes_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Response`.
@@ -379,6 +497,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::ListNodes_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_7254587d8249670792315bb19df427857c41f12dfd4b3a18fbdf441229bb0f60";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/ListNodes_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "nodes", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/msg/HostedNode", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::HostedNode as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Event`.
@@ -448,6 +580,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::ListNodes_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_bbbee3d402be2d4c51f62550777494bc77fd019b21b0a7b178925ba557a0d98c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/ListNodes_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/ListNodes_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/ListNodes_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::HostedNode as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListNodes_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ListNodes_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `roslite_interfaces/srv/MigrateNode`.
@@ -460,6 +612,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/MigrateNode";
         const TYPE_HASH: &'static str =
             "RIHS01_5801d6b55620b43836b9bdd68fed45a4953bb868a687bd5f56d06241c23ca2af";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/MigrateNode",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/MigrateNode_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/MigrateNode_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/MigrateNode_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/roslite_interfaces/srv/MigrateNode.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MigrateNode_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MigrateNode_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MigrateNode_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Request`.
@@ -505,6 +677,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::MigrateNode_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_8966f0343659a7986cb9c60ba3c150bb2e42a179b2696b03eb71e902a7264ec7";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/MigrateNode_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "node", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "to", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Response`.
@@ -578,6 +763,26 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::MigrateNode_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_6860331fca75fe2ed9317b5a2f5ed97284b98fcf7f9d109ba76b124267f8643b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/MigrateNode_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "guest", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "snapshot_bytes", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "capture_us", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "restore_us", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "paused_us", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "last_callback_ns", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "messages_lost", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Event`.
@@ -647,6 +852,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::MigrateNode_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_14b18287c577e30f8869e3d8fea5233d073eaca31e4a2174f8e41f292f551dd6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/MigrateNode_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/MigrateNode_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/MigrateNode_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MigrateNode_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MigrateNode_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `roslite_interfaces/srv/PrepareMigration`.
@@ -659,6 +883,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/PrepareMigration";
         const TYPE_HASH: &'static str =
             "RIHS01_0a536284f686ea99d463fe60d1c46f44a1039d37db53c5d64ac5f94d4d5835fb";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/PrepareMigration",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/PrepareMigration_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/PrepareMigration_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/PrepareMigration_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/roslite_interfaces/srv/PrepareMigration.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PrepareMigration_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PrepareMigration_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PrepareMigration_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Request`.
@@ -718,6 +962,21 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::PrepareMigration_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_213c70a6483821efa8eb769c000dffc38b18cb715effeacaad32e4448bd4196f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/PrepareMigration_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "from", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "guest", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "journal", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "matched_peers", type_id: 151, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Response`.
@@ -774,6 +1033,21 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::PrepareMigration_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_38e5049f02ef73e3498d5cacb8b4c94fafc1016e4d0484bc8895b60a37f5d310";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/PrepareMigration_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "migration", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "first_held", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Event`.
@@ -843,5 +1117,24 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "roslite_interfaces::srv::dds_::PrepareMigration_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_e374e028dc5073f3db4d3090173ec41f417439dce51d3a1b12f99d6ea3d8a6f1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "roslite_interfaces/srv/PrepareMigration_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/PrepareMigration_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "roslite_interfaces/srv/PrepareMigration_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PrepareMigration_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PrepareMigration_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

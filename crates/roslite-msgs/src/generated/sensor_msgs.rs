@@ -144,6 +144,36 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::BatteryState_";
         const TYPE_HASH: &'static str =
             "RIHS01_4bee5dfce981c98faa6828b868307a0a73f992ed0789f374ee96c8f840e69741";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/BatteryState",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "voltage", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "temperature", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "current", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "charge", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "capacity", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "design_capacity", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "percentage", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "power_supply_status", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "power_supply_health", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "power_supply_technology", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "present", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "cell_voltage", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "cell_temperature", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "location", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "serial_number", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/BatteryState.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/CameraInfo`.
@@ -228,6 +258,32 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::CameraInfo_";
         const TYPE_HASH: &'static str =
             "RIHS01_b3dfd68ff46c9d56c80fd3bd4ed22c7a4ddce8c8348f2f59c299e73118e7e275";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/CameraInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "height", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "width", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "distortion_model", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "d", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "k", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "r", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "p", type_id: 59, capacity: 12, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "binning_x", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "binning_y", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "roi", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/RegionOfInterest", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/CameraInfo.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<RegionOfInterest as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/ChannelFloat32`.
@@ -276,6 +332,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::ChannelFloat32_";
         const TYPE_HASH: &'static str =
             "RIHS01_92665437ddf39346f4ba39ee32e648390605b633cc077d40f4bd4d7b58af6cd4";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/ChannelFloat32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "values", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/ChannelFloat32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/CompressedImage`.
@@ -328,6 +397,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::CompressedImage_";
         const TYPE_HASH: &'static str =
             "RIHS01_15640771531571185e2efc8a100baf923961a4d15d5569652e6cb6691e8e371a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/CompressedImage",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "format", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/CompressedImage.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/FluidPressure`.
@@ -377,6 +463,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::FluidPressure_";
         const TYPE_HASH: &'static str =
             "RIHS01_22dfb2b145a0bd5a31a1ac3882a1b32148b51d9b2f3bab250290d66f3595bc32";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/FluidPressure",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "fluid_pressure", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "variance", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/FluidPressure.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/Illuminance`.
@@ -426,6 +529,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Illuminance_";
         const TYPE_HASH: &'static str =
             "RIHS01_b954b25f452fcf81a91c9c2a7e3b3fd85c4c873d452aecb3cfd8fd1da732a22d";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Illuminance",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "illuminance", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "variance", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Illuminance.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/Image`.
@@ -494,6 +614,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Image_";
         const TYPE_HASH: &'static str =
             "RIHS01_d31d41a9a4c4bc8eae9be757b0beed306564f7526c88ea6a4588fb9582527d47";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Image",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "height", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "width", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "encoding", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "is_bigendian", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "step", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Image.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/Imu`.
@@ -559,6 +700,29 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Imu_";
         const TYPE_HASH: &'static str =
             "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Imu",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "orientation", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Quaternion", default_value: "" },
+                        crate::description::FieldDescription { name: "orientation_covariance", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "angular_velocity", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "angular_velocity_covariance", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "linear_acceleration", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "linear_acceleration_covariance", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Imu.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/JointState`.
@@ -635,6 +799,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::JointState_";
         const TYPE_HASH: &'static str =
             "RIHS01_a13ee3a330e346c9d87b5aa18d24e11690752bd33a0350f11c5882bc9179260e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/JointState",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "name", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "position", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "velocity", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "effort", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/JointState.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/Joy`.
@@ -690,6 +873,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Joy_";
         const TYPE_HASH: &'static str =
             "RIHS01_0d356c79cad3401e35ffeb75a96a96e08be3ef896b8b83841d73e890989372c5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Joy",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "axes", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "buttons", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Joy.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/JoyFeedback`.
@@ -745,6 +945,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::JoyFeedback_";
         const TYPE_HASH: &'static str =
             "RIHS01_231dd362f71d6fc08272770d07120ad5fe5874ce2dbac70109b28986834290cd";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/JoyFeedback",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "id", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "intensity", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/JoyFeedback.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/JoyFeedbackArray`.
@@ -796,6 +1010,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::JoyFeedbackArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_3287c32e1b688cae04555e465443df3cca7dae76ee4ebf85c4658d585037bcaa";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/JoyFeedbackArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "array", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/JoyFeedback", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/JoyFeedbackArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<JoyFeedback as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/LaserEcho`.
@@ -840,6 +1068,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::LaserEcho_";
         const TYPE_HASH: &'static str =
             "RIHS01_0fbc05a0db7d37fe52c0f0375356db55da0046f7ef5bd27ca6b34bd0582bc952";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/LaserEcho",
+                    fields: &[
+                        crate::description::FieldDescription { name: "echoes", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/LaserEcho.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/LaserScan`.
@@ -923,6 +1163,30 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::LaserScan_";
         const TYPE_HASH: &'static str =
             "RIHS01_64c191398013af96509d518dac71d5164f9382553fce5c1f8cca5be7924bd828";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/LaserScan",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_min", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_max", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_increment", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "time_increment", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "scan_time", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "range_min", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "range_max", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "ranges", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "intensities", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/LaserScan.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/MagneticField`.
@@ -972,6 +1236,24 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::MagneticField_";
         const TYPE_HASH: &'static str =
             "RIHS01_e80f32f56a20486c9923008fc1a1db07bbb273cbbf6a5b3bfa00835ee00e4dff";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/MagneticField",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "magnetic_field", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Vector3", default_value: "" },
+                        crate::description::FieldDescription { name: "magnetic_field_covariance", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: include_str!("../../interfaces/sensor_msgs/msg/MagneticField.msg"),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/MultiDOFJointState`.
@@ -1069,6 +1351,30 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::MultiDOFJointState_";
         const TYPE_HASH: &'static str =
             "RIHS01_4d4ded702cfba7ff3ec783835c1a1425f75e53939a430ff355d1fee4b3bbc40b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/MultiDOFJointState",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "joint_names", type_id: 161, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "transforms", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Transform", default_value: "" },
+                        crate::description::FieldDescription { name: "twist", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Twist", default_value: "" },
+                        crate::description::FieldDescription { name: "wrench", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Wrench", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/MultiDOFJointState.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Quaternion as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Transform as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Twist as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Vector3 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Wrench as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/MultiEchoLaserScan`.
@@ -1166,6 +1472,31 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::MultiEchoLaserScan_";
         const TYPE_HASH: &'static str =
             "RIHS01_ba5eac341cd5bbb2701527aa4568e8baec172b69cadb9a1945d6f149d087ee48";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/MultiEchoLaserScan",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_min", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_max", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "angle_increment", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "time_increment", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "scan_time", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "range_min", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "range_max", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "ranges", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/LaserEcho", default_value: "" },
+                        crate::description::FieldDescription { name: "intensities", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/LaserEcho", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/MultiEchoLaserScan.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<LaserEcho as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/NavSatFix`.
@@ -1238,6 +1569,28 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::NavSatFix_";
         const TYPE_HASH: &'static str =
             "RIHS01_62223ab3fe210a15976021da7afddc9e200dc9ec75231c1b6a557fc598a65404";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/NavSatFix",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "status", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/NavSatStatus", default_value: "" },
+                        crate::description::FieldDescription { name: "latitude", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "longitude", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "altitude", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "position_covariance", type_id: 59, capacity: 9, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "position_covariance_type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/NavSatFix.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<NavSatStatus as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/NavSatStatus`.
@@ -1296,6 +1649,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::NavSatStatus_";
         const TYPE_HASH: &'static str =
             "RIHS01_d1ed3befa628e09571bd273b888ba1c1fd187c9a5e0006b385d7e5e9095a3204";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/NavSatStatus",
+                    fields: &[
+                        crate::description::FieldDescription { name: "status", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "-2" },
+                        crate::description::FieldDescription { name: "service", type_id: 5, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/NavSatStatus.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/PointCloud`.
@@ -1365,6 +1731,25 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::PointCloud_";
         const TYPE_HASH: &'static str =
             "RIHS01_614593df71d3c2b9bd4604a71b750fd218f0d65c045ea988b713719455a65b3b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/PointCloud",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "points", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "geometry_msgs/msg/Point32", default_value: "" },
+                        crate::description::FieldDescription { name: "channels", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/ChannelFloat32", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/PointCloud.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::geometry_msgs::msg::Point32 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<ChannelFloat32 as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/PointCloud2`.
@@ -1451,6 +1836,30 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::PointCloud2_";
         const TYPE_HASH: &'static str =
             "RIHS01_9198cabf7da3796ae6fe19c4cb3bdd3525492988c70522628af5daa124bae2b5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/PointCloud2",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "height", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "width", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "fields", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/PointField", default_value: "" },
+                        crate::description::FieldDescription { name: "is_bigendian", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "point_step", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "row_step", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "is_dense", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/PointCloud2.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<PointField as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/PointField`.
@@ -1515,6 +1924,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::PointField_";
         const TYPE_HASH: &'static str =
             "RIHS01_5c6a4750728c2bcfbbf7037225b20b02d4429634732146b742dee1726637ef01";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/PointField",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "offset", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "datatype", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "count", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/PointField.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/Range`.
@@ -1585,6 +2009,27 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Range_";
         const TYPE_HASH: &'static str =
             "RIHS01_b42b62562e93cbfe9d42b82fe5994dfa3d63d7d5c90a317981703f7388adff3a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Range",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "radiation_type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "field_of_view", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "min_range", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "max_range", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "range", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "variance", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Range.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/RegionOfInterest`.
@@ -1642,6 +2087,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::RegionOfInterest_";
         const TYPE_HASH: &'static str =
             "RIHS01_ad16bcba5f9131dcdba6fbded19f726f5440e3c513b4fb586dd3027eeed8abb1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/RegionOfInterest",
+                    fields: &[
+                        crate::description::FieldDescription { name: "x_offset", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "y_offset", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "height", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "width", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "do_rectify", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/RegionOfInterest.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/msg/RelativeHumidity`.
@@ -1691,6 +2152,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::RelativeHumidity_";
         const TYPE_HASH: &'static str =
             "RIHS01_8687c99b4fb393cb2e545e407b5ea7fd0b5d8960bcd849a0f86c544740138839";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/RelativeHumidity",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "relative_humidity", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "variance", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/RelativeHumidity.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/Temperature`.
@@ -1740,6 +2218,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::Temperature_";
         const TYPE_HASH: &'static str =
             "RIHS01_72514a14126ab9f8a9abec974c78e5610a367b59db5da355ff1fb982d5bad4b8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/Temperature",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "temperature", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "variance", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/Temperature.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/msg/TimeReference`.
@@ -1789,6 +2284,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::msg::dds_::TimeReference_";
         const TYPE_HASH: &'static str =
             "RIHS01_dd66e84cf40bbb5d5a40472e6ecf2675a031334d4c426abdb2ad41801a8efc99";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/msg/TimeReference",
+                    fields: &[
+                        crate::description::FieldDescription { name: "header", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/Header", default_value: "" },
+                        crate::description::FieldDescription { name: "time_ref", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "source", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/msg/TimeReference.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -1813,6 +2325,29 @@ pub mod srv {
         const TYPE_NAME: &'static str = "sensor_msgs/srv/SetCameraInfo";
         const TYPE_HASH: &'static str =
             "RIHS01_a10cca5d33dc637c8d49db50ab288701a3592bb9cd854f2f16a0659613b68984";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/srv/SetCameraInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/srv/SetCameraInfo_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/srv/SetCameraInfo_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/srv/SetCameraInfo_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/sensor_msgs/srv/SetCameraInfo.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::CameraInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::RegionOfInterest as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetCameraInfo_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetCameraInfo_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetCameraInfo_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/srv/SetCameraInfo_Request`.
@@ -1854,6 +2389,23 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::srv::dds_::SetCameraInfo_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_27dc5497730fdb6930e66cb879c210e31a83022acc5bbc999f24f55286029f87";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/srv/SetCameraInfo_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "camera_info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "sensor_msgs/msg/CameraInfo", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::CameraInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::RegionOfInterest as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `sensor_msgs/srv/SetCameraInfo_Response`.
@@ -1899,6 +2451,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::srv::dds_::SetCameraInfo_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_4db6d7df20cdcdc05430945e76fa58e1eab1285c15f31d26fad76e2c1b10299c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/srv/SetCameraInfo_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "status_message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `sensor_msgs/srv/SetCameraInfo_Event`.
@@ -1968,5 +2533,27 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "sensor_msgs::srv::dds_::SetCameraInfo_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_e3b4e21ddd26871166e6ae7f342856dfcd3ac033c7eac99db6bfe515fba3d693";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "sensor_msgs/srv/SetCameraInfo_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "sensor_msgs/srv/SetCameraInfo_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "sensor_msgs/srv/SetCameraInfo_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::CameraInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::RegionOfInterest as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetCameraInfo_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetCameraInfo_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

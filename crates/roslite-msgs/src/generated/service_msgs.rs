@@ -71,5 +71,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "service_msgs::msg::dds_::ServiceEventInfo_";
         const TYPE_HASH: &'static str =
             "RIHS01_41bcbbe07a75c9b52bc96bfd5c24d7f0fc0a08c0cb7921b3373c5732345a6f45";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "service_msgs/msg/ServiceEventInfo",
+                    fields: &[
+                        crate::description::FieldDescription { name: "event_type", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "client_gid", type_id: 51, capacity: 16, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "sequence_number", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/service_msgs/msg/ServiceEventInfo.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

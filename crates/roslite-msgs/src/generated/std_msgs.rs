@@ -52,6 +52,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Bool_";
         const TYPE_HASH: &'static str =
             "RIHS01_feb91e995ff9ebd09c0cb3d2aed18b11077585839fb5db80193b62d74528f6c9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Bool",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Bool.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Byte`.
@@ -93,6 +105,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Byte_";
         const TYPE_HASH: &'static str =
             "RIHS01_41e1a3345f73fe93ede006da826a6ee274af23dd4653976ff249b0f44e3e798f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Byte",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 16, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Byte.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/ByteMultiArray`.
@@ -141,6 +165,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::ByteMultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_972fec7f50ab3c1d06783c228e79e8a9a509021708c511c059926261ada901d4";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/ByteMultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 160, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/ByteMultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Char`.
@@ -182,6 +222,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Char_";
         const TYPE_HASH: &'static str =
             "RIHS01_3ad2d04dd29ba19d04b16659afa3ccaedd691914b02a64e82e252f2fa6a586a9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Char",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Char.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/ColorRGBA`.
@@ -235,6 +287,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::ColorRGBA_";
         const TYPE_HASH: &'static str =
             "RIHS01_77a7a5b9ae477306097665106e0413ba74440245b1f3d0c6d6405fe5c7813fe8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/ColorRGBA",
+                    fields: &[
+                        crate::description::FieldDescription { name: "r", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "g", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "b", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "a", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/ColorRGBA.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Empty`.
@@ -271,6 +338,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Empty_";
         const TYPE_HASH: &'static str =
             "RIHS01_20b625256f32d5dbc0d04fee44f43c41e51c70d3502f84b4a08e7a9c26a96312";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Empty",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: include_str!("../../interfaces/std_msgs/msg/Empty.msg"),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Float32`.
@@ -312,6 +391,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Float32_";
         const TYPE_HASH: &'static str =
             "RIHS01_7170d3d8f841f7be3172ce5f4f59f3a4d7f63b0447e8b33327601ad64d83d6e2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Float32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 10, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Float32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Float32MultiArray`.
@@ -360,6 +451,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Float32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_0599f6f85b4bfca379873a0b4375a0aca022156bd2d7021275d116ed1fa8bfe0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Float32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 154, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Float32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Float64`.
@@ -401,6 +508,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Float64_";
         const TYPE_HASH: &'static str =
             "RIHS01_705ba9c3d1a09df43737eb67095534de36fd426c0587779bda2bc51fe790182a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Float64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Float64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Float64MultiArray`.
@@ -449,6 +568,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Float64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_1025ddc6b9552d191f89ef1a8d2f60f3d373e28b283d8891ddcc974e8c55397f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Float64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 155, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Float64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Header`.
@@ -494,6 +629,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Header_";
         const TYPE_HASH: &'static str =
             "RIHS01_f49fb3ae2cf070f793645ff749683ac6b06203e41c891e17701b1cb597ce6a01";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Header",
+                    fields: &[
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                        crate::description::FieldDescription { name: "frame_id", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Header.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Int16`.
@@ -535,6 +685,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int16_";
         const TYPE_HASH: &'static str =
             "RIHS01_1dcc3464e47c288a55f943a389d337cdb06804de3f5cd7a266b0de718eee17e5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int16",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 4, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int16.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Int16MultiArray`.
@@ -583,6 +745,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int16MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_b58810e8e5b90fb19a5062469eb8409f5ab11a446d60de7157a1457e52a076ce";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int16MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 148, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int16MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Int32`.
@@ -624,6 +802,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int32_";
         const TYPE_HASH: &'static str =
             "RIHS01_b6578ded3c58c626cfe8d1a6fb6e04f706f97e9f03d2727c9ff4e74b1cef0deb";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Int32MultiArray`.
@@ -672,6 +862,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_84a7346323525d1b4dfca899df3820f245e54009dac5a6b69217d14fdefd1701";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Int64`.
@@ -713,6 +919,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int64_";
         const TYPE_HASH: &'static str =
             "RIHS01_8cd1048c2f186b6bd9a92472dc1ce51723c0833a221e2b7aecfff111774f4b49";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 8, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Int64MultiArray`.
@@ -761,6 +979,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_e60f9fe34d697f0939ad49d33158693c1277fbac0e2f04b7c2995dc21c89b422";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 152, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/Int8`.
@@ -802,6 +1036,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int8_";
         const TYPE_HASH: &'static str =
             "RIHS01_26525065a403d972cb672f0777e333f0c799ad444ae5fcd79e43d1e73bd0f440";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int8",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int8.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/Int8MultiArray`.
@@ -850,6 +1096,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::Int8MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_f21998d4b492abd63330765d75d5831238d400740386f651f13a872a4d2188db";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/Int8MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 146, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/Int8MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/MultiArrayDimension`.
@@ -899,6 +1161,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::MultiArrayDimension_";
         const TYPE_HASH: &'static str =
             "RIHS01_5e773a60a4c7fc8a54985f307c7837aa2994252a126c301957a24e31282c9cbe";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/MultiArrayDimension",
+                    fields: &[
+                        crate::description::FieldDescription { name: "label", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "size", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "stride", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/MultiArrayDimension.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/MultiArrayLayout`.
@@ -954,6 +1230,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::MultiArrayLayout_";
         const TYPE_HASH: &'static str =
             "RIHS01_4c66e6f78e740ac103a94cf63259f968e48c617e7699e829b63c21a5cb50dac6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/MultiArrayLayout",
+                    fields: &[
+                        crate::description::FieldDescription { name: "dim", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayDimension", default_value: "" },
+                        crate::description::FieldDescription { name: "data_offset", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/MultiArrayLayout.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/String`.
@@ -995,6 +1286,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::String_";
         const TYPE_HASH: &'static str =
             "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/String",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/String.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/UInt16`.
@@ -1036,6 +1339,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt16_";
         const TYPE_HASH: &'static str =
             "RIHS01_08a406e4b022bc22e907f985d6a9e9dd1d4fbecae573549cf49350113e7757b1";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt16",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 5, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt16.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/UInt16MultiArray`.
@@ -1084,6 +1399,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt16MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_94fe73428ec63baecc774f8fb82406123e9291cf728f1b7c91caf5335129492b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt16MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 149, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt16MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/UInt32`.
@@ -1125,6 +1456,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt32_";
         const TYPE_HASH: &'static str =
             "RIHS01_a5c874829b752bc5fa190024b0ad76f578cc278271e855c7d02a818b3516fb4a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt32",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt32.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/UInt32MultiArray`.
@@ -1173,6 +1516,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt32MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_6c2577c7ad3cbdcc2164a41c12f1d5ad314ea320f3fb1ee47e78019fe16bb5b0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt32MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 151, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt32MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/UInt64`.
@@ -1214,6 +1573,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt64_";
         const TYPE_HASH: &'static str =
             "RIHS01_fbdc52018fc13755dce18024d1a671c856aa8b4aaf63adfb095b608f98e8c943";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt64",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt64.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/UInt64MultiArray`.
@@ -1262,6 +1633,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt64MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_fc1c685c2f76bdc6983da025cb25d2db5fb5157b059e300f6d957d86f981b366";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt64MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 153, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt64MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_msgs/msg/UInt8`.
@@ -1303,6 +1690,18 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt8_";
         const TYPE_HASH: &'static str =
             "RIHS01_6138bd83d8c3569cb80a667db03cfc1629f529fee79d944c39c34e352e72f010";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt8",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt8.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_msgs/msg/UInt8MultiArray`.
@@ -1351,5 +1750,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "std_msgs::msg::dds_::UInt8MultiArray_";
         const TYPE_HASH: &'static str =
             "RIHS01_5687e861b8d307a5e48b7515467ae7a5fc2daf805bd0ce6d8e9e604bade9f385";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_msgs/msg/UInt8MultiArray",
+                    fields: &[
+                        crate::description::FieldDescription { name: "layout", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_msgs/msg/MultiArrayLayout", default_value: "" },
+                        crate::description::FieldDescription { name: "data", type_id: 147, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_msgs/msg/UInt8MultiArray.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<MultiArrayDimension as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<MultiArrayLayout as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -23,6 +23,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "std_srvs/srv/Empty";
         const TYPE_HASH: &'static str =
             "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Empty",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Empty_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Empty_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Empty_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_srvs/srv/Empty.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Empty_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Empty_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Empty_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_srvs/srv/Empty_Request`.
@@ -59,6 +79,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Empty_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_458eaf200a3f63d9cc53d19436edebc0c140ef4c93ca75d5bd4ce19fd7759e35";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Empty_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/Empty_Response`.
@@ -95,6 +127,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Empty_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_0a2858b3f60df644a61d0fa44cfc923a3d3628e0ad9c8ad8534b1a2c92a413dc";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Empty_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/Empty_Event`.
@@ -164,6 +208,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Empty_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_66fa7fcfb5f2bf04b9a8a55603318c5c402edfc4bd56bb0ed7b602990c29305a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Empty_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/Empty_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/Empty_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Empty_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Empty_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `std_srvs/srv/SetBool`.
@@ -176,6 +239,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "std_srvs/srv/SetBool";
         const TYPE_HASH: &'static str =
             "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/SetBool",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/SetBool_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/SetBool_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/SetBool_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_srvs/srv/SetBool.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_srvs/srv/SetBool_Request`.
@@ -217,6 +300,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::SetBool_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_c62fbb99d94e1b25e8ef9e109f9581956bb1b3361a45a4e5810c36a90d29932e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/SetBool_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "data", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/SetBool_Response`.
@@ -262,6 +357,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::SetBool_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_d0814e7f7b4880ab77e9c57426c7aa1562ab69f11eef8e2e968812f9cbd0b059";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/SetBool_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/SetBool_Event`.
@@ -331,6 +439,25 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::SetBool_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_3c4c20015afb4303eafd347b1d6a786f171a89c814726961a9593ef10df878cf";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/SetBool_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/SetBool_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/SetBool_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<SetBool_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `std_srvs/srv/Trigger`.
@@ -343,6 +470,26 @@ pub mod srv {
         const TYPE_NAME: &'static str = "std_srvs/srv/Trigger";
         const TYPE_HASH: &'static str =
             "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Trigger",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Trigger_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Trigger_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "std_srvs/srv/Trigger_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/std_srvs/srv/Trigger.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `std_srvs/srv/Trigger_Request`.
@@ -379,6 +526,18 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Trigger_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_d010825374ce8918e72bfd826c82603e60f45419e932ea976f807b74a863a199";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Trigger_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "structure_needs_at_least_one_member", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/Trigger_Response`.
@@ -424,6 +583,19 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Trigger_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_2d946c21e2fc3f1e9ca6986a8191d85fcc70097a8bb7771a053564bc47009cdf";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Trigger_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "success", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "message", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `std_srvs/srv/Trigger_Event`.
@@ -493,5 +665,24 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "std_srvs::srv::dds_::Trigger_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_ec4a1d26b0575e61906890342aba9523a2360e9845857c5590fa6e23bc39e1c2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "std_srvs/srv/Trigger_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/Trigger_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "std_srvs/srv/Trigger_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Trigger_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

@@ -60,6 +60,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::ComplexNestedKey_";
         const TYPE_HASH: &'static str =
             "RIHS01_67de37f251f9431ed5f2630507939ff5538ecfaaa4169849be18870c3fbe2de8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/msg/ComplexNestedKey",
+                    fields: &[
+                        crate::description::FieldDescription { name: "uint32_key", type_id: 7, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "nested_keys", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/msg/NonKeyedWithNestedKey", default_value: "" },
+                        crate::description::FieldDescription { name: "float64_value", type_id: 11, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "idl",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/test_msgs/msg/ComplexNestedKey.idl")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<KeyedString as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<NonKeyedWithNestedKey as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
         const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
             ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
                 members: &[
@@ -151,6 +168,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::KeyedLong_";
         const TYPE_HASH: &'static str =
             "RIHS01_660defa556c3c4b1991498e62bca58bf71ac6e13bcf9a476aa998a8b66f650f0";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/msg/KeyedLong",
+                    fields: &[
+                        crate::description::FieldDescription { name: "key", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "value", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "idl",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/test_msgs/msg/KeyedLong.idl")),
+                },
+                referenced_type_descriptions: &[],
+            });
         const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
             ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
                 members: &[
@@ -211,6 +241,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::KeyedString_";
         const TYPE_HASH: &'static str =
             "RIHS01_20c0320c41013bc51612123c18abadac81944a31db59f1caf817829e2f186043";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/msg/KeyedString",
+                    fields: &[
+                        crate::description::FieldDescription { name: "key", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "value", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "idl",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/test_msgs/msg/KeyedString.idl")),
+                },
+                referenced_type_descriptions: &[],
+            });
         const KEY: ::core::option::Option<&'static crate::cdr::key::KeyStruct> =
             ::core::option::Option::Some(&crate::cdr::key::KeyStruct {
                 members: &[
@@ -271,6 +314,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "test_msgs::msg::dds_::NonKeyedWithNestedKey_";
         const TYPE_HASH: &'static str =
             "RIHS01_36baf7e933c8647ccf6a96e27549df0db4c6d5bc0200819dab4c61e6b6d927d2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/msg/NonKeyedWithNestedKey",
+                    fields: &[
+                        crate::description::FieldDescription { name: "nested_data", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/msg/KeyedString", default_value: "" },
+                        crate::description::FieldDescription { name: "some_int", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "idl",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/test_msgs/msg/NonKeyedWithNestedKey.idl")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<KeyedString as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }
 
@@ -299,6 +357,39 @@ pub mod action {
         const TYPE_NAME: &'static str = "test_msgs/action/Fibonacci";
         const TYPE_HASH: &'static str =
             "RIHS01_be9273e3557225044b4a040811112491f7079326e3a573f83258b0b4c30bd069";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Goal", default_value: "" },
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Result", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Feedback", default_value: "" },
+                        crate::description::FieldDescription { name: "send_goal_service", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal", default_value: "" },
+                        crate::description::FieldDescription { name: "get_result_service", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_FeedbackMessage", default_value: "" },
+                    ],
+                    encoding: "action",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/test_msgs/action/Fibonacci.action")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Feedback as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_FeedbackMessage as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult as crate::Service>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal as crate::Service>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
 
         fn send_goal_request(goal_id: crate::unique_identifier_msgs::msg::UUID, goal: Self::Goal) -> Fibonacci_SendGoal_Request {
             Fibonacci_SendGoal_Request { goal_id, goal }
@@ -380,6 +471,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_Goal_";
         const TYPE_HASH: &'static str =
             "RIHS01_e58ef5a8f4f039ab522a740823547c460b1d5aed8031c8b7825d33d345d90df8";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_Goal",
+                    fields: &[
+                        crate::description::FieldDescription { name: "order", type_id: 6, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_Result`.
@@ -424,6 +527,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_Result_";
         const TYPE_HASH: &'static str =
             "RIHS01_0774b095467813c6904d475498b5486b7ebd4cda6a4569f97e8de8c862689049";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_Result",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sequence", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_Feedback`.
@@ -468,6 +583,18 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_Feedback_";
         const TYPE_HASH: &'static str =
             "RIHS01_7d1110f2efa019ad5ad8ad2244db98d862f39dc9fae8c976814b0065fa2f32d5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_Feedback",
+                    fields: &[
+                        crate::description::FieldDescription { name: "sequence", type_id: 150, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Service `test_msgs/action/Fibonacci_SendGoal`.
@@ -480,6 +607,28 @@ pub mod action {
         const TYPE_NAME: &'static str = "test_msgs/action/Fibonacci_SendGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_d807633803e38e164276573cd97e9fbd71e109c290bbf4cc312a0a1c9da7bbd9";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_SendGoal",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal_Event", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_SendGoal_Request`.
@@ -525,6 +674,22 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_SendGoal_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_dfe75c73dc2c090cbc8fd8c45039bfa279d16aa6aadd348f812c6adad26e669e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_SendGoal_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                        crate::description::FieldDescription { name: "goal", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Goal", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_SendGoal_Response`.
@@ -570,6 +735,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_SendGoal_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_1e7e84f7edf1fb020d9e51c7842bceef4cbdbd847f354125f3227cf4f314a683";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_SendGoal_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "accepted", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "stamp", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "builtin_interfaces/msg/Time", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_SendGoal_Event`.
@@ -639,6 +819,27 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_SendGoal_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_a20e708c6aae7a99d1eb0e930a0916f596bb5bae93a342a61752e13135be2c44";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_SendGoal_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_SendGoal_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Goal as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_SendGoal_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Service `test_msgs/action/Fibonacci_GetResult`.
@@ -651,6 +852,28 @@ pub mod action {
         const TYPE_NAME: &'static str = "test_msgs/action/Fibonacci_GetResult";
         const TYPE_HASH: &'static str =
             "RIHS01_5d30fdeb21d20e117aa5f36c7b4f0b6874f1a8cf7a9c038d58f1156c5737b209";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_GetResult",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult_Event", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_GetResult_Request`.
@@ -692,6 +915,20 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_GetResult_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_c65e93c4c4328d7f1abd6ace83dba8e5fa0f32de76b4d2c96b5c655d94803b92";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_GetResult_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_GetResult_Response`.
@@ -737,6 +974,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_GetResult_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_ef88159d47a3d21d9bf4bec690cf668939d9542db28a9cfd77dbcd97eaf1add2";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_GetResult_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "status", type_id: 2, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "result", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Result", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_GetResult_Event`.
@@ -806,6 +1058,27 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_GetResult_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_fe0aa5843ef10550a9b322aeeccd5b11e78bca05b3571cf6999c51bff30c1e23";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_GetResult_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_GetResult_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_GetResult_Response as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<Fibonacci_Result as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `test_msgs/action/Fibonacci_FeedbackMessage`.
@@ -851,5 +1124,21 @@ pub mod action {
         const DDS_TYPE_NAME: &'static str = "test_msgs::action::dds_::Fibonacci_FeedbackMessage_";
         const TYPE_HASH: &'static str =
             "RIHS01_37487bae8cea358366b97003c1ef1ca7ce7c08df36f9e8cca496624226aee64e";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "test_msgs/action/Fibonacci_FeedbackMessage",
+                    fields: &[
+                        crate::description::FieldDescription { name: "goal_id", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "unique_identifier_msgs/msg/UUID", default_value: "" },
+                        crate::description::FieldDescription { name: "feedback", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "test_msgs/action/Fibonacci_Feedback", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Fibonacci_Feedback as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

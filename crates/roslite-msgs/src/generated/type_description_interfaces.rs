@@ -60,6 +60,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::Field_";
         const TYPE_HASH: &'static str =
             "RIHS01_c0b01379cd4226281285ccaf6be46653968f855f7c5e41614ff5d7a854efef7c";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/Field",
+                    fields: &[
+                        crate::description::FieldDescription { name: "name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "type", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/FieldType", default_value: "" },
+                        crate::description::FieldDescription { name: "default_value", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/Field.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<FieldType as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `type_description_interfaces/msg/FieldType`.
@@ -205,6 +221,21 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::FieldType_";
         const TYPE_HASH: &'static str =
             "RIHS01_a70b6dd919645a03a3586f7f821defbc886ea3e531a1d95cc0f380a3973ccaa6";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/FieldType",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type_id", type_id: 3, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "0" },
+                        crate::description::FieldDescription { name: "capacity", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "string_capacity", type_id: 9, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "nested_type_name", type_id: 21, capacity: 0, string_capacity: 255, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/FieldType.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `type_description_interfaces/msg/IndividualTypeDescription`.
@@ -260,6 +291,22 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::IndividualTypeDescription_";
         const TYPE_HASH: &'static str =
             "RIHS01_55c827d86c3c141bdd318fe6c22e11190e4d3b37c8f4f9751a084aa05ce96560";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/IndividualTypeDescription",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type_name", type_id: 21, capacity: 0, string_capacity: 255, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "fields", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/Field", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/IndividualTypeDescription.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Field as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<FieldType as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `type_description_interfaces/msg/KeyValue`.
@@ -305,6 +352,19 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::KeyValue_";
         const TYPE_HASH: &'static str =
             "RIHS01_274fe56bf14f33c7512e34c646a37579ee36779f745f049a9760763e817f0c42";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/KeyValue",
+                    fields: &[
+                        crate::description::FieldDescription { name: "key", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "value", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/KeyValue.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `type_description_interfaces/msg/TypeDescription`.
@@ -360,6 +420,23 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::TypeDescription_";
         const TYPE_HASH: &'static str =
             "RIHS01_739f2508c9fa3a6f330913ff5b9d25fb74159a077da71e1087f51a60c12a080b";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/TypeDescription",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type_description", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/IndividualTypeDescription", default_value: "" },
+                        crate::description::FieldDescription { name: "referenced_type_descriptions", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/IndividualTypeDescription", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/TypeDescription.msg")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<Field as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<FieldType as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<IndividualTypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `type_description_interfaces/msg/TypeSource`.
@@ -409,6 +486,20 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::msg::dds_::TypeSource_";
         const TYPE_HASH: &'static str =
             "RIHS01_faeaec7596c04ecf5b6e99ad225e4c7cbb997ad5435f793526fb3984d011aae5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/msg/TypeSource",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type_name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "encoding", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "raw_file_contents", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/msg/TypeSource.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }
 
@@ -433,6 +524,32 @@ pub mod srv {
         const TYPE_NAME: &'static str = "type_description_interfaces/srv/GetTypeDescription";
         const TYPE_HASH: &'static str =
             "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/srv/GetTypeDescription",
+                    fields: &[
+                        crate::description::FieldDescription { name: "request_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/srv/GetTypeDescription_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/srv/GetTypeDescription_Response", default_value: "" },
+                        crate::description::FieldDescription { name: "event_message", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/srv/GetTypeDescription_Event", default_value: "" },
+                    ],
+                    encoding: "srv",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/type_description_interfaces/srv/GetTypeDescription.srv")),
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Field as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::FieldType as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IndividualTypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::KeyValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeSource as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetTypeDescription_Event as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetTypeDescription_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetTypeDescription_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `type_description_interfaces/srv/GetTypeDescription_Request`.
@@ -482,6 +599,20 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::srv::dds_::GetTypeDescription_Request_";
         const TYPE_HASH: &'static str =
             "RIHS01_470f56ccbcf13d55c78c8b735fb12da03e639e5acded994426c89d94778d9e28";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/srv/GetTypeDescription_Request",
+                    fields: &[
+                        crate::description::FieldDescription { name: "type_name", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "type_hash", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "include_type_sources", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "True" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 
     /// Message `type_description_interfaces/srv/GetTypeDescription_Response`.
@@ -559,6 +690,29 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::srv::dds_::GetTypeDescription_Response_";
         const TYPE_HASH: &'static str =
             "RIHS01_648c49d976240861a482f961c5621ddd0d2135d8cce6f297a76d4f6376d93b75";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/srv/GetTypeDescription_Response",
+                    fields: &[
+                        crate::description::FieldDescription { name: "successful", type_id: 15, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "failure_reason", type_id: 17, capacity: 0, string_capacity: 0, nested_type_name: "", default_value: "" },
+                        crate::description::FieldDescription { name: "type_description", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/TypeDescription", default_value: "" },
+                        crate::description::FieldDescription { name: "type_sources", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/TypeSource", default_value: "" },
+                        crate::description::FieldDescription { name: "extra_information", type_id: 145, capacity: 0, string_capacity: 0, nested_type_name: "type_description_interfaces/msg/KeyValue", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<super::msg::Field as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::FieldType as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IndividualTypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::KeyValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeSource as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 
     /// Message `type_description_interfaces/srv/GetTypeDescription_Event`.
@@ -628,5 +782,30 @@ pub mod srv {
         const DDS_TYPE_NAME: &'static str = "type_description_interfaces::srv::dds_::GetTypeDescription_Event_";
         const TYPE_HASH: &'static str =
             "RIHS01_491e3350e7a0b11918fb16a523cf01a22d76fdaa53c43b52164fea14aabb5612";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "type_description_interfaces/srv/GetTypeDescription_Event",
+                    fields: &[
+                        crate::description::FieldDescription { name: "info", type_id: 1, capacity: 0, string_capacity: 0, nested_type_name: "service_msgs/msg/ServiceEventInfo", default_value: "" },
+                        crate::description::FieldDescription { name: "request", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "type_description_interfaces/srv/GetTypeDescription_Request", default_value: "" },
+                        crate::description::FieldDescription { name: "response", type_id: 97, capacity: 1, string_capacity: 0, nested_type_name: "type_description_interfaces/srv/GetTypeDescription_Response", default_value: "" },
+                    ],
+                    encoding: "implicit",
+                    raw_file_contents: "",
+                },
+                referenced_type_descriptions: &[
+                    crate::description::individual(<crate::builtin_interfaces::msg::Time as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::Field as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::FieldType as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::IndividualTypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::KeyValue as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeDescription as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<super::msg::TypeSource as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetTypeDescription_Request as crate::Message>::TYPE_DESCRIPTION),
+                    crate::description::individual(<GetTypeDescription_Response as crate::Message>::TYPE_DESCRIPTION),
+                ],
+            });
     }
 }

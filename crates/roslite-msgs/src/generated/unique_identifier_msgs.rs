@@ -52,5 +52,17 @@ pub mod msg {
         const DDS_TYPE_NAME: &'static str = "unique_identifier_msgs::msg::dds_::UUID_";
         const TYPE_HASH: &'static str =
             "RIHS01_1b8e8aca958cbea28fe6ef60bf6c19b683c97a9ef60bb34752067d0f2f7ab437";
+        const TYPE_DESCRIPTION: ::core::option::Option<&'static crate::description::TypeDescription> =
+            ::core::option::Option::Some(&crate::description::TypeDescription {
+                type_description: &crate::description::IndividualTypeDescription {
+                    type_name: "unique_identifier_msgs/msg/UUID",
+                    fields: &[
+                        crate::description::FieldDescription { name: "uuid", type_id: 51, capacity: 16, string_capacity: 0, nested_type_name: "", default_value: "" },
+                    ],
+                    encoding: "msg",
+                    raw_file_contents: crate::description::without_final_line_break(include_str!("../../interfaces/unique_identifier_msgs/msg/UUID.msg")),
+                },
+                referenced_type_descriptions: &[],
+            });
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use roslite_executor::CallbackGroup;
 
+use super::type_cache::TypeCache;
 use crate::seam::BackendSet;
 
 pub(crate) struct EndpointHost {
@@ -13,6 +14,8 @@ pub(crate) struct EndpointHost {
     pub(crate) node_id: u64,
     pub(crate) default_group: Arc<CallbackGroup>,
     pub(crate) backends: Arc<BackendSet>,
+    /// The types the node's endpoints use, for its `~/get_type_description` service.
+    pub(crate) types: Arc<TypeCache>,
 }
 
 impl EndpointHost {
@@ -29,6 +32,7 @@ impl EndpointHost {
             node_id,
             default_group,
             backends,
+            types: Arc::default(),
         }
     }
 }

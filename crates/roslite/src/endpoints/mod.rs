@@ -8,3 +8,4 @@ pub mod pubsub;
 pub mod serialized;
 pub mod serialized_service;
 pub mod service;
+pub(crate) mod type_cache;

@@ -23,6 +23,7 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
 use crate::endpoints::host::EndpointHost;
+use crate::endpoints::type_cache::TypeRegistration;
 pub use crate::seam::MessageInfo;
 use crate::seam::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
@@ -735,6 +736,7 @@ pub struct Subscription<T: Message> {
     pub(crate) shared: Arc<SubscriptionShared<T>>,
     topic: String,
     node: Arc<EndpointHost>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<T: Message> Subscription<T> {
@@ -759,10 +761,12 @@ impl<T: Message> Subscription<T> {
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
+        let registration = node.types.register(T::TYPE_HASH, T::TYPE_DESCRIPTION);
         Self {
             shared,
             topic,
             node,
+            _type_registration: registration,
         }
     }
 
@@ -1149,6 +1153,7 @@ pub struct Publisher<T: Message> {
     topic: String,
     node: Arc<EndpointHost>,
     _type: PhantomData<fn(T)>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<T: Message> Publisher<T> {
@@ -1166,11 +1171,13 @@ impl<T: Message> Publisher<T> {
             // As rclcpp's publisher event handlers: in the node's default group.
             deadline: DeadlineWatch::start(qos.deadline, &node.default_group),
         });
+        let registration = node.types.register(T::TYPE_HASH, T::TYPE_DESCRIPTION);
         Self {
             shared,
             topic,
             node,
             _type: PhantomData,
+            _type_registration: registration,
         }
     }
 

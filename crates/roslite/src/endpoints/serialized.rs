@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use roslite_cdr::key::KeyStruct;
 use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::description::TypeDescription;
 use roslite_msgs::Message;
 
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::pubsub::{admit_published, PublishError};
+use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::{send_to_each, Outlet, SendTimeout};
 use crate::seam::{EndpointRecord, PublisherLink};
 use crate::seam::{MessageInfo, SerializedSink};
@@ -28,7 +30,8 @@ use crate::vocabulary::queue::{instance_of, KeptItems, LockedQueue, RoomWaiter, 
 use crate::vocabulary::snapshot::SnapshotList;
 use crate::vocabulary::time::{monotonic_to_wall, wall_to_monotonic};
 
-/// The names of a message type, as the graph and the wire know it.
+/// The names of a message type, as the graph and the wire know it, and the description its
+/// node serves for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TypeInfo {
     /// `std_msgs/msg/String`.
@@ -39,6 +42,10 @@ pub struct TypeInfo {
     pub type_hash: &'static str,
     /// The key members of a keyed type ([`Message::KEY`]).
     pub key: Option<&'static KeyStruct>,
+    /// The REP 2011 type description ([`Message::TYPE_DESCRIPTION`]) the node of an endpoint
+    /// of this type serves on `~/get_type_description`; without one the node answers that the
+    /// type is not in use, as rcl does for a type it does not know.
+    pub description: Option<&'static TypeDescription>,
 }
 
 /// Keeps one copy of each distinct run-time type name for the life of the process, so
@@ -66,10 +73,12 @@ impl TypeInfo {
             dds_type_name: T::DDS_TYPE_NAME,
             type_hash: T::TYPE_HASH,
             key: T::KEY,
+            description: T::TYPE_DESCRIPTION,
         }
     }
 
-    /// A type by name (`pkg/msg/Name`) and hash; `None` if the name is not of that form.
+    /// A type by name (`pkg/msg/Name`) and hash, without a key or a description (see
+    /// [`Self::with_key`], [`Self::with_description`]); `None` if the name is not of that form.
     pub fn new(type_name: &str, type_hash: &str) -> Option<Self> {
         let mut parts = type_name.split('/');
         let (Some(package), Some(kind), Some(name), None) =
@@ -85,12 +94,23 @@ impl TypeInfo {
             dds_type_name: intern(&format!("{package}::{kind}::dds_::{name}_")),
             type_hash: intern(type_hash),
             key: None,
+            description: None,
         })
     }
 
     /// The type with key members `key` (a keyed IDL type, see [`Message::KEY`]).
     pub fn with_key(self, key: Option<&'static KeyStruct>) -> Self {
         Self { key, ..self }
+    }
+
+    /// The type with its REP 2011 description, for a type known only at run time whose
+    /// definition is at hand (built from it, and leaked as type names are: once per type and
+    /// process).
+    pub fn with_description(self, description: Option<&'static TypeDescription>) -> Self {
+        Self {
+            description,
+            ..self
+        }
     }
 }
 
@@ -180,6 +200,7 @@ pub struct SerializedSubscription {
     pub(crate) shared: Arc<SerializedSubscriptionShared>,
     topic: String,
     node: Arc<EndpointHost>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl SerializedSubscription {
@@ -188,24 +209,26 @@ impl SerializedSubscription {
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
-        key: Option<&'static KeyStruct>,
+        ty: TypeInfo,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
             id: node.backends.next_entity_id(),
             qos,
             queue: LockedQueue::new(qos.history),
-            key,
+            key: ty.key,
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
             events: Arc::default(),
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
+        let registration = node.types.register(ty.type_hash, ty.description);
         Self {
             shared,
             topic,
             node,
+            _type_registration: registration,
         }
     }
 
@@ -360,6 +383,7 @@ pub struct SerializedPublisher {
     pub(crate) shared: Arc<SerializedPublisherShared>,
     topic: String,
     node: Arc<EndpointHost>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl SerializedPublisher {
@@ -367,10 +391,10 @@ impl SerializedPublisher {
         node: Arc<EndpointHost>,
         topic: String,
         qos: QosProfile,
-        key: Option<&'static KeyStruct>,
+        ty: TypeInfo,
     ) -> Self {
         let shared = Arc::new(SerializedPublisherShared {
-            key,
+            key: ty.key,
             id: node.backends.next_entity_id(),
             qos,
             sequence: AtomicU64::new(0),
@@ -379,10 +403,12 @@ impl SerializedPublisher {
             history: Mutex::default(),
             events: Arc::default(),
         });
+        let registration = node.types.register(ty.type_hash, ty.description);
         Self {
             shared,
             topic,
             node,
+            _type_registration: registration,
         }
     }
 

@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use roslite_cdr::SharedBuf;
 use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::description::TypeDescription;
 
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::ServiceStats;
+use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::{
     LocalServer, ReplyChannel, RequestId, RequestSink, ServiceEndpointDescription,
 };
@@ -105,6 +107,7 @@ pub struct SerializedService {
     shared: Arc<SerializedServiceShared>,
     name: String,
     node: Arc<EndpointHost>,
+    service_type: Option<TypeRegistration>,
 }
 
 impl SerializedService {
@@ -147,12 +150,29 @@ impl SerializedService {
             sink: shared.clone(),
             typed,
         });
-        Self { shared, name, node }
+        Self {
+            shared,
+            name,
+            node,
+            service_type: None,
+        }
     }
 
     /// The fully qualified service name (after expansion and remapping).
     pub fn service_name(&self) -> &str {
         &self.name
+    }
+
+    /// Has the node serve `description` on `~/get_type_description` for the service type
+    /// whose hash is `type_hash`, for as long as this server lives, as a typed server's node
+    /// does by itself (rcl registers a server's service type; this server knows only its
+    /// request and response types). A later call replaces the earlier one.
+    pub fn register_service_type(
+        &mut self,
+        type_hash: &str,
+        description: &'static TypeDescription,
+    ) {
+        self.service_type = self.node.types.register(type_hash, Some(description));
     }
 
     pub fn stats(&self) -> ServiceStats {

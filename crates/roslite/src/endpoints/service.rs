@@ -27,10 +27,12 @@ use std::time::{Duration, Instant as StdInstant};
 
 use roslite_cdr::{Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
+use roslite_msgs::description::TypeDescription;
 use roslite_msgs::{Message, Service as ServiceType};
 
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::serialized::TypeInfo;
+use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::{
     LocalClient, LocalServer, ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink,
     ServiceEndpointDescription,
@@ -353,6 +355,7 @@ pub struct Service<S: ServiceType> {
     shared: Arc<ServiceShared<S>>,
     name: String,
     node: Arc<EndpointHost>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<S: ServiceType> Service<S> {
@@ -382,7 +385,14 @@ impl<S: ServiceType> Service<S> {
             sink: shared.clone(),
             typed: Arc::downgrade(&any),
         });
-        Self { shared, name, node }
+        // rcl registers a server's service type (not its request and response types).
+        let registration = node.types.register(S::TYPE_HASH, S::TYPE_DESCRIPTION);
+        Self {
+            shared,
+            name,
+            node,
+            _type_registration: registration,
+        }
     }
 
     /// The fully qualified service name (after expansion and remapping).
@@ -548,6 +558,7 @@ fn wait_until_ready(node: &EndpointHost, timeout: Duration, ready: impl Fn() -> 
 pub struct Client<S: ServiceType> {
     shared: Arc<ClientShared<S::Response>>,
     node: Arc<EndpointHost>,
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<S: ServiceType> Client<S> {
@@ -561,7 +572,12 @@ impl<S: ServiceType> Client<S> {
             description: endpoint_description::<S>(&node, shared.id, &shared.service, qos),
             sink: shared.clone(),
         });
-        Self { shared, node }
+        let registration = node.types.register(S::TYPE_HASH, S::TYPE_DESCRIPTION);
+        Self {
+            shared,
+            node,
+            _type_registration: registration,
+        }
     }
 
     /// The fully qualified service name (after expansion and remapping).
@@ -732,6 +748,7 @@ impl<S: ServiceType> Drop for ResponseFuture<S> {
 pub struct SerializedClient {
     shared: Arc<ClientShared<SharedBuf>>,
     node: Arc<EndpointHost>,
+    service_type: Option<TypeRegistration>,
 }
 
 impl SerializedClient {
@@ -761,11 +778,27 @@ impl SerializedClient {
             },
             sink: shared.clone(),
         });
-        Self { shared, node }
+        Self {
+            shared,
+            node,
+            service_type: None,
+        }
     }
 
     pub fn service_name(&self) -> &str {
         &self.shared.service
+    }
+
+    /// Has the node serve `description` on `~/get_type_description` for the service type
+    /// whose hash is `type_hash`, for as long as this client lives, as a typed client's node
+    /// does by itself (rcl registers a client's service type; this client knows only its
+    /// request and response types). A later call replaces the earlier one.
+    pub fn register_service_type(
+        &mut self,
+        type_hash: &str,
+        description: &'static TypeDescription,
+    ) {
+        self.service_type = self.node.types.register(type_hash, Some(description));
     }
 
     pub fn stats(&self) -> ClientStats {

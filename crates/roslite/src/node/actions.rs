@@ -171,6 +171,7 @@ impl super::Node {
             },
             group,
             self.shared.timer_clock.clone(),
+            host.types.register(A::TYPE_HASH, A::TYPE_DESCRIPTION),
         ))
     }
 

@@ -392,9 +392,19 @@ impl Overrides {
     /// # Errors
     /// The value, as text, when it is not a bool.
     pub(crate) fn use_sim_time(&self) -> Result<bool, String> {
-        match self.values.get("use_sim_time") {
-            None => Ok(false),
-            Some(ParameterValue::Bool(b)) => Ok(*b),
+        self.bool_value("use_sim_time")
+            .map(|value| value.unwrap_or(false))
+    }
+
+    /// The override of the bool parameter `name`, if there is one: for the parameters a node
+    /// declares itself, checked before the node is made.
+    ///
+    /// # Errors
+    /// The value, as text, when it is not a bool.
+    pub(crate) fn bool_value(&self, name: &str) -> Result<Option<bool>, String> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(ParameterValue::Bool(b)) => Ok(Some(*b)),
             Some(other) => Err(other.to_string()),
         }
     }

@@ -855,11 +855,22 @@ fn list_parameters_by_prefix_and_depth() {
     let all = node.list_parameters::<&str>(&[], 0);
     assert_eq!(
         all.names,
-        ["a", "b.c", "b.d.e", "b.d.f", "bx", "use_sim_time"]
+        [
+            "a",
+            "b.c",
+            "b.d.e",
+            "b.d.f",
+            "bx",
+            "start_type_description_service",
+            "use_sim_time"
+        ]
     );
     assert_eq!(all.prefixes, ["b", "b.d"]);
     let top = node.list_parameters::<&str>(&[], 1);
-    assert_eq!(top.names, ["a", "bx", "use_sim_time"]);
+    assert_eq!(
+        top.names,
+        ["a", "bx", "start_type_description_service", "use_sim_time"]
+    );
     let under_b = node.list_parameters(&["b"], 1);
     assert_eq!(under_b.names, ["b.c"]);
     let under_b = node.list_parameters(&["b"], 0);
@@ -958,7 +969,10 @@ fn service_handlers_answer_as_rclcpp_does() {
     assert_eq!(described.descriptors[0].r#type, 3);
 
     let listed = services::list_parameters(core, rcl_srv::ListParameters_Request::default());
-    assert_eq!(listed.result.names, ["gain", "use_sim_time"]);
+    assert_eq!(
+        listed.result.names,
+        ["gain", "start_type_description_service", "use_sim_time"]
+    );
 
     let set = services::set_parameters(
         core,

@@ -344,6 +344,10 @@ pub fn batch_window_from_env() -> Result<Option<Duration>, InitError> {
 /// `start_parameter_services` and `start_parameter_event_publisher`, on by default). Each node
 /// with services adds 12 RTPS endpoints and a `/parameter_events` writer; a tiny node that no
 /// tool needs to configure can do without them.
+///
+/// The same holds for the node's other tool-facing service, `~/get_type_description`: when
+/// these are disabled, the node's `start_type_description_service` parameter defaults to false
+/// (2 RTPS endpoints fewer), and `-p start_type_description_service:=true` still starts it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ParameterServices {
     #[default]

@@ -28,6 +28,7 @@ use super::promise::Promise;
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::pubsub::Subscription;
 use crate::endpoints::service::{CallError, Client};
+use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::RequestKey;
 use crate::vocabulary::events::MatchedStatus;
 
@@ -412,6 +413,9 @@ pub struct ActionClient<A: Action> {
     feedback: Subscription<A::FeedbackMessage>,
     status: Subscription<GoalStatusArray>,
     node: Arc<EndpointHost>,
+    /// The action type in the node's type cache (rcl_action registers it beside the types of
+    /// the action's services and topics).
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<A: Action> ActionClient<A> {
@@ -427,11 +431,13 @@ impl<A: Action> ActionClient<A> {
                 core.handle_status_matched(matched);
             }
         });
+        let registration = node.types.register(A::TYPE_HASH, A::TYPE_DESCRIPTION);
         Self {
             core,
             feedback,
             status,
             node,
+            _type_registration: registration,
         }
     }
 

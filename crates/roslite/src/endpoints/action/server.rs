@@ -22,6 +22,7 @@ use super::goal_state::{
 };
 use crate::endpoints::pubsub::{PublishError, Publisher};
 use crate::endpoints::service::{Service, ServiceReply};
+use crate::endpoints::type_cache::TypeRegistration;
 use crate::vocabulary::log::Logger;
 use crate::vocabulary::time::{RosClockSource, Time};
 
@@ -681,6 +682,9 @@ pub struct ActionServer<A: Action> {
     core: Arc<ServerCore<A>>,
     services: ServerServices<A>,
     _expiry: Arc<TimerEntity>,
+    /// The action type in the node's type cache (rcl_action registers it beside the types of
+    /// the action's services and topics).
+    _type_registration: Option<TypeRegistration>,
 }
 
 impl<A: Action> ActionServer<A> {
@@ -690,6 +694,7 @@ impl<A: Action> ActionServer<A> {
         services: ServerServices<A>,
         group: &Arc<CallbackGroup>,
         timer_clock: Arc<dyn Clock>,
+        action_type: Option<TypeRegistration>,
     ) -> Self {
         // Ended goals are checked twice per result_timeout, so one is forgotten between one
         // and one and a half timeouts after its end (and requests check first themselves).
@@ -706,6 +711,7 @@ impl<A: Action> ActionServer<A> {
             core,
             services,
             _expiry: expiry,
+            _type_registration: action_type,
         }
     }
 
