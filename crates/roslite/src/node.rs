@@ -29,9 +29,9 @@ use roslite_msgs::rosgraph_msgs::msg::Clock as ClockMsg;
 mod actions;
 mod parameters;
 mod services;
-pub(crate) mod type_descriptions;
+mod type_descriptions;
 
-pub use type_descriptions::START_TYPE_DESCRIPTION_SERVICE;
+pub use crate::endpoints::type_cache::START_TYPE_DESCRIPTION_SERVICE;
 
 /// Why a node or one of its entities could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,7 +159,7 @@ pub struct Node {
     _rosout: Option<Arc<dyn crate::vocabulary::log::LogSink>>,
     pub(crate) parameters: Arc<crate::params::NodeParameters>,
     /// `~/get_type_description`, unless `start_type_description_service` is false.
-    _type_description_service: Option<type_descriptions::TypeDescriptionService>,
+    _type_description_service: Option<crate::endpoints::type_cache::TypeDescriptionService>,
 }
 
 impl Node {
@@ -252,7 +252,7 @@ impl Node {
             node._clock_subscription = Some(Arc::new(subscription));
         }
         crate::params::NodeParameters::start(&node, use_sim_time)?;
-        node._type_description_service = type_descriptions::start(&node)?;
+        node._type_description_service = node.start_type_description_service()?;
         Ok(node)
     }
 

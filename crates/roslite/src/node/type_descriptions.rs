@@ -20,52 +20,52 @@ use roslite_msgs::type_description_interfaces::srv::{
 };
 
 use super::{Node, NodeError};
-use crate::endpoints::service::{services_default_qos, Service};
-use crate::endpoints::type_cache::{parse_type_hash, TypeCache};
+use crate::endpoints::service::services_default_qos;
+use crate::endpoints::type_cache::{
+    parse_type_hash, TypeCache, TypeDescriptionService, START_TYPE_DESCRIPTION_SERVICE,
+};
 use crate::params::{ParameterDescriptor, ParameterServices, ParameterType, ParameterValue};
-
-/// The parameter that decides whether a node serves `~/get_type_description`.
-pub const START_TYPE_DESCRIPTION_SERVICE: &str = "start_type_description_service";
-
-/// The running service, kept by its node (and its clones).
-pub(crate) type TypeDescriptionService = Arc<Service<GetTypeDescription>>;
 
 /// rcl's `failure_reason` for a hash `rosidl_parse_type_hash_string` refuses.
 pub(crate) const MALFORMED_HASH: &str = "Failed to parse type hash";
 /// rcl's `failure_reason` for a hash none of the node's endpoints uses.
 pub(crate) const TYPE_NOT_IN_USE: &str = "Type not currently in use by this node";
 
-/// Declares [`START_TYPE_DESCRIPTION_SERVICE`] on `node` and, when it is true, starts the
-/// service; the returned handle keeps it serving. The override's type was checked when the
-/// node was made (`Node::new`), so declaring cannot fail on it.
-pub(crate) fn start(node: &Node) -> Result<Option<TypeDescriptionService>, NodeError> {
-    let default = node.parameters.enabled == ParameterServices::Enabled;
-    let mut descriptor = ParameterDescriptor::new()
-        .description("Start the ~/get_type_description service for this node.");
-    descriptor.ty = ParameterType::Bool;
-    let value = node
-        .parameters
-        .core
-        .declare(
-            START_TYPE_DESCRIPTION_SERVICE,
-            ParameterValue::Bool(default),
-            descriptor.read_only(),
-        )
-        // Invariant: declared once, on a node nobody has added callbacks to, with an override
-        // `Node::new` checked to be a bool.
-        .expect("internal bug: declaring start_type_description_service on a new node failed");
-    if value != ParameterValue::Bool(true) {
-        return Ok(None);
+impl Node {
+    /// Declares [`START_TYPE_DESCRIPTION_SERVICE`] on this node and, when it is true, starts
+    /// the service; the returned handle keeps it serving. The override's type was checked when
+    /// the node was made (`Node::new`), so declaring cannot fail on it.
+    pub(crate) fn start_type_description_service(
+        &self,
+    ) -> Result<Option<TypeDescriptionService>, NodeError> {
+        let default = self.parameters.enabled == ParameterServices::Enabled;
+        let mut descriptor = ParameterDescriptor::new()
+            .description("Start the ~/get_type_description service for this node.");
+        descriptor.ty = ParameterType::Bool;
+        let value = self
+            .parameters
+            .core
+            .declare(
+                START_TYPE_DESCRIPTION_SERVICE,
+                ParameterValue::Bool(default),
+                descriptor.read_only(),
+            )
+            // Invariant: declared once, on a node nobody has added callbacks to, with an override
+            // `Node::new` checked to be a bool.
+            .expect("internal bug: declaring start_type_description_service on a new node failed");
+        if value != ParameterValue::Bool(true) {
+            return Ok(None);
+        }
+        let types = self.shared.host.types.clone();
+        let name = format!("{}/get_type_description", self.fully_qualified_name());
+        let service = self.create_service_in::<GetTypeDescription, _>(
+            self.default_callback_group(),
+            &name,
+            services_default_qos(),
+            move |request| answer(&types, &request),
+        )?;
+        Ok(Some(Arc::new(service)))
     }
-    let types = node.shared.host.types.clone();
-    let name = format!("{}/get_type_description", node.fully_qualified_name());
-    let service = node.create_service_in::<GetTypeDescription, _>(
-        node.default_callback_group(),
-        &name,
-        services_default_qos(),
-        move |request| answer(&types, &request),
-    )?;
-    Ok(Some(Arc::new(service)))
 }
 
 /// The response to one request, as rcl builds it: the type is looked up by hash alone (the
