@@ -1,8 +1,8 @@
-"""Writes crates/roslite-cli/src/topic/pyrepr/unprintable.rs: the code points Python's
+"""Writes crates/roslite-msg-gen/src/python/unprintable.rs: the code points Python's
 str.isprintable() rejects (Unicode categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs but the ASCII
 space), which repr() escapes. Run with the Python rclpy runs on:
 
-    .venv/bin/python interop/python/gen_unprintable.py > crates/roslite-cli/src/topic/pyrepr/unprintable.rs
+    .venv/bin/python interop/python/gen_unprintable.py > crates/roslite-msg-gen/src/python/unprintable.rs
 """
 import sys
 import unicodedata

@@ -33,6 +33,7 @@ use sha2::{Digest, Sha256};
 use crate::ast::{
     BaseType, Collection, FieldType, Interface, Literal, MessageSpec, Primitive, TypeName,
 };
+use crate::python;
 use crate::registry::{InterfaceSet, UnknownFieldType};
 
 /// The prefix of every RIHS version 01 hash string.
@@ -430,7 +431,7 @@ fn python_str(base: &BaseType, value: &Literal) -> String {
                     out.push_str(", ");
                 }
                 match element {
-                    Literal::String(s) => out.push_str(&python_str_repr(s)),
+                    Literal::String(s) => out.push_str(&python::str_repr(s)),
                     other => out.push_str(&python_str(base, other)),
                 }
             }
@@ -445,104 +446,19 @@ fn python_str(base: &BaseType, value: &Literal) -> String {
         Literal::Int(v) => match base {
             // rosidl_adapter reads a float field's value with `float()`, whatever its form.
             BaseType::Primitive(Primitive::Float32 | Primitive::Float64) => {
-                python_float_repr(*v as f64)
+                python::float_repr(*v as f64)
             }
             _ => v.to_string(),
         },
-        Literal::Float(v) => python_float_repr(*v),
+        Literal::Float(v) => python::float_repr(*v),
         Literal::String(s) => s.clone(),
     }
 }
 
-/// Python's `repr()` of a float: the shortest text that reads back as the same value, in
-/// positional notation for exponents from -4 to 15 and with at least one fractional digit,
-/// in scientific notation (`1e-05`, `1.5e+16`) otherwise.
-fn python_float_repr(value: f64) -> String {
-    if value.is_nan() {
-        return "nan".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    // Rust's `{:e}` gives the same shortest digits: `1.5e16`, `-2e-5`.
-    let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .expect("internal bug: `{:e}` of a finite float has an exponent");
-    let exponent: i32 = exponent
-        .parse()
-        .expect("internal bug: `{:e}` writes a decimal exponent");
-    if (-4..16).contains(&exponent) {
-        let positional = format!("{value}");
-        if positional.contains('.') {
-            positional
-        } else {
-            format!("{positional}.0")
-        }
-    } else {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    }
-}
-
-/// Python's `repr()` of a `str`: in single quotes unless it holds one and no double quote.
-/// Characters other than ASCII controls, backslash and the quote are kept as they are (Python
-/// also escapes the non-printable characters of other scripts, which `.msg` defaults do not
-/// hold in practice).
-fn python_str_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// The inside of Python's `repr()` of a `bytes` value: printable ASCII as it is, `\\`, `\t`,
-/// `\n`, `\r` and the chosen quote escaped, every other byte as `\xNN`.
+/// The inside of Python's `repr()` of a `bytes` value, without `b` and the quotes.
 fn python_bytes_repr_body(bytes: &[u8]) -> String {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    let mut out = String::with_capacity(bytes.len());
-    for &byte in bytes {
-        match byte {
-            b'\\' => out.push_str("\\\\"),
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b if b == quote => {
-                out.push('\\');
-                out.push(char::from(b));
-            }
-            0x20..=0x7e => out.push(char::from(byte)),
-            _ => {
-                let _ = write!(out, "\\x{byte:02x}");
-            }
-        }
-    }
-    out
+    let repr = python::bytes_repr(bytes);
+    repr[2..repr.len() - 1].to_owned()
 }
 
 /// A JSON string as Python's `json.dumps(.., ensure_ascii=True)` writes it.
@@ -765,24 +681,6 @@ mod tests {
                 "100",
             ]
         );
-    }
-
-    #[test]
-    fn floats_read_as_python_writes_them() {
-        for (value, text) in [
-            (1.0, "1.0"),
-            (0.1, "0.1"),
-            (-0.0, "-0.0"),
-            (2.5, "2.5"),
-            (1e-4, "0.0001"),
-            (1.5e-5, "1.5e-05"),
-            (1e15, "1000000000000000.0"),
-            (1e16, "1e+16"),
-            (1.25e100, "1.25e+100"),
-            (f64::INFINITY, "inf"),
-        ] {
-            assert_eq!(python_float_repr(value), text, "{value:e}");
-        }
     }
 
     /// `raw_file_contents` as rosidl_generator_c embeds a definition file (checked against an

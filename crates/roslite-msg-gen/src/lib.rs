@@ -22,5 +22,6 @@ pub mod hash;
 pub mod key;
 pub mod native;
 pub mod parse;
+pub mod python;
 pub mod registry;
 pub mod rust;

@@ -274,14 +274,9 @@ impl LifecycleNode {
         &self,
         requested: &TransitionRequest,
     ) -> Result<TransitionOutcome, LifecycleError> {
-        let (first, started_from) = {
-            let mut machine = lock(&self.inner.machine);
-            let transition = machine.start(requested)?;
-            let started_from = machine
-                .started_from()
-                .expect("internal bug: a started transition records where it started");
-            (transition, started_from)
-        };
+        let first = lock(&self.inner.machine).start(requested)?;
+        // A transition starts from the primary state the callbacks are told they came from.
+        let started_from = first.start;
         self.set_activation(first.goal == LifecycleState::Activating);
         self.publish_event(first);
         let result = self.run_callback(first.goal, started_from);

@@ -321,47 +321,12 @@ fn float_text(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { ".inf" } else { "-.inf" }.to_owned();
     }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // Rust's `{:e}` also prints the shortest digits that round-trip, as `d.ddde-x`.
-    let scientific = format!("{:e}", x.abs());
-    let Some((mantissa, exponent)) = scientific.split_once('e') else {
-        return x.to_string();
-    };
-    let Ok(exponent) = exponent.parse::<i32>() else {
-        return x.to_string();
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let count = digits.len() as i32;
-    // Python's `decpt`: the decimal point sits after this many digits.
-    let point = exponent + 1;
-    let mut out = String::new();
-    if x < 0.0 {
-        out.push('-');
-    }
-    if -4 < point && point <= 16 {
-        if point <= 0 {
-            out.push_str("0.");
-            out.push_str(&"0".repeat((-point) as usize));
-            out.push_str(&digits);
-        } else if point >= count {
-            out.push_str(&digits);
-            out.push_str(&"0".repeat((point - count) as usize));
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..point as usize]);
-            out.push('.');
-            out.push_str(&digits[point as usize..]);
-        }
+    let repr = crate::python::float_repr(x);
+    if repr.contains('.') {
+        repr
     } else {
-        out.push_str(&digits[..1]);
-        out.push('.');
-        out.push_str(if count > 1 { &digits[1..] } else { "0" });
-        let sign = if exponent < 0 { '-' } else { '+' };
-        let _ = write!(out, "e{sign}{:02}", exponent.abs());
+        repr.replacen('e', ".0e", 1)
     }
-    out
 }
 
 fn string(text: &str, place: Place, out: &mut String) {
