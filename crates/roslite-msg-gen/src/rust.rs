@@ -428,6 +428,8 @@ fn emit_service_marker(
         "type Response = {};",
         scope.type_path(&spec.response.name)?
     ));
+    let event = scope.type_path(&spec.event.name)?;
+    code.line(format!("type Event = {event};"));
     code.line(format!(
         "const TYPE_NAME: &'static str = \"{}\";",
         spec.name
@@ -435,6 +437,17 @@ fn emit_service_marker(
     code.line("const TYPE_HASH: &'static str =");
     code.line(format!("    \"{}\";", types.hash(&spec.name)?));
     emit_type_description(code, scope, &spec.name, types)?;
+    let info = TypeName::new("service_msgs", InterfaceKind::Msg, "ServiceEventInfo");
+    code.open(format!(
+        "fn event(info: {}, request: ::core::option::Option<Self::Request>, \
+         response: ::core::option::Option<Self::Response>) -> {event} {{",
+        scope.type_path(&info)?
+    ));
+    code.line(format!(
+        "{event} {{ info, request: request.into_iter().collect(), \
+         response: response.into_iter().collect() }}"
+    ));
+    code.close("}");
     code.close("}");
     Ok(())
 }

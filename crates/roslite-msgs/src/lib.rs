@@ -40,6 +40,9 @@ pub trait Message:
 pub trait Service: Send + Sync + 'static {
     type Request: Message;
     type Response: Message;
+    /// The `<Service>_Event` message that service introspection publishes on
+    /// `<service>/_service_event` (rosidl synthesizes it for every service since Iron).
+    type Event: Message;
     /// `std_srvs/srv/SetBool`.
     const TYPE_NAME: &'static str;
     const TYPE_HASH: &'static str;
@@ -47,6 +50,15 @@ pub trait Service: Send + Sync + 'static {
     /// messages are referenced types), which nodes with a server or client of it serve;
     /// `None` for a hand-written type.
     const TYPE_DESCRIPTION: Option<&'static description::TypeDescription> = None;
+
+    /// An introspection event of this service: `info`, and the request or the response it
+    /// carries (none of either when only metadata is introspected), as rosidl's
+    /// `event_message_create_handle_function` builds it.
+    fn event(
+        info: service_msgs::msg::ServiceEventInfo,
+        request: Option<Self::Request>,
+        response: Option<Self::Response>,
+    ) -> Self::Event;
 }
 
 /// A ROS 2 action type: goal, result and feedback, and the types of its services and topics.

@@ -75,6 +75,7 @@ pub use serialized::{
     ContinueError, KeptMessage, SerializedPublisher, SerializedSubscription, TypeInfo,
 };
 pub use serialized_service::{SerializedService, ServiceResponder};
+pub use endpoints::introspection::IntrospectionState;
 pub use service::{
     CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceReply,
     ServiceStats,

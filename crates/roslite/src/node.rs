@@ -104,6 +104,53 @@ pub(crate) struct NodeShared {
     pub(crate) logger: Logger,
 }
 
+impl NodeShared {
+    /// A publisher of this node on `topic` (a fully qualified name) with a valid `qos`: what
+    /// [`Node::create_publisher`] makes, and what endpoints of the node make for themselves
+    /// (a service's introspection events).
+    pub(crate) fn publisher<T: Message>(&self, topic: String, qos: QosProfile) -> Publisher<T> {
+        let publisher = Publisher::<T>::new(self.host.clone(), topic.clone(), qos);
+        let (link_any, link) = publisher.link();
+        let record = self.record(
+            TypeInfo::of::<T>(),
+            publisher.id(),
+            qos,
+            publisher.events(),
+            link_any,
+            None,
+        );
+        self.host
+            .backends
+            .publisher_added(LocalPublisher::new(&topic, record, link));
+        publisher
+    }
+
+    fn record(
+        &self,
+        ty: TypeInfo,
+        id: u64,
+        qos: QosProfile,
+        events: Arc<crate::vocabulary::events::IncompatibleQos>,
+        link: Arc<dyn std::any::Any + Send + Sync>,
+        sink: Option<Arc<dyn SerializedSink>>,
+    ) -> EndpointRecord {
+        EndpointRecord {
+            id,
+            type_name: ty.type_name,
+            dds_type_name: ty.dds_type_name,
+            type_hash: ty.type_hash,
+            key: ty.key,
+            qos,
+            node: names::join(&self.namespace, &self.name),
+            node_id: self.host.node_id,
+            events,
+            logger: self.logger.clone(),
+            link,
+            sink,
+        }
+    }
+}
+
 impl Context {
     /// A node named `name` in the root namespace (both subject to `__node`/`__ns` remapping).
     ///
@@ -397,21 +444,7 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher = Publisher::<T>::new(self.shared.host.clone(), topic.clone(), qos);
-        let (link_any, link) = publisher.link();
-        let record = self.record(
-            TypeInfo::of::<T>(),
-            publisher.id(),
-            qos,
-            publisher.events(),
-            link_any,
-            None,
-        );
-        self.shared
-            .host
-            .backends
-            .publisher_added(LocalPublisher::new(&topic, record, link));
-        Ok(publisher)
+        Ok(self.shared.publisher(topic, qos))
     }
 
     /// A subscription on `topic` whose callback runs in the executor spinning this node.
@@ -625,20 +658,7 @@ impl Node {
         link: Arc<dyn std::any::Any + Send + Sync>,
         sink: Option<Arc<dyn SerializedSink>>,
     ) -> EndpointRecord {
-        EndpointRecord {
-            id,
-            type_name: ty.type_name,
-            dds_type_name: ty.dds_type_name,
-            type_hash: ty.type_hash,
-            key: ty.key,
-            qos,
-            node: self.fully_qualified_name(),
-            node_id: self.shared.host.node_id,
-            events,
-            logger: self.shared.logger.clone(),
-            link,
-            sink,
-        }
+        self.shared.record(ty, id, qos, events, link, sink)
     }
 
     /// A publisher of serialized messages whose type is known only at run time (tools).

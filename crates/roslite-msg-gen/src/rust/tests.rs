@@ -251,6 +251,12 @@ fn services_and_actions_get_markers_and_all_synthesized_types() {
         "type Request = Get_Request;",
         "type Response = Get_Response;",
         "pub thing: super::msg::Thing,",
+        "type Event = Get_Event;",
+        "fn event(info: ::roslite_msgs::service_msgs::msg::ServiceEventInfo, \
+         request: ::core::option::Option<Self::Request>, \
+         response: ::core::option::Option<Self::Response>) -> Get_Event {",
+        "Get_Event { info, request: request.into_iter().collect(), \
+         response: response.into_iter().collect() }",
         "pub struct Get_Event {",
         "pub info: ::roslite_msgs::service_msgs::msg::ServiceEventInfo,",
         "pub request: ::std::vec::Vec<Get_Request>,",

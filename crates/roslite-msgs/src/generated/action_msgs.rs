@@ -233,6 +233,7 @@ pub mod srv {
     impl crate::Service for CancelGoal {
         type Request = CancelGoal_Request;
         type Response = CancelGoal_Response;
+        type Event = CancelGoal_Event;
         const TYPE_NAME: &'static str = "action_msgs/srv/CancelGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_573d8b0a534451d7bc2ac8c5ffde8ac14b8593b7001175d0cd6516dcbeb8689a";
@@ -258,6 +259,9 @@ pub mod srv {
                     crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> CancelGoal_Event {
+            CancelGoal_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `action_msgs/srv/CancelGoal_Request`.

@@ -1712,6 +1712,7 @@ pub mod srv {
     impl crate::Service for AddTwoInts {
         type Request = AddTwoInts_Request;
         type Response = AddTwoInts_Response;
+        type Event = AddTwoInts_Event;
         const TYPE_NAME: &'static str = "example_interfaces/srv/AddTwoInts";
         const TYPE_HASH: &'static str =
             "RIHS01_e118de6bf5eeb66a2491b5bda11202e7b68f198d6f67922cf30364858239c81a";
@@ -1735,6 +1736,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> AddTwoInts_Event {
+            AddTwoInts_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `example_interfaces/srv/AddTwoInts_Request`.
@@ -1943,6 +1947,7 @@ pub mod srv {
     impl crate::Service for SetBool {
         type Request = SetBool_Request;
         type Response = SetBool_Response;
+        type Event = SetBool_Event;
         const TYPE_NAME: &'static str = "example_interfaces/srv/SetBool";
         const TYPE_HASH: &'static str =
             "RIHS01_a69782e5631b12e15c8e218410de1685bbf13e382718295adad14037a24afbe8";
@@ -1966,6 +1971,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetBool_Event {
+            SetBool_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `example_interfaces/srv/SetBool_Request`.
@@ -2174,6 +2182,7 @@ pub mod srv {
     impl crate::Service for Trigger {
         type Request = Trigger_Request;
         type Response = Trigger_Response;
+        type Event = Trigger_Event;
         const TYPE_NAME: &'static str = "example_interfaces/srv/Trigger";
         const TYPE_HASH: &'static str =
             "RIHS01_cfeeee47f8105dd7685e4c92d46d4074669cb1c477402be1dea37486542a69e0";
@@ -2197,6 +2206,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Trigger_Event {
+            Trigger_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `example_interfaces/srv/Trigger_Request`.
@@ -2666,6 +2678,7 @@ pub mod action {
     impl crate::Service for Fibonacci_SendGoal {
         type Request = Fibonacci_SendGoal_Request;
         type Response = Fibonacci_SendGoal_Response;
+        type Event = Fibonacci_SendGoal_Event;
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci_SendGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_d1a57fb2a4afe8c21e34fb10db206f16ce6729b28531141472df92277c55b557";
@@ -2691,6 +2704,9 @@ pub mod action {
                     crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Fibonacci_SendGoal_Event {
+            Fibonacci_SendGoal_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `example_interfaces/action/Fibonacci_SendGoal_Request`.
@@ -2911,6 +2927,7 @@ pub mod action {
     impl crate::Service for Fibonacci_GetResult {
         type Request = Fibonacci_GetResult_Request;
         type Response = Fibonacci_GetResult_Response;
+        type Event = Fibonacci_GetResult_Event;
         const TYPE_NAME: &'static str = "example_interfaces/action/Fibonacci_GetResult";
         const TYPE_HASH: &'static str =
             "RIHS01_1b0de0d5d29dc955d92f546706568428632771db13ec84c15ec1c1a59f424a57";
@@ -2936,6 +2953,9 @@ pub mod action {
                     crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Fibonacci_GetResult_Event {
+            Fibonacci_GetResult_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `example_interfaces/action/Fibonacci_GetResult_Request`.

@@ -332,6 +332,7 @@ pub mod srv {
     impl crate::Service for ChangeState {
         type Request = ChangeState_Request;
         type Response = ChangeState_Response;
+        type Event = ChangeState_Event;
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/ChangeState";
         const TYPE_HASH: &'static str =
             "RIHS01_356fe34f0475a43acf54542013af4167b0e729f77ea22ffb045c6ad8e20668e5";
@@ -356,6 +357,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> ChangeState_Event {
+            ChangeState_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `lifecycle_msgs/srv/ChangeState_Request`.
@@ -562,6 +566,7 @@ pub mod srv {
     impl crate::Service for GetAvailableStates {
         type Request = GetAvailableStates_Request;
         type Response = GetAvailableStates_Response;
+        type Event = GetAvailableStates_Event;
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetAvailableStates";
         const TYPE_HASH: &'static str =
             "RIHS01_00a07d79d2207d71e81a8cbc1880e5d924cc16d4688ea8e8e06e443dc8f8aa1d";
@@ -586,6 +591,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetAvailableStates_Event {
+            GetAvailableStates_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableStates_Request`.
@@ -797,6 +805,7 @@ pub mod srv {
     impl crate::Service for GetAvailableTransitions {
         type Request = GetAvailableTransitions_Request;
         type Response = GetAvailableTransitions_Response;
+        type Event = GetAvailableTransitions_Event;
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetAvailableTransitions";
         const TYPE_HASH: &'static str =
             "RIHS01_59b7ecefce0982a8a844b9f2c4f14764c1c4543cc55e72924e2aa4adad83e9bc";
@@ -823,6 +832,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetAvailableTransitions_Event {
+            GetAvailableTransitions_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `lifecycle_msgs/srv/GetAvailableTransitions_Request`.
@@ -1038,6 +1050,7 @@ pub mod srv {
     impl crate::Service for GetState {
         type Request = GetState_Request;
         type Response = GetState_Response;
+        type Event = GetState_Event;
         const TYPE_NAME: &'static str = "lifecycle_msgs/srv/GetState";
         const TYPE_HASH: &'static str =
             "RIHS01_800a0a5aae599782b02932de0caf563f6dc4e7e94b794eadde075ba2cbef9795";
@@ -1062,6 +1075,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetState_Event {
+            GetState_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `lifecycle_msgs/srv/GetState_Request`.

@@ -493,6 +493,7 @@ pub mod srv {
     impl crate::Service for GetMap {
         type Request = GetMap_Request;
         type Response = GetMap_Response;
+        type Event = GetMap_Event;
         const TYPE_NAME: &'static str = "nav_msgs/srv/GetMap";
         const TYPE_HASH: &'static str =
             "RIHS01_c8ae77c9995b3554b5ba80e4d4d443f970ac65143102a1d893ec24fc07b31147";
@@ -522,6 +523,9 @@ pub mod srv {
                     crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetMap_Event {
+            GetMap_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `nav_msgs/srv/GetMap_Request`.
@@ -734,6 +738,7 @@ pub mod srv {
     impl crate::Service for GetPlan {
         type Request = GetPlan_Request;
         type Response = GetPlan_Response;
+        type Event = GetPlan_Event;
         const TYPE_NAME: &'static str = "nav_msgs/srv/GetPlan";
         const TYPE_HASH: &'static str =
             "RIHS01_234f7aff100f5edb8150366601687b027bcdc253db47decb88fff846193fe5e8";
@@ -763,6 +768,9 @@ pub mod srv {
                     crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetPlan_Event {
+            GetPlan_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `nav_msgs/srv/GetPlan_Request`.
@@ -997,6 +1005,7 @@ pub mod srv {
     impl crate::Service for LoadMap {
         type Request = LoadMap_Request;
         type Response = LoadMap_Response;
+        type Event = LoadMap_Event;
         const TYPE_NAME: &'static str = "nav_msgs/srv/LoadMap";
         const TYPE_HASH: &'static str =
             "RIHS01_1a192ac56c40fed2767dac26f0b371785372276bd465c902676d2dca135aae5a";
@@ -1026,6 +1035,9 @@ pub mod srv {
                     crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> LoadMap_Event {
+            LoadMap_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `nav_msgs/srv/LoadMap_Request`.
@@ -1256,6 +1268,7 @@ pub mod srv {
     impl crate::Service for SetMap {
         type Request = SetMap_Request;
         type Response = SetMap_Response;
+        type Event = SetMap_Event;
         const TYPE_NAME: &'static str = "nav_msgs/srv/SetMap";
         const TYPE_HASH: &'static str =
             "RIHS01_5e11a5b2ca53d8ae85b666a019f16c9904ebc787828f1f566c4e048a1ddedfb4";
@@ -1287,6 +1300,9 @@ pub mod srv {
                     crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetMap_Event {
+            SetMap_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `nav_msgs/srv/SetMap_Request`.

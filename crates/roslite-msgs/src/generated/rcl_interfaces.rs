@@ -1075,6 +1075,7 @@ pub mod srv {
     impl crate::Service for DescribeParameters {
         type Request = DescribeParameters_Request;
         type Response = DescribeParameters_Response;
+        type Event = DescribeParameters_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/DescribeParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff";
@@ -1101,6 +1102,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> DescribeParameters_Event {
+            DescribeParameters_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/DescribeParameters_Request`.
@@ -1331,6 +1335,7 @@ pub mod srv {
     impl crate::Service for GetLoggerLevels {
         type Request = GetLoggerLevels_Request;
         type Response = GetLoggerLevels_Response;
+        type Event = GetLoggerLevels_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetLoggerLevels";
         const TYPE_HASH: &'static str =
             "RIHS01_03bf1bebd0d6514c7ed0ba7c5e08dc9f2f39c759fe99e1e30ea4157d7674f72d";
@@ -1355,6 +1360,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetLoggerLevels_Event {
+            GetLoggerLevels_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/GetLoggerLevels_Request`.
@@ -1581,6 +1589,7 @@ pub mod srv {
     impl crate::Service for GetParameterTypes {
         type Request = GetParameterTypes_Request;
         type Response = GetParameterTypes_Response;
+        type Event = GetParameterTypes_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetParameterTypes";
         const TYPE_HASH: &'static str =
             "RIHS01_da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca";
@@ -1604,6 +1613,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetParameterTypes_Event {
+            GetParameterTypes_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/GetParameterTypes_Request`.
@@ -1820,6 +1832,7 @@ pub mod srv {
     impl crate::Service for GetParameters {
         type Request = GetParameters_Request;
         type Response = GetParameters_Response;
+        type Event = GetParameters_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/GetParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc";
@@ -1844,6 +1857,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetParameters_Event {
+            GetParameters_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/GetParameters_Request`.
@@ -2070,6 +2086,7 @@ pub mod srv {
     impl crate::Service for ListParameters {
         type Request = ListParameters_Request;
         type Response = ListParameters_Response;
+        type Event = ListParameters_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/ListParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d";
@@ -2094,6 +2111,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> ListParameters_Event {
+            ListParameters_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/ListParameters_Request`.
@@ -2319,6 +2339,7 @@ pub mod srv {
     impl crate::Service for SetLoggerLevels {
         type Request = SetLoggerLevels_Request;
         type Response = SetLoggerLevels_Response;
+        type Event = SetLoggerLevels_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetLoggerLevels";
         const TYPE_HASH: &'static str =
             "RIHS01_3ff86cb4e91fbf9abae15c234ecc874448de6ece8e193401c077cf116e4f6d78";
@@ -2344,6 +2365,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetLoggerLevels_Event {
+            SetLoggerLevels_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/SetLoggerLevels_Request`.
@@ -2573,6 +2597,7 @@ pub mod srv {
     impl crate::Service for SetParameters {
         type Request = SetParameters_Request;
         type Response = SetParameters_Response;
+        type Event = SetParameters_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetParameters";
         const TYPE_HASH: &'static str =
             "RIHS01_56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0";
@@ -2599,6 +2624,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetParameters_Event {
+            SetParameters_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/SetParameters_Request`.
@@ -2830,6 +2858,7 @@ pub mod srv {
     impl crate::Service for SetParametersAtomically {
         type Request = SetParametersAtomically_Request;
         type Response = SetParametersAtomically_Response;
+        type Event = SetParametersAtomically_Event;
         const TYPE_NAME: &'static str = "rcl_interfaces/srv/SetParametersAtomically";
         const TYPE_HASH: &'static str =
             "RIHS01_0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd";
@@ -2856,6 +2885,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetParametersAtomically_Event {
+            SetParametersAtomically_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `rcl_interfaces/srv/SetParametersAtomically_Request`.

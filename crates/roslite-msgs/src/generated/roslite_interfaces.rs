@@ -120,6 +120,7 @@ pub mod srv {
     impl crate::Service for CompleteMigration {
         type Request = CompleteMigration_Request;
         type Response = CompleteMigration_Response;
+        type Event = CompleteMigration_Event;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/CompleteMigration";
         const TYPE_HASH: &'static str =
             "RIHS01_00e01a82075f76abb65f7a8ba5dc0be3dfad01e8c1f609e39211c1e10947da13";
@@ -143,6 +144,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> CompleteMigration_Event {
+            CompleteMigration_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `roslite_interfaces/srv/CompleteMigration_Request`.
@@ -374,6 +378,7 @@ pub mod srv {
     impl crate::Service for ListNodes {
         type Request = ListNodes_Request;
         type Response = ListNodes_Response;
+        type Event = ListNodes_Event;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/ListNodes";
         const TYPE_HASH: &'static str =
             "RIHS01_8aae63d9a0cc5d6ec1e6f040f8c7156678125d904cb0c95e46d4bed0abd2d2e0";
@@ -398,6 +403,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> ListNodes_Event {
+            ListNodes_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `roslite_interfaces/srv/ListNodes_Request`.
@@ -609,6 +617,7 @@ pub mod srv {
     impl crate::Service for MigrateNode {
         type Request = MigrateNode_Request;
         type Response = MigrateNode_Response;
+        type Event = MigrateNode_Event;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/MigrateNode";
         const TYPE_HASH: &'static str =
             "RIHS01_5801d6b55620b43836b9bdd68fed45a4953bb868a687bd5f56d06241c23ca2af";
@@ -632,6 +641,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> MigrateNode_Event {
+            MigrateNode_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `roslite_interfaces/srv/MigrateNode_Request`.
@@ -880,6 +892,7 @@ pub mod srv {
     impl crate::Service for PrepareMigration {
         type Request = PrepareMigration_Request;
         type Response = PrepareMigration_Response;
+        type Event = PrepareMigration_Event;
         const TYPE_NAME: &'static str = "roslite_interfaces/srv/PrepareMigration";
         const TYPE_HASH: &'static str =
             "RIHS01_0a536284f686ea99d463fe60d1c46f44a1039d37db53c5d64ac5f94d4d5835fb";
@@ -903,6 +916,9 @@ pub mod srv {
                     crate::description::individual(<crate::service_msgs::msg::ServiceEventInfo as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> PrepareMigration_Event {
+            PrepareMigration_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `roslite_interfaces/srv/PrepareMigration_Request`.

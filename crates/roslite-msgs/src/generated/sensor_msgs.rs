@@ -2322,6 +2322,7 @@ pub mod srv {
     impl crate::Service for SetCameraInfo {
         type Request = SetCameraInfo_Request;
         type Response = SetCameraInfo_Response;
+        type Event = SetCameraInfo_Event;
         const TYPE_NAME: &'static str = "sensor_msgs/srv/SetCameraInfo";
         const TYPE_HASH: &'static str =
             "RIHS01_a10cca5d33dc637c8d49db50ab288701a3592bb9cd854f2f16a0659613b68984";
@@ -2348,6 +2349,9 @@ pub mod srv {
                     crate::description::individual(<crate::std_msgs::msg::Header as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetCameraInfo_Event {
+            SetCameraInfo_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `sensor_msgs/srv/SetCameraInfo_Request`.

@@ -20,6 +20,7 @@ pub mod srv {
     impl crate::Service for Empty {
         type Request = Empty_Request;
         type Response = Empty_Response;
+        type Event = Empty_Event;
         const TYPE_NAME: &'static str = "std_srvs/srv/Empty";
         const TYPE_HASH: &'static str =
             "RIHS01_5888399dedec5ccc85ea6451949fd2c9f97bfdf963f9a588821639fcd31b5d19";
@@ -43,6 +44,9 @@ pub mod srv {
                     crate::description::individual(<Empty_Response as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Empty_Event {
+            Empty_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `std_srvs/srv/Empty_Request`.
@@ -236,6 +240,7 @@ pub mod srv {
     impl crate::Service for SetBool {
         type Request = SetBool_Request;
         type Response = SetBool_Response;
+        type Event = SetBool_Event;
         const TYPE_NAME: &'static str = "std_srvs/srv/SetBool";
         const TYPE_HASH: &'static str =
             "RIHS01_abe9e4bb6b41b40e6789712c00ec8871923e089af3f667a79992a428cff2da0a";
@@ -259,6 +264,9 @@ pub mod srv {
                     crate::description::individual(<SetBool_Response as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> SetBool_Event {
+            SetBool_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `std_srvs/srv/SetBool_Request`.
@@ -467,6 +475,7 @@ pub mod srv {
     impl crate::Service for Trigger {
         type Request = Trigger_Request;
         type Response = Trigger_Response;
+        type Event = Trigger_Event;
         const TYPE_NAME: &'static str = "std_srvs/srv/Trigger";
         const TYPE_HASH: &'static str =
             "RIHS01_eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f";
@@ -490,6 +499,9 @@ pub mod srv {
                     crate::description::individual(<Trigger_Response as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Trigger_Event {
+            Trigger_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `std_srvs/srv/Trigger_Request`.

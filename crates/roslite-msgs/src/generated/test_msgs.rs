@@ -604,6 +604,7 @@ pub mod action {
     impl crate::Service for Fibonacci_SendGoal {
         type Request = Fibonacci_SendGoal_Request;
         type Response = Fibonacci_SendGoal_Response;
+        type Event = Fibonacci_SendGoal_Event;
         const TYPE_NAME: &'static str = "test_msgs/action/Fibonacci_SendGoal";
         const TYPE_HASH: &'static str =
             "RIHS01_d807633803e38e164276573cd97e9fbd71e109c290bbf4cc312a0a1c9da7bbd9";
@@ -629,6 +630,9 @@ pub mod action {
                     crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Fibonacci_SendGoal_Event {
+            Fibonacci_SendGoal_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `test_msgs/action/Fibonacci_SendGoal_Request`.
@@ -849,6 +853,7 @@ pub mod action {
     impl crate::Service for Fibonacci_GetResult {
         type Request = Fibonacci_GetResult_Request;
         type Response = Fibonacci_GetResult_Response;
+        type Event = Fibonacci_GetResult_Event;
         const TYPE_NAME: &'static str = "test_msgs/action/Fibonacci_GetResult";
         const TYPE_HASH: &'static str =
             "RIHS01_5d30fdeb21d20e117aa5f36c7b4f0b6874f1a8cf7a9c038d58f1156c5737b209";
@@ -874,6 +879,9 @@ pub mod action {
                     crate::description::individual(<crate::unique_identifier_msgs::msg::UUID as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> Fibonacci_GetResult_Event {
+            Fibonacci_GetResult_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `test_msgs/action/Fibonacci_GetResult_Request`.

@@ -521,6 +521,7 @@ pub mod srv {
     impl crate::Service for GetTypeDescription {
         type Request = GetTypeDescription_Request;
         type Response = GetTypeDescription_Response;
+        type Event = GetTypeDescription_Event;
         const TYPE_NAME: &'static str = "type_description_interfaces/srv/GetTypeDescription";
         const TYPE_HASH: &'static str =
             "RIHS01_69b9c19c1021405984cc60dbbb1edceb147a6538b411d812ba6afabeed962cd5";
@@ -550,6 +551,9 @@ pub mod srv {
                     crate::description::individual(<GetTypeDescription_Response as crate::Message>::TYPE_DESCRIPTION),
                 ],
             });
+        fn event(info: crate::service_msgs::msg::ServiceEventInfo, request: ::core::option::Option<Self::Request>, response: ::core::option::Option<Self::Response>) -> GetTypeDescription_Event {
+            GetTypeDescription_Event { info, request: request.into_iter().collect(), response: response.into_iter().collect() }
+        }
     }
 
     /// Message `type_description_interfaces/srv/GetTypeDescription_Request`.

@@ -4,6 +4,7 @@
 
 pub mod action;
 pub(crate) mod host;
+pub mod introspection;
 pub mod pubsub;
 pub mod serialized;
 pub mod serialized_service;

@@ -31,14 +31,15 @@ use roslite_msgs::description::TypeDescription;
 use roslite_msgs::{Message, Service as ServiceType};
 
 use crate::endpoints::host::EndpointHost;
+use crate::endpoints::introspection::{Introspection, IntrospectionState, ServiceEventKind};
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::{
-    LocalClient, LocalServer, ReplyChannel, ReplyOutcome, ReplySink, RequestKey, RequestSink,
-    ServiceEndpointDescription,
+    LocalClient, LocalServer, ReplyChannel, ReplyOutcome, ReplySink, RequestId, RequestKey,
+    RequestSink, ServiceEndpointDescription,
 };
 use crate::seam::BackendSet;
-use crate::vocabulary::qos::QosProfile;
+use crate::vocabulary::qos::{QosError, QosProfile};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -199,9 +200,24 @@ impl<R> PendingCall<R> {
 // Servers
 
 enum Responder<S: ServiceType> {
-    /// Completes the calling client's call in this process.
-    Local(Box<dyn FnOnce(S::Response) + Send>),
+    /// Completes the calling client's call in this process; the id is the client's and the
+    /// call's, for introspection.
+    Local(Box<dyn FnOnce(S::Response) + Send>, RequestId),
     Remote(Box<dyn ReplyChannel>),
+}
+
+impl<S: ServiceType> Responder<S> {
+    /// The client and call this answers, as introspection names them; zeros where the path
+    /// does not say.
+    fn request_id(&self) -> RequestId {
+        match self {
+            Self::Local(_, id) => *id,
+            Self::Remote(channel) => channel.request_id().unwrap_or(RequestId {
+                writer_guid: [0; 16],
+                sequence_number: 0,
+            }),
+        }
+    }
 }
 
 type ServiceCallback<S> =
@@ -230,7 +246,7 @@ impl<S: ServiceType> ServiceReply<S> {
     /// (a client in another process); `None` for a client in this context.
     pub(crate) fn client_participant(&self) -> Option<[u8; 12]> {
         match &self.responder {
-            Responder::Local(_) => None,
+            Responder::Local(..) => None,
             Responder::Remote(channel) => {
                 let id = channel.request_id()?;
                 id.writer_guid[..12].try_into().ok()
@@ -251,6 +267,7 @@ impl<S: ServiceType> ServiceReply<S> {
     pub fn send(self, response: S::Response) {
         if let Some(service) = self.service.upgrade() {
             lock(&service.stats).replies_sent += 1;
+            service.introspect_response(&self.responder, &response);
         }
         respond(self.responder, response);
     }
@@ -260,7 +277,7 @@ impl<S: ServiceType> ServiceReply<S> {
 /// reply channel.
 fn respond<S: ServiceType>(responder: Responder<S>, response: S::Response) {
     match responder {
-        Responder::Local(complete) => complete(response),
+        Responder::Local(complete, _) => complete(response),
         Responder::Remote(channel) => match roslite_cdr::to_vec(&response, Endianness::Little) {
             Ok(bytes) => channel.send(bytes),
             Err(e) => {
@@ -281,9 +298,40 @@ pub(crate) struct ServiceShared<S: ServiceType> {
     stats: Mutex<ServiceStats>,
     /// This service itself, for the replies of a deferred handler to count themselves.
     weak_self: std::sync::OnceLock<Weak<ServiceShared<S>>>,
+    introspection: Introspection<S>,
 }
 
 impl<S: ServiceType> ServiceShared<S> {
+    /// Publishes `REQUEST_RECEIVED` for `request`, if introspection is on (rcl does when the
+    /// server takes the request, before its callback).
+    fn introspect_request(&self, responder: &Responder<S>, request: &S::Request) {
+        if self.introspection.is_on() {
+            let id = responder.request_id();
+            self.introspection.request(
+                ServiceEventKind::RequestReceived,
+                id.writer_guid,
+                id.sequence_number,
+                self.introspection.wants_contents().then(|| request.clone()),
+                None,
+            );
+        }
+    }
+
+    /// Publishes `RESPONSE_SENT` for `response`, if introspection is on.
+    fn introspect_response(&self, responder: &Responder<S>, response: &S::Response) {
+        if self.introspection.is_on() {
+            let id = responder.request_id();
+            self.introspection.response(
+                ServiceEventKind::ResponseSent,
+                id.writer_guid,
+                id.sequence_number,
+                self.introspection
+                    .wants_contents()
+                    .then(|| response.clone()),
+            );
+        }
+    }
+
     fn enqueue(&self, request: S::Request, responder: Responder<S>) {
         {
             let mut queue = lock(&self.queue);
@@ -324,6 +372,7 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
         let Some((request, responder)) = lock(&self.queue).pop_front() else {
             return false;
         };
+        self.introspect_request(&responder, &request);
         let mut handler = lock(&self.callback);
         match &mut *handler {
             ServiceHandler::Immediate(callback) => {
@@ -332,6 +381,7 @@ impl<S: ServiceType> Waitable for ServiceShared<S> {
                 // Counted first: the caller may look at the count as soon as the reply
                 // reaches it.
                 lock(&self.stats).replies_sent += 1;
+                self.introspect_response(&responder, &response);
                 respond(responder, response);
             }
             ServiceHandler::Deferred(callback) => {
@@ -365,6 +415,7 @@ impl<S: ServiceType> Service<S> {
         name: String,
         qos: QosProfile,
         callback: ServiceHandler<S>,
+        introspection: Introspection<S>,
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
             id: node.backends.next_entity_id(),
@@ -374,6 +425,7 @@ impl<S: ServiceType> Service<S> {
             group: group.clone(),
             stats: Mutex::default(),
             weak_self: std::sync::OnceLock::new(),
+            introspection,
         });
         let _ = shared.weak_self.set(Arc::downgrade(&shared));
         let waitable: Arc<dyn Waitable> = shared.clone();
@@ -402,6 +454,27 @@ impl<S: ServiceType> Service<S> {
 
     pub fn stats(&self) -> ServiceStats {
         *lock(&self.shared.stats)
+    }
+
+    /// Publishes this server's calls on `<service>/_service_event` (`state` `Metadata` or
+    /// `Contents`), or stops (`Off`): rclcpp's and rclpy's `configure_introspection`. The
+    /// events' publisher is made with `qos` when introspection is turned on (rclpy users
+    /// pass `qos_profile_system_default`, [`QosProfile::SYSTEM_DEFAULT`]) and keeps it until
+    /// it is turned off; stamps come from the node's ROS clock.
+    ///
+    /// # Errors
+    /// [`QosError`] for an invalid `qos`.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+    ) -> Result<(), QosError> {
+        self.shared.introspection.configure(qos, state)
+    }
+
+    /// What this server publishes of its calls.
+    pub fn introspection_state(&self) -> IntrospectionState {
+        self.shared.introspection.state()
     }
 }
 
@@ -434,6 +507,9 @@ fn endpoint_description<S: ServiceType>(
 // ---------------------------------------------------------------------------------------------
 // Clients
 
+/// Sees each response a client takes, before its call completes (introspection).
+type ResponseObserver<R> = Box<dyn Fn(RequestKey, &R) + Send + Sync>;
+
 /// A client's state, for a typed response `R` or serialized bytes.
 pub(crate) struct ClientShared<R> {
     id: u64,
@@ -442,6 +518,7 @@ pub(crate) struct ClientShared<R> {
     next_local: AtomicU64,
     stats: Mutex<ClientStats>,
     decode: fn(&SharedBuf) -> Option<R>,
+    on_response: std::sync::OnceLock<ResponseObserver<R>>,
 }
 
 impl<R: Send + 'static> ClientShared<R> {
@@ -453,7 +530,18 @@ impl<R: Send + 'static> ClientShared<R> {
             next_local: AtomicU64::new(1),
             stats: Mutex::default(),
             decode,
+            on_response: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Counts `response` to the call `call` pending under `key`, shows it to the observer,
+    /// and completes the call.
+    fn take_response(&self, key: RequestKey, call: &PendingCall<R>, response: R) {
+        lock(&self.stats).replies_received += 1;
+        if let Some(observe) = self.on_response.get() {
+            observe(key, &response);
+        }
+        call.complete(Ok(response));
     }
 
     /// Waits up to `timeout` for `call`; a timeout is counted and reported.
@@ -523,8 +611,7 @@ impl<R: Send + 'static> ReplySink for ClientShared<R> {
         };
         match (self.decode)(payload) {
             Some(response) => {
-                lock(&self.stats).replies_received += 1;
-                call.complete(Ok(response));
+                self.take_response(key, &call, response);
                 ReplyOutcome::Completed
             }
             None => {
@@ -554,15 +641,31 @@ fn wait_until_ready(node: &EndpointHost, timeout: Duration, ready: impl Fn() -> 
     }
 }
 
+/// The sequence number of the request sent under `key`, as introspection reports it.
+fn sequence_number(key: RequestKey) -> i64 {
+    match key {
+        RequestKey::Local(n) | RequestKey::InProcess(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        RequestKey::WriterSn(n) | RequestKey::CycloneSeq(n) => n,
+    }
+}
+
 /// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
 pub struct Client<S: ServiceType> {
     shared: Arc<ClientShared<S::Response>>,
     node: Arc<EndpointHost>,
+    /// The client as servers see it (rmw's client gid), which its introspection events name.
+    gid: [u8; 16],
+    introspection: Arc<Introspection<S>>,
     _type_registration: Option<TypeRegistration>,
 }
 
 impl<S: ServiceType> Client<S> {
-    pub(crate) fn new(node: Arc<EndpointHost>, name: String, qos: QosProfile) -> Self {
+    pub(crate) fn new(
+        node: Arc<EndpointHost>,
+        name: String,
+        qos: QosProfile,
+        introspection: Introspection<S>,
+    ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
             name,
@@ -572,12 +675,58 @@ impl<S: ServiceType> Client<S> {
             description: endpoint_description::<S>(&node, shared.id, &shared.service, qos),
             sink: shared.clone(),
         });
+        // Without a network the client has no GUID: a process-local id stands in, its
+        // entity id the client's own number.
+        let gid = node
+            .backends
+            .service_client_gid(shared.id)
+            .unwrap_or_else(|| {
+                let mut gid = [0; 16];
+                gid[8..].copy_from_slice(&shared.id.to_be_bytes());
+                gid
+            });
+        let introspection = Arc::new(introspection);
+        let observer = introspection.clone();
+        let _ = shared
+            .on_response
+            .set(Box::new(move |key, response: &S::Response| {
+                if observer.is_on() {
+                    observer.response(
+                        ServiceEventKind::ResponseReceived,
+                        gid,
+                        sequence_number(key),
+                        observer.wants_contents().then(|| response.clone()),
+                    );
+                }
+            }));
         let registration = node.types.register(S::TYPE_HASH, S::TYPE_DESCRIPTION);
         Self {
             shared,
             node,
+            gid,
+            introspection,
             _type_registration: registration,
         }
+    }
+
+    /// Publishes this client's calls on `<service>/_service_event` (`state` `Metadata` or
+    /// `Contents`), or stops (`Off`): rclcpp's and rclpy's `configure_introspection`. The
+    /// events' publisher is made with `qos` when introspection is turned on and keeps it
+    /// until it is turned off; stamps come from the node's ROS clock.
+    ///
+    /// # Errors
+    /// [`QosError`] for an invalid `qos`.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+    ) -> Result<(), QosError> {
+        self.introspection.configure(qos, state)
+    }
+
+    /// What this client publishes of its calls.
+    pub fn introspection_state(&self) -> IntrospectionState {
+        self.introspection.state()
     }
 
     /// The fully qualified service name (after expansion and remapping).
@@ -656,6 +805,9 @@ impl<S: ServiceType> Client<S> {
         call: &Arc<PendingCall<S::Response>>,
     ) -> Result<RequestKey, CallError> {
         let backends = &self.node.backends;
+        // Kept for the REQUEST_SENT event only when it carries contents.
+        let mut introspected = None;
+        let sent_at = self.introspection.is_on().then(|| self.introspection.now());
         let key = if let Some(server) = self.in_process_server() {
             let n = self.shared.next_local.fetch_add(1, Ordering::Relaxed);
             let key = RequestKey::Local(n);
@@ -670,10 +822,16 @@ impl<S: ServiceType> Client<S> {
                     lock(&client.stats).unmatched_replies += 1;
                     return;
                 };
-                lock(&client.stats).replies_received += 1;
-                call.complete(Ok(response));
+                client.take_response(key, &call, response);
             };
-            server.enqueue(request, Responder::Local(Box::new(complete)));
+            if self.introspection.wants_contents() {
+                introspected = Some(request.clone());
+            }
+            let id = RequestId {
+                writer_guid: self.gid,
+                sequence_number: sequence_number(key),
+            };
+            server.enqueue(request, Responder::Local(Box::new(complete), id));
             lock(&self.shared.stats).requests_sent += 1;
             key
         } else if backends.reaches_other_processes()
@@ -681,12 +839,23 @@ impl<S: ServiceType> Client<S> {
         {
             let payload =
                 roslite_cdr::to_vec(&request, Endianness::Little).map_err(CallError::Serialize)?;
-            self.shared.send_remote(backends, payload, call)
+            let key = self.shared.send_remote(backends, payload, call);
+            introspected = Some(request);
+            key
         } else {
             return Err(CallError::NoServer {
                 service: self.shared.service.clone(),
             });
         };
+        if sent_at.is_some() {
+            self.introspection.request(
+                ServiceEventKind::RequestSent,
+                self.gid,
+                sequence_number(key),
+                introspected,
+                sent_at,
+            );
+        }
         Ok(key)
     }
 

@@ -122,44 +122,53 @@ impl super::Node {
         );
         let send_goal = {
             let core = Arc::downgrade(&core);
+            let name = action_part(&action, "send_goal");
+            let introspection = self.introspection(&name);
             Service::new(
                 host.clone(),
                 group,
-                action_part(&action, "send_goal"),
+                name,
                 services_default_qos(),
                 ServiceHandler::Deferred(Box::new(move |request, reply| {
                     if let Some(core) = core.upgrade() {
                         core.handle_send_goal(request, reply);
                     }
                 })),
+                introspection,
             )
         };
         let cancel_goal = {
             let core = Arc::downgrade(&core);
+            let name = action_part(&action, "cancel_goal");
+            let introspection = self.introspection(&name);
             Service::new(
                 host.clone(),
                 group,
-                action_part(&action, "cancel_goal"),
+                name,
                 services_default_qos(),
                 ServiceHandler::Deferred(Box::new(move |request, reply| {
                     if let Some(core) = core.upgrade() {
                         core.handle_cancel(request, reply);
                     }
                 })),
+                introspection,
             )
         };
         let get_result = {
             let core = Arc::downgrade(&core);
+            let name = action_part(&action, "get_result");
+            let introspection = self.introspection(&name);
             Service::new(
                 host.clone(),
                 group,
-                action_part(&action, "get_result"),
+                name,
                 services_default_qos(),
                 ServiceHandler::Deferred(Box::new(move |request, reply| {
                     if let Some(core) = core.upgrade() {
                         core.handle_get_result(request, reply);
                     }
                 })),
+                introspection,
             )
         };
         Ok(ActionServer::new(

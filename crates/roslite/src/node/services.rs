@@ -6,6 +6,7 @@ use roslite_executor::CallbackGroup;
 
 use roslite_cdr::SharedBuf;
 
+use crate::endpoints::introspection::Introspection;
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
 use crate::endpoints::service::{
@@ -49,12 +50,14 @@ impl super::Node {
     {
         qos.validate()?;
         let name = self.resolve_topic_name(name)?;
+        let introspection = self.introspection(&name);
         Ok(Service::new(
             self.shared.host.clone(),
             group,
             name,
             qos,
             ServiceHandler::Immediate(Box::new(callback)),
+            introspection,
         ))
     }
 
@@ -74,12 +77,14 @@ impl super::Node {
         F: FnMut(S::Request, ServiceReply<S>) + Send + 'static,
     {
         let name = self.resolve_topic_name(name)?;
+        let introspection = self.introspection(&name);
         Ok(Service::new(
             self.shared.host.clone(),
             &self.shared.host.default_group.clone(),
             name,
             services_default_qos(),
             ServiceHandler::Deferred(Box::new(callback)),
+            introspection,
         ))
     }
 
@@ -168,6 +173,23 @@ impl super::Node {
     ) -> Result<Client<S>, super::NodeError> {
         qos.validate()?;
         let name = self.resolve_topic_name(name)?;
-        Ok(Client::new(self.shared.host.clone(), name, qos))
+        let introspection = self.introspection(&name);
+        Ok(Client::new(
+            self.shared.host.clone(),
+            name,
+            qos,
+            introspection,
+        ))
+    }
+
+    /// Introspection, off, for a server or client of `service` (fully qualified): its events
+    /// go out through a publisher of this node, stamped by the node's ROS clock.
+    pub(crate) fn introspection<S: ServiceType>(&self, service: &str) -> Introspection<S> {
+        let node = self.shared.clone();
+        Introspection::new(
+            service,
+            self.shared.ros_clock.clone(),
+            Box::new(move |topic, qos| node.publisher::<S::Event>(topic, qos)),
+        )
     }
 }

@@ -221,6 +221,11 @@ pub trait Backend: Send + Sync {
     fn service_client_ready(&self, _id: u64) -> bool {
         false
     }
+    /// Client `id`'s global id (rmw's `rmw_get_gid_for_client`), as servers in other
+    /// processes see it in its requests; None where this backend gives the client none.
+    fn service_client_gid(&self, _id: u64) -> Option<[u8; 16]> {
+        None
+    }
     /// A way to answer, from local server `server`, the request whose reply address
     /// ([`ReplyChannel::reply_address`]) is `address`, written by this kind of backend
     /// (perhaps in another process); None if this backend did not write it or does not serve

@@ -199,6 +199,12 @@ impl BackendSet {
         self.all().iter().any(|b| b.service_client_ready(id))
     }
 
+    /// Client `id`'s global id ([`Backend::service_client_gid`]), from the first backend that
+    /// gives it one.
+    pub(crate) fn service_client_gid(&self, id: u64) -> Option<[u8; 16]> {
+        self.all().iter().find_map(|b| b.service_client_gid(id))
+    }
+
     /// A typed server of `service` in this process (see [`Backend::in_process_server`]).
     pub(crate) fn in_process_server(
         &self,

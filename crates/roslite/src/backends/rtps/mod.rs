@@ -698,6 +698,10 @@ impl Backend for RtpsBackend {
         self.0.service_client_ready(id)
     }
 
+    fn service_client_gid(&self, id: u64) -> Option<[u8; 16]> {
+        self.0.service_client_gid(id)
+    }
+
     fn reply_channel(
         &self,
         server: u64,

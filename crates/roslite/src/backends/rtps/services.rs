@@ -534,6 +534,15 @@ impl NetShared {
                 .is_some()
     }
 
+    /// The GUID of client `local_id`'s reply reader: what its requests name as their
+    /// `related_sample_identity`, and so what servers see as the client (rmw_fastrtps's
+    /// `rmw_get_gid_for_client` gives the same).
+    pub(super) fn service_client_gid(&self, local_id: u64) -> Option<[u8; 16]> {
+        let state = self.lock();
+        let client = state.services.clients.get(&local_id)?;
+        Some(client.identity.reply_reader.to_bytes())
+    }
+
     /// Sends a request (`payload`: CDR with encapsulation header) for local client
     /// `local_id`. `register` runs with the request's key under the network lock, before any
     /// reply can be handled; it is not called if the request could not be written.

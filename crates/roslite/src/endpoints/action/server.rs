@@ -20,10 +20,12 @@ use roslite_msgs::{Action, Service as ServiceType};
 use super::goal_state::{
     select_for_cancel, stamp_nanos, transition, CancelSelection, GoalEvent, GoalId, GoalStatusCode,
 };
+use crate::endpoints::introspection::IntrospectionState;
 use crate::endpoints::pubsub::{PublishError, Publisher};
 use crate::endpoints::service::{Service, ServiceReply};
 use crate::endpoints::type_cache::TypeRegistration;
 use crate::vocabulary::log::Logger;
+use crate::vocabulary::qos::{QosError, QosProfile};
 use crate::vocabulary::time::{RosClockSource, Time};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -713,6 +715,22 @@ impl<A: Action> ActionServer<A> {
             _expiry: expiry,
             _type_registration: action_type,
         }
+    }
+
+    /// Publishes the calls of the action's three services (`send_goal`, `cancel_goal`,
+    /// `get_result`) each on its `_service_event` topic, or stops: rclpy's and rclcpp's
+    /// `configure_introspection` of an action server, as rcl_action configures them.
+    ///
+    /// # Errors
+    /// [`QosError`] for an invalid `qos`.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+    ) -> Result<(), QosError> {
+        self.services.send_goal.configure_introspection(qos, state)?;
+        self.services.cancel_goal.configure_introspection(qos, state)?;
+        self.services.get_result.configure_introspection(qos, state)
     }
 
     /// The fully qualified action name.
