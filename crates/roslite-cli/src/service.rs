@@ -1,5 +1,7 @@
-//! `roslite service list|type|find|call`: ros2service's verbs over the graph and a serialized
-//! client.
+//! `roslite service list|type|find|call|echo`: ros2service's verbs over the graph, a
+//! serialized client, and a subscription to service events.
+
+mod echo;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -22,6 +24,8 @@ pub enum ServiceCommand {
     Find(FindArgs),
     /// Call a service
     Call(CallArgs),
+    /// Echo the calls of a service whose server or client has introspection on
+    Echo(echo::EchoArgs),
 }
 
 #[derive(clap::Args)]
@@ -90,6 +94,7 @@ pub fn run(command: ServiceCommand) -> anyhow::Result<()> {
         ServiceCommand::Type(args) => service_type(&args),
         ServiceCommand::Find(args) => find(&args),
         ServiceCommand::Call(args) => call(&args),
+        ServiceCommand::Echo(args) => echo::run(&args),
     }
 }
 

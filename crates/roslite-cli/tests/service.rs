@@ -8,9 +8,10 @@ use roslite::msgs::example_interfaces::srv::{AddTwoInts, AddTwoInts_Request, Add
 use roslite::{Context, ContextOptions, Executor, NetworkMode};
 use roslite_transport::{DiscoveryConfig, DiscoveryRange, TransportConfig};
 
-/// A domain for this test process, in 60..100 (topic.rs uses 100..200, bench_net 150..230).
+/// A domain for this test process, in 60..100 (topic.rs uses 100..200, bench_net 150..230);
+/// offsets below 6.
 fn test_domain(offset: u32) -> u32 {
-    60 + (std::process::id() % 10) * 4 + offset
+    60 + (std::process::id() % 6) * 6 + offset
 }
 
 fn roslite(domain: u32, args: &[&str]) -> Command {
@@ -150,4 +151,133 @@ fn calling_a_missing_service_fails_with_advice() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("<package>/srv/<Name>"), "{stderr}");
+}
+
+/// The text ros2 service echo prints for one event of an `AddTwoInts` call, with the stamp
+/// and the client id left as `S`, `N` and `G` (they change from run to run).
+fn expected_event(kind: &str, sequence_number: i64, request: &str, response: &str) -> String {
+    let gid: String = (0..16).map(|_| "  - G\n").collect();
+    format!(
+        "info:\n  event_type: {kind}\n  stamp:\n    sec: S\n    nanosec: N\n  client_gid:\n\
+         {gid}  sequence_number: {sequence_number}\nrequest:{request}\nresponse:{response}\n---"
+    )
+}
+
+/// `text` with the values of the `sec`, `nanosec` and client id lines masked.
+fn masked(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.starts_with("    sec: ") {
+                "    sec: S".to_owned()
+            } else if line.starts_with("    nanosec: ") {
+                "    nanosec: N".to_owned()
+            } else if line.starts_with("  - ") && line[4..].bytes().all(|b| b.is_ascii_digit()) {
+                "  - G".to_owned()
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn service_echo_prints_the_events_of_introspected_calls_like_ros2() {
+    use roslite::{IntrospectionState, QosProfile};
+    let domain = test_domain(3);
+    let (ctx, spinner, service) = server(domain);
+    service
+        .configure_introspection(QosProfile::keep_last(100), IntrospectionState::Contents)
+        .unwrap();
+    // Without a type argument: echo learns it from the server.
+    let echo = roslite(
+        domain,
+        &["service", "echo", "add_two_ints", "--timeout", "6"],
+    )
+    .spawn()
+    .unwrap();
+    let node = ctx.create_node("caller").unwrap();
+    let client = node.create_client::<AddTwoInts>("/add_two_ints").unwrap();
+    client
+        .configure_introspection(QosProfile::keep_last(100), IntrospectionState::Metadata)
+        .unwrap();
+    // The echo's subscription has matched both event publishers before the call.
+    assert!(
+        wait_for(Duration::from_secs(10), || node
+            .count_subscribers("/add_two_ints/_service_event")
+            == 1),
+        "roslite service echo did not subscribe"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let response = client
+        .call(AddTwoInts_Request { a: 2, b: 40 }, Duration::from_secs(5))
+        .unwrap();
+    assert_eq!(response.sum, 42);
+    let output = echo.wait_with_output().unwrap();
+    ctx.shutdown();
+    spinner.join().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut events: Vec<&str> = masked(&stdout)
+        .leak()
+        .split_inclusive("---\n")
+        .map(|e| e.trim_end())
+        .filter(|e| !e.is_empty())
+        .collect();
+    events.sort_unstable();
+    // The client's events (metadata only) and the server's (with contents), in the order
+    // of their kind's name.
+    let mut expected = vec![
+        expected_event("REQUEST_RECEIVED", 1, "\n- a: 2\n  b: 40", " []"),
+        expected_event("REQUEST_SENT", 1, " []", " []"),
+        expected_event("RESPONSE_RECEIVED", 1, " []", " []"),
+        expected_event("RESPONSE_SENT", 1, " []", "\n- sum: 42"),
+    ];
+    expected.sort_unstable();
+    assert_eq!(events, expected, "{stdout}");
+}
+
+#[test]
+fn service_echo_without_introspection_says_so() {
+    let domain = test_domain(4);
+    let (ctx, spinner, _service) = server(domain);
+    let output = roslite(
+        domain,
+        &["service", "echo", "/add_two_ints", "--timeout", "0.5"],
+    )
+    .output()
+    .unwrap();
+    ctx.shutdown();
+    spinner.join().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert_eq!(
+        stdout,
+        "No publishers on topic '/add_two_ints/_service_event'; is service introspection on \
+         the client or server enabled?\n"
+    );
+    let output = roslite(
+        domain + 1,
+        &["service", "echo", "/nobody", "--spin-time", "0.3"],
+    )
+    .output()
+    .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Pass the type"), "{stderr}");
+}
+
+fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
 }
