@@ -1,4 +1,4 @@
-//! `roslite action list|info|type|send_goal`: ros2action's verbs over the graph (actions are
+//! `roslite action list|info|type|find|send_goal`: ros2action's verbs over the graph (actions are
 //! found by their feedback topics, as rcl_action finds them) and serialized clients of an
 //! action's services.
 
@@ -24,6 +24,8 @@ pub enum ActionCommand {
     Info(InfoArgs),
     /// Print a action's type
     Type(TypeArgs),
+    /// Find actions from type
+    Find(FindArgs),
     /// Send an action goal
     #[command(name = "send_goal")]
     SendGoal(SendGoalArgs),
@@ -67,6 +69,18 @@ pub struct TypeArgs {
 }
 
 #[derive(clap::Args)]
+pub struct FindArgs {
+    /// Name of the ROS action type to find (e.g. 'test_msgs/action/Fibonacci')
+    action_type: String,
+    /// Only display the number of actions discovered
+    #[arg(short = 'c', long = "count-actions")]
+    count_actions: bool,
+    /// Longest wait in seconds for discovery (default: 2)
+    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
+    spin_time: Option<f64>,
+}
+
+#[derive(clap::Args)]
 pub struct SendGoalArgs {
     /// Name of the ROS action (e.g. '/fibonacci')
     action_name: String,
@@ -90,6 +104,7 @@ pub fn run(command: ActionCommand) -> anyhow::Result<()> {
         ActionCommand::List(args) => list(&args),
         ActionCommand::Info(args) => info(&args),
         ActionCommand::Type(args) => action_type(&args),
+        ActionCommand::Find(args) => find(&args),
         ActionCommand::SendGoal(args) => send_goal(&args),
     }
 }
@@ -123,6 +138,26 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
             println!("{name}");
         }
     }
+    Ok(())
+}
+
+/// ros2action's `find`: the actions of a type, as `list` would name them.
+fn find(args: &FindArgs) -> anyhow::Result<()> {
+    let wanted = crate::interface::parse_kind_type(
+        &args.action_type,
+        InterfaceKind::Action,
+        "test_msgs/action/Fibonacci",
+    )?
+    .to_string();
+    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        actions(view).values().any(|types| types.contains(&wanted))
+    })?;
+    let names: Vec<String> = actions(&view)
+        .into_iter()
+        .filter(|(_, types)| types.contains(&wanted))
+        .map(|(name, _)| name)
+        .collect();
+    crate::topic::print_names(&names, args.count_actions);
     Ok(())
 }
 

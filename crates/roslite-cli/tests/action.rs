@@ -76,6 +76,34 @@ fn action_commands_see_and_drive_an_rclpy_server() {
     assert_eq!(
         roslite(
             &ns,
+            &[
+                "action",
+                "find",
+                "test_msgs/action/Fibonacci",
+                "--spin-time",
+                "10"
+            ]
+        ),
+        "/fibonacci\n"
+    );
+    assert_eq!(
+        roslite(
+            &ns,
+            &[
+                "action",
+                "find",
+                "example_interfaces/Fibonacci",
+                "-c",
+                "--spin-time",
+                "0.5"
+            ]
+        ),
+        "0\n",
+        "another type of the same name is another type"
+    );
+    assert_eq!(
+        roslite(
+            &ns,
             &["action", "info", "/fibonacci", "-t", "--spin-time", "10"]
         ),
         "Action: /fibonacci\nAction clients: 0\nAction servers: 1\n    \
