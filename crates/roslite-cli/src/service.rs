@@ -1,4 +1,4 @@
-//! `roslite service list|type|find|call|echo`: ros2service's verbs over the graph, a
+//! `roslite service list|type|find|info|call|echo`: ros2service's verbs over the graph, a
 //! serialized client, and a subscription to service events.
 
 mod echo;
@@ -22,6 +22,8 @@ pub enum ServiceCommand {
     Type(TypeArgs),
     /// Output a list of available services of a given type
     Find(FindArgs),
+    /// Print information about a service: its type, and how many clients and servers it has
+    Info(InfoArgs),
     /// Call a service
     Call(CallArgs),
     /// Echo the calls of a service whose server or client has introspection on
@@ -31,6 +33,15 @@ pub enum ServiceCommand {
 #[derive(clap::Args)]
 pub struct TypeArgs {
     /// Name of the ROS service to get type (e.g. '/add_two_ints')
+    service_name: String,
+    /// Longest wait in seconds for discovery (default: 2)
+    #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
+    spin_time: Option<f64>,
+}
+
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// Name of the ROS service to get info (e.g. '/add_two_ints')
     service_name: String,
     /// Longest wait in seconds for discovery (default: 2)
     #[arg(long, value_name = "S", value_parser = crate::topic::positive_float)]
@@ -93,6 +104,7 @@ pub fn run(command: ServiceCommand) -> anyhow::Result<()> {
         ServiceCommand::List(args) => list(&args),
         ServiceCommand::Type(args) => service_type(&args),
         ServiceCommand::Find(args) => find(&args),
+        ServiceCommand::Info(args) => info(&args),
         ServiceCommand::Call(args) => call(&args),
         ServiceCommand::Echo(args) => echo::run(&args),
     }
@@ -127,6 +139,50 @@ fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
     for ty in types {
         println!("{ty}");
     }
+    Ok(())
+}
+
+/// ros2service's `info`: the type, and rcl's counts of the service's clients (request
+/// writers) and servers (request readers) in other processes.
+fn info(args: &InfoArgs) -> anyhow::Result<()> {
+    let name = crate::topic::resolve_topic(&args.service_name)?;
+    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+        services(view, true).contains_key(&name)
+    })?;
+    let Some(types) = services(&view, true).remove(&name) else {
+        bail!("Unknown service '{name}': `roslite service list` shows the services discovered");
+    };
+    let types: Vec<String> = types.into_iter().collect();
+    // ros2 prints a single type as it is and several as a Python list.
+    match types.as_slice() {
+        [one] => println!("Type: {one}"),
+        many => {
+            let reprs: Vec<String> = many
+                .iter()
+                .map(|t| roslite_msg_gen::python::str_repr(t))
+                .collect();
+            println!("Type: [{}]", reprs.join(", "));
+        }
+    }
+    let count = |kind| {
+        view.endpoints
+            .iter()
+            .filter(|e| {
+                !e.local
+                    && e.topic == name
+                    && e.topic_kind == roslite::graph::RosTopicKind::ServiceRequest
+                    && e.kind == kind
+            })
+            .count()
+    };
+    println!(
+        "Clients count: {}",
+        count(roslite::graph::GraphEndpointKind::Publisher)
+    );
+    println!(
+        "Services count: {}",
+        count(roslite::graph::GraphEndpointKind::Subscription)
+    );
     Ok(())
 }
 

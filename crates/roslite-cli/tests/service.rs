@@ -281,3 +281,37 @@ fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+#[test]
+fn service_info_counts_clients_and_servers_like_ros2() {
+    let domain = test_domain(5);
+    let (ctx, spinner, _service) = server(domain);
+    let node = ctx.create_node("caller").unwrap();
+    let _client = node.create_client::<AddTwoInts>("/add_two_ints").unwrap();
+    let mut stdout = String::new();
+    for _ in 0..10 {
+        let output = roslite(domain, &["service", "info", "/add_two_ints"])
+            .output()
+            .unwrap();
+        stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if stdout.contains("Clients count: 1") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        stdout,
+        "Type: example_interfaces/srv/AddTwoInts\nClients count: 1\nServices count: 1\n"
+    );
+    let output = roslite(
+        domain,
+        &["service", "info", "/nobody", "--spin-time", "0.3"],
+    )
+    .output()
+    .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Unknown service '/nobody'"), "{stderr}");
+    ctx.shutdown();
+    spinner.join().unwrap();
+}
