@@ -13,10 +13,14 @@
 //!   for nodes written against roslite's C ABI.
 //! - `bundle`: one text carrying an interface's definition and those it uses, which generated
 //!   C and C++ code hands the runtime for a type roslite does not ship.
+//! - `described` (feature `descriptions`): a type's REP 2011 description as the runtime's
+//!   values, for endpoints of types known only at run time.
 
 pub mod ast;
 pub mod build;
 pub mod bundle;
+#[cfg(feature = "descriptions")]
+pub mod described;
 pub mod dynamic;
 pub mod hash;
 pub mod key;
