@@ -15,6 +15,10 @@ and print each event heard as
 (request and response as rclpy prints them, `-` when absent), then, for each publisher of
 the event topic:
     publisher <node> <type> <type hash>
+and last its verdict on the events: `verdict ok` when there are COUNT calls of four events
+each (kinds 0 to 3), each naming one client and one sequence number, requests with data
+True, False, ... in the request events and the answers in the response events; otherwise
+`verdict <what is wrong>`.
 """
 import sys
 import time
@@ -32,6 +36,32 @@ def line(event):
     response = repr(event.response[0]) if event.response else "-"
     return (f"event {event.info.event_type} {event.info.sequence_number} {gid} "
             f"{request} {response}")
+
+
+def verdict(events, count):
+    calls = {}
+    for event in events:
+        calls.setdefault(event.info.sequence_number, []).append(event)
+    if len(calls) != count:
+        return f"{len(calls)} calls, expected {count}"
+    for i, number in enumerate(sorted(calls)):
+        call = sorted(calls[number], key=lambda e: e.info.event_type)
+        kinds = [e.info.event_type for e in call]
+        if kinds != [0, 1, 2, 3]:
+            return f"call {number} has events {kinds}"
+        gids = {bytes(int(b) for b in e.info.client_gid) for e in call}
+        if len(gids) != 1 or gids == {bytes(16)}:
+            return f"call {number} names clients {sorted(g.hex() for g in gids)}"
+        data = i % 2 == 0
+        request = [SetBool.Request(data=data)]
+        response = [SetBool.Response(success=data, message="on" if data else "off")]
+        for event in call[:2]:
+            if list(event.request) != request or list(event.response):
+                return f"call {number} request event {line(event)}"
+        for event in call[2:]:
+            if list(event.request) or list(event.response) != response:
+                return f"call {number} response event {line(event)}"
+    return "ok"
 
 
 def answer(request, response):
@@ -62,7 +92,13 @@ def main():
         if not endpoint.wait_for_service(timeout_sec=20.0):
             print("no server", flush=True)
             sys.exit(1)
-        while node.count_publishers(topic) < 2 and time.time() < deadline:
+        # Both event publishers and both listeners (ours and the other side's) are known,
+        # and a moment more lets each event writer match each listener before the calls.
+        while ((node.count_publishers(topic) < 2 or node.count_subscribers(topic) < 2)
+               and time.time() < deadline):
+            rclpy.spin_once(node, timeout_sec=0.05)
+        end = time.time() + 0.5
+        while time.time() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
         for i in range(count):
             future = endpoint.call_async(SetBool.Request(data=(i % 2 == 0)))
@@ -79,6 +115,7 @@ def main():
     for info in node.get_publishers_info_by_topic(topic):
         print(f"publisher {info.node_name} {info.topic_type} {info.topic_type_hash}",
               flush=True)
+    print(f"verdict {verdict(events, count)}", flush=True)
     node.destroy_node()
     rclpy.shutdown()
 

@@ -152,13 +152,21 @@ pub unsafe extern "C" fn roslite_service_create_in(
             // SAFETY: the caller promised `callback` takes these while the service lives.
             unsafe { callback(user.0, bytes.as_ptr(), bytes.len(), responder) };
         };
-        let server = match group {
+        let mut server = match group {
             Some(group) => {
                 node.create_serialized_service_in(&group, service, type_name, types, qos, serve)?
             }
             None => node.create_serialized_service(service, type_name, types, qos, serve)?,
         };
-        put(out, handles::insert(Object::Service(server)), "service")
+        // As rcl registers a server's service type with its node.
+        if let Some(hash) = crate::types::service_hash(type_name) {
+            server.register_service_type_later(&hash, type_name, crate::types::describe);
+        }
+        put(
+            out,
+            handles::insert(Object::Service(Arc::new(server))),
+            "service",
+        )
     })
 }
 
@@ -190,9 +198,13 @@ pub unsafe extern "C" fn roslite_client_create(
     guard(|| {
         let node = handles::node(node)?;
         let service = text(service, "service")?;
-        let (_, (request, response)) = service_types(ty)?;
+        let (type_name, (request, response)) = service_types(ty)?;
+        let mut client = node.create_serialized_client(service, request, response)?;
+        if let Some(hash) = crate::types::service_hash(type_name) {
+            client.register_service_type_later(&hash, type_name, crate::types::describe);
+        }
         let client = ClientEntry {
-            client: node.create_serialized_client(service, request, response)?,
+            client,
             next_id: AtomicI64::new(1),
             pending: Mutex::default(),
         };

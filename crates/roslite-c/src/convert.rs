@@ -162,7 +162,9 @@ pub(crate) fn type_info(name: &str, hash: &str, kind: &str) -> Result<TypeInfo, 
     }
     let info = TypeInfo::new(name, hash).ok_or_else(wrong_name)?;
     let key = crate::types::check(name, hash)?;
-    Ok(info.with_key(key))
+    // The node describes the type on `~/get_type_description` when asked (the size-optimised
+    // library, without definitions, cannot: it answers as for an unknown type).
+    Ok(info.with_key(key).described_later(crate::types::describe))
 }
 
 /// # Safety

@@ -44,7 +44,7 @@ pub enum Object {
     Timer(Arc<Timer>),
     Client(Arc<ClientEntry>),
     Executor(Arc<roslite::Executor>),
-    Service(SerializedService),
+    Service(Arc<SerializedService>),
     /// The way back to one request's client, until it is answered.
     Responder(Mutex<Option<ServiceResponder>>),
     OnSetParameters(OnSetParametersCallbackHandle),
@@ -297,6 +297,13 @@ pub fn take_responder(handle: u64) -> Result<ServiceResponder, Failure> {
     })?;
     remove(handle)?;
     responder.ok_or_else(|| invalid(handle, "responder"))
+}
+
+pub fn service(handle: u64) -> Result<Arc<SerializedService>, Failure> {
+    with(handle, "service", |o| match o {
+        Object::Service(s) => Some(s.clone()),
+        _ => None,
+    })
 }
 
 pub fn client(handle: u64) -> Result<Arc<ClientEntry>, Failure> {

@@ -10,9 +10,10 @@
 //! The files: `status` (codes, last error, the guard around every call), `text` and
 //! `convert` (what crosses the boundary, read and written), `types` (the message types the
 //! runtime knows, `roslite_type_register`), `handles` (the handle table),
-//! then one file per family: `context`, `node`, `pubsub`, `timer`, `client`, `events`,
-//! `params`, `log`, `executor`, `lifecycle` (managed nodes and their publishers), and
-//! `signals` (SIGINT/SIGTERM as a shutdown).
+//! then one file per family: `context`, `node`, `pubsub`, `filter` (content-filtered
+//! subscriptions), `timer`, `client`, `introspection` (service events), `events`, `params`,
+//! `log`, `executor`, `lifecycle` (managed nodes and their publishers), and `signals`
+//! (SIGINT/SIGTERM as a shutdown).
 
 //!
 //! The modules are public for the WebAssembly host (`roslite-wasm`), which calls the same
@@ -28,6 +29,8 @@ pub mod context;
 pub mod convert;
 pub mod events;
 pub mod executor;
+pub mod filter;
+pub mod introspection;
 pub mod lifecycle;
 pub mod log;
 pub mod node;

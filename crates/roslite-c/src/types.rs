@@ -65,12 +65,16 @@ struct Known {
     /// Per message type name not built in: its computed hash, or why it is not known.
     /// Cleared when a registration adds a definition.
     computed: BTreeMap<String, Result<Computed, String>>,
+    /// Every definition known, made when first asked for; dropped when a registration adds
+    /// one. ($AMENT_PREFIX_PATH is read once, when it is made.)
+    set: Option<std::sync::Arc<InterfaceSet>>,
 }
 
 #[cfg(feature = "definitions")]
 static KNOWN: Mutex<Known> = Mutex::new(Known {
     registered: BTreeMap::new(),
     computed: BTreeMap::new(),
+    set: None,
 });
 
 #[cfg(feature = "definitions")]
@@ -102,10 +106,7 @@ fn mismatch(name: &str, hash: &str, computed: &str, origin: &str) -> Failure {
 
 /// Checks a built-in type's hash, and gives its key: `None` for a type roslite does not ship.
 fn check_builtin(name: &str, hash: &str) -> Option<Result<Key, Failure>> {
-    let i = roslite::msgs::TYPE_HASHES
-        .binary_search_by(|(n, _)| (*n).cmp(name))
-        .ok()?;
-    let builtin = roslite::msgs::TYPE_HASHES[i].1;
+    let builtin = builtin_hash(name)?;
     let key = roslite::msgs::TYPE_KEYS
         .binary_search_by(|(n, _)| (*n).cmp(name))
         .ok()
@@ -137,17 +138,9 @@ pub(crate) fn check(name: &str, hash: &str) -> Result<Key, Failure> {
 
 #[cfg(feature = "definitions")]
 impl Known {
-    /// The hash of a type roslite does not ship, from a registered definition or one under
-    /// `$AMENT_PREFIX_PATH`, or why there is none.
-    fn resolve(&self, name: &str) -> Result<Computed, String> {
-        let ament = std::env::var("AMENT_PREFIX_PATH").ok();
-        let unknown = || unknown_message(name, ament.as_deref());
-        let type_name = TypeName::parse(name).ok_or_else(unknown)?;
-        if self.registered.is_empty() && ament.as_deref().is_none_or(str::is_empty) {
-            return Err(unknown());
-        }
-        // Built-in definitions first (registered or found ones cannot shadow them), then the
-        // registered ones, then the ament prefixes in order.
+    /// Every definition roslite knows: built-in ones first (registered or found ones cannot
+    /// shadow them), then the registered ones, then those under the `ament` prefixes in order.
+    fn interface_set(&self, ament: Option<&str>) -> Result<InterfaceSet, String> {
         let mut set = InterfaceSet::new();
         roslite_msg_gen::build::add_builtin_interfaces(&mut set)
             .map_err(|e| format!("internal error in roslite's built-in definitions: {e}"))?;
@@ -159,10 +152,23 @@ impl Known {
                 SourceFormat::Msg => set.add_source(package, kind, name, text, REGISTERED),
             };
         }
-        if let Some(prefixes) = &ament {
+        if let Some(prefixes) = ament {
             set.add_ament_prefix_path(prefixes);
         }
         set.remove_unusable();
+        Ok(set)
+    }
+
+    /// The hash of a type roslite does not ship, from a registered definition or one under
+    /// `$AMENT_PREFIX_PATH`, or why there is none.
+    fn resolve(&self, name: &str) -> Result<Computed, String> {
+        let ament = std::env::var("AMENT_PREFIX_PATH").ok();
+        let unknown = || unknown_message(name, ament.as_deref());
+        let type_name = TypeName::parse(name).ok_or_else(unknown)?;
+        if self.registered.is_empty() && ament.as_deref().is_none_or(str::is_empty) {
+            return Err(unknown());
+        }
+        let set = self.interface_set(ament.as_deref())?;
         if set.message(&type_name).is_none() {
             return Err(match set.unusable(&type_name) {
                 Some(problem) => format!(
@@ -180,6 +186,93 @@ impl Known {
         let key = roslite_msg_gen::key::key_layout(&set, &type_name);
         Ok(Computed { hash, origin, key })
     }
+}
+
+/// Every definition roslite knows (see [`Known::interface_set`]), for encoding messages of
+/// types the program gave no code for (a service's introspection events) and describing
+/// types; made once and kept until a registration adds a definition.
+#[cfg(feature = "definitions")]
+pub(crate) fn interface_set() -> Result<std::sync::Arc<InterfaceSet>, Failure> {
+    let mut known = known();
+    if let Some(set) = &known.set {
+        return Ok(set.clone());
+    }
+    let ament = std::env::var("AMENT_PREFIX_PATH").ok();
+    let set = std::sync::Arc::new(
+        known
+            .interface_set(ament.as_deref())
+            .map_err(|why| Failure::new(ROSLITE_UNKNOWN_TYPE, why))?,
+    );
+    known.set = Some(set.clone());
+    Ok(set)
+}
+
+/// The REP 2011 description of type `name` (a message, service or action), built from its
+/// definition once and kept for the process (`roslite_msg_gen::described`): what a node
+/// serves on `~/get_type_description` for its endpoints, and what a content filter reads
+/// fields by.
+#[cfg(feature = "definitions")]
+pub(crate) fn description(
+    name: &str,
+) -> Result<&'static roslite::msgs::description::TypeDescription, Failure> {
+    let unknown = |why: String| Failure::new(ROSLITE_UNKNOWN_TYPE, why);
+    let type_name =
+        TypeName::parse(name).ok_or_else(|| unknown(format!("'{name}' is not a type name")))?;
+    let set = interface_set()?;
+    roslite_msg_gen::described::leaked(&set, &type_name).map_err(|e| unknown(e.to_string()))
+}
+
+/// The hash of service type `name` (`pkg/srv/Name`): built in, or computed from its known
+/// definition; None when it has none.
+#[cfg(feature = "definitions")]
+pub(crate) fn service_hash(name: &str) -> Option<String> {
+    if let Some(hash) = builtin_service_hash(name) {
+        return Some(hash.to_owned());
+    }
+    let type_name = TypeName::parse(name)?;
+    let set = interface_set().ok()?;
+    roslite_msg_gen::hash::type_hash(&set, &type_name).ok()
+}
+
+/// The hash roslite knows for message type `name`: built in, or computed from a known
+/// definition. For types the program names without a hash (a service's event type).
+#[cfg(feature = "definitions")]
+pub(crate) fn known_hash(name: &str) -> Result<String, Failure> {
+    if let Some(hash) = builtin_hash(name) {
+        return Ok(hash.to_owned());
+    }
+    let mut known = known();
+    if !known.computed.contains_key(name) {
+        let outcome = known.resolve(name);
+        known.computed.insert(name.to_owned(), outcome);
+    }
+    match &known.computed[name] {
+        Ok(computed) => Ok(computed.hash.clone()),
+        Err(why) => Err(Failure::new(ROSLITE_UNKNOWN_TYPE, why.clone())),
+    }
+}
+
+/// What makes the description of type `name` when a node is first asked for it
+/// (`roslite::TypeInfo::described_later`): building one parses definitions, which a node
+/// should not pay for until then. None without a definition.
+pub(crate) fn describe(name: &str) -> Option<&'static roslite::msgs::description::TypeDescription> {
+    description(name).ok()
+}
+
+/// The hash of a service roslite ships.
+fn builtin_service_hash(name: &str) -> Option<&'static str> {
+    let i = roslite::msgs::SERVICE_HASHES
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    Some(roslite::msgs::SERVICE_HASHES[i].1)
+}
+
+/// The hash of a type roslite ships.
+fn builtin_hash(name: &str) -> Option<&'static str> {
+    let i = roslite::msgs::TYPE_HASHES
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    Some(roslite::msgs::TYPE_HASHES[i].1)
 }
 
 #[cfg(feature = "definitions")]
@@ -265,15 +358,16 @@ pub unsafe extern "C" fn roslite_type_register(definition: *const c_char) -> Sta
         }
         if added {
             known.computed.clear();
+            known.set = None;
         }
         Ok(())
     })
 }
 
 #[cfg(not(feature = "definitions"))]
-pub(crate) use lean::check;
-#[cfg(not(feature = "definitions"))]
 pub use lean::roslite_type_register;
+#[cfg(not(feature = "definitions"))]
+pub(crate) use lean::{check, description, known_hash, service_hash};
 
 /// A keyed type roslite ships comes with its key, the one its generated Rust type has, and
 /// a keyless one without.
@@ -298,7 +392,7 @@ mod lean {
     use std::ffi::c_char;
     use std::sync::{Mutex, PoisonError};
 
-    use super::{check_builtin, Key};
+    use super::{builtin_hash, check_builtin, Key};
     use crate::status::{guard, Failure, Status, ROSLITE_INVALID_ARGUMENT, ROSLITE_UNKNOWN_TYPE};
     use crate::text::text;
 
@@ -321,6 +415,38 @@ mod lean {
             "_Feedback",
         ];
         std::iter::once(name).chain(PARTS.iter().filter_map(move |part| name.strip_suffix(part)))
+    }
+
+    /// As the full library's `description`: this build carries no definitions.
+    pub(crate) fn description(
+        name: &str,
+    ) -> Result<&'static roslite::msgs::description::TypeDescription, Failure> {
+        Err(Failure::new(
+            ROSLITE_UNKNOWN_TYPE,
+            format!(
+                "this size-optimised roslite carries no type definitions, so it cannot \
+                 describe {name}; use the full library"
+            ),
+        ))
+    }
+
+    /// As the full library's `service_hash`, for built-in services only.
+    pub(crate) fn service_hash(name: &str) -> Option<String> {
+        super::builtin_service_hash(name).map(str::to_owned)
+    }
+
+    /// As the full library's `known_hash`, for built-in types only: this build computes no
+    /// hash from a definition.
+    pub(crate) fn known_hash(name: &str) -> Result<String, Failure> {
+        builtin_hash(name).map(str::to_owned).ok_or_else(|| {
+            Failure::new(
+                ROSLITE_UNKNOWN_TYPE,
+                format!(
+                    "the hash of {name} is unknown: this size-optimised roslite computes no \
+                     hash from a definition, and knows only those of the packages it ships"
+                ),
+            )
+        })
     }
 
     /// As the full library's `check`, but a registered type, whose definition this build

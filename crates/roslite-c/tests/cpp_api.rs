@@ -541,3 +541,75 @@ fn cpp_lifecycle_node_managed_from_its_own_code() {
         assert!(stderr.contains(part), "{part}\n{}", text(&output));
     }
 }
+
+/// A C++ node's `~/get_type_description` answers for the types of its endpoints (created
+/// through the C ABI by name and hash) exactly as a Rust node's answers for its generated
+/// types: a message type (`chatter_talker`'s std_msgs/String) and a service type
+/// (`motor_server`'s std_srvs/SetBool), with their sources.
+#[test]
+fn cpp_nodes_describe_their_types_as_rust_nodes_do() {
+    use roslite::msgs::std_srvs::srv::{SetBool, SetBool_Response};
+    use roslite::msgs::type_description_interfaces::srv::{
+        GetTypeDescription, GetTypeDescription_Request,
+    };
+    use roslite::msgs::{Message, Service};
+
+    let domain_id = domain(9);
+    let talker = node_command(domain_id, &["chatter_talker", "100000"])
+        .spawn()
+        .unwrap();
+    let server = node_command(domain_id, &["motor_server"]).spawn().unwrap();
+    let ctx = context(domain_id);
+    // A Rust node with the same endpoints, as the reference.
+    let reference = ctx.create_node("rust_reference").unwrap();
+    let _publisher = reference
+        .create_publisher::<StringMsg>("/chatter", 10)
+        .unwrap();
+    let _service = reference
+        .create_service::<SetBool, _>("/rust_motor_power", |_| SetBool_Response::default())
+        .unwrap();
+    let spinner = {
+        let (ctx, node) = (ctx.clone(), reference.clone());
+        std::thread::spawn(move || {
+            let executor = roslite::Executor::new(&ctx);
+            executor.add_node(&node);
+            executor.spin();
+        })
+    };
+    let asker = ctx.create_node("asker").unwrap();
+    let ask = |node: &str, type_name: &str, type_hash: &str| {
+        let client = asker
+            .create_client::<GetTypeDescription>(&format!("{node}/get_type_description"))
+            .unwrap();
+        assert!(
+            client.wait_for_service(Duration::from_secs(20)),
+            "{node} has no ~/get_type_description"
+        );
+        client
+            .call(
+                GetTypeDescription_Request {
+                    type_name: type_name.to_owned(),
+                    type_hash: type_hash.to_owned(),
+                    include_type_sources: true,
+                },
+                Duration::from_secs(10),
+            )
+            .unwrap()
+    };
+    let cases = [
+        ("/cpp_talker", StringMsg::TYPE_NAME, StringMsg::TYPE_HASH),
+        ("/cpp_motor", SetBool::TYPE_NAME, SetBool::TYPE_HASH),
+    ];
+    for (node, type_name, type_hash) in cases {
+        let from_cpp = ask(node, type_name, type_hash);
+        let from_rust = ask("/rust_reference", type_name, type_hash);
+        assert!(from_rust.successful, "{from_rust:?}");
+        assert_eq!(from_cpp, from_rust, "{node} describes {type_name}");
+    }
+    ctx.shutdown();
+    spinner.join().unwrap();
+    for child in [talker, server] {
+        let _ = Command::new("kill").arg(child.id().to_string()).status();
+        let _ = finish(child, Duration::from_secs(5));
+    }
+}

@@ -5,12 +5,13 @@
 //! reading and setting a C++ node's parameters (its on-set callback refusing one), and a keyed
 //! topic (`test_msgs/msg/KeyedLong`, `tests/cpp/keyed.cpp` against `keyed_peer.py`) both ways.
 //!
-//! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer, and a
-//! managed C++ node (`tests/cpp/lifecycle.cpp`) that rclpy drives through its lifecycle.
+//! Also the mROS 2-shaped applications (echoreply, echoback) against an rclpy peer, a
+//! managed C++ node (`tests/cpp/lifecycle.cpp`) that rclpy drives through its lifecycle, and
+//! an introspected C++ server and client, each against an introspected rclpy one.
 //!
 //! The C++ node is `tests/cpp/nodes.cpp`, compiled as `cpp_api.rs` compiles it; the rclpy
 //! peers are `interop/python/{chatter_listener,chatter_talker,service_peer,cpp_param_peer,
-//! mros2_peer,cpp_lifecycle_manager}.py`.
+//! mros2_peer,cpp_lifecycle_manager,introspection_peer}.py`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -424,4 +425,60 @@ fn rclpy_manages_a_cpp_lifecycle_node() {
     ] {
         assert!(node_err.contains(part), "{part}\n{all}");
     }
+}
+
+/// The rclpy introspection peer's output: its verdict on the events it heard (the four of
+/// each call, one client and number each, with their contents), and that the `publishers`
+/// event publishers it saw at the end all announce rclpy's event type and hash.
+fn assert_introspected(out: &str, err: &str, publishers: usize) {
+    assert!(out.lines().any(|l| l == "verdict ok"), "{out}\n{err}");
+    let announced: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("publisher "))
+        .map(|l| l.split_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(announced.len(), publishers, "{out}");
+    for each in &announced {
+        assert!(
+            each.starts_with("std_srvs/srv/SetBool_Event RIHS01_"),
+            "{out}"
+        );
+        assert_eq!(*each, announced[0], "{out}");
+    }
+}
+
+#[test]
+fn introspected_cpp_service_and_client_with_rclpy() {
+    let ns = namespace();
+    let d = domain(6);
+    let server = cpp(&ns, d, &["introspected_server"]);
+    let caller = rclpy(
+        &ns,
+        d,
+        "introspection_peer.py",
+        &["client", "/motor_power", "2"],
+    );
+    let (ok, out, err) = finish(caller, Duration::from_secs(50));
+    stop(&server);
+    let _ = finish(server, Duration::from_secs(5));
+    assert!(ok, "{out}\n{err}");
+    assert_introspected(&out, &err, 2);
+
+    let d = domain(7);
+    let server = rclpy(
+        &ns,
+        d,
+        "introspection_peer.py",
+        &["server", "/motor_power", "2"],
+    );
+    let client = cpp(&ns, d, &["introspected_client"]);
+    let (ok, client_out, client_err) = finish(client, Duration::from_secs(40));
+    let (_, out, err) = finish(server, Duration::from_secs(40));
+    assert!(ok, "{client_out}\n{client_err}");
+    assert!(
+        client_out.contains("REPLY 1 on") && client_out.contains("REPLY 0 off"),
+        "{client_out}"
+    );
+    // The C++ client has gone by the time the peer lists the publishers: its own is left.
+    assert_introspected(&out, &err, 1);
 }

@@ -62,4 +62,4 @@ pub use qos::{Durability, History, Liveliness, QosProfile, Reliability};
 pub use roslite_msgs as msgs;
 /// The service *type* trait (request/response pair); [`Service`] is a running server.
 pub use roslite_msgs::{Message, Service as ServiceType};
-pub use service::{CallError, Client, RequestKey, Service};
+pub use service::{CallError, Client, IntrospectionState, RequestKey, Service};

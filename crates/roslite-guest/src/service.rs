@@ -53,10 +53,51 @@ pub struct Service<S: ServiceType> {
     _service: PhantomData<fn(S)>,
 }
 
+/// How much of its calls a server or client publishes on `<service>/_service_event`, as
+/// `roslite::IntrospectionState` (rcl's `rcl_service_introspection_state_t`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IntrospectionState {
+    /// Nothing.
+    #[default]
+    Off,
+    /// Each event without the request or response.
+    Metadata,
+    /// Each event with the request or response.
+    Contents,
+}
+
+impl IntrospectionState {
+    fn raw(self) -> i32 {
+        match self {
+            Self::Off => 0,
+            Self::Metadata => 1,
+            Self::Contents => 2,
+        }
+    }
+}
+
 impl<S: ServiceType> Service<S> {
     /// The service name as given at creation.
     pub fn service_name(&self) -> &str {
         &self.name
+    }
+
+    /// Publishes this server's calls on `<service>/_service_event` (`REQUEST_RECEIVED`,
+    /// `RESPONSE_SENT`), or stops: rclcpp's `configure_introspection`. `qos` is the event
+    /// publisher's, fixed when introspection is turned on.
+    ///
+    /// # Errors
+    /// An invalid `qos`, or an event type the host does not know.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+    ) -> Result<(), Error> {
+        let raw = qos.to_raw()?;
+        // SAFETY: `raw` lives until the call returns.
+        check(unsafe {
+            sys::roslite_v1_service_configure_introspection(self._handle.raw(), &raw, state.raw())
+        })
     }
 }
 
@@ -116,6 +157,23 @@ pub struct Client<S: ServiceType> {
 impl<S: ServiceType> Client<S> {
     pub fn service_name(&self) -> &str {
         &self.name
+    }
+
+    /// Publishes this client's calls on `<service>/_service_event` (`REQUEST_SENT`,
+    /// `RESPONSE_RECEIVED`), or stops: rclcpp's `configure_introspection`.
+    ///
+    /// # Errors
+    /// An invalid `qos`, or an event type the host does not know.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+    ) -> Result<(), Error> {
+        let raw = qos.to_raw()?;
+        // SAFETY: `raw` lives until the call returns.
+        check(unsafe {
+            sys::roslite_v1_client_configure_introspection(self.handle.raw(), &raw, state.raw())
+        })
     }
 
     /// Waits up to `timeout` for a server; whether one came.

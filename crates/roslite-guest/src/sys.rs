@@ -232,6 +232,10 @@ imports! {
         request_id: *mut i64) -> i32;
     client_remove_pending_request => fn roslite_v1_client_remove_pending_request(
         client: RawHandle, request_id: i64) -> i32;
+    service_configure_introspection => fn roslite_v1_service_configure_introspection(
+        server: RawHandle, qos: *const RawQos, state: i32) -> i32;
+    client_configure_introspection => fn roslite_v1_client_configure_introspection(
+        client: RawHandle, qos: *const RawQos, state: i32) -> i32;
     parameter_declare => fn roslite_v1_parameter_declare(
         node: RawHandle, name: *const c_char, default_value: *const RawParameterValue,
         value: *mut RawParameterValue) -> i32;

@@ -325,6 +325,26 @@ pub fn regenerate_builtin(interfaces_dir: &Path, out_dir: &Path) -> Result<Vec<P
     table.push_str("]\n");
     files.push(("type_hashes.rs".to_owned(), table));
 
+    let mut services = Vec::new();
+    for interface in set.interfaces() {
+        if let crate::ast::Interface::Service(service) = interface {
+            let hash = crate::hash::type_hash(&set, &service.name)
+                .map_err(|e| GenError::Hash(Box::new(e)))?;
+            services.push((service.name.to_string(), hash));
+        }
+    }
+    services.sort();
+    let mut table = format!(
+        "{GENERATED_MARKER} (`cargo xtask codegen`); do not edit.\n\
+         // The RIHS01 hash of every service in `interfaces/`, sorted by name: the\n\
+         // `SERVICE_HASHES` of `mod.rs`.\n[\n"
+    );
+    for (name, hash) in services {
+        table.push_str(&format!("    (\"{name}\", \"{hash}\"),\n"));
+    }
+    table.push_str("]\n");
+    files.push(("service_hashes.rs".to_owned(), table));
+
     let mut keyed: Vec<String> = set
         .messages()
         .filter(|m| crate::key::key_layout(&set, &m.name).is_some())
@@ -383,6 +403,11 @@ pub static INTERFACE_FILES: &[InterfaceFile] = &include!(\"interface_files.rs\")
 /// `_Request`/`_Response`/`_Event` and an action's parts included), sorted by name: what the
 /// runtime checks a type known only by its name and hash against, without parsing definitions.
 pub static TYPE_HASHES: &[(&str, &str)] = &include!(\"type_hashes.rs\");
+
+/// `(service type name, RIHS01 hash)` of every service these packages define, sorted by name:
+/// what the node of a server or client of a type known only by its name registers the service
+/// type under, without parsing definitions.
+pub static SERVICE_HASHES: &[(&str, &str)] = &include!(\"service_hashes.rs\");
 
 /// `(type name, key)` of every keyed message structure these packages define, sorted by name:
 /// what the runtime keys the endpoints of a type known only by its name with (a C or C++

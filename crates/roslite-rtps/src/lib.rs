@@ -67,7 +67,9 @@ pub mod wire;
 
 pub use roslite_cdr::Endianness;
 
-pub use discovery::{EndpointData, EndpointKind, ParticipantData, SenderInfo};
+pub use discovery::{
+    ContentFilterProperty, EndpointData, EndpointKind, ParticipantData, SenderInfo,
+};
 pub use endpoint::{
     AdoptError, AdoptedSample, HistoryKind, Reader, ReaderConfig, ReaderProxyInfo, ReaderStats,
     ReceivedSample, Transmit, WriteError, Writer, WriterConfig, WriterProxyInfo, WriterStats,

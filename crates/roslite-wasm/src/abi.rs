@@ -100,6 +100,8 @@ macro_rules! roslite_imports {
             client_call(client: i64, request: i32, length: i32, timeout_ns: i64, response: i32);
             client_send_request(client: i64, request: i32, length: i32, slot: i32, request_id: i32);
             client_remove_pending_request(client: i64, request_id: i64);
+            service_configure_introspection(server: i64, qos: i32, state: i32);
+            client_configure_introspection(client: i64, qos: i32, state: i32);
             parameter_declare(node: i64, name: i32, default_value: i32, value: i32);
             parameter_get(node: i64, name: i32, value: i32);
             parameter_set(node: i64, name: i32, value: i32);

@@ -28,6 +28,8 @@ pub const JOURNALED: &[&str] = &[
     "timer_cancel",
     "service_create",
     "client_create",
+    "service_configure_introspection",
+    "client_configure_introspection",
     "parameter_declare",
     "parameter_set",
     "parameter_add_on_set_callback",

@@ -329,6 +329,36 @@ fn rclcpp_guest_services_each_way_with_rclpy_on_wasmi() {
     rclcpp_guest_services_each_way(EngineKind::Wasmi);
 }
 
+/// The rclcpp guest's client, introspected with its contents, calls an introspected rclpy
+/// server: the peer hears both sides' events and checks them (`verdict ok`).
+#[test]
+fn introspected_rclcpp_guest_client_with_rclpy_on_wasmtime() {
+    let ns = namespace();
+    let d = domain(7);
+    let server = rclpy(
+        &ns,
+        d,
+        "introspection_peer.py",
+        &["server", "/motor_power", "2"],
+    );
+    let client = host(
+        &ns,
+        d,
+        rclcpp_node(),
+        EngineKind::Wasmtime,
+        &["-p", "role:=introspected_client"],
+    );
+    let (ok, client_out, client_err) = finish(client, Duration::from_secs(45));
+    let (_, out, err) = finish(server, Duration::from_secs(40));
+    let all = format!("{client_out}\n{client_err}\n{out}\n{err}");
+    assert!(ok, "{all}");
+    assert!(
+        client_out.contains("REPLY 1 on") && client_out.contains("REPLY 0 off"),
+        "{all}"
+    );
+    assert!(out.lines().any(|l| l == "verdict ok"), "{all}");
+}
+
 /// rclpy sees the guest under its remapped name, with its topics, services and parameters,
 /// reads the `-p` value, and sets parameters the guest then reads (its on-set callback
 /// refusing a negative rate).

@@ -33,8 +33,8 @@ pub mod params;
 pub mod seam;
 pub mod vocabulary;
 
-pub use endpoints::{action, pubsub, serialized, serialized_service, service};
-pub use vocabulary::{config, events, graph, limits, log, names, qos, time};
+pub use endpoints::{action, introspection, pubsub, serialized, serialized_service, service};
+pub use vocabulary::{config, content_filter, events, graph, limits, log, names, qos, time};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -44,9 +44,11 @@ pub use action::{
     ActionClient, ActionError, ActionServer, CancelResponse, ClientGoalHandle, GoalId,
     GoalResponse, GoalStatusCode, ServerGoalHandle,
 };
+pub use content_filter::{ContentFilterError, ContentFilterOptions};
 pub use context::{
     Context, ContextOptions, Graph, InitError, LocalTransports, NetworkMode, RosArgs, RosDistro,
 };
+pub use endpoints::introspection::{IntrospectionError, IntrospectionState};
 pub use events::{
     DeadlineMissedStatus, IncompatibleQosStatus, LivelinessChangedStatus, LivelinessLostStatus,
     MatchedStatus, MessageLostStatus,
@@ -60,7 +62,8 @@ pub use params::{
     ParameterType, ParameterValue, SetParametersResult,
 };
 pub use pubsub::{
-    LoanError, LoanedMessage, MessageInfo, PublishError, Publisher, Subscription, SubscriptionStats,
+    LoanError, LoanedMessage, MessageInfo, PublishError, Publisher, Subscription,
+    SubscriptionOptions, SubscriptionStats,
 };
 pub use qos::{Durability, History, Liveliness, QosPolicyKind, QosProfile, Reliability};
 pub use roslite_executor::{
@@ -75,7 +78,6 @@ pub use serialized::{
     ContinueError, KeptMessage, SerializedPublisher, SerializedSubscription, TypeInfo,
 };
 pub use serialized_service::{SerializedService, ServiceResponder};
-pub use endpoints::introspection::IntrospectionState;
 pub use service::{
     CallError, Client, ClientStats, ResponseFuture, SerializedClient, Service, ServiceReply,
     ServiceStats,

@@ -14,8 +14,11 @@ use roslite_msgs::Message;
 use roslite_cdr::SharedBuf;
 
 use crate::context::Context;
+use crate::endpoints::filtering::FilterState;
 use crate::endpoints::host::EndpointHost;
-use crate::endpoints::pubsub::{Publisher, Subscription, SubscriptionCallback};
+use crate::endpoints::pubsub::{
+    Publisher, Subscription, SubscriptionCallback, SubscriptionOptions,
+};
 use crate::endpoints::serialized::{SerializedPublisher, SerializedSubscription, TypeInfo};
 use crate::seam::{EndpointRecord, LocalPublisher, LocalSubscription, MessageInfo, SerializedSink};
 use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, RosTopicKind};
@@ -51,6 +54,8 @@ pub enum NodeError {
     },
     /// A `--params-file` or `-p` override that cannot be used.
     Parameters(crate::params::OverrideError),
+    /// A content filter that does not compile for the subscription's type.
+    ContentFilter(crate::content_filter::ContentFilterError),
 }
 
 impl fmt::Display for NodeError {
@@ -70,6 +75,7 @@ impl fmt::Display for NodeError {
                 )
             }
             Self::Parameters(e) => e.fmt(f),
+            Self::ContentFilter(e) => e.fmt(f),
         }
     }
 }
@@ -81,6 +87,12 @@ impl From<NameError> for NodeError {
 }
 
 impl std::error::Error for NodeError {}
+
+impl From<crate::content_filter::ContentFilterError> for NodeError {
+    fn from(e: crate::content_filter::ContentFilterError) -> Self {
+        Self::ContentFilter(e)
+    }
+}
 
 impl From<QosError> for NodeError {
     fn from(e: QosError) -> Self {
@@ -122,6 +134,29 @@ impl NodeShared {
         self.host
             .backends
             .publisher_added(LocalPublisher::new(&topic, record, link));
+        publisher
+    }
+
+    /// As [`Self::publisher`], of serialized messages of type `ty`.
+    pub(crate) fn serialized_publisher(
+        &self,
+        topic: String,
+        qos: QosProfile,
+        ty: TypeInfo,
+    ) -> SerializedPublisher {
+        let publisher = SerializedPublisher::new(self.host.clone(), topic.clone(), qos, ty);
+        let shared = publisher.shared.clone();
+        let record = self.record(
+            ty,
+            shared.id,
+            qos,
+            shared.events.clone(),
+            shared.clone(),
+            None,
+        );
+        self.host
+            .backends
+            .publisher_added(LocalPublisher::new(&topic, record, shared));
         publisher
     }
 
@@ -475,14 +510,60 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl SubscriptionCallback<T, Shape>,
     ) -> Result<Subscription<T>, NodeError> {
+        let options = SubscriptionOptions {
+            callback_group: Some(group.clone()),
+            ..SubscriptionOptions::default()
+        };
+        self.create_subscription_with_options(topic, qos, callback, options)
+    }
+
+    /// As [`Self::create_subscription`], with rclcpp's `SubscriptionOptions`: a callback group
+    /// and a content filter (`options.content_filter_options`), so that only messages for
+    /// which the filter's expression holds reach the callback, whichever way they come
+    /// ([`crate::content_filter`]):
+    ///
+    /// ```no_run
+    /// # use roslite::{ContentFilterOptions, SubscriptionOptions};
+    /// # use roslite::msgs::std_msgs::msg::Int32;
+    /// # let ctx = roslite::Context::from_env()?;
+    /// # let node = ctx.create_node("listener")?;
+    /// let options = SubscriptionOptions {
+    ///     content_filter_options: ContentFilterOptions::new("data > %0", ["10"]),
+    ///     ..SubscriptionOptions::default()
+    /// };
+    /// let print = |m: Int32| println!("{}", m.data);
+    /// let sub = node.create_subscription_with_options("numbers", 10, print, options)?;
+    /// assert!(sub.is_cft_enabled());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile, and
+    /// [`NodeError::ContentFilter`] for a filter that does not compile for `T`.
+    pub fn create_subscription_with_options<T: Message, Shape>(
+        &self,
+        topic: &str,
+        qos: impl Into<QosProfile>,
+        callback: impl SubscriptionCallback<T, Shape>,
+        options: SubscriptionOptions,
+    ) -> Result<Subscription<T>, NodeError> {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
+        let filter = FilterState::new(
+            T::TYPE_NAME,
+            T::TYPE_DESCRIPTION,
+            options.content_filter_options,
+        )?;
+        let group = options
+            .callback_group
+            .unwrap_or_else(|| self.shared.host.default_group.clone());
         let subscription = Subscription::new(
             self.shared.host.clone(),
-            group.clone(),
+            group,
             topic.clone(),
             qos,
+            filter,
             callback,
         );
         let record = self.record(
@@ -674,21 +755,7 @@ impl Node {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let publisher = SerializedPublisher::new(self.shared.host.clone(), topic.clone(), qos, ty);
-        let shared = publisher.shared.clone();
-        let record = self.record(
-            ty,
-            shared.id,
-            qos,
-            shared.events.clone(),
-            shared.clone(),
-            None,
-        );
-        self.shared
-            .host
-            .backends
-            .publisher_added(LocalPublisher::new(&topic, record, shared));
-        Ok(publisher)
+        Ok(self.shared.serialized_publisher(topic, qos, ty))
     }
 
     /// A subscription to serialized messages whose type is known only at run time (tools);
@@ -720,16 +787,44 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Result<SerializedSubscription, NodeError> {
+        let options = SubscriptionOptions {
+            callback_group: Some(group.clone()),
+            ..SubscriptionOptions::default()
+        };
+        self.create_serialized_subscription_with_options(topic, ty, qos, callback, options)
+    }
+
+    /// As [`Self::create_serialized_subscription`], with a callback group and a content filter
+    /// as [`Self::create_subscription_with_options`] takes them; a filter reads fields by
+    /// `ty`'s description ([`TypeInfo::with_description`]).
+    ///
+    /// # Errors
+    /// [`NodeError`] for an invalid topic name or QoS profile, and
+    /// [`NodeError::ContentFilter`] for a filter that does not compile for the type (or a
+    /// type without a description).
+    pub fn create_serialized_subscription_with_options(
+        &self,
+        topic: &str,
+        ty: TypeInfo,
+        qos: impl Into<QosProfile>,
+        callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
+        options: SubscriptionOptions,
+    ) -> Result<SerializedSubscription, NodeError> {
         let qos = qos.into();
         qos.validate()?;
         let topic = self.resolve_topic_name(topic)?;
-        let group = group.clone();
+        let filter =
+            FilterState::new(ty.type_name, ty.description, options.content_filter_options)?;
+        let group = options
+            .callback_group
+            .unwrap_or_else(|| self.shared.host.default_group.clone());
         let subscription = SerializedSubscription::new(
             self.shared.host.clone(),
             group,
             topic.clone(),
             qos,
             ty,
+            filter,
             callback,
         );
         let shared = subscription.shared.clone();

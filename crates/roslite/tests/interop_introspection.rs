@@ -3,7 +3,8 @@
 //! introspected rclpy server or client of `std_srvs/SetBool`, and roslite the other side,
 //! introspected too. Each side hears the other's events: a call's four events name one
 //! client and one sequence number whoever published them, carry the same request and
-//! response, and the event publishers announce the same type and hash.
+//! response (the peer checks that and prints its verdict), and the event publishers announce
+//! the same type and hash.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -76,39 +77,6 @@ fn calls(lines: &[String]) -> BTreeMap<i64, Vec<String>> {
     calls
 }
 
-/// Checks the `CALLS` calls the peer heard: four events each, types 0 to 3, one client id,
-/// data True, False, ..., with the request in the request events and the response in the
-/// response events.
-fn assert_calls(out: &PeerOutput) {
-    let heard = calls(&out.values("event "));
-    assert_eq!(heard.len(), CALLS, "{out}");
-    for (i, events) in heard.values().enumerate() {
-        let data = if i % 2 == 0 { "True" } else { "False" };
-        let message = if i % 2 == 0 { "on" } else { "off" };
-        let request = format!("std_srvs.srv.SetBool_Request(data={data})");
-        let response =
-            format!("std_srvs.srv.SetBool_Response(success={data}, message='{message}')");
-        assert_eq!(events.len(), 4, "{out}");
-        let gid = events[0].split(' ').nth(2).unwrap();
-        assert_ne!(gid, "00000000000000000000000000000000");
-        for (kind, event) in events.iter().enumerate() {
-            let fields: Vec<&str> = event.splitn(5, ' ').collect();
-            assert_eq!(fields[0], kind.to_string(), "{out}");
-            assert_eq!(fields[2], gid, "one call, one client: {out}");
-            let (expect_request, expect_response) = if kind < 2 {
-                (request.as_str(), "-")
-            } else {
-                ("-", response.as_str())
-            };
-            assert_eq!(
-                fields[3..].join(" "),
-                format!("{expect_request} {expect_response}"),
-                "{out}"
-            );
-        }
-    }
-}
-
 /// The peer's `publisher` lines: both event publishers announce rclpy's type and hash.
 fn assert_publishers(out: &PeerOutput, roslite_node: &str) {
     let publishers = out.values("publisher ");
@@ -173,7 +141,7 @@ fn rclpy_client_calls_an_introspected_roslite_server() {
         ],
         "{out}"
     );
-    assert_calls(&out);
+    assert_eq!(out.values("verdict "), ["ok"], "{out}");
     assert_publishers(&out, "motor ");
     assert_same_events(&out, &heard);
 }
@@ -205,6 +173,9 @@ fn introspected_roslite_client_calls_an_rclpy_server() {
     assert!(common::wait_until(Duration::from_secs(20), || {
         node.count_subscribers(EVENTS) == 2 && _sub.publisher_count() == 2
     }));
+    // The other side's event writer matches our listener when its discovery hears of it:
+    // a moment more, as the peer allows too.
+    std::thread::sleep(Duration::from_millis(500));
     for (i, data) in [true, false].into_iter().enumerate() {
         let response = client
             .call(SetBool_Request { data }, Duration::from_secs(10))
@@ -218,7 +189,7 @@ fn introspected_roslite_client_calls_an_rclpy_server() {
     ctx.shutdown();
     spinner.join().unwrap();
     assert!(out.success, "{out}");
-    assert_calls(&out);
+    assert_eq!(out.values("verdict "), ["ok"], "{out}");
     assert_publishers(&out, "driver ");
     assert_same_events(&out, &heard);
 }

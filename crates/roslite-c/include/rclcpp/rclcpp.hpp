@@ -229,6 +229,17 @@ enum rcl_clock_type_t {
 };
 #endif
 
+#ifndef ROSLITE_RCL_SERVICE_INTROSPECTION_STATE
+#define ROSLITE_RCL_SERVICE_INTROSPECTION_STATE
+// rcl's service introspection states (rcl/service_introspection.h), for
+// configure_introspection.
+enum rcl_service_introspection_state_t {
+  RCL_SERVICE_INTROSPECTION_OFF = ROSLITE_SERVICE_INTROSPECTION_OFF,
+  RCL_SERVICE_INTROSPECTION_METADATA = ROSLITE_SERVICE_INTROSPECTION_METADATA,
+  RCL_SERVICE_INTROSPECTION_CONTENTS = ROSLITE_SERVICE_INTROSPECTION_CONTENTS,
+};
+#endif
+
 namespace rclcpp {
 
 namespace detail {

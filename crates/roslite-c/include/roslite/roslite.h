@@ -242,6 +242,40 @@ roslite_status roslite_subscription_create_in(
     const roslite_type *type, const roslite_qos *qos, roslite_message_callback callback,
     void *user_data, roslite_handle *subscription);
 
+/* A subscription, as roslite_subscription_create_in, whose callback gets only the messages for
+ * which `filter_expression` holds (rcl's content_filter_options; the DDS SQL subset Fast DDS
+ * reads: field paths such as header.frame_id or points[2].x, = <> != < <= > >=, LIKE, BETWEEN,
+ * AND, OR, NOT, parentheses; see docs/content-filter.md). `expression_parameters` holds
+ * `parameter_count` values for %0, %1, ..., each written as a literal ("'text'", "42", "1.5",
+ * "TRUE"); NULL with a count of 0 is none. An empty expression is no filter. A filter holds on
+ * every path a message can take, and is announced to Fast DDS writers, which then filter for
+ * the subscription. ROSLITE_INVALID_ARGUMENT for a filter that does not compile for the type
+ * (roslite_last_error() says what is wrong, where, and how to fix it). */
+roslite_status roslite_subscription_create_filtered(
+    roslite_handle node, roslite_handle callback_group, const char *topic,
+    const roslite_type *type, const roslite_qos *qos, const char *filter_expression,
+    const char *const *expression_parameters, size_t parameter_count,
+    roslite_message_callback callback, void *user_data, roslite_handle *subscription);
+
+/* Replaces the subscription's content filter (an empty expression removes it), as rcl's
+ * rcl_subscription_set_content_filter; on an error the filter in place stays. */
+roslite_status roslite_subscription_set_content_filter(
+    roslite_handle subscription, const char *filter_expression,
+    const char *const *expression_parameters, size_t parameter_count);
+
+/* Whether the subscription has a content filter (rclcpp's is_cft_enabled). */
+roslite_status roslite_subscription_is_cft_enabled(roslite_handle subscription, bool *enabled);
+
+/* The content filter's expression, its number of parameters and parameter `index`, copied as
+ * roslite_node_fully_qualified_name copies text. ROSLITE_ERROR for a subscription without a
+ * filter. */
+roslite_status roslite_subscription_content_filter_expression(
+    roslite_handle subscription, char *buffer, size_t capacity, size_t *length);
+roslite_status roslite_subscription_content_filter_parameter_count(
+    roslite_handle subscription, size_t *count);
+roslite_status roslite_subscription_content_filter_parameter(
+    roslite_handle subscription, size_t index, char *buffer, size_t capacity, size_t *length);
+
 /* Called when messages of a publisher are known to be lost (SAMPLE_LOST): the total so far and
  * the increase since the last call. */
 typedef void (*roslite_message_lost_callback)(
@@ -380,6 +414,27 @@ roslite_status roslite_client_send_request(
 /* Forgets a pending request: its callback is never called (ROSLITE_NOT_FOUND if it is not
  * pending any more). */
 roslite_status roslite_client_remove_pending_request(roslite_handle client, int64_t request_id);
+
+/* ---- Service introspection ------------------------------------------------------------- */
+
+/* What a server or client publishes of its calls on `<service>/_service_event`
+ * (rcl's rcl_service_introspection_state_t): nothing, each event without the request or
+ * response, or each event with it. */
+#define ROSLITE_SERVICE_INTROSPECTION_OFF 0
+#define ROSLITE_SERVICE_INTROSPECTION_METADATA 1
+#define ROSLITE_SERVICE_INTROSPECTION_CONTENTS 2
+
+/* Turns a server's or client's introspection on, changes it, or turns it off (rclcpp's
+ * configure_introspection): a server publishes REQUEST_RECEIVED and RESPONSE_SENT, a client
+ * REQUEST_SENT and RESPONSE_RECEIVED, as `<Service>_Event` messages. `qos` (NULL: system
+ * default) is the event publisher's, fixed when introspection is turned on. The service's
+ * event type must be known to roslite (shipped, registered or on $AMENT_PREFIX_PATH:
+ * ROSLITE_UNKNOWN_TYPE otherwise); the size-optimised library refuses CONTENTS with
+ * ROSLITE_UNKNOWN_TYPE, as it carries no definitions to encode them with. */
+roslite_status roslite_service_configure_introspection(
+    roslite_handle server, const roslite_qos *qos, int32_t state);
+roslite_status roslite_client_configure_introspection(
+    roslite_handle client, const roslite_qos *qos, int32_t state);
 
 /* ---- Parameters ------------------------------------------------------------------------ */
 

@@ -233,6 +233,46 @@ static int motor_client() {
   return 0;
 }
 
+// A SetBool server whose calls are introspected with their contents, as the rclpy peer
+// `introspection_peer.py client` expects them.
+static int introspected_server() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_introspected_server");
+  auto service = node->create_service<std_srvs::srv::SetBool>(
+      "motor_power", [](const std::shared_ptr<std_srvs::srv::SetBool::Request> request,
+                        std::shared_ptr<std_srvs::srv::SetBool::Response> response) {
+        response->success = request->data;
+        response->message = request->data ? "on" : "off";
+      });
+  service->configure_introspection(node->get_clock(), rclcpp::SystemDefaultsQoS(),
+                                   RCL_SERVICE_INTROSPECTION_CONTENTS);
+  rclcpp::spin(node);
+  return 0;
+}
+
+// A SetBool client whose calls are introspected with their contents; it calls twice (data
+// true, then false) once its events have a listener.
+static int introspected_client() {
+  auto node = std::make_shared<rclcpp::Node>("cpp_introspected_client");
+  auto client = node->create_client<std_srvs::srv::SetBool>("motor_power");
+  client->configure_introspection(node->get_clock(), rclcpp::SystemDefaultsQoS(),
+                                  RCL_SERVICE_INTROSPECTION_CONTENTS);
+  if (!client->wait_for_service(20s)) return 1;
+  for (int i = 0; i < 400 && node->count_subscribers("/motor_power/_service_event") < 1; i++)
+    std::this_thread::sleep_for(50ms);
+  // A moment more for the listener's side to match our event writer.
+  std::this_thread::sleep_for(500ms);
+  for (bool on : {true, false}) {
+    auto request = std::make_shared<std_srvs::srv::SetBool::Request>();
+    request->data = on;
+    auto future = client->async_send_request(request);
+    if (rclcpp::spin_until_future_complete(node, future, 10s) != rclcpp::FutureReturnCode::SUCCESS)
+      return 2;
+    auto response = future.get();
+    std::printf("REPLY %d %s\n", response->success ? 1 : 0, response->message.c_str());
+  }
+  return 0;
+}
+
 static int param_node() {
   auto node = std::make_shared<rclcpp::Node>("cpp_params");
   node->declare_parameter("rate", 1);
@@ -304,6 +344,10 @@ int main(int argc, char **argv) {
     status = motor_server();
   } else if (which == "motor_client") {
     status = motor_client();
+  } else if (which == "introspected_server") {
+    status = introspected_server();
+  } else if (which == "introspected_client") {
+    status = introspected_client();
   } else if (which == "param_node") {
     status = param_node();
   } else if (which == "parameters") {

@@ -180,6 +180,7 @@ mod tests {
             },
             local: false,
             transport: "shm",
+            content_filter: None,
         }
     }
 

@@ -53,6 +53,11 @@ pub static INTERFACE_FILES: &[InterfaceFile] = &include!("interface_files.rs");
 /// runtime checks a type known only by its name and hash against, without parsing definitions.
 pub static TYPE_HASHES: &[(&str, &str)] = &include!("type_hashes.rs");
 
+/// `(service type name, RIHS01 hash)` of every service these packages define, sorted by name:
+/// what the node of a server or client of a type known only by its name registers the service
+/// type under, without parsing definitions.
+pub static SERVICE_HASHES: &[(&str, &str)] = &include!("service_hashes.rs");
+
 /// `(type name, key)` of every keyed message structure these packages define, sorted by name:
 /// what the runtime keys the endpoints of a type known only by its name with (a C or C++
 /// node's), without parsing definitions.

@@ -3,6 +3,7 @@
 
 use roslite_cdr::Endianness;
 
+use super::content_filter::ContentFilterProperty;
 use super::{
     check_unknown, data_representation, limits, push_locator, read_common, DurabilityKind,
     EndpointKind, History, Liveliness, LivelinessKind, OwnershipKind, Reliability, ReliabilityKind,
@@ -13,7 +14,7 @@ use crate::parameter_list::{pid, ParameterId, ParameterList, ParameterListWriter
 use crate::types::{Duration, EntityId, Guid, Locator, ProtocolVersion, VendorId};
 
 /// The parameters decoded below that may appear at most once.
-const SINGLE_VALUED: [ParameterId; 16] = [
+const SINGLE_VALUED: [ParameterId; 17] = [
     pid::ENDPOINT_GUID,
     pid::KEY_HASH,
     pid::PARTICIPANT_GUID,
@@ -30,11 +31,12 @@ const SINGLE_VALUED: [ParameterId; 16] = [
     pid::USER_DATA,
     pid::EXPECTS_INLINE_QOS,
     pid::DATA_REPRESENTATION,
+    pid::CONTENT_FILTER_PROPERTY,
 ];
 
 /// One remote (or local) reader or writer as announced in SEDP.
 ///
-/// Only what matching and ROS 2 need is decoded. Skipped: LATENCY_BUDGET, DESTINATION_ORDER,
+/// Only what matching, ROS 2 and content filters need is decoded. Skipped: LATENCY_BUDGET, DESTINATION_ORDER,
 /// PRESENTATION, TOPIC_DATA, GROUP_DATA, TIME_BASED_FILTER, TYPE_CONSISTENCY, the XCDR2-encoded
 /// TYPE_INFORMATION (Fast-DDS#1762) and KEY_HASH (Fast DDS repeats the endpoint GUID there).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +63,13 @@ pub struct EndpointData {
     pub multicast_locators: Vec<Locator>,
     pub expects_inline_qos: bool,
     pub data_representation: Vec<i16>,
+    /// A reader's content filter (`PID_CONTENT_FILTER_PROPERTY`, see
+    /// [`content_filter`](super::content_filter)); `None` for writers and unfiltered readers.
+    pub content_filter: Option<ContentFilterProperty>,
+    /// The announcement carried a `PID_CONTENT_FILTER_PROPERTY` that does not decode: the
+    /// filter was dropped and the endpoint kept (the filter only tells writers what the
+    /// reader would drop anyway), as Fast DDS does; the participant counts it.
+    pub content_filter_malformed: bool,
     pub protocol_version: ProtocolVersion,
     pub vendor_id: VendorId,
 }
@@ -104,6 +113,8 @@ impl EndpointData {
             multicast_locators: Vec::new(),
             expects_inline_qos: false,
             data_representation: vec![data_representation::XCDR],
+            content_filter: None,
+            content_filter_malformed: false,
             protocol_version: ProtocolVersion::CURRENT,
             vendor_id: VendorId::ROSLITE,
         }
@@ -225,6 +236,10 @@ impl EndpointData {
                     let n = v.len(2, limits::MAX_DATA_REPRESENTATIONS)?;
                     representations = Some((0..n).map(|_| v.i16()).collect::<Result<_, _>>()?);
                 }
+                pid::CONTENT_FILTER_PROPERTY => match ContentFilterProperty::read(&mut v) {
+                    Ok(filter) => d.content_filter = filter,
+                    Err(_) => d.content_filter_malformed = true,
+                },
                 other => check_unknown(other)?,
             }
         }
@@ -339,6 +354,9 @@ impl EndpointData {
             self.data_representation.iter().for_each(|r| v.i16(*r));
             Ok(())
         })?;
+        if let Some(filter) = &self.content_filter {
+            w.param(pid::CONTENT_FILTER_PROPERTY, |v| filter.write(v))?;
+        }
         Ok(())
     }
 

@@ -15,6 +15,7 @@
 //!   by [`limits`], a value shorter than its type, a duplicate single-valued parameter, a
 //!   negative duration or an out-of-range enum is [`ParseError::Malformed`].
 
+pub mod content_filter;
 mod endpoint;
 pub mod matching;
 mod participant;
@@ -26,6 +27,7 @@ pub mod wlp;
 
 use roslite_cdr::Endianness;
 
+pub use content_filter::ContentFilterProperty;
 pub use endpoint::EndpointData;
 pub use participant::ParticipantData;
 

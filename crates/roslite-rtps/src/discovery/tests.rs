@@ -267,3 +267,69 @@ fn pairs_another_transport_may_carry_are_those_whose_history_it_can_keep() {
         assert_eq!(carriable_elsewhere(w, r), *carriable, "case {i}");
     }
 }
+
+fn filtered_reader() -> EndpointData {
+    let mut d = endpoint(EndpointKind::Reader);
+    d.content_filter = Some(ContentFilterProperty {
+        content_filtered_topic_name: "rt/chatter_filtered_name_0".into(),
+        related_topic_name: "rt/chatter".into(),
+        filter_class_name: content_filter::DDSSQL.into(),
+        filter_expression: "data LIKE %0".into(),
+        expression_parameters: vec!["'Hello%'".into()],
+    });
+    d
+}
+
+#[test]
+fn a_readers_content_filter_round_trips_in_both_byte_orders() {
+    let d = filtered_reader();
+    for e in [Endianness::Big, Endianness::Little] {
+        let payload = d.to_payload(e).unwrap();
+        let back = EndpointData::from_payload(&payload, EndpointKind::Reader, SENDER).unwrap();
+        assert_eq!(back, d);
+        assert!(!back.content_filter_malformed);
+    }
+}
+
+/// A DATA(r) with `value` as its `PID_CONTENT_FILTER_PROPERTY`.
+fn reader_with_filter_value(value: &[u8]) -> Vec<u8> {
+    let d = endpoint(EndpointKind::Reader);
+    let mut buf = Vec::new();
+    let mut w = ParameterListWriter::with_encapsulation(&mut buf, Endianness::Little);
+    d.write_parameters(&mut w).unwrap();
+    w.raw(pid::CONTENT_FILTER_PROPERTY, value).unwrap();
+    w.finish();
+    buf
+}
+
+#[test]
+fn a_malformed_content_filter_is_dropped_and_the_reader_kept() {
+    let good = filtered_reader().to_payload(Endianness::Little).unwrap();
+    let list = ParameterList::from_payload(&good).unwrap();
+    let value = list.get(pid::CONTENT_FILTER_PROPERTY).unwrap();
+    // A string length past the end, a parameter count past any bound, a truncated value.
+    let mut past_end = value.to_vec();
+    past_end[..4].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    let truncated = value[..value.len() / 2].to_vec();
+    for broken in [past_end, truncated, vec![0; 4]] {
+        let payload = reader_with_filter_value(&broken);
+        let d = EndpointData::from_payload(&payload, EndpointKind::Reader, SENDER).unwrap();
+        assert_eq!(d.content_filter, None);
+        assert!(d.content_filter_malformed);
+        assert_eq!(
+            d.guid,
+            endpoint(EndpointKind::Reader).guid,
+            "the reader is kept"
+        );
+    }
+    // Two properties: a duplicate single-valued parameter, as for every other one.
+    let mut twice = Vec::new();
+    let mut w = ParameterListWriter::with_encapsulation(&mut twice, Endianness::Little);
+    filtered_reader().write_parameters(&mut w).unwrap();
+    w.raw(pid::CONTENT_FILTER_PROPERTY, value).unwrap();
+    w.finish();
+    assert_eq!(
+        EndpointData::from_payload(&twice, EndpointKind::Reader, SENDER),
+        Err(ParseError::Malformed)
+    );
+}

@@ -260,6 +260,9 @@ pub(crate) struct WriterProxy {
     /// announce next.
     pub shown: SequenceNumber,
     pub shown_at: Instant,
+    /// The writer's samples carry this reader's content filter signature: it filters for the
+    /// reader, and the numbers it skips are filtered out, not lost.
+    pub filters_for_reader: bool,
 }
 
 impl WriterProxy {
@@ -284,6 +287,7 @@ impl WriterProxy {
             skipped_since_delivery: 0,
             shown: SequenceNumber::ZERO,
             shown_at: now,
+            filters_for_reader: false,
         }
     }
 

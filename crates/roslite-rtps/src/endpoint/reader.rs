@@ -156,6 +156,12 @@ pub struct ReaderStats {
     pub instance_limit_overwritten: u64,
     /// Inline QoS whose key hash or status info could not be read (sample still delivered).
     pub invalid_inline_qos: u64,
+    /// Sequence numbers skipped (GAP, or overtaken) of writers that filter for this reader
+    /// (their samples carry its content filter signature, [`Reader::set_content_filter`]):
+    /// filtered out by the writer, so not counted in `samples_lost`. A GAP does not say why
+    /// a number is irrelevant, so a sample such a writer dropped for another reason is
+    /// counted here too.
+    pub samples_filtered_by_writer: u64,
 }
 
 /// The application-side queue and its policy.
@@ -250,7 +256,14 @@ pub struct Reader {
     stats: ReaderStats,
     /// A DATA_FRAG found a shared budget full since [`Reader::take_wants_shared_room`].
     wants_shared_room: bool,
+    /// The signatures of this reader's content filter, the current one last (see
+    /// [`Reader::set_content_filter`]).
+    filter_signatures: Vec<[u8; 16]>,
 }
+
+/// How many of a reader's past content filter signatures it still recognises in samples: a
+/// writer goes on filtering with the previous filter until it learns the new one.
+const REMEMBERED_FILTER_SIGNATURES: usize = 4;
 
 /// Where an unmatched writer's stream stood (see [`Reader::remove_writer`]).
 #[derive(Clone, Copy, Debug)]
@@ -294,7 +307,30 @@ impl Reader {
             delivery,
             stats: ReaderStats::default(),
             wants_shared_room: false,
+            filter_signatures: Vec::new(),
         }
+    }
+
+    /// Sets the signature of the content filter this reader announces
+    /// ([`ContentFilterProperty::signature`](crate::discovery::ContentFilterProperty::signature)),
+    /// `None` for none. A writer whose samples carry it in `PID_CONTENT_FILTER_INFO` filters
+    /// for this reader, and the numbers it skips are counted as filtered, not lost
+    /// ([`ReaderStats::samples_filtered_by_writer`]). A new filter keeps the last few
+    /// signatures recognised, as writers move to it one by one; no filter forgets them and
+    /// which writers filtered.
+    pub fn set_content_filter(&mut self, signature: Option<[u8; 16]>) {
+        let Some(signature) = signature else {
+            self.filter_signatures.clear();
+            self.writers
+                .values_mut()
+                .for_each(|p| p.filters_for_reader = false);
+            return;
+        };
+        self.filter_signatures.retain(|s| *s != signature);
+        if self.filter_signatures.len() >= REMEMBERED_FILTER_SIGNATURES {
+            self.filter_signatures.remove(0);
+        }
+        self.filter_signatures.push(signature);
     }
 
     pub fn guid(&self) -> Guid {
@@ -440,6 +476,7 @@ impl Reader {
             delivery,
             stats,
             config,
+            filter_signatures,
             ..
         } = self;
         if !data.reader_id.is_unknown() && data.reader_id != config.guid.entity_id {
@@ -471,6 +508,7 @@ impl Reader {
             source_timestamp,
             stats,
         );
+        note_writer_filtering(p, &sample, filter_signatures);
         on_sample(p, sample, reliable, config, delivery, stats);
     }
 
@@ -496,6 +534,7 @@ impl Reader {
             stats,
             config,
             wants_shared_room,
+            filter_signatures,
             ..
         } = self;
         stats.data_frags_received = stats.data_frags_received.saturating_add(1);
@@ -529,6 +568,7 @@ impl Reader {
                     done.source_timestamp,
                     stats,
                 );
+                note_writer_filtering(p, &sample, filter_signatures);
                 on_sample(p, sample, reliable, config, delivery, stats);
                 return;
             }
@@ -867,9 +907,31 @@ fn make_sample(
     }
 }
 
+/// Marks `p`'s writer as filtering for this reader when `sample`'s inline QoS carries one of
+/// the reader's content filter signatures (`PID_CONTENT_FILTER_INFO`).
+fn note_writer_filtering(p: &mut WriterProxy, sample: &ReceivedSample, signatures: &[[u8; 16]]) {
+    if p.filters_for_reader || signatures.is_empty() {
+        return;
+    }
+    let Some(qos) = &sample.inline_qos else {
+        return;
+    };
+    let Ok(list) = ParameterList::parse(qos, sample.inline_qos_endianness) else {
+        return;
+    };
+    p.filters_for_reader = signatures
+        .iter()
+        .any(|s| crate::discovery::content_filter::filter_result(&list, s).is_some());
+}
+
 /// Counts `skipped` numbers of `p`'s writer that will never be delivered as lost, unless no
-/// sample of it was delivered yet (see [`WriterProxy::delivered_any`]).
+/// sample of it was delivered yet (see [`WriterProxy::delivered_any`]), or as filtered by a
+/// writer that filters for this reader.
 fn count_lost(p: &mut WriterProxy, skipped: u64, stats: &mut ReaderStats) {
+    if p.filters_for_reader {
+        stats.samples_filtered_by_writer = stats.samples_filtered_by_writer.saturating_add(skipped);
+        return;
+    }
     if p.delivered_any && skipped > 0 {
         p.lost_pending = p.lost_pending.saturating_add(skipped);
         stats.samples_lost = stats.samples_lost.saturating_add(skipped);

@@ -28,7 +28,9 @@ pub struct ReceivedSample {
     /// be delivered (DDS `SAMPLE_LOST`): best effort, those a later sample overtook; reliable,
     /// those the writer declared irrelevant (GAP, or a HEARTBEAT's `firstSN` past them, which
     /// is what a keep-last writer does when its history dropped them before this reader got
-    /// them). Counted only from the first sample delivered from that writer on.
+    /// them). Counted only from the first sample delivered from that writer on, and never for
+    /// a writer that filters for this reader (a content filter: those numbers were filtered
+    /// out, [`ReaderStats::samples_filtered_by_writer`](super::ReaderStats)).
     pub lost_before: u64,
 }
 

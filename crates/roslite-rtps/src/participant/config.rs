@@ -342,6 +342,10 @@ pub struct EndpointOptions {
     /// of both sides of a keyed topic, and a writer sends each sample's key hash. ROS topics
     /// are keyless but for such types (docs/ros2-interop.md §8).
     pub key: Option<&'static KeyStruct>,
+    /// A reader's content filter, announced in its SEDP data (`PID_CONTENT_FILTER_PROPERTY`):
+    /// a writer may then filter for the reader ([`crate::discovery::content_filter`]). Ignored
+    /// for writers.
+    pub content_filter: Option<crate::discovery::ContentFilterProperty>,
 }
 
 impl EndpointOptions {
@@ -353,6 +357,7 @@ impl EndpointOptions {
             qos: EndpointQos::ros_default(),
             user_data: Vec::new(),
             key: None,
+            content_filter: None,
         }
     }
 
@@ -369,6 +374,15 @@ impl EndpointOptions {
     /// Options for a keyed type whose key members `key` describes.
     pub fn with_key(mut self, key: Option<&'static KeyStruct>) -> Self {
         self.key = key;
+        self
+    }
+
+    /// Options for a reader announcing `filter` (see [`Self::content_filter`]).
+    pub fn with_content_filter(
+        mut self,
+        filter: Option<crate::discovery::ContentFilterProperty>,
+    ) -> Self {
+        self.content_filter = filter;
         self
     }
 }

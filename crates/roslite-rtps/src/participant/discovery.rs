@@ -339,6 +339,9 @@ impl Participant {
                     sender,
                 ) {
                     Ok(SedpMessage::Announce(d)) if d.guid.prefix == prefix => {
+                        if d.content_filter_malformed {
+                            bump(&mut self.stats.sedp.content_filters_malformed);
+                        }
                         self.upsert_remote_endpoint(now, *d);
                     }
                     Ok(SedpMessage::Dispose(g)) if g.prefix == prefix => {

@@ -252,6 +252,11 @@ pub struct SedpStats {
     pub malformed: u64,
     /// An endpoint GUID whose prefix is not its announcer's participant.
     pub prefix_mismatch: u64,
+    /// Reader announcements whose `PID_CONTENT_FILTER_PROPERTY` does not decode: the filter
+    /// was dropped, the reader kept ([`EndpointData::content_filter_malformed`]).
+    ///
+    /// [`EndpointData::content_filter_malformed`]: crate::EndpointData::content_filter_malformed
+    pub content_filters_malformed: u64,
 }
 
 /// WLP input and output (RTPS 2.5 §8.4.13), by outcome.

@@ -53,8 +53,8 @@ use std::time::Duration as StdDuration;
 use crate::discovery::sedp::{self, ANNOUNCERS, DETECTORS};
 use crate::discovery::spdp::{RemoteParticipant, SpdpAnnouncer, SpdpFilter, BUILTIN_ENDPOINTS};
 use crate::discovery::{
-    DurabilityKind, EndpointData, EndpointKind, History, Liveliness, ParticipantData, Reliability,
-    ReliabilityKind,
+    ContentFilterProperty, DurabilityKind, EndpointData, EndpointKind, History, Liveliness,
+    ParticipantData, Reliability, ReliabilityKind,
 };
 use crate::endpoint::{ByteBudget, Drained, Reader, SharedBudgets};
 use crate::endpoint::{
@@ -535,11 +535,13 @@ impl Participant {
                 history,
             )
         };
+        let mut reader = Reader::new(cfg);
+        reader.set_content_filter(data.content_filter.as_ref().map(|f| f.signature()));
         self.index_local_topic(&data.topic_name, guid.entity_id, true);
         self.readers.insert(
             guid.entity_id,
             LocalReader {
-                reader: Drained::new(Reader::new(cfg)),
+                reader: Drained::new(reader),
                 data,
                 matched: BTreeSet::new(),
                 incompatible: BTreeSet::new(),
@@ -550,6 +552,41 @@ impl Participant {
         self.match_local(now, guid.entity_id);
         self.finish_input();
         Ok(ReaderId(guid.entity_id))
+    }
+
+    /// Announces `filter` as `reader`'s content filter from now on (`None`: no filter): its
+    /// SEDP announcement is written again, which writers that filter for readers act on
+    /// (Fast DDS's `CHANGED_QOS_READER`), and the reader recognises the new filter's signature
+    /// in samples ([`Reader::set_content_filter`]). Unknown ids are ignored.
+    ///
+    /// # Errors
+    /// [`CreateError::Encode`] if the announcement cannot be encoded (a NUL in a string, a
+    /// filter too long for one parameter); nothing changes then.
+    pub fn set_reader_content_filter(
+        &mut self,
+        now: Instant,
+        reader: ReaderId,
+        filter: Option<ContentFilterProperty>,
+    ) -> Result<(), CreateError> {
+        let Some(r) = self.readers.get(&reader.0) else {
+            return Ok(());
+        };
+        if r.data.content_filter == filter {
+            return Ok(());
+        }
+        let mut data = r.data.clone();
+        data.content_filter = filter;
+        let payload = sedp::announcement(&data).map_err(CreateError::Encode)?;
+        self.drained_at = None;
+        let guid = data.guid;
+        if let Some(r) = self.readers.get_mut(&reader.0) {
+            r.reader
+                .set_content_filter(data.content_filter.as_ref().map(|f| f.signature()));
+            r.data = data;
+        }
+        self.sedp_publish(now, EndpointKind::Reader, guid, payload);
+        self.finish_input();
+        Ok(())
     }
 
     /// Deletes a writer: its SEDP announcement is disposed, so remote readers unmatch it.
@@ -1189,6 +1226,9 @@ impl Participant {
             lease_duration: dur(q.liveliness_lease),
         };
         data.user_data.clone_from(&options.user_data);
+        if side == EndpointKind::Reader {
+            data.content_filter.clone_from(&options.content_filter);
+        }
         let payload = sedp::announcement(&data).map_err(CreateError::Encode)?;
         self.next_entity_key = key.saturating_add(1);
         Ok((guid, data, payload))

@@ -1203,3 +1203,56 @@ fn a_reliable_keep_last_stream_resumes_after_a_publisher_stall_longer_than_the_l
         );
     }
 }
+
+/// The filter a reader announces, as peers see it (`RemoteEndpoint::data`).
+fn announced_filter(
+    s: &mut Swarm,
+    reader: Guid,
+) -> Option<crate::discovery::ContentFilterProperty> {
+    s.p(0)
+        .remote_endpoint(reader)?
+        .data()
+        .content_filter
+        .clone()
+}
+
+#[test]
+fn a_readers_content_filter_is_announced_and_follows_its_changes() {
+    let mut s = Swarm::new(2, 3);
+    let filter = |expression: &str| crate::discovery::ContentFilterProperty {
+        content_filtered_topic_name: "rt/chatter_filtered_name_0".into(),
+        related_topic_name: CHATTER.into(),
+        filter_class_name: crate::discovery::content_filter::DDSSQL.into(),
+        filter_expression: expression.into(),
+        expression_parameters: vec!["'x'".into()],
+    };
+    let options =
+        chatter(EndpointQos::ros_default()).with_content_filter(Some(filter("data = %0")));
+    let r = s.p(1).create_reader(Instant::ZERO, options).unwrap();
+    let guid = s.p(1).reader_data(r).unwrap().guid;
+    s.run_for(ms(200));
+    assert_eq!(announced_filter(&mut s, guid), Some(filter("data = %0")));
+
+    let now = s.now;
+    s.p(1)
+        .set_reader_content_filter(now, r, Some(filter("data <> %0")))
+        .unwrap();
+    s.run_for(ms(200));
+    assert_eq!(announced_filter(&mut s, guid), Some(filter("data <> %0")));
+
+    let now = s.now;
+    s.p(1).set_reader_content_filter(now, r, None).unwrap();
+    s.run_for(ms(200));
+    assert_eq!(announced_filter(&mut s, guid), None);
+    assert!(
+        s.p(0).remote_endpoint(guid).is_some(),
+        "the reader is still there"
+    );
+    // A NUL cannot be announced: refused, and nothing changes.
+    let now = s.now;
+    assert!(s
+        .p(1)
+        .set_reader_content_filter(now, r, Some(filter("data = 'a\0'")))
+        .is_err());
+    assert_eq!(s.p(1).reader_data(r).unwrap().content_filter, None);
+}

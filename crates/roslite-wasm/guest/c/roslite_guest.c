@@ -169,6 +169,12 @@ roslite_status host_client_send_request(
     int64_t *request_id);
 ROSLITE_IMPORT(client_remove_pending_request)
 roslite_status host_client_remove_pending_request(roslite_handle client, int64_t request_id);
+ROSLITE_IMPORT(service_configure_introspection)
+roslite_status host_service_configure_introspection(
+    roslite_handle server, const roslite_qos *qos, int32_t state);
+ROSLITE_IMPORT(client_configure_introspection)
+roslite_status host_client_configure_introspection(
+    roslite_handle client, const roslite_qos *qos, int32_t state);
 ROSLITE_IMPORT(parameter_declare)
 roslite_status host_parameter_declare(
     roslite_handle node, const char *name, const roslite_parameter_value *default_value,
@@ -748,6 +754,18 @@ roslite_status roslite_client_send_request(
     slots[slot].request_id = id;
   if (request_id) *request_id = id;
   return ROSLITE_OK;
+}
+
+roslite_status roslite_service_configure_introspection(
+    roslite_handle server, const roslite_qos *qos, int32_t state)
+{
+  return from_host(host_service_configure_introspection(server, qos, state));
+}
+
+roslite_status roslite_client_configure_introspection(
+    roslite_handle client, const roslite_qos *qos, int32_t state)
+{
+  return from_host(host_client_configure_introspection(client, qos, state));
 }
 
 roslite_status roslite_client_remove_pending_request(roslite_handle client, int64_t request_id)

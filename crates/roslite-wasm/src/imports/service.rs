@@ -223,3 +223,51 @@ pub fn client_remove_pending_request(
         .map(|c| roslite_c::client::roslite_client_remove_pending_request(c, request_id));
     finish(g, outcome)
 }
+
+/// `roslite_service_configure_introspection` and `roslite_client_configure_introspection`:
+/// `endpoint` is the server or client, `qos_at` the event publisher's QoS (0: the default).
+fn configure_introspection(
+    g: &mut dyn GuestCalls,
+    endpoint: i64,
+    qos_at: i32,
+    state: i32,
+    configure: unsafe extern "C" fn(u64, *const roslite_c::convert::CQos, i32) -> i32,
+) -> ImportResult {
+    let outcome = (|| {
+        let endpoint = native(g, endpoint)?;
+        let q = qos(g, qos_at)?;
+        // SAFETY: the QoS read from the guest lives until the call returns.
+        Ok(unsafe { configure(endpoint, or_null(&q), state) })
+    })();
+    finish(g, outcome)
+}
+
+pub fn service_configure_introspection(
+    g: &mut dyn GuestCalls,
+    server: i64,
+    qos_at: i32,
+    state: i32,
+) -> ImportResult {
+    configure_introspection(
+        g,
+        server,
+        qos_at,
+        state,
+        roslite_c::introspection::roslite_service_configure_introspection,
+    )
+}
+
+pub fn client_configure_introspection(
+    g: &mut dyn GuestCalls,
+    client: i64,
+    qos_at: i32,
+    state: i32,
+) -> ImportResult {
+    configure_introspection(
+        g,
+        client,
+        qos_at,
+        state,
+        roslite_c::introspection::roslite_client_configure_introspection,
+    )
+}

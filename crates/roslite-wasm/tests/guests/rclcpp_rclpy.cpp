@@ -6,7 +6,9 @@
 // - role "server" (the default): serves std_srvs/SetBool on /motor_power and std_srvs/Trigger
 //   on /trigger, as interop/python/service_peer.py's `call` expects;
 // - role "client": calls rclpy's /motor_power (service_peer.py `serve`) with true and false and
-//   prints `REPLY <success> <message>` for each, then `CLIENT DONE`.
+//   prints `REPLY <success> <message>` for each, then `CLIENT DONE`;
+// - role "introspected_client": the same, its calls introspected with their contents (for
+//   interop/python/introspection_peer.py `server`), once the events have a listener.
 //
 // It prints `START <fully qualified name> rate <r> label <l>` when up, `PARAMS rate <r> label
 // <l>` whenever the values it reads change, and `FINAL ...` when shut down.
@@ -31,12 +33,21 @@ static void print_params(const char *what, const rclcpp::Node &node)
   std::fflush(stdout);
 }
 
-static int call_rclpy(const rclcpp::Node::SharedPtr &node)
+static int call_rclpy(const rclcpp::Node::SharedPtr &node, bool introspected)
 {
   auto client = node->create_client<std_srvs::srv::SetBool>("motor_power");
+  if (introspected)
+    client->configure_introspection(node->get_clock(), rclcpp::SystemDefaultsQoS(),
+                                    RCL_SERVICE_INTROSPECTION_CONTENTS);
   if (!client->wait_for_service(30s)) {
     std::printf("CLIENT no service\n");
     return 1;
+  }
+  if (introspected) {
+    for (int i = 0; i < 400 && node->count_subscribers("/motor_power/_service_event") < 1; i++)
+      rclcpp::sleep_for(50ms);
+    // A moment more for the listener's side to match our event writer.
+    rclcpp::sleep_for(500ms);
   }
   for (bool on : {true, false}) {
     auto request = std::make_shared<std_srvs::srv::SetBool::Request>();
@@ -103,8 +114,8 @@ int main(int argc, char **argv)
   rclcpp::Service<std_srvs::srv::SetBool>::SharedPtr set_bool;
   rclcpp::Service<std_srvs::srv::Trigger>::SharedPtr trigger;
   int status = 0;
-  if (role == "client") {
-    status = call_rclpy(node);
+  if (role == "client" || role == "introspected_client") {
+    status = call_rclpy(node, role == "introspected_client");
   } else {
     int triggers = 0;
     set_bool = node->create_service<std_srvs::srv::SetBool>(

@@ -241,6 +241,11 @@ fn graph_endpoint(
         qos: GraphQos::from(&record.qos),
         local: true,
         transport: "intra",
+        content_filter: record
+            .sink
+            .as_ref()
+            .and_then(|sink| sink.content_filter())
+            .map(|announced| announced.options),
     }
 }
 

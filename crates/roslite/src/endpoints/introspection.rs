@@ -10,16 +10,20 @@
 //! `Metadata` the event leaves out the request and response. Off costs one atomic load per
 //! call.
 //!
-//! The event publisher is made by the node layer (this layer sits below it), handed in as
-//! an [`EventPublisherFactory`] when the server or client is created.
+//! Events go out through an outlet: a typed publisher of the service's event type for typed
+//! servers and clients, or a serialized publisher and a [`ServiceEventEncoder`] for those
+//! whose type is known only at run time (the C ABI's). The node layer makes the
+//! publishers (this layer sits below it) and hands the makers in when an endpoint is created.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use roslite_cdr::{CdrEncode, CdrWriter, Endianness, SharedBuf};
 use roslite_msgs::service_msgs::msg::ServiceEventInfo;
 use roslite_msgs::Service as ServiceType;
 
 use crate::endpoints::pubsub::Publisher;
+use crate::endpoints::serialized::{SerializedPublisher, TypeInfo};
 use crate::vocabulary::log::Logger;
 use crate::vocabulary::qos::{QosError, QosProfile};
 use crate::vocabulary::time::{RosClockSource, Time};
@@ -60,6 +64,34 @@ impl IntrospectionState {
     }
 }
 
+/// Why introspection could not be turned on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IntrospectionError {
+    /// The QoS profile given for the event publisher is invalid.
+    Qos(QosError),
+    /// The service's event type is not known, or its events cannot carry contents (a
+    /// serialized endpoint whose encoder lacks the type's definition): the text says which.
+    EventType(String),
+}
+
+impl std::fmt::Display for IntrospectionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Qos(e) => e.fmt(f),
+            Self::EventType(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for IntrospectionError {}
+
+impl From<QosError> for IntrospectionError {
+    fn from(e: QosError) -> Self {
+        Self::Qos(e)
+    }
+}
+
 /// Which step of a call an event records (`service_msgs/msg/ServiceEventInfo`'s constants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ServiceEventKind {
@@ -80,60 +112,156 @@ impl ServiceEventKind {
     }
 }
 
-/// Makes the node's publisher of a service's events: topic (fully qualified) and QoS.
+/// Where an introspected endpoint's events go.
+pub(crate) trait EventOutlet: Send + Sync + 'static {
+    /// How the endpoint holds a request and a response.
+    type Request;
+    type Response;
+
+    /// Publishes the event `info`, with the request or response when given.
+    fn publish(
+        &self,
+        info: ServiceEventInfo,
+        request: Option<Self::Request>,
+        response: Option<Self::Response>,
+    ) -> Result<(), String>;
+}
+
+/// A typed endpoint's events: the service's generated event type.
+pub(crate) struct TypedEvents<S: ServiceType>(pub(crate) Publisher<S::Event>);
+
+impl<S: ServiceType> EventOutlet for TypedEvents<S> {
+    type Request = S::Request;
+    type Response = S::Response;
+
+    fn publish(
+        &self,
+        info: ServiceEventInfo,
+        request: Option<S::Request>,
+        response: Option<S::Response>,
+    ) -> Result<(), String> {
+        self.0
+            .publish(S::event(info, request, response))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Makes the node's publisher of a typed service's events: topic (fully qualified) and QoS.
 pub(crate) type EventPublisherFactory<S> =
     Box<dyn Fn(String, QosProfile) -> Publisher<<S as ServiceType>::Event> + Send + Sync>;
 
+/// Builds the CDR bytes (with the encapsulation header) of a service's event messages for
+/// servers and clients whose type is known only at run time: requests and responses are CDR
+/// bytes too, and moving one into the event means encoding it again at its new offset, which
+/// takes the type's definition.
+pub trait ServiceEventEncoder: Send + Sync {
+    /// The event `info`, with the request or response (CDR with its encapsulation header)
+    /// when given; an error says why it cannot be encoded.
+    fn encode(
+        &self,
+        info: &ServiceEventInfo,
+        request: Option<&[u8]>,
+        response: Option<&[u8]>,
+    ) -> Result<Vec<u8>, String>;
+}
+
+/// An event without a request or response (what `Metadata` publishes), whatever the service:
+/// its `info` and two empty sequences.
+pub fn metadata_event(info: &ServiceEventInfo) -> Vec<u8> {
+    struct Metadata<'a>(&'a ServiceEventInfo);
+    impl CdrEncode for Metadata<'_> {
+        fn encode(&self, e: &mut CdrWriter<'_>) -> Result<(), roslite_cdr::EncodeError> {
+            self.0.encode(e)?;
+            0u32.encode(e)?; // request[<=1]
+            0u32.encode(e) // response[<=1]
+        }
+    }
+    // The info's fields are fixed size: nothing in it can exceed a bound.
+    roslite_cdr::to_vec(&Metadata(info), Endianness::Little).unwrap_or_default()
+}
+
+/// The event type a serialized endpoint announces, and how its events are encoded.
+#[derive(Clone)]
+pub struct ServiceEvents {
+    pub event_type: TypeInfo,
+    pub encoder: Arc<dyn ServiceEventEncoder>,
+}
+
+/// A serialized endpoint's events.
+pub(crate) struct SerializedEvents {
+    pub(crate) publisher: SerializedPublisher,
+    pub(crate) encoder: Arc<dyn ServiceEventEncoder>,
+}
+
+impl EventOutlet for SerializedEvents {
+    type Request = SharedBuf;
+    type Response = SharedBuf;
+
+    fn publish(
+        &self,
+        info: ServiceEventInfo,
+        request: Option<SharedBuf>,
+        response: Option<SharedBuf>,
+    ) -> Result<(), String> {
+        let bytes = if request.is_none() && response.is_none() {
+            metadata_event(&info)
+        } else {
+            self.encoder.encode(
+                &info,
+                request.as_ref().map(SharedBuf::bytes),
+                response.as_ref().map(SharedBuf::bytes),
+            )?
+        };
+        self.publisher.publish(&bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// Makes the node's publisher of a serialized service's events: topic, QoS, event type.
+pub(crate) type SerializedEventPublisherFactory =
+    Box<dyn Fn(String, QosProfile, TypeInfo) -> SerializedPublisher + Send + Sync>;
+
 /// What a server or client needs to introspect its calls.
-pub(crate) struct Introspection<S: ServiceType> {
-    make_publisher: EventPublisherFactory<S>,
+pub(crate) struct Introspection<O: EventOutlet> {
     clock: RosClockSource,
     topic: String,
     state: AtomicU8,
-    publisher: Mutex<Option<Publisher<S::Event>>>,
+    outlet: Mutex<Option<O>>,
     logger: Logger,
 }
 
-impl<S: ServiceType> Introspection<S> {
+impl<O: EventOutlet> Introspection<O> {
     /// Introspection of `service` (fully qualified), off; stamps come from `clock`.
-    pub(crate) fn new(
-        service: &str,
-        clock: RosClockSource,
-        make_publisher: EventPublisherFactory<S>,
-    ) -> Self {
+    pub(crate) fn new(service: &str, clock: RosClockSource) -> Self {
         Self {
-            make_publisher,
             clock,
             topic: format!("{service}{SERVICE_EVENT_TOPIC_SUFFIX}"),
             state: AtomicU8::new(IntrospectionState::Off.to_u8()),
-            publisher: Mutex::new(None),
+            outlet: Mutex::new(None),
             logger: Logger::new("roslite.service_introspection"),
         }
     }
 
-    fn publisher(&self) -> MutexGuard<'_, Option<Publisher<S::Event>>> {
-        self.publisher
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn outlet(&self) -> MutexGuard<'_, Option<O>> {
+        self.outlet.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Turns introspection on (creating the event publisher with `qos`), changes what it
-    /// publishes, or turns it off (removing the publisher). As in rcl, a publisher that
-    /// exists keeps the QoS it was made with; turn introspection off first to change it.
+    /// Turns introspection on (making the outlet with `make`, given the event topic), changes
+    /// what it publishes, or turns it off (dropping the outlet and its publisher). As in rcl,
+    /// an outlet that exists is kept, with the QoS it was made with; turn introspection off
+    /// first to change it.
     pub(crate) fn configure(
         &self,
-        qos: QosProfile,
         state: IntrospectionState,
-    ) -> Result<(), QosError> {
-        let mut publisher = self.publisher();
+        make: impl FnOnce(&str) -> Result<O, IntrospectionError>,
+    ) -> Result<(), IntrospectionError> {
+        let mut outlet = self.outlet();
         if state == IntrospectionState::Off {
             self.state.store(state.to_u8(), Ordering::Release);
-            *publisher = None;
+            *outlet = None;
             return Ok(());
         }
-        if publisher.is_none() {
-            qos.validate()?;
-            *publisher = Some((self.make_publisher)(self.topic.clone(), qos));
+        if outlet.is_none() {
+            *outlet = Some(make(&self.topic)?);
         }
         self.state.store(state.to_u8(), Ordering::Release);
         Ok(())
@@ -148,7 +276,7 @@ impl<S: ServiceType> Introspection<S> {
         self.state() != IntrospectionState::Off
     }
 
-    /// Whether events carry requests and responses: the caller clones them only then.
+    /// Whether events carry requests and responses: the caller copies them only then.
     pub(crate) fn wants_contents(&self) -> bool {
         self.state() == IntrospectionState::Contents
     }
@@ -166,7 +294,7 @@ impl<S: ServiceType> Introspection<S> {
         kind: ServiceEventKind,
         client_gid: [u8; 16],
         sequence_number: i64,
-        request: Option<S::Request>,
+        request: Option<O::Request>,
         stamp: Option<Time>,
     ) {
         let stamp = stamp.unwrap_or_else(|| self.now());
@@ -179,7 +307,7 @@ impl<S: ServiceType> Introspection<S> {
         kind: ServiceEventKind,
         client_gid: [u8; 16],
         sequence_number: i64,
-        response: Option<S::Response>,
+        response: Option<O::Response>,
     ) {
         self.publish(
             kind,
@@ -197,8 +325,8 @@ impl<S: ServiceType> Introspection<S> {
         stamp: Time,
         client_gid: [u8; 16],
         sequence_number: i64,
-        request: Option<S::Request>,
-        response: Option<S::Response>,
+        request: Option<O::Request>,
+        response: Option<O::Response>,
     ) {
         let contents = self.wants_contents();
         let info = ServiceEventInfo {
@@ -207,22 +335,48 @@ impl<S: ServiceType> Introspection<S> {
             client_gid,
             sequence_number,
         };
-        let event = S::event(
-            info,
-            request.filter(|_| contents),
-            response.filter(|_| contents),
-        );
-        let publisher = self.publisher();
-        let Some(publisher) = publisher.as_ref() else {
+        let outlet = self.outlet();
+        let Some(outlet) = outlet.as_ref() else {
             return; // turned off since the caller looked
         };
         // A call does not fail because its event could not go out; rcl would return the
         // error from the call itself, which a caller cannot act on either.
-        if let Err(e) = publisher.publish(event) {
+        if let Err(e) = outlet.publish(
+            info,
+            request.filter(|_| contents),
+            response.filter(|_| contents),
+        ) {
             self.logger.warn(format_args!(
                 "could not publish a service event on '{}': {e}",
                 self.topic
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roslite_msgs::builtin_interfaces::msg::Time as TimeMsg;
+    use roslite_msgs::example_interfaces::srv::AddTwoInts;
+
+    /// A metadata event is the same bytes whatever the service: the generated event type's
+    /// with both sequences empty.
+    #[test]
+    fn a_metadata_event_is_the_generated_event_without_contents() {
+        let info = ServiceEventInfo {
+            event_type: ServiceEventInfo::RESPONSE_RECEIVED,
+            stamp: TimeMsg {
+                sec: 12,
+                nanosec: 34,
+            },
+            client_gid: [9; 16],
+            sequence_number: -3,
+        };
+        let generated = AddTwoInts::event(info.clone(), None, None);
+        assert_eq!(
+            metadata_event(&info),
+            roslite_cdr::to_vec(&generated, Endianness::Little).unwrap()
+        );
     }
 }

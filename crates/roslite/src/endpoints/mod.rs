@@ -3,6 +3,7 @@
 //! `EndpointHost` (`host.rs`), never through the context or a backend.
 
 pub mod action;
+pub(crate) mod filtering;
 pub(crate) mod host;
 pub mod introspection;
 pub mod pubsub;

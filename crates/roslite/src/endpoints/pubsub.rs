@@ -22,6 +22,7 @@ use roslite_cdr::{DecodeError, EncodeError, Endianness, SharedBuf};
 use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::Message;
 
+use crate::endpoints::filtering::FilterState;
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::type_cache::TypeRegistration;
 pub use crate::seam::MessageInfo;
@@ -29,7 +30,10 @@ use crate::seam::{
     give_back_send_buffer, send_to_each, take_send_buffer, Lent, Outlet as RemoteOutlet,
     OutletStats, SendTimeout, SentInPlace,
 };
-use crate::seam::{EndpointRecord, PublisherLink, SerializedSink};
+use crate::seam::{
+    ContentFilterAnnouncement, EndpointRecord, FilterVerdict, PublisherLink, SerializedSink,
+};
+use crate::vocabulary::content_filter::{ContentFilterError, ContentFilterOptions};
 use crate::vocabulary::events::{
     DeadlineMissedStatus, DeadlineWatch, IncompatibleQos, IncompatibleQosStatus, MatchedStatus,
     MessageLostStatus,
@@ -55,6 +59,8 @@ pub struct SubscriptionStats {
     pub expired: u64,
     /// Serialized messages from other processes that did not decode as this type; dropped.
     pub malformed: u64,
+    /// Messages the content filter dropped (not in `received`, and not lost).
+    pub filtered_out: u64,
 }
 
 /// [`SubscriptionStats`] as they are counted: an atomic add per message instead of a lock.
@@ -543,14 +549,36 @@ pub(crate) struct SubscriptionShared<T: Message> {
     pub(crate) events: Arc<IncompatibleQos>,
     /// `REQUESTED_DEADLINE_MISSED`, with a QoS deadline.
     deadline: Option<Arc<DeadlineWatch>>,
+    /// The content filter every message meets before it is queued.
+    filter: FilterState,
 }
 
 impl<T: Message> SubscriptionShared<T> {
+    /// Hands over a message of this process (a replay for a late joiner) if the content
+    /// filter lets it through.
     fn deliver(&self, message: Arc<T>, info: MessageInfo) {
-        self.deliver_incoming(Incoming::Shared(message), info);
+        if self.filter_message(&message) {
+            self.deliver_incoming(Incoming::Shared(message), info);
+        }
     }
 
-    /// Hands over a message published in this process, if [`admit_published`] lets it in.
+    /// Whether a message of this process passes the content filter. One that does not encode
+    /// as the filter reads it (a hand-written type whose description and encoder disagree)
+    /// counts as malformed.
+    fn filter_message(&self, message: &T) -> bool {
+        match self.filter.check_message(message) {
+            FilterVerdict::Passes => true,
+            FilterVerdict::FilteredOut => false,
+            FilterVerdict::Unreadable => {
+                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// Hands over a message published in this process, if the content filter lets it
+    /// through (first: a filtered-out message neither waits for room nor counts as lost) and
+    /// [`admit_published`] lets it in.
     ///
     /// # Errors
     /// As [`admit_published`].
@@ -560,8 +588,8 @@ impl<T: Message> SubscriptionShared<T> {
         info: MessageInfo,
         deadline: &mut Option<std::time::Instant>,
     ) -> Result<(), SendTimeout> {
-        if SerializedSink::admit_published(self, deadline)? {
-            self.deliver(message, info);
+        if self.filter_message(&message) && SerializedSink::admit_published(self, deadline)? {
+            self.deliver_incoming(Incoming::Shared(message), info);
         }
         Ok(())
     }
@@ -700,7 +728,19 @@ impl<T: Message> SerializedSink for SubscriptionShared<T> {
         admit_published(&self.queue, &self.qos, &self.group, &self.events, deadline)
     }
 
-    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
+    fn filter(&self, payload: &SharedBuf) -> FilterVerdict {
+        let verdict = self.filter.check_bytes(payload.bytes());
+        if verdict == FilterVerdict::Unreadable {
+            self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+        }
+        verdict
+    }
+
+    fn content_filter(&self) -> Option<ContentFilterAnnouncement> {
+        self.filter.announcement()
+    }
+
+    fn deliver_filtered(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
         // `from_shared`: large primitive sequences stay views into the received buffer.
         match roslite_cdr::from_shared::<T>(payload) {
             Ok(message) => {
@@ -730,6 +770,18 @@ impl<T: Message> Waitable for SubscriptionShared<T> {
     }
 }
 
+/// How a subscription is made beyond its topic, QoS and callback: rclcpp's
+/// `SubscriptionOptions`, with rclcpp's field names (see
+/// [`Node::create_subscription_with_options`](crate::Node::create_subscription_with_options)).
+#[derive(Clone, Default)]
+pub struct SubscriptionOptions {
+    /// The callback group the callback runs in; `None`: the node's default group.
+    pub callback_group: Option<Arc<CallbackGroup>>,
+    /// A content filter (rclcpp's `content_filter_options`): only messages for which its
+    /// expression holds reach the callback. An empty expression is no filter.
+    pub content_filter_options: ContentFilterOptions,
+}
+
 /// Receives messages of type `T` on one topic; its callback runs in the executor spinning its
 /// node. Dropping it unsubscribes.
 pub struct Subscription<T: Message> {
@@ -745,6 +797,7 @@ impl<T: Message> Subscription<T> {
         group: Arc<CallbackGroup>,
         topic: String,
         qos: QosProfile,
+        filter: FilterState,
         callback: F,
     ) -> Self {
         let deadline = DeadlineWatch::start(qos.deadline, &group);
@@ -758,6 +811,7 @@ impl<T: Message> Subscription<T> {
             group: group.clone(),
             events: Arc::default(),
             deadline,
+            filter,
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
@@ -786,7 +840,45 @@ impl<T: Message> Subscription<T> {
             overwritten: counters.overwritten.load(Ordering::Relaxed),
             expired: counters.expired.load(Ordering::Relaxed),
             malformed: counters.malformed.load(Ordering::Relaxed),
+            filtered_out: self.shared.filter.filtered_out(),
         }
+    }
+
+    /// Replaces the content filter: from now on only messages for which `filter_expression`
+    /// holds reach the callback, on every path (rclcpp's `set_content_filter`; see
+    /// [`crate::content_filter`] for the language). An empty expression removes the filter,
+    /// and does nothing without one (where rmw_fastrtps fails). Other processes hear of the
+    /// new filter (the RTPS reader announces it again, so a Fast DDS writer filters with it;
+    /// [`Self::acknowledged_publisher_count`] falls back until each RTPS peer acknowledged it);
+    /// messages already queued stay.
+    ///
+    /// # Errors
+    /// [`ContentFilterError`] saying what is wrong with the expression or a parameter, and
+    /// where; the filter in place stays.
+    pub fn set_content_filter(
+        &self,
+        filter_expression: &str,
+        expression_parameters: &[&str],
+    ) -> Result<(), ContentFilterError> {
+        let options =
+            ContentFilterOptions::new(filter_expression, expression_parameters.iter().copied());
+        if self.shared.filter.set(options)? {
+            self.node
+                .backends
+                .subscription_filter_changed(self.shared.id);
+        }
+        Ok(())
+    }
+
+    /// The content filter's expression and parameters, `None` without one (rclcpp's
+    /// `get_content_filter`, which throws instead; Rust names take no `get_`).
+    pub fn content_filter(&self) -> Option<ContentFilterOptions> {
+        self.shared.filter.options()
+    }
+
+    /// Whether a content filter is set (rclcpp's name).
+    pub fn is_cft_enabled(&self) -> bool {
+        self.shared.filter.is_enabled()
     }
 
     /// `REQUESTED_INCOMPATIBLE_QOS`: publishers this subscription could not match.

@@ -16,12 +16,15 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::description::TypeDescription;
 use roslite_msgs::Message;
 
+use crate::endpoints::filtering::FilterState;
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::pubsub::{admit_published, PublishError};
-use crate::endpoints::type_cache::TypeRegistration;
+pub use crate::endpoints::type_cache::Describe;
+use crate::endpoints::type_cache::{TypeCache, TypeRegistration};
 use crate::seam::{send_to_each, Outlet, SendTimeout};
+use crate::seam::{ContentFilterAnnouncement, FilterVerdict, MessageInfo, SerializedSink};
 use crate::seam::{EndpointRecord, PublisherLink};
-use crate::seam::{MessageInfo, SerializedSink};
+use crate::vocabulary::content_filter::{ContentFilterError, ContentFilterOptions};
 use crate::vocabulary::events::{
     IncompatibleQos, IncompatibleQosStatus, MatchedStatus, MessageLostStatus,
 };
@@ -32,7 +35,9 @@ use crate::vocabulary::time::{monotonic_to_wall, wall_to_monotonic};
 
 /// The names of a message type, as the graph and the wire know it, and the description its
 /// node serves for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+// Equality and hashing leave `describe` out: two function pointers to one function need not
+// compare equal, and the type is the same whoever would describe it.
+#[derive(Clone, Copy, Debug)]
 pub struct TypeInfo {
     /// `std_msgs/msg/String`.
     pub type_name: &'static str,
@@ -46,6 +51,43 @@ pub struct TypeInfo {
     /// of this type serves on `~/get_type_description`; without one the node answers that the
     /// type is not in use, as rcl does for a type it does not know.
     pub description: Option<&'static TypeDescription>,
+    /// Without a description at hand: what makes it when the node is first asked for it
+    /// ([`Self::described_later`]).
+    pub describe: Option<Describe>,
+}
+
+impl TypeInfo {
+    fn identity(
+        &self,
+    ) -> (
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<&'static KeyStruct>,
+        Option<&'static TypeDescription>,
+    ) {
+        (
+            self.type_name,
+            self.dds_type_name,
+            self.type_hash,
+            self.key,
+            self.description,
+        )
+    }
+}
+
+impl PartialEq for TypeInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity() == other.identity()
+    }
+}
+
+impl Eq for TypeInfo {}
+
+impl std::hash::Hash for TypeInfo {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.identity().hash(state);
+    }
 }
 
 /// Keeps one copy of each distinct run-time type name for the life of the process, so
@@ -74,6 +116,7 @@ impl TypeInfo {
             type_hash: T::TYPE_HASH,
             key: T::KEY,
             description: T::TYPE_DESCRIPTION,
+            describe: None,
         }
     }
 
@@ -95,6 +138,7 @@ impl TypeInfo {
             type_hash: intern(type_hash),
             key: None,
             description: None,
+            describe: None,
         })
     }
 
@@ -112,6 +156,26 @@ impl TypeInfo {
             ..self
         }
     }
+
+    /// The type with `describe` making its description when a node is first asked for it,
+    /// for a type known only at run time whose description costs memory most nodes would
+    /// never use (a description at hand, [`Self::with_description`], wins).
+    pub fn described_later(self, describe: Describe) -> Self {
+        Self {
+            describe: Some(describe),
+            ..self
+        }
+    }
+
+    /// Registers this type with `types` for as long as the registration lives.
+    pub(crate) fn register_with(&self, types: &Arc<TypeCache>) -> Option<TypeRegistration> {
+        match (self.description, self.describe) {
+            (None, Some(describe)) => {
+                types.register_later(self.type_hash, self.type_name, describe)
+            }
+            _ => types.register(self.type_hash, self.description),
+        }
+    }
 }
 
 type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
@@ -125,10 +189,21 @@ pub(crate) struct SerializedSubscriptionShared {
     callback: Mutex<SerializedCallback>,
     group: Arc<CallbackGroup>,
     pub(crate) events: Arc<IncompatibleQos>,
+    /// The content filter every message meets before it is queued (read by the type's
+    /// description, when the type was given one).
+    filter: FilterState,
 }
 
 impl SerializedSink for SerializedSubscriptionShared {
-    fn deliver_serialized(&self, payload: &SharedBuf, mut info: MessageInfo) -> bool {
+    fn filter(&self, payload: &SharedBuf) -> FilterVerdict {
+        self.filter.check_bytes(payload.bytes())
+    }
+
+    fn content_filter(&self) -> Option<ContentFilterAnnouncement> {
+        self.filter.announcement()
+    }
+
+    fn deliver_filtered(&self, payload: &SharedBuf, mut info: MessageInfo) -> bool {
         info.received_timestamp = Instant::monotonic_now();
         // As a typed subscription does (`Subscription`'s `deliver_incoming`): from a receive
         // thread, a sleeping executor lends its turn, and with nothing queued before it the
@@ -210,6 +285,7 @@ impl SerializedSubscription {
         topic: String,
         qos: QosProfile,
         ty: TypeInfo,
+        filter: FilterState,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Self {
         let shared = Arc::new(SerializedSubscriptionShared {
@@ -220,10 +296,11 @@ impl SerializedSubscription {
             callback: Mutex::new(Box::new(callback)),
             group: group.clone(),
             events: Arc::default(),
+            filter,
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
-        let registration = node.types.register(ty.type_hash, ty.description);
+        let registration = ty.register_with(&node.types);
         Self {
             shared,
             topic,
@@ -250,6 +327,56 @@ impl SerializedSubscription {
     /// neither copy of the node would ever get it.
     pub fn keep_every_message(&self, keep: bool) {
         self.shared.queue.lock().set_keep_everything(keep);
+    }
+
+    /// As [`Subscription::set_content_filter`](crate::Subscription::set_content_filter); the
+    /// type must have a description ([`TypeInfo::with_description`]) for a filter to read its
+    /// fields.
+    ///
+    /// # Errors
+    /// [`ContentFilterError`], also
+    /// [`NoTypeDescription`](crate::content_filter::ContentFilterErrorKind::NoTypeDescription)
+    /// for a filter on a type without a description; the filter in place stays.
+    pub fn set_content_filter(
+        &self,
+        filter_expression: &str,
+        expression_parameters: &[&str],
+    ) -> Result<(), ContentFilterError> {
+        let options =
+            ContentFilterOptions::new(filter_expression, expression_parameters.iter().copied());
+        if self.shared.filter.set(options)? {
+            self.node
+                .backends
+                .subscription_filter_changed(self.shared.id);
+        }
+        Ok(())
+    }
+
+    /// As [`Subscription::content_filter`](crate::Subscription::content_filter).
+    pub fn content_filter(&self) -> Option<ContentFilterOptions> {
+        self.shared.filter.options()
+    }
+
+    /// As [`Subscription::is_cft_enabled`](crate::Subscription::is_cft_enabled).
+    pub fn is_cft_enabled(&self) -> bool {
+        self.shared.filter.is_enabled()
+    }
+
+    /// Messages the content filter dropped so far.
+    pub fn filtered_out_count(&self) -> u64 {
+        self.shared.filter.filtered_out()
+    }
+
+    /// The ROS type name of its messages (`std_msgs/msg/String`).
+    pub fn type_name(&self) -> &'static str {
+        self.shared.filter.type_name()
+    }
+
+    /// Gives the subscription's type the REP 2011 description its content filters read fields
+    /// by, when it was made without one (a run-time type whose definition was found later);
+    /// the first description given stays.
+    pub fn describe_type(&self, description: &'static TypeDescription) {
+        self.shared.filter.describe(description);
     }
 
     /// As [`Subscription::message_lost_status`](crate::Subscription::message_lost_status).
@@ -403,7 +530,7 @@ impl SerializedPublisher {
             history: Mutex::default(),
             events: Arc::default(),
         });
-        let registration = node.types.register(ty.type_hash, ty.description);
+        let registration = ty.register_with(&node.types);
         Self {
             shared,
             topic,

@@ -12,6 +12,10 @@ use roslite_executor::{CallbackGroup, Instant, Waitable};
 use roslite_msgs::description::TypeDescription;
 
 use crate::endpoints::host::EndpointHost;
+use crate::endpoints::introspection::{
+    Introspection, IntrospectionError, IntrospectionState, SerializedEventPublisherFactory,
+    SerializedEvents, ServiceEventKind, ServiceEvents,
+};
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::ServiceStats;
 use crate::endpoints::type_cache::TypeRegistration;
@@ -30,6 +34,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct ServiceResponder {
     reply: Box<dyn ReplyChannel>,
     stats: Arc<Mutex<ServiceStats>>,
+    introspection: Arc<Introspection<SerializedEvents>>,
 }
 
 impl ServiceResponder {
@@ -51,8 +56,28 @@ impl ServiceResponder {
     /// Sends `response` (CDR with the encapsulation header) to the client.
     pub fn send(self, response: &[u8]) {
         lock(&self.stats).replies_sent += 1;
+        if self.introspection.is_on() {
+            let id = request_id_or_zeros(self.reply.as_ref());
+            self.introspection.response(
+                ServiceEventKind::ResponseSent,
+                id.writer_guid,
+                id.sequence_number,
+                self.introspection
+                    .wants_contents()
+                    .then(|| SharedBuf::from_vec(response.to_vec())),
+            );
+        }
         self.reply.send(response.to_vec());
     }
+}
+
+/// The client and call a request's reply channel names, for introspection; zeros where the
+/// path does not say (a client in this process without a network).
+fn request_id_or_zeros(reply: &dyn ReplyChannel) -> RequestId {
+    reply.request_id().unwrap_or(RequestId {
+        writer_guid: [0; 16],
+        sequence_number: 0,
+    })
 }
 
 type RequestCallback = Box<dyn FnMut(&SharedBuf, ServiceResponder) + Send>;
@@ -64,6 +89,8 @@ struct SerializedServiceShared {
     callback: Mutex<RequestCallback>,
     group: Arc<CallbackGroup>,
     stats: Arc<Mutex<ServiceStats>>,
+    introspection: Arc<Introspection<SerializedEvents>>,
+    make_events: SerializedEventPublisherFactory,
 }
 
 impl RequestSink for SerializedServiceShared {
@@ -92,9 +119,20 @@ impl Waitable for SerializedServiceShared {
         let Some((request, reply)) = lock(&self.queue).pop_front() else {
             return false;
         };
+        if self.introspection.is_on() {
+            let id = request_id_or_zeros(reply.as_ref());
+            self.introspection.request(
+                ServiceEventKind::RequestReceived,
+                id.writer_guid,
+                id.sequence_number,
+                Some(request.clone()),
+                None,
+            );
+        }
         let responder = ServiceResponder {
             reply,
             stats: self.stats.clone(),
+            introspection: self.introspection.clone(),
         };
         let mut callback = lock(&self.callback);
         callback(&request, responder);
@@ -106,6 +144,7 @@ impl Waitable for SerializedServiceShared {
 pub struct SerializedService {
     shared: Arc<SerializedServiceShared>,
     name: String,
+    type_name: &'static str,
     node: Arc<EndpointHost>,
     service_type: Option<TypeRegistration>,
 }
@@ -118,10 +157,13 @@ impl SerializedService {
         node: Arc<EndpointHost>,
         group: &Arc<CallbackGroup>,
         name: String,
-        type_name: &'static str,
-        (request, response): (TypeInfo, TypeInfo),
+        (type_name, request, response): (&'static str, TypeInfo, TypeInfo),
         qos: QosProfile,
         callback: RequestCallback,
+        (introspection, make_events): (
+            Introspection<SerializedEvents>,
+            SerializedEventPublisherFactory,
+        ),
     ) -> Self {
         let shared = Arc::new(SerializedServiceShared {
             id: node.backends.next_entity_id(),
@@ -130,6 +172,8 @@ impl SerializedService {
             callback: Mutex::new(callback),
             group: group.clone(),
             stats: Arc::default(),
+            introspection: Arc::new(introspection),
+            make_events,
         });
         let waitable: Arc<dyn Waitable> = shared.clone();
         group.add(Arc::downgrade(&waitable));
@@ -153,6 +197,7 @@ impl SerializedService {
         Self {
             shared,
             name,
+            type_name,
             node,
             service_type: None,
         }
@@ -175,8 +220,56 @@ impl SerializedService {
         self.service_type = self.node.types.register(type_hash, Some(description));
     }
 
+    /// As [`Self::register_service_type`], with the description made by `describe` (given
+    /// the service type's name, `type_name`) when the node is first asked for it.
+    pub fn register_service_type_later(
+        &mut self,
+        type_hash: &str,
+        type_name: &'static str,
+        describe: crate::endpoints::serialized::Describe,
+    ) {
+        self.service_type = self
+            .node
+            .types
+            .register_later(type_hash, type_name, describe);
+    }
+
     pub fn stats(&self) -> ServiceStats {
         *lock(&self.shared.stats)
+    }
+
+    /// Publishes this server's calls on `<service>/_service_event`, or stops, as a typed
+    /// server's [`Service::configure_introspection`](crate::Service::configure_introspection)
+    /// does; `events` gives the service's event type and the encoder of its events, asked
+    /// for only when introspection is turned on.
+    ///
+    /// # Errors
+    /// [`IntrospectionError::Qos`] for an invalid `qos`; what `events` returns.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+        events: impl FnOnce() -> Result<ServiceEvents, IntrospectionError>,
+    ) -> Result<(), IntrospectionError> {
+        let shared = &self.shared;
+        shared.introspection.configure(state, |topic| {
+            qos.validate()?;
+            let events = events()?;
+            Ok(SerializedEvents {
+                publisher: (shared.make_events)(topic.to_owned(), qos, events.event_type),
+                encoder: events.encoder,
+            })
+        })
+    }
+
+    /// The service's type (`example_interfaces/srv/AddTwoInts`).
+    pub fn service_type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    /// What this server publishes of its calls.
+    pub fn introspection_state(&self) -> IntrospectionState {
+        self.shared.introspection.state()
     }
 
     /// Clients in other processes matched now (their request writers paired with this
@@ -210,6 +303,7 @@ impl SerializedService {
         Some(ServiceResponder {
             reply,
             stats: self.shared.stats.clone(),
+            introspection: self.shared.introspection.clone(),
         })
     }
 }

@@ -31,7 +31,11 @@ use roslite_msgs::description::TypeDescription;
 use roslite_msgs::{Message, Service as ServiceType};
 
 use crate::endpoints::host::EndpointHost;
-use crate::endpoints::introspection::{Introspection, IntrospectionState, ServiceEventKind};
+use crate::endpoints::introspection::{
+    EventOutlet, EventPublisherFactory, Introspection, IntrospectionError, IntrospectionState,
+    SerializedEventPublisherFactory, SerializedEvents, ServiceEventKind, ServiceEvents,
+    TypedEvents,
+};
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::{
@@ -39,7 +43,7 @@ use crate::seam::service::{
     RequestSink, ServiceEndpointDescription,
 };
 use crate::seam::BackendSet;
-use crate::vocabulary::qos::{QosError, QosProfile};
+use crate::vocabulary::qos::QosProfile;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -298,7 +302,8 @@ pub(crate) struct ServiceShared<S: ServiceType> {
     stats: Mutex<ServiceStats>,
     /// This service itself, for the replies of a deferred handler to count themselves.
     weak_self: std::sync::OnceLock<Weak<ServiceShared<S>>>,
-    introspection: Introspection<S>,
+    introspection: Introspection<TypedEvents<S>>,
+    make_events: EventPublisherFactory<S>,
 }
 
 impl<S: ServiceType> ServiceShared<S> {
@@ -415,7 +420,7 @@ impl<S: ServiceType> Service<S> {
         name: String,
         qos: QosProfile,
         callback: ServiceHandler<S>,
-        introspection: Introspection<S>,
+        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory<S>),
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
             id: node.backends.next_entity_id(),
@@ -426,6 +431,7 @@ impl<S: ServiceType> Service<S> {
             stats: Mutex::default(),
             weak_self: std::sync::OnceLock::new(),
             introspection,
+            make_events,
         });
         let _ = shared.weak_self.set(Arc::downgrade(&shared));
         let waitable: Arc<dyn Waitable> = shared.clone();
@@ -463,13 +469,17 @@ impl<S: ServiceType> Service<S> {
     /// it is turned off; stamps come from the node's ROS clock.
     ///
     /// # Errors
-    /// [`QosError`] for an invalid `qos`.
+    /// [`IntrospectionError::Qos`] for an invalid `qos`.
     pub fn configure_introspection(
         &self,
         qos: QosProfile,
         state: IntrospectionState,
-    ) -> Result<(), QosError> {
-        self.shared.introspection.configure(qos, state)
+    ) -> Result<(), IntrospectionError> {
+        let shared = &self.shared;
+        shared.introspection.configure(state, |topic| {
+            qos.validate()?;
+            Ok(TypedEvents((shared.make_events)(topic.to_owned(), qos)))
+        })
     }
 
     /// What this server publishes of its calls.
@@ -649,13 +659,45 @@ fn sequence_number(key: RequestKey) -> i64 {
     }
 }
 
+/// Client `id`'s global id, which its introspection events name. Without a network the
+/// client has no GUID: a process-local id stands in, its entity id the client's own number.
+fn client_gid(node: &EndpointHost, id: u64) -> [u8; 16] {
+    node.backends.service_client_gid(id).unwrap_or_else(|| {
+        let mut gid = [0; 16];
+        gid[8..].copy_from_slice(&id.to_be_bytes());
+        gid
+    })
+}
+
+/// Has `client` publish `RESPONSE_RECEIVED` through `introspection` for each response it
+/// takes, with a copy (`copy`) of the response when contents are introspected.
+fn observe_responses<R: Send + 'static, O: EventOutlet<Response = R>>(
+    client: &ClientShared<R>,
+    introspection: &Arc<Introspection<O>>,
+    gid: [u8; 16],
+    copy: fn(&R) -> R,
+) {
+    let introspection = introspection.clone();
+    let _ = client.on_response.set(Box::new(move |key, response: &R| {
+        if introspection.is_on() {
+            introspection.response(
+                ServiceEventKind::ResponseReceived,
+                gid,
+                sequence_number(key),
+                introspection.wants_contents().then(|| copy(response)),
+            );
+        }
+    }));
+}
+
 /// Calls one ROS 2 service. Cheap to share between threads (`&Client` is enough to call).
 pub struct Client<S: ServiceType> {
     shared: Arc<ClientShared<S::Response>>,
     node: Arc<EndpointHost>,
     /// The client as servers see it (rmw's client gid), which its introspection events name.
     gid: [u8; 16],
-    introspection: Arc<Introspection<S>>,
+    introspection: Arc<Introspection<TypedEvents<S>>>,
+    make_events: EventPublisherFactory<S>,
     _type_registration: Option<TypeRegistration>,
 }
 
@@ -664,7 +706,7 @@ impl<S: ServiceType> Client<S> {
         node: Arc<EndpointHost>,
         name: String,
         qos: QosProfile,
-        introspection: Introspection<S>,
+        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory<S>),
     ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
@@ -675,36 +717,16 @@ impl<S: ServiceType> Client<S> {
             description: endpoint_description::<S>(&node, shared.id, &shared.service, qos),
             sink: shared.clone(),
         });
-        // Without a network the client has no GUID: a process-local id stands in, its
-        // entity id the client's own number.
-        let gid = node
-            .backends
-            .service_client_gid(shared.id)
-            .unwrap_or_else(|| {
-                let mut gid = [0; 16];
-                gid[8..].copy_from_slice(&shared.id.to_be_bytes());
-                gid
-            });
+        let gid = client_gid(&node, shared.id);
         let introspection = Arc::new(introspection);
-        let observer = introspection.clone();
-        let _ = shared
-            .on_response
-            .set(Box::new(move |key, response: &S::Response| {
-                if observer.is_on() {
-                    observer.response(
-                        ServiceEventKind::ResponseReceived,
-                        gid,
-                        sequence_number(key),
-                        observer.wants_contents().then(|| response.clone()),
-                    );
-                }
-            }));
+        observe_responses(&shared, &introspection, gid, S::Response::clone);
         let registration = node.types.register(S::TYPE_HASH, S::TYPE_DESCRIPTION);
         Self {
             shared,
             node,
             gid,
             introspection,
+            make_events,
             _type_registration: registration,
         }
     }
@@ -715,13 +737,16 @@ impl<S: ServiceType> Client<S> {
     /// until it is turned off; stamps come from the node's ROS clock.
     ///
     /// # Errors
-    /// [`QosError`] for an invalid `qos`.
+    /// [`IntrospectionError::Qos`] for an invalid `qos`.
     pub fn configure_introspection(
         &self,
         qos: QosProfile,
         state: IntrospectionState,
-    ) -> Result<(), QosError> {
-        self.introspection.configure(qos, state)
+    ) -> Result<(), IntrospectionError> {
+        self.introspection.configure(state, |topic| {
+            qos.validate()?;
+            Ok(TypedEvents((self.make_events)(topic.to_owned(), qos)))
+        })
     }
 
     /// What this client publishes of its calls.
@@ -918,6 +943,11 @@ pub struct SerializedClient {
     shared: Arc<ClientShared<SharedBuf>>,
     node: Arc<EndpointHost>,
     service_type: Option<TypeRegistration>,
+    /// `pkg/srv/Name_Request`.
+    request_type: &'static str,
+    gid: [u8; 16],
+    introspection: Arc<Introspection<SerializedEvents>>,
+    make_events: SerializedEventPublisherFactory,
 }
 
 impl SerializedClient {
@@ -928,6 +958,10 @@ impl SerializedClient {
         service: String,
         request: TypeInfo,
         response: TypeInfo,
+        (introspection, make_events): (
+            Introspection<SerializedEvents>,
+            SerializedEventPublisherFactory,
+        ),
     ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
@@ -947,11 +981,73 @@ impl SerializedClient {
             },
             sink: shared.clone(),
         });
+        let gid = client_gid(&node, shared.id);
+        let introspection = Arc::new(introspection);
+        observe_responses(&shared, &introspection, gid, SharedBuf::clone);
         Self {
             shared,
             node,
             service_type: None,
+            request_type: request.type_name,
+            gid,
+            introspection,
+            make_events,
         }
+    }
+
+    /// Publishes this client's calls on `<service>/_service_event`, or stops, as a typed
+    /// client's [`Client::configure_introspection`] does; `events` gives the service's event
+    /// type and the encoder of its events, asked for only when introspection is turned on.
+    ///
+    /// # Errors
+    /// [`IntrospectionError::Qos`] for an invalid `qos`; what `events` returns.
+    pub fn configure_introspection(
+        &self,
+        qos: QosProfile,
+        state: IntrospectionState,
+        events: impl FnOnce() -> Result<ServiceEvents, IntrospectionError>,
+    ) -> Result<(), IntrospectionError> {
+        self.introspection.configure(state, |topic| {
+            qos.validate()?;
+            let events = events()?;
+            Ok(SerializedEvents {
+                publisher: (self.make_events)(topic.to_owned(), qos, events.event_type),
+                encoder: events.encoder,
+            })
+        })
+    }
+
+    /// The service's type (`example_interfaces/srv/AddTwoInts`), from its request type's name.
+    pub fn service_type_name(&self) -> &'static str {
+        self.request_type
+            .strip_suffix("_Request")
+            .unwrap_or(self.request_type)
+    }
+
+    /// What this client publishes of its calls.
+    pub fn introspection_state(&self) -> IntrospectionState {
+        self.introspection.state()
+    }
+
+    /// Sends `request` as a call pending under `call`, and publishes its `REQUEST_SENT` when
+    /// introspection is on.
+    fn send(&self, request: &[u8], call: &Arc<PendingCall<SharedBuf>>) -> RequestKey {
+        let sent_at = self.introspection.is_on().then(|| self.introspection.now());
+        let key = self
+            .shared
+            .send_remote(&self.node.backends, request.to_vec(), call);
+        if sent_at.is_some() {
+            self.introspection.request(
+                ServiceEventKind::RequestSent,
+                self.gid,
+                sequence_number(key),
+                self.introspection
+                    .wants_contents()
+                    .then(|| SharedBuf::from_vec(request.to_vec())),
+                sent_at,
+            );
+        }
+        key
     }
 
     pub fn service_name(&self) -> &str {
@@ -968,6 +1064,20 @@ impl SerializedClient {
         description: &'static TypeDescription,
     ) {
         self.service_type = self.node.types.register(type_hash, Some(description));
+    }
+
+    /// As [`Self::register_service_type`], with the description made by `describe` (given
+    /// the service type's name, `type_name`) when the node is first asked for it.
+    pub fn register_service_type_later(
+        &mut self,
+        type_hash: &str,
+        type_name: &'static str,
+        describe: crate::endpoints::serialized::Describe,
+    ) {
+        self.service_type = self
+            .node
+            .types
+            .register_later(type_hash, type_name, describe);
     }
 
     pub fn stats(&self) -> ClientStats {
@@ -1003,7 +1113,7 @@ impl SerializedClient {
             });
         }
         let call = PendingCall::with_on_done(Some(Box::new(on_reply)));
-        Ok(self.shared.send_remote(backends, request.to_vec(), &call))
+        Ok(self.send(request, &call))
     }
 
     /// Forgets the call of `key` (rclcpp's `remove_pending_request`): its reply, if one comes,
@@ -1031,7 +1141,7 @@ impl SerializedClient {
         }
         let server_available = self.service_is_ready();
         let call = PendingCall::new();
-        let key = self.shared.send_remote(backends, request.to_vec(), &call);
+        let key = self.send(request, &call);
         let result = self.shared.wait(&call, timeout, server_available);
         lock(&self.shared.pending).remove(&key);
         result

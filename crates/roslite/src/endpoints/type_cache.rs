@@ -29,9 +29,24 @@ pub(crate) struct TypeCache {
     entries: Mutex<Vec<CachedType>>,
 }
 
+/// Makes the description of a type, by name, when a node is first asked for it: for a type
+/// known only at run time whose description costs memory to build (the C ABI's endpoints'),
+/// which most nodes are never asked for. None if it cannot.
+pub type Describe = fn(&str) -> Option<&'static TypeDescription>;
+
+/// The stack the thread that makes a description gets: a program's main thread's.
+const DESCRIBE_STACK: usize = 8 << 20;
+
+/// A cached type's description: at hand, or made when first asked for.
+#[derive(Clone, Copy)]
+enum Described {
+    Now(&'static TypeDescription),
+    Later(&'static str, Describe),
+}
+
 struct CachedType {
     hash: TypeHashValue,
-    description: &'static TypeDescription,
+    description: Described,
     /// Endpoints of the node using the type now.
     registrations: usize,
 }
@@ -46,7 +61,25 @@ impl TypeCache {
         type_hash: &str,
         description: Option<&'static TypeDescription>,
     ) -> Option<TypeRegistration> {
-        let description = description?;
+        self.register_described(type_hash, Described::Now(description?))
+    }
+
+    /// As [`Self::register`], for type `type_name` whose description `describe` makes when a
+    /// node is first asked for it.
+    pub(crate) fn register_later(
+        self: &Arc<Self>,
+        type_hash: &str,
+        type_name: &'static str,
+        describe: Describe,
+    ) -> Option<TypeRegistration> {
+        self.register_described(type_hash, Described::Later(type_name, describe))
+    }
+
+    fn register_described(
+        self: &Arc<Self>,
+        type_hash: &str,
+        description: Described,
+    ) -> Option<TypeRegistration> {
         let hash = parse_type_hash(type_hash)?;
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         match entries.iter_mut().find(|e| e.hash == hash) {
@@ -67,11 +100,29 @@ impl TypeCache {
 
     /// The description of the type with hash `hash`, if an endpoint of the node uses it.
     pub(crate) fn find(&self, hash: &TypeHashValue) -> Option<&'static TypeDescription> {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries
-            .iter()
-            .find(|e| e.hash == *hash)
-            .map(|e| e.description)
+        let described = {
+            let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+            entries.iter().find(|e| e.hash == *hash)?.description
+        };
+        let (name, describe) = match described {
+            Described::Now(description) => return Some(description),
+            Described::Later(name, describe) => (name, describe),
+        };
+        // Made outside the lock, then kept for the next request; on a thread of its own with
+        // a full-size stack: it may parse definitions, deeper than the small stack of a
+        // same-host link thread that answers a request inline allows.
+        let description = std::thread::Builder::new()
+            .name("roslite-describe".into())
+            .stack_size(DESCRIBE_STACK)
+            .spawn(move || describe(name))
+            .ok()?
+            .join()
+            .ok()??;
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = entries.iter_mut().find(|e| e.hash == *hash) {
+            entry.description = Described::Now(description);
+        }
+        Some(description)
     }
 
     fn unregister(&self, hash: &TypeHashValue) {

@@ -6,7 +6,10 @@ use roslite_executor::CallbackGroup;
 
 use roslite_cdr::SharedBuf;
 
-use crate::endpoints::introspection::Introspection;
+use crate::endpoints::introspection::{
+    EventPublisherFactory, Introspection, SerializedEventPublisherFactory, SerializedEvents,
+    TypedEvents,
+};
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
 use crate::endpoints::service::{
@@ -123,14 +126,19 @@ impl super::Node {
     ) -> Result<SerializedService, super::NodeError> {
         qos.validate()?;
         let name = self.resolve_topic_name(name)?;
+        let introspection = self.serialized_introspection(&name);
         Ok(SerializedService::new(
             self.shared.host.clone(),
             group,
             name,
-            crate::endpoints::serialized::intern(type_name),
-            (request, response),
+            (
+                crate::endpoints::serialized::intern(type_name),
+                request,
+                response,
+            ),
             qos,
             Box::new(callback),
+            introspection,
         ))
     }
 
@@ -154,11 +162,13 @@ impl super::Node {
         response: crate::endpoints::serialized::TypeInfo,
     ) -> Result<SerializedClient, super::NodeError> {
         let name = self.resolve_topic_name(name)?;
+        let introspection = self.serialized_introspection(&name);
         Ok(SerializedClient::new(
             self.shared.host.clone(),
             name,
             request,
             response,
+            introspection,
         ))
     }
 
@@ -182,14 +192,33 @@ impl super::Node {
         ))
     }
 
-    /// Introspection, off, for a server or client of `service` (fully qualified): its events
-    /// go out through a publisher of this node, stamped by the node's ROS clock.
-    pub(crate) fn introspection<S: ServiceType>(&self, service: &str) -> Introspection<S> {
+    /// Introspection, off, for a typed server or client of `service` (fully qualified), and
+    /// the maker of its events' publisher: a publisher of this node, with events stamped by
+    /// the node's ROS clock.
+    pub(crate) fn introspection<S: ServiceType>(
+        &self,
+        service: &str,
+    ) -> (Introspection<TypedEvents<S>>, EventPublisherFactory<S>) {
         let node = self.shared.clone();
-        Introspection::new(
-            service,
-            self.shared.ros_clock.clone(),
+        (
+            Introspection::new(service, self.shared.ros_clock.clone()),
             Box::new(move |topic, qos| node.publisher::<S::Event>(topic, qos)),
+        )
+    }
+
+    /// As [`Self::introspection`], for a server or client whose type is known only at run
+    /// time: the event type comes when introspection is turned on.
+    fn serialized_introspection(
+        &self,
+        service: &str,
+    ) -> (
+        Introspection<SerializedEvents>,
+        SerializedEventPublisherFactory,
+    ) {
+        let node = self.shared.clone();
+        (
+            Introspection::new(service, self.shared.ros_clock.clone()),
+            Box::new(move |topic, qos, ty| node.serialized_publisher(topic, qos, ty)),
         )
     }
 }

@@ -24,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use roslite_cdr::SharedBuf;
 use roslite_executor::Instant;
 
+use crate::vocabulary::content_filter::ContentFilterOptions;
 use crate::vocabulary::events::IncompatibleQos;
 use crate::vocabulary::graph::GraphEndpoint;
 use crate::vocabulary::log::Logger;
@@ -103,11 +104,43 @@ pub(crate) fn inline_dispatch_allowed() -> bool {
     INLINE_DISPATCH.with(Cell::get)
 }
 
+/// What a subscription's content filter says of a serialized message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FilterVerdict {
+    /// No filter, or the message passes it.
+    Passes,
+    /// The filter drops it: neither delivered nor lost.
+    FilteredOut,
+    /// The bytes the filter reads are not a message of the type: malformed.
+    Unreadable,
+}
+
 /// A subscription as seen by transports: it takes serialized messages (CDR with the
-/// encapsulation header) and decodes them into its own type.
+/// encapsulation header) and decodes them into its own type. A message first meets the
+/// subscription's content filter ([`Self::filter`]), on every path.
 pub(crate) trait SerializedSink: Send + Sync {
-    /// Decodes and queues one message; false (and counted) if it does not decode.
-    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
+    /// What the subscription's content filter says of `payload` (counted by the
+    /// subscription).
+    fn filter(&self, payload: &SharedBuf) -> FilterVerdict;
+
+    /// Decodes and queues one message the filter let through; false (and counted) if it does
+    /// not decode.
+    fn deliver_filtered(&self, payload: &SharedBuf, info: MessageInfo) -> bool;
+
+    /// Decodes and queues one message; false (and counted) if it does not decode. A message
+    /// the content filter drops is taken (true) and not queued.
+    fn deliver_serialized(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
+        match self.filter(payload) {
+            FilterVerdict::Passes => self.deliver_filtered(payload, info),
+            FilterVerdict::FilteredOut => true,
+            FilterVerdict::Unreadable => false,
+        }
+    }
+
+    /// The subscription's content filter as backends announce it; `None` without one.
+    fn content_filter(&self) -> Option<ContentFilterAnnouncement> {
+        None
+    }
 
     /// For a keep-all subscription without room for `pending` more messages: keeps `waiter`
     /// to call once its callback took enough; otherwise hands it back (see
@@ -127,7 +160,8 @@ pub(crate) trait SerializedSink: Send + Sync {
         deadline: &mut Option<std::time::Instant>,
     ) -> Result<bool, SendTimeout>;
 
-    /// Delivers a serialized message published in this process, if
+    /// Delivers a serialized message published in this process, if the content filter lets
+    /// it through (before anything waits for room or counts it lost) and
     /// [`Self::admit_published`] lets it in.
     ///
     /// # Errors
@@ -138,11 +172,21 @@ pub(crate) trait SerializedSink: Send + Sync {
         info: MessageInfo,
         deadline: &mut Option<std::time::Instant>,
     ) -> Result<(), SendTimeout> {
-        if self.admit_published(deadline)? {
-            self.deliver_serialized(payload, info);
+        if self.filter(payload) == FilterVerdict::Passes && self.admit_published(deadline)? {
+            self.deliver_filtered(payload, info);
         }
         Ok(())
     }
+}
+
+/// A subscription's content filter as backends announce it to other processes (the RTPS
+/// backend: `PID_CONTENT_FILTER_PROPERTY` in the reader's SEDP data).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContentFilterAnnouncement {
+    pub options: ContentFilterOptions,
+    /// Unique in this process, taken when the subscription got its filter: rmw_fastrtps names
+    /// a content-filtered topic `<DDS topic>_filtered_name_<number>`, and so does roslite.
+    pub number: u64,
 }
 
 /// What the backends know about one endpoint.
@@ -210,6 +254,10 @@ pub trait Backend: Send + Sync {
     fn publisher_removed(&self, topic: &str, id: u64);
     fn subscription_added(&self, subscription: LocalSubscription);
     fn subscription_removed(&self, topic: &str, id: u64);
+    /// `subscription`'s content filter changed ([`LocalSubscription::content_filter`]): a
+    /// backend that announces filters announces the new one. The filter itself runs in the
+    /// subscription, on every path.
+    fn subscription_filter_changed(&self, _subscription: &LocalSubscription) {}
 
     /// A service server was created; its requests may come through this backend.
     fn service_server_added(&self, _server: &LocalServer) {}
@@ -431,8 +479,16 @@ impl LocalSubscription {
 
     /// Decodes and queues a message received from another process; false if the bytes are not
     /// a valid message of this type (the subscription counts it as malformed and drops it).
+    /// A message the subscription's content filter drops is taken (true) and not queued:
+    /// it is neither delivered nor lost.
     pub fn deliver(&self, payload: &SharedBuf, info: MessageInfo) -> bool {
         self.sink.deliver_serialized(payload, info)
+    }
+
+    /// The subscription's content filter, for a backend to announce (`None` without one);
+    /// [`Backend::subscription_filter_changed`] says when it changes.
+    pub fn content_filter(&self) -> Option<ContentFilterAnnouncement> {
+        self.sink.content_filter()
     }
 
     /// For a keep-all subscription whose callback has [`KEEP_ALL_MAX_SAMPLES`] messages (less

@@ -150,6 +150,20 @@ impl BackendSet {
         }
     }
 
+    /// Subscription `id`'s content filter changed: every backend is told.
+    pub(crate) fn subscription_filter_changed(&self, id: u64) {
+        let subscription = lock(&self.live)
+            .subscriptions
+            .iter()
+            .find(|s| s.description.id == id)
+            .cloned();
+        if let Some(subscription) = subscription {
+            for backend in self.all().iter() {
+                backend.subscription_filter_changed(&subscription);
+            }
+        }
+    }
+
     pub(crate) fn service_server_added(&self, server: LocalServer) {
         for backend in self.all().iter() {
             backend.service_server_added(&server);

@@ -1,6 +1,7 @@
 //! The ROS graph as tools and nodes see it: publishers, subscriptions and services' halves,
 //! local or discovered, with their node, type, QoS and the path used with each.
 
+use crate::vocabulary::content_filter::ContentFilterOptions;
 use crate::vocabulary::qos::{Durability, History, Liveliness, QosProfile, Reliability};
 
 pub use roslite_rtps::discovery::ros::RosTopicKind;
@@ -58,6 +59,10 @@ pub struct GraphEndpoint {
     /// holds between any two roslite participants of one host, so it also says what they use
     /// with each other.
     pub transport: &'static str,
+    /// The content filter a subscription announced (its expression and parameters; see
+    /// [`crate::content_filter`]); `None` for publishers and unfiltered subscriptions, and
+    /// for peers that filter without announcing it.
+    pub content_filter: Option<ContentFilterOptions>,
 }
 
 impl GraphEndpoint {

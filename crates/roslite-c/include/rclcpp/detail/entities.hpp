@@ -137,8 +137,17 @@ inline roslite_handle group_handle(const CallbackGroup::SharedPtr &group) {
 }
 }  // namespace detail
 
+// rclcpp's ContentFilterOptions (rclcpp/subscription_content_filter_options.hpp): a filter
+// expression over the message's fields and the values of its parameters %0, %1, ..., each
+// written as a literal ("'text'", "42"); an empty expression is no filter.
+struct ContentFilterOptions {
+  std::string filter_expression;
+  std::vector<std::string> expression_parameters;
+};
+
 struct SubscriptionOptions {
   CallbackGroup::SharedPtr callback_group;
+  ContentFilterOptions content_filter_options;
 };
 struct PublisherOptions {
   CallbackGroup::SharedPtr callback_group;
@@ -202,6 +211,28 @@ class MessageInfo {
 };
 
 namespace detail {
+#if !defined(__wasi__)
+// The C strings of `texts`, valid while `texts` is.
+inline std::vector<const char *> c_strings(const std::vector<std::string> &texts) {
+  std::vector<const char *> pointers;
+  pointers.reserve(texts.size());
+  for (const std::string &text : texts) pointers.push_back(text.c_str());
+  return pointers;
+}
+
+// Text a roslite call copies out (`call(buffer, capacity, &length)`): asked for its length
+// first, then copied.
+template <class Call>
+std::string read_text(Call call, const char *what) {
+  size_t length = 0;
+  call(nullptr, 0, &length);
+  std::string text(length + 1, '\0');
+  check(call(&text[0], text.size(), &length), what);
+  text.resize(length);
+  return text;
+}
+#endif
+
 // Calls `f` with the message in the shape its signature asks for, as rclcpp's
 // AnySubscriptionCallback does.
 template <class T, class F>
@@ -246,19 +277,86 @@ class Subscription : public SubscriptionBase {
   using Callback = std::function<void(std::unique_ptr<T>, const MessageInfo &)>;
 
   Subscription(roslite_handle node, roslite_handle group, const std::string &topic, const QoS &qos,
-               Callback callback)
+               Callback callback, const ContentFilterOptions &filter = ContentFilterOptions())
       : topic_(topic), state_(std::make_unique<State>()) {
     state_->callback = std::move(callback);
     roslite_type type = detail::type_of<T>();
     roslite_handle h = 0;
-    detail::check(roslite_subscription_create_in(node, group, topic.c_str(), &type,
-                                                 &qos.get_roslite_qos(), &Subscription::deliver,
-                                                 state_.get(), &h),
-                  "create_subscription");
+    if (filter.filter_expression.empty()) {
+      detail::check(roslite_subscription_create_in(node, group, topic.c_str(), &type,
+                                                   &qos.get_roslite_qos(), &Subscription::deliver,
+                                                   state_.get(), &h),
+                    "create_subscription");
+    } else {
+#if defined(__wasi__)
+      detail::raise_error(ROSLITE_ERROR,
+                          "create_subscription: content filters are not available to "
+                          "WebAssembly nodes (the host does not import them)");
+#else
+      std::vector<const char *> parameters = detail::c_strings(filter.expression_parameters);
+      detail::check(roslite_subscription_create_filtered(
+                        node, group, topic.c_str(), &type, &qos.get_roslite_qos(),
+                        filter.filter_expression.c_str(), parameters.data(), parameters.size(),
+                        &Subscription::deliver, state_.get(), &h),
+                    "create_subscription");
+#endif
+    }
     handle_ = detail::Handle(h);
   }
   ~Subscription() override { handle_ = detail::Handle(); }  // unsubscribe before the state goes
   const char *get_topic_name() const { return topic_.c_str(); }
+
+  // Content filters, as rclcpp's SubscriptionBase has them: whether one is set, replacing it
+  // (an empty expression removes it; an expression that does not compile throws RCLError and
+  // leaves the old one), and reading it back (throws RCLError without one). WebAssembly nodes
+  // have none: their host does not import these calls.
+#if defined(__wasi__)
+  bool is_cft_enabled() const { return false; }
+  void set_content_filter(const std::string &filter_expression,
+                          const std::vector<std::string> & = {}) {
+    if (!filter_expression.empty())
+      detail::raise_error(ROSLITE_ERROR,
+                          "set_content_filter: content filters are not available to "
+                          "WebAssembly nodes");
+  }
+  ContentFilterOptions get_content_filter() const {
+    detail::raise_error(ROSLITE_ERROR, "get_content_filter: the subscription has no content "
+                                       "filter (WebAssembly nodes have none)");
+  }
+#else
+  bool is_cft_enabled() const {
+    bool enabled = false;
+    detail::check(roslite_subscription_is_cft_enabled(handle_.get(), &enabled), "is_cft_enabled");
+    return enabled;
+  }
+  void set_content_filter(const std::string &filter_expression,
+                          const std::vector<std::string> &expression_parameters = {}) {
+    std::vector<const char *> parameters = detail::c_strings(expression_parameters);
+    detail::check(roslite_subscription_set_content_filter(handle_.get(), filter_expression.c_str(),
+                                                          parameters.data(), parameters.size()),
+                  "set_content_filter");
+  }
+  ContentFilterOptions get_content_filter() const {
+    ContentFilterOptions options;
+    roslite_handle h = handle_.get();
+    options.filter_expression = detail::read_text(
+        [h](char *buffer, size_t capacity, size_t *length) {
+          return roslite_subscription_content_filter_expression(h, buffer, capacity, length);
+        },
+        "get_content_filter");
+    size_t count = 0;
+    detail::check(roslite_subscription_content_filter_parameter_count(h, &count),
+                  "get_content_filter");
+    for (size_t i = 0; i < count; ++i) {
+      options.expression_parameters.push_back(detail::read_text(
+          [h, i](char *buffer, size_t capacity, size_t *length) {
+            return roslite_subscription_content_filter_parameter(h, i, buffer, capacity, length);
+          },
+          "get_content_filter"));
+    }
+    return options;
+  }
+#endif
   // Messages that did not decode as T (dropped).
   uint64_t malformed_count() const { return state_->malformed.load(); }
 
@@ -317,6 +415,13 @@ inline void sleep_for(std::chrono::nanoseconds duration) {
 #endif
 }
 }  // namespace detail
+
+// rclcpp::sleep_for: sleeps the calling thread for `duration` (it is not cut short by a
+// shutdown here); true, the full duration slept.
+inline bool sleep_for(std::chrono::nanoseconds duration) {
+  detail::sleep_for(duration);
+  return true;
+}
 
 // A loop's pace on steady time, as rclcpp::WallRate (and rclcpp::Rate): sleep() waits out what
 // is left of the period begun at the last sleep() (or at construction or reset()); a loop that
@@ -645,6 +750,17 @@ class Service : public ServiceBase {
   ~Service() override { handle_ = detail::Handle(); }
   const char *get_service_name() const { return name_.c_str(); }
 
+  // Publishes this server's calls on `<service>/_service_event` (rclcpp's
+  // configure_introspection). The events are stamped by the node's clock, the one rclcpp
+  // users pass (`this->get_clock()`); `qos` is the event publisher's.
+  template <class ClockPtr>
+  void configure_introspection(ClockPtr /*clock*/, const QoS &qos,
+                               rcl_service_introspection_state_t state) {
+    detail::check(roslite_service_configure_introspection(handle_.get(), &qos.get_roslite_qos(),
+                                                          static_cast<int32_t>(state)),
+                  "configure_introspection");
+  }
+
  private:
   struct State {
     Callback callback;
@@ -718,6 +834,16 @@ class Client : public ClientBase {
   ~Client() override { handle_ = detail::Handle(); }
 
   const char *get_service_name() const { return name_.c_str(); }
+
+  // Publishes this client's calls on `<service>/_service_event` (rclcpp's
+  // configure_introspection), stamped by the node's clock.
+  template <class ClockPtr>
+  void configure_introspection(ClockPtr /*clock*/, const QoS &qos,
+                               rcl_service_introspection_state_t state) {
+    detail::check(roslite_client_configure_introspection(handle_.get(), &qos.get_roslite_qos(),
+                                                         static_cast<int32_t>(state)),
+                  "configure_introspection");
+  }
 
   template <class Rep = int64_t, class Period = std::milli>
   bool wait_for_service(std::chrono::duration<Rep, Period> timeout =
@@ -941,7 +1067,7 @@ class Node : public std::enable_shared_from_this<Node> {
       const SubscriptionOptions &options = SubscriptionOptions()) {
     return std::make_shared<Subscription<T>>(
         handle_.get(), detail::group_handle(options.callback_group), topic, qos,
-        detail::adapt_subscription<T>(std::forward<F>(callback)));
+        detail::adapt_subscription<T>(std::forward<F>(callback)), options.content_filter_options);
   }
 
   template <class Rep, class Period, class F>

@@ -2,6 +2,7 @@
 //! inputs. Everything runs on a virtual clock: no sleeps, no sockets.
 
 mod best_effort;
+mod content_filter;
 mod drained;
 mod durability;
 mod hostile;

@@ -4,12 +4,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
+use roslite_rtps::discovery::content_filter::{ContentFilterProperty, DDSSQL};
 use roslite_rtps::discovery::ros::{dds_to_ros, topic_to_dds, typehash_user_data};
 use roslite_rtps::participant::{EndpointOptions, WriteError as ParticipantWriteError, WriterId};
 use roslite_rtps::types::SequenceNumber;
 
 use super::{endpoint_qos, now, NetShared, NetState, RECEIVING};
-use crate::seam::{LocalPublisher, LocalSubscription, MessageInfo, Outlet, SendTimeout};
+use crate::seam::{
+    ContentFilterAnnouncement, LocalPublisher, LocalSubscription, MessageInfo, Outlet, SendTimeout,
+};
 
 /// Carries one local publisher's messages into its RTPS writer.
 struct RtpsOutlet {
@@ -198,10 +201,15 @@ impl NetShared {
 
     pub(super) fn subscription_added(&self, subscription: LocalSubscription) {
         let d = &subscription.description;
-        let options = EndpointOptions::new(&topic_to_dds(&d.topic), d.dds_type_name)
+        let dds_topic = topic_to_dds(&d.topic);
+        let filter = subscription
+            .content_filter()
+            .map(|f| filter_property(&dds_topic, f));
+        let options = EndpointOptions::new(&dds_topic, d.dds_type_name)
             .with_qos(endpoint_qos(&d.qos))
             .with_user_data(typehash_user_data(d.type_hash))
-            .with_key(d.key);
+            .with_key(d.key)
+            .with_content_filter(filter);
         let now = now();
         let mut state = self.lock();
         match state.participant.create_reader(now, options) {
@@ -219,6 +227,29 @@ impl NetShared {
         NetState::report_matches_unlocked(state);
     }
 
+    /// Announces `subscription`'s new content filter in its reader's SEDP data.
+    pub(super) fn subscription_filter_changed(&self, subscription: &LocalSubscription) {
+        let d = &subscription.description;
+        let filter = subscription
+            .content_filter()
+            .map(|f| filter_property(&topic_to_dds(&d.topic), f));
+        let now = now();
+        let mut state = self.lock();
+        let Some(&reader) = state.readers_by_local.get(&d.id) else {
+            return;
+        };
+        if let Err(e) = state
+            .participant
+            .set_reader_content_filter(now, reader, filter)
+        {
+            self.logger.warn(format_args!(
+                "the content filter of the subscription on '{}' is not announced: {e:?}",
+                d.topic
+            ));
+        }
+        self.flush_and_notify(&mut state, now);
+    }
+
     pub(super) fn subscription_removed(&self, _topic: &str, id: u64) {
         let now = now();
         let mut state = self.lock();
@@ -229,5 +260,18 @@ impl NetShared {
             state.publish_graph(now);
             self.flush_and_notify(&mut state, now);
         }
+    }
+}
+
+/// A subscription's filter as rmw_fastrtps announces its content-filtered topic: named
+/// `<DDS topic>_filtered_name_<n>`, on the subscription's DDS topic, class `DDSSQL`. A Fast DDS
+/// writer that can compile it filters for the reader (docs/content-filter.md).
+fn filter_property(dds_topic: &str, filter: ContentFilterAnnouncement) -> ContentFilterProperty {
+    ContentFilterProperty {
+        content_filtered_topic_name: format!("{dds_topic}_filtered_name_{}", filter.number),
+        related_topic_name: dds_topic.to_owned(),
+        filter_class_name: DDSSQL.to_owned(),
+        filter_expression: filter.options.filter_expression,
+        expression_parameters: filter.options.expression_parameters,
     }
 }

@@ -17,6 +17,7 @@ use roslite_rtps::Instant;
 use super::{NetShared, NetState};
 use crate::seam::service::ServiceDrops;
 use crate::seam::{GraphView, PathView};
+use crate::vocabulary::content_filter::ContentFilterOptions;
 use crate::vocabulary::graph::{GraphEndpoint, GraphEndpointKind, GraphQos};
 use crate::vocabulary::qos::{Durability, History, Liveliness, Reliability};
 
@@ -130,6 +131,10 @@ fn graph_endpoint(
         qos: graph_qos(data),
         local,
         transport: "udp",
+        content_filter: data.content_filter.as_ref().map(|f| ContentFilterOptions {
+            filter_expression: f.filter_expression.clone(),
+            expression_parameters: f.expression_parameters.clone(),
+        }),
     })
 }
 

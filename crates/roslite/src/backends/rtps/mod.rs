@@ -678,6 +678,10 @@ impl Backend for RtpsBackend {
         self.0.subscription_removed(topic, id);
     }
 
+    fn subscription_filter_changed(&self, subscription: &LocalSubscription) {
+        self.0.subscription_filter_changed(subscription);
+    }
+
     fn service_server_added(&self, server: &LocalServer) {
         self.0.add_service_server(server);
     }

@@ -26,13 +26,13 @@ use roslite_msgs::Action;
 use super::goal_state::{GoalId, GoalStatusCode};
 use super::promise::Promise;
 use crate::endpoints::host::EndpointHost;
-use crate::endpoints::introspection::IntrospectionState;
+use crate::endpoints::introspection::{IntrospectionError, IntrospectionState};
 use crate::endpoints::pubsub::Subscription;
 use crate::endpoints::service::{CallError, Client};
 use crate::endpoints::type_cache::TypeRegistration;
 use crate::seam::service::RequestKey;
 use crate::vocabulary::events::MatchedStatus;
-use crate::vocabulary::qos::{QosError, QosProfile};
+use crate::vocabulary::qos::QosProfile;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -448,12 +448,12 @@ impl<A: Action> ActionClient<A> {
     /// rclcpp's `configure_introspection` of an action client.
     ///
     /// # Errors
-    /// [`QosError`] for an invalid `qos`.
+    /// [`IntrospectionError::Qos`] for an invalid `qos`.
     pub fn configure_introspection(
         &self,
         qos: QosProfile,
         state: IntrospectionState,
-    ) -> Result<(), QosError> {
+    ) -> Result<(), IntrospectionError> {
         self.core.send_goal.configure_introspection(qos, state)?;
         self.core.cancel_goal.configure_introspection(qos, state)?;
         self.core.get_result.configure_introspection(qos, state)

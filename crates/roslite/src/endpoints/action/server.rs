@@ -20,12 +20,12 @@ use roslite_msgs::{Action, Service as ServiceType};
 use super::goal_state::{
     select_for_cancel, stamp_nanos, transition, CancelSelection, GoalEvent, GoalId, GoalStatusCode,
 };
-use crate::endpoints::introspection::IntrospectionState;
+use crate::endpoints::introspection::{IntrospectionError, IntrospectionState};
 use crate::endpoints::pubsub::{PublishError, Publisher};
 use crate::endpoints::service::{Service, ServiceReply};
 use crate::endpoints::type_cache::TypeRegistration;
 use crate::vocabulary::log::Logger;
-use crate::vocabulary::qos::{QosError, QosProfile};
+use crate::vocabulary::qos::QosProfile;
 use crate::vocabulary::time::{RosClockSource, Time};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -722,14 +722,18 @@ impl<A: Action> ActionServer<A> {
     /// `configure_introspection` of an action server, as rcl_action configures them.
     ///
     /// # Errors
-    /// [`QosError`] for an invalid `qos`.
+    /// [`IntrospectionError::Qos`] for an invalid `qos`.
     pub fn configure_introspection(
         &self,
         qos: QosProfile,
         state: IntrospectionState,
-    ) -> Result<(), QosError> {
-        self.services.send_goal.configure_introspection(qos, state)?;
-        self.services.cancel_goal.configure_introspection(qos, state)?;
+    ) -> Result<(), IntrospectionError> {
+        self.services
+            .send_goal
+            .configure_introspection(qos, state)?;
+        self.services
+            .cancel_goal
+            .configure_introspection(qos, state)?;
         self.services.get_result.configure_introspection(qos, state)
     }
 
