@@ -223,6 +223,7 @@ fn regenerate_builtin_writes_the_tree_and_removes_only_stale_generated_files() {
             "mod.rs",
             "pkg_a.rs",
             "pkg_b.rs",
+            "service_hashes.rs",
             "service_msgs.rs",
             "type_hashes.rs",
             "type_keys.rs"
