@@ -128,14 +128,27 @@ fn services(view: &GraphView, include_hidden: bool) -> BTreeMap<String, BTreeSet
     out
 }
 
-fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
-    let name = crate::topic::resolve_topic(&args.service_name)?;
-    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
+/// Service `service_name` (as the user wrote it), fully qualified, with its types and the
+/// graph they were found in, after waiting up to `spin_time` for it to appear.
+///
+/// # Errors
+/// An invalid name, or a service nothing serves or calls.
+fn discovered_service(
+    service_name: &str,
+    spin_time: Option<f64>,
+) -> anyhow::Result<(String, BTreeSet<String>, GraphView)> {
+    let name = crate::topic::resolve_topic(service_name)?;
+    let view = crate::topic::discover(spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         services(view, true).contains_key(&name)
     })?;
     let Some(types) = services(&view, true).remove(&name) else {
         bail!("Unknown service '{name}': `roslite service list` shows the services discovered");
     };
+    Ok((name, types, view))
+}
+
+fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
+    let (_, types, _) = discovered_service(&args.service_name, args.spin_time)?;
     for ty in types {
         println!("{ty}");
     }
@@ -145,13 +158,7 @@ fn service_type(args: &TypeArgs) -> anyhow::Result<()> {
 /// ros2service's `info`: the type, and rcl's counts of the service's clients (request
 /// writers) and servers (request readers) in other processes.
 fn info(args: &InfoArgs) -> anyhow::Result<()> {
-    let name = crate::topic::resolve_topic(&args.service_name)?;
-    let view = crate::topic::discover(args.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
-        services(view, true).contains_key(&name)
-    })?;
-    let Some(types) = services(&view, true).remove(&name) else {
-        bail!("Unknown service '{name}': `roslite service list` shows the services discovered");
-    };
+    let (name, types, view) = discovered_service(&args.service_name, args.spin_time)?;
     let types: Vec<String> = types.into_iter().collect();
     // ros2 prints a single type as it is and several as a Python list.
     match types.as_slice() {

@@ -6,7 +6,7 @@
 //! to settle ([`graph`]), and answers from what it learned. `echo` and `pub` handle any type
 //! with a known definition through the dynamic codec (`roslite_msg_gen::dynamic`).
 
-mod echo;
+pub(crate) mod echo;
 mod find;
 pub(crate) mod graph;
 mod info;

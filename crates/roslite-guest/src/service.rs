@@ -76,6 +76,16 @@ impl IntrospectionState {
     }
 }
 
+/// Calls the host's `configure` (the server's or the client's) with the QoS and the state.
+fn configure_introspection(
+    configure: impl FnOnce(*const sys::RawQos, i32) -> i32,
+    qos: QosProfile,
+    state: IntrospectionState,
+) -> Result<(), Error> {
+    let raw = qos.to_raw()?;
+    check(configure(&raw, state.raw()))
+}
+
 impl<S: ServiceType> Service<S> {
     /// The service name as given at creation.
     pub fn service_name(&self) -> &str {
@@ -93,11 +103,15 @@ impl<S: ServiceType> Service<S> {
         qos: QosProfile,
         state: IntrospectionState,
     ) -> Result<(), Error> {
-        let raw = qos.to_raw()?;
-        // SAFETY: `raw` lives until the call returns.
-        check(unsafe {
-            sys::roslite_v1_service_configure_introspection(self._handle.raw(), &raw, state.raw())
-        })
+        let server = self._handle.raw();
+        configure_introspection(
+            // SAFETY: the QoS lives until the call returns.
+            |qos, state| unsafe {
+                sys::roslite_v1_service_configure_introspection(server, qos, state)
+            },
+            qos,
+            state,
+        )
     }
 }
 
@@ -169,11 +183,15 @@ impl<S: ServiceType> Client<S> {
         qos: QosProfile,
         state: IntrospectionState,
     ) -> Result<(), Error> {
-        let raw = qos.to_raw()?;
-        // SAFETY: `raw` lives until the call returns.
-        check(unsafe {
-            sys::roslite_v1_client_configure_introspection(self.handle.raw(), &raw, state.raw())
-        })
+        let client = self.handle.raw();
+        configure_introspection(
+            // SAFETY: the QoS lives until the call returns.
+            |qos, state| unsafe {
+                sys::roslite_v1_client_configure_introspection(client, qos, state)
+            },
+            qos,
+            state,
+        )
     }
 
     /// Waits up to `timeout` for a server; whether one came.

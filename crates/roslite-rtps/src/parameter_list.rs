@@ -261,6 +261,34 @@ impl<'a> ParameterList<'a> {
     ///
     /// # Errors
     /// [`ParseError::Malformed`] if the value is shorter than 4 bytes.
+    /// What `PID_CONTENT_FILTER_INFO` says of the filter with `signature`: `Some(passed)`
+    /// when the writer evaluated that filter, `None` when it did not (no such parameter, the
+    /// signature not in it, or a value that does not decode: ignored, as Fast DDS ignores it).
+    pub fn content_filter_result(&self, signature: &[u8; 16]) -> Option<bool> {
+        self.iter()
+            .filter(|p| p.id == pid::CONTENT_FILTER_INFO)
+            .find_map(|p| {
+                let mut r = Reader::new(p.value, self.endianness());
+                let bitmaps = usize::try_from(r.u32().ok()?).ok()?;
+                let results = r.take(bitmaps.checked_mul(4)?).ok()?;
+                let signatures = usize::try_from(r.u32().ok()?).ok()?;
+                // One bit per signature, in 32-bit bitmaps (RTPS 2.5 §9.6.3.1 FilterResult_t).
+                if signatures.div_ceil(32) != bitmaps {
+                    return None;
+                }
+                let index = r
+                    .take(signatures.checked_mul(16)?)
+                    .ok()?
+                    .chunks_exact(16)
+                    .position(|s| s == signature)?;
+                let word = results.get((index / 32).checked_mul(4)?..)?;
+                let bitmap = Reader::new(word, self.endianness()).u32().ok()?;
+                // The first filter is the bitmap's most significant bit.
+                let bit = 0x8000_0000u32.checked_shr(u32::try_from(index % 32).ok()?)?;
+                Some(bitmap & bit != 0)
+            })
+    }
+
     pub fn status_info(&self) -> Result<Option<u32>, ParseError> {
         self.get(pid::STATUS_INFO)
             .map(|v| {

@@ -118,8 +118,7 @@ pub(crate) struct NodeShared {
 
 impl NodeShared {
     /// A publisher of this node on `topic` (a fully qualified name) with a valid `qos`: what
-    /// [`Node::create_publisher`] makes, and what endpoints of the node make for themselves
-    /// (a service's introspection events).
+    /// [`Node::create_publisher`] makes.
     pub(crate) fn publisher<T: Message>(&self, topic: String, qos: QosProfile) -> Publisher<T> {
         let publisher = Publisher::<T>::new(self.host.clone(), topic.clone(), qos);
         let (link_any, link) = publisher.link();
@@ -137,7 +136,8 @@ impl NodeShared {
         publisher
     }
 
-    /// As [`Self::publisher`], of serialized messages of type `ty`.
+    /// As [`Self::publisher`], of serialized messages of type `ty`: also what endpoints of the
+    /// node make for themselves (a service's introspection events).
     pub(crate) fn serialized_publisher(
         &self,
         topic: String,
@@ -241,7 +241,13 @@ pub struct Node {
     _rosout: Option<Arc<dyn crate::vocabulary::log::LogSink>>,
     pub(crate) parameters: Arc<crate::params::NodeParameters>,
     /// `~/get_type_description`, unless `start_type_description_service` is false.
-    _type_description_service: Option<crate::endpoints::type_cache::TypeDescriptionService>,
+    _type_description_service: Option<
+        Arc<
+            crate::endpoints::service::Service<
+                roslite_msgs::type_description_interfaces::srv::GetTypeDescription,
+            >,
+        >,
+    >,
 }
 
 impl Node {

@@ -7,15 +7,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use roslite::{Executor, QosProfile};
 use roslite_cdr::SharedBuf;
-use roslite_msg_gen::ast::TypeName;
+use roslite_msg_gen::ast::{InterfaceKind, TypeName};
 use roslite_msg_gen::dynamic::{self, YamlOptions};
 use roslite_msg_gen::registry::InterfaceSet;
 
+use crate::topic::echo::YamlArgs;
 use crate::topic::graph::{self, GraphView};
 use crate::topic::print_now;
-
-/// `ros2 service echo`'s default `--truncate-length`.
-const DEFAULT_TRUNCATE_LENGTH: usize = 128;
 
 /// rcl's `RCL_SERVICE_INTROSPECTION_TOPIC_POSTFIX`.
 const EVENT_TOPIC_SUFFIX: &str = "/_service_event";
@@ -27,21 +25,8 @@ pub struct EchoArgs {
     /// Type of the ROS service (e.g. 'example_interfaces/srv/AddTwoInts'); by default, the
     /// type its servers and clients announce
     service_type: Option<String>,
-    /// Output all elements of arrays, bytes and strings longer than --truncate-length
-    #[arg(short = 'f', long)]
-    full_length: bool,
-    /// The length to truncate arrays, bytes and strings to
-    #[arg(short = 'l', long, default_value_t = DEFAULT_TRUNCATE_LENGTH)]
-    truncate_length: usize,
-    /// Don't print array fields of messages
-    #[arg(long)]
-    no_arr: bool,
-    /// Don't print string fields of messages
-    #[arg(long)]
-    no_str: bool,
-    /// Print collections in flow style
-    #[arg(long)]
-    flow_style: bool,
+    #[command(flatten)]
+    yaml: YamlArgs,
     /// Stop after this many seconds (by default, until interrupted)
     #[arg(long, value_name = "N", value_parser = crate::topic::positive_float)]
     timeout: Option<f64>,
@@ -85,6 +70,11 @@ fn name_event_type(yaml: &str) -> String {
     format!("{}{name}{}", &yaml[..start], &yaml[start + digits..])
 }
 
+/// A service type name from the command line (`std_srvs/srv/SetBool`, or `std_srvs/SetBool`).
+fn service_type_name(text: &str) -> anyhow::Result<TypeName> {
+    crate::interface::parse_kind_type(text, InterfaceKind::Srv, "std_srvs/srv/SetBool")
+}
+
 /// The service's single type, from the servers and clients discovery found.
 fn discovered_type(view: &GraphView, service: &str) -> anyhow::Result<TypeName> {
     let types: std::collections::BTreeSet<&str> = view
@@ -95,7 +85,7 @@ fn discovered_type(view: &GraphView, service: &str) -> anyhow::Result<TypeName> 
         .collect();
     let types: Vec<&str> = types.into_iter().collect();
     match types.as_slice() {
-        [one] => super::parse_service_type_arg(one),
+        [one] => service_type_name(one),
         [] => bail!(
             "Could not determine the type for the passed service '{service}': no server or \
              client of it was discovered. Pass the type, e.g. `roslite service echo {service} \
@@ -115,7 +105,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     let forced_type = args
         .service_type
         .as_deref()
-        .map(super::parse_service_type_arg)
+        .map(service_type_name)
         .transpose()?;
     let topic = format!("{service}{EVENT_TOPIC_SUFFIX}");
     let ctx = crate::topic::networked_context()?;
@@ -173,12 +163,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot subscribe to '{topic}'"))?;
     let executor = Executor::new(&ctx);
     executor.add_node(&node);
-    let options = YamlOptions {
-        no_arr: args.no_arr,
-        no_str: args.no_str,
-        truncate_length: (!args.full_length).then_some(args.truncate_length),
-        flow_style: args.flow_style,
-    };
+    let options = args.yaml.options();
     let deadline = crate::topic::Deadline::after(args.timeout);
     loop {
         deadline.spin_once(&executor, Duration::from_millis(200));

@@ -15,8 +15,39 @@ use roslite_msg_gen::registry::InterfaceSet;
 use super::graph::{self, GraphView};
 use super::{print_now, pyrepr, QosArgs};
 
-/// `ros2 topic echo`'s default `--truncate-length`.
+/// `ros2 topic echo`'s (and `ros2 service echo`'s) default `--truncate-length`.
 const DEFAULT_TRUNCATE_LENGTH: usize = 128;
+
+/// How messages are printed as YAML: the flags ros2's `topic echo` and `service echo` share.
+#[derive(clap::Args)]
+pub(crate) struct YamlArgs {
+    /// Output all elements of arrays, bytes and strings longer than --truncate-length
+    #[arg(short = 'f', long)]
+    full_length: bool,
+    /// The length to truncate arrays, bytes and strings to
+    #[arg(short = 'l', long, default_value_t = DEFAULT_TRUNCATE_LENGTH)]
+    truncate_length: usize,
+    /// Don't print array fields of messages
+    #[arg(long)]
+    no_arr: bool,
+    /// Don't print string fields of messages
+    #[arg(long)]
+    no_str: bool,
+    /// Print collections in flow style
+    #[arg(long)]
+    flow_style: bool,
+}
+
+impl YamlArgs {
+    pub(crate) fn options(&self) -> YamlOptions {
+        YamlOptions {
+            no_arr: self.no_arr,
+            no_str: self.no_str,
+            truncate_length: (!self.full_length).then_some(self.truncate_length),
+            flow_style: self.flow_style,
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub struct EchoArgs {
@@ -33,21 +64,8 @@ pub struct EchoArgs {
     /// Echo a selected field of a message; use '.' to select sub-fields (e.g. 'pose.position')
     #[arg(long)]
     field: Option<String>,
-    /// Output all elements of arrays, bytes and strings longer than --truncate-length
-    #[arg(short = 'f', long)]
-    full_length: bool,
-    /// The length to truncate arrays, bytes and strings to
-    #[arg(short = 'l', long, default_value_t = DEFAULT_TRUNCATE_LENGTH)]
-    truncate_length: usize,
-    /// Don't print array fields of messages
-    #[arg(long)]
-    no_arr: bool,
-    /// Don't print string fields of messages
-    #[arg(long)]
-    no_str: bool,
-    /// Print collections in flow style
-    #[arg(long)]
-    flow_style: bool,
+    #[command(flatten)]
+    yaml: YamlArgs,
     /// Print the first message received and then exit
     #[arg(long)]
     once: bool,
@@ -177,12 +195,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
         set,
         ty,
         field,
-        options: YamlOptions {
-            no_arr: args.no_arr,
-            no_str: args.no_str,
-            truncate_length: (!args.full_length).then_some(args.truncate_length),
-            flow_style: args.flow_style,
-        },
+        options: args.yaml.options(),
     };
     let deadline = super::Deadline::after(args.timeout);
     loop {

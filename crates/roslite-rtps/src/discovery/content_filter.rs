@@ -33,9 +33,8 @@
 //! does send. A reader finding its own signature there knows that this writer filters for it:
 //! the numbers it skips are filtered out, not lost.
 
-use crate::bytes::Reader;
 use crate::error::{EmitError, ParseError};
-use crate::parameter_list::{pid, ParameterList, ValueWriter};
+use crate::parameter_list::{ParameterList, ValueWriter};
 use md5::{Digest, Md5};
 
 use super::Value;
@@ -136,40 +135,12 @@ impl ContentFilterProperty {
     }
 }
 
-/// What a sample's `PID_CONTENT_FILTER_INFO` says of the filter with `signature`: `Some(passed)`
-/// when the writer evaluated that filter, `None` when it did not (no such parameter, the
-/// signature not in it, or a value that does not decode: ignored, as Fast DDS ignores it).
-pub fn filter_result(inline_qos: &ParameterList<'_>, signature: &[u8; 16]) -> Option<bool> {
-    inline_qos
-        .iter()
-        .filter(|p| p.id == pid::CONTENT_FILTER_INFO)
-        .find_map(|p| {
-            let mut r = Reader::new(p.value, inline_qos.endianness());
-            let bitmaps = usize::try_from(r.u32().ok()?).ok()?;
-            let results = r.take(bitmaps.checked_mul(4)?).ok()?;
-            let signatures = usize::try_from(r.u32().ok()?).ok()?;
-            // One bit per signature, in 32-bit bitmaps (RTPS 2.5 §9.6.3.1 FilterResult_t).
-            if signatures.div_ceil(32) != bitmaps {
-                return None;
-            }
-            let index = r
-                .take(signatures.checked_mul(16)?)
-                .ok()?
-                .chunks_exact(16)
-                .position(|s| s == signature)?;
-            let word = results.get((index / 32).checked_mul(4)?..)?;
-            let bitmap = Reader::new(word, inline_qos.endianness()).u32().ok()?;
-            // The first filter is the bitmap's most significant bit.
-            let bit = 0x8000_0000u32.checked_shr(u32::try_from(index % 32).ok()?)?;
-            Some(bitmap & bit != 0)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use roslite_cdr::Endianness;
 
     use super::*;
+    use crate::parameter_list::pid;
     use crate::parameter_list::ParameterListWriter;
 
     fn chatter_filter() -> ContentFilterProperty {
@@ -332,13 +303,13 @@ mod tests {
                 results[34] = passed;
                 let qos = info(&signatures, &results, e);
                 let list = ParameterList::parse(&qos, e).unwrap();
-                assert_eq!(filter_result(&list, &ours), Some(passed));
+                assert_eq!(list.content_filter_result(&ours), Some(passed));
             }
             let qos = info(&others[..3], &[true; 3], e);
             let list = ParameterList::parse(&qos, e).unwrap();
-            assert_eq!(filter_result(&list, &ours), None, "not ours");
+            assert_eq!(list.content_filter_result(&ours), None, "not ours");
             let empty = ParameterList::empty(e);
-            assert_eq!(filter_result(&empty, &ours), None, "no filter info");
+            assert_eq!(empty.content_filter_result(&ours), None, "no filter info");
         }
     }
 
@@ -356,7 +327,7 @@ mod tests {
         huge_bitmaps[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
         for qos in [wrong_bitmaps, huge_count, huge_bitmaps] {
             let list = ParameterList::parse(&qos, e).unwrap();
-            assert_eq!(filter_result(&list, &ours), None);
+            assert_eq!(list.content_filter_result(&ours), None);
         }
     }
 }

@@ -921,7 +921,7 @@ fn note_writer_filtering(p: &mut WriterProxy, sample: &ReceivedSample, signature
     };
     p.filters_for_reader = signatures
         .iter()
-        .any(|s| crate::discovery::content_filter::filter_result(&list, s).is_some());
+        .any(|s| list.content_filter_result(s).is_some());
 }
 
 /// Counts `skipped` numbers of `p`'s writer that will never be delivered as lost, unless no

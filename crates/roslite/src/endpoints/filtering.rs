@@ -55,6 +55,25 @@ impl FilterState {
         Ok(state)
     }
 
+    /// What a subscription's `set_content_filter` does: replaces the filter with the one of
+    /// `expression` and `parameters` and, if that changed it, has `backends` announce the
+    /// change for subscription `id`.
+    ///
+    /// # Errors
+    /// As [`Self::set`]; the filter in place stays.
+    pub(crate) fn set_and_announce(
+        &self,
+        (expression, parameters): (&str, &[&str]),
+        backends: &crate::seam::BackendSet,
+        id: u64,
+    ) -> Result<(), ContentFilterError> {
+        let options = ContentFilterOptions::new(expression, parameters.iter().copied());
+        if self.set(options)? {
+            backends.subscription_filter_changed(id);
+        }
+        Ok(())
+    }
+
     /// Replaces the filter (an empty expression removes it); on an error the old one stays.
     /// Whether anything changed.
     ///

@@ -15,6 +15,7 @@
 //! whose type is known only at run time (the C ABI's). The node layer makes the
 //! publishers (this layer sits below it) and hands the makers in when an endpoint is created.
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -22,7 +23,6 @@ use roslite_cdr::{CdrEncode, CdrWriter, Endianness, SharedBuf};
 use roslite_msgs::service_msgs::msg::ServiceEventInfo;
 use roslite_msgs::Service as ServiceType;
 
-use crate::endpoints::pubsub::Publisher;
 use crate::endpoints::serialized::{SerializedPublisher, TypeInfo};
 use crate::vocabulary::log::Logger;
 use crate::vocabulary::qos::{QosError, QosProfile};
@@ -127,8 +127,28 @@ pub(crate) trait EventOutlet: Send + Sync + 'static {
     ) -> Result<(), String>;
 }
 
-/// A typed endpoint's events: the service's generated event type.
-pub(crate) struct TypedEvents<S: ServiceType>(pub(crate) Publisher<S::Event>);
+/// A typed endpoint's events: the service's generated event type, serialized here and sent
+/// through a serialized publisher, so that a program with many service types does not carry
+/// a typed publisher's code for each event type it will most likely never publish.
+pub(crate) struct TypedEvents<S: ServiceType> {
+    publisher: SerializedPublisher,
+    _service: PhantomData<fn(S)>,
+}
+
+impl<S: ServiceType> TypedEvents<S> {
+    /// The events on `topic`, published with `qos` through a publisher `make_publisher` makes.
+    pub(crate) fn new(
+        make_publisher: &EventPublisherFactory,
+        topic: &str,
+        qos: QosProfile,
+    ) -> Result<Self, IntrospectionError> {
+        qos.validate()?;
+        Ok(Self {
+            publisher: make_publisher(topic.to_owned(), qos, TypeInfo::of::<S::Event>()),
+            _service: PhantomData,
+        })
+    }
+}
 
 impl<S: ServiceType> EventOutlet for TypedEvents<S> {
     type Request = S::Request;
@@ -140,15 +160,11 @@ impl<S: ServiceType> EventOutlet for TypedEvents<S> {
         request: Option<S::Request>,
         response: Option<S::Response>,
     ) -> Result<(), String> {
-        self.0
-            .publish(S::event(info, request, response))
-            .map_err(|e| e.to_string())
+        let event = S::event(info, request, response);
+        let bytes = roslite_cdr::to_vec(&event, Endianness::Little).map_err(|e| e.to_string())?;
+        self.publisher.publish(&bytes).map_err(|e| e.to_string())
     }
 }
-
-/// Makes the node's publisher of a typed service's events: topic (fully qualified) and QoS.
-pub(crate) type EventPublisherFactory<S> =
-    Box<dyn Fn(String, QosProfile) -> Publisher<<S as ServiceType>::Event> + Send + Sync>;
 
 /// Builds the CDR bytes (with the encapsulation header) of a service's event messages for
 /// servers and clients whose type is known only at run time: requests and responses are CDR
@@ -193,6 +209,24 @@ pub(crate) struct SerializedEvents {
     pub(crate) encoder: Arc<dyn ServiceEventEncoder>,
 }
 
+impl SerializedEvents {
+    /// The events of a serialized server or client on `topic`, published with `qos` through
+    /// a publisher `make_publisher` makes of the type `events` gives (asked only now).
+    pub(crate) fn new(
+        make_publisher: &EventPublisherFactory,
+        topic: &str,
+        qos: QosProfile,
+        events: impl FnOnce() -> Result<ServiceEvents, IntrospectionError>,
+    ) -> Result<Self, IntrospectionError> {
+        qos.validate()?;
+        let events = events()?;
+        Ok(Self {
+            publisher: make_publisher(topic.to_owned(), qos, events.event_type),
+            encoder: events.encoder,
+        })
+    }
+}
+
 impl EventOutlet for SerializedEvents {
     type Request = SharedBuf;
     type Response = SharedBuf;
@@ -216,8 +250,8 @@ impl EventOutlet for SerializedEvents {
     }
 }
 
-/// Makes the node's publisher of a serialized service's events: topic, QoS, event type.
-pub(crate) type SerializedEventPublisherFactory =
+/// Makes the node's publisher of a service's events: topic (fully qualified), QoS, event type.
+pub(crate) type EventPublisherFactory =
     Box<dyn Fn(String, QosProfile, TypeInfo) -> SerializedPublisher + Send + Sync>;
 
 /// What a server or client needs to introspect its calls.

@@ -860,14 +860,11 @@ impl<T: Message> Subscription<T> {
         filter_expression: &str,
         expression_parameters: &[&str],
     ) -> Result<(), ContentFilterError> {
-        let options =
-            ContentFilterOptions::new(filter_expression, expression_parameters.iter().copied());
-        if self.shared.filter.set(options)? {
-            self.node
-                .backends
-                .subscription_filter_changed(self.shared.id);
-        }
-        Ok(())
+        self.shared.filter.set_and_announce(
+            (filter_expression, expression_parameters),
+            &self.node.backends,
+            self.shared.id,
+        )
     }
 
     /// The content filter's expression and parameters, `None` without one (rclcpp's

@@ -342,14 +342,11 @@ impl SerializedSubscription {
         filter_expression: &str,
         expression_parameters: &[&str],
     ) -> Result<(), ContentFilterError> {
-        let options =
-            ContentFilterOptions::new(filter_expression, expression_parameters.iter().copied());
-        if self.shared.filter.set(options)? {
-            self.node
-                .backends
-                .subscription_filter_changed(self.shared.id);
-        }
-        Ok(())
+        self.shared.filter.set_and_announce(
+            (filter_expression, expression_parameters),
+            &self.node.backends,
+            self.shared.id,
+        )
     }
 
     /// As [`Subscription::content_filter`](crate::Subscription::content_filter).

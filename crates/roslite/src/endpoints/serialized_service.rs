@@ -13,8 +13,8 @@ use roslite_msgs::description::TypeDescription;
 
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::introspection::{
-    Introspection, IntrospectionError, IntrospectionState, SerializedEventPublisherFactory,
-    SerializedEvents, ServiceEventKind, ServiceEvents,
+    EventPublisherFactory, Introspection, IntrospectionError, IntrospectionState, SerializedEvents,
+    ServiceEventKind, ServiceEvents,
 };
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::service::ServiceStats;
@@ -90,7 +90,7 @@ struct SerializedServiceShared {
     group: Arc<CallbackGroup>,
     stats: Arc<Mutex<ServiceStats>>,
     introspection: Arc<Introspection<SerializedEvents>>,
-    make_events: SerializedEventPublisherFactory,
+    make_events: EventPublisherFactory,
 }
 
 impl RequestSink for SerializedServiceShared {
@@ -160,10 +160,7 @@ impl SerializedService {
         (type_name, request, response): (&'static str, TypeInfo, TypeInfo),
         qos: QosProfile,
         callback: RequestCallback,
-        (introspection, make_events): (
-            Introspection<SerializedEvents>,
-            SerializedEventPublisherFactory,
-        ),
+        (introspection, make_events): (Introspection<SerializedEvents>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(SerializedServiceShared {
             id: node.backends.next_entity_id(),
@@ -253,12 +250,7 @@ impl SerializedService {
     ) -> Result<(), IntrospectionError> {
         let shared = &self.shared;
         shared.introspection.configure(state, |topic| {
-            qos.validate()?;
-            let events = events()?;
-            Ok(SerializedEvents {
-                publisher: (shared.make_events)(topic.to_owned(), qos, events.event_type),
-                encoder: events.encoder,
-            })
+            SerializedEvents::new(&shared.make_events, topic, qos, events)
         })
     }
 

@@ -33,8 +33,7 @@ use roslite_msgs::{Message, Service as ServiceType};
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::introspection::{
     EventOutlet, EventPublisherFactory, Introspection, IntrospectionError, IntrospectionState,
-    SerializedEventPublisherFactory, SerializedEvents, ServiceEventKind, ServiceEvents,
-    TypedEvents,
+    SerializedEvents, ServiceEventKind, ServiceEvents, TypedEvents,
 };
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::type_cache::TypeRegistration;
@@ -303,7 +302,7 @@ pub(crate) struct ServiceShared<S: ServiceType> {
     /// This service itself, for the replies of a deferred handler to count themselves.
     weak_self: std::sync::OnceLock<Weak<ServiceShared<S>>>,
     introspection: Introspection<TypedEvents<S>>,
-    make_events: EventPublisherFactory<S>,
+    make_events: EventPublisherFactory,
 }
 
 impl<S: ServiceType> ServiceShared<S> {
@@ -420,7 +419,7 @@ impl<S: ServiceType> Service<S> {
         name: String,
         qos: QosProfile,
         callback: ServiceHandler<S>,
-        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory<S>),
+        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
             id: node.backends.next_entity_id(),
@@ -478,7 +477,7 @@ impl<S: ServiceType> Service<S> {
         let shared = &self.shared;
         shared.introspection.configure(state, |topic| {
             qos.validate()?;
-            Ok(TypedEvents((shared.make_events)(topic.to_owned(), qos)))
+            TypedEvents::new(&shared.make_events, topic, qos)
         })
     }
 
@@ -697,7 +696,7 @@ pub struct Client<S: ServiceType> {
     /// The client as servers see it (rmw's client gid), which its introspection events name.
     gid: [u8; 16],
     introspection: Arc<Introspection<TypedEvents<S>>>,
-    make_events: EventPublisherFactory<S>,
+    make_events: EventPublisherFactory,
     _type_registration: Option<TypeRegistration>,
 }
 
@@ -706,7 +705,7 @@ impl<S: ServiceType> Client<S> {
         node: Arc<EndpointHost>,
         name: String,
         qos: QosProfile,
-        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory<S>),
+        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
@@ -745,7 +744,7 @@ impl<S: ServiceType> Client<S> {
     ) -> Result<(), IntrospectionError> {
         self.introspection.configure(state, |topic| {
             qos.validate()?;
-            Ok(TypedEvents((self.make_events)(topic.to_owned(), qos)))
+            TypedEvents::new(&self.make_events, topic, qos)
         })
     }
 
@@ -947,7 +946,7 @@ pub struct SerializedClient {
     request_type: &'static str,
     gid: [u8; 16],
     introspection: Arc<Introspection<SerializedEvents>>,
-    make_events: SerializedEventPublisherFactory,
+    make_events: EventPublisherFactory,
 }
 
 impl SerializedClient {
@@ -958,10 +957,7 @@ impl SerializedClient {
         service: String,
         request: TypeInfo,
         response: TypeInfo,
-        (introspection, make_events): (
-            Introspection<SerializedEvents>,
-            SerializedEventPublisherFactory,
-        ),
+        (introspection, make_events): (Introspection<SerializedEvents>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
@@ -1008,12 +1004,7 @@ impl SerializedClient {
         events: impl FnOnce() -> Result<ServiceEvents, IntrospectionError>,
     ) -> Result<(), IntrospectionError> {
         self.introspection.configure(state, |topic| {
-            qos.validate()?;
-            let events = events()?;
-            Ok(SerializedEvents {
-                publisher: (self.make_events)(topic.to_owned(), qos, events.event_type),
-                encoder: events.encoder,
-            })
+            SerializedEvents::new(&self.make_events, topic, qos, events)
         })
     }
 

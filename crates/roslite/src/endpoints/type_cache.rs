@@ -12,13 +12,6 @@ use roslite_msgs::description::TypeDescription;
 /// built from this cache).
 pub const START_TYPE_DESCRIPTION_SERVICE: &str = "start_type_description_service";
 
-/// A node's running `~/get_type_description` service, kept by the node (and its clones).
-pub(crate) type TypeDescriptionService = std::sync::Arc<
-    crate::endpoints::service::Service<
-        roslite_msgs::type_description_interfaces::srv::GetTypeDescription,
-    >,
->;
-
 /// The 32 bytes of a RIHS01 hash.
 pub(crate) type TypeHashValue = [u8; 32];
 

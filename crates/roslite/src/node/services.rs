@@ -6,10 +6,7 @@ use roslite_executor::CallbackGroup;
 
 use roslite_cdr::SharedBuf;
 
-use crate::endpoints::introspection::{
-    EventPublisherFactory, Introspection, SerializedEventPublisherFactory, SerializedEvents,
-    TypedEvents,
-};
+use crate::endpoints::introspection::{EventOutlet, EventPublisherFactory, Introspection};
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::serialized_service::{SerializedService, ServiceResponder};
 use crate::endpoints::service::{
@@ -126,7 +123,7 @@ impl super::Node {
     ) -> Result<SerializedService, super::NodeError> {
         qos.validate()?;
         let name = self.resolve_topic_name(name)?;
-        let introspection = self.serialized_introspection(&name);
+        let introspection = self.introspection(&name);
         Ok(SerializedService::new(
             self.shared.host.clone(),
             group,
@@ -162,7 +159,7 @@ impl super::Node {
         response: crate::endpoints::serialized::TypeInfo,
     ) -> Result<SerializedClient, super::NodeError> {
         let name = self.resolve_topic_name(name)?;
-        let introspection = self.serialized_introspection(&name);
+        let introspection = self.introspection(&name);
         Ok(SerializedClient::new(
             self.shared.host.clone(),
             name,
@@ -192,29 +189,13 @@ impl super::Node {
         ))
     }
 
-    /// Introspection, off, for a typed server or client of `service` (fully qualified), and
-    /// the maker of its events' publisher: a publisher of this node, with events stamped by
-    /// the node's ROS clock.
-    pub(crate) fn introspection<S: ServiceType>(
+    /// Introspection, off, for a server or client of `service` (fully qualified), and the
+    /// maker of its events' publisher: a publisher of this node, with events stamped by the
+    /// node's ROS clock.
+    pub(crate) fn introspection<O: EventOutlet>(
         &self,
         service: &str,
-    ) -> (Introspection<TypedEvents<S>>, EventPublisherFactory<S>) {
-        let node = self.shared.clone();
-        (
-            Introspection::new(service, self.shared.ros_clock.clone()),
-            Box::new(move |topic, qos| node.publisher::<S::Event>(topic, qos)),
-        )
-    }
-
-    /// As [`Self::introspection`], for a server or client whose type is known only at run
-    /// time: the event type comes when introspection is turned on.
-    fn serialized_introspection(
-        &self,
-        service: &str,
-    ) -> (
-        Introspection<SerializedEvents>,
-        SerializedEventPublisherFactory,
-    ) {
+    ) -> (Introspection<O>, EventPublisherFactory) {
         let node = self.shared.clone();
         (
             Introspection::new(service, self.shared.ros_clock.clone()),

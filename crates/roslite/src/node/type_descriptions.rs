@@ -21,9 +21,8 @@ use roslite_msgs::type_description_interfaces::srv::{
 
 use super::{Node, NodeError};
 use crate::endpoints::service::services_default_qos;
-use crate::endpoints::type_cache::{
-    parse_type_hash, TypeCache, TypeDescriptionService, START_TYPE_DESCRIPTION_SERVICE,
-};
+use crate::endpoints::service::Service;
+use crate::endpoints::type_cache::{parse_type_hash, TypeCache, START_TYPE_DESCRIPTION_SERVICE};
 use crate::params::{ParameterDescriptor, ParameterServices, ParameterType, ParameterValue};
 
 /// rcl's `failure_reason` for a hash `rosidl_parse_type_hash_string` refuses.
@@ -37,7 +36,7 @@ impl Node {
     /// the node was made (`Node::new`), so declaring cannot fail on it.
     pub(crate) fn start_type_description_service(
         &self,
-    ) -> Result<Option<TypeDescriptionService>, NodeError> {
+    ) -> Result<Option<Arc<Service<GetTypeDescription>>>, NodeError> {
         let default = self.parameters.enabled == ParameterServices::Enabled;
         let mut descriptor = ParameterDescriptor::new()
             .description("Start the ~/get_type_description service for this node.");
