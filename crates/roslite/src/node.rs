@@ -516,11 +516,10 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl SubscriptionCallback<T, Shape>,
     ) -> Result<Subscription<T>, NodeError> {
-        let options = SubscriptionOptions {
-            callback_group: Some(group.clone()),
-            ..SubscriptionOptions::default()
-        };
-        self.create_subscription_with_options(topic, qos, callback, options)
+        // Without a filter, and without reaching the filter compiler: a program that never
+        // filters does not carry it.
+        let filter = FilterState::unfiltered(T::TYPE_NAME, T::TYPE_DESCRIPTION);
+        self.subscription_with(topic, qos.into(), callback, group.clone(), filter)
     }
 
     /// As [`Self::create_subscription`], with rclcpp's `SubscriptionOptions`: a callback group
@@ -553,9 +552,6 @@ impl Node {
         callback: impl SubscriptionCallback<T, Shape>,
         options: SubscriptionOptions,
     ) -> Result<Subscription<T>, NodeError> {
-        let qos = qos.into();
-        qos.validate()?;
-        let topic = self.resolve_topic_name(topic)?;
         let filter = FilterState::new(
             T::TYPE_NAME,
             T::TYPE_DESCRIPTION,
@@ -564,6 +560,20 @@ impl Node {
         let group = options
             .callback_group
             .unwrap_or_else(|| self.shared.host.default_group.clone());
+        self.subscription_with(topic, qos.into(), callback, group, filter)
+    }
+
+    /// A subscription in `group` whose messages meet `filter` first.
+    fn subscription_with<T: Message, Shape>(
+        &self,
+        topic: &str,
+        qos: QosProfile,
+        callback: impl SubscriptionCallback<T, Shape>,
+        group: Arc<CallbackGroup>,
+        filter: FilterState,
+    ) -> Result<Subscription<T>, NodeError> {
+        qos.validate()?;
+        let topic = self.resolve_topic_name(topic)?;
         let subscription = Subscription::new(
             self.shared.host.clone(),
             group,
@@ -793,11 +803,9 @@ impl Node {
         qos: impl Into<QosProfile>,
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
     ) -> Result<SerializedSubscription, NodeError> {
-        let options = SubscriptionOptions {
-            callback_group: Some(group.clone()),
-            ..SubscriptionOptions::default()
-        };
-        self.create_serialized_subscription_with_options(topic, ty, qos, callback, options)
+        let filter = FilterState::unfiltered(ty.type_name, ty.description);
+        let callback = Box::new(callback);
+        self.serialized_subscription_with(topic, ty, qos.into(), callback, group.clone(), filter)
     }
 
     /// As [`Self::create_serialized_subscription`], with a callback group and a content filter
@@ -816,14 +824,27 @@ impl Node {
         callback: impl FnMut(&SharedBuf, &MessageInfo) + Send + 'static,
         options: SubscriptionOptions,
     ) -> Result<SerializedSubscription, NodeError> {
-        let qos = qos.into();
-        qos.validate()?;
-        let topic = self.resolve_topic_name(topic)?;
         let filter =
             FilterState::new(ty.type_name, ty.description, options.content_filter_options)?;
         let group = options
             .callback_group
             .unwrap_or_else(|| self.shared.host.default_group.clone());
+        let callback = Box::new(callback);
+        self.serialized_subscription_with(topic, ty, qos.into(), callback, group, filter)
+    }
+
+    /// A serialized subscription in `group` whose messages meet `filter` first.
+    fn serialized_subscription_with(
+        &self,
+        topic: &str,
+        ty: TypeInfo,
+        qos: QosProfile,
+        callback: crate::endpoints::serialized::SerializedCallback,
+        group: Arc<CallbackGroup>,
+        filter: FilterState,
+    ) -> Result<SerializedSubscription, NodeError> {
+        qos.validate()?;
+        let topic = self.resolve_topic_name(topic)?;
         let subscription = SerializedSubscription::new(
             self.shared.host.clone(),
             group,

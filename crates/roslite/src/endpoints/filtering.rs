@@ -34,6 +34,21 @@ pub(crate) struct FilterState {
 }
 
 impl FilterState {
+    /// The state of a subscription to `type_name` (described by `description`) without a
+    /// filter, made without the filter compiler (which only setting a filter reaches).
+    pub(crate) fn unfiltered(
+        type_name: &'static str,
+        description: Option<&'static TypeDescription>,
+    ) -> Self {
+        Self {
+            enabled: AtomicBool::new(false),
+            current: RwLock::new(None),
+            type_name,
+            description: description.map(OnceLock::from).unwrap_or_default(),
+            filtered_out: AtomicU64::new(0),
+        }
+    }
+
     /// The state of a subscription to `type_name` (described by `description`) made with
     /// `options`.
     ///
@@ -44,13 +59,7 @@ impl FilterState {
         description: Option<&'static TypeDescription>,
         options: ContentFilterOptions,
     ) -> Result<Self, ContentFilterError> {
-        let state = Self {
-            enabled: AtomicBool::new(false),
-            current: RwLock::new(None),
-            type_name,
-            description: description.map(OnceLock::from).unwrap_or_default(),
-            filtered_out: AtomicU64::new(0),
-        };
+        let state = Self::unfiltered(type_name, description);
         state.set(options)?;
         Ok(state)
     }

@@ -118,13 +118,16 @@ pub(crate) trait EventOutlet: Send + Sync + 'static {
     type Request;
     type Response;
 
-    /// Publishes the event `info`, with the request or response when given.
-    fn publish(
+    /// The event `info`, with the request or response when given, as CDR bytes.
+    fn encode(
         &self,
         info: ServiceEventInfo,
         request: Option<Self::Request>,
         response: Option<Self::Response>,
-    ) -> Result<(), String>;
+    ) -> Result<Vec<u8>, String>;
+
+    /// Where the bytes go.
+    fn publisher(&self) -> &SerializedPublisher;
 }
 
 /// A typed endpoint's events: the service's generated event type, serialized here and sent
@@ -154,15 +157,18 @@ impl<S: ServiceType> EventOutlet for TypedEvents<S> {
     type Request = S::Request;
     type Response = S::Response;
 
-    fn publish(
+    fn encode(
         &self,
         info: ServiceEventInfo,
         request: Option<S::Request>,
         response: Option<S::Response>,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<u8>, String> {
         let event = S::event(info, request, response);
-        let bytes = roslite_cdr::to_vec(&event, Endianness::Little).map_err(|e| e.to_string())?;
-        self.publisher.publish(&bytes).map_err(|e| e.to_string())
+        roslite_cdr::to_vec(&event, Endianness::Little).map_err(|e| e.to_string())
+    }
+
+    fn publisher(&self) -> &SerializedPublisher {
+        &self.publisher
     }
 }
 
@@ -231,22 +237,24 @@ impl EventOutlet for SerializedEvents {
     type Request = SharedBuf;
     type Response = SharedBuf;
 
-    fn publish(
+    fn encode(
         &self,
         info: ServiceEventInfo,
         request: Option<SharedBuf>,
         response: Option<SharedBuf>,
-    ) -> Result<(), String> {
-        let bytes = if request.is_none() && response.is_none() {
-            metadata_event(&info)
-        } else {
-            self.encoder.encode(
-                &info,
-                request.as_ref().map(SharedBuf::bytes),
-                response.as_ref().map(SharedBuf::bytes),
-            )?
-        };
-        self.publisher.publish(&bytes).map_err(|e| e.to_string())
+    ) -> Result<Vec<u8>, String> {
+        if request.is_none() && response.is_none() {
+            return Ok(metadata_event(&info));
+        }
+        self.encoder.encode(
+            &info,
+            request.as_ref().map(SharedBuf::bytes),
+            response.as_ref().map(SharedBuf::bytes),
+        )
+    }
+
+    fn publisher(&self) -> &SerializedPublisher {
+        &self.publisher
     }
 }
 
@@ -254,16 +262,23 @@ impl EventOutlet for SerializedEvents {
 pub(crate) type EventPublisherFactory =
     Box<dyn Fn(String, QosProfile, TypeInfo) -> SerializedPublisher + Send + Sync>;
 
+/// A typed server's or client's introspection. Its outlet is a trait object, made only when
+/// introspection is turned on: the code that encodes a service's events is then only in
+/// programs that turn it on for that service, not in every program with a server of it.
+pub(crate) type TypedIntrospection<S> = Introspection<
+    dyn EventOutlet<Request = <S as ServiceType>::Request, Response = <S as ServiceType>::Response>,
+>;
+
 /// What a server or client needs to introspect its calls.
-pub(crate) struct Introspection<O: EventOutlet> {
+pub(crate) struct Introspection<O: EventOutlet + ?Sized> {
     clock: RosClockSource,
     topic: String,
     state: AtomicU8,
-    outlet: Mutex<Option<O>>,
+    outlet: Mutex<Option<Box<O>>>,
     logger: Logger,
 }
 
-impl<O: EventOutlet> Introspection<O> {
+impl<O: EventOutlet + ?Sized> Introspection<O> {
     /// Introspection of `service` (fully qualified), off; stamps come from `clock`.
     pub(crate) fn new(service: &str, clock: RosClockSource) -> Self {
         Self {
@@ -275,7 +290,7 @@ impl<O: EventOutlet> Introspection<O> {
         }
     }
 
-    fn outlet(&self) -> MutexGuard<'_, Option<O>> {
+    fn outlet(&self) -> MutexGuard<'_, Option<Box<O>>> {
         self.outlet.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -286,7 +301,7 @@ impl<O: EventOutlet> Introspection<O> {
     pub(crate) fn configure(
         &self,
         state: IntrospectionState,
-        make: impl FnOnce(&str) -> Result<O, IntrospectionError>,
+        make: impl FnOnce(&str) -> Result<Box<O>, IntrospectionError>,
     ) -> Result<(), IntrospectionError> {
         let mut outlet = self.outlet();
         if state == IntrospectionState::Off {
@@ -373,18 +388,29 @@ impl<O: EventOutlet> Introspection<O> {
         let Some(outlet) = outlet.as_ref() else {
             return; // turned off since the caller looked
         };
-        // A call does not fail because its event could not go out; rcl would return the
-        // error from the call itself, which a caller cannot act on either.
-        if let Err(e) = outlet.publish(
+        let bytes = outlet.encode(
             info,
             request.filter(|_| contents),
             response.filter(|_| contents),
-        ) {
-            self.logger.warn(format_args!(
-                "could not publish a service event on '{}': {e}",
-                self.topic
-            ));
-        }
+        );
+        send(outlet.publisher(), bytes, &self.topic, &self.logger);
+    }
+}
+
+/// Publishes an event's `bytes` (the part of publishing that is the same for every service
+/// type, kept out of the generic code). A call does not fail because its event could not go
+/// out; rcl would return the error from the call itself, which a caller cannot act on either.
+fn send(
+    publisher: &SerializedPublisher,
+    bytes: Result<Vec<u8>, String>,
+    topic: &str,
+    logger: &Logger,
+) {
+    let sent = bytes.and_then(|bytes| publisher.publish(&bytes).map_err(|e| e.to_string()));
+    if let Err(e) = sent {
+        logger.warn(format_args!(
+            "could not publish a service event on '{topic}': {e}"
+        ));
     }
 }
 

@@ -178,7 +178,7 @@ impl TypeInfo {
     }
 }
 
-type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
+pub(crate) type SerializedCallback = Box<dyn FnMut(&SharedBuf, &MessageInfo) + Send>;
 
 pub(crate) struct SerializedSubscriptionShared {
     pub(crate) id: u64,

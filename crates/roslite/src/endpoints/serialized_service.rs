@@ -250,7 +250,7 @@ impl SerializedService {
     ) -> Result<(), IntrospectionError> {
         let shared = &self.shared;
         shared.introspection.configure(state, |topic| {
-            SerializedEvents::new(&shared.make_events, topic, qos, events)
+            SerializedEvents::new(&shared.make_events, topic, qos, events).map(Box::new)
         })
     }
 

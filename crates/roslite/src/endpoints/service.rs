@@ -33,7 +33,7 @@ use roslite_msgs::{Message, Service as ServiceType};
 use crate::endpoints::host::EndpointHost;
 use crate::endpoints::introspection::{
     EventOutlet, EventPublisherFactory, Introspection, IntrospectionError, IntrospectionState,
-    SerializedEvents, ServiceEventKind, ServiceEvents, TypedEvents,
+    SerializedEvents, ServiceEventKind, ServiceEvents, TypedEvents, TypedIntrospection,
 };
 use crate::endpoints::serialized::TypeInfo;
 use crate::endpoints::type_cache::TypeRegistration;
@@ -301,7 +301,7 @@ pub(crate) struct ServiceShared<S: ServiceType> {
     stats: Mutex<ServiceStats>,
     /// This service itself, for the replies of a deferred handler to count themselves.
     weak_self: std::sync::OnceLock<Weak<ServiceShared<S>>>,
-    introspection: Introspection<TypedEvents<S>>,
+    introspection: TypedIntrospection<S>,
     make_events: EventPublisherFactory,
 }
 
@@ -419,7 +419,7 @@ impl<S: ServiceType> Service<S> {
         name: String,
         qos: QosProfile,
         callback: ServiceHandler<S>,
-        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory),
+        (introspection, make_events): (TypedIntrospection<S>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(ServiceShared::<S> {
             id: node.backends.next_entity_id(),
@@ -477,7 +477,11 @@ impl<S: ServiceType> Service<S> {
         let shared = &self.shared;
         shared.introspection.configure(state, |topic| {
             qos.validate()?;
-            TypedEvents::new(&shared.make_events, topic, qos)
+            Ok(Box::new(TypedEvents::<S>::new(
+                &shared.make_events,
+                topic,
+                qos,
+            )?))
         })
     }
 
@@ -670,7 +674,7 @@ fn client_gid(node: &EndpointHost, id: u64) -> [u8; 16] {
 
 /// Has `client` publish `RESPONSE_RECEIVED` through `introspection` for each response it
 /// takes, with a copy (`copy`) of the response when contents are introspected.
-fn observe_responses<R: Send + 'static, O: EventOutlet<Response = R>>(
+fn observe_responses<R: Send + 'static, O: EventOutlet<Response = R> + ?Sized>(
     client: &ClientShared<R>,
     introspection: &Arc<Introspection<O>>,
     gid: [u8; 16],
@@ -695,7 +699,7 @@ pub struct Client<S: ServiceType> {
     node: Arc<EndpointHost>,
     /// The client as servers see it (rmw's client gid), which its introspection events name.
     gid: [u8; 16],
-    introspection: Arc<Introspection<TypedEvents<S>>>,
+    introspection: Arc<TypedIntrospection<S>>,
     make_events: EventPublisherFactory,
     _type_registration: Option<TypeRegistration>,
 }
@@ -705,7 +709,7 @@ impl<S: ServiceType> Client<S> {
         node: Arc<EndpointHost>,
         name: String,
         qos: QosProfile,
-        (introspection, make_events): (Introspection<TypedEvents<S>>, EventPublisherFactory),
+        (introspection, make_events): (TypedIntrospection<S>, EventPublisherFactory),
     ) -> Self {
         let shared = Arc::new(ClientShared::new(
             node.backends.next_entity_id(),
@@ -744,7 +748,11 @@ impl<S: ServiceType> Client<S> {
     ) -> Result<(), IntrospectionError> {
         self.introspection.configure(state, |topic| {
             qos.validate()?;
-            TypedEvents::new(&self.make_events, topic, qos)
+            Ok(Box::new(TypedEvents::<S>::new(
+                &self.make_events,
+                topic,
+                qos,
+            )?))
         })
     }
 
@@ -1004,7 +1012,7 @@ impl SerializedClient {
         events: impl FnOnce() -> Result<ServiceEvents, IntrospectionError>,
     ) -> Result<(), IntrospectionError> {
         self.introspection.configure(state, |topic| {
-            SerializedEvents::new(&self.make_events, topic, qos, events)
+            SerializedEvents::new(&self.make_events, topic, qos, events).map(Box::new)
         })
     }
 

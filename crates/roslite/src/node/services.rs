@@ -192,7 +192,7 @@ impl super::Node {
     /// Introspection, off, for a server or client of `service` (fully qualified), and the
     /// maker of its events' publisher: a publisher of this node, with events stamped by the
     /// node's ROS clock.
-    pub(crate) fn introspection<O: EventOutlet>(
+    pub(crate) fn introspection<O: EventOutlet + ?Sized>(
         &self,
         service: &str,
     ) -> (Introspection<O>, EventPublisherFactory) {
