@@ -156,6 +156,28 @@ pub fn run(command: InterfaceCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A service type name from the command line (`std_srvs/srv/SetBool`, or the short
+/// `std_srvs/SetBool` ros2 also accepts).
+pub(crate) fn parse_service_type(text: &str) -> anyhow::Result<TypeName> {
+    parse_kind_type(text, InterfaceKind::Srv, "std_srvs/srv/SetBool")
+}
+
+/// Checks that `ty` is a service `set` defines and can use.
+///
+/// # Errors
+/// An unusable definition, or a service roslite has no definition of.
+pub(crate) fn require_service(set: &InterfaceSet, ty: &TypeName) -> anyhow::Result<()> {
+    require_usable(set, ty)?;
+    if set.service(ty).is_none() {
+        bail!(
+            "unknown service type '{ty}': roslite has no definition of it; put its package's \
+             share directory on $AMENT_PREFIX_PATH (`roslite interface list` shows the known \
+             types)"
+        );
+    }
+    Ok(())
+}
+
 /// A service or action type name from the command line: `pkg/<kind>/Name`, or the short
 /// `pkg/Name` ros2 also accepts; the error names the form and shows `example`.
 pub(crate) fn parse_kind_type(
@@ -432,6 +454,22 @@ fn strip_comment(line: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn service_types_accept_the_short_form_and_refuse_messages() {
+        assert_eq!(
+            parse_service_type("std_srvs/SetBool").unwrap().to_string(),
+            "std_srvs/srv/SetBool"
+        );
+        assert_eq!(
+            parse_service_type("std_srvs/srv/SetBool")
+                .unwrap()
+                .to_string(),
+            "std_srvs/srv/SetBool"
+        );
+        let err = parse_service_type("std_msgs/msg/String").unwrap_err();
+        assert!(err.to_string().contains("<package>/srv/<Name>"), "{err}");
+    }
+
     use super::*;
 
     #[test]

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use roslite_cdr::Endianness;
-use roslite_msg_gen::ast::{InterfaceKind, TypeName};
 use roslite_msg_gen::dynamic;
 
 use crate::topic::graph::{self, GraphView};
@@ -194,7 +193,7 @@ fn info(args: &InfoArgs) -> anyhow::Result<()> {
 }
 
 fn find(args: &FindArgs) -> anyhow::Result<()> {
-    let wanted = parse_service_type_arg(&args.service_type)?.to_string();
+    let wanted = crate::interface::parse_service_type(&args.service_type)?.to_string();
     let view = crate::topic::discover(args.filter.spin_time, graph::DEFAULT_SPIN_TIME, |view| {
         view.participants > 0
     })?;
@@ -230,15 +229,8 @@ fn list(args: &ListArgs) -> anyhow::Result<()> {
 fn call(args: &CallArgs) -> anyhow::Result<()> {
     let name = crate::topic::resolve_topic(&args.service_name)?;
     let set = crate::interface::load_interfaces()?;
-    let ty = parse_service_type_arg(&args.service_type)?;
-    crate::interface::require_usable(&set, &ty)?;
-    if set.service(&ty).is_none() {
-        bail!(
-            "unknown service type '{ty}': roslite has no definition of it; put its package's \
-             share directory on $AMENT_PREFIX_PATH (`roslite interface list` shows the known \
-             types)"
-        );
-    }
+    let ty = crate::interface::parse_service_type(&args.service_type)?;
+    crate::interface::require_service(&set, &ty)?;
     let request_ty = crate::interface::type_part(&ty, "_Request")?;
     let response_ty = crate::interface::type_part(&ty, "_Response")?;
     let request_info = crate::topic::type_info(&set, &request_ty)?;
@@ -293,32 +285,5 @@ fn call(args: &CallArgs) -> anyhow::Result<()> {
         if let Some(wait) = next.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-    }
-}
-
-fn parse_service_type_arg(text: &str) -> anyhow::Result<TypeName> {
-    crate::interface::parse_kind_type(text, InterfaceKind::Srv, "std_srvs/srv/SetBool")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn service_types_accept_the_short_form_and_refuse_messages() {
-        assert_eq!(
-            parse_service_type_arg("std_srvs/SetBool")
-                .unwrap()
-                .to_string(),
-            "std_srvs/srv/SetBool"
-        );
-        assert_eq!(
-            parse_service_type_arg("std_srvs/srv/SetBool")
-                .unwrap()
-                .to_string(),
-            "std_srvs/srv/SetBool"
-        );
-        let err = parse_service_type_arg("std_msgs/msg/String").unwrap_err();
-        assert!(err.to_string().contains("<package>/srv/<Name>"), "{err}");
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use roslite::{Executor, QosProfile};
 use roslite_cdr::SharedBuf;
-use roslite_msg_gen::ast::{InterfaceKind, TypeName};
+use roslite_msg_gen::ast::TypeName;
 use roslite_msg_gen::dynamic::{self, YamlOptions};
 use roslite_msg_gen::registry::InterfaceSet;
 
@@ -70,11 +70,6 @@ fn name_event_type(yaml: &str) -> String {
     format!("{}{name}{}", &yaml[..start], &yaml[start + digits..])
 }
 
-/// A service type name from the command line (`std_srvs/srv/SetBool`, or `std_srvs/SetBool`).
-fn service_type_name(text: &str) -> anyhow::Result<TypeName> {
-    crate::interface::parse_kind_type(text, InterfaceKind::Srv, "std_srvs/srv/SetBool")
-}
-
 /// The service's single type, from the servers and clients discovery found.
 fn discovered_type(view: &GraphView, service: &str) -> anyhow::Result<TypeName> {
     let types: std::collections::BTreeSet<&str> = view
@@ -85,7 +80,7 @@ fn discovered_type(view: &GraphView, service: &str) -> anyhow::Result<TypeName> 
         .collect();
     let types: Vec<&str> = types.into_iter().collect();
     match types.as_slice() {
-        [one] => service_type_name(one),
+        [one] => crate::interface::parse_service_type(one),
         [] => bail!(
             "Could not determine the type for the passed service '{service}': no server or \
              client of it was discovered. Pass the type, e.g. `roslite service echo {service} \
@@ -105,7 +100,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
     let forced_type = args
         .service_type
         .as_deref()
-        .map(service_type_name)
+        .map(crate::interface::parse_service_type)
         .transpose()?;
     let topic = format!("{service}{EVENT_TOPIC_SUFFIX}");
     let ctx = crate::topic::networked_context()?;
@@ -131,14 +126,7 @@ pub fn run(args: &EchoArgs) -> anyhow::Result<()> {
             )
         })?,
     };
-    crate::interface::require_usable(&set, &ty)?;
-    if set.service(&ty).is_none() {
-        bail!(
-            "unknown service type '{ty}': roslite has no definition of it; put its package's \
-             share directory on $AMENT_PREFIX_PATH (`roslite interface list` shows the known \
-             types)"
-        );
-    }
+    crate::interface::require_service(&set, &ty)?;
     let event_ty = crate::interface::type_part(&ty, "_Event")?;
     let type_info = crate::topic::type_info(&set, &event_ty)?;
     if view.publishers_on(&topic).next().is_none() {
