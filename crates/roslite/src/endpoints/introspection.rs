@@ -275,7 +275,6 @@ pub(crate) struct Introspection<O: EventOutlet + ?Sized> {
     topic: String,
     state: AtomicU8,
     outlet: Mutex<Option<Box<O>>>,
-    logger: Logger,
 }
 
 impl<O: EventOutlet + ?Sized> Introspection<O> {
@@ -286,7 +285,6 @@ impl<O: EventOutlet + ?Sized> Introspection<O> {
             topic: format!("{service}{SERVICE_EVENT_TOPIC_SUFFIX}"),
             state: AtomicU8::new(IntrospectionState::Off.to_u8()),
             outlet: Mutex::new(None),
-            logger: Logger::new("roslite.service_introspection"),
         }
     }
 
@@ -393,22 +391,18 @@ impl<O: EventOutlet + ?Sized> Introspection<O> {
             request.filter(|_| contents),
             response.filter(|_| contents),
         );
-        send(outlet.publisher(), bytes, &self.topic, &self.logger);
+        send(outlet.publisher(), bytes, &self.topic);
     }
 }
 
 /// Publishes an event's `bytes` (the part of publishing that is the same for every service
 /// type, kept out of the generic code). A call does not fail because its event could not go
 /// out; rcl would return the error from the call itself, which a caller cannot act on either.
-fn send(
-    publisher: &SerializedPublisher,
-    bytes: Result<Vec<u8>, String>,
-    topic: &str,
-    logger: &Logger,
-) {
+fn send(publisher: &SerializedPublisher, bytes: Result<Vec<u8>, String>, topic: &str) {
     let sent = bytes.and_then(|bytes| publisher.publish(&bytes).map_err(|e| e.to_string()));
     if let Err(e) = sent {
-        logger.warn(format_args!(
+        // Made only for a failure: every server and client has an introspection.
+        Logger::new("roslite.service_introspection").warn(format_args!(
             "could not publish a service event on '{topic}': {e}"
         ));
     }
