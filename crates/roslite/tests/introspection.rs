@@ -246,7 +246,11 @@ fn across_contexts(transports: LocalTransports, domain: u32) {
     ];
     assert!(client.wait_for_service(Duration::from_secs(10)));
     assert!(
-        common::wait_until(Duration::from_secs(10), || sub.publisher_count() == 2),
+        // Acknowledged: each event writer sends to the listener already (over a same-host
+        // link, its half is attached), so a volatile first event is not sent before it.
+        common::wait_until(Duration::from_secs(10), || {
+            sub.acknowledged_publisher_count() == 2
+        }),
         "both event publishers matched"
     );
     let deadline = Instant::now() + Duration::from_secs(20);
