@@ -55,7 +55,7 @@ pub enum NodeError {
     /// A `--params-file` or `-p` override that cannot be used.
     Parameters(crate::params::OverrideError),
     /// A content filter that does not compile for the subscription's type.
-    ContentFilter(crate::content_filter::ContentFilterError),
+    ContentFilter(crate::vocabulary::content_filter::ContentFilterError),
 }
 
 impl fmt::Display for NodeError {
@@ -88,8 +88,8 @@ impl From<NameError> for NodeError {
 
 impl std::error::Error for NodeError {}
 
-impl From<crate::content_filter::ContentFilterError> for NodeError {
-    fn from(e: crate::content_filter::ContentFilterError) -> Self {
+impl From<crate::vocabulary::content_filter::ContentFilterError> for NodeError {
+    fn from(e: crate::vocabulary::content_filter::ContentFilterError) -> Self {
         Self::ContentFilter(e)
     }
 }
